@@ -1,0 +1,30 @@
+// swift-tools-version: 6.2
+// Tape's benchmarks: a package of their own so the main build and `swift test` stay fast.
+// Run from this directory: swift package benchmark
+
+import Foundation
+import PackageDescription
+
+// A path dependency is named after its directory, which differs between checkouts.
+let tapePackage = URL(fileURLWithPath: #filePath)
+  .deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+
+let package = Package(
+  name: "TapeBenchmarks",
+  platforms: [.macOS(.v15)],
+  dependencies: [
+    .package(path: ".."),
+    .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+  ],
+  targets: [
+    .executableTarget(
+      name: "TimelineBenchmarks",
+      dependencies: [
+        .product(name: "Benchmark", package: "benchmark"),
+        .product(name: "Timeline", package: tapePackage),
+      ],
+      path: "Benchmarks/TimelineBenchmarks",
+      plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    )
+  ]
+)

@@ -1,0 +1,105 @@
+// swift-tools-version: 6.2
+// Tape: a multitrack audio editing engine with an undoable timeline.
+// See ../shared/ARCHITECTURE.md for the design each target serves.
+
+import PackageDescription
+
+let package = Package(
+  name: "Tape",
+  platforms: [.macOS(.v15)],
+  products: [
+    .executable(name: "tape", targets: ["tape"]),
+    .library(name: "Timeline", targets: ["Timeline"]),
+    .library(name: "TimelineStore", targets: ["TimelineStore"]),
+    .library(name: "Mixing", targets: ["Mixing"]),
+    .library(name: "AudioFiles", targets: ["AudioFiles"]),
+    .library(name: "Playback", targets: ["Playback"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
+  ],
+  targets: [
+    // C libraries, each behind one module map.
+    .systemLibrary(
+      name: "CSndfile",
+      pkgConfig: "sndfile",
+      providers: [.apt(["libsndfile1-dev"])]
+    ),
+    .systemLibrary(
+      name: "CALSA",
+      pkgConfig: "alsa",
+      providers: [.apt(["libasound2-dev"])]
+    ),
+    // Declares SQLite's session extension, which Debian's libsqlite3 exports but whose header
+    // only declares under SQLITE_ENABLE_SESSION + SQLITE_ENABLE_PREUPDATE_HOOK.
+    .systemLibrary(
+      name: "CSQLiteSession",
+      providers: [.apt(["libsqlite3-dev"])]
+    ),
+
+    // Pure core: model values, time, validation, edits, commands, diffs. No I/O, no C.
+    .target(name: "Timeline"),
+    // The store: one SQLite file per project, commit/undo/redo/history/observation.
+    .target(
+      name: "TimelineStore",
+      dependencies: [
+        "Timeline",
+        "CSQLiteSession",
+        .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
+    // Pure DSP: render plans, fades, gain, pan law, the render kernel.
+    .target(name: "Mixing", dependencies: ["Timeline"]),
+    // Decoding, the decoded-audio cache, export writers (libsndfile).
+    .target(
+      name: "AudioFiles",
+      dependencies: [
+        "Timeline",
+        "CSndfile",
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
+    // The ALSA device thread, transport, plan swap and retirement.
+    .target(
+      name: "Playback",
+      dependencies: [
+        "Mixing",
+        "CALSA",
+        .product(name: "Atomics", package: "swift-atomics"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
+    // Argument parsing and wiring only.
+    .executableTarget(
+      name: "tape",
+      dependencies: [
+        "Timeline",
+        "TimelineStore",
+        "Mixing",
+        "AudioFiles",
+        "Playback",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
+
+    .testTarget(name: "TimelineTests", dependencies: ["Timeline"]),
+    .testTarget(name: "MixingTests", dependencies: ["Mixing", "Timeline"]),
+    .testTarget(name: "TapeCLITests", dependencies: ["tape"]),
+  ]
+)
+
+// Our own Swift targets get the strict settings of STYLE.md; dependencies are left alone.
+for target in package.targets where target.type != .system {
+  target.swiftSettings =
+    (target.swiftSettings ?? []) + [
+      .enableUpcomingFeature("InternalImportsByDefault"),
+      .enableUpcomingFeature("ExistentialAny"),
+      .enableUpcomingFeature("MemberImportVisibility"),
+      .treatAllWarnings(as: .error),
+    ]
+}

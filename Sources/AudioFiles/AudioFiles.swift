@@ -1,0 +1,1 @@
+// The AudioFiles target; see ARCHITECTURE.md. Filled by the issues that need it.

@@ -1,0 +1,1 @@
+// The Playback target; see ARCHITECTURE.md. Filled by the issues that need it.

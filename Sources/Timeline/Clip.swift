@@ -1,0 +1,51 @@
+/// One placement of a source's audio on a track: which frames of the source play, where on the
+/// timeline, how loud, and with which fades.
+///
+/// A clip plays `sourceRange` of its source (the crop, at the project rate) starting at
+/// `timelineStart`:
+/// `out[timelineStart + i] += source[sourceRange.start + i] · gain · fade(i)` for
+/// `0 ≤ i < sourceRange.count`. Clips are immutable values; the edit functions
+/// (``split(at:newID:)``, ``trimmed(start:end:)``, ``moved(to:)``…) return new clips.
+///
+/// ```swift
+/// let clip = Clip(id: Clip.ID(1), source: Source.ID(1), timelineStart: 48_000,
+///                 sourceRange: FrameRange(start: 0, count: 96_000))
+/// clip.timelineRange  // [48000, 144000)
+/// ```
+public struct Clip: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity {
+  public typealias ID = EntityID<Clip>
+  public static let idPrefix = "c"
+  public static let entityName = "clip"
+
+  public let id: ID
+  public var source: Source.ID
+  /// Where the clip's first frame plays on the timeline.
+  public var timelineStart: FramePosition
+  /// The crop: which frames of the source (at the project rate) the clip plays.
+  public var sourceRange: FrameRange
+  public var gain: Gain
+  public var fadeIn: Fade
+  public var fadeOut: Fade
+
+  public init(
+    id: ID, source: Source.ID, timelineStart: FramePosition, sourceRange: FrameRange,
+    gain: Gain = .unity, fadeIn: Fade = .none, fadeOut: Fade = .none
+  ) {
+    self.id = id
+    self.source = source
+    self.timelineStart = timelineStart
+    self.sourceRange = sourceRange
+    self.gain = gain
+    self.fadeIn = fadeIn
+    self.fadeOut = fadeOut
+  }
+
+  /// The clip's length in frames (the crop's length).
+  public var length: FrameCount { sourceRange.count }
+
+  /// The frames the clip covers on the timeline.
+  public var timelineRange: FrameRange { FrameRange(start: timelineStart, count: length) }
+
+  /// The first timeline frame after the clip.
+  public var timelineEnd: FramePosition { timelineStart + length }
+}

@@ -1,0 +1,128 @@
+/// One change to a project, carrying the final state of what it touches, never a delta.
+///
+/// Commands are what the store's single `commit` takes and what the pure edit functions
+/// (``Project/splitClip(_:at:newID:)`` and friends) return. A command says "clip c7 is now
+/// this value", never "move c7 by one second", so replaying it, undoing around it or receiving
+/// it from another process can never apply a change to the wrong base.
+///
+/// ```swift
+/// let commands = try project.splitClip(Clip.ID(7), at: 96_000, newID: Clip.ID(8))
+/// // [.setClip(left, track: t1), .setClip(right, track: t1)]
+/// ```
+public enum Command: Sendable, Hashable {
+  /// Adds the source, or replaces the source with the same id.
+  case setSource(Source)
+  /// Removes sources; fails while a clip uses one.
+  case removeSources([Source.ID])
+  /// Makes the track exactly this value: its settings *and* its clips. A new track is appended
+  /// after the existing ones. Clips the track held that are not in `track.clips` are removed;
+  /// a clip listed here that sat on another track moves to this one.
+  case setTrack(Track)
+  /// Gives the tracks this display order; must list every track exactly once.
+  case setTrackOrder([Track.ID])
+  /// Removes tracks together with their clips.
+  case removeTracks([Track.ID])
+  /// Adds the clip to `track`, or replaces the clip with the same id (moving it to `track` if
+  /// it was elsewhere).
+  case setClip(Clip, track: Track.ID)
+  /// Removes clips.
+  case removeClips([Clip.ID])
+}
+
+extension Project {
+  /// The project after `commands`, applied in order, with everything they touch validated.
+  ///
+  /// This is the reference meaning of a command list. The store writes the same result to its
+  /// tables; tests compare the two.
+  public func applying(_ commands: [Command]) throws(TimelineError) -> Project {
+    var result = self
+    var touchedClips = Set<Clip.ID>()
+    var touchedTracks = Set<Track.ID>()
+    for command in commands {
+      try result.apply(command, touchedClips: &touchedClips, touchedTracks: &touchedTracks)
+    }
+    for track in result.tracks where touchedTracks.contains(track.id) {
+      try track.validateSettings()
+    }
+    for track in result.tracks {
+      for clip in track.clips where touchedClips.contains(clip.id) {
+        try result.validate(clip)
+      }
+    }
+    return result
+  }
+
+  private mutating func apply(
+    _ command: Command, touchedClips: inout Set<Clip.ID>, touchedTracks: inout Set<Track.ID>
+  ) throws(TimelineError) {
+    switch command {
+    case .setSource(let source):
+      try source.validate()
+      if let index = sources.firstIndex(where: { $0.id == source.id }) {
+        sources[index] = source
+        // A changed source may invalidate the crops of the clips that use it.
+        touchedClips.formUnion(allClips.filter { $0.source == source.id }.map(\.id))
+      } else {
+        sources.append(source)
+        sources.sort { $0.id < $1.id }
+      }
+    case .removeSources(let ids):
+      for id in ids {
+        guard sources.contains(where: { $0.id == id }) else { throw .unknownSource(id) }
+        let users = allClips.filter { $0.source == id }.map(\.id)
+        guard users.isEmpty else { throw .sourceInUse(id, clips: users) }
+        sources.removeAll { $0.id == id }
+      }
+    case .setTrack(let track):
+      let incoming = Set(track.clips.map(\.id))
+      guard incoming.count == track.clips.count else {
+        throw .duplicateID(track.clips.map(\.id.description).joined(separator: ","))
+      }
+      for index in tracks.indices where tracks[index].id != track.id {
+        tracks[index].clips.removeAll { incoming.contains($0.id) }
+      }
+      var sorted = track
+      sorted.clips.sort(by: Clip.timelineOrder)
+      if let index = tracks.firstIndex(where: { $0.id == track.id }) {
+        let before = tracks[index].clips
+        tracks[index] = sorted
+        if before != sorted.clips {
+          touchedClips.formUnion(Set(sorted.clips).subtracting(before).map(\.id))
+        }
+      } else {
+        tracks.append(sorted)
+        touchedClips.formUnion(incoming)
+      }
+      touchedTracks.insert(track.id)
+    case .setTrackOrder(let order):
+      guard order.count == tracks.count, Set(order) == Set(tracks.map(\.id)) else {
+        throw .trackOrderMismatch
+      }
+      let byID = Dictionary(uniqueKeysWithValues: tracks.map { ($0.id, $0) })
+      tracks = order.compactMap { byID[$0] }
+    case .removeTracks(let ids):
+      for id in ids {
+        guard tracks.contains(where: { $0.id == id }) else { throw .unknownTrack(id) }
+        tracks.removeAll { $0.id == id }
+      }
+    case .setClip(let clip, let trackID):
+      guard let target = tracks.firstIndex(where: { $0.id == trackID }) else {
+        throw .unknownTrack(trackID)
+      }
+      for index in tracks.indices {
+        tracks[index].clips.removeAll { $0.id == clip.id }
+      }
+      let position =
+        tracks[target].clips.firstIndex { Clip.timelineOrder(clip, $0) }
+        ?? tracks[target].clips.endIndex
+      tracks[target].clips.insert(clip, at: position)
+      touchedClips.insert(clip.id)
+    case .removeClips(let ids):
+      for id in ids {
+        guard let (_, track) = clip(id), let index = tracks.firstIndex(where: { $0.id == track.id })
+        else { throw .unknownClip(id) }
+        tracks[index].clips.removeAll { $0.id == id }
+      }
+    }
+  }
+}

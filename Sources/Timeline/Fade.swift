@@ -1,0 +1,85 @@
+import Foundation
+
+/// The shape of a fade, applied to the linear ramp `x` that runs from 0 to 1 across it.
+///
+/// The formulas (Mixing evaluates them; they are documented here so the model and the README
+/// agree):
+/// - `linear`: `x`
+/// - `equalPower`: `sin(x·π/2)` (a crossfade of two uncorrelated signals keeps constant power)
+/// - `sCurve`: `(1 − cos(π·x))/2` (gentle at both ends)
+/// - `exponential`: `(2^(10·x) − 1)/1023` (a −60 dB-ish start that rises fast at the end,
+///   like a fader moved at a constant speed in dB; exactly 0 at `x = 0` and 1 at `x = 1`)
+public enum FadeCurve: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+  case linear
+  case equalPower
+  case sCurve
+  case exponential
+
+  public var description: String { rawValue }
+
+  /// Parses a curve name as typed on the command line: `linear`, `equal-power`/`equalPower`,
+  /// `s-curve`/`sCurve`, `exponential`/`exp`, case-insensitively.
+  public init?(parsing text: String) {
+    switch text.lowercased().replacingOccurrences(of: "-", with: "").replacingOccurrences(
+      of: "_", with: "")
+    {
+    case "linear", "lin": self = .linear
+    case "equalpower", "ep": self = .equalPower
+    case "scurve", "s": self = .sCurve
+    case "exponential", "exp": self = .exponential
+    default: return nil
+    }
+  }
+}
+
+/// A fade at one end of a clip: its length in frames and its curve.
+///
+/// A fade of length 0 is no fade. A fade-in covers the clip's first `length` frames, a fade-out
+/// its last `length` frames; together they may cover the whole clip but not more.
+public struct Fade: Sendable, Hashable, Codable {
+  public var length: FrameCount
+  public var curve: FadeCurve
+
+  public init(length: FrameCount, curve: FadeCurve = .linear) {
+    self.length = length
+    self.curve = curve
+  }
+
+  /// No fade.
+  public static let none = Fade(length: .zero)
+}
+
+extension FadeCurve {
+  /// The curve's gain at `x` in `0…1` along the fade (0 = silent end, 1 = full level).
+  ///
+  /// See ``FadeCurve`` for the formulas.
+  public func shape(_ x: Double) -> Double {
+    switch self {
+    case .linear: return x
+    case .equalPower: return sin(x * Double.pi / 2)
+    case .sCurve: return (1 - cos(Double.pi * x)) / 2
+    case .exponential: return (exp2(10 * x) - 1) / 1023
+    }
+  }
+}
+
+extension Clip {
+  /// The fades' combined gain at clip frame `i` (`0 ≤ i < length`), not counting clip gain.
+  ///
+  /// Fade-in: `shape(i / fadeIn)` for `i < fadeIn` (the first frame is silent). Fade-out:
+  /// `shape((length − i) / fadeOut)` for `i ≥ length − fadeOut` (the last frame is
+  /// `shape(1 / fadeOut)`). These match sox `fade t` and ffmpeg `afade curve=tri` for `linear`.
+  public func fadeGain(at i: Int64) -> Double {
+    var gain = 1.0
+    let fadeInFrames = fadeIn.length.frames
+    if i < fadeInFrames {
+      gain *= fadeIn.curve.shape(Double(i) / Double(fadeInFrames))
+    }
+    let fadeOutFrames = fadeOut.length.frames
+    let framesFromEnd = sourceRange.count.frames - i
+    if fadeOutFrames > 0 && framesFromEnd <= fadeOutFrames {
+      gain *= fadeOut.curve.shape(Double(framesFromEnd) / Double(fadeOutFrames))
+    }
+    return gain
+  }
+}

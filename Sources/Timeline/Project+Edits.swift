@@ -1,0 +1,131 @@
+/// The pure edit functions: each reads this snapshot, checks the edit, and returns the commands
+/// that carry the final state. Nothing here changes the project; commit the commands to the store.
+///
+/// ```swift
+/// let commands = try project.setClipGain(Clip.ID(3), Gain(decibels: -3))
+/// try store.commit(commands, label: "Clip gain")
+/// ```
+extension Project {
+  // MARK: Clips
+
+  /// Adds a new clip to `track`.
+  public func addClip(_ clip: Clip, to track: Track.ID) throws(TimelineError) -> [Command] {
+    guard self.track(track) != nil else { throw .unknownTrack(track) }
+    guard self.clip(clip.id) == nil else { throw .duplicateID("\(clip.id)") }
+    try validate(clip)
+    return [.setClip(clip, track: track)]
+  }
+
+  /// Splits a clip at a timeline frame; see ``Clip/split(at:newID:sampleRate:)``.
+  public func splitClip(
+    _ id: Clip.ID, at position: FramePosition, newID: Clip.ID
+  )
+    throws(TimelineError) -> [Command]
+  {
+    let (clip, track) = try existingClip(id)
+    guard self.clip(newID) == nil else { throw .duplicateID("\(newID)") }
+    let (left, right) = try clip.split(at: position, newID: newID, sampleRate: sampleRate)
+    return [.setClip(left, track: track.id), .setClip(right, track: track.id)]
+  }
+
+  /// Moves a clip's edges on the timeline, keeping its audio in place.
+  public func trimClip(
+    _ id: Clip.ID, start: FramePosition?, end: FramePosition?
+  )
+    throws(TimelineError) -> [Command]
+  {
+    let (clip, track) = try existingClip(id)
+    let trimmed = try clip.trimmed(start: start, end: end, sampleRate: sampleRate)
+    try validate(trimmed)
+    return [.setClip(trimmed, track: track.id)]
+  }
+
+  /// Moves a clip to a new timeline position and/or another track.
+  public func moveClip(
+    _ id: Clip.ID, to position: FramePosition?, track newTrack: Track.ID?
+  )
+    throws(TimelineError) -> [Command]
+  {
+    let (clip, track) = try existingClip(id)
+    if let newTrack, self.track(newTrack) == nil { throw .unknownTrack(newTrack) }
+    let moved = clip.moved(to: position ?? clip.timelineStart)
+    try validate(moved)
+    return [.setClip(moved, track: newTrack ?? track.id)]
+  }
+
+  /// Sets a clip's fades; `nil` keeps a fade as it is.
+  public func setClipFades(
+    _ id: Clip.ID, fadeIn: Fade?, fadeOut: Fade?
+  )
+    throws(TimelineError) -> [Command]
+  {
+    let (clip, track) = try existingClip(id)
+    var changed = clip
+    changed.fadeIn = fadeIn ?? clip.fadeIn
+    changed.fadeOut = fadeOut ?? clip.fadeOut
+    try changed.validateFades(sampleRate: sampleRate)
+    return [.setClip(changed, track: track.id)]
+  }
+
+  /// Sets a clip's gain.
+  public func setClipGain(_ id: Clip.ID, _ gain: Gain) throws(TimelineError) -> [Command] {
+    let (clip, track) = try existingClip(id)
+    try gain.validate(as: "gain of clip \(id)")
+    var changed = clip
+    changed.gain = gain
+    return [.setClip(changed, track: track.id)]
+  }
+
+  /// Removes clips.
+  public func removeClips(_ ids: [Clip.ID]) throws(TimelineError) -> [Command] {
+    for id in ids { _ = try existingClip(id) }
+    return [.removeClips(ids)]
+  }
+
+  // MARK: Tracks
+
+  /// Adds an empty track after the existing ones.
+  public func addTrack(_ track: Track) throws(TimelineError) -> [Command] {
+    guard self.track(track.id) == nil else { throw .duplicateID("\(track.id)") }
+    try track.validateSettings()
+    var empty = track
+    empty.clips = []
+    return [.setTrack(empty)]
+  }
+
+  /// Sets a track's settings (name, gain, pan, mute, solo), keeping its clips; `nil` keeps a
+  /// setting as it is.
+  public func setTrack(
+    _ id: Track.ID, name: String? = nil, gain: Gain? = nil, pan: Double? = nil,
+    muted: Bool? = nil, solo: Bool? = nil
+  ) throws(TimelineError) -> [Command] {
+    guard var track = track(id) else { throw .unknownTrack(id) }
+    track.name = name ?? track.name
+    track.gain = gain ?? track.gain
+    track.pan = pan ?? track.pan
+    track.isMuted = muted ?? track.isMuted
+    track.isSolo = solo ?? track.isSolo
+    try track.validateSettings()
+    return [.setTrack(track)]
+  }
+
+  /// Moves a track to `index` in the display order (clamped to the ends).
+  public func moveTrack(_ id: Track.ID, to index: Int) throws(TimelineError) -> [Command] {
+    guard tracks.contains(where: { $0.id == id }) else { throw .unknownTrack(id) }
+    var order = tracks.map(\.id)
+    order.removeAll { $0 == id }
+    order.insert(id, at: min(max(index, 0), order.count))
+    return [.setTrackOrder(order)]
+  }
+
+  /// Removes tracks with their clips.
+  public func removeTracks(_ ids: [Track.ID]) throws(TimelineError) -> [Command] {
+    for id in ids where track(id) == nil { throw .unknownTrack(id) }
+    return [.removeTracks(ids)]
+  }
+
+  private func existingClip(_ id: Clip.ID) throws(TimelineError) -> (Clip, Track) {
+    guard let found = clip(id) else { throw .unknownClip(id) }
+    return found
+  }
+}

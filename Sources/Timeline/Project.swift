@@ -1,0 +1,54 @@
+/// One immutable snapshot of a whole project: its format, sources and tracks.
+///
+/// Snapshots are values: code may make modified copies, and the only thing it can do with them
+/// is commit them to the store as ``Command``s. Tracks are in display order.
+///
+/// ```swift
+/// let project = Project(sampleRate: 48_000, channels: 2)
+/// project.tracks.isEmpty  // true
+/// ```
+public struct Project: Sendable, Hashable, Codable {
+  /// Frames per second of the timeline and of everything rendered from it.
+  public var sampleRate: Int
+  /// Output channels: 1 (mono) or 2 (stereo).
+  public var channels: Int
+  /// Sorted by id.
+  public var sources: [Source]
+  /// In display order, top to bottom.
+  public var tracks: [Track]
+
+  public init(sampleRate: Int, channels: Int, sources: [Source] = [], tracks: [Track] = []) {
+    self.sampleRate = sampleRate
+    self.channels = channels
+    self.sources = sources.sorted { $0.id < $1.id }
+    self.tracks = tracks
+  }
+
+  public static let supportedSampleRates = [
+    8_000, 11_025, 16_000, 22_050, 32_000, 44_100, 48_000, 88_200, 96_000, 176_400, 192_000,
+  ]
+
+  public func source(_ id: Source.ID) -> Source? {
+    sources.first { $0.id == id }
+  }
+
+  public func track(_ id: Track.ID) -> Track? {
+    tracks.first { $0.id == id }
+  }
+
+  /// The clip with `id` and the track it is on.
+  public func clip(_ id: Clip.ID) -> (clip: Clip, track: Track)? {
+    for track in tracks {
+      if let clip = track.clip(id) { return (clip, track) }
+    }
+    return nil
+  }
+
+  /// Every clip in the project, track by track.
+  public var allClips: [Clip] { tracks.flatMap(\.clips) }
+
+  /// The first frame after the last clip ends; 0 for an empty project.
+  public var timelineEnd: FramePosition {
+    tracks.lazy.flatMap(\.clips).map(\.timelineEnd).max() ?? .zero
+  }
+}

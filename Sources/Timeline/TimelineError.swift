@@ -1,0 +1,128 @@
+/// Why a timeline value or edit is invalid, with a message that says how to fix it.
+///
+/// Every case carries the values needed to explain itself; times are shown in seconds at the
+/// project rate, in a form the command line accepts, so a hint can be typed back as is.
+public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
+  public enum FadeEnd: String, Sendable, Hashable {
+    case fadeIn = "fade-in"
+    case fadeOut = "fade-out"
+  }
+
+  case invalidTime(String)
+  case invalidGain(String)
+  case invalidPan(String)
+  case gainOutOfRange(what: String, decibels: Double)
+  case panOutOfRange(track: Track.ID?, pan: Double)
+  case unsupportedSampleRate(Int)
+  case unsupportedChannelCount(Int)
+  case unknownSource(Source.ID)
+  case unknownTrack(Track.ID)
+  case unknownClip(Clip.ID)
+  case duplicateID(String)
+  case emptyTrackName
+  case invalidSource(Source.ID, reason: String)
+  case nonPositiveLength(clip: Clip.ID)
+  case negativeTimelineStart(clip: Clip.ID, start: FramePosition, sampleRate: Int)
+  case cropOutsideSource(
+    clip: Clip.ID, crop: FrameRange, source: Source.ID, sourceLength: FrameCount, sampleRate: Int)
+  case fadeLongerThanClip(
+    clip: Clip.ID, end: FadeEnd, fade: FrameCount, clipLength: FrameCount, sampleRate: Int)
+  case fadesOverlap(
+    clip: Clip.ID, fadeIn: FrameCount, fadeOut: FrameCount, clipLength: FrameCount, sampleRate: Int)
+  case negativeFade(clip: Clip.ID, end: FadeEnd)
+  case splitOutsideClip(clip: Clip.ID, at: FramePosition, range: FrameRange, sampleRate: Int)
+  case splitInsideFade(
+    clip: Clip.ID, end: FadeEnd, at: FramePosition, range: FrameRange, fade: FrameCount,
+    sampleRate: Int)
+  case trimInverted(clip: Clip.ID, start: FramePosition, end: FramePosition, sampleRate: Int)
+  case sourceInUse(Source.ID, clips: [Clip.ID])
+  case trackOrderMismatch
+  case notJoinable(Clip.ID, Clip.ID)
+
+  public var description: String {
+    switch self {
+    case .invalidTime(let text):
+      return
+        "'\(text)' is not a time; write seconds (1.5 or 1.5s), milliseconds (250ms), a clock (1:02.5 or 01:02:03.250) or frames (96000f)"
+    case .invalidGain(let text):
+      return "'\(text)' is not a gain; write decibels such as -3, -3dB or +2.5dB"
+    case .invalidPan(let text):
+      return
+        "'\(text)' is not a pan position; write a number from -1 (left) through 0 (centre) to 1 (right)"
+    case .gainOutOfRange(let what, let dB):
+      if !dB.isFinite {
+        return
+          "\(what) \(dB) dB is not a finite gain; use a value from \(formatDecimal(Gain.minimumDecibels)) to +\(formatDecimal(Gain.maximumDecibels)) dB (mute the track to silence it)"
+      }
+      return
+        "\(what) \(Gain(decibels: dB)) is out of range; use a value from \(formatDecimal(Gain.minimumDecibels)) to +\(formatDecimal(Gain.maximumDecibels)) dB"
+    case .panOutOfRange(let track, let pan):
+      let whose = track.map { "pan of track \($0)" } ?? "pan"
+      return
+        "\(whose) \(pan) is outside -1…1; use -1 (left), 0 (centre), 1 (right) or a value between"
+    case .unsupportedSampleRate(let rate):
+      return "sample rate \(rate) Hz is not supported; use one of "
+        + Project.supportedSampleRates.map(String.init).joined(separator: ", ")
+    case .unsupportedChannelCount(let n):
+      return "\(n) output channels are not supported; use 1 (mono) or 2 (stereo)"
+    case .unknownSource(let id):
+      return "no source \(id) in this project; 'tape ls' lists the sources"
+    case .unknownTrack(let id):
+      return "no track \(id) in this project; 'tape ls' lists the tracks"
+    case .unknownClip(let id):
+      return "no clip \(id) in this project; 'tape ls' lists the clips"
+    case .duplicateID(let id):
+      return "\(id) is already used in this project; every id must be unique"
+    case .emptyTrackName:
+      return "a track name cannot be empty; give it a name such as \"Drums\""
+    case .invalidSource(let id, let reason):
+      return "source \(id) is invalid: \(reason)"
+    case .nonPositiveLength(let clip):
+      return "clip \(clip) would be empty; a clip must be at least one frame long"
+    case .negativeTimelineStart(let clip, let start, let rate):
+      return
+        "clip \(clip) would start at \(TimeValue.seconds(FrameCount(start.frames), sampleRate: rate)), before the timeline starts; use a position of 0 or later"
+    case .cropOutsideSource(let clip, let crop, let source, let length, let rate):
+      let s = { (p: FramePosition) in TimeValue.seconds(FrameCount(p.frames), sampleRate: rate) }
+      if crop.start < .zero {
+        return
+          "clip \(clip) would start \(TimeValue.seconds(FrameCount(-crop.start.frames), sampleRate: rate)) before the beginning of source \(source); start it at or after the source's first frame"
+      }
+      return
+        "clip \(clip) plays \(s(crop.start))–\(s(crop.end)) of source \(source), which is only \(TimeValue.seconds(length, sampleRate: rate)) long; end it at \(TimeValue.seconds(length, sampleRate: rate)) or earlier"
+    case .fadeLongerThanClip(let clip, let end, let fade, let length, let rate):
+      let flag = end == .fadeIn ? "--fade-in" : "--fade-out"
+      return
+        "\(end.rawValue) \(TimeValue.seconds(fade, sampleRate: rate)) is longer than clip \(clip) (\(TimeValue.seconds(length, sampleRate: rate))); use \(flag) \(TimeValue.seconds(length, sampleRate: rate)) or less"
+    case .fadesOverlap(let clip, let fadeIn, let fadeOut, let length, let rate):
+      let s = { (n: FrameCount) in TimeValue.seconds(n, sampleRate: rate) }
+      return
+        "fade-in \(s(fadeIn)) and fade-out \(s(fadeOut)) together are longer than clip \(clip) (\(s(length))); shorten them so they add up to \(s(length)) or less"
+    case .negativeFade(let clip, let end):
+      return "\(end.rawValue) of clip \(clip) cannot be negative; use 0 for no fade"
+    case .splitOutsideClip(let clip, let at, let range, let rate):
+      let s = { (p: FramePosition) in TimeValue.seconds(FrameCount(p.frames), sampleRate: rate) }
+      return
+        "\(s(at)) is not inside clip \(clip), which spans \(s(range.start))–\(s(range.end)); split strictly between its edges"
+    case .splitInsideFade(let clip, let end, let at, let range, let fade, let rate):
+      let s = { (p: FramePosition) in TimeValue.seconds(FrameCount(p.frames), sampleRate: rate) }
+      let limit = end == .fadeIn ? s(range.start + fade) : s(range.end - fade)
+      let side = end == .fadeIn ? "at \(limit) or later" : "at \(limit) or earlier"
+      return
+        "\(s(at)) is inside the \(end.rawValue) of clip \(clip) (\(TimeValue.seconds(fade, sampleRate: rate))), where a split cannot keep the sound unchanged; split \(side), or shorten the \(end.rawValue) first"
+    case .trimInverted(let clip, let start, let end, let rate):
+      let s = { (p: FramePosition) in TimeValue.seconds(FrameCount(p.frames), sampleRate: rate) }
+      return
+        "trimming clip \(clip) to \(s(start))–\(s(end)) would leave nothing; the start must be before the end"
+    case .sourceInUse(let source, let clips):
+      let list = clips.prefix(5).map(\.description).joined(separator: ", ")
+      return
+        "source \(source) is still used by clip\(clips.count == 1 ? "" : "s") \(list)\(clips.count > 5 ? ", …" : ""); remove those clips first"
+    case .trackOrderMismatch:
+      return "a new track order must list every track of the project exactly once"
+    case .notJoinable(let left, let right):
+      return
+        "clips \(left) and \(right) cannot be joined; the second must continue the first in the same source, on the timeline, with the same gain and no fade between them"
+    }
+  }
+}

@@ -1,0 +1,44 @@
+/// A track: its mix settings and the clips that play on it, ordered by timeline start.
+///
+/// Clips on one track may overlap; overlapping clips sum. A soloed track silences every track
+/// that is not soloed; a muted track is silent whatever its solo state.
+public struct Track: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity {
+  public typealias ID = EntityID<Track>
+  public static let idPrefix = "t"
+  public static let entityName = "track"
+
+  public let id: ID
+  public var name: String
+  public var gain: Gain
+  /// −1 (left) … 0 (centre) … +1 (right).
+  public var pan: Double
+  public var isMuted: Bool
+  public var isSolo: Bool
+  /// Sorted by `timelineStart`, then by id.
+  public var clips: [Clip]
+
+  public init(
+    id: ID, name: String, gain: Gain = .unity, pan: Double = 0, isMuted: Bool = false,
+    isSolo: Bool = false, clips: [Clip] = []
+  ) {
+    self.id = id
+    self.name = name
+    self.gain = gain
+    self.pan = pan
+    self.isMuted = isMuted
+    self.isSolo = isSolo
+    self.clips = clips.sorted(by: Clip.timelineOrder)
+  }
+
+  /// The clip with `id`, if it is on this track.
+  public func clip(_ id: Clip.ID) -> Clip? {
+    clips.first { $0.id == id }
+  }
+}
+
+extension Clip {
+  /// The order clips take on a track: by timeline start, then by id.
+  public static func timelineOrder(_ a: Clip, _ b: Clip) -> Bool {
+    (a.timelineStart, a.id) < (b.timelineStart, b.id)
+  }
+}

@@ -1,0 +1,16 @@
+import ArgumentParser
+
+/// The `tape` command: argument parsing and wiring only; the work lives in the libraries.
+@main
+struct Tape: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "tape",
+    abstract: "Cut, mix, undo and render multitrack audio projects from the command line.",
+    discussion: """
+      A project is one SQLite file (song.tape) holding the timeline, its sources and its whole
+      undo history. Times are written 1.5, 1.5s, 250ms, 1:02.5, 01:02:03.250 or 96000f; gains
+      as -3, -3dB or +2.5dB.
+      """,
+    version: "0.1.0"
+  )
+}

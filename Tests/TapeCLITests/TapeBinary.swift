@@ -1,0 +1,46 @@
+import Foundation
+
+/// Runs the built `tape` binary and captures what it printed.
+///
+/// The binary is the one SwiftPM built next to the test bundle (the test target depends on the
+/// `tape` target, so it is always fresh); `TAPE_BINARY` overrides it.
+enum TapeBinary {
+  struct Result {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+  }
+
+  static var url: URL {
+    if let override = ProcessInfo.processInfo.environment["TAPE_BINARY"] {
+      return URL(fileURLWithPath: override)
+    }
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<4 {
+      let candidate = directory.appendingPathComponent("tape")
+      if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+      directory.deleteLastPathComponent()
+    }
+    return URL(fileURLWithPath: ".build/debug/tape")
+  }
+
+  static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+    let process = Process()
+    process.executableURL = url
+    process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    env.merge(environment) { $1 }
+    process.environment = env
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return Result(
+      status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+      stderr: String(decoding: errData, as: UTF8.self))
+  }
+}

@@ -1,0 +1,185 @@
+import Testing
+import Timeline
+
+@Suite("Clip edits")
+struct ClipEditsTests {
+  static let layouts: [Clip] = {
+    var clips: [Clip] = []
+    for length: Int64 in [2, 7, 48] {
+      for (fadeIn, fadeOut) in [(0, 0), (1, 0), (0, 1), (3, 2), (length / 2, length - length / 2)]
+      where fadeIn + fadeOut <= length {
+        for curve in FadeCurve.allCases {
+          clips.append(
+            Fixture.clip(
+              1, start: 1_000, crop: 500, length: length, fadeIn: fadeIn, fadeOut: fadeOut,
+              curve: curve, gain: -3))
+        }
+      }
+    }
+    return clips
+  }()
+
+  /// Every split point of every layout either splits into halves that play exactly what the
+  /// original played, or is refused with the error that names why.
+  @Test(arguments: layouts)
+  func splitPlaysExactlyWhatTheOriginalPlayed(clip: Clip) throws {
+    let original = Fixture.playback(of: [clip])
+    for at in (clip.timelineStart.frames - 1)...(clip.timelineEnd.frames + 1) {
+      let position = FramePosition(at)
+      let leftLength = at - clip.timelineStart.frames
+      let rightLength = clip.timelineEnd.frames - at
+      if leftLength <= 0 || rightLength <= 0 {
+        #expect(
+          throws: TimelineError.splitOutsideClip(
+            clip: clip.id, at: position, range: clip.timelineRange, sampleRate: 48_000)
+        ) {
+          try clip.split(at: position, newID: Clip.ID(2), sampleRate: 48_000)
+        }
+      } else if leftLength < clip.fadeIn.length.frames {
+        #expect(
+          throws: TimelineError.splitInsideFade(
+            clip: clip.id, end: .fadeIn, at: position, range: clip.timelineRange,
+            fade: clip.fadeIn.length, sampleRate: 48_000)
+        ) {
+          try clip.split(at: position, newID: Clip.ID(2), sampleRate: 48_000)
+        }
+      } else if rightLength < clip.fadeOut.length.frames {
+        #expect(
+          throws: TimelineError.splitInsideFade(
+            clip: clip.id, end: .fadeOut, at: position, range: clip.timelineRange,
+            fade: clip.fadeOut.length, sampleRate: 48_000)
+        ) {
+          try clip.split(at: position, newID: Clip.ID(2), sampleRate: 48_000)
+        }
+      } else {
+        let (left, right) = try clip.split(at: position, newID: Clip.ID(2), sampleRate: 48_000)
+        #expect(Fixture.playback(of: [left, right]) == original)
+        #expect(
+          left
+            == Clip(
+              id: clip.id, source: clip.source, timelineStart: clip.timelineStart,
+              sourceRange: FrameRange(start: clip.sourceRange.start, count: FrameCount(leftLength)),
+              gain: clip.gain, fadeIn: clip.fadeIn, fadeOut: .none))
+        #expect(
+          right
+            == Clip(
+              id: Clip.ID(2), source: clip.source, timelineStart: position,
+              sourceRange: FrameRange(
+                start: clip.sourceRange.start + FrameCount(leftLength),
+                count: FrameCount(rightLength)),
+              gain: clip.gain, fadeIn: .none, fadeOut: clip.fadeOut))
+        // Property: splitting then rejoining gives back the original.
+        #expect(try left.joined(with: right) == clip)
+      }
+    }
+  }
+
+  @Test func joinRefusesClipsThatDoNotContinueEachOther() throws {
+    let clip = Fixture.clip(1, start: 0, length: 100)
+    let (left, right) = try clip.split(at: 40, newID: Clip.ID(2), sampleRate: 48_000)
+    #expect(throws: TimelineError.notJoinable(Clip.ID(1), Clip.ID(2))) {
+      try left.joined(with: right.moved(to: 41))
+    }
+    var louder = right
+    louder.gain = Gain(decibels: 1)
+    #expect(throws: TimelineError.notJoinable(Clip.ID(1), Clip.ID(2))) {
+      try left.joined(with: louder)
+    }
+    #expect(throws: TimelineError.notJoinable(Clip.ID(2), Clip.ID(1))) {
+      try right.joined(with: left)
+    }
+  }
+
+  /// Trimming moves an edge; every frame still inside the clip plays the same source frame.
+  @Test(
+    arguments: [(-100, 0), (0, 100), (250, 0), (0, -250), (100, -100), (-500, 500)]
+      as [(Int64, Int64)])
+  func trimKeepsTheAudioInPlace(startShift: Int64, endShift: Int64) throws {
+    let clip = Fixture.clip(1, start: 10_000, crop: 2_000, length: 1_000, fadeIn: 50, fadeOut: 60)
+    let trimmed = try clip.trimmed(
+      start: clip.timelineStart + FrameCount(startShift),
+      end: clip.timelineEnd + FrameCount(endShift),
+      sampleRate: 48_000)
+    #expect(
+      trimmed
+        == Clip(
+          id: clip.id, source: clip.source, timelineStart: FramePosition(10_000 + startShift),
+          sourceRange: FrameRange(
+            start: FramePosition(2_000 + startShift),
+            count: FrameCount(1_000 - startShift + endShift)),
+          gain: clip.gain, fadeIn: clip.fadeIn, fadeOut: clip.fadeOut))
+    // Each frame plays source frame (timeline frame − 8 000), before and after.
+    #expect(trimmed.sourceRange.start.frames - trimmed.timelineStart.frames == -8_000)
+  }
+
+  @Test func trimRefusesAnInvertedOrTooShortClip() {
+    let clip = Fixture.clip(1, start: 100, length: 100, fadeIn: 30, fadeOut: 30)
+    #expect(
+      throws: TimelineError.trimInverted(clip: clip.id, start: 200, end: 150, sampleRate: 48_000)
+    ) {
+      try clip.trimmed(start: 200, end: 150, sampleRate: 48_000)
+    }
+    #expect(
+      throws: TimelineError.fadesOverlap(
+        clip: clip.id, fadeIn: 30, fadeOut: 30, clipLength: 50, sampleRate: 48_000)
+    ) {
+      try clip.trimmed(start: 150, sampleRate: 48_000)
+    }
+  }
+
+  @Test func moveChangesOnlyThePosition() {
+    let clip = Fixture.clip(1, start: 100, crop: 7, length: 100, fadeIn: 30)
+    var expected = clip
+    expected.timelineStart = 5_000
+    #expect(clip.moved(to: 5_000) == expected)
+  }
+}
+
+@Suite("Fade shapes")
+struct FadeShapeTests {
+  @Test(arguments: FadeCurve.allCases)
+  func curvesRunFromSilenceToFullAndRiseMonotonically(curve: FadeCurve) {
+    #expect(curve.shape(0) == 0)
+    #expect(abs(curve.shape(1) - 1) < 1e-15)
+    var previous = -1.0
+    for step in 0...1_000 {
+      let value = curve.shape(Double(step) / 1_000)
+      #expect(value >= previous)
+      previous = value
+    }
+  }
+
+  @Test func linearFadesMatchTheDocumentedRamp() {
+    let clip = Fixture.clip(1, start: 0, length: 10, fadeIn: 4, fadeOut: 5)
+    let gains = (0..<10).map { clip.fadeGain(at: Int64($0)) }
+    #expect(gains == [0, 0.25, 0.5, 0.75, 1, 1, 0.8, 0.6, 0.4, 0.2])
+  }
+
+  /// An equal-power crossfade of uncorrelated signals keeps constant power: in² + out² = 1.
+  @Test func equalPowerIsConstantPower() {
+    for step in 0...100 {
+      let x = Double(step) / 100
+      let fadeIn = FadeCurve.equalPower.shape(x)
+      let fadeOut = FadeCurve.equalPower.shape(1 - x)
+      #expect(abs(fadeIn * fadeIn + fadeOut * fadeOut - 1) < 1e-12)
+    }
+  }
+
+  /// An s-curve crossfade keeps constant amplitude: in + out = 1.
+  @Test func sCurveIsConstantAmplitude() {
+    for step in 0...100 {
+      let x = Double(step) / 100
+      #expect(abs(FadeCurve.sCurve.shape(x) + FadeCurve.sCurve.shape(1 - x) - 1) < 1e-12)
+    }
+  }
+
+  @Test(arguments: [
+    ("linear", FadeCurve.linear as FadeCurve?), ("equal-power", .equalPower),
+    ("equalPower", .equalPower),
+    ("s-curve", .sCurve), ("SCurve", .sCurve), ("exp", .exponential), ("exponential", .exponential),
+    ("log", nil), ("", nil),
+  ])
+  func curveNamesParse(text: String, expected: FadeCurve?) {
+    #expect(FadeCurve(parsing: text) == expected)
+  }
+}

@@ -1,0 +1,29 @@
+import Foundation
+import Testing
+import Timeline
+
+@Suite("Ids")
+struct EntityIDTests {
+  @Test func printsWithItsPrefix() {
+    #expect(Clip.ID(12).description == "c12")
+    #expect(Track.ID(1).description == "t1")
+    #expect(Source.ID(3).description == "s3")
+  }
+
+  @Test(arguments: [
+    ("c12", Clip.ID(12) as Clip.ID?), ("12", Clip.ID(12)), ("t12", nil), ("c", nil), ("c0", nil),
+    ("c-1", nil), ("c1x", nil), ("", nil), ("c99999999999999999999", nil),
+  ])
+  func parses(text: String, expected: Clip.ID?) {
+    #expect(Clip.ID(parsing: text) == expected)
+  }
+
+  @Test func encodesAsThePrefixedString() throws {
+    let data = try JSONEncoder().encode([Clip.ID(7)])
+    #expect(String(decoding: data, as: UTF8.self) == #"["c7"]"#)
+    #expect(try JSONDecoder().decode([Clip.ID].self, from: data) == [Clip.ID(7)])
+    #expect(throws: DecodingError.self) {
+      try JSONDecoder().decode([Clip.ID].self, from: Data(#"["t7"]"#.utf8))
+    }
+  }
+}

@@ -1,0 +1,42 @@
+import Testing
+import Timeline
+
+@Suite("Gain")
+struct GainTests {
+  @Test(arguments: [
+    ("-3", -3.0), ("-3dB", -3), ("+2.5dB", 2.5), ("-3 db", -3), ("0", 0), ("6DB", 6),
+    (" -0.5dB ", -0.5), ("-144", -144), ("+48", 48),
+  ])
+  func parses(text: String, decibels: Double) throws {
+    #expect(try Gain(parsing: text) == Gain(decibels: decibels))
+  }
+
+  @Test(arguments: ["", "dB", "loud", "--3", "3dBFS", "nan", "inf", "-inf", "1e2", "+-1", "3 d B"])
+  func rejectsWhatIsNotAGain(text: String) {
+    #expect(throws: TimelineError.invalidGain(text)) { try Gain(parsing: text) }
+  }
+
+  @Test(arguments: ["-145", "+48.01", "100"])
+  func rejectsGainsOutOfRange(text: String) throws {
+    let error = #expect(throws: TimelineError.self) { try Gain(parsing: text) }
+    guard case .gainOutOfRange = error else {
+      Issue.record("expected gainOutOfRange, got \(String(describing: error))")
+      return
+    }
+  }
+
+  /// −6.02 dB halves the amplitude; +6.02 dB doubles it; 0 dB is unity; 20 dB is ×10.
+  @Test func linearValuesAreAnalytic() {
+    #expect(abs(Gain(decibels: -6.020_599_913_279_624).linear - 0.5) < 1e-12)
+    #expect(abs(Gain(decibels: 6.020_599_913_279_624).linear - 2.0) < 1e-12)
+    #expect(Gain.unity.linear == 1.0)
+    #expect(abs(Gain(decibels: 20).linear - 10) < 1e-12)
+    #expect(abs(Gain(decibels: -60).linear - 0.001) < 1e-15)
+  }
+
+  @Test func describesItselfWithASign() {
+    #expect(Gain(decibels: -3).description == "-3 dB")
+    #expect(Gain(decibels: 2.5).description == "+2.5 dB")
+    #expect(Gain(decibels: 0).description == "0 dB")
+  }
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what building, testing and playing Tape needs on Debian/Ubuntu: the C libraries
+# (libsndfile, ALSA, libsoxr, SQLite), the reference tools the tests compare against (sox,
+# ffmpeg), and the ALSA/JACK pieces the real-playback tests use. Safe to run again.
+set -euo pipefail
+
+packages=(
+  pkg-config
+  libsndfile1-dev libasound2-dev libsoxr-dev libsqlite3-dev   # linked by Tape
+  sox libsox-fmt-all ffmpeg                                   # reference renders in tests
+  alsa-utils jackd2 libasound2-plugins                        # real ALSA playback in tests
+)
+
+if ! command -v swift >/dev/null 2>&1; then
+  echo "setup: the Swift toolchain (6.2 or later) is not on PATH; install it from swift.org first" >&2
+  exit 1
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+    echo "setup: not root and no sudo; install these packages yourself: ${packages[*]}" >&2
+    exit 1
+  fi
+fi
+
+echo "setup: installing ${packages[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+echo "setup: done" >&2

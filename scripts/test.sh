@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The test command: installs what is needed, checks formatting and conventions, builds with
+# warnings as errors, and runs the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+
+echo "test: swift format lint --strict" >&2
+swift format lint --strict -r Sources Tests Package.swift
+
+echo "test: conventions (no try!, as!, fatalError or print in library sources)" >&2
+if grep -rnE 'try!|as!|fatalError\(|^\s*print\(' Sources --include=*.swift | grep -v '^Sources/tape/'; then
+  echo "test: the lines above break STYLE.md's rules for library sources" >&2
+  exit 1
+fi
+
+echo "test: swift build" >&2
+swift build --build-tests
+
+echo "test: swift test" >&2
+swift test --skip-build
