@@ -44,9 +44,16 @@ extension Project {
     for track in result.tracks where touchedTracks.contains(track.id) {
       try track.validateSettings()
     }
-    for track in result.tracks {
-      for clip in track.clips where touchedClips.contains(clip.id) {
-        try result.validate(clip)
+    if touchedClips.count <= 8 {
+      // A typical edit touches a clip or two: finding each by id beats hashing every clip.
+      for id in touchedClips {
+        if let (clip, _) = result.clip(id) { try result.validate(clip) }
+      }
+    } else {
+      for track in result.tracks {
+        for clip in track.clips where touchedClips.contains(clip.id) {
+          try result.validate(clip)
+        }
       }
     }
     return result
@@ -78,7 +85,11 @@ extension Project {
       guard incoming.count == track.clips.count else {
         throw .duplicateID(track.clips.map(\.id.description).joined(separator: ","))
       }
-      for index in tracks.indices where tracks[index].id != track.id {
+      // Touch only the tracks that lose a clip: mutating a shared clip array copies it.
+      for index in tracks.indices
+      where tracks[index].id != track.id
+        && tracks[index].clips.contains(where: { incoming.contains($0.id) })
+      {
         tracks[index].clips.removeAll { incoming.contains($0.id) }
       }
       var sorted = track
@@ -109,7 +120,7 @@ extension Project {
       guard let target = tracks.firstIndex(where: { $0.id == trackID }) else {
         throw .unknownTrack(trackID)
       }
-      for index in tracks.indices {
+      for index in tracks.indices where tracks[index].clips.contains(where: { $0.id == clip.id }) {
         tracks[index].clips.removeAll { $0.id == clip.id }
       }
       let position =

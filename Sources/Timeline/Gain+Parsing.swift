@@ -31,8 +31,9 @@ extension Gain {
   }
 
   /// Throws unless the gain is finite and within the accepted range.
-  public func validate(as what: String) throws(TimelineError) {
+  /// `what` names the gain in the message ("gain of clip c3"); it is only built on failure.
+  public func validate(as what: @autoclosure () -> String) throws(TimelineError) {
     guard decibels.isFinite, decibels >= Self.minimumDecibels, decibels <= Self.maximumDecibels
-    else { throw .gainOutOfRange(what: what, decibels: decibels) }
+    else { throw .gainOutOfRange(what: what(), decibels: decibels) }
   }
 }
