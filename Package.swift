@@ -88,6 +88,7 @@ let package = Package(
     ),
 
     .testTarget(name: "TimelineTests", dependencies: ["Timeline"]),
+    .testTarget(name: "TimelineStoreTests", dependencies: ["TimelineStore", "Timeline"]),
     .testTarget(name: "MixingTests", dependencies: ["Mixing", "Timeline"]),
     .testTarget(name: "TapeCLITests", dependencies: ["tape"]),
   ]

@@ -35,40 +35,52 @@ extension Project {
   /// This is the reference meaning of a command list. The store writes the same result to its
   /// tables; tests compare the two.
   public func applying(_ commands: [Command]) throws(TimelineError) -> Project {
+    try applyingWithChanges(commands).project
+  }
+
+  /// ``applying(_:)``, also returning the ids of everything the commands may have changed
+  /// (added, removed or modified): what a store must write and a subscriber re-read.
+  public func applyingWithChanges(
+    _ commands: [Command]
+  ) throws(TimelineError) -> (
+    project: Project, changed: ChangedIDs
+  ) {
     var result = self
-    var touchedClips = Set<Clip.ID>()
-    var touchedTracks = Set<Track.ID>()
+    var changed = ChangedIDs()
     for command in commands {
-      try result.apply(command, touchedClips: &touchedClips, touchedTracks: &touchedTracks)
+      try result.apply(command, changed: &changed)
     }
-    for track in result.tracks where touchedTracks.contains(track.id) {
-      try track.validateSettings()
+    for id in changed.tracks {
+      if let track = result.track(id) { try track.validateSettings() }
     }
-    if touchedClips.count <= 8 {
+    if changed.clips.count <= 8 {
       // A typical edit touches a clip or two: finding each by id beats hashing every clip.
-      for id in touchedClips {
+      for id in changed.clips {
         if let (clip, _) = result.clip(id) { try result.validate(clip) }
       }
     } else {
       for track in result.tracks {
-        for clip in track.clips where touchedClips.contains(clip.id) {
+        for clip in track.clips where changed.clips.contains(clip.id) {
           try result.validate(clip)
         }
       }
     }
-    return result
+    return (result, changed)
   }
 
   private mutating func apply(
-    _ command: Command, touchedClips: inout Set<Clip.ID>, touchedTracks: inout Set<Track.ID>
-  ) throws(TimelineError) {
+    _ command: Command, changed: inout ChangedIDs
+  )
+    throws(TimelineError)
+  {
     switch command {
     case .setSource(let source):
       try source.validate()
+      changed.sources.insert(source.id)
       if let index = sources.firstIndex(where: { $0.id == source.id }) {
         sources[index] = source
         // A changed source may invalidate the crops of the clips that use it.
-        touchedClips.formUnion(allClips.filter { $0.source == source.id }.map(\.id))
+        changed.clips.formUnion(allClips.filter { $0.source == source.id }.map(\.id))
       } else {
         sources.append(source)
         sources.sort { $0.id < $1.id }
@@ -79,6 +91,7 @@ extension Project {
         let users = allClips.filter { $0.source == id }.map(\.id)
         guard users.isEmpty else { throw .sourceInUse(id, clips: users) }
         sources.removeAll { $0.id == id }
+        changed.sources.insert(id)
       }
     case .setTrack(let track):
       let incoming = Set(track.clips.map(\.id))
@@ -98,23 +111,30 @@ extension Project {
         let before = tracks[index].clips
         tracks[index] = sorted
         if before != sorted.clips {
-          touchedClips.formUnion(Set(sorted.clips).subtracting(before).map(\.id))
+          // Clips added, changed or moved here, and clips this track no longer lists.
+          changed.clips.formUnion(Set(sorted.clips).subtracting(before).map(\.id))
+          changed.clips.formUnion(Set(before.map(\.id)).subtracting(incoming))
         }
       } else {
         tracks.append(sorted)
-        touchedClips.formUnion(incoming)
+        changed.clips.formUnion(incoming)
       }
-      touchedTracks.insert(track.id)
+      changed.tracks.insert(track.id)
     case .setTrackOrder(let order):
       guard order.count == tracks.count, Set(order) == Set(tracks.map(\.id)) else {
         throw .trackOrderMismatch
       }
       let byID = Dictionary(uniqueKeysWithValues: tracks.map { ($0.id, $0) })
       tracks = order.compactMap { byID[$0] }
+      changed.trackOrder = true
     case .removeTracks(let ids):
       for id in ids {
-        guard tracks.contains(where: { $0.id == id }) else { throw .unknownTrack(id) }
-        tracks.removeAll { $0.id == id }
+        guard let index = tracks.firstIndex(where: { $0.id == id }) else {
+          throw .unknownTrack(id)
+        }
+        changed.clips.formUnion(tracks[index].clips.map(\.id))
+        changed.tracks.insert(id)
+        tracks.remove(at: index)
       }
     case .setClip(let clip, let trackID):
       guard let target = tracks.firstIndex(where: { $0.id == trackID }) else {
@@ -127,12 +147,13 @@ extension Project {
         tracks[target].clips.firstIndex { Clip.timelineOrder(clip, $0) }
         ?? tracks[target].clips.endIndex
       tracks[target].clips.insert(clip, at: position)
-      touchedClips.insert(clip.id)
+      changed.clips.insert(clip.id)
     case .removeClips(let ids):
       for id in ids {
         guard let (_, track) = clip(id), let index = tracks.firstIndex(where: { $0.id == track.id })
         else { throw .unknownClip(id) }
         tracks[index].clips.removeAll { $0.id == id }
+        changed.clips.insert(id)
       }
     }
   }

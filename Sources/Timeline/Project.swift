@@ -52,3 +52,23 @@ public struct Project: Sendable, Hashable, Codable {
     tracks.lazy.flatMap(\.clips).map(\.timelineEnd).max() ?? .zero
   }
 }
+
+extension Project {
+  /// Where each of `ids` is: the clip and its track. Ids not in the project are absent.
+  public func locate(_ ids: Set<Clip.ID>) -> [Clip.ID: (clip: Clip, track: Track.ID)] {
+    var found: [Clip.ID: (clip: Clip, track: Track.ID)] = [:]
+    if ids.count <= 8 {
+      // Comparing ids is much cheaper than hashing every clip of a large project.
+      for id in ids {
+        if let (clip, track) = clip(id) { found[id] = (clip, track.id) }
+      }
+      return found
+    }
+    for track in tracks {
+      for clip in track.clips where ids.contains(clip.id) {
+        found[clip.id] = (clip, track.id)
+      }
+    }
+    return found
+  }
+}

@@ -1,1 +1,335 @@
-// The TimelineStore target; see ARCHITECTURE.md. Filled by the issues that need it.
+public import Foundation
+internal import GRDB
+import Logging
+import Synchronization
+public import Timeline
+
+/// One project's current version and its timeline.
+public struct StoreSnapshot: Sendable, Hashable {
+  public let version: Int64
+  public let project: Project
+
+  public init(version: Int64, project: Project) {
+    self.version = version
+    self.project = project
+  }
+}
+
+/// What subscribers receive for every new snapshot: on open, after every edit, undo, redo and
+/// checkout, and after a commit by another process. They cannot tell these apart, by design.
+public struct StoreUpdate: Sendable, Hashable {
+  public let version: Int64
+  public let project: Project
+  /// The ids that may have changed since the previous update.
+  public let changed: ChangedIDs
+  /// Each change with its values before and after.
+  public let diff: ProjectDiff
+}
+
+/// Hands out ids for new sources, tracks and clips inside a commit. Ids are never reused, not
+/// even after an undo, so an id printed once always means the same thing.
+public struct IDAllocator: Sendable {
+  var nextSource: Int64
+  var nextTrack: Int64
+  var nextClip: Int64
+
+  public mutating func newSourceID() -> Source.ID {
+    defer { nextSource += 1 }
+    return Source.ID(nextSource)
+  }
+
+  public mutating func newTrackID() -> Track.ID {
+    defer { nextTrack += 1 }
+    return Track.ID(nextTrack)
+  }
+
+  public mutating func newClipID() -> Clip.ID {
+    defer { nextClip += 1 }
+    return Clip.ID(nextClip)
+  }
+}
+
+/// A Tape project file: the timeline, its sources and its whole undo history, in one SQLite file.
+///
+/// There is one way to change a project, ``commit(label:coalescingKey:_:)``, and one way to see
+/// changes, ``updates()``. Every commit runs in one transaction that also stores how to reverse
+/// it: SQLite's session extension records the changed rows as a changeset, written to the
+/// `version` table in the same transaction. Undo, redo and checkout apply recorded changesets
+/// through the same path and move the head; subscribers receive them exactly like edits.
+///
+/// ```swift
+/// let store = try TimelineStore.create(at: "song.tape", sampleRate: 48_000, channels: 2)
+/// let result = try store.commit(label: "Add track") { project, ids in
+///   try project.addTrack(Track(id: ids.newTrackID(), name: "Drums"))
+/// }
+/// try store.undo()
+/// ```
+///
+/// Thread-safe: operations are serialised on the file's connection. Another process may edit the
+/// same file; writers wait up to ``busyTimeout`` for each other, then fail with
+/// ``StoreError/busy``.
+public final class TimelineStore: Sendable {
+  /// How long a write waits for another process's write to finish.
+  public static let busyTimeout: TimeInterval = 5
+
+  public let path: String
+  let queue: DatabaseQueue
+  let state: Mutex<State>
+  let logger = Logger(label: "tape.store")
+
+  struct State {
+    var version: Int64
+    var revision: Int64
+    var project: Project
+    var positions: [Track.ID: Int64]
+    var subscribers: [Int: AsyncStream<StoreUpdate>.Continuation] = [:]
+    var nextSubscriber = 0
+    var poller: Task<Void, Never>?
+  }
+
+  private init(path: String, queue: DatabaseQueue, state: State) {
+    self.path = path
+    self.queue = queue
+    self.state = Mutex(state)
+  }
+
+  deinit {
+    state.withLock { $0.poller?.cancel() }
+  }
+
+  /// The current version and project.
+  public var snapshot: StoreSnapshot {
+    state.withLock { StoreSnapshot(version: $0.version, project: $0.project) }
+  }
+
+  // MARK: Opening
+
+  /// Creates a new, empty project file at `path` (version 1, "New project").
+  ///
+  /// The file appears complete or not at all: it is built under a temporary name and renamed.
+  public static func create(
+    at path: String, sampleRate: Int = 48_000, channels: Int = 2
+  )
+    throws(StoreError) -> TimelineStore
+  {
+    do {
+      try Project(sampleRate: sampleRate, channels: channels).validateFormat()
+    } catch {
+      throw .invalidEdit(error)
+    }
+    guard !FileManager.default.fileExists(atPath: path) else { throw .alreadyExists(path: path) }
+    let directory = (path as NSString).deletingLastPathComponent
+    let temporary =
+      (directory.isEmpty ? "." : directory)
+      + "/.\((path as NSString).lastPathComponent).creating-\(getpid())"
+    do {
+      let queue = try DatabaseQueue(path: temporary, configuration: configuration())
+      try queue.writeWithoutTransaction { db in
+        try db.execute(sql: "PRAGMA journal_mode = WAL")
+        try db.execute(sql: "PRAGMA application_id = \(Schema.applicationID)")
+      }
+      try Schema.migrator.migrate(queue)
+      try queue.write { db in
+        let changeset = try SessionCalls.capture(
+          on: try connection(db), tables: Schema.trackedTables
+        ) {
+          try db.execute(
+            sql: "INSERT INTO project (id, sampleRate, channels) VALUES (1, ?, ?)",
+            arguments: [sampleRate, channels])
+        }
+        try db.execute(
+          sql: """
+            INSERT INTO version
+              (id, parent, jump, depth, label, createdAt, coalescingKey, changeset, revision)
+            VALUES (1, NULL, 1, 0, 'New project', ?, NULL, ?, 1)
+            """,
+          arguments: [now(), changeset.data])
+        try db.execute(sql: "INSERT INTO head (id, version, tip, revision) VALUES (1, 1, 1, 1)")
+        try db.execute(
+          sql: "INSERT INTO id_sequence (id, nextSource, nextTrack, nextClip) VALUES (1, 1, 1, 1)")
+      }
+      try queue.close()
+      guard link(temporary, path) == 0 else {
+        let error = errno
+        unlink(temporary)
+        if error == EEXIST { throw StoreError.alreadyExists(path: path) }
+        throw StoreError.io(detail: "cannot create \(path): \(String(cString: strerror(error)))")
+      }
+      unlink(temporary)
+    } catch {
+      unlink(temporary)
+      unlink(temporary + "-wal")
+      unlink(temporary + "-shm")
+      throw translate(error)
+    }
+    return try open(at: path)
+  }
+
+  /// Opens an existing project. Never modifies a file that is not a valid Tape project.
+  public static func open(at path: String) throws(StoreError) -> TimelineStore {
+    try checkHeader(path)
+    do {
+      let queue = try DatabaseQueue(path: path, configuration: configuration())
+      let state = try queue.read { db in
+        let tables = try String.fetchSet(
+          db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+        guard tables.contains("grdb_migrations") else { throw StoreError.notAProject(path: path) }
+        if try Schema.migrator.hasBeenSuperseded(db) { throw StoreError.newerSchema(path: path) }
+        return tables
+      }
+      if try queue.read({ db in try !Schema.migrator.hasCompletedMigrations(db) }) {
+        try Schema.migrator.migrate(queue)
+      }
+      _ = state
+      let loaded = try queue.read { db in
+        let head = try Head.read(db)
+        let (project, positions) = try SnapshotReader.load(db)
+        return State(
+          version: head.version, revision: head.revision, project: project, positions: positions)
+      }
+      return TimelineStore(path: path, queue: queue, state: loaded)
+    } catch {
+      throw translate(error)
+    }
+  }
+
+  /// Reads the header without SQLite: anything that is not a Tape project is refused before a
+  /// connection could touch it.
+  private static func checkHeader(_ path: String) throws(StoreError) {
+    guard FileManager.default.fileExists(atPath: path) else { throw .notFound(path: path) }
+    guard let handle = FileHandle(forReadingAtPath: path) else {
+      throw .io(detail: "cannot read \(path): permission denied")
+    }
+    defer { try? handle.close() }
+    let header = (try? handle.read(upToCount: 100)) ?? Data()
+    guard header.count == 100, header.prefix(16) == Data("SQLite format 3\0".utf8) else {
+      throw .notAProject(path: path)
+    }
+    let id = header[68..<72].reduce(Int32(0)) { ($0 << 8) | Int32($1) }
+    guard id == Schema.applicationID else { throw .notAProject(path: path) }
+  }
+
+  static func configuration() -> Configuration {
+    var configuration = Configuration()
+    configuration.busyMode = .timeout(busyTimeout)
+    configuration.foreignKeysEnabled = true
+    configuration.label = "tape"
+    configuration.prepareDatabase { db in
+      // FULL: an acknowledged commit survives power loss, not just a crash. Checkpoints run off
+      // the commit path (on close and from ``checkpoint()``), never inside a commit.
+      try db.execute(sql: "PRAGMA synchronous = FULL")
+      try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
+    }
+    return configuration
+  }
+
+  /// Copies the write-ahead log into the main file, without waiting for readers.
+  public func checkpoint() throws(StoreError) {
+    do {
+      try queue.writeWithoutTransaction { db in
+        try db.execute(sql: "PRAGMA wal_checkpoint(PASSIVE)")
+      }
+    } catch {
+      throw Self.translate(error)
+    }
+  }
+
+  /// Closes the file; later calls fail. Pending log pages are checkpointed into the main file.
+  public func close() throws(StoreError) {
+    let subscribers = state.withLock { state in
+      state.poller?.cancel()
+      state.poller = nil
+      defer { state.subscribers.removeAll() }
+      return Array(state.subscribers.values)
+    }
+    // Outside the lock: finishing runs each stream's onTermination, which takes the lock.
+    for continuation in subscribers { continuation.finish() }
+    do {
+      try queue.close()
+    } catch {
+      throw Self.translate(error)
+    }
+  }
+
+  // MARK: Transient state
+
+  /// A value of transient state (selection, playhead, view): never part of history.
+  public func transientValue(forKey key: String) throws(StoreError) -> String? {
+    do {
+      return try queue.read { db in
+        try String.fetchOne(db, sql: "SELECT value FROM transient WHERE key = ?", arguments: [key])
+      }
+    } catch {
+      throw Self.translate(error)
+    }
+  }
+
+  /// Sets (or with `nil` removes) a value of transient state. Undo and redo never touch it.
+  public func setTransientValue(_ value: String?, forKey key: String) throws(StoreError) {
+    do {
+      try queue.write { db in
+        if let value {
+          try db.execute(
+            sql:
+              "INSERT INTO transient (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            arguments: [key, value])
+        } else {
+          try db.execute(sql: "DELETE FROM transient WHERE key = ?", arguments: [key])
+        }
+      }
+    } catch {
+      throw Self.translate(error)
+    }
+  }
+
+  // MARK: Errors
+
+  /// The one place that turns GRDB/SQLite errors into ``StoreError``s.
+  static func translate(_ error: any Error) -> StoreError {
+    if let error = error as? StoreError { return error }
+    if let error = error as? TimelineError { return .invalidEdit(error) }
+    if let error = error as? DatabaseError {
+      switch error.resultCode {
+      case .SQLITE_BUSY, .SQLITE_LOCKED: return .busy
+      case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+        return .corrupt(detail: error.message ?? "\(error.resultCode)")
+      case .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_FULL, .SQLITE_PERM:
+        return .io(detail: error.message ?? "\(error.resultCode)")
+      default: return .internalFailure("\(error)")
+      }
+    }
+    return .internalFailure("\(error)")
+  }
+}
+
+func connection(_ db: Database) throws -> SQLiteHandle {
+  guard let handle = db.sqliteConnection else {
+    throw StoreError.internalFailure("the database is closed")
+  }
+  return handle
+}
+
+/// Milliseconds since 1970, the unit of `version.createdAt`.
+func now() -> Int64 {
+  Int64((Date().timeIntervalSince1970 * 1000).rounded())
+}
+
+/// The `head` row: where the project is.
+struct Head {
+  var version: Int64
+  var tip: Int64
+  var revision: Int64
+
+  static func read(_ db: Database) throws -> Head {
+    guard
+      let row = try Row.fetchOne(
+        db.cachedStatement(sql: "SELECT version, tip, revision FROM head WHERE id = 1"))
+    else { throw StoreError.corrupt(detail: "the head row is missing") }
+    return Head(version: row["version"], tip: row["tip"], revision: row["revision"])
+  }
+
+  func write(_ db: Database) throws {
+    try db.cachedStatement(sql: "UPDATE head SET version = ?, tip = ?, revision = ? WHERE id = 1")
+      .execute(arguments: [version, tip, revision])
+  }
+}

@@ -1,0 +1,125 @@
+/// What changed from one snapshot to the next, each change with its value before and after, so
+/// a view can animate it (a clip sliding from 1 s on t1 to 3 s on t2, a fader moving).
+///
+/// A diff says nothing about *why* the project changed: an edit, an undo, a checkout and a commit
+/// from another process look the same.
+///
+/// ```swift
+/// let diff = ProjectDiff(from: before, to: after, changed: changedIDs)
+/// for change in diff.clips where change.isMove { animate(change.before!, to: change.after!) }
+/// ```
+public struct ProjectDiff: Sendable, Hashable {
+  /// A clip and the track it is on.
+  public struct PlacedClip: Sendable, Hashable {
+    public var clip: Clip
+    public var track: Track.ID
+
+    public init(clip: Clip, track: Track.ID) {
+      self.clip = clip
+      self.track = track
+    }
+  }
+
+  /// One clip's change: `before == nil` is an addition, `after == nil` a removal.
+  public struct ClipChange: Sendable, Hashable {
+    public var id: Clip.ID
+    public var before: PlacedClip?
+    public var after: PlacedClip?
+
+    /// Whether the clip changed position on the timeline or track.
+    public var isMove: Bool {
+      guard let before, let after else { return false }
+      return before.track != after.track || before.clip.timelineStart != after.clip.timelineStart
+    }
+  }
+
+  /// One track's change; settings and display index before and after (clips are in `clips`).
+  public struct TrackChange: Sendable, Hashable {
+    public var id: Track.ID
+    public var before: TrackSettings?
+    public var after: TrackSettings?
+  }
+
+  /// A track without its clips, and where it sits in the display order.
+  public struct TrackSettings: Sendable, Hashable {
+    public var index: Int
+    public var name: String
+    public var gain: Gain
+    public var pan: Double
+    public var isMuted: Bool
+    public var isSolo: Bool
+
+    init(_ track: Track, index: Int) {
+      self.index = index
+      name = track.name
+      gain = track.gain
+      pan = track.pan
+      isMuted = track.isMuted
+      isSolo = track.isSolo
+    }
+  }
+
+  public struct SourceChange: Sendable, Hashable {
+    public var id: Source.ID
+    public var before: Source?
+    public var after: Source?
+  }
+
+  /// Sorted by id.
+  public var sources: [SourceChange]
+  /// Sorted by id.
+  public var tracks: [TrackChange]
+  /// Sorted by id.
+  public var clips: [ClipChange]
+  /// Rate or channels changed.
+  public var formatChanged: Bool
+
+  public var isEmpty: Bool { sources.isEmpty && tracks.isEmpty && clips.isEmpty && !formatChanged }
+
+  /// The diff from `old` to `new`, examining only `changed` (everything when `nil`).
+  public init(from old: Project, to new: Project, changed: ChangedIDs? = nil) {
+    let changed =
+      changed
+      ?? {
+        var all = ChangedIDs(everythingIn: old)
+        let added = ChangedIDs(everythingIn: new)
+        all.sources.formUnion(added.sources)
+        all.tracks.formUnion(added.tracks)
+        all.clips.formUnion(added.clips)
+        return all
+      }()
+    formatChanged = old.sampleRate != new.sampleRate || old.channels != new.channels
+
+    sources = changed.sources.sorted().compactMap { id in
+      let before = old.source(id)
+      let after = new.source(id)
+      return before == after ? nil : SourceChange(id: id, before: before, after: after)
+    }
+
+    // Track settings, and indices when the order may have moved.
+    var trackIDs = changed.tracks
+    if changed.trackOrder || old.tracks.count != new.tracks.count {
+      trackIDs.formUnion(old.tracks.map(\.id))
+      trackIDs.formUnion(new.tracks.map(\.id))
+    }
+    let oldIndex = Dictionary(uniqueKeysWithValues: old.tracks.enumerated().map { ($1.id, $0) })
+    let newIndex = Dictionary(uniqueKeysWithValues: new.tracks.enumerated().map { ($1.id, $0) })
+    tracks = trackIDs.sorted().compactMap { id in
+      let before = oldIndex[id].map { TrackSettings(old.tracks[$0], index: $0) }
+      let after = newIndex[id].map { TrackSettings(new.tracks[$0], index: $0) }
+      return before == after ? nil : TrackChange(id: id, before: before, after: after)
+    }
+
+    let oldClips = Self.placedClips(old, ids: changed.clips)
+    let newClips = Self.placedClips(new, ids: changed.clips)
+    clips = changed.clips.sorted().compactMap { id in
+      let before = oldClips[id]
+      let after = newClips[id]
+      return before == after ? nil : ClipChange(id: id, before: before, after: after)
+    }
+  }
+
+  private static func placedClips(_ project: Project, ids: Set<Clip.ID>) -> [Clip.ID: PlacedClip] {
+    project.locate(ids).mapValues { PlacedClip(clip: $0.clip, track: $0.track) }
+  }
+}

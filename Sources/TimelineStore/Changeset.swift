@@ -1,0 +1,44 @@
+import Foundation
+import Timeline
+
+/// A SQLite session changeset: the exact row changes of one commit, old and new values.
+///
+/// It is both the undo information (inverted) and the redo information (as is), and the unit
+/// that checkout concatenates. Stored in the `version` table as a BLOB.
+struct Changeset: Sendable, Hashable {
+  var data: Data
+
+  init(data: Data = Data()) {
+    self.data = data
+  }
+
+  /// Takes ownership of a buffer SQLite allocated, copying it and freeing the original.
+  init(takingSQLiteBuffer buffer: UnsafeMutableRawPointer?, size: Int32) {
+    if let buffer {
+      data = Data(bytes: buffer, count: Int(size))
+      freeSQLiteBuffer(buffer)
+    } else {
+      data = Data()
+    }
+  }
+
+  var isEmpty: Bool { data.isEmpty }
+
+  func inverted() throws -> Changeset { try SessionCalls.invert(self) }
+
+  /// The ids this changeset touches, by kind: what a snapshot must re-read.
+  func changedIDs() throws -> ChangedIDs {
+    var changed = ChangedIDs()
+    for (table, id) in try SessionCalls.touchedRows(in: self) {
+      switch table {
+      case Schema.clipTable: changed.clips.insert(Clip.ID(id))
+      case Schema.trackTable:
+        changed.tracks.insert(Track.ID(id))
+        changed.trackOrder = true
+      case Schema.sourceTable: changed.sources.insert(Source.ID(id))
+      default: changed.format = true
+      }
+    }
+    return changed
+  }
+}

@@ -1,0 +1,89 @@
+internal import GRDB
+import Timeline
+
+/// Writes the rows a commit changed: the only code that writes the tracked tables.
+///
+/// It compares nothing itself: `changed` (from ``Project/applyingWithChanges(_:)``) says which
+/// ids to write, and `new` holds their final values. Rows are upserted, so the session
+/// extension records an UPDATE of just the columns that differ.
+enum RowWriter {
+  static func write(
+    new: Project, changed: ChangedIDs, positions: inout [Track.ID: Int64], _ db: Database
+  ) throws {
+    for id in changed.sources {
+      if let source = new.source(id) {
+        try db.cachedStatement(
+          sql: """
+            INSERT INTO source (id, path, contentHash, sampleRate, channels, frameCount)
+            VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET path = excluded.path, contentHash = excluded.contentHash,
+              sampleRate = excluded.sampleRate, channels = excluded.channels,
+              frameCount = excluded.frameCount
+            """
+        ).execute(arguments: [
+          id.rawValue, source.path, source.contentHash, source.sampleRate, source.channels,
+          source.frameCount.frames,
+        ])
+      } else {
+        try db.cachedStatement(sql: "DELETE FROM source WHERE id = ?").execute(arguments: [
+          id.rawValue
+        ])
+      }
+    }
+
+    var tracksToWrite = changed.tracks
+    if changed.trackOrder {
+      for (index, track) in new.tracks.enumerated() where positions[track.id] != Int64(index) {
+        positions[track.id] = Int64(index)
+        tracksToWrite.insert(track.id)
+      }
+    }
+    // In display order, so tracks added together get increasing positions.
+    for track in new.tracks where tracksToWrite.contains(track.id) {
+      let position = positions[track.id] ?? ((positions.values.max() ?? -1) + 1)
+      positions[track.id] = position
+      try db.cachedStatement(
+        sql: """
+          INSERT INTO track (id, position, name, gainDB, pan, muted, solo) VALUES (?, ?, ?, ?, ?, ?, ?)
+          ON CONFLICT(id) DO UPDATE SET position = excluded.position, name = excluded.name,
+            gainDB = excluded.gainDB, pan = excluded.pan, muted = excluded.muted, solo = excluded.solo
+          """
+      ).execute(arguments: [
+        track.id.rawValue, position, track.name, track.gain.decibels, track.pan, track.isMuted,
+        track.isSolo,
+      ])
+    }
+    for id in tracksToWrite where new.track(id) == nil {
+      positions[id] = nil
+      try db.cachedStatement(sql: "DELETE FROM track WHERE id = ?").execute(arguments: [id.rawValue]
+      )
+    }
+
+    let placed = new.locate(changed.clips)
+    for id in changed.clips {
+      guard let (clip, track) = placed[id] else {
+        try db.cachedStatement(sql: "DELETE FROM clip WHERE id = ?").execute(arguments: [
+          id.rawValue
+        ])
+        continue
+      }
+      try db.cachedStatement(
+        sql: """
+          INSERT INTO clip (id, trackID, sourceID, timelineStart, sourceStart, length, gainDB,
+            fadeInLength, fadeInCurve, fadeOutLength, fadeOutCurve)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+          ON CONFLICT(id) DO UPDATE SET trackID = excluded.trackID, sourceID = excluded.sourceID,
+            timelineStart = excluded.timelineStart, sourceStart = excluded.sourceStart,
+            length = excluded.length, gainDB = excluded.gainDB,
+            fadeInLength = excluded.fadeInLength, fadeInCurve = excluded.fadeInCurve,
+            fadeOutLength = excluded.fadeOutLength, fadeOutCurve = excluded.fadeOutCurve
+          """
+      ).execute(arguments: [
+        id.rawValue, track.rawValue, clip.source.rawValue, clip.timelineStart.frames,
+        clip.sourceRange.start.frames, clip.length.frames, clip.gain.decibels,
+        clip.fadeIn.length.frames, clip.fadeIn.curve.rawValue, clip.fadeOut.length.frames,
+        clip.fadeOut.curve.rawValue,
+      ])
+    }
+  }
+}

@@ -1,0 +1,115 @@
+internal import GRDB
+import Timeline
+
+/// The project file's tables and migrations.
+///
+/// Rule: invariants live in the schema (NOT NULL, CHECK, foreign keys), so a bug in Swift cannot
+/// write an impossible project. Why: "trust SQLite more than yourself" (GRDB). What if you
+/// don't: a bad row would only be found when something tries to render it.
+///
+/// Foreign keys have no ON DELETE CASCADE: SQLite 3.40 runs cascades while applying a changeset,
+/// so a redo that deletes a track and its clips would find the clips already gone and abort.
+/// The store deletes a track's clips itself, in the same commit.
+enum Schema {
+  static let projectTable = "project"
+  static let sourceTable = "source"
+  static let trackTable = "track"
+  static let clipTable = "clip"
+  /// The tables whose changes are history; everything else (ids, head, transient state) is not.
+  static let trackedTables = [projectTable, sourceTable, trackTable, clipTable]
+
+  /// `PRAGMA application_id` of a Tape project: "TAPE".
+  static let applicationID: Int32 = 0x5441_5045
+
+  static var migrator: DatabaseMigrator {
+    var migrator = DatabaseMigrator()
+    migrator.registerMigration("v1") { db in
+      let rates = Project.supportedSampleRates.map(String.init).joined(separator: ", ")
+      let curves = FadeCurve.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+      try db.execute(
+        sql: """
+          CREATE TABLE project (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            sampleRate INTEGER NOT NULL CHECK (sampleRate IN (\(rates))),
+            channels INTEGER NOT NULL CHECK (channels IN (1, 2))
+          );
+          CREATE TABLE source (
+            id INTEGER PRIMARY KEY CHECK (id > 0),
+            path TEXT NOT NULL CHECK (path <> ''),
+            contentHash TEXT NOT NULL,
+            sampleRate INTEGER NOT NULL CHECK (sampleRate > 0),
+            channels INTEGER NOT NULL CHECK (channels IN (1, 2)),
+            frameCount INTEGER NOT NULL CHECK (frameCount > 0)
+          );
+          CREATE TABLE track (
+            id INTEGER PRIMARY KEY CHECK (id > 0),
+            position INTEGER NOT NULL,
+            name TEXT NOT NULL CHECK (trim(name) <> ''),
+            gainDB REAL NOT NULL CHECK (gainDB BETWEEN \(Gain.minimumDecibels) AND \(Gain.maximumDecibels)),
+            pan REAL NOT NULL CHECK (pan BETWEEN -1 AND 1),
+            muted INTEGER NOT NULL CHECK (muted IN (0, 1)),
+            solo INTEGER NOT NULL CHECK (solo IN (0, 1))
+          );
+          CREATE TABLE clip (
+            id INTEGER PRIMARY KEY CHECK (id > 0),
+            trackID INTEGER NOT NULL REFERENCES track(id),
+            sourceID INTEGER NOT NULL REFERENCES source(id),
+            timelineStart INTEGER NOT NULL CHECK (timelineStart >= 0),
+            sourceStart INTEGER NOT NULL CHECK (sourceStart >= 0),
+            length INTEGER NOT NULL CHECK (length > 0),
+            gainDB REAL NOT NULL CHECK (gainDB BETWEEN \(Gain.minimumDecibels) AND \(Gain.maximumDecibels)),
+            fadeInLength INTEGER NOT NULL CHECK (fadeInLength >= 0),
+            fadeInCurve TEXT NOT NULL CHECK (fadeInCurve IN (\(curves))),
+            fadeOutLength INTEGER NOT NULL CHECK (fadeOutLength >= 0),
+            fadeOutCurve TEXT NOT NULL CHECK (fadeOutCurve IN (\(curves))),
+            CHECK (fadeInLength + fadeOutLength <= length)
+          );
+          CREATE INDEX clip_by_track ON clip(trackID);
+          CREATE INDEX clip_by_source ON clip(sourceID);
+
+          -- History: a tree of versions. Each holds the changeset from its parent to itself.
+          -- jump is a skew-binary jump pointer (an ancestor) so ancestor and common-ancestor
+          -- queries take O(log n) steps however long the history is.
+          CREATE TABLE version (
+            id INTEGER PRIMARY KEY,
+            parent INTEGER REFERENCES version(id),
+            jump INTEGER NOT NULL REFERENCES version(id),
+            depth INTEGER NOT NULL CHECK (depth >= 0),
+            label TEXT NOT NULL,
+            createdAt INTEGER NOT NULL,
+            coalescingKey TEXT,
+            changeset BLOB NOT NULL,
+            -- The head revision at which this changeset was last written (coalescing rewrites
+            -- it), so another process can tell whether its snapshot of this version is stale.
+            revision INTEGER NOT NULL,
+            CHECK ((parent IS NULL) = (depth = 0))
+          );
+          CREATE INDEX version_by_parent ON version(parent);
+
+          -- Where the project is: the head version, the tip redo leads to (the most recently
+          -- visited descendant of head), and a revision bumped by every write, so another
+          -- process can tell a coalesced commit from no change.
+          CREATE TABLE head (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            version INTEGER NOT NULL REFERENCES version(id),
+            tip INTEGER NOT NULL REFERENCES version(id),
+            revision INTEGER NOT NULL
+          );
+
+          -- Never part of history: id allocation (ids are never reused, even after an undo) and
+          -- transient state such as selection, playhead and view.
+          CREATE TABLE id_sequence (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            nextSource INTEGER NOT NULL CHECK (nextSource > 0),
+            nextTrack INTEGER NOT NULL CHECK (nextTrack > 0),
+            nextClip INTEGER NOT NULL CHECK (nextClip > 0)
+          );
+          CREATE TABLE transient (
+            key TEXT PRIMARY KEY NOT NULL,
+            value TEXT NOT NULL
+          );
+          """)
+    }
+    return migrator
+  }
+}

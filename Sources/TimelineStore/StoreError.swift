@@ -1,0 +1,69 @@
+public import Timeline
+
+/// Why a store operation failed, with a message that says what to do about it.
+///
+/// Every failing operation leaves the project exactly as it was: the transaction is rolled back.
+public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// No file at the path.
+  case notFound(path: String)
+  /// `create` was asked to overwrite an existing file.
+  case alreadyExists(path: String)
+  /// The file exists but is not a Tape project (not SQLite, or SQLite without Tape's marker).
+  case notAProject(path: String)
+  /// A newer Tape wrote this project; this version cannot read it safely.
+  case newerSchema(path: String)
+  /// SQLite reported corruption.
+  case corrupt(detail: String)
+  /// Another process held the write lock for longer than the busy timeout.
+  case busy
+  /// The operating system refused to read or write the file.
+  case io(detail: String)
+  /// The edit is not valid for the current project.
+  case invalidEdit(TimelineError)
+  case nothingToUndo
+  case nothingToRedo
+  /// Fewer steps are available than asked for.
+  case notEnoughSteps(requested: Int, available: Int, direction: String)
+  case unknownVersion(Int64)
+  /// A recorded change no longer matches the data it should apply to.
+  case historyDiverged
+  case internalFailure(String)
+
+  public var description: String {
+    switch self {
+    case .notFound(let path):
+      return "no project at \(path); create one with 'tape new \(path)'"
+    case .alreadyExists(let path):
+      return "\(path) already exists; choose another name or remove it first"
+    case .notAProject(let path):
+      return "\(path) is not a Tape project; give the path of a file made by 'tape new'"
+    case .newerSchema(let path):
+      return
+        "\(path) was written by a newer version of Tape; upgrade tape to open it (the file was not changed)"
+    case .corrupt(let detail):
+      return
+        "the project file is damaged (\(detail)); restore it from a backup (the file was not changed)"
+    case .busy:
+      return
+        "project is busy: another tape process is writing to it; try again when it has finished"
+    case .io(let detail):
+      return "could not read or write the project: \(detail)"
+    case .invalidEdit(let error):
+      return error.description
+    case .nothingToUndo:
+      return "nothing to undo: the project is at its first version"
+    case .nothingToRedo:
+      return "nothing to redo; 'tape history' shows the versions you can check out"
+    case .notEnoughSteps(let requested, let available, let direction):
+      return
+        "cannot \(direction) \(requested) steps: only \(available) available; use --steps \(available)"
+    case .unknownVersion(let version):
+      return "no version \(version) in this project; 'tape history' lists the versions"
+    case .historyDiverged:
+      return
+        "the project's history no longer matches its data, so nothing was changed; please report this with the project file"
+    case .internalFailure(let detail):
+      return "internal error: \(detail)"
+    }
+  }
+}

@@ -1,0 +1,167 @@
+internal import GRDB
+import Synchronization
+public import Timeline
+
+extension TimelineStore {
+  /// What a commit did.
+  public struct CommitResult: Sendable, Hashable {
+    /// The head version after the commit (unchanged when nothing changed).
+    public let version: Int64
+    /// The ids the commit changed; empty when the commands changed nothing.
+    public let changed: ChangedIDs
+    /// The ids allocated during the commit, in order (what `tape` prints).
+    public let newIDs: [String]
+  }
+
+  /// The one write API: runs `edit` against the current project, checks the commands it
+  /// returns, writes them and records how to undo them, all in one transaction.
+  ///
+  /// `edit` may throw a `TimelineError` (reported as ``StoreError/invalidEdit(_:)``) or a
+  /// ``StoreError``. It receives the project as it is on disk at this moment (including commits another
+  /// process made) and an allocator for new ids, and returns commands carrying final state.
+  /// When the commands change nothing, no version is created. With a `coalescingKey`, a run of
+  /// commits with the same key on the head (a fader drag) becomes one undo step: the head
+  /// version absorbs the change instead of gaining a child.
+  ///
+  /// ```swift
+  /// try store.commit(label: "Split") { project, ids in
+  ///   try project.splitClip(clipID, at: 96_000, newID: ids.newClipID())
+  /// }
+  /// ```
+  @discardableResult
+  public func commit(
+    label: String, coalescingKey: String? = nil,
+    _ edit: (Project, inout IDAllocator) throws -> [Command]
+  ) throws(StoreError) -> CommitResult {
+    do {
+      return try queue.writeWithoutTransaction { db in
+        var outcome: (CommitResult, StoreUpdate?)?
+        var newState: (Int64, Int64, Project, [Track.ID: Int64])?
+        try db.inTransaction(.immediate) {
+          let head = try catchUp(db)
+          let (version, project, positions) = state.withLock {
+            ($0.version, $0.project, $0.positions)
+          }
+          var ids = try IDSequence.read(db)
+          let firstIDs = ids
+          let commands = try edit(project, &ids)
+          let (newProject, changed) = try project.applyingWithChanges(commands)
+          var newPositions = positions
+          let changeset =
+            changed.isEmpty
+            ? Changeset()
+            : try SessionCalls.capture(on: connection(db), tables: Schema.trackedTables) {
+              try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
+              try RowWriter.write(new: newProject, changed: changed, positions: &newPositions, db)
+            }
+          guard !changeset.isEmpty else {
+            outcome = (CommitResult(version: version, changed: ChangedIDs(), newIDs: []), nil)
+            return .rollback
+          }
+          try IDSequence.write(ids, db)
+          let (newVersion, revision) = try record(
+            changeset, label: label, coalescingKey: coalescingKey, head: head, db)
+          let result = CommitResult(
+            version: newVersion, changed: changed,
+            newIDs: IDSequence.allocated(from: firstIDs, to: ids))
+          let update = StoreUpdate(
+            version: newVersion, project: newProject, changed: changed,
+            diff: ProjectDiff(from: project, to: newProject, changed: changed))
+          outcome = (result, update)
+          newState = (newVersion, revision, newProject, newPositions)
+          return .commit
+        }
+        guard let (result, update) = outcome else {
+          throw StoreError.internalFailure("the commit finished without a result")
+        }
+        if let (version, revision, project, positions) = newState, let update {
+          state.withLock {
+            $0.version = version
+            $0.revision = revision
+            $0.project = project
+            $0.positions = positions
+          }
+          publish(update)
+        }
+        return result
+      }
+    } catch {
+      throw Self.translate(error)
+    }
+  }
+
+  /// Commits `commands` as they are.
+  @discardableResult
+  public func commit(
+    _ commands: [Command], label: String, coalescingKey: String? = nil
+  )
+    throws(StoreError) -> CommitResult
+  {
+    try commit(label: label, coalescingKey: coalescingKey) { _, _ in commands }
+  }
+
+  /// Stores `changeset` as a new child of the head, or folds it into the head when coalescing.
+  /// Returns the new head version and revision.
+  private func record(
+    _ changeset: Changeset, label: String, coalescingKey: String?, head: Head, _ db: Database
+  ) throws -> (Int64, Int64) {
+    let revision = head.revision + 1
+    let headNode = try VersionGraph.node(head.version, db)
+    if let coalescingKey, headNode.depth > 0,
+      let row = try Row.fetchOne(
+        db.cachedStatement(
+          sql: """
+            SELECT coalescingKey, changeset,
+              EXISTS (SELECT 1 FROM version AS child WHERE child.parent = version.id) AS hasChildren
+            FROM version WHERE id = ?
+            """),
+        arguments: [head.version]),
+      row["coalescingKey"] as String? == coalescingKey, !(row["hasChildren"] as Bool)
+    {
+      let merged = try SessionCalls.concatenate([Changeset(data: row["changeset"]), changeset])
+      try db.cachedStatement(
+        sql: "UPDATE version SET changeset = ?, createdAt = ?, revision = ? WHERE id = ?"
+      ).execute(arguments: [merged.data, now(), revision, head.version])
+      try Head(version: head.version, tip: head.version, revision: revision).write(db)
+      return (head.version, revision)
+    }
+    let jump = try VersionGraph.jump(forChildOf: headNode, db)
+    try db.cachedStatement(
+      sql: """
+        INSERT INTO version
+          (parent, jump, depth, label, createdAt, coalescingKey, changeset, revision)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        """
+    ).execute(arguments: [
+      head.version, jump, headNode.depth + 1, label, now(), coalescingKey, changeset.data, revision,
+    ])
+    let version = db.lastInsertedRowID
+    try Head(version: version, tip: version, revision: revision).write(db)
+    return (version, revision)
+  }
+}
+
+/// The never-rolled-back id counters (the `id_sequence` row).
+enum IDSequence {
+  static func read(_ db: Database) throws -> IDAllocator {
+    guard
+      let row = try Row.fetchOne(
+        db.cachedStatement(
+          sql: "SELECT nextSource, nextTrack, nextClip FROM id_sequence WHERE id = 1"))
+    else { throw StoreError.corrupt(detail: "the id sequence row is missing") }
+    return IDAllocator(
+      nextSource: row["nextSource"], nextTrack: row["nextTrack"], nextClip: row["nextClip"])
+  }
+
+  static func write(_ ids: IDAllocator, _ db: Database) throws {
+    try db.cachedStatement(
+      sql: "UPDATE id_sequence SET nextSource = ?, nextTrack = ?, nextClip = ? WHERE id = 1"
+    ).execute(arguments: [ids.nextSource, ids.nextTrack, ids.nextClip])
+  }
+
+  static func allocated(from first: IDAllocator, to last: IDAllocator) -> [String] {
+    (first.nextSource..<last.nextSource).map { Source.ID($0).description }
+      + (first.nextTrack..<last.nextTrack).map { Track.ID($0).description }
+      + (first.nextClip..<last.nextClip).map { Clip.ID($0).description }
+  }
+}

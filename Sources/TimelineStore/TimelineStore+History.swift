@@ -1,0 +1,161 @@
+public import Foundation
+internal import GRDB
+import Synchronization
+public import Timeline
+
+/// One version in a project's history.
+public struct HistoryEntry: Sendable, Hashable {
+  public let version: Int64
+  public let parent: Int64?
+  public let label: String
+  public let date: Date
+}
+
+/// A project's whole history: a tree of versions, the head, and where redo leads.
+public struct History: Sendable, Hashable {
+  public let head: Int64
+  /// The most recently visited descendant of head (head itself when there is nothing to redo).
+  public let tip: Int64
+  /// Sorted by version.
+  public let versions: [HistoryEntry]
+}
+
+extension TimelineStore {
+  /// Moves the head `steps` versions up toward the root, applying the recorded changes in reverse.
+  @discardableResult
+  public func undo(steps: Int = 1) throws(StoreError) -> StoreSnapshot {
+    try move { head, db in
+      let from = try VersionGraph.node(head.version, db)
+      guard from.depth > 0 else { throw StoreError.nothingToUndo }
+      guard steps <= from.depth else {
+        throw StoreError.notEnoughSteps(
+          requested: steps, available: Int(from.depth), direction: "undo")
+      }
+      return (
+        try VersionGraph.ancestor(of: from, atDepth: from.depth - Int64(max(steps, 1)), db),
+        head.tip
+      )
+    }
+  }
+
+  /// Moves the head `steps` versions toward the most recently visited descendant (the tip).
+  @discardableResult
+  public func redo(steps: Int = 1) throws(StoreError) -> StoreSnapshot {
+    try move { head, db in
+      let from = try VersionGraph.node(head.version, db)
+      let tip = try VersionGraph.node(head.tip, db)
+      let available = tip.depth - from.depth
+      guard available > 0 else { throw StoreError.nothingToRedo }
+      guard steps <= available else {
+        throw StoreError.notEnoughSteps(
+          requested: steps, available: Int(available), direction: "redo")
+      }
+      return (
+        try VersionGraph.ancestor(of: tip, atDepth: from.depth + Int64(max(steps, 1)), db), head.tip
+      )
+    }
+  }
+
+  /// Makes `version` the head, on any branch: the changes from the head up to the common
+  /// ancestor are reversed and those down to `version` applied, as one concatenated changeset.
+  @discardableResult
+  public func checkout(_ version: Int64) throws(StoreError) -> StoreSnapshot {
+    try move { head, db in
+      let target = try VersionGraph.node(version, db)
+      let tip = try VersionGraph.node(head.tip, db)
+      // Redo keeps leading to the old tip when the target is on the way to it.
+      let newTip = try VersionGraph.isAncestor(target, of: tip, db) ? tip.id : target.id
+      return (target, newTip)
+    }
+  }
+
+  /// The whole history tree.
+  public func history() throws(StoreError) -> History {
+    do {
+      return try queue.read { db in
+        let head = try Head.read(db)
+        let versions = try Row.fetchAll(
+          db, sql: "SELECT id, parent, label, createdAt FROM version ORDER BY id"
+        ).map { row in
+          HistoryEntry(
+            version: row["id"], parent: row["parent"], label: row["label"],
+            date: Date(timeIntervalSince1970: Double(row["createdAt"] as Int64) / 1000))
+        }
+        return History(head: head.version, tip: head.tip, versions: versions)
+      }
+    } catch {
+      throw Self.translate(error)
+    }
+  }
+
+  /// The project as it was at `version`, without moving the head.
+  ///
+  /// The recorded changes are applied inside a transaction that is rolled back.
+  public func project(at version: Int64) throws(StoreError) -> Project {
+    do {
+      return try queue.writeWithoutTransaction { db in
+        var project: Project?
+        try db.inTransaction(.immediate) {
+          let head = try Head.read(db)
+          let changeset = try VersionGraph.pathChangeset(
+            from: VersionGraph.node(head.version, db), to: VersionGraph.node(version, db), db)
+          try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
+          try SessionCalls.apply(changeset, to: connection(db))
+          project = try SnapshotReader.load(db).0
+          return .rollback
+        }
+        guard let project else { throw StoreError.internalFailure("no project was read") }
+        return project
+      }
+    } catch {
+      throw Self.translate(error)
+    }
+  }
+
+  /// Moves the head to the version `target` picks (with the tip it returns), applying the path's
+  /// changes in one transaction, then publishes the new snapshot like any commit.
+  private func move(
+    _ target: (Head, Database) throws -> (VersionNode, tip: Int64)
+  ) throws(StoreError) -> StoreSnapshot {
+    do {
+      return try queue.writeWithoutTransaction { db in
+        var moved: (Int64, Int64, Project, [Track.ID: Int64], StoreUpdate)?
+        try db.inTransaction(.immediate) {
+          let head = try catchUp(db)
+          let (from, oldProject, positions) = (
+            try VersionGraph.node(head.version, db), state.withLock { $0.project },
+            state.withLock { $0.positions }
+          )
+          let (to, tip) = try target(head, db)
+          let changeset = try VersionGraph.pathChangeset(from: from, to: to, db)
+          try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
+          try SessionCalls.apply(changeset, to: connection(db))
+          let revision = head.revision + 1
+          try Head(version: to.id, tip: tip, revision: revision).write(db)
+          let changed = try changeset.changedIDs()
+          var newPositions = positions
+          let project = try SnapshotReader.refresh(
+            oldProject, positions: &newPositions, changed: changed, db)
+          let update = StoreUpdate(
+            version: to.id, project: project, changed: changed,
+            diff: ProjectDiff(from: oldProject, to: project, changed: changed))
+          moved = (to.id, revision, project, newPositions, update)
+          return .commit
+        }
+        guard let (version, revision, project, positions, update) = moved else {
+          throw StoreError.internalFailure("the move finished without a result")
+        }
+        state.withLock {
+          $0.version = version
+          $0.revision = revision
+          $0.project = project
+          $0.positions = positions
+        }
+        publish(update)
+        return StoreSnapshot(version: version, project: project)
+      }
+    } catch {
+      throw Self.translate(error)
+    }
+  }
+}

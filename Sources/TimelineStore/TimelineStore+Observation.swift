@@ -1,0 +1,121 @@
+internal import GRDB
+import Logging
+import Synchronization
+import Timeline
+
+extension TimelineStore {
+  /// How often the store looks for commits made by other processes while anyone subscribes.
+  public static let pollInterval: Duration = .milliseconds(20)
+
+  /// Every snapshot from now on: first the current one (its diff adds everything to an empty
+  /// project), then one per edit, undo, redo, checkout and commit by another process.
+  ///
+  /// ```swift
+  /// for await update in store.updates() {
+  ///   for change in update.diff.clips { view.animate(change) }
+  /// }
+  /// ```
+  public func updates() -> AsyncStream<StoreUpdate> {
+    let (stream, continuation) = AsyncStream.makeStream(of: StoreUpdate.self)
+    state.withLock { state in
+      let id = state.nextSubscriber
+      state.nextSubscriber += 1
+      let empty = Project(sampleRate: state.project.sampleRate, channels: state.project.channels)
+      continuation.yield(
+        StoreUpdate(
+          version: state.version, project: state.project,
+          changed: ChangedIDs(everythingIn: state.project),
+          diff: ProjectDiff(from: empty, to: state.project)))
+      state.subscribers[id] = continuation
+      continuation.onTermination = { [weak self] _ in
+        self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
+      }
+      if state.poller == nil {
+        state.poller = Task.detached { [weak self] in
+          var lastDataVersion: Int64?
+          while !Task.isCancelled {
+            try? await Task.sleep(for: Self.pollInterval)
+            guard let self else { return }
+            lastDataVersion = self.pollForExternalChanges(since: lastDataVersion)
+          }
+        }
+      }
+    }
+    return stream
+  }
+
+  /// Catches up with commits other processes made, publishing them; returns after one check.
+  ///
+  /// Subscribers get this automatically; call it to check at a moment of your choosing.
+  public func refresh() throws(StoreError) {
+    do {
+      try queue.read { db in _ = try catchUp(db) }
+    } catch {
+      throw Self.translate(error)
+    }
+  }
+
+  /// `PRAGMA data_version` changes only when another connection commits, so polling it is cheap.
+  private func pollForExternalChanges(since last: Int64?) -> Int64? {
+    do {
+      return try queue.read { db in
+        let dataVersion = try Int64.fetchOne(db, sql: "PRAGMA data_version")
+        if let last, dataVersion != last { _ = try catchUp(db) }
+        return dataVersion
+      }
+    } catch {
+      logger.warning("could not check \(path) for changes: \(Self.translate(error))")
+      return last
+    }
+  }
+
+  /// Brings the in-memory snapshot up to the head on disk, publishing an update when another
+  /// process moved it. Called at the start of every write, inside its transaction.
+  func catchUp(_ db: Database) throws -> Head {
+    let head = try Head.read(db)
+    let (version, revision, oldProject, positions) = state.withLock {
+      ($0.version, $0.revision, $0.project, $0.positions)
+    }
+    if head.version == version && head.revision == revision { return head }
+
+    var newPositions = positions
+    let project: Project
+    let changed: ChangedIDs
+    let ourVersionRevision = try Int64.fetchOne(
+      db.cachedStatement(sql: "SELECT revision FROM version WHERE id = ?"), arguments: [version])
+    if head.version == version || (ourVersionRevision ?? Int64.max) > revision {
+      // Our version was rewritten by a coalescing commit: its changeset no longer describes
+      // the step from what we hold, so read everything and diff in memory.
+      (project, newPositions) = try SnapshotReader.load(db)
+      var all = ChangedIDs(everythingIn: oldProject)
+      let now = ChangedIDs(everythingIn: project)
+      all.sources.formUnion(now.sources)
+      all.tracks.formUnion(now.tracks)
+      all.clips.formUnion(now.clips)
+      changed = all
+    } else {
+      let changeset = try VersionGraph.pathChangeset(
+        from: VersionGraph.node(version, db), to: VersionGraph.node(head.version, db), db)
+      changed = try changeset.changedIDs()
+      project = try SnapshotReader.refresh(
+        oldProject, positions: &newPositions, changed: changed, db)
+    }
+    state.withLock {
+      $0.version = head.version
+      $0.revision = head.revision
+      $0.project = project
+      $0.positions = newPositions
+    }
+    publish(
+      StoreUpdate(
+        version: head.version, project: project, changed: changed,
+        diff: ProjectDiff(from: oldProject, to: project, changed: changed)))
+    return head
+  }
+
+  func publish(_ update: StoreUpdate) {
+    state.withLock { state in
+      for continuation in state.subscribers.values { continuation.yield(update) }
+    }
+  }
+}
