@@ -88,7 +88,10 @@ let package = Package(
     ),
 
     .testTarget(name: "TimelineTests", dependencies: ["Timeline"]),
-    .testTarget(name: "TimelineStoreTests", dependencies: ["TimelineStore", "Timeline"]),
+    .testTarget(
+      name: "TimelineStoreTests",
+      dependencies: ["TimelineStore", "Timeline", .product(name: "GRDB", package: "GRDB.swift")]
+    ),
     .testTarget(name: "MixingTests", dependencies: ["Mixing", "Timeline"]),
     .testTarget(name: "TapeCLITests", dependencies: ["tape"]),
   ]

@@ -26,6 +26,12 @@ public struct ProjectDiff: Sendable, Hashable {
     public var before: PlacedClip?
     public var after: PlacedClip?
 
+    public init(id: Clip.ID, before: PlacedClip?, after: PlacedClip?) {
+      self.id = id
+      self.before = before
+      self.after = after
+    }
+
     /// Whether the clip changed position on the timeline or track.
     public var isMove: Bool {
       guard let before, let after else { return false }
@@ -38,6 +44,12 @@ public struct ProjectDiff: Sendable, Hashable {
     public var id: Track.ID
     public var before: TrackSettings?
     public var after: TrackSettings?
+
+    public init(id: Track.ID, before: TrackSettings?, after: TrackSettings?) {
+      self.id = id
+      self.before = before
+      self.after = after
+    }
   }
 
   /// A track without its clips, and where it sits in the display order.
@@ -63,6 +75,12 @@ public struct ProjectDiff: Sendable, Hashable {
     public var id: Source.ID
     public var before: Source?
     public var after: Source?
+
+    public init(id: Source.ID, before: Source?, after: Source?) {
+      self.id = id
+      self.before = before
+      self.after = after
+    }
   }
 
   /// Sorted by id.

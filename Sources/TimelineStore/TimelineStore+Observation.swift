@@ -60,7 +60,8 @@ extension TimelineStore {
     do {
       return try queue.read { db in
         let dataVersion = try Int64.fetchOne(db, sql: "PRAGMA data_version")
-        if let last, dataVersion != last { _ = try catchUp(db) }
+        // The first check has no baseline: a commit may have landed since the subscription.
+        if last == nil || dataVersion != last { _ = try catchUp(db) }
         return dataVersion
       }
     } catch {

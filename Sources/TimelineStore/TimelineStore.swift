@@ -66,11 +66,11 @@ public struct IDAllocator: Sendable {
 /// ```
 ///
 /// Thread-safe: operations are serialised on the file's connection. Another process may edit the
-/// same file; writers wait up to ``busyTimeout`` for each other, then fail with
+/// same file; writers wait up to a busy timeout (``defaultBusyTimeout``) for each other, then fail with
 /// ``StoreError/busy``.
 public final class TimelineStore: Sendable {
-  /// How long a write waits for another process's write to finish.
-  public static let busyTimeout: TimeInterval = 5
+  /// How long a write waits, by default, for another process's write to finish.
+  public static let defaultBusyTimeout: TimeInterval = 5
 
   public let path: String
   let queue: DatabaseQueue
@@ -166,21 +166,24 @@ public final class TimelineStore: Sendable {
   }
 
   /// Opens an existing project. Never modifies a file that is not a valid Tape project.
-  public static func open(at path: String) throws(StoreError) -> TimelineStore {
+  public static func open(
+    at path: String, busyTimeout: TimeInterval = defaultBusyTimeout
+  )
+    throws(StoreError) -> TimelineStore
+  {
     try checkHeader(path)
     do {
-      let queue = try DatabaseQueue(path: path, configuration: configuration())
-      let state = try queue.read { db in
+      let queue = try DatabaseQueue(
+        path: path, configuration: configuration(busyTimeout: busyTimeout))
+      try queue.read { db in
         let tables = try String.fetchSet(
           db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
         guard tables.contains("grdb_migrations") else { throw StoreError.notAProject(path: path) }
         if try Schema.migrator.hasBeenSuperseded(db) { throw StoreError.newerSchema(path: path) }
-        return tables
       }
       if try queue.read({ db in try !Schema.migrator.hasCompletedMigrations(db) }) {
         try Schema.migrator.migrate(queue)
       }
-      _ = state
       let loaded = try queue.read { db in
         let head = try Head.read(db)
         let (project, positions) = try SnapshotReader.load(db)
@@ -209,7 +212,7 @@ public final class TimelineStore: Sendable {
     guard id == Schema.applicationID else { throw .notAProject(path: path) }
   }
 
-  static func configuration() -> Configuration {
+  static func configuration(busyTimeout: TimeInterval = defaultBusyTimeout) -> Configuration {
     var configuration = Configuration()
     configuration.busyMode = .timeout(busyTimeout)
     configuration.foreignKeysEnabled = true

@@ -1,0 +1,135 @@
+import Foundation
+import GRDB
+import Testing
+import Timeline
+import TimelineStore
+
+@Suite("Bad files and concurrency")
+struct BadFileTests {
+  /// Every byte of a file, with its -wal file if any, to prove nothing was written.
+  static func bytes(_ path: String) throws -> [Data] {
+    [try Data(contentsOf: URL(fileURLWithPath: path))]
+      + ((try? Data(contentsOf: URL(fileURLWithPath: path + "-wal"))).map { [$0] } ?? [])
+  }
+
+  @Test func aMissingFileIsNotCreated() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("missing.tape")
+    #expect(throws: StoreError.notFound(path: path)) { try TimelineStore.open(at: path) }
+    #expect(!FileManager.default.fileExists(atPath: path))
+  }
+
+  @Test func createRefusesToOverwrite() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    try Data("precious".utf8).write(to: URL(fileURLWithPath: path))
+    #expect(throws: StoreError.alreadyExists(path: path)) { try TimelineStore.create(at: path) }
+    #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("precious".utf8))
+    #expect(throws: StoreError.invalidEdit(.unsupportedChannelCount(3))) {
+      try TimelineStore.create(at: dir.path("other.tape"), channels: 3)
+    }
+    #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["song.tape"])
+  }
+
+  @Test func filesThatAreNotProjectsAreRefusedUntouched() throws {
+    let dir = try TemporaryDirectory()
+    let text = dir.path("notes.tape")
+    try Data(
+      "just some text that is long enough to look like a header, maybe, or not at all; more text to pass 100 bytes."
+        .utf8
+    )
+    .write(to: URL(fileURLWithPath: text))
+    let audio = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("../../TestAudio/speech-mono-48k-16.wav").path
+    // A real SQLite database that is not a Tape project, in rollback-journal mode.
+    let other = dir.path("other.sqlite")
+    try DatabaseQueue(path: other).write { db in
+      try db.execute(sql: "CREATE TABLE t (x); INSERT INTO t VALUES (1)")
+    }
+    for path in [text, audio, other] {
+      let before = try Self.bytes(path)
+      #expect(throws: StoreError.notAProject(path: path)) { try TimelineStore.open(at: path) }
+      #expect(try Self.bytes(path) == before)
+      #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+    }
+  }
+
+  @Test func aCorruptProjectIsRefusedUntouched() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let (store, _) = try StoreFixture.populated(at: path)
+    try store.close()
+    // Keep the 100-byte header, scramble the schema page behind it.
+    var data = try Data(contentsOf: URL(fileURLWithPath: path))
+    for index in 100..<4_096 { data[index] = UInt8(truncatingIfNeeded: index &* 37) }
+    try data.write(to: URL(fileURLWithPath: path))
+    let error = #expect(throws: StoreError.self) { try TimelineStore.open(at: path) }
+    guard case .corrupt = error else {
+      Issue.record("expected .corrupt, got \(String(describing: error))")
+      return
+    }
+    #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == data)
+  }
+
+  @Test func aNewerSchemaIsRefusedUntouched() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let (store, _) = try StoreFixture.populated(at: path)
+    try store.close()
+    let queue = try DatabaseQueue(path: path)
+    try queue.write { db in
+      try db.execute(sql: "INSERT INTO grdb_migrations VALUES ('v99-from-the-future')")
+    }
+    try queue.close()
+    let before = try Self.bytes(path)
+    #expect(throws: StoreError.newerSchema(path: path)) { try TimelineStore.open(at: path) }
+    #expect(try Self.bytes(path) == before)
+  }
+
+  /// A writer in another connection holds the lock: our commit waits the busy timeout, then fails
+  /// cleanly; nothing is lost and the next try succeeds.
+  @Test func aBusyProjectFailsCleanlyAndRecovers() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let (first, states) = try StoreFixture.populated(at: path)
+    try first.close()
+    let store = try TimelineStore.open(at: path, busyTimeout: 0.2)
+    let blocker = try DatabaseQueue(path: path)
+    let started = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let thread = Thread {
+      try? blocker.writeWithoutTransaction { db in
+        try db.execute(sql: "BEGIN IMMEDIATE")
+        started.signal()
+        release.wait()
+        try db.execute(sql: "ROLLBACK")
+      }
+    }
+    thread.start()
+    started.wait()
+    #expect(throws: StoreError.busy) {
+      try store.commit(label: "Gain") { p, _ in
+        try p.setTrack(Track.ID(1), gain: Gain(decibels: -1))
+      }
+    }
+    #expect(throws: StoreError.busy) { try store.undo() }
+    release.signal()
+    #expect(store.snapshot == StoreSnapshot(version: 4, project: states[3]))
+    let result = try store.commit(label: "Gain") { p, _ in
+      try p.setTrack(Track.ID(1), gain: Gain(decibels: -1))
+    }
+    #expect(result.version == 5)
+  }
+
+  @Test func theMessagesNameTheFix() {
+    #expect(
+      StoreError.busy.description
+        == "project is busy: another tape process is writing to it; try again when it has finished")
+    #expect(
+      StoreError.notFound(path: "a.tape").description
+        == "no project at a.tape; create one with 'tape new a.tape'")
+    #expect(
+      StoreError.notEnoughSteps(requested: 5, available: 2, direction: "undo").description
+        == "cannot undo 5 steps: only 2 available; use --steps 2")
+  }
+}
