@@ -93,6 +93,7 @@ let package = Package(
       dependencies: ["TimelineStore", "Timeline", .product(name: "GRDB", package: "GRDB.swift")]
     ),
     .testTarget(name: "MixingTests", dependencies: ["Mixing", "Timeline"]),
+    .testTarget(name: "AudioFilesTests", dependencies: ["AudioFiles"]),
     .testTarget(name: "TapeCLITests", dependencies: ["tape"]),
   ]
 )

@@ -17,6 +17,16 @@ public enum FadeCurve: String, Sendable, Hashable, Codable, CaseIterable, Custom
 
   public var description: String { rawValue }
 
+  /// The name the command line uses: `linear`, `equal-power`, `s-curve`, `exponential`.
+  public var displayName: String {
+    switch self {
+    case .linear: "linear"
+    case .equalPower: "equal-power"
+    case .sCurve: "s-curve"
+    case .exponential: "exponential"
+    }
+  }
+
   /// Parses a curve name as typed on the command line: `linear`, `equal-power`/`equalPower`,
   /// `s-curve`/`sCurve`, `exponential`/`exp`, case-insensitively.
   public init?(parsing text: String) {

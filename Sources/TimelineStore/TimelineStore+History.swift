@@ -159,3 +159,45 @@ extension TimelineStore {
     }
   }
 }
+
+/// The result of ``TimelineStore/verify()``: the checks a crash or a bug could fail.
+public struct VerificationReport: Sendable, Hashable, Codable {
+  /// `PRAGMA integrity_check`: "ok" when the file is sound.
+  public let integrity: String
+  /// Rows that break a foreign key.
+  public let foreignKeyViolations: Int
+  public let head: Int64
+  public let versions: Int
+  /// Reversing the whole history from the head gives the empty project of version 1.
+  public let undoToFirstVersionWorks: Bool
+
+  public var isOK: Bool {
+    integrity == "ok" && foreignKeyViolations == 0 && undoToFirstVersionWorks
+  }
+}
+
+extension TimelineStore {
+  /// Checks the file and its history without changing anything: SQLite's integrity check, the
+  /// foreign keys, and that undoing everything from the head (in a transaction that is rolled
+  /// back) reaches the empty first version.
+  public func verify() throws(StoreError) -> VerificationReport {
+    do {
+      let (integrity, violations, head, versions) = try queue.read { db in
+        (
+          try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; "),
+          try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").count,
+          try Head.read(db).version,
+          try Int.fetchOne(db, sql: "SELECT count(*) FROM version") ?? 0
+        )
+      }
+      let format = snapshot.project
+      let first = try project(at: 1)
+      return VerificationReport(
+        integrity: integrity, foreignKeyViolations: violations, head: head, versions: versions,
+        undoToFirstVersionWorks: first
+          == Project(sampleRate: format.sampleRate, channels: format.channels))
+    } catch {
+      throw Self.translate(error)
+    }
+  }
+}

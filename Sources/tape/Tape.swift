@@ -2,15 +2,23 @@ import ArgumentParser
 
 /// The `tape` command: argument parsing and wiring only; the work lives in the libraries.
 @main
-struct Tape: AsyncParsableCommand {
+struct Tape: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "tape",
     abstract: "Cut, mix, undo and render multitrack audio projects from the command line.",
     discussion: """
       A project is one SQLite file (song.tape) holding the timeline, its sources and its whole
       undo history. Times are written 1.5, 1.5s, 250ms, 1:02.5, 01:02:03.250 or 96000f; gains
-      as -3, -3dB or +2.5dB.
+      as -3, -3dB or +2.5dB. Ids are short and stable: s1 (source), t1 (track), c1 (clip).
       """,
-    version: "0.1.0"
+    version: "0.1.0",
+    subcommands: [CommitLoop.self, Verify.self],
+    groupedSubcommands: [
+      CommandGroup(name: "Project", subcommands: [New.self, Import.self, List.self]),
+      CommandGroup(name: "Tracks", subcommands: [TrackCommand.self]),
+      CommandGroup(name: "Clips", subcommands: [ClipCommand.self]),
+      CommandGroup(
+        name: "History", subcommands: [Undo.self, Redo.self, Checkout.self, HistoryCommand.self]),
+    ]
   )
 }

@@ -1,0 +1,145 @@
+import ArgumentParser
+import AudioFiles
+import Foundation
+import Timeline
+import TimelineStore
+
+/// The project file every command takes first.
+struct ProjectArgument: ParsableArguments {
+  @Argument(help: "The project file (for example song.tape).")
+  var file: String
+}
+
+/// `--json`, for commands whose output scripts read.
+struct JSONOption: ParsableArguments {
+  @Flag(help: "Print machine-readable JSON on stdout.")
+  var json = false
+}
+
+/// The exit codes of BSD's sysexits.h, which `tape` uses for every failure.
+enum Exit {
+  static let usage: Int32 = 64
+  static let dataError: Int32 = 65
+  static let noInput: Int32 = 66
+  static let software: Int32 = 70
+  static let ioError: Int32 = 74
+  static let busy: Int32 = 75
+}
+
+/// Runs a command body and turns any failure into one line on stderr and its exit code.
+///
+/// Nothing is printed on stdout for a failed command, and no stack trace ever reaches the user.
+func reportingErrors(_ body: () throws -> Void) throws {
+  do {
+    try body()
+  } catch let error as ExitCode {
+    throw error
+  } catch {
+    let (code, message) = describe(error)
+    printError(message)
+    throw ExitCode(code)
+  }
+}
+
+func describe(_ error: any Error) -> (Int32, String) {
+  switch error {
+  case let error as StoreError:
+    switch error {
+    case .notFound: return (Exit.noInput, error.description)
+    case .busy: return (Exit.busy, error.description)
+    case .io: return (Exit.ioError, error.description)
+    case .alreadyExists: return (Exit.usage, error.description)
+    case .invalidEdit(let inner): return describe(inner)
+    case .internalFailure: return (Exit.software, error.description)
+    default: return (Exit.dataError, error.description)
+    }
+  case let error as TimelineError:
+    switch error {
+    case .invalidTime, .invalidGain, .invalidPan: return (Exit.usage, error.description)
+    default: return (Exit.dataError, error.description)
+    }
+  case let error as AudioFileError:
+    switch error {
+    case .missing: return (Exit.noInput, error.description)
+    case .unreadable, .io: return (Exit.ioError, error.description)
+    default: return (Exit.dataError, error.description)
+    }
+  case let error as UsageError:
+    return (Exit.usage, error.message)
+  default:
+    return (Exit.software, "\(error)")
+  }
+}
+
+/// A mistake in how a command was called, found after parsing (an id of the wrong kind, say).
+struct UsageError: Error {
+  let message: String
+}
+
+/// Writes `error: message` to stderr, the prefix red on a terminal unless NO_COLOR is set.
+func printError(_ message: String) {
+  let colour = isatty(STDERR_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+  let prefix = colour ? "\u{1B}[1;31merror:\u{1B}[0m" : "error:"
+  FileHandle.standardError.write(Data("\(prefix) \(message)\n".utf8))
+}
+
+/// Prints `value` as one line of JSON on stdout.
+func printJSON(_ value: JSONValue) {
+  print(value.rendered)
+}
+
+/// What every mutating command prints: the new ids alone, one per line, or with `--json`
+/// `{"version": N, "ids": [...]}`.
+struct MutationOutput {
+  let version: Int64
+  let ids: [String]
+
+  func print(json: Bool) throws {
+    if json {
+      printJSON(.object([("version", .int(version)), ("ids", .array(ids.map(JSONValue.string)))]))
+    } else {
+      for id in ids { Swift.print(id) }
+    }
+  }
+}
+
+// MARK: Parsing values that need the project
+
+func parseID<Entity>(_ text: String, as _: EntityID<Entity>.Type) throws -> EntityID<Entity> {
+  guard let id = EntityID<Entity>(parsing: text) else {
+    throw UsageError(
+      message:
+        "'\(text)' is not a \(Entity.entityName) id; \(Entity.entityName) ids look like \(Entity.idPrefix)1 ('tape ls' lists them)"
+    )
+  }
+  return id
+}
+
+func parseTime(_ text: String, _ project: Project) throws -> FrameCount {
+  try TimeValue(parsing: text, sampleRate: project.sampleRate).frames
+}
+
+func parsePosition(_ text: String, _ project: Project) throws -> FramePosition {
+  FramePosition(try parseTime(text, project).frames)
+}
+
+func parsePan(_ text: String) throws -> Double {
+  guard let pan = Double(text.trimmingCharacters(in: .whitespaces)), pan.isFinite else {
+    throw TimelineError.invalidPan(text)
+  }
+  guard (-1.0...1.0).contains(pan) else { throw TimelineError.panOutOfRange(track: nil, pan: pan) }
+  return pan
+}
+
+func parseCurve(_ text: String) throws -> FadeCurve {
+  guard let curve = FadeCurve(parsing: text) else {
+    throw UsageError(
+      message: "'\(text)' is not a fade curve; use linear, equal-power, s-curve or exponential")
+  }
+  return curve
+}
+
+/// Opens the project named on the command line.
+func openStore(_ file: String) throws -> TimelineStore {
+  try TimelineStore.open(at: file)
+}

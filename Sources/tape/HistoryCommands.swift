@@ -1,0 +1,143 @@
+import ArgumentParser
+import Foundation
+import TimelineStore
+
+struct Undo: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Step back through history (survives quitting and crashes).",
+    discussion: "Example: tape undo song.tape --steps 3")
+
+  @OptionGroup var project: ProjectArgument
+  @Option(help: "How many steps.") var steps = 1
+  @OptionGroup var output: JSONOption
+
+  func validate() throws {
+    guard steps >= 1 else { throw ValidationError("--steps must be 1 or more") }
+  }
+
+  func run() throws {
+    try reportingErrors {
+      let snapshot = try openStore(project.file).undo(steps: steps)
+      try MutationOutput(version: snapshot.version, ids: []).print(json: output.json)
+    }
+  }
+}
+
+struct Redo: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Step forward again, toward the version you were last at.",
+    discussion: "Example: tape redo song.tape")
+
+  @OptionGroup var project: ProjectArgument
+  @Option(help: "How many steps.") var steps = 1
+  @OptionGroup var output: JSONOption
+
+  func validate() throws {
+    guard steps >= 1 else { throw ValidationError("--steps must be 1 or more") }
+  }
+
+  func run() throws {
+    try reportingErrors {
+      let snapshot = try openStore(project.file).redo(steps: steps)
+      try MutationOutput(version: snapshot.version, ids: []).print(json: output.json)
+    }
+  }
+}
+
+struct Checkout: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Go to any version in history, on any branch.",
+    discussion: "Example: tape checkout song.tape 12")
+
+  @OptionGroup var project: ProjectArgument
+  @Argument(help: "The version number ('tape history' lists them).") var version: Int64
+  @OptionGroup var output: JSONOption
+
+  func run() throws {
+    try reportingErrors {
+      let snapshot = try openStore(project.file).checkout(version)
+      try MutationOutput(version: snapshot.version, ids: []).print(json: output.json)
+    }
+  }
+}
+
+struct HistoryCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "history",
+    abstract: "Show the version tree, with the head marked.",
+    discussion: "Example: tape history song.tape --json")
+
+  @OptionGroup var project: ProjectArgument
+  @OptionGroup var output: JSONOption
+
+  func run() throws {
+    try reportingErrors {
+      let history = try openStore(project.file).history()
+      if output.json {
+        printJSON(historyJSON(history))
+      } else {
+        print(HistoryTree(history).text, terminator: "")
+      }
+    }
+  }
+}
+
+/// The `tape history --json` contract. Documented in the README; keep stable.
+func historyJSON(_ history: History) -> JSONValue {
+  let formatter = ISO8601DateFormatter()
+  formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+  return .object([
+    ("head", .int(history.head)),
+    (
+      "versions",
+      .array(
+        history.versions.map { entry in
+          .object([
+            ("version", .int(entry.version)), ("parent", entry.parent.map(JSONValue.int) ?? .null),
+            ("label", .string(entry.label)), ("date", .string(formatter.string(from: entry.date))),
+          ])
+        })
+    ),
+  ])
+}
+
+/// The history as a tree: a run of versions continues on one line of descent; where a version
+/// has several children, each branch is drawn below it, indented.
+struct HistoryTree {
+  let text: String
+
+  init(_ history: History) {
+    var children: [Int64: [HistoryEntry]] = [:]
+    var roots: [HistoryEntry] = []
+    for entry in history.versions {
+      if let parent = entry.parent {
+        children[parent, default: []].append(entry)
+      } else {
+        roots.append(entry)
+      }
+    }
+    let formatter = DateFormatter()
+    formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+    var lines: [String] = []
+    // Explicit stack instead of recursion: a linear history may be 100,000 versions deep.
+    var stack: [(entry: HistoryEntry, prefix: String, branch: String)] = roots.reversed().map {
+      ($0, "", "")
+    }
+    while let (entry, prefix, branch) = stack.popLast() {
+      let marker = entry.version == history.head ? "  ← head" : ""
+      lines.append(
+        "\(prefix)\(branch)\(pad(String(entry.version), 5)) \(formatter.string(from: entry.date))  \(entry.label)\(marker)"
+      )
+      let kids = children[entry.version] ?? []
+      let childPrefix = prefix + (branch == "├─ " ? "│  " : branch == "└─ " ? "   " : "")
+      if kids.count == 1 {
+        stack.append((kids[0], childPrefix, ""))
+      } else {
+        for (index, kid) in kids.enumerated().reversed() {
+          stack.append((kid, childPrefix, index == kids.count - 1 ? "└─ " : "├─ "))
+        }
+      }
+    }
+    text = lines.joined(separator: "\n") + "\n"
+  }
+}

@@ -1,0 +1,209 @@
+import ArgumentParser
+import AudioFiles
+import Foundation
+import Timeline
+import TimelineStore
+
+struct New: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Create an empty project file.",
+    discussion: "Example: tape new song.tape --rate 48000 --channels 2")
+
+  @OptionGroup var project: ProjectArgument
+  @Option(help: "Sample rate of the timeline in Hz.") var rate = 48_000
+  @Option(help: "Output channels: 1 (mono) or 2 (stereo).") var channels = 2
+  @OptionGroup var output: JSONOption
+
+  func run() throws {
+    try reportingErrors {
+      let store = try TimelineStore.create(at: project.file, sampleRate: rate, channels: channels)
+      try MutationOutput(version: store.snapshot.version, ids: []).print(json: output.json)
+    }
+  }
+}
+
+struct Import: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Register audio files as sources; prints their ids.",
+    discussion: """
+      Every file is opened and read completely first; if any is missing, unreadable, not audio,
+      truncated or has more than two channels, nothing is imported.
+      Example: tape import song.tape vocals.wav drums.flac
+      """)
+
+  @OptionGroup var project: ProjectArgument
+  @Argument(help: "Audio files (WAV, FLAC, AIFF, Ogg… anything libsndfile reads).")
+  var audio: [String]
+  @OptionGroup var output: JSONOption
+
+  func validate() throws {
+    guard !audio.isEmpty else { throw ValidationError("name at least one audio file to import") }
+  }
+
+  func run() throws {
+    try reportingErrors {
+      let store = try openStore(project.file)
+      var probed: [AudioFileInfo] = []
+      for path in audio { probed.append(try AudioProbe.probe(path)) }
+      let names = probed.map { ($0.path as NSString).lastPathComponent }
+      let label = names.count == 1 ? "Import \(names[0])" : "Import \(names.count) files"
+      let result = try store.commit(label: label) { _, ids in
+        probed.map { info in
+          .setSource(
+            Source(
+              id: ids.newSourceID(), path: info.path, contentHash: info.contentHash,
+              sampleRate: info.sampleRate, channels: info.channels,
+              frameCount: FrameCount(info.frameCount)))
+        }
+      }
+      try MutationOutput(version: result.version, ids: result.newIDs).print(json: output.json)
+    }
+  }
+}
+
+struct List: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "ls",
+    abstract: "Show the timeline: sources, tracks and clips.",
+    discussion: "Example: tape ls song.tape --json")
+
+  @OptionGroup var project: ProjectArgument
+  @OptionGroup var output: JSONOption
+  @Option(help: "Show this version instead of the current one (the head does not move).")
+  var version: Int64?
+
+  func run() throws {
+    try reportingErrors {
+      let store = try openStore(project.file)
+      let shown: StoreSnapshot
+      if let version {
+        shown = StoreSnapshot(version: version, project: try store.project(at: version))
+      } else {
+        shown = store.snapshot
+      }
+      if output.json {
+        printJSON(projectJSON(shown))
+      } else {
+        print(TimelineTable(shown).text, terminator: "")
+      }
+    }
+  }
+}
+
+/// The `tape ls --json` contract: every time in frames. Documented in the README; keep stable.
+func projectJSON(_ snapshot: StoreSnapshot) -> JSONValue {
+  let project = snapshot.project
+  let fade = { (fade: Fade) in
+    JSONValue.object([
+      ("length", .int(fade.length.frames)), ("curve", .string(fade.curve.rawValue)),
+    ])
+  }
+  return .object([
+    ("version", .int(snapshot.version)),
+    ("sampleRate", .int(Int64(project.sampleRate))),
+    ("channels", .int(Int64(project.channels))),
+    (
+      "sources",
+      .array(
+        project.sources.map { source in
+          .object([
+            ("id", .string(source.id.description)), ("path", .string(source.path)),
+            ("sampleRate", .int(Int64(source.sampleRate))),
+            ("channels", .int(Int64(source.channels))),
+            ("frames", .int(source.frameCount.frames)),
+          ])
+        })
+    ),
+    (
+      "tracks",
+      .array(
+        project.tracks.map { track in
+          .object([
+            ("id", .string(track.id.description)), ("name", .string(track.name)),
+            ("gainDB", .double(track.gain.decibels)), ("pan", .double(track.pan)),
+            ("muted", .bool(track.isMuted)), ("solo", .bool(track.isSolo)),
+            (
+              "clips",
+              .array(
+                track.clips.map { clip in
+                  .object([
+                    ("id", .string(clip.id.description)),
+                    ("source", .string(clip.source.description)),
+                    ("timelineStart", .int(clip.timelineStart.frames)),
+                    ("sourceStart", .int(clip.sourceRange.start.frames)),
+                    ("length", .int(clip.length.frames)), ("gainDB", .double(clip.gain.decibels)),
+                    ("fadeIn", fade(clip.fadeIn)), ("fadeOut", fade(clip.fadeOut)),
+                  ])
+                })
+            ),
+          ])
+        })
+    ),
+  ])
+}
+
+/// `tape ls` for people: sources, then one table per track.
+struct TimelineTable {
+  let text: String
+
+  init(_ snapshot: StoreSnapshot) {
+    let project = snapshot.project
+    let rate = project.sampleRate
+    let clock = { (frames: Int64) in TimeValue.clock(FrameCount(frames), sampleRate: rate) }
+    var lines = [
+      "version \(snapshot.version) · \(rate) Hz · \(project.channels == 1 ? "mono" : "stereo") · length \(clock(project.timelineEnd.frames))"
+    ]
+    lines.append("")
+    if project.sources.isEmpty {
+      lines.append("no sources yet: tape import FILE AUDIO...")
+    } else {
+      lines.append("sources")
+      for source in project.sources {
+        let length = TimeValue.clock(
+          source.frameCount(atRate: source.sampleRate), sampleRate: source.sampleRate)
+        lines.append(
+          "  \(pad(source.id.description, 5)) \(length)  \(source.sampleRate) Hz \(source.channels == 1 ? "mono  " : "stereo")  \(source.path)"
+        )
+      }
+    }
+    if project.tracks.isEmpty {
+      lines.append("")
+      lines.append("no tracks yet: tape track add FILE NAME")
+    }
+    for track in project.tracks {
+      var flags: [String] = []
+      if track.isMuted { flags.append("muted") }
+      if track.isSolo { flags.append("solo") }
+      lines.append("")
+      lines.append(
+        "\(track.id) \(track.name)  gain \(track.gain)  pan \(formatPan(track.pan))\(flags.isEmpty ? "" : "  [" + flags.joined(separator: ", ") + "]")"
+      )
+      if track.clips.isEmpty {
+        lines.append("  (no clips)")
+        continue
+      }
+      lines.append(
+        "  clip   source  start      end        from       gain     fade in            fade out")
+      for clip in track.clips {
+        let fade = { (fade: Fade) in
+          fade.length.frames == 0
+            ? "-" : "\(TimeValue.seconds(fade.length, sampleRate: rate)) \(fade.curve.displayName)"
+        }
+        lines.append(
+          "  \(pad(clip.id.description, 6)) \(pad(clip.source.description, 7)) \(pad(clock(clip.timelineStart.frames), 10)) \(pad(clock(clip.timelineEnd.frames), 10)) \(pad(clock(clip.sourceRange.start.frames), 10)) \(pad(clip.gain.description, 8)) \(pad(fade(clip.fadeIn), 18)) \(fade(clip.fadeOut))"
+        )
+      }
+    }
+    text = lines.joined(separator: "\n") + "\n"
+  }
+}
+
+func pad(_ text: String, _ width: Int) -> String {
+  text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+}
+
+func formatPan(_ pan: Double) -> String {
+  if pan == 0 { return "C" }
+  let percent = Int((abs(pan) * 100).rounded())
+  return pan < 0 ? "L\(percent)" : "R\(percent)"
+}
