@@ -94,7 +94,7 @@ let package = Package(
     ),
     .testTarget(name: "MixingTests", dependencies: ["Mixing", "Timeline"]),
     .testTarget(name: "AudioFilesTests", dependencies: ["AudioFiles"]),
-    .testTarget(name: "TapeCLITests", dependencies: ["tape"]),
+    .testTarget(name: "TapeCLITests", dependencies: ["tape", "TimelineStore", "Timeline"]),
   ]
 )
 

@@ -336,3 +336,21 @@ struct Head {
       .execute(arguments: [version, tip, revision])
   }
 }
+
+extension TimelineStore {
+  /// Takes the write lock, calls `locked`, and keeps the lock for `seconds` without writing:
+  /// what a long commit in another process looks like. For tests of busy handling.
+  public func holdWriteLock(for seconds: Double, locked: () -> Void) throws(StoreError) {
+    do {
+      try queue.writeWithoutTransaction { db in
+        try db.inTransaction(.immediate) {
+          locked()
+          Thread.sleep(forTimeInterval: seconds)
+          return .rollback
+        }
+      }
+    } catch {
+      throw Self.translate(error)
+    }
+  }
+}

@@ -139,7 +139,9 @@ func parseCurve(_ text: String) throws -> FadeCurve {
   return curve
 }
 
-/// Opens the project named on the command line.
+/// Opens the project named on the command line. `TAPE_BUSY_TIMEOUT` (seconds) overrides how long
+/// a command waits for another process's write before failing with "project is busy".
 func openStore(_ file: String) throws -> TimelineStore {
-  try TimelineStore.open(at: file)
+  let timeout = ProcessInfo.processInfo.environment["TAPE_BUSY_TIMEOUT"].flatMap(Double.init)
+  return try TimelineStore.open(at: file, busyTimeout: timeout ?? TimelineStore.defaultBusyTimeout)
 }

@@ -12,7 +12,7 @@ struct Tape: ParsableCommand {
       as -3, -3dB or +2.5dB. Ids are short and stable: s1 (source), t1 (track), c1 (clip).
       """,
     version: "0.1.0",
-    subcommands: [CommitLoop.self, Verify.self],
+    subcommands: [CommitLoop.self, Verify.self, HoldLock.self],
     groupedSubcommands: [
       CommandGroup(name: "Project", subcommands: [New.self, Import.self, List.self]),
       CommandGroup(name: "Tracks", subcommands: [TrackCommand.self]),

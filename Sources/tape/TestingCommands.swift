@@ -30,7 +30,8 @@ struct CommitLoop: ParsableCommand {
         step += 1
         let line: String
         if step % 7 == 0, store.snapshot.version > 2 {
-          line = "undo \(try store.undo().version)\nredo \(try store.redo().version)"
+          acknowledge("undo \(try store.undo().version)")
+          line = "redo \(try store.redo().version)"
         } else if step % 10 == 0 {
           let result = try store.commit(label: "Large \(step)") { project, ids in
             guard let track = project.tracks.first else { return [] }
@@ -53,8 +54,29 @@ struct CommitLoop: ParsableCommand {
           }
           line = "commit \(result.version)"
         }
-        // Unbuffered: a line on stdout means the operation returned, even if we die right after.
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        acknowledge(line)
+      }
+    }
+  }
+
+  /// Unbuffered: a line on stdout means the operation returned, even if we die right after.
+  private func acknowledge(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+  }
+}
+
+/// Holds the project's write lock for a while, as a long commit in another process would.
+struct HoldLock: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "_hold-lock", abstract: "Testing: hold the write lock.", shouldDisplay: false)
+
+  @OptionGroup var project: ProjectArgument
+  @Option(help: "Seconds to hold it.") var seconds: Double = 5
+
+  func run() throws {
+    try reportingErrors {
+      try openStore(project.file).holdWriteLock(for: seconds) {
+        FileHandle.standardOutput.write(Data("locked\n".utf8))
       }
     }
   }

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+import Timeline
+import TimelineStore
+
+@Suite("Other processes", .timeLimit(.minutes(5)))
+struct CrossProcessTests {
+  /// An edit made by `tape` in another process reaches this process's subscribers through the
+  /// same sequence as its own edits.
+  @Test func anEditInAnotherProcessIsObserved() async throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    try ws.tape("track", "add", song, "Voice")
+    let store = try TimelineStore.open(at: song)
+    var updates = store.updates().makeAsyncIterator()
+    let first = try #require(await updates.next())
+    #expect(first.version == 2)
+
+    try ws.tape("track", "set", song, "t1", "--gain", "-6", "--pan", "0.5")
+    let update = try #require(await updates.next())
+    #expect(update.version == 3)
+    #expect(update.project.track(Track.ID(1))?.gain == Gain(decibels: -6))
+    #expect(update.diff.tracks.map(\.id) == [Track.ID(1)])
+    #expect(update.diff.tracks.first?.before?.pan == 0)
+    #expect(update.diff.tracks.first?.after?.pan == 0.5)
+
+    try ws.tape("undo", song)
+    let undone = try #require(await updates.next())
+    #expect(undone.version == 2)
+    #expect(undone.project == first.project)
+  }
+
+  /// A child process commits in a loop and is killed with SIGKILL at random moments. After each
+  /// kill the file passes SQLite's integrity check, every acknowledged operation is there, the
+  /// head is the last acknowledged version or the one in flight, and undo back to version 1 works.
+  @Test func killingAWriterLosesNothingItAcknowledged() throws {
+    let ws = try Workspace()
+    let song = ws.path("crash.tape")
+    try ws.tape("new", song)
+    let kills = Int(ProcessInfo.processInfo.environment["TAPE_CRASH_KILLS"] ?? "") ?? 15
+    var rng = SystemRandomNumberGenerator()
+    var acknowledgedCommits = 0
+    for round in 0..<kills {
+      let lines = try CrashRound.run(
+        song: song, killAfter: .milliseconds(Int.random(in: 30...400, using: &rng)))
+      let verify = try TapeBinary.run(["_verify", song])
+      #expect(verify.status == 0, "round \(round): \(verify.stdout) \(verify.stderr)")
+      let history = try #require(
+        try parseJSON(ws.tape("history", song, "--json").stdout) as? [String: Any])
+      let head = try #require(history["head"] as? Int)
+      let versions = try #require(history["versions"] as? [[String: Any]])
+      let parents = Dictionary(
+        uniqueKeysWithValues: versions.map { ($0["version"] as! Int, $0["parent"] as? Int) })
+      for line in lines where line.hasPrefix("commit ") {
+        let version = Int(line.dropFirst(7))!
+        #expect(parents.keys.contains(version), "round \(round): acknowledged \(line) is missing")
+        acknowledgedCommits += 1
+      }
+      if let last = lines.last, let lastVersion = Int(last.split(separator: " ")[1]) {
+        let inFlight = parents[head] == lastVersion || parents[lastVersion] == head
+        #expect(
+          head == lastVersion || inFlight,
+          "round \(round): head \(head) after acknowledging '\(last)'")
+      }
+    }
+    #expect(acknowledgedCommits > kills)
+  }
+}
+
+/// One run of `tape _commit-loop`, killed with SIGKILL after a delay; returns the lines it
+/// acknowledged.
+enum CrashRound {
+  static func run(song: String, killAfter delay: Duration) throws -> [String] {
+    let process = Process()
+    process.executableURL = TapeBinary.url
+    process.arguments = ["_commit-loop", song]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    Thread.sleep(
+      forTimeInterval: Double(delay.components.attoseconds) / 1e18
+        + Double(delay.components.seconds))
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    // A line cut off by the kill is not an acknowledgement.
+    return output.split(separator: "\n", omittingEmptySubsequences: true)
+      .filter { $0.split(separator: " ").count == 2 && Int($0.split(separator: " ")[1]) != nil }
+      .map(String.init)
+  }
+}

@@ -1,0 +1,221 @@
+import Foundation
+import Testing
+
+@Suite("Every error: one line, its exit code, nothing changed")
+struct ErrorPathTests {
+  /// A project with two tracks, a source and a 2 s clip with a 0.5 s fade-in.
+  static func project(_ ws: Workspace) throws -> String {
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    try ws.tape("import", song, TestAudio.path("speech-mono-48k-16.wav"))
+    try ws.tape("track", "add", song, "Voice")
+    try ws.tape("track", "add", song, "Other")
+    try ws.tape(
+      "clip", "add", song, "t1", "s1", "--at", "1s", "--length", "2s", "--fade-in", "0.5s")
+    return song
+  }
+
+  static let cases: [(arguments: [String], status: Int32, message: String)] = [
+    // Impossible edits.
+    (
+      ["clip", "set", "@", "c1", "--fade-in", "9s"], 65,
+      "error: fade-in 9s is longer than clip c1 (2s); use --fade-in 2s or less\n"
+    ),
+    (
+      ["clip", "split", "@", "c1", "--at", "1.25s"], 65,
+      "error: 1.25s is inside the fade-in of clip c1 (0.5s), where a split cannot keep the sound unchanged; split at 1.5s or later, or shorten the fade-in first\n"
+    ),
+    (
+      ["clip", "split", "@", "c1", "--at", "7s"], 65,
+      "error: 7s is not inside clip c1, which spans 1s–3s; split strictly between its edges\n"
+    ),
+    (
+      ["clip", "add", "@", "t1", "s1", "--at", "0", "--from", "6s", "--length", "1s"], 65,
+      "error: clip c2 plays 6s–7s of source s1, which is only 6.401s long; end it at 6.401s or earlier\n"
+    ),
+    (
+      ["clip", "trim", "@", "c1", "--start", "3s", "--end", "2s"], 65,
+      "error: trimming clip c1 to 3s–2s would leave nothing; the start must be before the end\n"
+    ),
+    (
+      ["track", "set", "@", "t1", "--pan", "1.5"], 65,
+      "error: pan 1.5 is outside -1…1; use -1 (left), 0 (centre), 1 (right) or a value between\n"
+    ),
+    (
+      ["track", "set", "@", "t1", "--name", " "], 65,
+      "error: a track name cannot be empty; give it a name such as \"Drums\"\n"
+    ),
+    (
+      ["undo", "@", "--steps", "99"], 65,
+      "error: cannot undo 99 steps: only 4 available; use --steps 4\n"
+    ),
+    (
+      ["redo", "@"], 65,
+      "error: nothing to redo; 'tape history' shows the versions you can check out\n"
+    ),
+    (
+      ["checkout", "@", "42"], 65,
+      "error: no version 42 in this project; 'tape history' lists the versions\n"
+    ),
+    // Unknown ids.
+    (
+      ["clip", "rm", "@", "c9"], 65,
+      "error: no clip c9 in this project; 'tape ls' lists the clips\n"
+    ),
+    (
+      ["track", "rm", "@", "t7"], 65,
+      "error: no track t7 in this project; 'tape ls' lists the tracks\n"
+    ),
+    (
+      ["clip", "add", "@", "t1", "s4", "--at", "0"], 65,
+      "error: no source s4 in this project; 'tape ls' lists the sources\n"
+    ),
+    (
+      ["clip", "move", "@", "c1", "--track", "t9"], 65,
+      "error: no track t9 in this project; 'tape ls' lists the tracks\n"
+    ),
+    (
+      ["clip", "rm", "@", "t1"], 64,
+      "error: 't1' is not a clip id; clip ids look like c1 ('tape ls' lists them)\n"
+    ),
+    // Bad times and gains.
+    (
+      ["clip", "move", "@", "c1", "--to", "soon"], 64,
+      "error: 'soon' is not a time; write seconds (1.5 or 1.5s), milliseconds (250ms), a clock (1:02.5 or 01:02:03.250) or frames (96000f)\n"
+    ),
+    (
+      ["clip", "set", "@", "c1", "--gain", "loud"], 64,
+      "error: 'loud' is not a gain; write decibels such as -3, -3dB or +2.5dB\n"
+    ),
+    (
+      ["track", "add", "@", "X", "--gain", "+60dB"], 65,
+      "error: gain +60 dB is out of range; use a value from -144 to +48 dB\n"
+    ),
+    (
+      ["clip", "set", "@", "c1", "--fade-in-curve", "wobbly"], 64,
+      "error: 'wobbly' is not a fade curve; use linear, equal-power, s-curve or exponential\n"
+    ),
+  ]
+
+  @Test(arguments: cases.indices)
+  func failsCleanly(index: Int) throws {
+    let ws = try Workspace()
+    let song = try Self.project(ws)
+    let (arguments, status, message) = Self.cases[index]
+    let before = try ws.fingerprint("song.tape")
+    let lsBefore = try ws.tape("ls", song, "--json").stdout
+    let result = try TapeBinary.run(
+      arguments.map { $0 == "@" ? song : $0 }, environment: ["NO_COLOR": "1"])
+    #expect(result.status == status)
+    #expect(result.stderr == message)
+    #expect(result.stdout == "")
+    #expect(try ws.fingerprint("song.tape") == before)
+    #expect(try ws.tape("ls", song, "--json").stdout == lsBefore)
+  }
+
+  @Test func missingAndNonAudioFilesImportNothing() throws {
+    let ws = try Workspace()
+    let song = try Self.project(ws)
+    let before = try ws.fingerprint("song.tape")
+    let good = TestAudio.path("piano-stereo-44k-24.wav")
+    let expectations: [(String, Int32, String)] = [
+      (ws.path("nope.wav"), 66, "error: \(ws.path("nope.wav")) does not exist; check the path\n"),
+      (
+        TestAudio.path("bad-not-audio.wav"), 65,
+        "error: \(TestAudio.path("bad-not-audio.wav")) is not an audio file Tape can read (format not recognised.); use WAV, FLAC, AIFF, Ogg or another format libsndfile reads\n"
+      ),
+      (
+        TestAudio.path("bad-six-channels.wav"), 65,
+        "error: \(TestAudio.path("bad-six-channels.wav")) has 6 channels; Tape takes mono or stereo, so mix it down first (for example: sox in.wav out.wav remix 1,3,5 2,4,6)\n"
+      ),
+      (
+        TestAudio.path("bad-truncated.wav"), 65,
+        "error: \(TestAudio.path("bad-truncated.wav")) is truncated: its header promises 48000 frames but only 24989 could be read; re-export or re-copy the file\n"
+      ),
+      (
+        TestAudio.path("bad-empty.wav"), 65,
+        "error: \(TestAudio.path("bad-empty.wav")) holds no audio (0 frames); choose a file with sound in it\n"
+      ),
+    ]
+    for (bad, status, message) in expectations {
+      // A good file before the bad one is not imported either.
+      let result = try TapeBinary.run(["import", song, good, bad], environment: ["NO_COLOR": "1"])
+      #expect(result.status == status)
+      #expect(result.stderr == message)
+      #expect(result.stdout == "")
+      #expect(try ws.fingerprint("song.tape") == before)
+    }
+  }
+
+  @Test func missingNotAProjectAndCorruptProjects() throws {
+    let ws = try Workspace()
+    let missing = try TapeBinary.run(["ls", ws.path("none.tape")], environment: ["NO_COLOR": "1"])
+    #expect(missing.status == 66)
+    #expect(
+      missing.stderr
+        == "error: no project at \(ws.path("none.tape")); create one with 'tape new \(ws.path("none.tape"))'\n"
+    )
+    #expect(!FileManager.default.fileExists(atPath: ws.path("none.tape")))
+
+    let wav = TestAudio.path("speech-mono-48k-16.wav")
+    let notProject = try TapeBinary.run(["track", "add", wav, "X"], environment: ["NO_COLOR": "1"])
+    #expect(notProject.status == 65)
+    #expect(
+      notProject.stderr
+        == "error: \(wav) is not a Tape project; give the path of a file made by 'tape new'\n")
+
+    let song = try Self.project(ws)
+    var bytes = try Data(contentsOf: URL(fileURLWithPath: song))
+    for index in 100..<4_096 { bytes[index] = UInt8(truncatingIfNeeded: index &* 31) }
+    try bytes.write(to: URL(fileURLWithPath: song))
+    let corrupt = try TapeBinary.run(["clip", "rm", song, "c1"], environment: ["NO_COLOR": "1"])
+    #expect(corrupt.status == 65)
+    #expect(corrupt.stderr.hasPrefix("error: the project file is damaged ("))
+    #expect(corrupt.stderr.hasSuffix("); restore it from a backup (the file was not changed)\n"))
+    #expect(corrupt.stderr.split(separator: "\n").count == 1)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: song)) == bytes)
+  }
+
+  @Test func aProjectLockedByAnotherProcessIsBusy() throws {
+    let ws = try Workspace()
+    let song = try Self.project(ws)
+    let before = try ws.fingerprint("song.tape")
+    let holder = Process()
+    holder.executableURL = TapeBinary.url
+    holder.arguments = ["_hold-lock", song, "--seconds", "3"]
+    let pipe = Pipe()
+    holder.standardOutput = pipe
+    try holder.run()
+    defer { holder.terminate() }
+    // Wait until the other process really holds the lock.
+    let line = String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self)
+    #expect(line == "locked\n")
+    let busy = try TapeBinary.run(
+      ["clip", "rm", song, "c1"], environment: ["NO_COLOR": "1", "TAPE_BUSY_TIMEOUT": "0.3"])
+    #expect(busy.status == 75)
+    #expect(
+      busy.stderr
+        == "error: project is busy: another tape process is writing to it; try again when it has finished\n"
+    )
+    holder.waitUntilExit()
+    #expect(try ws.fingerprint("song.tape") == before)
+    // Once the lock is released the same command succeeds.
+    try ws.tape("clip", "rm", song, "c1")
+  }
+
+  @Test func usageErrorsExit64() throws {
+    let ws = try Workspace()
+    let song = try Self.project(ws)
+    let both = try TapeBinary.run([
+      "clip", "add", song, "t1", "s1", "--at", "0", "--length", "1", "--to", "2",
+    ])
+    #expect(both.status == 64)
+    #expect(both.stderr.contains("give --length or --to, not both"))
+    let nothing = try TapeBinary.run(["track", "set", song, "t1"])
+    #expect(nothing.status == 64)
+    let exists = try TapeBinary.run(["new", song], environment: ["NO_COLOR": "1"])
+    #expect(exists.status == 64)
+    #expect(
+      exists.stderr == "error: \(song) already exists; choose another name or remove it first\n")
+  }
+}
