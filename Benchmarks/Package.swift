@@ -17,6 +17,15 @@ let package = Package(
     .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
   ],
   targets: [
+    // Runs a fixed workload on a store fixture, for profilers (callgrind) and quick figures.
+    .executableTarget(
+      name: "StoreProfile",
+      dependencies: [
+        .product(name: "Timeline", package: tapePackage),
+        .product(name: "TimelineStore", package: tapePackage),
+      ],
+      path: "Sources/StoreProfile"
+    ),
     .executableTarget(
       name: "TimelineBenchmarks",
       dependencies: [
@@ -25,6 +34,16 @@ let package = Package(
       ],
       path: "Benchmarks/TimelineBenchmarks",
       plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-    )
+    ),
+    .executableTarget(
+      name: "StoreBenchmarks",
+      dependencies: [
+        .product(name: "Benchmark", package: "benchmark"),
+        .product(name: "Timeline", package: tapePackage),
+        .product(name: "TimelineStore", package: tapePackage),
+      ],
+      path: "Benchmarks/StoreBenchmarks",
+      plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    ),
   ]
 )

@@ -10,25 +10,23 @@ enum RowWriter {
   static func write(
     new: Project, changed: ChangedIDs, positions: inout [Track.ID: Int64], _ db: Database
   ) throws {
-    for id in changed.sources {
-      if let source = new.source(id) {
-        try db.cachedStatement(
-          sql: """
-            INSERT INTO source (id, path, contentHash, sampleRate, channels, frameCount)
-            VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT(id) DO UPDATE SET path = excluded.path, contentHash = excluded.contentHash,
-              sampleRate = excluded.sampleRate, channels = excluded.channels,
-              frameCount = excluded.frameCount
-            """
-        ).execute(arguments: [
-          id.rawValue, source.path, source.contentHash, source.sampleRate, source.channels,
-          source.frameCount.frames,
-        ])
-      } else {
-        try db.cachedStatement(sql: "DELETE FROM source WHERE id = ?").execute(arguments: [
-          id.rawValue
-        ])
-      }
+    // Foreign keys are checked statement by statement (deferring them takes a flag pragma, and
+    // SQLite expires every prepared statement after one), so parents are written before the
+    // clips that point at them and removed after.
+    for id in changed.sources.sorted() {
+      guard let source = new.source(id) else { continue }
+      try db.cachedStatement(
+        sql: """
+          INSERT INTO source (id, path, contentHash, sampleRate, channels, frameCount)
+          VALUES (?, ?, ?, ?, ?, ?)
+          ON CONFLICT(id) DO UPDATE SET path = excluded.path, contentHash = excluded.contentHash,
+            sampleRate = excluded.sampleRate, channels = excluded.channels,
+            frameCount = excluded.frameCount
+          """
+      ).execute(arguments: [
+        id.rawValue, source.path, source.contentHash, source.sampleRate, source.channels,
+        source.frameCount.frames,
+      ])
     }
 
     var tracksToWrite = changed.tracks
@@ -53,12 +51,6 @@ enum RowWriter {
         track.isSolo,
       ])
     }
-    for id in tracksToWrite where new.track(id) == nil {
-      positions[id] = nil
-      try db.cachedStatement(sql: "DELETE FROM track WHERE id = ?").execute(arguments: [id.rawValue]
-      )
-    }
-
     let placed = new.locate(changed.clips)
     for id in changed.clips {
       guard let (clip, track) = placed[id] else {
@@ -83,6 +75,16 @@ enum RowWriter {
         clip.sourceRange.start.frames, clip.length.frames, clip.gain.decibels,
         clip.fadeIn.length.frames, clip.fadeIn.curve.rawValue, clip.fadeOut.length.frames,
         clip.fadeOut.curve.rawValue,
+      ])
+    }
+    for id in tracksToWrite where new.track(id) == nil {
+      positions[id] = nil
+      try db.cachedStatement(sql: "DELETE FROM track WHERE id = ?").execute(arguments: [id.rawValue]
+      )
+    }
+    for id in changed.sources.sorted() where new.source(id) == nil {
+      try db.cachedStatement(sql: "DELETE FROM source WHERE id = ?").execute(arguments: [
+        id.rawValue
       ])
     }
   }

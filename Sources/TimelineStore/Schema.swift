@@ -18,6 +18,18 @@ enum Schema {
   /// The tables whose changes are history; everything else (ids, head, transient state) is not.
   static let trackedTables = [projectTable, sourceTable, trackTable, clipTable]
 
+  /// Each tracked table's columns in declaration order, the order changesets use. The primary
+  /// key is column 0. A test checks these against `PRAGMA table_info`.
+  static let columns: [String: [String]] = [
+    projectTable: ["id", "sampleRate", "channels"],
+    sourceTable: ["id", "path", "contentHash", "sampleRate", "channels", "frameCount"],
+    trackTable: ["id", "position", "name", "gainDB", "pan", "muted", "solo"],
+    clipTable: [
+      "id", "trackID", "sourceID", "timelineStart", "sourceStart", "length", "gainDB",
+      "fadeInLength", "fadeInCurve", "fadeOutLength", "fadeOutCurve",
+    ],
+  ]
+
   /// `PRAGMA application_id` of a Tape project: "TAPE".
   static let applicationID: Int32 = 0x5441_5045
 

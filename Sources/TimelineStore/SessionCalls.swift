@@ -66,20 +66,44 @@ enum SessionCalls {
     return Changeset(takingSQLiteBuffer: buffer, size: size)
   }
 
-  /// Applies `changeset` to `db` inside the caller's transaction. Any conflict (a row that is not
-  /// as the changeset expects) aborts the whole apply: history and data have diverged, and
-  /// applying anyway would corrupt the project silently.
-  static func apply(_ changeset: Changeset, to db: SQLiteHandle) throws {
+  /// Calls `body` with every change in `changeset`, in order, its values copied out.
+  static func forEachChange(in changeset: Changeset, _ body: (RowChange) throws -> Void) throws {
     if changeset.isEmpty { return }
-    let result = changeset.data.withUnsafeBytes { raw in
-      sqlite3changeset_apply(
-        db, Int32(raw.count), UnsafeMutableRawPointer(mutating: raw.baseAddress), nil,
-        { _, _, _ in SQLITE_CHANGESET_ABORT }, nil)
+    try changeset.data.withUnsafeBytes { raw in
+      var iterator: OpaquePointer?
+      try check(
+        sqlite3changeset_start(
+          &iterator, Int32(raw.count), UnsafeMutableRawPointer(mutating: raw.baseAddress)),
+        "sqlite3changeset_start")
+      defer { sqlite3changeset_finalize(iterator) }
+      while sqlite3changeset_next(iterator) == SQLITE_ROW {
+        var table: UnsafePointer<CChar>?
+        var columns: Int32 = 0
+        var operation: Int32 = 0
+        var indirect: Int32 = 0
+        try check(
+          sqlite3changeset_op(iterator, &table, &columns, &operation, &indirect),
+          "sqlite3changeset_op")
+        guard let table else { continue }
+        let kind: RowChange.Kind =
+          operation == SQLITE_INSERT ? .insert : operation == SQLITE_DELETE ? .delete : .update
+        var old = [ChangeValue?](repeating: nil, count: Int(columns))
+        var new = [ChangeValue?](repeating: nil, count: Int(columns))
+        for column in 0..<columns {
+          var value: OpaquePointer?
+          if kind != .insert {
+            try check(sqlite3changeset_old(iterator, column, &value), "sqlite3changeset_old")
+            old[Int(column)] = value.map(ChangeValue.init)
+          }
+          value = nil
+          if kind != .delete {
+            try check(sqlite3changeset_new(iterator, column, &value), "sqlite3changeset_new")
+            new[Int(column)] = value.map(ChangeValue.init)
+          }
+        }
+        try body(RowChange(table: String(cString: table), kind: kind, old: old, new: new))
+      }
     }
-    if result == SQLITE_ABORT || result == SQLITE_CONSTRAINT {
-      throw StoreError.historyDiverged
-    }
-    try check(result, "sqlite3changeset_apply")
   }
 
   /// Every row the changeset touches: its table and integer primary key (column 0).
@@ -122,6 +146,40 @@ enum SessionCalls {
       throw StoreError.corrupt(detail: "\(call()) failed (\(code))")
     case SQLITE_NOMEM: throw StoreError.internalFailure("out of memory in \(call())")
     default: throw StoreError.internalFailure("\(call()) failed with SQLite code \(code)")
+    }
+  }
+}
+
+/// One row's change in a changeset. `nil` values are columns the change does not record (an
+/// UPDATE records only the primary key and the columns it changed).
+struct RowChange {
+  enum Kind { case insert, update, delete }
+  let table: String
+  let kind: Kind
+  let old: [ChangeValue?]
+  let new: [ChangeValue?]
+}
+
+/// A column value copied out of a changeset.
+enum ChangeValue: Hashable {
+  case null
+  case integer(Int64)
+  case real(Double)
+  case text(String)
+  case blob([UInt8])
+
+  init(_ value: OpaquePointer) {
+    switch sqlite3_value_type(value) {
+    case SQLITE_INTEGER: self = .integer(sqlite3_value_int64(value))
+    case SQLITE_FLOAT: self = .real(sqlite3_value_double(value))
+    case SQLITE_TEXT: self = .text(sqlite3_value_text(value).map { String(cString: $0) } ?? "")
+    case SQLITE_BLOB:
+      let count = Int(sqlite3_value_bytes(value))
+      let bytes = sqlite3_value_blob(value).map {
+        Array(UnsafeRawBufferPointer(start: $0, count: count))
+      }
+      self = .blob(bytes ?? [])
+    default: self = .null
     }
   }
 }

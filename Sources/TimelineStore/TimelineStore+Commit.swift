@@ -33,6 +33,7 @@ extension TimelineStore {
     label: String, coalescingKey: String? = nil,
     _ edit: (Project, inout IDAllocator) throws -> [Command]
   ) throws(StoreError) -> CommitResult {
+    checkpointer.waitWhileRestarting()
     do {
       return try queue.writeWithoutTransaction { db in
         var outcome: (CommitResult, StoreUpdate?)?
@@ -51,7 +52,6 @@ extension TimelineStore {
             changed.isEmpty
             ? Changeset()
             : try SessionCalls.capture(on: connection(db), tables: Schema.trackedTables) {
-              try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
               try RowWriter.write(new: newProject, changed: changed, positions: &newPositions, db)
             }
           guard !changeset.isEmpty else {

@@ -99,8 +99,7 @@ extension TimelineStore {
           let head = try Head.read(db)
           let changeset = try VersionGraph.pathChangeset(
             from: VersionGraph.node(head.version, db), to: VersionGraph.node(version, db), db)
-          try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
-          try SessionCalls.apply(changeset, to: connection(db))
+          try ChangesetApplier.apply(changeset, db)
           project = try SnapshotReader.load(db).0
           return .rollback
         }
@@ -117,6 +116,7 @@ extension TimelineStore {
   private func move(
     _ target: (Head, Database) throws -> (VersionNode, tip: Int64)
   ) throws(StoreError) -> StoreSnapshot {
+    checkpointer.waitWhileRestarting()
     do {
       return try queue.writeWithoutTransaction { db in
         var moved: (Int64, Int64, Project, [Track.ID: Int64], StoreUpdate)?
@@ -128,8 +128,7 @@ extension TimelineStore {
           )
           let (to, tip) = try target(head, db)
           let changeset = try VersionGraph.pathChangeset(from: from, to: to, db)
-          try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
-          try SessionCalls.apply(changeset, to: connection(db))
+          try ChangesetApplier.apply(changeset, db)
           let revision = head.revision + 1
           try Head(version: to.id, tip: tip, revision: revision).write(db)
           let changed = try changeset.changedIDs()

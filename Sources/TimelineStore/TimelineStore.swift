@@ -72,9 +72,19 @@ public final class TimelineStore: Sendable {
   /// How long a write waits, by default, for another process's write to finish.
   public static let defaultBusyTimeout: TimeInterval = 5
 
+  /// What an acknowledged commit survives.
+  public enum Durability: Sendable {
+    /// A crash, a `kill -9` and a power loss (`synchronous=FULL`). The default.
+    case full
+    /// A crash and a `kill -9`, but the last commits may be lost on power loss
+    /// (`synchronous=NORMAL`). For bulk work such as building benchmark fixtures.
+    case normal
+  }
+
   public let path: String
   let queue: DatabaseQueue
   let state: Mutex<State>
+  let checkpointer: Checkpointer
   let logger = Logger(label: "tape.store")
 
   struct State {
@@ -87,14 +97,18 @@ public final class TimelineStore: Sendable {
     var poller: Task<Void, Never>?
   }
 
-  private init(path: String, queue: DatabaseQueue, state: State) {
+  private init(path: String, queue: DatabaseQueue, state: State, checkpointer: Checkpointer) {
     self.path = path
     self.queue = queue
     self.state = Mutex(state)
+    self.checkpointer = checkpointer
   }
 
   deinit {
     state.withLock { $0.poller?.cancel() }
+    // The connection's WAL hook points at the checkpointer: close the connection first.
+    try? queue.close()
+    checkpointer.close()
   }
 
   /// The current version and project.
@@ -167,14 +181,14 @@ public final class TimelineStore: Sendable {
 
   /// Opens an existing project. Never modifies a file that is not a valid Tape project.
   public static func open(
-    at path: String, busyTimeout: TimeInterval = defaultBusyTimeout
-  )
-    throws(StoreError) -> TimelineStore
-  {
+    at path: String, busyTimeout: TimeInterval = defaultBusyTimeout, durability: Durability = .full
+  ) throws(StoreError) -> TimelineStore {
     try checkHeader(path)
+    let checkpointer = Checkpointer(path: path)
     do {
-      let queue = try DatabaseQueue(
-        path: path, configuration: configuration(busyTimeout: busyTimeout))
+      var configuration = configuration(busyTimeout: busyTimeout, durability: durability)
+      configuration.prepareDatabase { db in try checkpointer.install(on: db) }
+      let queue = try DatabaseQueue(path: path, configuration: configuration)
       try queue.read { db in
         let tables = try String.fetchSet(
           db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -190,7 +204,7 @@ public final class TimelineStore: Sendable {
         return State(
           version: head.version, revision: head.revision, project: project, positions: positions)
       }
-      return TimelineStore(path: path, queue: queue, state: loaded)
+      return TimelineStore(path: path, queue: queue, state: loaded, checkpointer: checkpointer)
     } catch {
       throw translate(error)
     }
@@ -212,16 +226,20 @@ public final class TimelineStore: Sendable {
     guard id == Schema.applicationID else { throw .notAProject(path: path) }
   }
 
-  static func configuration(busyTimeout: TimeInterval = defaultBusyTimeout) -> Configuration {
+  static func configuration(
+    busyTimeout: TimeInterval = defaultBusyTimeout, durability: Durability = .full
+  ) -> Configuration {
     var configuration = Configuration()
     configuration.busyMode = .timeout(busyTimeout)
     configuration.foreignKeysEnabled = true
     configuration.label = "tape"
     configuration.prepareDatabase { db in
-      // FULL: an acknowledged commit survives power loss, not just a crash. Checkpoints run off
-      // the commit path (on close and from ``checkpoint()``), never inside a commit.
-      try db.execute(sql: "PRAGMA synchronous = FULL")
+      // FULL: an acknowledged commit survives power loss, not just a crash. Checkpoints never
+      // run inside a commit: see Checkpointer (background) and close().
+      try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
       try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
+      // After a checkpoint lets the log restart, trim the file back to this size.
+      try db.execute(sql: "PRAGMA journal_size_limit = \(64 << 20)")
     }
     return configuration
   }
@@ -252,6 +270,7 @@ public final class TimelineStore: Sendable {
     } catch {
       throw Self.translate(error)
     }
+    checkpointer.close()
   }
 
   // MARK: Transient state

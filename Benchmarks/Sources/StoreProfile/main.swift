@@ -1,0 +1,42 @@
+import Foundation
+import Timeline
+import TimelineStore
+
+// Usage: StoreProfile FIXTURE.tape [commits]
+// Copies the fixture, then times one-clip commits, undos and redos on the copy.
+let arguments = CommandLine.arguments
+guard arguments.count >= 2 else {
+  FileHandle.standardError.write(Data("usage: StoreProfile FIXTURE.tape [count]\n".utf8))
+  exit(64)
+}
+let count = arguments.count > 2 ? Int(arguments[2]) ?? 500 : 500
+let copy = FileManager.default.temporaryDirectory.appendingPathComponent("profile-\(getpid()).tape").path
+try FileManager.default.copyItem(atPath: arguments[1], toPath: copy)
+defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: copy + s) } }
+let store = try TimelineStore.open(at: copy)
+let clips = store.snapshot.project.allClips.map(\.id)
+
+func time(_ label: String, _ body: () throws -> Void) rethrows {
+  var samples: [Double] = []
+  for _ in 0..<count {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try body()
+    samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000)
+  }
+  samples.sort()
+  print("\(label): p50 \(Int(samples[count / 2])) µs, p99 \(Int(samples[count * 99 / 100])) µs")
+}
+
+var step = 0
+try time("commit") {
+  step += 1
+  let id = clips[(step * 7919) % clips.count]
+  try store.commit(label: "Clip gain") { project, _ in
+    try project.setClipGain(id, Gain(decibels: -Double(step % 90) / 4 - 0.125))
+  }
+}
+try time("undo+redo") {
+  try store.undo()
+  try store.redo()
+}
+try store.close()

@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+import Timeline
+import TimelineStore
+
+@Suite("Background checkpoints")
+struct CheckpointTests {
+  /// Without checkpoints the log grows by every commit (about 16 KB each here: 64 MB after
+  /// 4,000); the background checkpointer keeps its high-water mark near the restart threshold
+  /// (8 MB) plus what arrives while a checkpoint runs, even under a storm of commits.
+  @Test func theLogStaysBoundedAcrossManyCommits() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    try StoreFixture.populated(at: path).0.close()
+    let store = try TimelineStore.open(at: path, durability: .normal)
+    var largest = 0
+    var versions = 0
+    for step in 0..<4_000 {
+      let result = try store.commit(label: "Gain") { project, _ in
+        try project.setClipGain(Clip.ID(Int64(step % 3 + 1)), Gain(decibels: -Double(step % 50) / 4))
+      }
+      versions += result.changed.isEmpty ? 0 : 1
+      let size = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+      largest = max(largest, size)
+    }
+    #expect(largest < 16 << 20)
+    #expect(try store.verify().isOK)
+    try store.close()
+    #expect(versions > 3_990)
+    #expect(try TimelineStore.open(at: path).snapshot.version == Int64(4 + versions))
+  }
+}
