@@ -94,6 +94,7 @@ let package = Package(
     ),
     .testTarget(name: "MixingTests", dependencies: ["Mixing", "Timeline"]),
     .testTarget(name: "AudioFilesTests", dependencies: ["AudioFiles"]),
+    .testTarget(name: "PlaybackTests", dependencies: ["Playback"]),
     .testTarget(name: "TapeCLITests", dependencies: ["tape", "TimelineStore", "Timeline"]),
   ]
 )

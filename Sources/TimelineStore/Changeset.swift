@@ -29,8 +29,11 @@ struct Changeset: Sendable, Hashable {
   /// The ids this changeset touches, by kind: what a snapshot must re-read.
   func changedIDs() throws -> ChangedIDs {
     var changed = ChangedIDs()
-    for (table, id) in try SessionCalls.touchedRows(in: self) {
-      switch table {
+    try SessionCalls.forEachChange(in: self) { change in
+      // Column 0 is the primary key: in the new values of an insert, the old ones otherwise.
+      guard case .integer(let id)? = (change.kind == .insert ? change.new : change.old).first ?? nil
+      else { return }
+      switch change.table {
       case Schema.clipTable: changed.clips.insert(Clip.ID(id))
       case Schema.trackTable:
         changed.tracks.insert(Track.ID(id))

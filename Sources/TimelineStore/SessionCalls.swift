@@ -106,38 +106,6 @@ enum SessionCalls {
     }
   }
 
-  /// Every row the changeset touches: its table and integer primary key (column 0).
-  static func touchedRows(in changeset: Changeset) throws -> [(table: String, id: Int64)] {
-    if changeset.isEmpty { return [] }
-    var rows: [(table: String, id: Int64)] = []
-    try changeset.data.withUnsafeBytes { raw in
-      var iterator: OpaquePointer?
-      try check(
-        sqlite3changeset_start(
-          &iterator, Int32(raw.count), UnsafeMutableRawPointer(mutating: raw.baseAddress)),
-        "sqlite3changeset_start")
-      defer { sqlite3changeset_finalize(iterator) }
-      while sqlite3changeset_next(iterator) == SQLITE_ROW {
-        var table: UnsafePointer<CChar>?
-        var columns: Int32 = 0
-        var operation: Int32 = 0
-        var indirect: Int32 = 0
-        try check(
-          sqlite3changeset_op(iterator, &table, &columns, &operation, &indirect),
-          "sqlite3changeset_op")
-        var value: OpaquePointer?
-        if operation == SQLITE_INSERT {
-          try check(sqlite3changeset_new(iterator, 0, &value), "sqlite3changeset_new")
-        } else {
-          try check(sqlite3changeset_old(iterator, 0, &value), "sqlite3changeset_old")
-        }
-        guard let table, let value else { continue }
-        rows.append((String(cString: table), sqlite3_value_int64(value)))
-      }
-    }
-    return rows
-  }
-
   private static func check(_ code: Int32, _ call: @autoclosure () -> String) throws {
     guard code != SQLITE_OK else { return }
     switch code & 0xFF {

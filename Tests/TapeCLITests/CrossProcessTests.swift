@@ -65,6 +65,7 @@ struct CrossProcessTests {
       }
     }
     #expect(acknowledgedCommits > kills)
+    print("crash test: \(kills) kills, \(acknowledgedCommits) acknowledged commits, all present")
   }
 }
 

@@ -17,10 +17,12 @@ struct CheckpointTests {
     var versions = 0
     for step in 0..<4_000 {
       let result = try store.commit(label: "Gain") { project, _ in
-        try project.setClipGain(Clip.ID(Int64(step % 3 + 1)), Gain(decibels: -Double(step % 50) / 4))
+        try project.setClipGain(
+          Clip.ID(Int64(step % 3 + 1)), Gain(decibels: -Double(step % 50) / 4))
       }
       versions += result.changed.isEmpty ? 0 : 1
-      let size = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+      let size =
+        (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
       largest = max(largest, size)
     }
     #expect(largest < 16 << 20)

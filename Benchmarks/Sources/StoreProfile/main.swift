@@ -40,3 +40,23 @@ try time("undo+redo") {
   try store.redo()
 }
 try store.close()
+
+// File growth per one-field edit: checkpointed size before and after `count` clip-gain edits.
+let growthCopy = FileManager.default.temporaryDirectory
+  .appendingPathComponent("growth-\(getpid()).tape").path
+try FileManager.default.copyItem(atPath: arguments[1], toPath: growthCopy)
+defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: growthCopy + s) } }
+func fileSize(_ path: String) throws -> Int {
+  (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+}
+let sizeBefore = try fileSize(growthCopy)
+let growthStore = try TimelineStore.open(at: growthCopy)
+for step in 0..<count {
+  let id = clips[(step * 7919) % clips.count]
+  try growthStore.commit(label: "Clip gain") { project, _ in
+    try project.setClipGain(id, Gain(decibels: -Double(step % 90) / 4 - 0.375))
+  }
+}
+try growthStore.close()
+let sizeAfter = try fileSize(growthCopy)
+print("growth: \((sizeAfter - sizeBefore) / count) bytes per one-field edit (\(count) edits, \(sizeBefore) -> \(sizeAfter) bytes)")

@@ -1,1 +1,0 @@
-// The Playback target; see ARCHITECTURE.md. Filled by the issues that need it.
