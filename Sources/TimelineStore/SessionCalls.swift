@@ -42,6 +42,36 @@ enum SessionCalls {
     return Changeset(takingSQLiteBuffer: buffer, size: size)
   }
 
+  /// A change group that changesets are added to one by one; ``output()`` gives their net effect.
+  final class ChangeGroup {
+    private var group: OpaquePointer?
+
+    init() throws {
+      try check(sqlite3changegroup_new(&group), "sqlite3changegroup_new")
+    }
+
+    deinit {
+      sqlite3changegroup_delete(group)
+    }
+
+    func add(_ data: Data) throws {
+      if data.isEmpty { return }
+      try data.withUnsafeBytes { raw in
+        try check(
+          sqlite3changegroup_add(
+            group, Int32(raw.count), UnsafeMutableRawPointer(mutating: raw.baseAddress)),
+          "sqlite3changegroup_add")
+      }
+    }
+
+    func output() throws -> Changeset {
+      var size: Int32 = 0
+      var buffer: UnsafeMutableRawPointer?
+      try check(sqlite3changegroup_output(group, &size, &buffer), "sqlite3changegroup_output")
+      return Changeset(takingSQLiteBuffer: buffer, size: size)
+    }
+  }
+
   /// One changeset with the net effect of `changesets` applied in order.
   static func concatenate(_ changesets: [Changeset]) throws -> Changeset {
     let nonEmpty = changesets.filter { !$0.isEmpty }

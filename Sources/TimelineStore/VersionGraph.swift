@@ -94,27 +94,46 @@ enum VersionGraph {
   }
 
   /// One changeset that takes the tracked tables from version `from` to version `to`: the
-  /// inverse of every version up to their common ancestor, then every version down to `to`,
+  /// changes from their common ancestor down to `from`, reversed, then those down to `to`,
   /// concatenated so each differing row appears once.
   static func pathChangeset(from: VersionNode, to: VersionNode, _ db: Database) throws -> Changeset
   {
     if from.id == to.id { return Changeset() }
     let common = try commonAncestor(from, to, db)
-    var parts: [Changeset] = []
-    var current = from
-    while current.id != common.id, let parent = current.parent {
-      parts.append(try changeset(of: current.id, db).inverted())
-      current = try node(parent, db)
+    let up = try changeset(from: common, downTo: from, db)
+    let down = try changeset(from: common, downTo: to, db)
+    return try SessionCalls.concatenate([up.inverted(), down])
+  }
+
+  /// The changes from `ancestor` down to `descendant`, as one changeset.
+  ///
+  /// A version's id is larger than its parent's, so every version on the way lies in
+  /// `(ancestor.id, descendant.id]`: one scan of that range, newest first, follows the parent
+  /// links (skipping other branches' versions) instead of one lookup per version.
+  private static func changeset(
+    from ancestor: VersionNode, downTo descendant: VersionNode, _ db: Database
+  ) throws -> Changeset {
+    if ancestor.id == descendant.id { return Changeset() }
+    if descendant.parent == ancestor.id { return try changeset(of: descendant.id, db) }
+    var path: [Data] = []
+    path.reserveCapacity(Int(descendant.depth - ancestor.depth))
+    var next = descendant.id
+    let rows = try Row.fetchCursor(
+      db.cachedStatement(
+        sql: "SELECT id, parent, changeset FROM version WHERE id > ? AND id <= ? ORDER BY id DESC"),
+      arguments: [ancestor.id, descendant.id])
+    while next != ancestor.id, let row = try rows.next() {
+      guard row["id"] as Int64 == next else { continue }
+      path.append(row["changeset"])
+      guard let parent = row["parent"] as Int64? else { break }
+      next = parent
     }
-    var down: [Int64] = []
-    current = to
-    while current.id != common.id, let parent = current.parent {
-      down.append(current.id)
-      current = try node(parent, db)
+    guard next == ancestor.id else {
+      throw StoreError.corrupt(
+        detail: "version \(descendant.id) does not descend from \(ancestor.id)")
     }
-    for id in down.reversed() {
-      parts.append(try changeset(of: id, db))
-    }
-    return try SessionCalls.concatenate(parts)
+    let group = try SessionCalls.ChangeGroup()
+    for data in path.reversed() { try group.add(data) }
+    return try group.output()
   }
 }

@@ -60,3 +60,19 @@ for step in 0..<count {
 try growthStore.close()
 let sizeAfter = try fileSize(growthCopy)
 print("growth: \((sizeAfter - sizeBefore) / count) bytes per one-field edit (\(count) edits, \(sizeBefore) -> \(sizeAfter) bytes)")
+
+// A checkout across the whole history and back, ≤ 2,000 rows differing in the fixture.
+let farCopy = FileManager.default.temporaryDirectory.appendingPathComponent("far-\(getpid()).tape").path
+try FileManager.default.copyItem(atPath: arguments[1], toPath: farCopy)
+defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: farCopy + s) } }
+let farStore = try TimelineStore.open(at: farCopy)
+let farHead = farStore.snapshot.version
+var farSamples: [Double] = []
+for _ in 0..<5 {
+  let start = DispatchTime.now().uptimeNanoseconds
+  try farStore.checkout(1_000)
+  farSamples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+  try farStore.checkout(farHead)
+}
+try farStore.close()
+print("checkout \(farHead - 1_000) versions back: \(farSamples.sorted().map { "\(Int($0)) ms" })")
