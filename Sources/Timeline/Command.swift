@@ -53,17 +53,8 @@ extension Project {
     for id in changed.tracks {
       if let track = result.track(id) { try track.validateSettings() }
     }
-    if changed.clips.count <= 8 {
-      // A typical edit touches a clip or two: finding each by id beats hashing every clip.
-      for id in changed.clips {
-        if let (clip, _) = result.clip(id) { try result.validate(clip) }
-      }
-    } else {
-      for track in result.tracks {
-        for clip in track.clips where changed.clips.contains(clip.id) {
-          try result.validate(clip)
-        }
-      }
+    for (clip, _) in result.locate(changed.clips).values {
+      try result.validate(clip)
     }
     return (result, changed)
   }

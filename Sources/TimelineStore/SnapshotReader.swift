@@ -78,7 +78,7 @@ enum SnapshotReader {
 
     if !changed.clips.isEmpty {
       let before = old.locate(changed.clips)
-      var trackIndex = Dictionary(
+      let trackIndex = Dictionary(
         uniqueKeysWithValues: project.tracks.enumerated().map { ($1.id, $0) })
       var touchedTracks = Set<Int>()
       for (id, placement) in before {
@@ -100,7 +100,6 @@ enum SnapshotReader {
       for index in touchedTracks {
         project.tracks[index].clips.sort(by: Clip.timelineOrder)
       }
-      trackIndex.removeAll()
     }
     if !changed.tracks.isEmpty {
       project.tracks.sort { (positions[$0.id] ?? 0, $0.id) < (positions[$1.id] ?? 0, $1.id) }

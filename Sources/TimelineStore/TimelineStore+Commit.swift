@@ -37,7 +37,7 @@ extension TimelineStore {
     do {
       return try queue.writeWithoutTransaction { db in
         var outcome: (CommitResult, StoreUpdate?)?
-        var newState: (Int64, Int64, Project, [Track.ID: Int64])?
+        var newState: (revision: Int64, positions: [Track.ID: Int64])?
         try db.inTransaction(.immediate) {
           let head = try catchUp(db)
           let (version, project, positions) = state.withLock {
@@ -68,20 +68,14 @@ extension TimelineStore {
             version: newVersion, project: newProject, changed: changed,
             diff: ProjectDiff(from: project, to: newProject, changed: changed))
           outcome = (result, update)
-          newState = (newVersion, revision, newProject, newPositions)
+          newState = (revision, newPositions)
           return .commit
         }
         guard let (result, update) = outcome else {
           throw StoreError.internalFailure("the commit finished without a result")
         }
-        if let (version, revision, project, positions) = newState, let update {
-          state.withLock {
-            $0.version = version
-            $0.revision = revision
-            $0.project = project
-            $0.positions = positions
-          }
-          publish(update)
+        if let newState, let update {
+          adopt(update, revision: newState.revision, positions: newState.positions)
         }
         return result
       }

@@ -119,7 +119,7 @@ extension TimelineStore {
     checkpointer.waitWhileRestarting()
     do {
       return try queue.writeWithoutTransaction { db in
-        var moved: (Int64, Int64, Project, [Track.ID: Int64], StoreUpdate)?
+        var moved: (revision: Int64, positions: [Track.ID: Int64], update: StoreUpdate)?
         try db.inTransaction(.immediate) {
           let head = try catchUp(db)
           let (from, oldProject, positions) = (
@@ -138,20 +138,14 @@ extension TimelineStore {
           let update = StoreUpdate(
             version: to.id, project: project, changed: changed,
             diff: ProjectDiff(from: oldProject, to: project, changed: changed))
-          moved = (to.id, revision, project, newPositions, update)
+          moved = (revision, newPositions, update)
           return .commit
         }
-        guard let (version, revision, project, positions, update) = moved else {
+        guard let moved else {
           throw StoreError.internalFailure("the move finished without a result")
         }
-        state.withLock {
-          $0.version = version
-          $0.revision = revision
-          $0.project = project
-          $0.positions = positions
-        }
-        publish(update)
-        return StoreSnapshot(version: version, project: project)
+        adopt(moved.update, revision: moved.revision, positions: moved.positions)
+        return StoreSnapshot(version: moved.update.version, project: moved.update.project)
       }
     } catch {
       throw Self.translate(error)

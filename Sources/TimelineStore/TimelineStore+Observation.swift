@@ -101,22 +101,24 @@ extension TimelineStore {
       project = try SnapshotReader.refresh(
         oldProject, positions: &newPositions, changed: changed, db)
     }
-    state.withLock {
-      $0.version = head.version
-      $0.revision = head.revision
-      $0.project = project
-      $0.positions = newPositions
-    }
-    publish(
+    adopt(
       StoreUpdate(
         version: head.version, project: project, changed: changed,
-        diff: ProjectDiff(from: oldProject, to: project, changed: changed)))
+        diff: ProjectDiff(from: oldProject, to: project, changed: changed)),
+      revision: head.revision, positions: newPositions)
     return head
   }
 
-  func publish(_ update: StoreUpdate) {
-    state.withLock { state in
-      for continuation in state.subscribers.values { continuation.yield(update) }
+  /// Makes `update` the current snapshot and sends it to every subscriber: the last step of
+  /// every commit, undo, redo, checkout and catch-up, run on the database queue so updates
+  /// reach subscribers in commit order.
+  func adopt(_ update: StoreUpdate, revision: Int64, positions: [Track.ID: Int64]) {
+    state.withLock {
+      $0.version = update.version
+      $0.revision = revision
+      $0.project = update.project
+      $0.positions = positions
+      for continuation in $0.subscribers.values { continuation.yield(update) }
     }
   }
 }

@@ -2,22 +2,27 @@ import ArgumentParser
 import Foundation
 import TimelineStore
 
+/// `--steps N` for undo and redo.
+struct StepsOption: ParsableArguments {
+  @Option(help: "How many steps.") var steps = 1
+
+  func validate() throws {
+    guard steps >= 1 else { throw ValidationError("--steps must be 1 or more") }
+  }
+}
+
 struct Undo: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Step back through history (survives quitting and crashes).",
     discussion: "Example: tape undo song.tape --steps 3")
 
   @OptionGroup var project: ProjectArgument
-  @Option(help: "How many steps.") var steps = 1
+  @OptionGroup var steps: StepsOption
   @OptionGroup var output: JSONOption
-
-  func validate() throws {
-    guard steps >= 1 else { throw ValidationError("--steps must be 1 or more") }
-  }
 
   func run() throws {
     try reportingErrors {
-      let snapshot = try openStore(project.file).undo(steps: steps)
+      let snapshot = try openStore(project.file).undo(steps: steps.steps)
       try MutationOutput(version: snapshot.version, ids: []).print(json: output.json)
     }
   }
@@ -29,16 +34,12 @@ struct Redo: ParsableCommand {
     discussion: "Example: tape redo song.tape")
 
   @OptionGroup var project: ProjectArgument
-  @Option(help: "How many steps.") var steps = 1
+  @OptionGroup var steps: StepsOption
   @OptionGroup var output: JSONOption
-
-  func validate() throws {
-    guard steps >= 1 else { throw ValidationError("--steps must be 1 or more") }
-  }
 
   func run() throws {
     try reportingErrors {
-      let snapshot = try openStore(project.file).redo(steps: steps)
+      let snapshot = try openStore(project.file).redo(steps: steps.steps)
       try MutationOutput(version: snapshot.version, ids: []).print(json: output.json)
     }
   }
