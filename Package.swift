@@ -33,6 +33,11 @@ let package = Package(
       pkgConfig: "alsa",
       providers: [.apt(["libasound2-dev"])]
     ),
+    .systemLibrary(
+      name: "CSoxr",
+      pkgConfig: "soxr",
+      providers: [.apt(["libsoxr-dev"])]
+    ),
     // Declares SQLite's session extension, which Debian's libsqlite3 exports but whose header
     // only declares under SQLITE_ENABLE_SESSION + SQLITE_ENABLE_PREUPDATE_HOOK.
     .systemLibrary(
@@ -60,6 +65,7 @@ let package = Package(
       dependencies: [
         "Timeline",
         "CSndfile",
+        "CSoxr",
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
@@ -93,7 +99,7 @@ let package = Package(
       dependencies: ["TimelineStore", "Timeline", .product(name: "GRDB", package: "GRDB.swift")]
     ),
     .testTarget(name: "MixingTests", dependencies: ["Mixing", "Timeline"]),
-    .testTarget(name: "AudioFilesTests", dependencies: ["AudioFiles"]),
+    .testTarget(name: "AudioFilesTests", dependencies: ["AudioFiles", "Timeline"]),
     .testTarget(name: "PlaybackTests", dependencies: ["Playback"]),
     .testTarget(name: "TapeCLITests", dependencies: ["tape", "TimelineStore", "Timeline"]),
   ]

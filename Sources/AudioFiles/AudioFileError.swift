@@ -7,6 +7,12 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
   case empty(path: String)
   case truncated(path: String, expectedFrames: Int64, readFrames: Int64)
   case io(path: String, detail: String)
+  /// A project's source file is no longer where the project says.
+  case sourceMissing(source: String, path: String)
+  /// A project's source file is there but is not the audio that was imported.
+  case sourceChanged(source: String, path: String)
+  case resampler(detail: String)
+  case cache(path: String, detail: String)
 
   public var description: String {
     switch self {
@@ -27,6 +33,17 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
         "\(path) is truncated: its header promises \(expected) frames but only \(read) could be read; re-export or re-copy the file"
     case .io(let path, let detail):
       return "could not read \(path): \(detail)"
+    case .sourceMissing(let source, let path):
+      return
+        "source \(source) is missing: \(path) does not exist; put it back or point the project at its new place with 'tape relink FILE \(source) PATH'"
+    case .sourceChanged(let source, let path):
+      return
+        "source \(source) has changed: \(path) is not the audio that was imported; restore the original or relink with 'tape relink FILE \(source) PATH --force'"
+    case .resampler(let detail):
+      return "resampling failed: \(detail)"
+    case .cache(let path, let detail):
+      return
+        "could not write the decoded-audio cache \(path): \(detail); check the disk space and permissions of that folder"
     }
   }
 }

@@ -66,6 +66,8 @@ func describe(_ error: any Error) -> (Int32, String) {
     }
   case let error as UsageError:
     return (Exit.usage, error.message)
+  case let error as DataError:
+    return (Exit.dataError, error.message)
   default:
     return (Exit.software, "\(error)")
   }
@@ -73,6 +75,11 @@ func describe(_ error: any Error) -> (Int32, String) {
 
 /// A mistake in how a command was called, found after parsing (an id of the wrong kind, say).
 struct UsageError: Error {
+  let message: String
+}
+
+/// Input that is well-formed but unusable, found by a command itself (exit 65).
+struct DataError: Error {
   let message: String
 }
 

@@ -207,3 +207,45 @@ func formatPan(_ pan: Double) -> String {
   let percent = Int((abs(pan) * 100).rounded())
   return pan < 0 ? "L\(percent)" : "R\(percent)"
 }
+
+struct Relink: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Point a source at its file's new place.",
+    discussion: """
+      The new file must hold the same audio (same content hash) unless --force is given; with
+      --force it may be different audio, as long as every clip still fits inside it.
+      Example: tape relink song.tape s2 ~/audio/moved/drums.wav
+      """)
+
+  @OptionGroup var project: ProjectArgument
+  @Argument(help: "The source id (s1).") var source: String
+  @Argument(help: "The audio file's new path.") var path: String
+  @Flag(help: "Accept a file with different audio.") var force = false
+  @OptionGroup var output: JSONOption
+
+  func run() throws {
+    try reportingErrors {
+      let id = try parseID(source, as: Source.ID.self)
+      let store = try openStore(project.file)
+      let info = try AudioProbe.probe(path)
+      guard let old = store.snapshot.project.source(id) else {
+        throw TimelineError.unknownSource(id)
+      }
+      guard force || info.contentHash == old.contentHash else {
+        throw DataError(
+          message:
+            "\(info.path) is not the same audio as source \(id) (\(old.path)); use --force to relink it anyway"
+        )
+      }
+      let result = try store.commit(label: "Relink \(id)") { _, _ in
+        [
+          .setSource(
+            Source(
+              id: id, path: info.path, contentHash: info.contentHash, sampleRate: info.sampleRate,
+              channels: info.channels, frameCount: FrameCount(info.frameCount)))
+        ]
+      }
+      try MutationOutput(version: result.version, ids: []).print(json: output.json)
+    }
+  }
+}

@@ -14,7 +14,7 @@ struct Tape: ParsableCommand {
     version: "0.1.0",
     subcommands: [CommitLoop.self, Verify.self, HoldLock.self],
     groupedSubcommands: [
-      CommandGroup(name: "Project", subcommands: [New.self, Import.self, List.self]),
+      CommandGroup(name: "Project", subcommands: [New.self, Import.self, Relink.self, List.self]),
       CommandGroup(name: "Tracks", subcommands: [TrackCommand.self]),
       CommandGroup(name: "Clips", subcommands: [ClipCommand.self]),
       CommandGroup(
