@@ -76,3 +76,29 @@ for _ in 0..<5 {
 }
 try farStore.close()
 print("checkout \(farHead - 1_000) versions back: \(farSamples.sorted().map { "\(Int($0)) ms" })")
+
+// How soon a commit made through another connection (as by another process) reaches a
+// subscriber of this one: the polling interval is 20 ms.
+let watchCopy = FileManager.default.temporaryDirectory.appendingPathComponent("watch-\(getpid()).tape").path
+try FileManager.default.copyItem(atPath: arguments[1], toPath: watchCopy)
+defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: watchCopy + s) } }
+let watcher = try TimelineStore.open(at: watchCopy)
+let writer = try TimelineStore.open(at: watchCopy)
+let latencies = try await { () async throws -> [Double] in
+  var updates = watcher.updates().makeAsyncIterator()
+  _ = await updates.next()
+  var samples: [Double] = []
+  for step in 0..<40 {
+    let id = clips[(step * 104_729) % clips.count]
+    let start = DispatchTime.now().uptimeNanoseconds
+    try writer.commit(label: "Clip gain") { project, _ in
+      try project.setClipGain(id, Gain(decibels: -Double(step % 90) / 4 - 0.625))
+    }
+    _ = await updates.next()
+    samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+    try await Task.sleep(for: .milliseconds(Int(step % 7) * 3))
+  }
+  return samples.sorted()
+}()
+print(
+  "observed another connection's commit after: p50 \(Int(latencies[20])) ms, max \(Int(latencies.last ?? 0)) ms")
