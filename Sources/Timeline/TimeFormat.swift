@@ -42,8 +42,13 @@ public struct TimeValue: Sendable, Hashable {
     guard let parsed = Self.parse(trimmed, sampleRate: Int64(sampleRate)) else {
       throw .invalidTime(text)
     }
+    guard parsed.frames <= Self.maximumFrames else { throw .timeTooLarge(text) }
     self = parsed
   }
+
+  /// The longest time Tape accepts: 2^40 frames (about 265 days at 48 kHz), far beyond any
+  /// project, and small enough that positions plus lengths can never overflow.
+  public static let maximumFrames = FrameCount(1 << 40)
 
   /// The frame position this time names on an axis starting at 0.
   public var position: FramePosition { FramePosition(frames.frames) }

@@ -9,6 +9,7 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   }
 
   case invalidTime(String)
+  case timeTooLarge(String)
   case invalidGain(String)
   case invalidPan(String)
   case gainOutOfRange(what: String, decibels: Double)
@@ -44,6 +45,8 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
     case .invalidTime(let text):
       return
         "'\(text)' is not a time; write seconds (1.5 or 1.5s), milliseconds (250ms), a clock (1:02.5 or 01:02:03.250) or frames (96000f)"
+    case .timeTooLarge(let text):
+      return "'\(text)' is longer than Tape handles (about 265 days at 48 kHz); use a smaller time"
     case .invalidGain(let text):
       return "'\(text)' is not a gain; write decibels such as -3, -3dB or +2.5dB"
     case .invalidPan(let text):

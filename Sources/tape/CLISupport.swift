@@ -55,7 +55,8 @@ func describe(_ error: any Error) -> (Int32, String) {
     }
   case let error as TimelineError:
     switch error {
-    case .invalidTime, .invalidGain, .invalidPan: return (Exit.usage, error.description)
+    case .invalidTime, .timeTooLarge, .invalidGain, .invalidPan:
+      return (Exit.usage, error.description)
     default: return (Exit.dataError, error.description)
     }
   case let error as AudioFileError:

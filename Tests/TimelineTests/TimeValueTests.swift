@@ -47,6 +47,20 @@ struct TimeValueTests {
     }
   }
 
+  /// Times that would overflow positions are refused, not trapped on.
+  @Test(arguments: ["9223372036854775807f", "1099511627777f", "999999999999", "999999:00"])
+  func refusesTimesBeyondTheMaximum(text: String) {
+    #expect(throws: TimelineError.timeTooLarge(text)) {
+      try TimeValue(parsing: text, sampleRate: 48_000)
+    }
+  }
+
+  @Test func acceptsTheMaximum() throws {
+    #expect(
+      try TimeValue(parsing: "1099511627776f", sampleRate: 48_000).frames == TimeValue.maximumFrames
+    )
+  }
+
   @Test func theErrorNamesEveryAcceptedForm() {
     let message = TimelineError.invalidTime("soon").description
     #expect(
