@@ -36,8 +36,9 @@ extension TimelineStore {
     checkpointer.waitWhileRestarting()
     do {
       return try queue.writeWithoutTransaction { db in
-        var outcome: (CommitResult, StoreUpdate?)?
-        var newState: (revision: Int64, positions: [Track.ID: Int64])?
+        var outcome: CommitResult?
+        var adopted:
+          (revision: Int64, project: Project, positions: [Track.ID: Int64], old: Project)?
         try db.inTransaction(.immediate) {
           let head = try catchUp(db)
           let (version, project, positions) = state.withLock {
@@ -55,29 +56,27 @@ extension TimelineStore {
               try RowWriter.write(new: newProject, changed: changed, positions: &newPositions, db)
             }
           guard !changeset.isEmpty else {
-            outcome = (CommitResult(version: version, changed: ChangedIDs(), newIDs: []), nil)
+            outcome = CommitResult(version: version, changed: ChangedIDs(), newIDs: [])
             return .rollback
           }
           try IDSequence.write(ids, db)
           let (newVersion, revision) = try record(
             changeset, label: label, coalescingKey: coalescingKey, head: head, db)
-          let result = CommitResult(
+          outcome = CommitResult(
             version: newVersion, changed: changed,
             newIDs: IDSequence.allocated(from: firstIDs, to: ids))
-          let update = StoreUpdate(
-            version: newVersion, project: newProject, changed: changed,
-            diff: ProjectDiff(from: project, to: newProject, changed: changed))
-          outcome = (result, update)
-          newState = (revision, newPositions)
+          adopted = (revision, newProject, newPositions, project)
           return .commit
         }
-        guard let (result, update) = outcome else {
+        guard let outcome else {
           throw StoreError.internalFailure("the commit finished without a result")
         }
-        if let newState, let update {
-          adopt(update, revision: newState.revision, positions: newState.positions)
+        if let adopted {
+          adopt(
+            version: outcome.version, revision: adopted.revision, project: adopted.project,
+            positions: adopted.positions, changed: outcome.changed, from: adopted.old)
         }
-        return result
+        return outcome
       }
     } catch {
       throw Self.translate(error)

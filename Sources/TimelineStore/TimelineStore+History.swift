@@ -119,7 +119,11 @@ extension TimelineStore {
     checkpointer.waitWhileRestarting()
     do {
       return try queue.writeWithoutTransaction { db in
-        var moved: (revision: Int64, positions: [Track.ID: Int64], update: StoreUpdate)?
+        var moved:
+          (
+            version: Int64, revision: Int64, project: Project, positions: [Track.ID: Int64],
+            changed: ChangedIDs, old: Project
+          )?
         try db.inTransaction(.immediate) {
           let head = try catchUp(db)
           let (from, oldProject, positions) = (
@@ -135,17 +139,16 @@ extension TimelineStore {
           var newPositions = positions
           let project = try SnapshotReader.refresh(
             oldProject, positions: &newPositions, changed: changed, db)
-          let update = StoreUpdate(
-            version: to.id, project: project, changed: changed,
-            diff: ProjectDiff(from: oldProject, to: project, changed: changed))
-          moved = (revision, newPositions, update)
+          moved = (to.id, revision, project, newPositions, changed, oldProject)
           return .commit
         }
         guard let moved else {
           throw StoreError.internalFailure("the move finished without a result")
         }
-        adopt(moved.update, revision: moved.revision, positions: moved.positions)
-        return StoreSnapshot(version: moved.update.version, project: moved.update.project)
+        adopt(
+          version: moved.version, revision: moved.revision, project: moved.project,
+          positions: moved.positions, changed: moved.changed, from: moved.old)
+        return StoreSnapshot(version: moved.version, project: moved.project)
       }
     } catch {
       throw Self.translate(error)

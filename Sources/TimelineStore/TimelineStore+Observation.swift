@@ -102,23 +102,30 @@ extension TimelineStore {
         oldProject, positions: &newPositions, changed: changed, db)
     }
     adopt(
-      StoreUpdate(
-        version: head.version, project: project, changed: changed,
-        diff: ProjectDiff(from: oldProject, to: project, changed: changed)),
-      revision: head.revision, positions: newPositions)
+      version: head.version, revision: head.revision, project: project, positions: newPositions,
+      changed: changed, from: oldProject)
     return head
   }
 
-  /// Makes `update` the current snapshot and sends it to every subscriber: the last step of
-  /// every commit, undo, redo, checkout and catch-up, run on the database queue so updates
-  /// reach subscribers in commit order.
-  func adopt(_ update: StoreUpdate, revision: Int64, positions: [Track.ID: Int64]) {
-    state.withLock {
-      $0.version = update.version
+  /// Makes `project` at `version` the current snapshot and sends it, with its diff from `old`,
+  /// to every subscriber: the last step of every commit, undo, redo, checkout and catch-up, run
+  /// on the database queue so updates reach subscribers in commit order. The diff is computed
+  /// only when someone subscribes, and outside the lock.
+  func adopt(
+    version: Int64, revision: Int64, project: Project, positions: [Track.ID: Int64],
+    changed: ChangedIDs, from old: Project
+  ) {
+    let subscribers = state.withLock {
+      $0.version = version
       $0.revision = revision
-      $0.project = update.project
+      $0.project = project
       $0.positions = positions
-      for continuation in $0.subscribers.values { continuation.yield(update) }
+      return Array($0.subscribers.values)
     }
+    guard !subscribers.isEmpty else { return }
+    let update = StoreUpdate(
+      version: version, project: project, changed: changed,
+      diff: ProjectDiff(from: old, to: project, changed: changed))
+    for continuation in subscribers { continuation.yield(update) }
   }
 }
