@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 
 echo "test: swift format lint --strict" >&2
-swift format lint --strict -r Sources Tests Package.swift
+swift format lint --strict -r Sources Tests Package.swift Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Sources
 
 echo "test: conventions (no try!, as!, fatalError or print in library sources)" >&2
 if grep -rnE 'try!|as!|fatalError\(|^\s*print\(' Sources --include=*.swift | grep -v '^Sources/tape/'; then

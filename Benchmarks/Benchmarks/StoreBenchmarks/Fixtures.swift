@@ -17,7 +17,9 @@ enum StoreFixtures {
     let path = directory.appendingPathComponent(name).path
     let done = path + ".done"
     if FileManager.default.fileExists(atPath: done) { return path }
-    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    for suffix in ["", "-wal", "-shm"] {
+      try? FileManager.default.removeItem(atPath: path + suffix)
+    }
     FileHandle.standardError.write(Data("building fixture \(name)…\n".utf8))
     let created = try TimelineStore.create(at: path)
     try created.close()
@@ -32,7 +34,8 @@ enum StoreFixtures {
       commands += tracks.map(Command.setTrack)
       for index in 0..<clips {
         let clip = Clip(
-          id: ids.newClipID(), source: source.id, timelineStart: FramePosition(Int64(index / 16) * 60_000),
+          id: ids.newClipID(), source: source.id,
+          timelineStart: FramePosition(Int64(index / 16) * 60_000),
           sourceRange: FrameRange(start: FramePosition(Int64(index % 500) * 48_000), count: 48_000),
           fadeIn: Fade(length: 480), fadeOut: Fade(length: 480))
         commands.append(.setClip(clip, track: tracks[index % 16].id))
@@ -63,7 +66,9 @@ enum StoreFixtures {
   }
 
   static func remove(_ path: String) {
-    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    for suffix in ["", "-wal", "-shm"] {
+      try? FileManager.default.removeItem(atPath: path + suffix)
+    }
   }
 }
 

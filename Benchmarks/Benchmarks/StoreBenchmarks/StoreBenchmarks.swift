@@ -76,7 +76,8 @@ let benchmarks: @Sendable () -> Void = {
   let far = Shared()
   measure(
     "Checkout 99k versions away, ≤2,000 rows differ (10000 clips, 100k versions)",
-    configuration: .init(metrics: [.wallClock], warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 20),
+    configuration: .init(
+      metrics: [.wallClock], warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 20),
     setup: { (far.store, far.path) = try StoreFixtures.copy(clips: 10_000, versions: 100_000) },
     teardown: {
       try far.store?.close()
@@ -96,7 +97,8 @@ let benchmarks: @Sendable () -> Void = {
   let opening = Shared()
   measure(
     "Open a project (10000 clips, 100k versions)",
-    configuration: .init(metrics: [.wallClock], warmupIterations: 2, maxDuration: .seconds(5), maxIterations: 100),
+    configuration: .init(
+      metrics: [.wallClock], warmupIterations: 2, maxDuration: .seconds(5), maxIterations: 100),
     setup: { opening.path = try StoreFixtures.path(clips: 10_000, versions: 100_000) }
   ) { benchmark in
     for _ in benchmark.scaledIterations {

@@ -10,7 +10,8 @@ guard arguments.count >= 2 else {
   exit(64)
 }
 let count = arguments.count > 2 ? Int(arguments[2]) ?? 500 : 500
-let copy = FileManager.default.temporaryDirectory.appendingPathComponent("profile-\(getpid()).tape").path
+let copy = FileManager.default.temporaryDirectory.appendingPathComponent("profile-\(getpid()).tape")
+  .path
 try FileManager.default.copyItem(atPath: arguments[1], toPath: copy)
 defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: copy + s) } }
 let store = try TimelineStore.open(at: copy)
@@ -45,7 +46,9 @@ try store.close()
 let growthCopy = FileManager.default.temporaryDirectory
   .appendingPathComponent("growth-\(getpid()).tape").path
 try FileManager.default.copyItem(atPath: arguments[1], toPath: growthCopy)
-defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: growthCopy + s) } }
+defer {
+  for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: growthCopy + s) }
+}
 func fileSize(_ path: String) throws -> Int {
   (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
 }
@@ -59,12 +62,17 @@ for step in 0..<count {
 }
 try growthStore.close()
 let sizeAfter = try fileSize(growthCopy)
-print("growth: \((sizeAfter - sizeBefore) / count) bytes per one-field edit (\(count) edits, \(sizeBefore) -> \(sizeAfter) bytes)")
+print(
+  "growth: \((sizeAfter - sizeBefore) / count) bytes per one-field edit (\(count) edits, \(sizeBefore) -> \(sizeAfter) bytes)"
+)
 
 // A checkout across the whole history and back, ≤ 2,000 rows differing in the fixture.
-let farCopy = FileManager.default.temporaryDirectory.appendingPathComponent("far-\(getpid()).tape").path
+let farCopy = FileManager.default.temporaryDirectory.appendingPathComponent("far-\(getpid()).tape")
+  .path
 try FileManager.default.copyItem(atPath: arguments[1], toPath: farCopy)
-defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: farCopy + s) } }
+defer {
+  for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: farCopy + s) }
+}
 let farStore = try TimelineStore.open(at: farCopy)
 let farHead = farStore.snapshot.version
 var farSamples: [Double] = []
@@ -79,9 +87,13 @@ print("checkout \(farHead - 1_000) versions back: \(farSamples.sorted().map { "\
 
 // How soon a commit made through another connection (as by another process) reaches a
 // subscriber of this one: the polling interval is 20 ms.
-let watchCopy = FileManager.default.temporaryDirectory.appendingPathComponent("watch-\(getpid()).tape").path
+let watchCopy = FileManager.default.temporaryDirectory.appendingPathComponent(
+  "watch-\(getpid()).tape"
+).path
 try FileManager.default.copyItem(atPath: arguments[1], toPath: watchCopy)
-defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: watchCopy + s) } }
+defer {
+  for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: watchCopy + s) }
+}
 let watcher = try TimelineStore.open(at: watchCopy)
 let writer = try TimelineStore.open(at: watchCopy)
 let latencies = try await { () async throws -> [Double] in
@@ -101,4 +113,5 @@ let latencies = try await { () async throws -> [Double] in
   return samples.sorted()
 }()
 print(
-  "observed another connection's commit after: p50 \(Int(latencies[20])) ms, max \(Int(latencies.last ?? 0)) ms")
+  "observed another connection's commit after: p50 \(Int(latencies[20])) ms, max \(Int(latencies.last ?? 0)) ms"
+)
