@@ -59,11 +59,12 @@ let package = Package(
     ),
     // Pure DSP: render plans, fades, gain, pan law, the render kernel.
     .target(name: "Mixing", dependencies: ["Timeline"]),
-    // Decoding, the decoded-audio cache, export writers (libsndfile).
+    // Decoding, the decoded-audio cache, export writers and the offline renderer (libsndfile).
     .target(
       name: "AudioFiles",
       dependencies: [
         "Timeline",
+        "Mixing",
         "CSndfile",
         "CSoxr",
         .product(name: "Logging", package: "swift-log"),
@@ -99,7 +100,7 @@ let package = Package(
       dependencies: ["TimelineStore", "Timeline", .product(name: "GRDB", package: "GRDB.swift")]
     ),
     .testTarget(name: "MixingTests", dependencies: ["Mixing", "Timeline"]),
-    .testTarget(name: "AudioFilesTests", dependencies: ["AudioFiles", "Timeline"]),
+    .testTarget(name: "AudioFilesTests", dependencies: ["AudioFiles", "Mixing", "Timeline"]),
     .testTarget(name: "PlaybackTests", dependencies: ["Playback"]),
     .testTarget(name: "TapeCLITests", dependencies: ["tape", "TimelineStore", "Timeline"]),
   ]

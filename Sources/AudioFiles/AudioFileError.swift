@@ -13,6 +13,14 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
   case sourceChanged(source: String, path: String)
   case resampler(detail: String)
   case cache(path: String, detail: String)
+  /// The render's output file (or its temporary) could not be created.
+  case cannotCreate(path: String, detail: String)
+  /// Writing the render's output failed part-way (disk full, I/O error).
+  case write(path: String, detail: String)
+  /// The container cannot hold the requested sample format.
+  case unsupportedOutput(format: String, detail: String)
+  /// The render was interrupted; nothing was written under the output's name.
+  case cancelled(path: String)
 
   public var description: String {
     switch self {
@@ -41,6 +49,15 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
         "source \(source) has changed: \(path) is not the audio that was imported; restore the original or relink with 'tape relink FILE \(source) PATH --force'"
     case .resampler(let detail):
       return "resampling failed: \(detail)"
+    case .cannotCreate(let path, let detail):
+      return
+        "cannot create \(path): \(detail); check that its folder exists and is writable (mkdir -p it first)"
+    case .write(let path, let detail):
+      return "writing \(path) failed: \(detail); free some space or choose another output path"
+    case .unsupportedOutput(let format, let detail):
+      return "\(format) cannot store \(detail); choose another --bits or --format"
+    case .cancelled(let path):
+      return "render interrupted; \(path) was not written"
     case .cache(let path, let detail):
       return
         "could not write the decoded-audio cache \(path): \(detail); check the disk space and permissions of that folder"

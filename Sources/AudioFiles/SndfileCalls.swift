@@ -54,3 +54,85 @@ final class SndfileReader {
     Int(sf_readf_float(handle, buffer, sf_count_t(frames)))
   }
 }
+
+/// An open libsndfile handle for writing; closed by ``close()`` (or on deinit, after a failure).
+final class SndfileWriter {
+  private var handle: OpaquePointer?
+  let path: String
+
+  init(
+    path: String, format: ExportFormat, sampleFormat: SampleFormat, sampleRate: Int, channels: Int
+  )
+    throws(AudioFileError)
+  {
+    self.path = path
+    var info = SF_INFO()
+    info.samplerate = Int32(sampleRate)
+    info.channels = Int32(channels)
+    info.format = format.sndfileFormat(sampleFormat)
+    guard sf_format_check(&info) != 0 else {
+      throw .unsupportedOutput(
+        format: format.rawValue, detail: "\(sampleFormat) at \(sampleRate) Hz")
+    }
+    guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
+      throw .cannotCreate(path: path, detail: String(cString: sf_strerror(nil)))
+    }
+    self.handle = handle
+    if format == .ogg {
+      // Vorbis quality 0…1; 0.6 is about 190 kbit/s for stereo at 48 kHz.
+      var quality = 0.6
+      sf_command(
+        handle, Int32(SFC_SET_VBR_ENCODING_QUALITY), &quality, Int32(MemoryLayout<Double>.size))
+    }
+  }
+
+  deinit {
+    if let handle { sf_close(handle) }
+  }
+
+  /// Writes `frames` interleaved frames of 32-bit left-justified integers.
+  func write(_ samples: UnsafePointer<Int32>, frames: Int) throws(AudioFileError) {
+    guard let handle else { return }
+    let written = sf_writef_int(handle, samples, sf_count_t(frames))
+    guard written == frames else { throw writeError(handle) }
+  }
+
+  /// Writes `frames` interleaved float frames as they are (no normalisation, no clipping).
+  func write(_ samples: UnsafePointer<Float>, frames: Int) throws(AudioFileError) {
+    guard let handle else { return }
+    let written = sf_writef_float(handle, samples, sf_count_t(frames))
+    guard written == frames else { throw writeError(handle) }
+  }
+
+  /// Finishes the file (headers, encoder flush) and reports any failure in doing so.
+  func close() throws(AudioFileError) {
+    guard let handle else { return }
+    self.handle = nil
+    let result = sf_close(handle)
+    guard result == 0 else {
+      throw .write(path: path, detail: String(cString: sf_error_number(result)))
+    }
+  }
+
+  private func writeError(_ handle: OpaquePointer) -> AudioFileError {
+    let reason = String(cString: sf_strerror(handle))
+    return .write(path: path, detail: errno == ENOSPC ? "no space left on device" : reason)
+  }
+}
+
+extension ExportFormat {
+  fileprivate func sndfileFormat(_ sampleFormat: SampleFormat) -> Int32 {
+    let container: Int32
+    switch self {
+    case .wav: container = Int32(SF_FORMAT_WAV)
+    case .flac: container = Int32(SF_FORMAT_FLAC)
+    case .aiff: container = Int32(SF_FORMAT_AIFF)
+    case .ogg: return Int32(SF_FORMAT_OGG | SF_FORMAT_VORBIS)
+    }
+    switch sampleFormat {
+    case .int16: return container | Int32(SF_FORMAT_PCM_16)
+    case .int24: return container | Int32(SF_FORMAT_PCM_24)
+    case .float32: return container | Int32(SF_FORMAT_FLOAT)
+    }
+  }
+}

@@ -47,6 +47,12 @@ public struct Project: Sendable, Hashable, Codable {
   /// Every clip in the project, track by track.
   public var allClips: [Clip] { tracks.flatMap(\.clips) }
 
+  /// The tracks that sound: not muted, and soloed when any track is soloed.
+  public var audibleTracks: [Track] {
+    let anySolo = tracks.contains { $0.isSolo }
+    return tracks.filter { !$0.isMuted && (!anySolo || $0.isSolo) }
+  }
+
   /// The first frame after the last clip ends; 0 for an empty project.
   public var timelineEnd: FramePosition {
     tracks.lazy.flatMap(\.clips).map(\.timelineEnd).max() ?? .zero

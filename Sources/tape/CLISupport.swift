@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioFiles
 import Foundation
+import Mixing
 import Timeline
 import TimelineStore
 
@@ -24,6 +25,8 @@ enum Exit {
   static let software: Int32 = 70
   static let ioError: Int32 = 74
   static let busy: Int32 = 75
+  /// 128 + SIGINT, what shells report for a command stopped by Ctrl-C.
+  static let interrupted: Int32 = 130
 }
 
 /// Runs a command body and turns any failure into one line on stderr and its exit code.
@@ -62,9 +65,13 @@ func describe(_ error: any Error) -> (Int32, String) {
   case let error as AudioFileError:
     switch error {
     case .missing: return (Exit.noInput, error.description)
-    case .unreadable, .io: return (Exit.ioError, error.description)
+    case .unreadable, .io, .cannotCreate, .write: return (Exit.ioError, error.description)
+    case .unsupportedOutput: return (Exit.usage, error.description)
+    case .cancelled: return (Exit.interrupted, error.description)
     default: return (Exit.dataError, error.description)
     }
+  case let error as MixingError:
+    return (Exit.dataError, error.description)
   case let error as UsageError:
     return (Exit.usage, error.message)
   case let error as DataError:

@@ -19,6 +19,7 @@ struct Tape: ParsableCommand {
       CommandGroup(name: "Clips", subcommands: [ClipCommand.self]),
       CommandGroup(
         name: "History", subcommands: [Undo.self, Redo.self, Checkout.self, HistoryCommand.self]),
+      CommandGroup(name: "Render and play", subcommands: [Render.self]),
     ]
   )
 }

@@ -1,0 +1,38 @@
+import Foundation
+
+/// The pan laws: how a track's pan position splits a source between the left and right outputs.
+///
+/// With `θ = (pan + 1)·π/4` (pan −1 … +1, so θ runs 0 … π/2):
+/// - a mono source is panned at constant power: `L = cos θ`, `R = sin θ` (each −3.01 dB at the
+///   centre, `L² + R² = 1` everywhere);
+/// - a stereo source is balanced: `L = min(1, √2·cos θ)`, `R = min(1, √2·sin θ)` (unity on both
+///   sides at the centre; turning towards one side attenuates only the other).
+///
+/// ```swift
+/// PanLaw.monoSource(pan: 0)    // (0.7071…, 0.7071…)
+/// PanLaw.stereoSource(pan: 1)  // (0, 1)
+/// ```
+public enum PanLaw {
+  /// The left and right gains for a mono source at `pan`.
+  public static func monoSource(pan: Double) -> (left: Double, right: Double) {
+    let theta = angle(pan)
+    return (clean(cos(theta)), clean(sin(theta)))
+  }
+
+  /// The left and right gains for a stereo source's left and right channels at `pan`.
+  public static func stereoSource(pan: Double) -> (left: Double, right: Double) {
+    let theta = angle(pan)
+    return (
+      min(1, clean(2.0.squareRoot() * cos(theta))), min(1, clean(2.0.squareRoot() * sin(theta)))
+    )
+  }
+
+  private static func angle(_ pan: Double) -> Double {
+    (min(1, max(-1, pan)) + 1) * Double.pi / 4
+  }
+
+  /// `cos(π/2)` is 6e-17, not 0: a hard-panned source should leave the other side silent.
+  private static func clean(_ x: Double) -> Double {
+    abs(x) < 1e-15 ? 0 : x
+  }
+}

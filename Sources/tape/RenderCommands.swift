@@ -1,0 +1,239 @@
+import ArgumentParser
+import AudioFiles
+import Foundation
+import Mixing
+import Synchronization
+import Timeline
+import TimelineStore
+
+struct Render: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Mix the project to an audio file (WAV, FLAC, AIFF or Ogg).",
+    discussion: """
+      Renders from 0 to the end of the last clip unless --from/--to say otherwise. Integer
+      output is clamped (never wrapped) and the clipped samples counted; 16-bit output is TPDF
+      dithered unless --dither none. The file appears only when complete.
+      Example: tape render song.tape -o mix.wav --bits 16
+      """)
+
+  @OptionGroup var project: ProjectArgument
+  @Option(name: .shortAndLong, help: "The file to write; its extension picks the format.")
+  var output: String
+  @Option(help: "wav, flac, aiff or ogg (default: from the output's extension).")
+  var format: String?
+  @Option(help: "16, 24 or 32f (default 24; Ogg is always encoded from float).")
+  var bits: String?
+  @Option(help: "tpdf or none (default: tpdf for 16-bit output, none otherwise).")
+  var dither: String?
+  @Option(help: "Start of the render on the timeline (default 0).") var from: String?
+  @Option(help: "End of the render on the timeline (default: the end of the last clip).")
+  var to: String?
+  @Option(help: "Render this version instead of the current one (the head does not move).")
+  var version: Int64?
+  @OptionGroup var json: JSONOption
+
+  func run() throws {
+    try reportingErrors {
+      let settings = try renderSettings()
+      let store = try openStore(project.file)
+      let project =
+        if let version { try store.project(at: version) } else { store.snapshot.project }
+      let range = try renderRange(project)
+      try refuseOverwritingProject()
+      let cache = AudioCache(directory: AudioCache.directory(forProject: self.project.file))
+      let plan = try RenderPlan(project: project, audio: try cache.sourceAudio(for: project))
+      let bar = ProgressBar(total: range.count.frames, sampleRate: project.sampleRate)
+      Interrupt.install()
+      let summary = try OfflineRenderer.render(
+        plan, range: range, to: output, settings: settings, progress: bar.update,
+        isCancelled: Interrupt.requested)
+      bar.finish()
+      if json.json {
+        printJSON(summaryJSON(summary, settings: settings, range: range))
+      } else {
+        print(summaryText(summary, settings: settings), terminator: "")
+      }
+    }
+  }
+
+  private func renderSettings() throws -> RenderSettings {
+    let extensionFormat = ExportFormat(pathExtension: (output as NSString).pathExtension)
+    let chosenFormat: ExportFormat
+    if let format {
+      guard let parsed = ExportFormat(pathExtension: format) else {
+        throw UsageError(message: "'\(format)' is not an output format; use wav, flac, aiff or ogg")
+      }
+      chosenFormat = parsed
+    } else if let extensionFormat {
+      chosenFormat = extensionFormat
+    } else {
+      throw UsageError(
+        message:
+          "cannot tell the format of '\(output)' from its extension; name it .wav, .flac, .aiff or .ogg, or add --format wav"
+      )
+    }
+    let sampleFormat: SampleFormat
+    if let bits {
+      guard let parsed = SampleFormat(rawValue: bits.lowercased()) else {
+        throw UsageError(message: "'\(bits)' is not a sample format; use --bits 16, 24 or 32f")
+      }
+      sampleFormat = parsed
+    } else {
+      sampleFormat = chosenFormat.defaultSampleFormat
+    }
+    guard chosenFormat.sampleFormats.contains(sampleFormat) else {
+      let allowed = chosenFormat.sampleFormats.map(\.rawValue).joined(separator: " or ")
+      throw UsageError(
+        message:
+          "\(chosenFormat) cannot store \(sampleFormat) samples; use --bits \(allowed) or another format"
+      )
+    }
+    let shouldDither: Bool
+    switch dither?.lowercased() {
+    case nil: shouldDither = sampleFormat == .int16
+    case "none": shouldDither = false
+    case "tpdf":
+      guard sampleFormat.integerBits != nil else {
+        throw UsageError(
+          message: "dither applies to integer output only; drop --dither or use --bits 16 or 24")
+      }
+      shouldDither = true
+    case let other?:
+      throw UsageError(message: "'\(other)' is not a dither; use --dither tpdf or --dither none")
+    }
+    return RenderSettings(format: chosenFormat, sampleFormat: sampleFormat, dither: shouldDither)
+  }
+
+  private func renderRange(_ project: Project) throws -> FrameRange {
+    let start = try from.map { try parsePosition($0, project) } ?? .zero
+    let end = try to.map { try parsePosition($0, project) } ?? project.timelineEnd
+    if to == nil && end == .zero {
+      throw DataError(
+        message:
+          "nothing to render: the project has no clips; add one with 'tape clip add', or give --to for silence"
+      )
+    }
+    guard start < end else {
+      let shown = { (position: FramePosition) in
+        TimeValue.clock(FrameCount(position.frames), sampleRate: project.sampleRate)
+      }
+      throw UsageError(
+        message:
+          "the render would be empty: --from \(shown(start)) is not before the end \(shown(end)); give --to after --from"
+      )
+    }
+    return FrameRange(start: start, count: FrameCount(end.frames - start.frames))
+  }
+
+  private func refuseOverwritingProject() throws {
+    let out = URL(fileURLWithPath: output).standardizedFileURL.resolvingSymlinksInPath()
+    let file = URL(fileURLWithPath: project.file).standardizedFileURL.resolvingSymlinksInPath()
+    guard out.path != file.path else {
+      throw UsageError(
+        message: "-o \(output) is the project file itself; choose another output name")
+    }
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory),
+      isDirectory.boolValue
+    {
+      throw UsageError(
+        message: "-o \(output) is a folder; give a file name such as \(output)/mix.wav")
+    }
+  }
+
+  private func summaryText(_ summary: RenderSummary, settings: RenderSettings) -> String {
+    let duration = TimeValue.clock(FrameCount(summary.frames), sampleRate: summary.sampleRate)
+    let layout = summary.channels == 1 ? "mono" : "stereo"
+    let format =
+      settings.format == .ogg
+      ? "Ogg Vorbis"
+      : "\(settings.format) \(settings.sampleFormat)\(settings.dither ? " (TPDF dither)" : "")"
+    return """
+      \(output): \(format), \(summary.sampleRate) Hz \(layout), \(duration)
+        peak       \(decibels(summary.peakDecibels)) dBFS
+        loudness   \(decibels(summary.loudness)) LUFS
+        clipped    \(summary.clippedSamples) samples\(summary.clippedSamples > 0 ? " (lower a gain to avoid it, or render --bits 32f)" : "")
+        rendered   in \(String(format: "%.2f", summary.seconds)) s (\(String(format: "%.0f", summary.realtimeFactor))× realtime)
+
+      """
+  }
+
+  private func summaryJSON(
+    _ summary: RenderSummary, settings: RenderSettings, range: FrameRange
+  )
+    -> JSONValue
+  {
+    let finite = { (value: Double) in value.isFinite ? JSONValue.double(value) : .null }
+    return .object([
+      ("output", .string(output)),
+      ("format", .string(settings.format.rawValue)),
+      ("bits", .string(settings.sampleFormat.rawValue)),
+      ("dither", .string(settings.dither ? "tpdf" : "none")),
+      ("sampleRate", .int(Int64(summary.sampleRate))),
+      ("channels", .int(Int64(summary.channels))),
+      ("from", .int(range.start.frames)),
+      ("frames", .int(summary.frames)),
+      ("duration", .double(summary.durationSeconds)),
+      ("peakDBFS", finite(rounded(summary.peakDecibels))),
+      ("loudnessLUFS", finite(rounded(summary.loudness))),
+      ("clippedSamples", .int(Int64(summary.clippedSamples))),
+      ("wallSeconds", .double(rounded(summary.seconds, places: 4))),
+      ("realtimeFactor", finite(rounded(summary.realtimeFactor, places: 1))),
+    ])
+  }
+}
+
+private func decibels(_ value: Double) -> String {
+  value.isFinite ? String(format: "%.2f", value) : "-inf"
+}
+
+private func rounded(_ value: Double, places: Int = 2) -> Double {
+  guard value.isFinite else { return value }
+  let scale = pow(10, Double(places))
+  return (value * scale).rounded() / scale
+}
+
+/// A one-line progress bar on stderr, drawn only when stderr is a terminal.
+final class ProgressBar {
+  private let total: Int64
+  private let sampleRate: Int
+  private let enabled = isatty(STDERR_FILENO) == 1
+  private var lastDraw = ContinuousClock.now
+  private var drawn = false
+
+  init(total: Int64, sampleRate: Int) {
+    self.total = max(total, 1)
+    self.sampleRate = sampleRate
+  }
+
+  func update(_ done: Int64) {
+    guard enabled, ContinuousClock.now - lastDraw > .milliseconds(100) else { return }
+    lastDraw = .now
+    drawn = true
+    let width = 30
+    let filled = Int(Double(width) * Double(done) / Double(total))
+    let bar = String(repeating: "=", count: filled) + String(repeating: " ", count: width - filled)
+    let time = TimeValue.clock(FrameCount(done), sampleRate: sampleRate)
+    let line = "\rrendering [\(bar)] \(Int(100 * done / total))%  \(time)"
+    FileHandle.standardError.write(Data(line.utf8))
+  }
+
+  func finish() {
+    guard drawn else { return }
+    FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+  }
+}
+
+/// Ctrl-C during a render: the render stops between batches and removes its temporary file.
+enum Interrupt {
+  private static let flag = Atomic<Bool>(false)
+
+  static func install() {
+    signal(SIGINT) { _ in Interrupt.flag.store(true, ordering: .relaxed) }
+    signal(SIGTERM) { _ in Interrupt.flag.store(true, ordering: .relaxed) }
+  }
+
+  static func requested() -> Bool {
+    flag.load(ordering: .relaxed)
+  }
+}

@@ -1,0 +1,215 @@
+import AudioFiles
+import Foundation
+import Mixing
+import Testing
+import Timeline
+
+/// Independent renders of a project's edit list by sox and by ffmpeg, built from the model values
+/// with the formulas written out here (gains, pan laws), so nothing of Tape's mixer is reused.
+///
+/// sox: one file per clip (`trim`, `fade`, `remix -m` with the clip's gains, `pad`), then
+/// `sox -m -v 1 …` (a plain sum). ffmpeg: `atrim`, `afade`, `pan`, `adelay`, then
+/// `amix normalize=0`. Sources at another rate are resampled by ffmpeg's libsoxr resampler
+/// (`aresample=resampler=soxr`), for sox too, since sox's own `rate` is a different filter.
+enum ReferenceRender {
+  /// Everything renders as interleaved float32 at the project rate.
+  static func sox(_ project: Project, in folder: String) throws -> [Float] {
+    var clipFiles: [String] = []
+    for (index, (clip, track)) in audibleClips(project).enumerated() {
+      let source = try #require(project.source(clip.source))
+      let input = try projectRateInput(source, project: project, folder: folder)
+      let output = "\(folder)/sox-clip-\(index).wav"
+      var effects = ["trim", "\(clip.sourceRange.start.frames)s", "\(clip.length.frames)s"]
+      if clip.fadeIn.length.frames > 0 {
+        effects += ["fade", try soxCurve(clip.fadeIn.curve), "\(clip.fadeIn.length.frames)s"]
+      }
+      if clip.fadeOut.length.frames > 0 {
+        effects += [
+          "fade", try soxCurve(clip.fadeOut.curve), "0", "\(clip.length.frames)s",
+          "\(clip.fadeOut.length.frames)s",
+        ]
+      }
+      let (left, right) = gains(clip, track, sourceChannels: source.channels, project: project)
+      effects += ["remix", "-m"]
+      switch (source.channels, project.channels) {
+      case (1, 1): effects += ["1v\(left)"]
+      case (2, 1): effects += ["1v\(left),2v\(left)"]
+      case (1, _): effects += ["1v\(left)", "1v\(right)"]
+      default: effects += ["1v\(left)", "2v\(right)"]
+      }
+      effects += ["pad", "\(clip.timelineStart.frames)s"]
+      try run("/usr/bin/sox", ["-D", input, "-e", "floating-point", "-b", "32", output] + effects)
+      clipFiles.append(output)
+    }
+    let mix = "\(folder)/sox-mix.f32"
+    if clipFiles.count == 1 {
+      try run("/usr/bin/sox", ["-D", clipFiles[0], "-t", "f32", mix])
+    } else {
+      try run(
+        "/usr/bin/sox", ["-D", "-m"] + clipFiles.flatMap { ["-v", "1", $0] } + ["-t", "f32", mix])
+    }
+    return try readFloats(mix)
+  }
+
+  static func ffmpeg(_ project: Project, in folder: String) throws -> [Float] {
+    var inputs: [String] = []
+    var chains: [String] = []
+    for (index, (clip, track)) in audibleClips(project).enumerated() {
+      let source = try #require(project.source(clip.source))
+      inputs += ["-i", source.path]
+      var filters: [String] = []
+      if source.sampleRate != project.sampleRate {
+        filters.append("aresample=\(project.sampleRate):resampler=soxr")
+      }
+      // Work in doubles: on 16-bit input ffmpeg's pan would otherwise mix in 16-bit integers.
+      filters.append("aformat=sample_fmts=dbl")
+      let start = clip.sourceRange.start.frames
+      filters.append("atrim=start_sample=\(start):end_sample=\(start + clip.length.frames)")
+      filters.append("asetpts=N/SR/TB")
+      if clip.fadeIn.length.frames > 0 {
+        filters.append(
+          "afade=t=in:ss=0:ns=\(clip.fadeIn.length.frames):curve=\(try ffmpegCurve(clip.fadeIn.curve))"
+        )
+      }
+      if clip.fadeOut.length.frames > 0 {
+        let fadeStart = clip.length.frames - clip.fadeOut.length.frames
+        filters.append(
+          "afade=t=out:ss=\(fadeStart):ns=\(clip.fadeOut.length.frames):curve=\(try ffmpegCurve(clip.fadeOut.curve))"
+        )
+      }
+      let (left, right) = gains(clip, track, sourceChannels: source.channels, project: project)
+      switch (source.channels, project.channels) {
+      case (1, 1): filters.append("pan=mono|c0=\(left)*c0")
+      case (2, 1): filters.append("pan=mono|c0=\(left)*c0+\(left)*c1")
+      case (1, _): filters.append("pan=stereo|c0=\(left)*c0|c1=\(right)*c0")
+      default: filters.append("pan=stereo|c0=\(left)*c0|c1=\(right)*c1")
+      }
+      filters.append("adelay=delays=\(clip.timelineStart.frames)S:all=1")
+      chains.append("[\(index):a]\(filters.joined(separator: ","))[c\(index)]")
+    }
+    let labels = (0..<chains.count).map { "[c\($0)]" }.joined()
+    let graph =
+      chains.joined(separator: ";")
+      + ";\(labels)amix=inputs=\(chains.count):normalize=0:duration=longest[out]"
+    let mix = "\(folder)/ffmpeg-mix.f32"
+    try run(
+      "/usr/bin/ffmpeg",
+      ["-v", "error", "-y"] + inputs + [
+        "-filter_complex", graph, "-map", "[out]", "-c:a", "pcm_f32le", "-f", "f32le", mix,
+      ])
+    return try readFloats(mix)
+  }
+
+  /// The clips that sound, with their tracks: not muted, and soloed when any track is soloed.
+  static func audibleClips(_ project: Project) -> [(Clip, Track)] {
+    let soloed = project.tracks.contains { $0.isSolo }
+    return project.tracks.filter { !$0.isMuted && (!soloed || $0.isSolo) }
+      .flatMap { track in track.clips.map { ($0, track) } }
+  }
+
+  /// Clip gain × track gain × the pan law, written out from the documented formulas.
+  static func gains(
+    _ clip: Clip, _ track: Track, sourceChannels: Int, project: Project
+  )
+    -> (Double, Double)
+  {
+    let gain = pow(10, clip.gain.decibels / 20) * pow(10, track.gain.decibels / 20)
+    if project.channels == 1 { return sourceChannels == 1 ? (gain, gain) : (gain / 2, gain / 2) }
+    let theta = (track.pan + 1) * Double.pi / 4
+    if sourceChannels == 1 { return (gain * cos(theta), gain * sin(theta)) }
+    return (
+      gain * min(1, 2.0.squareRoot() * cos(theta)), gain * min(1, 2.0.squareRoot() * sin(theta))
+    )
+  }
+
+  static func soxCurve(_ curve: FadeCurve) throws -> String {
+    switch curve {
+    case .linear: "t"
+    case .equalPower: "q"
+    case .sCurve: "h"
+    case .exponential: throw ReferenceError(message: "sox has no curve like Tape's exponential")
+    }
+  }
+
+  static func ffmpegCurve(_ curve: FadeCurve) throws -> String {
+    switch curve {
+    case .linear: "tri"
+    case .equalPower: "qsin"
+    case .sCurve: "hsin"
+    case .exponential: throw ReferenceError(message: "ffmpeg has no curve like Tape's exponential")
+    }
+  }
+
+  /// The source itself at the project rate, or a copy resampled by ffmpeg's libsoxr.
+  static func projectRateInput(_ source: Source, project: Project, folder: String) throws -> String
+  {
+    guard source.sampleRate != project.sampleRate else { return source.path }
+    let output = "\(folder)/resampled-\(source.id).wav"
+    if !FileManager.default.fileExists(atPath: output) {
+      try run(
+        "/usr/bin/ffmpeg",
+        [
+          "-v", "error", "-y", "-i", source.path, "-af",
+          "aresample=\(project.sampleRate):resampler=soxr", "-c:a", "pcm_f32le", output,
+        ])
+    }
+    return output
+  }
+
+  /// Reads any audio file as sox decodes it, to interleaved float32.
+  static func decode(_ path: String) throws -> [Float] {
+    let raw = path + ".decoded.f32"
+    try run("/usr/bin/sox", ["-D", path, "-t", "f32", raw])
+    return try readFloats(raw)
+  }
+
+  static func readFloats(_ path: String) throws -> [Float] {
+    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+  }
+
+  static func run(_ tool: String, _ arguments: [String]) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: tool)
+    process.arguments = arguments
+    let errors = Pipe()
+    process.standardError = errors
+    try process.run()
+    let message = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+      throw ReferenceError(
+        message:
+          "\(tool) \(arguments.joined(separator: " ")) failed: \(String(decoding: message, as: UTF8.self))"
+      )
+    }
+  }
+}
+
+struct ReferenceError: Error, CustomStringConvertible {
+  let message: String
+  var description: String { message }
+}
+
+/// Tape's own render of `project` to 32-bit float, through the decoded cache, the plan and the
+/// offline renderer, read back by sox.
+func tapeRender(
+  _ project: Project, in folder: String, range: FrameRange? = nil
+) throws -> (
+  samples: [Float], summary: RenderSummary
+) {
+  let cache = AudioCache(directory: "\(folder)/cache")
+  let plan = try RenderPlan(project: project, audio: try cache.sourceAudio(for: project))
+  let output = "\(folder)/tape-\(UUID().uuidString).wav"
+  let summary = try OfflineRenderer.render(
+    plan, range: range ?? FrameRange(start: 0, count: FrameCount(project.timelineEnd.frames)),
+    to: output, settings: RenderSettings(format: .wav, sampleFormat: .float32, dither: false))
+  return (try ReferenceRender.decode(output), summary)
+}
+
+/// The largest absolute difference between two renders, in dBFS; `-infinity` when identical.
+func maxDifferenceDecibels(_ a: [Float], _ b: [Float]) -> Double {
+  var worst: Float = 0
+  for (x, y) in zip(a, b) { worst = max(worst, abs(x - y)) }
+  return 20 * log10(Double(worst))
+}
