@@ -46,5 +46,15 @@ let package = Package(
       path: "Benchmarks/StoreBenchmarks",
       plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
     ),
+    .executableTarget(
+      name: "RenderBenchmarks",
+      dependencies: [
+        .product(name: "Benchmark", package: "benchmark"),
+        .product(name: "Timeline", package: tapePackage),
+        .product(name: "Mixing", package: tapePackage),
+      ],
+      path: "Benchmarks/RenderBenchmarks",
+      plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    ),
   ]
 )

@@ -38,9 +38,10 @@ public struct RenderSummary: Sendable, Equatable {
   public var realtimeFactor: Double { seconds > 0 ? durationSeconds / seconds : .infinity }
 }
 
-/// Renders a plan to an audio file: both cores render blocks while a writer thread measures
-/// (peak, loudness), quantizes and writes them in order, so the output is the same whatever the
-/// scheduling.
+/// Renders a plan to an audio file, using both cores: render tasks mix, measure the peak of and
+/// quantize blocks in parallel, while one thread K-weights them for the loudness meter and
+/// another writes them, in order. Every block is computed the same way whatever the scheduling
+/// (dither is seeded by the block's index), so the output is the same bytes on every run.
 ///
 /// The file is written under a temporary name in the output's folder and renamed over the output
 /// only when complete: an interrupted or failed render leaves no partial file behind.
@@ -53,7 +54,8 @@ public struct RenderSummary: Sendable, Equatable {
 public enum OfflineRenderer {
   /// Frames per block handed to one render task.
   static let blockFrames = 16_384
-  /// Blocks per batch: a batch is rendered in parallel, then written while the next renders.
+  /// Blocks per batch: a batch is rendered in parallel, then measured and written while the
+  /// next one renders.
   static let batchBlocks = 8
 
   /// Renders `range` of `plan` into `path`.
@@ -78,53 +80,49 @@ public enum OfflineRenderer {
     var renamed = false
     defer { if !renamed { unlink(temporary) } }
 
-    let sink = BatchSink(
-      writer: writer, settings: settings, sampleRate: plan.sampleRate,
-      channels: plan.outputChannels)
     let channels = plan.outputChannels
-    let batchSamples = blockFrames * batchBlocks * channels
-    // Two batch buffers: one being rendered, one being written.
-    let buffers = (0..<2).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: batchSamples) }
-    defer { for buffer in buffers { buffer.deallocate() } }
-    let writerQueue = DispatchQueue(label: "tape.render.writer")
-    let written = DispatchSemaphore(value: 2)
+    // Four batches in flight: one rendering while up to three wait to be measured and written.
+    let slots = (0..<4).map { _ in
+      Batch(capacity: blockFrames * batchBlocks, channels: channels, settings: settings)
+    }
+    let sink = Sink(writer: writer, sampleRate: plan.sampleRate, channels: channels)
+    let writeQueue = DispatchQueue(label: "tape.render.write")
+    let meterQueue = DispatchQueue(label: "tape.render.loudness")
     let view = plan.view
 
     var position = range.start.frames
     let end = range.end.frames
-    var batch = 0
+    var batchIndex = 0
     var failure: AudioFileError?
     while position < end {
       if isCancelled() {
         failure = .cancelled(path: path)
         break
       }
-      written.wait()
+      let batch = slots[batchIndex % slots.count]
+      batch.done.wait()
       if let error = sink.error {
         failure = error
-        written.signal()
         break
       }
-      let buffer = buffers[batch % 2]
       let frames = Int(min(Int64(blockFrames * batchBlocks), end - position))
-      let blocks = (frames + blockFrames - 1) / blockFrames
-      let start = position
-      nonisolated(unsafe) let target = buffer
-      DispatchQueue.concurrentPerform(iterations: blocks) { block in
-        let offset = block * blockFrames
-        RenderKernel.render(
-          view, from: start + Int64(offset), frames: min(blockFrames, frames - offset),
-          into: target + offset * channels)
+      let firstBlock = Int((position - range.start.frames) / Int64(blockFrames))
+      batch.render(view, from: position, frames: frames, firstBlock: firstBlock)
+      batch.done.enter()
+      batch.done.enter()
+      writeQueue.async {
+        sink.write(batch)
+        batch.done.leave()
       }
-      writerQueue.async {
-        sink.consume(target, frames: frames)
-        written.signal()
+      meterQueue.async {
+        sink.measure(batch)
+        batch.done.leave()
       }
       position += Int64(frames)
-      batch += 1
+      batchIndex += 1
       progress(position - range.start.frames)
     }
-    writerQueue.sync {}
+    for batch in slots { batch.done.wait() }
     withExtendedLifetime(plan) {}
     if let failure = failure ?? sink.error { throw failure }
     try writer.close()
@@ -146,53 +144,123 @@ public enum OfflineRenderer {
   }
 }
 
-/// The writer side of a render: measures, quantizes and writes batches in order.
+/// One batch of blocks: the mixed floats, their integer form, and per-block peak and clip counts.
 ///
-/// Used by one serial queue at a time; the render loop reads its results only after the queue
-/// has drained, so the unchecked Sendable is upheld by that hand-off.
-private final class BatchSink: @unchecked Sendable {
-  let writer: SndfileWriter
+/// Filled by parallel render tasks (each touching only its own block's ranges), then read by
+/// the write and loudness threads; `done` orders the hand-offs, which is what makes the
+/// unchecked Sendable hold.
+private final class Batch: @unchecked Sendable {
   let channels: Int
-  var meter: LoudnessMeter
-  var quantizer: Quantizer?
-  var peak: Float = 0
-  var clipped = 0
-  var error: AudioFileError?
-  private var integers: UnsafeMutablePointer<Int32>?
+  let floats: UnsafeMutablePointer<Float>
+  let integers: UnsafeMutablePointer<Int32>?
+  let bits: Int?
+  let dither: Bool
+  var frames = 0
+  /// Per block (raw memory: render tasks write their own elements concurrently).
+  let peaks = UnsafeMutableBufferPointer<Float>.allocate(capacity: OfflineRenderer.batchBlocks)
+  let clipped = UnsafeMutableBufferPointer<Int>.allocate(capacity: OfflineRenderer.batchBlocks)
+  /// Entered once by each consumer of the batch; waited on before the batch is reused.
+  let done = DispatchGroup()
 
-  init(writer: SndfileWriter, settings: RenderSettings, sampleRate: Int, channels: Int) {
-    self.writer = writer
+  init(capacity: Int, channels: Int, settings: RenderSettings) {
     self.channels = channels
-    meter = LoudnessMeter(sampleRate: sampleRate, channels: channels)
-    if let bits = settings.sampleFormat.integerBits {
-      quantizer = Quantizer(bits: bits, dither: settings.dither, seed: 0x5441_5045)
-      integers = .allocate(
-        capacity: OfflineRenderer.blockFrames * OfflineRenderer.batchBlocks * channels)
-    }
+    floats = .allocate(capacity: capacity * channels)
+    bits = settings.sampleFormat.integerBits
+    dither = settings.dither
+    integers = bits == nil ? nil : .allocate(capacity: capacity * channels)
+    peaks.initialize(repeating: 0)
+    clipped.initialize(repeating: 0)
   }
 
   deinit {
+    floats.deallocate()
     integers?.deallocate()
+    peaks.deallocate()
+    clipped.deallocate()
   }
 
-  func consume(_ samples: UnsafeMutablePointer<Float>, frames: Int) {
+  /// Mixes `frames` frames from `from`, in blocks rendered in parallel; `firstBlock` is the
+  /// index of the first block from the start of the render, which seeds its dither.
+  func render(_ view: PlanView, from: Int64, frames: Int, firstBlock: Int) {
+    self.frames = frames
+    let blockFrames = OfflineRenderer.blockFrames
+    let blocks = (frames + blockFrames - 1) / blockFrames
+    // Each task touches only its own block's elements of these buffers.
+    nonisolated(unsafe) let (floats, integers, peaks, clipped) = (floats, integers, peaks, clipped)
+    let (channels, bits, dither) = (channels, bits, dither)
+    peaks.update(repeating: 0)
+    clipped.update(repeating: 0)
+    DispatchQueue.concurrentPerform(iterations: blocks) { block in
+      let offset = block * blockFrames
+      let count = min(blockFrames, frames - offset)
+      let samples = floats + offset * channels
+      RenderKernel.render(view, from: from + Int64(offset), frames: count, into: samples)
+      peaks[block] = Peak.of(samples, count: count * channels)
+      if let bits, let integers {
+        var quantizer = Quantizer(
+          bits: bits, dither: dither, seed: 0x5441_5045 &+ UInt64(firstBlock + block))
+        clipped[block] = quantizer.quantize(
+          samples, count: count * channels, into: integers + offset * channels)
+      }
+    }
+  }
+}
+
+enum Peak {
+  /// The largest magnitude among `count` samples, eight at a time.
+  static func of(_ samples: UnsafePointer<Float>, count: Int) -> Float {
+    var high = SIMD8<Float>.zero
+    var low = SIMD8<Float>.zero
+    let raw = UnsafeRawPointer(samples)
+    var i = 0
+    while i + 8 <= count {
+      let v = raw.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+      high.replace(with: v, where: v .> high)
+      low.replace(with: v, where: v .< low)
+      i += 8
+    }
+    var peak = max(high.max(), -low.min())
+    while i < count {
+      peak = max(peak, abs(samples[i]))
+      i += 1
+    }
+    return peak
+  }
+}
+
+/// The serial side of a render: the writer and the loudness meter, each on its own queue.
+///
+/// `write` runs only on the write queue and `measure` only on the loudness queue; the render
+/// loop reads their results after both queues have drained.
+private final class Sink: @unchecked Sendable {
+  let writer: SndfileWriter
+  var meter: LoudnessMeter
+  var peak: Float = 0
+  var clipped = 0
+  var error: AudioFileError?
+
+  init(writer: SndfileWriter, sampleRate: Int, channels: Int) {
+    self.writer = writer
+    meter = LoudnessMeter(sampleRate: sampleRate, channels: channels)
+  }
+
+  func write(_ batch: Batch) {
+    peak = max(peak, batch.peaks.max() ?? 0)
+    clipped += batch.clipped.reduce(0, +)
     guard error == nil else { return }
-    let count = frames * channels
-    var batchPeak: Float = 0
-    for i in 0..<count { batchPeak = max(batchPeak, abs(samples[i])) }
-    peak = max(peak, batchPeak)
-    meter.process(samples, frames: frames)
     do {
-      if var quantizer, let integers {
-        clipped += quantizer.quantize(samples, count: count, into: integers)
-        self.quantizer = quantizer
-        try writer.write(integers, frames: frames)
+      if let integers = batch.integers {
+        try writer.write(integers, frames: batch.frames)
       } else {
-        try writer.write(UnsafePointer(samples), frames: frames)
+        try writer.write(batch.floats, frames: batch.frames)
       }
     } catch {
       self.error = error
     }
+  }
+
+  func measure(_ batch: Batch) {
+    meter.process(batch.floats, frames: batch.frames)
   }
 }
 

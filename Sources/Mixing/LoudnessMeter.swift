@@ -63,8 +63,12 @@ public struct LoudnessMeter: Sendable {
     while offset < frames {
       let run = min(frames - offset, subBlockFrames - subBlockFill)
       var energy = 0.0
-      for channel in 0..<channels {
-        energy += filter(samples + offset * channels + channel, frames: run, channel: channel)
+      if channels == 2 {
+        energy = filterStereo(samples + offset * 2, frames: run)
+      } else {
+        for channel in 0..<channels {
+          energy += filter(samples + offset * channels + channel, frames: run, channel: channel)
+        }
       }
       subBlockEnergy += energy
       subBlockFill += run
@@ -98,6 +102,34 @@ public struct LoudnessMeter: Sendable {
     }
     state[channel] = s
     return energy
+  }
+
+  /// Both channels of stereo audio in one loop: the same arithmetic as
+  /// ``filter(_:frames:channel:)`` for each, with the two independent chains interleaved so the
+  /// processor overlaps them.
+  private mutating func filterStereo(_ input: UnsafePointer<Float>, frames: Int) -> Double {
+    var l = state[0]
+    var r = state[1]
+    let (p, h) = (shelf, highPass)
+    var energyLeft = 0.0
+    var energyRight = 0.0
+    for i in 0..<frames {
+      let xl = Double(input[2 * i])
+      let xr = Double(input[2 * i + 1])
+      let yl = p.b0 * xl + p.b1 * l.x1 + p.b2 * l.x2 - p.a1 * l.y1 - p.a2 * l.y2
+      let yr = p.b0 * xr + p.b1 * r.x1 + p.b2 * r.x2 - p.a1 * r.y1 - p.a2 * r.y2
+      (l.x2, l.x1, l.y2, l.y1) = (l.x1, xl, l.y1, yl)
+      (r.x2, r.x1, r.y2, r.y1) = (r.x1, xr, r.y1, yr)
+      let zl = yl - 2 * l.u1 + l.u2 - h.a1 * l.z1 - h.a2 * l.z2
+      let zr = yr - 2 * r.u1 + r.u2 - h.a1 * r.z1 - h.a2 * r.z2
+      (l.u2, l.u1, l.z2, l.z1) = (l.u1, yl, l.z1, zl)
+      (r.u2, r.u1, r.z2, r.z1) = (r.u1, yr, r.z1, zr)
+      energyLeft += zl * zl
+      energyRight += zr * zr
+    }
+    state[0] = l
+    state[1] = r
+    return energyLeft + energyRight
   }
 
   /// The gated integrated loudness of everything measured so far, in LUFS; `-infinity` when

@@ -1,7 +1,8 @@
 /// Float samples to integer PCM: scaled, optionally TPDF-dithered, rounded and clamped.
 ///
 /// Full scale is `2^(bits−1)`: −1.0 maps to the most negative code, and anything at or above
-/// `(2^(bits−1) − 1)/2^(bits−1)` to the most positive. Samples beyond the range are clamped, never
+/// `(2^(bits−1) − 1)/2^(bits−1)` to the most positive. Values round to the nearest code, ties
+/// upward (`⌊x + ½⌋`, as sox rounds). Samples beyond the range are clamped, never
 /// wrapped, and counted. TPDF dither adds the sum of two independent uniform values in
 /// `[−½, ½)` LSB (a triangular distribution over ±1 LSB) before rounding; its random stream is
 /// seeded by the caller, so a render is reproducible byte for byte.
@@ -35,7 +36,7 @@ public struct Quantizer: Sendable {
     for i in 0..<count {
       var value = Double(input[i]) * scale
       if dither { value += nextUniform() + nextUniform() }
-      value = value.rounded()
+      value = (value + 0.5).rounded(.down)
       if value > maximum {
         value = maximum
         clipped += 1

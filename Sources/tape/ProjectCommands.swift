@@ -27,7 +27,8 @@ struct Import: ParsableCommand {
     abstract: "Register audio files as sources; prints their ids.",
     discussion: """
       Every file is opened and read completely first; if any is missing, unreadable, not audio,
-      truncated or has more than two channels, nothing is imported.
+      truncated or has more than two channels, nothing is imported. Each file is then decoded
+      once (and resampled to the project rate) into song.tape-cache/ beside the project.
       Example: tape import song.tape vocals.wav drums.flac
       """)
 
@@ -45,6 +46,18 @@ struct Import: ParsableCommand {
       let store = try openStore(project.file)
       var probed: [AudioFileInfo] = []
       for path in audio { probed.append(try AudioProbe.probe(path)) }
+      // Decode (and resample) each file into the cache now, so renders start at once; the
+      // cache is keyed by content, so the source's id plays no part.
+      let cache = AudioCache(directory: AudioCache.directory(forProject: project.file))
+      let projectRate = store.snapshot.project.sampleRate
+      for info in probed {
+        _ = try cache.load(
+          Source(
+            id: Source.ID(0), path: info.path, contentHash: info.contentHash,
+            sampleRate: info.sampleRate, channels: info.channels,
+            frameCount: FrameCount(info.frameCount)),
+          projectRate: projectRate)
+      }
       let names = probed.map { ($0.path as NSString).lastPathComponent }
       let label = names.count == 1 ? "Import \(names[0])" : "Import \(names.count) files"
       let result = try store.commit(label: label) { _, ids in

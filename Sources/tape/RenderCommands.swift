@@ -33,17 +33,17 @@ struct Render: ParsableCommand {
   @OptionGroup var json: JSONOption
 
   func run() throws {
+    Interrupt.install()
     try reportingErrors {
+      try refuseOverwritingProject()
       let settings = try renderSettings()
       let store = try openStore(project.file)
       let project =
         if let version { try store.project(at: version) } else { store.snapshot.project }
       let range = try renderRange(project)
-      try refuseOverwritingProject()
       let cache = AudioCache(directory: AudioCache.directory(forProject: self.project.file))
       let plan = try RenderPlan(project: project, audio: try cache.sourceAudio(for: project))
       let bar = ProgressBar(total: range.count.frames, sampleRate: project.sampleRate)
-      Interrupt.install()
       let summary = try OfflineRenderer.render(
         plan, range: range, to: output, settings: settings, progress: bar.update,
         isCancelled: Interrupt.requested)
@@ -231,6 +231,13 @@ enum Interrupt {
   static func install() {
     signal(SIGINT) { _ in Interrupt.flag.store(true, ordering: .relaxed) }
     signal(SIGTERM) { _ in Interrupt.flag.store(true, ordering: .relaxed) }
+    // A parent may have started us with these signals blocked (some process launchers do);
+    // a render must still stop when asked.
+    var signals = sigset_t()
+    sigemptyset(&signals)
+    sigaddset(&signals, SIGINT)
+    sigaddset(&signals, SIGTERM)
+    pthread_sigmask(SIG_UNBLOCK, &signals, nil)
   }
 
   static func requested() -> Bool {

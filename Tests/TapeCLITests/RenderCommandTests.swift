@@ -1,0 +1,263 @@
+import Foundation
+import Testing
+
+/// Runs an external tool; returns its stdout and stderr.
+@discardableResult
+func tool(_ path: String, _ arguments: [String]) throws -> (stdout: String, stderr: String) {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: path)
+  process.arguments = arguments
+  let out = Pipe()
+  let err = Pipe()
+  process.standardOutput = out
+  process.standardError = err
+  try process.run()
+  let outData = out.fileHandleForReading.readDataToEndOfFile()
+  let errData = err.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  #expect(process.terminationStatus == 0, "\(path) \(arguments)")
+  return (String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+}
+
+/// An audio file as ffmpeg decodes it: interleaved float32 (sox would clip floats beyond ±1).
+func decoded(_ path: String) throws -> [Float] {
+  let raw = path + ".f32"
+  defer { try? FileManager.default.removeItem(atPath: raw) }
+  try tool("/usr/bin/ffmpeg", ["-v", "error", "-i", path, "-c:a", "pcm_f32le", "-f", "f32le", raw])
+  let data = try Data(contentsOf: URL(fileURLWithPath: raw))
+  return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+}
+
+/// An audio file's raw integer samples as sox reads them, full scale ±2^31.
+func decodedIntegers(_ path: String) throws -> [Int32] {
+  let raw = path + ".s32"
+  defer { try? FileManager.default.removeItem(atPath: raw) }
+  try tool("/usr/bin/sox", ["-D", path, "-t", "s32", raw])
+  let data = try Data(contentsOf: URL(fileURLWithPath: raw))
+  return data.withUnsafeBytes { Array($0.bindMemory(to: Int32.self)) }
+}
+
+@Suite("tape render")
+struct RenderCommandTests {
+  /// A two-track project: speech (mono, panned) and piano (stereo, 44.1 kHz), overlapping, faded.
+  static func project(in space: Workspace, loud: Bool = false) throws -> String {
+    let file = space.path("song.tape")
+    try space.tape("new", file)
+    try space.tape(
+      "import", file, TestAudio.path("speech-mono-48k-16.wav"),
+      TestAudio.path("piano-stereo-44k-24.wav"))
+    try space.tape("track", "add", file, "Voice", "--pan", "-0.4", "--gain", loud ? "+12" : "-3")
+    try space.tape("track", "add", file, "Piano", "--gain", "-6")
+    try space.tape(
+      "clip", "add", file, "t1", "s1", "--at", "0.5s", "--from", "1s", "--length", "3s",
+      "--fade-in", "100ms", "--fade-out", "1s", "--curve", "equal-power")
+    try space.tape(
+      "clip", "add", file, "t2", "s2", "--at", "0", "--length", "2.5s", "--fade-out", "250ms")
+    return file
+  }
+
+  /// The summary reports what the file holds: its length, its peak, and the loudness ffmpeg's
+  /// ebur128 filter measures in it.
+  @Test func summaryDescribesTheFile() throws {
+    let space = try Workspace()
+    let file = try Self.project(in: space)
+    let out = space.path("mix.wav")
+    let result = try space.tape("render", file, "-o", out, "--bits", "32f", "--json")
+    let summary = try #require(try parseJSON(result.stdout) as? [String: Any])
+    let samples = try decoded(out)
+    #expect(summary["frames"] as? Int == 48_000 * 7 / 2)
+    #expect(samples.count == 2 * 48_000 * 7 / 2)
+    #expect(summary["channels"] as? Int == 2)
+    #expect(summary["format"] as? String == "wav")
+    #expect(summary["bits"] as? String == "32f")
+    #expect(summary["clippedSamples"] as? Int == 0)
+    let peak = Double(samples.map(abs).max() ?? 0)
+    #expect(abs((summary["peakDBFS"] as? Double ?? 0) - 20 * log10(peak)) < 0.01)
+    let ebur128 = try tool(
+      "/usr/bin/ffmpeg",
+      [
+        "-nostats", "-hide_banner", "-i", out, "-af",
+        "ebur128=metadata=1,ametadata=mode=print:key=lavfi.r128.I:file=-", "-f", "null", "-",
+      ]
+    ).stdout
+    let reference = try #require(
+      ebur128.split(separator: "\n").last { $0.hasPrefix("lavfi.r128.I=") }
+        .flatMap { Double($0.dropFirst("lavfi.r128.I=".count)) })
+    let loudness = try #require(summary["loudnessLUFS"] as? Double)
+    #expect(abs(loudness - reference) < 0.1, "\(loudness) LUFS vs ffmpeg \(reference)")
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: space.url.path)
+        .allSatisfy { !$0.contains("partial") })
+  }
+
+  /// Integer output is the float render rounded (ties upward) and clamped: equal to that formula
+  /// applied to the float render, never wrapped, and the clipped samples counted. sox's own
+  /// conversion of the float render agrees except, by one step, at near-ties (sox rounds twice,
+  /// through 32 bits).
+  @Test(arguments: ["16", "24"])
+  func integerOutputIsRoundedAndClamped(bits: String) throws {
+    let space = try Workspace()
+    let file = try Self.project(in: space, loud: true)
+    let float = space.path("float.wav")
+    try space.tape("render", file, "-o", float, "--bits", "32f")
+    let ours = space.path("ours.wav")
+    let result = try space.tape(
+      "render", file, "-o", ours, "--bits", bits, "--dither", "none", "--json")
+    let scale = bits == "16" ? 32_768.0 : 8_388_608.0
+    let shift = bits == "16" ? 16 : 8
+    let floats = try decoded(float)
+    let expected = floats.map {
+      Int(min(scale - 1, max(-scale, (Double($0) * scale + 0.5).rounded(.down))))
+    }
+    let written = try decodedIntegers(ours).map { Int($0 >> Int32(shift)) }
+    #expect(written == expected)
+    let over = floats.filter {
+      let q = (Double($0) * scale + 0.5).rounded(.down)
+      return q > scale - 1 || q < -scale
+    }.count
+    #expect(over > 100)
+    let summary = try #require(try parseJSON(result.stdout) as? [String: Any])
+    #expect(summary["clippedSamples"] as? Int == over)
+
+    let reference = space.path("sox.wav")
+    try tool("/usr/bin/sox", ["-D", float, "-b", bits, reference])
+    let sox = try decodedIntegers(reference).map { Int($0 >> Int32(shift)) }
+    for (index, (a, b)) in zip(written, sox).enumerated() where a != b {
+      let fraction = (Double(floats[index]) * scale).magnitude.truncatingRemainder(dividingBy: 1)
+      #expect(abs(a - b) == 1 && abs(fraction - 0.5) < 0.01, "sample \(index): \(a) vs sox \(b)")
+    }
+  }
+
+  /// 16-bit output is TPDF-dithered by default: within one LSB of the undithered rounding,
+  /// different from it, and the same bytes on every render.
+  @Test func sixteenBitIsDitheredReproducibly() throws {
+    let space = try Workspace()
+    let file = try Self.project(in: space)
+    try space.tape("render", file, "-o", space.path("a.wav"), "--bits", "16")
+    try space.tape("render", file, "-o", space.path("b.wav"), "--bits", "16")
+    try space.tape(
+      "render", file, "-o", space.path("plain.wav"), "--bits", "16", "--dither", "none")
+    let a = try decodedIntegers(space.path("a.wav")).map { Int($0 >> 16) }
+    let plain = try decodedIntegers(space.path("plain.wav")).map { Int($0 >> 16) }
+    #expect(
+      try Data(contentsOf: space.url.appendingPathComponent("a.wav"))
+        == (try Data(contentsOf: space.url.appendingPathComponent("b.wav"))))
+    #expect(a != plain)
+    #expect(zip(a, plain).allSatisfy { abs($0 - $1) <= 1 })
+  }
+
+  /// --from/--to render exactly that stretch of the timeline; every container reads back.
+  @Test func rangesAndFormats() throws {
+    let space = try Workspace()
+    let file = try Self.project(in: space)
+    let whole = try decoded(
+      space.path("whole.wav").also {
+        try space.tape("render", file, "-o", $0, "--bits", "32f")
+      })
+    let part = try decoded(
+      space.path("part.wav").also {
+        try space.tape("render", file, "-o", $0, "--bits", "32f", "--from", "1s", "--to", "2.5s")
+      })
+    #expect(part == Array(whole[(2 * 48_000)..<(2 * 120_000)]))
+    let beyond = try decoded(
+      space.path("beyond.wav").also {
+        try space.tape("render", file, "-o", $0, "--bits", "32f", "--to", "5s")
+      })
+    #expect(beyond.count == 2 * 240_000)
+    #expect(beyond[whole.count...].allSatisfy { $0 == 0 })
+    for name in ["mix.flac", "mix.aiff", "mix.ogg"] {
+      try space.tape("render", file, "-o", space.path(name))
+      #expect(try decoded(space.path(name)).count == whole.count, "\(name)")
+    }
+    try space.tape("render", file, "-o", space.path("mix.out"), "--format", "flac")
+    let info = try tool("/usr/bin/soxi", ["-t", space.path("mix.out")]).stdout
+    #expect(info.contains("flac"))
+  }
+
+  /// --version renders a past version and leaves the head where it was.
+  @Test func rendersAPastVersion() throws {
+    let space = try Workspace()
+    let file = try Self.project(in: space)
+    try space.tape("clip", "rm", file, "c2")
+    let head = try space.tape("ls", file, "--json").stdout
+    let past = try decoded(
+      space.path("past.wav").also {
+        try space.tape("render", file, "-o", $0, "--bits", "32f", "--version", "6")
+      })
+    let now = try decoded(
+      space.path("now.wav").also {
+        try space.tape("render", file, "-o", $0, "--bits", "32f")
+      })
+    #expect(past.count == 2 * 168_000)
+    #expect(now.count == 2 * 168_000)
+    #expect(past != now)
+    #expect(try space.tape("ls", file, "--json").stdout == head)
+  }
+
+  /// Every refusal names the fix, exits with its code, writes no file and leaves the project
+  /// byte-for-byte unchanged.
+  @Test(arguments: [
+    (["-o", "missing-folder/mix.wav"], Int32(74), "check that its folder exists"),
+    (["-o", "mix.mp9"], 64, "name it .wav, .flac, .aiff or .ogg"),
+    (["-o", "mix.flac", "--bits", "32f"], 64, "use --bits 16 or 24"),
+    (["-o", "mix.ogg", "--bits", "16"], 64, "use --bits 32f"),
+    (["-o", "mix.wav", "--bits", "12"], 64, "use --bits 16, 24 or 32f"),
+    (["-o", "mix.wav", "--bits", "32f", "--dither", "tpdf"], 64, "drop --dither"),
+    (["-o", "mix.wav", "--from", "3s", "--to", "2s"], 64, "give --to after --from"),
+    (["-o", "mix.wav", "--version", "99"], 65, "99"),
+    (["-o", "song.tape"], 64, "is the project file itself"),
+    (["-o", "."], 64, "is a folder"),
+  ])
+  func refusals(arguments: [String], status: Int32, fix: String) throws {
+    let space = try Workspace()
+    let file = try Self.project(in: space)
+    let before = try space.fingerprint("song.tape")
+    let listing = try FileManager.default.contentsOfDirectory(atPath: space.url.path).sorted()
+    var resolved = arguments
+    resolved[1] = space.path(arguments[1])
+    let result = try TapeBinary.run(["render", file] + resolved)
+    #expect(result.status == status, "\(result.stderr)")
+    #expect(result.stderr.hasPrefix("error: ") && result.stderr.contains(fix), "\(result.stderr)")
+    #expect(result.stdout.isEmpty)
+    #expect(try space.fingerprint("song.tape") == before)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: space.url.path).sorted() == listing)
+  }
+
+  /// An empty project has nothing to render unless --to asks for silence.
+  @Test func anEmptyProjectNeedsTo() throws {
+    let space = try Workspace()
+    let file = space.path("empty.tape")
+    try space.tape("new", file)
+    let result = try space.tape("render", file, "-o", space.path("x.wav"), status: 65)
+    #expect(result.stderr.contains("the project has no clips; add one with 'tape clip add'"))
+    try space.tape("render", file, "-o", space.path("x.wav"), "--to", "1s")
+    #expect(try decoded(space.path("x.wav")) == [Float](repeating: 0, count: 96_000))
+  }
+
+  /// Ctrl-C stops a long render: exit 130, and neither the output nor a temporary file remains.
+  @Test func anInterruptedRenderLeavesNothing() throws {
+    let space = try Workspace()
+    let file = try Self.project(in: space)
+    let process = Process()
+    process.executableURL = TapeBinary.url
+    process.arguments = ["render", file, "-o", space.path("long.flac"), "--to", "3:00:00"]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    Thread.sleep(forTimeInterval: 0.5)
+    #expect(process.isRunning, "the render should still be running; make it longer")
+    process.interrupt()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 130)
+    let left = try FileManager.default.contentsOfDirectory(atPath: space.url.path)
+    #expect(!left.contains { $0.contains("long.flac") }, "\(left)")
+  }
+}
+
+extension String {
+  /// Runs `body` with the string and returns the string: `path.also { write($0) }`.
+  func also(_ body: (String) throws -> Void) rethrows -> String {
+    try body(self)
+    return self
+  }
+}
