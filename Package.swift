@@ -74,6 +74,7 @@ let package = Package(
     .target(
       name: "Playback",
       dependencies: [
+        "Timeline",
         "Mixing",
         "CALSA",
         .product(name: "Atomics", package: "swift-atomics"),
@@ -100,9 +101,14 @@ let package = Package(
       dependencies: ["TimelineStore", "Timeline", .product(name: "GRDB", package: "GRDB.swift")]
     ),
     .testTarget(name: "MixingTests", dependencies: ["Mixing", "Timeline"]),
-    .testTarget(name: "AudioFilesTests", dependencies: ["AudioFiles", "Mixing", "Timeline"]),
-    .testTarget(name: "PlaybackTests", dependencies: ["Playback"]),
-    .testTarget(name: "TapeCLITests", dependencies: ["tape", "TimelineStore", "Timeline"]),
+    // Independent sox and ffmpeg renders of an edit list, shared by the render and demo tests.
+    .target(name: "ReferenceRenders", dependencies: ["Timeline"], path: "Tests/ReferenceRenders"),
+    .testTarget(
+      name: "AudioFilesTests",
+      dependencies: ["AudioFiles", "Mixing", "Timeline", "ReferenceRenders"]),
+    .testTarget(name: "PlaybackTests", dependencies: ["Playback", "Mixing", "Timeline"]),
+    .testTarget(
+      name: "TapeCLITests", dependencies: ["tape", "TimelineStore", "Timeline", "ReferenceRenders"]),
   ]
 )
 

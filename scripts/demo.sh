@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job: installs what is needed, builds tape in release mode, and runs it.
-# (The demo project arrives with the rendering and demo issues; until then this shows the help.)
+# The main job: installs what is needed, builds tape in release mode, and runs its demo: a real
+# project cut, mixed, undone, rendered to tape-demo/mix.wav, and played where a device exists.
+#   scripts/demo.sh [DIR]      (default ./tape-demo)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,6 +9,6 @@ scripts/setup.sh
 echo "demo: swift build -c release (the first build takes a few minutes)" >&2
 swift build -c release --product tape
 bin="$(swift build -c release --show-bin-path)/tape"
-"$bin" --help
+"$bin" demo "${1:-tape-demo}" --audio TestAudio
 echo
-echo "tape is at $bin"
+echo "tape is at $bin (add it to PATH: export PATH=\"$(dirname "$bin"):\$PATH\")"

@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioFiles
 import Foundation
 import Mixing
+import Playback
 import Timeline
 import TimelineStore
 
@@ -72,6 +73,8 @@ func describe(_ error: any Error) -> (Int32, String) {
     }
   case let error as MixingError:
     return (Exit.dataError, error.description)
+  case let error as PlaybackError:
+    return (Exit.ioError, error.description)
   case let error as UsageError:
     return (Exit.usage, error.message)
   case let error as DataError:

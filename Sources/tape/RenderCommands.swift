@@ -37,12 +37,8 @@ struct Render: ParsableCommand {
     try reportingErrors {
       try refuseOverwritingProject()
       let settings = try renderSettings()
-      let store = try openStore(project.file)
-      let project =
-        if let version { try store.project(at: version) } else { store.snapshot.project }
-      let range = try renderRange(project)
-      let cache = AudioCache(directory: AudioCache.directory(forProject: self.project.file))
-      let plan = try RenderPlan(project: project, audio: try cache.sourceAudio(for: project))
+      let (project, plan) = try compiledPlan(self.project.file, version: version)
+      let range = try timelineRange(project, from: from, to: to)
       let bar = ProgressBar(total: range.count.frames, sampleRate: project.sampleRate)
       let summary = try OfflineRenderer.render(
         plan, range: range, to: output, settings: settings, progress: bar.update,
@@ -102,27 +98,6 @@ struct Render: ParsableCommand {
       throw UsageError(message: "'\(other)' is not a dither; use --dither tpdf or --dither none")
     }
     return RenderSettings(format: chosenFormat, sampleFormat: sampleFormat, dither: shouldDither)
-  }
-
-  private func renderRange(_ project: Project) throws -> FrameRange {
-    let start = try from.map { try parsePosition($0, project) } ?? .zero
-    let end = try to.map { try parsePosition($0, project) } ?? project.timelineEnd
-    if to == nil && end == .zero {
-      throw DataError(
-        message:
-          "nothing to render: the project has no clips; add one with 'tape clip add', or give --to for silence"
-      )
-    }
-    guard start < end else {
-      let shown = { (position: FramePosition) in
-        TimeValue.clock(FrameCount(position.frames), sampleRate: project.sampleRate)
-      }
-      throw UsageError(
-        message:
-          "the render would be empty: --from \(shown(start)) is not before the end \(shown(end)); give --to after --from"
-      )
-    }
-    return FrameRange(start: start, count: FrameCount(end.frames - start.frames))
   }
 
   private func refuseOverwritingProject() throws {
@@ -197,13 +172,15 @@ private func rounded(_ value: Double, places: Int = 2) -> Double {
 final class ProgressBar {
   private let total: Int64
   private let sampleRate: Int
+  private let verb: String
   private let enabled = isatty(STDERR_FILENO) == 1
   private var lastDraw = ContinuousClock.now
   private var drawn = false
 
-  init(total: Int64, sampleRate: Int) {
+  init(total: Int64, sampleRate: Int, verb: String = "rendering") {
     self.total = max(total, 1)
     self.sampleRate = sampleRate
+    self.verb = verb
   }
 
   func update(_ done: Int64) {
@@ -214,7 +191,7 @@ final class ProgressBar {
     let filled = Int(Double(width) * Double(done) / Double(total))
     let bar = String(repeating: "=", count: filled) + String(repeating: " ", count: width - filled)
     let time = TimeValue.clock(FrameCount(done), sampleRate: sampleRate)
-    let line = "\rrendering [\(bar)] \(Int(100 * done / total))%  \(time)"
+    let line = "\r\(verb) [\(bar)] \(Int(100 * done / total))%  \(time)"
     FileHandle.standardError.write(Data(line.utf8))
   }
 

@@ -19,7 +19,8 @@ struct Tape: ParsableCommand {
       CommandGroup(name: "Clips", subcommands: [ClipCommand.self]),
       CommandGroup(
         name: "History", subcommands: [Undo.self, Redo.self, Checkout.self, HistoryCommand.self]),
-      CommandGroup(name: "Render and play", subcommands: [Render.self]),
+      CommandGroup(name: "Render and play", subcommands: [Render.self, Play.self]),
+      CommandGroup(name: "Getting started", subcommands: [Demo.self]),
     ]
   )
 }

@@ -1,6 +1,7 @@
 import AudioFiles
 import Foundation
 import Mixing
+import ReferenceRenders
 import Testing
 import Timeline
 
@@ -187,4 +188,20 @@ struct RenderReferenceTests {
     // only if the references were silent too, so check the level as well.
     #expect(tape.map(abs).max() ?? 0 > 0.05, "\(name)")
   }
+}
+
+/// Tape's own render of `project` to 32-bit float, through the decoded cache, the plan and the
+/// offline renderer, read back by sox.
+func tapeRender(
+  _ project: Project, in folder: String, range: FrameRange? = nil
+) throws -> (
+  samples: [Float], summary: RenderSummary
+) {
+  let cache = AudioCache(directory: "\(folder)/cache")
+  let plan = try RenderPlan(project: project, audio: try cache.sourceAudio(for: project))
+  let output = "\(folder)/tape-\(UUID().uuidString).wav"
+  let summary = try OfflineRenderer.render(
+    plan, range: range ?? FrameRange(start: 0, count: FrameCount(project.timelineEnd.frames)),
+    to: output, settings: RenderSettings(format: .wav, sampleFormat: .float32, dither: false))
+  return (try ReferenceRender.decode(output), summary)
 }

@@ -176,6 +176,41 @@ struct ErrorPathTests {
     #expect(try Data(contentsOf: URL(fileURLWithPath: song)) == bytes)
   }
 
+  /// A source file its user may not read: import names it and the fix, and changes nothing.
+  /// Root reads any file, so when the tests run as root `tape` runs as nobody (setpriv).
+  @Test func anUnreadableSourceIsNamed() throws {
+    let ws = try Workspace()
+    let song = try Self.project(ws)
+    let locked = ws.path("locked.wav")
+    try FileManager.default.copyItem(
+      atPath: TestAudio.path("speech-mono-48k-16.wav"), toPath: locked)
+    try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: locked)
+    var command = [TapeBinary.url.path, "import", song, locked]
+    if geteuid() == 0 {
+      try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: ws.url.path)
+      for name in ["song.tape", "song.tape-wal", "song.tape-shm"]
+      where FileManager.default.fileExists(atPath: ws.path(name)) {
+        try FileManager.default.setAttributes(
+          [.posixPermissions: 0o666], ofItemAtPath: ws.path(name))
+      }
+      command = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + command
+    }
+    let before = try ws.fingerprint("song.tape")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: command[0])
+    process.arguments = Array(command.dropFirst())
+    process.environment = ["NO_COLOR": "1", "PATH": "/usr/bin:/bin"]
+    let err = Pipe()
+    process.standardError = err
+    try process.run()
+    let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 74)
+    #expect(
+      message == "error: \(locked) cannot be read (permission denied); check its permissions\n")
+    #expect(try ws.fingerprint("song.tape") == before)
+  }
+
   @Test func aProjectLockedByAnotherProcessIsBusy() throws {
     let ws = try Workspace()
     let song = try Self.project(ws)

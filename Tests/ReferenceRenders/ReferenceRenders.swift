@@ -1,8 +1,5 @@
-import AudioFiles
 import Foundation
-import Mixing
-import Testing
-import Timeline
+public import Timeline
 
 /// Independent renders of a project's edit list by sox and by ffmpeg, built from the model values
 /// with the formulas written out here (gains, pan laws), so nothing of Tape's mixer is reused.
@@ -11,12 +8,12 @@ import Timeline
 /// `sox -m -v 1 …` (a plain sum). ffmpeg: `atrim`, `afade`, `pan`, `adelay`, then
 /// `amix normalize=0`. Sources at another rate are resampled by ffmpeg's libsoxr resampler
 /// (`aresample=resampler=soxr`), for sox too, since sox's own `rate` is a different filter.
-enum ReferenceRender {
+public enum ReferenceRender {
   /// Everything renders as interleaved float32 at the project rate.
-  static func sox(_ project: Project, in folder: String) throws -> [Float] {
+  public static func sox(_ project: Project, in folder: String) throws -> [Float] {
     var clipFiles: [String] = []
     for (index, (clip, track)) in audibleClips(project).enumerated() {
-      let source = try #require(project.source(clip.source))
+      let source = try source(of: clip, in: project)
       let input = try projectRateInput(source, project: project, folder: folder)
       let output = "\(folder)/sox-clip-\(index).wav"
       var effects = ["trim", "\(clip.sourceRange.start.frames)s", "\(clip.length.frames)s"]
@@ -51,11 +48,11 @@ enum ReferenceRender {
     return try readFloats(mix)
   }
 
-  static func ffmpeg(_ project: Project, in folder: String) throws -> [Float] {
+  public static func ffmpeg(_ project: Project, in folder: String) throws -> [Float] {
     var inputs: [String] = []
     var chains: [String] = []
     for (index, (clip, track)) in audibleClips(project).enumerated() {
-      let source = try #require(project.source(clip.source))
+      let source = try source(of: clip, in: project)
       inputs += ["-i", source.path]
       var filters: [String] = []
       if source.sampleRate != project.sampleRate {
@@ -156,19 +153,21 @@ enum ReferenceRender {
     return output
   }
 
-  /// Reads any audio file as sox decodes it, to interleaved float32.
-  static func decode(_ path: String) throws -> [Float] {
+  /// Reads any audio file as ffmpeg decodes it, to interleaved float32 (sox would clip floats
+  /// beyond ±1).
+  public static func decode(_ path: String) throws -> [Float] {
     let raw = path + ".decoded.f32"
-    try run("/usr/bin/sox", ["-D", path, "-t", "f32", raw])
+    try run(
+      "/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", path, "-c:a", "pcm_f32le", "-f", "f32le", raw])
     return try readFloats(raw)
   }
 
-  static func readFloats(_ path: String) throws -> [Float] {
+  public static func readFloats(_ path: String) throws -> [Float] {
     let data = try Data(contentsOf: URL(fileURLWithPath: path))
     return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
   }
 
-  static func run(_ tool: String, _ arguments: [String]) throws {
+  public static func run(_ tool: String, _ arguments: [String]) throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: tool)
     process.arguments = arguments
@@ -186,29 +185,23 @@ enum ReferenceRender {
   }
 }
 
-struct ReferenceError: Error, CustomStringConvertible {
+public struct ReferenceError: Error, CustomStringConvertible {
   let message: String
-  var description: String { message }
+  public var description: String { message }
 }
 
-/// Tape's own render of `project` to 32-bit float, through the decoded cache, the plan and the
-/// offline renderer, read back by sox.
-func tapeRender(
-  _ project: Project, in folder: String, range: FrameRange? = nil
-) throws -> (
-  samples: [Float], summary: RenderSummary
-) {
-  let cache = AudioCache(directory: "\(folder)/cache")
-  let plan = try RenderPlan(project: project, audio: try cache.sourceAudio(for: project))
-  let output = "\(folder)/tape-\(UUID().uuidString).wav"
-  let summary = try OfflineRenderer.render(
-    plan, range: range ?? FrameRange(start: 0, count: FrameCount(project.timelineEnd.frames)),
-    to: output, settings: RenderSettings(format: .wav, sampleFormat: .float32, dither: false))
-  return (try ReferenceRender.decode(output), summary)
+extension ReferenceRender {
+  static func source(of clip: Clip, in project: Project) throws -> Source {
+    guard let source = project.source(clip.source) else {
+      throw ReferenceError(
+        message: "clip \(clip.id) plays \(clip.source), which is not in the project")
+    }
+    return source
+  }
 }
 
 /// The largest absolute difference between two renders, in dBFS; `-infinity` when identical.
-func maxDifferenceDecibels(_ a: [Float], _ b: [Float]) -> Double {
+public func maxDifferenceDecibels(_ a: [Float], _ b: [Float]) -> Double {
   var worst: Float = 0
   for (x, y) in zip(a, b) { worst = max(worst, abs(x - y)) }
   return 20 * log10(Double(worst))

@@ -1,0 +1,80 @@
+import ArgumentParser
+import AudioFiles
+import Foundation
+import Mixing
+import Playback
+import Timeline
+import TimelineStore
+
+/// The project (current or at `version`) compiled into a render plan over its decoded audio.
+func compiledPlan(_ file: String, version: Int64?) throws -> (Project, RenderPlan) {
+  let store = try openStore(file)
+  let project = if let version { try store.project(at: version) } else { store.snapshot.project }
+  let cache = AudioCache(directory: AudioCache.directory(forProject: file))
+  return (project, try RenderPlan(project: project, audio: try cache.sourceAudio(for: project)))
+}
+
+/// `--from`/`--to` as a frame range; by default the whole project.
+func timelineRange(_ project: Project, from: String?, to: String?) throws -> FrameRange {
+  let start = try from.map { try parsePosition($0, project) } ?? .zero
+  let end = try to.map { try parsePosition($0, project) } ?? project.timelineEnd
+  if to == nil && end == .zero {
+    throw DataError(
+      message:
+        "nothing to play or render: the project has no clips; add one with 'tape clip add', or give --to for silence"
+    )
+  }
+  guard start < end else {
+    let shown = { (position: FramePosition) in
+      TimeValue.clock(FrameCount(position.frames), sampleRate: project.sampleRate)
+    }
+    throw UsageError(
+      message:
+        "the range would be empty: --from \(shown(start)) is not before the end \(shown(end)); give --to after --from"
+    )
+  }
+  return FrameRange(start: start, count: FrameCount(end.frames - start.frames))
+}
+
+struct Play: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Play the project through an ALSA device.",
+    discussion: """
+      Plays exactly what 'tape render' would write, from --from to --to. Ctrl-C stops.
+      Example: tape play song.tape --from 1:00 --device default
+      """)
+
+  @OptionGroup var project: ProjectArgument
+  @Option(help: "The ALSA device ('aplay -L' lists them).") var device = "default"
+  @Option(help: "Start on the timeline (default 0).") var from: String?
+  @Option(help: "End on the timeline (default: the end of the last clip).") var to: String?
+  @Option(help: "Play this version instead of the current one (the head does not move).")
+  var version: Int64?
+  @OptionGroup var json: JSONOption
+
+  func run() throws {
+    Interrupt.install()
+    try reportingErrors {
+      let (project, plan) = try compiledPlan(self.project.file, version: version)
+      let range = try timelineRange(project, from: from, to: to)
+      let bar = ProgressBar(
+        total: range.count.frames, sampleRate: project.sampleRate, verb: "playing")
+      let report = try PlanPlayer.play(
+        plan, range: range, device: device, progress: bar.update,
+        isCancelled: Interrupt.requested)
+      bar.finish()
+      let played = TimeValue.clock(FrameCount(report.frames), sampleRate: project.sampleRate)
+      if json.json {
+        printJSON(
+          .object([
+            ("device", .string(device)), ("frames", .int(report.frames)),
+            ("underruns", .int(Int64(report.underruns))),
+          ]))
+      } else {
+        print(
+          "played \(played) on \(device)\(report.underruns > 0 ? ", \(report.underruns) underruns" : "")"
+        )
+      }
+    }
+  }
+}
