@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 public import Mixing
+import Synchronization
 public import Timeline
 
 /// What a render should write: container, sample format and whether to dither.
@@ -237,7 +238,9 @@ private final class Sink: @unchecked Sendable {
   var meter: LoudnessMeter
   var peak: Float = 0
   var clipped = 0
-  var error: AudioFileError?
+  /// Set by the write queue, read by the render loop between batches.
+  private let failure = Mutex<AudioFileError?>(nil)
+  var error: AudioFileError? { failure.withLock { $0 } }
 
   init(writer: SndfileWriter, sampleRate: Int, channels: Int) {
     self.writer = writer
@@ -255,7 +258,7 @@ private final class Sink: @unchecked Sendable {
         try writer.write(batch.floats, frames: batch.frames)
       }
     } catch {
-      self.error = error
+      failure.withLock { $0 = error }
     }
   }
 

@@ -84,6 +84,7 @@ struct List: ParsableCommand {
   @OptionGroup var output: JSONOption
   @Option(help: "Show this version instead of the current one (the head does not move).")
   var version: Int64?
+  @Flag(help: "Print times as frames (96000f) instead of m:ss.mmm.") var frames = false
 
   func run() throws {
     try reportingErrors {
@@ -97,7 +98,7 @@ struct List: ParsableCommand {
       if output.json {
         printJSON(projectJSON(shown))
       } else {
-        print(TimelineTable(shown).text, terminator: "")
+        print(TimelineTable(shown, frames: frames).text, terminator: "")
       }
     }
   }
@@ -159,10 +160,13 @@ func projectJSON(_ snapshot: StoreSnapshot) -> JSONValue {
 struct TimelineTable {
   let text: String
 
-  init(_ snapshot: StoreSnapshot) {
+  /// Times as `m:ss.mmm`, or as raw frames (`96000f`) when `frames` is set.
+  init(_ snapshot: StoreSnapshot, frames inFrames: Bool = false) {
     let project = snapshot.project
     let rate = project.sampleRate
-    let clock = { (frames: Int64) in TimeValue.clock(FrameCount(frames), sampleRate: rate) }
+    let clock = { (frames: Int64) in
+      inFrames ? "\(frames)f" : TimeValue.clock(FrameCount(frames), sampleRate: rate)
+    }
     var lines = [
       "version \(snapshot.version) · \(rate) Hz · \(project.channels == 1 ? "mono" : "stereo") · length \(clock(project.timelineEnd.frames))"
     ]
@@ -172,8 +176,10 @@ struct TimelineTable {
     } else {
       lines.append("sources")
       for source in project.sources {
-        let length = TimeValue.clock(
-          source.frameCount(atRate: source.sampleRate), sampleRate: source.sampleRate)
+        let length =
+          inFrames
+          ? "\(source.frameCount.frames)f"
+          : TimeValue.clock(source.frameCount, sampleRate: source.sampleRate)
         lines.append(
           "  \(pad(source.id.description, 5)) \(length)  \(source.sampleRate) Hz \(source.channels == 1 ? "mono  " : "stereo")  \(source.path)"
         )
@@ -200,7 +206,8 @@ struct TimelineTable {
       for clip in track.clips {
         let fade = { (fade: Fade) in
           fade.length.frames == 0
-            ? "-" : "\(TimeValue.seconds(fade.length, sampleRate: rate)) \(fade.curve.displayName)"
+            ? "-"
+            : "\(inFrames ? "\(fade.length.frames)f" : TimeValue.seconds(fade.length, sampleRate: rate)) \(fade.curve.displayName)"
         }
         lines.append(
           "  \(pad(clip.id.description, 6)) \(pad(clip.source.description, 7)) \(pad(clock(clip.timelineStart.frames), 10)) \(pad(clock(clip.timelineEnd.frames), 10)) \(pad(clock(clip.sourceRange.start.frames), 10)) \(pad(clip.gain.description, 8)) \(pad(fade(clip.fadeIn), 18)) \(fade(clip.fadeOut))"

@@ -107,6 +107,21 @@ struct DemoAndPlayTests {
     #expect(maxDifferenceDecibels(played, mix) < -130)
   }
 
+  /// `tape ls --frames` prints every time as frames, as typed with an `f`.
+  @Test func listingInFrames() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    let table = try space.tape("ls", file, "--frames").stdout
+    let line = try #require(table.split(separator: "\n").first { $0.hasPrefix("  c1 ") })
+    #expect(
+      line.split(separator: " ", omittingEmptySubsequences: true)
+        == [
+          "c1", "s1", "24000f", "168000f", "48000f", "0", "dB", "4800f", "equal-power", "48000f",
+          "equal-power",
+        ])
+    #expect(try space.tape("ls", file).stdout.contains("0:00.500   0:03.500"))
+  }
+
   /// Without a device the demo says so in one line and still succeeds.
   @Test func theDemoWithoutADevice() throws {
     let space = try Workspace()
