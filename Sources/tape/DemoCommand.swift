@@ -158,7 +158,12 @@ struct DemoScript {
 
   /// Shows `tape ARGS` and runs it; a failure stops the demo with that command's error.
   private func tape(_ arguments: String...) throws {
-    let shown = arguments.map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " ")
+    // Paths are shown relative to the current folder, as a person would type them.
+    let here = FileManager.default.currentDirectoryPath + "/"
+    let shown = arguments.map { argument in
+      let relative = argument.hasPrefix(here) ? String(argument.dropFirst(here.count)) : argument
+      return relative.contains(" ") ? "'\(relative)'" : relative
+    }.joined(separator: " ")
     print("$ tape \(shown)")
     fflush(nil)
     var command = try Tape.parseAsRoot(arguments)

@@ -14,7 +14,20 @@ func compiledPlan(_ file: String, version: Int64?) throws -> (Project, RenderPla
   return (project, try RenderPlan(project: project, audio: try cache.sourceAudio(for: project)))
 }
 
-/// `--from`/`--to` as a frame range; by default the whole project.
+/// What part of which version `render` and `play` work on.
+struct SpanOptions: ParsableArguments {
+  @Option(help: "Start on the timeline (default 0).") var from: String?
+  @Option(help: "End on the timeline (default: the end of the last clip).") var to: String?
+  @Option(help: "Use this version instead of the current one (the head does not move).")
+  var version: Int64?
+
+  /// `--from`/`--to` as a frame range; by default the whole project.
+  func range(of project: Project) throws -> FrameRange {
+    try timelineRange(project, from: from, to: to)
+  }
+}
+
+/// `from`/`to` as a frame range; by default the whole project.
 func timelineRange(_ project: Project, from: String?, to: String?) throws -> FrameRange {
   let start = try from.map { try parsePosition($0, project) } ?? .zero
   let end = try to.map { try parsePosition($0, project) } ?? project.timelineEnd
@@ -46,17 +59,14 @@ struct Play: ParsableCommand {
 
   @OptionGroup var project: ProjectArgument
   @Option(help: "The ALSA device ('aplay -L' lists them).") var device = "default"
-  @Option(help: "Start on the timeline (default 0).") var from: String?
-  @Option(help: "End on the timeline (default: the end of the last clip).") var to: String?
-  @Option(help: "Play this version instead of the current one (the head does not move).")
-  var version: Int64?
+  @OptionGroup var span: SpanOptions
   @OptionGroup var json: JSONOption
 
   func run() throws {
     Interrupt.install()
     try reportingErrors {
-      let (project, plan) = try compiledPlan(self.project.file, version: version)
-      let range = try timelineRange(project, from: from, to: to)
+      let (project, plan) = try compiledPlan(self.project.file, version: span.version)
+      let range = try span.range(of: project)
       let bar = ProgressBar(
         total: range.count.frames, sampleRate: project.sampleRate, verb: "playing")
       let report = try PlanPlayer.play(

@@ -25,11 +25,7 @@ struct Render: ParsableCommand {
   var bits: String?
   @Option(help: "tpdf or none (default: tpdf for 16-bit output, none otherwise).")
   var dither: String?
-  @Option(help: "Start of the render on the timeline (default 0).") var from: String?
-  @Option(help: "End of the render on the timeline (default: the end of the last clip).")
-  var to: String?
-  @Option(help: "Render this version instead of the current one (the head does not move).")
-  var version: Int64?
+  @OptionGroup var span: SpanOptions
   @OptionGroup var json: JSONOption
 
   func run() throws {
@@ -37,8 +33,8 @@ struct Render: ParsableCommand {
     try reportingErrors {
       try refuseOverwritingProject()
       let settings = try renderSettings()
-      let (project, plan) = try compiledPlan(self.project.file, version: version)
-      let range = try timelineRange(project, from: from, to: to)
+      let (project, plan) = try compiledPlan(self.project.file, version: span.version)
+      let range = try span.range(of: project)
       let bar = ProgressBar(total: range.count.frames, sampleRate: project.sampleRate)
       let summary = try OfflineRenderer.render(
         plan, range: range, to: output, settings: settings, progress: bar.update,

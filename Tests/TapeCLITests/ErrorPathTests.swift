@@ -196,18 +196,12 @@ struct ErrorPathTests {
       command = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + command
     }
     let before = try ws.fingerprint("song.tape")
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: command[0])
-    process.arguments = Array(command.dropFirst())
-    process.environment = ["NO_COLOR": "1", "PATH": "/usr/bin:/bin"]
-    let err = Pipe()
-    process.standardError = err
-    try process.run()
-    let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 74)
+    let result = try TapeBinary.run(
+      URL(fileURLWithPath: command[0]), Array(command.dropFirst()), environment: ["NO_COLOR": "1"])
+    #expect(result.status == 74)
     #expect(
-      message == "error: \(locked) cannot be read (permission denied); check its permissions\n")
+      result.stderr
+        == "error: \(locked) cannot be read (permission denied); check its permissions\n")
     #expect(try ws.fingerprint("song.tape") == before)
   }
 

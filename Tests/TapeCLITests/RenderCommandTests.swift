@@ -1,22 +1,12 @@
 import Foundation
 import Testing
 
-/// Runs an external tool; returns its stdout and stderr.
+/// Runs an external tool, expecting success; returns its stdout and stderr.
 @discardableResult
 func tool(_ path: String, _ arguments: [String]) throws -> (stdout: String, stderr: String) {
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: path)
-  process.arguments = arguments
-  let out = Pipe()
-  let err = Pipe()
-  process.standardOutput = out
-  process.standardError = err
-  try process.run()
-  let outData = out.fileHandleForReading.readDataToEndOfFile()
-  let errData = err.fileHandleForReading.readDataToEndOfFile()
-  process.waitUntilExit()
-  #expect(process.terminationStatus == 0, "\(path) \(arguments)")
-  return (String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+  let result = try TapeBinary.run(URL(fileURLWithPath: path), arguments)
+  #expect(result.status == 0, "\(path) \(arguments): \(result.stderr)")
+  return (result.stdout, result.stderr)
 }
 
 /// An audio file as ffmpeg decodes it: interleaved float32 (sox would clip floats beyond ±1).

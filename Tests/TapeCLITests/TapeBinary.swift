@@ -25,8 +25,17 @@ enum TapeBinary {
   }
 
   static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+    try run(url, arguments, environment: environment)
+  }
+
+  /// Runs any program with `arguments`, its environment this process's plus `environment`.
+  static func run(
+    _ executable: URL, _ arguments: [String], environment: [String: String] = [:]
+  )
+    throws -> Result
+  {
     let process = Process()
-    process.executableURL = url
+    process.executableURL = executable
     process.arguments = arguments
     var env = ProcessInfo.processInfo.environment
     env.merge(environment) { $1 }
