@@ -12,7 +12,7 @@ struct ClipCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "Place part of a source on a track; prints the clip's id.",
       discussion: """
-        --from and --to/--length choose the part of the source (default: all of it); --at is
+        --from and --to/--length choose the part of the source (default: all of it); --at is \
         where it starts on the timeline.
         Example: tape clip add song.tape t1 s1 --at 2s --from 0:10 --length 4s --fade-in 50ms
         """)

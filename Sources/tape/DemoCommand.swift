@@ -8,8 +8,8 @@ struct Demo: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Build, edit, render and play a demo project, showing each command it runs.",
     discussion: """
-      Cuts speech, piano, strings and a noise bed from TestAudio/ into a project in DIR, with
-      splits, moves, trims, fades of several curves, gains and pans; undoes, redoes, jumps back
+      Cuts speech, piano, strings and a noise bed from TestAudio/ into a project in DIR, with \
+      splits, moves, trims, fades of several curves, gains and pans; undoes, redoes, jumps back \
       in history and returns; renders DIR/mix.wav and plays it when an audio device opens.
       Example: tape demo /tmp/tape-demo
       """)

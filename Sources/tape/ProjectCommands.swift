@@ -26,8 +26,8 @@ struct Import: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Register audio files as sources; prints their ids.",
     discussion: """
-      Every file is opened and read completely first; if any is missing, unreadable, not audio,
-      truncated or has more than two channels, nothing is imported. Each file is then decoded
+      Every file is opened and read completely first; if any is missing, unreadable, not audio, \
+      truncated or has more than two channels, nothing is imported. Each file is then decoded \
       once (and resampled to the project rate) into song.tape-cache/ beside the project.
       Example: tape import song.tape vocals.wav drums.flac
       """)
@@ -232,7 +232,7 @@ struct Relink: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Point a source at its file's new place.",
     discussion: """
-      The new file must hold the same audio (same content hash) unless --force is given; with
+      The new file must hold the same audio (same content hash) unless --force is given; with \
       --force it may be different audio, as long as every clip still fits inside it.
       Example: tape relink song.tape s2 ~/audio/moved/drums.wav
       """)

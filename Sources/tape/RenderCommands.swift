@@ -10,8 +10,8 @@ struct Render: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Mix the project to an audio file (WAV, FLAC, AIFF or Ogg).",
     discussion: """
-      Renders from 0 to the end of the last clip unless --from/--to say otherwise. Integer
-      output is clamped (never wrapped) and the clipped samples counted; 16-bit output is TPDF
+      Renders from 0 to the end of the last clip unless --from/--to say otherwise. Integer \
+      output is clamped (never wrapped) and the clipped samples counted; 16-bit output is TPDF \
       dithered unless --dither none. The file appears only when complete.
       Example: tape render song.tape -o mix.wav --bits 16
       """)

@@ -7,8 +7,8 @@ struct Tape: ParsableCommand {
     commandName: "tape",
     abstract: "Cut, mix, undo and render multitrack audio projects from the command line.",
     discussion: """
-      A project is one SQLite file (song.tape) holding the timeline, its sources and its whole
-      undo history. Times are written 1.5, 1.5s, 250ms, 1:02.5, 01:02:03.250 or 96000f; gains
+      A project is one SQLite file (song.tape) holding the timeline, its sources and its whole \
+      undo history. Times are written 1.5, 1.5s, 250ms, 1:02.5, 01:02:03.250 or 96000f; gains \
       as -3, -3dB or +2.5dB. Ids are short and stable: s1 (source), t1 (track), c1 (clip).
       """,
     version: "0.1.0",
