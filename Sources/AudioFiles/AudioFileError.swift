@@ -19,6 +19,8 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
   case write(path: String, detail: String)
   /// The container cannot hold the requested sample format.
   case unsupportedOutput(format: String, detail: String)
+  /// The render would hold more audio than the container's size fields can describe.
+  case tooLong(format: String, bytes: Int64, limit: Int64)
   /// The render was interrupted; nothing was written under the output's name.
   case cancelled(path: String)
 
@@ -56,6 +58,9 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
       return "writing \(path) failed: \(detail); free some space or choose another output path"
     case .unsupportedOutput(let format, let detail):
       return "\(format) cannot store \(detail); choose another --bits or --format"
+    case .tooLong(let format, let bytes, let limit):
+      return
+        "the render would be \(bytes / 1_048_576) MiB of audio but a \(format) file holds at most \(limit / 1_048_576) MiB; render to .flac, use fewer --bits, or split it with --from/--to"
     case .cancelled(let path):
       return "render interrupted; \(path) was not written"
     case .cache(let path, let detail):

@@ -28,6 +28,14 @@ public enum ExportFormat: String, Sendable, CaseIterable, CustomStringConvertibl
     self == .ogg ? .float32 : .int24
   }
 
+  /// The most audio data the container's 32-bit size fields can describe; nil when unlimited.
+  public var maximumDataBytes: Int64? {
+    switch self {
+    case .wav, .aiff: Int64(UInt32.max) - 1_024
+    case .flac, .ogg: nil
+    }
+  }
+
   /// The sample formats the container can hold.
   public var sampleFormats: [SampleFormat] {
     switch self {
@@ -43,6 +51,15 @@ public enum SampleFormat: String, Sendable, CaseIterable, CustomStringConvertibl
   case int16 = "16"
   case int24 = "24"
   case float32 = "32f"
+
+  /// Bytes per sample as stored.
+  public var bytes: Int {
+    switch self {
+    case .int16: 2
+    case .int24: 3
+    case .float32: 4
+    }
+  }
 
   /// Bits per sample for integer formats; nil for float.
   public var integerBits: Int? {

@@ -74,6 +74,11 @@ public enum OfflineRenderer {
       throw .unsupportedOutput(
         format: settings.format.description, detail: settings.sampleFormat.description)
     }
+    let bytes = range.count.frames * Int64(plan.outputChannels * settings.sampleFormat.bytes)
+    if let limit = settings.format.maximumDataBytes, bytes > limit {
+      throw .tooLong(
+        format: settings.format.description, bytes: bytes, limit: limit)
+    }
     let temporary = temporaryPath(for: path)
     let writer = try SndfileWriter(
       path: temporary, format: settings.format, sampleFormat: settings.sampleFormat,

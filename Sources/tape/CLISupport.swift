@@ -67,7 +67,7 @@ func describe(_ error: any Error) -> (Int32, String) {
     switch error {
     case .missing: return (Exit.noInput, error.description)
     case .unreadable, .io, .cannotCreate, .write: return (Exit.ioError, error.description)
-    case .unsupportedOutput: return (Exit.usage, error.description)
+    case .unsupportedOutput, .tooLong: return (Exit.usage, error.description)
     case .cancelled: return (Exit.interrupted, error.description)
     default: return (Exit.dataError, error.description)
     }

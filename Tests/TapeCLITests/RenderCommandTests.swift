@@ -197,6 +197,7 @@ struct RenderCommandTests {
     (["-o", "mix.wav", "--version", "99"], 65, "99"),
     (["-o", "song.tape"], 64, "is the project file itself"),
     (["-o", "."], 64, "is a folder"),
+    (["-o", "long.wav", "--to", "7:00:00", "--bits", "32f"], 64, "render to .flac"),
   ])
   func refusals(arguments: [String], status: Int32, fix: String) throws {
     let space = try Workspace()
