@@ -237,7 +237,16 @@ struct RenderCommandTests {
     try process.run()
     Thread.sleep(forTimeInterval: 0.5)
     #expect(process.isRunning, "the render should still be running; make it longer")
-    process.interrupt()
+    // Ask again while it runs (a signal that arrived before the handler was installed would be
+    // lost if the test runner ignores SIGINT); never leave a runaway render behind.
+    for _ in 0..<40 where process.isRunning {
+      process.interrupt()
+      Thread.sleep(forTimeInterval: 0.25)
+    }
+    if process.isRunning {
+      kill(process.processIdentifier, SIGKILL)
+      Issue.record("the render did not stop on SIGINT")
+    }
     process.waitUntilExit()
     #expect(process.terminationStatus == 130)
     let left = try FileManager.default.contentsOfDirectory(atPath: space.url.path)
