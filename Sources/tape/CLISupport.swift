@@ -18,6 +18,15 @@ struct JSONOption: ParsableArguments {
   var json = false
 }
 
+/// `--frames`: times printed as raw frames (`96000f`) instead of `m:ss.mmm`.
+struct TimeDisplayOption: ParsableArguments {
+  @Flag(help: "Print times as frames (96000f) instead of m:ss.mmm.") var frames = false
+
+  func show(_ frames: Int64, sampleRate: Int) -> String {
+    self.frames ? "\(frames)f" : TimeValue.clock(FrameCount(frames), sampleRate: sampleRate)
+  }
+}
+
 /// The exit codes of BSD's sysexits.h, which `tape` uses for every failure.
 enum Exit {
   static let usage: Int32 = 64

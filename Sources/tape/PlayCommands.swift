@@ -60,6 +60,7 @@ struct Play: ParsableCommand {
   @OptionGroup var project: ProjectArgument
   @Option(help: "The ALSA device ('aplay -L' lists them).") var device = "default"
   @OptionGroup var span: SpanOptions
+  @OptionGroup var times: TimeDisplayOption
   @OptionGroup var json: JSONOption
 
   func run() throws {
@@ -73,7 +74,7 @@ struct Play: ParsableCommand {
         plan, range: range, device: device, progress: bar.update,
         isCancelled: Interrupt.requested)
       bar.finish()
-      let played = TimeValue.clock(FrameCount(report.frames), sampleRate: project.sampleRate)
+      let played = times.show(report.frames, sampleRate: project.sampleRate)
       if json.json {
         printJSON(
           .object([

@@ -84,7 +84,7 @@ struct List: ParsableCommand {
   @OptionGroup var output: JSONOption
   @Option(help: "Show this version instead of the current one (the head does not move).")
   var version: Int64?
-  @Flag(help: "Print times as frames (96000f) instead of m:ss.mmm.") var frames = false
+  @OptionGroup var times: TimeDisplayOption
 
   func run() throws {
     try reportingErrors {
@@ -98,7 +98,7 @@ struct List: ParsableCommand {
       if output.json {
         printJSON(projectJSON(shown))
       } else {
-        print(TimelineTable(shown, frames: frames).text, terminator: "")
+        print(TimelineTable(shown, frames: times.frames).text, terminator: "")
       }
     }
   }

@@ -26,6 +26,7 @@ struct Render: ParsableCommand {
   @Option(help: "tpdf or none (default: tpdf for 16-bit output, none otherwise).")
   var dither: String?
   @OptionGroup var span: SpanOptions
+  @OptionGroup var times: TimeDisplayOption
   @OptionGroup var json: JSONOption
 
   func run() throws {
@@ -113,7 +114,7 @@ struct Render: ParsableCommand {
   }
 
   private func summaryText(_ summary: RenderSummary, settings: RenderSettings) -> String {
-    let duration = TimeValue.clock(FrameCount(summary.frames), sampleRate: summary.sampleRate)
+    let duration = times.show(summary.frames, sampleRate: summary.sampleRate)
     let layout = summary.channels == 1 ? "mono" : "stereo"
     let format =
       settings.format == .ogg

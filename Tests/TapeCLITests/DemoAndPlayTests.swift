@@ -120,6 +120,8 @@ struct DemoAndPlayTests {
           "equal-power",
         ])
     #expect(try space.tape("ls", file).stdout.contains("0:00.500   0:03.500"))
+    let render = try space.tape("render", file, "-o", space.path("m.wav"), "--frames").stdout
+    #expect(render.hasPrefix("\(space.path("m.wav")): WAV 24-bit, 48000 Hz stereo, 168000f\n"))
   }
 
   /// Without a device the demo says so in one line and still succeeds.
