@@ -130,6 +130,14 @@ struct MutationOutput {
   }
 }
 
+/// A history label naming what changed, in the user's own words: `Set c3 gain -2dB, fade-out 2s`.
+func historyLabel(_ action: String, _ changes: [(String, String?)]) -> String {
+  let parts = changes.compactMap { name, value in
+    value.map { name.isEmpty ? $0 : "\(name) \($0)" }
+  }
+  return parts.isEmpty ? action : "\(action) \(parts.joined(separator: ", "))"
+}
+
 // MARK: Parsing values that need the project
 
 func parseID<Entity>(_ text: String, as _: EntityID<Entity>.Type) throws -> EntityID<Entity> {

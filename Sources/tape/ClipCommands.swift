@@ -44,7 +44,8 @@ struct ClipCommand: ParsableCommand {
         let curve = try parseCurve(curve)
         let gain = try gain.map(Gain.init(parsing:)) ?? .unity
         let store = try openStore(project.file)
-        let result = try store.commit(label: "Add clip") { project, ids in
+        let result = try store.commit(label: "Add \(sourceID) to \(trackID) at \(at)") {
+          project, ids in
           guard let source = project.source(sourceID) else {
             throw TimelineError.unknownSource(sourceID)
           }
@@ -89,7 +90,7 @@ struct ClipCommand: ParsableCommand {
       try reportingErrors {
         let id = try parseID(clip, as: Clip.ID.self)
         let store = try openStore(project.file)
-        let result = try store.commit(label: "Split \(id)") { project, ids in
+        let result = try store.commit(label: "Split \(id) at \(at)") { project, ids in
           try project.splitClip(id, at: try parsePosition(at, project), newID: ids.newClipID())
         }
         try MutationOutput(version: result.version, ids: [id.description] + result.newIDs)
@@ -120,7 +121,9 @@ struct ClipCommand: ParsableCommand {
         let id = try parseID(clip, as: Clip.ID.self)
         let trackID = try track.map { try parseID($0, as: Track.ID.self) }
         let store = try openStore(project.file)
-        let result = try store.commit(label: "Move \(id)") { project, _ in
+        let result = try store.commit(
+          label: historyLabel("Move \(id)", [("to", to), ("onto", track)])
+        ) { project, _ in
           try project.moveClip(
             id, to: try to.map { try parsePosition($0, project) }, track: trackID)
         }
@@ -150,7 +153,9 @@ struct ClipCommand: ParsableCommand {
       try reportingErrors {
         let id = try parseID(clip, as: Clip.ID.self)
         let store = try openStore(project.file)
-        let result = try store.commit(label: "Trim \(id)") { project, _ in
+        let result = try store.commit(
+          label: historyLabel("Trim \(id)", [("start to", start), ("end to", end)])
+        ) { project, _ in
           try project.trimClip(
             id, start: try start.map { try parsePosition($0, project) },
             end: try end.map { try parsePosition($0, project) })
@@ -192,7 +197,14 @@ struct ClipCommand: ParsableCommand {
         let inCurve = try fadeInCurve.map(parseCurve)
         let outCurve = try fadeOutCurve.map(parseCurve)
         let store = try openStore(project.file)
-        let result = try store.commit(label: "Set \(id)") { project, _ in
+        let result = try store.commit(
+          label: historyLabel(
+            "Set \(id)",
+            [
+              ("gain", self.gain), ("fade-in", fadeIn), ("fade-out", fadeOut),
+              ("fade-in curve", fadeInCurve), ("fade-out curve", fadeOutCurve),
+            ])
+        ) { project, _ in
           guard let (clip, _) = project.clip(id) else { throw TimelineError.unknownClip(id) }
           var commands: [Command] = []
           var current = project

@@ -68,7 +68,15 @@ struct TrackCommand: ParsableCommand {
         let gain = try gain.map(Gain.init(parsing:))
         let pan = try pan.map(parsePan)
         let store = try openStore(project.file)
-        let result = try store.commit(label: "Set track \(id)") { project, _ in
+        let result = try store.commit(
+          label: historyLabel(
+            "Set track \(id)",
+            [
+              ("name", name), ("gain", self.gain), ("pan", self.pan),
+              ("", mute.map { $0 == .mute ? "muted" : "unmuted" }),
+              ("", solo.map { $0 == .solo ? "solo" : "not solo" }),
+            ])
+        ) { project, _ in
           try project.setTrack(
             id, name: name, gain: gain, pan: pan, muted: mute.map { $0 == .mute },
             solo: solo.map { $0 == .solo })

@@ -75,6 +75,7 @@ struct DemoAndPlayTests {
     for part in [
       "$ tape clip split", "$ tape undo", "$ tape redo", "$ tape checkout", "== The timeline",
       "== The history tree", "← head", "loudness", "played", "Try next:",
+      "Split c1 at 3.6s", "Trim c5 end to 4.2s", "Set c2 gain +2dB  ← head",
     ] {
       #expect(result.stdout.contains(part), "\(part)")
     }
