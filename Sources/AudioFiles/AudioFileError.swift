@@ -13,7 +13,8 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
   case sourceChanged(source: String, path: String)
   case resampler(detail: String)
   case cache(path: String, detail: String)
-  /// The render's output file (or its temporary) could not be created.
+  /// The render's output file (or its temporary) could not be created; `detail` says why and
+  /// what to do.
   case cannotCreate(path: String, detail: String)
   /// Writing the render's output failed part-way (disk full, I/O error).
   case write(path: String, detail: String)
@@ -53,7 +54,7 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
       return "resampling failed: \(detail)"
     case .cannotCreate(let path, let detail):
       return
-        "cannot create \(path): \(detail); check that its folder exists and is writable (mkdir -p it first)"
+        "cannot create \(path): \(detail)"
     case .write(let path, let detail):
       return "writing \(path) failed: \(detail); free some space or choose another output path"
     case .unsupportedOutput(let format, let detail):

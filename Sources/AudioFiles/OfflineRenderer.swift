@@ -79,10 +79,16 @@ public enum OfflineRenderer {
       throw .tooLong(
         format: settings.format.description, bytes: bytes, limit: limit)
     }
+    try checkFolder(of: path)
     let temporary = temporaryPath(for: path)
-    let writer = try SndfileWriter(
-      path: temporary, format: settings.format, sampleFormat: settings.sampleFormat,
-      sampleRate: plan.sampleRate, channels: plan.outputChannels)
+    let writer: SndfileWriter
+    do {
+      writer = try SndfileWriter(
+        path: temporary, format: settings.format, sampleFormat: settings.sampleFormat,
+        sampleRate: plan.sampleRate, channels: plan.outputChannels)
+    } catch .cannotCreate(_, let detail) {
+      throw .cannotCreate(path: path, detail: detail)
+    }
     var renamed = false
     defer { if !renamed { unlink(temporary) } }
 
@@ -133,13 +139,34 @@ public enum OfflineRenderer {
     if let failure = failure ?? sink.error { throw failure }
     try writer.close()
     guard rename(temporary, path) == 0 else {
-      throw .cannotCreate(path: path, detail: String(cString: strerror(errno)))
+      throw .cannotCreate(
+        path: path, detail: "\(String(cString: strerror(errno))); check the output path")
     }
     renamed = true
     return RenderSummary(
       frames: range.count.frames, sampleRate: plan.sampleRate, channels: channels,
       peak: Double(sink.peak), loudness: sink.meter.integratedLoudness,
       clippedSamples: sink.clipped, seconds: (ContinuousClock.now - clock).seconds)
+  }
+
+  /// Refuses an output whose folder is missing, not a folder, or not writable, with the fix.
+  static func checkFolder(of path: String) throws(AudioFileError) {
+    let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) else {
+      throw .cannotCreate(
+        path: path, detail: "the folder \(folder) does not exist; create it with mkdir -p \(folder)"
+      )
+    }
+    guard isDirectory.boolValue else {
+      throw .cannotCreate(
+        path: path, detail: "\(folder) is not a folder; give an output path inside a folder")
+    }
+    guard access(folder, W_OK) == 0 else {
+      throw .cannotCreate(
+        path: path,
+        detail: "the folder \(folder) is not writable; check its permissions or write elsewhere")
+    }
   }
 
   /// `dir/mix.wav` → `dir/.mix.wav.partial-<pid>`: same folder, so the final rename is atomic.

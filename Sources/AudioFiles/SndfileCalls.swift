@@ -75,7 +75,10 @@ final class SndfileWriter {
         format: format.rawValue, detail: "\(sampleFormat) at \(sampleRate) Hz")
     }
     guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
-      throw .cannotCreate(path: path, detail: String(cString: sf_strerror(nil)))
+      throw .cannotCreate(
+        path: path,
+        detail:
+          "\(String(cString: strerror(errno))); check that its folder exists and is writable")
     }
     self.handle = handle
     if format == .ogg {

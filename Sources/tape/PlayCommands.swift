@@ -70,6 +70,7 @@ struct Play: ParsableCommand {
       let range = try span.range(of: project)
       let bar = ProgressBar(
         total: range.count.frames, sampleRate: project.sampleRate, verb: "playing")
+      defer { bar.finish() }
       let report = try PlanPlayer.play(
         plan, range: range, device: device, progress: bar.update,
         isCancelled: Interrupt.requested)

@@ -37,6 +37,7 @@ struct Render: ParsableCommand {
       let (project, plan) = try compiledPlan(self.project.file, version: span.version)
       let range = try span.range(of: project)
       let bar = ProgressBar(total: range.count.frames, sampleRate: project.sampleRate)
+      defer { bar.finish() }
       let summary = try OfflineRenderer.render(
         plan, range: range, to: output, settings: settings, progress: bar.update,
         isCancelled: Interrupt.requested)
@@ -192,8 +193,10 @@ final class ProgressBar {
     FileHandle.standardError.write(Data(line.utf8))
   }
 
+  /// Clears the bar's line (once), so what follows starts on a clean line.
   func finish() {
     guard drawn else { return }
+    drawn = false
     FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
   }
 }

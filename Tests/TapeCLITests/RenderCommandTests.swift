@@ -187,7 +187,10 @@ struct RenderCommandTests {
   /// Every refusal names the fix, exits with its code, writes no file and leaves the project
   /// byte-for-byte unchanged.
   @Test(arguments: [
-    (["-o", "missing-folder/mix.wav"], Int32(74), "check that its folder exists"),
+    (
+      ["-o", "missing-folder/mix.wav"], Int32(74),
+      "missing-folder does not exist; create it with mkdir -p"
+    ),
     (["-o", "mix.mp9"], 64, "name it .wav, .flac, .aiff or .ogg"),
     (["-o", "mix.flac", "--bits", "32f"], 64, "use --bits 16 or 24"),
     (["-o", "mix.ogg", "--bits", "16"], 64, "use --bits 32f"),
