@@ -21,9 +21,10 @@ struct SpanOptions: ParsableArguments {
   @Option(help: "Use this version instead of the current one (the head does not move).")
   var version: Int64?
 
-  /// `--from`/`--to` as a frame range; by default the whole project.
-  func range(of project: Project) throws -> FrameRange {
-    try timelineRange(project, from: from, to: to)
+  /// The chosen version of `file` compiled into a render plan, and the range to cover.
+  func compile(_ file: String) throws -> (project: Project, plan: RenderPlan, range: FrameRange) {
+    let (project, plan) = try compiledPlan(file, version: version)
+    return (project, plan, try timelineRange(project, from: from, to: to))
   }
 }
 
@@ -66,8 +67,7 @@ struct Play: ParsableCommand {
   func run() throws {
     Interrupt.install()
     try reportingErrors {
-      let (project, plan) = try compiledPlan(self.project.file, version: span.version)
-      let range = try span.range(of: project)
+      let (project, plan, range) = try span.compile(self.project.file)
       let bar = ProgressBar(
         total: range.count.frames, sampleRate: project.sampleRate, verb: "playing")
       defer { bar.finish() }

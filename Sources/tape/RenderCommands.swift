@@ -34,8 +34,7 @@ struct Render: ParsableCommand {
     try reportingErrors {
       try refuseOverwritingProject()
       let settings = try renderSettings()
-      let (project, plan) = try compiledPlan(self.project.file, version: span.version)
-      let range = try span.range(of: project)
+      let (project, plan, range) = try span.compile(self.project.file)
       let bar = ProgressBar(total: range.count.frames, sampleRate: project.sampleRate)
       defer { bar.finish() }
       let summary = try OfflineRenderer.render(
