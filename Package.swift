@@ -100,7 +100,7 @@ let package = Package(
       name: "TimelineStoreTests",
       dependencies: ["TimelineStore", "Timeline", .product(name: "GRDB", package: "GRDB.swift")]
     ),
-    .testTarget(name: "MixingTests", dependencies: ["Mixing", "Timeline"]),
+    .testTarget(name: "MixingTests", dependencies: ["Mixing", "Timeline", "ReferenceRenders"]),
     // Independent sox and ffmpeg renders of an edit list, shared by the render and demo tests.
     .target(name: "ReferenceRenders", dependencies: ["Timeline"], path: "Tests/ReferenceRenders"),
     .testTarget(

@@ -1,32 +1,7 @@
 import Foundation
 import Mixing
+import ReferenceRenders
 import Testing
-
-/// Decodes a TestAudio file with sox to interleaved float32 (an independent decoder).
-func soxDecode(_ path: String) throws -> [Float] {
-  let output = FileManager.default.temporaryDirectory.appendingPathComponent(
-    "loudness-\(UUID().uuidString).f32")
-  defer { try? FileManager.default.removeItem(at: output) }
-  try runTool("/usr/bin/sox", ["-D", path, "-t", "f32", output.path])
-  let data = try Data(contentsOf: output)
-  return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-}
-
-/// Runs a tool and returns its standard output.
-@discardableResult
-func runTool(_ tool: String, _ arguments: [String]) throws -> String {
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: tool)
-  process.arguments = arguments
-  let output = Pipe()
-  process.standardOutput = output
-  process.standardError = FileHandle.nullDevice
-  try process.run()
-  let data = output.fileHandleForReading.readDataToEndOfFile()
-  process.waitUntilExit()
-  #expect(process.terminationStatus == 0, "\(tool) \(arguments)")
-  return String(decoding: data, as: UTF8.self)
-}
 
 let testAudio = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
   .appendingPathComponent("../../TestAudio").standardizedFileURL.path
@@ -80,16 +55,8 @@ struct LoudnessMeterTests {
   ])
   func agreesWithFFmpeg(name: String, rate: Int, channels: Int) throws {
     let path = "\(testAudio)/\(name)"
-    let samples = try soxDecode(path)
-    let log = try runTool(
-      "/usr/bin/ffmpeg",
-      [
-        "-nostats", "-hide_banner", "-i", path, "-af",
-        "ebur128=metadata=1,ametadata=mode=print:key=lavfi.r128.I:file=-", "-f", "null", "-",
-      ])
-    let reference = try #require(
-      log.split(separator: "\n").last { $0.hasPrefix("lavfi.r128.I=") }
-        .flatMap { Double($0.dropFirst("lavfi.r128.I=".count)) })
+    let samples = try ReferenceRender.decode(path)
+    let reference = try ReferenceRender.integratedLoudness(path)
     for chunk in [997, 4_800, 65_536] {
       let loudness = measure(samples, rate: rate, channels: channels, chunk: chunk)
       #expect(abs(loudness - reference) < 0.1, "\(name): \(loudness) vs ffmpeg \(reference)")

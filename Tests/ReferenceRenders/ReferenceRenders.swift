@@ -156,10 +156,28 @@ public enum ReferenceRender {
   /// Reads any audio file as ffmpeg decodes it, to interleaved float32 (sox would clip floats
   /// beyond ±1).
   public static func decode(_ path: String) throws -> [Float] {
-    let raw = path + ".decoded.f32"
+    let raw = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "decoded-\(UUID().uuidString).f32"
+    ).path
+    defer { try? FileManager.default.removeItem(atPath: raw) }
     try run(
       "/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", path, "-c:a", "pcm_f32le", "-f", "f32le", raw])
     return try readFloats(raw)
+  }
+
+  /// The integrated loudness (LUFS) ffmpeg's `ebur128` filter measures in an audio file.
+  public static func integratedLoudness(_ path: String) throws -> Double {
+    let log = try run(
+      "/usr/bin/ffmpeg",
+      [
+        "-nostats", "-hide_banner", "-i", path, "-af",
+        "ebur128=metadata=1,ametadata=mode=print:key=lavfi.r128.I:file=-", "-f", "null", "-",
+      ])
+    guard
+      let value = log.split(separator: "\n").last(where: { $0.hasPrefix("lavfi.r128.I=") })
+        .flatMap({ Double($0.dropFirst("lavfi.r128.I=".count)) })
+    else { throw ReferenceError(message: "ffmpeg's ebur128 printed no loudness for \(path)") }
+    return value
   }
 
   public static func readFloats(_ path: String) throws -> [Float] {
@@ -167,21 +185,32 @@ public enum ReferenceRender {
     return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
   }
 
-  public static func run(_ tool: String, _ arguments: [String]) throws {
+  /// Runs a tool; returns its standard output, or throws with its standard error on failure.
+  ///
+  /// Standard error goes to a file, so a chatty tool cannot stall on a full pipe.
+  @discardableResult
+  public static func run(_ tool: String, _ arguments: [String]) throws -> String {
+    let errorsPath = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "stderr-\(UUID().uuidString).txt")
+    _ = FileManager.default.createFile(atPath: errorsPath.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: errorsPath) }
+    let errors = try FileHandle(forWritingTo: errorsPath)
+    defer { try? errors.close() }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: tool)
     process.arguments = arguments
-    let errors = Pipe()
+    let output = Pipe()
+    process.standardOutput = output
     process.standardError = errors
     try process.run()
-    let message = errors.fileHandleForReading.readDataToEndOfFile()
+    let printed = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     guard process.terminationStatus == 0 else {
+      let message = (try? String(contentsOf: errorsPath, encoding: .utf8)) ?? ""
       throw ReferenceError(
-        message:
-          "\(tool) \(arguments.joined(separator: " ")) failed: \(String(decoding: message, as: UTF8.self))"
-      )
+        message: "\(tool) \(arguments.joined(separator: " ")) failed: \(message)")
     }
+    return String(decoding: printed, as: UTF8.self)
   }
 }
 

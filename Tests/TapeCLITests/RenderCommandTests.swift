@@ -1,4 +1,5 @@
 import Foundation
+import ReferenceRenders
 import Testing
 
 /// Runs an external tool, expecting success; returns its stdout and stderr.
@@ -7,15 +8,6 @@ func tool(_ path: String, _ arguments: [String]) throws -> (stdout: String, stde
   let result = try TapeBinary.run(URL(fileURLWithPath: path), arguments)
   #expect(result.status == 0, "\(path) \(arguments): \(result.stderr)")
   return (result.stdout, result.stderr)
-}
-
-/// An audio file as ffmpeg decodes it: interleaved float32 (sox would clip floats beyond ±1).
-func decoded(_ path: String) throws -> [Float] {
-  let raw = path + ".f32"
-  defer { try? FileManager.default.removeItem(atPath: raw) }
-  try tool("/usr/bin/ffmpeg", ["-v", "error", "-i", path, "-c:a", "pcm_f32le", "-f", "f32le", raw])
-  let data = try Data(contentsOf: URL(fileURLWithPath: raw))
-  return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
 }
 
 /// An audio file's raw integer samples as sox reads them, full scale ±2^31.
@@ -54,7 +46,7 @@ struct RenderCommandTests {
     let out = space.path("mix.wav")
     let result = try space.tape("render", file, "-o", out, "--bits", "32f", "--json")
     let summary = try #require(try parseJSON(result.stdout) as? [String: Any])
-    let samples = try decoded(out)
+    let samples = try ReferenceRender.decode(out)
     #expect(summary["frames"] as? Int == 48_000 * 7 / 2)
     #expect(samples.count == 2 * 48_000 * 7 / 2)
     #expect(summary["channels"] as? Int == 2)
@@ -63,16 +55,7 @@ struct RenderCommandTests {
     #expect(summary["clippedSamples"] as? Int == 0)
     let peak = Double(samples.map(abs).max() ?? 0)
     #expect(abs((summary["peakDBFS"] as? Double ?? 0) - 20 * log10(peak)) < 0.01)
-    let ebur128 = try tool(
-      "/usr/bin/ffmpeg",
-      [
-        "-nostats", "-hide_banner", "-i", out, "-af",
-        "ebur128=metadata=1,ametadata=mode=print:key=lavfi.r128.I:file=-", "-f", "null", "-",
-      ]
-    ).stdout
-    let reference = try #require(
-      ebur128.split(separator: "\n").last { $0.hasPrefix("lavfi.r128.I=") }
-        .flatMap { Double($0.dropFirst("lavfi.r128.I=".count)) })
+    let reference = try ReferenceRender.integratedLoudness(out)
     let loudness = try #require(summary["loudnessLUFS"] as? Double)
     #expect(abs(loudness - reference) < 0.1, "\(loudness) LUFS vs ffmpeg \(reference)")
     #expect(
@@ -95,7 +78,7 @@ struct RenderCommandTests {
       "render", file, "-o", ours, "--bits", bits, "--dither", "none", "--json")
     let scale = bits == "16" ? 32_768.0 : 8_388_608.0
     let shift = bits == "16" ? 16 : 8
-    let floats = try decoded(float)
+    let floats = try ReferenceRender.decode(float)
     let expected = floats.map {
       Int(min(scale - 1, max(-scale, (Double($0) * scale + 0.5).rounded(.down))))
     }
@@ -140,16 +123,16 @@ struct RenderCommandTests {
   @Test func rangesAndFormats() throws {
     let space = try Workspace()
     let file = try Self.project(in: space)
-    let whole = try decoded(
+    let whole = try ReferenceRender.decode(
       space.path("whole.wav").also {
         try space.tape("render", file, "-o", $0, "--bits", "32f")
       })
-    let part = try decoded(
+    let part = try ReferenceRender.decode(
       space.path("part.wav").also {
         try space.tape("render", file, "-o", $0, "--bits", "32f", "--from", "1s", "--to", "2.5s")
       })
     #expect(part == Array(whole[(2 * 48_000)..<(2 * 120_000)]))
-    let beyond = try decoded(
+    let beyond = try ReferenceRender.decode(
       space.path("beyond.wav").also {
         try space.tape("render", file, "-o", $0, "--bits", "32f", "--to", "5s")
       })
@@ -157,7 +140,7 @@ struct RenderCommandTests {
     #expect(beyond[whole.count...].allSatisfy { $0 == 0 })
     for name in ["mix.flac", "mix.aiff", "mix.ogg"] {
       try space.tape("render", file, "-o", space.path(name))
-      #expect(try decoded(space.path(name)).count == whole.count, "\(name)")
+      #expect(try ReferenceRender.decode(space.path(name)).count == whole.count, "\(name)")
     }
     try space.tape("render", file, "-o", space.path("mix.out"), "--format", "flac")
     let info = try tool("/usr/bin/soxi", ["-t", space.path("mix.out")]).stdout
@@ -170,11 +153,11 @@ struct RenderCommandTests {
     let file = try Self.project(in: space)
     try space.tape("clip", "rm", file, "c2")
     let head = try space.tape("ls", file, "--json").stdout
-    let past = try decoded(
+    let past = try ReferenceRender.decode(
       space.path("past.wav").also {
         try space.tape("render", file, "-o", $0, "--bits", "32f", "--version", "6")
       })
-    let now = try decoded(
+    let now = try ReferenceRender.decode(
       space.path("now.wav").also {
         try space.tape("render", file, "-o", $0, "--bits", "32f")
       })
@@ -225,7 +208,7 @@ struct RenderCommandTests {
     let result = try space.tape("render", file, "-o", space.path("x.wav"), status: 65)
     #expect(result.stderr.contains("the project has no clips; add one with 'tape clip add'"))
     try space.tape("render", file, "-o", space.path("x.wav"), "--to", "1s")
-    #expect(try decoded(space.path("x.wav")) == [Float](repeating: 0, count: 96_000))
+    #expect(try ReferenceRender.decode(space.path("x.wav")) == [Float](repeating: 0, count: 96_000))
   }
 
   /// Ctrl-C stops a long render: exit 130, and neither the output nor a temporary file remains.
