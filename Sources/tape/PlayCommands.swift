@@ -6,14 +6,6 @@ import Playback
 import Timeline
 import TimelineStore
 
-/// The project (current or at `version`) compiled into a render plan over its decoded audio.
-func compiledPlan(_ file: String, version: Int64?) throws -> (Project, RenderPlan) {
-  let store = try openStore(file)
-  let project = if let version { try store.project(at: version) } else { store.snapshot.project }
-  let cache = AudioCache(directory: AudioCache.directory(forProject: file))
-  return (project, try RenderPlan(project: project, audio: try cache.sourceAudio(for: project)))
-}
-
 /// What part of which version `render` and `play` work on.
 struct SpanOptions: ParsableArguments {
   @Option(help: "Start on the timeline (default 0).") var from: String?
@@ -21,33 +13,38 @@ struct SpanOptions: ParsableArguments {
   @Option(help: "Use this version instead of the current one (the head does not move).")
   var version: Int64?
 
-  /// The chosen version of `file` compiled into a render plan, and the range to cover.
+  /// The chosen version of `file`, the range to cover, and the version compiled into a render
+  /// plan over its decoded audio. The range is checked before any audio is loaded.
   func compile(_ file: String) throws -> (project: Project, plan: RenderPlan, range: FrameRange) {
-    let (project, plan) = try compiledPlan(file, version: version)
-    return (project, plan, try timelineRange(project, from: from, to: to))
+    let store = try openStore(file)
+    let project = if let version { try store.project(at: version) } else { store.snapshot.project }
+    let range = try range(of: project)
+    let cache = AudioCache(directory: AudioCache.directory(forProject: file))
+    let plan = try RenderPlan(project: project, audio: try cache.sourceAudio(for: project))
+    return (project, plan, range)
   }
-}
 
-/// `from`/`to` as a frame range; by default the whole project.
-func timelineRange(_ project: Project, from: String?, to: String?) throws -> FrameRange {
-  let start = try from.map { try parsePosition($0, project) } ?? .zero
-  let end = try to.map { try parsePosition($0, project) } ?? project.timelineEnd
-  if to == nil && end == .zero {
-    throw DataError(
-      message:
-        "nothing to play or render: the project has no clips; add one with 'tape clip add', or give --to for silence"
-    )
-  }
-  guard start < end else {
-    let shown = { (position: FramePosition) in
-      TimeValue.clock(FrameCount(position.frames), sampleRate: project.sampleRate)
+  /// `--from`/`--to` as a frame range; by default the whole project.
+  private func range(of project: Project) throws -> FrameRange {
+    let start = try from.map { try parsePosition($0, project) } ?? .zero
+    let end = try to.map { try parsePosition($0, project) } ?? project.timelineEnd
+    if to == nil && end == .zero {
+      throw DataError(
+        message:
+          "nothing to play or render: the project has no clips; add one with 'tape clip add', or give --to for silence"
+      )
     }
-    throw UsageError(
-      message:
-        "the range would be empty: --from \(shown(start)) is not before the end \(shown(end)); give --to after --from"
-    )
+    guard start < end else {
+      let shown = { (position: FramePosition) in
+        TimeValue.clock(FrameCount(position.frames), sampleRate: project.sampleRate)
+      }
+      throw UsageError(
+        message:
+          "the range would be empty: --from \(shown(start)) is not before the end \(shown(end)); give --to after --from"
+      )
+    }
+    return FrameRange(start: start, count: FrameCount(end.frames - start.frames))
   }
-  return FrameRange(start: start, count: FrameCount(end.frames - start.frames))
 }
 
 struct Play: ParsableCommand {
