@@ -1,10 +1,9 @@
 import Foundation
-import Timeline
 
 /// A SQLite session changeset: the exact row changes of one commit, old and new values.
 ///
-/// It is both the undo information (inverted) and the redo information (as is), and the unit
-/// that checkout concatenates. Stored in the `version` table as a BLOB.
+/// It is both the undo information (inverted) and the redo information (as is); undo, redo and
+/// checkout read it through ``NetChanges``. Stored in the `version` table as a BLOB.
 struct Changeset: Sendable, Hashable {
   var data: Data
 
@@ -23,25 +22,4 @@ struct Changeset: Sendable, Hashable {
   }
 
   var isEmpty: Bool { data.isEmpty }
-
-  func inverted() throws -> Changeset { try SessionCalls.invert(self) }
-
-  /// The ids this changeset touches, by kind: what a snapshot must re-read.
-  func changedIDs() throws -> ChangedIDs {
-    var changed = ChangedIDs()
-    try SessionCalls.forEachChange(in: self) { change in
-      // Column 0 is the primary key: in the new values of an insert, the old ones otherwise.
-      guard case .integer(let id)? = (change.kind == .insert ? change.new : change.old).first ?? nil
-      else { return }
-      switch change.table {
-      case Schema.clipTable: changed.clips.insert(Clip.ID(id))
-      case Schema.trackTable:
-        changed.tracks.insert(Track.ID(id))
-        changed.trackOrder = true
-      case Schema.sourceTable: changed.sources.insert(Source.ID(id))
-      default: changed.format = true
-      }
-    }
-    return changed
-  }
 }

@@ -30,6 +30,9 @@ enum Schema {
     ],
   ]
 
+  /// ``columns`` of each of ``trackedTables``, by the table's index there.
+  static let trackedColumns: [[String]] = trackedTables.map { columns[$0] ?? [] }
+
   /// `PRAGMA application_id` of a Tape project: "TAPE".
   static let applicationID: Int32 = 0x5441_5045
 
@@ -121,6 +124,34 @@ enum Schema {
             value TEXT NOT NULL
           );
           """)
+    }
+    migrator.registerMigration("v2") { db in
+      try db.execute(
+        sql: """
+          -- History blocks (see HistoryBlocks): the net changes from version `start` down to its
+          -- descendant `version`, `span` versions below, in NetChanges' compact encoding.
+          CREATE TABLE history_block (
+            version INTEGER NOT NULL REFERENCES version(id),
+            span INTEGER NOT NULL CHECK (span > 1),
+            start INTEGER NOT NULL REFERENCES version(id),
+            changes BLOB NOT NULL,
+            PRIMARY KEY (version, span)
+          );
+          """)
+      // Projects made before blocks existed get them now, once: ancestors first (ids grow
+      // down the tree), so each block finds the smaller ones it is built from.
+      let blocks = HistoryBlocks.standard
+      let versions = try Row.fetchAll(
+        db,
+        sql:
+          "SELECT id, parent, jump, depth FROM version WHERE depth > 0 AND depth % ? = 0 ORDER BY id",
+        arguments: [blocks.spans[0]])
+      for row in versions {
+        try VersionGraph.writeBlocks(
+          at: VersionNode(
+            id: row["id"], parent: row["parent"], jump: row["jump"], depth: row["depth"]),
+          blocks: blocks, db)
+      }
     }
     return migrator
   }

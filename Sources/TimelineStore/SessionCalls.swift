@@ -1,8 +1,9 @@
 internal import CSQLiteSession
 import Foundation
 
-// Every call into SQLite's session extension goes through this file, which turns result codes
-// into `StoreError`s and owns the memory SQLite hands back (freed with sqlite3_free).
+// Every call into SQLite's C API (the session extension, and the statements that apply recorded
+// changes) goes through this file, which turns result codes into `StoreError`s and owns the
+// memory SQLite hands back (freed with sqlite3_free).
 
 /// A raw SQLite connection handle, as GRDB exposes it.
 typealias SQLiteHandle = OpaquePointer
@@ -29,49 +30,6 @@ enum SessionCalls {
     return Changeset(takingSQLiteBuffer: buffer, size: size)
   }
 
-  /// The changeset that undoes `changeset`.
-  static func invert(_ changeset: Changeset) throws -> Changeset {
-    if changeset.isEmpty { return changeset }
-    var size: Int32 = 0
-    var buffer: UnsafeMutableRawPointer?
-    try changeset.data.withUnsafeBytes { raw in
-      try check(
-        sqlite3changeset_invert(Int32(raw.count), raw.baseAddress, &size, &buffer),
-        "sqlite3changeset_invert")
-    }
-    return Changeset(takingSQLiteBuffer: buffer, size: size)
-  }
-
-  /// A change group that changesets are added to one by one; ``output()`` gives their net effect.
-  final class ChangeGroup {
-    private var group: OpaquePointer?
-
-    init() throws {
-      try check(sqlite3changegroup_new(&group), "sqlite3changegroup_new")
-    }
-
-    deinit {
-      sqlite3changegroup_delete(group)
-    }
-
-    func add(_ data: Data) throws {
-      if data.isEmpty { return }
-      try data.withUnsafeBytes { raw in
-        try check(
-          sqlite3changegroup_add(
-            group, Int32(raw.count), UnsafeMutableRawPointer(mutating: raw.baseAddress)),
-          "sqlite3changegroup_add")
-      }
-    }
-
-    func output() throws -> Changeset {
-      var size: Int32 = 0
-      var buffer: UnsafeMutableRawPointer?
-      try check(sqlite3changegroup_output(group, &size, &buffer), "sqlite3changegroup_output")
-      return Changeset(takingSQLiteBuffer: buffer, size: size)
-    }
-  }
-
   /// One changeset with the net effect of `changesets` applied in order.
   static func concatenate(_ changesets: [Changeset]) throws -> Changeset {
     let nonEmpty = changesets.filter { !$0.isEmpty }
@@ -96,46 +54,6 @@ enum SessionCalls {
     return Changeset(takingSQLiteBuffer: buffer, size: size)
   }
 
-  /// Calls `body` with every change in `changeset`, in order, its values copied out.
-  static func forEachChange(in changeset: Changeset, _ body: (RowChange) throws -> Void) throws {
-    if changeset.isEmpty { return }
-    try changeset.data.withUnsafeBytes { raw in
-      var iterator: OpaquePointer?
-      try check(
-        sqlite3changeset_start(
-          &iterator, Int32(raw.count), UnsafeMutableRawPointer(mutating: raw.baseAddress)),
-        "sqlite3changeset_start")
-      defer { sqlite3changeset_finalize(iterator) }
-      while sqlite3changeset_next(iterator) == SQLITE_ROW {
-        var table: UnsafePointer<CChar>?
-        var columns: Int32 = 0
-        var operation: Int32 = 0
-        var indirect: Int32 = 0
-        try check(
-          sqlite3changeset_op(iterator, &table, &columns, &operation, &indirect),
-          "sqlite3changeset_op")
-        guard let table else { continue }
-        let kind: RowChange.Kind =
-          operation == SQLITE_INSERT ? .insert : operation == SQLITE_DELETE ? .delete : .update
-        var old = [ChangeValue?](repeating: nil, count: Int(columns))
-        var new = [ChangeValue?](repeating: nil, count: Int(columns))
-        for column in 0..<columns {
-          var value: OpaquePointer?
-          if kind != .insert {
-            try check(sqlite3changeset_old(iterator, column, &value), "sqlite3changeset_old")
-            old[Int(column)] = value.map(ChangeValue.init)
-          }
-          value = nil
-          if kind != .delete {
-            try check(sqlite3changeset_new(iterator, column, &value), "sqlite3changeset_new")
-            new[Int(column)] = value.map(ChangeValue.init)
-          }
-        }
-        try body(RowChange(table: String(cString: table), kind: kind, old: old, new: new))
-      }
-    }
-  }
-
   private static func check(_ code: Int32, _ call: @autoclosure () -> String) throws {
     guard code != SQLITE_OK else { return }
     switch code & 0xFF {
@@ -148,40 +66,57 @@ enum SessionCalls {
   }
 }
 
-/// One row's change in a changeset. `nil` values are columns the change does not record (an
-/// UPDATE records only the primary key and the columns it changed).
-struct RowChange {
-  enum Kind { case insert, update, delete }
-  let table: String
-  let kind: Kind
-  let old: [ChangeValue?]
-  let new: [ChangeValue?]
-}
-
-/// A column value copied out of a changeset.
-enum ChangeValue: Hashable {
-  case null
-  case integer(Int64)
-  case real(Double)
-  case text(String)
-  case blob([UInt8])
-
-  init(_ value: OpaquePointer) {
-    switch sqlite3_value_type(value) {
-    case SQLITE_INTEGER: self = .integer(sqlite3_value_int64(value))
-    case SQLITE_FLOAT: self = .real(sqlite3_value_double(value))
-    case SQLITE_TEXT: self = .text(sqlite3_value_text(value).map { String(cString: $0) } ?? "")
-    case SQLITE_BLOB:
-      let count = Int(sqlite3_value_bytes(value))
-      let bytes = sqlite3_value_blob(value).map {
-        Array(UnsafeRawBufferPointer(start: $0, count: count))
-      }
-      self = .blob(bytes ?? [])
-    default: self = .null
-    }
-  }
-}
-
 func freeSQLiteBuffer(_ buffer: UnsafeMutableRawPointer) {
   sqlite3_free(buffer)
+}
+
+/// Prepared statements run through the C API, for the changes applied row by row.
+enum RawStatement {
+  /// Binds `values` to `statement`'s placeholders in order, runs it to completion, and returns
+  /// how many rows it changed. A constraint failure means history and data disagree.
+  static func execute(
+    _ statement: OpaquePointer, on db: SQLiteHandle, binding values: [ChangeValue]
+  ) throws -> Int {
+    sqlite3_reset(statement)
+    defer { sqlite3_reset(statement) }
+    for (offset, value) in values.enumerated() {
+      let index = Int32(offset + 1)
+      let code: Int32
+      switch value {
+      case .null: code = sqlite3_bind_null(statement, index)
+      case .integer(let value): code = sqlite3_bind_int64(statement, index, value)
+      case .real(let value): code = sqlite3_bind_double(statement, index, value)
+      case .text(let value): code = sqlite3_bind_text(statement, index, value, -1, transient)
+      case .blob(let value):
+        code = value.withUnsafeBytes {
+          sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), transient)
+        }
+      }
+      try check(code, db, "binding a recorded value")
+    }
+    let code = sqlite3_step(statement)
+    if code & 0xFF == SQLITE_CONSTRAINT { throw StoreError.historyDiverged }
+    guard code == SQLITE_DONE else {
+      try check(code, db, "applying a recorded change")
+      throw StoreError.internalFailure("applying a recorded change returned rows")
+    }
+    return Int(sqlite3_changes(db))
+  }
+
+  /// SQLITE_TRANSIENT: SQLite copies the bytes before the call returns.
+  private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+  private static func check(_ code: Int32, _ db: SQLiteHandle, _ what: String) throws {
+    guard code != SQLITE_OK else { return }
+    switch code & 0xFF {
+    case SQLITE_BUSY, SQLITE_LOCKED: throw StoreError.busy
+    case SQLITE_CORRUPT, SQLITE_NOTADB:
+      throw StoreError.corrupt(detail: "\(what) failed (\(code))")
+    case SQLITE_IOERR, SQLITE_FULL:
+      throw StoreError.io(detail: String(cString: sqlite3_errmsg(db)))
+    default:
+      throw StoreError.internalFailure(
+        "\(what) failed with SQLite code \(code): \(String(cString: sqlite3_errmsg(db)))")
+    }
+  }
 }

@@ -115,6 +115,7 @@ extension TimelineStore {
       try db.cachedStatement(
         sql: "UPDATE version SET changeset = ?, createdAt = ?, revision = ? WHERE id = ?"
       ).execute(arguments: [merged.data, now(), revision, head.version])
+      try VersionGraph.writeBlocks(at: headNode, blocks: historyBlocks, db)
       try Head(version: head.version, tip: head.version, revision: revision).write(db)
       return (head.version, revision)
     }
@@ -129,6 +130,9 @@ extension TimelineStore {
       head.version, jump, headNode.depth + 1, label, now(), coalescingKey, changeset.data, revision,
     ])
     let version = db.lastInsertedRowID
+    try VersionGraph.writeBlocks(
+      at: VersionNode(id: version, parent: head.version, jump: jump, depth: headNode.depth + 1),
+      blocks: historyBlocks, db)
     try Head(version: version, tip: version, revision: revision).write(db)
     return (version, revision)
   }

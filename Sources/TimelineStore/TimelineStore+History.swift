@@ -57,7 +57,8 @@ extension TimelineStore {
   }
 
   /// Makes `version` the head, on any branch: the changes from the head up to the common
-  /// ancestor are reversed and those down to `version` applied, as one concatenated changeset.
+  /// ancestor are reversed and those down to `version` applied, merged first so that each
+  /// differing row is written once (see ``HistoryBlocks``).
   @discardableResult
   public func checkout(_ version: Int64) throws(StoreError) -> StoreSnapshot {
     try move { head, db in
@@ -97,9 +98,10 @@ extension TimelineStore {
         var project: Project?
         try db.inTransaction(.immediate) {
           let head = try Head.read(db)
-          let changeset = try VersionGraph.pathChangeset(
-            from: VersionGraph.node(head.version, db), to: VersionGraph.node(version, db), db)
-          try ChangesetApplier.apply(changeset, db)
+          let changes = try VersionGraph.pathChanges(
+            from: VersionGraph.node(head.version, db), to: VersionGraph.node(version, db),
+            blocks: historyBlocks, db)
+          try ChangesetApplier.apply(changes, db)
           project = try SnapshotReader.load(db).0
           return .rollback
         }
@@ -131,11 +133,12 @@ extension TimelineStore {
             state.withLock { $0.positions }
           )
           let (to, tip) = try target(head, db)
-          let changeset = try VersionGraph.pathChangeset(from: from, to: to, db)
-          try ChangesetApplier.apply(changeset, db)
+          let changes = try VersionGraph.pathChanges(
+            from: from, to: to, blocks: historyBlocks, db)
+          try ChangesetApplier.apply(changes, db)
           let revision = head.revision + 1
           try Head(version: to.id, tip: tip, revision: revision).write(db)
-          let changed = try changeset.changedIDs()
+          let changed = changes.changedIDs
           var newPositions = positions
           let project = try SnapshotReader.refresh(
             oldProject, positions: &newPositions, changed: changed, db)

@@ -95,9 +95,10 @@ extension TimelineStore {
       all.clips.formUnion(now.clips)
       changed = all
     } else {
-      let changeset = try VersionGraph.pathChangeset(
-        from: VersionGraph.node(version, db), to: VersionGraph.node(head.version, db), db)
-      changed = try changeset.changedIDs()
+      changed = try VersionGraph.pathChanges(
+        from: VersionGraph.node(version, db), to: VersionGraph.node(head.version, db),
+        blocks: historyBlocks, db
+      ).changedIDs
       project = try SnapshotReader.refresh(
         oldProject, positions: &newPositions, changed: changed, db)
     }

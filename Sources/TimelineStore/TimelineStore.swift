@@ -85,6 +85,8 @@ public final class TimelineStore: Sendable {
   let queue: DatabaseQueue
   let state: Mutex<State>
   let checkpointer: Checkpointer
+  /// The spans of the history blocks this store writes and reads.
+  let historyBlocks: HistoryBlocks
   let logger = Logger(label: "tape.store")
 
   struct State {
@@ -97,11 +99,15 @@ public final class TimelineStore: Sendable {
     var poller: Task<Void, Never>?
   }
 
-  private init(path: String, queue: DatabaseQueue, state: State, checkpointer: Checkpointer) {
+  private init(
+    path: String, queue: DatabaseQueue, state: State, checkpointer: Checkpointer,
+    historyBlocks: HistoryBlocks
+  ) {
     self.path = path
     self.queue = queue
     self.state = Mutex(state)
     self.checkpointer = checkpointer
+    self.historyBlocks = historyBlocks
   }
 
   deinit {
@@ -183,6 +189,14 @@ public final class TimelineStore: Sendable {
   public static func open(
     at path: String, busyTimeout: TimeInterval = defaultBusyTimeout, durability: Durability = .full
   ) throws(StoreError) -> TimelineStore {
+    try open(at: path, busyTimeout: busyTimeout, durability: durability, historyBlocks: .standard)
+  }
+
+  /// Opens with other history block spans: tests use small ones to cross many blocks.
+  static func open(
+    at path: String, busyTimeout: TimeInterval = defaultBusyTimeout,
+    durability: Durability = .full, historyBlocks: HistoryBlocks
+  ) throws(StoreError) -> TimelineStore {
     try checkHeader(path)
     let checkpointer = Checkpointer(path: path)
     do {
@@ -204,7 +218,9 @@ public final class TimelineStore: Sendable {
         return State(
           version: head.version, revision: head.revision, project: project, positions: positions)
       }
-      return TimelineStore(path: path, queue: queue, state: loaded, checkpointer: checkpointer)
+      return TimelineStore(
+        path: path, queue: queue, state: loaded, checkpointer: checkpointer,
+        historyBlocks: historyBlocks)
     } catch {
       throw translate(error)
     }

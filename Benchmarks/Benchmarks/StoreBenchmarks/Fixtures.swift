@@ -13,7 +13,7 @@ enum StoreFixtures {
   /// so versions far apart differ in at most that many rows.
   static func path(clips: Int, versions: Int, hotClips: Int = 2_000) throws -> String {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let name = "c\(clips)-v\(versions)-h\(hotClips).tape"
+    let name = "c\(clips)-v\(versions)-h\(hotClips)-blocks.tape"
     let path = directory.appendingPathComponent(name).path
     let done = path + ".done"
     if FileManager.default.fileExists(atPath: done) { return path }

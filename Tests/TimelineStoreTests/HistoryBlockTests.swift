@@ -1,0 +1,272 @@
+import Foundation
+import GRDB
+import Testing
+import Timeline
+
+@testable import TimelineStore
+
+/// History blocks (net changes over aligned runs of versions) and the merging they rely on.
+/// Small spans (4 and 16 versions) make a few hundred random steps cross many blocks.
+@Suite("History blocks and far checkouts")
+struct HistoryBlockTests {
+  static let small = HistoryBlocks(spans: [4, 16])
+
+  /// A random walk over the history tree: edits (some coalesced, some after an undo, so on new
+  /// branches), undos, redos and checkouts to any version. After every step the snapshot is the
+  /// one that version had when it was made, and so is the file reopened.
+  @Test(arguments: [UInt64(11), 12])
+  func everyVersionIsReachedExactly(seed: UInt64) throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("walk.tape")
+    try TimelineStore.create(at: path).close()
+    let store = try TimelineStore.open(at: path, historyBlocks: Self.small)
+    var rng = SeededGenerator(state: seed)
+    var states: [Int64: Project] = [store.snapshot.version: store.snapshot.project]
+    for step in 0..<700 {
+      let dice = Int.random(in: 0..<100, using: &rng)
+      if dice < 60 {
+        let key: String? = dice < 12 ? "drag" : nil
+        try store.commit(label: "Step \(step)", coalescingKey: key) { project, ids in
+          if key != nil, let clip = project.allClips.first {
+            return try project.setClipGain(
+              clip.id, Gain(decibels: Double(Int.random(in: -40...0, using: &rng)) / 4))
+          }
+          return try RandomSequenceTests.randomEdit(project, &ids, &rng)
+        }
+        states[store.snapshot.version] = store.snapshot.project
+      } else if dice < 75 {
+        let depth = try store.history().versions.count  // an upper bound on the depth
+        _ = try? store.undo(steps: Int.random(in: 1...min(6, depth), using: &rng))
+      } else if dice < 80 {
+        _ = try? store.redo(steps: Int.random(in: 1...3, using: &rng))
+      } else {
+        let target = states.keys.randomElement(using: &rng)!
+        try store.checkout(target)
+      }
+      #expect(store.snapshot.project == states[store.snapshot.version], "step \(step)")
+      if step % 100 == 99 {
+        let reopened = try TimelineStore.open(at: path, historyBlocks: Self.small)
+        #expect(reopened.snapshot == store.snapshot, "reopened at step \(step)")
+        try reopened.close()
+      }
+    }
+    let history = try store.history()
+    #expect(history.versions.count > 300)
+    #expect(Set(history.versions.map(\.parent)).count > 100, "the walk made many branches")
+    for version in states.keys.shuffled(using: &rng) {
+      #expect(try store.checkout(version).project == states[version], "version \(version)")
+      #expect(try store.project(at: 1) == states[1])
+    }
+    try store.close()
+
+    // Read with spans that match no stored block: every version crossed one by one gives
+    // the same projects.
+    let unblocked = try TimelineStore.open(at: path, historyBlocks: HistoryBlocks(spans: [5]))
+    for version in states.keys.shuffled(using: &rng).prefix(40) {
+      #expect(try unblocked.checkout(version).project == states[version], "version \(version)")
+    }
+    try unblocked.close()
+    try Self.expectEveryBlockMatchesItsVersions(path, Self.small)
+    let blockCount = try DatabaseQueue(path: path).read { db in
+      try Int.fetchOne(db, sql: "SELECT count(*) FROM history_block") ?? 0
+    }
+    #expect(blockCount > 60)
+  }
+
+  /// Every stored block equals the merge of the single changesets it stands for, whatever
+  /// coalescing did to its last version.
+  static func expectEveryBlockMatchesItsVersions(_ path: String, _ blocks: HistoryBlocks) throws {
+    let queue = try DatabaseQueue(path: path)
+    defer { try? queue.close() }
+    try queue.read { db in
+      let rows = try Row.fetchAll(
+        db, sql: "SELECT version, span, start, changes FROM history_block")
+      #expect(!rows.isEmpty)
+      for row in rows {
+        let node = try VersionGraph.node(row["version"], db)
+        let span: Int64 = row["span"]
+        let (singles, start) = try VersionGraph.changes(
+          downTo: node, fromDepth: node.depth - span, blocks: blocks, maxSpan: 1, db)
+        var stored = NetChanges()
+        try stored.append(encoded: row["changes"])
+        #expect(start == row["start"])
+        #expect(stored.rows == singles.rows, "block of \(span) at version \(node.id)")
+      }
+    }
+  }
+
+  /// Our merge gives what `sqlite3changegroup` gives for the same changesets (compared by the
+  /// columns that end up different), over random runs of a random history.
+  @Test func mergingMatchesSQLiteChangegroup() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("merge.tape")
+    let store = try TimelineStore.create(at: path)
+    var rng = SeededGenerator(state: 5)
+    for step in 0..<400 {
+      try store.commit(label: "Step \(step)") { project, ids in
+        try RandomSequenceTests.randomEdit(project, &ids, &rng)
+      }
+    }
+    try store.close()
+    let queue = try DatabaseQueue(path: path)
+    defer { try? queue.close() }
+    let changesets = try queue.read { db in
+      try Data.fetchAll(db, sql: "SELECT changeset FROM version ORDER BY id").map(Changeset.init)
+    }
+    for _ in 0..<60 {
+      let first = Int.random(in: 0..<changesets.count, using: &rng)
+      let last = Int.random(in: first..<min(changesets.count, first + 200), using: &rng)
+      var ours = NetChanges()
+      for changeset in changesets[first...last] { try ours.append(changeset: changeset) }
+      var sqlite = NetChanges()
+      try sqlite.append(changeset: SessionCalls.concatenate(Array(changesets[first...last])))
+      #expect(Self.effect(ours) == Self.effect(sqlite), "versions \(first + 1)...\(last + 1)")
+      var inverse = NetChanges()
+      try inverse.append(ours.inverted().inverted())
+      #expect(inverse.rows == ours.rows)
+    }
+  }
+
+  /// What a change does, regardless of how it is spelled: per row, its kind and the columns
+  /// whose value it changes (an update that changes nothing is no change).
+  static func effect(_ changes: NetChanges) -> [NetChanges.Key: String] {
+    var effect: [NetChanges.Key: String] = [:]
+    for (key, row) in changes.rows {
+      switch row.kind {
+      case .insert, .delete: effect[key] = "\(row.kind) \(row.kind == .insert ? row.new : row.old)"
+      case .update:
+        let changed = (1..<row.new.count).compactMap { column -> String? in
+          guard let new = row.new[column], let old = row.old[column], !old.isIdentical(to: new)
+          else { return nil }
+          return "\(column): \(old) -> \(new)"
+        }
+        if !changed.isEmpty { effect[key] = changed.joined(separator: ", ") }
+      }
+    }
+    return effect
+  }
+
+  /// The compact encoding gives back exactly what it was given, every kind of value included.
+  @Test func theCompactEncodingRoundTrips() throws {
+    let width = Schema.trackedColumns.map(\.count)
+    func values(_ table: Int, _ pairs: [Int: ChangeValue]) -> [ChangeValue?] {
+      (0..<width[table]).map { pairs[$0] }
+    }
+    let clip = Schema.trackedTables.firstIndex(of: Schema.clipTable)!
+    let source = Schema.trackedTables.firstIndex(of: Schema.sourceTable)!
+    let original = NetChanges(rows: [
+      NetChanges.Key(table: clip, id: 7): NetChanges.Row(
+        kind: .update,
+        old: values(clip, [0: .integer(7), 3: .integer(-1), 6: .real(-0.0), 8: .text("linear")]),
+        new: values(clip, [3: .integer(Int64.max), 6: .real(0.0), 8: .text("équal-power ♪")])),
+      NetChanges.Key(table: clip, id: Int64.max): NetChanges.Row(
+        kind: .delete,
+        old: values(
+          clip,
+          Dictionary(
+            uniqueKeysWithValues: (0..<11).map {
+              ($0, .integer($0 == 0 ? Int64.max : Int64.min + Int64($0)))
+            })),
+        new: values(clip, [:])),
+      NetChanges.Key(table: source, id: 1): NetChanges.Row(
+        kind: .insert, old: values(source, [:]),
+        new: values(
+          source,
+          [
+            0: .integer(1), 1: .text(""), 2: .blob([0, 255, 7]), 3: .null, 4: .real(.pi),
+            5: .blob([]),
+          ])),
+    ])
+    var decoded = NetChanges()
+    try decoded.append(encoded: original.encoded())
+    #expect(decoded.rows == original.rows)
+    let gain = decoded.rows[NetChanges.Key(table: clip, id: 7)]?.old[6]
+    #expect(gain.map { $0.isIdentical(to: .real(-0.0)) } == true, "−0.0 keeps its sign")
+  }
+
+  /// Damaged history is refused with a clear error, never half applied.
+  @Test func malformedChangesAreRefused() throws {
+    var changes = NetChanges()
+    let encoded = NetChanges(rows: [
+      NetChanges.Key(table: 3, id: 2): NetChanges.Row(
+        kind: .update,
+        old: [.integer(2)] + Array(repeating: nil, count: 5) + [.real(-3)]
+          + Array(repeating: nil, count: 4),
+        new: Array(repeating: nil, count: 6) + [.real(-6)] + Array(repeating: nil, count: 4))
+    ]).encoded()
+    // The version byte alone is a valid empty encoding; any longer prefix ends inside an entry.
+    for length in 2..<encoded.count {
+      #expect(throws: StoreError.self) { try changes.append(encoded: encoded.prefix(length)) }
+    }
+    #expect(throws: StoreError.self) { try changes.append(encoded: Data([9, 3, 2, 0])) }
+    #expect(throws: StoreError.self) {
+      try changes.append(changeset: Changeset(data: Data("T\u{3}".utf8)))
+    }
+  }
+
+  /// A project from before history blocks gets them when it is first opened, and its far
+  /// checkouts use them.
+  @Test func olderProjectsGainBlocksOnOpen() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("old.tape")
+    let store = try TimelineStore.create(at: path)
+    var rng = SeededGenerator(state: 9)
+    var states: [Int64: Project] = [1: store.snapshot.project]
+    while store.snapshot.version < 301 {
+      try store.commit(label: "Step") { project, ids in
+        try RandomSequenceTests.randomEdit(project, &ids, &rng)
+      }
+      states[store.snapshot.version] = store.snapshot.project
+    }
+    try store.close()
+    // What a project written before the v2 migration looks like.
+    let queue = try DatabaseQueue(path: path)
+    try queue.write { db in
+      #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM history_block") == 1)
+      try db.execute(sql: "DROP TABLE history_block")
+      try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v2'")
+    }
+    try queue.close()
+
+    let upgraded = try TimelineStore.open(at: path)
+    try upgraded.checkout(2)
+    #expect(upgraded.snapshot.project == states[2])
+    try upgraded.checkout(301)
+    #expect(upgraded.snapshot.project == states[301])
+    try upgraded.close()
+    let check = try DatabaseQueue(path: path)
+    let spans = try check.read { db in
+      try Int64.fetchAll(db, sql: "SELECT span FROM history_block ORDER BY version")
+    }
+    try check.close()
+    #expect(spans == [256])
+    try Self.expectEveryBlockMatchesItsVersions(path, .standard)
+  }
+
+  /// A damaged block stops the checkout that reads it, and the project stays as it was.
+  @Test func aDamagedBlockStopsTheCheckoutAndChangesNothing() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("damaged.tape")
+    try TimelineStore.create(at: path).close()
+    let store = try TimelineStore.open(at: path, historyBlocks: Self.small)
+    var rng = SeededGenerator(state: 3)
+    for step in 0..<40 {
+      try store.commit(label: "Step \(step)") { project, ids in
+        try RandomSequenceTests.randomEdit(project, &ids, &rng)
+      }
+    }
+    try store.close()
+    let queue = try DatabaseQueue(path: path)
+    try queue.write { db in
+      try db.execute(
+        sql: "UPDATE history_block SET changes = substr(changes, 1, length(changes) - 3)")
+    }
+    try queue.close()
+    let reopened = try TimelineStore.open(at: path, historyBlocks: Self.small)
+    let before = reopened.snapshot
+    #expect(throws: StoreError.self) { try reopened.checkout(1) }
+    #expect(reopened.snapshot == before)
+    try reopened.close()
+    #expect(try TimelineStore.open(at: path).snapshot == before)
+  }
+}
