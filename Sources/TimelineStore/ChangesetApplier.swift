@@ -14,8 +14,8 @@ internal import GRDB
 /// INSERT finds no row), otherwise history and data have diverged and the whole transaction is
 /// abandoned with ``StoreError/historyDiverged``.
 enum ChangesetApplier {
-  static func apply(_ changes: NetChanges, _ db: Database) throws {
-    if changes.isEmpty { return }
+  static func apply(_ netChanges: NetChanges, _ db: Database) throws {
+    if netChanges.isEmpty { return }
     // Foreign keys are checked per statement: parents are written before the rows that point at
     // them, and removed after.
     let order: [(String, NetChanges.Kind?)] = [
@@ -25,19 +25,25 @@ enum ChangesetApplier {
       (Schema.clipTable, .delete), (Schema.clipTable, .update), (Schema.clipTable, .insert),
       (Schema.trackTable, .delete), (Schema.sourceTable, .delete),
     ]
-    var byStep = Array(repeating: [(NetChanges.Key, NetChanges.Row)](), count: order.count)
-    for (key, row) in changes.rows {
-      let table = Schema.trackedTables[key.table]
-      guard
-        let step = order.firstIndex(where: { $0.0 == table && ($0.1 == nil || $0.1 == row.kind) })
-      else { continue }
-      byStep[step].append((key, row))
+    // The step of each (table, kind), by table index and kind.
+    var steps = Array(repeating: [NetChanges.Kind: Int](), count: Schema.trackedTables.count)
+    for (step, (table, kind)) in order.enumerated() {
+      guard let table = Schema.trackedTables.firstIndex(of: table) else { continue }
+      for each in [NetChanges.Kind.insert, .update, .delete] where kind == nil || kind == each {
+        steps[table][each] = step
+      }
+    }
+    var byStep = Array(repeating: [Change](), count: order.count)
+    netChanges.forEach { key, kind, old, new in
+      guard let step = steps[key.table][kind] else { return }
+      byStep[step].append(Change(table: key.table, kind: kind, old: old, new: new))
     }
     let connection = try connection(db)
     var statements: [Shape: Statement] = [:]
-    for rows in byStep {
-      for (key, row) in rows {
-        let shape = Shape(key.table, row)
+    var arguments: [ChangeValue] = []
+    for changes in byStep {
+      for change in changes {
+        let shape = Shape(change)
         let statement: Statement
         if let cached = statements[shape] {
           statement = cached
@@ -45,11 +51,19 @@ enum ChangesetApplier {
           statement = try db.cachedStatement(sql: shape.sql)
           statements[shape] = statement
         }
+        shape.arguments(change, from: netChanges, into: &arguments)
         let changed = try RawStatement.execute(
-          statement.sqliteStatement, on: connection, binding: shape.arguments(row))
+          statement.sqliteStatement, on: connection, binding: arguments)
         guard changed == 1 else { throw StoreError.historyDiverged }
       }
     }
+  }
+
+  private struct Change {
+    let table: Int
+    let kind: NetChanges.Kind
+    let old: NetChanges.Values
+    let new: NetChanges.Values
   }
 
   /// What a change's statement depends on: its table, kind, and which columns it carries.
@@ -59,16 +73,18 @@ enum ChangesetApplier {
     let oldMask: UInt64
     let newMask: UInt64
 
-    init(_ table: Int, _ row: NetChanges.Row) {
-      func mask(_ values: [ChangeValue?]) -> UInt64 {
+    init(_ change: Change) {
+      func mask(_ values: NetChanges.Values) -> UInt64 {
         var mask: UInt64 = 0
-        for (index, value) in values.enumerated() where value != nil { mask |= 1 << index }
+        for column in 0..<NetChanges.maximumColumns where values[column].isPresent {
+          mask |= 1 << column
+        }
         return mask
       }
-      self.table = table
-      kind = row.kind
-      oldMask = row.kind == .insert ? 0 : mask(row.old)
-      newMask = row.kind == .delete ? 0 : mask(row.new) & ~1
+      table = change.table
+      kind = change.kind
+      oldMask = kind == .insert ? 0 : mask(change.old)
+      newMask = kind == .delete ? 0 : mask(change.new) & ~1
     }
 
     private var columns: [String] { Schema.trackedColumns[table] }
@@ -95,11 +111,25 @@ enum ChangesetApplier {
     }
 
     /// The values to bind, in the order of ``sql``'s placeholders.
-    func arguments(_ row: NetChanges.Row) -> [ChangeValue] {
+    func arguments(
+      _ change: Change, from changes: NetChanges, into arguments: inout [ChangeValue]
+    ) {
+      func append(_ mask: UInt64, _ values: NetChanges.Values) {
+        for column in columns.indices where mask & (1 << column) != 0 {
+          if let value = changes.value(values[column]) { arguments.append(value) }
+        }
+      }
+      arguments.removeAll(keepingCapacity: true)
       switch kind {
-      case .insert: return row.new.map { $0 ?? .null }
-      case .delete: return row.old.compactMap { $0 }
-      case .update: return row.new.dropFirst().compactMap { $0 } + row.old.compactMap { $0 }
+      case .insert:
+        for column in columns.indices {
+          arguments.append(changes.value(change.new[column]) ?? .null)
+        }
+      case .delete:
+        append(oldMask, change.old)
+      case .update:
+        append(newMask, change.new)
+        append(oldMask, change.old)
       }
     }
   }

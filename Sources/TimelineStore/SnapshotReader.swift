@@ -12,9 +12,10 @@ enum SnapshotReader {
     else { throw StoreError.corrupt(detail: "the project row is missing") }
     let sources = try Row.fetchAll(db, sql: "SELECT * FROM source ORDER BY id").map(source)
     var clipsByTrack: [Track.ID: [Clip]] = [:]
-    let clipRows = try Row.fetchCursor(
-      db, sql: "SELECT * FROM clip ORDER BY trackID, timelineStart, id")
-    while let row = try clipRows.next() {
+    try RawStatement.query(
+      db.cachedStatement(sql: "SELECT * FROM clip ORDER BY trackID, timelineStart, id")
+        .sqliteStatement, on: connection(db)
+    ) { row in
       let (clip, track) = try self.clip(row)
       clipsByTrack[track, default: []].append(clip)
     }
@@ -77,23 +78,20 @@ enum SnapshotReader {
     }
 
     if !changed.clips.isEmpty {
+      // Take the changed clips out of the tracks that hold them (the other tracks keep sharing
+      // storage with `old`), then put back those that still exist, read in one statement.
+      for index in project.tracks.indices
+      where project.tracks[index].clips.contains(where: { changed.clips.contains($0.id) }) {
+        project.tracks[index].clips.removeAll { changed.clips.contains($0.id) }
+      }
       let trackIndex = Dictionary(
         uniqueKeysWithValues: project.tracks.enumerated().map { ($1.id, $0) })
-      var leaving: [Int: Set<Clip.ID>] = [:]
-      for (id, placement) in old.locate(changed.clips) {
-        guard let index = trackIndex[placement.track] else { continue }
-        leaving[index, default: []].insert(id)
-      }
-      for (index, ids) in leaving {
-        project.tracks[index].clips.removeAll { ids.contains($0.id) }
-      }
-      // One statement for all of them: a checkout may re-read thousands of clips.
       var touchedTracks = Set<Int>()
       let ids = "[" + changed.clips.map { String($0.rawValue) }.joined(separator: ",") + "]"
-      let rows = try Row.fetchCursor(
-        db.cachedStatement(sql: "SELECT * FROM clip WHERE id IN (SELECT value FROM json_each(?))"),
-        arguments: [ids])
-      while let row = try rows.next() {
+      try RawStatement.query(
+        db.cachedStatement(sql: "SELECT * FROM clip WHERE id IN (SELECT value FROM json_each(?))")
+          .sqliteStatement, on: connection(db), binding: [.text(ids)]
+      ) { row in
         let (clip, trackID) = try self.clip(row)
         guard let index = trackIndex[trackID] else {
           throw StoreError.corrupt(detail: "clip \(clip.id) is on missing track \(trackID)")
@@ -125,21 +123,19 @@ enum SnapshotReader {
   }
 
   /// A clip row of `SELECT *`, read by column position (``Schema/columns`` order, which a test
-  /// checks): looking columns up by name costs more than the rest of the decoding.
-  private static func clip(_ row: Row) throws -> (Clip, Track.ID) {
-    let fadeInCurve: String = row[8]
-    let fadeOutCurve: String = row[10]
-    guard let inCurve = FadeCurve(rawValue: fadeInCurve),
-      let outCurve = FadeCurve(rawValue: fadeOutCurve)
-    else { throw StoreError.corrupt(detail: "unknown fade curve in clip \(row[0] as Int64)") }
+  /// checks).
+  private static func clip(_ row: RawStatement.ResultRow) throws -> (Clip, Track.ID) {
+    guard let inCurve = FadeCurve(rawValue: row.text(8)),
+      let outCurve = FadeCurve(rawValue: row.text(10))
+    else { throw StoreError.corrupt(detail: "unknown fade curve in clip \(row.int64(0))") }
     let clip = Clip(
-      id: Clip.ID(row[0]), source: Source.ID(row[2]),
-      timelineStart: FramePosition(row[3] as Int64),
+      id: Clip.ID(row.int64(0)), source: Source.ID(row.int64(2)),
+      timelineStart: FramePosition(row.int64(3)),
       sourceRange: FrameRange(
-        start: FramePosition(row[4] as Int64), count: FrameCount(row[5] as Int64)),
-      gain: Gain(decibels: row[6]),
-      fadeIn: Fade(length: FrameCount(row[7] as Int64), curve: inCurve),
-      fadeOut: Fade(length: FrameCount(row[9] as Int64), curve: outCurve))
-    return (clip, Track.ID(row[1]))
+        start: FramePosition(row.int64(4)), count: FrameCount(row.int64(5))),
+      gain: Gain(decibels: row.double(6)),
+      fadeIn: Fade(length: FrameCount(row.int64(7)), curve: inCurve),
+      fadeOut: Fade(length: FrameCount(row.int64(9)), curve: outCurve))
+    return (clip, Track.ID(row.int64(1)))
   }
 }

@@ -97,7 +97,8 @@ enum VersionGraph {
       throw StoreError.corrupt(
         detail: "versions \(from.id) and \(to.id) do not meet at \(common.id)")
     }
-    var path = up.changes.inverted()
+    var path = up.changes
+    path.invert()
     try path.append(down.changes)
     return path
   }
