@@ -217,7 +217,9 @@ struct NetChanges: Sendable {
   /// Integers are zigzag LEB128, reals 8 bytes. A one-field clip update takes about 24 bytes,
   /// half of a session changeset's entry.
   func encoded() -> Data {
-    var out = Data([Self.encodingVersion])
+    // Bytes first, one Data at the end: appending byte by byte to Data costs several times more.
+    var out: [UInt8] = [Self.encodingVersion]
+    out.reserveCapacity(1 + count * 24)
     forEach { key, kind, old, new in
       out.append(UInt8(key.table))
       out.append(kind.rawValue)
@@ -226,7 +228,7 @@ struct NetChanges: Sendable {
       if kind != .insert { appendCompactRecord(old, width, to: &out) }
       if kind != .delete { appendCompactRecord(new, width, to: &out) }
     }
-    return out
+    return Data(out)
   }
 
   /// The ids these changes touch, by kind: what a snapshot must re-read.
@@ -400,7 +402,7 @@ struct NetChanges: Sendable {
   }
 
   /// Column 0, the primary key, is never written: the entry's id stands for it.
-  private func appendCompactRecord(_ values: Values, _ width: Int, to out: inout Data) {
+  private func appendCompactRecord(_ values: Values, _ width: Int, to out: inout [UInt8]) {
     var mask: UInt64 = 0
     for column in 1..<width where values[column].isPresent { mask |= 1 << column }
     out.appendLEB128(mask)
@@ -614,7 +616,7 @@ private struct ByteReader {
   }
 }
 
-extension Data {
+extension [UInt8] {
   fileprivate mutating func appendLEB128(_ value: UInt64) {
     var value = value
     while value >= 0x80 {

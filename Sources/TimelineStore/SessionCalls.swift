@@ -70,8 +70,8 @@ func freeSQLiteBuffer(_ buffer: UnsafeMutableRawPointer) {
   sqlite3_free(buffer)
 }
 
-/// Prepared statements run through the C API: the changes applied row by row, and the clip
-/// rows a snapshot reads.
+/// Prepared statements run through the C API: the changes applied row by row, the clip rows a
+/// snapshot reads, and the pieces of history a checkout merges.
 enum RawStatement {
   /// Binds `values` to `statement`'s placeholders in order, runs it to completion, and returns
   /// how many rows it changed. A constraint failure means history and data disagree.
@@ -117,8 +117,25 @@ enum RawStatement {
 
     func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
     func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+    func blob(_ column: Int32) -> Data {
+      // The pointer first, then the size, as SQLite's documentation asks.
+      guard let bytes = sqlite3_column_blob(statement, column) else { return Data() }
+      return Data(bytes: bytes, count: Int(sqlite3_column_bytes(statement, column)))
+    }
     func text(_ column: Int32) -> String {
       sqlite3_column_text(statement, column).map { String(cString: $0) } ?? ""
+    }
+
+    /// Whether the column holds exactly `bytes` as text, without making a String.
+    func text(_ column: Int32, equals bytes: [UInt8]) -> Bool {
+      guard let text = sqlite3_column_text(statement, column),
+        Int(sqlite3_column_bytes(statement, column)) == bytes.count
+      else { return false }
+      return bytes.withUnsafeBufferPointer { expected in
+        guard let expected = expected.baseAddress else { return true }
+        return memcmp(text, expected, bytes.count) == 0
+      }
     }
   }
 

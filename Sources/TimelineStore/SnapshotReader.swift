@@ -33,9 +33,12 @@ enum SnapshotReader {
     return (project, positions)
   }
 
-  /// `old` with the rows in `changed` re-read; unchanged tracks share storage with `old`.
+  /// `old` with `changes` (just applied to the tables; `changed` is their ids) taken in: the format, sources and tracks
+  /// that changed are re-read, the clips are updated from the changes' own values (a far
+  /// checkout may touch thousands of them); unchanged tracks share storage with `old`.
   static func refresh(
-    _ old: Project, positions: inout [Track.ID: Int64], changed: ChangedIDs, _ db: Database
+    _ old: Project, positions: inout [Track.ID: Int64], changes: NetChanges,
+    changed: ChangedIDs, _ db: Database
   ) throws -> Project {
     var project = old
     if changed.format {
@@ -79,20 +82,24 @@ enum SnapshotReader {
 
     if !changed.clips.isEmpty {
       // Take the changed clips out of the tracks that hold them (the other tracks keep sharing
-      // storage with `old`), then put back those that still exist, read in one statement.
-      for index in project.tracks.indices
-      where project.tracks[index].clips.contains(where: { changed.clips.contains($0.id) }) {
-        project.tracks[index].clips.removeAll { changed.clips.contains($0.id) }
-      }
+      // storage with `old`), then put back the new state of those that still exist.
+      let before = old.locate(changed.clips)
       let trackIndex = Dictionary(
         uniqueKeysWithValues: project.tracks.enumerated().map { ($1.id, $0) })
+      var leaving: [Int: Set<Clip.ID>] = [:]
+      for (id, placement) in before {
+        guard let index = trackIndex[placement.track] else { continue }
+        leaving[index, default: []].insert(id)
+      }
+      for (index, ids) in leaving {
+        project.tracks[index].clips.removeAll { ids.contains($0.id) }
+      }
       var touchedTracks = Set<Int>()
-      let ids = "[" + changed.clips.map { String($0.rawValue) }.joined(separator: ",") + "]"
-      try RawStatement.query(
-        db.cachedStatement(sql: "SELECT * FROM clip WHERE id IN (SELECT value FROM json_each(?))")
-          .sqliteStatement, on: connection(db), binding: [.text(ids)]
-      ) { row in
-        let (clip, trackID) = try self.clip(row)
+      let clipTable = Schema.trackedTables.firstIndex(of: Schema.clipTable)
+      try changes.forEach { key, kind, _, new in
+        guard key.table == clipTable, kind != .delete else { return }
+        let (clip, trackID) = try ClipColumns(new, changes).clip(
+          Clip.ID(key.id), updating: kind == .insert ? nil : before[Clip.ID(key.id)])
         guard let index = trackIndex[trackID] else {
           throw StoreError.corrupt(detail: "clip \(clip.id) is on missing track \(trackID)")
         }
@@ -122,12 +129,19 @@ enum SnapshotReader {
       pan: row["pan"], isMuted: row["muted"], isSolo: row["solo"])
   }
 
+  private static let curveNames = FadeCurve.allCases.map { ($0, Array($0.rawValue.utf8)) }
+
+  /// The fade curve a text column names (compared in place: thousands of clips may be read).
+  private static func curve(_ row: RawStatement.ResultRow, _ column: Int32) -> FadeCurve? {
+    curveNames.first { row.text(column, equals: $0.1) }?.0
+  }
+
   /// A clip row of `SELECT *`, read by column position (``Schema/columns`` order, which a test
   /// checks).
   private static func clip(_ row: RawStatement.ResultRow) throws -> (Clip, Track.ID) {
-    guard let inCurve = FadeCurve(rawValue: row.text(8)),
-      let outCurve = FadeCurve(rawValue: row.text(10))
-    else { throw StoreError.corrupt(detail: "unknown fade curve in clip \(row.int64(0))") }
+    guard let inCurve = curve(row, 8), let outCurve = curve(row, 10) else {
+      throw StoreError.corrupt(detail: "unknown fade curve in clip \(row.int64(0))")
+    }
     let clip = Clip(
       id: Clip.ID(row.int64(0)), source: Source.ID(row.int64(2)),
       timelineStart: FramePosition(row.int64(3)),
@@ -137,5 +151,72 @@ enum SnapshotReader {
       fadeIn: Fade(length: FrameCount(row.int64(7)), curve: inCurve),
       fadeOut: Fade(length: FrameCount(row.int64(9)), curve: outCurve))
     return (clip, Track.ID(row.int64(1)))
+  }
+}
+
+/// A clip's columns as a change records them: all of them for an insert, the changed ones for an
+/// update (the others come from the clip as it was). Column order is ``Schema/columns``.
+private struct ClipColumns {
+  let values: NetChanges.Values
+  let changes: NetChanges
+
+  init(_ values: NetChanges.Values, _ changes: NetChanges) {
+    self.values = values
+    self.changes = changes
+  }
+
+  func clip(
+    _ id: Clip.ID, updating base: (clip: Clip, track: Track.ID)?
+  ) throws -> (Clip, Track.ID) {
+    func missing() -> StoreError {
+      .corrupt(detail: "the recorded change of clip \(id) lacks a column")
+    }
+    let trackID = try integer(1).map { Track.ID($0) } ?? base?.track
+    let source = try integer(2).map { Source.ID($0) } ?? base?.clip.source
+    let start = try integer(3).map { FramePosition($0) } ?? base?.clip.timelineStart
+    let sourceStart = try integer(4).map { FramePosition($0) } ?? base?.clip.sourceRange.start
+    let length = try integer(5).map { FrameCount($0) } ?? base?.clip.length
+    let gain = try real(6).map(Gain.init(decibels:)) ?? base?.clip.gain
+    let fadeInLength = try integer(7).map { FrameCount($0) } ?? base?.clip.fadeIn.length
+    let fadeInCurve = try curve(8) ?? base?.clip.fadeIn.curve
+    let fadeOutLength = try integer(9).map { FrameCount($0) } ?? base?.clip.fadeOut.length
+    let fadeOutCurve = try curve(10) ?? base?.clip.fadeOut.curve
+    guard let trackID, let source, let start, let sourceStart, let length, let gain,
+      let fadeInLength, let fadeInCurve, let fadeOutLength, let fadeOutCurve, length.frames >= 0
+    else { throw missing() }
+    let clip = Clip(
+      id: id, source: source, timelineStart: start,
+      sourceRange: FrameRange(start: sourceStart, count: length), gain: gain,
+      fadeIn: Fade(length: fadeInLength, curve: fadeInCurve),
+      fadeOut: Fade(length: fadeOutLength, curve: fadeOutCurve))
+    return (clip, trackID)
+  }
+
+  private func integer(_ column: Int) throws -> Int64? {
+    switch changes.value(values[column]) {
+    case nil: return nil
+    case .integer(let value)?: return value
+    default: throw StoreError.corrupt(detail: "a recorded clip column \(column) is not an integer")
+    }
+  }
+
+  /// REAL columns may hold integral values as integers.
+  private func real(_ column: Int) throws -> Double? {
+    switch changes.value(values[column]) {
+    case nil: return nil
+    case .real(let value)?: return value
+    case .integer(let value)?: return Double(value)
+    default: throw StoreError.corrupt(detail: "a recorded clip column \(column) is not a number")
+    }
+  }
+
+  private func curve(_ column: Int) throws -> FadeCurve? {
+    switch changes.value(values[column]) {
+    case nil: return nil
+    case .text(let name)?:
+      guard let curve = FadeCurve(rawValue: name) else { fallthrough }
+      return curve
+    default: throw StoreError.corrupt(detail: "a recorded clip has an unknown fade curve")
+    }
   }
 }

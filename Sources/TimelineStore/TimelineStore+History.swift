@@ -141,7 +141,7 @@ extension TimelineStore {
           let changed = changes.changedIDs
           var newPositions = positions
           let project = try SnapshotReader.refresh(
-            oldProject, positions: &newPositions, changed: changed, db)
+            oldProject, positions: &newPositions, changes: changes, changed: changed, db)
           moved = (to.id, revision, project, newPositions, changed, oldProject)
           return .commit
         }

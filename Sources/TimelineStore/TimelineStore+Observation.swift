@@ -95,12 +95,12 @@ extension TimelineStore {
       all.clips.formUnion(now.clips)
       changed = all
     } else {
-      changed = try VersionGraph.pathChanges(
+      let changes = try VersionGraph.pathChanges(
         from: VersionGraph.node(version, db), to: VersionGraph.node(head.version, db),
-        blocks: historyBlocks, db
-      ).changedIDs
+        blocks: historyBlocks, db)
+      changed = changes.changedIDs
       project = try SnapshotReader.refresh(
-        oldProject, positions: &newPositions, changed: changed, db)
+        oldProject, positions: &newPositions, changes: changes, changed: changed, db)
     }
     adopt(
       version: head.version, revision: head.revision, project: project, positions: newPositions,

@@ -116,27 +116,36 @@ enum VersionGraph {
     maxSpan: Int64 = .max, _ db: Database
   ) throws -> (changes: NetChanges, ancestor: Int64) {
     var pieces: [(data: Data, isBlock: Bool)] = []
+    let connection = try connection(db)
+    let blockQuery = try db.cachedStatement(
+      sql: "SELECT start, changes FROM history_block WHERE version = ? AND span = ?")
+    let versionQuery = try db.cachedStatement(
+      sql: "SELECT parent, changeset FROM version WHERE id = ?")
     var (id, current) = (descendant.id, descendant.depth)
     walk: while current > depth {
       for span in blocks.spans.reversed()
       where span <= maxSpan && current % span == 0 && current - span >= depth {
-        guard
-          let row = try Row.fetchOne(
-            db.cachedStatement(
-              sql: "SELECT start, changes FROM history_block WHERE version = ? AND span = ?"),
-            arguments: [id, span])
-        else { continue }
-        pieces.append((row["changes"], true))
-        (id, current) = (row["start"], current - span)
+        var start: Int64?
+        try RawStatement.query(
+          blockQuery.sqliteStatement, on: connection, binding: [.integer(id), .integer(span)]
+        ) { row in
+          start = row.int64(0)
+          pieces.append((row.blob(1), true))
+        }
+        guard let start else { continue }
+        (id, current) = (start, current - span)
         continue walk
       }
-      guard
-        let row = try Row.fetchOne(
-          db.cachedStatement(sql: "SELECT parent, changeset FROM version WHERE id = ?"),
-          arguments: [id]),
-        let parent = row["parent"] as Int64?
-      else { throw StoreError.corrupt(detail: "version \(id) has no parent at depth \(current)") }
-      pieces.append((row["changeset"], false))
+      var parent: Int64?
+      try RawStatement.query(versionQuery.sqliteStatement, on: connection, binding: [.integer(id)])
+      { row in
+        guard !row.isNull(0) else { return }
+        parent = row.int64(0)
+        pieces.append((row.blob(1), false))
+      }
+      guard let parent else {
+        throw StoreError.corrupt(detail: "version \(id) has no parent at depth \(current)")
+      }
       (id, current) = (parent, current - 1)
     }
     var changes = NetChanges()

@@ -3,7 +3,9 @@ import Timeline
 import TimelineStore
 
 // Usage: StoreProfile FIXTURE.tape [commits]
-// Copies the fixture, then times one-clip commits, undos and redos on the copy.
+// Copies the fixture, then times one-clip commits, undos and redos on the copy, the file growth
+// per one-field edit, far checkouts and cross-process observation.
+// With CHECKOUTS_ONLY=N it only does N far checkouts and back (for callgrind / perf).
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
   FileHandle.standardError.write(Data("usage: StoreProfile FIXTURE.tape [count]\n".utf8))
@@ -14,6 +16,16 @@ let copy = FileManager.default.temporaryDirectory.appendingPathComponent("profil
   .path
 try FileManager.default.copyItem(atPath: arguments[1], toPath: copy)
 defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: copy + s) } }
+if let rounds = ProcessInfo.processInfo.environment["CHECKOUTS_ONLY"].flatMap(Int.init) {
+  let store = try TimelineStore.open(at: copy)
+  let head = store.snapshot.version
+  for _ in 0..<rounds {
+    try store.checkout(1_000)
+    try store.checkout(head)
+  }
+  try store.close()
+  exit(0)
+}
 let store = try TimelineStore.open(at: copy)
 let clips = store.snapshot.project.allClips.map(\.id)
 
@@ -25,7 +37,9 @@ func time(_ label: String, _ body: () throws -> Void) rethrows {
     samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000)
   }
   samples.sort()
-  print("\(label): p50 \(Int(samples[count / 2])) µs, p99 \(Int(samples[count * 99 / 100])) µs")
+  print(
+    "\(label): p50 \(Int(samples[count / 2])) µs, p99 \(Int(samples[count * 99 / 100])) µs, max \(Int(samples[count - 1])) µs"
+  )
 }
 
 var step = 0
@@ -42,7 +56,10 @@ try time("undo+redo") {
 }
 try store.close()
 
-// File growth per one-field edit: checkpointed size before and after `count` clip-gain edits.
+// File growth per one-field edit: checkpointed size before and after 16,384 clip-gain edits,
+// each on a different clip (the worst case for the history blocks: nothing merges), so the
+// edits complete 64 blocks of 256 versions and 2 of 8,192.
+let growthEdits = 16_384
 let growthCopy = FileManager.default.temporaryDirectory
   .appendingPathComponent("growth-\(getpid()).tape").path
 try FileManager.default.copyItem(atPath: arguments[1], toPath: growthCopy)
@@ -54,17 +71,24 @@ func fileSize(_ path: String) throws -> Int {
 }
 let sizeBefore = try fileSize(growthCopy)
 let growthStore = try TimelineStore.open(at: growthCopy)
-for step in 0..<count {
+var blockCommits: [Double] = []
+for step in 0..<growthEdits {
   let id = clips[(step * 7919) % clips.count]
+  let start = DispatchTime.now().uptimeNanoseconds
   try growthStore.commit(label: "Clip gain") { project, _ in
     try project.setClipGain(id, Gain(decibels: -Double(step % 90) / 4 - 0.375))
+  }
+  // The commits that complete a block of 8,192 versions (the largest block build).
+  if growthStore.snapshot.version % 8_192 == 1 {
+    blockCommits.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000)
   }
 }
 try growthStore.close()
 let sizeAfter = try fileSize(growthCopy)
 print(
-  "growth: \((sizeAfter - sizeBefore) / count) bytes per one-field edit (\(count) edits, \(sizeBefore) -> \(sizeAfter) bytes)"
+  "growth: \((sizeAfter - sizeBefore) / growthEdits) bytes per one-field edit (\(growthEdits) edits, \(sizeBefore) -> \(sizeAfter) bytes)"
 )
+print("commits that complete an 8,192-version block: \(blockCommits.map { "\(Int($0)) µs" })")
 
 // A checkout across the whole history and back, ≤ 2,000 rows differing in the fixture.
 let farCopy = FileManager.default.temporaryDirectory.appendingPathComponent("far-\(getpid()).tape")
