@@ -73,6 +73,21 @@ struct HistoryBlockTests {
     #expect(blockCount > 60)
   }
 
+  /// Commits random edits until the head is version `last`; returns the project of each version.
+  static func commitRandomEdits(
+    to store: TimelineStore, until last: Int64, seed: UInt64
+  ) throws -> [Int64: Project] {
+    var rng = SeededGenerator(state: seed)
+    var states = [store.snapshot.version: store.snapshot.project]
+    while store.snapshot.version < last {
+      try store.commit(label: "Random edit") { project, ids in
+        try RandomSequenceTests.randomEdit(project, &ids, &rng)
+      }
+      states[store.snapshot.version] = store.snapshot.project
+    }
+    return states
+  }
+
   /// Every stored block equals the merge of the single changesets it stands for, whatever
   /// coalescing did to its last version.
   static func expectEveryBlockMatchesItsVersions(_ path: String, _ blocks: HistoryBlocks) throws {
@@ -101,18 +116,14 @@ struct HistoryBlockTests {
     let dir = try TemporaryDirectory()
     let path = dir.path("merge.tape")
     let store = try TimelineStore.create(at: path)
-    var rng = SeededGenerator(state: 5)
-    for step in 0..<400 {
-      try store.commit(label: "Step \(step)") { project, ids in
-        try RandomSequenceTests.randomEdit(project, &ids, &rng)
-      }
-    }
+    _ = try Self.commitRandomEdits(to: store, until: 400, seed: 5)
     try store.close()
     let queue = try DatabaseQueue(path: path)
     defer { try? queue.close() }
     let changesets = try queue.read { db in
       try Data.fetchAll(db, sql: "SELECT changeset FROM version ORDER BY id").map(Changeset.init)
     }
+    var rng = SeededGenerator(state: 6)
     for _ in 0..<60 {
       let first = Int.random(in: 0..<changesets.count, using: &rng)
       let last = Int.random(in: first..<min(changesets.count, first + 200), using: &rng)
@@ -212,14 +223,7 @@ struct HistoryBlockTests {
     let dir = try TemporaryDirectory()
     let path = dir.path("old.tape")
     let store = try TimelineStore.create(at: path)
-    var rng = SeededGenerator(state: 9)
-    var states: [Int64: Project] = [1: store.snapshot.project]
-    while store.snapshot.version < 301 {
-      try store.commit(label: "Step") { project, ids in
-        try RandomSequenceTests.randomEdit(project, &ids, &rng)
-      }
-      states[store.snapshot.version] = store.snapshot.project
-    }
+    let states = try Self.commitRandomEdits(to: store, until: 301, seed: 9)
     try store.close()
     // What a project written before the v2 migration looks like.
     let queue = try DatabaseQueue(path: path)
@@ -251,12 +255,7 @@ struct HistoryBlockTests {
     let path = dir.path("damaged.tape")
     try TimelineStore.create(at: path).close()
     let store = try TimelineStore.open(at: path, historyBlocks: Self.small)
-    var rng = SeededGenerator(state: 3)
-    for step in 0..<40 {
-      try store.commit(label: "Step \(step)") { project, ids in
-        try RandomSequenceTests.randomEdit(project, &ids, &rng)
-      }
-    }
+    _ = try Self.commitRandomEdits(to: store, until: 40, seed: 3)
     try store.close()
     let queue = try DatabaseQueue(path: path)
     try queue.write { db in
