@@ -150,8 +150,17 @@ enum Schema {
         try VersionGraph.writeBlocks(
           at: VersionNode(
             id: row["id"], parent: row["parent"], jump: row["jump"], depth: row["depth"]),
-          blocks: blocks, db)
+          spans: blocks.spans, blocks: blocks, db)
       }
+    }
+    migrator.registerMigration("v3") { db in
+      try db.execute(
+        sql: """
+          -- Versions whose large history blocks BlockBuilder has yet to build.
+          CREATE TABLE history_block_pending (
+            version INTEGER PRIMARY KEY REFERENCES version(id)
+          );
+          """)
     }
     return migrator
   }

@@ -37,6 +37,7 @@ extension TimelineStore {
     do {
       return try queue.writeWithoutTransaction { db in
         var outcome: CommitResult?
+        var blocksPending = false
         var adopted:
           (revision: Int64, project: Project, positions: [Track.ID: Int64], old: Project)?
         try db.inTransaction(.immediate) {
@@ -60,8 +61,9 @@ extension TimelineStore {
             return .rollback
           }
           try IDSequence.write(ids, db)
-          let (newVersion, revision) = try record(
+          let (newVersion, revision, pending) = try record(
             changeset, label: label, coalescingKey: coalescingKey, head: head, db)
+          blocksPending = pending
           outcome = CommitResult(
             version: newVersion, changed: changed,
             newIDs: IDSequence.allocated(from: firstIDs, to: ids))
@@ -76,6 +78,8 @@ extension TimelineStore {
             version: outcome.version, revision: adopted.revision, project: adopted.project,
             positions: adopted.positions, changed: outcome.changed, from: adopted.old)
         }
+        // After the transaction, so the builder's own connection sees the new version.
+        if blocksPending { blockBuilder.schedule() }
         return outcome
       }
     } catch {
@@ -97,7 +101,7 @@ extension TimelineStore {
   /// Returns the new head version and revision.
   private func record(
     _ changeset: Changeset, label: String, coalescingKey: String?, head: Head, _ db: Database
-  ) throws -> (Int64, Int64) {
+  ) throws -> (version: Int64, revision: Int64, blocksPending: Bool) {
     let revision = head.revision + 1
     let headNode = try VersionGraph.node(head.version, db)
     if let coalescingKey, headNode.depth > 0,
@@ -115,9 +119,9 @@ extension TimelineStore {
       try db.cachedStatement(
         sql: "UPDATE version SET changeset = ?, createdAt = ?, revision = ? WHERE id = ?"
       ).execute(arguments: [merged.data, now(), revision, head.version])
-      try VersionGraph.writeBlocks(at: headNode, blocks: historyBlocks, db)
+      let pending = try VersionGraph.recordBlocks(at: headNode, blocks: historyBlocks, db)
       try Head(version: head.version, tip: head.version, revision: revision).write(db)
-      return (head.version, revision)
+      return (head.version, revision, pending)
     }
     let jump = try VersionGraph.jump(forChildOf: headNode, db)
     try db.cachedStatement(
@@ -130,11 +134,11 @@ extension TimelineStore {
       head.version, jump, headNode.depth + 1, label, now(), coalescingKey, changeset.data, revision,
     ])
     let version = db.lastInsertedRowID
-    try VersionGraph.writeBlocks(
+    let pending = try VersionGraph.recordBlocks(
       at: VersionNode(id: version, parent: head.version, jump: jump, depth: headNode.depth + 1),
       blocks: historyBlocks, db)
     try Head(version: version, tip: version, revision: revision).write(db)
-    return (version, revision)
+    return (version, revision, pending)
   }
 }
 

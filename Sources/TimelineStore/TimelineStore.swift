@@ -87,6 +87,7 @@ public final class TimelineStore: Sendable {
   let checkpointer: Checkpointer
   /// The spans of the history blocks this store writes and reads.
   let historyBlocks: HistoryBlocks
+  let blockBuilder: BlockBuilder
   let logger = Logger(label: "tape.store")
 
   struct State {
@@ -108,11 +109,13 @@ public final class TimelineStore: Sendable {
     self.state = Mutex(state)
     self.checkpointer = checkpointer
     self.historyBlocks = historyBlocks
+    blockBuilder = BlockBuilder(path: path, blocks: historyBlocks)
   }
 
   deinit {
     state.withLock { $0.poller?.cancel() }
     // The connection's WAL hook points at the checkpointer: close the connection first.
+    blockBuilder.close()
     try? queue.close()
     checkpointer.close()
   }
@@ -218,9 +221,16 @@ public final class TimelineStore: Sendable {
         return State(
           version: head.version, revision: head.revision, project: project, positions: positions)
       }
-      return TimelineStore(
+      let store = TimelineStore(
         path: path, queue: queue, state: loaded, checkpointer: checkpointer,
         historyBlocks: historyBlocks)
+      // Blocks a stopped process left to build.
+      if try queue.read({ db in
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM history_block_pending)") ?? false
+      }) {
+        store.blockBuilder.schedule()
+      }
+      return store
     } catch {
       throw translate(error)
     }
@@ -281,6 +291,8 @@ public final class TimelineStore: Sendable {
     }
     // Outside the lock: finishing runs each stream's onTermination, which takes the lock.
     for continuation in subscribers { continuation.finish() }
+    // The background builder first: it may still be writing a block.
+    blockBuilder.close()
     do {
       try queue.close()
     } catch {

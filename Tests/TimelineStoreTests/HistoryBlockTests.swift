@@ -270,4 +270,50 @@ struct HistoryBlockTests {
     try reopened.close()
     #expect(try TimelineStore.open(at: path).snapshot == before)
   }
+
+  /// A commit that completes a large block leaves it to the background builder; the block
+  /// appears soon after, equal to the versions it stands for, also when coalescing keeps
+  /// rewriting its last version; and a block a stopped process left pending is built by the
+  /// next store that opens the file.
+  @Test func largeBlocksAreBuiltInTheBackground() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("background.tape")
+    try TimelineStore.create(at: path).close()
+    let store = try TimelineStore.open(at: path, historyBlocks: Self.small)
+    _ = try Self.commitRandomEdits(to: store, until: 16, seed: 21)
+    let clip = try #require(store.snapshot.project.allClips.first)
+    // Version 17 is at depth 16: it completes a block of 4 and one of 16.
+    for step in 0..<20 {
+      try store.commit(label: "Drag", coalescingKey: "drag") { project, _ in
+        try project.setClipGain(clip.id, Gain(decibels: -Double(step) / 2))
+      }
+      #expect(store.snapshot.version == 17)
+    }
+    let queue = try DatabaseQueue(path: path)
+    defer { try? queue.close() }
+    func blocks() throws -> (spans: [Int64], pending: [Int64]) {
+      try queue.read { db in
+        (
+          try Int64.fetchAll(
+            db, sql: "SELECT span FROM history_block WHERE version = 17 ORDER BY span"),
+          try Int64.fetchAll(db, sql: "SELECT version FROM history_block_pending")
+        )
+      }
+    }
+    store.blockBuilder.waitUntilIdle()
+    #expect(try blocks() == ([4, 16], []))
+    try Self.expectEveryBlockMatchesItsVersions(path, Self.small)
+
+    // What a process stopped before building leaves behind.
+    try store.close()
+    try queue.write { db in
+      try db.execute(sql: "DELETE FROM history_block WHERE span = 16")
+      try db.execute(sql: "INSERT INTO history_block_pending (version) VALUES (17)")
+    }
+    let reopened = try TimelineStore.open(at: path, historyBlocks: Self.small)
+    reopened.blockBuilder.waitUntilIdle()
+    #expect(try blocks() == ([4, 16], []))
+    try reopened.close()
+    try Self.expectEveryBlockMatchesItsVersions(path, Self.small)
+  }
 }
