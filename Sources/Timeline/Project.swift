@@ -63,6 +63,7 @@ extension Project {
   /// Where each of `ids` is: the clip and its track. Ids not in the project are absent.
   public func locate(_ ids: Set<Clip.ID>) -> [Clip.ID: (clip: Clip, track: Track.ID)] {
     var found: [Clip.ID: (clip: Clip, track: Track.ID)] = [:]
+    found.reserveCapacity(ids.count)
     if ids.count <= 8 {
       // Comparing ids is much cheaper than hashing every clip of a large project.
       for id in ids {

@@ -559,12 +559,14 @@ private struct ByteReader {
     .corrupt(detail: "\(detail) in the recorded history")
   }
 
+  @inline(__always)
   mutating func byte() throws -> UInt8 {
     guard offset < bytes.count else { throw Self.malformed("a change ends early") }
     defer { offset += 1 }
     return bytes[offset]
   }
 
+  @inline(__always)
   mutating func take(_ count: Int) throws -> UnsafeRawBufferPointer {
     guard count >= 0, count <= bytes.count - offset else {
       throw Self.malformed("a change ends early")
@@ -584,7 +586,13 @@ private struct ByteReader {
     return (value << 8) | UInt64(try byte())
   }
 
+  @inline(__always)
   mutating func leb128() throws -> UInt64 {
+    // Most numbers here (masks, small ids, kinds) fit in one byte.
+    if offset < bytes.count, bytes[offset] < 0x80 {
+      defer { offset += 1 }
+      return UInt64(bytes[offset])
+    }
     var value: UInt64 = 0
     var shift: UInt64 = 0
     while true {
