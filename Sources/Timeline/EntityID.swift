@@ -60,3 +60,34 @@ public struct EntityID<Entity: IdentifiedEntity>: Sendable, Hashable, Comparable
 extension Character {
   var isASCIIDigit: Bool { isASCII && isNumber }
 }
+
+/// A set of ids for testing membership while scanning a whole project: one bit per id, so a
+/// test costs a shift and a mask where `Set.contains` hashes (SipHash). Ids are small positive
+/// integers handed out in order; a set whose largest id is far beyond its size falls back to
+/// a `Set`.
+public struct EntityIDFilter<Entity: IdentifiedEntity>: Sendable {
+  private let words: [UInt64]
+  private let fallback: Set<EntityID<Entity>>?
+
+  public init(_ ids: Set<EntityID<Entity>>) {
+    let largest = ids.lazy.map(\.rawValue).max() ?? 0
+    guard ids.allSatisfy({ $0.rawValue >= 0 }), largest < max(1 << 20, Int64(ids.count) * 64)
+    else {
+      words = []
+      fallback = ids
+      return
+    }
+    var words = [UInt64](repeating: 0, count: Int(largest / 64) + 1)
+    for id in ids { words[Int(id.rawValue / 64)] |= 1 << UInt64(id.rawValue % 64) }
+    self.words = words
+    fallback = nil
+  }
+
+  @inline(__always)
+  public func contains(_ id: EntityID<Entity>) -> Bool {
+    if let fallback { return fallback.contains(id) }
+    let word = Int(truncatingIfNeeded: id.rawValue >> 6)
+    guard id.rawValue >= 0, word < words.count else { return false }
+    return words[word] & (1 << UInt64(id.rawValue & 63)) != 0
+  }
+}

@@ -71,9 +71,11 @@ extension Project {
       }
       return found
     }
+    let filter = EntityIDFilter(ids)
     for track in tracks {
-      for clip in track.clips where ids.contains(clip.id) {
-        found[clip.id] = (clip, track.id)
+      // By index: binding each clip to a loop variable would copy every clip of the project.
+      for index in track.clips.indices where filter.contains(track.clips[index].id) {
+        found[track.clips[index].id] = (track.clips[index], track.id)
       }
     }
     return found

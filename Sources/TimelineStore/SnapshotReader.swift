@@ -86,15 +86,12 @@ enum SnapshotReader {
       let before = old.locate(changed.clips)
       let trackIndex = Dictionary(
         uniqueKeysWithValues: project.tracks.enumerated().map { ($1.id, $0) })
-      var leaving: [Int: Set<Clip.ID>] = [:]
-      for (id, placement) in before {
-        guard let index = trackIndex[placement.track] else { continue }
-        leaving[index, default: []].insert(id)
+      let leaving = Set(before.values.compactMap { trackIndex[$0.track] })
+      let filter = EntityIDFilter(changed.clips)
+      for index in leaving {
+        project.tracks[index].clips.removeAll { filter.contains($0.id) }
       }
-      for (index, ids) in leaving {
-        project.tracks[index].clips.removeAll { ids.contains($0.id) }
-      }
-      var touchedTracks = Set<Int>()
+      var arriving: [Int: [Clip]] = [:]
       let clipTable = Schema.trackedTables.firstIndex(of: Schema.clipTable)
       try changes.forEach { key, kind, _, new in
         guard key.table == clipTable, kind != .delete else { return }
@@ -103,11 +100,10 @@ enum SnapshotReader {
         guard let index = trackIndex[trackID] else {
           throw StoreError.corrupt(detail: "clip \(clip.id) is on missing track \(trackID)")
         }
-        project.tracks[index].clips.append(clip)
-        touchedTracks.insert(index)
+        arriving[index, default: []].append(clip)
       }
-      for index in touchedTracks {
-        project.tracks[index].clips.sort(by: Clip.timelineOrder)
+      for (index, clips) in arriving {
+        project.tracks[index].clips.insertSorted(clips)
       }
     }
     if !changed.tracks.isEmpty {
@@ -217,6 +213,26 @@ private struct ClipColumns {
       guard let curve = FadeCurve(rawValue: name) else { fallthrough }
       return curve
     default: throw StoreError.corrupt(detail: "a recorded clip has an unknown fade curve")
+    }
+  }
+}
+
+extension [Clip] {
+  /// Adds `clips` to this array, sorted by ``Clip/timelineOrder``: a few by binary insertion
+  /// (a checkout or undo usually moves a few clips of a long track), many by one sort.
+  fileprivate mutating func insertSorted(_ clips: [Clip]) {
+    guard clips.count <= 16 else {
+      append(contentsOf: clips)
+      sort(by: Clip.timelineOrder)
+      return
+    }
+    for clip in clips {
+      var (low, high) = (startIndex, endIndex)
+      while low < high {
+        let middle = (low + high) / 2
+        if Clip.timelineOrder(self[middle], clip) { low = middle + 1 } else { high = middle }
+      }
+      insert(clip, at: low)
     }
   }
 }

@@ -18,12 +18,17 @@ struct VersionNode: Sendable, Hashable {
 /// lookups.
 enum VersionGraph {
   static func node(_ id: Int64, _ db: Database) throws -> VersionNode {
-    guard
-      let row = try Row.fetchOne(
-        db.cachedStatement(sql: "SELECT parent, jump, depth FROM version WHERE id = ?"),
-        arguments: [id])
-    else { throw StoreError.unknownVersion(id) }
-    return VersionNode(id: id, parent: row["parent"], jump: row["jump"], depth: row["depth"])
+    var node: VersionNode?
+    try RawStatement.query(
+      db.cachedStatement(sql: "SELECT parent, jump, depth FROM version WHERE id = ?")
+        .sqliteStatement, on: connection(db), binding: [.integer(id)]
+    ) { row in
+      node = VersionNode(
+        id: id, parent: row.isNull(0) ? nil : row.int64(0), jump: row.int64(1),
+        depth: row.int64(2))
+    }
+    guard let node else { throw StoreError.unknownVersion(id) }
+    return node
   }
 
   /// The jump pointer a new child of `parent` gets.

@@ -26,4 +26,17 @@ struct EntityIDTests {
       try JSONDecoder().decode([Clip.ID].self, from: Data(#"["t7"]"#.utf8))
     }
   }
+
+  /// The filter answers exactly like the set it was made from: dense ids (bits), ids far
+  /// beyond the set's size (the Set fallback), and ids it has never seen.
+  @Test(arguments: [
+    [Int64(1), 2, 63, 64, 65, 4_095], [7], [], [1, 1 << 40], [-3, 5],
+  ])
+  func theFilterAgreesWithTheSet(raw: [Int64]) {
+    let ids = Set(raw.map(Clip.ID.init))
+    let filter = EntityIDFilter(ids)
+    for probe in Set(raw + [0, 3, 62, 66, 4_094, 4_096, 1 << 40 - 1, 1 << 41, -1, -3]) {
+      #expect(filter.contains(Clip.ID(probe)) == ids.contains(Clip.ID(probe)), "\(probe)")
+    }
+  }
 }

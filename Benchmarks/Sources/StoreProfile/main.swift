@@ -19,8 +19,9 @@ defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPa
 if let rounds = ProcessInfo.processInfo.environment["CHECKOUTS_ONLY"].flatMap(Int.init) {
   let store = try TimelineStore.open(at: copy)
   let head = store.snapshot.version
+  let target = ProcessInfo.processInfo.environment["CHECKOUT_TO"].flatMap(Int64.init) ?? 1_000
   for _ in 0..<rounds {
-    try store.checkout(1_000)
+    try store.checkout(target)
     try store.checkout(head)
   }
   try store.close()
@@ -106,8 +107,24 @@ for _ in 0..<5 {
   farSamples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
   try farStore.checkout(farHead)
 }
-try farStore.close()
 print("checkout \(farHead - 1_000) versions back: \(farSamples.sorted().map { "\(Int($0)) ms" })")
+// The cost follows the rows that differ, not the versions crossed: median of 5 at each distance.
+let headProject = farStore.snapshot.project
+for distance in [Int64(10), 100, 1_000, 10_000, 50_000] {
+  var samples: [Double] = []
+  var rows = 0
+  for _ in 0..<5 {
+    let start = DispatchTime.now().uptimeNanoseconds
+    let snapshot = try farStore.checkout(farHead - distance)
+    samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e3)
+    rows = ProjectDiff(from: snapshot.project, to: headProject).clips.count
+    try farStore.checkout(farHead)
+  }
+  print(
+    "checkout \(distance) versions back: \(rows) clips differ, median \(Int(samples.sorted()[2])) µs"
+  )
+}
+try farStore.close()
 
 // How soon a commit made through another connection (as by another process) reaches a
 // subscriber of this one: the polling interval is 20 ms.
