@@ -5,7 +5,8 @@ import TimelineStore
 // Usage: StoreProfile FIXTURE.tape [commits]
 // Copies the fixture, then times one-clip commits, undos and redos on the copy, the file growth
 // per one-field edit, far checkouts and cross-process observation.
-// With CHECKOUTS_ONLY=N it only does N far checkouts and back (for callgrind / perf).
+// With CHECKOUTS_ONLY=N it only checks out version CHECKOUT_TO (default 1,000) and back N times
+// (for callgrind / perf).
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
   FileHandle.standardError.write(Data("usage: StoreProfile FIXTURE.tape [count]\n".utf8))
