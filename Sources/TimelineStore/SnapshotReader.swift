@@ -33,9 +33,10 @@ enum SnapshotReader {
     return (project, positions)
   }
 
-  /// `old` with `changes` (just applied to the tables; `changed` is their ids) taken in: the format, sources and tracks
-  /// that changed are re-read, the clips are updated from the changes' own values (a far
-  /// checkout may touch thousands of them); unchanged tracks share storage with `old`.
+  /// `old` with `changes` (just applied to the tables; `changed` holds their ids) taken in: the
+  /// format, sources and tracks that changed are re-read, the clips are updated from the
+  /// changes' own values (a far checkout may touch thousands of them); unchanged tracks share
+  /// storage with `old`.
   static func refresh(
     _ old: Project, positions: inout [Track.ID: Int64], changes: NetChanges,
     changed: ChangedIDs, _ db: Database

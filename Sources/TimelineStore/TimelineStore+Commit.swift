@@ -98,7 +98,8 @@ extension TimelineStore {
   }
 
   /// Stores `changeset` as a new child of the head, or folds it into the head when coalescing.
-  /// Returns the new head version and revision.
+  /// Returns the new head version and revision, and whether a large history block awaits the
+  /// background builder.
   private func record(
     _ changeset: Changeset, label: String, coalescingKey: String?, head: Head, _ db: Database
   ) throws -> (version: Int64, revision: Int64, blocksPending: Bool) {

@@ -114,8 +114,8 @@ public final class TimelineStore: Sendable {
 
   deinit {
     state.withLock { $0.poller?.cancel() }
-    // The connection's WAL hook points at the checkpointer: close the connection first.
     blockBuilder.close()
+    // The connection's WAL hook points at the checkpointer: close the connection first.
     try? queue.close()
     checkpointer.close()
   }
