@@ -100,6 +100,8 @@ struct Verify: ParsableCommand {
           ("foreignKeyViolations", .int(Int64(report.foreignKeyViolations))),
           ("head", .int(report.head)), ("versions", .int(Int64(report.versions))),
           ("undoToFirstVersionWorks", .bool(report.undoToFirstVersionWorks)),
+          ("historyBlocks", .int(Int64(report.historyBlocks))),
+          ("historyBlocksMatch", .bool(report.historyBlocksMatch)),
         ]))
       if !report.isOK { throw ExitCode(Exit.dataError) }
     }

@@ -89,25 +89,14 @@ struct HistoryBlockTests {
   }
 
   /// Every stored block equals the merge of the single changesets it stands for, whatever
-  /// coalescing did to its last version.
+  /// coalescing did to its last version (checked by ``TimelineStore/verify()``).
   static func expectEveryBlockMatchesItsVersions(_ path: String, _ blocks: HistoryBlocks) throws {
-    let queue = try DatabaseQueue(path: path)
-    defer { try? queue.close() }
-    try queue.read { db in
-      let rows = try Row.fetchAll(
-        db, sql: "SELECT version, span, start, changes FROM history_block")
-      #expect(!rows.isEmpty)
-      for row in rows {
-        let node = try VersionGraph.node(row["version"], db)
-        let span: Int64 = row["span"]
-        let (singles, start) = try VersionGraph.changes(
-          downTo: node, fromDepth: node.depth - span, blocks: blocks, maxSpan: 1, db)
-        var stored = NetChanges()
-        try stored.append(encoded: row["changes"])
-        #expect(start == row["start"])
-        #expect(stored.rows == singles.rows, "block of \(span) at version \(node.id)")
-      }
-    }
+    let store = try TimelineStore.open(at: path, historyBlocks: blocks)
+    defer { try? store.close() }
+    let report = try store.verify()
+    #expect(report.historyBlocks > 0)
+    #expect(report.historyBlocksMatch)
+    #expect(report.isOK)
   }
 
   /// Our merge gives what `sqlite3changegroup` gives for the same changesets (compared by the
@@ -267,6 +256,7 @@ struct HistoryBlockTests {
     let before = reopened.snapshot
     #expect(throws: StoreError.self) { try reopened.checkout(1) }
     #expect(reopened.snapshot == before)
+    #expect(try reopened.verify().historyBlocksMatch == false, "verify finds the damage")
     try reopened.close()
     #expect(try TimelineStore.open(at: path).snapshot == before)
   }
