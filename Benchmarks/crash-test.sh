@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Kills a committing `tape` process with SIGKILL at random moments, KILLS times (default 200),
 # and checks after each kill: PRAGMA integrity_check is ok, every acknowledged commit is present,
-# the head is the last acknowledged version or the one in flight, and undo back to version 1
-# works. It is the CI test `killingAWriterLosesNothingItAcknowledged` with more rounds.
+# the head is the last acknowledged version or the one in flight, undo back to version 1 works,
+# and every history block equals the versions it stands for. It is the CI test
+# `killingAWriterLosesNothingItAcknowledged` with more rounds.
 #   Benchmarks/crash-test.sh [KILLS]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -33,7 +33,8 @@ struct CrossProcessTests {
 
   /// A child process commits in a loop and is killed with SIGKILL at random moments. After each
   /// kill the file passes SQLite's integrity check, every acknowledged operation is there, the
-  /// head is the last acknowledged version or the one in flight, and undo back to version 1 works.
+  /// head is the last acknowledged version or the one in flight, undo back to version 1 works,
+  /// and every history block equals the versions it stands for (`tape _verify`).
   @Test func killingAWriterLosesNothingItAcknowledged() throws {
     let ws = try Workspace()
     let song = ws.path("crash.tape")
