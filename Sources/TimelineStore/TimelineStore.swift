@@ -224,10 +224,12 @@ public final class TimelineStore: Sendable {
       let store = TimelineStore(
         path: path, queue: queue, state: loaded, checkpointer: checkpointer,
         historyBlocks: historyBlocks)
-      // Blocks a stopped process left to build.
-      if try queue.read({ db in
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM history_block_pending)") ?? false
-      }) {
+      // Blocks a stopped process left to build (not in a file we may only read).
+      if FileManager.default.isWritableFile(atPath: path),
+        try queue.read({ db in
+          try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM history_block_pending)") ?? false
+        })
+      {
         store.blockBuilder.schedule()
       }
       return store
