@@ -84,14 +84,19 @@ final class BlockBuilder: @unchecked Sendable {
         }
         return (revision, blocks)
       }
-      try connection.write { db in
-        guard try Self.revision(of: version, db) == built.0 else { return }
-        for (span, start, changes) in built.1 {
-          try VersionGraph.insertBlock(
-            version: version, span: span, start: start, changes: changes, db)
+      // IMMEDIATE: take the write lock before reading the revision, so a commit from the store
+      // in between makes us wait (busy timeout) rather than fail on a stale snapshot.
+      try connection.writeWithoutTransaction { db in
+        try db.inTransaction(.immediate) {
+          guard try Self.revision(of: version, db) == built.0 else { return .rollback }
+          for (span, start, changes) in built.1 {
+            try VersionGraph.insertBlock(
+              version: version, span: span, start: start, changes: changes, db)
+          }
+          try db.execute(
+            sql: "DELETE FROM history_block_pending WHERE version = ?", arguments: [version])
+          return .commit
         }
-        try db.execute(
-          sql: "DELETE FROM history_block_pending WHERE version = ?", arguments: [version])
       }
     }
   }
