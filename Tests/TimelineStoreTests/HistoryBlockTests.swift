@@ -17,9 +17,7 @@ struct HistoryBlockTests {
   @Test(arguments: [UInt64(11), 12])
   func everyVersionIsReachedExactly(seed: UInt64) throws {
     let dir = try TemporaryDirectory()
-    let path = dir.path("walk.tape")
-    try TimelineStore.create(at: path).close()
-    let store = try TimelineStore.open(at: path, historyBlocks: Self.small)
+    let (store, path) = try Self.newStore(in: dir, "walk.tape")
     var rng = SeededGenerator(state: seed)
     var states: [Int64: Project] = [store.snapshot.version: store.snapshot.project]
     for step in 0..<700 {
@@ -71,6 +69,15 @@ struct HistoryBlockTests {
       try Int.fetchOne(db, sql: "SELECT count(*) FROM history_block") ?? 0
     }
     #expect(blockCount > 60)
+  }
+
+  /// A new, empty project opened with the small spans.
+  static func newStore(
+    in dir: TemporaryDirectory, _ name: String
+  ) throws -> (TimelineStore, String) {
+    let path = dir.path(name)
+    try TimelineStore.create(at: path).close()
+    return (try TimelineStore.open(at: path, historyBlocks: small), path)
   }
 
   /// Commits random edits until the head is version `last`; returns the project of each version.
@@ -241,9 +248,7 @@ struct HistoryBlockTests {
   /// A damaged block stops the checkout that reads it, and the project stays as it was.
   @Test func aDamagedBlockStopsTheCheckoutAndChangesNothing() throws {
     let dir = try TemporaryDirectory()
-    let path = dir.path("damaged.tape")
-    try TimelineStore.create(at: path).close()
-    let store = try TimelineStore.open(at: path, historyBlocks: Self.small)
+    let (store, path) = try Self.newStore(in: dir, "damaged.tape")
     _ = try Self.commitRandomEdits(to: store, until: 40, seed: 3)
     try store.close()
     let queue = try DatabaseQueue(path: path)
@@ -267,9 +272,7 @@ struct HistoryBlockTests {
   /// next store that opens the file.
   @Test func largeBlocksAreBuiltInTheBackground() throws {
     let dir = try TemporaryDirectory()
-    let path = dir.path("background.tape")
-    try TimelineStore.create(at: path).close()
-    let store = try TimelineStore.open(at: path, historyBlocks: Self.small)
+    let (store, path) = try Self.newStore(in: dir, "background.tape")
     _ = try Self.commitRandomEdits(to: store, until: 16, seed: 21)
     let clip = try #require(store.snapshot.project.allClips.first)
     // Version 17 is at depth 16: it completes a block of 4 and one of 16.
