@@ -125,6 +125,28 @@ for distance in [Int64(10), 100, 1_000, 10_000, 50_000] {
     "checkout \(distance) versions back: \(rows) clips differ, median \(Int(samples.sorted()[2])) µs"
   )
 }
+// Across branches: a branch of 300 edits from version 50,000, then jumps from its tip to the
+// main head (up 300 versions to the common ancestor, down 50,000).
+try farStore.checkout(50_000)
+for step in 0..<300 {
+  // The fixture's edits touch its first 2,000 clips; so does the branch.
+  let id = Clip.ID(Int64(1 + (step * 7) % 2_000))
+  try farStore.commit(label: "Branch gain") { project, _ in
+    try project.setClipGain(id, Gain(decibels: -Double(step % 90) / 4 - 0.875))
+  }
+}
+let branchTip = farStore.snapshot.version
+var branchSamples: [Double] = []
+for _ in 0..<5 {
+  let start = DispatchTime.now().uptimeNanoseconds
+  try farStore.checkout(farHead)
+  branchSamples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+  try farStore.checkout(branchTip)
+}
+let branchRows = ProjectDiff(from: farStore.snapshot.project, to: headProject).clips.count
+print(
+  "checkout from a 300-version branch at 50,000 to the main head: \(branchRows) clips differ, \(branchSamples.sorted().map { "\(Int($0)) ms" })"
+)
 try farStore.close()
 
 // How soon a commit made through another connection (as by another process) reaches a
