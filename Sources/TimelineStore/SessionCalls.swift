@@ -53,17 +53,6 @@ enum SessionCalls {
     try check(sqlite3changegroup_output(group, &size, &buffer), "sqlite3changegroup_output")
     return Changeset(takingSQLiteBuffer: buffer, size: size)
   }
-
-  private static func check(_ code: Int32, _ call: @autoclosure () -> String) throws {
-    guard code != SQLITE_OK else { return }
-    switch code & 0xFF {
-    case SQLITE_BUSY, SQLITE_LOCKED: throw StoreError.busy
-    case SQLITE_CORRUPT, SQLITE_NOTADB:
-      throw StoreError.corrupt(detail: "\(call()) failed (\(code))")
-    case SQLITE_NOMEM: throw StoreError.internalFailure("out of memory in \(call())")
-    default: throw StoreError.internalFailure("\(call()) failed with SQLite code \(code)")
-    }
-  }
 }
 
 func freeSQLiteBuffer(_ buffer: UnsafeMutableRawPointer) {
@@ -84,7 +73,7 @@ enum RawStatement {
     let code = sqlite3_step(statement)
     if code & 0xFF == SQLITE_CONSTRAINT { throw StoreError.historyDiverged }
     guard code == SQLITE_DONE else {
-      try check(code, db, "applying a recorded change")
+      try check(code, "applying a recorded change", on: db)
       throw StoreError.internalFailure("applying a recorded change returned rows")
     }
     return Int(sqlite3_changes(db))
@@ -104,7 +93,7 @@ enum RawStatement {
       let code = sqlite3_step(statement)
       if code == SQLITE_DONE { return }
       guard code == SQLITE_ROW else {
-        try check(code, db, "reading the project")
+        try check(code, "reading the project", on: db)
         return
       }
       try body(ResultRow(statement: statement))
@@ -155,24 +144,30 @@ enum RawStatement {
           sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), transient)
         }
       }
-      try check(code, db, "binding a value")
+      try check(code, "binding a value", on: db)
     }
   }
 
   /// SQLITE_TRANSIENT: SQLite copies the bytes before the call returns.
   private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+}
 
-  private static func check(_ code: Int32, _ db: SQLiteHandle, _ what: String) throws {
-    guard code != SQLITE_OK else { return }
-    switch code & 0xFF {
-    case SQLITE_BUSY, SQLITE_LOCKED: throw StoreError.busy
-    case SQLITE_CORRUPT, SQLITE_NOTADB:
-      throw StoreError.corrupt(detail: "\(what) failed (\(code))")
-    case SQLITE_IOERR, SQLITE_FULL:
-      throw StoreError.io(detail: String(cString: sqlite3_errmsg(db)))
-    default:
-      throw StoreError.internalFailure(
-        "\(what) failed with SQLite code \(code): \(String(cString: sqlite3_errmsg(db)))")
-    }
+/// Turns a SQLite result code into a ``StoreError``. Given the connection, I/O errors are
+/// reported as such and other failures carry SQLite's message.
+private func check(
+  _ code: Int32, _ call: @autoclosure () -> String, on db: SQLiteHandle? = nil
+) throws {
+  guard code != SQLITE_OK else { return }
+  let message = db.map { String(cString: sqlite3_errmsg($0)) }
+  switch code & 0xFF {
+  case SQLITE_BUSY, SQLITE_LOCKED: throw StoreError.busy
+  case SQLITE_CORRUPT, SQLITE_NOTADB:
+    throw StoreError.corrupt(detail: "\(call()) failed (\(code))")
+  case SQLITE_NOMEM: throw StoreError.internalFailure("out of memory in \(call())")
+  case SQLITE_IOERR where message != nil, SQLITE_FULL where message != nil:
+    throw StoreError.io(detail: message ?? "")
+  default:
+    throw StoreError.internalFailure(
+      "\(call()) failed with SQLite code \(code)" + (message.map { ": \($0)" } ?? ""))
   }
 }

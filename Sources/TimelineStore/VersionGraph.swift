@@ -194,7 +194,9 @@ enum VersionGraph {
   static func recordBlocks(
     at version: VersionNode, blocks: HistoryBlocks, _ db: Database
   ) throws -> Bool {
-    guard let smallest = blocks.spans.first, version.depth > 0 else { return false }
+    // Every span is a multiple of the smallest: most commits complete no block at all.
+    guard let smallest = blocks.spans.first, version.depth > 0, version.depth % smallest == 0
+    else { return false }
     try writeBlocks(at: version, spans: [smallest], blocks: blocks, db)
     let large = blocks.spans.dropFirst().filter { version.depth % $0 == 0 }
     guard !large.isEmpty else { return false }
