@@ -47,24 +47,31 @@ let package = Package(
 
     // Pure core: model values, time, validation, edits, commands, diffs. No I/O, no C.
     .target(name: "Timeline"),
+    // How Tape writes a file safely (unnamed temporary files, streams, signals): one small
+    // shell every writer uses. No dependencies.
+    .target(name: "SafeFiles"),
     // The store: one SQLite file per project, commit/undo/redo/history/observation.
     .target(
       name: "TimelineStore",
       dependencies: [
         "Timeline",
+        "SafeFiles",
         "CSQLiteSession",
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
     // Pure DSP: render plans, fades, gain, pan law, the render kernel.
-    .target(name: "Mixing", dependencies: ["Timeline"]),
+    .target(
+      name: "Mixing",
+      dependencies: ["Timeline", .product(name: "Atomics", package: "swift-atomics")]),
     // Decoding, the decoded-audio cache, export writers and the offline renderer (libsndfile).
     .target(
       name: "AudioFiles",
       dependencies: [
         "Timeline",
         "Mixing",
+        "SafeFiles",
         "CSndfile",
         "CSoxr",
         .product(name: "Logging", package: "swift-log"),
@@ -90,12 +97,14 @@ let package = Package(
         "Mixing",
         "AudioFiles",
         "Playback",
+        "SafeFiles",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
 
     .testTarget(name: "TimelineTests", dependencies: ["Timeline"]),
+    .testTarget(name: "SafeFilesTests", dependencies: ["SafeFiles"]),
     .testTarget(
       name: "TimelineStoreTests",
       dependencies: ["TimelineStore", "Timeline", .product(name: "GRDB", package: "GRDB.swift")]
@@ -105,7 +114,7 @@ let package = Package(
     .target(name: "ReferenceRenders", dependencies: ["Timeline"], path: "Tests/ReferenceRenders"),
     .testTarget(
       name: "AudioFilesTests",
-      dependencies: ["AudioFiles", "Mixing", "Timeline", "ReferenceRenders"]),
+      dependencies: ["AudioFiles", "Mixing", "Timeline", "ReferenceRenders", "SafeFiles"]),
     .testTarget(name: "PlaybackTests", dependencies: ["Playback", "Mixing", "Timeline"]),
     .testTarget(
       name: "TapeCLITests", dependencies: ["tape", "TimelineStore", "Timeline", "ReferenceRenders"]),

@@ -1,54 +1,57 @@
 import Foundation
+public import Mixing
+import SafeFiles
+import Synchronization
 public import Timeline
 
-/// A source's audio decoded to interleaved float32 at the project rate, memory-mapped.
+/// The decoded-audio cache: each source decoded once (and resampled to the project rate with
+/// libsoxr at high quality) into a checksummed file (``CacheFileLayout``), read back chunk by
+/// chunk with `pread` as renders and playback need it (``CachedSource``).
 ///
-/// The mapping is read-only and lives as long as this object; renderers hold the object and
-/// read `samples` through raw pointers. Frame `i`, channel `c` is `samples[i * channels + c]`.
-public final class DecodedAudio: @unchecked Sendable {
-  public let frames: Int
-  public let channels: Int
-  /// Interleaved samples; empty for a zero-length source.
-  public let samples: UnsafeBufferPointer<Float>
-  private let mapping: UnsafeMutableRawPointer?
-  private let mappedBytes: Int
-
-  init(path: String, frames: Int, channels: Int) throws(AudioFileError) {
-    self.frames = frames
-    self.channels = channels
-    mappedBytes = frames * channels * MemoryLayout<Float>.size
-    let fd = open(path, O_RDONLY)
-    guard fd >= 0 else { throw .cache(path: path, detail: String(cString: strerror(errno))) }
-    defer { close(fd) }
-    guard let address = mmap(nil, mappedBytes, PROT_READ, MAP_SHARED, fd, 0), address != MAP_FAILED
-    else { throw .cache(path: path, detail: "mmap: \(String(cString: strerror(errno)))") }
-    mapping = address
-    samples = UnsafeBufferPointer(
-      start: address.assumingMemoryBound(to: Float.self), count: frames * channels)
-  }
-
-  deinit {
-    if let mapping { munmap(mapping, mappedBytes) }
-  }
-}
-
-/// The decoded-audio cache beside a project (`song.tape-cache/`): each source decoded once,
-/// resampled to the project rate with libsoxr at high quality, and memory-mapped afterwards.
-///
-/// Files are keyed by the source's content hash and the project rate, so a cache can never
-/// serve another file's audio. A source whose file has gone missing or changed is refused with
-/// an error naming it.
+/// Rules:
+/// - An entry is keyed by the source's content hash, the project rate and the channel count, so
+///   it can never serve another file's audio. Its header and every chunk carry checksums,
+///   verified as they are read: a damaged or truncated entry is decoded again, never played.
+/// - Before a source is used, its file must still be the audio that was imported. Its identity
+///   (device, inode, size, modification and change times) is kept beside the entry, in the
+///   cache, not in the project (readers never write the project); when any of it changed, the
+///   file is hashed again, and a file whose hash differs is refused (``AudioFileError/sourceChanged(source:path:)``),
+///   even when its old audio is cached. `cp -p` and `rsync -t` restore a modification time,
+///   never a change time, so a replaced file is always noticed.
+/// - Entries are written through ``SafeFiles/SafeOutput``: complete or not at all.
+/// - A project's cache is `song.tape-cache/` beside it; when the project's folder cannot be
+///   written, new entries go to the user's cache (`$XDG_CACHE_HOME/tape`, by default
+///   `~/.cache/tape`), and existing ones beside the project are still read.
 ///
 /// ```swift
-/// let cache = AudioCache(directory: AudioCache.directory(forProject: "song.tape"))
-/// let audio = try cache.load(source, projectRate: 48_000)
-/// audio.samples[0]
+/// let cache = AudioCache(forProject: "song.tape")
+/// let decoded = try cache.load(source, projectRate: 48_000)
+/// try decoded.makeResident(0)
+/// decoded.audio.chunk(0)?[0]
 /// ```
 public struct AudioCache: Sendable {
-  public let directory: String
+  /// Where entries are looked for, in order; new entries go to the first.
+  public let directories: [String]
 
+  /// A cache in one folder.
   public init(directory: String) {
-    self.directory = directory
+    directories = [directory]
+  }
+
+  /// The cache of the project at `path`: beside it, or the user's cache when the project's
+  /// folder cannot be written.
+  public init(forProject path: String, environment: [String: String]? = nil) {
+    let environment = environment ?? ProcessInfo.processInfo.environment
+    let beside = Self.directory(forProject: path)
+    let folder = (path as NSString).deletingLastPathComponent
+    let writable =
+      FileIdentity(path: beside) != nil
+      ? access(beside, W_OK | X_OK) == 0 : access(folder.isEmpty ? "." : folder, W_OK | X_OK) == 0
+    if writable {
+      directories = [beside]
+    } else {
+      directories = [Self.userDirectory(environment), beside]
+    }
   }
 
   /// `song.tape` → `song.tape-cache`.
@@ -56,139 +59,353 @@ public struct AudioCache: Sendable {
     path + "-cache"
   }
 
-  /// The cache file for `source` at `projectRate`.
-  public func path(for source: Source, projectRate: Int) -> String {
+  /// `$XDG_CACHE_HOME/tape`, or `$HOME/.cache/tape`.
+  static func userDirectory(_ environment: [String: String]) -> String {
+    if let base = environment["XDG_CACHE_HOME"], base.hasPrefix("/") { return base + "/tape" }
+    let home = environment["HOME"] ?? NSHomeDirectory()
+    return home + "/.cache/tape"
+  }
+
+  /// The file name of `source`'s entry at `projectRate`.
+  static func entryName(for source: Source, projectRate: Int) -> String {
     let key = source.contentHash.map { $0.isLetter || $0.isNumber ? $0 : "-" }
-    return "\(directory)/\(String(key))-\(projectRate)hz-\(source.channels)ch.f32"
+    return "\(String(key))-\(projectRate)hz-\(source.channels)ch.f32"
   }
 
-  /// The source's audio at the project rate, decoding it into the cache first if needed.
-  public func load(_ source: Source, projectRate: Int) throws(AudioFileError) -> DecodedAudio {
-    try checkSourceFile(source)
-    let frames = Int(source.frameCount(atRate: projectRate).frames)
-    let path = path(for: source, projectRate: projectRate)
-    let expectedBytes = frames * source.channels * MemoryLayout<Float>.size
-    let existing = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
-    if existing != expectedBytes {
-      try build(source, projectRate: projectRate, frames: frames, at: path)
+  /// The cache file for `source` at `projectRate` in the first directory.
+  public func path(for source: Source, projectRate: Int) -> String {
+    "\(directories[0])/\(Self.entryName(for: source, projectRate: projectRate))"
+  }
+
+  /// Every file in the cache's folders (a render must not write over one).
+  public var files: [String] {
+    directories.flatMap { directory in
+      ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).map {
+        "\(directory)/\($0)"
+      }
     }
-    return try DecodedAudio(path: path, frames: frames, channels: source.channels)
   }
 
-  /// A cheap check made on every load: the file exists and has the size it was imported with
-  /// (the hash records it). Decoding checks the whole hash.
-  private func checkSourceFile(_ source: Source) throws(AudioFileError) {
-    guard FileManager.default.fileExists(atPath: source.path) else {
+  /// The source's audio at the project rate, decoding it into the cache first if needed. No
+  /// chunk is resident yet: see ``CachedSource/makeResident(_:)``.
+  public func load(_ source: Source, projectRate: Int) throws(AudioFileError) -> CachedSource {
+    try checkSourceFile(source)
+    let expected = CacheFileLayout(
+      channels: source.channels, frames: Int(source.frameCount(atRate: projectRate).frames),
+      sampleRate: projectRate, contentHash: source.contentHash)
+    let name = Self.entryName(for: source, projectRate: projectRate)
+    for directory in directories {
+      if let entry = CacheEntry(path: "\(directory)/\(name)", expected: expected) {
+        return CachedSource(source: source, projectRate: projectRate, cache: self, entry: entry)
+      }
+    }
+    return CachedSource(
+      source: source, projectRate: projectRate, cache: self,
+      entry: try build(source, layout: expected, at: "\(directories[0])/\(name)"))
+  }
+
+  // MARK: The source file
+
+  /// Checks that `source`'s file is still the audio that was imported: by its identity when
+  /// that is unchanged since the last check, else by hashing it again.
+  func checkSourceFile(_ source: Source) throws(AudioFileError) {
+    guard let identity = FileIdentity(path: source.path) else {
+      if errno == EACCES { throw .unreadable(path: source.path) }
       throw .sourceMissing(source: source.id.description, path: source.path)
     }
-    let size =
-      (try? FileManager.default.attributesOfItem(atPath: source.path)[.size] as? Int) ?? nil
-    if let recorded = source.contentHash.split(separator: ":").last.flatMap({ Int($0) }),
-      size != recorded
+    if let recorded = source.contentHash.split(separator: ":").last.flatMap({ Int64($0) }),
+      identity.size != recorded || !identity.isRegularFile
     {
       throw .sourceChanged(source: source.id.description, path: source.path)
     }
-  }
-
-  /// Decodes (and resamples) `source` into `path`, through a temporary file renamed when
-  /// complete, so a crash never leaves a partial cache file under the real name.
-  private func build(
-    _ source: Source, projectRate: Int, frames: Int, at path: String
-  )
-    throws(AudioFileError)
-  {
+    let record = Self.identityRecord(source: source, identity: identity)
+    let name = Self.identityName(for: source)
+    for directory in directories
+    where (try? String(contentsOfFile: "\(directory)/\(name)", encoding: .utf8)) == record {
+      return
+    }
     guard try ContentHash.ofFile(at: source.path) == source.contentHash else {
       throw .sourceChanged(source: source.id.description, path: source.path)
     }
-    do {
-      try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    // Remembered for next time; a cache we cannot write only means hashing again then.
+    try? write(Array(record.utf8), to: "\(directories[0])/\(name)")
+  }
+
+  /// `<content key>-<path key>.source`: one per (audio, path), so two paths holding the same
+  /// audio keep their own identities.
+  static func identityName(for source: Source) -> String {
+    let key = source.contentHash.map { $0.isLetter || $0.isNumber ? $0 : "-" }
+    let pathKey = Array(source.path.utf8).withUnsafeBytes { XXH64.digest($0) }
+    return "\(String(key))-\(String(pathKey, radix: 16)).source"
+  }
+
+  static func identityRecord(source: Source, identity: FileIdentity) -> String {
+    "tape source identity 1\n\(source.path)\n\(source.contentHash)\n\(identity)\n"
+  }
+
+  /// Writes `bytes` to `path` through ``SafeOutput`` (creating the cache folder on the way).
+  func write(_ bytes: [UInt8], to path: String) throws(AudioFileError) {
+    do throws(SafeFileError) {
+      let output = try SafeOutput(try OutputDestination.resolve(path, creatingFolder: true))
+      try output.write(bytes)
+      try output.commit()
     } catch {
-      throw .cache(path: directory, detail: "\(error)")
+      throw .cache(path: path, detail: error.description)
+    }
+  }
+
+  // MARK: Decoding
+
+  /// Decodes (and resamples) `source` into a new entry at `path`: written through
+  /// ``SafeOutput`` (nothing appears under `path` until it is complete), chunk by chunk, each
+  /// chunk's checksum taken as it is written; the header last.
+  func build(
+    _ source: Source, layout expected: CacheFileLayout, at path: String
+  ) throws(AudioFileError) -> CacheEntry {
+    guard try ContentHash.ofFile(at: source.path) == source.contentHash else {
+      throw .sourceChanged(source: source.id.description, path: source.path)
     }
     let reader = try SndfileReader(path: source.path)
     guard reader.channels == source.channels, reader.sampleRate == source.sampleRate else {
       throw .sourceChanged(source: source.id.description, path: source.path)
     }
-    let temporary = "\(path).partial-\(getpid())"
-    guard let output = fopen(temporary, "wb") else {
-      throw .cache(path: temporary, detail: String(cString: strerror(errno)))
+    let output: SafeOutput
+    do throws(SafeFileError) {
+      output = try SafeOutput(try OutputDestination.resolve(path, creatingFolder: true))
+    } catch {
+      throw .cache(path: path, detail: error.description)
     }
-    var closed = false
-    defer {
-      if !closed { fclose(output) }
-      unlink(temporary)
-    }
-    var writer = FrameWriter(file: output, channels: source.channels, limit: frames)
+    var layout = expected
+    var writer = ChunkWriter(output: output, layout: layout, path: path)
+    let channels = source.channels
     let chunk = 16_384
-    let input = UnsafeMutablePointer<Float>.allocate(capacity: chunk * source.channels)
+    let input = UnsafeMutablePointer<Float>.allocate(capacity: chunk * channels)
     defer { input.deallocate() }
-    if source.sampleRate == projectRate {
-      while writer.written < frames {
+    if source.sampleRate == expected.sampleRate {
+      while writer.written < layout.frames {
         let read = reader.readFloats(into: input, frames: chunk)
         if read <= 0 { break }
-        try writer.write(input, frames: read, path: temporary)
+        try writer.write(input, frames: read)
       }
     } else {
       let resampler = try SoxrResampler(
-        from: source.sampleRate, to: projectRate, channels: source.channels)
-      let capacity = chunk * (projectRate / max(source.sampleRate, 1) + 2)
-      let resampled = UnsafeMutablePointer<Float>.allocate(capacity: capacity * source.channels)
+        from: source.sampleRate, to: expected.sampleRate, channels: channels)
+      let capacity = chunk * (expected.sampleRate / max(source.sampleRate, 1) + 2)
+      let resampled = UnsafeMutablePointer<Float>.allocate(capacity: capacity * channels)
       defer { resampled.deallocate() }
       var finished = false
-      while !finished && writer.written < frames {
+      while !finished && writer.written < layout.frames {
         let read = reader.readFloats(into: input, frames: chunk)
         var offset = 0
         repeat {
           let (consumed, produced) = try resampler.process(
-            read > 0 ? input + offset * source.channels : nil, frames: read - offset,
+            read > 0 ? input + offset * channels : nil, frames: read - offset,
             into: resampled, capacity: capacity)
-          try writer.write(resampled, frames: produced, path: temporary)
+          try writer.write(resampled, frames: produced)
           offset += consumed
           if read <= 0 && produced == 0 { finished = true }
         } while read > 0 && offset < read
       }
     }
     // A resampler's length can differ from round(n · rate / sourceRate) by a frame: pad with
-    // silence so the cache is exactly as long as the model says.
-    try writer.padWithSilence(path: temporary)
-    guard fflush(output) == 0, fsync(fileno(output)) == 0, fclose(output) == 0 else {
-      throw .cache(path: temporary, detail: String(cString: strerror(errno)))
+    // silence so the entry is exactly as long as the model says.
+    try writer.finish()
+    layout.chunkChecksums = writer.checksums
+    do throws(SafeFileError) {
+      try output.write(layout.encoded(), at: 0)
+      try output.commit()
+    } catch {
+      throw .cache(path: path, detail: error.description)
     }
-    closed = true
-    guard rename(temporary, path) == 0 else {
-      throw .cache(path: path, detail: String(cString: strerror(errno)))
+    guard let entry = CacheEntry(path: path, expected: expected) else {
+      throw .cache(path: path, detail: "the new entry does not read back; check the disk")
     }
+    return entry
   }
 }
 
-/// Writes interleaved frames to a file, never more than `limit`.
-private struct FrameWriter {
-  let file: UnsafeMutablePointer<FILE>
-  let channels: Int
-  let limit: Int
+/// Fills a cache file's data area a chunk at a time, taking each chunk's checksum.
+private struct ChunkWriter {
+  let output: SafeOutput
+  let layout: CacheFileLayout
+  let path: String
   var written = 0
+  var checksums: [UInt64] = []
+  /// The chunk being filled.
+  private var buffer: [Float]
 
-  mutating func write(
-    _ samples: UnsafePointer<Float>, frames: Int, path: String
-  )
-    throws(AudioFileError)
-  {
-    let count = min(frames, limit - written)
-    guard count > 0 else { return }
-    guard fwrite(samples, MemoryLayout<Float>.size * channels, count, file) == count else {
-      throw .cache(path: path, detail: String(cString: strerror(errno)))
-    }
-    written += count
+  init(output: SafeOutput, layout: CacheFileLayout, path: String) {
+    self.output = output
+    self.layout = layout
+    self.path = path
+    buffer = []
+    buffer.reserveCapacity(SourceAudio.chunkFrames * layout.channels)
   }
 
-  mutating func padWithSilence(path: String) throws(AudioFileError) {
-    let silence = [Float](repeating: 0, count: 4_096 * channels)
-    while written < limit {
-      try silence.withUnsafeBufferPointer { buffer throws(AudioFileError) in
-        if let base = buffer.baseAddress {
-          try write(base, frames: min(4_096, limit - written), path: path)
+  /// Takes up to what the layout holds of `frames` frames.
+  mutating func write(_ samples: UnsafePointer<Float>, frames: Int) throws(AudioFileError) {
+    var taken = 0
+    let wanted = min(frames, layout.frames - written)
+    while taken < wanted {
+      let room = SourceAudio.chunkFrames - buffer.count / layout.channels
+      let count = min(room, wanted - taken)
+      buffer.append(
+        contentsOf: UnsafeBufferPointer(
+          start: samples + taken * layout.channels, count: count * layout.channels))
+      taken += count
+      written += count
+      if buffer.count == SourceAudio.chunkFrames * layout.channels { try flush() }
+    }
+  }
+
+  /// Pads the last chunk with silence to the layout's length and writes it.
+  mutating func finish() throws(AudioFileError) {
+    let missing = layout.frames - written
+    if missing > 0 {
+      let silence = [Float](
+        repeating: 0, count: min(missing, SourceAudio.chunkFrames) * layout.channels)
+      var left = missing
+      while left > 0 {
+        let count = min(left, SourceAudio.chunkFrames)
+        try silence.withUnsafeBufferPointer { pointer throws(AudioFileError) in
+          if let base = pointer.baseAddress { try write(base, frames: count) }
         }
+        left -= count
       }
     }
+    if !buffer.isEmpty { try flush() }
+  }
+
+  private mutating func flush() throws(AudioFileError) {
+    let index = checksums.count
+    let offset = layout.chunkBytes(index).offset
+    do throws(SafeFileError) {
+      checksums.append(buffer.withUnsafeBytes { XXH64.digest($0) })
+      try output.write(buffer, at: Int64(offset))
+    } catch {
+      throw .cache(path: path, detail: error.description)
+    }
+    buffer.removeAll(keepingCapacity: true)
+  }
+}
+
+/// An open, verified cache file: its header checked, its length exactly what the header says.
+/// Immutable after opening; `pread` needs no lock.
+final class CacheEntry: @unchecked Sendable {
+  let path: String
+  let layout: CacheFileLayout
+  let descriptor: Int32
+
+  /// Opens and checks the entry at `path`; nil when there is none or it is not exactly the
+  /// audio `expected` describes (another version, damaged, truncated).
+  init?(path: String, expected: CacheFileLayout) {
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+    guard fd >= 0 else { return nil }
+    var header = [UInt8](repeating: 0, count: expected.dataOffset)
+    let read = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+    guard read == header.count, let layout = CacheFileLayout(decoding: header),
+      layout.channels == expected.channels, layout.frames == expected.frames,
+      layout.sampleRate == expected.sampleRate, layout.contentHash == expected.contentHash,
+      let identity = FileIdentity(descriptor: fd), identity.size == Int64(layout.fileBytes)
+    else {
+      close(fd)
+      return nil
+    }
+    self.path = path
+    self.layout = layout
+    descriptor = fd
+  }
+
+  deinit {
+    close(descriptor)
+  }
+
+  /// Reads chunk `index` into `buffer` (``SourceAudio/samplesInChunk(_:)`` floats) and checks
+  /// it; false when the file is shorter than its header says or the checksum differs.
+  func read(_ index: Int, into buffer: UnsafeMutablePointer<Float>) -> Bool {
+    let (offset, count) = layout.chunkBytes(index)
+    var done = 0
+    while done < count {
+      let read = pread(
+        descriptor, UnsafeMutableRawPointer(buffer) + done, count - done, off_t(offset + done))
+      if read < 0 && errno == EINTR { continue }
+      guard read > 0 else { return false }
+      done += read
+    }
+    return XXH64.digest(UnsafeRawBufferPointer(start: buffer, count: count))
+      == layout.chunkChecksums[index]
+  }
+}
+
+/// One source's decoded audio, read from its cache entry into memory chunk by chunk.
+///
+/// ``audio`` is what render plans point at; ``makeResident(_:)`` reads a chunk (with `pread`,
+/// verified against its checksum) and publishes it there. A chunk that fails its check, or a
+/// file that became shorter, makes the source be decoded again, once; a second failure is an
+/// error naming the cache file. Thread-safe: one loader at a time, others wait.
+public final class CachedSource: @unchecked Sendable {
+  public let source: Source
+  public let audio: SourceAudio
+  private let projectRate: Int
+  private let cache: AudioCache
+  private let entry: Mutex<(current: CacheEntry, rebuilt: Bool)>
+
+  init(source: Source, projectRate: Int, cache: AudioCache, entry: CacheEntry) {
+    self.source = source
+    self.projectRate = projectRate
+    self.cache = cache
+    audio = SourceAudio(frames: entry.layout.frames, channels: entry.layout.channels)
+    self.entry = Mutex((entry, false))
+  }
+
+  /// The cache file this source reads.
+  public var path: String { entry.withLock { $0.current.path } }
+
+  /// Reads chunk `index` into memory, unless it is resident already.
+  public func makeResident(_ index: Int) throws(AudioFileError) {
+    if audio.isResident(index) { return }
+    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: audio.samplesInChunk(index))
+    let result: Result<Void, AudioFileError> = entry.withLock { state in
+      if state.current.read(index, into: buffer) { return .success(()) }
+      guard !state.rebuilt else {
+        return .failure(
+          .cache(
+            path: state.current.path,
+            detail: "chunk \(index) is damaged even after decoding the source again"))
+      }
+      // Damaged, or shortened under us: decode again into a new entry and read from that.
+      do throws(AudioFileError) {
+        let path = cache.path(for: source, projectRate: projectRate)
+        try cache.checkSourceFile(source)
+        state.current = try cache.build(source, layout: state.current.layout, at: path)
+        state.rebuilt = true
+      } catch {
+        return .failure(error)
+      }
+      return state.current.read(index, into: buffer)
+        ? .success(())
+        : .failure(.cache(path: state.current.path, detail: "chunk \(index) does not read back"))
+    }
+    switch result {
+    case .success:
+      audio.publish(buffer, at: index)
+    case .failure(let error):
+      buffer.deallocate()
+      throw error
+    }
+  }
+
+  /// Every sample, interleaved (reads every chunk).
+  public func samples() throws(AudioFileError) -> [Float] {
+    var all: [Float] = []
+    all.reserveCapacity(audio.frames * audio.channels)
+    for index in 0..<audio.chunkCount {
+      try makeResident(index)
+      if let chunk = audio.chunk(index) {
+        all.append(
+          contentsOf: UnsafeBufferPointer(start: chunk, count: audio.samplesInChunk(index)))
+      }
+    }
+    return all
   }
 }

@@ -1,3 +1,5 @@
+public import SafeFiles
+
 /// Why an audio file could not be used, with a message that says what to do.
 public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
   case missing(path: String)
@@ -24,6 +26,8 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
   case tooLong(format: String, bytes: Int64, limit: Int64)
   /// The render was interrupted; nothing was written under the output's name.
   case cancelled(path: String)
+  /// The output could not be opened, written or put in place (see ``SafeFiles/SafeFileError``).
+  case output(SafeFileError)
 
   public var description: String {
     switch self {
@@ -64,6 +68,8 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
         "the render would be \(bytes / 1_048_576) MiB of audio but a \(format) file holds at most \(limit / 1_048_576) MiB; render to .flac, use fewer --bits, or split it with --from/--to"
     case .cancelled(let path):
       return "render interrupted; \(path) was not written"
+    case .output(let error):
+      return error.description
     case .cache(let path, let detail):
       return
         "could not write the decoded-audio cache \(path): \(detail); check the disk space and permissions of that folder"

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 public import Mixing
+public import SafeFiles
 import Synchronization
 public import Timeline
 
@@ -44,12 +45,15 @@ public struct RenderSummary: Sendable, Equatable {
 /// another writes them, in order. Every block is computed the same way whatever the scheduling
 /// (dither is seeded by the block's index), so the output is the same bytes on every run.
 ///
-/// The file is written under a temporary name in the output's folder and renamed over the output
-/// only when complete: an interrupted or failed render leaves no partial file behind.
+/// The output is written through ``SafeFiles/SafeOutput``: a file appears under its name only
+/// when complete (an interrupted or failed render leaves nothing behind), and a device, a FIFO
+/// or standard output is written as a stream (WAV and AIFF with Tape's own final header, see
+/// ``PCMStreamWriter``; FLAC and Ogg through libsndfile's virtual I/O).
 ///
 /// ```swift
 /// let summary = try OfflineRenderer.render(
-///   plan, range: FrameRange(start: 0, count: plan.end.frames), to: "mix.wav",
+///   plan, range: FrameRange(start: 0, count: plan.end.frames),
+///   to: try OutputDestination.resolve("mix.wav"),
 ///   settings: RenderSettings(format: .wav, sampleFormat: .int24, dither: false))
 /// ```
 public enum OfflineRenderer {
@@ -59,14 +63,15 @@ public enum OfflineRenderer {
   /// next one renders.
   static let batchBlocks = 8
 
-  /// Renders `range` of `plan` into `path`.
+  /// Renders `range` of `plan` into `destination`.
   ///
   /// - Parameters:
   ///   - progress: called on the calling thread after each batch with the frames done so far.
   ///   - isCancelled: polled between batches; when it returns true the render stops, the
-  ///     temporary file is removed and ``AudioFileError/cancelled(path:)`` is thrown.
+  ///     unfinished file is dropped and ``AudioFileError/cancelled(path:)`` is thrown.
   public static func render(
-    _ plan: RenderPlan, range: FrameRange, to path: String, settings: RenderSettings,
+    _ plan: RenderPlan, audio: ProjectAudio, range: FrameRange, to destination: OutputDestination,
+    settings: RenderSettings,
     progress: (Int64) -> Void = { _ in }, isCancelled: () -> Bool = { false }
   ) throws(AudioFileError) -> RenderSummary {
     let clock = ContinuousClock.now
@@ -79,18 +84,22 @@ public enum OfflineRenderer {
       throw .tooLong(
         format: settings.format.description, bytes: bytes, limit: limit)
     }
-    try checkFolder(of: path)
-    let temporary = temporaryPath(for: path)
-    let writer: SndfileWriter
+    let output: SafeOutput
+    let writer: any SampleWriter
     do {
-      writer = try SndfileWriter(
-        path: temporary, format: settings.format, sampleFormat: settings.sampleFormat,
-        sampleRate: plan.sampleRate, channels: plan.outputChannels)
-    } catch .cannotCreate(_, let detail) {
-      throw .cannotCreate(path: path, detail: detail)
+      output = try SafeOutput(destination)
+    } catch {
+      throw .output(error)
     }
-    var renamed = false
-    defer { if !renamed { unlink(temporary) } }
+    if output.destination.isStream && (settings.format == .wav || settings.format == .aiff) {
+      writer = try PCMStreamWriter(
+        output: output, format: settings.format, sampleFormat: settings.sampleFormat,
+        sampleRate: plan.sampleRate, channels: plan.outputChannels, frames: range.count.frames)
+    } else {
+      writer = try SndfileWriter(
+        output: output, format: settings.format, sampleFormat: settings.sampleFormat,
+        sampleRate: plan.sampleRate, channels: plan.outputChannels)
+    }
 
     let channels = plan.outputChannels
     // Four batches in flight: one rendering while up to three wait to be measured and written.
@@ -101,6 +110,9 @@ public enum OfflineRenderer {
     let writeQueue = DispatchQueue(label: "tape.render.write")
     let meterQueue = DispatchQueue(label: "tape.render.loudness")
     let view = plan.view
+    // Decoded audio is read into memory just before the batch that needs it, and let go once
+    // no later part of the range reads it.
+    let lastReads = plan.lastReads()
 
     var position = range.start.frames
     let end = range.end.frames
@@ -108,7 +120,7 @@ public enum OfflineRenderer {
     var failure: AudioFileError?
     while position < end {
       if isCancelled() {
-        failure = .cancelled(path: path)
+        failure = .cancelled(path: destination.path)
         break
       }
       let batch = slots[batchIndex % slots.count]
@@ -119,7 +131,20 @@ public enum OfflineRenderer {
       }
       let frames = Int(min(Int64(blockFrames * batchBlocks), end - position))
       let firstBlock = Int((position - range.start.frames) / Int64(blockFrames))
-      batch.render(view, from: position, frames: frames, firstBlock: firstBlock)
+      let batchRange = position..<position + Int64(frames)
+      do {
+        try audio.makeResident(plan, range: batchRange)
+      } catch {
+        failure = error
+        break
+      }
+      let missing = batch.render(view, from: position, frames: frames, firstBlock: firstBlock)
+      precondition(missing == 0, "rendered \(missing) frames whose audio was not read")
+      for (index, source) in plan.sources.enumerated() {
+        for chunk in source.residentChunks where lastReads[index][chunk] <= batchRange.upperBound {
+          source.evict(chunk)
+        }
+      }
       batch.done.enter()
       batch.done.enter()
       writeQueue.async {
@@ -138,42 +163,15 @@ public enum OfflineRenderer {
     withExtendedLifetime(plan) {}
     if let failure = failure ?? sink.error { throw failure }
     try writer.close()
-    guard rename(temporary, path) == 0 else {
-      throw .cannotCreate(
-        path: path, detail: "\(String(cString: strerror(errno))); check the output path")
+    do {
+      try output.commit()
+    } catch {
+      throw .output(error)
     }
-    renamed = true
     return RenderSummary(
       frames: range.count.frames, sampleRate: plan.sampleRate, channels: channels,
       peak: Double(sink.peak), loudness: sink.meter.integratedLoudness,
       clippedSamples: sink.clipped, seconds: (ContinuousClock.now - clock).seconds)
-  }
-
-  /// Refuses an output whose folder is missing, not a folder, or not writable, with the fix.
-  static func checkFolder(of path: String) throws(AudioFileError) {
-    let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) else {
-      throw .cannotCreate(
-        path: path, detail: "the folder \(folder) does not exist; create it with mkdir -p \(folder)"
-      )
-    }
-    guard isDirectory.boolValue else {
-      throw .cannotCreate(
-        path: path, detail: "\(folder) is not a folder; give an output path inside a folder")
-    }
-    guard access(folder, W_OK) == 0 else {
-      throw .cannotCreate(
-        path: path,
-        detail: "the folder \(folder) is not writable; check its permissions or write elsewhere")
-    }
-  }
-
-  /// `dir/mix.wav` → `dir/.mix.wav.partial-<pid>`: same folder, so the final rename is atomic.
-  static func temporaryPath(for path: String) -> String {
-    let url = URL(fileURLWithPath: path)
-    let folder = url.deletingLastPathComponent().path
-    return "\(folder)/.\(url.lastPathComponent).partial-\(getpid())"
   }
 }
 
@@ -213,8 +211,9 @@ private final class Batch: @unchecked Sendable {
   }
 
   /// Mixes `frames` frames from `from`, in blocks rendered in parallel; `firstBlock` is the
-  /// index of the first block from the start of the render, which seeds its dither.
-  func render(_ view: PlanView, from: Int64, frames: Int, firstBlock: Int) {
+  /// index of the first block from the start of the render, which seeds its dither. Returns the
+  /// frames whose source chunks were not resident.
+  func render(_ view: PlanView, from: Int64, frames: Int, firstBlock: Int) -> Int {
     self.frames = frames
     let blockFrames = OfflineRenderer.blockFrames
     let blocks = (frames + blockFrames - 1) / blockFrames
@@ -223,11 +222,14 @@ private final class Batch: @unchecked Sendable {
     let (channels, bits, dither) = (channels, bits, dither)
     peaks.update(repeating: 0)
     clipped.update(repeating: 0)
+    let missing = Atomic<Int>(0)
     DispatchQueue.concurrentPerform(iterations: blocks) { block in
       let offset = block * blockFrames
       let count = min(blockFrames, frames - offset)
       let samples = floats + offset * channels
-      RenderKernel.render(view, from: from + Int64(offset), frames: count, into: samples)
+      missing.add(
+        RenderKernel.render(view, from: from + Int64(offset), frames: count, into: samples),
+        ordering: .relaxed)
       peaks[block] = Peak.of(samples, count: count * channels)
       if let bits, let integers {
         var quantizer = Quantizer(
@@ -236,6 +238,7 @@ private final class Batch: @unchecked Sendable {
           samples, count: count * channels, into: integers + offset * channels)
       }
     }
+    return missing.load(ordering: .relaxed)
   }
 }
 
@@ -266,7 +269,7 @@ enum Peak {
 /// `write` runs only on the write queue and `measure` only on the loudness queue; the render
 /// loop reads their results after both queues have drained.
 private final class Sink: @unchecked Sendable {
-  let writer: SndfileWriter
+  let writer: any SampleWriter
   var meter: LoudnessMeter
   var peak: Float = 0
   var clipped = 0
@@ -274,7 +277,7 @@ private final class Sink: @unchecked Sendable {
   private let failure = Mutex<AudioFileError?>(nil)
   var error: AudioFileError? { failure.withLock { $0 } }
 
-  init(writer: SndfileWriter, sampleRate: Int, channels: Int) {
+  init(writer: any SampleWriter, sampleRate: Int, channels: Int) {
     self.writer = writer
     meter = LoudnessMeter(sampleRate: sampleRate, channels: channels)
   }

@@ -1,5 +1,6 @@
 internal import CSndfile
 import Foundation
+import SafeFiles
 
 // Every call into libsndfile goes through this file, which turns its results into
 // `AudioFileError`s.
@@ -55,17 +56,22 @@ final class SndfileReader {
   }
 }
 
-/// An open libsndfile handle for writing; closed by ``close()`` (or on deinit, after a failure).
-final class SndfileWriter {
+/// An open libsndfile handle writing to a ``SafeFiles/SafeOutput``: straight to its file, or
+/// through virtual I/O for a stream (FLAC and Ogg; libsndfile cannot write WAV or AIFF to a
+/// stream, see ``PCMStreamWriter``). Closed by ``close()`` (or on deinit, after a failure).
+final class SndfileWriter: SampleWriter {
   private var handle: OpaquePointer?
-  let path: String
+  private let output: SafeOutput
+  /// The virtual I/O state of a stream, kept alive as long as the handle.
+  private let stream: StreamState?
 
   init(
-    path: String, format: ExportFormat, sampleFormat: SampleFormat, sampleRate: Int, channels: Int
+    output: SafeOutput, format: ExportFormat, sampleFormat: SampleFormat, sampleRate: Int,
+    channels: Int
   )
     throws(AudioFileError)
   {
-    self.path = path
+    self.output = output
     var info = SF_INFO()
     info.samplerate = Int32(sampleRate)
     info.channels = Int32(channels)
@@ -74,11 +80,38 @@ final class SndfileWriter {
       throw .unsupportedOutput(
         format: format.rawValue, detail: "\(sampleFormat) at \(sampleRate) Hz")
     }
-    guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
+    let handle: OpaquePointer?
+    if output.destination.isStream {
+      let state = StreamState(output: output)
+      stream = state
+      var callbacks = SF_VIRTUAL_IO(
+        get_filelen: { _ in -1 },
+        seek: { offset, whence, context in
+          // Only "where am I" and "go where I am" can be honoured on a stream.
+          guard let context else { return -1 }
+          let state = Unmanaged<StreamState>.fromOpaque(context).takeUnretainedValue()
+          let target = whence == SEEK_CUR ? state.position + offset : offset
+          return whence != SEEK_END && target == state.position ? state.position : -1
+        },
+        read: { _, _, _ in 0 },
+        write: { bytes, count, context in
+          guard let context else { return 0 }
+          return Unmanaged<StreamState>.fromOpaque(context).takeUnretainedValue()
+            .write(bytes, count: count)
+        },
+        tell: { context in
+          guard let context else { return -1 }
+          return Unmanaged<StreamState>.fromOpaque(context).takeUnretainedValue().position
+        })
+      handle = sf_open_virtual(
+        &callbacks, Int32(SFM_WRITE), &info, Unmanaged.passUnretained(state).toOpaque())
+    } else {
+      stream = nil
+      handle = sf_open_fd(output.descriptor, Int32(SFM_WRITE), &info, 0)
+    }
+    guard let handle else {
       throw .cannotCreate(
-        path: path,
-        detail:
-          "\(String(cString: strerror(errno))); check that its folder exists and is writable")
+        path: output.destination.path, detail: String(cString: sf_strerror(nil)))
     }
     self.handle = handle
     if format == .ogg {
@@ -93,33 +126,57 @@ final class SndfileWriter {
     if let handle { sf_close(handle) }
   }
 
-  /// Writes `frames` interleaved frames of 32-bit left-justified integers.
   func write(_ samples: UnsafePointer<Int32>, frames: Int) throws(AudioFileError) {
     guard let handle else { return }
     let written = sf_writef_int(handle, samples, sf_count_t(frames))
     guard written == frames else { throw writeError(handle) }
   }
 
-  /// Writes `frames` interleaved float frames as they are (no normalisation, no clipping).
   func write(_ samples: UnsafePointer<Float>, frames: Int) throws(AudioFileError) {
     guard let handle else { return }
     let written = sf_writef_float(handle, samples, sf_count_t(frames))
     guard written == frames else { throw writeError(handle) }
   }
 
-  /// Finishes the file (headers, encoder flush) and reports any failure in doing so.
   func close() throws(AudioFileError) {
     guard let handle else { return }
     self.handle = nil
     let result = sf_close(handle)
+    if let failure = stream?.failure { throw .output(failure) }
     guard result == 0 else {
-      throw .write(path: path, detail: String(cString: sf_error_number(result)))
+      throw .write(path: output.destination.path, detail: String(cString: sf_error_number(result)))
     }
   }
 
   private func writeError(_ handle: OpaquePointer) -> AudioFileError {
+    if let failure = stream?.failure { return .output(failure) }
     let reason = String(cString: sf_strerror(handle))
-    return .write(path: path, detail: errno == ENOSPC ? "no space left on device" : reason)
+    return .write(
+      path: output.destination.path, detail: errno == ENOSPC ? "no space left on device" : reason)
+  }
+
+  /// What the virtual I/O callbacks of a stream share: the output, the bytes written so far,
+  /// and the first failure (libsndfile reports only "fewer bytes written").
+  private final class StreamState {
+    let output: SafeOutput
+    var position: sf_count_t = 0
+    var failure: SafeFileError?
+
+    init(output: SafeOutput) {
+      self.output = output
+    }
+
+    func write(_ bytes: UnsafeRawPointer?, count: sf_count_t) -> sf_count_t {
+      guard failure == nil, let bytes else { return 0 }
+      do {
+        try output.write(UnsafeRawBufferPointer(start: bytes, count: Int(count)))
+      } catch {
+        failure = error
+        return 0
+      }
+      position += count
+      return count
+    }
   }
 }
 

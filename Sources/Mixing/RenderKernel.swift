@@ -1,3 +1,4 @@
+import Atomics
 import Foundation
 
 /// The render kernel: mixes any block `[from, from + frames)` of a plan into a buffer.
@@ -16,24 +17,30 @@ public enum RenderKernel {
   /// Renders `frames` frames starting at timeline frame `from` into `output`, interleaved with
   /// `plan.outputChannels` channels. `output` is overwritten (silence where nothing plays).
   ///
+  /// Returns how many clip frames could not be rendered because their source chunk was not
+  /// resident (they are silent): 0 whenever the loader kept up.
+  ///
   /// - Note: Realtime-safe: no allocation, no locks.
   @_noLocks
+  @discardableResult
   public static func render(
     _ plan: PlanView, from: Int64, frames: Int, into output: UnsafeMutablePointer<Float>
-  ) {
+  ) -> Int {
     let channels = plan.outputChannels
     output.update(repeating: 0, count: frames * channels)
-    guard let clips = plan.clips, let runningEnd = plan.runningEnd, frames > 0 else { return }
+    guard let clips = plan.clips, let runningEnd = plan.runningEnd, frames > 0 else { return 0 }
     let to = from + Int64(frames)
+    var missing = 0
     var index = firstReaching(from, runningEnd: runningEnd, count: plan.count)
     while index < plan.count {
       let clip = clips[index]
       if clip.timelineStart >= to { break }
       if clip.timelineStart + clip.length > from {
-        mix(clip, blockStart: from, blockEnd: to, into: output, channels: channels)
+        missing += mix(clip, blockStart: from, blockEnd: to, into: output, channels: channels)
       }
       index += 1
     }
+    return missing
   }
 
   /// The first index whose running end is past `frame`: every earlier clip ends at or before it.
@@ -48,56 +55,88 @@ public enum RenderKernel {
     return low
   }
 
-  /// Adds the part of `clip` that falls in `[blockStart, blockEnd)`.
+  /// Adds the part of `clip` that falls in `[blockStart, blockEnd)`, one source chunk at a time;
+  /// returns the frames skipped because their chunk was not resident.
   @_noLocks
   static func mix(
     _ clip: ClipRecord, blockStart: Int64, blockEnd: Int64,
-    into output: UnsafeMutablePointer<Float>,
-    channels: Int
-  ) {
+    into output: UnsafeMutablePointer<Float>, channels: Int
+  ) -> Int {
     let first = max(0, blockStart - clip.timelineStart)
     let last = min(clip.length, blockEnd - clip.timelineStart)
+    let sourceChannels: Int
+    switch clip.routing {
+    case .monoToMono, .monoToStereo: sourceChannels = 1
+    case .stereoToStereo, .stereoToMono: sourceChannels = 2
+    }
+    var missing = 0
+    var i = first
+    while i < last {
+      let sourceFrame = clip.sourceStart + i
+      let chunkFrames = 1 << ChunkTable.shift
+      let offset = Int(sourceFrame) & (chunkFrames - 1)
+      let run = min(last - i, Int64(chunkFrames - offset))
+      if let chunk = ChunkTable.chunk(Int(sourceFrame >> Int64(ChunkTable.shift)), in: clip.chunks)
+      {
+        let out = output + Int(clip.timelineStart + i - blockStart) * channels
+        segment(clip, chunk + offset * sourceChannels, out, from: i, to: i + run)
+      } else {
+        missing += Int(run)
+      }
+      i += run
+    }
+    return missing
+  }
+
+  /// Clip frames `[first, last)`, read from `source` and added to `out` (both at frame `first`),
+  /// split into the fades and the constant-gain body between them.
+  @_noLocks
+  static func segment(
+    _ clip: ClipRecord, _ source: UnsafePointer<Float>, _ out: UnsafeMutablePointer<Float>,
+    from first: Int64, to last: Int64
+  ) {
     let bodyStart = clip.fadeInLength
     let bodyEnd = clip.length - clip.fadeOutLength
-    let base = output + Int(clip.timelineStart - blockStart) * channels
     if bodyStart >= bodyEnd {
-      faded(clip, first, last, into: base)
+      faded(clip, source, out, origin: first, first, last)
       return
     }
-    faded(clip, first, min(last, bodyStart), into: base)
-    body(clip, max(first, bodyStart), min(last, bodyEnd), into: base)
-    faded(clip, max(first, bodyEnd), last, into: base)
+    faded(clip, source, out, origin: first, first, min(last, bodyStart))
+    body(clip, source, out, origin: first, max(first, bodyStart), min(last, bodyEnd))
+    faded(clip, source, out, origin: first, max(first, bodyEnd), last)
   }
 
   /// Clip frames `[first, last)` outside both fades: a constant gain per output channel.
+  /// `source` and `out` are at clip frame `origin`.
   @_noLocks
   static func body(
-    _ clip: ClipRecord, _ first: Int64, _ last: Int64, into base: UnsafeMutablePointer<Float>
+    _ clip: ClipRecord, _ source: UnsafePointer<Float>, _ out: UnsafeMutablePointer<Float>,
+    origin: Int64, _ first: Int64, _ last: Int64
   ) {
     guard first < last else { return }
-    let start = Int(first)
+    let start = Int(first - origin)
     let count = Int(last - first)
     let left = clip.gainLeft
     let right = clip.gainRight
     switch clip.routing {
     case .monoToMono:
-      let source = clip.samples + start
-      let out = base + start
+      let source = source + start
+      let out = out + start
       for i in 0..<count { out[i] += source[i] * left }
     case .stereoToMono:
-      let source = clip.samples + 2 * start
-      let out = base + start
+      let source = source + 2 * start
+      let out = out + start
       for i in 0..<count { out[i] += (source[2 * i] + source[2 * i + 1]) * left }
     case .monoToStereo:
-      let source = clip.samples + start
-      let out = base + 2 * start
+      let source = source + start
+      let out = out + 2 * start
       for i in 0..<count {
         out[2 * i] += source[i] * left
         out[2 * i + 1] += source[i] * right
       }
     case .stereoToStereo:
-      let source = clip.samples + 2 * start
-      let out = base + 2 * start
+      let source = source + 2 * start
+      let out = out + 2 * start
       for i in 0..<count {
         out[2 * i] += source[2 * i] * left
         out[2 * i + 1] += source[2 * i + 1] * right
@@ -105,29 +144,30 @@ public enum RenderKernel {
     }
   }
 
-  /// Clip frames `[first, last)` inside a fade: the gain is evaluated per frame.
+  /// Clip frames `[first, last)` inside a fade: the gain is evaluated per frame. `source` and
+  /// `out` are at clip frame `origin`.
   @_noLocks
   static func faded(
-    _ clip: ClipRecord, _ first: Int64, _ last: Int64, into base: UnsafeMutablePointer<Float>
+    _ clip: ClipRecord, _ source: UnsafePointer<Float>, _ out: UnsafeMutablePointer<Float>,
+    origin: Int64, _ first: Int64, _ last: Int64
   ) {
     guard first < last else { return }
     let left = Double(clip.gainLeft)
     let right = Double(clip.gainRight)
     for i in first..<last {
       let fade = fadeGain(clip, at: i)
-      let frame = Int(i)
+      let frame = Int(i - origin)
       switch clip.routing {
       case .monoToMono:
-        base[frame] += clip.samples[frame] * Float(fade * left)
+        out[frame] += source[frame] * Float(fade * left)
       case .stereoToMono:
-        base[frame] +=
-          (clip.samples[2 * frame] + clip.samples[2 * frame + 1]) * Float(fade * left)
+        out[frame] += (source[2 * frame] + source[2 * frame + 1]) * Float(fade * left)
       case .monoToStereo:
-        base[2 * frame] += clip.samples[frame] * Float(fade * left)
-        base[2 * frame + 1] += clip.samples[frame] * Float(fade * right)
+        out[2 * frame] += source[frame] * Float(fade * left)
+        out[2 * frame + 1] += source[frame] * Float(fade * right)
       case .stereoToStereo:
-        base[2 * frame] += clip.samples[2 * frame] * Float(fade * left)
-        base[2 * frame + 1] += clip.samples[2 * frame + 1] * Float(fade * right)
+        out[2 * frame] += source[2 * frame] * Float(fade * left)
+        out[2 * frame + 1] += source[2 * frame + 1] * Float(fade * right)
       }
     }
   }
@@ -161,5 +201,24 @@ extension CurveCode {
     case .sCurve: _unsafePerformance { (1 - cos(Double.pi * x)) / 2 }
     case .exponential: _unsafePerformance { (exp2(10 * x) - 1) / 1023 }
     }
+  }
+}
+
+/// Reading a chunk table (what a ``ClipRecord`` carries) on the audio thread. In this file
+/// because the compiler checks `@_noLocks` functions only against bodies it can see: in a
+/// debug build, those of the same file.
+enum ChunkTable {
+  /// log2 of the frames per chunk (a computed constant: the audio thread reads no globals).
+  @_transparent static var shift: Int { 16 }
+
+  /// The chunk's samples when resident.
+  ///
+  /// - Note: Realtime-safe: one atomic load.
+  @_noLocks
+  static func chunk(
+    _ index: Int, in table: UnsafeMutablePointer<UInt.AtomicRepresentation>
+  ) -> UnsafePointer<Float>? {
+    UnsafePointer(
+      bitPattern: UnsafeAtomic<UInt>(at: table + index).load(ordering: .acquiring))
   }
 }

@@ -1,3 +1,4 @@
+public import Atomics
 public import Timeline
 
 /// How a clip's source channels reach the output channels.
@@ -10,6 +11,14 @@ public enum ChannelRouting: UInt8, Sendable, BitwiseCopyable {
   case stereoToStereo
   /// Stereo source, mono output: `out += (srcL + srcR)/2 · g`, pan ignored.
   case stereoToMono
+
+  /// Channels of the source this routing reads.
+  public var sourceChannels: Int {
+    switch self {
+    case .monoToMono, .monoToStereo: 1
+    case .stereoToStereo, .stereoToMono: 2
+    }
+  }
 }
 
 /// The curve codes the kernel switches on (``FadeCurve`` as one trivially-copyable byte).
@@ -30,8 +39,10 @@ public enum CurveCode: UInt8, Sendable, BitwiseCopyable {
 ///
 /// Trivially copyable: no references, so the audio thread can read it without touching ARC.
 public struct ClipRecord: @unchecked Sendable, BitwiseCopyable {
-  /// The source's interleaved samples at the clip's first frame (`sourceRange.start`).
-  public var samples: UnsafePointer<Float>
+  /// The source's chunk table (see ``SourceAudio``): where its resident chunks are.
+  public var chunks: UnsafeMutablePointer<UInt.AtomicRepresentation>
+  /// The source frame (at the project rate) the clip's first frame plays: `sourceRange.start`.
+  public var sourceStart: Int64
   public var timelineStart: Int64
   public var length: Int64
   public var fadeInLength: Int64
@@ -60,8 +71,8 @@ public struct PlanView: @unchecked Sendable, BitwiseCopyable {
   public let outputChannels: Int
 }
 
-/// A snapshot compiled for rendering: every audible clip as a flat ``ClipRecord`` with pointers
-/// into decoded audio, and the audio's owners kept alive for the plan's lifetime.
+/// A snapshot compiled for rendering: every audible clip as a flat ``ClipRecord`` pointing at its
+/// source's chunk table, and the sources' audio kept alive for the plan's lifetime.
 ///
 /// Compiled off the audio thread from an immutable ``Project``; immutable afterwards, so any
 /// number of threads may render from one plan at once.
@@ -78,7 +89,10 @@ public final class RenderPlan: @unchecked Sendable {
   public let view: PlanView
   private let records: UnsafeMutableBufferPointer<ClipRecord>
   private let runningEnd: UnsafeMutableBufferPointer<Int64>
-  private let owners: [AnyObject]
+  /// The decoded audio every record reads, kept alive with the plan.
+  public let sources: [SourceAudio]
+  /// For each record, in order, its source's index in ``sources``.
+  private let recordSources: [Int]
 
   /// Compiles `project`, reading each clip's audio from `audio` (keyed by source id).
   ///
@@ -88,8 +102,9 @@ public final class RenderPlan: @unchecked Sendable {
     sampleRate = project.sampleRate
     outputChannels = project.channels
     end = project.timelineEnd
-    var compiled: [ClipRecord] = []
-    var owners: [ObjectIdentifier: AnyObject] = [:]
+    var compiled: [(record: ClipRecord, source: Int)] = []
+    var sources: [SourceAudio] = []
+    var sourceIndex: [ObjectIdentifier: Int] = [:]
     for track in project.audibleTracks {
       for clip in track.clips where clip.length.frames > 0 {
         guard let source = audio[clip.source] else {
@@ -99,28 +114,38 @@ public final class RenderPlan: @unchecked Sendable {
           throw .unsupportedChannels(source: clip.source, channels: source.channels)
         }
         let cropEnd = clip.sourceRange.end.frames
-        guard clip.sourceRange.start.frames >= 0, cropEnd <= Int64(source.frames),
-          let samples = source.samples
-        else {
+        guard clip.sourceRange.start.frames >= 0, cropEnd <= Int64(source.frames) else {
           throw .cropBeyondAudio(clip: clip.id, cropEnd: cropEnd, audioFrames: source.frames)
         }
-        if let owner = source.owner { owners[ObjectIdentifier(owner)] = owner }
+        let index =
+          sourceIndex[ObjectIdentifier(source)]
+          ?? {
+            sources.append(source)
+            sourceIndex[ObjectIdentifier(source)] = sources.count - 1
+            return sources.count - 1
+          }()
         compiled.append(
-          Self.record(
-            clip, track: track, samples: samples, sourceChannels: source.channels,
-            outputChannels: project.channels))
+          (
+            Self.record(
+              clip, track: track, chunks: source.table, sourceChannels: source.channels,
+              outputChannels: project.channels), index
+          ))
       }
     }
-    compiled.sort { ($0.timelineStart, $0.timelineEnd) < ($1.timelineStart, $1.timelineEnd) }
+    compiled.sort {
+      ($0.record.timelineStart, $0.record.timelineEnd)
+        < ($1.record.timelineStart, $1.record.timelineEnd)
+    }
     records = .allocate(capacity: compiled.count)
-    _ = records.initialize(from: compiled)
+    _ = records.initialize(from: compiled.map(\.record))
     runningEnd = .allocate(capacity: compiled.count)
     var latest = Int64.min
-    for (index, record) in compiled.enumerated() {
+    for (index, record) in records.enumerated() {
       latest = max(latest, record.timelineEnd)
       runningEnd.initializeElement(at: index, to: latest)
     }
-    self.owners = Array(owners.values)
+    self.sources = sources
+    recordSources = compiled.map(\.source)
     view = PlanView(
       clips: UnsafePointer(records.baseAddress), runningEnd: UnsafePointer(runningEnd.baseAddress),
       count: compiled.count, outputChannels: project.channels)
@@ -134,9 +159,49 @@ public final class RenderPlan: @unchecked Sendable {
   /// How many clips the plan plays (muted and unsoloed tracks excluded).
   public var clipCount: Int { view.count }
 
+  /// Calls `body` with each source chunk that rendering the timeline frames `range` reads (a
+  /// chunk read by several clips comes once per clip): what a loader makes resident first.
+  public func chunksRead<Failure: Error>(
+    in range: Range<Int64>, _ body: (SourceAudio, Int) throws(Failure) -> Void
+  ) throws(Failure) {
+    guard let runningEnd = view.runningEnd, !range.isEmpty else { return }
+    var index = RenderKernel.firstReaching(
+      range.lowerBound, runningEnd: runningEnd, count: clipCount)
+    while index < clipCount {
+      let record = records[index]
+      if record.timelineStart >= range.upperBound { break }
+      let first = max(range.lowerBound, record.timelineStart) - record.timelineStart
+      let last = min(range.upperBound, record.timelineEnd) - record.timelineStart
+      if first < last {
+        let source = sources[recordSources[index]]
+        let frames = Int(record.sourceStart + first)..<Int(record.sourceStart + last)
+        for chunk in source.chunks(covering: frames) { try body(source, chunk) }
+      }
+      index += 1
+    }
+  }
+
+  /// For each of ``sources``, for each of its chunks, the timeline frame from which no clip of
+  /// the plan reads it any more (`Int64.min` for a chunk no clip reads): when a loader working
+  /// through the timeline in order may let it go.
+  public func lastReads() -> [[Int64]] {
+    var last = sources.map { Array(repeating: Int64.min, count: $0.chunkCount) }
+    for index in 0..<clipCount {
+      let record = records[index]
+      let source = sources[recordSources[index]]
+      let frames = Int(record.sourceStart)..<Int(record.sourceStart + record.length)
+      for chunk in source.chunks(covering: frames) {
+        let chunkEnd = Int64((chunk + 1) * SourceAudio.chunkFrames)
+        let end = record.timelineStart + min(record.length, chunkEnd - record.sourceStart)
+        last[recordSources[index]][chunk] = max(last[recordSources[index]][chunk], end)
+      }
+    }
+    return last
+  }
+
   private static func record(
-    _ clip: Clip, track: Track, samples: UnsafePointer<Float>, sourceChannels: Int,
-    outputChannels: Int
+    _ clip: Clip, track: Track, chunks: UnsafeMutablePointer<UInt.AtomicRepresentation>,
+    sourceChannels: Int, outputChannels: Int
   ) -> ClipRecord {
     let gain = clip.gain.linear * track.gain.linear
     let routing: ChannelRouting
@@ -159,7 +224,7 @@ public final class RenderPlan: @unchecked Sendable {
       (left, right) = (gain * pan.left, gain * pan.right)
     }
     return ClipRecord(
-      samples: samples + Int(clip.sourceRange.start.frames) * sourceChannels,
+      chunks: chunks, sourceStart: clip.sourceRange.start.frames,
       timelineStart: clip.timelineStart.frames, length: clip.length.frames,
       fadeInLength: clip.fadeIn.length.frames, fadeOutLength: clip.fadeOut.length.frames,
       fadeInCurve: CurveCode(clip.fadeIn.curve), fadeOutCurve: CurveCode(clip.fadeOut.curve),

@@ -1,24 +1,113 @@
-/// A source's decoded audio as the mixer reads it: interleaved float32 at the project rate.
+import Atomics
+
+/// A source's decoded audio as the mixer reads it: interleaved float32 at the project rate,
+/// in fixed chunks of ``chunkFrames`` frames, each resident in memory or not.
 ///
-/// The mixer never owns audio memory: `owner` is whatever keeps `samples` valid (a memory-mapped
-/// cache file, say), and a ``RenderPlan`` holds it for as long as the plan lives.
+/// Rule: the mixer reads only chunks a loader has made resident, through one atomic load of
+/// the chunk's address. Why: decoded audio used to be memory-mapped, and a cache file that
+/// shrank under the mapping (another process, a full disk, a user) killed the process with
+/// SIGBUS; a page that was not in memory stalled the audio thread on a disk read. Now a loader
+/// reads the cache with `pread` (a short read is an error message), verifies each chunk's
+/// checksum, and publishes it here; the kernel renders a chunk that is not resident as silence
+/// and counts it (``RenderPlan/missingFrames``), never blocking.
+///
+/// The loader decides which chunks are resident (the offline renderer: those the next batch
+/// reads; the player: those ahead of the playhead). A chunk is freed by ``evict(_:)``, which
+/// the caller may use only when no renderer can be reading it.
 ///
 /// ```swift
-/// let audio = SourceAudio(samples: buffer.baseAddress, frames: 48_000, channels: 1, owner: box)
+/// let audio = SourceAudio(frames: 96_000, channels: 2)
+/// let chunk = UnsafeMutablePointer<Float>.allocate(capacity: audio.samplesInChunk(0))
+/// // … fill it …
+/// audio.publish(chunk, at: 0)
 /// ```
-public struct SourceAudio: @unchecked Sendable {
-  /// Frame `i`, channel `c` is `samples[i * channels + c]`; nil only when `frames` is 0.
-  public let samples: UnsafePointer<Float>?
+public final class SourceAudio: @unchecked Sendable {
+  /// log2 of ``chunkFrames``.
+  public static var chunkShift: Int { ChunkTable.shift }
+  /// Frames per chunk: 65,536 (1.4 s at 48 kHz).
+  public static var chunkFrames: Int { 1 << ChunkTable.shift }
+
   public let frames: Int
   /// 1 or 2.
   public let channels: Int
-  /// Keeps `samples` alive.
-  public let owner: AnyObject?
+  public let chunkCount: Int
+  /// Each chunk's address (0 when not resident), read and written atomically.
+  let table: UnsafeMutablePointer<UInt.AtomicRepresentation>
 
-  public init(samples: UnsafePointer<Float>?, frames: Int, channels: Int, owner: AnyObject?) {
-    self.samples = samples
+  public init(frames: Int, channels: Int) {
     self.frames = frames
     self.channels = channels
-    self.owner = owner
+    chunkCount = (frames + Self.chunkFrames - 1) >> Self.chunkShift
+    table = .allocate(capacity: max(chunkCount, 1))
+    table.initialize(repeating: UInt.AtomicRepresentation(0), count: max(chunkCount, 1))
+  }
+
+  /// Audio held whole in memory, every chunk resident: for tests and generated sources.
+  public convenience init(interleaved samples: [Float], channels: Int) {
+    self.init(frames: samples.count / channels, channels: channels)
+    for chunk in 0..<chunkCount {
+      let count = samplesInChunk(chunk)
+      let buffer = UnsafeMutablePointer<Float>.allocate(capacity: count)
+      let first = chunk * Self.chunkFrames * channels
+      samples.withUnsafeBufferPointer { all in
+        if let base = all.baseAddress { buffer.initialize(from: base + first, count: count) }
+      }
+      _ = publish(buffer, at: chunk)
+    }
+  }
+
+  deinit {
+    for chunk in 0..<chunkCount { evict(chunk) }
+    table.deinitialize(count: max(chunkCount, 1))
+    table.deallocate()
+  }
+
+  /// Frames in chunk `index` (the last one may be short).
+  public func framesInChunk(_ index: Int) -> Int {
+    min(Self.chunkFrames, frames - index * Self.chunkFrames)
+  }
+
+  /// Samples (frames × channels) in chunk `index`.
+  public func samplesInChunk(_ index: Int) -> Int {
+    framesInChunk(index) * channels
+  }
+
+  /// The chunks holding frames `range` (clamped to the audio).
+  public func chunks(covering range: Range<Int>) -> Range<Int> {
+    let lower = max(0, range.lowerBound) >> Self.chunkShift
+    let upper = (min(frames, range.upperBound) + Self.chunkFrames - 1) >> Self.chunkShift
+    return lower..<max(lower, upper)
+  }
+
+  /// The chunk's samples when resident.
+  public func chunk(_ index: Int) -> UnsafePointer<Float>? {
+    ChunkTable.chunk(index, in: table)
+  }
+
+  public func isResident(_ index: Int) -> Bool {
+    chunk(index) != nil
+  }
+
+  /// Makes `samples` (``samplesInChunk(_:)`` floats, allocated with
+  /// `UnsafeMutablePointer.allocate`) chunk `index`; this object now owns it. Returns false,
+  /// and frees `samples`, when the chunk was already resident.
+  @discardableResult
+  public func publish(_ samples: UnsafeMutablePointer<Float>, at index: Int) -> Bool {
+    precondition(index >= 0 && index < chunkCount, "chunk \(index) of \(chunkCount)")
+    let (exchanged, _) = UnsafeAtomic<UInt>(at: table + index).compareExchange(
+      expected: 0, desired: UInt(bitPattern: samples), ordering: .releasing)
+    if !exchanged { samples.deallocate() }
+    return exchanged
+  }
+
+  /// Frees chunk `index`. Only when no renderer can be reading it.
+  public func evict(_ index: Int) {
+    let old = UnsafeAtomic<UInt>(at: table + index).exchange(0, ordering: .acquiringAndReleasing)
+    UnsafeMutablePointer<Float>(bitPattern: old)?.deallocate()
+  }
+
+  /// Every resident chunk's index.
+  public var residentChunks: [Int] {
+    (0..<chunkCount).filter(isResident)
   }
 }

@@ -31,11 +31,14 @@ public enum PlanPlayer {
   /// Opens `device` at the plan's rate and channel count, plays `range` and drains.
   ///
   /// - Parameters:
+  ///   - prepare: called before each block with its timeline range, to read the decoded audio
+  ///     it plays into memory; a failure stops playback.
   ///   - isCancelled: polled between blocks; playback stops (without draining) when it is true.
   public static func play(
     _ plan: RenderPlan, range: FrameRange, device: String, blockFrames: Int = 1_024,
+    prepare: (Range<Int64>) throws -> Void,
     progress: (Int64) -> Void = { _ in }, isCancelled: () -> Bool = { false }
-  ) throws(PlaybackError) -> Report {
+  ) throws -> Report {
     let output = try ALSAOutput(
       device: device, sampleRate: plan.sampleRate, channels: plan.outputChannels)
     let buffer = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * plan.outputChannels)
@@ -47,6 +50,7 @@ public enum PlanPlayer {
         return Report(frames: position - range.start.frames, underruns: output.underruns)
       }
       let frames = Int(min(Int64(blockFrames), end - position))
+      try prepare(position..<position + Int64(frames))
       RenderKernel.render(plan.view, from: position, frames: frames, into: buffer)
       try output.write(buffer, frames: frames)
       position += Int64(frames)

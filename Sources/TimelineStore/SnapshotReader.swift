@@ -33,72 +33,84 @@ enum SnapshotReader {
     return (project, positions)
   }
 
-  /// `old` with `changes` (just applied to the tables; `changed` holds their ids) taken in: the
-  /// format, sources and tracks that changed are re-read, the clips are updated from the
-  /// changes' own values (a far checkout may touch thousands of them); unchanged tracks share
-  /// storage with `old`.
-  static func refresh(
-    _ old: Project, positions: inout [Track.ID: Int64], changes: NetChanges,
-    changed: ChangedIDs, _ db: Database
+  /// `old` with `changes` taken in, in memory, from the changes' own values: the project at
+  /// the other end of the changes, without reading a table. So reading any version is a read
+  /// transaction (the head's snapshot plus the net change of the path, see ``VersionGraph``),
+  /// and a history move or catch-up re-reads nothing after applying. Unchanged tracks share
+  /// storage with `old`. `changed` holds the changes' ids (``NetChanges/changedIDs``);
+  /// `positions` is each track's stored position, updated.
+  static func applying(
+    _ changes: NetChanges, changed: ChangedIDs, to old: Project,
+    positions: inout [Track.ID: Int64]
   ) throws -> Project {
     var project = old
-    if changed.format {
-      guard
-        let format = try Row.fetchOne(
-          db, sql: "SELECT sampleRate, channels FROM project WHERE id = 1")
-      else { throw StoreError.corrupt(detail: "the project row is missing") }
-      project.sampleRate = format["sampleRate"]
-      project.channels = format["channels"]
-    }
-    for id in changed.sources {
-      project.sources.removeAll { $0.id == id }
-      if let row = try Row.fetchOne(
-        db.cachedStatement(sql: "SELECT * FROM source WHERE id = ?"), arguments: [id.rawValue])
-      {
-        project.sources.append(source(row))
-      }
-    }
-    project.sources.sort { $0.id < $1.id }
-
-    for id in changed.tracks {
-      let row = try Row.fetchOne(
-        db.cachedStatement(sql: "SELECT * FROM track WHERE id = ?"), arguments: [id.rawValue])
-      let index = project.tracks.firstIndex { $0.id == id }
-      switch (row, index) {
-      case (nil, let index?):
-        project.tracks.remove(at: index)
-        positions[id] = nil
-      case (let row?, let index?):
-        var settings = track(row)
-        settings.clips = project.tracks[index].clips
-        project.tracks[index] = settings
-        positions[id] = row["position"]
-      case (let row?, nil):
-        project.tracks.append(track(row))
-        positions[id] = row["position"]
-      case (nil, nil):
+    let tables = (
+      project: Schema.trackedTables.firstIndex(of: Schema.projectTable),
+      source: Schema.trackedTables.firstIndex(of: Schema.sourceTable),
+      track: Schema.trackedTables.firstIndex(of: Schema.trackTable),
+      clip: Schema.trackedTables.firstIndex(of: Schema.clipTable)
+    )
+    // Format, sources and track settings first: clips are placed on the tracks as they end up.
+    var sources = Dictionary(uniqueKeysWithValues: project.sources.map { ($0.id, $0) })
+    var trackIndex = Dictionary(
+      uniqueKeysWithValues: project.tracks.enumerated().map { ($1.id, $0) })
+    var removedTracks: Set<Track.ID> = []
+    try changes.forEach { key, kind, _, new in
+      let columns = Columns(new, changes, table: key.table, id: key.id)
+      switch key.table {
+      case tables.project:
+        if kind == .delete { throw StoreError.corrupt(detail: "a change removes the project row") }
+        project.sampleRate = Int(try columns.integer(1) ?? Int64(project.sampleRate))
+        project.channels = Int(try columns.integer(2) ?? Int64(project.channels))
+      case tables.source:
+        let id = Source.ID(key.id)
+        if kind == .delete {
+          sources[id] = nil
+        } else {
+          sources[id] = try columns.source(id, updating: kind == .insert ? nil : sources[id])
+        }
+      case tables.track:
+        let id = Track.ID(key.id)
+        if kind == .delete {
+          removedTracks.insert(id)
+          positions[id] = nil
+          return
+        }
+        let base = kind == .insert ? nil : trackIndex[id].map { project.tracks[$0] }
+        let (settings, position) = try columns.track(
+          id, updating: base.map { ($0, positions[id] ?? 0) })
+        positions[id] = position
+        if let index = trackIndex[id] {
+          var track = settings
+          track.clips = project.tracks[index].clips
+          project.tracks[index] = track
+        } else {
+          trackIndex[id] = project.tracks.count
+          project.tracks.append(settings)
+        }
+      default:
         break
       }
+    }
+    if changed.sources.count > 0 {
+      project.sources = sources.values.sorted { $0.id < $1.id }
     }
 
     if !changed.clips.isEmpty {
       // Take the changed clips out of the tracks that hold them (the other tracks keep sharing
       // storage with `old`), then put back the new state of those that still exist.
       let before = old.locate(changed.clips)
-      let trackIndex = Dictionary(
-        uniqueKeysWithValues: project.tracks.enumerated().map { ($1.id, $0) })
       let leaving = Set(before.values.compactMap { trackIndex[$0.track] })
       let filter = EntityIDFilter(changed.clips)
       for index in leaving {
         project.tracks[index].clips.removeAll { filter.contains($0.id) }
       }
       var arriving: [Int: [Clip]] = [:]
-      let clipTable = Schema.trackedTables.firstIndex(of: Schema.clipTable)
       try changes.forEach { key, kind, _, new in
-        guard key.table == clipTable, kind != .delete else { return }
-        let (clip, trackID) = try ClipColumns(new, changes).clip(
+        guard key.table == tables.clip, kind != .delete else { return }
+        let (clip, trackID) = try Columns(new, changes, table: key.table, id: key.id).clip(
           Clip.ID(key.id), updating: kind == .insert ? nil : before[Clip.ID(key.id)])
-        guard let index = trackIndex[trackID] else {
+        guard let index = trackIndex[trackID], !removedTracks.contains(trackID) else {
           throw StoreError.corrupt(detail: "clip \(clip.id) is on missing track \(trackID)")
         }
         arriving[index, default: []].append(clip)
@@ -106,6 +118,12 @@ enum SnapshotReader {
       for (index, clips) in arriving {
         project.tracks[index].clips.insertSorted(clips)
       }
+    }
+    if !removedTracks.isEmpty {
+      for track in project.tracks where removedTracks.contains(track.id) && !track.clips.isEmpty {
+        throw StoreError.corrupt(detail: "track \(track.id) is removed with its clips still on it")
+      }
+      project.tracks.removeAll { removedTracks.contains($0.id) }
     }
     if !changed.tracks.isEmpty {
       project.tracks.sort { (positions[$0.id] ?? 0, $0.id) < (positions[$1.id] ?? 0, $1.id) }
@@ -151,23 +169,51 @@ enum SnapshotReader {
   }
 }
 
-/// A clip's columns as a change records them: all of them for an insert, the changed ones for an
-/// update (the others come from the clip as it was). Column order is ``Schema/columns``.
-private struct ClipColumns {
+/// A row's columns as a change records them: all of them for an insert, the changed ones for
+/// an update (the others come from the value as it was). Column order is ``Schema/columns``.
+private struct Columns {
   let values: NetChanges.Values
   let changes: NetChanges
+  let table: Int
+  let id: Int64
 
-  init(_ values: NetChanges.Values, _ changes: NetChanges) {
+  init(_ values: NetChanges.Values, _ changes: NetChanges, table: Int, id: Int64) {
     self.values = values
     self.changes = changes
+    self.table = table
+    self.id = id
+  }
+
+  private func missing() -> StoreError {
+    .corrupt(
+      detail: "the recorded change of \(Schema.trackedTables[table]) \(id) lacks a column")
+  }
+
+  func source(_ id: Source.ID, updating base: Source?) throws -> Source {
+    guard let path = try text(1) ?? base?.path, let hash = try text(2) ?? base?.contentHash,
+      let rate = try integer(3).map(Int.init) ?? base?.sampleRate,
+      let channels = try integer(4).map(Int.init) ?? base?.channels,
+      let frames = try integer(5).map({ FrameCount($0) }) ?? base?.frameCount
+    else { throw missing() }
+    return Source(
+      id: id, path: path, contentHash: hash, sampleRate: rate, channels: channels,
+      frameCount: frames)
+  }
+
+  /// A track's settings (no clips) and stored position.
+  func track(_ id: Track.ID, updating base: (Track, Int64)?) throws -> (Track, Int64) {
+    guard let position = try integer(1) ?? base?.1, let name = try text(2) ?? base?.0.name,
+      let gain = try real(3).map(Gain.init(decibels:)) ?? base?.0.gain,
+      let pan = try real(4) ?? base?.0.pan,
+      let muted = try integer(5).map({ $0 != 0 }) ?? base?.0.isMuted,
+      let solo = try integer(6).map({ $0 != 0 }) ?? base?.0.isSolo
+    else { throw missing() }
+    return (Track(id: id, name: name, gain: gain, pan: pan, isMuted: muted, isSolo: solo), position)
   }
 
   func clip(
     _ id: Clip.ID, updating base: (clip: Clip, track: Track.ID)?
   ) throws -> (Clip, Track.ID) {
-    func missing() -> StoreError {
-      .corrupt(detail: "the recorded change of clip \(id) lacks a column")
-    }
     let trackID = try integer(1).map { Track.ID($0) } ?? base?.track
     let source = try integer(2).map { Source.ID($0) } ?? base?.clip.source
     let start = try integer(3).map { FramePosition($0) } ?? base?.clip.timelineStart
@@ -189,32 +235,38 @@ private struct ClipColumns {
     return (clip, trackID)
   }
 
-  private func integer(_ column: Int) throws -> Int64? {
+  func integer(_ column: Int) throws -> Int64? {
     switch changes.value(values[column]) {
     case nil: return nil
     case .integer(let value)?: return value
-    default: throw StoreError.corrupt(detail: "a recorded clip column \(column) is not an integer")
+    default: throw StoreError.corrupt(detail: "a recorded column \(column) is not an integer")
     }
   }
 
   /// REAL columns may hold integral values as integers.
-  private func real(_ column: Int) throws -> Double? {
+  func real(_ column: Int) throws -> Double? {
     switch changes.value(values[column]) {
     case nil: return nil
     case .real(let value)?: return value
     case .integer(let value)?: return Double(value)
-    default: throw StoreError.corrupt(detail: "a recorded clip column \(column) is not a number")
+    default: throw StoreError.corrupt(detail: "a recorded column \(column) is not a number")
     }
   }
 
-  private func curve(_ column: Int) throws -> FadeCurve? {
+  func text(_ column: Int) throws -> String? {
     switch changes.value(values[column]) {
     case nil: return nil
-    case .text(let name)?:
-      guard let curve = FadeCurve(rawValue: name) else { fallthrough }
-      return curve
-    default: throw StoreError.corrupt(detail: "a recorded clip has an unknown fade curve")
+    case .text(let value)?: return value
+    default: throw StoreError.corrupt(detail: "a recorded column \(column) is not text")
     }
+  }
+
+  func curve(_ column: Int) throws -> FadeCurve? {
+    guard let name = try text(column) else { return nil }
+    guard let curve = FadeCurve(rawValue: name) else {
+      throw StoreError.corrupt(detail: "a recorded clip has an unknown fade curve")
+    }
+    return curve
   }
 }
 

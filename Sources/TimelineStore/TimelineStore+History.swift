@@ -91,22 +91,20 @@ extension TimelineStore {
 
   /// The project as it was at `version`, without moving the head.
   ///
-  /// The recorded changes are applied inside a transaction that is rolled back.
+  /// A read transaction only: the net change of the path from the head to `version` (see
+  /// ``HistoryBlocks``) applied in memory to the head's snapshot. Never blocked by a writer,
+  /// never blocking one, never writing.
   public func project(at version: Int64) throws(StoreError) -> Project {
     do {
-      return try queue.writeWithoutTransaction { db in
-        var project: Project?
-        try db.inTransaction(.immediate) {
-          let head = try Head.read(db)
-          let changes = try VersionGraph.pathChanges(
-            from: VersionGraph.node(head.version, db), to: VersionGraph.node(version, db),
-            blocks: historyBlocks, db)
-          try ChangesetApplier.apply(changes, db)
-          project = try SnapshotReader.load(db).0
-          return .rollback
-        }
-        guard let project else { throw StoreError.internalFailure("no project was read") }
-        return project
+      return try queue.read { db in
+        let head = try catchUp(db)
+        let (project, positions) = state.withLock { ($0.project, $0.positions) }
+        let changes = try VersionGraph.pathChanges(
+          from: VersionGraph.node(head.version, db), to: VersionGraph.node(version, db),
+          blocks: historyBlocks, db)
+        var newPositions = positions
+        return try SnapshotReader.applying(
+          changes, changed: changes.changedIDs, to: project, positions: &newPositions)
       }
     } catch {
       throw Self.translate(error)
@@ -140,8 +138,8 @@ extension TimelineStore {
           try Head(version: to.id, tip: tip, revision: revision).write(db)
           let changed = changes.changedIDs
           var newPositions = positions
-          let project = try SnapshotReader.refresh(
-            oldProject, positions: &newPositions, changes: changes, changed: changed, db)
+          let project = try SnapshotReader.applying(
+            changes, changed: changed, to: oldProject, positions: &newPositions)
           moved = (to.id, revision, project, newPositions, changed, oldProject)
           return .commit
         }
@@ -233,5 +231,37 @@ extension TimelineStore {
       guard start == row["start"], stored.rows == singles.rows else { return (rows.count, false) }
     }
     return (rows.count, true)
+  }
+}
+
+extension TimelineStore {
+  /// Every path a source of the project has had, in any version on any branch: what a render
+  /// must never write over.
+  ///
+  /// Only the versions whose changeset touches the `source` table are read (a changeset names
+  /// each table it touches, so SQLite finds them by that name without decoding the others).
+  public func sourcePathsInHistory() throws(StoreError) -> Set<String> {
+    var paths = Set(snapshot.project.sources.map(\.path))
+    let table = Schema.trackedTables.firstIndex(of: Schema.sourceTable)
+    do {
+      let changesets = try queue.read { db in
+        try Data.fetchAll(
+          db, sql: "SELECT changeset FROM version WHERE instr(changeset, ?) > 0",
+          arguments: [Data((Schema.sourceTable + "\0").utf8)])
+      }
+      for data in changesets {
+        var changes = NetChanges()
+        try changes.append(changeset: Changeset(data: data))
+        changes.forEach { key, _, old, new in
+          guard key.table == table else { return }
+          for values in [old, new] {
+            if case .text(let path)? = changes.value(values[1]) { paths.insert(path) }
+          }
+        }
+      }
+    } catch {
+      throw Self.translate(error)
+    }
+    return paths
   }
 }

@@ -99,8 +99,8 @@ extension TimelineStore {
         from: VersionGraph.node(version, db), to: VersionGraph.node(head.version, db),
         blocks: historyBlocks, db)
       changed = changes.changedIDs
-      project = try SnapshotReader.refresh(
-        oldProject, positions: &newPositions, changes: changes, changed: changed, db)
+      project = try SnapshotReader.applying(
+        changes, changed: changed, to: oldProject, positions: &newPositions)
     }
     adopt(
       version: head.version, revision: head.revision, project: project, positions: newPositions,

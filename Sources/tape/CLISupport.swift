@@ -3,6 +3,7 @@ import AudioFiles
 import Foundation
 import Mixing
 import Playback
+import SafeFiles
 import Timeline
 import TimelineStore
 
@@ -78,7 +79,14 @@ func describe(_ error: any Error) -> (Int32, String) {
     case .unreadable, .io, .cannotCreate, .write: return (Exit.ioError, error.description)
     case .unsupportedOutput, .tooLong: return (Exit.usage, error.description)
     case .cancelled: return (Exit.interrupted, error.description)
+    case .output(let inner): return describe(inner)
+    case .cache: return (Exit.ioError, error.description)
     default: return (Exit.dataError, error.description)
+    }
+  case let error as SafeFileError:
+    switch error {
+    case .isFolder, .unsupportedKind: return (Exit.usage, error.description)
+    default: return (Exit.ioError, error.description)
     }
   case let error as MixingError:
     return (Exit.dataError, error.description)

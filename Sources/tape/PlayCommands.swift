@@ -13,15 +13,16 @@ struct SpanOptions: ParsableArguments {
   @Option(help: "Use this version instead of the current one (the head does not move).")
   var version: Int64?
 
-  /// The chosen version of `file`, the range to cover, and the version compiled into a render
-  /// plan over its decoded audio. The range is checked before any audio is loaded.
-  func compile(_ file: String) throws -> (project: Project, plan: RenderPlan, range: FrameRange) {
-    let store = try openStore(file)
+  /// The chosen version of the project in `store`, the range to cover, and the version compiled
+  /// into a render plan over its decoded audio. The range is checked before any audio is loaded.
+  func compile(
+    _ store: TimelineStore, cache: AudioCache
+  ) throws -> (project: Project, plan: RenderPlan, audio: ProjectAudio, range: FrameRange) {
     let project = if let version { try store.project(at: version) } else { store.snapshot.project }
     let range = try range(of: project)
-    let cache = AudioCache(directory: AudioCache.directory(forProject: file))
-    let plan = try RenderPlan(project: project, audio: try cache.sourceAudio(for: project))
-    return (project, plan, range)
+    let audio = try cache.sources(for: project)
+    let plan = try RenderPlan(project: project, audio: audio.audio)
+    return (project, plan, audio, range)
   }
 
   /// `--from`/`--to` as a frame range; by default the whole project.
@@ -64,12 +65,14 @@ struct Play: ParsableCommand {
   func run() throws {
     Interrupt.install()
     try reportingErrors {
-      let (project, plan, range) = try span.compile(self.project.file)
+      let (project, plan, audio, range) = try span.compile(
+        try openStore(self.project.file), cache: AudioCache(forProject: self.project.file))
       let bar = ProgressBar(
         total: range.count.frames, sampleRate: project.sampleRate, verb: "playing")
       defer { bar.finish() }
       let report = try PlanPlayer.play(
-        plan, range: range, device: device, progress: bar.update,
+        plan, range: range, device: device,
+        prepare: { try audio.makeResident(plan, range: $0) }, progress: bar.update,
         isCancelled: Interrupt.requested)
       bar.finish()
       let played = times.show(report.frames, sampleRate: project.sampleRate)

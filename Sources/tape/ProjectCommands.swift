@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioFiles
 import Foundation
+import SafeFiles
 import Timeline
 import TimelineStore
 
@@ -42,13 +43,14 @@ struct Import: ParsableCommand {
   }
 
   func run() throws {
+    Termination.install(message: "import interrupted; nothing was imported")
     try reportingErrors {
       let store = try openStore(project.file)
       var probed: [AudioFileInfo] = []
       for path in audio { probed.append(try AudioProbe.probe(path)) }
       // Decode (and resample) each file into the cache now, so renders start at once; the
       // cache is keyed by content, so the source's id plays no part.
-      let cache = AudioCache(directory: AudioCache.directory(forProject: project.file))
+      let cache = AudioCache(forProject: project.file)
       let projectRate = store.snapshot.project.sampleRate
       for info in probed {
         _ = try cache.load(

@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioFiles
 import Foundation
 import Mixing
+import SafeFiles
 import Synchronization
 import Timeline
 import TimelineStore
@@ -30,22 +31,57 @@ struct Render: ParsableCommand {
   @OptionGroup var json: JSONOption
 
   func run() throws {
-    Interrupt.install()
+    Termination.install(
+      message: "render interrupted; \(output == "-" ? "the output" : output) was not written")
     try reportingErrors {
-      try refuseOverwritingProject()
+      let destination = try OutputDestination.resolve(output)
+      let store = try openStore(project.file)
+      let cache = AudioCache(forProject: project.file)
+      try refuseDestroying(destination, store: store, cache: cache)
       let settings = try renderSettings()
-      let (project, plan, range) = try span.compile(self.project.file)
+      let (project, plan, audio, range) = try span.compile(store, cache: cache)
       let bar = ProgressBar(total: range.count.frames, sampleRate: project.sampleRate)
       defer { bar.finish() }
       let summary = try OfflineRenderer.render(
-        plan, range: range, to: output, settings: settings, progress: bar.update,
-        isCancelled: Interrupt.requested)
+        plan, audio: audio, range: range, to: destination, settings: settings,
+        progress: bar.update)
       bar.finish()
-      if json.json {
-        printJSON(summaryJSON(summary, settings: settings, range: range))
+      let text =
+        json.json
+        ? summaryJSON(summary, settings: settings, range: range).rendered + "\n"
+        : summaryText(summary, settings: settings)
+      // The audio itself is on standard output: the summary goes beside it, on stderr.
+      if destination.kind == .standardOutput {
+        FileHandle.standardError.write(Data(text.utf8))
       } else {
-        print(summaryText(summary, settings: settings), terminator: "")
+        print(text, terminator: "")
       }
+    }
+  }
+
+  /// Refuses an output that is (the same file as, by device and inode, whatever its name) a
+  /// source any version of the project uses, the project file, its `-wal` or `-shm`, or a
+  /// decoded-audio cache file: rendering there would destroy it.
+  private func refuseDestroying(
+    _ destination: OutputDestination, store: TimelineStore, cache: AudioCache
+  ) throws {
+    guard destination.kind == .file, let existing = destination.existing else { return }
+    let file = store.path
+    var protected: [(path: String, what: String)] = [
+      (file, "the project file itself"), (file + "-wal", "the project's write-ahead log"),
+      (file + "-shm", "the project's shared-memory index"),
+    ]
+    protected += try store.sourcePathsInHistory().sorted().map { ($0, "a source of this project") }
+    protected += cache.files.map { ($0, "a decoded-audio cache file") }
+    for (path, what) in protected {
+      guard let identity = FileIdentity(path: path), identity.isSameFile(as: existing) else {
+        continue
+      }
+      let named = path == output ? "" : " (\(path))"
+      throw UsageError(
+        message:
+          "-o \(output) is \(what)\(named); rendering there would destroy it, so choose another output name"
+      )
     }
   }
 
@@ -59,6 +95,11 @@ struct Render: ParsableCommand {
       chosenFormat = parsed
     } else if let extensionFormat {
       chosenFormat = extensionFormat
+    } else if output == "-" {
+      throw UsageError(
+        message:
+          "standard output has no extension to tell the format; add --format wav (or flac, aiff, ogg)"
+      )
     } else {
       throw UsageError(
         message:
@@ -95,22 +136,6 @@ struct Render: ParsableCommand {
       throw UsageError(message: "'\(other)' is not a dither; use --dither tpdf or --dither none")
     }
     return RenderSettings(format: chosenFormat, sampleFormat: sampleFormat, dither: shouldDither)
-  }
-
-  private func refuseOverwritingProject() throws {
-    let out = URL(fileURLWithPath: output).standardizedFileURL.resolvingSymlinksInPath()
-    let file = URL(fileURLWithPath: project.file).standardizedFileURL.resolvingSymlinksInPath()
-    guard out.path != file.path else {
-      throw UsageError(
-        message: "-o \(output) is the project file itself; choose another output name")
-    }
-    var isDirectory: ObjCBool = false
-    if FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory),
-      isDirectory.boolValue
-    {
-      throw UsageError(
-        message: "-o \(output) is a folder; give a file name such as \(output)/mix.wav")
-    }
   }
 
   private func summaryText(_ summary: RenderSummary, settings: RenderSettings) -> String {
@@ -200,7 +225,7 @@ final class ProgressBar {
   }
 }
 
-/// Ctrl-C during a render: the render stops between batches and removes its temporary file.
+/// Ctrl-C during `play`: playback stops between blocks.
 enum Interrupt {
   private static let flag = Atomic<Bool>(false)
 

@@ -1,5 +1,6 @@
 import AudioFiles
 import Foundation
+import Mixing
 import Testing
 import Timeline
 
@@ -38,10 +39,10 @@ struct AudioCacheTests {
   func decodesExactlyLikeSox(name: String) throws {
     let dir = TemporaryCacheDirectory()
     let source = try Self.source(name)
-    let audio = try AudioCache(directory: dir.path).load(source, projectRate: source.sampleRate)
-    #expect(audio.frames == Int(source.frameCount.frames))
-    #expect(audio.channels == source.channels)
-    #expect(Array(audio.samples) == (try Self.soxDecode(source.path)))
+    let decoded = try AudioCache(directory: dir.path).load(source, projectRate: source.sampleRate)
+    #expect(decoded.audio.frames == Int(source.frameCount.frames))
+    #expect(decoded.audio.channels == source.channels)
+    #expect(try decoded.samples() == (try Self.soxDecode(source.path)))
   }
 
   /// A 44.1 kHz tone in a 48 kHz project: the length the model predicts, the same level and
@@ -49,9 +50,9 @@ struct AudioCacheTests {
   @Test func resamplesToTheProjectRate() throws {
     let dir = TemporaryCacheDirectory()
     let source = try Self.source("tone-mono-44k-24.aiff")
-    let audio = try AudioCache(directory: dir.path).load(source, projectRate: 48_000)
-    #expect(audio.frames == 96_000)  // round(88 200 · 48 000 / 44 100)
-    let middle = Array(audio.samples[12_000..<84_000])
+    let decoded = try AudioCache(directory: dir.path).load(source, projectRate: 48_000)
+    #expect(decoded.audio.frames == 96_000)  // round(88 200 · 48 000 / 44 100)
+    let middle = Array(try decoded.samples()[12_000..<84_000])
     let rms = (middle.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(middle.count))
       .squareRoot()
     #expect(abs(20 * log10(rms) - (-6 - 3.0103)) < 0.01)  // a −6 dBFS sine: RMS −9.03 dBFS
@@ -79,8 +80,9 @@ struct AudioCacheTests {
     let again = try cache.load(source, projectRate: 48_000)
     #expect(
       try FileManager.default.attributesOfItem(atPath: file)[.modificationDate] as? Date == written)
-    #expect(again.frames == 307_233)
-    #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).count == 1)
+    #expect(again.audio.frames == 307_233)
+    // The entry and the source file's identity beside it.
+    #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).count == 2)
   }
 
   @Test func aMissingOrChangedSourceIsNamed() throws {

@@ -2,6 +2,7 @@ import AudioFiles
 import Foundation
 import Mixing
 import ReferenceRenders
+import SafeFiles
 import Testing
 import Timeline
 
@@ -198,10 +199,13 @@ func tapeRender(
   samples: [Float], summary: RenderSummary
 ) {
   let cache = AudioCache(directory: "\(folder)/cache")
-  let plan = try RenderPlan(project: project, audio: try cache.sourceAudio(for: project))
+  let audio = try cache.sources(for: project)
+  let plan = try RenderPlan(project: project, audio: audio.audio)
   let output = "\(folder)/tape-\(UUID().uuidString).wav"
   let summary = try OfflineRenderer.render(
-    plan, range: range ?? FrameRange(start: 0, count: FrameCount(project.timelineEnd.frames)),
-    to: output, settings: RenderSettings(format: .wav, sampleFormat: .float32, dither: false))
+    plan, audio: audio,
+    range: range ?? FrameRange(start: 0, count: FrameCount(project.timelineEnd.frames)),
+    to: try OutputDestination.resolve(output),
+    settings: RenderSettings(format: .wav, sampleFormat: .float32, dither: false))
   return (try ReferenceRender.decode(output), summary)
 }

@@ -19,9 +19,7 @@ final class TestSignal {
   deinit { buffer.deallocate() }
 
   var audio: SourceAudio {
-    SourceAudio(
-      samples: UnsafePointer(buffer.baseAddress), frames: buffer.count / channels,
-      channels: channels, owner: self)
+    SourceAudio(interleaved: Array(buffer), channels: channels)
   }
 }
 

@@ -211,7 +211,8 @@ struct RenderCommandTests {
     #expect(try ReferenceRender.decode(space.path("x.wav")) == [Float](repeating: 0, count: 96_000))
   }
 
-  /// Ctrl-C stops a long render: exit 130, and neither the output nor a temporary file remains.
+  /// Ctrl-C stops a long render: one line, the process dies of SIGINT (what a shell reports as
+  /// 130), and neither the output nor a temporary file remains.
   @Test func anInterruptedRenderLeavesNothing() throws {
     let space = try Workspace()
     let file = try Self.project(in: space)
@@ -219,7 +220,8 @@ struct RenderCommandTests {
     process.executableURL = TapeBinary.url
     process.arguments = ["render", file, "-o", space.path("long.flac"), "--to", "3:00:00"]
     process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
+    let errors = Pipe()
+    process.standardError = errors
     try process.run()
     Thread.sleep(forTimeInterval: 0.5)
     #expect(process.isRunning, "the render should still be running; make it longer")
@@ -233,8 +235,12 @@ struct RenderCommandTests {
       kill(process.processIdentifier, SIGKILL)
       Issue.record("the render did not stop on SIGINT")
     }
+    let message = String(
+      decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
-    #expect(process.terminationStatus == 130)
+    #expect(process.terminationReason == .uncaughtSignal)
+    #expect(process.terminationStatus == SIGINT)
+    #expect(message == "error: render interrupted; \(space.path("long.flac")) was not written\n")
     let left = try FileManager.default.contentsOfDirectory(atPath: space.url.path)
     #expect(!left.contains { $0.contains("long.flac") }, "\(left)")
   }

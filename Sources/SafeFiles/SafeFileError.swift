@@ -1,0 +1,74 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Why an output file could not be written, with what to do about it.
+public enum SafeFileError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// The output's folder does not exist.
+  case folderMissing(path: String, folder: String)
+  /// Something on the output's way is not a folder.
+  case notAFolder(path: String, folder: String)
+  /// The output's folder may not be written by this user.
+  case folderNotWritable(path: String, folder: String)
+  /// The output names a folder.
+  case isFolder(path: String)
+  /// The output is a socket, a block device or something else Tape does not write to.
+  case unsupportedKind(path: String, kind: String)
+  /// The output exists and is read-only.
+  case readOnly(path: String)
+  /// A FIFO with no program reading it.
+  case noReader(path: String)
+  /// A symlink that leads nowhere usable (a loop, or too deep).
+  case badSymlink(path: String)
+  /// The operating system refused to open or create the output; `errno` says why.
+  case cannotOpen(path: String, errno: Int32)
+  /// Writing failed part-way (`errno`: ENOSPC, EIO, …).
+  case write(path: String, errno: Int32)
+  /// The program reading a stream went away (EPIPE).
+  case brokenPipe(path: String)
+  /// The finished file could not be given its name.
+  case cannotRename(path: String, errno: Int32)
+
+  /// Standard output's name in messages.
+  static func shown(_ path: String) -> String {
+    path == "-" ? "standard output" : path
+  }
+
+  public var description: String {
+    switch self {
+    case .folderMissing(let path, let folder):
+      return
+        "cannot create \(path): the folder \(folder) does not exist; create it with mkdir -p \(folder)"
+    case .notAFolder(let path, let folder):
+      return "cannot create \(path): \(folder) is not a folder; give an output path inside a folder"
+    case .folderNotWritable(let path, let folder):
+      return
+        "cannot create \(path): the folder \(folder) is not writable; check its permissions or write elsewhere"
+    case .isFolder(let path):
+      return "-o \(path) is a folder; give a file name such as \(path)/mix.wav"
+    case .unsupportedKind(let path, let kind):
+      return
+        "-o \(path) is \(kind); Tape writes to a regular file, a character device, a FIFO or - (standard output)"
+    case .readOnly(let path):
+      return "\(path) is read-only; change its mode (chmod u+w) or choose another output"
+    case .noReader(let path):
+      return
+        "no program is reading the FIFO \(path); start its reader first (for example: sox -t wav \(path) out.flac &)"
+    case .badSymlink(let path):
+      return "\(path) is a symlink that leads nowhere (a loop, or too many links); fix or remove it"
+    case .cannotOpen(let path, let code):
+      return "cannot create \(Self.shown(path)): \(String(cString: strerror(code)))"
+    case .write(let path, let code):
+      let fix =
+        code == ENOSPC
+        ? "free some space or choose another output path" : "check the disk and try again"
+      return "writing \(Self.shown(path)) failed: \(String(cString: strerror(code))); \(fix)"
+    case .brokenPipe(let path):
+      return
+        "the program reading \(Self.shown(path)) stopped reading (broken pipe); the output is incomplete"
+    case .cannotRename(let path, let code):
+      return
+        "cannot put the finished file in place as \(path): \(String(cString: strerror(code))); check the folder's permissions"
+    }
+  }
+}

@@ -1,0 +1,354 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Where an output path leads, found before anything is opened or written.
+///
+/// ```swift
+/// let destination = try OutputDestination.resolve("mix.wav")
+/// if destination.existing?.isSameFile(as: sourceIdentity) == true { refuse() }
+/// ```
+public struct OutputDestination: Sendable, Hashable {
+  public enum Kind: Sendable, Hashable {
+    /// A regular file, or a path where none exists yet: written whole, then put in place.
+    case file
+    /// A character device (`/dev/null`, a terminal): written straight through.
+    case characterDevice
+    /// A named pipe: written straight through, once a reader is there.
+    case fifo
+    /// `-`: this process's standard output, whatever it is.
+    case standardOutput
+  }
+
+  /// The path as given.
+  public let path: String
+  /// Where the bytes land: `path` with its symlinks followed (the link itself is kept), or
+  /// `-` for standard output.
+  public let target: String
+  public let kind: Kind
+  /// What is there now; nil for a new file.
+  public let existing: FileIdentity?
+  /// The target's folder, when it does not exist yet and is made as the file is put in place.
+  public var folderToCreate: String?
+
+  init(path: String, target: String, kind: Kind, existing: FileIdentity?) {
+    self.path = path
+    self.target = target
+    self.kind = kind
+    self.existing = existing
+  }
+
+  /// Written as a stream (no seeking, no temporary file): everything but a regular file.
+  public var isStream: Bool { kind != .file }
+
+  /// Classifies `path`: `-` is standard output; a symlink is followed to its target (created if
+  /// the link dangles); a regular file or a new name in a writable folder is a file; a character
+  /// device or FIFO is a stream; anything else is refused.
+  ///
+  /// With `creatingFolder`, a missing folder (whose own folder exists) is created only when the
+  /// file is put in place, so a command stopped before that leaves no empty folder either.
+  public static func resolve(
+    _ path: String, creatingFolder: Bool = false
+  ) throws(SafeFileError) -> OutputDestination {
+    if path == "-" {
+      return OutputDestination(
+        path: path, target: "-", kind: .standardOutput,
+        existing: FileIdentity(descriptor: STDOUT_FILENO))
+    }
+    let target = try followingSymlinks(path)
+    guard let existing = FileIdentity(path: target) else {
+      let folder = Self.folder(of: target)
+      if creatingFolder && FileIdentity(path: folder) == nil {
+        try checkFolder(of: folder, for: path)
+        var destination = OutputDestination(path: path, target: target, kind: .file, existing: nil)
+        destination.folderToCreate = folder
+        return destination
+      }
+      try checkFolder(of: target, for: path)
+      return OutputDestination(path: path, target: target, kind: .file, existing: nil)
+    }
+    switch existing.type {
+    case UInt32(S_IFREG):
+      try checkFolder(of: target, for: path)
+      guard access(target, W_OK) == 0 else { throw .readOnly(path: path) }
+      return OutputDestination(path: path, target: target, kind: .file, existing: existing)
+    case UInt32(S_IFCHR):
+      return OutputDestination(
+        path: path, target: target, kind: .characterDevice, existing: existing)
+    case UInt32(S_IFIFO):
+      return OutputDestination(path: path, target: target, kind: .fifo, existing: existing)
+    case UInt32(S_IFDIR):
+      throw .isFolder(path: path)
+    case UInt32(S_IFBLK):
+      throw .unsupportedKind(path: path, kind: "a block device")
+    case UInt32(S_IFSOCK):
+      throw .unsupportedKind(path: path, kind: "a socket")
+    default:
+      throw .unsupportedKind(path: path, kind: "not a regular file")
+    }
+  }
+
+  /// `path` with every symlink at its end followed, also when the last one dangles (the file it
+  /// names will be created). Symlinks among the folders are left to the kernel.
+  static func followingSymlinks(_ path: String) throws(SafeFileError) -> String {
+    var current = path
+    for _ in 0..<40 {
+      var info = stat()
+      guard lstat(current, &info) == 0, (UInt32(info.st_mode) & UInt32(S_IFMT)) == UInt32(S_IFLNK)
+      else { return current }
+      var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+      let count = readlink(current, &buffer, buffer.count - 1)
+      guard count > 0 else { throw .badSymlink(path: path) }
+      let link = String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      if link.hasPrefix("/") {
+        current = link
+      } else {
+        let folder = Self.folder(of: current)
+        current = folder == "." && !current.hasPrefix("./") ? link : "\(folder)/\(link)"
+      }
+    }
+    throw .badSymlink(path: path)
+  }
+
+  /// The folder a path's last component lives in (`.` for a bare name).
+  static func folder(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    let folder = String(path[..<slash])
+    return folder.isEmpty ? "/" : folder
+  }
+
+  /// The last component of a path.
+  static func name(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return path }
+    return String(path[path.index(after: slash)...])
+  }
+
+  private static func checkFolder(of target: String, for path: String) throws(SafeFileError) {
+    let folder = Self.folder(of: target)
+    guard let identity = FileIdentity(path: folder) else {
+      throw .folderMissing(path: path, folder: folder)
+    }
+    guard identity.isDirectory else { throw .notAFolder(path: path, folder: folder) }
+    guard access(folder, W_OK | X_OK) == 0 else {
+      throw .folderNotWritable(path: path, folder: folder)
+    }
+  }
+}
+
+/// How Tape writes a file: the one place that creates, replaces and streams output.
+///
+/// Rules (the renderer, the decoded-audio cache and every other writer go through here):
+/// - A regular file, or a new path, is written to an unnamed file in the target's folder
+///   (Linux `O_TMPFILE`) and named only when complete: linked under a random name created
+///   exclusively beside the target, then renamed over it. Readers see the old file or the whole
+///   new one; a process stopped at any moment, even by `kill -9`, leaves nothing behind. The
+///   new file keeps the permissions of the file it replaces.
+/// - Where the file system has no `O_TMPFILE` (NFS, CIFS, vfat, older overlayfs), the file is
+///   created under a random name with `O_EXCL | O_NOFOLLOW` (as `mkstemp` does), removed on
+///   failure and on SIGINT, SIGTERM and SIGHUP (``Termination``); a `kill -9` there can leave
+///   that one file.
+/// - A symlink is followed and its target replaced; the link stays.
+/// - A character device, a FIFO and `-` (standard output) are written straight through as a
+///   stream. A FIFO is opened with `O_NONBLOCK` first, so one without a reader is an error
+///   (ENXIO), not a hang. A reader that goes away is ``SafeFileError/brokenPipe(path:)``.
+/// - Nothing is ever opened through a name another user could have planted: no predictable
+///   temporary names, no following of a symlink at a temporary name.
+///
+/// ```swift
+/// let output = try SafeOutput(try OutputDestination.resolve("mix.wav"))
+/// try output.write(bytes)
+/// try output.commit()  // mix.wav appears, complete
+/// ```
+public final class SafeOutput {
+  public let destination: OutputDestination
+  /// Where to write. For a file: an unnamed (or randomly named) file in the target's folder.
+  public let descriptor: Int32
+  /// The fallback's random name, while it exists.
+  private var temporaryName: String?
+  private var cleanupToken: Int?
+  private var finished = false
+
+  /// Opens `destination` for writing (see the rules above). Nothing appears under the target's
+  /// name until ``commit()``.
+  public init(_ destination: OutputDestination) throws(SafeFileError) {
+    self.destination = destination
+    switch destination.kind {
+    case .standardOutput:
+      descriptor = STDOUT_FILENO
+    case .characterDevice:
+      let fd = open(destination.target, O_WRONLY | O_CLOEXEC | O_NOCTTY)
+      guard fd >= 0 else { throw .cannotOpen(path: destination.path, errno: errno) }
+      descriptor = fd
+    case .fifo:
+      let fd = open(destination.target, O_WRONLY | O_CLOEXEC | O_NONBLOCK)
+      guard fd >= 0 else {
+        throw errno == ENXIO
+          ? .noReader(path: destination.path) : .cannotOpen(path: destination.path, errno: errno)
+      }
+      // Blocking from now on: the reader paces us.
+      _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+      descriptor = fd
+    case .file:
+      // In the folder to create's parent until then: the same file system, so it links across.
+      let folder = OutputDestination.folder(of: destination.folderToCreate ?? destination.target)
+      var fd = open(folder, Self.temporaryFile | O_RDWR | O_CLOEXEC, 0o666)
+      if fd < 0 && [EOPNOTSUPP, EISDIR, EINVAL, ENOENT].contains(errno) {
+        // No O_TMPFILE here: an exclusively created random name, removed on a signal.
+        for _ in 0..<16 {
+          let name = Self.randomName(beside: destination.folderToCreate ?? destination.target)
+          fd = open(name, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0o666)
+          if fd >= 0 {
+            temporaryName = name
+            cleanupToken = Termination.remember(name)
+            break
+          }
+          if errno != EEXIST { break }
+        }
+      }
+      guard fd >= 0 else { throw .cannotOpen(path: destination.path, errno: errno) }
+      if let existing = destination.existing {
+        _ = fchmod(fd, mode_t(existing.permissions))
+      }
+      descriptor = fd
+    }
+  }
+
+  deinit {
+    discard()
+  }
+
+  /// Writes all of `bytes` at the current position, retrying short writes and interruptions.
+  public func write(_ bytes: UnsafeRawBufferPointer) throws(SafeFileError) {
+    guard var address = bytes.baseAddress else { return }
+    var remaining = bytes.count
+    while remaining > 0 {
+      let written = Glibc.write(descriptor, address, remaining)
+      if written < 0 {
+        if errno == EINTR { continue }
+        throw errno == EPIPE
+          ? .brokenPipe(path: destination.path) : .write(path: destination.path, errno: errno)
+      }
+      address += written
+      remaining -= written
+    }
+  }
+
+  /// Writes all of `values`' bytes at the current position.
+  public func write<Element: BitwiseCopyable>(_ values: [Element]) throws(SafeFileError) {
+    try values.withUnsafeBytes { bytes in
+      Result { () throws(SafeFileError) in try write(bytes) }
+    }.get()
+  }
+
+  /// Writes all of `values`' bytes at `offset` (a file only: streams cannot seek).
+  public func write<Element: BitwiseCopyable>(
+    _ values: [Element], at offset: Int64
+  ) throws(SafeFileError) {
+    try values.withUnsafeBytes { bytes in
+      Result { () throws(SafeFileError) in try write(bytes, at: offset) }
+    }.get()
+  }
+
+  /// Writes all of `bytes` at `offset` (a file only: streams cannot seek).
+  public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(SafeFileError) {
+    guard var address = bytes.baseAddress else { return }
+    var remaining = bytes.count
+    var position = offset
+    while remaining > 0 {
+      let written = pwrite(descriptor, address, remaining, off_t(position))
+      if written < 0 {
+        if errno == EINTR { continue }
+        throw .write(path: destination.path, errno: errno)
+      }
+      address += written
+      remaining -= written
+      position += Int64(written)
+    }
+  }
+
+  /// Finishes the output. A file is flushed to disk and put in place under the target's name,
+  /// replacing what was there; a stream is closed (standard output is left open).
+  public func commit() throws(SafeFileError) {
+    guard !finished else { return }
+    guard destination.kind == .file else {
+      finished = true
+      if destination.kind != .standardOutput { close(descriptor) }
+      return
+    }
+    guard fsync(descriptor) == 0 else { throw .write(path: destination.path, errno: errno) }
+    let target = destination.target
+    if let folder = destination.folderToCreate, mkdir(folder, 0o777) != 0, errno != EEXIST {
+      throw .cannotOpen(path: folder, errno: errno)
+    }
+    let named: String
+    if let temporaryName {
+      named = temporaryName
+    } else {
+      named = try linkUnderRandomName()
+    }
+    guard rename(named, target) == 0 else {
+      let code = errno
+      unlink(named)
+      temporaryName = nil
+      Termination.forget(cleanupToken)
+      cleanupToken = nil
+      throw .cannotRename(path: destination.path, errno: code)
+    }
+    temporaryName = nil
+    Termination.forget(cleanupToken)
+    cleanupToken = nil
+    finished = true
+    close(descriptor)
+    // The rename itself must survive a power loss too.
+    let folder = open(OutputDestination.folder(of: target), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    if folder >= 0 {
+      fsync(folder)
+      close(folder)
+    }
+  }
+
+  /// Abandons the output: an unnamed file vanishes, a fallback name is removed, a stream is
+  /// closed. Called by `deinit` for anything not committed.
+  public func discard() {
+    guard !finished else { return }
+    finished = true
+    if let temporaryName { unlink(temporaryName) }
+    temporaryName = nil
+    Termination.forget(cleanupToken)
+    cleanupToken = nil
+    if destination.kind != .standardOutput { close(descriptor) }
+  }
+
+  /// Gives the unnamed file a random name beside the target (never an existing one: `linkat`
+  /// does not replace), through `/proc/self/fd` as open(2) describes; `AT_EMPTY_PATH` where
+  /// `/proc` is not mounted (it needs CAP_DAC_READ_SEARCH).
+  private func linkUnderRandomName() throws(SafeFileError) -> String {
+    var code: Int32 = 0
+    for _ in 0..<16 {
+      let name = Self.randomName(beside: destination.target)
+      if linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, name, AT_SYMLINK_FOLLOW) == 0
+        || (errno == ENOENT && linkat(descriptor, "", AT_FDCWD, name, Self.emptyPath) == 0)
+      {
+        temporaryName = name
+        cleanupToken = Termination.remember(name)
+        return name
+      }
+      code = errno
+      if code != EEXIST { break }
+    }
+    throw .cannotRename(path: destination.path, errno: code)
+  }
+
+  /// `folder/.name.tape-<16 random hex digits>`.
+  static func randomName(beside target: String) -> String {
+    let random = String(UInt64.random(in: .min ... .max), radix: 16)
+    let folder = OutputDestination.folder(of: target)
+    return
+      "\(folder)/.\(OutputDestination.name(of: target)).tape-\(String(repeating: "0", count: 16 - random.count))\(random)"
+  }
+
+  /// `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`), a macro Swift does not import.
+  static let temporaryFile: Int32 = 0o20_000_000 | O_DIRECTORY
+  /// `AT_EMPTY_PATH`.
+  static let emptyPath: Int32 = 0x1000
+}

@@ -1,0 +1,143 @@
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What Tape does when it is asked to stop (SIGINT, SIGTERM, SIGHUP) in the middle of writing:
+/// remove the temporary files it named, print one line, and die of the same signal, so the
+/// parent (a shell, a script, a supervisor) sees exactly why it stopped.
+///
+/// Rule: a stopped command leaves nothing new behind. Why: a render or an import killed half-way
+/// used to leave a multi-gigabyte `.partial` file. Most temporary files need nothing from this
+/// type: they are unnamed (`O_TMPFILE`, see ``SafeOutput``) and vanish with the process, even
+/// on `kill -9`. Only the fallback for file systems without `O_TMPFILE` names a file, and
+/// registers it here with ``remember(_:)`` until it is renamed into place or removed.
+///
+/// The handler does only what a signal handler may: `unlink`, `rmdir`, `write`, `tcsetattr`,
+/// `raise`.
+///
+/// ```swift
+/// Termination.install(message: "render interrupted; mix.wav was not written")
+/// let token = Termination.remember("/music/.mix.wav.tape-1f2e…")
+/// defer { Termination.forget(token) }
+/// ```
+public enum Termination {
+  /// The named temporary files to remove, as `strdup`ed C strings (their addresses; 0 = free).
+  private static let slots: [Slot] = (0..<32).map { _ in Slot() }
+  /// The line to print, a `strdup`ed C string, or 0.
+  private static let message = Slot()
+  /// The terminal settings to restore (a heap copy of `termios`), or 0.
+  private static let terminal = Slot()
+
+  private final class Slot: Sendable {
+    let address = Atomic<Int>(0)
+  }
+
+  /// Installs the handler for SIGINT, SIGTERM and SIGHUP, and ignores SIGPIPE (a reader that
+  /// goes away is then a write error that Tape reports, not a silent death).
+  ///
+  /// - Parameter message: printed on stderr, as one `error:` line, when a signal stops the
+  ///   command; nil prints nothing.
+  public static func install(message text: String? = nil) {
+    if let text {
+      replace(message, with: strdup(text))
+    }
+    _ = slots.count  // initialise the slots before any signal can arrive
+    signal(SIGPIPE, SIG_IGN)
+    var action = sigaction()
+    action.__sigaction_handler.sa_handler = { signal in Termination.handle(signal) }
+    sigemptyset(&action.sa_mask)
+    action.sa_flags = 0
+    for signal in [SIGINT, SIGTERM, SIGHUP] {
+      sigaction(signal, &action, nil)
+    }
+    // A parent may have started us with these signals blocked (some launchers do); a command
+    // must still stop when asked.
+    var signals = sigset_t()
+    sigemptyset(&signals)
+    for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&signals, signal) }
+    pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+  }
+
+  /// Registers `path` to be removed if a signal stops the process; returns a token for
+  /// ``forget(_:)``, or nil when all slots are taken (the file then stays on a signal).
+  public static func remember(_ path: String) -> Int? {
+    guard let copy = strdup(path) else { return nil }
+    let bits = Int(bitPattern: copy)
+    for (index, slot) in slots.enumerated() {
+      if slot.address.compareExchange(expected: 0, desired: bits, ordering: .sequentiallyConsistent)
+        .exchanged
+      {
+        return index
+      }
+    }
+    free(copy)
+    return nil
+  }
+
+  /// Stops removing the path registered under `token` (it was renamed into place, or removed).
+  public static func forget(_ token: Int?) {
+    guard let token else { return }
+    replace(slots[token], with: nil)
+  }
+
+  /// Restores standard input's terminal settings as they are now if a signal stops the
+  /// process (a player puts the terminal in raw mode); ``forgetTerminal()`` stops doing so.
+  public static func rememberTerminal() {
+    var settings = termios()
+    guard tcgetattr(STDIN_FILENO, &settings) == 0 else { return }
+    let copy = UnsafeMutablePointer<termios>.allocate(capacity: 1)
+    copy.initialize(to: settings)
+    swapTerminal(copy)
+  }
+
+  public static func forgetTerminal() {
+    swapTerminal(nil)
+  }
+
+  private static func swapTerminal(_ settings: UnsafeMutablePointer<termios>?) {
+    let old = terminal.address.exchange(
+      settings.map { Int(bitPattern: $0) } ?? 0, ordering: .sequentiallyConsistent)
+    UnsafeMutablePointer<termios>(bitPattern: old)?.deallocate()
+  }
+
+  private static func replace(_ slot: Slot, with pointer: UnsafeMutablePointer<CChar>?) {
+    let old = slot.address.exchange(
+      pointer.map { Int(bitPattern: $0) } ?? 0, ordering: .sequentiallyConsistent)
+    if old != 0 { free(UnsafeMutableRawPointer(bitPattern: old)) }
+  }
+
+  /// The signal handler: async-signal-safe calls only.
+  private static func handle(_ signalNumber: Int32) {
+    // Files first, then the (private) folders they were in.
+    for slot in slots {
+      let address = slot.address.load(ordering: .sequentiallyConsistent)
+      if let path = UnsafePointer<CChar>(bitPattern: address) { unlink(path) }
+    }
+    for slot in slots {
+      let address = slot.address.load(ordering: .sequentiallyConsistent)
+      if let path = UnsafePointer<CChar>(bitPattern: address) { rmdir(path) }
+    }
+    if let settings = UnsafePointer<termios>(
+      bitPattern: terminal.address.load(ordering: .sequentiallyConsistent))
+    {
+      tcsetattr(STDIN_FILENO, TCSANOW, settings)
+    }
+    if let text = UnsafePointer<CChar>(
+      bitPattern: message.address.load(ordering: .sequentiallyConsistent))
+    {
+      // String literals are passed as pointers to their constant bytes: no allocation here.
+      if isatty(STDERR_FILENO) == 1 { _ = write(STDERR_FILENO, "\r\u{1B}[K", 4) }
+      _ = write(STDERR_FILENO, "error: ", 7)
+      _ = write(STDERR_FILENO, text, strlen(text))
+      _ = write(STDERR_FILENO, "\n", 1)
+    }
+    signal(signalNumber, SIG_DFL)
+    var signals = sigset_t()
+    sigemptyset(&signals)
+    sigaddset(&signals, signalNumber)
+    pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+    raise(signalNumber)
+  }
+}
