@@ -45,6 +45,9 @@ let package = Package(
       providers: [.apt(["libsqlite3-dev"])]
     ),
 
+    // Flushing and checking C's stdout, which Swift 6 cannot name.
+    .systemLibrary(name: "CStandardOutput"),
+
     // Pure core: model values, time, validation, edits, commands, diffs. No I/O, no C.
     .target(name: "Timeline"),
     // How Tape writes a file safely (unnamed temporary files, streams, signals): one small
@@ -98,6 +101,7 @@ let package = Package(
         "AudioFiles",
         "Playback",
         "SafeFiles",
+        "CStandardOutput",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]
@@ -117,7 +121,8 @@ let package = Package(
       dependencies: ["AudioFiles", "Mixing", "Timeline", "ReferenceRenders", "SafeFiles"]),
     .testTarget(name: "PlaybackTests", dependencies: ["Playback", "Mixing", "Timeline"]),
     .testTarget(
-      name: "TapeCLITests", dependencies: ["tape", "TimelineStore", "Timeline", "ReferenceRenders"]),
+      name: "TapeCLITests",
+      dependencies: ["tape", "TimelineStore", "Timeline", "ReferenceRenders", "SafeFiles"]),
   ]
 )
 

@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   pkg-config
   libsndfile1-dev libasound2-dev libsoxr-dev libsqlite3-dev   # linked by Tape
-  sox libsox-fmt-all ffmpeg                                   # reference renders in tests
+  sox libsox-fmt-all ffmpeg xxhash                            # references in tests
   alsa-utils jackd2 libasound2-plugins                        # real ALSA playback in tests
 )
 

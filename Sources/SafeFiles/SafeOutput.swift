@@ -154,6 +154,9 @@ public struct OutputDestination: Sendable, Hashable {
 /// - Nothing is ever opened through a name another user could have planted: no predictable
 ///   temporary names, no following of a symlink at a temporary name.
 ///
+/// `TAPE_NO_TMPFILE=1` in the environment takes the fallback path everywhere, so tests can show
+/// that it is safe too.
+///
 /// ```swift
 /// let output = try SafeOutput(try OutputDestination.resolve("mix.wav"))
 /// try output.write(bytes)
@@ -191,7 +194,12 @@ public final class SafeOutput {
     case .file:
       // In the folder to create's parent until then: the same file system, so it links across.
       let folder = OutputDestination.folder(of: destination.folderToCreate ?? destination.target)
-      var fd = open(folder, Self.temporaryFile | O_RDWR | O_CLOEXEC, 0o666)
+      var fd: Int32 = -1
+      if getenv("TAPE_NO_TMPFILE") == nil {
+        fd = open(folder, Self.temporaryFile | O_RDWR | O_CLOEXEC, 0o666)
+      } else {
+        errno = EOPNOTSUPP
+      }
       if fd < 0 && [EOPNOTSUPP, EISDIR, EINVAL, ENOENT].contains(errno) {
         // No O_TMPFILE here: an exclusively created random name, removed on a signal.
         for _ in 0..<16 {

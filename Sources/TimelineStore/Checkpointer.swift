@@ -26,6 +26,8 @@ final class Checkpointer: @unchecked Sendable {
   static let threshold: Int32 = 1_000
   /// About 8 MB.
   static let restartThreshold = 2_000
+  /// The background connection's busy timeout for its PASSIVE checkpoints.
+  static let busyMilliseconds = Int(TimelineStore.defaultBusyTimeout * 1_000)
 
   private let path: String
   private let queue = DispatchQueue(label: "tape.checkpoint", qos: .utility)
@@ -77,7 +79,12 @@ final class Checkpointer: @unchecked Sendable {
           // Our store's writer now waits in waitWhileRestarting(), so RESTART cannot starve.
           restart.close()
           defer { restart.open() }
+          // Without waiting: a RESTART that waits for readers holds the write lock meanwhile,
+          // which would block other processes' writers; readers are never waited for. If one
+          // is reading, the log restarts at a later pass.
           try connection?.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA busy_timeout = 0")
+            defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Self.busyMilliseconds)") }
             _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(RESTART)")
           }
         }

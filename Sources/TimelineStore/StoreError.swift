@@ -18,6 +18,12 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
   case busy
   /// The operating system refused to read or write the file.
   case io(detail: String)
+  /// An edit of a project this user may not write; `reason` says why.
+  case readOnly(path: String, reason: String)
+  /// A project that cannot be read without writing beside it; `reason` says why.
+  case cannotRead(path: String, reason: String)
+  /// A project read without locks (it is read-only here) changed while it was read.
+  case changedWhileReading(path: String)
   /// The edit is not valid for the current project.
   case invalidEdit(TimelineError)
   case nothingToUndo
@@ -48,6 +54,14 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         "project is busy: another tape process is writing to it; try again when it has finished"
     case .io(let detail):
       return "could not read or write the project: \(detail)"
+    case .readOnly(let path, let reason):
+      return
+        "\(path) is read-only: \(reason); nothing was changed (reading it works: tape ls, history, render)"
+    case .cannotRead(let path, let reason):
+      return "cannot read \(path): \(reason)"
+    case .changedWhileReading(let path):
+      return
+        "\(path) changed while it was being read (another process wrote to it); run the command again"
     case .invalidEdit(let error):
       return error.description
     case .nothingToUndo:

@@ -33,6 +33,7 @@ extension TimelineStore {
     label: String, coalescingKey: String? = nil,
     _ edit: (Project, inout IDAllocator) throws -> [Command]
   ) throws(StoreError) -> CommitResult {
+    try checkWriteAccess()
     checkpointer.waitWhileRestarting()
     do {
       return try queue.writeWithoutTransaction { db in

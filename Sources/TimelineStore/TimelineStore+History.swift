@@ -73,7 +73,7 @@ extension TimelineStore {
   /// The whole history tree.
   public func history() throws(StoreError) -> History {
     do {
-      return try queue.read { db in
+      let history = try queue.read { db in
         let head = try Head.read(db)
         let versions = try Row.fetchAll(
           db, sql: "SELECT id, parent, label, createdAt FROM version ORDER BY id"
@@ -84,6 +84,8 @@ extension TimelineStore {
         }
         return History(head: head.version, tip: head.tip, versions: versions)
       }
+      try checkUnchanged()
+      return history
     } catch {
       throw Self.translate(error)
     }
@@ -96,7 +98,7 @@ extension TimelineStore {
   /// never blocking one, never writing.
   public func project(at version: Int64) throws(StoreError) -> Project {
     do {
-      return try queue.read { db in
+      let project = try queue.read { db in
         let head = try catchUp(db)
         let (project, positions) = state.withLock { ($0.project, $0.positions) }
         let changes = try VersionGraph.pathChanges(
@@ -106,6 +108,8 @@ extension TimelineStore {
         return try SnapshotReader.applying(
           changes, changed: changes.changedIDs, to: project, positions: &newPositions)
       }
+      try checkUnchanged()
+      return project
     } catch {
       throw Self.translate(error)
     }
@@ -116,6 +120,7 @@ extension TimelineStore {
   private func move(
     _ target: (Head, Database) throws -> (VersionNode, tip: Int64)
   ) throws(StoreError) -> StoreSnapshot {
+    try checkWriteAccess()
     checkpointer.waitWhileRestarting()
     do {
       return try queue.writeWithoutTransaction { db in
@@ -249,6 +254,7 @@ extension TimelineStore {
           db, sql: "SELECT changeset FROM version WHERE instr(changeset, ?) > 0",
           arguments: [Data((Schema.sourceTable + "\0").utf8)])
       }
+      try checkUnchanged()
       for data in changesets {
         var changes = NetChanges()
         try changes.append(changeset: Changeset(data: data))

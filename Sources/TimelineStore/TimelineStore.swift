@@ -1,6 +1,8 @@
+internal import CSQLiteSession
 public import Foundation
 internal import GRDB
 import Logging
+import SafeFiles
 import Synchronization
 public import Timeline
 
@@ -67,8 +69,25 @@ public struct IDAllocator: Sendable {
 ///
 /// Thread-safe: operations are serialised on the file's connection. Another process may edit the
 /// same file; writers wait up to a busy timeout (``defaultBusyTimeout``) for each other, then fail with
-/// ``StoreError/busy``.
+/// ``StoreError/busy``. Readers (``Access/read``, ``Access/follow``) never wait for a writer and
+/// never make one wait: every read is one read transaction, ended as soon as its data is loaded.
 public final class TimelineStore: Sendable {
+  /// What a store may do with its file.
+  public enum Access: Sendable, Hashable {
+    /// Commits, undo, redo and checkout. Builds history blocks and checkpoints the log.
+    case write
+    /// Reading only, for one-shot commands (`ls`, `history`, `render`): a read-only connection
+    /// that writes nothing, not even when it closes. With the project's `-wal` and `-shm`
+    /// present it reads through them; with no `-wal` (no writer active) it opens the file as
+    /// immutable, creating no file at all, and checks afterwards that nothing wrote meanwhile.
+    case read
+    /// Reading while following commits from other processes (a player, a watcher): like
+    /// ``read``, but without `-wal` in a folder it may write, SQLite creates `-wal` and `-shm`
+    /// so that commits can be seen. Where it cannot, it reads immutably and ``canFollow`` is
+    /// false.
+    case follow
+  }
+
   /// How long a write waits, by default, for another process's write to finish.
   public static let defaultBusyTimeout: TimeInterval = 5
 
@@ -82,6 +101,11 @@ public final class TimelineStore: Sendable {
   }
 
   public let path: String
+  public let access: Access
+  /// Whether commits made after opening can be seen: false for an immutable read.
+  public var canFollow: Bool { immutableIdentity == nil }
+  /// For a file opened immutably: what it was when opened; every read checks it still is.
+  let immutableIdentity: FileIdentity?
   let queue: DatabaseQueue
   let state: Mutex<State>
   let checkpointer: Checkpointer
@@ -101,10 +125,12 @@ public final class TimelineStore: Sendable {
   }
 
   private init(
-    path: String, queue: DatabaseQueue, state: State, checkpointer: Checkpointer,
-    historyBlocks: HistoryBlocks
+    path: String, access: Access, immutableIdentity: FileIdentity?, queue: DatabaseQueue,
+    state: State, checkpointer: Checkpointer, historyBlocks: HistoryBlocks
   ) {
     self.path = path
+    self.access = access
+    self.immutableIdentity = immutableIdentity
     self.queue = queue
     self.state = Mutex(state)
     self.checkpointer = checkpointer
@@ -129,7 +155,9 @@ public final class TimelineStore: Sendable {
 
   /// Creates a new, empty project file at `path` (version 1, "New project").
   ///
-  /// The file appears complete or not at all: it is built under a temporary name and renamed.
+  /// The file appears complete or not at all: it is built in a private folder beside `path`
+  /// (``SafeFiles/PrivateFolder``) and linked into place, which never replaces a file that
+  /// appeared there meanwhile.
   public static func create(
     at path: String, sampleRate: Int = 48_000, channels: Int = 2
   )
@@ -140,11 +168,17 @@ public final class TimelineStore: Sendable {
     } catch {
       throw .invalidEdit(error)
     }
-    guard !FileManager.default.fileExists(atPath: path) else { throw .alreadyExists(path: path) }
-    let directory = (path as NSString).deletingLastPathComponent
-    let temporary =
-      (directory.isEmpty ? "." : directory)
-      + "/.\((path as NSString).lastPathComponent).creating-\(getpid())"
+    guard FileIdentity(path: path) == nil else { throw .alreadyExists(path: path) }
+    let folder: PrivateFolder
+    do {
+      folder = try PrivateFolder(beside: path)
+    } catch {
+      throw .io(detail: error.description)
+    }
+    defer { folder.remove() }
+    let name = (path as NSString).lastPathComponent
+    let temporary = folder.file(name)
+    for suffix in ["-wal", "-shm", "-journal"] { _ = folder.file(name + suffix) }
     do {
       let queue = try DatabaseQueue(path: temporary, configuration: configuration())
       try queue.writeWithoutTransaction { db in
@@ -172,47 +206,75 @@ public final class TimelineStore: Sendable {
           sql: "INSERT INTO id_sequence (id, nextSource, nextTrack, nextClip) VALUES (1, 1, 1, 1)")
       }
       try queue.close()
-      guard link(temporary, path) == 0 else {
-        let error = errno
-        unlink(temporary)
-        if error == EEXIST { throw StoreError.alreadyExists(path: path) }
-        throw StoreError.io(detail: "cannot create \(path): \(String(cString: strerror(error)))")
-      }
-      unlink(temporary)
+      try folder.publish(temporary, as: path)
+    } catch SafeFileError.cannotOpen(_, EEXIST) {
+      throw .alreadyExists(path: path)
+    } catch let error as SafeFileError {
+      throw .io(detail: error.description)
     } catch {
-      unlink(temporary)
-      unlink(temporary + "-wal")
-      unlink(temporary + "-shm")
       throw translate(error)
     }
     return try open(at: path)
   }
 
   /// Opens an existing project. Never modifies a file that is not a valid Tape project.
+  ///
+  /// With ``Access/write`` (the default) a project this user may not write is refused at once
+  /// (``StoreError/readOnly(path:reason:)``); ``Access/read`` and ``Access/follow`` open it
+  /// for reading only, whoever owns it and wherever it is.
   public static func open(
-    at path: String, busyTimeout: TimeInterval = defaultBusyTimeout, durability: Durability = .full
+    at path: String, access: Access = .write, busyTimeout: TimeInterval = defaultBusyTimeout,
+    durability: Durability = .full
   ) throws(StoreError) -> TimelineStore {
-    try open(at: path, busyTimeout: busyTimeout, durability: durability, historyBlocks: .standard)
+    try open(
+      at: path, access: access, busyTimeout: busyTimeout, durability: durability,
+      historyBlocks: .standard)
   }
 
   /// Opens with other history block spans: tests use small ones to cross many blocks.
   static func open(
-    at path: String, busyTimeout: TimeInterval = defaultBusyTimeout,
+    at path: String, access: Access = .write, busyTimeout: TimeInterval = defaultBusyTimeout,
     durability: Durability = .full, historyBlocks: HistoryBlocks
   ) throws(StoreError) -> TimelineStore {
     try checkHeader(path)
+    if access == .write {
+      try checkWritable(path)
+    } else if try needsMigration(path) {
+      // An older file gets its new tables from a writer, once; a reader cannot add them.
+      if (try? checkWritable(path)) != nil {
+        _ = try open(
+          at: path, access: .write, busyTimeout: busyTimeout, durability: durability,
+          historyBlocks: historyBlocks)
+      } else {
+        throw .cannotRead(
+          path: path,
+          reason:
+            "it was made by an older Tape and must be upgraded, which writes to it, but it is read-only here; ask its owner to run any tape command that edits it"
+        )
+      }
+    }
+    let (location, immutable) = try readLocation(path, access: access)
     let checkpointer = Checkpointer(path: path)
     do {
       var configuration = configuration(busyTimeout: busyTimeout, durability: durability)
-      configuration.prepareDatabase { db in try checkpointer.install(on: db) }
-      let queue = try DatabaseQueue(path: path, configuration: configuration)
+      if access == .write {
+        configuration.prepareDatabase { db in try checkpointer.install(on: db) }
+      } else {
+        configuration.readonly = true
+        configuration.prepareDatabase { db in
+          if let handle = db.sqliteConnection { _ = tape_sqlite_no_checkpoint_on_close(handle) }
+        }
+      }
+      let queue = try DatabaseQueue(path: location, configuration: configuration)
       try queue.read { db in
         let tables = try String.fetchSet(
           db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
         guard tables.contains("grdb_migrations") else { throw StoreError.notAProject(path: path) }
         if try Schema.migrator.hasBeenSuperseded(db) { throw StoreError.newerSchema(path: path) }
       }
-      if try queue.read({ db in try !Schema.migrator.hasCompletedMigrations(db) }) {
+      if access == .write,
+        try queue.read({ db in try !Schema.migrator.hasCompletedMigrations(db) })
+      {
         try Schema.migrator.migrate(queue)
       }
       let loaded = try queue.read { db in
@@ -222,10 +284,11 @@ public final class TimelineStore: Sendable {
           version: head.version, revision: head.revision, project: project, positions: positions)
       }
       let store = TimelineStore(
-        path: path, queue: queue, state: loaded, checkpointer: checkpointer,
-        historyBlocks: historyBlocks)
-      // Blocks a stopped process left to build (not in a file we may only read).
-      if FileManager.default.isWritableFile(atPath: path),
+        path: path, access: access, immutableIdentity: immutable, queue: queue, state: loaded,
+        checkpointer: checkpointer, historyBlocks: historyBlocks)
+      try store.checkUnchanged()
+      // Blocks a stopped process left to build.
+      if access == .write,
         try queue.read({ db in
           try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM history_block_pending)") ?? false
         })
@@ -236,6 +299,120 @@ public final class TimelineStore: Sendable {
     } catch {
       throw translate(error)
     }
+  }
+
+  /// Refuses, before SQLite is involved, a project this user cannot write: the file's mode or
+  /// owner, a read-only mount, a folder where the log cannot be created, or a log or index that
+  /// belongs to someone else.
+  private static func checkWritable(_ path: String) throws(StoreError) {
+    guard Glibc.access(path, W_OK) == 0 else {
+      throw .readOnly(
+        path: path,
+        reason: errno == EROFS
+          ? "it is on a read-only file system"
+          : "its permissions do not let you write it (chmod u+w \(path), or ask its owner)")
+    }
+    let folder = (path as NSString).deletingLastPathComponent
+    for suffix in ["-wal", "-shm"] where FileIdentity(path: path + suffix) != nil {
+      guard Glibc.access(path + suffix, R_OK | W_OK) == 0 else {
+        throw .readOnly(
+          path: path,
+          reason:
+            "\(path + suffix) is not writable by you (another user read the project and left it); its owner or root can remove it when no tape process is running"
+        )
+      }
+    }
+    if FileIdentity(path: path + "-wal") == nil,
+      Glibc.access(folder.isEmpty ? "." : folder, W_OK | X_OK) != 0
+    {
+      throw .readOnly(
+        path: path,
+        reason:
+          "its folder \(folder.isEmpty ? "." : folder) is not writable, and an edit must create \((path as NSString).lastPathComponent)-wal there"
+      )
+    }
+  }
+
+  /// Where a reader opens `path`, and the file's identity when that is immutably: through the
+  /// log (`-wal` and `-shm` present and readable, or creatable by a follower), else immutably
+  /// when there is no `-wal`; a `-wal` without a readable `-shm` is refused.
+  private static func readLocation(
+    _ path: String, access: Access
+  ) throws(StoreError) -> (String, FileIdentity?) {
+    guard access != .write else { return (path, nil) }
+    let wal = path + "-wal"
+    let shm = path + "-shm"
+    let folder = (path as NSString).deletingLastPathComponent
+    let folderWritable = Glibc.access(folder.isEmpty ? "." : folder, W_OK | X_OK) == 0
+    if FileIdentity(path: wal) != nil {
+      guard Glibc.access(wal, R_OK) == 0 else {
+        throw .cannotRead(path: path, reason: "its write-ahead log \(wal) is not readable by you")
+      }
+      guard FileIdentity(path: shm) != nil || folderWritable else {
+        throw .cannotRead(
+          path: path,
+          reason:
+            "its write-ahead log \(wal) is there but \(shm) is missing and cannot be created; open it once with tape as its owner"
+        )
+      }
+      guard FileIdentity(path: shm) == nil || Glibc.access(shm, R_OK) == 0 else {
+        throw .cannotRead(path: path, reason: "\(shm) is not readable by you")
+      }
+      return (path, nil)
+    }
+    if access == .follow && folderWritable && Glibc.access(path, W_OK) == 0 {
+      return (path, nil)
+    }
+    guard let identity = FileIdentity(path: path) else { throw .notFound(path: path) }
+    return (immutableURI(path), identity)
+  }
+
+  /// `file:PATH?immutable=1`, with the characters a URI path cannot hold escaped.
+  static func immutableURI(_ path: String) -> String {
+    let absolute =
+      path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    var escaped = ""
+    for byte in absolute.utf8 {
+      switch byte {
+      case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"), 0..<0x20, 0x7F...:
+        escaped += String(format: "%%%02X", byte)
+      default:
+        escaped.unicodeScalars.append(Unicode.Scalar(byte))
+      }
+    }
+    return "file:\(escaped)?immutable=1"
+  }
+
+  /// Whether the file's migrations are incomplete (read without opening it for writing).
+  private static func needsMigration(_ path: String) throws(StoreError) -> Bool {
+    do {
+      var configuration = Configuration()
+      configuration.readonly = true
+      let (location, _) = try readLocation(path, access: .read)
+      let queue = try DatabaseQueue(path: location, configuration: configuration)
+      defer { try? queue.close() }
+      return try queue.read { db in
+        try db.tableExists("grdb_migrations") && !Schema.migrator.hasCompletedMigrations(db)
+      }
+    } catch {
+      throw translate(error)
+    }
+  }
+
+  /// Refuses a change through a store opened for reading.
+  func checkWriteAccess() throws(StoreError) {
+    guard access == .write else {
+      throw .readOnly(path: path, reason: "it was opened for reading only")
+    }
+  }
+
+  /// For an immutable read: throws when the file changed (or a log appeared) since it was
+  /// opened, so a read that may have seen a half-written checkpoint is never used.
+  func checkUnchanged() throws(StoreError) {
+    guard let immutableIdentity else { return }
+    guard let now = FileIdentity(path: path), now.isUnchanged(since: immutableIdentity),
+      FileIdentity(path: path + "-wal") == nil
+    else { throw .changedWhileReading(path: path) }
   }
 
   /// Reads the header without SQLite: anything that is not a Tape project is refused before a

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AudioFiles
+import CStandardOutput
 import Foundation
 import Mixing
 import Playback
@@ -36,6 +37,8 @@ enum Exit {
   static let software: Int32 = 70
   static let ioError: Int32 = 74
   static let busy: Int32 = 75
+  /// Permission denied: an edit of a project this user may not write.
+  static let noPermission: Int32 = 77
   /// 128 + SIGINT, what shells report for a command stopped by Ctrl-C.
   static let interrupted: Int32 = 130
 }
@@ -43,9 +46,14 @@ enum Exit {
 /// Runs a command body and turns any failure into one line on stderr and its exit code.
 ///
 /// Nothing is printed on stdout for a failed command, and no stack trace ever reaches the user.
+///
+/// Standard output is flushed and checked before the command counts as done: a result that could
+/// not be written (a full disk, `> /dev/full`, a closed pipe) is exit 74 with one line, which says
+/// when an edit was committed all the same.
 func reportingErrors(_ body: () throws -> Void) throws {
   do {
     try body()
+    try StandardOutput.flush()
   } catch let error as ExitCode {
     throw error
   } catch {
@@ -60,7 +68,8 @@ func describe(_ error: any Error) -> (Int32, String) {
   case let error as StoreError:
     switch error {
     case .notFound: return (Exit.noInput, error.description)
-    case .busy: return (Exit.busy, error.description)
+    case .busy, .changedWhileReading: return (Exit.busy, error.description)
+    case .readOnly, .cannotRead: return (Exit.noPermission, error.description)
     case .io: return (Exit.ioError, error.description)
     case .alreadyExists: return (Exit.usage, error.description)
     case .invalidEdit(let inner): return describe(inner)
@@ -92,12 +101,40 @@ func describe(_ error: any Error) -> (Int32, String) {
     return (Exit.dataError, error.description)
   case let error as PlaybackError:
     return (Exit.ioError, error.description)
+  case let error as OutputFailure:
+    return (Exit.ioError, error.message)
   case let error as UsageError:
     return (Exit.usage, error.message)
   case let error as DataError:
     return (Exit.dataError, error.message)
   default:
     return (Exit.software, "\(error)")
+  }
+}
+
+/// What a command printed on stdout reaches it, or the command fails.
+enum StandardOutput {
+  /// The version an edit of this command committed, once it has: named if printing fails.
+  nonisolated(unsafe) static var committedVersion: Int64?
+
+  /// Flushes stdout; throws ``OutputFailure`` when anything printed could not be written.
+  static func flush() throws {
+    let code = tape_flush_standard_output()
+    if code != 0 { throw OutputFailure(code: code, committedVersion: committedVersion) }
+  }
+}
+
+/// Standard output could not be written (exit 74).
+struct OutputFailure: Error {
+  let code: Int32
+  let committedVersion: Int64?
+
+  var message: String {
+    let reason = code == EPIPE ? "the reader went away" : String(cString: strerror(code))
+    let committed = committedVersion.map {
+      "; the edit itself was committed as version \($0) and can be undone with 'tape undo'"
+    }
+    return "could not write the result to standard output (\(reason))\(committed ?? "")"
   }
 }
 
@@ -130,6 +167,7 @@ struct MutationOutput {
   let ids: [String]
 
   func print(json: Bool) throws {
+    StandardOutput.committedVersion = version
     if json {
       printJSON(.object([("version", .int(version)), ("ids", .array(ids.map(JSONValue.string)))]))
     } else {
@@ -182,9 +220,12 @@ func parseCurve(_ text: String) throws -> FadeCurve {
   return curve
 }
 
-/// Opens the project named on the command line. `TAPE_BUSY_TIMEOUT` (seconds) overrides how long
-/// a command waits for another process's write before failing with "project is busy".
-func openStore(_ file: String) throws -> TimelineStore {
+/// Opens the project named on the command line, for editing unless `access` says otherwise
+/// (read commands open it read-only: they never wait for an editor, never make one wait, and
+/// write nothing). `TAPE_BUSY_TIMEOUT` (seconds) overrides how long an edit waits for another
+/// process's write before failing with "project is busy".
+func openStore(_ file: String, access: TimelineStore.Access = .write) throws -> TimelineStore {
   let timeout = ProcessInfo.processInfo.environment["TAPE_BUSY_TIMEOUT"].flatMap(Double.init)
-  return try TimelineStore.open(at: file, busyTimeout: timeout ?? TimelineStore.defaultBusyTimeout)
+  return try TimelineStore.open(
+    at: file, access: access, busyTimeout: timeout ?? TimelineStore.defaultBusyTimeout)
 }

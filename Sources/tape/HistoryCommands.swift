@@ -73,7 +73,7 @@ struct HistoryCommand: ParsableCommand {
 
   func run() throws {
     try reportingErrors {
-      let history = try openStore(project.file).history()
+      let history = try openStore(project.file, access: .read).history()
       if output.json {
         printJSON(historyJSON(history))
       } else {

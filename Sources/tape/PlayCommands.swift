@@ -66,7 +66,8 @@ struct Play: ParsableCommand {
     Interrupt.install()
     try reportingErrors {
       let (project, plan, audio, range) = try span.compile(
-        try openStore(self.project.file), cache: AudioCache(forProject: self.project.file))
+        try openStore(self.project.file, access: .read),
+        cache: AudioCache(forProject: self.project.file))
       let bar = ProgressBar(
         total: range.count.frames, sampleRate: project.sampleRate, verb: "playing")
       defer { bar.finish() }

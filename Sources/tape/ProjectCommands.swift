@@ -90,7 +90,7 @@ struct List: ParsableCommand {
 
   func run() throws {
     try reportingErrors {
-      let store = try openStore(project.file)
+      let store = try openStore(project.file, access: .read)
       let shown: StoreSnapshot
       if let version {
         shown = StoreSnapshot(version: version, project: try store.project(at: version))

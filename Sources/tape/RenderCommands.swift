@@ -35,7 +35,7 @@ struct Render: ParsableCommand {
       message: "render interrupted; \(output == "-" ? "the output" : output) was not written")
     try reportingErrors {
       let destination = try OutputDestination.resolve(output)
-      let store = try openStore(project.file)
+      let store = try openStore(project.file, access: .read)
       let cache = AudioCache(forProject: project.file)
       try refuseDestroying(destination, store: store, cache: cache)
       let settings = try renderSettings()

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// The `tape` command: argument parsing and wiring only; the work lives in the libraries.
 @main
@@ -23,4 +24,16 @@ struct Tape: ParsableCommand {
       CommandGroup(name: "Getting started", subcommands: [Demo.self]),
     ]
   )
+
+  /// Runs the command line. A reader of stdout that goes away (`tape ls | head -1`) is a write
+  /// error Tape reports, not a silent death by SIGPIPE.
+  static func main() {
+    signal(SIGPIPE, SIG_IGN)
+    do {
+      var command = try parseAsRoot()
+      try command.run()
+    } catch {
+      exit(withError: error)
+    }
+  }
 }

@@ -93,7 +93,7 @@ struct Verify: ParsableCommand {
 
   func run() throws {
     try reportingErrors {
-      let report = try openStore(project.file).verify()
+      let report = try openStore(project.file, access: .read).verify()
       printJSON(
         .object([
           ("integrity", .string(report.integrity)),

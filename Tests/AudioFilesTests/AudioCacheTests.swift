@@ -1,8 +1,10 @@
-import AudioFiles
 import Foundation
 import Mixing
+import SafeFiles
 import Testing
 import Timeline
+
+@testable import AudioFiles
 
 @Suite("Decoded-audio cache")
 struct AudioCacheTests {
@@ -123,4 +125,128 @@ final class TemporaryCacheDirectory {
   ).path
 
   deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+@Suite("A cache that cannot lie")
+struct CacheIntegrityTests {
+  /// A project source in a folder of its own, with its cache beside it.
+  final class Fixture {
+    let folder = TemporaryCacheDirectory()
+    let sourcePath: String
+    let source: Source
+    var cache: AudioCache { AudioCache(directory: folder.path + "/cache") }
+
+    init(_ name: String = "speech-mono-48k-16.wav") throws {
+      try FileManager.default.createDirectory(
+        atPath: folder.path, withIntermediateDirectories: true)
+      sourcePath = folder.path + "/" + name
+      try FileManager.default.copyItem(atPath: TestAudio.path(name), toPath: sourcePath)
+      let info = try AudioProbe.probe(sourcePath)
+      source = Source(
+        id: Source.ID(1), path: sourcePath, contentHash: info.contentHash,
+        sampleRate: info.sampleRate, channels: info.channels,
+        frameCount: FrameCount(info.frameCount))
+    }
+
+    var entry: String { cache.path(for: source, projectRate: 48_000) }
+  }
+
+  /// The checksum is XXH64, equal to the reference implementation (`xxhsum -H64`) on the cache
+  /// file's own bytes.
+  @Test func theChecksumIsXXH64() throws {
+    let fixture = try Fixture()
+    _ = try fixture.cache.load(fixture.source, projectRate: 48_000)
+    let data = try Data(contentsOf: URL(fileURLWithPath: fixture.entry))
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/xxhsum")
+    process.arguments = ["-H64", fixture.entry]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let line = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    let reference = try #require(UInt64(line.prefix(16), radix: 16))
+    #expect(data.withUnsafeBytes { XXH64.digest($0) } == reference)
+  }
+
+  /// A cache file with flipped bytes in its audio is decoded again, never played: the samples
+  /// read equal those of a clean cache, and the entry on disk is whole again.
+  @Test func flippedBytesAreDecodedAgain() throws {
+    let fixture = try Fixture()
+    let clean = try fixture.cache.load(fixture.source, projectRate: 48_000).samples()
+    var bytes = try Data(contentsOf: URL(fileURLWithPath: fixture.entry))
+    for offset in stride(from: bytes.count / 2, to: bytes.count / 2 + 64, by: 1) {
+      bytes[offset] ^= 0xA5
+    }
+    try bytes.write(to: URL(fileURLWithPath: fixture.entry))
+    #expect(try fixture.cache.load(fixture.source, projectRate: 48_000).samples() == clean)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.entry)) != bytes)
+    // A damaged header is not trusted either.
+    var header = try Data(contentsOf: URL(fileURLWithPath: fixture.entry))
+    header[20] ^= 1
+    try header.write(to: URL(fileURLWithPath: fixture.entry))
+    #expect(try fixture.cache.load(fixture.source, projectRate: 48_000).samples() == clean)
+  }
+
+  /// A cache file cut to half its length while a reader holds it open: the next chunk read is
+  /// short, the source is decoded again, and what is read is still the right audio. No signal.
+  @Test func aFileTruncatedWhileReadIsDecodedAgain() throws {
+    let fixture = try Fixture()
+    let clean = try fixture.cache.load(fixture.source, projectRate: 48_000).samples()
+    let decoded = try fixture.cache.load(fixture.source, projectRate: 48_000)
+    try decoded.makeResident(0)
+    let size = try #require(FileIdentity(path: fixture.entry)?.size)
+    #expect(truncate(fixture.entry, off_t(size / 2)) == 0)
+    #expect(try decoded.samples() == clean)
+  }
+
+  /// A source replaced by other audio of the same length, with its old modification time (as
+  /// `cp -p` or `rsync -t` leave it), is refused even though its old audio is cached.
+  @Test func aReplacedSourceIsRefusedEvenWhenCached() throws {
+    let fixture = try Fixture()
+    _ = try fixture.cache.load(fixture.source, projectRate: 48_000)
+    let before = try #require(FileIdentity(path: fixture.sourcePath))
+    var bytes = try Data(contentsOf: URL(fileURLWithPath: fixture.sourcePath))
+    bytes[bytes.count - 100] ^= 0x10
+    try bytes.write(to: URL(fileURLWithPath: fixture.sourcePath))
+    // Its old modification time back, to the nanosecond, as `touch -r` or `cp -p` set it.
+    var times = [
+      timespec(
+        tv_sec: Int(before.modificationTime / 1_000_000_000),
+        tv_nsec: Int(before.modificationTime % 1_000_000_000)),
+      timespec(
+        tv_sec: Int(before.modificationTime / 1_000_000_000),
+        tv_nsec: Int(before.modificationTime % 1_000_000_000)),
+    ]
+    #expect(utimensat(AT_FDCWD, fixture.sourcePath, &times, 0) == 0)
+    let after = try #require(FileIdentity(path: fixture.sourcePath))
+    #expect(after.size == before.size && after.modificationTime == before.modificationTime)
+    #expect(throws: AudioFileError.sourceChanged(source: "s1", path: fixture.sourcePath)) {
+      try fixture.cache.load(fixture.source, projectRate: 48_000)
+    }
+  }
+
+  /// An unchanged source is not hashed again: its identity is kept beside the entry; a
+  /// `touch` (new times, same content) makes Tape hash it once more and accept it.
+  @Test func anUnchangedSourceIsRecognisedByItsIdentity() throws {
+    let fixture = try Fixture()
+    _ = try fixture.cache.load(fixture.source, projectRate: 48_000)
+    let records = try FileManager.default.contentsOfDirectory(
+      atPath: fixture.folder.path + "/cache"
+    )
+    .filter { $0.hasSuffix(".source") }
+    #expect(records.count == 1)
+    let record = try String(
+      contentsOfFile: fixture.folder.path + "/cache/" + records[0], encoding: .utf8)
+    #expect(record.contains(fixture.sourcePath))
+    let identity = try #require(FileIdentity(path: fixture.sourcePath))
+    #expect(record.contains(identity.description))
+    Thread.sleep(forTimeInterval: 0.01)
+    #expect(utime(fixture.sourcePath, nil) == 0)
+    _ = try fixture.cache.load(fixture.source, projectRate: 48_000)
+    let updated = try String(
+      contentsOfFile: fixture.folder.path + "/cache/" + records[0], encoding: .utf8)
+    #expect(updated != record)
+    #expect(updated.contains(try #require(FileIdentity(path: fixture.sourcePath)).description))
+  }
 }

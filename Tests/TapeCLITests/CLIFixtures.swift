@@ -18,11 +18,12 @@ final class Workspace {
   /// Runs `tape` with `arguments`; fails the test when the exit status is not `status`.
   @discardableResult
   func tape(
-    _ arguments: String..., status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation
+    _ arguments: String..., status: Int32 = 0, environment: [String: String] = [:],
+    sourceLocation: SourceLocation = #_sourceLocation
   )
     throws -> TapeBinary.Result
   {
-    let result = try TapeBinary.run(arguments)
+    let result = try TapeBinary.run(arguments, environment: environment)
     #expect(
       result.status == status,
       "tape \(arguments.joined(separator: " ")) → \(result.status): \(result.stderr)",
