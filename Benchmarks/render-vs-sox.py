@@ -12,7 +12,10 @@ Import (decode into the cache) is timed separately; the render times are whole p
 cache warm. Peak memory is tape's maximum resident set (wait4), minus nothing: the mapped cache
 pages it touched are part of it, so the script prints the cache size beside it.
 
-    Benchmarks/render-vs-sox.py [--tracks 4,16,64] [--runs 5] [--work DIR]
+    Benchmarks/render-vs-sox.py [--tracks 4,16,64] [--runs 5] [--work DIR] [--tape PATH ...]
+
+With --tape (repeatable), those binaries are timed instead of this checkout's release build,
+side by side on the same project and cache: how one change of tape compares with another.
 """
 
 import argparse
@@ -20,6 +23,7 @@ import math
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -145,14 +149,19 @@ def main():
     parser.add_argument("--tracks", default="4,16,64")
     parser.add_argument("--runs", type=int, default=5, help="tape renders per size (the median is reported)")
     parser.add_argument("--work", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "tape-render-bench"))
+    parser.add_argument("--tape", action="append", help="a tape binary to time (repeatable)")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
 
-    print("building tape (release)", file=sys.stderr)
-    run(["swift", "build", "-c", "release", "--product", "tape"], cwd=ROOT, stdout=subprocess.DEVNULL)
-    bin_path = run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT,
-                   capture_output=True, text=True).stdout.strip()
-    tape = os.path.join(bin_path, "tape")
+    if args.tape:
+        tapes = args.tape
+    else:
+        print("building tape (release)", file=sys.stderr)
+        run(["swift", "build", "-c", "release", "--product", "tape"], cwd=ROOT, stdout=subprocess.DEVNULL)
+        bin_path = run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT,
+                       capture_output=True, text=True).stdout.strip()
+        tapes = [os.path.join(bin_path, "tape")]
+    tape = tapes[0]
     sources = make_sources(args.work)
 
     rows = []
@@ -163,15 +172,33 @@ def main():
                           for f in os.listdir(project + "-cache"))
         tape_out = os.path.join(args.work, f"tape-{tracks}.wav")
         sox_out = os.path.join(args.work, f"sox-{tracks}.wav")
-        walls, rss = [], []
+        # Each binary gets its own copy of the project, so its own cache (their formats may
+        # differ), and renders once first so the timed runs find that cache warm. Then the
+        # binaries take turns, run by run.
+        projects = {tapes[0]: project}
+        for index, binary in enumerate(tapes[1:], start=1):
+            copy = project.replace(".tape", f"-{index}.tape")
+            shutil.copyfile(project, copy)
+            projects[binary] = copy
+        for binary in tapes:
+            run([binary, "render", projects[binary], "-o", tape_out, "--bits", "32f"],
+                stdout=subprocess.DEVNULL)
+        walls = {binary: [] for binary in tapes}
+        rss = {binary: [] for binary in tapes}
         for _ in range(args.runs):
-            # Replacing an existing output costs the filesystem time (freeing its blocks) that is
-            # not rendering: both tools write to a fresh name.
-            if os.path.exists(tape_out):
-                os.remove(tape_out)
-            wall, maxrss = timed_with_rusage([tape, "render", project, "-o", tape_out, "--bits", "32f"])
-            walls.append(wall)
-            rss.append(maxrss)
+            for binary in tapes:
+                # Replacing an existing output costs the filesystem time (freeing its blocks)
+                # that is not rendering: every run writes to a fresh name.
+                if os.path.exists(tape_out):
+                    os.remove(tape_out)
+                wall, maxrss = timed_with_rusage(
+                    [binary, "render", projects[binary], "-o", tape_out, "--bits", "32f"])
+                walls[binary].append(wall)
+                rss[binary].append(maxrss)
+        if len(tapes) > 1:
+            for binary in tapes:
+                print(f"{tracks} tracks: {binary}: median {median(walls[binary]):.3f} s, "
+                      f"best {min(walls[binary]):.3f} s, peak RSS {max(rss[binary]) / 1024:.0f} MiB")
         print(f"sox render of {tracks} tracks", file=sys.stderr)
         if os.path.exists(sox_out):
             os.remove(sox_out)
@@ -184,8 +211,8 @@ def main():
             print(f"warning: sox clipped: {sox.stderr.strip()}", file=sys.stderr)
         diff = difference_dbfs(tape_out, sox_out)
         clip_seconds = sum(c["length"] for c in edit_list) / RATE
-        rows.append((tracks, len(edit_list), clip_seconds, import_seconds, median(walls), min(walls),
-                     sox_wall, max(rss) / 1024, cache_bytes / 2**20, diff))
+        rows.append((tracks, len(edit_list), clip_seconds, import_seconds, median(walls[tape]),
+                     min(walls[tape]), sox_wall, max(rss[tape]) / 1024, cache_bytes / 2**20, diff))
 
     print()
     print("tracks clips clip-audio  import   tape(median/best)     sox     ratio   tape-RSS  cache  RSS-cache  max |tape-sox|")

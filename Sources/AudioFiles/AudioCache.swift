@@ -32,10 +32,16 @@ public import Timeline
 public struct AudioCache: Sendable {
   /// Where entries are looked for, in order; new entries go to the first.
   public let directories: [String]
+  /// Whether the first directory is the user's cache, whose parents (`~/.cache`) are made as
+  /// needed; a project's own cache folder is made only beside an existing project.
+  let isUserCache: Bool
+  /// Where the chunks of the sources loaded through this cache live in memory.
+  let memory = ChunkPool()
 
   /// A cache in one folder.
   public init(directory: String) {
     directories = [directory]
+    isUserCache = false
   }
 
   /// The cache of the project at `path`: beside it, or the user's cache when the project's
@@ -52,6 +58,7 @@ public struct AudioCache: Sendable {
     } else {
       directories = [Self.userDirectory(environment), beside]
     }
+    isUserCache = !writable
   }
 
   /// `song.tape` → `song.tape-cache`.
@@ -145,13 +152,22 @@ public struct AudioCache: Sendable {
 
   /// Writes `bytes` to `path` through ``SafeOutput`` (creating the cache folder on the way).
   func write(_ bytes: [UInt8], to path: String) throws(AudioFileError) {
+    makeUserCacheParents()
     do throws(SafeFileError) {
       let output = try SafeOutput(try OutputDestination.resolve(path, creatingFolder: true))
       try output.write(bytes)
       try output.commit()
     } catch {
-      throw .cache(path: path, detail: error.description)
+      throw .output(error)
     }
+  }
+
+  /// `~/.cache` (or `$XDG_CACHE_HOME`) may not exist yet: it is the user's, made as needed.
+  private func makeUserCacheParents() {
+    guard isUserCache else { return }
+    try? FileManager.default.createDirectory(
+      atPath: (directories[0] as NSString).deletingLastPathComponent,
+      withIntermediateDirectories: true)
   }
 
   // MARK: Decoding
@@ -169,11 +185,12 @@ public struct AudioCache: Sendable {
     guard reader.channels == source.channels, reader.sampleRate == source.sampleRate else {
       throw .sourceChanged(source: source.id.description, path: source.path)
     }
+    makeUserCacheParents()
     let output: SafeOutput
     do throws(SafeFileError) {
       output = try SafeOutput(try OutputDestination.resolve(path, creatingFolder: true))
     } catch {
-      throw .cache(path: path, detail: error.description)
+      throw .output(error)
     }
     var layout = expected
     var writer = ChunkWriter(output: output, layout: layout, path: path)
@@ -215,7 +232,7 @@ public struct AudioCache: Sendable {
       try output.write(layout.encoded(), at: 0)
       try output.commit()
     } catch {
-      throw .cache(path: path, detail: error.description)
+      throw .output(error)
     }
     guard let entry = CacheEntry(path: path, expected: expected) else {
       throw .cache(path: path, detail: "the new entry does not read back; check the disk")
@@ -283,7 +300,7 @@ private struct ChunkWriter {
       checksums.append(buffer.withUnsafeBytes { XXH64.digest($0) })
       try output.write(buffer, at: Int64(offset))
     } catch {
-      throw .cache(path: path, detail: error.description)
+      throw .output(error)
     }
     buffer.removeAll(keepingCapacity: true)
   }
@@ -354,7 +371,8 @@ public final class CachedSource: @unchecked Sendable {
     self.source = source
     self.projectRate = projectRate
     self.cache = cache
-    audio = SourceAudio(frames: entry.layout.frames, channels: entry.layout.channels)
+    audio = SourceAudio(
+      frames: entry.layout.frames, channels: entry.layout.channels, memory: cache.memory)
     self.entry = Mutex((entry, false))
   }
 
@@ -364,7 +382,7 @@ public final class CachedSource: @unchecked Sendable {
   /// Reads chunk `index` into memory, unless it is resident already.
   public func makeResident(_ index: Int) throws(AudioFileError) {
     if audio.isResident(index) { return }
-    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: audio.samplesInChunk(index))
+    let buffer = cache.memory.chunk(channels: audio.channels)
     let result: Result<Void, AudioFileError> = entry.withLock { state in
       if state.current.read(index, into: buffer) { return .success(()) }
       guard !state.rebuilt else {
@@ -390,7 +408,7 @@ public final class CachedSource: @unchecked Sendable {
     case .success:
       audio.publish(buffer, at: index)
     case .failure(let error):
-      buffer.deallocate()
+      cache.memory.release(buffer)
       throw error
     }
   }

@@ -110,14 +110,14 @@ public enum OfflineRenderer {
     let writeQueue = DispatchQueue(label: "tape.render.write")
     let meterQueue = DispatchQueue(label: "tape.render.loudness")
     let view = plan.view
-    // Decoded audio is read into memory just before the batch that needs it, and let go once
-    // no later part of the range reads it.
-    let lastReads = plan.lastReads()
+    let batchFrames = Int64(blockFrames * batchBlocks)
+    let loader = ChunkLoader(plan: plan, audio: audio)
 
     var position = range.start.frames
     let end = range.end.frames
     var batchIndex = 0
     var failure: AudioFileError?
+    loader.prefetch(position..<min(end, position + batchFrames))
     while position < end {
       if isCancelled() {
         failure = .cancelled(path: destination.path)
@@ -132,19 +132,17 @@ public enum OfflineRenderer {
       let frames = Int(min(Int64(blockFrames * batchBlocks), end - position))
       let firstBlock = Int((position - range.start.frames) / Int64(blockFrames))
       let batchRange = position..<position + Int64(frames)
-      do {
-        try audio.makeResident(plan, range: batchRange)
-      } catch {
+      if let error = loader.wait() {
         failure = error
         break
       }
+      // The next batch's audio is read while this one renders.
+      if batchRange.upperBound < end {
+        loader.prefetch(batchRange.upperBound..<min(end, batchRange.upperBound + batchFrames))
+      }
       let missing = batch.render(view, from: position, frames: frames, firstBlock: firstBlock)
       precondition(missing == 0, "rendered \(missing) frames whose audio was not read")
-      for (index, source) in plan.sources.enumerated() {
-        for chunk in source.residentChunks where lastReads[index][chunk] <= batchRange.upperBound {
-          source.evict(chunk)
-        }
-      }
+      loader.release(before: batchRange.upperBound)
       batch.done.enter()
       batch.done.enter()
       writeQueue.async {
@@ -160,6 +158,7 @@ public enum OfflineRenderer {
       progress(position - range.start.frames)
     }
     for batch in slots { batch.done.wait() }
+    _ = loader.wait()
     withExtendedLifetime(plan) {}
     if let failure = failure ?? sink.error { throw failure }
     try writer.close()
@@ -172,6 +171,58 @@ public enum OfflineRenderer {
       frames: range.count.frames, sampleRate: plan.sampleRate, channels: channels,
       peak: Double(sink.peak), loudness: sink.meter.integratedLoudness,
       clippedSamples: sink.clipped, seconds: (ContinuousClock.now - clock).seconds)
+  }
+}
+
+/// Reads the decoded audio a render needs into memory, one batch ahead, on its own thread, and
+/// lets each chunk go after the last batch that reads it.
+///
+/// A chunk is read once per render (kept until its last read rather than re-read each time a
+/// clip comes back to it: a copy from the page cache costs more here than holding the memory),
+/// and reading overlaps rendering. Memory is recycled through ``ChunkPool``.
+private final class ChunkLoader: @unchecked Sendable {
+  private let plan: RenderPlan
+  private let audio: ProjectAudio
+  private let queue = DispatchQueue(label: "tape.render.load")
+  private let done = DispatchGroup()
+  /// For each of the plan's sources, for each chunk, the frame after which nothing reads it.
+  private let lastReads: [[Int64]]
+  /// Written on `queue`, read after `done` is waited for.
+  private var failure: AudioFileError?
+
+  init(plan: RenderPlan, audio: ProjectAudio) {
+    self.plan = plan
+    self.audio = audio
+    lastReads = plan.lastReads()
+  }
+
+  /// Starts reading the chunks that rendering `range` needs.
+  func prefetch(_ range: Range<Int64>) {
+    done.enter()
+    queue.async { [self] in
+      defer { done.leave() }
+      guard failure == nil else { return }
+      do throws(AudioFileError) {
+        try audio.makeResident(plan, range: range)
+      } catch {
+        failure = error
+      }
+    }
+  }
+
+  /// Waits for the reads started so far; returns their failure, if any.
+  func wait() -> AudioFileError? {
+    done.wait()
+    return failure
+  }
+
+  /// Lets go of every chunk that no frame from `frame` on reads.
+  func release(before frame: Int64) {
+    for (index, source) in plan.sources.enumerated() {
+      for chunk in source.residentChunks where lastReads[index][chunk] <= frame {
+        source.evict(chunk)
+      }
+    }
   }
 }
 

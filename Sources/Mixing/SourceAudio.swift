@@ -31,12 +31,15 @@ public final class SourceAudio: @unchecked Sendable {
   /// 1 or 2.
   public let channels: Int
   public let chunkCount: Int
+  /// Where chunk memory goes back to; nil: it was made with `UnsafeMutablePointer.allocate`.
+  public let memory: (any ChunkMemory)?
   /// Each chunk's address (0 when not resident), read and written atomically.
   let table: UnsafeMutablePointer<UInt.AtomicRepresentation>
 
-  public init(frames: Int, channels: Int) {
+  public init(frames: Int, channels: Int, memory: (any ChunkMemory)? = nil) {
     self.frames = frames
     self.channels = channels
+    self.memory = memory
     chunkCount = (frames + Self.chunkFrames - 1) >> Self.chunkShift
     table = .allocate(capacity: max(chunkCount, 1))
     table.initialize(repeating: UInt.AtomicRepresentation(0), count: max(chunkCount, 1))
@@ -88,26 +91,37 @@ public final class SourceAudio: @unchecked Sendable {
     chunk(index) != nil
   }
 
-  /// Makes `samples` (``samplesInChunk(_:)`` floats, allocated with
-  /// `UnsafeMutablePointer.allocate`) chunk `index`; this object now owns it. Returns false,
-  /// and frees `samples`, when the chunk was already resident.
+  /// Makes `samples` (``samplesInChunk(_:)`` floats, from ``memory``, or allocated with
+  /// `UnsafeMutablePointer.allocate` when that is nil) chunk `index`; this object now owns it.
+  /// Returns false, and gives `samples` back, when the chunk was already resident.
   @discardableResult
   public func publish(_ samples: UnsafeMutablePointer<Float>, at index: Int) -> Bool {
     precondition(index >= 0 && index < chunkCount, "chunk \(index) of \(chunkCount)")
     let (exchanged, _) = UnsafeAtomic<UInt>(at: table + index).compareExchange(
       expected: 0, desired: UInt(bitPattern: samples), ordering: .releasing)
-    if !exchanged { samples.deallocate() }
+    if !exchanged { release(samples) }
     return exchanged
   }
 
   /// Frees chunk `index`. Only when no renderer can be reading it.
   public func evict(_ index: Int) {
     let old = UnsafeAtomic<UInt>(at: table + index).exchange(0, ordering: .acquiringAndReleasing)
-    UnsafeMutablePointer<Float>(bitPattern: old)?.deallocate()
+    if let chunk = UnsafeMutablePointer<Float>(bitPattern: old) { release(chunk) }
+  }
+
+  private func release(_ chunk: UnsafeMutablePointer<Float>) {
+    if let memory { memory.release(chunk) } else { chunk.deallocate() }
   }
 
   /// Every resident chunk's index.
   public var residentChunks: [Int] {
     (0..<chunkCount).filter(isResident)
   }
+}
+
+/// Where the memory of resident chunks comes from and goes back to (a loader's pool of
+/// pre-faulted pages, say), so chunks read over and over do not cost a page fault per page.
+public protocol ChunkMemory: AnyObject, Sendable {
+  /// Takes back a chunk's memory.
+  func release(_ chunk: UnsafeMutablePointer<Float>)
 }

@@ -1,3 +1,4 @@
+import Dispatch
 internal import GRDB
 import Logging
 import Synchronization
@@ -31,14 +32,24 @@ extension TimelineStore {
         self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
       }
       if state.poller == nil {
-        state.poller = Task.detached { [weak self] in
-          var lastDataVersion: Int64?
-          while !Task.isCancelled {
-            try? await Task.sleep(for: Self.pollInterval)
-            guard let self else { return }
-            lastDataVersion = self.pollForExternalChanges(since: lastDataVersion)
-          }
+        // A timer on a queue of its own, not a task: Swift's cooperative pool has one thread per
+        // core and may be busy (or blocked) for seconds; a subscriber must hear commits anyway.
+        let timer = DispatchSource.makeTimerSource(
+          queue: DispatchQueue(label: "tape.store.poll", qos: .userInitiated))
+        let interval = Self.pollInterval.components
+        let nanoseconds =
+          Int(interval.seconds) * 1_000_000_000 + Int(interval.attoseconds / 1_000_000_000)
+        timer.schedule(
+          deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
+        let lastDataVersion = Mutex<Int64?>(nil)
+        timer.setEventHandler { [weak self] in
+          guard let self else { return }
+          let last = lastDataVersion.withLock { $0 }
+          let now = self.pollForExternalChanges(since: last)
+          lastDataVersion.withLock { $0 = now }
         }
+        timer.resume()
+        state.poller = Poller(timer)
       }
     }
     return stream

@@ -121,7 +121,8 @@ public final class TimelineStore: Sendable {
     var positions: [Track.ID: Int64]
     var subscribers: [Int: AsyncStream<StoreUpdate>.Continuation] = [:]
     var nextSubscriber = 0
-    var poller: Task<Void, Never>?
+    /// Polls for other processes' commits while anyone subscribes.
+    var poller: Poller?
   }
 
   private init(
@@ -578,5 +579,18 @@ extension TimelineStore {
     } catch {
       throw Self.translate(error)
     }
+  }
+}
+
+/// The timer that polls for other processes' commits (thread-safe: a dispatch source).
+final class Poller: @unchecked Sendable {
+  let timer: any DispatchSourceTimer
+
+  init(_ timer: any DispatchSourceTimer) {
+    self.timer = timer
+  }
+
+  func cancel() {
+    timer.cancel()
   }
 }

@@ -13,12 +13,18 @@ struct Render: ParsableCommand {
     discussion: """
       Renders from 0 to the end of the last clip unless --from/--to say otherwise. Integer \
       output is clamped (never wrapped) and the clipped samples counted; 16-bit output is TPDF \
-      dithered unless --dither none. The file appears only when complete.
+      dithered unless --dither none. A file appears only when complete, replacing the old one \
+      whole (a symlink's target is replaced, the link kept); a device, a FIFO or - (standard \
+      output, with --format) is written as a stream. A source of the project, the project \
+      itself and its cache are never overwritten.
       Example: tape render song.tape -o mix.wav --bits 16
+      Example: tape render song.tape -o - --format flac | ssh host 'cat > mix.flac'
       """)
 
   @OptionGroup var project: ProjectArgument
-  @Option(name: .shortAndLong, help: "The file to write; its extension picks the format.")
+  @Option(
+    name: .shortAndLong,
+    help: "The file to write (its extension picks the format), a device, a FIFO, or - for stdout.")
   var output: String
   @Option(help: "wav, flac, aiff or ogg (default: from the output's extension).")
   var format: String?

@@ -45,7 +45,7 @@ func startTape(
   return (process, out, err)
 }
 
-@Suite("Nothing the user owns is ever destroyed", .timeLimit(.minutes(10)))
+@Suite("Nothing the user owns is ever destroyed", .serialized, .timeLimit(.minutes(10)))
 struct DataSafetyTests {
   // MARK: 1. An output that is a source, the project, its log or a cache file
 
@@ -366,6 +366,8 @@ struct DataSafetyTests {
     try space.tape("import", file, TestAudio.path("speech-mono-48k-16.wav"))
     try space.tape("track", "add", file, "Voice")
     try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "2s")
+    // No decoded audio beside it: nobody's render must decode into its own cache.
+    try FileManager.default.removeItem(atPath: file + "-cache")
     try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: file)
     try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: folder)
     defer {
@@ -403,6 +405,7 @@ struct DataSafetyTests {
     #expect(undo.status == 77)
     #expect(listing(folder) == before)
     #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == bytes)
+    #expect(listing(elsewhere + "/cache/tape").contains { $0.hasSuffix(".f32") })
     // The owner (root) edits as before.
     try space.tape("track", "add", file, "Owner's")
   }

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+import Timeline
+import TimelineStore
+
+@Suite("Readers never block, never wait, never write")
+struct ReadAccessTests {
+  /// The files SQLite might leave beside a project.
+  static func companions(_ path: String) -> [String] {
+    ["-wal", "-shm", "-journal"].filter { FileManager.default.fileExists(atPath: path + $0) }
+  }
+
+  /// A project nobody has open has no log; reading it (snapshot, history, every past version)
+  /// creates no file and changes no byte.
+  @Test func readingWithoutALogWritesNothing() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("song.tape")
+    let (writer, states) = try StoreFixture.populated(at: path)
+    try writer.close()
+    #expect(Self.companions(path).isEmpty)
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+    let reader = try TimelineStore.open(at: path, access: .read)
+    #expect(reader.snapshot.project == states.last)
+    #expect(try reader.history().versions.count == states.count)
+    for (index, state) in states.enumerated() {
+      #expect(try reader.project(at: Int64(index + 1)) == state)
+    }
+    #expect(!reader.canFollow)
+    try reader.close()
+    #expect(Self.companions(path).isEmpty)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
+  }
+
+  /// With a writer active (its log present), a reader reads through the log: it sees the
+  /// writer's commits, reads any version while the writer holds its lock, and closing it
+  /// checkpoints nothing into the main file.
+  @Test func readingBesideAWriter() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("song.tape")
+    let (writer, states) = try StoreFixture.populated(at: path)
+    let main = try Data(contentsOf: URL(fileURLWithPath: path))
+    let reader = try TimelineStore.open(at: path, access: .read)
+    #expect(reader.canFollow)
+    try writer.holdWriteLock(for: 0.5) {
+      // Another connection's write lock does not stop a read transaction.
+      #expect((try? reader.project(at: 2)) == states[1])
+      #expect((try? reader.history().head) == Int64(states.count))
+    }
+    try reader.close()
+    #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == main)
+    #expect(throws: StoreError.readOnly(path: path, reason: "it was opened for reading only")) {
+      try reader.commit(label: "No") { _, _ in [] }
+    }
+  }
+
+  /// A store opened for reading refuses every change, in the same words an edit of a
+  /// read-only file gets.
+  @Test func aReaderCannotEdit() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("song.tape")
+    _ = try StoreFixture.populated(at: path)
+    let reader = try TimelineStore.open(at: path, access: .read)
+    let refusal = StoreError.readOnly(path: path, reason: "it was opened for reading only")
+    #expect(throws: refusal) { try reader.undo() }
+    #expect(throws: refusal) { try reader.checkout(1) }
+    #expect(throws: refusal) {
+      try reader.commit(label: "Track") { project, ids in
+        try project.addTrack(Track(id: ids.newTrackID(), name: "X"))
+      }
+    }
+  }
+
+  /// An immutable read notices that a writer changed the file under it (the writer's close
+  /// checkpoints into the main file) and says so instead of returning what it may have torn.
+  @Test func anImmutableReadNoticesAWriter() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("song.tape")
+    let (writer, _) = try StoreFixture.populated(at: path)
+    try writer.close()
+    let reader = try TimelineStore.open(at: path, access: .read)
+    #expect(!reader.canFollow)
+    let other = try TimelineStore.open(at: path)
+    try other.commit(label: "Rename") { project, _ in
+      try project.setTrack(Track.ID(1), name: "Renamed")
+    }
+    try other.close()
+    #expect(throws: StoreError.changedWhileReading(path: path)) { try reader.history() }
+  }
+
+  /// A file this user may not write: an edit is refused before SQLite touches it, a read works.
+  @Test func aReadOnlyFileIsReadable() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("song.tape")
+    let (writer, states) = try StoreFixture.populated(at: path)
+    try writer.close()
+    try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: path)
+    defer { try? FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path) }
+    #expect(try TimelineStore.open(at: path, access: .read).snapshot.project == states.last)
+    if geteuid() != 0 {
+      #expect(throws: StoreError.self) { try TimelineStore.open(at: path) }
+    }
+    #expect(Self.companions(path).isEmpty)
+  }
+}
