@@ -1,5 +1,5 @@
-import Atomics
-import Foundation
+public import Atomics
+public import Foundation
 
 /// The render kernel: mixes any block `[from, from + frames)` of a plan into a buffer.
 ///
@@ -17,14 +17,32 @@ public enum RenderKernel {
   /// Renders `frames` frames starting at timeline frame `from` into `output`, interleaved with
   /// `plan.outputChannels` channels. `output` is overwritten (silence where nothing plays).
   ///
+  /// Every clip plays at its plan gain; see ``render(_:from:frames:into:clock:)`` for the
+  /// player's ramps.
+  ///
   /// Returns how many clip frames could not be rendered because their source chunk was not
   /// resident (they are silent): 0 whenever the loader kept up.
   ///
   /// - Note: Realtime-safe: no allocation, no locks.
   @_noLocks
+  @inlinable
   @discardableResult
   public static func render(
     _ plan: PlanView, from: Int64, frames: Int, into output: UnsafeMutablePointer<Float>
+  ) -> Int {
+    render(plan, from: from, frames: frames, into: output, clock: .max)
+  }
+
+  /// Renders like ``render(_:from:frames:into:)``, with each clip's gain following its ramp
+  /// (``PlanView/ramps``) at the player's output frames `clock ..< clock + frames`.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  @inlinable
+  @discardableResult
+  public static func render(
+    _ plan: PlanView, from: Int64, frames: Int, into output: UnsafeMutablePointer<Float>,
+    clock: Int64
   ) -> Int {
     let channels = plan.outputChannels
     output.update(repeating: 0, count: frames * channels)
@@ -33,18 +51,59 @@ public enum RenderKernel {
     var missing = 0
     var index = firstReaching(from, runningEnd: runningEnd, count: plan.count)
     while index < plan.count {
-      let clip = clips[index]
+      var clip = clips[index]
       if clip.timelineStart >= to { break }
-      if clip.timelineStart + clip.length > from {
-        missing += mix(clip, blockStart: from, blockEnd: to, into: output, channels: channels)
+      var ramp = ClipRamp.none
+      if clock != .max, let ramps = plan.ramps, ramps[index].end > clock {
+        ramp = ramps[index]
+      }
+      let silent = clip.gainLeft == 0 && clip.gainRight == 0
+      if clip.timelineStart + clip.length > from && (!silent || ramp.end != .min) {
+        if ramp.end == .min {
+          missing += mix(clip, blockStart: from, blockEnd: to, into: output, channels: channels)
+        } else {
+          // A ramp crosses this block: render frame by frame at the ramp's gains, in runs
+          // short enough that the gain is evaluated per frame.
+          var frame = max(from, clip.timelineStart)
+          let stop = min(to, clip.timelineStart + clip.length)
+          let targetLeft = clip.gainLeft
+          let targetRight = clip.gainRight
+          while frame < stop {
+            let t = clock + (frame - from)
+            let (left, right) = gains(ramp, to: targetLeft, targetRight, at: t)
+            clip.gainLeft = left
+            clip.gainRight = right
+            missing += mix(
+              clip, blockStart: frame, blockEnd: frame + 1,
+              into: output + Int(frame - from) * channels, channels: channels)
+            frame += 1
+          }
+        }
       }
       index += 1
     }
     return missing
   }
 
+  /// A ramp's gains at clock frame `t`: exactly the target from its end on.
+  ///
+  /// - Note: Realtime-safe: arithmetic only.
+  @_noLocks
+  @inlinable
+  public static func gains(
+    _ ramp: ClipRamp, to left: Float, _ right: Float, at t: Int64
+  ) -> (Float, Float) {
+    guard t < ramp.end else { return (left, right) }
+    // Linear easing: the remaining fraction of the way back to `from`.
+    let remaining = Float(Double(ramp.end - t) / Double(ramp.length))
+    return (
+      left + (ramp.fromLeft - left) * remaining, right + (ramp.fromRight - right) * remaining
+    )
+  }
+
   /// The first index whose running end is past `frame`: every earlier clip ends at or before it.
   @_noLocks
+  @inlinable
   static func firstReaching(_ frame: Int64, runningEnd: UnsafePointer<Int64>, count: Int) -> Int {
     var low = 0
     var high = count
@@ -58,6 +117,7 @@ public enum RenderKernel {
   /// Adds the part of `clip` that falls in `[blockStart, blockEnd)`, one source chunk at a time;
   /// returns the frames skipped because their chunk was not resident.
   @_noLocks
+  @inlinable
   static func mix(
     _ clip: ClipRecord, blockStart: Int64, blockEnd: Int64,
     into output: UnsafeMutablePointer<Float>, channels: Int
@@ -91,6 +151,7 @@ public enum RenderKernel {
   /// Clip frames `[first, last)`, read from `source` and added to `out` (both at frame `first`),
   /// split into the fades and the constant-gain body between them.
   @_noLocks
+  @inlinable
   static func segment(
     _ clip: ClipRecord, _ source: UnsafePointer<Float>, _ out: UnsafeMutablePointer<Float>,
     from first: Int64, to last: Int64
@@ -109,6 +170,7 @@ public enum RenderKernel {
   /// Clip frames `[first, last)` outside both fades: a constant gain per output channel.
   /// `source` and `out` are at clip frame `origin`.
   @_noLocks
+  @inlinable
   static func body(
     _ clip: ClipRecord, _ source: UnsafePointer<Float>, _ out: UnsafeMutablePointer<Float>,
     origin: Int64, _ first: Int64, _ last: Int64
@@ -147,6 +209,7 @@ public enum RenderKernel {
   /// Clip frames `[first, last)` inside a fade: the gain is evaluated per frame. `source` and
   /// `out` are at clip frame `origin`.
   @_noLocks
+  @inlinable
   static func faded(
     _ clip: ClipRecord, _ source: UnsafePointer<Float>, _ out: UnsafeMutablePointer<Float>,
     origin: Int64, _ first: Int64, _ last: Int64
@@ -176,6 +239,7 @@ public enum RenderKernel {
   ///
   /// - Note: Realtime-safe: no allocation, no locks.
   @_noLocks
+  @inlinable
   public static func fadeGain(_ clip: ClipRecord, at i: Int64) -> Double {
     var gain = 1.0
     if i < clip.fadeInLength {
@@ -189,11 +253,40 @@ public enum RenderKernel {
   }
 }
 
+/// A clip's gain on its way from one plan's value to another's: the player's state that
+/// survives a plan swap, owned by the audio thread.
+///
+/// At output frame `t` (the player's clock) the gain is `to + (from − to)·(end − t)/length`
+/// before `end` and exactly `to` from `end` on: a straight line that lands on the new value
+/// (see ``Easing/linear``, the same shape the animated diffs use).
+public struct ClipRamp: Sendable, BitwiseCopyable, Equatable {
+  public var fromLeft: Float
+  public var fromRight: Float
+  /// The clock frame at which the ramp arrives; at or before the current frame: no ramp.
+  public var end: Int64
+  public var length: Int64
+
+  /// No ramp: the clip is at its plan gain.
+  @inlinable public static var none: ClipRamp {
+    @_noLocks get { ClipRamp(fromLeft: 0, fromRight: 0, end: .min, length: 1) }
+  }
+
+  @_noLocks
+  @inlinable
+  public init(fromLeft: Float, fromRight: Float, end: Int64, length: Int64) {
+    self.fromLeft = fromLeft
+    self.fromRight = fromRight
+    self.end = end
+    self.length = length
+  }
+}
+
 extension CurveCode {
   /// The curve at `x` in `0…1`: the formulas of ``Timeline/FadeCurve``.
   ///
   /// - Note: Realtime-safe: libm's `sin`, `cos` and `exp2` neither allocate nor lock.
   @_noLocks
+  @inlinable
   public func shape(_ x: Double) -> Double {
     switch self {
     case .linear: x
@@ -207,14 +300,15 @@ extension CurveCode {
 /// Reading a chunk table (what a ``ClipRecord`` carries) on the audio thread. In this file
 /// because the compiler checks `@_noLocks` functions only against bodies it can see: in a
 /// debug build, those of the same file.
-enum ChunkTable {
+@usableFromInline enum ChunkTable {
   /// log2 of the frames per chunk (a computed constant: the audio thread reads no globals).
-  @_transparent static var shift: Int { 16 }
+  @_transparent @usableFromInline static var shift: Int { 16 }
 
   /// The chunk's samples when resident.
   ///
   /// - Note: Realtime-safe: one atomic load.
   @_noLocks
+  @inlinable
   static func chunk(
     _ index: Int, in table: UnsafeMutablePointer<UInt.AtomicRepresentation>
   ) -> UnsafePointer<Float>? {

@@ -35,9 +35,11 @@ public enum CurveCode: UInt8, Sendable, BitwiseCopyable {
   }
 }
 
-/// One audible clip, flattened for the kernel: where it plays, what it reads, how loud.
+/// One clip, flattened for the kernel: where it plays, what it reads, how loud.
 ///
 /// Trivially copyable: no references, so the audio thread can read it without touching ARC.
+/// It carries the clip's and its track's stable ids, so the player can tell, across two plans,
+/// which clip is which (to ramp its gain rather than cut it).
 public struct ClipRecord: @unchecked Sendable, BitwiseCopyable {
   /// The source's chunk table (see ``SourceAudio``): where its resident chunks are.
   public var chunks: UnsafeMutablePointer<UInt.AtomicRepresentation>
@@ -50,18 +52,30 @@ public struct ClipRecord: @unchecked Sendable, BitwiseCopyable {
   public var fadeInCurve: CurveCode
   public var fadeOutCurve: CurveCode
   public var routing: ChannelRouting
-  /// Clip gain × track gain × pan, for the left (or only) and right outputs.
+  /// The clip's gain in the mix for the left (or only) and right outputs: clip gain × track
+  /// gain × the pan law's factor, and 0 on a muted track (or an unsoloed one while another is
+  /// soloed). The player ramps from one plan's values to the next's.
   public var gainLeft: Float
   public var gainRight: Float
+  /// The clip's id (``Timeline/Clip/ID``'s raw value).
+  public var clipID: Int64
+  /// Its track's id.
+  public var trackID: Int64
+  /// A hash of what the clip plays (source, crop, place, fades, routing; not its gains): equal
+  /// in two plans when only its gains changed.
+  public var layout: UInt64
 
   public var timelineEnd: Int64 { timelineStart + length }
+
+  /// Silent in this plan (its track is muted, or not soloed while another is).
+  public var isSilent: Bool { gainLeft == 0 && gainRight == 0 }
 }
 
 /// What the kernel reads: a flat, trivially-copyable view of a ``RenderPlan``.
 ///
 /// Valid only while the plan it came from is alive; the plan's owner guarantees that.
 public struct PlanView: @unchecked Sendable, BitwiseCopyable {
-  /// Audible clips sorted by `timelineStart`.
+  /// Clips sorted by `timelineStart`.
   public let clips: UnsafePointer<ClipRecord>?
   /// `runningEnd[i]` = the latest `timelineEnd` among `clips[0...i]`: non-decreasing, so the
   /// first clip that can reach a block is found by binary search.
@@ -69,13 +83,46 @@ public struct PlanView: @unchecked Sendable, BitwiseCopyable {
   public let count: Int
   /// 1 or 2.
   public let outputChannels: Int
+  /// One ramp per clip, in `clips` order: the player's gain ramps, written by the audio thread
+  /// only. Offline renders ignore them.
+  public let ramps: UnsafeMutablePointer<ClipRamp>?
+  /// The indices of `clips` sorted by clip id, to pair each clip with itself in another plan.
+  public let byID: UnsafePointer<Int32>?
+  /// A hash of what plays (every clip's id, source, crop, place and fades, not its gains): two
+  /// plans with the same layout differ at most in gains.
+  public let layoutHash: UInt64
+  /// The end of the project's last clip.
+  public let end: Int64
+  /// The version the plan was compiled from.
+  public let version: Int64
+
+  init(
+    clips: UnsafePointer<ClipRecord>?, runningEnd: UnsafePointer<Int64>?, count: Int,
+    outputChannels: Int, ramps: UnsafeMutablePointer<ClipRamp>?, byID: UnsafePointer<Int32>?,
+    layoutHash: UInt64, end: Int64, version: Int64
+  ) {
+    self.clips = clips
+    self.runningEnd = runningEnd
+    self.count = count
+    self.outputChannels = outputChannels
+    self.ramps = ramps
+    self.byID = byID
+    self.layoutHash = layoutHash
+    self.end = end
+    self.version = version
+  }
 }
 
-/// A snapshot compiled for rendering: every audible clip as a flat ``ClipRecord`` pointing at its
+/// A snapshot compiled for rendering: every clip as a flat ``ClipRecord`` pointing at its
 /// source's chunk table, and the sources' audio kept alive for the plan's lifetime.
 ///
-/// Compiled off the audio thread from an immutable ``Project``; immutable afterwards, so any
-/// number of threads may render from one plan at once.
+/// Compiled off the audio thread from an immutable ``Project``; immutable afterwards (but for
+/// the player's ramps, see ``PlanView/ramps``), so any number of threads may render from one
+/// plan at once.
+///
+/// Clips of silent tracks (muted, or unsoloed while another is soloed) are in the plan with a
+/// gain of 0 when their audio is given, so that a player can ramp them in and out; the kernel
+/// skips them otherwise. A clip of an audible track whose audio is missing is an error.
 ///
 /// ```swift
 /// let plan = try RenderPlan(project: snapshot, audio: decoded)
@@ -89,25 +136,33 @@ public final class RenderPlan: @unchecked Sendable {
   public let view: PlanView
   private let records: UnsafeMutableBufferPointer<ClipRecord>
   private let runningEnd: UnsafeMutableBufferPointer<Int64>
+  private let ramps: UnsafeMutableBufferPointer<ClipRamp>
+  private let byID: UnsafeMutableBufferPointer<Int32>
   /// The decoded audio every record reads, kept alive with the plan.
   public let sources: [SourceAudio]
   /// For each record, in order, its source's index in ``sources``.
   private let recordSources: [Int]
 
-  /// Compiles `project`, reading each clip's audio from `audio` (keyed by source id).
+  /// Compiles `project` at `version`, reading each clip's audio from `audio` (keyed by source
+  /// id).
   ///
-  /// Muted tracks, and unsoloed tracks when any track is soloed, contribute no records. Throws
-  /// when a clip's source has no audio or its crop reaches past the audio's end.
-  public init(project: Project, audio: [Source.ID: SourceAudio]) throws(MixingError) {
+  /// Throws when a clip of an audible track has no audio or its crop reaches past the audio's
+  /// end. Clips of silent tracks without audio are left out.
+  public init(
+    project: Project, audio: [Source.ID: SourceAudio], version: Int64 = 0
+  ) throws(MixingError) {
     sampleRate = project.sampleRate
     outputChannels = project.channels
     end = project.timelineEnd
+    let audible = Set(project.audibleTracks.map(\.id))
     var compiled: [(record: ClipRecord, source: Int)] = []
     var sources: [SourceAudio] = []
     var sourceIndex: [ObjectIdentifier: Int] = [:]
-    for track in project.audibleTracks {
+    for track in project.tracks {
+      let isAudible = audible.contains(track.id)
       for clip in track.clips where clip.length.frames > 0 {
         guard let source = audio[clip.source] else {
+          if !isAudible { continue }
           throw .noAudio(source: clip.source, clip: clip.id)
         }
         guard source.channels == 1 || source.channels == 2 else {
@@ -127,42 +182,74 @@ public final class RenderPlan: @unchecked Sendable {
         compiled.append(
           (
             Self.record(
-              clip, track: track, chunks: source.table, sourceChannels: source.channels,
-              outputChannels: project.channels), index
+              clip, track: track, audible: isAudible, chunks: source.table,
+              sourceChannels: source.channels, outputChannels: project.channels), index
           ))
       }
     }
     compiled.sort {
-      ($0.record.timelineStart, $0.record.timelineEnd)
-        < ($1.record.timelineStart, $1.record.timelineEnd)
+      ($0.record.timelineStart, $0.record.timelineEnd, $0.record.clipID)
+        < ($1.record.timelineStart, $1.record.timelineEnd, $1.record.clipID)
     }
-    records = .allocate(capacity: compiled.count)
-    _ = records.initialize(from: compiled.map(\.record))
+    let built = compiled.map(\.record)
+    records = .allocate(capacity: built.count)
+    _ = records.initialize(from: built)
     runningEnd = .allocate(capacity: compiled.count)
     var latest = Int64.min
-    for (index, record) in records.enumerated() {
+    for (index, record) in built.enumerated() {
       latest = max(latest, record.timelineEnd)
       runningEnd.initializeElement(at: index, to: latest)
     }
+    ramps = .allocate(capacity: compiled.count)
+    ramps.initialize(repeating: .none)
+    let order = built.indices.sorted { built[$0].clipID < built[$1].clipID }
+    byID = .allocate(capacity: compiled.count)
+    _ = byID.initialize(from: order.map { Int32($0) })
+    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+    for index in order { hash = (hash ^ built[index].layout) &* 0x100_0000_01B3 }
     self.sources = sources
     recordSources = compiled.map(\.source)
     view = PlanView(
       clips: UnsafePointer(records.baseAddress), runningEnd: UnsafePointer(runningEnd.baseAddress),
-      count: compiled.count, outputChannels: project.channels)
+      count: compiled.count, outputChannels: project.channels, ramps: ramps.baseAddress,
+      byID: UnsafePointer(byID.baseAddress), layoutHash: hash,
+      end: project.timelineEnd.frames, version: version)
   }
 
   deinit {
     records.deallocate()
     runningEnd.deallocate()
+    ramps.deallocate()
+    byID.deallocate()
   }
 
-  /// How many clips the plan plays (muted and unsoloed tracks excluded).
+  /// How many clips the plan holds (silent ones included).
   public var clipCount: Int { view.count }
+
+  /// How many clips sound.
+  public var audibleClipCount: Int { records.lazy.filter { !$0.isSilent }.count }
+
+  /// The clips, in timeline order.
+  public var clips: UnsafeBufferPointer<ClipRecord> { UnsafeBufferPointer(records) }
+
+  /// The memory the audio thread reads of this plan (records, ramps, indices), for a player to
+  /// lock into RAM: its address and length in bytes, region by region.
+  public var memoryRegions: [(address: UnsafeRawPointer, bytes: Int)] {
+    [
+      (UnsafeRawPointer(records.baseAddress), records.count * MemoryLayout<ClipRecord>.stride),
+      (UnsafeRawPointer(runningEnd.baseAddress), runningEnd.count * 8),
+      (UnsafeRawPointer(ramps.baseAddress), ramps.count * MemoryLayout<ClipRamp>.stride),
+      (UnsafeRawPointer(byID.baseAddress), byID.count * 4),
+    ].compactMap { address, bytes in address.map { ($0, bytes) } }
+  }
 
   /// Calls `body` with each source chunk that rendering the timeline frames `range` reads (a
   /// chunk read by several clips comes once per clip): what a loader makes resident first.
+  /// Silent clips are left out unless `includingSilent` (a player keeps their audio near the
+  /// playhead, to ramp them in).
   public func chunksRead<Failure: Error>(
-    in range: Range<Int64>, _ body: (SourceAudio, Int) throws(Failure) -> Void
+    in range: Range<Int64>, includingSilent: Bool = false,
+    _ body: (SourceAudio, Int) throws(Failure) -> Void
   ) throws(Failure) {
     guard let runningEnd = view.runningEnd, !range.isEmpty else { return }
     var index = RenderKernel.firstReaching(
@@ -172,7 +259,7 @@ public final class RenderPlan: @unchecked Sendable {
       if record.timelineStart >= range.upperBound { break }
       let first = max(range.lowerBound, record.timelineStart) - record.timelineStart
       let last = min(range.upperBound, record.timelineEnd) - record.timelineStart
-      if first < last {
+      if first < last && (includingSilent || !record.isSilent) {
         let source = sources[recordSources[index]]
         let frames = Int(record.sourceStart + first)..<Int(record.sourceStart + last)
         for chunk in source.chunks(covering: frames) { try body(source, chunk) }
@@ -181,12 +268,12 @@ public final class RenderPlan: @unchecked Sendable {
     }
   }
 
-  /// For each of ``sources``, for each of its chunks, the timeline frame from which no clip of
-  /// the plan reads it any more (`Int64.min` for a chunk no clip reads): when a loader working
-  /// through the timeline in order may let it go.
+  /// For each of ``sources``, for each of its chunks, the timeline frame from which no audible
+  /// clip of the plan reads it any more (`Int64.min` for a chunk none reads): when a loader
+  /// working through the timeline in order may let it go.
   public func lastReads() -> [[Int64]] {
     var last = sources.map { Array(repeating: Int64.min, count: $0.chunkCount) }
-    for index in 0..<clipCount {
+    for index in 0..<clipCount where !records[index].isSilent {
       let record = records[index]
       let source = sources[recordSources[index]]
       let frames = Int(record.sourceStart)..<Int(record.sourceStart + record.length)
@@ -200,10 +287,11 @@ public final class RenderPlan: @unchecked Sendable {
   }
 
   private static func record(
-    _ clip: Clip, track: Track, chunks: UnsafeMutablePointer<UInt.AtomicRepresentation>,
-    sourceChannels: Int, outputChannels: Int
+    _ clip: Clip, track: Track, audible: Bool,
+    chunks: UnsafeMutablePointer<UInt.AtomicRepresentation>, sourceChannels: Int,
+    outputChannels: Int
   ) -> ClipRecord {
-    let gain = clip.gain.linear * track.gain.linear
+    let gain = audible ? clip.gain.linear * track.gain.linear : 0
     let routing: ChannelRouting
     let left: Double
     let right: Double
@@ -223,11 +311,29 @@ public final class RenderPlan: @unchecked Sendable {
       let pan = PanLaw.stereoSource(pan: track.pan)
       (left, right) = (gain * pan.left, gain * pan.right)
     }
-    return ClipRecord(
+    var record = ClipRecord(
       chunks: chunks, sourceStart: clip.sourceRange.start.frames,
       timelineStart: clip.timelineStart.frames, length: clip.length.frames,
       fadeInLength: clip.fadeIn.length.frames, fadeOutLength: clip.fadeOut.length.frames,
       fadeInCurve: CurveCode(clip.fadeIn.curve), fadeOutCurve: CurveCode(clip.fadeOut.curve),
-      routing: routing, gainLeft: Float(left), gainRight: Float(right))
+      routing: routing, gainLeft: Float(left), gainRight: Float(right), clipID: clip.id.rawValue,
+      trackID: track.id.rawValue, layout: 0)
+    record.layout = Self.layout(of: record)
+    return record
+  }
+
+  /// FNV-1a over the fields that say what a clip plays (not how loud). The source is told by
+  /// its chunk table: a player compiles every plan from the same ``SourceAudio`` objects.
+  private static func layout(of record: ClipRecord) -> UInt64 {
+    var value: UInt64 = 0xCBF2_9CE4_8422_2325
+    for field in [
+      record.clipID, Int64(Int(bitPattern: record.chunks)), record.sourceStart,
+      record.timelineStart, record.length, record.fadeInLength, record.fadeOutLength,
+      Int64(record.fadeInCurve.rawValue), Int64(record.fadeOutCurve.rawValue),
+      Int64(record.routing.rawValue),
+    ] {
+      value = (value ^ UInt64(bitPattern: field)) &* 0x100_0000_01B3
+    }
+    return value
   }
 }

@@ -2,30 +2,23 @@ import Benchmark
 import Mixing
 import Timeline
 
-/// Synthetic decoded audio: one stereo and one mono 60-second source of low noise.
+/// Synthetic decoded audio: one stereo and one mono 60-second source of low noise, every chunk
+/// resident.
 final class SyntheticAudio {
-  let stereo: UnsafeMutableBufferPointer<Float>
-  let mono: UnsafeMutableBufferPointer<Float>
   static let frames = 48_000 * 60
+  let map: [Source.ID: SourceAudio]
 
   init() {
-    stereo = .allocate(capacity: Self.frames * 2)
-    mono = .allocate(capacity: Self.frames)
     var seed: UInt32 = 1
     func next() -> Float {
       seed = seed &* 1_664_525 &+ 1_013_904_223
       return Float(Int32(bitPattern: seed)) / Float(Int32.max) * 0.1
     }
-    for i in 0..<stereo.count { stereo[i] = next() }
-    for i in 0..<mono.count { mono[i] = next() }
-  }
-
-  var map: [Source.ID: SourceAudio] {
-    [
-      Source.ID(1): SourceAudio(
-        samples: UnsafePointer(stereo.baseAddress), frames: Self.frames, channels: 2, owner: self),
-      Source.ID(2): SourceAudio(
-        samples: UnsafePointer(mono.baseAddress), frames: Self.frames, channels: 1, owner: self),
+    let stereo = (0..<Self.frames * 2).map { _ in next() }
+    let mono = (0..<Self.frames).map { _ in next() }
+    map = [
+      Source.ID(1): SourceAudio(interleaved: stereo, channels: 2),
+      Source.ID(2): SourceAudio(interleaved: mono, channels: 1),
     ]
   }
 }

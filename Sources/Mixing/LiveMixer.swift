@@ -1,0 +1,618 @@
+public import Atomics
+public import Timeline
+
+/// What changed at a plan swap, as the player logs it.
+public enum SwapKind: UInt8, Sendable, BitwiseCopyable {
+  /// The first plan of a play: nothing to move from.
+  case first
+  /// Only gains changed (clip or track gain, pan, mute, solo): each changed clip ramps.
+  case ramp
+  /// What plays changed (a move, trim, split, removal, another version): the old plan's
+  /// output crossfades into the new plan's.
+  case crossfade
+}
+
+/// One plan swap on the audio thread, as logged for the player's report.
+public struct SwapEvent: Sendable, BitwiseCopyable, Equatable {
+  /// The version the new plan was compiled from.
+  public var version: Int64
+  public var kind: SwapKind
+  /// The output frame (frames since the play started) where the ramp or crossfade began.
+  public var frame: Int64
+  /// The timeline frame playing at that moment.
+  public var position: Int64
+  /// How long the ramp or crossfade lasts, in frames (0 for the first plan).
+  public var length: Int64
+
+  @inlinable
+  public init(version: Int64, kind: SwapKind, frame: Int64, position: Int64, length: Int64) {
+    self.version = version
+    self.kind = kind
+    self.frame = frame
+    self.position = position
+    self.length = length
+  }
+}
+
+/// The player's engine: the audio thread's side of plan swaps, ramps, crossfades and the
+/// transport, all without allocation, locks, reference counting or I/O.
+///
+/// Rules (the realtime contract of ARCHITECTURE.md):
+/// - Plans arrive through one atomic slot. A planner thread publishes the newest
+///   (``publish(_:)``); the audio thread takes it with one atomic exchange at the start of a
+///   period. A plan published before the previous one was taken replaces it (the older is
+///   released by the planner: a burst of commits costs one swap).
+/// - The audio thread never releases a plan: the plan it replaces goes into a fixed ring that
+///   the planner empties (``collectRetired()``). If the ring is full, the audio thread keeps
+///   its current plan for another period: it degrades, never blocks.
+/// - A swap where only gains changed (the same clips, crops, places and fades: the layouts'
+///   hashes agree and every clip, paired by id, matches) ramps each changed clip's gain from
+///   where it is now to its new value over ``rampFrames``, linearly, landing exactly on it;
+///   a ramp under way when the next swap comes starts again from where it got to.
+/// - Any other swap crossfades the old plan's output into the new one's over
+///   ``crossfadeFrames`` with equal-gain (linear) curves, `old·(1 − w) + new·w`: the two mixes
+///   share every unchanged track, so an equal-power crossfade would swell them by 3 dB in the
+///   middle. A plan that arrives during a crossfade waits for it to end, then crossfades from
+///   the plan now sounding; plans in between are dropped. Never more than two mixes at once.
+/// - Pause and resume, seeks and loop wraps fade out and in over ``declickFrames``. The start
+///   of a play and the end of its range do not (the project's own fades do that), so a whole
+///   play with no swap equals the offline render bit for bit.
+/// - A chunk of decoded audio that is not resident plays as silence and is counted
+///   (``Status/missingFrames``); a loader thread keeps the playhead's audio resident.
+///
+/// The audio thread calls ``render(_:frames:into:)`` with ``engine`` once per period; every
+/// other method is for other threads. Ramps and crossfades use ``Timeline/Easing/linear``, the
+/// curve the animated diffs use too.
+///
+/// ```swift
+/// let mixer = LiveMixer(channels: 2, maximumFrames: 1_024, range: 0..<Int64.max)
+/// mixer.publish(plan)
+/// LiveMixer.render(mixer.engine, frames: 256, into: buffer)  // on the audio thread
+/// mixer.collectRetired()                                     // on the planner
+/// ```
+public final class LiveMixer: @unchecked Sendable {
+  /// Gain ramps: 20 ms at 48 kHz.
+  public let rampFrames: Int64
+  /// Crossfades between plans: 256 frames (5.3 ms at 48 kHz).
+  public let crossfadeFrames: Int64
+  /// Fades around pause, resume, seeks and loop wraps: 256 frames.
+  public let declickFrames: Int64
+  /// Everything the audio thread touches, in memory this object owns.
+  public let engine: UnsafeMutablePointer<EngineState>
+
+  private static let retiredCapacity = 32
+
+  /// A mixer for `channels` output channels, rendering at most `maximumFrames` per call, over
+  /// the timeline frames `range` (an upper bound of `Int64.max` follows the plan's end).
+  public init(
+    channels: Int, maximumFrames: Int, range: Range<Int64>, loop: Bool = false,
+    rampFrames: Int64 = 960, crossfadeFrames: Int64 = 256, declickFrames: Int64 = 256
+  ) {
+    self.rampFrames = rampFrames
+    self.crossfadeFrames = crossfadeFrames
+    self.declickFrames = declickFrames
+    func atomic<Value: AtomicValue>(_ value: Value) -> UnsafeAtomic<Value>
+    where Value.AtomicRepresentation == Value.AtomicRepresentation {
+      UnsafeAtomic<Value>.create(value)
+    }
+    let empty = PlanView(
+      clips: nil, runningEnd: nil, count: 0, outputChannels: channels, ramps: nil, byID: nil,
+      layoutHash: 0, end: 0, version: .min)
+    let retired = UnsafeMutablePointer<UInt>.allocate(capacity: Self.retiredCapacity)
+    retired.initialize(repeating: 0, count: Self.retiredCapacity)
+    let log = UnsafeMutablePointer<SwapEvent>.allocate(capacity: Self.swapLogCapacity)
+    let scratch = UnsafeMutablePointer<Float>.allocate(capacity: maximumFrames * channels)
+    scratch.initialize(repeating: 0, count: maximumFrames * channels)
+    engine = .allocate(capacity: 1)
+    engine.initialize(
+      to: EngineState(
+        inbox: atomic(UInt(0)), retired: retired, retiredCapacity: Self.retiredCapacity,
+        retiredHead: atomic(0), retiredTail: atomic(0), requestedPause: atomic(false),
+        requestedSeek: atomic(Int64.min), requestedLoop: atomic(loop), requestedStop: atomic(false),
+        publishedPosition: atomic(range.lowerBound), publishedClock: atomic(0),
+        publishedVersion: atomic(Int64.min), publishedFlags: atomic(0),
+        missingFrames: atomic(0), swapCount: atomic(0), log: log,
+        logCapacity: Self.swapLogCapacity, scratch: scratch, maximumFrames: maximumFrames,
+        channels: channels, rampFrames: rampFrames, crossfadeFrames: crossfadeFrames,
+        declickFrames: declickFrames, current: .none(empty), fading: .none(empty),
+        empty: empty, crossfadeStart: 0,
+        clock: 0, position: range.lowerBound, rangeStart: range.lowerBound,
+        rangeEnd: range.upperBound, loop: loop, paused: false, finished: false,
+        declick: .none, declickDone: 0, pendingSeek: .min))
+  }
+
+  /// Only once the audio thread has stopped calling ``render(_:frames:into:)``.
+  deinit {
+    collectRetired()
+    let state = engine.pointee
+    for bits in [
+      state.inbox.exchange(0, ordering: .acquiring), state.current.bits, state.fading.bits,
+    ]
+    where bits != 0 {
+      PlanHandle.release(bits)
+    }
+    for atomic in [state.retiredHead, state.retiredTail] { atomic.destroy() }
+    state.inbox.destroy()
+    state.requestedPause.destroy()
+    state.requestedSeek.destroy()
+    state.requestedLoop.destroy()
+    state.requestedStop.destroy()
+    state.publishedPosition.destroy()
+    state.publishedClock.destroy()
+    state.publishedVersion.destroy()
+    state.publishedFlags.destroy()
+    state.missingFrames.destroy()
+    state.swapCount.destroy()
+    state.retired.deallocate()
+    state.log.deallocate()
+    state.scratch.deallocate()
+    engine.deinitialize(count: 1)
+    engine.deallocate()
+  }
+
+  // MARK: Other threads
+
+  /// Hands `plan` to the audio thread, replacing any plan it has not taken yet (which is
+  /// released here). The plan must have been compiled for this mixer's channel count.
+  public func publish(_ plan: RenderPlan) {
+    precondition(plan.outputChannels == engine.pointee.channels, "a plan for another layout")
+    let bits = UInt(bitPattern: Unmanaged.passRetained(plan).toOpaque())
+    let old = engine.pointee.inbox.exchange(bits, ordering: .acquiringAndReleasing)
+    if old != 0 { PlanHandle.release(old) }
+  }
+
+  /// Releases the plans the audio thread has let go of (call it regularly from the planner).
+  public func collectRetired() {
+    let state = engine.pointee
+    var tail = state.retiredTail.load(ordering: .relaxed)
+    let head = state.retiredHead.load(ordering: .acquiring)
+    while tail != head {
+      PlanHandle.release(state.retired[tail % state.retiredCapacity])
+      tail += 1
+    }
+    state.retiredTail.store(tail, ordering: .releasing)
+  }
+
+  /// Pauses (fading out) or resumes (fading in).
+  public func setPaused(_ paused: Bool) {
+    engine.pointee.requestedPause.store(paused, ordering: .releasing)
+  }
+
+  /// Moves the playhead to timeline frame `frame` (fading out and in while playing).
+  public func seek(to frame: Int64) {
+    engine.pointee.requestedSeek.store(frame, ordering: .releasing)
+  }
+
+  public func setLoop(_ loop: Bool) {
+    engine.pointee.requestedLoop.store(loop, ordering: .releasing)
+  }
+
+  /// Ends the play at the next period.
+  public func stop() {
+    engine.pointee.requestedStop.store(true, ordering: .releasing)
+  }
+
+  /// Where the play is, as of the last period.
+  public struct Status: Sendable, Equatable {
+    /// The timeline frame about to play.
+    public var position: Int64
+    /// Frames output since the play started.
+    public var clock: Int64
+    /// The version of the plan sounding (nil before the first).
+    public var version: Int64?
+    public var paused: Bool
+    public var finished: Bool
+    public var loop: Bool
+    /// Clip frames played as silence because their decoded audio was not in memory yet.
+    public var missingFrames: Int
+    /// Plan swaps so far.
+    public var swaps: Int
+  }
+
+  public var status: Status {
+    let state = engine.pointee
+    let flags = state.publishedFlags.load(ordering: .acquiring)
+    let version = state.publishedVersion.load(ordering: .relaxed)
+    return Status(
+      position: state.publishedPosition.load(ordering: .relaxed),
+      clock: state.publishedClock.load(ordering: .relaxed),
+      version: version == .min ? nil : version, paused: flags & 1 != 0, finished: flags & 2 != 0,
+      loop: flags & 4 != 0, missingFrames: state.missingFrames.load(ordering: .relaxed),
+      swaps: state.swapCount.load(ordering: .relaxed))
+  }
+
+  /// The swaps logged so far, oldest first (the first ``swapLogCapacity`` of a play).
+  public var swaps: [SwapEvent] {
+    let state = engine.pointee
+    let count = min(state.swapCount.load(ordering: .acquiring), state.logCapacity)
+    return (0..<count).map { state.log[$0] }
+  }
+
+  public static var swapLogCapacity: Int { 4_096 }
+
+  // MARK: The audio thread
+
+  /// Renders the next `frames` frames (at most the mixer's `maximumFrames`) into `output`,
+  /// interleaved; silence once the play has finished or while paused. Returns false once
+  /// finished.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks, no reference counting, no I/O.
+  @_noLocks
+  @inlinable
+  @discardableResult
+  public static func render(
+    _ engine: UnsafeMutablePointer<EngineState>, frames: Int,
+    into output: UnsafeMutablePointer<Float>
+  ) -> Bool {
+    engine.pointee.takeCommands()
+    engine.pointee.pickUpPlan()
+    var done = 0
+    let channels = engine.pointee.channels
+    while done < frames {
+      if !engine.pointee.renderSegment(frames - done, into: output + done * channels) {
+        (output + done * channels).update(repeating: 0, count: (frames - done) * channels)
+        engine.pointee.clock += Int64(frames - done)
+        break
+      }
+      done = frames - engine.pointee.remainingAfterSegment
+    }
+    engine.pointee.publishStatus()
+    return !engine.pointee.finished
+  }
+}
+
+/// A retained plan as the audio thread holds it: its address and its view, no reference.
+public struct PlanHandle: @unchecked Sendable, BitwiseCopyable {
+  /// `Unmanaged<RenderPlan>`'s address; 0 for none.
+  public var bits: UInt
+  public var view: PlanView
+
+  @inlinable
+  init(bits: UInt, view: PlanView) {
+    self.bits = bits
+    self.view = view
+  }
+
+  /// No plan (the view is an empty one the mixer made).
+  static func none(_ empty: PlanView) -> PlanHandle {
+    PlanHandle(bits: 0, view: empty)
+  }
+
+  /// The view of the plan at `bits` (not 0), read without retaining it.
+  @inlinable
+  static func at(_ bits: UInt) -> PlanHandle {
+    let address = UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped
+    let view = Unmanaged<RenderPlan>.fromOpaque(address)._withUnsafeGuaranteedRef { $0.view }
+    return PlanHandle(bits: bits, view: view)
+  }
+
+  /// Off the audio thread: gives back the reference ``LiveMixer/publish(_:)`` took.
+  static func release(_ bits: UInt) {
+    guard let address = UnsafeRawPointer(bitPattern: bits) else { return }
+    Unmanaged<RenderPlan>.fromOpaque(address).release()
+  }
+}
+
+/// The audio thread's state and its atomics shared with the other threads; see ``LiveMixer``.
+public struct EngineState: @unchecked Sendable {
+  // Shared with the other threads.
+  @usableFromInline let inbox: UnsafeAtomic<UInt>
+  @usableFromInline let retired: UnsafeMutablePointer<UInt>
+  @usableFromInline let retiredCapacity: Int
+  @usableFromInline let retiredHead: UnsafeAtomic<Int>
+  @usableFromInline let retiredTail: UnsafeAtomic<Int>
+  @usableFromInline let requestedPause: UnsafeAtomic<Bool>
+  @usableFromInline let requestedSeek: UnsafeAtomic<Int64>
+  @usableFromInline let requestedLoop: UnsafeAtomic<Bool>
+  @usableFromInline let requestedStop: UnsafeAtomic<Bool>
+  @usableFromInline let publishedPosition: UnsafeAtomic<Int64>
+  @usableFromInline let publishedClock: UnsafeAtomic<Int64>
+  @usableFromInline let publishedVersion: UnsafeAtomic<Int64>
+  @usableFromInline let publishedFlags: UnsafeAtomic<Int>
+  @usableFromInline let missingFrames: UnsafeAtomic<Int>
+  @usableFromInline let swapCount: UnsafeAtomic<Int>
+  @usableFromInline let log: UnsafeMutablePointer<SwapEvent>
+  @usableFromInline let logCapacity: Int
+  // The audio thread's own.
+  @usableFromInline let scratch: UnsafeMutablePointer<Float>
+  @usableFromInline let maximumFrames: Int
+  @usableFromInline let channels: Int
+  @usableFromInline let rampFrames: Int64
+  @usableFromInline let crossfadeFrames: Int64
+  @usableFromInline let declickFrames: Int64
+  @usableFromInline var current: PlanHandle
+  /// The plan fading out during a crossfade (bits 0 otherwise).
+  @usableFromInline var fading: PlanHandle
+  /// The view of no plan.
+  @usableFromInline let empty: PlanView
+  @usableFromInline var crossfadeStart: Int64
+  @usableFromInline var clock: Int64
+  @usableFromInline var position: Int64
+  @usableFromInline var rangeStart: Int64
+  /// `Int64.max`: the current plan's end.
+  @usableFromInline var rangeEnd: Int64
+  @usableFromInline var loop: Bool
+  @usableFromInline var paused: Bool
+  @usableFromInline var finished: Bool
+  @usableFromInline var declick: Declick
+  /// Frames of the current declick fade done.
+  @usableFromInline var declickDone: Int64
+  /// Where to jump when a fade-out for a seek ends.
+  @usableFromInline var pendingSeek: Int64
+  /// Frames of the period left after the last segment.
+  @usableFromInline var remainingAfterSegment = 0
+
+  @usableFromInline
+  enum Declick: UInt8, Sendable, BitwiseCopyable {
+    case none
+    /// Fading out, then pausing.
+    case outToPause
+    /// Fading out, then jumping to `pendingSeek`.
+    case outToSeek
+    /// Fading in (after a resume, a seek or a loop wrap).
+    case fadingIn
+  }
+
+  @usableFromInline
+  init(
+    inbox: UnsafeAtomic<UInt>, retired: UnsafeMutablePointer<UInt>, retiredCapacity: Int,
+    retiredHead: UnsafeAtomic<Int>, retiredTail: UnsafeAtomic<Int>,
+    requestedPause: UnsafeAtomic<Bool>, requestedSeek: UnsafeAtomic<Int64>,
+    requestedLoop: UnsafeAtomic<Bool>, requestedStop: UnsafeAtomic<Bool>,
+    publishedPosition: UnsafeAtomic<Int64>, publishedClock: UnsafeAtomic<Int64>,
+    publishedVersion: UnsafeAtomic<Int64>, publishedFlags: UnsafeAtomic<Int>,
+    missingFrames: UnsafeAtomic<Int>, swapCount: UnsafeAtomic<Int>,
+    log: UnsafeMutablePointer<SwapEvent>, logCapacity: Int, scratch: UnsafeMutablePointer<Float>,
+    maximumFrames: Int, channels: Int, rampFrames: Int64, crossfadeFrames: Int64,
+    declickFrames: Int64, current: PlanHandle, fading: PlanHandle, empty: PlanView,
+    crossfadeStart: Int64,
+    clock: Int64, position: Int64, rangeStart: Int64, rangeEnd: Int64, loop: Bool, paused: Bool,
+    finished: Bool, declick: Declick, declickDone: Int64, pendingSeek: Int64
+  ) {
+    self.inbox = inbox
+    self.retired = retired
+    self.retiredCapacity = retiredCapacity
+    self.retiredHead = retiredHead
+    self.retiredTail = retiredTail
+    self.requestedPause = requestedPause
+    self.requestedSeek = requestedSeek
+    self.requestedLoop = requestedLoop
+    self.requestedStop = requestedStop
+    self.publishedPosition = publishedPosition
+    self.publishedClock = publishedClock
+    self.publishedVersion = publishedVersion
+    self.publishedFlags = publishedFlags
+    self.missingFrames = missingFrames
+    self.swapCount = swapCount
+    self.log = log
+    self.logCapacity = logCapacity
+    self.scratch = scratch
+    self.maximumFrames = maximumFrames
+    self.channels = channels
+    self.rampFrames = rampFrames
+    self.crossfadeFrames = crossfadeFrames
+    self.declickFrames = declickFrames
+    self.current = current
+    self.fading = fading
+    self.empty = empty
+    self.crossfadeStart = crossfadeStart
+    self.clock = clock
+    self.position = position
+    self.rangeStart = rangeStart
+    self.rangeEnd = rangeEnd
+    self.loop = loop
+    self.paused = paused
+    self.finished = finished
+    self.declick = declick
+    self.declickDone = declickDone
+    self.pendingSeek = pendingSeek
+  }
+
+  /// The end of the range: `--to`, or the sounding plan's end.
+  @inlinable
+  var end: Int64 { rangeEnd == .max ? current.view.end : rangeEnd }
+
+  /// Applies the transport requests of the other threads.
+  @_noLocks
+  @inlinable
+  mutating func takeCommands() {
+    if requestedStop.load(ordering: .acquiring) { finished = true }
+    loop = requestedLoop.load(ordering: .relaxed)
+    let seek = requestedSeek.exchange(.min, ordering: .acquiring)
+    let wantsPause = requestedPause.load(ordering: .acquiring)
+    if seek != .min {
+      let target = max(rangeStart, seek)
+      if paused || current.bits == 0 {
+        position = target
+      } else {
+        pendingSeek = target
+        declick = .outToSeek
+        declickDone = 0
+      }
+    }
+    if wantsPause && !paused && declick != .outToPause && current.bits != 0 {
+      declick = .outToPause
+      declickDone = 0
+    } else if !wantsPause && (paused || declick == .outToPause) {
+      paused = false
+      declick = .fadingIn
+      declickDone = 0
+    }
+  }
+
+  /// Takes the newest plan, unless a crossfade is under way or the retire ring lacks room;
+  /// ramps or starts a crossfade.
+  @_noLocks
+  @inlinable
+  mutating func pickUpPlan() {
+    guard fading.bits == 0 else { return }
+    let head = retiredHead.load(ordering: .relaxed)
+    guard head - retiredTail.load(ordering: .acquiring) <= retiredCapacity - 2 else { return }
+    let bits = inbox.exchange(0, ordering: .acquiringAndReleasing)
+    guard bits != 0 else { return }
+    let incoming = PlanHandle.at(bits)
+    var kind = SwapKind.first
+    var length: Int64 = 0
+    if current.bits != 0 {
+      if current.view.layoutHash == incoming.view.layoutHash
+        && Self.startRamps(from: current.view, to: incoming.view, at: clock, length: rampFrames)
+      {
+        kind = .ramp
+        length = rampFrames
+        retire(current.bits)
+      } else {
+        kind = .crossfade
+        length = crossfadeFrames
+        fading = current
+        crossfadeStart = clock
+      }
+    }
+    current = incoming
+    let count = swapCount.load(ordering: .relaxed)
+    if count < logCapacity {
+      log[count] = SwapEvent(
+        version: incoming.view.version, kind: kind, frame: clock, position: position,
+        length: length)
+    }
+    swapCount.store(count + 1, ordering: .releasing)
+  }
+
+  /// Pairs the clips of two plans of the same layout by id and starts, in `new`, a ramp for
+  /// each clip whose gain differs from where it is in `old` at `clock`. False (and no ramp
+  /// written) when the layouts differ after all.
+  @_noLocks
+  @inlinable
+  static func startRamps(
+    from old: PlanView, to new: PlanView, at clock: Int64, length: Int64
+  ) -> Bool {
+    guard old.count == new.count, let oldClips = old.clips, let newClips = new.clips,
+      let oldOrder = old.byID, let newOrder = new.byID, let oldRamps = old.ramps,
+      let newRamps = new.ramps
+    else { return old.count == 0 && new.count == 0 }
+    for k in 0..<new.count {
+      let a = oldClips[Int(oldOrder[k])]
+      let b = newClips[Int(newOrder[k])]
+      guard a.clipID == b.clipID, a.layout == b.layout else { return false }
+    }
+    for k in 0..<new.count {
+      let oldIndex = Int(oldOrder[k])
+      let newIndex = Int(newOrder[k])
+      let a = oldClips[oldIndex]
+      let b = newClips[newIndex]
+      let (left, right) = RenderKernel.gains(
+        oldRamps[oldIndex], to: a.gainLeft, a.gainRight, at: clock)
+      newRamps[newIndex] =
+        left == b.gainLeft && right == b.gainRight
+        ? .none : ClipRamp(fromLeft: left, fromRight: right, end: clock + length, length: length)
+    }
+    return true
+  }
+
+  /// Hands a plan back to the planner for release (the caller made sure there is room).
+  @_noLocks
+  @inlinable
+  mutating func retire(_ bits: UInt) {
+    let head = retiredHead.load(ordering: .relaxed)
+    retired[head % retiredCapacity] = bits
+    retiredHead.store(head + 1, ordering: .releasing)
+  }
+
+  /// Renders up to `frames` frames of one stretch where nothing changes course (no wrap, no
+  /// end of a fade or crossfade inside); sets ``remainingAfterSegment``. False when there is
+  /// nothing to play (no plan, paused, finished): the caller fills the rest with silence.
+  @_noLocks
+  @inlinable
+  mutating func renderSegment(_ frames: Int, into output: UnsafeMutablePointer<Float>) -> Bool {
+    guard !finished, current.bits != 0, !paused else { return false }
+    var end = self.end
+    if position >= end {
+      // At the end, or the range shrank under the playhead.
+      guard loop, end > rangeStart else {
+        finished = true
+        return false
+      }
+      position = rangeStart
+      declick = .fadingIn
+      declickDone = 0
+      end = self.end
+    }
+    var count = Int64(frames)
+    count = min(count, end - position)
+    if declick != .none { count = min(count, declickFrames - declickDone) }
+    if fading.bits != 0 { count = min(count, crossfadeStart + crossfadeFrames - clock) }
+    // A loop wrap fades out over the range's last frames.
+    let loopFadeStart = end - declickFrames
+    let wrapping = loop && declick == .none && end - rangeStart > 2 * declickFrames
+    if wrapping && position < loopFadeStart { count = min(count, loopFadeStart - position) }
+    let n = Int(max(count, 1))
+
+    var missing = RenderKernel.render(
+      current.view, from: position, frames: n, into: output, clock: clock)
+    if fading.bits != 0 {
+      missing += RenderKernel.render(
+        fading.view, from: position, frames: n, into: scratch, clock: clock)
+      for frame in 0..<n {
+        let w = Float(
+          Easing.linear(Double(clock + Int64(frame) - crossfadeStart) / Double(crossfadeFrames)))
+        for channel in 0..<channels {
+          let i = frame * channels + channel
+          output[i] = scratch[i] * (1 - w) + output[i] * w
+        }
+      }
+    }
+    if declick != .none || (wrapping && position >= loopFadeStart) {
+      for frame in 0..<n {
+        let g: Float
+        switch declick {
+        case .fadingIn:
+          g = Float(Easing.linear(Double(declickDone + Int64(frame)) / Double(declickFrames)))
+        case .outToPause, .outToSeek:
+          g = Float(
+            Easing.linear(
+              Double(declickFrames - declickDone - Int64(frame) - 1) / Double(declickFrames)))
+        case .none:
+          g = Float(
+            Easing.linear(Double(end - position - Int64(frame) - 1) / Double(declickFrames)))
+        }
+        for channel in 0..<channels { output[frame * channels + channel] *= g }
+      }
+    }
+    if missing > 0 { missingFrames.wrappingIncrement(by: missing, ordering: .relaxed) }
+
+    position += Int64(n)
+    clock += Int64(n)
+    remainingAfterSegment = frames - n
+    if fading.bits != 0 && clock >= crossfadeStart + crossfadeFrames {
+      retire(fading.bits)
+      fading = PlanHandle(bits: 0, view: empty)
+    }
+    if declick != .none {
+      declickDone += Int64(n)
+      if declickDone >= declickFrames {
+        switch declick {
+        case .outToPause:
+          paused = true
+          declick = .none
+        case .outToSeek:
+          position = pendingSeek
+          declick = .fadingIn
+        case .fadingIn, .none:
+          declick = .none
+        }
+        declickDone = 0
+      }
+    }
+    return true
+  }
+
+  /// Tells the other threads where the play is.
+  @_noLocks
+  @inlinable
+  func publishStatus() {
+    publishedPosition.store(position, ordering: .relaxed)
+    publishedClock.store(clock, ordering: .relaxed)
+    publishedVersion.store(current.bits == 0 ? .min : current.view.version, ordering: .relaxed)
+    publishedFlags.store(
+      (paused ? 1 : 0) | (finished ? 2 : 0) | (loop ? 4 : 0), ordering: .releasing)
+  }
+}
