@@ -45,6 +45,8 @@ let package = Package(
       providers: [.apt(["libsqlite3-dev"])]
     ),
 
+    // The audio thread's stack and page faults (glibc's _GNU_SOURCE calls).
+    .systemLibrary(name: "CRealtime"),
     // Flushing and checking C's stdout, which Swift 6 cannot name.
     .systemLibrary(name: "CStandardOutput"),
 
@@ -87,6 +89,7 @@ let package = Package(
         "Timeline",
         "Mixing",
         "CALSA",
+        "CRealtime",
         .product(name: "Atomics", package: "swift-atomics"),
         .product(name: "Logging", package: "swift-log"),
       ]

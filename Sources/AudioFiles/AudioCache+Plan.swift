@@ -1,4 +1,5 @@
 public import Mixing
+import Synchronization
 public import Timeline
 
 /// The decoded audio of the sources a project plays, and the one way its chunks reach memory.
@@ -45,5 +46,63 @@ extension AudioCache {
       }
     }
     return ProjectAudio(sources: loaded)
+  }
+}
+
+/// Decoded audio for a player: each source loaded once and kept while the play lasts, so every
+/// plan compiled from any version shares the same ``Mixing/SourceAudio`` objects (and their
+/// memory), and gains can ramp from one plan to the next.
+///
+/// Every call checks the sources it is asked for again (cheaply: their file identity), so a
+/// source that went missing or changed while playing is an error for the version that needs
+/// it, while versions already compiled play on.
+///
+/// ```swift
+/// let library = AudioLibrary(cache: AudioCache(forProject: "song.tape"))
+/// let plan = try RenderPlan(project: project, audio: try library.audio(for: project))
+/// ```
+public final class AudioLibrary: @unchecked Sendable {
+  private let cache: AudioCache
+  private let loaded = Mutex<[String: CachedSource]>([:])
+  private let byAudio = Mutex<[ObjectIdentifier: CachedSource]>([:])
+
+  public init(cache: AudioCache) {
+    self.cache = cache
+  }
+
+  /// The audio of every source a clip of `project` plays: all of those of audible tracks
+  /// (an error when one cannot be had), and those of silent tracks that can be had (so a
+  /// player can ramp them in).
+  public func audio(for project: Project) throws(AudioFileError) -> [Source.ID: SourceAudio] {
+    let audible = Set(project.audibleTracks.map(\.id))
+    var audio: [Source.ID: SourceAudio] = [:]
+    for track in project.tracks {
+      for clip in track.clips where audio[clip.source] == nil {
+        guard let source = project.source(clip.source) else { continue }
+        do {
+          audio[source.id] = try self.source(source, rate: project.sampleRate).audio
+        } catch  where !audible.contains(track.id) {
+          continue
+        }
+      }
+    }
+    return audio
+  }
+
+  /// Reads chunk `chunk` of `audio` (which came from this library) into memory.
+  public func makeResident(_ audio: SourceAudio, _ chunk: Int) throws(AudioFileError) {
+    try byAudio.withLock { $0[ObjectIdentifier(audio)] }?.makeResident(chunk)
+  }
+
+  private func source(_ source: Source, rate: Int) throws(AudioFileError) -> CachedSource {
+    let key = "\(source.id) \(source.contentHash) \(rate) \(source.path)"
+    if let known = loaded.withLock({ $0[key] }) {
+      try cache.checkSourceFile(source)
+      return known
+    }
+    let new = try cache.load(source, projectRate: rate)
+    loaded.withLock { $0[key] = new }
+    byAudio.withLock { $0[ObjectIdentifier(new.audio)] = new }
+    return new
   }
 }

@@ -233,8 +233,9 @@ public final class LiveMixer: @unchecked Sendable {
   // MARK: The audio thread
 
   /// Renders the next `frames` frames (at most the mixer's `maximumFrames`) into `output`,
-  /// interleaved; silence once the play has finished or while paused. Returns false once
-  /// finished.
+  /// interleaved; silence while paused or before the first plan. Returns how many of them
+  /// belong to the play: `frames`, fewer in the period where the play ends (the rest is
+  /// silence), 0 once it has ended.
   ///
   /// - Note: Realtime-safe: no allocation, no locks, no reference counting, no I/O.
   @_noLocks
@@ -243,7 +244,7 @@ public final class LiveMixer: @unchecked Sendable {
   public static func render(
     _ engine: UnsafeMutablePointer<EngineState>, frames: Int,
     into output: UnsafeMutablePointer<Float>
-  ) -> Bool {
+  ) -> Int {
     engine.pointee.takeCommands()
     engine.pointee.pickUpPlan()
     var done = 0
@@ -251,13 +252,45 @@ public final class LiveMixer: @unchecked Sendable {
     while done < frames {
       if !engine.pointee.renderSegment(frames - done, into: output + done * channels) {
         (output + done * channels).update(repeating: 0, count: (frames - done) * channels)
-        engine.pointee.clock += Int64(frames - done)
+        if !engine.pointee.finished {
+          // Paused, or no plan yet: the silence is played.
+          engine.pointee.clock += Int64(frames - done)
+          done = frames
+        }
         break
       }
       done = frames - engine.pointee.remainingAfterSegment
     }
     engine.pointee.publishStatus()
-    return !engine.pointee.finished
+    return done
+  }
+}
+
+extension LiveMixer {
+  /// Whether the audio the next `frames` frames play is all in memory (for the plans sounding
+  /// and where a loop wraps): a player whose device does not pace it (a file or null PCM)
+  /// waits for its loader while this is false, instead of playing silence.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  @inlinable
+  public static func isReady(_ engine: UnsafeMutablePointer<EngineState>, frames: Int) -> Bool {
+    let state = engine.pointee
+    guard state.current.bits != 0, !state.paused, !state.finished else { return true }
+    let end = state.end
+    let here = Int(max(0, min(Int64(frames), end - state.position)))
+    var ready = RenderKernel.isResident(state.current.view, from: state.position, frames: here)
+    if state.fading.bits != 0 {
+      ready =
+        ready && RenderKernel.isResident(state.fading.view, from: state.position, frames: here)
+    }
+    if state.loop && here < frames {
+      ready =
+        ready
+        && RenderKernel.isResident(
+          state.current.view, from: state.rangeStart, frames: frames - here)
+    }
+    return ready
   }
 }
 

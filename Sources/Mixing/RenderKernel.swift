@@ -85,6 +85,35 @@ public enum RenderKernel {
     return missing
   }
 
+  /// Whether every source chunk that rendering `[from, from + frames)` reads is resident
+  /// (silent clips aside): what a player checks before a period, to wait for its loader
+  /// rather than play silence where the device does not pace it.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  @inlinable
+  public static func isResident(_ plan: PlanView, from: Int64, frames: Int) -> Bool {
+    guard let clips = plan.clips, let runningEnd = plan.runningEnd, frames > 0 else { return true }
+    let to = from + Int64(frames)
+    var index = firstReaching(from, runningEnd: runningEnd, count: plan.count)
+    while index < plan.count {
+      let clip = clips[index]
+      if clip.timelineStart >= to { break }
+      let silent = clip.gainLeft == 0 && clip.gainRight == 0
+      if clip.timelineStart + clip.length > from && !silent {
+        let first = clip.sourceStart + max(0, from - clip.timelineStart)
+        let last = clip.sourceStart + min(clip.length, to - clip.timelineStart)
+        var chunk = first >> Int64(ChunkTable.shift)
+        while chunk << Int64(ChunkTable.shift) < last {
+          if ChunkTable.chunk(Int(chunk), in: clip.chunks) == nil { return false }
+          chunk += 1
+        }
+      }
+      index += 1
+    }
+    return true
+  }
+
   /// A ramp's gains at clock frame `t`: exactly the target from its end on.
   ///
   /// - Note: Realtime-safe: arithmetic only.

@@ -103,13 +103,22 @@ public final class SourceAudio: @unchecked Sendable {
     return exchanged
   }
 
+  /// Takes chunk `index` out of the table without freeing it: a player's audio thread may be
+  /// reading it this very period, so the caller frees it (``release(_:)``) once that period
+  /// is over. Nil when the chunk was not resident.
+  public func detach(_ index: Int) -> UnsafeMutablePointer<Float>? {
+    let old = UnsafeAtomic<UInt>(at: table + index).exchange(0, ordering: .acquiringAndReleasing)
+    return UnsafeMutablePointer<Float>(bitPattern: old)
+  }
+
   /// Frees chunk `index`. Only when no renderer can be reading it.
   public func evict(_ index: Int) {
     let old = UnsafeAtomic<UInt>(at: table + index).exchange(0, ordering: .acquiringAndReleasing)
     if let chunk = UnsafeMutablePointer<Float>(bitPattern: old) { release(chunk) }
   }
 
-  private func release(_ chunk: UnsafeMutablePointer<Float>) {
+  /// Gives back the memory of a chunk taken out with ``detach(_:)``.
+  public func release(_ chunk: UnsafeMutablePointer<Float>) {
     if let memory { memory.release(chunk) } else { chunk.deallocate() }
   }
 

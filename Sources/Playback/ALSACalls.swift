@@ -1,7 +1,7 @@
 internal import CALSA
+import Foundation
 
-// Every call into ALSA goes through this file. The device thread, transport and plan swaps
-// arrive with the playback issue; for now the library is linked and its version reported.
+// Every call into ALSA goes through this file, which turns its results into `PlaybackError`s.
 
 /// Facts about the ALSA library Tape is running against.
 public enum ALSALibrary {
@@ -11,38 +11,74 @@ public enum ALSALibrary {
   }
 }
 
-/// An open ALSA playback device taking interleaved float32 frames; closed on deinit.
+/// What a player asks of a device: its name and the period and buffer it wants, exactly.
+public struct DeviceRequest: Sendable, Hashable {
+  public var name: String
+  /// Frames per period: the audio thread renders this many at a time.
+  public var period: Int
+  /// Periods in the device's buffer (latency = period × periods).
+  public var periods: Int
+
+  public static let periodRange = 16...16_384
+  public static let periodsRange = 2...32
+
+  public init(name: String = "default", period: Int = 256, periods: Int = 4) {
+    self.name = name
+    self.period = period
+    self.periods = periods
+  }
+
+  /// Refuses values no device takes before any is asked (ALSA's `_near` calls would silently
+  /// round `--period 7` to something else).
+  public func validate() throws(PlaybackError) {
+    guard Self.periodRange.contains(period) else {
+      throw .badPeriod(period: period, range: Self.periodRange)
+    }
+    guard Self.periodsRange.contains(periods) else {
+      throw .badPeriods(periods: periods, range: Self.periodsRange)
+    }
+  }
+}
+
+/// An open ALSA playback device taking interleaved float32 frames, with the period and buffer
+/// asked for exactly; closed on deinit.
 ///
-/// Blocking writes paced by the device; an underrun (`-EPIPE`) or suspend (`-ESTRPIPE`) is
-/// recovered with `snd_pcm_recover` and counted.
+/// The hardware parameters are set one by one (access, format, channels, rate, period, buffer),
+/// so a refusal names what was refused. When the device itself does not take float32, the rate
+/// or the channel count, it is opened again through ALSA's `plug` layer, which converts
+/// (``viaPlug``); a device that takes them directly is never converted. The period is never
+/// rounded: a device that refuses it (the JACK plugin takes only multiples of JACK's own
+/// period) is an error naming the period it would take.
 final class ALSAOutput {
   private let handle: OpaquePointer
-  let device: String
+  let name: String
   let channels: Int
-  private(set) var underruns = 0
+  /// The period and buffer the device granted, in frames.
+  let period: Int
+  let bufferFrames: Int
+  /// Opened through `plug:` to convert the format, rate or channels.
+  let viaPlug: Bool
 
-  init(
-    device: String, sampleRate: Int, channels: Int, latencyMicroseconds: Int = 100_000
-  )
-    throws(PlaybackError)
-  {
+  init(request: DeviceRequest, sampleRate: Int, channels: Int) throws(PlaybackError) {
+    try request.validate()
     tape_alsa_silence_library_errors()
-    var pcm: OpaquePointer?
-    var result = snd_pcm_open(&pcm, device, SND_PCM_STREAM_PLAYBACK, 0)
-    guard result >= 0, let pcm else {
-      throw .cannotOpen(device: device, reason: String(cString: snd_strerror(result)))
+    do {
+      (handle, period, bufferFrames) = try Self.open(
+        request.name, request: request, sampleRate: sampleRate, channels: channels)
+      viaPlug = false
+    } catch .cannotConfigure(_, let what, let reason)
+      where what != "the period" && what != "the buffer"
+    {
+      // The device does not take the format, rate or channels: let ALSA's plug layer convert.
+      do {
+        (handle, period, bufferFrames) = try Self.open(
+          "plug:\(request.name)", request: request, sampleRate: sampleRate, channels: channels)
+        viaPlug = true
+      } catch {
+        throw .cannotConfigure(device: request.name, what: what, reason: reason)
+      }
     }
-    result = snd_pcm_set_params(
-      pcm, SND_PCM_FORMAT_FLOAT_LE, SND_PCM_ACCESS_RW_INTERLEAVED, UInt32(channels),
-      UInt32(sampleRate), 1, UInt32(latencyMicroseconds))
-    guard result >= 0 else {
-      snd_pcm_close(pcm)
-      throw .cannotConfigure(
-        device: device, detail: "\(channels) channels of float32 at \(sampleRate) Hz",
-        reason: String(cString: snd_strerror(result)))
-    }
-    handle = pcm
-    self.device = device
+    name = request.name
     self.channels = channels
   }
 
@@ -50,27 +86,119 @@ final class ALSAOutput {
     snd_pcm_close(handle)
   }
 
-  /// Writes `frames` frames, waiting for the device as needed.
-  func write(_ samples: UnsafePointer<Float>, frames: Int) throws(PlaybackError) {
+  private static func open(
+    _ name: String, request: DeviceRequest, sampleRate: Int, channels: Int
+  ) throws(PlaybackError) -> (OpaquePointer, Int, Int) {
+    var pcm: OpaquePointer?
+    let opened = snd_pcm_open(&pcm, name, SND_PCM_STREAM_PLAYBACK, 0)
+    guard opened >= 0, let pcm else {
+      throw .cannotOpen(device: request.name, reason: String(cString: snd_strerror(opened)))
+    }
+    var parameters: OpaquePointer?
+    snd_pcm_hw_params_malloc(&parameters)
+    defer { snd_pcm_hw_params_free(parameters) }
+    func check(_ result: Int32, _ what: String) throws(PlaybackError) {
+      guard result >= 0 else {
+        snd_pcm_close(pcm)
+        throw .cannotConfigure(
+          device: request.name, what: what, reason: String(cString: snd_strerror(result)))
+      }
+    }
+    try check(snd_pcm_hw_params_any(pcm, parameters), "any configuration")
+    try check(
+      snd_pcm_hw_params_set_access(pcm, parameters, SND_PCM_ACCESS_RW_INTERLEAVED),
+      "interleaved access")
+    try check(
+      snd_pcm_hw_params_set_format(pcm, parameters, SND_PCM_FORMAT_FLOAT_LE), "32-bit float")
+    try check(
+      snd_pcm_hw_params_set_channels(pcm, parameters, UInt32(channels)), "\(channels) channels")
+    try check(
+      snd_pcm_hw_params_set_rate(pcm, parameters, UInt32(sampleRate), 0), "\(sampleRate) Hz")
+    var period = snd_pcm_uframes_t(request.period)
+    let periodResult = snd_pcm_hw_params_set_period_size(pcm, parameters, period, 0)
+    if periodResult < 0 {
+      // Which period would it take? Ask near, only to name it in the message.
+      var near = period
+      var direction: Int32 = 0
+      snd_pcm_hw_params_set_period_size_near(pcm, parameters, &near, &direction)
+      snd_pcm_close(pcm)
+      throw .periodRefused(device: request.name, period: request.period, suggestion: Int(near))
+    }
+    let buffer = snd_pcm_uframes_t(request.period * request.periods)
+    try check(snd_pcm_hw_params_set_buffer_size(pcm, parameters, buffer), "the buffer")
+    try check(snd_pcm_hw_params(pcm, parameters), "the configuration")
+    var granted = snd_pcm_uframes_t(0)
+    var direction: Int32 = 0
+    snd_pcm_hw_params_get_period_size(parameters, &period, &direction)
+    snd_pcm_hw_params_get_buffer_size(parameters, &granted)
+    // Start once the buffer is full; wake the writer a period at a time.
+    var software: OpaquePointer?
+    snd_pcm_sw_params_malloc(&software)
+    defer { snd_pcm_sw_params_free(software) }
+    snd_pcm_sw_params_current(pcm, software)
+    snd_pcm_sw_params_set_start_threshold(pcm, software, granted)
+    snd_pcm_sw_params_set_avail_min(pcm, software, period)
+    try check(snd_pcm_sw_params(pcm, software), "the start threshold")
+    return (pcm, Int(period), Int(granted))
+  }
+
+  /// The open device as the audio thread holds it: a handle, no reference.
+  struct PCM: @unchecked Sendable, BitwiseCopyable {
+    let handle: OpaquePointer
+    let channels: Int
+  }
+
+  var device: PCM { PCM(handle: handle, channels: channels) }
+
+  /// What one write came to.
+  enum WriteResult {
+    case written
+    /// An underrun (or suspend) was recovered; the frames were written after it.
+    case recoveredXrun
+    /// ALSA's error code: the device went away, or recovery failed.
+    case failed(Int32)
+  }
+
+  /// Writes `frames` frames, waiting for the device as needed: the one blocking call of the
+  /// audio thread, by design outside the realtime annotations. Allocates nothing, throws
+  /// nothing (a failure is a code, turned into an error by ``failure(_:)`` afterwards).
+  static func write(_ pcm: PCM, _ samples: UnsafePointer<Float>, frames: Int) -> WriteResult {
     var done = 0
+    var result = WriteResult.written
     while done < frames {
       let written = snd_pcm_writei(
-        handle, samples + done * channels, snd_pcm_uframes_t(frames - done))
+        pcm.handle, samples + done * pcm.channels, snd_pcm_uframes_t(frames - done))
       if written >= 0 {
         done += Int(written)
         continue
       }
       let error = Int32(written)
-      if error == -EPIPE || error == -ESTRPIPE { underruns += 1 }
-      let recovered = snd_pcm_recover(handle, error, 1)
-      guard recovered >= 0 else {
-        throw .write(device: device, reason: String(cString: snd_strerror(recovered)))
+      if error == -EPIPE || error == -ESTRPIPE { result = .recoveredXrun }
+      if error == -ENODEV || error == -EBADFD || error == -ESHUTDOWN || error == -EIO {
+        return .failed(error)
       }
+      let recovered = snd_pcm_recover(pcm.handle, error, 1)
+      guard recovered >= 0 else { return .failed(recovered) }
     }
+    return result
+  }
+
+  /// The error a failed write's code stands for.
+  func failure(_ code: Int32) -> PlaybackError {
+    let reason = String(cString: snd_strerror(code))
+    if code == -ENODEV || code == -EBADFD || code == -ESHUTDOWN || code == -EIO {
+      return .deviceGone(device: name, reason: reason)
+    }
+    return .write(device: name, reason: reason)
   }
 
   /// Plays out what is buffered, then returns.
   func drain() {
     snd_pcm_drain(handle)
+  }
+
+  /// Drops what is buffered (a quit should be heard at once).
+  func drop() {
+    snd_pcm_drop(handle)
   }
 }

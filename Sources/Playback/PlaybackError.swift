@@ -1,17 +1,32 @@
 /// Why playback could not start or stopped, with what to do about it.
 public enum PlaybackError: Error, Sendable, Equatable, CustomStringConvertible {
   case cannotOpen(device: String, reason: String)
-  case cannotConfigure(device: String, detail: String, reason: String)
+  /// The device refused a hardware parameter (`what`), even through the plug layer.
+  case cannotConfigure(device: String, what: String, reason: String)
+  /// The device does not take the period asked for; `suggestion` is one it would take.
+  case periodRefused(device: String, period: Int, suggestion: Int)
+  case badPeriod(period: Int, range: ClosedRange<Int>)
+  case badPeriods(periods: Int, range: ClosedRange<Int>)
   case write(device: String, reason: String)
+  /// The device went away while playing (unplugged, its server stopped).
+  case deviceGone(device: String, reason: String)
 
   public var description: String {
     switch self {
     case .cannotOpen(let device, let reason):
       "cannot open the audio device '\(device)' (\(reason)); check that a sound card is present or choose another with --device (aplay -L lists them)"
-    case .cannotConfigure(let device, let detail, let reason):
-      "the audio device '\(device)' does not take \(detail) (\(reason)); try --device default or plughw:0"
+    case .cannotConfigure(let device, let what, let reason):
+      "the audio device '\(device)' does not take \(what) (\(reason)), even through ALSA's plug layer; try --device default or plughw:0"
+    case .periodRefused(let device, let period, let suggestion):
+      "the audio device '\(device)' does not take a period of \(period) frames; use --period \(suggestion) (a JACK device takes only multiples of JACK's own period)"
+    case .badPeriod(let period, let range):
+      "--period \(period) is not a period a device takes; use \(range.lowerBound) to \(range.upperBound) frames (256 is the default)"
+    case .badPeriods(let periods, let range):
+      "--periods \(periods) is not a buffer a device takes; use \(range.lowerBound) to \(range.upperBound) periods (4 is the default)"
     case .write(let device, let reason):
       "playback on '\(device)' failed (\(reason)); check the device and try again"
+    case .deviceGone(let device, let reason):
+      "the audio device '\(device)' went away while playing (\(reason)); playback stopped"
     }
   }
 }

@@ -92,6 +92,26 @@ public enum Termination {
     swapTerminal(copy)
   }
 
+  /// Also restores the remembered terminal settings when the process crashes (SIGSEGV,
+  /// SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE), then lets the crash proceed.
+  public static func restoreTerminalOnCrash() {
+    var action = sigaction()
+    action.__sigaction_handler.sa_handler = { signal in
+      if let settings = UnsafePointer<termios>(
+        bitPattern: Termination.terminal.address.load(ordering: .sequentiallyConsistent))
+      {
+        tcsetattr(STDIN_FILENO, TCSANOW, settings)
+      }
+      Glibc.signal(signal, SIG_DFL)
+      raise(signal)
+    }
+    sigemptyset(&action.sa_mask)
+    action.sa_flags = Int32(SA_RESETHAND)
+    for signal in [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] {
+      sigaction(signal, &action, nil)
+    }
+  }
+
   public static func forgetTerminal() {
     swapTerminal(nil)
   }

@@ -162,6 +162,21 @@ enum Schema {
           );
           """)
     }
+    migrator.registerMigration("v4") { db in
+      try db.execute(
+        sql: """
+          -- Every move of the head, in the transaction that made it: what a subscriber needs
+          -- to name each snapshot's cause and to miss none, however fast they come. Not
+          -- history (undo never touches it).
+          CREATE TABLE head_move (
+            seq INTEGER PRIMARY KEY,
+            fromVersion INTEGER REFERENCES version(id),
+            toVersion INTEGER NOT NULL REFERENCES version(id),
+            cause TEXT NOT NULL CHECK (cause IN ('new', 'edit', 'undo', 'redo', 'checkout')),
+            createdAt INTEGER NOT NULL
+          );
+          """)
+    }
     return migrator
   }
 }

@@ -40,7 +40,10 @@ extension TimelineStore {
         var outcome: CommitResult?
         var blocksPending = false
         var adopted:
-          (revision: Int64, project: Project, positions: [Track.ID: Int64], old: Project)?
+          (
+            revision: Int64, project: Project, positions: [Track.ID: Int64], old: Project,
+            moves: [HeadMove]
+          )?
         try db.inTransaction(.immediate) {
           let head = try catchUp(db)
           let (version, project, positions) = state.withLock {
@@ -65,10 +68,14 @@ extension TimelineStore {
           let (newVersion, revision, pending) = try record(
             changeset, label: label, coalescingKey: coalescingKey, head: head, db)
           blocksPending = pending
+          try HeadJournal.record(from: head.version, to: newVersion, cause: .edit, db)
           outcome = CommitResult(
             version: newVersion, changed: changed,
             newIDs: IDSequence.allocated(from: firstIDs, to: ids))
-          adopted = (revision, newProject, newPositions, project)
+          adopted = (
+            revision, newProject, newPositions, project,
+            try HeadJournal.moves(after: state.withLock { $0.journalSequence }, db)
+          )
           return .commit
         }
         guard let outcome else {
@@ -77,7 +84,8 @@ extension TimelineStore {
         if let adopted {
           adopt(
             version: outcome.version, revision: adopted.revision, project: adopted.project,
-            positions: adopted.positions, changed: outcome.changed, from: adopted.old)
+            positions: adopted.positions, changed: outcome.changed, from: adopted.old,
+            moves: adopted.moves)
         }
         // After the transaction, so the builder's own connection sees the new version.
         if blocksPending { blockBuilder.schedule() }

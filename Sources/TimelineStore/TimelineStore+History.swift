@@ -24,7 +24,7 @@ extension TimelineStore {
   /// Moves the head `steps` versions up toward the root, applying the recorded changes in reverse.
   @discardableResult
   public func undo(steps: Int = 1) throws(StoreError) -> StoreSnapshot {
-    try move { head, db in
+    try move(.undo) { head, db in
       let from = try VersionGraph.node(head.version, db)
       guard from.depth > 0 else { throw StoreError.nothingToUndo }
       guard steps <= from.depth else {
@@ -41,7 +41,7 @@ extension TimelineStore {
   /// Moves the head `steps` versions toward the most recently visited descendant (the tip).
   @discardableResult
   public func redo(steps: Int = 1) throws(StoreError) -> StoreSnapshot {
-    try move { head, db in
+    try move(.redo) { head, db in
       let from = try VersionGraph.node(head.version, db)
       let tip = try VersionGraph.node(head.tip, db)
       let available = tip.depth - from.depth
@@ -61,12 +61,30 @@ extension TimelineStore {
   /// differing row is written once (see ``HistoryBlocks``).
   @discardableResult
   public func checkout(_ version: Int64) throws(StoreError) -> StoreSnapshot {
-    try move { head, db in
+    try move(.checkout) { head, db in
       let target = try VersionGraph.node(version, db)
       let tip = try VersionGraph.node(head.tip, db)
       // Redo keeps leading to the old tip when the target is on the way to it.
       let newTip = try VersionGraph.isAncestor(target, of: tip, db) ? tip.id : target.id
       return (target, newTip)
+    }
+  }
+
+  /// One version's entry (label, parent, date); nil when there is no such version.
+  public func entry(_ version: Int64) throws(StoreError) -> HistoryEntry? {
+    do {
+      return try queue.read { db in
+        try Row.fetchOne(
+          db, sql: "SELECT id, parent, label, createdAt FROM version WHERE id = ?",
+          arguments: [version]
+        ).map { row in
+          HistoryEntry(
+            version: row["id"], parent: row["parent"], label: row["label"],
+            date: Date(timeIntervalSince1970: Double(row["createdAt"] as Int64) / 1000))
+        }
+      }
+    } catch {
+      throw Self.translate(error)
     }
   }
 
@@ -116,9 +134,10 @@ extension TimelineStore {
   }
 
   /// Moves the head to the version `target` picks (with the tip it returns), applying the path's
-  /// changes in one transaction, then publishes the new snapshot like any commit.
+  /// changes and journaling the move with its `cause` in one transaction, then publishes the
+  /// new snapshot like any commit.
   private func move(
-    _ target: (Head, Database) throws -> (VersionNode, tip: Int64)
+    _ cause: HeadMove.Cause, _ target: (Head, Database) throws -> (VersionNode, tip: Int64)
   ) throws(StoreError) -> StoreSnapshot {
     try checkWriteAccess()
     checkpointer.waitWhileRestarting()
@@ -127,7 +146,7 @@ extension TimelineStore {
         var moved:
           (
             version: Int64, revision: Int64, project: Project, positions: [Track.ID: Int64],
-            changed: ChangedIDs, old: Project
+            changed: ChangedIDs, old: Project, moves: [HeadMove]
           )?
         try db.inTransaction(.immediate) {
           let head = try catchUp(db)
@@ -141,11 +160,15 @@ extension TimelineStore {
           try ChangesetApplier.apply(changes, db)
           let revision = head.revision + 1
           try Head(version: to.id, tip: tip, revision: revision).write(db)
+          try HeadJournal.record(from: head.version, to: to.id, cause: cause, db)
           let changed = changes.changedIDs
           var newPositions = positions
           let project = try SnapshotReader.applying(
             changes, changed: changed, to: oldProject, positions: &newPositions)
-          moved = (to.id, revision, project, newPositions, changed, oldProject)
+          moved = (
+            to.id, revision, project, newPositions, changed, oldProject,
+            try HeadJournal.moves(after: state.withLock { $0.journalSequence }, db)
+          )
           return .commit
         }
         guard let moved else {
@@ -153,7 +176,7 @@ extension TimelineStore {
         }
         adopt(
           version: moved.version, revision: moved.revision, project: moved.project,
-          positions: moved.positions, changed: moved.changed, from: moved.old)
+          positions: moved.positions, changed: moved.changed, from: moved.old, moves: moved.moves)
         return StoreSnapshot(version: moved.version, project: moved.project)
       }
     } catch {

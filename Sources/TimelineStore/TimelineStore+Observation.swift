@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 internal import GRDB
 import Logging
 import Synchronization
@@ -26,7 +27,7 @@ extension TimelineStore {
         StoreUpdate(
           version: state.version, project: state.project,
           changed: ChangedIDs(everythingIn: state.project),
-          diff: ProjectDiff(from: empty, to: state.project)))
+          diff: ProjectDiff(from: empty, to: state.project), moves: []))
       state.subscribers[id] = continuation
       continuation.onTermination = { [weak self] _ in
         self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
@@ -34,22 +35,31 @@ extension TimelineStore {
       if state.poller == nil {
         // A timer on a queue of its own, not a task: Swift's cooperative pool has one thread per
         // core and may be busy (or blocked) for seconds; a subscriber must hear commits anyway.
-        let timer = DispatchSource.makeTimerSource(
-          queue: DispatchQueue(label: "tape.store.poll", qos: .userInitiated))
+        // inotify on the project's folder wakes it at once when another process commits; the
+        // timer is the fallback where inotify is not available (and for an immutable read,
+        // which sees no commit anyway).
+        let queue = DispatchQueue(label: "tape.store.poll", qos: .userInitiated)
+        let timer = DispatchSource.makeTimerSource(queue: queue)
         let interval = Self.pollInterval.components
         let nanoseconds =
           Int(interval.seconds) * 1_000_000_000 + Int(interval.attoseconds / 1_000_000_000)
         timer.schedule(
           deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
         let lastDataVersion = Mutex<Int64?>(nil)
-        timer.setEventHandler { [weak self] in
+        let poll: @Sendable () -> Void = { [weak self] in
           guard let self else { return }
           let last = lastDataVersion.withLock { $0 }
           let now = self.pollForExternalChanges(since: last)
           lastDataVersion.withLock { $0 = now }
         }
+        timer.setEventHandler(handler: poll)
         timer.resume()
-        state.poller = Poller(timer)
+        let name = (path as NSString).lastPathComponent
+        let folder = (path as NSString).deletingLastPathComponent
+        let watcher = FolderWatcher(
+          folder: folder.isEmpty ? "." : folder, names: [name, name + "-wal"]
+        ) { queue.async(execute: poll) }
+        state.poller = Poller(timer, watcher: watcher)
       }
     }
     return stream
@@ -115,7 +125,8 @@ extension TimelineStore {
     }
     adopt(
       version: head.version, revision: head.revision, project: project, positions: newPositions,
-      changed: changed, from: oldProject)
+      changed: changed, from: oldProject,
+      moves: try HeadJournal.moves(after: state.withLock { $0.journalSequence }, db))
     return head
   }
 
@@ -125,19 +136,20 @@ extension TimelineStore {
   /// only when someone subscribes, and outside the lock.
   func adopt(
     version: Int64, revision: Int64, project: Project, positions: [Track.ID: Int64],
-    changed: ChangedIDs, from old: Project
+    changed: ChangedIDs, from old: Project, moves: [HeadMove]
   ) {
     let subscribers = state.withLock {
       $0.version = version
       $0.revision = revision
       $0.project = project
       $0.positions = positions
+      if let last = moves.last { $0.journalSequence = last.sequence }
       return Array($0.subscribers.values)
     }
     guard !subscribers.isEmpty else { return }
     let update = StoreUpdate(
       version: version, project: project, changed: changed,
-      diff: ProjectDiff(from: old, to: project, changed: changed))
+      diff: ProjectDiff(from: old, to: project, changed: changed), moves: moves)
     for continuation in subscribers { continuation.yield(update) }
   }
 }

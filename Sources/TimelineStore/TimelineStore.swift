@@ -17,8 +17,25 @@ public struct StoreSnapshot: Sendable, Hashable {
   }
 }
 
+/// One move of a project's head, as the store journals it in the move's own transaction.
+public struct HeadMove: Sendable, Hashable {
+  /// What moved the head.
+  public enum Cause: String, Sendable, Hashable, CaseIterable {
+    case new, edit, undo, redo, checkout
+  }
+
+  /// Increases by one with every move of this project, in any process.
+  public let sequence: Int64
+  /// The head before (nil for the project's creation). Equal to `to` for an edit folded into
+  /// the head version (a fader drag).
+  public let from: Int64?
+  public let to: Int64
+  public let cause: Cause
+  public let date: Date
+}
+
 /// What subscribers receive for every new snapshot: on open, after every edit, undo, redo and
-/// checkout, and after a commit by another process. They cannot tell these apart, by design.
+/// checkout, and after a commit by another process.
 public struct StoreUpdate: Sendable, Hashable {
   public let version: Int64
   public let project: Project
@@ -26,6 +43,13 @@ public struct StoreUpdate: Sendable, Hashable {
   public let changed: ChangedIDs
   /// Each change with its values before and after.
   public let diff: ProjectDiff
+  /// The head moves since the previous update, oldest first: one for an edit, undo, redo or
+  /// checkout of this store; several when another process moved the head more than once
+  /// between two looks (the snapshot is then the last one's). Empty for the first update.
+  public let moves: [HeadMove]
+
+  /// What caused this snapshot: the last move's cause (nil for the first update).
+  public var cause: HeadMove.Cause? { moves.last?.cause }
 }
 
 /// Hands out ids for new sources, tracks and clips inside a commit. Ids are never reused, not
@@ -117,6 +141,8 @@ public final class TimelineStore: Sendable {
   struct State {
     var version: Int64
     var revision: Int64
+    /// The last head move this store has seen (0 before any).
+    var journalSequence: Int64 = 0
     var project: Project
     var positions: [Track.ID: Int64]
     var subscribers: [Int: AsyncStream<StoreUpdate>.Continuation] = [:]
@@ -203,6 +229,7 @@ public final class TimelineStore: Sendable {
             """,
           arguments: [now(), changeset.data])
         try db.execute(sql: "INSERT INTO head (id, version, tip, revision) VALUES (1, 1, 1, 1)")
+        try HeadJournal.record(from: nil, to: 1, cause: .new, db)
         try db.execute(
           sql: "INSERT INTO id_sequence (id, nextSource, nextTrack, nextClip) VALUES (1, 1, 1, 1)")
       }
@@ -282,7 +309,9 @@ public final class TimelineStore: Sendable {
         let head = try Head.read(db)
         let (project, positions) = try SnapshotReader.load(db)
         return State(
-          version: head.version, revision: head.revision, project: project, positions: positions)
+          version: head.version, revision: head.revision,
+          journalSequence: try HeadJournal.lastSequence(db), project: project,
+          positions: positions)
       }
       let store = TimelineStore(
         path: path, access: access, immutableIdentity: immutable, queue: queue, state: loaded,
@@ -582,15 +611,51 @@ extension TimelineStore {
   }
 }
 
-/// The timer that polls for other processes' commits (thread-safe: a dispatch source).
+/// What looks for other processes' commits: a timer, and a folder watcher that wakes it at
+/// once (thread-safe: a dispatch source and ``FolderWatcher``).
 final class Poller: @unchecked Sendable {
   let timer: any DispatchSourceTimer
+  let watcher: FolderWatcher?
 
-  init(_ timer: any DispatchSourceTimer) {
+  init(_ timer: any DispatchSourceTimer, watcher: FolderWatcher?) {
     self.timer = timer
+    self.watcher = watcher
   }
 
   func cancel() {
+    watcher?.cancel()
     timer.cancel()
+  }
+}
+
+/// The `head_move` table: every move of the head, written in the move's transaction.
+enum HeadJournal {
+  static func record(
+    from: Int64?, to: Int64, cause: HeadMove.Cause, _ db: Database
+  ) throws {
+    try db.cachedStatement(
+      sql: "INSERT INTO head_move (fromVersion, toVersion, cause, createdAt) VALUES (?, ?, ?, ?)"
+    ).execute(arguments: [from, to, cause.rawValue, now()])
+  }
+
+  static func lastSequence(_ db: Database) throws -> Int64 {
+    try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(seq) FROM head_move")) ?? 0
+  }
+
+  /// The moves after `sequence`, oldest first.
+  static func moves(after sequence: Int64, _ db: Database) throws -> [HeadMove] {
+    try Row.fetchAll(
+      db.cachedStatement(
+        sql:
+          "SELECT seq, fromVersion, toVersion, cause, createdAt FROM head_move WHERE seq > ? ORDER BY seq"
+      ), arguments: [sequence]
+    ).map { row in
+      guard let cause = HeadMove.Cause(rawValue: row["cause"]) else {
+        throw StoreError.corrupt(detail: "a head move has an unknown cause")
+      }
+      return HeadMove(
+        sequence: row["seq"], from: row["fromVersion"], to: row["toVersion"], cause: cause,
+        date: Date(timeIntervalSince1970: Double(row["createdAt"] as Int64) / 1000))
+    }
   }
 }

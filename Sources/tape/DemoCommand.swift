@@ -141,7 +141,7 @@ struct DemoScript {
     if let device {
       section("Play")
       let format = try TimelineStore.open(at: p).snapshot.project
-      if let problem = PlanPlayer.check(
+      if let problem = LivePlayer.check(
         device: device, sampleRate: format.sampleRate, channels: format.channels)
       {
         print("not played: \(problem); listen to \(mix) instead")

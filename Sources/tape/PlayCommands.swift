@@ -3,6 +3,8 @@ import AudioFiles
 import Foundation
 import Mixing
 import Playback
+import SafeFiles
+import Synchronization
 import Timeline
 import TimelineStore
 
@@ -26,7 +28,7 @@ struct SpanOptions: ParsableArguments {
   }
 
   /// `--from`/`--to` as a frame range; by default the whole project.
-  private func range(of project: Project) throws -> FrameRange {
+  func range(of project: Project) throws -> FrameRange {
     let start = try from.map { try parsePosition($0, project) } ?? .zero
     let end = try to.map { try parsePosition($0, project) } ?? project.timelineEnd
     if to == nil && end == .zero {
@@ -50,44 +52,294 @@ struct SpanOptions: ParsableArguments {
 
 struct Play: ParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Play the project through an ALSA device.",
+    abstract: "Play the project through ALSA, hearing every edit as it is made.",
     discussion: """
-      Plays exactly what 'tape render' would write, from --from to --to. Ctrl-C stops.
-      Example: tape play song.tape --from 1:00 --device default
+      Plays what 'tape render' would write, from --from to --to (by default the whole \
+      project, to its end as edits move it). While it plays, every change to the project, \
+      from this shell or another (an edit, undo, redo, checkout), is heard within a few \
+      milliseconds: gain, pan, mute and solo changes ramp over 20 ms, other changes crossfade \
+      over 256 frames, without a click. --version V plays that version and follows nothing; \
+      so does --no-follow. A project read without its log (read-only, nobody editing) is \
+      opened immutably and cannot be followed: playback says so.
+      On a terminal: one status line (position, version, xruns, CPU) and keys: space \
+      pause/resume, ←/→ seek 5 s, l loop on/off, q quit. Ctrl-C stops too.
+      The device gets exactly --period frames per period and --periods periods of buffer \
+      (the JACK plugin takes only multiples of JACK's own period); format conversion goes \
+      through ALSA's plug layer only when the device needs it.
+      Example: tape play song.tape --loop
+      Example: tape play song.tape --device jackrec --period 256 --json
       """)
 
   @OptionGroup var project: ProjectArgument
   @Option(help: "The ALSA device ('aplay -L' lists them).") var device = "default"
   @OptionGroup var span: SpanOptions
+  @Flag(help: "Start again at --from when the end is reached.") var loop = false
+  @Flag(help: "Play the version the head is at now, and follow no later change.")
+  var noFollow = false
+  @Option(help: "Frames per period, exactly (default 256).") var period = 256
+  @Option(help: "Periods in the device's buffer (default 4).") var periods = 4
   @OptionGroup var times: TimeDisplayOption
   @OptionGroup var json: JSONOption
 
   func run() throws {
     Interrupt.install()
     try reportingErrors {
-      let (project, plan, audio, range) = try span.compile(
-        try openStore(self.project.file, access: .read),
-        cache: AudioCache(forProject: self.project.file))
-      let bar = ProgressBar(
-        total: range.count.frames, sampleRate: project.sampleRate, verb: "playing")
-      defer { bar.finish() }
-      let report = try PlanPlayer.play(
-        plan, range: range, device: device,
-        prepare: { try audio.makeResident(plan, range: $0) }, progress: bar.update,
-        isCancelled: Interrupt.requested)
-      bar.finish()
-      let played = times.show(report.frames, sampleRate: project.sampleRate)
-      if json.json {
-        printJSON(
-          .object([
-            ("device", .string(device)), ("frames", .int(report.frames)),
-            ("underruns", .int(Int64(report.underruns))),
-          ]))
-      } else {
-        print(
-          "played \(played) on \(device)\(report.underruns > 0 ? ", \(report.underruns) underruns" : "")"
+      let request = DeviceRequest(name: device, period: period, periods: periods)
+      try request.validate()
+      let follow = span.version == nil && !noFollow
+      let store = try openStore(project.file, access: follow ? .follow : .read)
+      let version = span.version ?? store.snapshot.version
+      let project =
+        span.version.map { _ in () } != nil
+        ? try store.project(at: version) : store.snapshot.project
+      let range = try span.range(of: project)
+      let library = AudioLibrary(cache: AudioCache(forProject: self.project.file))
+      let player = try LivePlayer(
+        LivePlayer.Configuration(
+          device: request, sampleRate: project.sampleRate, channels: project.channels,
+          range: range.start.frames..<(span.to == nil ? Int64.max : range.end.frames),
+          loop: loop),
+        compile: { project, version in
+          try RenderPlan(project: project, audio: try library.audio(for: project), version: version)
+        },
+        load: { audio, chunk in try library.makeResident(audio, chunk) })
+      try player.start(project, version: version)
+      let session = PlaySession(
+        player: player, store: store, device: device, sampleRate: project.sampleRate,
+        times: times, json: json.json)
+      if follow && !store.canFollow {
+        session.note(
+          "\(self.project.file) is opened read-only without its log, so edits made while it plays will not be heard"
         )
       }
+      if follow { session.follow(store, from: version) }
+      let report = session.run()
+      if json.json {
+        printJSON(session.reportJSON(report, range: range, following: follow && store.canFollow))
+      } else {
+        print(session.reportText(report))
+      }
+      try StandardOutput.flush()
+      if let failure = report.failure { throw failure }
+      Interrupt.reraiseIfRequested()
     }
+  }
+}
+
+/// One `tape play` in progress: the status line and keys on a terminal, the store's updates
+/// handed to the player, and the final report.
+final class PlaySession: @unchecked Sendable {
+  let player: LivePlayer
+  let store: TimelineStore
+  let device: String
+  let sampleRate: Int
+  let times: TimeDisplayOption
+  let json: Bool
+  private let terminal = isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
+  private var labels: [Int64: String] = [:]
+  private var follower: Task<Void, Never>?
+
+  init(
+    player: LivePlayer, store: TimelineStore, device: String, sampleRate: Int,
+    times: TimeDisplayOption, json: Bool
+  ) {
+    self.player = player
+    self.store = store
+    self.device = device
+    self.sampleRate = sampleRate
+    self.times = times
+    self.json = json
+  }
+
+  /// A line for the user on stderr (above the status line on a terminal).
+  func note(_ line: String) {
+    let clear = terminal ? "\r\u{1B}[K" : ""
+    FileHandle.standardError.write(Data("\(clear)tape play: \(line)\n".utf8))
+  }
+
+  /// Offers every later snapshot of `store` to the player, with its cause.
+  func follow(_ store: TimelineStore, from version: Int64) {
+    let player = player
+    follower = Task.detached {
+      for await update in store.updates() where !update.moves.isEmpty {
+        player.offer(update.project, version: update.version, cause: update.cause?.rawValue)
+      }
+    }
+  }
+
+  /// Runs until the play ends, `q`, or a signal; returns the player's report.
+  func run() -> LivePlayer.Report {
+    let granted = player.granted
+    if !json {
+      let latency = Double(granted.bufferFrames) / Double(sampleRate) * 1_000
+      note(
+        "\(device): period \(granted.period) frames, buffer \(granted.bufferFrames) frames (\(String(format: "%.1f", latency)) ms)\(granted.viaPlug ? ", converted by ALSA's plug layer" : "")"
+      )
+    }
+    if !player.realtimePriority {
+      note(
+        "no realtime priority (SCHED_FIFO needs root or an rtprio limit in /etc/security/limits.conf); playing at normal priority"
+      )
+    }
+    var saved = termios()
+    let raw = terminal && tcgetattr(STDIN_FILENO, &saved) == 0
+    if raw {
+      var settings = saved
+      settings.c_lflag &= ~tcflag_t(ICANON | ECHO)
+      withUnsafeMutablePointer(to: &settings.c_cc) {
+        $0.withMemoryRebound(to: cc_t.self, capacity: Int(NCCS)) {
+          $0[Int(VMIN)] = 0
+          $0[Int(VTIME)] = 0
+        }
+      }
+      tcsetattr(STDIN_FILENO, TCSANOW, &settings)
+      Termination.rememberTerminal()
+      Termination.restoreTerminalOnCrash()
+    }
+    defer {
+      if raw {
+        tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+        Termination.forgetTerminal()
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+      }
+    }
+    var lastDraw = ContinuousClock.now - .seconds(1)
+    while !player.status.finished {
+      if Interrupt.requested() {
+        player.stop()
+        break
+      }
+      for message in player.takeMessages() { note(message) }
+      if raw {
+        if readKeys() { break }
+        if ContinuousClock.now - lastDraw > .milliseconds(100) {
+          lastDraw = .now
+          draw()
+        }
+      } else {
+        usleep(20_000)
+      }
+    }
+    for message in player.takeMessages() { note(message) }
+    follower?.cancel()
+    return player.wait()
+  }
+
+  /// Handles the keys typed since the last look; true for `q`.
+  private func readKeys() -> Bool {
+    var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+    guard poll(&request, 1, 30) > 0 else { return false }
+    var bytes = [UInt8](repeating: 0, count: 64)
+    let count = read(STDIN_FILENO, &bytes, bytes.count)
+    guard count > 0 else { return false }
+    var index = 0
+    let step = Int64(5 * sampleRate)
+    while index < count {
+      switch bytes[index] {
+      case UInt8(ascii: "q"), UInt8(ascii: "Q"):
+        player.stop()
+        return true
+      case UInt8(ascii: " "):
+        player.setPaused(!player.status.paused)
+      case UInt8(ascii: "l"), UInt8(ascii: "L"):
+        player.setLoop(!player.status.loop)
+      case 0x1B where index + 2 < count && bytes[index + 1] == UInt8(ascii: "["):
+        let position = player.status.position
+        if bytes[index + 2] == UInt8(ascii: "C") { player.seek(to: position + step) }
+        if bytes[index + 2] == UInt8(ascii: "D") { player.seek(to: max(0, position - step)) }
+        index += 2
+      default:
+        break
+      }
+      index += 1
+    }
+    return false
+  }
+
+  /// The status line: position / length, version and its label, xruns, CPU % of a period.
+  private func draw() {
+    let status = player.status
+    let version = status.version ?? 0
+    let label = self.label(of: version)
+    let state = status.paused ? "paused" : "playing"
+    let line =
+      "\r\u{1B}[K\(state) \(times.show(status.position, sampleRate: sampleRate))  v\(version) \(label)  xruns \(player.underruns)  cpu \(Int((player.cpuLoad * 100).rounded()))%\(status.loop ? "  [loop]" : "")  (space pause, ←/→ seek, l loop, q quit)"
+    FileHandle.standardError.write(Data(line.utf8))
+  }
+
+  private func label(of version: Int64) -> String {
+    if let known = labels[version] { return known }
+    let label = (try? store.entry(version)).flatMap { $0 }.map { "\"\($0.label)\"" } ?? ""
+    labels[version] = label
+    return label
+  }
+
+  func reportText(_ report: LivePlayer.Report) -> String {
+    let played = times.show(report.frames, sampleRate: sampleRate)
+    var parts = ["played \(played) on \(device)"]
+    if report.xruns > 0 { parts.append("\(report.xruns) underruns") }
+    if report.swaps.count > 1 { parts.append("\(report.swaps.count - 1) changes heard") }
+    return parts.joined(separator: ", ")
+  }
+
+  /// The `tape play --json` summary: documented in the README; keep stable.
+  func reportJSON(_ report: LivePlayer.Report, range: FrameRange, following: Bool) -> JSONValue {
+    .object([
+      ("device", .string(device)), ("frames", .int(report.frames)),
+      ("underruns", .int(Int64(report.xruns))), ("xruns", .int(Int64(report.xruns))),
+      ("period", .int(Int64(report.period))), ("bufferFrames", .int(Int64(report.bufferFrames))),
+      ("viaPlug", .bool(report.viaPlug)), ("realtimePriority", .bool(report.realtimePriority)),
+      ("following", .bool(following)), ("from", .int(range.start.frames)),
+      ("missingFrames", .int(Int64(report.missingFrames))),
+      (
+        "audioThreadPageFaults",
+        .object([
+          ("major", .int(Int64(report.majorPageFaults))),
+          ("minor", .int(Int64(report.minorPageFaults))),
+        ])
+      ),
+      ("cpuPeak", .double((report.peakLoad * 10_000).rounded() / 10_000)),
+      ("cpuMean", .double((report.meanLoad * 10_000).rounded() / 10_000)),
+      (
+        "swaps",
+        .array(
+          report.swaps.map { swap, cause in
+            .object([
+              ("version", .int(swap.version)), ("cause", cause.map(JSONValue.string) ?? .null),
+              ("kind", .string("\(swap.kind)")), ("frame", .int(swap.frame)),
+              ("position", .int(swap.position)), ("length", .int(swap.length)),
+            ])
+          })
+      ),
+    ])
+  }
+}
+
+/// Ctrl-C or SIGTERM during `play`: playback stops, the summary is printed, the terminal is
+/// restored, and then the process ends with that signal (``reraiseIfRequested()``).
+enum Interrupt {
+  private static let signalNumber = Atomic<Int32>(0)
+
+  static func install() {
+    signal(SIGINT) { number in Interrupt.signalNumber.store(number, ordering: .relaxed) }
+    signal(SIGTERM) { number in Interrupt.signalNumber.store(number, ordering: .relaxed) }
+    // A parent may have started us with these signals blocked (some process launchers do).
+    var signals = sigset_t()
+    sigemptyset(&signals)
+    sigaddset(&signals, SIGINT)
+    sigaddset(&signals, SIGTERM)
+    pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+  }
+
+  static func requested() -> Bool {
+    signalNumber.load(ordering: .relaxed) != 0
+  }
+
+  /// Ends the process with the signal that stopped it, if one did, so the parent sees it.
+  static func reraiseIfRequested() {
+    let number = signalNumber.load(ordering: .relaxed)
+    guard number != 0 else { return }
+    signal(number, SIG_DFL)
+    raise(number)
   }
 }

@@ -230,24 +230,3 @@ final class ProgressBar {
     FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
   }
 }
-
-/// Ctrl-C during `play`: playback stops between blocks.
-enum Interrupt {
-  private static let flag = Atomic<Bool>(false)
-
-  static func install() {
-    signal(SIGINT) { _ in Interrupt.flag.store(true, ordering: .relaxed) }
-    signal(SIGTERM) { _ in Interrupt.flag.store(true, ordering: .relaxed) }
-    // A parent may have started us with these signals blocked (some process launchers do);
-    // a render must still stop when asked.
-    var signals = sigset_t()
-    sigemptyset(&signals)
-    sigaddset(&signals, SIGINT)
-    sigaddset(&signals, SIGTERM)
-    pthread_sigmask(SIG_UNBLOCK, &signals, nil)
-  }
-
-  static func requested() -> Bool {
-    flag.load(ordering: .relaxed)
-  }
-}

@@ -1,0 +1,449 @@
+import Foundation
+public import Mixing
+import Synchronization
+public import Timeline
+
+/// Plays a project through ALSA while it changes: every snapshot offered (an edit, an undo, a
+/// checkout, from this process or another) is compiled and swapped in on the audio thread
+/// without a click (see ``Mixing/LiveMixer``).
+///
+/// Three threads besides the caller's:
+/// - the **device thread** (SCHED_FIFO when permitted, its stack locked): renders a period with
+///   ``Mixing/LiveMixer/render(_:frames:into:)`` (no allocation, lock, reference counting or
+///   I/O: compiler-checked) and hands it to the device with the one blocking call,
+///   `snd_pcm_writei`. Underruns are recovered and counted; a device that goes away ends the
+///   play with an error;
+/// - the **planner**: compiles the newest snapshot offered (a burst of commits compiles once),
+///   reads in the audio the playhead is about to need, and only then publishes the plan (until
+///   then the old plan plays on); it releases the plans the audio thread hands back;
+/// - the **loader**: keeps the decoded audio around the playhead (and the loop's start) in
+///   memory, reading chunks ahead of it and letting go of those behind, so the audio thread
+///   never waits for a disk and takes no page fault. A chunk it lets go of is freed only once
+///   the audio thread has finished the period in which it may have read it.
+///
+/// The engine takes any snapshot, not only the head's (`tape scrub` plays the version on its
+/// screen through ``offer(_:version:cause:)``).
+///
+/// ```swift
+/// let player = try LivePlayer(configuration, compile: compile, load: load)
+/// try player.start(project, version: 12)
+/// player.offer(nextProject, version: 13, cause: "edit")
+/// let report = player.wait()
+/// ```
+public final class LivePlayer: @unchecked Sendable {
+  /// Compiles a snapshot into a plan over decoded audio (every call must use the same
+  /// ``Mixing/SourceAudio`` objects for the same source, so that plans can share memory and
+  /// gains can ramp between them).
+  public typealias Compile = @Sendable (Project, Int64) throws -> RenderPlan
+  /// Reads chunk `index` of a source's decoded audio into memory.
+  public typealias Load = @Sendable (SourceAudio, Int) throws -> Void
+
+  public struct Configuration: Sendable {
+    public var device: DeviceRequest
+    public var sampleRate: Int
+    public var channels: Int
+    /// Timeline frames to play; an upper bound of `Int64.max` follows the project's end.
+    public var range: Range<Int64>
+    public var loop: Bool
+
+    public init(
+      device: DeviceRequest, sampleRate: Int, channels: Int, range: Range<Int64>, loop: Bool
+    ) {
+      self.device = device
+      self.sampleRate = sampleRate
+      self.channels = channels
+      self.range = range
+      self.loop = loop
+    }
+  }
+
+  /// What happened during a play.
+  public struct Report: Sendable {
+    public var frames: Int64
+    public var xruns: Int
+    public var period: Int
+    public var bufferFrames: Int
+    public var viaPlug: Bool
+    public var realtimePriority: Bool
+    public var swaps: [(event: SwapEvent, cause: String?)]
+    public var missingFrames: Int
+    /// The audio thread's page faults over the play: major ones read a disk.
+    public var majorPageFaults: Int
+    public var minorPageFaults: Int
+    /// The most and the mean of a period's render time, as a share of the period.
+    public var peakLoad: Double
+    public var meanLoad: Double
+    /// Why the play ended early, when it did.
+    public var failure: PlaybackError?
+  }
+
+  public let configuration: Configuration
+  public let mixer: LiveMixer
+  private let output: ALSAOutput
+  private let compile: Compile
+  private let load: Load
+  /// Seconds of audio kept in memory ahead of the playhead.
+  static let lookahead = 3.0
+
+  private struct Shared {
+    var offer: (project: Project, version: Int64, cause: String?)?
+    var causes: [Int64: String] = [:]
+    /// Plans published and perhaps still sounding (the audio thread may crossfade from one).
+    var live: [RenderPlan] = []
+    var messages: [String] = []
+    var stopping = false
+    var seek: Int64?
+    /// Chunks let go of, by address, and the clock when they were: freed two periods later.
+    var pending: [(audio: SourceAudio, chunk: Int, clock: Int64)] = []
+  }
+
+  private let shared = Mutex(Shared())
+  private let wake = DispatchSemaphore(value: 0)
+  private let loaderWake = DispatchSemaphore(value: 0)
+  private let xruns = Atomic<Int>(0)
+  private let finished = DispatchSemaphore(value: 0)
+  private let helpersDone = DispatchGroup()
+  private var deviceThread: pthread_t?
+  private var report: Report?
+  /// The device thread's own numbers (written by it, read after it finished).
+  private var deviceNumbers = (
+    failure: PlaybackError?.none, major: 0, minor: 0, peak: 0.0, total: 0.0, periods: 0
+  )
+  public private(set) var realtimePriority = false
+
+  /// Opens the device (the period and buffer exactly as asked, see ``DeviceRequest``).
+  public init(
+    _ configuration: Configuration, compile: @escaping Compile, load: @escaping Load
+  ) throws(PlaybackError) {
+    self.configuration = configuration
+    self.compile = compile
+    self.load = load
+    output = try ALSAOutput(
+      request: configuration.device, sampleRate: configuration.sampleRate,
+      channels: configuration.channels)
+    mixer = LiveMixer(
+      channels: configuration.channels, maximumFrames: output.period,
+      range: configuration.range, loop: configuration.loop,
+      rampFrames: Int64(configuration.sampleRate / 50),
+      crossfadeFrames: 256, declickFrames: 256)
+  }
+
+  /// Whether `device` opens for `channels` of float32 at `sampleRate` (the error if not).
+  public static func check(
+    device: String, sampleRate: Int, channels: Int
+  ) -> PlaybackError? {
+    do {
+      _ = try ALSAOutput(
+        request: DeviceRequest(name: device), sampleRate: sampleRate, channels: channels)
+      return nil
+    } catch {
+      return error
+    }
+  }
+
+  /// The period and buffer the device granted, and whether it converts through `plug`.
+  public var granted: (period: Int, bufferFrames: Int, viaPlug: Bool) {
+    (output.period, output.bufferFrames, output.viaPlug)
+  }
+
+  // MARK: Control (any thread)
+
+  /// Compiles `project` (at `version`, caused by `cause`) and plays it from the playhead, with
+  /// the device starting at once. Throws when the first plan cannot be compiled or its audio
+  /// read.
+  public func start(_ project: Project, version: Int64, cause: String? = nil) throws {
+    let plan = try compile(project, version)
+    try loadAround(
+      [plan], position: configuration.range.lowerBound, loop: configuration.loop)
+    mixer.publish(plan)
+    shared.withLock {
+      $0.live = [plan]
+      if let cause { $0.causes[version] = cause }
+    }
+    helpersDone.enter()
+    Thread.detachNewThread { [self] in
+      runPlanner()
+      helpersDone.leave()
+    }
+    helpersDone.enter()
+    Thread.detachNewThread { [self] in
+      runLoader()
+      helpersDone.leave()
+    }
+    guard
+      let (thread, realtime) = RealtimeThread.start({ [self] in
+        runDevice()
+        finished.signal()
+      })
+    else {
+      throw PlaybackError.cannotOpen(device: output.name, reason: "no thread for the device")
+    }
+    deviceThread = thread
+    realtimePriority = realtime
+  }
+
+  /// Offers a new snapshot; the planner compiles the newest one offered.
+  public func offer(_ project: Project, version: Int64, cause: String?) {
+    shared.withLock {
+      $0.offer = (project, version, cause)
+      if let cause { $0.causes[version] = cause }
+    }
+    wake.signal()
+  }
+
+  public func setPaused(_ paused: Bool) { mixer.setPaused(paused) }
+
+  /// Moves the playhead (clamped to the range), once the audio there is in memory.
+  public func seek(to frame: Int64) {
+    let end = mixer.status.version == nil ? frame : min(frame, currentEnd - 1)
+    shared.withLock { $0.seek = max(configuration.range.lowerBound, end) }
+    loaderWake.signal()
+  }
+
+  public func setLoop(_ loop: Bool) {
+    mixer.setLoop(loop)
+    loaderWake.signal()
+  }
+
+  /// Ends the play at the next period (what is buffered is dropped, so a quit is heard at once).
+  public func stop() {
+    shared.withLock { $0.stopping = true }
+    mixer.stop()
+  }
+
+  public var status: LiveMixer.Status { mixer.status }
+  public var underruns: Int { xruns.load(ordering: .relaxed) }
+
+  /// The render time of a period, as a share of the period (0…1): the peak so far.
+  public var cpuLoad: Double { peakLoad.load(ordering: .relaxed) / 1_000_000 }
+  private let peakLoad = Atomic<Double>(0)
+
+  /// Messages for the user since the last call (a source that went missing, say).
+  public func takeMessages() -> [String] {
+    shared.withLock { state in
+      defer { state.messages.removeAll() }
+      return state.messages
+    }
+  }
+
+  /// Waits for the play to end (its range played, ``stop()``, or a device failure) and
+  /// returns what happened.
+  public func wait() -> Report {
+    if let report { return report }
+    finished.wait()
+    if let deviceThread { pthread_join(deviceThread, nil) }
+    shared.withLock { $0.stopping = true }
+    wake.signal()
+    loaderWake.signal()
+    helpersDone.wait()
+    mixer.collectRetired()
+    let pending = shared.withLock { state in
+      defer { state.pending.removeAll() }
+      return state.pending
+    }
+    for (audio, chunk, _) in pending {
+      if let memory = UnsafeMutablePointer<Float>(bitPattern: chunk) { audio.release(memory) }
+    }
+    let causes = shared.withLock { $0.causes }
+    let status = mixer.status
+    let numbers = deviceNumbers
+    let made = Report(
+      frames: status.clock, xruns: xruns.load(ordering: .relaxed), period: output.period,
+      bufferFrames: output.bufferFrames, viaPlug: output.viaPlug,
+      realtimePriority: realtimePriority,
+      swaps: mixer.swaps.map { ($0, causes[$0.version]) }, missingFrames: status.missingFrames,
+      majorPageFaults: numbers.major, minorPageFaults: numbers.minor, peakLoad: numbers.peak,
+      meanLoad: numbers.periods > 0 ? numbers.total / Double(numbers.periods) : 0,
+      failure: numbers.failure)
+    report = made
+    return made
+  }
+
+  // MARK: The device thread
+
+  private func runDevice() {
+    let period = output.period
+    let channels = configuration.channels
+    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: period * channels)
+    buffer.initialize(repeating: 0, count: period * channels)
+    mlock(buffer, period * channels * 4)
+    defer { buffer.deallocate() }
+    RealtimeThread.lockStack()
+    let engine = mixer.engine
+    let pcm = output.device
+    let periodNanoseconds = Double(period) * 1e9 / Double(configuration.sampleRate)
+    let faultsBefore = RealtimeThread.pageFaults()
+    var peak = 0.0
+    var total = 0.0
+    var periods = 0
+    var failure: PlaybackError?
+    RealtimeThread.markAudioThread(true)
+    // How long a period may wait for the loader (half the buffer): a device that paces us
+    // then still has audio queued; one that does not (a file or null PCM) is simply waited for.
+    let patience = UInt64(Double(output.bufferFrames) * 5e8 / Double(configuration.sampleRate))
+    while true {
+      if !LiveMixer.isReady(engine, frames: period) {
+        loaderWake.signal()
+        let since = RealtimeThread.now()
+        while !LiveMixer.isReady(engine, frames: period) && RealtimeThread.now() - since < patience
+        {
+          usleep(200)
+        }
+      }
+      let start = RealtimeThread.now()
+      let played = LiveMixer.render(engine, frames: period, into: buffer)
+      let load = Double(RealtimeThread.now() - start) / periodNanoseconds
+      peak = max(peak, load)
+      total += load
+      periods += 1
+      peakLoad.store(peak * 1_000_000, ordering: .relaxed)
+      if played > 0 {
+        switch ALSAOutput.write(pcm, buffer, frames: played) {
+        case .written: break
+        case .recoveredXrun: xruns.add(1, ordering: .relaxed)
+        case .failed(let code): failure = output.failure(code)
+        }
+      }
+      if failure != nil || played < period { break }
+    }
+    RealtimeThread.markAudioThread(false)
+    let faultsAfter = RealtimeThread.pageFaults()
+    if failure == nil {
+      if shared.withLock({ $0.stopping }) { output.drop() } else { output.drain() }
+    }
+    deviceNumbers = (
+      failure, faultsAfter.major - faultsBefore.major, faultsAfter.minor - faultsBefore.minor,
+      peak, total, periods
+    )
+  }
+
+  // MARK: The planner
+
+  private func runPlanner() {
+    while true {
+      _ = wake.wait(timeout: .now() + .milliseconds(20))
+      mixer.collectRetired()
+      let (offer, stopping) = shared.withLock { state in
+        defer { state.offer = nil }
+        return (state.offer, state.stopping)
+      }
+      if stopping { return }
+      guard let offer else { continue }
+      do {
+        let plan = try compile(offer.project, offer.version)
+        let status = mixer.status
+        try loadAround([plan], position: status.position, loop: status.loop)
+        for (address, bytes) in plan.memoryRegions { mlock(address, bytes) }
+        mixer.publish(plan)
+        shared.withLock { state in
+          state.live.append(plan)
+          if state.live.count > 3 { state.live.removeFirst(state.live.count - 3) }
+        }
+        loaderWake.signal()
+      } catch {
+        let playing = mixer.status.version.map { "version \($0)" } ?? "the previous version"
+        shared.withLock {
+          $0.messages.append(
+            "version \(offer.version) cannot be played (\(error)); still playing \(playing)")
+        }
+      }
+    }
+  }
+
+  // MARK: The loader
+
+  private var currentEnd: Int64 {
+    shared.withLock { $0.live.last?.end.frames } ?? configuration.range.upperBound
+  }
+
+  /// The timeline windows whose audio must be in memory: ahead of `position`, and the loop's
+  /// start when looping.
+  private func windows(position: Int64, loop: Bool) -> [Range<Int64>] {
+    let ahead = Int64(Self.lookahead * Double(configuration.sampleRate))
+    let behind = Int64(configuration.sampleRate / 4)
+    var windows = [max(0, position - behind)..<position + ahead]
+    if loop {
+      let start = configuration.range.lowerBound
+      windows.append(start..<start + ahead)
+    }
+    return windows
+  }
+
+  /// Reads in what `plans` play around `position`, nearest first.
+  private func loadAround(_ plans: [RenderPlan], position: Int64, loop: Bool) throws {
+    for window in windows(position: position, loop: loop) {
+      for plan in plans {
+        try plan.chunksRead(in: window, includingSilent: true) { audio, chunk in
+          if !audio.isResident(chunk) { try load(audio, chunk) }
+        }
+      }
+    }
+  }
+
+  private func runLoader() {
+    var reported: Set<String> = []
+    while true {
+      _ = loaderWake.wait(timeout: .now() + .milliseconds(20))
+      let (plans, stopping, seek) = shared.withLock { state in
+        defer { state.seek = nil }
+        return (state.live, state.stopping, state.seek)
+      }
+      if stopping { return }
+      let status = mixer.status
+      do {
+        if let seek {
+          // The audio at the target first, then the jump: a seek never lands in silence.
+          try loadAround(plans, position: seek, loop: status.loop)
+          mixer.seek(to: seek)
+        }
+        try loadAround(plans, position: status.position, loop: status.loop)
+      } catch {
+        let message = "\(error)"
+        if reported.insert(message).inserted {
+          shared.withLock { $0.messages.append(message) }
+        }
+      }
+      evict(plans, status: status)
+    }
+  }
+
+  /// Lets go of every resident chunk no window needs, freeing it once the audio thread has
+  /// finished the period in which it may have been reading it.
+  private func evict(_ plans: [RenderPlan], status: LiveMixer.Status) {
+    struct Key: Hashable {
+      let audio: ObjectIdentifier
+      let chunk: Int
+    }
+    var needed = Set<Key>()
+    var sources: [ObjectIdentifier: SourceAudio] = [:]
+    let position = shared.withLock { $0.seek } ?? status.position
+    for plan in plans {
+      for source in plan.sources { sources[ObjectIdentifier(source)] = source }
+      for window in windows(position: position, loop: status.loop) {
+        plan.chunksRead(in: window, includingSilent: true) { audio, chunk in
+          needed.insert(Key(audio: ObjectIdentifier(audio), chunk: chunk))
+        }
+      }
+    }
+    let clock = mixer.status.clock
+    var detached: [(audio: SourceAudio, chunk: Int, clock: Int64)] = []
+    for (id, source) in sources {
+      for chunk in source.residentChunks where !needed.contains(Key(audio: id, chunk: chunk)) {
+        if let memory = source.detach(chunk) {
+          detached.append((source, Int(bitPattern: memory), clock))
+        }
+      }
+    }
+    let period = Int64(output.period)
+    let free = shared.withLock { state -> [(audio: SourceAudio, chunk: Int)] in
+      state.pending += detached
+      // Published two periods after it was let go of: the period that might have read it ended.
+      let done = state.pending.filter { clock >= $0.clock + 2 * period }
+      state.pending.removeAll { clock >= $0.clock + 2 * period }
+      return done.map { ($0.audio, $0.chunk) }
+    }
+    for (audio, chunk) in free {
+      if let memory = UnsafeMutablePointer<Float>(bitPattern: chunk) { audio.release(memory) }
+    }
+  }
+}

@@ -1,0 +1,78 @@
+internal import CRealtime
+import Foundation
+
+/// A thread for the audio device: SCHED_FIFO when the system permits it, its stack locked in
+/// memory, and its page faults counted.
+///
+/// Rule: lock only what the audio thread touches (its stack, the plans, the chunk memory it
+/// reads), never `mlockall(MCL_FUTURE)`. Why: that would lock every later mapping, every
+/// decoded chunk and every library the process loads.
+enum RealtimeThread {
+  /// SCHED_FIFO priority, as in the realtime findings (above JACK's clients, below the kernel's
+  /// own threads).
+  static let priority: Int32 = 70
+
+  /// Starts `body` on a new thread; returns the thread and whether it runs under SCHED_FIFO
+  /// (false: it runs at normal priority, because the system refused; the caller warns).
+  static func start(_ body: @escaping @Sendable () -> Void) -> (pthread_t, realtime: Bool)? {
+    let context = Unmanaged.passRetained(Box(body)).toOpaque()
+    let entry: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { raw in
+      guard let raw else { return nil }
+      Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().body()
+      return nil
+    }
+    var attributes = pthread_attr_t()
+    pthread_attr_init(&attributes)
+    defer { pthread_attr_destroy(&attributes) }
+    pthread_attr_setstacksize(&attributes, 512 * 1_024)
+    pthread_attr_setinheritsched(&attributes, Int32(PTHREAD_EXPLICIT_SCHED))
+    pthread_attr_setschedpolicy(&attributes, SCHED_FIFO)
+    var parameters = sched_param(sched_priority: priority)
+    pthread_attr_setschedparam(&attributes, &parameters)
+    var thread = pthread_t()
+    if pthread_create(&thread, &attributes, entry, context) == 0 { return (thread, true) }
+    // Not permitted (no CAP_SYS_NICE, no rtprio limit): an ordinary thread.
+    var plain = pthread_attr_t()
+    pthread_attr_init(&plain)
+    defer { pthread_attr_destroy(&plain) }
+    pthread_attr_setstacksize(&plain, 512 * 1_024)
+    if pthread_create(&thread, &plain, entry, context) == 0 { return (thread, false) }
+    Unmanaged<Box>.fromOpaque(context).release()
+    return nil
+  }
+
+  /// Locks the calling thread's whole stack into memory (best effort).
+  static func lockStack() {
+    _ = tape_lock_thread_stack()
+  }
+
+  /// The calling thread's page faults so far (major: a disk read; minor: no disk).
+  static func pageFaults() -> (major: Int, minor: Int) {
+    var major = 0
+    var minor = 0
+    tape_thread_page_faults(&major, &minor)
+    return (major, minor)
+  }
+
+  /// Nanoseconds of a monotonic clock (vDSO: no system call, no lock).
+  static func now() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+  }
+
+  /// Tells a test's allocation counter (an `LD_PRELOAD`ed library exporting these symbols)
+  /// that the calling thread is, or is no longer, the audio thread. Nothing without one.
+  static func markAudioThread(_ begins: Bool) {
+    let name = begins ? "tape_audio_thread_begin" : "tape_audio_thread_end"
+    // nil is RTLD_DEFAULT: every loaded object, a preloaded one first.
+    guard let symbol = dlsym(nil, name) else { return }
+    typealias Hook = @convention(c) () -> Void
+    unsafeBitCast(symbol, to: Hook.self)()
+  }
+
+  private final class Box {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+  }
+}
