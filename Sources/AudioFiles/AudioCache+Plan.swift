@@ -97,7 +97,7 @@ public final class AudioLibrary: @unchecked Sendable {
   private func source(_ source: Source, rate: Int) throws(AudioFileError) -> CachedSource {
     let key = "\(source.id) \(source.contentHash) \(rate) \(source.path)"
     if let known = loaded.withLock({ $0[key] }) {
-      try cache.checkSourceFile(source)
+      cache.remember(try cache.checkSourceFile(source))
       return known
     }
     let new = try cache.load(source, projectRate: rate)

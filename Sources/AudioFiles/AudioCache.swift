@@ -96,26 +96,38 @@ public struct AudioCache: Sendable {
   /// The source's audio at the project rate, decoding it into the cache first if needed. No
   /// chunk is resident yet: see ``CachedSource/makeResident(_:)``.
   public func load(_ source: Source, projectRate: Int) throws(AudioFileError) -> CachedSource {
-    try checkSourceFile(source)
+    let identity = try checkSourceFile(source)
     let expected = CacheFileLayout(
       channels: source.channels, frames: Int(source.frameCount(atRate: projectRate).frames),
       sampleRate: projectRate, contentHash: source.contentHash)
     let name = Self.entryName(for: source, projectRate: projectRate)
-    for directory in directories {
-      if let entry = CacheEntry(path: "\(directory)/\(name)", expected: expected) {
-        return CachedSource(source: source, projectRate: projectRate, cache: self, entry: entry)
-      }
+    var found: CacheEntry?
+    for directory in directories where found == nil {
+      found = CacheEntry(path: "\(directory)/\(name)", expected: expected)
     }
-    return CachedSource(
-      source: source, projectRate: projectRate, cache: self,
-      entry: try build(source, layout: expected, at: "\(directories[0])/\(name)"))
+    let entry: CacheEntry
+    if let found {
+      entry = found
+    } else {
+      entry = try build(source, layout: expected, at: "\(directories[0])/\(name)")
+    }
+    remember(identity)
+    return CachedSource(source: source, projectRate: projectRate, cache: self, entry: entry)
   }
 
   // MARK: The source file
 
+  /// A source file's identity record to write beside the cache (once the entry it goes with
+  /// exists: a stopped decode leaves no record either).
+  struct IdentityRecord {
+    let name: String
+    let text: String
+  }
+
   /// Checks that `source`'s file is still the audio that was imported: by its identity when
-  /// that is unchanged since the last check, else by hashing it again.
-  func checkSourceFile(_ source: Source) throws(AudioFileError) {
+  /// that is unchanged since the last check, else by hashing it again. Returns the identity
+  /// to remember (``remember(_:)``) when it was hashed.
+  func checkSourceFile(_ source: Source) throws(AudioFileError) -> IdentityRecord? {
     guard let identity = FileIdentity(path: source.path) else {
       if errno == EACCES { throw .unreadable(path: source.path) }
       throw .sourceMissing(source: source.id.description, path: source.path)
@@ -127,15 +139,34 @@ public struct AudioCache: Sendable {
     }
     let record = Self.identityRecord(source: source, identity: identity)
     let name = Self.identityName(for: source)
-    for directory in directories
-    where (try? String(contentsOfFile: "\(directory)/\(name)", encoding: .utf8)) == record {
-      return
+    for directory in directories where Self.readSmallFile("\(directory)/\(name)") == record {
+      return nil
     }
     guard try ContentHash.ofFile(at: source.path) == source.contentHash else {
       throw .sourceChanged(source: source.id.description, path: source.path)
     }
-    // Remembered for next time; a cache we cannot write only means hashing again then.
-    try? write(Array(record.utf8), to: "\(directories[0])/\(name)")
+    return IdentityRecord(name: name, text: record)
+  }
+
+  /// Writes an identity record; a cache we cannot write only means hashing again next time.
+  func remember(_ record: IdentityRecord?) {
+    guard let record else { return }
+    try? write(Array(record.text.utf8), to: "\(directories[0])/\(record.name)")
+  }
+
+  /// A small regular file's text, read without following a symlink or waiting on a FIFO; nil
+  /// for anything else.
+  static func readSmallFile(_ path: String) -> String? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    guard let identity = FileIdentity(descriptor: fd), identity.isRegularFile,
+      identity.size < 65_536
+    else { return nil }
+    var bytes = [UInt8](repeating: 0, count: Int(identity.size))
+    let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+    guard count == bytes.count else { return nil }
+    return String(decoding: bytes, as: UTF8.self)
   }
 
   /// `<content key>-<path key>.source`: one per (audio, path), so two paths holding the same
@@ -154,7 +185,8 @@ public struct AudioCache: Sendable {
   func write(_ bytes: [UInt8], to path: String) throws(AudioFileError) {
     makeUserCacheParents()
     do throws(SafeFileError) {
-      let output = try SafeOutput(try OutputDestination.resolve(path, creatingFolder: true))
+      let output = try SafeOutput(
+        try OutputDestination.resolve(path, creatingFolder: true, ownFile: true))
       try output.write(bytes)
       try output.commit()
     } catch {
@@ -188,9 +220,15 @@ public struct AudioCache: Sendable {
     makeUserCacheParents()
     let output: SafeOutput
     do throws(SafeFileError) {
-      output = try SafeOutput(try OutputDestination.resolve(path, creatingFolder: true))
+      output = try SafeOutput(
+        try OutputDestination.resolve(path, creatingFolder: true, ownFile: true))
     } catch {
-      throw .output(error)
+      guard isUserCache else { throw .output(error) }
+      throw .cache(
+        path: directories[0],
+        detail:
+          "the project's folder is read-only, so its audio is decoded into your own cache, and that fails (\(error)); set XDG_CACHE_HOME to a folder you can write"
+      )
     }
     var layout = expected
     var writer = ChunkWriter(output: output, layout: layout, path: path)
@@ -235,7 +273,8 @@ public struct AudioCache: Sendable {
       throw .output(error)
     }
     guard let entry = CacheEntry(path: path, expected: expected) else {
-      throw .cache(path: path, detail: "the new entry does not read back; check the disk")
+      throw .cache(
+        path: path, detail: "a new entry does not read back as written; check the disk (dmesg)")
     }
     return entry
   }
@@ -316,8 +355,13 @@ final class CacheEntry: @unchecked Sendable {
   /// Opens and checks the entry at `path`; nil when there is none or it is not exactly the
   /// audio `expected` describes (another version, damaged, truncated).
   init?(path: String, expected: CacheFileLayout) {
-    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+    // Never a symlink, never waiting on a FIFO someone left there: a regular file or nothing.
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
     guard fd >= 0 else { return nil }
+    guard FileIdentity(descriptor: fd)?.isRegularFile == true else {
+      close(fd)
+      return nil
+    }
     var header = [UInt8](repeating: 0, count: expected.dataOffset)
     let read = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
     guard read == header.count, let layout = CacheFileLayout(decoding: header),
@@ -389,20 +433,26 @@ public final class CachedSource: @unchecked Sendable {
         return .failure(
           .cache(
             path: state.current.path,
-            detail: "chunk \(index) is damaged even after decoding the source again"))
+            detail:
+              "chunk \(index) is damaged even after decoding the source again; check the disk (dmesg)"
+          ))
       }
       // Damaged, or shortened under us: decode again into a new entry and read from that.
       do throws(AudioFileError) {
         let path = cache.path(for: source, projectRate: projectRate)
-        try cache.checkSourceFile(source)
+        let identity = try cache.checkSourceFile(source)
         state.current = try cache.build(source, layout: state.current.layout, at: path)
+        cache.remember(identity)
         state.rebuilt = true
       } catch {
         return .failure(error)
       }
       return state.current.read(index, into: buffer)
         ? .success(())
-        : .failure(.cache(path: state.current.path, detail: "chunk \(index) does not read back"))
+        : .failure(
+          .cache(
+            path: state.current.path,
+            detail: "chunk \(index) does not read back as written; check the disk (dmesg)"))
     }
     switch result {
     case .success:

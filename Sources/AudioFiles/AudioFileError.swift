@@ -3,6 +3,8 @@ public import SafeFiles
 /// Why an audio file could not be used, with a message that says what to do.
 public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
   case missing(path: String)
+  /// A folder, FIFO, device or socket where an audio file was expected.
+  case notAFile(path: String, kind: String)
   case unreadable(path: String)
   case notAudio(path: String, reason: String)
   case tooManyChannels(path: String, channels: Int)
@@ -33,6 +35,8 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
     switch self {
     case .missing(let path):
       return "\(path) does not exist; check the path"
+    case .notAFile(let path, let kind):
+      return "\(path) is \(kind), not an audio file; give the path of a WAV, FLAC, AIFF or Ogg file"
     case .unreadable(let path):
       return "\(path) cannot be read (permission denied); check its permissions"
     case .notAudio(let path, let reason):
@@ -71,8 +75,7 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
     case .output(let error):
       return error.description
     case .cache(let path, let detail):
-      return
-        "could not write the decoded-audio cache \(path): \(detail); check the disk space and permissions of that folder"
+      return "the decoded-audio cache \(path) is unusable: \(detail)"
     }
   }
 }

@@ -13,7 +13,19 @@ final class SndfileReader {
 
   init(path: String) throws(AudioFileError) {
     self.path = path
-    guard FileManager.default.fileExists(atPath: path) else { throw .missing(path: path) }
+    guard let identity = FileIdentity(path: path) else {
+      if errno == EACCES { throw .unreadable(path: path) }
+      throw .missing(path: path)
+    }
+    // Opening a FIFO or a terminal for reading would wait for a writer forever.
+    guard identity.isRegularFile else {
+      let kind =
+        identity.isDirectory
+        ? "a folder"
+        : identity.isFIFO
+          ? "a FIFO" : identity.isCharacterDevice ? "a device" : "not a regular file"
+      throw .notAFile(path: path, kind: kind)
+    }
     guard FileManager.default.isReadableFile(atPath: path) else { throw .unreadable(path: path) }
     var info = SF_INFO()
     guard let handle = sf_open(path, Int32(SFM_READ), &info) else {

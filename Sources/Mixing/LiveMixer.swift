@@ -16,6 +16,8 @@ public enum SwapKind: UInt8, Sendable, BitwiseCopyable {
 public struct SwapEvent: Sendable, BitwiseCopyable, Equatable {
   /// The version the new plan was compiled from.
   public var version: Int64
+  /// The player's number for that plan (``PlanView/sequence``).
+  public var sequence: Int64
   public var kind: SwapKind
   /// The output frame (frames since the play started) where the ramp or crossfade began.
   public var frame: Int64
@@ -25,8 +27,12 @@ public struct SwapEvent: Sendable, BitwiseCopyable, Equatable {
   public var length: Int64
 
   @inlinable
-  public init(version: Int64, kind: SwapKind, frame: Int64, position: Int64, length: Int64) {
+  public init(
+    version: Int64, sequence: Int64 = 0, kind: SwapKind, frame: Int64, position: Int64,
+    length: Int64
+  ) {
     self.version = version
+    self.sequence = sequence
     self.kind = kind
     self.frame = frame
     self.position = position
@@ -97,7 +103,7 @@ public final class LiveMixer: @unchecked Sendable {
     }
     let empty = PlanView(
       clips: nil, runningEnd: nil, count: 0, outputChannels: channels, ramps: nil, byID: nil,
-      layoutHash: 0, end: 0, version: .min)
+      layoutHash: 0, end: 0, version: .min, sequence: .min)
     let retired = UnsafeMutablePointer<UInt>.allocate(capacity: Self.retiredCapacity)
     retired.initialize(repeating: 0, count: Self.retiredCapacity)
     let log = UnsafeMutablePointer<SwapEvent>.allocate(capacity: Self.swapLogCapacity)
@@ -267,6 +273,13 @@ public final class LiveMixer: @unchecked Sendable {
 }
 
 extension LiveMixer {
+  /// How many swaps the audio thread has made (for the device thread, between periods).
+  @_noLocks
+  @inlinable
+  public static func swapCount(_ engine: UnsafeMutablePointer<EngineState>) -> Int {
+    engine.pointee.swapCount.load(ordering: .relaxed)
+  }
+
   /// Whether the audio the next `frames` frames play is all in memory (for the plans sounding
   /// and where a loop wraps): a player whose device does not pace it (a file or null PCM)
   /// waits for its loader while this is false, instead of playing silence.
@@ -504,8 +517,8 @@ public struct EngineState: @unchecked Sendable {
     let count = swapCount.load(ordering: .relaxed)
     if count < logCapacity {
       log[count] = SwapEvent(
-        version: incoming.view.version, kind: kind, frame: clock, position: position,
-        length: length)
+        version: incoming.view.version, sequence: incoming.view.sequence, kind: kind,
+        frame: clock, position: position, length: length)
     }
     swapCount.store(count + 1, ordering: .releasing)
   }

@@ -95,11 +95,14 @@ public struct PlanView: @unchecked Sendable, BitwiseCopyable {
   public let end: Int64
   /// The version the plan was compiled from.
   public let version: Int64
+  /// A player's number for the plan, distinct for every plan it compiles (a version can come
+  /// back: an undo), so it can tell which offer a swap played.
+  public let sequence: Int64
 
   init(
     clips: UnsafePointer<ClipRecord>?, runningEnd: UnsafePointer<Int64>?, count: Int,
     outputChannels: Int, ramps: UnsafeMutablePointer<ClipRamp>?, byID: UnsafePointer<Int32>?,
-    layoutHash: UInt64, end: Int64, version: Int64
+    layoutHash: UInt64, end: Int64, version: Int64, sequence: Int64
   ) {
     self.clips = clips
     self.runningEnd = runningEnd
@@ -110,6 +113,7 @@ public struct PlanView: @unchecked Sendable, BitwiseCopyable {
     self.layoutHash = layoutHash
     self.end = end
     self.version = version
+    self.sequence = sequence
   }
 }
 
@@ -143,13 +147,13 @@ public final class RenderPlan: @unchecked Sendable {
   /// For each record, in order, its source's index in ``sources``.
   private let recordSources: [Int]
 
-  /// Compiles `project` at `version`, reading each clip's audio from `audio` (keyed by source
+  /// Compiles `project` at `version` (a player's `sequence` number for it), reading each clip's audio from `audio` (keyed by source
   /// id).
   ///
   /// Throws when a clip of an audible track has no audio or its crop reaches past the audio's
   /// end. Clips of silent tracks without audio are left out.
   public init(
-    project: Project, audio: [Source.ID: SourceAudio], version: Int64 = 0
+    project: Project, audio: [Source.ID: SourceAudio], version: Int64 = 0, sequence: Int64 = 0
   ) throws(MixingError) {
     sampleRate = project.sampleRate
     outputChannels = project.channels
@@ -213,7 +217,7 @@ public final class RenderPlan: @unchecked Sendable {
       clips: UnsafePointer(records.baseAddress), runningEnd: UnsafePointer(runningEnd.baseAddress),
       count: compiled.count, outputChannels: project.channels, ramps: ramps.baseAddress,
       byID: UnsafePointer(byID.baseAddress), layoutHash: hash,
-      end: project.timelineEnd.frames, version: version)
+      end: project.timelineEnd.frames, version: version, sequence: sequence)
   }
 
   deinit {

@@ -34,7 +34,11 @@ public final class LivePlayer: @unchecked Sendable {
   /// Compiles a snapshot into a plan over decoded audio (every call must use the same
   /// ``Mixing/SourceAudio`` objects for the same source, so that plans can share memory and
   /// gains can ramp between them).
-  public typealias Compile = @Sendable (Project, Int64) throws -> RenderPlan
+  ///
+  /// The plan must carry `version` and `sequence` (see ``Mixing/RenderPlan``).
+  public typealias Compile =
+    @Sendable (Project, _ version: Int64, _ sequence: Int64) throws ->
+    RenderPlan
   /// Reads chunk `index` of a source's decoded audio into memory.
   public typealias Load = @Sendable (SourceAudio, Int) throws -> Void
 
@@ -65,7 +69,10 @@ public final class LivePlayer: @unchecked Sendable {
     public var bufferFrames: Int
     public var viaPlug: Bool
     public var realtimePriority: Bool
-    public var swaps: [(event: SwapEvent, cause: String?)]
+    /// Each swap, its cause (nil when not known: the first plan, an offer without one), and
+    /// when the device thread rendered its first frame (CLOCK_MONOTONIC nanoseconds, the
+    /// clock every process shares, to measure how soon a commit is heard).
+    public var swaps: [(event: SwapEvent, cause: String?, renderedAt: UInt64)]
     public var missingFrames: Int
     /// The audio thread's page faults over the play: major ones read a disk.
     public var majorPageFaults: Int
@@ -87,7 +94,9 @@ public final class LivePlayer: @unchecked Sendable {
 
   private struct Shared {
     var offer: (project: Project, version: Int64, cause: String?)?
+    /// The cause of each plan compiled, by its sequence number.
     var causes: [Int64: String] = [:]
+    var sequence: Int64 = 0
     /// Plans published and perhaps still sounding (the audio thread may crossfade from one).
     var live: [RenderPlan] = []
     var messages: [String] = []
@@ -104,6 +113,8 @@ public final class LivePlayer: @unchecked Sendable {
   private let finished = DispatchSemaphore(value: 0)
   private let helpersDone = DispatchGroup()
   private var deviceThread: pthread_t?
+  /// When each swap's first frame was rendered (written by the device thread, read after it).
+  private var swapTimes: [UInt64] = []
   private var report: Report?
   /// The device thread's own numbers (written by it, read after it finished).
   private var deviceNumbers = (
@@ -152,13 +163,13 @@ public final class LivePlayer: @unchecked Sendable {
   /// the device starting at once. Throws when the first plan cannot be compiled or its audio
   /// read.
   public func start(_ project: Project, version: Int64, cause: String? = nil) throws {
-    let plan = try compile(project, version)
+    let plan = try compile(project, version, 0)
     try loadAround(
       [plan], position: configuration.range.lowerBound, loop: configuration.loop)
     mixer.publish(plan)
     shared.withLock {
       $0.live = [plan]
-      if let cause { $0.causes[version] = cause }
+      if let cause { $0.causes[0] = cause }
     }
     helpersDone.enter()
     Thread.detachNewThread { [self] in
@@ -184,10 +195,7 @@ public final class LivePlayer: @unchecked Sendable {
 
   /// Offers a new snapshot; the planner compiles the newest one offered.
   public func offer(_ project: Project, version: Int64, cause: String?) {
-    shared.withLock {
-      $0.offer = (project, version, cause)
-      if let cause { $0.causes[version] = cause }
-    }
+    shared.withLock { $0.offer = (project, version, cause) }
     wake.signal()
   }
 
@@ -251,7 +259,9 @@ public final class LivePlayer: @unchecked Sendable {
       frames: status.clock, xruns: xruns.load(ordering: .relaxed), period: output.period,
       bufferFrames: output.bufferFrames, viaPlug: output.viaPlug,
       realtimePriority: realtimePriority,
-      swaps: mixer.swaps.map { ($0, causes[$0.version]) }, missingFrames: status.missingFrames,
+      swaps: mixer.swaps.enumerated().map { index, event in
+        (event, causes[event.sequence], index < swapTimes.count ? swapTimes[index] : 0)
+      }, missingFrames: status.missingFrames,
       majorPageFaults: numbers.major, minorPageFaults: numbers.minor, peakLoad: numbers.peak,
       meanLoad: numbers.periods > 0 ? numbers.total / Double(numbers.periods) : 0,
       failure: numbers.failure)
@@ -272,12 +282,16 @@ public final class LivePlayer: @unchecked Sendable {
     let engine = mixer.engine
     let pcm = output.device
     let periodNanoseconds = Double(period) * 1e9 / Double(configuration.sampleRate)
+    // Filled on this thread without allocating: room for every swap the mixer logs.
+    var times = [UInt64](repeating: 0, count: LiveMixer.swapLogCapacity)
+    var swapsSeen = 0
     let faultsBefore = RealtimeThread.pageFaults()
     var peak = 0.0
     var total = 0.0
     var periods = 0
     var failure: PlaybackError?
-    RealtimeThread.markAudioThread(true)
+    let hooks = RealtimeThread.audioThreadHooks()
+    hooks.begin?()
     // How long a period may wait for the loader (half the buffer): a device that paces us
     // then still has audio queued; one that does not (a file or null PCM) is simply waited for.
     let patience = UInt64(Double(output.bufferFrames) * 5e8 / Double(configuration.sampleRate))
@@ -292,6 +306,11 @@ public final class LivePlayer: @unchecked Sendable {
       }
       let start = RealtimeThread.now()
       let played = LiveMixer.render(engine, frames: period, into: buffer)
+      let swaps = LiveMixer.swapCount(engine)
+      while swapsSeen < swaps && swapsSeen < times.count {
+        times[swapsSeen] = start
+        swapsSeen += 1
+      }
       let load = Double(RealtimeThread.now() - start) / periodNanoseconds
       peak = max(peak, load)
       total += load
@@ -306,11 +325,23 @@ public final class LivePlayer: @unchecked Sendable {
       }
       if failure != nil || played < period { break }
     }
-    RealtimeThread.markAudioThread(false)
+    hooks.end?()
     let faultsAfter = RealtimeThread.pageFaults()
     if failure == nil {
-      if shared.withLock({ $0.stopping }) { output.drop() } else { output.drain() }
+      if shared.withLock({ $0.stopping }) {
+        output.drop()
+      } else {
+        // A buffer of silence after the last frame, then drain: a device that keeps playing
+        // its last buffer while it stops (ALSA's JACK plugin does, under load) repeats
+        // silence, not the end of the song.
+        buffer.update(repeating: 0, count: period * channels)
+        for _ in 0..<max(1, output.bufferFrames / period) {
+          if case .failed = ALSAOutput.write(pcm, buffer, frames: period) { break }
+        }
+        output.drain()
+      }
     }
+    swapTimes = Array(times.prefix(swapsSeen))
     deviceNumbers = (
       failure, faultsAfter.major - faultsBefore.major, faultsAfter.minor - faultsBefore.minor,
       peak, total, periods
@@ -323,14 +354,16 @@ public final class LivePlayer: @unchecked Sendable {
     while true {
       _ = wake.wait(timeout: .now() + .milliseconds(20))
       mixer.collectRetired()
-      let (offer, stopping) = shared.withLock { state in
+      let (offer, stopping, sequence) = shared.withLock { state in
         defer { state.offer = nil }
-        return (state.offer, state.stopping)
+        if state.offer != nil { state.sequence += 1 }
+        return (state.offer, state.stopping, state.sequence)
       }
       if stopping { return }
       guard let offer else { continue }
+      if let cause = offer.cause { shared.withLock { $0.causes[sequence] = cause } }
       do {
-        let plan = try compile(offer.project, offer.version)
+        let plan = try compile(offer.project, offer.version, sequence)
         let status = mixer.status
         try loadAround([plan], position: status.position, loop: status.loop)
         for (address, bytes) in plan.memoryRegions { mlock(address, bytes) }

@@ -61,14 +61,18 @@ enum RealtimeThread {
     return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
   }
 
-  /// Tells a test's allocation counter (an `LD_PRELOAD`ed library exporting these symbols)
-  /// that the calling thread is, or is no longer, the audio thread. Nothing without one.
-  static func markAudioThread(_ begins: Bool) {
-    let name = begins ? "tape_audio_thread_begin" : "tape_audio_thread_end"
+  /// A test's allocation counter (an `LD_PRELOAD`ed library exporting
+  /// `tape_audio_thread_begin` and `tape_audio_thread_end`), told when the calling thread
+  /// starts and stops being the audio thread; both nil without one. Looked up before the audio
+  /// thread starts, so that telling it allocates nothing.
+  typealias Hook = @convention(c) () -> Void
+
+  static func audioThreadHooks() -> (begin: Hook?, end: Hook?) {
     // nil is RTLD_DEFAULT: every loaded object, a preloaded one first.
-    guard let symbol = dlsym(nil, name) else { return }
-    typealias Hook = @convention(c) () -> Void
-    unsafeBitCast(symbol, to: Hook.self)()
+    func hook(_ name: String) -> Hook? {
+      dlsym(nil, name).map { unsafeBitCast($0, to: Hook.self) }
+    }
+    return (hook("tape_audio_thread_begin"), hook("tape_audio_thread_end"))
   }
 
   private final class Box {

@@ -10,6 +10,10 @@ public enum SafeFileError: Error, Sendable, Hashable, CustomStringConvertible {
   case notAFolder(path: String, folder: String)
   /// The output's folder may not be written by this user.
   case folderNotWritable(path: String, folder: String)
+  /// The output's folder cannot be reached (a folder on its way may not be entered).
+  case folderNotReachable(path: String, folder: String)
+  /// The output's name is longer than file systems take.
+  case nameTooLong(path: String, limit: Int)
   /// The output names a folder.
   case isFolder(path: String)
   /// The output is a socket, a block device or something else Tape does not write to.
@@ -44,6 +48,12 @@ public enum SafeFileError: Error, Sendable, Hashable, CustomStringConvertible {
     case .folderNotWritable(let path, let folder):
       return
         "cannot create \(path): the folder \(folder) is not writable; check its permissions or write elsewhere"
+    case .folderNotReachable(let path, let folder):
+      return
+        "cannot create \(path): the folder \(folder) cannot be reached (permission denied); write elsewhere"
+    case .nameTooLong(let path, let limit):
+      return
+        "cannot create \(path): its name is longer than file systems take (\(limit) bytes); choose a shorter name"
     case .isFolder(let path):
       return "-o \(path) is a folder; give a file name such as \(path)/mix.wav"
     case .unsupportedKind(let path, let kind):

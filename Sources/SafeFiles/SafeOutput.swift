@@ -47,13 +47,38 @@ public struct OutputDestination: Sendable, Hashable {
   ///
   /// With `creatingFolder`, a missing folder (whose own folder exists) is created only when the
   /// file is put in place, so a command stopped before that leaves no empty folder either.
+  ///
+  /// `ownFile` is for Tape's own files (the decoded-audio cache): nothing at the name is
+  /// followed or written through; whatever is there (a symlink someone planted, a FIFO, a
+  /// device) is replaced by the new file, as a rename replaces a name.
   public static func resolve(
-    _ path: String, creatingFolder: Bool = false
+    _ path: String, creatingFolder: Bool = false, ownFile: Bool = false
   ) throws(SafeFileError) -> OutputDestination {
     if path == "-" {
       return OutputDestination(
         path: path, target: "-", kind: .standardOutput,
         existing: FileIdentity(descriptor: STDOUT_FILENO))
+    }
+    var path = path
+    while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+    guard Self.name(of: path).utf8.count <= Self.longestName else {
+      throw .nameTooLong(path: path, limit: Self.longestName)
+    }
+    if ownFile {
+      var info = stat()
+      let present = lstat(path, &info) == 0
+      if present && (UInt32(info.st_mode) & UInt32(S_IFMT)) == UInt32(S_IFDIR) {
+        throw .isFolder(path: path)
+      }
+      let folder = Self.folder(of: path)
+      if creatingFolder && FileIdentity(path: folder) == nil {
+        try checkFolder(of: folder, for: path)
+        var destination = OutputDestination(path: path, target: path, kind: .file, existing: nil)
+        destination.folderToCreate = folder
+        return destination
+      }
+      try checkFolder(of: path, for: path)
+      return OutputDestination(path: path, target: path, kind: .file, existing: nil)
     }
     let target = try followingSymlinks(path)
     guard let existing = FileIdentity(path: target) else {
@@ -70,7 +95,10 @@ public struct OutputDestination: Sendable, Hashable {
     switch existing.type {
     case UInt32(S_IFREG):
       try checkFolder(of: target, for: path)
-      guard access(target, W_OK) == 0 else { throw .readOnly(path: path) }
+      // A file nobody may write (mode 444) is read-only for root too: it was made so.
+      guard access(target, W_OK) == 0, existing.permissions & 0o222 != 0 else {
+        throw .readOnly(path: path)
+      }
       return OutputDestination(path: path, target: target, kind: .file, existing: existing)
     case UInt32(S_IFCHR):
       return OutputDestination(
@@ -123,9 +151,13 @@ public struct OutputDestination: Sendable, Hashable {
     return String(path[path.index(after: slash)...])
   }
 
+  /// The longest file name Linux file systems take, in bytes (`NAME_MAX`).
+  public static let longestName = 255
+
   private static func checkFolder(of target: String, for path: String) throws(SafeFileError) {
     let folder = Self.folder(of: target)
     guard let identity = FileIdentity(path: folder) else {
+      if errno == EACCES { throw .folderNotReachable(path: path, folder: folder) }
       throw .folderMissing(path: path, folder: folder)
     }
     guard identity.isDirectory else { throw .notAFolder(path: path, folder: folder) }
@@ -347,12 +379,17 @@ public final class SafeOutput {
     throw .cannotRename(path: destination.path, errno: code)
   }
 
-  /// `folder/.name.tape-<16 random hex digits>`.
+  /// `folder/.name.tape-<16 random hex digits>`, or `folder/.tape-<16 hex digits>` when the
+  /// name is too long to carry (a file system takes 255 bytes at most).
   static func randomName(beside target: String) -> String {
     let random = String(UInt64.random(in: .min ... .max), radix: 16)
     let folder = OutputDestination.folder(of: target)
-    return
-      "\(folder)/.\(OutputDestination.name(of: target)).tape-\(String(repeating: "0", count: 16 - random.count))\(random)"
+    let name = OutputDestination.name(of: target)
+    let suffix = ".tape-\(String(repeating: "0", count: 16 - random.count))\(random)"
+    let prefix =
+      name.utf8.count + suffix.utf8.count + 1 <= OutputDestination.longestName
+      ? ".\(name)" : ""
+    return "\(folder)/\(prefix)\(suffix)"
   }
 
   /// `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`), a macro Swift does not import.

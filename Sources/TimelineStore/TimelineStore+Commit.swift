@@ -1,4 +1,5 @@
 internal import GRDB
+import Logging
 import Synchronization
 public import Timeline
 
@@ -89,6 +90,10 @@ extension TimelineStore {
         }
         // After the transaction, so the builder's own connection sees the new version.
         if blocksPending { blockBuilder.schedule() }
+        if adopted != nil {
+          logger.debug(
+            "committed version \(outcome.version) (edit) monotonic=\(monotonicNanoseconds())")
+        }
         return outcome
       }
     } catch {

@@ -1,5 +1,6 @@
 public import Foundation
 internal import GRDB
+import Logging
 import Synchronization
 public import Timeline
 
@@ -177,6 +178,9 @@ extension TimelineStore {
         adopt(
           version: moved.version, revision: moved.revision, project: moved.project,
           positions: moved.positions, changed: moved.changed, from: moved.old, moves: moved.moves)
+        logger.debug(
+          "committed version \(moved.version) (\(cause.rawValue)) monotonic=\(monotonicNanoseconds())"
+        )
         return StoreSnapshot(version: moved.version, project: moved.project)
       }
     } catch {

@@ -568,6 +568,14 @@ func connection(_ db: Database) throws -> SQLiteHandle {
   return handle
 }
 
+/// CLOCK_MONOTONIC in nanoseconds: the clock every process shares, for logging when a commit
+/// returned (a player stamps the frames it renders with the same clock).
+func monotonicNanoseconds() -> UInt64 {
+  var time = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &time)
+  return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
+
 /// Milliseconds since 1970, the unit of `version.createdAt`.
 func now() -> Int64 {
   Int64((Date().timeIntervalSince1970 * 1000).rounded())

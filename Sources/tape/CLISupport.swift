@@ -100,7 +100,10 @@ func describe(_ error: any Error) -> (Int32, String) {
   case let error as MixingError:
     return (Exit.dataError, error.description)
   case let error as PlaybackError:
-    return (Exit.ioError, error.description)
+    switch error {
+    case .badPeriod, .badPeriods: return (Exit.usage, error.description)
+    default: return (Exit.ioError, error.description)
+    }
   case let error as OutputFailure:
     return (Exit.ioError, error.message)
   case let error as UsageError:
@@ -114,27 +117,26 @@ func describe(_ error: any Error) -> (Int32, String) {
 
 /// What a command printed on stdout reaches it, or the command fails.
 enum StandardOutput {
-  /// The version an edit of this command committed, once it has: named if printing fails.
-  nonisolated(unsafe) static var committedVersion: Int64?
+  /// What the command did all the same, said when its output could not be written ("the edit
+  /// itself was committed as version 7…").
+  nonisolated(unsafe) static var done: String?
 
   /// Flushes stdout; throws ``OutputFailure`` when anything printed could not be written.
   static func flush() throws {
     let code = tape_flush_standard_output()
-    if code != 0 { throw OutputFailure(code: code, committedVersion: committedVersion) }
+    if code != 0 { throw OutputFailure(code: code, done: done) }
   }
 }
 
 /// Standard output could not be written (exit 74).
 struct OutputFailure: Error {
   let code: Int32
-  let committedVersion: Int64?
+  let done: String?
 
   var message: String {
     let reason = code == EPIPE ? "the reader went away" : String(cString: strerror(code))
-    let committed = committedVersion.map {
-      "; the edit itself was committed as version \($0) and can be undone with 'tape undo'"
-    }
-    return "could not write the result to standard output (\(reason))\(committed ?? "")"
+    return
+      "could not write the result to standard output (\(reason))\(done.map { "; \($0)" } ?? "")"
   }
 }
 
@@ -165,9 +167,13 @@ func printJSON(_ value: JSONValue) {
 struct MutationOutput {
   let version: Int64
   let ids: [String]
+  /// What happened, said when the output cannot be written.
+  var done: String?
 
   func print(json: Bool) throws {
-    StandardOutput.committedVersion = version
+    StandardOutput.done =
+      done
+      ?? "the edit itself was committed as version \(version) and can be undone with 'tape undo'"
     if json {
       printJSON(.object([("version", .int(version)), ("ids", .array(ids.map(JSONValue.string)))]))
     } else {
@@ -218,6 +224,26 @@ func parseCurve(_ text: String) throws -> FadeCurve {
       message: "'\(text)' is not a fade curve; use linear, equal-power, s-curve or exponential")
   }
   return curve
+}
+
+/// Runs `body` (which opens the project for reading and reads it) again when it met a writer
+/// half-way: SQLite answered busy while the log was being reset, or an immutable read saw the
+/// file change under it. Readers never wait for a writer's transaction, but these moments last
+/// milliseconds; after about 3 s of them the error stands.
+func retryingReads<Value>(_ body: () throws -> Value) throws -> Value {
+  var attempt = 0
+  while true {
+    do {
+      return try body()
+    } catch let error as StoreError where attempt < 60 {
+      switch error {
+      case .busy, .changedWhileReading: break
+      default: throw error
+      }
+      attempt += 1
+      usleep(UInt32(min(100, 5 * attempt)) * 1_000)
+    }
+  }
 }
 
 /// Opens the project named on the command line, for editing unless `access` says otherwise

@@ -23,7 +23,10 @@ struct Undo: ParsableCommand {
   func run() throws {
     try reportingErrors {
       let snapshot = try openStore(project.file).undo(steps: steps.steps)
-      try MutationOutput(version: snapshot.version, ids: []).print(json: output.json)
+      try MutationOutput(
+        version: snapshot.version, ids: [],
+        done: "the head did move, to version \(snapshot.version)"
+      ).print(json: output.json)
     }
   }
 }
@@ -40,7 +43,10 @@ struct Redo: ParsableCommand {
   func run() throws {
     try reportingErrors {
       let snapshot = try openStore(project.file).redo(steps: steps.steps)
-      try MutationOutput(version: snapshot.version, ids: []).print(json: output.json)
+      try MutationOutput(
+        version: snapshot.version, ids: [],
+        done: "the head did move, to version \(snapshot.version)"
+      ).print(json: output.json)
     }
   }
 }
@@ -57,7 +63,10 @@ struct Checkout: ParsableCommand {
   func run() throws {
     try reportingErrors {
       let snapshot = try openStore(project.file).checkout(version)
-      try MutationOutput(version: snapshot.version, ids: []).print(json: output.json)
+      try MutationOutput(
+        version: snapshot.version, ids: [],
+        done: "the head did move, to version \(snapshot.version)"
+      ).print(json: output.json)
     }
   }
 }
@@ -73,7 +82,7 @@ struct HistoryCommand: ParsableCommand {
 
   func run() throws {
     try reportingErrors {
-      let history = try openStore(project.file, access: .read).history()
+      let history = try retryingReads { try openStore(project.file, access: .read).history() }
       if output.json {
         printJSON(historyJSON(history))
       } else {

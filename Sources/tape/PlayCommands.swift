@@ -99,8 +99,10 @@ struct Play: ParsableCommand {
           device: request, sampleRate: project.sampleRate, channels: project.channels,
           range: range.start.frames..<(span.to == nil ? Int64.max : range.end.frames),
           loop: loop),
-        compile: { project, version in
-          try RenderPlan(project: project, audio: try library.audio(for: project), version: version)
+        compile: { project, version, sequence in
+          try RenderPlan(
+            project: project, audio: try library.audio(for: project), version: version,
+            sequence: sequence)
         },
         load: { audio, chunk in try library.makeResident(audio, chunk) })
       try player.start(project, version: version)
@@ -303,11 +305,12 @@ final class PlaySession: @unchecked Sendable {
       (
         "swaps",
         .array(
-          report.swaps.map { swap, cause in
+          report.swaps.map { swap, cause, renderedAt in
             .object([
               ("version", .int(swap.version)), ("cause", cause.map(JSONValue.string) ?? .null),
               ("kind", .string("\(swap.kind)")), ("frame", .int(swap.frame)),
               ("position", .int(swap.position)), ("length", .int(swap.length)),
+              ("renderedAt", .int(Int64(renderedAt))),
             ])
           })
       ),

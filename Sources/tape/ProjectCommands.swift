@@ -18,7 +18,10 @@ struct New: ParsableCommand {
   func run() throws {
     try reportingErrors {
       let store = try TimelineStore.create(at: project.file, sampleRate: rate, channels: channels)
-      try MutationOutput(version: store.snapshot.version, ids: []).print(json: output.json)
+      try MutationOutput(
+        version: store.snapshot.version, ids: [],
+        done: "\(project.file) was created all the same"
+      ).print(json: output.json)
     }
   }
 }
@@ -90,12 +93,12 @@ struct List: ParsableCommand {
 
   func run() throws {
     try reportingErrors {
-      let store = try openStore(project.file, access: .read)
-      let shown: StoreSnapshot
-      if let version {
-        shown = StoreSnapshot(version: version, project: try store.project(at: version))
-      } else {
-        shown = store.snapshot
+      let shown = try retryingReads {
+        let store = try openStore(project.file, access: .read)
+        if let version {
+          return StoreSnapshot(version: version, project: try store.project(at: version))
+        }
+        return store.snapshot
       }
       if output.json {
         printJSON(projectJSON(shown))

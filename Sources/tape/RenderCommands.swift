@@ -41,17 +41,24 @@ struct Render: ParsableCommand {
       message: "render interrupted; \(output == "-" ? "the output" : output) was not written")
     try reportingErrors {
       let destination = try OutputDestination.resolve(output)
-      let store = try openStore(project.file, access: .read)
       let cache = AudioCache(forProject: project.file)
-      try refuseDestroying(destination, store: store, cache: cache)
-      let settings = try renderSettings()
-      let (project, plan, audio, range) = try span.compile(store, cache: cache)
+      let (settings, project, plan, audio, range) = try retryingReads {
+        () throws -> (RenderSettings, Project, RenderPlan, ProjectAudio, FrameRange) in
+        let store = try openStore(self.project.file, access: .read)
+        try refuseDestroying(destination, store: store, cache: cache)
+        let settings = try renderSettings()
+        let compiled = try span.compile(store, cache: cache)
+        return (settings, compiled.project, compiled.plan, compiled.audio, compiled.range)
+      }
       let bar = ProgressBar(total: range.count.frames, sampleRate: project.sampleRate)
       defer { bar.finish() }
       let summary = try OfflineRenderer.render(
         plan, audio: audio, range: range, to: destination, settings: settings,
         progress: bar.update)
       bar.finish()
+      if destination.kind != .standardOutput {
+        StandardOutput.done = "\(output) was written all the same"
+      }
       let text =
         json.json
         ? summaryJSON(summary, settings: settings, range: range).rendered + "\n"
@@ -66,13 +73,37 @@ struct Render: ParsableCommand {
   }
 
   /// Refuses an output that is (the same file as, by device and inode, whatever its name) a
-  /// source any version of the project uses, the project file, its `-wal` or `-shm`, or a
-  /// decoded-audio cache file: rendering there would destroy it.
+  /// source any version of the project uses, the project file, or a decoded-audio cache file;
+  /// or that is named as the project's `-wal`, `-shm` or `-journal`, or lies in its cache
+  /// folder, whether or not that file exists yet (SQLite may create it any moment). Standard
+  /// output is checked too when it is a file (`1<> song.tape` does not truncate it).
   private func refuseDestroying(
     _ destination: OutputDestination, store: TimelineStore, cache: AudioCache
   ) throws {
-    guard destination.kind == .file, let existing = destination.existing else { return }
     let file = store.path
+    func refuse(_ what: String, _ path: String) -> UsageError {
+      let named = path == output ? "" : " (\(path))"
+      let shown = output == "-" ? "standard output" : "-o \(output)"
+      return UsageError(
+        message:
+          "\(shown) is \(what)\(named); rendering there would destroy it, so choose another output name"
+      )
+    }
+    if destination.kind == .file {
+      let target = Self.resolvedPath(destination.target)
+      let project = Self.resolvedPath(file)
+      for (suffix, what) in [
+        ("-wal", "the project's write-ahead log"), ("-shm", "the project's shared-memory index"),
+        ("-journal", "the project's journal"),
+      ] where target == project + suffix {
+        throw refuse(what, file + suffix)
+      }
+      for folder in cache.directories
+      where (target as NSString).deletingLastPathComponent == Self.resolvedPath(folder) {
+        throw refuse("inside the decoded-audio cache", folder)
+      }
+    }
+    guard let existing = destination.existing, existing.isRegularFile else { return }
     var protected: [(path: String, what: String)] = [
       (file, "the project file itself"), (file + "-wal", "the project's write-ahead log"),
       (file + "-shm", "the project's shared-memory index"),
@@ -83,12 +114,17 @@ struct Render: ParsableCommand {
       guard let identity = FileIdentity(path: path), identity.isSameFile(as: existing) else {
         continue
       }
-      let named = path == output ? "" : " (\(path))"
-      throw UsageError(
-        message:
-          "-o \(output) is \(what)\(named); rendering there would destroy it, so choose another output name"
-      )
+      throw refuse(what, path)
     }
+  }
+
+  /// `path` with its folder's symlinks, `.` and `..` resolved (the file itself need not exist).
+  private static func resolvedPath(_ path: String) -> String {
+    let folder = (path as NSString).deletingLastPathComponent
+    let name = (path as NSString).lastPathComponent
+    guard let real = realpath(folder.isEmpty ? "." : folder, nil) else { return path }
+    defer { free(real) }
+    return String(cString: real) + "/" + name
   }
 
   private func renderSettings() throws -> RenderSettings {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 
 /// The `tape` command: argument parsing and wiring only; the work lives in the libraries.
 @main
@@ -29,10 +30,31 @@ struct Tape: ParsableCommand {
   /// error Tape reports, not a silent death by SIGPIPE.
   static func main() {
     signal(SIGPIPE, SIG_IGN)
+    // Diagnostics on stderr, never stdout (scripts read stdout): TAPE_LOG=debug shows what the
+    // store does and when (commits carry CLOCK_MONOTONIC stamps); the default shows warnings.
+    let level =
+      ProcessInfo.processInfo.environment["TAPE_LOG"].flatMap { Logger.Level(rawValue: $0) }
+      ?? .warning
+    LoggingSystem.bootstrap { label in
+      var handler = StreamLogHandler.standardError(label: label)
+      handler.logLevel = level
+      return handler
+    }
     do {
       var command = try parseAsRoot()
       try command.run()
     } catch {
+      if exitCode(for: error) == .success {
+        // --help, --version: printed here, so that output that cannot be written is an error.
+        print(fullMessage(for: error))
+        do {
+          try StandardOutput.flush()
+        } catch let failure as OutputFailure {
+          printError(failure.message)
+          Foundation.exit(Exit.ioError)
+        } catch {}
+        Foundation.exit(0)
+      }
       exit(withError: error)
     }
   }

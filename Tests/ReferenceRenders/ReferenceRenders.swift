@@ -217,6 +217,10 @@ public enum ReferenceRender {
 public struct ReferenceError: Error, CustomStringConvertible {
   let message: String
   public var description: String { message }
+
+  public init(message: String) {
+    self.message = message
+  }
 }
 
 extension ReferenceRender {

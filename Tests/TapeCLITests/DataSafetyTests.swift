@@ -64,6 +64,7 @@ struct DataSafetyTests {
     #expect(link(TestAudio.path("speech-mono-48k-16.wav"), space.path("alias.wav")) == 0)
     let cacheFile = try #require(
       listing(file + "-cache").first { $0.hasSuffix(".f32") }.map { file + "-cache/" + $0 })
+    #expect(link(cacheFile, space.path("cache-alias.f32")) == 0)
     try space.tape("track", "add", file, "Open")  // leaves the log present
     let targets: [(output: String, what: String)] = [
       (TestAudio.path("speech-mono-48k-16.wav"), "is a source of this project"),
@@ -71,7 +72,8 @@ struct DataSafetyTests {
       (old, "is a source of this project"),
       (moved, "is a source of this project"),
       (file, "is the project file itself"),
-      (cacheFile, "is a decoded-audio cache file"),
+      (cacheFile, "is inside the decoded-audio cache"),
+      (space.path("cache-alias.f32"), "is a decoded-audio cache file"),
     ]
     for (output, what) in targets {
       let before = try Data(contentsOf: URL(fileURLWithPath: output))
@@ -87,6 +89,142 @@ struct DataSafetyTests {
       #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == before)
       #expect(try space.fingerprint("song.tape") == project)
     }
+  }
+
+  /// The names SQLite may create beside the project (`-wal`, `-shm`, `-journal`) and the cache
+  /// folder are refused whether or not a file is there yet; standard output opened on the
+  /// project without truncation (`1<>`) is refused too.
+  @Test func aRenderNeverWritesWhereTheProjectWill() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    #expect(!FileManager.default.fileExists(atPath: file + "-wal"))
+    for (output, what) in [
+      (file + "-wal", "is the project's write-ahead log"),
+      (file + "-shm", "is the project's shared-memory index"),
+      (file + "-journal", "is the project's journal"),
+      (file + "-cache/mine.wav", "is inside the decoded-audio cache"),
+      (space.path("./song.tape-wal"), "is the project's write-ahead log"),
+    ] {
+      let result = try TapeBinary.run(
+        ["render", file, "-o", output, "--format", "wav"], environment: ["NO_COLOR": "1"])
+      #expect(result.status == 64, "\(output): \(result.stderr)")
+      #expect(result.stderr.hasPrefix("error: -o \(output) \(what)"), "\(result.stderr)")
+      #expect(!FileManager.default.fileExists(atPath: output))
+    }
+    let before = try Data(contentsOf: URL(fileURLWithPath: file))
+    let overwrite = try TapeBinary.run(
+      URL(fileURLWithPath: "/bin/bash"),
+      ["-c", "exec \"$0\" render \"$1\" -o - --format wav 1<> \"$1\"", TapeBinary.url.path, file],
+      environment: ["NO_COLOR": "1"])
+    #expect(overwrite.status == 64)
+    #expect(overwrite.stderr.hasPrefix("error: standard output is the project file itself"))
+    #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before)
+  }
+
+  /// What someone left in the cache folder (a symlink at an entry's or a record's name, a FIFO,
+  /// a folder) is never followed, waited on or written through: renders work, their targets
+  /// stay as they were.
+  @Test func theCacheFolderCannotBeTurnedAgainstTheUser() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    try space.tape("render", file, "-o", space.path("clean.wav"), "--bits", "32f")
+    let cache = file + "-cache"
+    let entries = listing(cache)
+    let victim = space.path("victim.txt")
+    try Data("precious".utf8).write(to: URL(fileURLWithPath: victim))
+    for name in entries {
+      try FileManager.default.removeItem(atPath: "\(cache)/\(name)")
+      if name.hasSuffix(".f32") && name.contains("1ch") {
+        #expect(mkfifo("\(cache)/\(name)", 0o644) == 0)
+      } else {
+        try FileManager.default.createSymbolicLink(
+          atPath: "\(cache)/\(name)", withDestinationPath: victim)
+      }
+    }
+    try space.tape("render", file, "-o", space.path("again.wav"), "--bits", "32f")
+    #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
+    #expect(
+      try ReferenceRender.decode(space.path("again.wav"))
+        == (try ReferenceRender.decode(space.path("clean.wav"))))
+    #expect(
+      listing(cache).allSatisfy { FileIdentity(path: "\(cache)/\($0)")?.isRegularFile == true })
+  }
+
+  /// Importing a FIFO or a folder is refused at once, in one line (a FIFO used to hang).
+  @Test func importingWhatIsNotAFileIsRefused() throws {
+    let space = try Workspace()
+    let file = space.path("song.tape")
+    try space.tape("new", file)
+    #expect(mkfifo(space.path("pipe.wav"), 0o644) == 0)
+    try FileManager.default.createDirectory(
+      atPath: space.path("folder.wav"), withIntermediateDirectories: true)
+    for (path, kind) in [
+      (space.path("pipe.wav"), "a FIFO"), (space.path("folder.wav"), "a folder"),
+    ] {
+      let result = try TapeBinary.run(["import", file, path], environment: ["NO_COLOR": "1"])
+      #expect(result.status == 65)
+      #expect(
+        result.stderr
+          == "error: \(path) is \(kind), not an audio file; give the path of a WAV, FLAC, AIFF or Ogg file\n"
+      )
+    }
+  }
+
+  /// A file nobody may write (mode 444) is not replaced, even by root; a name longer than file
+  /// systems take is refused before anything is rendered.
+  @Test func readOnlyOutputsAndLongNames() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    let locked = space.path("final.wav")
+    try Data("master".utf8).write(to: URL(fileURLWithPath: locked))
+    chmod(locked, 0o444)
+    let refused = try TapeBinary.run(
+      ["render", file, "-o", locked], environment: ["NO_COLOR": "1"])
+    #expect(refused.status == 74)
+    #expect(
+      refused.stderr
+        == "error: \(locked) is read-only; change its mode (chmod u+w) or choose another output\n")
+    #expect(try String(contentsOfFile: locked, encoding: .utf8) == "master")
+    let long = space.path(String(repeating: "x", count: 300) + ".wav")
+    let tooLong = try TapeBinary.run(["render", file, "-o", long], environment: ["NO_COLOR": "1"])
+    #expect(tooLong.status == 74)
+    #expect(tooLong.stderr.contains("its name is longer than file systems take (255 bytes)"))
+    // A name that fits, but not with a temporary suffix beside it, still works.
+    let fits = space.path(String(repeating: "y", count: 240) + ".wav")
+    try space.tape("render", file, "-o", fits)
+    #expect(FileManager.default.fileExists(atPath: fits))
+  }
+
+  /// Readers run while another process edits in a loop: every one succeeds (a busy moment or
+  /// a file changed under an immutable read is read again).
+  @Test func readersSucceedBesideAnEditingLoop() throws {
+    let space = try Workspace()
+    let file = space.path("busy.tape")
+    try space.tape("new", file)
+    let editor = Process()
+    editor.executableURL = TapeBinary.url
+    editor.arguments = ["_commit-loop", file]
+    editor.standardOutput = FileHandle.nullDevice
+    editor.standardError = FileHandle.nullDevice
+    try editor.run()
+    Thread.sleep(forTimeInterval: 0.3)
+    defer {
+      kill(editor.processIdentifier, SIGKILL)
+      editor.waitUntilExit()
+    }
+    var failures: [String] = []
+    var reads = 0
+    while reads < 150 {
+      for arguments in [
+        ["ls", file], ["history", file, "--json"], ["ls", file, "--version", "3"],
+      ] {
+        let result = try TapeBinary.run(arguments, environment: ["NO_COLOR": "1"])
+        reads += 1
+        if result.status != 0 { failures.append("\(arguments): \(result.stderr)") }
+      }
+    }
+    #expect(failures.isEmpty, "\(failures.count) of \(reads) reads failed: \(failures.prefix(3))")
+    #expect(editor.isRunning, "the editor ran throughout")
   }
 
   // MARK: 2. Devices, FIFOs, standard output and symlinks
@@ -126,9 +264,18 @@ struct DataSafetyTests {
       "-v", "error", "-f", format, "-i", fifo, "-c:a", "pcm_f32le", "-f", "f32le", received,
     ]
     try reader.run()
-    Thread.sleep(forTimeInterval: 0.3)
+    defer { if reader.isRunning { kill(reader.processIdentifier, SIGKILL) } }
     let bits = format == "flac" ? "24" : "32f"
-    try space.tape("render", file, "-o", fifo, "--format", format, "--bits", bits)
+    // Until the reader has opened its end (a loaded machine may take a while to start it).
+    var rendered: TapeBinary.Result
+    repeat {
+      Thread.sleep(forTimeInterval: 0.1)
+      rendered = try TapeBinary.run([
+        "render", file, "-o", fifo, "--format", format, "--bits", bits,
+      ])
+    } while rendered.status == 74 && rendered.stderr.contains("no program is reading")
+      && reader.isRunning
+    #expect(rendered.status == 0, "\(rendered.stderr)")
     reader.waitUntilExit()
     #expect(reader.terminationStatus == 0)
     #expect(FileIdentity(path: fifo)?.isFIFO == true)
@@ -283,6 +430,12 @@ struct DataSafetyTests {
       }
       #expect(added.subtracting(allowed).isEmpty, "round \(round): left \(added)")
       #expect(!after.contains { isTemporaryName($0) || $0.contains("partial") })
+      // An identity record only beside the entry it goes with.
+      for record in after where record.hasSuffix(".source") {
+        let key = (record as NSString).lastPathComponent.split(separator: "-").prefix(3)
+          .joined(separator: "-")
+        #expect(after.contains { $0.hasSuffix(".f32") && $0.contains(key) }, "lone \(record)")
+      }
     }
     #expect(interrupted >= 6, "only \(interrupted) of 8 rounds were still running when signalled")
   }
@@ -304,6 +457,8 @@ struct DataSafetyTests {
       (["history", file], false),
       (["render", file, "-o", space.path("x.wav")], false),
       (["new", space.path("other.tape"), "--json"], true),
+      (["--help"], false),
+      (["help", "render"], false),
     ]
     for (arguments, edits) in commands {
       let versions = try space.tape("history", file, "--json").stdout
@@ -319,6 +474,12 @@ struct DataSafetyTests {
       if edits && arguments[0] != "new" {
         #expect(result.stderr.contains("the edit itself was committed as version"))
         #expect(try space.tape("history", file, "--json").stdout != versions)
+      }
+      if arguments[0] == "new" {
+        #expect(result.stderr.hasSuffix("; \(space.path("other.tape")) was created all the same\n"))
+      }
+      if arguments[0] == "render" {
+        #expect(result.stderr.hasSuffix("; \(space.path("x.wav")) was written all the same\n"))
       }
     }
   }

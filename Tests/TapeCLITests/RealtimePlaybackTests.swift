@@ -1,0 +1,445 @@
+import Foundation
+import ReferenceRenders
+import Testing
+import Timeline
+import TimelineStore
+
+/// CLOCK_MONOTONIC in nanoseconds: the clock `tape play --json` stamps its swaps with.
+func monotonicNanoseconds() -> UInt64 {
+  var time = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &time)
+  return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
+
+/// A JACK server on the dummy driver (timer-paced, realtime), a recorder on its capture ports,
+/// and a HOME whose ~/.asoundrc defines `jackrec`, ALSA's jack PCM playing into the recorder:
+/// real paced playback without a sound card (ALSA-TESTING.md, recipe 2).
+final class PacedDevice {
+  let home: Workspace
+  let name = "tape-\(UInt32.random(in: 0...UInt32.max))"
+  private let server: Process
+  private var recorder: Process?
+  let capture: String
+  let serverLog: String
+
+  init() throws {
+    home = try Workspace()
+    capture = home.path("capture.wav")
+    serverLog = home.path("jackd.log")
+    try """
+    pcm.jackrec {
+      type jack
+      playback_ports { 0 jackrec:input1 1 jackrec:input2 }
+    }
+    """.write(toFile: home.path(".asoundrc"), atomically: true, encoding: .utf8)
+    server = Process()
+    server.executableURL = URL(fileURLWithPath: "/usr/bin/jackd")
+    server.arguments = ["-R", "-P", "70", "-n", name, "-d", "dummy", "-r", "48000", "-p", "256"]
+    server.environment = environment
+    _ = FileManager.default.createFile(atPath: serverLog, contents: nil)
+    server.standardOutput = FileHandle(forWritingAtPath: serverLog)
+    server.standardError = FileHandle(forWritingAtPath: serverLog)
+    try server.run()
+    // Ready once a client can list its ports.
+    for _ in 0..<50 {
+      Thread.sleep(forTimeInterval: 0.1)
+      let probe = try TapeBinary.run(
+        URL(fileURLWithPath: "/usr/bin/jack_lsp"), [], environment: environment)
+      if probe.status == 0 && probe.stdout.contains("system:capture_1") { return }
+    }
+    throw ReferenceError(
+      message: "jackd did not start: \(try String(contentsOfFile: serverLog, encoding: .utf8))")
+  }
+
+  /// jackd is stopped with SIGTERM so that it removes its shared memory (a SIGKILLed jackd
+  /// leaves entries in /dev/shm that stop later servers from starting); SIGKILL only if it
+  /// does not go within three seconds.
+  deinit {
+    if let recorder, recorder.isRunning {
+      kill(recorder.processIdentifier, SIGTERM)
+      recorder.waitUntilExit()
+    }
+    kill(server.processIdentifier, SIGTERM)
+    for _ in 0..<30 where server.isRunning { Thread.sleep(forTimeInterval: 0.1) }
+    if server.isRunning { kill(server.processIdentifier, SIGKILL) }
+    server.waitUntilExit()
+  }
+
+  var environment: [String: String] {
+    [
+      "HOME": home.url.path, "JACK_DEFAULT_SERVER": name, "JACK_NO_AUDIO_RESERVATION": "1",
+      "NO_COLOR": "1",
+    ]
+  }
+
+  /// Starts recording `seconds` of the capture ports (into which `jackrec` plays).
+  func record(seconds: Int) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/jack_rec")
+    process.arguments = [
+      "-f", capture, "-d", "\(seconds)", "-b", "32", "system:capture_1", "system:capture_2",
+    ]
+    process.environment = environment
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    recorder = process
+    // jack_rec's ports exist before the player connects to them.
+    for _ in 0..<50 {
+      Thread.sleep(forTimeInterval: 0.05)
+      let ports = try TapeBinary.run(
+        URL(fileURLWithPath: "/usr/bin/jack_lsp"), [], environment: environment)
+      if ports.stdout.contains("jackrec:input2") { return }
+    }
+    throw ReferenceError(message: "jack_rec did not start")
+  }
+
+  /// Waits for the recording to end and returns it as interleaved stereo floats.
+  func recorded() throws -> [Float] {
+    recorder?.waitUntilExit()
+    return try ReferenceRender.decode(capture)
+  }
+
+  /// Lines where jackd reports an xrun of its own (environment noise on a loaded machine).
+  var serverXruns: Int {
+    ((try? String(contentsOfFile: serverLog, encoding: .utf8)) ?? "").components(
+      separatedBy: "\n"
+    ).filter { $0.lowercased().contains("xrun") }.count
+  }
+}
+
+/// The frame where `samples` (interleaved stereo) first has sound.
+func onset(_ samples: [Float]) -> Int? {
+  stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 || samples[$0 + 1] != 0 }
+    .map { $0 / 2 }
+}
+
+/// Writes a 16-bit stereo WAV of hashed noise on the 16-bit grid (k/32768), every frame's
+/// first sample non-zero: float → 32-bit PCM → float is then exact, and a dropped or repeated
+/// period cannot hide.
+func writeHashedNoise(_ path: String, frames: Int) throws -> [Float] {
+  var samples: [Int16] = []
+  var state: UInt64 = 0x5441_5045
+  for _ in 0..<frames * 2 {
+    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+    var value = Int16(truncatingIfNeeded: Int64(state >> 33) % 24_000 - 12_000)
+    if value == 0 { value = 1 }
+    samples.append(value)
+  }
+  let dataBytes = UInt32(samples.count * 2)
+  var header = Data("RIFF".utf8)
+  func append<T: FixedWidthInteger>(_ value: T) {
+    withUnsafeBytes(of: value.littleEndian) { header.append(contentsOf: $0) }
+  }
+  append(UInt32(36 + dataBytes))
+  header.append(contentsOf: Data("WAVEfmt ".utf8))
+  append(UInt32(16))
+  append(UInt16(1))
+  append(UInt16(2))
+  append(UInt32(48_000))
+  append(UInt32(48_000 * 4))
+  append(UInt16(4))
+  append(UInt16(16))
+  header.append(contentsOf: Data("data".utf8))
+  append(dataBytes)
+  samples.withUnsafeBytes { header.append(contentsOf: $0) }
+  try header.write(to: URL(fileURLWithPath: path))
+  return samples.map { Float($0) / 32_768 }
+}
+
+@Suite("Realtime playback on real ALSA", .serialized, .timeLimit(.minutes(10)))
+struct RealtimePlaybackTests {
+  /// Paced by JACK's dummy driver through the `jackrec` device directly: 5 s of hashed noise
+  /// arrive bit for bit after the onset, then silence, and the player counted no xrun. (One
+  /// retry when jackd itself reported xruns, as ALSA-TESTING.md advises.)
+  @Test func aPacedPlayIsBitExact() throws {
+    let space = try Workspace()
+    let noise = try writeHashedNoise(space.path("noise.wav"), frames: 48_000 * 6)
+    let file = space.path("noise.tape")
+    try space.tape("new", file)
+    try space.tape("import", file, space.path("noise.wav"))
+    try space.tape("track", "add", file, "Noise")
+    try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "5s")
+    var attempts = 0
+    while true {
+      attempts += 1
+      let device = try PacedDevice()
+      try device.record(seconds: 7)
+      let played = try TapeBinary.run(
+        ["play", file, "--device", "jackrec", "--period", "256", "--json"],
+        environment: device.environment)
+      #expect(played.status == 0, "\(played.stderr)")
+      let report = try #require(try parseJSON(played.stdout) as? [String: Any])
+      let captured = try device.recorded()
+      let start = try #require(onset(captured))
+      let body = Array(captured[(start * 2)..<min(captured.count, (start + 240_000) * 2)])
+      let exact = body == Array(noise.prefix(480_000))
+      let silentAfter = captured[min(captured.count, (start + 240_000) * 2)...].allSatisfy {
+        $0 == 0
+      }
+      if (!exact || !silentAfter) && device.serverXruns > 0 && attempts == 1 {
+        print("paced play: jackd reported \(device.serverXruns) xruns of its own; retrying once")
+        continue
+      }
+      #expect(exact, "the capture after its onset is not the source, bit for bit")
+      #expect(
+        silentAfter,
+        "sound after the end at capture frame \(String(describing: captured[((start + 240_000) * 2)...].firstIndex { $0 != 0 }.map { $0 / 2 - start })) of \(captured.count / 2 - start)"
+      )
+      #expect(report["xruns"] as? Int == 0)
+      #expect(report["period"] as? Int == 256 && report["bufferFrames"] as? Int == 1_024)
+      #expect(report["missingFrames"] as? Int == 0)
+      print(
+        "paced play: exact over 240000 frames, jackd xruns \(device.serverXruns), attempts \(attempts)"
+      )
+      return
+    }
+  }
+
+  /// While `tape play` plays a 100 Hz sine on the paced device, another process sets a gain,
+  /// moves the clip and undoes the move. The capture equals the offline render of each version
+  /// between the swaps `--json` reports, and the specified ramp (20 ms) or equal-gain
+  /// crossfade (256 frames) at each, to float rounding. The delay from each commit returning
+  /// to the first frame rendered from the new plan is measured and printed.
+  @Test func editsFromAnotherProcessAreHeardLive() throws {
+    let space = try Workspace()
+    let sine = space.path("sine.wav")
+    try tool(
+      "/usr/bin/sox",
+      [
+        "-n", "-r", "48000", "-c", "1", "-b", "16", sine, "synth", "12", "sine", "100", "vol",
+        "0.5",
+      ])
+    let file = space.path("sine.tape")
+    try space.tape("new", file)
+    try space.tape("import", file, sine)
+    try space.tape("track", "add", file, "Sine")
+    // From frame 120, a quarter period in: the first frame is loud, so the onset is exact.
+    try space.tape(
+      "clip", "add", file, "t1", "s1", "--at", "0", "--from", "120f", "--length", "8s")
+    let first = try Int64(
+      #require(parseJSON(space.tape("history", file, "--json").stdout) as? [String: Any])["head"]
+        as? Int ?? 0)
+
+    let device = try PacedDevice()
+    try device.record(seconds: 11)
+    let (player, out, errors) = try startTape(
+      ["play", file, "--device", "jackrec", "--json"], environment: device.environment)
+    var returned: [UInt64] = []
+    for edit in [
+      ["clip", "set", file, "c1", "--gain", "-12dB"],
+      ["clip", "move", file, "c1", "--to", "0.25s"],
+      ["undo", file],
+    ] {
+      Thread.sleep(forTimeInterval: 1.8)
+      // The store logs when its commit returned (CLOCK_MONOTONIC, as the player's stamps).
+      let result = try TapeBinary.run(edit, environment: ["TAPE_LOG": "debug"])
+      #expect(result.status == 0, "\(edit): \(result.stderr)")
+      let stamp = result.stderr.components(separatedBy: "monotonic=").last.map {
+        String($0.prefix { $0.isNumber })
+      }
+      returned.append(try #require(stamp.flatMap { UInt64($0) }, "\(result.stderr)"))
+    }
+    let output = out.fileHandleForReading.readDataToEndOfFile()
+    player.waitUntilExit()
+    #expect(
+      player.terminationStatus == 0,
+      "\(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+    let report = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any])
+    let swaps = try #require(report["swaps"] as? [[String: Any]])
+    #expect(swaps.map { $0["kind"] as? String } == ["first", "ramp", "crossfade", "crossfade"])
+    #expect(swaps.map { $0["cause"] as? String } == [nil, "edit", "edit", "undo"])
+    let versions = swaps.compactMap { ($0["version"] as? Int).map(Int64.init) }
+    #expect(versions.first == first)
+
+    // Each version's offline render, as the play's frames see them (it starts at 0).
+    let renders = try versions.map { version in
+      try ReferenceRender.decode(
+        space.path("v\(version).wav").also {
+          try space.tape(
+            "render", file, "-o", $0, "--bits", "32f", "--version", "\(version)", "--to", "10s")
+        })
+    }
+    let captured = try device.recorded()
+    let start = try #require(onset(captured))
+    let frames = Int(try #require(report["frames"] as? Int))
+    var worst: Float = 0
+    var segment = 0
+    for frame in 0..<frames {
+      while segment + 1 < swaps.count, frame >= swaps[segment + 1]["frame"] as? Int ?? .max {
+        segment += 1
+      }
+      let swapFrame = swaps[segment]["frame"] as? Int ?? 0
+      let length = swaps[segment]["length"] as? Int ?? 0
+      let w = length == 0 ? 1 : min(1, Float(frame - swapFrame) / Float(length))
+      let old = renders[max(0, segment - 1)]
+      let new = renders[segment]
+      for channel in 0..<2 {
+        let i = frame * 2 + channel
+        let expected = old[i] * (1 - w) + new[i] * w
+        worst = max(worst, abs(captured[start * 2 + i] - expected))
+      }
+    }
+    #expect(worst < 1e-6, "largest difference \(worst)")
+    let delays = zip(swaps.dropFirst(), returned).map { swap, returned in
+      Double(
+        Int64(bitPattern: (swap["renderedAt"] as? Int).map { UInt64($0) } ?? 0)
+          - Int64(bitPattern: returned)) / 1e6
+    }
+    print(
+      "live edits: largest difference from the expected capture \(worst); commit → first new frame rendered: \(delays.map { String(format: "%.1f ms", $0) }.joined(separator: ", "))"
+    )
+    #expect(delays.allSatisfy { $0 < 500 })
+  }
+
+  /// Over 10 s of paced playback with 100 swaps (gain changes and moves committed by this
+  /// process through the store), the audio thread allocates and frees nothing (an LD_PRELOAD
+  /// counter armed only on that thread), and, after the page cache was dropped, takes no major
+  /// page fault.
+  @Test func theAudioThreadNeverAllocates() throws {
+    let space = try Workspace()
+    let counter = space.path("audio-thread-mallocs.so")
+    try tool(
+      "/usr/bin/cc",
+      [
+        "-shared", "-fPIC", "-O2", "-o", counter,
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+          .appendingPathComponent("../Support/audio-thread-mallocs.c").standardizedFileURL.path,
+      ])
+    let file = try RenderCommandTests.project(in: space)
+    try space.tape("clip", "set", file, "c2", "--gain", "-1dB")
+    let dropped = FileManager.default.isWritableFile(atPath: "/proc/sys/vm/drop_caches")
+    if dropped {
+      sync()
+      try "3\n".write(toFile: "/proc/sys/vm/drop_caches", atomically: false, encoding: .utf8)
+    } else {
+      print(
+        "audio thread test: cannot drop the page cache here (not root); faults are still counted")
+    }
+    let device = try PacedDevice()
+    try device.record(seconds: 2)
+    var environment = device.environment
+    environment["LD_PRELOAD"] = counter
+    environment["TAPE_ALLOC_REPORT"] = space.path("allocations")
+    let (player, out, errors) = try startTape(
+      ["play", file, "--device", "jackrec", "--json", "--to", "10s", "--loop"],
+      environment: environment)
+    let store = try TimelineStore.open(at: file)
+    for step in 0..<100 {
+      Thread.sleep(forTimeInterval: 0.085)
+      try store.commit(label: "Step \(step)") { project, _ in
+        if step % 2 == 0 {
+          return try project.setTrack(Track.ID(1), gain: Gain(decibels: -Double(step % 12)))
+        }
+        return try project.moveClip(
+          Clip.ID(2), to: FramePosition(Int64(step % 10) * 4_800), track: nil)
+      }
+    }
+    try store.close()
+    Thread.sleep(forTimeInterval: 0.5)
+    kill(player.processIdentifier, SIGINT)
+    let output = out.fileHandleForReading.readDataToEndOfFile()
+    player.waitUntilExit()
+    #expect(player.terminationReason == .uncaughtSignal && player.terminationStatus == SIGINT)
+    let report = try #require(
+      try JSONSerialization.jsonObject(with: output) as? [String: Any],
+      "\(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+    let swaps = try #require(report["swaps"] as? [[String: Any]]).count - 1
+    let counts = try String(contentsOfFile: space.path("allocations"), encoding: .utf8)
+      .split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    let faults = try #require(report["audioThreadPageFaults"] as? [String: Any])
+    print(
+      "audio thread: \(counts[0]) mallocs, \(counts[1]) frees over \(report["frames"] ?? 0) frames and \(swaps) swaps; page faults \(faults), cache dropped: \(dropped)"
+    )
+    #expect(counts == [0, 0])
+    #expect(swaps >= 80, "only \(swaps) of 100 commits were swapped in")
+    #expect(faults["major"] as? Int == 0)
+    #expect(report["missingFrames"] as? Int == 0)
+  }
+
+  /// Errors: each one line, its exit code.
+  @Test func playbackErrors() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    let tap = try ALSATap()
+    let tiny = try TapeBinary.run(["play", file, "--period", "7"], environment: tap.environment)
+    #expect(tiny.status == 64)
+    #expect(
+      tiny.stderr
+        == "error: --period 7 is not a period a device takes; use 16 to 16384 frames (256 is the default)\n"
+    )
+    let missing = try TapeBinary.run(["play", file, "--device", "nowhere"])
+    #expect(missing.status == 74)
+    #expect(missing.stderr.hasPrefix("error: cannot open the audio device 'nowhere'"))
+    #expect(missing.stderr.split(separator: "\n").count == 1)
+
+    let empty = space.path("empty.tape")
+    try space.tape("new", empty)
+    let nothing = try TapeBinary.run(
+      ["play", empty, "--device", "tap"], environment: tap.environment)
+    #expect(nothing.status == 65)
+    #expect(nothing.stderr.contains("the project has no clips"))
+
+    // JACK takes only multiples of its own period: the message says which period to ask for.
+    let device = try PacedDevice()
+    let refused = try TapeBinary.run(
+      ["play", file, "--device", "jackrec", "--period", "100"], environment: device.environment)
+    #expect(refused.status == 74)
+    #expect(
+      refused.stderr.hasPrefix(
+        "error: the audio device 'jackrec' does not take a period of 100 frames; use --period "))
+    #expect(refused.stderr.split(separator: "\n").count == 1)
+  }
+
+  /// A device that does not take float32 (ALSA's `linear` plugin over 16-bit) is played
+  /// through the plug layer, and says so; the project locked by a writer plays all the same.
+  @Test func conversionAndALockedProject() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    let tap = try ALSATap()
+    try """
+    pcm.s16 {
+      type linear
+      slave { pcm "null" format S16_LE }
+    }
+    """.write(toFile: tap.home.path(".asoundrc"), atomically: true, encoding: .utf8)
+    let (holder, out, _) = try startTape(["_hold-lock", file, "--seconds", "30"])
+    defer {
+      kill(holder.processIdentifier, SIGKILL)
+      holder.waitUntilExit()
+    }
+    #expect(String(decoding: out.fileHandleForReading.availableData, as: UTF8.self) == "locked\n")
+    let played = try TapeBinary.run(
+      ["play", file, "--device", "s16", "--json"], environment: tap.environment)
+    #expect(played.status == 0, "\(played.stderr)")
+    let report = try #require(try parseJSON(played.stdout) as? [String: Any])
+    #expect(report["viaPlug"] as? Bool == true)
+    #expect(report["frames"] as? Int == 168_000)
+  }
+
+  /// A source that goes missing while the project plays: the version that needs it is not
+  /// played, one line says so, and the play goes on with the version it has.
+  @Test func aMissingSourceWhilePlaying() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    let extra = space.path("extra.wav")
+    try FileManager.default.copyItem(atPath: TestAudio.path("tone-mono-44k-24.aiff"), toPath: extra)
+    try space.tape("import", file, extra)
+    let device = try PacedDevice()
+    try device.record(seconds: 6)
+    let (player, out, errors) = try startTape(
+      ["play", file, "--device", "jackrec", "--json"], environment: device.environment)
+    Thread.sleep(forTimeInterval: 1)
+    try FileManager.default.removeItem(atPath: extra)
+    try space.tape("clip", "add", file, "t1", "s3", "--at", "2s", "--length", "0.5s")
+    let output = out.fileHandleForReading.readDataToEndOfFile()
+    player.waitUntilExit()
+    let messages = String(
+      decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    #expect(player.terminationStatus == 0, "\(messages)")
+    #expect(messages.contains("cannot be played (source s3 is missing"), "\(messages)")
+    let report = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any])
+    #expect((report["swaps"] as? [[String: Any]])?.count == 1)
+    #expect(report["frames"] as? Int == 168_000)
+  }
+}
