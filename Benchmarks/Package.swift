@@ -27,6 +27,18 @@ let package = Package(
       ],
       path: "Sources/StoreProfile"
     ),
+    // Commit → first frame rendered, player and editor in one process (needs an ALSA device).
+    .executableTarget(
+      name: "PlaybackLatency",
+      dependencies: [
+        .product(name: "Timeline", package: tapePackage),
+        .product(name: "TimelineStore", package: tapePackage),
+        .product(name: "Mixing", package: tapePackage),
+        .product(name: "AudioFiles", package: tapePackage),
+        .product(name: "Playback", package: tapePackage),
+      ],
+      path: "Sources/PlaybackLatency"
+    ),
     .executableTarget(
       name: "TimelineBenchmarks",
       dependencies: [
@@ -54,6 +66,16 @@ let package = Package(
         .product(name: "Mixing", package: tapePackage),
       ],
       path: "Benchmarks/RenderBenchmarks",
+      plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    ),
+    .executableTarget(
+      name: "PlaybackBenchmarks",
+      dependencies: [
+        .product(name: "Benchmark", package: "benchmark"),
+        .product(name: "Timeline", package: tapePackage),
+        .product(name: "Mixing", package: tapePackage),
+      ],
+      path: "Benchmarks/PlaybackBenchmarks",
       plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
     ),
   ]

@@ -36,18 +36,25 @@ public struct AudioCache: Sendable {
   /// needed; a project's own cache folder is made only beside an existing project.
   let isUserCache: Bool
   /// Where the chunks of the sources loaded through this cache live in memory.
-  let memory = ChunkPool()
+  let memory: ChunkPool
 
   /// A cache in one folder.
   public init(directory: String) {
     directories = [directory]
     isUserCache = false
+    memory = ChunkPool()
   }
 
   /// The cache of the project at `path`: beside it, or the user's cache when the project's
   /// folder cannot be written.
-  public init(forProject path: String, environment: [String: String]? = nil) {
+  ///
+  /// `lockingMemory`: the chunks read are locked into RAM (for a player, whose audio thread
+  /// must not wait for a page).
+  public init(
+    forProject path: String, environment: [String: String]? = nil, lockingMemory: Bool = false
+  ) {
     let environment = environment ?? ProcessInfo.processInfo.environment
+    memory = ChunkPool(locksMemory: lockingMemory)
     let beside = Self.directory(forProject: path)
     let folder = (path as NSString).deletingLastPathComponent
     let writable =

@@ -28,8 +28,12 @@ public final class ChunkPool: ChunkMemory, @unchecked Sendable {
   }
 
   private let state = Mutex(State())
+  /// Whether new slabs are locked into RAM (a player's: its audio thread reads them).
+  private let locksMemory: Bool
 
-  public init() {}
+  public init(locksMemory: Bool = false) {
+    self.locksMemory = locksMemory
+  }
 
   deinit {
     state.withLock { state in
@@ -45,6 +49,10 @@ public final class ChunkPool: ChunkMemory, @unchecked Sendable {
     let address = state.withLock { state -> Int? in
       if let slot = state.free[floats]?.popLast() { return slot }
       guard let slab = Self.mapSlab() else { return nil }
+      if locksMemory {
+        // Best effort: without the privilege (RLIMIT_MEMLOCK) the pages are merely resident.
+        _ = mlock(UnsafeRawPointer(bitPattern: slab.mapping), slab.length)
+      }
       state.slabs.append((slab.mapping, slab.length))
       let slots = Self.slabBytes / (floats * 4)
       for index in 0..<slots {

@@ -51,7 +51,7 @@ public enum RenderKernel {
     var missing = 0
     var index = firstReaching(from, runningEnd: runningEnd, count: plan.count)
     while index < plan.count {
-      var clip = clips[index]
+      let clip = clips[index]
       if clip.timelineStart >= to { break }
       var ramp = ClipRamp.none
       if clock != .max, let ramps = plan.ramps, ramps[index].end > clock {
@@ -62,22 +62,9 @@ public enum RenderKernel {
         if ramp.end == .min {
           missing += mix(clip, blockStart: from, blockEnd: to, into: output, channels: channels)
         } else {
-          // A ramp crosses this block: render frame by frame at the ramp's gains, in runs
-          // short enough that the gain is evaluated per frame.
-          var frame = max(from, clip.timelineStart)
-          let stop = min(to, clip.timelineStart + clip.length)
-          let targetLeft = clip.gainLeft
-          let targetRight = clip.gainRight
-          while frame < stop {
-            let t = clock + (frame - from)
-            let (left, right) = gains(ramp, to: targetLeft, targetRight, at: t)
-            clip.gainLeft = left
-            clip.gainRight = right
-            missing += mix(
-              clip, blockStart: frame, blockEnd: frame + 1,
-              into: output + Int(frame - from) * channels, channels: channels)
-            frame += 1
-          }
+          missing += mix(
+            clip, blockStart: from, blockEnd: to, into: output, channels: channels,
+            ramp: ramp, clock: clock)
         }
       }
       index += 1
@@ -149,7 +136,8 @@ public enum RenderKernel {
   @inlinable
   static func mix(
     _ clip: ClipRecord, blockStart: Int64, blockEnd: Int64,
-    into output: UnsafeMutablePointer<Float>, channels: Int
+    into output: UnsafeMutablePointer<Float>, channels: Int, ramp: ClipRamp = .none,
+    clock: Int64 = 0
   ) -> Int {
     let first = max(0, blockStart - clip.timelineStart)
     let last = min(clip.length, blockEnd - clip.timelineStart)
@@ -168,7 +156,13 @@ public enum RenderKernel {
       if let chunk = ChunkTable.chunk(Int(sourceFrame >> Int64(ChunkTable.shift)), in: clip.chunks)
       {
         let out = output + Int(clip.timelineStart + i - blockStart) * channels
-        segment(clip, chunk + offset * sourceChannels, out, from: i, to: i + run)
+        if ramp.end == .min {
+          segment(clip, chunk + offset * sourceChannels, out, from: i, to: i + run)
+        } else {
+          // The output clock at clip frame i.
+          let t = clock + (clip.timelineStart + i - blockStart)
+          ramped(clip, chunk + offset * sourceChannels, out, from: i, to: i + run, ramp, at: t)
+        }
       } else {
         missing += Int(run)
       }
@@ -194,6 +188,38 @@ public enum RenderKernel {
     faded(clip, source, out, origin: first, first, min(last, bodyStart))
     body(clip, source, out, origin: first, max(first, bodyStart), min(last, bodyEnd))
     faded(clip, source, out, origin: first, max(first, bodyEnd), last)
+  }
+
+  /// Clip frames `[first, last)` while the clip's gain ramps: gain and fade per frame.
+  /// `source` and `out` are at clip frame `first`, played at output clock `clock`.
+  @_noLocks
+  @inlinable
+  static func ramped(
+    _ clip: ClipRecord, _ source: UnsafePointer<Float>, _ out: UnsafeMutablePointer<Float>,
+    from first: Int64, to last: Int64, _ ramp: ClipRamp, at clock: Int64
+  ) {
+    for i in first..<last {
+      let frame = Int(i - first)
+      let (gainLeft, gainRight) = gains(
+        ramp, to: clip.gainLeft, clip.gainRight, at: clock + Int64(frame))
+      let fade = fadeGain(clip, at: i)
+      // As in `body` and `faded`: a float gain in the body, the fade applied in double.
+      let (left, right) =
+        fade == 1
+        ? (gainLeft, gainRight) : (Float(fade * Double(gainLeft)), Float(fade * Double(gainRight)))
+      switch clip.routing {
+      case .monoToMono:
+        out[frame] += source[frame] * left
+      case .stereoToMono:
+        out[frame] += (source[2 * frame] + source[2 * frame + 1]) * left
+      case .monoToStereo:
+        out[2 * frame] += source[frame] * left
+        out[2 * frame + 1] += source[frame] * right
+      case .stereoToStereo:
+        out[2 * frame] += source[2 * frame] * left
+        out[2 * frame + 1] += source[2 * frame + 1] * right
+      }
+    }
   }
 
   /// Clip frames `[first, last)` outside both fades: a constant gain per output channel.

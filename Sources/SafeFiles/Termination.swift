@@ -93,24 +93,36 @@ public enum Termination {
   }
 
   /// Also restores the remembered terminal settings when the process crashes (SIGSEGV,
-  /// SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE), then lets the crash proceed.
+  /// SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE), then lets the crash proceed as it would have:
+  /// the handler that was there before (Swift's backtracer, say) takes it from there.
   public static func restoreTerminalOnCrash() {
-    var action = sigaction()
-    action.__sigaction_handler.sa_handler = { signal in
-      if let settings = UnsafePointer<termios>(
-        bitPattern: Termination.terminal.address.load(ordering: .sequentiallyConsistent))
-      {
-        tcsetattr(STDIN_FILENO, TCSANOW, settings)
+    for (index, signal) in crashSignals.enumerated() {
+      var action = sigaction()
+      action.__sigaction_handler.sa_handler = { signal in
+        if let settings = UnsafePointer<termios>(
+          bitPattern: Termination.terminal.address.load(ordering: .sequentiallyConsistent))
+        {
+          tcsetattr(STDIN_FILENO, TCSANOW, settings)
+        }
+        // Put the previous handler back; returning re-runs the faulting instruction, or the
+        // raise, into it.
+        if let index = Termination.crashSignals.firstIndex(of: signal) {
+          sigaction(signal, Termination.previousActions + index, nil)
+        }
       }
-      Glibc.signal(signal, SIG_DFL)
-      raise(signal)
-    }
-    sigemptyset(&action.sa_mask)
-    action.sa_flags = Int32(SA_RESETHAND)
-    for signal in [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] {
-      sigaction(signal, &action, nil)
+      sigemptyset(&action.sa_mask)
+      action.sa_flags = 0
+      sigaction(signal, &action, previousActions + index)
     }
   }
+
+  private static let crashSignals = [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE]
+  /// The handlers there before ``restoreTerminalOnCrash()``, one per crash signal.
+  nonisolated(unsafe) private static let previousActions: UnsafeMutablePointer<sigaction> = {
+    let actions = UnsafeMutablePointer<sigaction>.allocate(capacity: 6)
+    actions.initialize(repeating: sigaction(), count: 6)
+    return actions
+  }()
 
   public static func forgetTerminal() {
     swapTerminal(nil)

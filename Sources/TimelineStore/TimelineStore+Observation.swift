@@ -56,9 +56,13 @@ extension TimelineStore {
         timer.resume()
         let name = (path as NSString).lastPathComponent
         let folder = (path as NSString).deletingLastPathComponent
-        let watcher = FolderWatcher(
-          folder: folder.isEmpty ? "." : folder, names: [name, name + "-wal"]
-        ) { queue.async(execute: poll) }
+        // TAPE_NO_INOTIFY=1 leaves only the timer (to measure what inotify gains).
+        let watcher =
+          ProcessInfo.processInfo.environment["TAPE_NO_INOTIFY"] != nil
+          ? nil
+          : FolderWatcher(folder: folder.isEmpty ? "." : folder, names: [name, name + "-wal"]) {
+            queue.async(execute: poll)
+          }
         state.poller = Poller(timer, watcher: watcher)
       }
     }

@@ -93,7 +93,8 @@ struct Play: ParsableCommand {
         span.version.map { _ in () } != nil
         ? try store.project(at: version) : store.snapshot.project
       let range = try span.range(of: project)
-      let library = AudioLibrary(cache: AudioCache(forProject: self.project.file))
+      let library = AudioLibrary(
+        cache: AudioCache(forProject: self.project.file, lockingMemory: true))
       let player = try LivePlayer(
         LivePlayer.Configuration(
           device: request, sampleRate: project.sampleRate, channels: project.channels,
