@@ -13,6 +13,7 @@ cache warm. Peak memory is tape's maximum resident set (wait4), minus nothing: t
 pages it touched are part of it, so the script prints the cache size beside it.
 
     Benchmarks/render-vs-sox.py [--tracks 4,16,64] [--runs 5] [--work DIR] [--tape PATH ...]
+                                [--layout random|sequential]
 
 With --tape (repeatable), those binaries are timed instead of this checkout's release build,
 side by side on the same project and cache: how one change of tape compares with another.
@@ -76,9 +77,9 @@ def tape_cmd(tape, *args):
     return run([tape] + list(args), capture_output=True, text=True).stdout.strip()
 
 
-def build_project(tape, work, sources, tracks, seed):
+def build_project(tape, work, sources, tracks, seed, layout):
     rng = random.Random(seed)
-    project = os.path.join(work, f"bench-{tracks}.tape")
+    project = os.path.join(work, f"bench-{layout}-{tracks}.tape")
     for leftover in (project, project + "-wal", project + "-shm"):
         if os.path.exists(leftover):
             os.remove(leftover)
@@ -97,8 +98,13 @@ def build_project(tape, work, sources, tracks, seed):
             start = k * slot
             overlap = rng.randint(0, RATE // 2) if k < CLIPS_PER_TRACK - 1 else 0
             length = min(slot + overlap, MINUTES_5 - start)
-            s = rng.randrange(len(sources))
-            crop = rng.randrange(0, MINUTES_5 - length)
+            if layout == "random":
+                s = rng.randrange(len(sources))
+                crop = rng.randrange(0, MINUTES_5 - length)
+            else:
+                # Each track plays one source in order, as a multitrack recording does.
+                s = t % len(sources)
+                crop = start
             fade_in = rng.randint(RATE // 100, RATE // 2)
             fade_out = rng.randint(RATE // 100, RATE // 2)
             clip_gain = round(rng.uniform(-6, 3), 2)
@@ -150,6 +156,9 @@ def main():
     parser.add_argument("--runs", type=int, default=5, help="tape renders per size (the median is reported)")
     parser.add_argument("--work", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "tape-render-bench"))
     parser.add_argument("--tape", action="append", help="a tape binary to time (repeatable)")
+    parser.add_argument("--layout", choices=["random", "sequential"], default="random",
+                        help="clips cut at random from the sources (the default), or each track "
+                             "playing one source in order, as a multitrack recording does")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
 
@@ -167,7 +176,8 @@ def main():
     rows = []
     for tracks in [int(t) for t in args.tracks.split(",")]:
         print(f"building the {tracks}-track project", file=sys.stderr)
-        project, import_seconds, edit_list = build_project(tape, args.work, sources, tracks, seed=tracks)
+        project, import_seconds, edit_list = build_project(
+            tape, args.work, sources, tracks, seed=tracks, layout=args.layout)
         cache_bytes = sum(os.path.getsize(os.path.join(project + "-cache", f))
                           for f in os.listdir(project + "-cache"))
         tape_out = os.path.join(args.work, f"tape-{tracks}.wav")

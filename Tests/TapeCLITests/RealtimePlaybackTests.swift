@@ -147,299 +147,304 @@ func writeHashedNoise(_ path: String, frames: Int) throws -> [Float] {
   return samples.map { Float($0) / 32_768 }
 }
 
-@Suite("Realtime playback on real ALSA", .serialized, .timeLimit(.minutes(10)))
-struct RealtimePlaybackTests {
-  /// Paced by JACK's dummy driver through the `jackrec` device directly: 5 s of hashed noise
-  /// arrive bit for bit after the onset, then silence, and the player counted no xrun. (One
-  /// retry when jackd itself reported xruns, as ALSA-TESTING.md advises.)
-  @Test func aPacedPlayIsBitExact() throws {
-    let space = try Workspace()
-    let noise = try writeHashedNoise(space.path("noise.wav"), frames: 48_000 * 6)
-    let file = space.path("noise.tape")
-    try space.tape("new", file)
-    try space.tape("import", file, space.path("noise.wav"))
-    try space.tape("track", "add", file, "Noise")
-    try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "5s")
-    var attempts = 0
-    while true {
-      attempts += 1
+extension ProcessHeavyTests {
+  @Suite("Realtime playback on real ALSA", .timeLimit(.minutes(10)))
+  struct RealtimePlaybackTests {
+    /// Paced by JACK's dummy driver through the `jackrec` device directly: 5 s of hashed noise
+    /// arrive bit for bit after the onset, then silence, and the player counted no xrun. (One
+    /// retry when jackd itself reported xruns, as ALSA-TESTING.md advises.)
+    @Test func aPacedPlayIsBitExact() throws {
+      let space = try Workspace()
+      let noise = try writeHashedNoise(space.path("noise.wav"), frames: 48_000 * 6)
+      let file = space.path("noise.tape")
+      try space.tape("new", file)
+      try space.tape("import", file, space.path("noise.wav"))
+      try space.tape("track", "add", file, "Noise")
+      try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "5s")
+      var attempts = 0
+      while true {
+        attempts += 1
+        let device = try PacedDevice()
+        try device.record(seconds: 7)
+        let played = try TapeBinary.run(
+          ["play", file, "--device", "jackrec", "--period", "256", "--json"],
+          environment: device.environment)
+        #expect(played.status == 0, "\(played.stderr)")
+        let report = try #require(try parseJSON(played.stdout) as? [String: Any])
+        let captured = try device.recorded()
+        let start = try #require(onset(captured))
+        let body = Array(captured[(start * 2)..<min(captured.count, (start + 240_000) * 2)])
+        let exact = body == Array(noise.prefix(480_000))
+        let silentAfter = captured[min(captured.count, (start + 240_000) * 2)...].allSatisfy {
+          $0 == 0
+        }
+        if (!exact || !silentAfter) && device.serverXruns > 0 && attempts == 1 {
+          print("paced play: jackd reported \(device.serverXruns) xruns of its own; retrying once")
+          continue
+        }
+        #expect(exact, "the capture after its onset is not the source, bit for bit")
+        #expect(
+          silentAfter,
+          "sound after the end at capture frame \(String(describing: captured[((start + 240_000) * 2)...].firstIndex { $0 != 0 }.map { $0 / 2 - start })) of \(captured.count / 2 - start)"
+        )
+        #expect(report["xruns"] as? Int == 0)
+        #expect(report["period"] as? Int == 256 && report["bufferFrames"] as? Int == 1_024)
+        #expect(report["missingFrames"] as? Int == 0)
+        print(
+          "paced play: exact over 240000 frames, jackd xruns \(device.serverXruns), attempts \(attempts)"
+        )
+        return
+      }
+    }
+
+    /// While `tape play` plays a 100 Hz sine on the paced device, another process sets a gain,
+    /// moves the clip and undoes the move. The capture equals the offline render of each version
+    /// between the swaps `--json` reports, and the specified ramp (20 ms) or equal-gain
+    /// crossfade (256 frames) at each, to float rounding. The delay from each commit returning
+    /// to the first frame rendered from the new plan is measured and printed.
+    @Test func editsFromAnotherProcessAreHeardLive() throws {
+      let space = try Workspace()
+      let sine = space.path("sine.wav")
+      try tool(
+        "/usr/bin/sox",
+        [
+          "-n", "-r", "48000", "-c", "1", "-b", "16", sine, "synth", "12", "sine", "100", "vol",
+          "0.5",
+        ])
+      let file = space.path("sine.tape")
+      try space.tape("new", file)
+      try space.tape("import", file, sine)
+      try space.tape("track", "add", file, "Sine")
+      // From frame 120, a quarter period in: the first frame is loud, so the onset is exact.
+      try space.tape(
+        "clip", "add", file, "t1", "s1", "--at", "0", "--from", "120f", "--length", "8s")
+      let first = try Int64(
+        #require(parseJSON(space.tape("history", file, "--json").stdout) as? [String: Any])["head"]
+          as? Int ?? 0)
+
       let device = try PacedDevice()
-      try device.record(seconds: 7)
-      let played = try TapeBinary.run(
-        ["play", file, "--device", "jackrec", "--period", "256", "--json"],
-        environment: device.environment)
-      #expect(played.status == 0, "\(played.stderr)")
-      let report = try #require(try parseJSON(played.stdout) as? [String: Any])
+      try device.record(seconds: 11)
+      let (player, out, errors) = try startTape(
+        ["play", file, "--device", "jackrec", "--json"], environment: device.environment)
+      var returned: [UInt64] = []
+      for edit in [
+        ["clip", "set", file, "c1", "--gain", "-12dB"],
+        ["clip", "move", file, "c1", "--to", "0.25s"],
+        ["undo", file],
+      ] {
+        Thread.sleep(forTimeInterval: 1.8)
+        // The store logs when its commit returned (CLOCK_MONOTONIC, as the player's stamps).
+        let result = try TapeBinary.run(edit, environment: ["TAPE_LOG": "debug"])
+        #expect(result.status == 0, "\(edit): \(result.stderr)")
+        let stamp = result.stderr.components(separatedBy: "monotonic=").last.map {
+          String($0.prefix { $0.isNumber })
+        }
+        returned.append(try #require(stamp.flatMap { UInt64($0) }, "\(result.stderr)"))
+      }
+      let output = out.fileHandleForReading.readDataToEndOfFile()
+      player.waitUntilExit()
+      #expect(
+        player.terminationStatus == 0,
+        "\(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+      let report = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any])
+      let swaps = try #require(report["swaps"] as? [[String: Any]])
+      #expect(swaps.map { $0["kind"] as? String } == ["first", "ramp", "crossfade", "crossfade"])
+      #expect(swaps.map { $0["cause"] as? String } == [nil, "edit", "edit", "undo"])
+      let versions = swaps.compactMap { ($0["version"] as? Int).map(Int64.init) }
+      #expect(versions.first == first)
+
+      // Each version's offline render, as the play's frames see them (it starts at 0).
+      let renders = try versions.map { version in
+        try ReferenceRender.decode(
+          space.path("v\(version).wav").also {
+            try space.tape(
+              "render", file, "-o", $0, "--bits", "32f", "--version", "\(version)", "--to", "10s")
+          })
+      }
       let captured = try device.recorded()
       let start = try #require(onset(captured))
-      let body = Array(captured[(start * 2)..<min(captured.count, (start + 240_000) * 2)])
-      let exact = body == Array(noise.prefix(480_000))
-      let silentAfter = captured[min(captured.count, (start + 240_000) * 2)...].allSatisfy {
-        $0 == 0
-      }
-      if (!exact || !silentAfter) && device.serverXruns > 0 && attempts == 1 {
-        print("paced play: jackd reported \(device.serverXruns) xruns of its own; retrying once")
-        continue
-      }
-      #expect(exact, "the capture after its onset is not the source, bit for bit")
-      #expect(
-        silentAfter,
-        "sound after the end at capture frame \(String(describing: captured[((start + 240_000) * 2)...].firstIndex { $0 != 0 }.map { $0 / 2 - start })) of \(captured.count / 2 - start)"
-      )
-      #expect(report["xruns"] as? Int == 0)
-      #expect(report["period"] as? Int == 256 && report["bufferFrames"] as? Int == 1_024)
-      #expect(report["missingFrames"] as? Int == 0)
-      print(
-        "paced play: exact over 240000 frames, jackd xruns \(device.serverXruns), attempts \(attempts)"
-      )
-      return
-    }
-  }
-
-  /// While `tape play` plays a 100 Hz sine on the paced device, another process sets a gain,
-  /// moves the clip and undoes the move. The capture equals the offline render of each version
-  /// between the swaps `--json` reports, and the specified ramp (20 ms) or equal-gain
-  /// crossfade (256 frames) at each, to float rounding. The delay from each commit returning
-  /// to the first frame rendered from the new plan is measured and printed.
-  @Test func editsFromAnotherProcessAreHeardLive() throws {
-    let space = try Workspace()
-    let sine = space.path("sine.wav")
-    try tool(
-      "/usr/bin/sox",
-      [
-        "-n", "-r", "48000", "-c", "1", "-b", "16", sine, "synth", "12", "sine", "100", "vol",
-        "0.5",
-      ])
-    let file = space.path("sine.tape")
-    try space.tape("new", file)
-    try space.tape("import", file, sine)
-    try space.tape("track", "add", file, "Sine")
-    // From frame 120, a quarter period in: the first frame is loud, so the onset is exact.
-    try space.tape(
-      "clip", "add", file, "t1", "s1", "--at", "0", "--from", "120f", "--length", "8s")
-    let first = try Int64(
-      #require(parseJSON(space.tape("history", file, "--json").stdout) as? [String: Any])["head"]
-        as? Int ?? 0)
-
-    let device = try PacedDevice()
-    try device.record(seconds: 11)
-    let (player, out, errors) = try startTape(
-      ["play", file, "--device", "jackrec", "--json"], environment: device.environment)
-    var returned: [UInt64] = []
-    for edit in [
-      ["clip", "set", file, "c1", "--gain", "-12dB"],
-      ["clip", "move", file, "c1", "--to", "0.25s"],
-      ["undo", file],
-    ] {
-      Thread.sleep(forTimeInterval: 1.8)
-      // The store logs when its commit returned (CLOCK_MONOTONIC, as the player's stamps).
-      let result = try TapeBinary.run(edit, environment: ["TAPE_LOG": "debug"])
-      #expect(result.status == 0, "\(edit): \(result.stderr)")
-      let stamp = result.stderr.components(separatedBy: "monotonic=").last.map {
-        String($0.prefix { $0.isNumber })
-      }
-      returned.append(try #require(stamp.flatMap { UInt64($0) }, "\(result.stderr)"))
-    }
-    let output = out.fileHandleForReading.readDataToEndOfFile()
-    player.waitUntilExit()
-    #expect(
-      player.terminationStatus == 0,
-      "\(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
-    let report = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any])
-    let swaps = try #require(report["swaps"] as? [[String: Any]])
-    #expect(swaps.map { $0["kind"] as? String } == ["first", "ramp", "crossfade", "crossfade"])
-    #expect(swaps.map { $0["cause"] as? String } == [nil, "edit", "edit", "undo"])
-    let versions = swaps.compactMap { ($0["version"] as? Int).map(Int64.init) }
-    #expect(versions.first == first)
-
-    // Each version's offline render, as the play's frames see them (it starts at 0).
-    let renders = try versions.map { version in
-      try ReferenceRender.decode(
-        space.path("v\(version).wav").also {
-          try space.tape(
-            "render", file, "-o", $0, "--bits", "32f", "--version", "\(version)", "--to", "10s")
-        })
-    }
-    let captured = try device.recorded()
-    let start = try #require(onset(captured))
-    let frames = Int(try #require(report["frames"] as? Int))
-    var worst: Float = 0
-    var segment = 0
-    for frame in 0..<frames {
-      while segment + 1 < swaps.count, frame >= swaps[segment + 1]["frame"] as? Int ?? .max {
-        segment += 1
-      }
-      let swapFrame = swaps[segment]["frame"] as? Int ?? 0
-      let length = swaps[segment]["length"] as? Int ?? 0
-      let w = length == 0 ? 1 : min(1, Float(frame - swapFrame) / Float(length))
-      let old = renders[max(0, segment - 1)]
-      let new = renders[segment]
-      for channel in 0..<2 {
-        let i = frame * 2 + channel
-        let expected = old[i] * (1 - w) + new[i] * w
-        worst = max(worst, abs(captured[start * 2 + i] - expected))
-      }
-    }
-    #expect(worst < 1e-6, "largest difference \(worst)")
-    let delays = zip(swaps.dropFirst(), returned).map { swap, returned in
-      Double(
-        Int64(bitPattern: (swap["renderedAt"] as? Int).map { UInt64($0) } ?? 0)
-          - Int64(bitPattern: returned)) / 1e6
-    }
-    print(
-      "live edits: largest difference from the expected capture \(worst); commit → first new frame rendered: \(delays.map { String(format: "%.1f ms", $0) }.joined(separator: ", "))"
-    )
-    #expect(delays.allSatisfy { $0 < 500 })
-  }
-
-  /// Over 10 s of paced playback with 100 swaps (gain changes and moves committed by this
-  /// process through the store), the audio thread allocates and frees nothing (an LD_PRELOAD
-  /// counter armed only on that thread), and, after the page cache was dropped, takes no major
-  /// page fault.
-  @Test func theAudioThreadNeverAllocates() throws {
-    let space = try Workspace()
-    let counter = space.path("audio-thread-mallocs.so")
-    try tool(
-      "/usr/bin/cc",
-      [
-        "-shared", "-fPIC", "-O2", "-o", counter,
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-          .appendingPathComponent("../Support/audio-thread-mallocs.c").standardizedFileURL.path,
-      ])
-    let file = try RenderCommandTests.project(in: space)
-    try space.tape("clip", "set", file, "c2", "--gain", "-1dB")
-    let dropped = FileManager.default.isWritableFile(atPath: "/proc/sys/vm/drop_caches")
-    if dropped {
-      sync()
-      try "3\n".write(toFile: "/proc/sys/vm/drop_caches", atomically: false, encoding: .utf8)
-    } else {
-      print(
-        "audio thread test: cannot drop the page cache here (not root); faults are still counted")
-    }
-    let device = try PacedDevice()
-    try device.record(seconds: 2)
-    var environment = device.environment
-    environment["LD_PRELOAD"] = counter
-    environment["TAPE_ALLOC_REPORT"] = space.path("allocations")
-    let (player, out, errors) = try startTape(
-      ["play", file, "--device", "jackrec", "--json", "--to", "10s", "--loop"],
-      environment: environment)
-    let store = try TimelineStore.open(at: file)
-    for step in 0..<100 {
-      Thread.sleep(forTimeInterval: 0.085)
-      try store.commit(label: "Step \(step)") { project, _ in
-        if step % 2 == 0 {
-          return try project.setTrack(Track.ID(1), gain: Gain(decibels: -Double(step % 12)))
+      let frames = Int(try #require(report["frames"] as? Int))
+      var worst: Float = 0
+      var segment = 0
+      for frame in 0..<frames {
+        while segment + 1 < swaps.count, frame >= swaps[segment + 1]["frame"] as? Int ?? .max {
+          segment += 1
         }
-        return try project.moveClip(
-          Clip.ID(2), to: FramePosition(Int64(step % 10) * 4_800), track: nil)
+        let swapFrame = swaps[segment]["frame"] as? Int ?? 0
+        let length = swaps[segment]["length"] as? Int ?? 0
+        let w = length == 0 ? 1 : min(1, Float(frame - swapFrame) / Float(length))
+        let old = renders[max(0, segment - 1)]
+        let new = renders[segment]
+        for channel in 0..<2 {
+          let i = frame * 2 + channel
+          let expected = old[i] * (1 - w) + new[i] * w
+          worst = max(worst, abs(captured[start * 2 + i] - expected))
+        }
       }
+      #expect(worst < 1e-6, "largest difference \(worst)")
+      let delays = zip(swaps.dropFirst(), returned).map { swap, returned in
+        Double(
+          Int64(bitPattern: (swap["renderedAt"] as? Int).map { UInt64($0) } ?? 0)
+            - Int64(bitPattern: returned)) / 1e6
+      }
+      print(
+        "live edits: largest difference from the expected capture \(worst); commit → first new frame rendered: \(delays.map { String(format: "%.1f ms", $0) }.joined(separator: ", "))"
+      )
+      #expect(delays.allSatisfy { $0 < 500 })
     }
-    try store.close()
-    Thread.sleep(forTimeInterval: 0.5)
-    kill(player.processIdentifier, SIGINT)
-    let output = out.fileHandleForReading.readDataToEndOfFile()
-    player.waitUntilExit()
-    #expect(player.terminationReason == .uncaughtSignal && player.terminationStatus == SIGINT)
-    let report = try #require(
-      try JSONSerialization.jsonObject(with: output) as? [String: Any],
-      "\(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
-    let swaps = try #require(report["swaps"] as? [[String: Any]]).count - 1
-    let counts = try String(contentsOfFile: space.path("allocations"), encoding: .utf8)
-      .split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-    let faults = try #require(report["audioThreadPageFaults"] as? [String: Any])
-    print(
-      "audio thread: \(counts[0]) mallocs, \(counts[1]) frees over \(report["frames"] ?? 0) frames and \(swaps) swaps; page faults \(faults), cache dropped: \(dropped)"
-    )
-    #expect(counts == [0, 0])
-    #expect(swaps >= 80, "only \(swaps) of 100 commits were swapped in")
-    #expect(faults["major"] as? Int == 0)
-    #expect(report["missingFrames"] as? Int == 0)
-  }
 
-  /// Errors: each one line, its exit code.
-  @Test func playbackErrors() throws {
-    let space = try Workspace()
-    let file = try RenderCommandTests.project(in: space)
-    let tap = try ALSATap()
-    let tiny = try TapeBinary.run(["play", file, "--period", "7"], environment: tap.environment)
-    #expect(tiny.status == 64)
-    #expect(
-      tiny.stderr
-        == "error: --period 7 is not a period a device takes; use 16 to 16384 frames (256 is the default)\n"
-    )
-    let missing = try TapeBinary.run(["play", file, "--device", "nowhere"])
-    #expect(missing.status == 74)
-    #expect(missing.stderr.hasPrefix("error: cannot open the audio device 'nowhere'"))
-    #expect(missing.stderr.split(separator: "\n").count == 1)
-
-    let empty = space.path("empty.tape")
-    try space.tape("new", empty)
-    let nothing = try TapeBinary.run(
-      ["play", empty, "--device", "tap"], environment: tap.environment)
-    #expect(nothing.status == 65)
-    #expect(nothing.stderr.contains("the project has no clips"))
-
-    // JACK takes only multiples of its own period: the message says which period to ask for.
-    let device = try PacedDevice()
-    let refused = try TapeBinary.run(
-      ["play", file, "--device", "jackrec", "--period", "100"], environment: device.environment)
-    #expect(refused.status == 74)
-    #expect(
-      refused.stderr.hasPrefix(
-        "error: the audio device 'jackrec' does not take a period of 100 frames; use --period "))
-    #expect(refused.stderr.split(separator: "\n").count == 1)
-  }
-
-  /// A device that does not take float32 (ALSA's `linear` plugin over 16-bit) is played
-  /// through the plug layer, and says so; the project locked by a writer plays all the same.
-  @Test func conversionAndALockedProject() throws {
-    let space = try Workspace()
-    let file = try RenderCommandTests.project(in: space)
-    let tap = try ALSATap()
-    try """
-    pcm.s16 {
-      type linear
-      slave { pcm "null" format S16_LE }
+    /// Over 10 s of paced playback with 100 swaps (gain changes and moves committed by this
+    /// process through the store), the audio thread allocates and frees nothing (an LD_PRELOAD
+    /// counter armed only on that thread), and, after the page cache was dropped, takes no major
+    /// page fault.
+    @Test func theAudioThreadNeverAllocates() throws {
+      let space = try Workspace()
+      let counter = space.path("audio-thread-mallocs.so")
+      try tool(
+        "/usr/bin/cc",
+        [
+          "-shared", "-fPIC", "-O2", "-o", counter,
+          URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../Support/audio-thread-mallocs.c").standardizedFileURL.path,
+        ])
+      let file = try RenderCommandTests.project(in: space)
+      try space.tape("clip", "set", file, "c2", "--gain", "-1dB")
+      let dropped = FileManager.default.isWritableFile(atPath: "/proc/sys/vm/drop_caches")
+      if dropped {
+        sync()
+        try "3\n".write(toFile: "/proc/sys/vm/drop_caches", atomically: false, encoding: .utf8)
+      } else {
+        print(
+          "audio thread test: cannot drop the page cache here (not root); faults are still counted")
+      }
+      let device = try PacedDevice()
+      try device.record(seconds: 2)
+      var environment = device.environment
+      environment["LD_PRELOAD"] = counter
+      environment["TAPE_ALLOC_REPORT"] = space.path("allocations")
+      let (player, out, errors) = try startTape(
+        ["play", file, "--device", "jackrec", "--json", "--to", "10s", "--loop"],
+        environment: environment)
+      let store = try TimelineStore.open(at: file)
+      for step in 0..<100 {
+        Thread.sleep(forTimeInterval: 0.085)
+        try store.commit(label: "Step \(step)") { project, _ in
+          if step % 2 == 0 {
+            return try project.setTrack(Track.ID(1), gain: Gain(decibels: -Double(step % 12)))
+          }
+          return try project.moveClip(
+            Clip.ID(2), to: FramePosition(Int64(step % 10) * 4_800), track: nil)
+        }
+      }
+      try store.close()
+      Thread.sleep(forTimeInterval: 0.5)
+      kill(player.processIdentifier, SIGINT)
+      let output = out.fileHandleForReading.readDataToEndOfFile()
+      player.waitUntilExit()
+      #expect(player.terminationReason == .uncaughtSignal && player.terminationStatus == SIGINT)
+      let report = try #require(
+        try JSONSerialization.jsonObject(with: output) as? [String: Any],
+        "\(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+      let swaps = try #require(report["swaps"] as? [[String: Any]]).count - 1
+      let counts = try String(contentsOfFile: space.path("allocations"), encoding: .utf8)
+        .split(separator: " ").compactMap {
+          Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+      let faults = try #require(report["audioThreadPageFaults"] as? [String: Any])
+      print(
+        "audio thread: \(counts[0]) mallocs, \(counts[1]) frees over \(report["frames"] ?? 0) frames and \(swaps) swaps; page faults \(faults), cache dropped: \(dropped)"
+      )
+      #expect(counts == [0, 0])
+      #expect(swaps >= 80, "only \(swaps) of 100 commits were swapped in")
+      #expect(faults["major"] as? Int == 0)
+      #expect(report["missingFrames"] as? Int == 0)
     }
-    """.write(toFile: tap.home.path(".asoundrc"), atomically: true, encoding: .utf8)
-    let (holder, out, _) = try startTape(["_hold-lock", file, "--seconds", "30"])
-    defer {
-      kill(holder.processIdentifier, SIGKILL)
-      holder.waitUntilExit()
-    }
-    #expect(String(decoding: out.fileHandleForReading.availableData, as: UTF8.self) == "locked\n")
-    let played = try TapeBinary.run(
-      ["play", file, "--device", "s16", "--json"], environment: tap.environment)
-    #expect(played.status == 0, "\(played.stderr)")
-    let report = try #require(try parseJSON(played.stdout) as? [String: Any])
-    #expect(report["viaPlug"] as? Bool == true)
-    #expect(report["frames"] as? Int == 168_000)
-  }
 
-  /// A source that goes missing while the project plays: the version that needs it is not
-  /// played, one line says so, and the play goes on with the version it has.
-  @Test func aMissingSourceWhilePlaying() throws {
-    let space = try Workspace()
-    let file = try RenderCommandTests.project(in: space)
-    let extra = space.path("extra.wav")
-    try FileManager.default.copyItem(atPath: TestAudio.path("tone-mono-44k-24.aiff"), toPath: extra)
-    try space.tape("import", file, extra)
-    let device = try PacedDevice()
-    try device.record(seconds: 6)
-    let (player, out, errors) = try startTape(
-      ["play", file, "--device", "jackrec", "--json"], environment: device.environment)
-    Thread.sleep(forTimeInterval: 1)
-    try FileManager.default.removeItem(atPath: extra)
-    try space.tape("clip", "add", file, "t1", "s3", "--at", "2s", "--length", "0.5s")
-    let output = out.fileHandleForReading.readDataToEndOfFile()
-    player.waitUntilExit()
-    let messages = String(
-      decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    #expect(player.terminationStatus == 0, "\(messages)")
-    #expect(messages.contains("cannot be played (source s3 is missing"), "\(messages)")
-    let report = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any])
-    #expect((report["swaps"] as? [[String: Any]])?.count == 1)
-    #expect(report["frames"] as? Int == 168_000)
+    /// Errors: each one line, its exit code.
+    @Test func playbackErrors() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let tap = try ALSATap()
+      let tiny = try TapeBinary.run(["play", file, "--period", "7"], environment: tap.environment)
+      #expect(tiny.status == 64)
+      #expect(
+        tiny.stderr
+          == "error: --period 7 is not a period a device takes; use 16 to 16384 frames (256 is the default)\n"
+      )
+      let missing = try TapeBinary.run(["play", file, "--device", "nowhere"])
+      #expect(missing.status == 74)
+      #expect(missing.stderr.hasPrefix("error: cannot open the audio device 'nowhere'"))
+      #expect(missing.stderr.split(separator: "\n").count == 1)
+
+      let empty = space.path("empty.tape")
+      try space.tape("new", empty)
+      let nothing = try TapeBinary.run(
+        ["play", empty, "--device", "tap"], environment: tap.environment)
+      #expect(nothing.status == 65)
+      #expect(nothing.stderr.contains("the project has no clips"))
+
+      // JACK takes only multiples of its own period: the message says which period to ask for.
+      let device = try PacedDevice()
+      let refused = try TapeBinary.run(
+        ["play", file, "--device", "jackrec", "--period", "100"], environment: device.environment)
+      #expect(refused.status == 74)
+      #expect(
+        refused.stderr.hasPrefix(
+          "error: the audio device 'jackrec' does not take a period of 100 frames; use --period "))
+      #expect(refused.stderr.split(separator: "\n").count == 1)
+    }
+
+    /// A device that does not take float32 (ALSA's `linear` plugin over 16-bit) is played
+    /// through the plug layer, and says so; the project locked by a writer plays all the same.
+    @Test func conversionAndALockedProject() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let tap = try ALSATap()
+      try """
+      pcm.s16 {
+        type linear
+        slave { pcm "null" format S16_LE }
+      }
+      """.write(toFile: tap.home.path(".asoundrc"), atomically: true, encoding: .utf8)
+      let (holder, out, _) = try startTape(["_hold-lock", file, "--seconds", "30"])
+      defer {
+        kill(holder.processIdentifier, SIGKILL)
+        holder.waitUntilExit()
+      }
+      #expect(String(decoding: out.fileHandleForReading.availableData, as: UTF8.self) == "locked\n")
+      let played = try TapeBinary.run(
+        ["play", file, "--device", "s16", "--json"], environment: tap.environment)
+      #expect(played.status == 0, "\(played.stderr)")
+      let report = try #require(try parseJSON(played.stdout) as? [String: Any])
+      #expect(report["viaPlug"] as? Bool == true)
+      #expect(report["frames"] as? Int == 168_000)
+    }
+
+    /// A source that goes missing while the project plays: the version that needs it is not
+    /// played, one line says so, and the play goes on with the version it has.
+    @Test func aMissingSourceWhilePlaying() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let extra = space.path("extra.wav")
+      try FileManager.default.copyItem(
+        atPath: TestAudio.path("tone-mono-44k-24.aiff"), toPath: extra)
+      try space.tape("import", file, extra)
+      let device = try PacedDevice()
+      try device.record(seconds: 6)
+      let (player, out, errors) = try startTape(
+        ["play", file, "--device", "jackrec", "--json"], environment: device.environment)
+      Thread.sleep(forTimeInterval: 1)
+      try FileManager.default.removeItem(atPath: extra)
+      try space.tape("clip", "add", file, "t1", "s3", "--at", "2s", "--length", "0.5s")
+      let output = out.fileHandleForReading.readDataToEndOfFile()
+      player.waitUntilExit()
+      let messages = String(
+        decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      #expect(player.terminationStatus == 0, "\(messages)")
+      #expect(messages.contains("cannot be played (source s3 is missing"), "\(messages)")
+      let report = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any])
+      #expect((report["swaps"] as? [[String: Any]])?.count == 1)
+      #expect(report["frames"] as? Int == 168_000)
+    }
   }
 }
