@@ -90,7 +90,9 @@ final class ALSAOutput {
     _ name: String, request: DeviceRequest, sampleRate: Int, channels: Int
   ) throws(PlaybackError) -> (OpaquePointer, Int, Int) {
     var pcm: OpaquePointer?
-    let opened = snd_pcm_open(&pcm, name, SND_PCM_STREAM_PLAYBACK, 0)
+    // Non-blocking: the audio thread waits in snd_pcm_wait with a timeout, so a device that
+    // stops taking audio (a JACK server that died) is noticed instead of blocking forever.
+    let opened = snd_pcm_open(&pcm, name, SND_PCM_STREAM_PLAYBACK, Int32(SND_PCM_NONBLOCK))
     guard opened >= 0, let pcm else {
       throw .cannotOpen(device: request.name, reason: String(cString: snd_strerror(opened)))
     }
@@ -146,9 +148,14 @@ final class ALSAOutput {
   struct PCM: @unchecked Sendable, BitwiseCopyable {
     let handle: OpaquePointer
     let channels: Int
+    /// How long a write may wait for room before the device counts as stalled (ms).
+    let patience: Int32
   }
 
-  var device: PCM { PCM(handle: handle, channels: channels) }
+  /// How long a device may take no audio at all before playback gives up on it.
+  static let stallMilliseconds: Int32 = 2_000
+
+  var device: PCM { PCM(handle: handle, channels: channels, patience: Self.stallMilliseconds) }
 
   /// What one write came to.
   enum WriteResult {
@@ -157,6 +164,8 @@ final class ALSAOutput {
     case recoveredXrun
     /// ALSA's error code: the device went away, or recovery failed.
     case failed(Int32)
+    /// The device took nothing for ``stallMilliseconds``.
+    case stalled
   }
 
   /// Writes `frames` frames, waiting for the device as needed: the one blocking call of the
@@ -173,6 +182,17 @@ final class ALSAOutput {
         continue
       }
       let error = Int32(written)
+      if error == -EAGAIN {
+        // Full: wait for room (the pacing), but not forever.
+        let ready = snd_pcm_wait(pcm.handle, pcm.patience)
+        if ready == 0 { return .stalled }
+        if ready < 0 && ready != -EPIPE && ready != -ESTRPIPE { return .failed(ready) }
+        if ready > 0 { continue }
+        result = .recoveredXrun
+        let recovered = snd_pcm_recover(pcm.handle, ready, 1)
+        guard recovered >= 0 else { return .failed(recovered) }
+        continue
+      }
       if error == -EPIPE || error == -ESTRPIPE { result = .recoveredXrun }
       if error == -ENODEV || error == -EBADFD || error == -ESHUTDOWN || error == -EIO {
         return .failed(error)
@@ -181,6 +201,14 @@ final class ALSAOutput {
       guard recovered >= 0 else { return .failed(recovered) }
     }
     return result
+  }
+
+  /// The error a stalled device stands for.
+  var stalled: PlaybackError {
+    .deviceGone(
+      device: name,
+      reason:
+        "it took no audio for \(Self.stallMilliseconds / 1_000) s; its server may have stopped")
   }
 
   /// The error a failed write's code stands for.
@@ -194,6 +222,7 @@ final class ALSAOutput {
 
   /// Plays out what is buffered, then returns.
   func drain() {
+    snd_pcm_nonblock(handle, 0)
     snd_pcm_drain(handle)
   }
 

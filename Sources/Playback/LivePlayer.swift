@@ -110,6 +110,7 @@ public final class LivePlayer: @unchecked Sendable {
   private let wake = DispatchSemaphore(value: 0)
   private let loaderWake = DispatchSemaphore(value: 0)
   private let xruns = Atomic<Int>(0)
+  private let deviceRunning = Atomic<Bool>(false)
   private let finished = DispatchSemaphore(value: 0)
   private let helpersDone = DispatchGroup()
   private var deviceThread: pthread_t?
@@ -181,9 +182,11 @@ public final class LivePlayer: @unchecked Sendable {
       runLoader()
       helpersDone.leave()
     }
+    deviceRunning.store(true, ordering: .releasing)
     guard
       let (thread, realtime) = RealtimeThread.start({ [self] in
         runDevice()
+        deviceRunning.store(false, ordering: .releasing)
         finished.signal()
       })
     else {
@@ -220,6 +223,10 @@ public final class LivePlayer: @unchecked Sendable {
   }
 
   public var status: LiveMixer.Status { mixer.status }
+
+  /// Whether the device thread still plays (false once the range was played, after ``stop()``
+  /// or a device failure).
+  public var isPlaying: Bool { deviceRunning.load(ordering: .acquiring) }
   public var underruns: Int { xruns.load(ordering: .relaxed) }
 
   /// The render time of a period, as a share of the period (0…1): the peak so far.
@@ -321,6 +328,7 @@ public final class LivePlayer: @unchecked Sendable {
         case .written: break
         case .recoveredXrun: xruns.add(1, ordering: .relaxed)
         case .failed(let code): failure = output.failure(code)
+        case .stalled: failure = output.stalled
         }
       }
       if failure != nil || played < period { break }
@@ -336,7 +344,7 @@ public final class LivePlayer: @unchecked Sendable {
         // silence, not the end of the song.
         buffer.update(repeating: 0, count: period * channels)
         for _ in 0..<max(1, output.bufferFrames / period) {
-          if case .failed = ALSAOutput.write(pcm, buffer, frames: period) { break }
+          guard case .written = ALSAOutput.write(pcm, buffer, frames: period) else { break }
         }
         output.drain()
       }

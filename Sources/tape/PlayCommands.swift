@@ -207,7 +207,7 @@ final class PlaySession: @unchecked Sendable {
       }
     }
     var lastDraw = ContinuousClock.now - .seconds(1)
-    while !player.status.finished {
+    while player.isPlaying {
       if Interrupt.requested() {
         player.stop()
         break

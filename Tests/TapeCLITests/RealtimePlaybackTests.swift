@@ -59,6 +59,17 @@ final class PacedDevice {
       kill(recorder.processIdentifier, SIGTERM)
       recorder.waitUntilExit()
     }
+    stop()
+    // What clients of a server that died leave behind.
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm")) ?? []
+    where name.contains(self.name) {
+      try? FileManager.default.removeItem(atPath: "/dev/shm/\(name)")
+    }
+  }
+
+  /// Stops the server (as if it crashed or was shut down under a player).
+  func stop() {
+    guard server.isRunning else { return }
     kill(server.processIdentifier, SIGTERM)
     for _ in 0..<30 where server.isRunning { Thread.sleep(forTimeInterval: 0.1) }
     if server.isRunning { kill(server.processIdentifier, SIGKILL) }
@@ -392,6 +403,31 @@ extension ProcessHeavyTests {
         refused.stderr.hasPrefix(
           "error: the audio device 'jackrec' does not take a period of 100 frames; use --period "))
       #expect(refused.stderr.split(separator: "\n").count == 1)
+    }
+
+    /// A device that goes away while playing (its JACK server stops): playback ends within a
+    /// few seconds, with one line and exit 74, not a hang.
+    @Test func aDeviceThatGoesAwayEndsThePlay() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let device = try PacedDevice()
+      try device.record(seconds: 30)
+      let (player, _, errors) = try startTape(
+        ["play", file, "--device", "jackrec", "--loop"], environment: device.environment)
+      Thread.sleep(forTimeInterval: 1.5)
+      let stopped = ContinuousClock.now
+      device.stop()
+      for _ in 0..<100 where player.isRunning { Thread.sleep(forTimeInterval: 0.1) }
+      if player.isRunning { kill(player.processIdentifier, SIGKILL) }
+      player.waitUntilExit()
+      let messages = String(
+        decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      #expect(player.terminationReason == .exit && player.terminationStatus == 74, "\(messages)")
+      #expect(
+        messages.contains(
+          "error: the audio device 'jackrec' went away while playing (it took no audio for 2 s; its server may have stopped); playback stopped"
+        ), "\(messages)")
+      #expect(ContinuousClock.now - stopped < .seconds(8))
     }
 
     /// A device that does not take float32 (ALSA's `linear` plugin over 16-bit) is played
