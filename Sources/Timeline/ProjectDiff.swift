@@ -9,6 +9,18 @@
 /// for change in diff.clips where change.isMove { animate(change.before!, to: change.after!) }
 /// ```
 public struct ProjectDiff: Sendable, Hashable {
+  public static func == (a: ProjectDiff, b: ProjectDiff) -> Bool {
+    a.sources == b.sources && a.tracks == b.tracks && a.clips == b.clips
+      && a.formatChanged == b.formatChanged
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(sources)
+    hasher.combine(tracks)
+    hasher.combine(clips)
+    hasher.combine(formatChanged)
+  }
+
   /// A clip and the track it is on.
   public struct PlacedClip: Sendable, Hashable {
     public var clip: Clip
@@ -91,11 +103,21 @@ public struct ProjectDiff: Sendable, Hashable {
   public var clips: [ClipChange]
   /// Rate or channels changed.
   public var formatChanged: Bool
+  /// The two snapshots, for ``interpolated(at:easing:)``; not part of the diff's value (two
+  /// diffs that list the same changes are equal).
+  public let before: Project?
+  public let after: Project?
 
   public var isEmpty: Bool { sources.isEmpty && tracks.isEmpty && clips.isEmpty && !formatChanged }
 
   /// The diff from `old` to `new`, examining only `changed` (everything when `nil`).
-  public init(from old: Project, to new: Project, changed: ChangedIDs? = nil) {
+  ///
+  /// With the snapshots' ``ClipIndex``es each changed clip is found by a binary search in its
+  /// track: the diff costs O(k log n) for k changed clips. Without, the projects are scanned.
+  public init(
+    from old: Project, to new: Project, changed: ChangedIDs? = nil,
+    indexes: (old: ClipIndex, new: ClipIndex)? = nil
+  ) {
     let changed =
       changed
       ?? {
@@ -107,6 +129,8 @@ public struct ProjectDiff: Sendable, Hashable {
         return all
       }()
     formatChanged = old.sampleRate != new.sampleRate || old.channels != new.channels
+    before = old
+    after = new
 
     sources = changed.sources.sorted().compactMap { id in
       let before = old.source(id)
@@ -128,6 +152,14 @@ public struct ProjectDiff: Sendable, Hashable {
       return before == after ? nil : TrackChange(id: id, before: before, after: after)
     }
 
+    if let indexes {
+      clips = changed.clips.sorted().compactMap { id in
+        let before = indexes.old.clip(id, in: old)
+        let after = indexes.new.clip(id, in: new)
+        return before == after ? nil : ClipChange(id: id, before: before, after: after)
+      }
+      return
+    }
     let oldClips = Self.placedClips(old, ids: changed.clips)
     let newClips = Self.placedClips(new, ids: changed.clips)
     clips = changed.clips.sorted().compactMap { id in

@@ -7,9 +7,12 @@ import Timeline
 /// ids to write, and `new` holds their final values. Rows are upserted, so the session
 /// extension records an UPDATE of just the columns that differ.
 enum RowWriter {
+  /// Returns where each changed clip now is (or that it is gone), for the clip index.
+  @discardableResult
   static func write(
     new: Project, changed: ChangedIDs, positions: inout [Track.ID: Int64], _ db: Database
-  ) throws {
+  ) throws -> [(Clip.ID, ClipIndex.Change)] {
+    var placements: [(Clip.ID, ClipIndex.Change)] = []
     // Foreign keys are checked statement by statement (deferring them takes a flag pragma, and
     // SQLite expires every prepared statement after one), so parents are written before the
     // clips that point at them and removed after.
@@ -57,8 +60,10 @@ enum RowWriter {
         try db.cachedStatement(sql: "DELETE FROM clip WHERE id = ?").execute(arguments: [
           id.rawValue
         ])
+        placements.append((id, .removed))
         continue
       }
+      placements.append((id, .placed(clip, on: track)))
       try db.cachedStatement(
         sql: """
           INSERT INTO clip (id, trackID, sourceID, timelineStart, sourceStart, length, gainDB,
@@ -87,5 +92,6 @@ enum RowWriter {
         id.rawValue
       ])
     }
+    return placements
   }
 }

@@ -1,11 +1,20 @@
 internal import GRDB
 import Timeline
 
-/// Reads projects out of the tracked tables: whole, or by re-reading only the rows that changed
-/// and sharing everything else with the previous snapshot.
+/// A project as the store holds it: the snapshot, each track's stored position (the `track`
+/// table's `position`, which the snapshot's order reflects), and where each clip is
+/// (``Timeline/ClipIndex``, so diffs of a few clips cost a few lookups).
+struct HeldProject: Sendable, Hashable {
+  var project: Project
+  var positions: [Track.ID: Int64]
+  var clips: ClipIndex
+}
+
+/// Reads projects out of the tracked tables: whole, or by applying the rows that changed in
+/// memory and sharing everything else with the previous snapshot.
 enum SnapshotReader {
-  /// The whole project, and each track's stored position.
-  static func load(_ db: Database) throws -> (Project, [Track.ID: Int64]) {
+  /// The whole project, with each track's stored position and the clip index.
+  static func load(_ db: Database) throws -> HeldProject {
     guard
       let format = try Row.fetchOne(
         db, sql: "SELECT sampleRate, channels FROM project WHERE id = 1")
@@ -30,19 +39,21 @@ enum SnapshotReader {
     let project = Project(
       sampleRate: format["sampleRate"], channels: format["channels"], sources: sources,
       tracks: tracks)
-    return (project, positions)
+    return HeldProject(project: project, positions: positions, clips: ClipIndex(project))
   }
 
   /// `old` with `changes` taken in, in memory, from the changes' own values: the project at
   /// the other end of the changes, without reading a table. So reading any version is a read
   /// transaction (the head's snapshot plus the net change of the path, see ``VersionGraph``),
   /// and a history move or catch-up re-reads nothing after applying. Unchanged tracks share
-  /// storage with `old`. `changed` holds the changes' ids (``NetChanges/changedIDs``);
-  /// `positions` is each track's stored position, updated.
+  /// storage with `old`. `changed` holds the changes' ids (``NetChanges/changedIDs``); track
+  /// positions and the clip index are updated with it.
   static func applying(
-    _ changes: NetChanges, changed: ChangedIDs, to old: Project,
-    positions: inout [Track.ID: Int64]
-  ) throws -> Project {
+    _ changes: NetChanges, changed: ChangedIDs, to held: HeldProject
+  ) throws -> HeldProject {
+    let old = held.project
+    var positions = held.positions
+    var placements: [(Clip.ID, ClipIndex.Change)] = []
     var project = old
     let tables = (
       project: Schema.trackedTables.firstIndex(of: Schema.projectTable),
@@ -99,7 +110,10 @@ enum SnapshotReader {
     if !changed.clips.isEmpty {
       // Take the changed clips out of the tracks that hold them (the other tracks keep sharing
       // storage with `old`), then put back the new state of those that still exist.
-      let before = old.locate(changed.clips)
+      let before = Dictionary(
+        uniqueKeysWithValues: changed.clips.compactMap { id in
+          held.clips.clip(id, in: old).map { (id, (clip: $0.clip, track: $0.track)) }
+        })
       let leaving = Set(before.values.compactMap { trackIndex[$0.track] })
       let filter = EntityIDFilter(changed.clips)
       for index in leaving {
@@ -114,6 +128,7 @@ enum SnapshotReader {
           throw StoreError.corrupt(detail: "clip \(clip.id) is on missing track \(trackID)")
         }
         arriving[index, default: []].append(clip)
+        placements.append((clip.id, .placed(clip, on: trackID)))
       }
       for (index, clips) in arriving {
         project.tracks[index].clips.insertSorted(clips)
@@ -128,7 +143,10 @@ enum SnapshotReader {
     if !changed.tracks.isEmpty {
       project.tracks.sort { (positions[$0.id] ?? 0, $0.id) < (positions[$1.id] ?? 0, $1.id) }
     }
-    return project
+    let placed = Set(placements.map(\.0))
+    for id in changed.clips where !placed.contains(id) { placements.append((id, .removed)) }
+    return HeldProject(
+      project: project, positions: positions, clips: held.clips.updating(placements))
   }
 
   private static func source(_ row: Row) -> Source {

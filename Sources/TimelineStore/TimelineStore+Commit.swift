@@ -40,26 +40,22 @@ extension TimelineStore {
       return try queue.writeWithoutTransaction { db in
         var outcome: CommitResult?
         var blocksPending = false
-        var adopted:
-          (
-            revision: Int64, project: Project, positions: [Track.ID: Int64], old: Project,
-            moves: [HeadMove]
-          )?
+        var adopted: (revision: Int64, held: HeldProject, old: HeldProject, moves: [HeadMove])?
         try db.inTransaction(.immediate) {
           let head = try catchUp(db)
-          let (version, project, positions) = state.withLock {
-            ($0.version, $0.project, $0.positions)
-          }
+          let (version, held) = state.withLock { ($0.version, $0.held) }
           var ids = try IDSequence.read(db)
           let firstIDs = ids
-          let commands = try edit(project, &ids)
-          let (newProject, changed) = try project.applyingWithChanges(commands)
-          var newPositions = positions
+          let commands = try edit(held.project, &ids)
+          let (newProject, changed) = try held.project.applyingWithChanges(commands)
+          var newPositions = held.positions
+          var placements: [(Clip.ID, ClipIndex.Change)] = []
           let changeset =
             changed.isEmpty
             ? Changeset()
             : try SessionCalls.capture(on: connection(db), tables: Schema.trackedTables) {
-              try RowWriter.write(new: newProject, changed: changed, positions: &newPositions, db)
+              placements = try RowWriter.write(
+                new: newProject, changed: changed, positions: &newPositions, db)
             }
           guard !changeset.isEmpty else {
             outcome = CommitResult(version: version, changed: ChangedIDs(), newIDs: [])
@@ -74,8 +70,11 @@ extension TimelineStore {
             version: newVersion, changed: changed,
             newIDs: IDSequence.allocated(from: firstIDs, to: ids))
           adopted = (
-            revision, newProject, newPositions, project,
-            try HeadJournal.moves(after: state.withLock { $0.journalSequence }, db)
+            revision,
+            HeldProject(
+              project: newProject, positions: newPositions,
+              clips: held.clips.updating(placements)),
+            held, try HeadJournal.moves(after: state.withLock { $0.journalSequence }, db)
           )
           return .commit
         }
@@ -84,9 +83,8 @@ extension TimelineStore {
         }
         if let adopted {
           adopt(
-            version: outcome.version, revision: adopted.revision, project: adopted.project,
-            positions: adopted.positions, changed: outcome.changed, from: adopted.old,
-            moves: adopted.moves)
+            version: outcome.version, revision: adopted.revision, held: adopted.held,
+            changed: outcome.changed, from: adopted.old, moves: adopted.moves)
         }
         // After the transaction, so the builder's own connection sees the new version.
         if blocksPending { blockBuilder.schedule() }

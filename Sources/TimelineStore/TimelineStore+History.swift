@@ -119,13 +119,11 @@ extension TimelineStore {
     do {
       let project = try queue.read { db in
         let head = try catchUp(db)
-        let (project, positions) = state.withLock { ($0.project, $0.positions) }
+        let held = state.withLock { $0.held }
         let changes = try VersionGraph.pathChanges(
           from: VersionGraph.node(head.version, db), to: VersionGraph.node(version, db),
           blocks: historyBlocks, db)
-        var newPositions = positions
-        return try SnapshotReader.applying(
-          changes, changed: changes.changedIDs, to: project, positions: &newPositions)
+        return try SnapshotReader.applying(changes, changed: changes.changedIDs, to: held).project
       }
       try checkUnchanged()
       return project
@@ -146,15 +144,12 @@ extension TimelineStore {
       return try queue.writeWithoutTransaction { db in
         var moved:
           (
-            version: Int64, revision: Int64, project: Project, positions: [Track.ID: Int64],
-            changed: ChangedIDs, old: Project, moves: [HeadMove]
+            version: Int64, revision: Int64, held: HeldProject, changed: ChangedIDs,
+            old: HeldProject, moves: [HeadMove]
           )?
         try db.inTransaction(.immediate) {
           let head = try catchUp(db)
-          let (from, oldProject, positions) = (
-            try VersionGraph.node(head.version, db), state.withLock { $0.project },
-            state.withLock { $0.positions }
-          )
+          let (from, old) = (try VersionGraph.node(head.version, db), state.withLock { $0.held })
           let (to, tip) = try target(head, db)
           let changes = try VersionGraph.pathChanges(
             from: from, to: to, blocks: historyBlocks, db)
@@ -163,11 +158,9 @@ extension TimelineStore {
           try Head(version: to.id, tip: tip, revision: revision).write(db)
           try HeadJournal.record(from: head.version, to: to.id, cause: cause, db)
           let changed = changes.changedIDs
-          var newPositions = positions
-          let project = try SnapshotReader.applying(
-            changes, changed: changed, to: oldProject, positions: &newPositions)
+          let held = try SnapshotReader.applying(changes, changed: changed, to: old)
           moved = (
-            to.id, revision, project, newPositions, changed, oldProject,
+            to.id, revision, held, changed, old,
             try HeadJournal.moves(after: state.withLock { $0.journalSequence }, db)
           )
           return .commit
@@ -176,12 +169,12 @@ extension TimelineStore {
           throw StoreError.internalFailure("the move finished without a result")
         }
         adopt(
-          version: moved.version, revision: moved.revision, project: moved.project,
-          positions: moved.positions, changed: moved.changed, from: moved.old, moves: moved.moves)
+          version: moved.version, revision: moved.revision, held: moved.held,
+          changed: moved.changed, from: moved.old, moves: moved.moves)
         logger.debug(
           "committed version \(moved.version) (\(cause.rawValue)) monotonic=\(monotonicNanoseconds())"
         )
-        return StoreSnapshot(version: moved.version, project: moved.project)
+        return StoreSnapshot(version: moved.version, project: moved.held.project)
       }
     } catch {
       throw Self.translate(error)
@@ -296,5 +289,83 @@ extension TimelineStore {
       throw Self.translate(error)
     }
     return paths
+  }
+}
+
+/// One version of a project as read from the store, kept to read the next version from it:
+/// stepping to an adjacent version then costs one changeset, not a path from the head.
+public struct StoreVersion: Sendable {
+  public let version: Int64
+  public var project: Project { held.project }
+  let held: HeldProject
+}
+
+extension TimelineStore {
+  /// The project at `version` (a read transaction: the net change of the path from `base`,
+  /// or from the head when `base` is nil, applied in memory).
+  ///
+  /// ```swift
+  /// var shown = try store.read(12)
+  /// let (next, diff) = try store.step(from: shown, to: 13)   // one changeset
+  /// ```
+  public func read(
+    _ version: Int64, from base: StoreVersion? = nil
+  ) throws(StoreError)
+    -> StoreVersion
+  {
+    try step(from: base, to: version).version
+  }
+
+  /// The project at `version`, read from `base` (the head when nil), and what differs between
+  /// the two: each changed clip, track and source before and after, found through the clip
+  /// indexes (O(k log n) for k changed clips).
+  public func step(
+    from base: StoreVersion?, to version: Int64
+  ) throws(StoreError) -> (version: StoreVersion, diff: ProjectDiff) {
+    do {
+      let result = try queue.read { db -> (StoreVersion, ProjectDiff) in
+        let start: StoreVersion
+        if let base {
+          start = base
+        } else {
+          let head = try catchUp(db)
+          start = StoreVersion(version: head.version, held: state.withLock { $0.held })
+        }
+        let changes = try VersionGraph.pathChanges(
+          from: VersionGraph.node(start.version, db), to: VersionGraph.node(version, db),
+          blocks: historyBlocks, db)
+        let changed = changes.changedIDs
+        let held = try SnapshotReader.applying(changes, changed: changed, to: start.held)
+        let diff = ProjectDiff(
+          from: start.held.project, to: held.project, changed: changed,
+          indexes: (start.held.clips, held.clips))
+        return (StoreVersion(version: version, held: held), diff)
+      }
+      try checkUnchanged()
+      return result
+    } catch {
+      throw Self.translate(error)
+    }
+  }
+
+  /// What differs between versions `a` and `b`, on any branches (read transactions only).
+  public func diff(
+    from a: Int64, to b: Int64
+  ) throws(StoreError) -> (
+    from: StoreVersion, to: StoreVersion, diff: ProjectDiff
+  ) {
+    let first = try read(a)
+    let (second, diff) = try step(from: first, to: b)
+    return (first, second, diff)
+  }
+
+  /// The head moves after `sequence` (0: all of them), oldest first: the journal a watcher
+  /// reads incrementally so that no move is merged or lost.
+  public func moves(after sequence: Int64) throws(StoreError) -> [HeadMove] {
+    do {
+      return try queue.read { db in try HeadJournal.moves(after: sequence, db) }
+    } catch {
+      throw Self.translate(error)
+    }
   }
 }

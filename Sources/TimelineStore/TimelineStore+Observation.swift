@@ -22,12 +22,12 @@ extension TimelineStore {
     state.withLock { state in
       let id = state.nextSubscriber
       state.nextSubscriber += 1
-      let empty = Project(sampleRate: state.project.sampleRate, channels: state.project.channels)
+      let project = state.held.project
+      let empty = Project(sampleRate: project.sampleRate, channels: project.channels)
       continuation.yield(
         StoreUpdate(
-          version: state.version, project: state.project,
-          changed: ChangedIDs(everythingIn: state.project),
-          diff: ProjectDiff(from: empty, to: state.project), moves: []))
+          version: state.version, project: project, changed: ChangedIDs(everythingIn: project),
+          diff: ProjectDiff(from: empty, to: project), moves: []))
       state.subscribers[id] = continuation
       continuation.onTermination = { [weak self] _ in
         self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
@@ -99,22 +99,19 @@ extension TimelineStore {
   /// process moved it. Called at the start of every write, inside its transaction.
   func catchUp(_ db: Database) throws -> Head {
     let head = try Head.read(db)
-    let (version, revision, oldProject, positions) = state.withLock {
-      ($0.version, $0.revision, $0.project, $0.positions)
-    }
+    let (version, revision, old) = state.withLock { ($0.version, $0.revision, $0.held) }
     if head.version == version && head.revision == revision { return head }
 
-    var newPositions = positions
-    let project: Project
+    let held: HeldProject
     let changed: ChangedIDs
     let ourVersionRevision = try Int64.fetchOne(
       db.cachedStatement(sql: "SELECT revision FROM version WHERE id = ?"), arguments: [version])
     if head.version == version || (ourVersionRevision ?? Int64.max) > revision {
       // Our version was rewritten by a coalescing commit: its changeset no longer describes
       // the step from what we hold, so read everything and diff in memory.
-      (project, newPositions) = try SnapshotReader.load(db)
-      var all = ChangedIDs(everythingIn: oldProject)
-      let now = ChangedIDs(everythingIn: project)
+      held = try SnapshotReader.load(db)
+      var all = ChangedIDs(everythingIn: old.project)
+      let now = ChangedIDs(everythingIn: held.project)
       all.sources.formUnion(now.sources)
       all.tracks.formUnion(now.tracks)
       all.clips.formUnion(now.clips)
@@ -124,12 +121,10 @@ extension TimelineStore {
         from: VersionGraph.node(version, db), to: VersionGraph.node(head.version, db),
         blocks: historyBlocks, db)
       changed = changes.changedIDs
-      project = try SnapshotReader.applying(
-        changes, changed: changed, to: oldProject, positions: &newPositions)
+      held = try SnapshotReader.applying(changes, changed: changed, to: old)
     }
     adopt(
-      version: head.version, revision: head.revision, project: project, positions: newPositions,
-      changed: changed, from: oldProject,
+      version: head.version, revision: head.revision, held: held, changed: changed, from: old,
       moves: try HeadJournal.moves(after: state.withLock { $0.journalSequence }, db))
     return head
   }
@@ -139,21 +134,22 @@ extension TimelineStore {
   /// on the database queue so updates reach subscribers in commit order. The diff is computed
   /// only when someone subscribes, and outside the lock.
   func adopt(
-    version: Int64, revision: Int64, project: Project, positions: [Track.ID: Int64],
-    changed: ChangedIDs, from old: Project, moves: [HeadMove]
+    version: Int64, revision: Int64, held: HeldProject, changed: ChangedIDs,
+    from old: HeldProject, moves: [HeadMove]
   ) {
     let subscribers = state.withLock {
       $0.version = version
       $0.revision = revision
-      $0.project = project
-      $0.positions = positions
+      $0.held = held
       if let last = moves.last { $0.journalSequence = last.sequence }
       return Array($0.subscribers.values)
     }
     guard !subscribers.isEmpty else { return }
     let update = StoreUpdate(
-      version: version, project: project, changed: changed,
-      diff: ProjectDiff(from: old, to: project, changed: changed), moves: moves)
+      version: version, project: held.project, changed: changed,
+      diff: ProjectDiff(
+        from: old.project, to: held.project, changed: changed, indexes: (old.clips, held.clips)),
+      moves: moves)
     for continuation in subscribers { continuation.yield(update) }
   }
 }

@@ -143,8 +143,7 @@ public final class TimelineStore: Sendable {
     var revision: Int64
     /// The last head move this store has seen (0 before any).
     var journalSequence: Int64 = 0
-    var project: Project
-    var positions: [Track.ID: Int64]
+    var held: HeldProject
     var subscribers: [Int: AsyncStream<StoreUpdate>.Continuation] = [:]
     var nextSubscriber = 0
     /// Polls for other processes' commits while anyone subscribes.
@@ -175,7 +174,7 @@ public final class TimelineStore: Sendable {
 
   /// The current version and project.
   public var snapshot: StoreSnapshot {
-    state.withLock { StoreSnapshot(version: $0.version, project: $0.project) }
+    state.withLock { StoreSnapshot(version: $0.version, project: $0.held.project) }
   }
 
   // MARK: Opening
@@ -307,11 +306,9 @@ public final class TimelineStore: Sendable {
       }
       let loaded = try queue.read { db in
         let head = try Head.read(db)
-        let (project, positions) = try SnapshotReader.load(db)
         return State(
           version: head.version, revision: head.revision,
-          journalSequence: try HeadJournal.lastSequence(db), project: project,
-          positions: positions)
+          journalSequence: try HeadJournal.lastSequence(db), held: try SnapshotReader.load(db))
       }
       let store = TimelineStore(
         path: path, access: access, immutableIdentity: immutable, queue: queue, state: loaded,

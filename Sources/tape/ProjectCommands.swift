@@ -112,53 +112,57 @@ struct List: ParsableCommand {
 /// The `tape ls --json` contract: every time in frames. Documented in the README; keep stable.
 func projectJSON(_ snapshot: StoreSnapshot) -> JSONValue {
   let project = snapshot.project
+  return .object([
+    ("version", .int(snapshot.version)),
+    ("sampleRate", .int(Int64(project.sampleRate))),
+    ("channels", .int(Int64(project.channels))),
+    ("sources", .array(project.sources.map(sourceJSON))),
+    (
+      "tracks",
+      .array(
+        project.tracks.map { track in
+          .object(trackFields(track) + [("clips", .array(track.clips.map(clipJSON)))])
+        })
+    ),
+  ])
+}
+
+/// A source as `ls --json` and the diffs show it.
+func sourceJSON(_ source: Source) -> JSONValue {
+  .object([
+    ("id", .string(source.id.description)), ("path", .string(source.path)),
+    ("sampleRate", .int(Int64(source.sampleRate))), ("channels", .int(Int64(source.channels))),
+    ("frames", .int(source.frameCount.frames)),
+  ])
+}
+
+/// A track's settings as `ls --json` shows them (its clips aside).
+func trackFields(_ track: Track) -> [(String, JSONValue)] {
+  [
+    ("id", .string(track.id.description)), ("name", .string(track.name)),
+    ("gainDB", .double(track.gain.decibels)), ("pan", .double(track.pan)),
+    ("muted", .bool(track.isMuted)), ("solo", .bool(track.isSolo)),
+  ]
+}
+
+/// A clip as `ls --json` shows it.
+func clipJSON(_ clip: Clip) -> JSONValue {
+  .object(clipFields(clip))
+}
+
+func clipFields(_ clip: Clip) -> [(String, JSONValue)] {
   let fade = { (fade: Fade) in
     JSONValue.object([
       ("length", .int(fade.length.frames)), ("curve", .string(fade.curve.rawValue)),
     ])
   }
-  return .object([
-    ("version", .int(snapshot.version)),
-    ("sampleRate", .int(Int64(project.sampleRate))),
-    ("channels", .int(Int64(project.channels))),
-    (
-      "sources",
-      .array(
-        project.sources.map { source in
-          .object([
-            ("id", .string(source.id.description)), ("path", .string(source.path)),
-            ("sampleRate", .int(Int64(source.sampleRate))),
-            ("channels", .int(Int64(source.channels))),
-            ("frames", .int(source.frameCount.frames)),
-          ])
-        })
-    ),
-    (
-      "tracks",
-      .array(
-        project.tracks.map { track in
-          .object([
-            ("id", .string(track.id.description)), ("name", .string(track.name)),
-            ("gainDB", .double(track.gain.decibels)), ("pan", .double(track.pan)),
-            ("muted", .bool(track.isMuted)), ("solo", .bool(track.isSolo)),
-            (
-              "clips",
-              .array(
-                track.clips.map { clip in
-                  .object([
-                    ("id", .string(clip.id.description)),
-                    ("source", .string(clip.source.description)),
-                    ("timelineStart", .int(clip.timelineStart.frames)),
-                    ("sourceStart", .int(clip.sourceRange.start.frames)),
-                    ("length", .int(clip.length.frames)), ("gainDB", .double(clip.gain.decibels)),
-                    ("fadeIn", fade(clip.fadeIn)), ("fadeOut", fade(clip.fadeOut)),
-                  ])
-                })
-            ),
-          ])
-        })
-    ),
-  ])
+  return [
+    ("id", .string(clip.id.description)), ("source", .string(clip.source.description)),
+    ("timelineStart", .int(clip.timelineStart.frames)),
+    ("sourceStart", .int(clip.sourceRange.start.frames)), ("length", .int(clip.length.frames)),
+    ("gainDB", .double(clip.gain.decibels)), ("fadeIn", fade(clip.fadeIn)),
+    ("fadeOut", fade(clip.fadeOut)),
+  ]
 }
 
 /// `tape ls` for people: sources, then one table per track.

@@ -20,7 +20,10 @@ struct Tape: ParsableCommand {
       CommandGroup(name: "Tracks", subcommands: [TrackCommand.self]),
       CommandGroup(name: "Clips", subcommands: [ClipCommand.self]),
       CommandGroup(
-        name: "History", subcommands: [Undo.self, Redo.self, Checkout.self, HistoryCommand.self]),
+        name: "History",
+        subcommands: [
+          Undo.self, Redo.self, Checkout.self, HistoryCommand.self, Diff.self, Watch.self,
+        ]),
       CommandGroup(name: "Render and play", subcommands: [Render.self, Play.self]),
       CommandGroup(name: "Getting started", subcommands: [Demo.self]),
     ]

@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+
+@Suite("tape watch and tape diff")
+struct WatchAndDiffTests {
+  /// A second process edits, undoes, redoes and checks out: `tape watch --json --count 4`
+  /// prints four lines with the right causes and every before and after value.
+  @Test func watchShowsEveryMoveWithItsCause() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    let head =
+      try #require(try parseJSON(space.tape("history", file, "--json").stdout) as? [String: Any])[
+        "head"] as? Int ?? 0
+    let (watcher, out, errors) = try startTape(["watch", file, "--json", "--count", "4"])
+    Thread.sleep(forTimeInterval: 0.5)
+    try space.tape("clip", "move", file, "c1", "--to", "1s", "--track", "t2")
+    try space.tape("undo", file)
+    try space.tape("redo", file)
+    try space.tape("checkout", file, "\(head - 1)")
+    let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    watcher.waitUntilExit()
+    #expect(
+      watcher.terminationStatus == 0,
+      "\(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+    let lines = output.split(separator: "\n").map(String.init)
+    #expect(lines.count == 4)
+    let objects = try lines.map { try #require(try parseJSON($0) as? [String: Any]) }
+    #expect(objects.map { $0["cause"] as? String } == ["edit", "undo", "redo", "checkout"])
+    #expect(objects.map { $0["from"] as? Int } == [head, head + 1, head, head + 1])
+    #expect(objects.map { $0["to"] as? Int } == [head + 1, head, head + 1, head - 1])
+    let sequences = objects.compactMap { $0["sequence"] as? Int }
+    #expect(sequences == Array(sequences[0]..<sequences[0] + 4))
+    // The move: c1 from 0.5 s on t1 to 1 s on t2, every field before and after.
+    let move = try #require((objects[0]["changes"] as? [[String: Any]])?.first)
+    #expect(move["kind"] as? String == "clip" && move["id"] as? String == "c1")
+    #expect(move["words"] as? String == "c1 moved 0:00.500 → 0:01.000, t1 → t2")
+    let before = try #require(move["before"] as? [String: Any])
+    let after = try #require(move["after"] as? [String: Any])
+    #expect(before["timelineStart"] as? Int == 24_000 && before["track"] as? String == "t1")
+    #expect(after["timelineStart"] as? Int == 48_000 && after["track"] as? String == "t2")
+    #expect(before["length"] as? Int == 144_000 && after["length"] as? Int == 144_000)
+    // The undo says the reverse.
+    let undo = try #require((objects[1]["changes"] as? [[String: Any]])?.first)
+    #expect(undo["words"] as? String == "c1 moved 0:01.000 → 0:00.500, t2 → t1")
+  }
+
+  /// Without --json, one line each, in words.
+  @Test func watchInWords() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    let (watcher, out, _) = try startTape(["watch", file, "--count", "2"])
+    Thread.sleep(forTimeInterval: 0.5)
+    try space.tape("track", "set", file, "t2", "--gain", "-9dB", "--mute")
+    try space.tape("undo", file)
+    let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    watcher.waitUntilExit()
+    let lines = output.split(separator: "\n")
+    #expect(lines.count == 2)
+    #expect(lines.first?.hasSuffix(": t2 gain -6 dB → -9 dB, muted") == true, "\(output)")
+    #expect(lines.last?.hasPrefix("undo ") == true)
+    #expect(lines.last?.hasSuffix(": t2 gain -9 dB → -6 dB, unmuted") == true, "\(output)")
+  }
+
+  /// `tape diff A B` across branches equals the difference of the two versions' `ls --json`:
+  /// every clip, track and source that differs, with exactly those values before and after.
+  @Test func diffAcrossBranchesEqualsTheListings() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    try space.tape("clip", "split", file, "c1", "--at", "2s")
+    try space.tape("track", "set", file, "t2", "--pan", "0.3")
+    let branchA = try head(space, file)
+    try space.tape("undo", file, "--steps", "2")
+    try space.tape("clip", "move", file, "c2", "--to", "3s", "--track", "t1")
+    try space.tape("track", "add", file, "New")
+    try space.tape("clip", "rm", file, "c1")
+    let branchB = try head(space, file)
+    let result = try space.tape("diff", file, "\(branchA)", "\(branchB)", "--json")
+    let diff = try #require(try parseJSON(result.stdout) as? [String: Any])
+    #expect(diff["from"] as? Int == branchA && diff["to"] as? Int == branchB)
+    let changes = try #require(diff["changes"] as? [[String: Any]])
+
+    func listing(
+      _ version: Int
+    ) throws -> (clips: [String: NSDictionary], tracks: [String: NSDictionary]) {
+      let json = try #require(
+        try parseJSON(space.tape("ls", file, "--json", "--version", "\(version)").stdout)
+          as? [String: Any])
+      var clips: [String: NSDictionary] = [:]
+      var tracks: [String: NSDictionary] = [:]
+      for (index, track) in (json["tracks"] as? [[String: Any]] ?? []).enumerated() {
+        var settings = track
+        settings["clips"] = nil
+        settings["index"] = index
+        tracks[track["id"] as? String ?? ""] = settings as NSDictionary
+        for clip in track["clips"] as? [[String: Any]] ?? [] {
+          var placed = clip
+          placed["track"] = track["id"]
+          clips[clip["id"] as? String ?? ""] = placed as NSDictionary
+        }
+      }
+      return (clips, tracks)
+    }
+    let a = try listing(branchA)
+    let b = try listing(branchB)
+    for (kind, old, new) in [("clip", a.clips, b.clips), ("track", a.tracks, b.tracks)] {
+      let expected = Set(old.keys).union(new.keys).filter { old[$0] != new[$0] }
+      let reported = changes.filter { $0["kind"] as? String == kind }
+      #expect(Set(reported.compactMap { $0["id"] as? String }) == expected, "\(kind)s")
+      for change in reported {
+        let id = change["id"] as? String ?? ""
+        #expect((change["before"] as? NSDictionary) == old[id], "\(id) before")
+        #expect((change["after"] as? NSDictionary) == new[id], "\(id) after")
+      }
+    }
+    #expect(!changes.isEmpty)
+  }
+
+  private func head(_ space: Workspace, _ file: String) throws -> Int {
+    try #require(
+      try parseJSON(space.tape("history", file, "--json").stdout) as? [String: Any])["head"]
+      as? Int ?? 0
+  }
+}
