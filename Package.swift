@@ -14,6 +14,7 @@ let package = Package(
     .library(name: "Mixing", targets: ["Mixing"]),
     .library(name: "AudioFiles", targets: ["AudioFiles"]),
     .library(name: "Playback", targets: ["Playback"]),
+    .library(name: "TerminalViews", targets: ["TerminalViews"]),
   ],
   dependencies: [
     .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -66,6 +67,8 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
+    // Text views of a project for terminals (tape scrub): pure, measurable without a terminal.
+    .target(name: "TerminalViews", dependencies: ["Timeline"]),
     // Pure DSP: render plans, fades, gain, pan law, the render kernel.
     .target(
       name: "Mixing",
@@ -104,6 +107,7 @@ let package = Package(
         "AudioFiles",
         "Playback",
         "SafeFiles",
+        "TerminalViews",
         "CStandardOutput",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),

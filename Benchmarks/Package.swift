@@ -54,6 +54,7 @@ let package = Package(
         .product(name: "Benchmark", package: "benchmark"),
         .product(name: "Timeline", package: tapePackage),
         .product(name: "TimelineStore", package: tapePackage),
+        .product(name: "TerminalViews", package: tapePackage),
       ],
       path: "Benchmarks/StoreBenchmarks",
       plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

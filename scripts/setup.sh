@@ -9,6 +9,7 @@ packages=(
   libsndfile1-dev libasound2-dev libsoxr-dev libsqlite3-dev   # linked by Tape
   sox libsox-fmt-all ffmpeg xxhash                            # references in tests
   alsa-utils jackd2 libasound2-plugins                        # real ALSA playback in tests
+  tmux                                                        # drives tape scrub in a terminal in tests
 )
 
 if ! command -v swift >/dev/null 2>&1; then

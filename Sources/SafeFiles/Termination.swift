@@ -29,6 +29,9 @@ public enum Termination {
   private static let message = Slot()
   /// The terminal settings to restore (a heap copy of `termios`), or 0.
   private static let terminal = Slot()
+  /// What to write to the terminal when restoring it (leave the alternate screen, show the
+  /// cursor), a `strdup`ed C string, or 0.
+  private static let terminalReset = Slot()
 
   private final class Slot: Sendable {
     let address = Atomic<Int>(0)
@@ -84,7 +87,10 @@ public enum Termination {
 
   /// Restores standard input's terminal settings as they are now if a signal stops the
   /// process (a player puts the terminal in raw mode); ``forgetTerminal()`` stops doing so.
-  public static func rememberTerminal() {
+  /// `reset` is written to standard error when the terminal is restored (for example the
+  /// escape sequences that leave a full-screen view).
+  public static func rememberTerminal(reset: String? = nil) {
+    replace(terminalReset, with: reset.flatMap { strdup($0) })
     var settings = termios()
     guard tcgetattr(STDIN_FILENO, &settings) == 0 else { return }
     let copy = UnsafeMutablePointer<termios>.allocate(capacity: 1)
@@ -99,11 +105,7 @@ public enum Termination {
     for (index, signal) in crashSignals.enumerated() {
       var action = sigaction()
       action.__sigaction_handler.sa_handler = { signal in
-        if let settings = UnsafePointer<termios>(
-          bitPattern: Termination.terminal.address.load(ordering: .sequentiallyConsistent))
-        {
-          tcsetattr(STDIN_FILENO, TCSANOW, settings)
-        }
+        Termination.restoreTerminalNow()
         // Put the previous handler back; returning re-runs the faulting instruction, or the
         // raise, into it.
         if let index = Termination.crashSignals.firstIndex(of: signal) {
@@ -126,6 +128,21 @@ public enum Termination {
 
   public static func forgetTerminal() {
     swapTerminal(nil)
+    replace(terminalReset, with: nil)
+  }
+
+  /// Restores the remembered terminal: async-signal-safe.
+  private static func restoreTerminalNow() {
+    if let settings = UnsafePointer<termios>(
+      bitPattern: terminal.address.load(ordering: .sequentiallyConsistent))
+    {
+      tcsetattr(STDIN_FILENO, TCSANOW, settings)
+    }
+    if let reset = UnsafePointer<CChar>(
+      bitPattern: terminalReset.address.load(ordering: .sequentiallyConsistent))
+    {
+      _ = write(STDERR_FILENO, reset, strlen(reset))
+    }
   }
 
   private static func swapTerminal(_ settings: UnsafeMutablePointer<termios>?) {
@@ -151,11 +168,7 @@ public enum Termination {
       let address = slot.address.load(ordering: .sequentiallyConsistent)
       if let path = UnsafePointer<CChar>(bitPattern: address) { rmdir(path) }
     }
-    if let settings = UnsafePointer<termios>(
-      bitPattern: terminal.address.load(ordering: .sequentiallyConsistent))
-    {
-      tcsetattr(STDIN_FILENO, TCSANOW, settings)
-    }
+    restoreTerminalNow()
     if let text = UnsafePointer<CChar>(
       bitPattern: message.address.load(ordering: .sequentiallyConsistent))
     {

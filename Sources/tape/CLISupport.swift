@@ -150,11 +150,36 @@ struct DataError: Error {
   let message: String
 }
 
+/// Writes `text` whole to `descriptor` (stderr unless told), retrying short writes and EINTR;
+/// false when it could not.
+///
+/// Rule: messages go out through this, never `FileHandle.write`. Why: `FileHandle.write` traps
+/// when the write fails, so `tape ls nosuch 2>/dev/full` (or a closed stderr) crashed with
+/// SIGILL instead of exiting with the error's own code.
+@discardableResult
+func writeOut(_ text: String, to descriptor: Int32 = STDERR_FILENO) -> Bool {
+  var bytes = Array(text.utf8)
+  var offset = 0
+  while offset < bytes.count {
+    let written = bytes.withUnsafeMutableBytes {
+      Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset)
+    }
+    if written > 0 {
+      offset += written
+    } else if written < 0 && errno == EINTR {
+      continue
+    } else {
+      return false
+    }
+  }
+  return true
+}
+
 /// Writes `error: message` to stderr, the prefix red on a terminal unless NO_COLOR is set.
 func printError(_ message: String) {
   let colour = isatty(STDERR_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
   let prefix = colour ? "\u{1B}[1;31merror:\u{1B}[0m" : "error:"
-  FileHandle.standardError.write(Data("\(prefix) \(message)\n".utf8))
+  writeOut("\(prefix) \(message)\n")
 }
 
 /// Prints `value` as one line of JSON on stdout.

@@ -174,6 +174,6 @@ struct DemoScript {
 
 extension FileManager {
   func writeErrorLine(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
+    writeOut((line + "\n"))
   }
 }

@@ -157,7 +157,7 @@ final class PlaySession: @unchecked Sendable {
   /// A line for the user on stderr (above the status line on a terminal).
   func note(_ line: String) {
     let clear = terminal ? "\r\u{1B}[K" : ""
-    FileHandle.standardError.write(Data("\(clear)tape play: \(line)\n".utf8))
+    writeOut("\(clear)tape play: \(line)\n")
   }
 
   /// Offers every later snapshot of `store` to the player, with its cause.
@@ -203,7 +203,7 @@ final class PlaySession: @unchecked Sendable {
       if raw {
         tcsetattr(STDIN_FILENO, TCSANOW, &saved)
         Termination.forgetTerminal()
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        writeOut("\r\u{1B}[K")
       }
     }
     var lastDraw = ContinuousClock.now - .seconds(1)
@@ -267,7 +267,7 @@ final class PlaySession: @unchecked Sendable {
     let state = status.paused ? "paused" : "playing"
     let line =
       "\r\u{1B}[K\(state) \(times.show(status.position, sampleRate: sampleRate))  v\(version) \(label)  xruns \(player.underruns)  cpu \(Int((player.cpuLoad * 100).rounded()))%\(status.loop ? "  [loop]" : "")  (space pause, ←/→ seek, l loop, q quit)"
-    FileHandle.standardError.write(Data(line.utf8))
+    writeOut(line)
   }
 
   private func label(of version: Int64) -> String {

@@ -65,7 +65,7 @@ struct Render: ParsableCommand {
         : summaryText(summary, settings: settings)
       // The audio itself is on standard output: the summary goes beside it, on stderr.
       if destination.kind == .standardOutput {
-        FileHandle.standardError.write(Data(text.utf8))
+        writeOut(text)
       } else {
         print(text, terminator: "")
       }
@@ -256,13 +256,13 @@ final class ProgressBar {
     let bar = String(repeating: "=", count: filled) + String(repeating: " ", count: width - filled)
     let time = TimeValue.clock(FrameCount(done), sampleRate: sampleRate)
     let line = "\r\(verb) [\(bar)] \(Int(100 * done / total))%  \(time)"
-    FileHandle.standardError.write(Data(line.utf8))
+    writeOut(line)
   }
 
   /// Clears the bar's line (once), so what follows starts on a clean line.
   func finish() {
     guard drawn else { return }
     drawn = false
-    FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    writeOut("\r\u{1B}[K")
   }
 }

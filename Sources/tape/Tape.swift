@@ -23,6 +23,7 @@ struct Tape: ParsableCommand {
         name: "History",
         subcommands: [
           Undo.self, Redo.self, Checkout.self, HistoryCommand.self, Diff.self, Watch.self,
+          Scrub.self,
         ]),
       CommandGroup(name: "Render and play", subcommands: [Render.self, Play.self]),
       CommandGroup(name: "Getting started", subcommands: [Demo.self]),

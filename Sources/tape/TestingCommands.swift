@@ -61,7 +61,7 @@ struct CommitLoop: ParsableCommand {
 
   /// Unbuffered: a line on stdout means the operation returned, even if we die right after.
   private func acknowledge(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    writeOut((line + "\n"), to: STDOUT_FILENO)
   }
 }
 
@@ -76,7 +76,7 @@ struct HoldLock: ParsableCommand {
   func run() throws {
     try reportingErrors {
       try openStore(project.file).holdWriteLock(for: seconds) {
-        FileHandle.standardOutput.write(Data("locked\n".utf8))
+        writeOut("locked\n", to: STDOUT_FILENO)
       }
     }
   }

@@ -501,6 +501,28 @@ extension ProcessHeavyTests {
       }
     }
 
+    /// Messages that cannot be written (stderr on /dev/full, or closed) are lost, never a crash:
+    /// each command exits with its own code. (`FileHandle.write` used to trap: SIGILL, 132.)
+    @Test func anUnwritableStandardErrorIsNotACrash() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let commands: [(arguments: [String], status: Int32)] = [
+        (["ls", space.path("nosuch.tape")], 66),
+        (["clip", "move", file, "c99", "--to", "1s"], 65),
+        (["render", file, "-o", space.path("x.wav")], 0),
+        (["play", file, "--device", "null", "--to", "0.2s"], 0),
+        (["play", file, "--device", "no-such-device", "--to", "0.2s"], 74),
+      ]
+      for redirect in ["2>/dev/full", "2>&-"] {
+        for (arguments, status) in commands {
+          let result = try TapeBinary.run(
+            URL(fileURLWithPath: "/bin/bash"),
+            ["-c", "exec \"$0\" \"$@\" \(redirect)", TapeBinary.url.path] + arguments)
+          #expect(result.status == status, "\(redirect) \(arguments): \(result.status)")
+        }
+      }
+    }
+
     // MARK: 8. Readers are never blocked
 
     /// While another process holds the write lock, reading the head and an old version (ls,

@@ -55,4 +55,28 @@ let benchmarks: @Sendable () -> Void = {
       blackHole(try project.applying(commands))
     }
   }
+
+  // A diff of k changed clips through the snapshots' clip indexes: O(k log n), whatever n.
+  for changed in [1, 100, 10_000] {
+    var after = project
+    var changes: [(Clip.ID, ClipIndex.Change)] = []
+    for index in 0..<changed {
+      let track = index % 16
+      let position = (index / 16) % after.tracks[track].clips.count
+      after.tracks[track].clips[position].gain = Gain(decibels: -6)
+      changes.append(
+        (
+          after.tracks[track].clips[position].id,
+          .placed(after.tracks[track].clips[position], on: after.tracks[track].id)
+        ))
+    }
+    let ids = ChangedIDs(clips: Set(changes.map(\.0)))
+    let before = ClipIndex(project)
+    let indexes = (before, before.updating(changes))
+    Benchmark("Diff of \(changed) changed clips, 10,000-clip project (indexed)") { benchmark in
+      for _ in benchmark.scaledIterations {
+        blackHole(ProjectDiff(from: project, to: after, changed: ids, indexes: indexes))
+      }
+    }
+  }
 }

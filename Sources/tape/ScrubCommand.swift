@@ -1,0 +1,316 @@
+import ArgumentParser
+import AudioFiles
+import Foundation
+import Mixing
+import Playback
+import SafeFiles
+import Synchronization
+import TerminalViews
+import Timeline
+import TimelineStore
+
+struct Scrub: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Step through the project's history on a full-screen timeline, and listen.",
+    discussion: """
+      Tracks as rows, clips as blocks to scale with their ids and fade ramps, a time ruler, \\
+      the version on screen and its label. ←/→ step to the previous/next version (↑/↓ choose \\
+      the branch where the history forks); each step animates the clips to their new places. \\
+      Space plays or pauses: the audio follows the version on screen. Enter checks out the \\
+      version on screen (as 'tape checkout' does); q quits and leaves the head where it was. \\
+      Scrubbing only previews: it never moves the head until Enter. Edits made in another \\
+      shell appear live.
+      Example: tape scrub song.tape
+      """)
+
+  @OptionGroup var project: ProjectArgument
+  @Option(help: "The ALSA device to play on ('aplay -L' lists them).") var device = "default"
+
+  func run() throws {
+    Interrupt.install()
+    try reportingErrors {
+      guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
+        throw UsageError(
+          message:
+            "tape scrub needs a terminal (it draws a full-screen view); use 'tape history', 'tape diff' or 'tape watch' in scripts"
+        )
+      }
+      let store = try retryingReads { try openStore(project.file, access: .follow) }
+      let session = try ScrubSession(store: store, file: project.file, device: device)
+      try session.run()
+      Interrupt.reraiseIfRequested()
+    }
+  }
+}
+
+/// One `tape scrub`: the version on screen, the history to step through, the animation, the
+/// player, and the terminal.
+final class ScrubSession: @unchecked Sendable {
+  private let store: TimelineStore
+  private let file: String
+  private let device: String
+  private var history: History
+  private var children: [Int64: [Int64]] = [:]
+  /// Which child → leads to, where the history forks (by version).
+  private var branch: [Int64: Int] = [:]
+  private var shown: StoreVersion
+  private var span: Int64
+  private var player: LivePlayer?
+  private var playing = false
+  private var message = ""
+  /// Set by the follower task when another process moves the head.
+  private let headMoved = AtomicFlag()
+  private var follower: Task<Void, Never>?
+  /// Animation: 150 ms at 40 frames per second.
+  static let animationFrames = 6
+  static let frameMicroseconds: UInt32 = 25_000
+
+  init(store: TimelineStore, file: String, device: String) throws {
+    self.store = store
+    self.file = file
+    self.device = device
+    history = try store.history()
+    shown = try store.read(history.head)
+    span = max(shown.project.timelineEnd.frames, Int64(shown.project.sampleRate) * 10)
+    indexHistory()
+  }
+
+  private func indexHistory() {
+    children = [:]
+    for entry in history.versions {
+      if let parent = entry.parent { children[parent, default: []].append(entry.version) }
+    }
+  }
+
+  /// The child → leads to from `version`: the one chosen with ↑/↓, else the one on the way to
+  /// the head, else the newest.
+  private func next(after version: Int64) -> Int64? {
+    guard let options = children[version], !options.isEmpty else { return nil }
+    if let chosen = branch[version] { return options[min(chosen, options.count - 1)] }
+    let parents = Dictionary(
+      uniqueKeysWithValues: history.versions.map { ($0.version, $0.parent) })
+    var cursor: Int64? = history.head
+    while let current = cursor {
+      if let parent = parents[current] ?? nil, parent == version { return current }
+      cursor = parents[current] ?? nil
+    }
+    return options.last
+  }
+
+  private var parentOfShown: Int64? {
+    history.versions.first { $0.version == shown.version }?.parent
+  }
+
+  // MARK: The loop
+
+  func run() throws {
+    var saved = termios()
+    tcgetattr(STDIN_FILENO, &saved)
+    var settings = saved
+    settings.c_lflag &= ~tcflag_t(ICANON | ECHO)
+    withUnsafeMutablePointer(to: &settings.c_cc) {
+      $0.withMemoryRebound(to: cc_t.self, capacity: Int(NCCS)) {
+        $0[Int(VMIN)] = 0
+        $0[Int(VTIME)] = 0
+      }
+    }
+    tcsetattr(STDIN_FILENO, TCSANOW, &settings)
+    let leave = "\u{1B}[?25h\u{1B}[?1049l"
+    Termination.rememberTerminal(reset: leave)
+    Termination.restoreTerminalOnCrash()
+    Resize.install()
+    write("\u{1B}[?1049h\u{1B}[?25l")
+    defer {
+      follower?.cancel()
+      if let player {
+        player.stop()
+        _ = player.wait()
+      }
+      write(leave)
+      tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+      Termination.forgetTerminal()
+    }
+    let headMoved = headMoved
+    follower = Task.detached { [store] in
+      for await update in store.updates() where !update.moves.isEmpty {
+        _ = update
+        headMoved.value.store(true, ordering: .releasing)
+      }
+    }
+    draw(shown.project)
+    var lastDraw = ContinuousClock.now
+    while !Interrupt.requested() {
+      if headMoved.value.exchange(false, ordering: .acquiring) { try followHead() }
+      if Resize.happened() { draw(shown.project) }
+      var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+      if poll(&request, 1, 25) > 0 {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let count = read(STDIN_FILENO, &bytes, bytes.count)
+        if count > 0, try !handle(Array(bytes[..<count])) { return }
+      }
+      if playing, ContinuousClock.now - lastDraw > .milliseconds(50) {
+        lastDraw = .now
+        draw(shown.project)
+      }
+    }
+  }
+
+  /// Handles keys; false for `q`.
+  private func handle(_ bytes: [UInt8]) throws -> Bool {
+    var index = 0
+    while index < bytes.count {
+      let byte = bytes[index]
+      if byte == 0x1B, index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "[") {
+        switch bytes[index + 2] {
+        case UInt8(ascii: "D"): if let parent = parentOfShown { try go(to: parent) }
+        case UInt8(ascii: "C"): if let next = next(after: shown.version) { try go(to: next) }
+        case UInt8(ascii: "A"): chooseBranch(-1)
+        case UInt8(ascii: "B"): chooseBranch(1)
+        default: break
+        }
+        index += 3
+        continue
+      }
+      switch byte {
+      case UInt8(ascii: "q"), UInt8(ascii: "Q"): return false
+      case UInt8(ascii: " "): togglePlay()
+      case 0x0D, 0x0A: try checkout()
+      default: break
+      }
+      index += 1
+    }
+    return true
+  }
+
+  private func chooseBranch(_ step: Int) {
+    guard let options = children[shown.version], options.count > 1 else {
+      message = "no fork at v\(shown.version)"
+      draw(shown.project)
+      return
+    }
+    let current = next(after: shown.version).flatMap { options.firstIndex(of: $0) } ?? 0
+    branch[shown.version] = (current + step + options.count) % options.count
+    message = ""
+    draw(shown.project)
+  }
+
+  /// Steps to `version` (read from the version on screen: one changeset for a neighbour),
+  /// animating the change, and has the player follow.
+  private func go(to version: Int64) throws {
+    let (next, diff) = try store.step(from: shown, to: version)
+    span = max(span, next.project.timelineEnd.frames)
+    shown = next
+    message = ""
+    player?.offer(next.project, version: next.version, cause: "scrub")
+    for frame in 1...Self.animationFrames {
+      draw(diff.interpolated(at: Double(frame) / Double(Self.animationFrames), easing: .smooth))
+      if frame < Self.animationFrames { usleep(Self.frameMicroseconds) }
+    }
+  }
+
+  /// Another process moved the head: the history grows; a screen that showed the head
+  /// follows it.
+  private func followHead() throws {
+    let wasHead = shown.version == history.head
+    history = try store.history()
+    indexHistory()
+    if wasHead && shown.version != history.head {
+      try go(to: history.head)
+    } else {
+      draw(shown.project)
+    }
+  }
+
+  private func togglePlay() {
+    if player == nil {
+      let project = shown.project
+      let library = AudioLibrary(cache: AudioCache(forProject: file, lockingMemory: true))
+      do {
+        let started = try LivePlayer(
+          LivePlayer.Configuration(
+            device: DeviceRequest(name: device), sampleRate: project.sampleRate,
+            channels: project.channels, range: 0..<Int64.max, loop: true),
+          compile: { project, version, sequence in
+            try RenderPlan(
+              project: project, audio: try library.audio(for: project), version: version,
+              sequence: sequence)
+          },
+          load: { audio, chunk in try library.makeResident(audio, chunk) })
+        try started.start(project, version: shown.version)
+        player = started
+        playing = true
+      } catch {
+        message = "cannot play: \(describe(error).1)"
+      }
+    } else if let player {
+      playing.toggle()
+      player.setPaused(!playing)
+    }
+    draw(shown.project)
+  }
+
+  /// Checks out the version on screen, exactly as `tape checkout` does.
+  private func checkout() throws {
+    do {
+      let writer = try openStore(file)
+      try writer.checkout(shown.version)
+      try writer.close()
+      history = try store.history()
+      indexHistory()
+      message = "checked out v\(shown.version)"
+    } catch {
+      message = describe(error).1
+    }
+    draw(shown.project)
+  }
+
+  // MARK: Drawing
+
+  private func draw(_ project: Project) {
+    var size = winsize()
+    _ = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size)
+    let width = size.ws_col > 0 ? Int(size.ws_col) : 80
+    let height = size.ws_row > 0 ? Int(size.ws_row) : 24
+    let label = history.versions.first { $0.version == shown.version }?.label ?? ""
+    var header = "v\(shown.version) \"\(label)\"   head v\(history.head)"
+    if let options = children[shown.version], options.count > 1,
+      let next = next(after: shown.version), let index = options.firstIndex(of: next)
+    {
+      header += "   fork: → v\(next) (branch \(index + 1)/\(options.count), ↑/↓)"
+    }
+    if let player {
+      let status = player.status
+      header +=
+        "   \(playing ? "playing" : "paused") \(TimeValue.clock(FrameCount(status.position), sampleRate: project.sampleRate))"
+    }
+    let footer =
+      message.isEmpty
+      ? "←/→ versions  ↑/↓ branch  space play/pause  enter checkout  q quit" : message
+    let lines = TimelineScreen.lines(
+      of: project, width: width, height: height, span: span,
+      playhead: playing ? player?.status.position : nil, header: header, footer: footer)
+    write("\u{1B}[H" + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\r\n"))
+  }
+
+  private func write(_ text: String) {
+    writeOut(text, to: STDOUT_FILENO)
+  }
+}
+
+/// An atomic flag shared by reference.
+final class AtomicFlag: Sendable {
+  let value = Atomic<Bool>(false)
+}
+
+/// SIGWINCH: the terminal was resized; the next look redraws.
+enum Resize {
+  private static let flag = Atomic<Bool>(false)
+
+  static func install() {
+    signal(SIGWINCH) { _ in Resize.flag.store(true, ordering: .relaxed) }
+  }
+
+  static func happened() -> Bool {
+    flag.exchange(false, ordering: .relaxed)
+  }
+}

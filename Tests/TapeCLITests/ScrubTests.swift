@@ -1,0 +1,262 @@
+import Foundation
+import Testing
+
+/// `tape scrub` driven through a real terminal: a tmux server on a private socket runs it in a
+/// pane of a known size, sends it keys and reads back what is on the screen.
+@Suite("tape scrub")
+struct ScrubTests {
+  @Test func scrubStepsChecksOutFollowsAndRestoresTheTerminal() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    try space.tape("clip", "move", file, "c2", "--to", "2s")
+    let head = try currentHead(space, file)
+    let terminal = try Tmux(width: 100, height: 24)
+    defer { terminal.kill() }
+    let status = space.path("status")
+    try terminal.start(
+      "stty -a > \(space.path("before")); \(TapeBinary.url.path) scrub \(file); echo $? > \(status); stty -a > \(space.path("after")); sleep 60"
+    )
+
+    // The head on screen: its tracks and its clips by id.
+    let first = try terminal.waitFor { $0.contains("v\(head) ") && $0.contains("c2") }
+    for word in ["Voice", "Piano", "c1", "c2", "head v\(head)"] {
+      #expect(first.contains(word), "\(word) not on screen:\n\(first)")
+    }
+
+    // ← steps back to the version before the move, → returns to exactly the same screen.
+    try terminal.send("Left")
+    let back = try terminal.waitFor { $0.hasPrefix("v\(head - 1) ") }
+    #expect(back != first)
+    #expect(back.contains("head v\(head)"), "scrubbing moved the head:\n\(back)")
+    try terminal.send("Right")
+    let again = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
+    #expect(again == first)
+    #expect(try currentHead(space, file) == head, "scrubbing alone moved the head")
+
+    // An edit in another shell appears live while the head is on screen.
+    try space.tape("track", "set", file, "t2", "--gain", "-9dB")
+    _ = try terminal.waitFor { $0.hasPrefix("v\(head + 1) ") && $0.contains("head v\(head + 1)") }
+
+    // Enter checks out the version on screen.
+    try terminal.send("Left")
+    try terminal.send("Left")
+    _ = try terminal.waitFor { $0.hasPrefix("v\(head - 1) ") }
+    try terminal.send("Enter")
+    _ = try terminal.waitFor { $0.contains("checked out v\(head - 1)") }
+    #expect(try currentHead(space, file) == head - 1)
+
+    // A resize redraws at the new width.
+    try terminal.resize(width: 60, height: 16)
+    let narrow = try terminal.waitFor { screen in
+      screen.hasPrefix("v\(head - 1) ")
+        && screen.split(separator: "\n").allSatisfy { $0.count <= 60 }
+        && screen.contains("Voice")
+    }
+    #expect(narrow.split(separator: "\n").count <= 16)
+
+    // q leaves: the head stays where Enter put it, the exit status is 0, and the terminal
+    // settings are what they were before.
+    try terminal.send("Right")
+    _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
+    try terminal.send("q")
+    let deadline = Date().addingTimeInterval(10)
+    while !FileManager.default.fileExists(atPath: space.path("after")), Date() < deadline {
+      Thread.sleep(forTimeInterval: 0.05)
+    }
+    Thread.sleep(forTimeInterval: 0.2)
+    #expect(try String(contentsOfFile: status, encoding: .utf8) == "0\n")
+    #expect(try currentHead(space, file) == head - 1)
+    let before = try String(contentsOfFile: space.path("before"), encoding: .utf8)
+    let after = try String(contentsOfFile: space.path("after"), encoding: .utf8)
+    // The size line differs (the pane was resized); every mode must be back.
+    func modes(_ text: String) -> [Substring] {
+      text.split(separator: "\n").filter { !$0.contains("rows") }
+    }
+    #expect(modes(before) == modes(after))
+    // The alternate screen is gone: the shell's screen no longer shows the timeline.
+    let left = try terminal.capture()
+    #expect(!left.contains("←/→ versions"), "the full-screen view stayed:\n\(left)")
+  }
+
+  /// Scripts get a clear refusal, not a garbled screen.
+  @Test func scrubNeedsATerminal() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    let result = try space.tape("scrub", file, status: 64)
+    #expect(result.stderr.contains("needs a terminal"))
+    #expect(result.stdout.isEmpty)
+  }
+
+}
+
+private func currentHead(_ space: Workspace, _ file: String) throws -> Int {
+  try #require(
+    try parseJSON(space.tape("history", file, "--json").stdout) as? [String: Any])["head"]
+    as? Int ?? 0
+}
+
+extension ProcessHeavyTests {
+  /// The audio follows the version on screen: the head mutes the only track, so space plays
+  /// silence on the paced device until ← steps to the version before the mute, and the sine is
+  /// heard from then on. The head never moves.
+  @Test(.timeLimit(.minutes(3))) func scrubbingIsHeard() throws {
+    let space = try Workspace()
+    let sine = space.path("sine.wav")
+    try tool(
+      "/usr/bin/sox",
+      [
+        "-n", "-r", "48000", "-c", "1", "-b", "16", sine, "synth", "12", "sine", "220", "vol",
+        "0.5",
+      ])
+    let file = space.path("sine.tape")
+    try space.tape("new", file)
+    try space.tape("import", file, sine)
+    try space.tape("track", "add", file, "Sine")
+    try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "10s")
+    try space.tape("track", "set", file, "t1", "--mute")
+    let head = try currentHead(space, file)
+
+    let device = try PacedDevice()
+    try device.record(seconds: 5)
+    let terminal = try Tmux(width: 100, height: 24)
+    defer { terminal.kill() }
+    let environment = device.environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
+    try terminal.start(
+      "env \(environment) \(TapeBinary.url.path) scrub \(file) --device jackrec; sleep 60")
+    _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
+    try terminal.send("Space")
+    _ = try terminal.waitFor(steady: false) { $0.contains("playing") }
+    let started = Date()
+    Thread.sleep(forTimeInterval: 1.5)
+    try terminal.send("Left")
+    _ = try terminal.waitFor(steady: false) {
+      $0.hasPrefix("v\(head - 1) ") && $0.contains("playing")
+    }
+    let stepped = Date().timeIntervalSince(started)
+    Thread.sleep(forTimeInterval: 1)
+    try terminal.send("q")
+
+    let captured = try device.recorded()
+    let start = try #require(onset(captured), "nothing was heard")
+    // Silence while the muted head played (at least a second of it), then the sine, from then
+    // on without a gap.
+    #expect(Double(start) / 48_000 > 1.0, "sound at \(start) before ← was pressed")
+    #expect(Double(start) / 48_000 < stepped + 2.5, "heard only at \(start)")
+    let after = captured[(start * 2)..<min(captured.count, (start + 24_000) * 2)]
+    // 0.5 through the centre pan's −3 dB: 0.354.
+    let peak = after.map { abs($0) }.max() ?? 0
+    #expect(abs(peak - 0.354) < 0.01, "the sine is at \(peak) after the step, not 0.354")
+    #expect(try currentHead(space, file) == head, "scrubbing moved the head")
+  }
+}
+
+/// A tmux server of our own (`-L` names a private socket) with one window of a fixed size.
+struct Tmux {
+  let socket = "tape-test-\(UUID().uuidString.prefix(8))"
+  let width: Int
+  let height: Int
+
+  init(width: Int, height: Int) throws {
+    self.width = width
+    self.height = height
+    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") else {
+      throw TmuxError(message: "tmux is not installed: run scripts/setup.sh")
+    }
+  }
+
+  /// The server this starts keeps whatever it inherits open, and Foundation's `Process` learns
+  /// that a child ended from a socket the child inherits: the daemon would hold it forever and
+  /// `waitUntilExit` would never return. So the first command is spawned by hand, with nothing
+  /// but /dev/null to inherit, and reaped with `waitpid`.
+  func start(_ command: String) throws {
+    let arguments = [
+      "tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-x", "\(width)", "-y",
+      "\(height)", "sh", "-c", command,
+    ]
+    var environment = ProcessInfo.processInfo.environment
+    environment["TERM"] = "xterm-256color"
+    environment.removeValue(forKey: "TMUX")
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for descriptor: Int32 in 0...2 {
+      posix_spawn_file_actions_addopen(
+        &actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
+    }
+    let argv = arguments.map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { (argv + envp).forEach { free($0) } }
+    var pid = pid_t()
+    let spawned = posix_spawn(&pid, "/usr/bin/tmux", &actions, nil, argv, envp)
+    guard spawned == 0 else { throw TmuxError(message: "tmux did not start: errno \(spawned)") }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+    guard status == 0 else { throw TmuxError(message: "tmux new-session failed: \(status)") }
+  }
+
+  func send(_ key: String) throws { try run(["send-keys", "-t", "0", key]) }
+
+  func resize(width: Int, height: Int) throws {
+    try run(["resize-window", "-t", "0", "-x", "\(width)", "-y", "\(height)"])
+  }
+
+  /// The visible screen, trailing blanks trimmed.
+  func capture() throws -> String {
+    let text = try run(["capture-pane", "-p", "-t", "0"])
+    return text.split(separator: "\n", omittingEmptySubsequences: false)
+      .map { String($0.reversed().drop(while: { $0 == " " }).reversed()) }
+      .joined(separator: "\n").trimmingCharacters(in: .newlines)
+  }
+
+  /// Waits up to 10 s for a screen that `accept`s, and returns it: a steady one (the same
+  /// 0.3 s later) unless `steady` is false (a playing screen's clock never stands still).
+  func waitFor(
+    steady: Bool = true, _ accept: (String) -> Bool,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) throws -> String {
+    let deadline = Date().addingTimeInterval(10)
+    var screen = ""
+    while Date() < deadline {
+      screen = try capture()
+      // A screen that is still being drawn may change: take it when it is steady.
+      if accept(screen) {
+        if !steady { return screen }
+        Thread.sleep(forTimeInterval: 0.3)
+        let steady = try capture()
+        if steady == screen { return screen }
+        continue
+      }
+      Thread.sleep(forTimeInterval: 0.05)
+    }
+    Issue.record("timed out; the screen:\n\(screen)", sourceLocation: sourceLocation)
+    throw TmuxError(message: "timed out waiting for the screen")
+  }
+
+  func kill() { _ = try? run(["kill-server"]) }
+
+  @discardableResult
+  private func run(_ arguments: [String]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/tmux")
+    process.arguments = ["-L", socket] + arguments
+    var environment = ProcessInfo.processInfo.environment
+    environment["TERM"] = "xterm-256color"
+    environment.removeValue(forKey: "TMUX")
+    process.environment = environment
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+      throw TmuxError(message: "tmux \(arguments.first ?? "") failed")
+    }
+    return String(decoding: data, as: UTF8.self)
+  }
+}
+
+struct TmuxError: Error, CustomStringConvertible {
+  let message: String
+  var description: String { message }
+}
