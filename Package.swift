@@ -114,7 +114,7 @@ let package = Package(
       ]
     ),
 
-    .testTarget(name: "TimelineTests", dependencies: ["Timeline"]),
+    .testTarget(name: "TimelineTests", dependencies: ["Timeline", "TerminalViews"]),
     .testTarget(name: "SafeFilesTests", dependencies: ["SafeFiles"]),
     .testTarget(
       name: "TimelineStoreTests",

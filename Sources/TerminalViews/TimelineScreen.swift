@@ -91,7 +91,8 @@ public enum TimelineScreen {
     }
     let id = Array(clip.id.description)
     if last - first - 1 >= id.count {
-      let start = first + 1 + min(fadeIn, last - first - 1 - id.count)
+      // Just after the fade-in's ramp (whose first column is the bracket).
+      let start = first + max(1, min(fadeIn, last - first - id.count))
       for (offset, character) in id.enumerated() { cells[start + offset] = character }
     }
   }

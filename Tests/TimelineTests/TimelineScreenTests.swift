@@ -1,0 +1,55 @@
+import TerminalViews
+import Testing
+import Timeline
+
+/// The scrub screen's drawing: clips to scale, their ids and fade ramps, the ruler, the
+/// playhead, and never a line wider or a screen taller than the terminal.
+@Suite("Timeline screen")
+struct TimelineScreenTests {
+  /// 10 s over 100 columns (114 with the names): 0.1 s a column.
+  let span: Int64 = 480_000
+
+  @Test func clipsAreDrawnToScaleWithTheirFades() {
+    // c1: 1 s → 3 s with a 0.5 s fade-in and 0.3 s fade-out; c2 on t2: 5 s → 6 s.
+    let project = Fixture.project(
+      [Fixture.clip(1, start: 48_000, length: 96_000, fadeIn: 24_000, fadeOut: 14_400)],
+      secondTrack: [Fixture.clip(2, start: 240_000, length: 48_000)])
+    let lines = TimelineScreen.lines(
+      of: project, width: 114, height: 8, span: span, header: "v3", footer: "q quit",
+      colour: false)
+    #expect(lines.count == 8)
+    #expect(lines.allSatisfy { $0.count <= 114 })
+    let voice = Array(lines[2])
+    let guitar = Array(lines[3])
+    #expect(String(voice.prefix(14)) == "t1 Voice      ")
+    // Columns 10…29 (1 s to 3 s), bracketed; five columns of fade-in, the id just after them,
+    // three of fade-out.
+    let clip = String(voice[(14 + 10)...(14 + 29)])
+    #expect(clip == #"[////c1==========\\]"#)
+    #expect(voice[14 + 9] == " " && (voice.count == 14 + 30 || voice[14 + 30] == " "))
+    #expect(String(guitar[(14 + 50)...(14 + 59)]) == "[c2======]")
+    // The ruler: 0:00 at the first column, 0:02 twenty columns on.
+    let ruler = Array(lines[1])
+    #expect(String(ruler[14..<18]) == "0:00")
+    #expect(String(ruler[34..<38]) == "0:02")
+    #expect(lines[0].hasPrefix("v3") && lines[7].hasPrefix("q quit"))
+  }
+
+  @Test func thePlayheadAndANarrowShortTerminal() {
+    let project = Fixture.project(
+      [Fixture.clip(1, start: 0, length: 480_000)],
+      secondTrack: [Fixture.clip(2, start: 0, length: 48_000)])
+    let lines = TimelineScreen.lines(
+      of: project, width: 114, height: 8, span: span, playhead: 240_000, header: "",
+      footer: "", colour: false)
+    #expect(Array(lines[2])[14 + 50] == "|")
+    // Too short for both tracks: the last row says how many are not shown.
+    let short = TimelineScreen.lines(
+      of: project, width: 40, height: 4, span: span, header: "a long header that is cut",
+      footer: "", colour: false)
+    #expect(short.count == 4)
+    #expect(short.allSatisfy { $0.count <= 40 })
+    // One row for tracks: it says both are not shown rather than show one without a word.
+    #expect(short[2].hasPrefix("… 2 more tracks"))
+  }
+}
