@@ -8,9 +8,9 @@ struct Watch: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Print every move of the project's head as it happens, with what changed.",
     discussion: """
-      One line per edit, undo, redo or checkout, from any process, until Ctrl-C (or --count \\
-      moves): the cause, the versions, the label and the change in words (c3 moved 0:01.000 → \\
-      0:03.000, t1 → t2; t2 gain -3 dB → -6 dB). Every move is printed, however fast they \\
+      One line per edit, undo, redo or checkout, from any process, until Ctrl-C (or --count \
+      moves): the cause, the versions, the label and the change in words (c3 moved 0:01.000 → \
+      0:03.000, t1 → t2; t2 gain -3 dB → -6 dB). Every move is printed, however fast they \
       come: the store journals each one. --json prints one object a line (see the README).
       Example: tape watch song.tape --json | jq .cause
       """)
@@ -83,7 +83,7 @@ struct Diff: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Show what differs between two versions, on any branches.",
     discussion: """
-      The same words and JSON as 'tape watch': every clip, track and source that differs, with \\
+      The same words and JSON as 'tape watch': every clip, track and source that differs, with \
       its value in A and in B. Neither version becomes the head.
       Example: tape diff song.tape 12 17 --json
       """)

@@ -76,8 +76,8 @@ struct Play: ParsableCommand {
   @Flag(help: "Start again at --from when the end is reached.") var loop = false
   @Flag(help: "Play the version the head is at now, and follow no later change.")
   var noFollow = false
-  @Option(help: "Frames per period, exactly (default 256).") var period = 256
-  @Option(help: "Periods in the device's buffer (default 4).") var periods = 4
+  @Option(help: "Frames per period, exactly.") var period = 256
+  @Option(help: "Periods in the device's buffer.") var periods = 4
   @OptionGroup var times: TimeDisplayOption
   @OptionGroup var json: JSONOption
 

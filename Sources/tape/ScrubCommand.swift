@@ -13,12 +13,12 @@ struct Scrub: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Step through the project's history on a full-screen timeline, and listen.",
     discussion: """
-      Tracks as rows, clips as blocks to scale with their ids and fade ramps, a time ruler, \\
-      the version on screen and its label. ←/→ step to the previous/next version (↑/↓ choose \\
-      the branch where the history forks); each step animates the clips to their new places. \\
-      Space plays or pauses: the audio follows the version on screen. Enter checks out the \\
-      version on screen (as 'tape checkout' does); q quits and leaves the head where it was. \\
-      Scrubbing only previews: it never moves the head until Enter. Edits made in another \\
+      Tracks as rows, clips as blocks to scale with their ids and fade ramps, a time ruler, \
+      the version on screen and its label. ←/→ step to the previous/next version (↑/↓ choose \
+      the branch where the history forks); each step animates the clips to their new places. \
+      Space plays or pauses: the audio follows the version on screen. Enter checks out the \
+      version on screen (as 'tape checkout' does); q quits and leaves the head where it was. \
+      Scrubbing only previews: it never moves the head until Enter. Edits made in another \
       shell appear live.
       Example: tape scrub song.tape
       """)

@@ -13,7 +13,6 @@ struct Tape: ParsableCommand {
       undo history. Times are written 1.5, 1.5s, 250ms, 1:02.5, 01:02:03.250 or 96000f; gains \
       as -3, -3dB or +2.5dB. Ids are short and stable: s1 (source), t1 (track), c1 (clip).
       """,
-    version: "0.1.0",
     subcommands: [CommitLoop.self, Verify.self, HoldLock.self],
     groupedSubcommands: [
       CommandGroup(name: "Project", subcommands: [New.self, Import.self, Relink.self, List.self]),
@@ -29,6 +28,18 @@ struct Tape: ParsableCommand {
       CommandGroup(name: "Getting started", subcommands: [Demo.self]),
     ]
   )
+
+  static let version = "0.1.0"
+
+  /// `tape --version`. Why not `CommandConfiguration(version:)`: that adds a `--version` flag
+  /// to every subcommand, and `ls`, `render` and `play` have a `--version V` option of their
+  /// own, so their help listed two `--version`s.
+  @Flag(name: .customLong("version"), help: "Show Tape's version.") var showVersion = false
+
+  func run() throws {
+    guard showVersion else { throw CleanExit.helpRequest(self) }
+    try reportingErrors { print(Tape.version) }
+  }
 
   /// Runs the command line. A reader of stdout that goes away (`tape ls | head -1`) is a write
   /// error Tape reports, not a silent death by SIGPIPE.

@@ -11,6 +11,33 @@ struct HelpTests {
     #expect(result.stderr == "")
   }
 
+  /// Every command's help: one `--version` at most (ls, render and play have their own
+  /// `--version V`; the tool's version is `tape --version` alone), no default said twice, no
+  /// stray line-continuation backslash, and an example.
+  @Test(arguments: [
+    ["new"], ["import"], ["relink"], ["ls"], ["track", "add"], ["track", "set"], ["track", "rm"],
+    ["clip", "add"], ["clip", "split"], ["clip", "move"], ["clip", "trim"], ["clip", "set"],
+    ["clip", "rm"], ["undo"], ["redo"], ["checkout"], ["history"], ["diff"], ["watch"],
+    ["scrub"], ["render"], ["play"], ["demo"],
+  ])
+  func everyCommandsHelpIsClean(command: [String]) throws {
+    let result = try TapeBinary.run(command + ["--help"])
+    #expect(result.status == 0)
+    let lines = result.stdout.split(separator: "\n")
+    #expect(lines.filter { $0.trimmingPrefix(" ").hasPrefix("--version") }.count <= 1)
+    #expect(!lines.contains { $0.hasSuffix("\\") }, "a stray backslash:\n\(result.stdout)")
+    let text = result.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    #expect(
+      text.firstMatch(of: /\(default [^)]*\)\.? \(default:/) == nil,
+      "a default said twice:\n\(result.stdout)")
+    #expect(result.stdout.contains("Example: tape \(command[0])"), "no example")
+  }
+
+  @Test func theVersion() throws {
+    let result = try TapeBinary.run(["--version"])
+    #expect(result.status == 0 && result.stdout == "0.1.0\n")
+  }
+
   @Test func anUnknownOptionIsAUsageError() throws {
     let result = try TapeBinary.run(["--no-such-option"])
     #expect(result.status == 64)
