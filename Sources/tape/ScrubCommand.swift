@@ -202,7 +202,14 @@ final class ScrubSession: @unchecked Sendable {
     shown = next
     message = ""
     player?.offer(next.project, version: next.version, cause: "scrub")
+    // A key pressed meanwhile (← held down) cuts the animation short: the steps keep up with
+    // the keys instead of queueing 150 ms each.
     for frame in 1...Self.animationFrames {
+      var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+      if frame < Self.animationFrames, poll(&request, 1, 0) > 0 {
+        draw(next.project)
+        return
+      }
       draw(diff.interpolated(at: Double(frame) / Double(Self.animationFrames), easing: .smooth))
       if frame < Self.animationFrames { usleep(Self.frameMicroseconds) }
     }

@@ -31,6 +31,11 @@ struct ScrubTests {
     try terminal.send("Right")
     let again = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
     #expect(again == first)
+    // Keys that come faster than the animation (← held down) are all taken, in order.
+    try terminal.send("Left", "Left", "Left")
+    _ = try terminal.waitFor { $0.hasPrefix("v\(head - 3) ") }
+    try terminal.send("Right", "Right", "Right")
+    #expect(try terminal.waitFor { $0.hasPrefix("v\(head) ") } == first)
     #expect(try currentHead(space, file) == head, "scrubbing alone moved the head")
 
     // An edit in another shell appears live while the head is on screen.
@@ -194,7 +199,8 @@ struct Tmux {
     guard status == 0 else { throw TmuxError(message: "tmux new-session failed: \(status)") }
   }
 
-  func send(_ key: String) throws { try run(["send-keys", "-t", "0", key]) }
+  /// Sends keys (tmux names: Left, Enter, Space…) in one go.
+  func send(_ keys: String...) throws { try run(["send-keys", "-t", "0"] + keys) }
 
   func resize(width: Int, height: Int) throws {
     try run(["resize-window", "-t", "0", "-x", "\(width)", "-y", "\(height)"])
