@@ -458,6 +458,15 @@ public struct EngineState: @unchecked Sendable {
   @inlinable
   var end: Int64 { rangeEnd == .max ? current.view.end : rangeEnd }
 
+  /// Where the play ends or wraps now: ``end``, or later while a crossfade is under way, which
+  /// always plays out whole. Why: an edit that removes the last clip under the playhead makes
+  /// the new plan end before it; ending at once would cut the old plan's sound dead (a click),
+  /// where the crossfade takes it to silence.
+  @inlinable
+  var playableEnd: Int64 {
+    fading.bits == 0 ? end : max(end, position + crossfadeStart + crossfadeFrames - clock)
+  }
+
   /// Applies the transport requests of the other threads.
   @_noLocks
   @inlinable
@@ -570,17 +579,20 @@ public struct EngineState: @unchecked Sendable {
   @inlinable
   mutating func renderSegment(_ frames: Int, into output: UnsafeMutablePointer<Float>) -> Bool {
     guard !finished, current.bits != 0, !paused else { return false }
-    var end = self.end
+    var end = playableEnd
     if position >= end {
       // At the end, or the range shrank under the playhead.
-      guard loop, end > rangeStart else {
+      guard loop else {
         finished = true
         return false
       }
+      // Looping over nothing (an edit removed every clip, a checkout of an empty version):
+      // silence, until an edit brings clips back.
+      guard end > rangeStart else { return false }
       position = rangeStart
       declick = .fadingIn
       declickDone = 0
-      end = self.end
+      end = playableEnd
     }
     var count = Int64(frames)
     count = min(count, end - position)
@@ -588,7 +600,9 @@ public struct EngineState: @unchecked Sendable {
     if fading.bits != 0 { count = min(count, crossfadeStart + crossfadeFrames - clock) }
     // A loop wrap fades out over the range's last frames.
     let loopFadeStart = end - declickFrames
-    let wrapping = loop && declick == .none && end - rangeStart > 2 * declickFrames
+    // (Not where a crossfade runs past the plan's end: that already ends in silence.)
+    let wrapping =
+      loop && declick == .none && end == self.end && end - rangeStart > 2 * declickFrames
     if wrapping && position < loopFadeStart { count = min(count, loopFadeStart - position) }
     let n = Int(max(count, 1))
 

@@ -277,6 +277,55 @@ struct LiveMixerTests {
     #expect(mixer.status.finished)
   }
 
+  /// Removing the clip under the playhead ends the play only after the crossfade has taken
+  /// the old mix to silence: no click. With --loop, the wrap comes after it too.
+  @Test(arguments: [false, true])
+  func removingTheLastClipFadesOutBeforeTheEnd(loop: Bool) throws {
+    let project = liveProject()
+    var empty = project
+    empty.tracks = empty.tracks.map {
+      var track = $0; track.clips = []; return track
+    }
+    let mixer = LiveMixer(channels: 2, maximumFrames: 128, range: 0..<Int64.max, loop: loop)
+    mixer.publish(try harness.plan(project))
+    var played: [Float] = []
+    var buffer = [Float](repeating: .nan, count: 256)
+    var counts: [Int] = []
+    for period in 0..<40 {
+      if period == 30 { mixer.publish(try harness.plan(empty, version: 2)) }
+      let count = buffer.withUnsafeMutableBufferPointer {
+        LiveMixer.render(mixer.engine, frames: 128, into: $0.baseAddress!)
+      }
+      counts.append(count)
+      played += buffer
+    }
+    let reference = try harness.offline(project, frames: 5_120)
+    let start = 30 * 128
+    #expect(Array(played[..<(start * 2)]) == Array(reference[..<(start * 2)]))
+    for frame in start..<start + 256 {
+      let w = Float(frame - start) / 256
+      for channel in 0..<2 {
+        let i = frame * 2 + channel
+        #expect(abs(played[i] - reference[i] * (1 - w)) < 1e-6, "frame \(frame)")
+      }
+    }
+    #expect(played[((start + 256) * 2)...].allSatisfy { $0 == 0 })
+    if loop {
+      // An empty project loops in silence, waiting for clips; when they come back (an undo),
+      // they crossfade in from that silence.
+      #expect(counts.allSatisfy { $0 == 128 } && !mixer.status.finished)
+      mixer.publish(try harness.plan(project, version: 3))
+      let back = try harness.pull(mixer, periods: 4, frames: 128)
+      #expect(abs(back[0]) < 1e-3 && abs(back[1]) < 1e-3)
+      #expect(back[(256 * 2)...].contains { abs($0) > 0.05 })
+      #expect(mixer.swaps.last?.kind == .crossfade)
+    } else {
+      #expect(counts[..<32] == Array(repeating: 128, count: 32)[...])
+      #expect(counts[32...].allSatisfy { $0 == 0 })
+      #expect(mixer.status.finished)
+    }
+  }
+
   /// Audio not in memory plays as silence and is counted; it never blocks.
   @Test func missingAudioIsSilentAndCounted() throws {
     let cold = SourceAudio(frames: 200_000, channels: 1)

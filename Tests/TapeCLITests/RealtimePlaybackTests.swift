@@ -405,6 +405,49 @@ extension ProcessHeavyTests {
       #expect(refused.stderr.split(separator: "\n").count == 1)
     }
 
+    /// `--loop` outlives a project that becomes empty: removing its only clip from another
+    /// process fades it out and the play goes on in silence; the undo brings the clip back into
+    /// the same play. (It used to end the play, exit 0, without a word.)
+    @Test func aLoopOutlivesAnEmptyProject() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let device = try PacedDevice()
+      try device.record(seconds: 6)
+      let (player, out, errors) = try startTape(
+        ["play", file, "--device", "jackrec", "--loop", "--json"], environment: device.environment)
+      Thread.sleep(forTimeInterval: 1)
+      let clips =
+        try #require(
+          try parseJSON(space.tape("ls", file, "--json").stdout) as? [String: Any])["tracks"]
+        as? [[String: Any]]
+      for track in clips ?? [] {
+        for clip in track["clips"] as? [[String: Any]] ?? [] {
+          try space.tape("clip", "rm", file, clip["id"] as? String ?? "")
+        }
+      }
+      Thread.sleep(forTimeInterval: 1.5)
+      #expect(player.isRunning, "the play ended when the project became empty")
+      try space.tape("checkout", file, "\(try headOf(space, file) - 2)")
+      Thread.sleep(forTimeInterval: 1)
+      #expect(player.isRunning)
+      kill(player.processIdentifier, SIGTERM)
+      let output = out.fileHandleForReading.readDataToEndOfFile()
+      player.waitUntilExit()
+      let stderr = String(
+        decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      let report = try #require(
+        try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(stderr)")
+      let swaps = try #require(report["swaps"] as? [[String: Any]])
+      #expect(swaps.map { $0["cause"] as? String } == [nil, "edit", "edit", "checkout"])
+      #expect(swaps.dropFirst().allSatisfy { $0["kind"] as? String == "crossfade" })
+    }
+
+    private func headOf(_ space: Workspace, _ file: String) throws -> Int {
+      try #require(
+        try parseJSON(space.tape("history", file, "--json").stdout) as? [String: Any])["head"]
+        as? Int ?? 0
+    }
+
     /// A device that goes away while playing (its JACK server stops): playback ends within a
     /// few seconds, with one line and exit 74, not a hang.
     @Test func aDeviceThatGoesAwayEndsThePlay() throws {
