@@ -57,9 +57,9 @@ public struct AudioCache: Sendable {
     memory = ChunkPool(locksMemory: lockingMemory)
     let beside = Self.directory(forProject: path)
     let folder = (path as NSString).deletingLastPathComponent
-    let writable =
-      FileIdentity(path: beside) != nil
-      ? access(beside, W_OK | X_OK) == 0 : access(folder.isEmpty ? "." : folder, W_OK | X_OK) == 0
+    let writable = invitesWriting(
+      FileIdentity(path: beside) != nil ? beside : folder.isEmpty ? "." : folder,
+      asFolder: true)
     if writable {
       directories = [beside]
     } else {

@@ -86,3 +86,15 @@ public struct FileIdentity: Sendable, Hashable, CustomStringConvertible {
     "\(Int64(bitPattern: device)) \(Int64(bitPattern: inode)) \(size) \(modificationTime) \(changeTime) \(type) \(permissions)"
   }
 }
+
+/// Whether Tape may write `path` (a file, or a folder to create files in) and someone meant it
+/// to be written: `access` allows it and a write permission bit is set.
+///
+/// Rule: a command that only reads creates a file only where this holds. Why: root passes every
+/// `access` check, so a project of mode 444 in a folder of mode 555 (someone's way of saying
+/// "leave this as it is") would otherwise get a log and a cache beside it when root plays it.
+public func invitesWriting(_ path: String, asFolder: Bool = false) -> Bool {
+  var info = stat()
+  return access(path, asFolder ? W_OK | X_OK : W_OK) == 0 && stat(path, &info) == 0
+    && info.st_mode & 0o222 != 0
+}

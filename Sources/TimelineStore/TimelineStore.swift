@@ -387,7 +387,10 @@ public final class TimelineStore: Sendable {
       }
       return (path, nil)
     }
-    if access == .follow && folderWritable && Glibc.access(path, W_OK) == 0 {
+    // A follower creates the log only where someone meant files to be written.
+    if access == .follow && invitesWriting(folder.isEmpty ? "." : folder, asFolder: true)
+      && invitesWriting(path)
+    {
       return (path, nil)
     }
     guard let identity = FileIdentity(path: path) else { throw .notFound(path: path) }

@@ -609,5 +609,36 @@ extension ProcessHeavyTests {
       // The owner (root) edits as before.
       try space.tape("track", "add", file, "Owner's")
     }
+
+    /// Root passes every permission check, but a project of mode 444 in a folder of mode 555
+    /// says nobody meant files to be written there: playing it (which would follow edits
+    /// through a log it creates) and rendering it, as root, leave the folder as it was.
+    @Test(.enabled(if: isRoot, "needs root"))
+    func rootReadingAReadOnlyFolderCreatesNothing() throws {
+      let space = try Workspace()
+      let folder = space.path("locked")
+      try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+      let file = folder + "/song.tape"
+      try space.tape("new", file)
+      try space.tape("import", file, TestAudio.path("speech-mono-48k-16.wav"))
+      try space.tape("track", "add", file, "Voice")
+      try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "1s")
+      try FileManager.default.removeItem(atPath: file + "-cache")
+      try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: file)
+      try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: folder)
+      defer {
+        try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder)
+      }
+      let before = listing(folder)
+      let environment = ["XDG_CACHE_HOME": space.path("cache")]
+      for arguments in [
+        ["play", file, "--device", "null", "--to", "0.2s"], ["ls", file],
+        ["render", file, "-o", space.path("mix.wav")],
+      ] {
+        let result = try TapeBinary.run(arguments, environment: environment)
+        #expect(result.status == 0, "\(arguments): \(result.stderr)")
+        #expect(listing(folder) == before, "\(arguments) wrote into the read-only folder")
+      }
+    }
   }
 }
