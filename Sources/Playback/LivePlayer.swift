@@ -369,6 +369,10 @@ public final class LivePlayer: @unchecked Sendable {
       }
       if stopping { return }
       guard let offer else { continue }
+      // The version heard (or about to be) again, from a repeated checkout or an edit and its
+      // undo within one look: nothing changes, so there is no swap to make or to report.
+      // (A version number names one immutable snapshot.)
+      if shared.withLock({ $0.live.last?.view.version }) == offer.version { continue }
       if let cause = offer.cause { shared.withLock { $0.causes[sequence] = cause } }
       do {
         let plan = try compile(offer.project, offer.version, sequence)

@@ -267,7 +267,19 @@ final class PlaySession: @unchecked Sendable {
     let state = status.paused ? "paused" : "playing"
     let line =
       "\r\u{1B}[K\(state) \(times.show(status.position, sampleRate: sampleRate))  v\(version) \(label)  xruns \(player.underruns)  cpu \(Int((player.cpuLoad * 100).rounded()))%\(status.loop ? "  [loop]" : "")  (space pause, ←/→ seek, l loop, q quit)"
-    writeOut(line)
+    writeOut(fitted(line))
+  }
+
+  /// The status line cut to the terminal's width: a line that wraps would leave a copy of
+  /// itself on every redraw.
+  private func fitted(_ line: String) -> String {
+    var size = winsize()
+    guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 1 else { return line }
+    // "\r\u{1B}[K" takes no column; leave the last column free.
+    let prefix = 4
+    let width = Int(size.ws_col) - 1
+    guard line.count - prefix > width else { return line }
+    return String(line.prefix(prefix + width))
   }
 
   private func label(of version: Int64) -> String {
@@ -319,7 +331,7 @@ final class PlaySession: @unchecked Sendable {
   }
 }
 
-/// Ctrl-C or SIGTERM during `play`: playback stops, the summary is printed, the terminal is
+/// Ctrl-C, SIGTERM or SIGHUP during `play` (and `scrub`): playback stops, the summary is printed, the terminal is
 /// restored, and then the process ends with that signal (``reraiseIfRequested()``).
 enum Interrupt {
   private static let signalNumber = Atomic<Int32>(0)
@@ -327,11 +339,14 @@ enum Interrupt {
   static func install() {
     signal(SIGINT) { number in Interrupt.signalNumber.store(number, ordering: .relaxed) }
     signal(SIGTERM) { number in Interrupt.signalNumber.store(number, ordering: .relaxed) }
+    // The terminal closing (an ssh session dropped): stop the same way, with the summary.
+    signal(SIGHUP) { number in Interrupt.signalNumber.store(number, ordering: .relaxed) }
     // A parent may have started us with these signals blocked (some process launchers do).
     var signals = sigset_t()
     sigemptyset(&signals)
     sigaddset(&signals, SIGINT)
     sigaddset(&signals, SIGTERM)
+    sigaddset(&signals, SIGHUP)
     pthread_sigmask(SIG_UNBLOCK, &signals, nil)
   }
 

@@ -407,7 +407,8 @@ extension ProcessHeavyTests {
 
     /// `--loop` outlives a project that becomes empty: removing its only clip from another
     /// process fades it out and the play goes on in silence; the undo brings the clip back into
-    /// the same play. (It used to end the play, exit 0, without a word.)
+    /// the same play. (It used to end the play, exit 0, without a word.) SIGHUP ends it with
+    /// the summary, as SIGINT and SIGTERM do.
     @Test func aLoopOutlivesAnEmptyProject() throws {
       let space = try Workspace()
       let file = try RenderCommandTests.project(in: space)
@@ -430,9 +431,11 @@ extension ProcessHeavyTests {
       try space.tape("checkout", file, "\(try headOf(space, file) - 2)")
       Thread.sleep(forTimeInterval: 1)
       #expect(player.isRunning)
-      kill(player.processIdentifier, SIGTERM)
+      // The terminal going away (SIGHUP) stops it like Ctrl-C: the summary, then that signal.
+      kill(player.processIdentifier, SIGHUP)
       let output = out.fileHandleForReading.readDataToEndOfFile()
       player.waitUntilExit()
+      #expect(player.terminationReason == .uncaughtSignal && player.terminationStatus == SIGHUP)
       let stderr = String(
         decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
       let report = try #require(

@@ -83,6 +83,26 @@ struct ScrubTests {
     #expect(!left.contains("←/→ versions"), "the full-screen view stayed:\n\(left)")
   }
 
+  /// `tape play`'s status line in a terminal narrower than it: cut to the width, never
+  /// wrapped (a wrapped line leaves a copy of itself on every redraw).
+  @Test func playsStatusLineFitsANarrowTerminal() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    let terminal = try Tmux(width: 40, height: 10)
+    defer { terminal.kill() }
+    try terminal.start(
+      "\(TapeBinary.url.path) play \(file) --device null --loop 2>&1; sleep 60")
+    let screen = try terminal.waitFor(steady: false) { $0.contains("playing") }
+    Thread.sleep(forTimeInterval: 0.5)
+    let later = try terminal.capture()
+    try terminal.send("q")
+    for shown in [screen, later] {
+      let lines = shown.split(separator: "\n", omittingEmptySubsequences: false)
+      #expect(lines.filter { $0.contains("playing") }.count == 1, "\(shown)")
+      #expect(!shown.contains("quit)"), "the status line wrapped:\n\(shown)")
+    }
+  }
+
   /// Scripts get a clear refusal, not a garbled screen.
   @Test func scrubNeedsATerminal() throws {
     let space = try Workspace()
