@@ -27,6 +27,24 @@ struct SpanOptions: ParsableArguments {
     return (project, plan, audio, range)
   }
 
+  /// Refuses a bare number for --from/--to next to `--frames`: it is seconds, and a script
+  /// that reads frames from `--frames` output and passes them back as bare numbers would get
+  /// a time 48,000 times too far.
+  func checkUnits(_ times: TimeDisplayOption) throws {
+    guard times.frames else { return }
+    for (name, value) in [("--from", from), ("--to", to)] {
+      guard let value, !value.isEmpty, value.allSatisfy({ $0.isNumber || $0 == "." }) else {
+        continue
+      }
+      throw UsageError(
+        message:
+          value.contains(".")
+          ? "\(name) \(value) is seconds even with --frames; write \(value)s to say so"
+          : "\(name) \(value) is seconds even with --frames; write \(value)f for frames or \(value)s for seconds"
+      )
+    }
+  }
+
   /// `--from`/`--to` as a frame range; by default the whole project.
   func range(of project: Project) throws -> FrameRange {
     let start = try from.map { try parsePosition($0, project) } ?? .zero
@@ -42,8 +60,9 @@ struct SpanOptions: ParsableArguments {
         TimeValue.clock(FrameCount(position.frames), sampleRate: project.sampleRate)
       }
       throw UsageError(
-        message:
-          "the range would be empty: --from \(shown(start)) is not before the end \(shown(end)); give --to after --from"
+        message: to == nil
+          ? "--from \(shown(start)) is past the end of the project (\(shown(end))); give a --from before \(shown(end)), or --to for silence after the end"
+          : "the range would be empty: --from \(shown(start)) is not before --to \(shown(end)); give --to after --from"
       )
     }
     return FrameRange(start: start, count: FrameCount(end.frames - start.frames))
@@ -84,6 +103,7 @@ struct Play: ParsableCommand {
   func run() throws {
     Interrupt.install()
     try reportingErrors {
+      try span.checkUnits(times)
       let request = DeviceRequest(name: device, period: period, periods: periods)
       try request.validate()
       let follow = span.version == nil && !noFollow

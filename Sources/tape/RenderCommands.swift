@@ -40,6 +40,7 @@ struct Render: ParsableCommand {
     Termination.install(
       message: "render interrupted; \(output == "-" ? "the output" : output) was not written")
     try reportingErrors {
+      try span.checkUnits(times)
       let destination = try OutputDestination.resolve(output)
       let cache = AudioCache(forProject: project.file)
       let (settings, project, plan, audio, range) = try retryingReads {

@@ -11,7 +11,8 @@ struct Tape: ParsableCommand {
     discussion: """
       A project is one SQLite file (song.tape) holding the timeline, its sources and its whole \
       undo history. Times are written 1.5, 1.5s, 250ms, 1:02.5, 01:02:03.250 or 96000f; gains \
-      as -3, -3dB or +2.5dB. Ids are short and stable: s1 (source), t1 (track), c1 (clip).
+      as -3, -3dB or +2.5dB. Ids are short and stable: s1 (source), t1 (track), c1 (clip). \
+      'tape --version' prints the version.
       """,
     subcommands: [CommitLoop.self, Verify.self, HoldLock.self],
     groupedSubcommands: [
@@ -31,16 +32,6 @@ struct Tape: ParsableCommand {
 
   static let version = "0.1.0"
 
-  /// `tape --version`. Why not `CommandConfiguration(version:)`: that adds a `--version` flag
-  /// to every subcommand, and `ls`, `render` and `play` have a `--version V` option of their
-  /// own, so their help listed two `--version`s.
-  @Flag(name: .customLong("version"), help: "Show Tape's version.") var showVersion = false
-
-  func run() throws {
-    guard showVersion else { throw CleanExit.helpRequest(self) }
-    try reportingErrors { print(Tape.version) }
-  }
-
   /// Runs the command line. A reader of stdout that goes away (`tape ls | head -1`) is a write
   /// error Tape reports, not a silent death by SIGPIPE.
   static func main() {
@@ -56,6 +47,14 @@ struct Tape: ParsableCommand {
       return handler
     }
     do {
+      // `tape --version`, by hand. Why not `CommandConfiguration(version:)` or a flag of the
+      // root: either gives every subcommand a `--version` flag, and `ls`, `render` and `play`
+      // have a `--version V` option of their own (their help listed two; a root flag even took
+      // `--version 4` from them).
+      if CommandLine.arguments.dropFirst() == ["--version"] {
+        try reportingErrors { print(version) }
+        return
+      }
       var command = try parseAsRoot()
       try command.run()
     } catch {
