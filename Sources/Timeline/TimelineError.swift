@@ -42,6 +42,8 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
 
   public var description: String {
     switch self {
+    case .invalidTime(let text) where text.trimmingPrefix(" ").hasPrefix("-"):
+      return "'\(text)' is negative; times and lengths are 0 or more"
     case .invalidTime(let text):
       return
         "'\(text)' is not a time; write seconds (1.5 or 1.5s), milliseconds (250ms), a clock (1:02.5 or 01:02:03.250) or frames (96000f)"

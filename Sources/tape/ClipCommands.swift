@@ -20,13 +20,13 @@ struct ClipCommand: ParsableCommand {
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The track id (t1).") var track: String
     @Argument(help: "The source id (s1).") var source: String
-    @Option(help: "Where the clip starts on the timeline.") var at: String
-    @Option(help: "Where in the source the clip starts (default 0).") var from: String?
-    @Option(help: "How long the clip is.") var length: String?
-    @Option(help: "Where in the source the clip ends (instead of --length).") var to: String?
+    @Option(parsing: .unconditional, help: "Where the clip starts on the timeline.") var at: String
+    @Option(parsing: .unconditional, help: "Where in the source the clip starts (default 0).") var from: String?
+    @Option(parsing: .unconditional, help: "How long the clip is.") var length: String?
+    @Option(parsing: .unconditional, help: "Where in the source the clip ends (instead of --length).") var to: String?
     @Option(parsing: .unconditional, help: "Clip gain in dB.") var gain: String?
-    @Option(help: "Fade-in length.") var fadeIn: String?
-    @Option(help: "Fade-out length.") var fadeOut: String?
+    @Option(parsing: .unconditional, help: "Fade-in length.") var fadeIn: String?
+    @Option(parsing: .unconditional, help: "Fade-out length.") var fadeOut: String?
     @Option(help: "Curve of both fades: linear, equal-power, s-curve, exponential.")
     var curve: String = "linear"
     @OptionGroup var output: JSONOption
@@ -83,7 +83,7 @@ struct ClipCommand: ParsableCommand {
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The clip id (c1).") var clip: String
-    @Option(help: "The timeline time to cut at.") var at: String
+    @Option(parsing: .unconditional, help: "The timeline time to cut at.") var at: String
     @OptionGroup var output: JSONOption
 
     func run() throws {
@@ -106,7 +106,7 @@ struct ClipCommand: ParsableCommand {
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The clip id (c1).") var clip: String
-    @Option(help: "The new timeline start.") var to: String?
+    @Option(parsing: .unconditional, help: "The new timeline start.") var to: String?
     @Option(help: "The track to move it to.") var track: String?
     @OptionGroup var output: JSONOption
 
@@ -139,8 +139,8 @@ struct ClipCommand: ParsableCommand {
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The clip id (c1).") var clip: String
-    @Option(help: "The new timeline start.") var start: String?
-    @Option(help: "The new timeline end.") var end: String?
+    @Option(parsing: .unconditional, help: "The new timeline start.") var start: String?
+    @Option(parsing: .unconditional, help: "The new timeline end.") var end: String?
     @OptionGroup var output: JSONOption
 
     func validate() throws {
@@ -174,8 +174,8 @@ struct ClipCommand: ParsableCommand {
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The clip id (c1).") var clip: String
     @Option(parsing: .unconditional, help: "Clip gain in dB.") var gain: String?
-    @Option(help: "Fade-in length (0 removes it).") var fadeIn: String?
-    @Option(help: "Fade-out length (0 removes it).") var fadeOut: String?
+    @Option(parsing: .unconditional, help: "Fade-in length (0 removes it).") var fadeIn: String?
+    @Option(parsing: .unconditional, help: "Fade-out length (0 removes it).") var fadeOut: String?
     @Option(help: "Fade-in curve: linear, equal-power, s-curve, exponential.") var fadeInCurve:
       String?
     @Option(help: "Fade-out curve.") var fadeOutCurve: String?

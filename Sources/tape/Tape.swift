@@ -69,7 +69,36 @@ struct Tape: ParsableCommand {
         } catch {}
         Foundation.exit(0)
       }
-      exit(withError: error)
+      // Our own failures were printed where they happened.
+      if error is ExitCode { exit(withError: error) }
+      // The argument parser's: one line and where to look, never the usage block.
+      let message = Self.message(for: error).split(separator: "\n").first.map(String.init) ?? ""
+      printError("\(oneLine(message)); see: \(commandPath()) --help")
+      Foundation.exit(Exit.usage)
     }
+  }
+
+  /// The parser's message in our style: `Missing value for '--at <at>'` → `missing value for
+  /// --at`.
+  static func oneLine(_ message: String) -> String {
+    var text = message.replacing(#/\ <[a-z-]+>'/#, with: "'")
+    if let first = text.first { text = first.lowercased() + text.dropFirst() }
+    return text.trimmingCharacters(in: .whitespaces)
+  }
+
+  /// The subcommand the arguments name (`clip add`), as far as they name one.
+  static func commandPath() -> String {
+    var names = ["tape"]  // "tape clip add"
+    var command: any ParsableCommand.Type = Tape.self
+    for argument in CommandLine.arguments.dropFirst() {
+      guard
+        let next = command.configuration.subcommands.first(where: {
+          $0._commandName == argument
+        })
+      else { break }
+      names.append(argument)
+      command = next
+    }
+    return names.joined(separator: " ")
   }
 }
