@@ -447,14 +447,19 @@ public final class TimelineStore: Sendable {
 
   /// Reads the header without SQLite: anything that is not a Tape project is refused before a
   /// connection could touch it.
+  ///
+  /// Rule: the descriptor used to read it is never closed while the process lives (one per
+  /// file, reused). Why: closing any descriptor of a file releases every POSIX lock this
+  /// process holds on it, SQLite's included. A scrub that opened a second store to check out
+  /// a version (reading the header, closing it) dropped its follower's shared lock; the next
+  /// editing process then thought itself the last user of the project, checkpointed and
+  /// deleted the log, and the follower read the deleted log's index from then on: it never
+  /// heard another commit (and once read "malformed" pages).
   private static func checkHeader(_ path: String) throws(StoreError) {
     guard FileManager.default.fileExists(atPath: path) else { throw .notFound(path: path) }
-    guard let handle = FileHandle(forReadingAtPath: path) else {
-      throw .io(detail: "cannot read \(path): permission denied")
-    }
-    defer { try? handle.close() }
-    let header = (try? handle.read(upToCount: 100)) ?? Data()
-    guard header.count == 100, header.prefix(16) == Data("SQLite format 3\0".utf8) else {
+    var header = [UInt8](repeating: 0, count: 100)
+    let count = try HeaderReaders.shared.read(path, into: &header)
+    guard count == 100, header.prefix(16) == Array("SQLite format 3\0".utf8)[...] else {
       throw .notAProject(path: path)
     }
     let id = header[68..<72].reduce(Int32(0)) { ($0 << 8) | Int32($1) }
@@ -633,6 +638,42 @@ final class Poller: @unchecked Sendable {
   func cancel() {
     watcher?.cancel()
     timer.cancel()
+  }
+}
+
+/// Descriptors that read project headers, one per file (device and inode), kept open for the
+/// life of the process: see ``TimelineStore/checkHeader(_:)``.
+final class HeaderReaders: Sendable {
+  static let shared = HeaderReaders()
+  private let descriptors = Mutex<[FileKey: Int32]>([:])
+
+  private struct FileKey: Hashable {
+    let device: UInt64
+    let inode: UInt64
+  }
+
+  /// Reads the first `buffer.count` bytes of `path`; how many were read.
+  func read(_ path: String, into buffer: inout [UInt8]) throws(StoreError) -> Int {
+    guard let identity = FileIdentity(path: path) else { throw .notFound(path: path) }
+    let key = FileKey(device: identity.device, inode: identity.inode)
+    let descriptor = try descriptors.withLock {
+      (open: inout [FileKey: Int32]) throws(StoreError) -> Int32 in
+      // A known descriptor still naming a linked file (an inode is reused once its file is
+      // deleted, and closing a deleted file's descriptor releases no lock anyone needs).
+      if let known = open[key] {
+        var info = stat()
+        if fstat(known, &info) == 0, info.st_nlink > 0 { return known }
+        Glibc.close(known)
+      }
+      let opened = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+      guard opened >= 0 else {
+        throw .io(detail: "cannot read \(path): \(String(cString: strerror(errno)))")
+      }
+      open[key] = opened
+      return opened
+    }
+    let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+    return max(0, count)
   }
 }
 

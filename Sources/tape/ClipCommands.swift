@@ -21,9 +21,12 @@ struct ClipCommand: ParsableCommand {
     @Argument(help: "The track id (t1).") var track: String
     @Argument(help: "The source id (s1).") var source: String
     @Option(parsing: .unconditional, help: "Where the clip starts on the timeline.") var at: String
-    @Option(parsing: .unconditional, help: "Where in the source the clip starts (default 0).") var from: String?
+    @Option(parsing: .unconditional, help: "Where in the source the clip starts (default 0).")
+    var from: String?
     @Option(parsing: .unconditional, help: "How long the clip is.") var length: String?
-    @Option(parsing: .unconditional, help: "Where in the source the clip ends (instead of --length).") var to: String?
+    @Option(
+      parsing: .unconditional, help: "Where in the source the clip ends (instead of --length).")
+    var to: String?
     @Option(parsing: .unconditional, help: "Clip gain in dB.") var gain: String?
     @Option(parsing: .unconditional, help: "Fade-in length.") var fadeIn: String?
     @Option(parsing: .unconditional, help: "Fade-out length.") var fadeOut: String?

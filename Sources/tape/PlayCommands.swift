@@ -11,7 +11,8 @@ import TimelineStore
 /// What part of which version `render` and `play` work on.
 struct SpanOptions: ParsableArguments {
   @Option(parsing: .unconditional, help: "Start on the timeline (default 0).") var from: String?
-  @Option(parsing: .unconditional, help: "End on the timeline (default: the end of the last clip).") var to: String?
+  @Option(parsing: .unconditional, help: "End on the timeline (default: the end of the last clip).")
+  var to: String?
   @Option(help: "Use this version instead of the current one (the head does not move).")
   var version: Int64?
 

@@ -31,6 +31,40 @@ struct CrossProcessTests {
     #expect(undone.project == first.project)
   }
 
+  /// A second store opened and closed in this process (what `tape scrub`'s Enter does to check
+  /// out) leaves a follower hearing every later edit from other processes. Opening a store
+  /// used to read the file's header through a descriptor it then closed, which released this
+  /// process's SQLite locks: the next editing process deleted the log under the follower,
+  /// which never heard another commit.
+  @Test func aSecondStoreInThisProcessLeavesTheFollowerHearing() async throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    try ws.tape("track", "add", song, "Voice")
+    let follower = try TimelineStore.open(at: song, access: .follow)
+    var updates = follower.updates().makeAsyncIterator()
+    _ = await updates.next()
+    let writer = try TimelineStore.open(at: song)
+    try writer.commit(label: "Rename") { project, _ in
+      try project.setTrack(Track.ID(1), name: "Lead")
+    }
+    try writer.close()
+    for gain in ["-1", "-2", "-3", "-4"] {
+      try ws.tape("track", "set", song, "t1", "--gain", gain)
+      let expected = Gain(decibels: Double(gain)!)
+      let deadline = ContinuousClock.now + .seconds(5)
+      while follower.snapshot.project.track(Track.ID(1))?.gain != expected,
+        ContinuousClock.now < deadline
+      {
+        try await Task.sleep(for: .milliseconds(20))
+      }
+      #expect(
+        follower.snapshot.project.track(Track.ID(1))?.gain == expected,
+        "the follower stopped hearing at gain \(gain)")
+    }
+    #expect(FileManager.default.fileExists(atPath: song + "-wal"))
+  }
+
   /// A child process commits in a loop and is killed with SIGKILL at random moments. After each
   /// kill the file passes SQLite's integrity check, every acknowledged operation is there, the
   /// head is the last acknowledged version or the one in flight, undo back to version 1 works,

@@ -41,7 +41,10 @@ struct HelpTests {
   /// The argument parser's own errors are one line, with where to look, exit 64: never the
   /// usage block. Negative times reach Tape's own parser, which says what is wrong.
   @Test(arguments: [
-    (["play", "song.tape", "--version", "abc"], "the value 'abc' is invalid for '--version'", "play"),
+    (
+      ["play", "song.tape", "--version", "abc"], "the value 'abc' is invalid for '--version'",
+      "play"
+    ),
     (["clip", "add", "song.tape"], "missing expected argument '<track>'", "clip add"),
     (["clip", "add", "song.tape", "t1", "s1", "--at"], "missing value for '--at'", "clip add"),
     (["--nope"], "unknown option '--nope'", ""),
