@@ -50,10 +50,11 @@ struct Watch: ParsableCommand {
                 diff = update.diff
               }
               let label = try store.entry(move.to)?.label ?? ""
+              let fromLabel = try move.from.flatMap { try store.entry($0)?.label }
               if json {
-                printJSON(words.moveJSON(move, label: label, diff: diff))
+                printJSON(words.moveJSON(move, label: label, fromLabel: fromLabel, diff: diff))
               } else {
-                print(words.moveLine(move, label: label, diff: diff))
+                print(words.moveLine(move, label: label, fromLabel: fromLabel, diff: diff))
               }
               try StandardOutput.flush()
               printed += 1
@@ -121,22 +122,50 @@ struct DiffWords {
     TimeValue.clock(FrameCount(frames), sampleRate: sampleRate)
   }
 
-  /// `edit v41 → v42 "Move c3": c3 moved 0:01.000 → 0:03.000, t1 → t2`.
-  func moveLine(_ move: HeadMove, label: String, diff: ProjectDiff) -> String {
+  /// `edit v41 → v42 "Move c3": c3 moved 0:01.000 → 0:03.000, t1 → t2`; an undo names the
+  /// version it undid: `undo v42 → v41 (undid "Move c3"): c3 moved 0:03.000 → 0:01.000`.
+  func moveLine(
+    _ move: HeadMove, label: String, fromLabel: String?, diff: ProjectDiff
+  ) -> String {
     let versions =
       move.from.map { $0 == move.to ? "v\($0)" : "v\($0) → v\(move.to)" } ?? "v\(move.to)"
+    let named =
+      move.cause == .undo && fromLabel != nil
+      ? "(undid \(quoted(fromLabel ?? "")))" : quoted(label)
     let changes = lines(diff)
     return
-      "\(move.cause.rawValue) \(versions) \"\(label)\"\(changes.isEmpty ? "" : ": " + changes.joined(separator: "; "))"
+      "\(move.cause.rawValue) \(versions) \(named)\(changes.isEmpty ? "" : ": " + changes.joined(separator: "; "))"
+  }
+
+  /// `"name"`, with quotes, backslashes and control characters escaped: a name never breaks
+  /// the line it is in.
+  func quoted(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "\"": out += "\\\""
+      case "\\": out += "\\\\"
+      case "\n": out += "\\n"
+      case "\t": out += "\\t"
+      case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+        out += String(format: "\\u{%X}", scalar.value)
+      default: out.unicodeScalars.append(scalar)
+      }
+    }
+    return out + "\""
   }
 
   /// The `watch --json` line: documented in the README; keep stable.
-  func moveJSON(_ move: HeadMove, label: String, diff: ProjectDiff) -> JSONValue {
-    .object([
+  func moveJSON(
+    _ move: HeadMove, label: String, fromLabel: String?, diff: ProjectDiff
+  ) -> JSONValue {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return .object([
       ("sequence", .int(move.sequence)), ("cause", .string(move.cause.rawValue)),
       ("from", move.from.map(JSONValue.int) ?? .null), ("to", .int(move.to)),
-      ("label", .string(label)),
-      ("date", .string(ISO8601DateFormatter().string(from: move.date))),
+      ("label", .string(label)), ("fromLabel", fromLabel.map(JSONValue.string) ?? .null),
+      ("date", .string(formatter.string(from: move.date))),
       ("changes", .array(changesJSON(diff))),
     ])
   }
@@ -157,19 +186,44 @@ struct DiffWords {
       default: break
       }
     }
-    for change in diff.tracks { lines.append(trackWords(change)) }
+    for change in diff.tracks where !isShiftOnly(change, in: diff) {
+      lines.append(trackWords(change))
+    }
     for change in diff.clips { lines.append(clipWords(change)) }
     return lines
+  }
+
+  /// Whether a track only changed row because tracks above it were added or removed (not
+  /// worth a line: `t3 moved from row 3 to 2` after `t2 removed` is noise).
+  private func isShiftOnly(_ change: ProjectDiff.TrackChange, in diff: ProjectDiff) -> Bool {
+    guard let old = change.before, let new = change.after else { return false }
+    var same = new
+    same.index = old.index
+    guard same == old else { return false }
+    let removedAbove = diff.tracks.filter {
+      $0.after == nil && ($0.before?.index ?? .max) < old.index
+    }
+    let addedAbove = diff.tracks.filter {
+      $0.before == nil && ($0.after?.index ?? .max) < new.index
+    }
+    return new.index == old.index - removedAbove.count + addedAbove.count
   }
 
   private func trackWords(_ change: ProjectDiff.TrackChange) -> String {
     let id = change.id
     switch (change.before, change.after) {
-    case (nil, let new?): return "\(id) added \"\(new.name)\""
-    case (let old?, nil): return "\(id) removed \"\(old.name)\""
+    case (nil, let new?):
+      var settings: [String] = []
+      if new.gain != .unity { settings.append("gain \(new.gain)") }
+      if new.pan != 0 { settings.append("pan \(formatPan(new.pan))") }
+      if new.isMuted { settings.append("muted") }
+      if new.isSolo { settings.append("soloed") }
+      return
+        "\(id) added \(quoted(new.name))\(settings.isEmpty ? "" : " (" + settings.joined(separator: ", ") + ")")"
+    case (let old?, nil): return "\(id) removed \(quoted(old.name))"
     case (let old?, let new?):
       var parts: [String] = []
-      if old.name != new.name { parts.append("renamed \"\(old.name)\" → \"\(new.name)\"") }
+      if old.name != new.name { parts.append("renamed \(quoted(old.name)) → \(quoted(new.name))") }
       if old.gain != new.gain { parts.append("gain \(old.gain) → \(new.gain)") }
       if old.pan != new.pan { parts.append("pan \(formatPan(old.pan)) → \(formatPan(new.pan))") }
       if old.isMuted != new.isMuted { parts.append(new.isMuted ? "muted" : "unmuted") }
@@ -187,14 +241,36 @@ struct DiffWords {
     let id = change.id
     switch (change.before, change.after) {
     case (nil, let new?):
+      let clip = new.clip
+      var settings = [
+        "\(clip.source) from \(time(clip.sourceRange.start.frames))",
+        "\(time(clip.length.frames)) long",
+      ]
+      if clip.gain != .unity { settings.append("gain \(clip.gain)") }
+      if clip.fadeIn.length.frames > 0 { settings.append("fade-in \(fade(clip.fadeIn))") }
+      if clip.fadeOut.length.frames > 0 { settings.append("fade-out \(fade(clip.fadeOut))") }
       return
-        "\(id) added on \(new.track) at \(time(new.clip.timelineStart.frames)) (\(new.clip.source) from \(time(new.clip.sourceRange.start.frames)), \(time(new.clip.length.frames)) long)"
+        "\(id) added on \(new.track) at \(time(clip.timelineStart.frames)) (\(settings.joined(separator: ", ")))"
     case (let old?, nil):
       return "\(id) removed from \(old.track) (was at \(time(old.clip.timelineStart.frames)))"
     case (let old?, let new?):
       var parts: [String] = []
       let (a, b) = (old.clip, new.clip)
-      if a.timelineStart != b.timelineStart || old.track != new.track {
+      // A trim: an edge moved and the audio stayed where it was on the timeline.
+      let shift = b.timelineStart.frames - a.timelineStart.frames
+      let trimmed =
+        old.track == new.track && a.source == b.source
+        && b.sourceRange.start.frames - a.sourceRange.start.frames == shift
+        && (shift != 0 || a.sourceRange.count != b.sourceRange.count)
+      if trimmed {
+        if shift != 0 {
+          parts.append(
+            "start trimmed \(time(a.timelineStart.frames)) → \(time(b.timelineStart.frames))")
+        }
+        if a.timelineEnd != b.timelineEnd {
+          parts.append("end trimmed \(time(a.timelineEnd.frames)) → \(time(b.timelineEnd.frames))")
+        }
+      } else if a.timelineStart != b.timelineStart || old.track != new.track {
         var moved = "moved"
         if a.timelineStart != b.timelineStart {
           moved += " \(time(a.timelineStart.frames)) → \(time(b.timelineStart.frames))"
@@ -204,19 +280,27 @@ struct DiffWords {
         }
         parts.append(moved)
       }
-      if a.sourceRange != b.sourceRange {
+      if a.sourceRange != b.sourceRange && !trimmed {
         parts.append(
           "cropped \(time(a.sourceRange.start.frames))–\(time(a.sourceRange.end.frames)) → \(time(b.sourceRange.start.frames))–\(time(b.sourceRange.end.frames)) of \(b.source)"
         )
       }
       if a.source != b.source { parts.append("source \(a.source) → \(b.source)") }
       if a.gain != b.gain { parts.append("gain \(a.gain) → \(b.gain)") }
-      if a.fadeIn != b.fadeIn { parts.append("fade-in \(fade(a.fadeIn)) → \(fade(b.fadeIn))") }
-      if a.fadeOut != b.fadeOut { parts.append("fade-out \(fade(a.fadeOut)) → \(fade(b.fadeOut))") }
+      if a.fadeIn != b.fadeIn { parts.append(fadeChange("fade-in", a.fadeIn, b.fadeIn)) }
+      if a.fadeOut != b.fadeOut { parts.append(fadeChange("fade-out", a.fadeOut, b.fadeOut)) }
       return "\(id) " + parts.joined(separator: ", ")
     default:
       return "\(id)"
     }
+  }
+
+  /// `fade-in 50ms linear → 1s s-curve`; a curve set where there is no fade yet says so.
+  private func fadeChange(_ name: String, _ a: Fade, _ b: Fade) -> String {
+    if a.length == b.length && a.length.frames == 0 {
+      return "\(name) curve \(a.curve.displayName) → \(b.curve.displayName) (no \(name) yet)"
+    }
+    return "\(name) \(fade(a)) → \(fade(b))"
   }
 
   private func fade(_ fade: Fade) -> String {

@@ -57,8 +57,41 @@ struct WatchAndDiffTests {
     let lines = output.split(separator: "\n")
     #expect(lines.count == 2)
     #expect(lines.first?.hasSuffix(": t2 gain -6 dB → -9 dB, muted") == true, "\(output)")
+    // An undo names what it undid, not the label of the version it went back to.
+    #expect(lines.last?.contains("(undid \"Set track t2 gain -9dB, muted\")") == true, "\(output)")
     #expect(lines.last?.hasPrefix("undo ") == true)
     #expect(lines.last?.hasSuffix(": t2 gain -9 dB → -6 dB, unmuted") == true, "\(output)")
+  }
+
+  /// The words say what an edit did: settings of what was added, trims as trims, a curve set
+  /// before its fade, names with quotes escaped, and no line for tracks that only shifted row.
+  @Test func diffInWords() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    func diffLines(_ edit: [String]) throws -> [String] {
+      let before = try head(space, file)
+      let result = try TapeBinary.run(edit)
+      #expect(result.status == 0, "\(edit): \(result.stderr)")
+      return try space.tape("diff", file, "\(before)", "\(try head(space, file))").stdout
+        .split(separator: "\n").map(String.init)
+    }
+    #expect(
+      try diffLines(["track", "add", file, "Say \"hi\"", "--gain", "-3", "--pan", "0.5"])
+        == [#"t3 added "Say \"hi\"" (gain -3 dB, pan R50)"#])
+    #expect(
+      try diffLines([
+        "clip", "add", file, "t3", "s1", "--at", "1s", "--length", "2s", "--fade-in", "50ms",
+      ]) == ["c3 added on t3 at 0:01.000 (s1 from 0:00.000, 0:02.000 long, fade-in 0.05s linear)"])
+    #expect(
+      try diffLines(["clip", "trim", file, "c3", "--start", "1.5s"])
+        == ["c3 start trimmed 0:01.000 → 0:01.500"])
+    #expect(
+      try diffLines(["clip", "set", file, "c2", "--fade-in-curve", "s-curve"])
+        == ["c2 fade-in curve linear → s-curve (no fade-in yet)"])
+    // Removing t1 shifts t2 and t3 up a row: only the removal (and its clip) is said.
+    #expect(
+      try diffLines(["track", "rm", file, "t1"])
+        == [#"t1 removed "Voice""#, "c1 removed from t1 (was at 0:00.500)"])
   }
 
   /// `tape diff A B` across branches equals the difference of the two versions' `ls --json`:
