@@ -20,31 +20,50 @@ public enum TimelineScreen {
   public static let nameWidth = 14
 
   /// The screen's lines (exactly `height` of them, each at most `width` visible columns, ANSI
-  /// styles aside): the header, the ruler, one row per track (as many as fit), the footer.
-  /// `span` frames of timeline fill the width; the playhead, when given, is drawn where it is.
+  /// styles aside): the header, the ruler, one row per track (as many as fit, from
+  /// `firstTrack`), the footer. `span` frames of timeline from `start` fill the width; the
+  /// playhead, when given, is drawn where it is.
   public static func lines(
-    of project: Project, width: Int, height: Int, span: Int64, playhead: Int64? = nil,
-    header: String, footer: String, colour: Bool = true
+    of project: Project, width: Int, height: Int, span: Int64, start: Int64 = 0,
+    firstTrack: Int = 0, playhead: Int64? = nil, header: String, footer: String,
+    colour: Bool = true
   ) -> [String] {
-    let width = max(width, nameWidth + 10)
-    let height = max(height, 4)
+    // Narrower or shorter than a usable screen: draw the smallest one plainly and cut it.
+    let smallest = (width: nameWidth + 10, height: 4)
+    if width < smallest.width || height < smallest.height {
+      let drawn = lines(
+        of: project, width: max(width, smallest.width), height: max(height, smallest.height),
+        span: span, start: start, firstTrack: firstTrack, playhead: playhead, header: header,
+        footer: footer, colour: false)
+      return drawn.prefix(max(1, height)).map { String($0.prefix(max(1, width))) }
+    }
+    // A long footer (an error) wraps onto up to three lines rather than lose its end.
+    let footerLines = wrap(footer, width, limit: max(1, min(3, height - 3)))
     let columns = width - nameWidth
     let span = max(span, 1)
     let rate = project.sampleRate
     func column(_ frame: Int64) -> Int {
-      Int((Double(frame) / Double(span) * Double(columns)).rounded(.down))
+      Int((Double(frame - start) / Double(span) * Double(columns)).rounded(.down))
     }
     var lines: [String] = [fit(header, width)]
-    lines.append(ruler(columns: columns, span: span, rate: rate))
-    let rows = height - 3
+    lines.append(ruler(columns: columns, start: start, span: span, rate: rate))
+    var rows = height - 2 - footerLines.count
+    let firstTrack = max(0, min(firstTrack, project.tracks.count - 1))
+    if firstTrack > 0 {
+      lines.append(fit("… \(firstTrack) tracks above", width))
+      rows -= 1
+    }
+    let shown = project.tracks.dropFirst(firstTrack)
+    let below = shown.count - rows
     let playheadColumn = playhead.map(column)
-    for track in project.tracks.prefix(rows) {
+    let anySolo = project.tracks.contains { $0.isSolo }
+    for track in shown.prefix(below > 0 ? rows - 1 : rows) {
       var cells = Array(repeating: Character(" "), count: columns)
       for clip in track.clips {
         let first = column(clip.timelineStart.frames)
-        guard first < columns else { continue }
-        let last = max(first, min(columns - 1, column(clip.timelineEnd.frames) - 1))
-        draw(clip, into: &cells, from: first, to: last, span: span, columns: columns)
+        let last = max(first, column(clip.timelineEnd.frames) - 1)
+        guard first < columns, last >= 0 else { continue }
+        draw(clip, into: &cells, from: first, to: last, perColumn: Double(span) / Double(columns))
       }
       var row = String(cells)
       if let playheadColumn, playheadColumn >= 0, playheadColumn < columns {
@@ -52,29 +71,31 @@ public enum TimelineScreen {
         let mark = colour ? "\u{1B}[7m\(row[index])\u{1B}[27m" : "|"
         row.replaceSubrange(index...index, with: mark)
       }
-      var name = fit("\(track.id) \(track.name)", nameWidth - 1) + " "
-      if track.isMuted { name = fit("\(track.id) \(track.name) m", nameWidth - 1) + " " }
-      let dim =
-        colour && (track.isMuted || (project.tracks.contains { $0.isSolo } && !track.isSolo))
+      // m: muted; s: soloed (the others are then dimmed).
+      let marks = (track.isMuted ? "m" : "") + (track.isSolo ? "s" : "")
+      let name =
+        fit("\(track.id) \(track.name)\(marks.isEmpty ? "" : " " + marks)", nameWidth - 1) + " "
+      let dim = colour && (track.isMuted || (anySolo && !track.isSolo))
       lines.append(dim ? "\u{1B}[2m\(name)\(row)\u{1B}[22m" : name + row)
     }
-    if project.tracks.count > rows {
-      lines[lines.count - 1] = fit("… \(project.tracks.count - rows + 1) more tracks", width)
-    }
-    while lines.count < height - 1 { lines.append("") }
-    lines.append(fit(footer, width))
+    if below > 0 { lines.append(fit("… \(below + 1) more tracks", width)) }
+    if project.tracks.isEmpty { lines.append("(no tracks)") }
+    while lines.count < height - footerLines.count { lines.append("") }
+    lines += footerLines.map { fit($0, width) }
     return lines
   }
 
   /// `[/c3=====\]`: the bracket ends, the fade-in and fade-out ramps, the id where it fits.
+  /// `first` and `last` are the clip's columns, either of them possibly off the screen.
   private static func draw(
-    _ clip: Clip, into cells: inout [Character], from first: Int, to last: Int, span: Int64,
-    columns: Int
+    _ clip: Clip, into cells: inout [Character], from first: Int, to last: Int,
+    perColumn: Double
   ) {
-    let perColumn = Double(span) / Double(columns)
+    let columns = cells.count
     let fadeIn = Int((Double(clip.fadeIn.length.frames) / perColumn).rounded())
     let fadeOut = Int((Double(clip.fadeOut.length.frames) / perColumn).rounded())
-    for index in first...last {
+    let visible = max(0, first)...min(columns - 1, last)
+    for index in visible {
       if index - first < fadeIn {
         cells[index] = "/"
       } else if last - index < fadeOut {
@@ -84,28 +105,33 @@ public enum TimelineScreen {
       }
     }
     if last > first {
-      cells[first] = "["
-      cells[last] = "]"
+      if first >= 0 { cells[first] = "[" }
+      if last < columns { cells[last] = "]" }
     } else {
-      cells[first] = "|"
+      cells[visible.lowerBound] = "|"
     }
+    // The id just after the fade-in's ramp (whose first column is the bracket), inside what
+    // is visible.
     let id = Array(clip.id.description)
-    if last - first - 1 >= id.count {
-      // Just after the fade-in's ramp (whose first column is the bracket).
-      let start = first + max(1, min(fadeIn, last - first - id.count))
-      for (offset, character) in id.enumerated() { cells[start + offset] = character }
-    }
+    let innerFirst = visible.lowerBound + (first >= 0 ? 1 : 0)
+    let innerLast = visible.upperBound - (last < columns ? 1 : 0)
+    guard innerLast - innerFirst + 1 >= id.count else { return }
+    let start = min(
+      max(first + max(1, min(fadeIn, last - first - id.count)), innerFirst),
+      innerLast - id.count + 1)
+    for (offset, character) in id.enumerated() { cells[start + offset] = character }
   }
 
   /// Time marks every ten columns or so, at round seconds.
-  private static func ruler(columns: Int, span: Int64, rate: Int) -> String {
+  private static func ruler(columns: Int, start: Int64, span: Int64, rate: Int) -> String {
     var cells = Array(repeating: Character(" "), count: columns)
     let seconds = Double(span) / Double(rate)
+    let from = Double(start) / Double(rate)
     let steps = [0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1_800, 3_600]
     let step = steps.first { seconds / $0 <= Double(columns) / 10 } ?? 3_600
-    var mark = 0.0
-    while mark < seconds {
-      let column = Int(mark / seconds * Double(columns))
+    var mark = (from / step).rounded(.up) * step
+    while mark < from + seconds {
+      let column = Int((mark - from) / seconds * Double(columns))
       let label = Array(clock(mark))
       if column + label.count <= columns {
         for (offset, character) in label.enumerated() { cells[column + offset] = character }
@@ -118,8 +144,29 @@ public enum TimelineScreen {
   private static func clock(_ seconds: Double) -> String {
     let whole = Int(seconds)
     let fraction = seconds - Double(whole)
-    let text = "\(whole / 60):\(whole % 60 < 10 ? "0" : "")\(whole % 60)"
+    func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+    let (hours, minutes, rest) = (whole / 3_600, whole % 3_600 / 60, whole % 60)
+    let text = hours > 0 ? "\(hours):\(two(minutes)):\(two(rest))" : "\(minutes):\(two(rest))"
     return fraction > 0 ? text + ".5" : text
+  }
+
+  /// `text` in lines of at most `width` characters, broken at spaces where it can, at most
+  /// `limit` lines (the last one cut).
+  static func wrap(_ text: String, _ width: Int, limit: Int) -> [String] {
+    var lines: [String] = []
+    var rest = Substring(text)
+    while !rest.isEmpty && lines.count < limit {
+      if rest.count <= width || lines.count == limit - 1 {
+        lines.append(String(rest.prefix(width)))
+        break
+      }
+      let window = rest.prefix(width + 1)
+      let cut = window.lastIndex(of: " ").map { rest.distance(from: rest.startIndex, to: $0) }
+      let length = cut.flatMap { $0 > 0 ? $0 : nil } ?? width
+      lines.append(String(rest.prefix(length)))
+      rest = rest.dropFirst(length).drop { $0 == " " }
+    }
+    return lines.isEmpty ? [""] : lines
   }
 
   /// `text` cut to `width` characters (no wrapping).

@@ -219,6 +219,7 @@ final class PlaySession: @unchecked Sendable {
       tcsetattr(STDIN_FILENO, TCSANOW, &settings)
       Termination.rememberTerminal()
       Termination.restoreTerminalOnCrash()
+      Suspend.install()
     }
     defer {
       if raw {
@@ -234,6 +235,17 @@ final class PlaySession: @unchecked Sendable {
         break
       }
       for message in player.takeMessages() { note(message) }
+      if raw && Suspend.requested() {
+        // Ctrl-Z: the terminal as it was while stopped, keys again after `fg`.
+        var settings = termios()
+        tcgetattr(STDIN_FILENO, &settings)
+        Suspend.stop(
+          leave: {
+            writeOut("\r\u{1B}[K")
+            tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+          },
+          back: { tcsetattr(STDIN_FILENO, TCSANOW, &settings) })
+      }
       if raw {
         if readKeys() { break }
         if ContinuousClock.now - lastDraw > .milliseconds(100) {

@@ -54,7 +54,12 @@ final class ScrubSession: @unchecked Sendable {
   /// Which child → leads to, where the history forks (by version).
   private var branch: [Int64: Int] = [:]
   private var shown: StoreVersion
+  /// The view: `span` frames from `viewStart` fill the width (the whole project until the
+  /// user zooms or scrolls), tracks from `firstTrack`.
   private var span: Int64
+  private var viewStart: Int64 = 0
+  private var zoomed = false
+  private var firstTrack = 0
   private var player: LivePlayer?
   private var playing = false
   private var message = ""
@@ -116,10 +121,12 @@ final class ScrubSession: @unchecked Sendable {
     }
     tcsetattr(STDIN_FILENO, TCSANOW, &settings)
     let leave = "\u{1B}[?25h\u{1B}[?1049l"
+    let enter = "\u{1B}[?1049h\u{1B}[?25l"
     Termination.rememberTerminal(reset: leave)
     Termination.restoreTerminalOnCrash()
     Resize.install()
-    write("\u{1B}[?1049h\u{1B}[?25l")
+    Suspend.install()
+    write(enter)
     defer {
       follower?.cancel()
       if let player {
@@ -137,16 +144,42 @@ final class ScrubSession: @unchecked Sendable {
         headMoved.value.store(true, ordering: .releasing)
       }
     }
+    if !store.canFollow {
+      message =
+        "read-only and opened without its log: edits made elsewhere will not appear (q quits)"
+    }
     draw(shown.project)
     var lastDraw = ContinuousClock.now
     while !Interrupt.requested() {
-      if headMoved.value.exchange(false, ordering: .acquiring) { try followHead() }
+      if headMoved.value.exchange(false, ordering: .acquiring) {
+        do { try followHead() } catch { say(describe(error).1) }
+      }
       if Resize.happened() { draw(shown.project) }
+      if Suspend.requested() {
+        Suspend.stop(
+          leave: {
+            write(leave)
+            tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+          },
+          back: {
+            tcsetattr(STDIN_FILENO, TCSANOW, &settings)
+            write(enter)
+            draw(shown.project)
+          })
+      }
       var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
       if poll(&request, 1, 25) > 0 {
         var bytes = [UInt8](repeating: 0, count: 64)
         let count = read(STDIN_FILENO, &bytes, bytes.count)
-        if count > 0, try !handle(Array(bytes[..<count])) { return }
+        if count > 0 {
+          // A version that cannot be read (a read-only project changed under us) is a line
+          // in the footer, not the end of the session.
+          do {
+            if try !handle(Array(bytes[..<count])) { return }
+          } catch {
+            say(describe(error).1)
+          }
+        }
       }
       if playing, ContinuousClock.now - lastDraw > .milliseconds(50) {
         lastDraw = .now
@@ -160,10 +193,29 @@ final class ScrubSession: @unchecked Sendable {
     var index = 0
     while index < bytes.count {
       let byte = bytes[index]
+      // Page Up / Page Down: ESC [ 5 ~ and ESC [ 6 ~.
+      if byte == 0x1B, index + 3 < bytes.count, bytes[index + 1] == UInt8(ascii: "["),
+        bytes[index + 3] == UInt8(ascii: "~")
+      {
+        if bytes[index + 2] == UInt8(ascii: "5") { scrollTracks(-1) }
+        if bytes[index + 2] == UInt8(ascii: "6") { scrollTracks(1) }
+        index += 4
+        continue
+      }
       if byte == 0x1B, index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "[") {
         switch bytes[index + 2] {
-        case UInt8(ascii: "D"): if let parent = parentOfShown { try go(to: parent) }
-        case UInt8(ascii: "C"): if let next = next(after: shown.version) { try go(to: next) }
+        case UInt8(ascii: "D"):
+          if let parent = parentOfShown {
+            try go(to: parent)
+          } else {
+            say("v\(shown.version) is the first version")
+          }
+        case UInt8(ascii: "C"):
+          if let next = next(after: shown.version) {
+            try go(to: next)
+          } else {
+            say("v\(shown.version) is the newest version on this branch")
+          }
         case UInt8(ascii: "A"): chooseBranch(-1)
         case UInt8(ascii: "B"): chooseBranch(1)
         default: break
@@ -174,12 +226,63 @@ final class ScrubSession: @unchecked Sendable {
       switch byte {
       case UInt8(ascii: "q"), UInt8(ascii: "Q"): return false
       case UInt8(ascii: " "): togglePlay()
+      case UInt8(ascii: "+"), UInt8(ascii: "="): zoom(0.5)
+      case UInt8(ascii: "-"), UInt8(ascii: "_"): zoom(2)
+      case UInt8(ascii: "<"), UInt8(ascii: ","): scroll(-0.25)
+      case UInt8(ascii: ">"), UInt8(ascii: "."): scroll(0.25)
+      case UInt8(ascii: "0"): fitAll()
       case 0x0D, 0x0A: try checkout()
       default: break
       }
       index += 1
     }
     return true
+  }
+
+  // MARK: The view: zoom, scroll, tracks
+
+  /// Shows `factor` times the span, around its middle (or the playhead while playing).
+  private func zoom(_ factor: Double) {
+    let rate = Int64(shown.project.sampleRate)
+    let centre = playing ? (player?.status.position ?? viewStart) : viewStart + span / 2
+    let wanted = Int64(Double(span) * factor)
+    span = min(max(wanted, rate / 10), max(fullSpan, rate * 10) * 2)
+    zoomed = true
+    viewStart = max(0, centre - span / 2)
+    draw(shown.project)
+  }
+
+  private func scroll(_ share: Double) {
+    viewStart = max(0, viewStart + Int64(Double(span) * share))
+    zoomed = true
+    draw(shown.project)
+  }
+
+  /// Back to the whole project on screen.
+  private func fitAll() {
+    zoomed = false
+    viewStart = 0
+    span = fullSpan
+    draw(shown.project)
+  }
+
+  /// The whole project, and 10 s at least.
+  private var fullSpan: Int64 {
+    max(shown.project.timelineEnd.frames, Int64(shown.project.sampleRate) * 10)
+  }
+
+  private func scrollTracks(_ pages: Int) {
+    var size = winsize()
+    _ = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size)
+    let page = max(1, Int(size.ws_row) - 6)
+    firstTrack = max(0, min(firstTrack + pages * page, shown.project.tracks.count - 1))
+    draw(shown.project)
+  }
+
+  /// A line in the footer until the next step.
+  private func say(_ text: String) {
+    message = text
+    draw(shown.project)
   }
 
   private func chooseBranch(_ step: Int) {
@@ -198,7 +301,7 @@ final class ScrubSession: @unchecked Sendable {
   /// animating the change, and has the player follow.
   private func go(to version: Int64) throws {
     let (next, diff) = try store.step(from: shown, to: version)
-    span = max(span, next.project.timelineEnd.frames)
+    if !zoomed { span = max(span, next.project.timelineEnd.frames) }
     shown = next
     message = ""
     player?.offer(next.project, version: next.version, cause: "scrub")
@@ -279,7 +382,14 @@ final class ScrubSession: @unchecked Sendable {
     let width = size.ws_col > 0 ? Int(size.ws_col) : 80
     let height = size.ws_row > 0 ? Int(size.ws_row) : 24
     let label = history.versions.first { $0.version == shown.version }?.label ?? ""
-    var header = "v\(shown.version) \"\(label)\"   head v\(history.head)"
+    // A zoomed view follows the playhead.
+    if playing, zoomed, let position = player?.status.position,
+      position < viewStart || position >= viewStart + span
+    {
+      viewStart = max(0, position - span / 10)
+    }
+    // The versions first: a narrow terminal cuts the label, not the head.
+    var header = "v\(shown.version)   head v\(history.head)"
     if let options = children[shown.version], options.count > 1,
       let next = next(after: shown.version), let index = options.firstIndex(of: next)
     {
@@ -290,11 +400,14 @@ final class ScrubSession: @unchecked Sendable {
       header +=
         "   \(playing ? "playing" : "paused") \(TimeValue.clock(FrameCount(status.position), sampleRate: project.sampleRate))"
     }
+    header += "   \"\(label)\""
     let footer =
       message.isEmpty
-      ? "←/→ versions  ↑/↓ branch  space play/pause  enter checkout  q quit" : message
+      ? "←/→ versions  ↑/↓ branch  space play/pause  enter checkout  q quit  +/- zoom  </> scroll  0 all  PgUp/PgDn tracks"
+      : message
     let lines = TimelineScreen.lines(
-      of: project, width: width, height: height, span: span,
+      of: project, width: width, height: height, span: span, start: viewStart,
+      firstTrack: firstTrack,
       playhead: playing ? player?.status.position : nil, header: header, footer: footer)
     write("\u{1B}[H" + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\r\n"))
   }
@@ -307,6 +420,35 @@ final class ScrubSession: @unchecked Sendable {
 /// An atomic flag shared by reference.
 final class AtomicFlag: Sendable {
   let value = Atomic<Bool>(false)
+}
+
+/// SIGTSTP (Ctrl-Z): the loop restores the terminal, stops the process for real, and puts the
+/// terminal back in its mode when the shell continues it (`fg`).
+enum Suspend {
+  private static let flag = Atomic<Bool>(false)
+
+  static func install() {
+    signal(SIGTSTP) { _ in Suspend.flag.store(true, ordering: .relaxed) }
+    // A parent may have started us with it blocked (the mask is inherited).
+    var signals = sigset_t()
+    sigemptyset(&signals)
+    sigaddset(&signals, SIGTSTP)
+    pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+  }
+
+  static func requested() -> Bool {
+    flag.exchange(false, ordering: .relaxed)
+  }
+
+  /// Runs `leave`, stops the process until SIGCONT, then runs `back`.
+  static func stop(leave: () -> Void, back: () -> Void) {
+    leave()
+    signal(SIGTSTP, SIG_DFL)
+    raise(SIGTSTP)
+    // Continued.
+    install()
+    back()
+  }
 }
 
 /// SIGWINCH: the terminal was resized; the next look redraws.

@@ -83,6 +83,31 @@ struct ScrubTests {
     #expect(!left.contains("←/→ versions"), "the full-screen view stayed:\n\(left)")
   }
 
+  /// Ctrl-Z leaves the full-screen view and gives the terminal back as it was; `fg` brings
+  /// the view and its keys back. (In an interactive shell, which does job control.)
+  @Test func ctrlZAndForeground() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    let head = try currentHead(space, file)
+    let terminal = try Tmux(width: 100, height: 24)
+    defer { terminal.kill() }
+    try terminal.start("PS1='$ ' exec bash --norc --noprofile -i")
+    Thread.sleep(forTimeInterval: 0.5)
+    try terminal.type("\(TapeBinary.url.path) scrub \(file)")
+    try terminal.send("Enter")
+    _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
+    try terminal.send("C-z")
+    let stopped = try terminal.waitFor { $0.contains("Stopped") }
+    #expect(!stopped.contains("←/→ versions"), "the view stayed while stopped:\n\(stopped)")
+    try terminal.type("fg")
+    try terminal.send("Enter")
+    _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
+    try terminal.send("Left")
+    _ = try terminal.waitFor { $0.hasPrefix("v\(head - 1) ") }
+    try terminal.send("q")
+    _ = try terminal.waitFor { $0.contains("$ ") && !$0.contains("←/→ versions") }
+  }
+
   /// `tape play`'s status line in a terminal narrower than it: cut to the width, never
   /// wrapped (a wrapped line leaves a copy of itself on every redraw).
   @Test func playsStatusLineFitsANarrowTerminal() throws {
@@ -211,13 +236,28 @@ struct Tmux {
     let argv = arguments.map { strdup($0) } + [nil]
     let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer { (argv + envp).forEach { free($0) } }
+    // No signal blocked or ignored: this thread's mask (a pool thread blocks many) would be
+    // inherited by the server and every program in its panes.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var none = sigset_t()
+    sigemptyset(&none)
+    var all = sigset_t()
+    sigfillset(&all)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     var pid = pid_t()
-    let spawned = posix_spawn(&pid, "/usr/bin/tmux", &actions, nil, argv, envp)
+    let spawned = posix_spawn(&pid, "/usr/bin/tmux", &actions, &attributes, argv, envp)
     guard spawned == 0 else { throw TmuxError(message: "tmux did not start: errno \(spawned)") }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
     guard status == 0 else { throw TmuxError(message: "tmux new-session failed: \(status)") }
   }
+
+  /// Types `text` literally.
+  func type(_ text: String) throws { try run(["send-keys", "-t", "0", "-l", text]) }
 
   /// Sends keys (tmux names: Left, Enter, Space…) in one go.
   func send(_ keys: String...) throws { try run(["send-keys", "-t", "0"] + keys) }

@@ -35,6 +35,29 @@ struct TimelineScreenTests {
     #expect(lines[0].hasPrefix("v3") && lines[7].hasPrefix("q quit"))
   }
 
+  /// Any clip at any zoom and scroll (clips a column wide, half off either edge, beyond the
+  /// screen) draws within the width, and the id never spills out of its clip.
+  @Test func everyClipAtEveryZoomFits() {
+    var state: UInt64 = 3
+    func next(_ bound: Int64) -> Int64 {
+      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+      return Int64((state >> 33) % UInt64(bound))
+    }
+    for _ in 0..<2_000 {
+      let start = next(480_000)
+      let length = 1 + next(200_000)
+      let fade = next(length / 2 + 1)
+      let project = Fixture.project([
+        Fixture.clip(17, start: start, length: length, fadeIn: fade, fadeOut: fade)
+      ])
+      let width = 10 + Int(next(120))
+      let lines = TimelineScreen.lines(
+        of: project, width: width, height: 6, span: 1 + next(960_000), start: next(480_000),
+        header: "v1", footer: "keys", colour: false)
+      #expect(lines.allSatisfy { $0.count <= width })
+    }
+  }
+
   @Test func thePlayheadAndANarrowShortTerminal() {
     let project = Fixture.project(
       [Fixture.clip(1, start: 0, length: 480_000)],
