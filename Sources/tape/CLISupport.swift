@@ -108,6 +108,10 @@ func describe(_ error: any Error) -> (Int32, String) {
     return (Exit.ioError, error.message)
   case let error as UsageError:
     return (Exit.usage, error.message)
+  case let error as PermissionError:
+    return (Exit.noPermission, error.message)
+  case let error as MissingInput:
+    return (Exit.noInput, error.message)
   case let error as DataError:
     return (Exit.dataError, error.message)
   default:
@@ -142,6 +146,16 @@ struct OutputFailure: Error {
 
 /// A mistake in how a command was called, found after parsing (an id of the wrong kind, say).
 struct UsageError: Error {
+  let message: String
+}
+
+/// Something this user may not do to a file, found by a command itself (exit 77).
+struct PermissionError: Error {
+  let message: String
+}
+
+/// An input that is not there (any more), found by a command itself (exit 66).
+struct MissingInput: Error {
   let message: String
 }
 

@@ -27,10 +27,13 @@ struct Watch: ParsableCommand {
     try reportingErrors {
       let store = try openStore(project.file, access: .follow)
       guard store.canFollow else {
-        throw DataError(
+        throw PermissionError(
           message:
-            "\(project.file) is read-only and nobody has it open, so it was opened immutably and its moves cannot be followed; watch it as a user who may write its folder"
+            "\(project.file) can only be read here (its mode or its folder's, or a read-only mount), and following its moves needs its log beside it; watch it as a user who may write its folder"
         )
+      }
+      guard let identity = FileIdentity(path: project.file) else {
+        throw StoreError.notFound(path: project.file)
       }
       let words = DiffWords(sampleRate: store.snapshot.project.sampleRate)
       let done = DispatchSemaphore(value: 0)
@@ -69,9 +72,29 @@ struct Watch: ParsableCommand {
         }
         done.signal()
       }
-      done.wait()
-      if let error = failure.error { throw error }
+      // Meanwhile: the project deleted or replaced (nothing more will ever move), or the
+      // reader of our output gone (`tape watch … | head -1`: done, quietly).
+      while done.wait(timeout: .now() + .milliseconds(200)) == .timedOut {
+        guard let now = FileIdentity(path: project.file), now.isSameFile(as: identity) else {
+          throw MissingInput(
+            message:
+              "\(project.file) was deleted or replaced while it was watched; watch the new one")
+        }
+        if Self.readerIsGone() { return }
+      }
+      if let error = failure.error {
+        if let output = error as? OutputFailure, output.code == EPIPE { return }
+        throw error
+      }
     }
+  }
+}
+
+extension Watch {
+  /// Whether standard output is a pipe whose reader closed it.
+  static func readerIsGone() -> Bool {
+    var request = pollfd(fd: STDOUT_FILENO, events: 0, revents: 0)
+    return poll(&request, 1, 0) > 0 && request.revents & Int16(POLLERR) != 0
   }
 }
 

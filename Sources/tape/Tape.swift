@@ -36,6 +36,13 @@ struct Tape: ParsableCommand {
   /// error Tape reports, not a silent death by SIGPIPE.
   static func main() {
     signal(SIGPIPE, SIG_IGN)
+    // Ctrl-\ quits at once, as it does any program: the Swift runtime would take it for a
+    // crash, print a backtrace and wait for a key.
+    signal(SIGQUIT, SIG_DFL)
+    var quit = sigset_t()
+    sigemptyset(&quit)
+    sigaddset(&quit, SIGQUIT)
+    pthread_sigmask(SIG_UNBLOCK, &quit, nil)
     // Diagnostics on stderr, never stdout (scripts read stdout): TAPE_LOG=debug shows what the
     // store does and when (commits carry CLOCK_MONOTONIC stamps); the default shows warnings.
     let level =

@@ -639,6 +639,11 @@ extension ProcessHeavyTests {
         #expect(result.status == 0, "\(arguments): \(result.stderr)")
         #expect(listing(folder) == before, "\(arguments) wrote into the read-only folder")
       }
+      // Following needs the log: watch says why it cannot, as a permission (77).
+      let watch = try TapeBinary.run(["watch", file], environment: ["NO_COLOR": "1"])
+      #expect(watch.status == 77)
+      #expect(watch.stderr.hasPrefix("error: \(file) can only be read here"))
+      #expect(listing(folder) == before)
     }
   }
 }

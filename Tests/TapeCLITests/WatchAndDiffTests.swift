@@ -63,6 +63,50 @@ struct WatchAndDiffTests {
     #expect(lines.last?.hasSuffix(": t2 gain -9 dB → -6 dB, unmuted") == true, "\(output)")
   }
 
+  /// How a watch ends besides Ctrl-C: its reader gone (quietly, exit 0), its project deleted
+  /// (one line, exit 66), Ctrl-\ (at once, by that signal), and a project it cannot follow
+  /// (exit 77).
+  @Test func howAWatchEnds() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    let pipeline = Process()
+    pipeline.executableURL = URL(fileURLWithPath: "/bin/bash")
+    pipeline.arguments = [
+      "-c", "\"$0\" watch \"$1\" | head -1; echo \"watch exit ${PIPESTATUS[0]}\" >&2",
+      TapeBinary.url.path, file,
+    ]
+    let errors = Pipe()
+    pipeline.standardError = errors
+    pipeline.standardOutput = FileHandle.nullDevice
+    try pipeline.run()
+    Thread.sleep(forTimeInterval: 0.5)
+    try space.tape("track", "set", file, "t1", "--gain", "-1")
+    pipeline.waitUntilExit()
+    let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    #expect(said == "watch exit 0\n")
+
+    let (deleted, _, deletedErrors) = try startTape(["watch", file])
+    Thread.sleep(forTimeInterval: 0.5)
+    for suffix in ["", "-wal", "-shm"] {
+      try? FileManager.default.removeItem(atPath: file + suffix)
+    }
+    deleted.waitUntilExit()
+    #expect(deleted.terminationStatus == 66)
+    #expect(
+      String(decoding: deletedErrors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        == "error: \(file) was deleted or replaced while it was watched; watch the new one\n")
+
+    let otherSpace = try Workspace()
+    let other = try RenderCommandTests.project(in: otherSpace)
+    let (quit, _, _) = try startTape(["watch", other])
+    Thread.sleep(forTimeInterval: 0.5)
+    kill(quit.processIdentifier, SIGQUIT)
+    quit.waitUntilExit()
+    #expect(
+      quit.terminationReason == .uncaughtSignal && quit.terminationStatus == SIGQUIT,
+      "\(quit.terminationReason.rawValue) \(quit.terminationStatus)")
+  }
+
   /// The words say what an edit did: settings of what was added, trims as trims, a curve set
   /// before its fade, names with quotes escaped, and no line for tracks that only shifted row.
   @Test func diffInWords() throws {
