@@ -164,6 +164,21 @@ struct DataError: Error {
   let message: String
 }
 
+/// `TAPE_BUSY_TIMEOUT` in seconds (0 to 3600), nil when unset; anything else is refused
+/// (it used to trap on `nan` or `1e10`, and a typo was silently ignored).
+func busyTimeout() throws -> Double? {
+  guard let text = ProcessInfo.processInfo.environment["TAPE_BUSY_TIMEOUT"] else { return nil }
+  guard let seconds = Double(text.trimmingCharacters(in: .whitespaces)), seconds.isFinite,
+    (0...3_600).contains(seconds)
+  else {
+    throw UsageError(
+      message:
+        "TAPE_BUSY_TIMEOUT=\(text) is not a number of seconds from 0 to 3600; unset it for the default (\(Int(TimelineStore.defaultBusyTimeout)) s)"
+    )
+  }
+  return seconds
+}
+
 /// Writes `text` whole to `descriptor` (stderr unless told), retrying short writes and EINTR;
 /// false when it could not.
 ///
@@ -290,7 +305,7 @@ func retryingReads<Value>(_ body: () throws -> Value) throws -> Value {
 /// write nothing). `TAPE_BUSY_TIMEOUT` (seconds) overrides how long an edit waits for another
 /// process's write before failing with "project is busy".
 func openStore(_ file: String, access: TimelineStore.Access = .write) throws -> TimelineStore {
-  let timeout = ProcessInfo.processInfo.environment["TAPE_BUSY_TIMEOUT"].flatMap(Double.init)
+  let timeout = try busyTimeout()
   return try TimelineStore.open(
     at: file, access: access, busyTimeout: timeout ?? TimelineStore.defaultBusyTimeout)
 }

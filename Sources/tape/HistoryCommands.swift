@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Timeline
 import TimelineStore
 
 /// `--steps N` for undo and redo.
@@ -22,11 +23,11 @@ struct Undo: ParsableCommand {
 
   func run() throws {
     try reportingErrors {
-      let snapshot = try openStore(project.file).undo(steps: steps.steps)
-      try MutationOutput(
-        version: snapshot.version, ids: [],
-        done: "the head did move, to version \(snapshot.version)"
-      ).print(json: output.json)
+      let store = try openStore(project.file)
+      let before = store.snapshot.version
+      let snapshot = try store.undo(steps: steps.steps)
+      try HeadMoveOutput(store: store, verb: "undo", from: before, to: snapshot.version)
+        .print(json: output.json)
     }
   }
 }
@@ -42,11 +43,11 @@ struct Redo: ParsableCommand {
 
   func run() throws {
     try reportingErrors {
-      let snapshot = try openStore(project.file).redo(steps: steps.steps)
-      try MutationOutput(
-        version: snapshot.version, ids: [],
-        done: "the head did move, to version \(snapshot.version)"
-      ).print(json: output.json)
+      let store = try openStore(project.file)
+      let before = store.snapshot.version
+      let snapshot = try store.redo(steps: steps.steps)
+      try HeadMoveOutput(store: store, verb: "redo", from: before, to: snapshot.version)
+        .print(json: output.json)
     }
   }
 }
@@ -62,11 +63,49 @@ struct Checkout: ParsableCommand {
 
   func run() throws {
     try reportingErrors {
-      let snapshot = try openStore(project.file).checkout(version)
-      try MutationOutput(
-        version: snapshot.version, ids: [],
-        done: "the head did move, to version \(snapshot.version)"
-      ).print(json: output.json)
+      let store = try openStore(project.file)
+      let before = store.snapshot.version
+      let snapshot = try store.checkout(version)
+      try HeadMoveOutput(store: store, verb: "checkout", from: before, to: snapshot.version)
+        .print(json: output.json)
+    }
+  }
+}
+
+/// What undo, redo and checkout print: the version reached and what changed, as `tape watch`
+/// says it (`undo: back to v41 "Move c3" — c3 moved 0:05.000 → 0:03.000`); with `--json` the
+/// mutation object (`version`, `ids`) plus `from`, `label` and `changes` as `tape diff` gives
+/// them.
+struct HeadMoveOutput {
+  let store: TimelineStore
+  let verb: String
+  let from: Int64
+  let to: Int64
+
+  func print(json: Bool) throws {
+    StandardOutput.done = "the head did move, to version \(to)"
+    let label = (try? store.entry(to))?.flatMap { $0 }?.label ?? ""
+    let words = DiffWords(sampleRate: store.snapshot.project.sampleRate)
+    // What changed is said from a read of both versions: the head has moved whatever happens.
+    let diff = from == to ? nil : try? store.diff(from: from, to: to).diff
+    if json {
+      printJSON(
+        .object([
+          ("version", .int(to)), ("ids", .array([])), ("from", .int(from)),
+          ("label", .string(label)),
+          ("changes", .array(diff.map { words.changesJSON($0) } ?? [])),
+        ]))
+    } else {
+      let reached =
+        switch verb {
+        case "undo": "back to"
+        case "redo": "forward to"
+        default: "at"
+        }
+      let changes = diff.map { words.lines($0) } ?? []
+      Swift.print(
+        "\(verb): \(reached) v\(to) \(words.quoted(label))\(changes.isEmpty ? "" : " — " + changes.joined(separator: "; "))"
+      )
     }
   }
 }

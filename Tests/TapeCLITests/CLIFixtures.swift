@@ -23,6 +23,18 @@ final class Workspace {
   )
     throws -> TapeBinary.Result
   {
+    try tape(
+      arguments, status: status, environment: environment, sourceLocation: sourceLocation)
+  }
+
+  /// The same, with the arguments as an array.
+  @discardableResult
+  func tape(
+    _ arguments: [String], status: Int32 = 0, environment: [String: String] = [:],
+    sourceLocation: SourceLocation = #_sourceLocation
+  )
+    throws -> TapeBinary.Result
+  {
     let result = try TapeBinary.run(arguments, environment: environment)
     #expect(
       result.status == status,

@@ -238,6 +238,25 @@ struct ErrorPathTests {
     try ws.tape("clip", "rm", song, "c1")
   }
 
+  /// TAPE_BUSY_TIMEOUT out of range or not a number is one line and exit 64 (it trapped on
+  /// nan, inf and 1e10, and a typo was ignored); a valid value works.
+  @Test(arguments: ["nan", "inf", "-1", "1e10", "2147484", "abc", ""])
+  func aBadBusyTimeoutIsRefused(value: String) throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    let result = try TapeBinary.run(
+      ["track", "add", song, "A"], environment: ["TAPE_BUSY_TIMEOUT": value, "NO_COLOR": "1"])
+    #expect(result.status == 64)
+    #expect(
+      result.stderr
+        == "error: TAPE_BUSY_TIMEOUT=\(value) is not a number of seconds from 0 to 3600; unset it for the default (5 s)\n"
+    )
+    let fine = try TapeBinary.run(
+      ["track", "add", song, "A"], environment: ["TAPE_BUSY_TIMEOUT": "0.5"])
+    #expect(fine.status == 0)
+  }
+
   @Test func usageErrorsExit64() throws {
     let ws = try Workspace()
     let song = try Self.project(ws)

@@ -107,6 +107,28 @@ struct WatchAndDiffTests {
       "\(quit.terminationReason.rawValue) \(quit.terminationStatus)")
   }
 
+  /// undo, redo and checkout say where the head went and what changed, in the same words;
+  /// with --json the mutation object plus from, label and changes.
+  @Test func undoRedoAndCheckoutSayWhatChanged() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    try space.tape("clip", "move", file, "c2", "--to", "3s")
+    let head = try head(space, file)
+    #expect(
+      try space.tape("undo", file).stdout
+        == "undo: back to v\(head - 1) \"Add s2 to t2 at 0\" — c2 moved 0:03.000 → 0:00.000\n")
+    #expect(
+      try space.tape("redo", file).stdout
+        == "redo: forward to v\(head) \"Move c2 to 3s\" — c2 moved 0:00.000 → 0:03.000\n")
+    let json = try #require(
+      try parseJSON(space.tape("checkout", file, "\(head - 1)", "--json").stdout)
+        as? [String: Any])
+    #expect(json["version"] as? Int == head - 1 && json["from"] as? Int == head)
+    #expect((json["ids"] as? [Any])?.isEmpty == true)
+    let changes = try #require(json["changes"] as? [[String: Any]])
+    #expect(changes.map { $0["words"] as? String } == ["c2 moved 0:03.000 → 0:00.000"])
+  }
+
   /// The words say what an edit did: settings of what was added, trims as trims, a curve set
   /// before its fade, names with quotes escaped, and no line for tracks that only shifted row.
   @Test func diffInWords() throws {
