@@ -77,6 +77,9 @@ extension Track {
   /// Checks the name, gain and pan (not the clips, which need the project's sources).
   public func validateSettings() throws(TimelineError) {
     guard !name.trimmingCharacters(in: .whitespaces).isEmpty else { throw .emptyTrackName }
+    // A newline or another control character would break every listing that shows the name.
+    guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+    else { throw .controlCharacterInName(name) }
     try gain.validate(as: "gain of track \(id)")
     guard pan.isFinite, (-1.0...1.0).contains(pan) else {
       throw .panOutOfRange(track: id, pan: pan)

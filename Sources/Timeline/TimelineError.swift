@@ -21,6 +21,7 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case unknownClip(Clip.ID)
   case duplicateID(String)
   case emptyTrackName
+  case controlCharacterInName(String)
   case invalidSource(Source.ID, reason: String)
   case nonPositiveLength(clip: Clip.ID)
   case negativeTimelineStart(clip: Clip.ID, start: FramePosition, sampleRate: Int)
@@ -78,6 +79,13 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
       return "no clip \(id) in this project; 'tape ls' lists the clips"
     case .duplicateID(let id):
       return "\(id) is already used in this project; every id must be unique"
+    case .controlCharacterInName(let name):
+      let shown = name.unicodeScalars.map { scalar in
+        scalar.properties.generalCategory == .control
+          ? "\\u{\(String(scalar.value, radix: 16, uppercase: true))}" : String(scalar)
+      }.joined()
+      return
+        "the track name \"\(shown)\" holds a control character (a newline, a tab…); use a name on one line"
     case .emptyTrackName:
       return "a track name cannot be empty; give it a name such as \"Drums\""
     case .invalidSource(let id, let reason):

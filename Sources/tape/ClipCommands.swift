@@ -1,6 +1,21 @@
 import ArgumentParser
+import Synchronization
 import Timeline
 import TimelineStore
+
+/// Runs `body`; an error naming the id a failed `clip add` would have given its clip (nobody
+/// ever sees that id) says "the new clip" instead.
+private func renamingTheNewClip<T>(
+  _ id: borrowing Mutex<Clip.ID?>, _ body: () throws -> T
+) throws -> T {
+  do {
+    return try body()
+  } catch {
+    let (code, message) = describe(error)
+    guard code == Exit.dataError, let id = id.withLock({ $0 }) else { throw error }
+    throw DataError(message: message.replacing("clip \(id)", with: "the new clip"))
+  }
+}
 
 struct ClipCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
@@ -47,32 +62,37 @@ struct ClipCommand: ParsableCommand {
         let curve = try parseCurve(curve)
         let gain = try gain.map(Gain.init(parsing:)) ?? .unity
         let store = try openStore(project.file)
-        let result = try store.commit(label: "Add \(sourceID) to \(trackID) at \(at)") {
-          project, ids in
-          guard let source = project.source(sourceID) else {
-            throw TimelineError.unknownSource(sourceID)
+        let newID = Mutex<Clip.ID?>(nil)
+        let result = try renamingTheNewClip(newID) {
+          try store.commit(label: "Add \(sourceID) to \(trackID) at \(at)") {
+            project, ids in
+            guard let source = project.source(sourceID) else {
+              throw TimelineError.unknownSource(sourceID)
+            }
+            let start = try from.map { try parsePosition($0, project) } ?? .zero
+            let end: FramePosition
+            if let length {
+              end = start + (try parseTime(length, project))
+            } else if let to {
+              end = try parsePosition(to, project)
+            } else {
+              end = FramePosition(source.frameCount(atRate: project.sampleRate).frames)
+            }
+            guard end > start else {
+              throw UsageError(
+                message: "the clip would be empty: its end in the source must come after --from")
+            }
+            let id = ids.newClipID()
+            let clip = Clip(
+              id: id, source: sourceID, timelineStart: try parsePosition(at, project),
+              sourceRange: FrameRange(start: start, end: end), gain: gain,
+              fadeIn: Fade(
+                length: try fadeIn.map { try parseTime($0, project) } ?? .zero, curve: curve),
+              fadeOut: Fade(
+                length: try fadeOut.map { try parseTime($0, project) } ?? .zero, curve: curve))
+            newID.withLock { $0 = id }
+            return try project.addClip(clip, to: trackID)
           }
-          let start = try from.map { try parsePosition($0, project) } ?? .zero
-          let end: FramePosition
-          if let length {
-            end = start + (try parseTime(length, project))
-          } else if let to {
-            end = try parsePosition(to, project)
-          } else {
-            end = FramePosition(source.frameCount(atRate: project.sampleRate).frames)
-          }
-          guard end > start else {
-            throw UsageError(
-              message: "the clip would be empty: its end in the source must come after --from")
-          }
-          let clip = Clip(
-            id: ids.newClipID(), source: sourceID, timelineStart: try parsePosition(at, project),
-            sourceRange: FrameRange(start: start, end: end), gain: gain,
-            fadeIn: Fade(
-              length: try fadeIn.map { try parseTime($0, project) } ?? .zero, curve: curve),
-            fadeOut: Fade(
-              length: try fadeOut.map { try parseTime($0, project) } ?? .zero, curve: curve))
-          return try project.addClip(clip, to: trackID)
         }
         try MutationOutput(version: result.version, ids: result.newIDs).print(json: output.json)
       }

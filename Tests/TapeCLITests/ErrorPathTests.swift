@@ -16,6 +16,15 @@ struct ErrorPathTests {
   }
 
   static let cases: [(arguments: [String], status: Int32, message: String)] = [
+    // Names that would break every listing.
+    (
+      ["track", "add", "@", "Lead\nVocal"], 65,
+      "error: the track name \"Lead\\u{A}Vocal\" holds a control character (a newline, a tab…); use a name on one line\n"
+    ),
+    (
+      ["track", "set", "@", "t1", "--name", "a\tb"], 65,
+      "error: the track name \"a\\u{9}b\" holds a control character (a newline, a tab…); use a name on one line\n"
+    ),
     // Impossible edits.
     (
       ["clip", "set", "@", "c1", "--fade-in", "9s"], 65,
@@ -31,7 +40,7 @@ struct ErrorPathTests {
     ),
     (
       ["clip", "add", "@", "t1", "s1", "--at", "0", "--from", "6s", "--length", "1s"], 65,
-      "error: clip c2 plays 6s–7s of source s1, which is only 6.401s long; end it at 6.401s or earlier\n"
+      "error: the new clip plays 6s–7s of source s1, which is only 6.401s long; end it at 6.401s or earlier\n"
     ),
     (
       ["clip", "trim", "@", "c1", "--start", "3s", "--end", "2s"], 65,
