@@ -118,6 +118,9 @@ public struct TimeValue: Sendable, Hashable {
       var text = negative ? "-" : ""
       if hours {
         text += "\(pad2(totalMinutes / 60)):\(pad2(totalMinutes % 60)):\(pad2(secs))"
+      } else if totalMinutes >= 60 {
+        // An hour or more: `1:15:03.200`, never `75:03.200` (which reads as a typo).
+        text += "\(totalMinutes / 60):\(pad2(totalMinutes % 60)):\(pad2(secs))"
       } else {
         text += "\(totalMinutes):\(pad2(secs))"
       }

@@ -82,10 +82,15 @@ struct TimeValueTests {
   @Test(
     arguments: [
       (0, "0:00.000"), (48, "0:00.001"), (72_000, "0:01.500"), (3_000_000, "1:02.500"),
-      (172_800_000, "60:00.000"), (47, "0:00.001"), (23, "0:00.000"),
+      (172_800_000, "1:00:00.000"), (47, "0:00.001"), (23, "0:00.000"),
+      (216_153_600, "1:15:03.200"), (172_799_952, "59:59.999"),
     ] as [(Int64, String)])
-  func clockFormat(frames: Int64, expected: String) {
+  func clockFormat(frames: Int64, expected: String) throws {
     #expect(TimeValue.clock(FrameCount(frames), sampleRate: 48_000) == expected)
+    // What is printed is accepted back, to the frame, when it is a whole millisecond.
+    if frames % 48 == 0 {
+      #expect(try TimeValue(parsing: expected, sampleRate: 48_000).frames.frames == frames)
+    }
   }
 
   @Test(
