@@ -179,6 +179,18 @@ func busyTimeout() throws -> Double? {
   return seconds
 }
 
+/// `text` with control characters written as `\u{A}`: a name or label made before they were
+/// refused cannot break a listing.
+func escaped(_ text: String) -> String {
+  guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+    return text
+  }
+  return text.unicodeScalars.map { scalar in
+    scalar.properties.generalCategory == .control
+      ? "\\u{\(String(scalar.value, radix: 16, uppercase: true))}" : String(scalar)
+  }.joined()
+}
+
 /// Writes `text` whole to `descriptor` (stderr unless told), retrying short writes and EINTR;
 /// false when it could not.
 ///

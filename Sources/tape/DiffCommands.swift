@@ -341,8 +341,8 @@ struct DiffWords {
         .object([
           ("kind", .string("source")), ("id", .string(change.id.description)),
           ("words", .string(lines(sourcesOnly(change)).first ?? "")),
-          ("before", change.before.map(sourceJSON) ?? .null),
-          ("after", change.after.map(sourceJSON) ?? .null),
+          ("before", change.before.map { sourceJSON($0, projectRate: sampleRate) } ?? .null),
+          ("after", change.after.map { sourceJSON($0, projectRate: sampleRate) } ?? .null),
         ]))
     }
     for change in diff.tracks {

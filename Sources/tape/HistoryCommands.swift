@@ -175,7 +175,7 @@ struct HistoryTree {
     while let (entry, prefix, branch) = stack.popLast() {
       let marker = entry.version == history.head ? "  ← head" : ""
       lines.append(
-        "\(prefix)\(branch)\(pad(String(entry.version), 5)) \(formatter.string(from: entry.date))  \(entry.label)\(marker)"
+        "\(prefix)\(branch)\(pad(String(entry.version), 5)) \(formatter.string(from: entry.date))  \(escaped(entry.label))\(marker)"
       )
       let kids = children[entry.version] ?? []
       let childPrefix = prefix + (branch == "├─ " ? "│  " : branch == "└─ " ? "   " : "")

@@ -103,7 +103,7 @@ struct List: ParsableCommand {
       if output.json {
         printJSON(projectJSON(shown))
       } else {
-        print(TimelineTable(shown, frames: times.frames).text, terminator: "")
+        print(TimelineTable(shown, file: project.file, frames: times.frames).text, terminator: "")
       }
     }
   }
@@ -116,7 +116,15 @@ func projectJSON(_ snapshot: StoreSnapshot) -> JSONValue {
     ("version", .int(snapshot.version)),
     ("sampleRate", .int(Int64(project.sampleRate))),
     ("channels", .int(Int64(project.channels))),
-    ("sources", .array(project.sources.map(sourceJSON))),
+    (
+      "sources",
+      .array(
+        project.sources.map { source in
+          guard case .object(let fields) = sourceJSON(source, projectRate: project.sampleRate)
+          else { return .null }
+          return .object(fields + [("missing", .bool(isMissing(source)))])
+        })
+    ),
     (
       "tracks",
       .array(
@@ -127,13 +135,20 @@ func projectJSON(_ snapshot: StoreSnapshot) -> JSONValue {
   ])
 }
 
-/// A source as `ls --json` and the diffs show it.
-func sourceJSON(_ source: Source) -> JSONValue {
+/// A source as `ls --json` and the diffs show it: `frames` at the source's own `sampleRate`,
+/// `projectFrames` the same length at the project's rate (what `--length` takes).
+func sourceJSON(_ source: Source, projectRate: Int) -> JSONValue {
   .object([
     ("id", .string(source.id.description)), ("path", .string(source.path)),
     ("sampleRate", .int(Int64(source.sampleRate))), ("channels", .int(Int64(source.channels))),
     ("frames", .int(source.frameCount.frames)),
+    ("projectFrames", .int(source.frameCount(atRate: projectRate).frames)),
   ])
+}
+
+/// Whether a source's file is gone from where the project says it is.
+func isMissing(_ source: Source) -> Bool {
+  FileIdentity(path: source.path) == nil
 }
 
 /// A track's settings as `ls --json` shows them (its clips aside).
@@ -170,12 +185,13 @@ struct TimelineTable {
   let text: String
 
   /// Times as `m:ss.mmm`, or as raw frames (`96000f`) when `frames` is set.
-  init(_ snapshot: StoreSnapshot, frames inFrames: Bool = false) {
+  init(_ snapshot: StoreSnapshot, file: String = "FILE", frames inFrames: Bool = false) {
     let project = snapshot.project
     let rate = project.sampleRate
     let clock = { (frames: Int64) in
       inFrames ? "\(frames)f" : TimeValue.clock(FrameCount(frames), sampleRate: rate)
     }
+    let missing = Set(project.sources.filter(isMissing).map(\.id))
     var lines = [
       "version \(snapshot.version) · \(rate) Hz · \(project.channels == 1 ? "mono" : "stereo") · length \(clock(project.timelineEnd.frames))"
     ]
@@ -185,12 +201,13 @@ struct TimelineTable {
     } else {
       lines.append("sources")
       for source in project.sources {
+        // At the project's rate, as --length and --from take it.
         let length =
           inFrames
-          ? "\(source.frameCount.frames)f"
+          ? "\(source.frameCount(atRate: rate).frames)f"
           : TimeValue.clock(source.frameCount, sampleRate: source.sampleRate)
         lines.append(
-          "  \(pad(source.id.description, 5)) \(length)  \(source.sampleRate) Hz \(source.channels == 1 ? "mono  " : "stereo")  \(source.path)"
+          "  \(pad(source.id.description, 5)) \(length)  \(source.sampleRate) Hz \(source.channels == 1 ? "mono  " : "stereo")  \(source.path)\(missing.contains(source.id) ? "  (missing)" : "")"
         )
       }
     }
@@ -204,7 +221,7 @@ struct TimelineTable {
       if track.isSolo { flags.append("solo") }
       lines.append("")
       lines.append(
-        "\(track.id) \(track.name)  gain \(track.gain)  pan \(formatPan(track.pan))\(flags.isEmpty ? "" : "  [" + flags.joined(separator: ", ") + "]")"
+        "\(track.id) \(escaped(track.name))  gain \(track.gain)  pan \(formatPan(track.pan))\(flags.isEmpty ? "" : "  [" + flags.joined(separator: ", ") + "]")"
       )
       if track.clips.isEmpty {
         lines.append("  (no clips)")
@@ -219,9 +236,17 @@ struct TimelineTable {
             : "\(inFrames ? "\(fade.length.frames)f" : TimeValue.seconds(fade.length, sampleRate: rate)) \(fade.curve.displayName)"
         }
         lines.append(
-          "  \(pad(clip.id.description, 6)) \(pad(clip.source.description, 7)) \(pad(clock(clip.timelineStart.frames), 10)) \(pad(clock(clip.timelineEnd.frames), 10)) \(pad(clock(clip.sourceRange.start.frames), 10)) \(pad(clip.gain.description, 8)) \(pad(fade(clip.fadeIn), 18)) \(fade(clip.fadeOut))"
+          "\(missing.contains(clip.source) ? "! " : "  ")\(pad(clip.id.description, 6)) \(pad(clip.source.description, 7)) \(pad(clock(clip.timelineStart.frames), 10)) \(pad(clock(clip.timelineEnd.frames), 10)) \(pad(clock(clip.sourceRange.start.frames), 10)) \(pad(clip.gain.description, 8)) \(pad(fade(clip.fadeIn), 18)) \(fade(clip.fadeOut))"
         )
       }
+    }
+    if !missing.isEmpty {
+      let ids = project.sources.filter { missing.contains($0.id) }.map(\.id.description)
+      let clips = project.tracks.flatMap(\.clips).filter { missing.contains($0.source) }.count
+      lines.append("")
+      lines.append(
+        "! \(ids.count == 1 ? "source \(ids[0]) is" : "sources \(ids.joined(separator: ", ")) are") missing (\(clips) clip\(clips == 1 ? "" : "s") marked !); point \(ids.count == 1 ? "it" : "each") at its file with 'tape relink \(file) \(ids[0]) PATH'"
+      )
     }
     text = lines.joined(separator: "\n") + "\n"
   }

@@ -48,4 +48,35 @@ struct RelinkTests {
     #expect(source["channels"] as? Int == 2)
     try ws.tape("undo", song)
   }
+
+  /// `ls` says which sources are missing, marks their clips, and ends with the fix; `--json`
+  /// has `missing`, and `projectFrames`, a source's length at the project's rate (what
+  /// `--length` takes), beside `frames` at its own.
+  @Test func lsMarksMissingSources() throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    let copy = ws.path("piano.wav")
+    try FileManager.default.copyItem(
+      atPath: TestAudio.path("piano-stereo-44k-24.wav"), toPath: copy)
+    try ws.tape("import", song, copy)
+    try ws.tape("track", "add", song, "Piano")
+    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0", "--length", "1s")
+    let fine = try ws.tape("ls", song).stdout
+    #expect(!fine.contains("missing") && !fine.contains("! c1"))
+    try FileManager.default.removeItem(atPath: copy)
+    let text = try ws.tape("ls", song).stdout
+    #expect(text.contains("\(copy)  (missing)"))
+    #expect(text.contains("\n! c1 "))
+    #expect(
+      text.hasSuffix(
+        "! source s1 is missing (1 clip marked !); point it at its file with 'tape relink \(song) s1 PATH'\n"
+      ))
+    let json = try #require(try parseJSON(ws.tape("ls", song, "--json").stdout) as? [String: Any])
+    let source = try #require((json["sources"] as? [[String: Any]])?.first)
+    #expect(source["missing"] as? Bool == true)
+    let frames = try #require(source["frames"] as? Int)
+    #expect(source["sampleRate"] as? Int == 44_100)
+    #expect(source["projectFrames"] as? Int == Int((Double(frames) * 48_000 / 44_100).rounded()))
+  }
 }
