@@ -1,4 +1,5 @@
 public import SafeFiles
+import Timeline
 
 /// Why an audio file could not be used, with a message that says what to do.
 public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -10,6 +11,8 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
   case tooManyChannels(path: String, channels: Int)
   case empty(path: String)
   case truncated(path: String, expectedFrames: Int64, readFrames: Int64)
+  /// A NaN or infinite sample (in a float file) at `frame`.
+  case nonFiniteSample(path: String, frame: Int64, sampleRate: Int)
   case io(path: String, detail: String)
   /// A project's source file is no longer where the project says.
   case sourceMissing(source: String, path: String)
@@ -47,6 +50,9 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
         "\(path) has \(channels) channels; Tape takes mono or stereo, so mix it down first (for example: sox in.wav out.wav remix 1,3,5 2,4,6)"
     case .empty(let path):
       return "\(path) holds no audio (0 frames); choose a file with sound in it"
+    case .nonFiniteSample(let path, let frame, let rate):
+      return
+        "\(path) has a NaN or infinite sample at \(TimeValue.clock(FrameCount(frame), sampleRate: rate)) (frame \(frame)), which would ruin every mix it is in; export it again from its source without them"
     case .truncated(let path, let expected, let read):
       return
         "\(path) is truncated: its header promises \(expected) frames but only \(read) could be read; re-export or re-copy the file"

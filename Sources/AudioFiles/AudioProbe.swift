@@ -37,9 +37,17 @@ public enum AudioProbe {
     while true {
       let read = reader.readFloats(into: buffer, frames: chunk)
       if read <= 0 { break }
+      // A float file can hold NaN or ±infinity; mixed in, one such sample ruins the whole
+      // render (NaN spreads through every sum), so the file is refused with where it is.
+      for index in 0..<read * reader.channels where !buffer[index].isFinite {
+        throw .nonFiniteSample(
+          path: path, frame: total + Int64(index / reader.channels),
+          sampleRate: reader.sampleRate)
+      }
       total += Int64(read)
     }
-    let declared = declaredFrames(inLog: reader.log)
+    // WAV: libsndfile's log says what the header declared; AIFF: its COMM chunk does.
+    let declared = declaredFrames(inLog: reader.log) ?? declaredAIFFFrames(atPath: absolute)
     if total < reader.frames || (declared ?? 0) > total {
       throw .truncated(
         path: path, expectedFrames: max(declared ?? 0, reader.frames), readFrames: total)
@@ -48,6 +56,33 @@ public enum AudioProbe {
       path: absolute, sampleRate: reader.sampleRate, channels: reader.channels,
       frameCount: reader.frames, format: reader.formatName,
       contentHash: try ContentHash.ofFile(at: absolute))
+  }
+
+  /// The `numSampleFrames` of an AIFF or AIFF-C file's COMM chunk (nil for anything else):
+  /// libsndfile reads a cut AIFF as a shorter file without a word in its log.
+  static func declaredAIFFFrames(atPath path: String) -> Int64? {
+    guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+    defer { try? handle.close() }
+    guard let header = try? handle.read(upToCount: 1 << 16), header.count >= 12 else {
+      return nil
+    }
+    let bytes = [UInt8](header)
+    guard bytes[0..<4] == Array("FORM".utf8)[...],
+      bytes[8..<12] == Array("AIFF".utf8)[...] || bytes[8..<12] == Array("AIFC".utf8)[...]
+    else { return nil }
+    func bigEndian(_ offset: Int, _ count: Int) -> Int64 {
+      bytes[offset..<offset + count].reduce(Int64(0)) { $0 << 8 | Int64($1) }
+    }
+    var offset = 12
+    while offset + 8 <= bytes.count {
+      let size = Int(bigEndian(offset + 4, 4))
+      if bytes[offset..<offset + 4] == Array("COMM".utf8)[...] {
+        guard offset + 8 + 6 <= bytes.count else { return nil }
+        return bigEndian(offset + 8 + 2, 4)
+      }
+      offset += 8 + size + (size & 1)
+    }
+    return nil
   }
 
   /// The frame count a header declared when libsndfile found less data than that: its log then

@@ -156,6 +156,73 @@ struct ErrorPathTests {
     }
   }
 
+  /// A cut AIFF (libsndfile reads it as a shorter file without a word) is refused with both
+  /// lengths, as a cut WAV is.
+  @Test func aTruncatedAIFFIsRefused() throws {
+    let ws = try Workspace()
+    let song = try Self.project(ws)
+    let before = try ws.fingerprint("song.tape")
+    let whole = try Data(contentsOf: URL(fileURLWithPath: TestAudio.path("tone-mono-44k-24.aiff")))
+    let cut = ws.path("cut.aiff")
+    try whole.prefix(whole.count / 2).write(to: URL(fileURLWithPath: cut))
+    let frames = try tool("/usr/bin/soxi", ["-s", TestAudio.path("tone-mono-44k-24.aiff")]).stdout
+      .trimmingCharacters(in: .whitespacesAndNewlines)
+    let result = try TapeBinary.run(["import", song, cut], environment: ["NO_COLOR": "1"])
+    #expect(result.status == 65)
+    #expect(
+      result.stderr.hasPrefix(
+        "error: \(cut) is truncated: its header promises \(frames) frames but only "),
+      "\(result.stderr)")
+    #expect(try ws.fingerprint("song.tape") == before)
+  }
+
+  /// A float WAV with a NaN (or an infinity) is refused at import with where the bad sample
+  /// is; nothing is imported.
+  @Test(arguments: [Float.nan, Float.infinity, -Float.infinity])
+  func nonFiniteSamplesAreRefused(bad: Float) throws {
+    let ws = try Workspace()
+    let song = try Self.project(ws)
+    let before = try ws.fingerprint("song.tape")
+    let file = ws.path("float.wav")
+    var samples = (0..<4_800).map { Float(sin(Double($0) * 0.05) * 0.5) }
+    samples[2_400] = bad
+    try floatWAV(samples).write(to: URL(fileURLWithPath: file))
+    let result = try TapeBinary.run(["import", song, file], environment: ["NO_COLOR": "1"])
+    #expect(result.status == 65)
+    #expect(
+      result.stderr
+        == "error: \(file) has a NaN or infinite sample at 0:00.050 (frame 2400), which would ruin every mix it is in; export it again from its source without them\n"
+    )
+    #expect(try ws.fingerprint("song.tape") == before)
+    // The same file without it imports.
+    samples[2_400] = 0
+    try floatWAV(samples).write(to: URL(fileURLWithPath: file))
+    try ws.tape("import", song, file)
+  }
+
+  /// A mono 48 kHz 32-bit float WAV (format 3) of `samples`.
+  private func floatWAV(_ samples: [Float]) -> Data {
+    var data = Data()
+    func append<T: FixedWidthInteger>(_ value: T) {
+      withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) }
+    }
+    let bytes = UInt32(samples.count * 4)
+    data.append(contentsOf: Array("RIFF".utf8))
+    append(UInt32(36 + bytes))
+    data.append(contentsOf: Array("WAVEfmt ".utf8))
+    append(UInt32(16))
+    append(UInt16(3))
+    append(UInt16(1))
+    append(UInt32(48_000))
+    append(UInt32(48_000 * 4))
+    append(UInt16(4))
+    append(UInt16(32))
+    data.append(contentsOf: Array("data".utf8))
+    append(bytes)
+    for sample in samples { append(sample.bitPattern) }
+    return data
+  }
+
   @Test func missingNotAProjectAndCorruptProjects() throws {
     let ws = try Workspace()
     let missing = try TapeBinary.run(["ls", ws.path("none.tape")], environment: ["NO_COLOR": "1"])
