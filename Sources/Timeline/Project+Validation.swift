@@ -40,6 +40,11 @@ extension Project {
     guard clip.timelineStart >= .zero else {
       throw .negativeTimelineStart(clip: clip.id, start: clip.timelineStart, sampleRate: sampleRate)
     }
+    // The same limit as every typed time (2^40 frames, about 260 days at 48 kHz): a move or a
+    // trim cannot take a clip where `clip add` would not put it.
+    guard clip.timelineEnd.frames <= TimeValue.maximumFrames.frames else {
+      throw .pastTheTimeLimit(clip: clip.id, limit: TimeValue.maximumFrames, sampleRate: sampleRate)
+    }
     guard let source = source(clip.source) else { throw .unknownSource(clip.source) }
     let available = FrameRange(start: .zero, count: source.frameCount(atRate: sampleRate))
     guard clip.sourceRange.start >= .zero, available.contains(clip.sourceRange) else {

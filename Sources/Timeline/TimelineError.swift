@@ -21,6 +21,7 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case unknownClip(Clip.ID)
   case duplicateID(String)
   case emptyTrackName
+  case pastTheTimeLimit(clip: Clip.ID, limit: FrameCount, sampleRate: Int)
   case controlCharacterInName(String)
   case invalidSource(Source.ID, reason: String)
   case nonPositiveLength(clip: Clip.ID)
@@ -86,6 +87,9 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
       }.joined()
       return
         "the track name \"\(shown)\" holds a control character (a newline, a tab…); use a name on one line"
+    case .pastTheTimeLimit(let clip, let limit, let rate):
+      return
+        "clip \(clip) would end past \(TimeValue.clock(limit, sampleRate: rate)) (\(limit.frames)f), the latest time Tape handles; place it earlier"
     case .emptyTrackName:
       return "a track name cannot be empty; give it a name such as \"Drums\""
     case .invalidSource(let id, let reason):

@@ -16,6 +16,11 @@ struct ErrorPathTests {
   }
 
   static let cases: [(arguments: [String], status: Int32, message: String)] = [
+    // Past the latest time Tape handles (what clip add refuses, a move cannot reach).
+    (
+      ["clip", "move", "@", "c1", "--to", "1099511627000f"], 65,
+      "error: clip c1 would end past 6362:54:52.245 (1099511627776f), the latest time Tape handles; place it earlier\n"
+    ),
     // Names that would break every listing.
     (
       ["track", "add", "@", "Lead\nVocal"], 65,
