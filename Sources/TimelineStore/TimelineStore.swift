@@ -456,7 +456,10 @@ public final class TimelineStore: Sendable {
   /// deleted the log, and the follower read the deleted log's index from then on: it never
   /// heard another commit (and once read "malformed" pages).
   private static func checkHeader(_ path: String) throws(StoreError) {
-    guard FileManager.default.fileExists(atPath: path) else { throw .notFound(path: path) }
+    guard let identity = FileIdentity(path: path) else { throw .notFound(path: path) }
+    // A FIFO, a device or a folder is not a project, and opening a FIFO to read its header
+    // would wait for a writer forever.
+    guard identity.isRegularFile else { throw .notAProject(path: path) }
     var header = [UInt8](repeating: 0, count: 100)
     let count = try HeaderReaders.shared.read(path, into: &header)
     guard count == 100, header.prefix(16) == Array("SQLite format 3\0".utf8)[...] else {
@@ -665,7 +668,7 @@ final class HeaderReaders: Sendable {
         if fstat(known, &info) == 0, info.st_nlink > 0 { return known }
         Glibc.close(known)
       }
-      let opened = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+      let opened = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
       guard opened >= 0 else {
         throw .io(detail: "cannot read \(path): \(String(cString: strerror(errno)))")
       }

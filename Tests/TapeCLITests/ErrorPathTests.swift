@@ -238,6 +238,21 @@ struct ErrorPathTests {
     )
     #expect(!FileManager.default.fileExists(atPath: ws.path("none.tape")))
 
+    // A FIFO or a folder named as the project: refused at once (reading a FIFO's header used
+    // to wait for a writer forever; found by the fuzzer).
+    let fifo = ws.path("fifo.tape")
+    mkfifo(fifo, 0o644)
+    for target in [fifo, ws.url.path] {
+      for command in [["history", target], ["undo", target], ["ls", target, "--json"]] {
+        let result = try TapeBinary.run(command, environment: ["NO_COLOR": "1"])
+        #expect(result.status == 65, "\(command)")
+        #expect(
+          result.stderr
+            == "error: \(target) is not a Tape project; give the path of a file made by 'tape new'\n"
+        )
+      }
+    }
+
     let wav = TestAudio.path("speech-mono-48k-16.wav")
     let notProject = try TapeBinary.run(["track", "add", wav, "X"], environment: ["NO_COLOR": "1"])
     #expect(notProject.status == 65)

@@ -1,0 +1,286 @@
+import Foundation
+import Testing
+
+/// A seeded generator of `tape` command lines (every subcommand, valid and invalid values for
+/// each option, odd paths and environment values) run against a real project, checking after
+/// each run what every failure must keep true:
+///
+/// - the process did not die of a signal, and its exit code is 0 or a documented sysexits code
+///   (70, "internal error", counts as a failure of the fuzzer);
+/// - a failure printed exactly one line on stderr, starting with `error:` (a play may say
+///   `tape play: …` first), and nothing on stdout;
+/// - a failed command left the project logically identical (`ls --json`, `history --json`);
+/// - every 100 runs and at the end, the store's own check (`tape _verify`) passes.
+///
+/// `TAPE_FUZZ_SEED` replays a run; `TAPE_FUZZ_RUNS` sets how many (CI: 1,500).
+extension ProcessHeavyTests {
+  @Suite("Fuzzing the command line", .timeLimit(.minutes(20)))
+  struct FuzzTests {
+    @Test func everyFailureIsOneLineAndChangesNothing() throws {
+      let environment = ProcessInfo.processInfo.environment
+      let seed =
+        environment["TAPE_FUZZ_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...1_000_000)
+      let runs = environment["TAPE_FUZZ_RUNS"].flatMap(Int.init) ?? 1_500
+      print("fuzz: seed \(seed), \(runs) runs (replay with TAPE_FUZZ_SEED=\(seed))")
+      var fuzzer = try Fuzzer(seed: seed)
+      var failures: [String] = []
+      var counts: [Int32: Int] = [:]
+      for run in 0..<runs {
+        let (arguments, extra) = fuzzer.commandLine()
+        if let problem = try fuzzer.check(arguments, environment: extra, counts: &counts) {
+          failures.append("run \(run): tape \(fuzzer.shown(arguments)) → \(problem)")
+          if failures.count >= 10 { break }
+        }
+        if run % 100 == 99, let problem = try fuzzer.verify() {
+          failures.append("after run \(run): \(problem)")
+          break
+        }
+        if run % 300 == 299 { try fuzzer.reset() }
+      }
+      if failures.isEmpty, let problem = try fuzzer.verify() { failures.append(problem) }
+      print(
+        "fuzz: exit codes \(counts.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " "))"
+      )
+      #expect(failures.isEmpty, "seed \(seed):\n\(failures.joined(separator: "\n"))")
+    }
+  }
+}
+
+/// The generator and the checks; one project in a workspace of its own.
+struct Fuzzer {
+  var state: UInt64
+  let space: Workspace
+  let file: String
+  /// `ls --json` and `history --json` of the project as it is now.
+  var listing: (String, String) = ("", "")
+
+  static let documentedCodes: Set<Int32> = [0, 64, 65, 66, 74, 75, 77]
+
+  init(seed: UInt64) throws {
+    state = seed
+    space = try Workspace()
+    file = space.path("song.tape")
+    // Odd things to point paths at: a folder, a FIFO, a device node of our own (never the
+    // machine's /dev), a file that is not audio.
+    try FileManager.default.createDirectory(
+      atPath: space.path("folder"), withIntermediateDirectories: true)
+    mkfifo(space.path("fifo"), 0o644)
+    if geteuid() == 0 { mknod(space.path("null-device"), S_IFCHR | 0o666, dev_t((1 << 8) | 3)) }
+    try Data("not audio".utf8).write(to: URL(fileURLWithPath: space.path("text.wav")))
+    try reset()
+  }
+
+  /// A fresh project: two sources, three tracks, a few clips.
+  mutating func reset() throws {
+    for suffix in ["", "-wal", "-shm"] {
+      try? FileManager.default.removeItem(atPath: file + suffix)
+    }
+    try space.tape("new", file)
+    try space.tape(
+      "import", file, TestAudio.path("speech-mono-48k-16.wav"),
+      TestAudio.path("piano-stereo-44k-24.wav"))
+    for name in ["Voice", "Piano", "Bed"] { try space.tape("track", "add", file, name) }
+    try space.tape("clip", "add", file, "t1", "s1", "--at", "0.5s", "--length", "2s")
+    try space.tape("clip", "add", file, "t2", "s2", "--at", "0", "--length", "1.5s")
+    try space.tape("clip", "add", file, "t3", "s1", "--at", "1s", "--from", "1s", "--length", "1s")
+    listing = try list()
+  }
+
+  mutating func next(_ bound: Int) -> Int {
+    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+    return Int((state >> 33) % UInt64(bound))
+  }
+
+  mutating func pick(_ options: [String]) -> String { options[next(options.count)] }
+
+  /// Sometimes a valid value, sometimes one of many invalid ones.
+  mutating func time() -> String {
+    pick([
+      "1s", "0", "1.5", "250ms", "0:01.5", "00:00:02.250", "96000f", "2", "0.001s", "10s",
+      "-1s", "1e10", "nan", "", "abc", "99999999999999", "1:60", "inf", "1099511627777f", "--",
+      "0.0000001s", "3:", ":3", "1:2:3:4", "١",
+    ])
+  }
+  mutating func clip() -> String {
+    pick(["c1", "c2", "c3", "c4", "c99", "c0", "x1", "", "t1", "c-1"])
+  }
+  mutating func track() -> String { pick(["t1", "t2", "t3", "t9", "t0", "c1", "", "T1"]) }
+  mutating func source() -> String { pick(["s1", "s2", "s9", "t1", ""]) }
+  mutating func gain() -> String {
+    pick(["-3", "+2.5dB", "-6dB", "0", "-inf", "nan", "1000", "-200", "", "abc", "-3 dB", "inf"])
+  }
+  mutating func pan() -> String { pick(["0", "-1", "1", "0.5", "1.5", "nan", "", "L"]) }
+  mutating func curve() -> String {
+    pick(["linear", "equal-power", "s-curve", "exponential", "log", "", "LINEAR"])
+  }
+  mutating func version() -> String { pick(["1", "2", "3", "5", "999", "0", "-1", "abc", ""]) }
+  mutating func name() -> String { pick(["Lead", "", " ", "Drums & Bass", "a\nb", "x\ty", "ü"]) }
+  mutating func audioPath() -> String {
+    pick([
+      TestAudio.path("tone-mono-44k-24.aiff"), TestAudio.path("bad-truncated.wav"),
+      TestAudio.path("bad-not-audio.wav"), TestAudio.path("bad-six-channels.wav"),
+      TestAudio.path("bad-empty.wav"), space.path("missing.wav"), space.path("folder"),
+      space.path("fifo"), space.path("text.wav"), file, "", space.path("null-device"),
+    ])
+  }
+  mutating func outputPath() -> String {
+    pick([
+      space.path("out.wav"), space.path("out.flac"), space.path("out.aiff"), space.path("out.mp9"),
+      space.path("folder"), file, file + "-wal", TestAudio.path("speech-mono-48k-16.wav"),
+      space.path("fifo"), space.path("no/such/dir/out.wav"), space.path("null-device"), "",
+    ])
+  }
+
+  /// One command line and extra environment.
+  mutating func commandLine() -> ([String], [String: String]) {
+    var arguments: [String]
+    switch next(22) {
+    case 0:
+      arguments = ["track", "add", file, name()] + maybe(["--gain", gain()], ["--pan", pan()])
+    case 1:
+      arguments =
+        ["track", "set", file, track()]
+        + maybe(
+          ["--name", name()], ["--gain", gain()], ["--pan", pan()], [pick(["--mute", "--unmute"])],
+          [pick(["--solo", "--unsolo"])])
+    case 2: arguments = ["track", "rm", file, track()]
+    case 3:
+      arguments =
+        ["clip", "add", file, track(), source(), "--at", time()]
+        + maybe(
+          ["--from", time()], ["--length", time()], ["--to", time()], ["--gain", gain()],
+          ["--fade-in", time()], ["--fade-out", time()], ["--curve", curve()])
+    case 4: arguments = ["clip", "split", file, clip(), "--at", time()]
+    case 5:
+      arguments = ["clip", "move", file, clip()] + maybe(["--to", time()], ["--track", track()])
+    case 6:
+      arguments = ["clip", "trim", file, clip()] + maybe(["--start", time()], ["--end", time()])
+    case 7:
+      arguments =
+        ["clip", "set", file, clip()]
+        + maybe(
+          ["--gain", gain()], ["--fade-in", time()], ["--fade-out", time()],
+          ["--fade-in-curve", curve()], ["--fade-out-curve", curve()])
+    case 8: arguments = ["clip", "rm", file, clip()]
+    case 9:
+      arguments = ["undo", file] + maybe(["--steps", pick(["1", "2", "0", "-1", "999", "x"])])
+    case 10: arguments = ["redo", file] + maybe(["--steps", pick(["1", "3", "0", "x"])])
+    case 11: arguments = ["checkout", file, version()]
+    case 12: arguments = ["import", file, audioPath()]
+    case 13: arguments = ["relink", file, source(), audioPath()] + maybe(["--force"])
+    case 14: arguments = ["ls", file] + maybe(["--json"], ["--frames"], ["--version", version()])
+    case 15: arguments = ["history", file] + maybe(["--json"])
+    case 16: arguments = ["diff", file, version(), version()] + maybe(["--json"])
+    case 17:
+      arguments =
+        ["render", file, "-o", outputPath()]
+        + maybe(
+          ["--from", time()], ["--to", time()], ["--bits", pick(["16", "24", "32f", "8", ""])],
+          ["--version", version()], ["--format", pick(["wav", "flac", "ogg", "mp3"])])
+    case 18:
+      arguments =
+        [
+          "play", file, "--device", pick(["null", "no-such-device"]), "--to", pick(["0.05s", "0"]),
+        ]
+        + maybe(["--from", time()], ["--period", pick(["256", "7", "0", "x"])], ["--json"])
+    case 19: arguments = ["watch", file, "--count", pick(["0", "-1", "x"])]
+    case 20:
+      arguments = [
+        pick(["new", "ls", "history", "undo", "render"]),
+        pick([file, space.path("folder"), audioPath()]),
+      ]
+    default:
+      arguments = [pick(["frob", "--nope", "clip", "track", "help", "--version", "scrub"])]
+    }
+    // Now and then, replace one argument with something the parser must refuse.
+    if next(12) == 0, arguments.count > 1 {
+      arguments[1 + next(arguments.count - 1)] = pick(["--", "-x", "", "--json=1", "c1"])
+    }
+    var environment: [String: String] = ["NO_COLOR": "1"]
+    if next(15) == 0 {
+      environment["TAPE_BUSY_TIMEOUT"] = pick(["nan", "inf", "-1", "1e10", "2147484", "", "0.2"])
+    }
+    return (arguments, environment)
+  }
+
+  /// Each of `options` with probability one half, flattened.
+  mutating func maybe(_ options: [String]...) -> [String] {
+    options.flatMap { next(2) == 0 ? $0 : [] }
+  }
+
+  func shown(_ arguments: [String]) -> String {
+    arguments.map { $0.isEmpty || $0.contains(" ") || $0.contains("\n") ? "'\($0)'" : $0 }
+      .joined(separator: " ").replacingOccurrences(of: space.url.path, with: "$WS")
+  }
+
+  func list() throws -> (String, String) {
+    let ls = try TapeBinary.run(["ls", file, "--json"])
+    let history = try TapeBinary.run(["history", file, "--json"])
+    return (ls.stdout, history.stdout)
+  }
+
+  /// Runs one command line and returns what is wrong, if anything.
+  mutating func check(
+    _ arguments: [String], environment: [String: String], counts: inout [Int32: Int]
+  ) throws -> String? {
+    let process = Process()
+    process.executableURL = TapeBinary.url
+    process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    env.merge(environment) { $1 }
+    process.environment = env
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    // A watch that was wrongly accepted would run forever: the fuzzer stops it.
+    let watchdog = DispatchWorkItem {
+      if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+    DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: watchdog)
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    watchdog.cancel()
+    if process.terminationReason == .uncaughtSignal {
+      return "killed by signal \(process.terminationStatus): \(stderr.prefix(300))"
+    }
+    let status = process.terminationStatus
+    counts[status, default: 0] += 1
+    guard Self.documentedCodes.contains(status) else {
+      return "exit \(status): \(stderr.prefix(300))"
+    }
+    if status == 0 {
+      if stderr.contains("error:") || stderr.contains("warning") {
+        return "succeeded but said: \(stderr.prefix(300))"
+      }
+      listing = try list()
+      return nil
+    }
+    let lines = stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+    let said = lines.filter { !$0.hasPrefix("tape play: ") }
+    guard said.count == 1, said[0].hasPrefix("error: ") else {
+      return "exit \(status) with stderr \(stderr.debugDescription.prefix(400))"
+    }
+    guard stdout.isEmpty || arguments.first == "play" else {
+      return "exit \(status) with stdout \(String(decoding: stdout.prefix(200), as: UTF8.self))"
+    }
+    let now = try list()
+    guard now == listing else { return "exit \(status) but the project changed: \(said[0])" }
+    return nil
+  }
+
+  /// The store's own check of the file and its history.
+  func verify() throws -> String? {
+    let result = try TapeBinary.run(["_verify", file])
+    guard result.status == 0,
+      let report = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
+        as? [String: Any],
+      report["integrity"] as? String == "ok", report["foreignKeyViolations"] as? Int == 0,
+      report["undoToFirstVersionWorks"] as? Bool == true
+    else { return "_verify: \(result.stdout) \(result.stderr)" }
+    return nil
+  }
+}
