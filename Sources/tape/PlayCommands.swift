@@ -208,14 +208,7 @@ final class PlaySession: @unchecked Sendable {
     var saved = termios()
     let raw = terminal && tcgetattr(STDIN_FILENO, &saved) == 0
     if raw {
-      var settings = saved
-      settings.c_lflag &= ~tcflag_t(ICANON | ECHO)
-      withUnsafeMutablePointer(to: &settings.c_cc) {
-        $0.withMemoryRebound(to: cc_t.self, capacity: Int(NCCS)) {
-          $0[Int(VMIN)] = 0
-          $0[Int(VTIME)] = 0
-        }
-      }
+      var settings = Suspend.keysAsTyped(saved)
       tcsetattr(STDIN_FILENO, TCSANOW, &settings)
       Termination.rememberTerminal()
       Termination.restoreTerminalOnCrash()

@@ -111,14 +111,7 @@ final class ScrubSession: @unchecked Sendable {
   func run() throws {
     var saved = termios()
     tcgetattr(STDIN_FILENO, &saved)
-    var settings = saved
-    settings.c_lflag &= ~tcflag_t(ICANON | ECHO)
-    withUnsafeMutablePointer(to: &settings.c_cc) {
-      $0.withMemoryRebound(to: cc_t.self, capacity: Int(NCCS)) {
-        $0[Int(VMIN)] = 0
-        $0[Int(VTIME)] = 0
-      }
-    }
+    var settings = Suspend.keysAsTyped(saved)
     tcsetattr(STDIN_FILENO, TCSANOW, &settings)
     let leave = "\u{1B}[?25h\u{1B}[?1049l"
     let enter = "\u{1B}[?1049h\u{1B}[?25l"
@@ -438,6 +431,20 @@ enum Suspend {
 
   static func requested() -> Bool {
     flag.exchange(false, ordering: .relaxed)
+  }
+
+  /// `settings` with keys delivered one by one, unechoed, and reads that never wait: how
+  /// `play` and `scrub` read their keys.
+  static func keysAsTyped(_ settings: termios) -> termios {
+    var raw = settings
+    raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+    withUnsafeMutablePointer(to: &raw.c_cc) {
+      $0.withMemoryRebound(to: cc_t.self, capacity: Int(NCCS)) {
+        $0[Int(VMIN)] = 0
+        $0[Int(VTIME)] = 0
+      }
+    }
+    return raw
   }
 
   /// Runs `leave`, stops the process until SIGCONT, then runs `back`.

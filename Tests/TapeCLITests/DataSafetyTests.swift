@@ -553,12 +553,9 @@ extension ProcessHeavyTests {
 
     // MARK: 9. A read-only project
 
-    /// As nobody: a project owned by root, mode 444, in a folder of mode 555, can be listed,
-    /// its history shown and rendered elsewhere, leaving no file in its folder; an edit fails
-    /// in one line with exit 77; the owner's next edit works.
-    @Test(.enabled(if: isRoot, "needs root: a project owned by root, read as nobody"))
-    func aReadOnlyProjectCanBeReadByAnyone() throws {
-      let space = try Workspace()
+    /// A project of one 2 s clip, mode 444, in a folder of mode 555 ("leave this as it is"),
+    /// with no decoded audio beside it (a reader must not decode into it).
+    private func readOnlyProject(in space: Workspace) throws -> (folder: String, file: String) {
       let folder = space.path("locked")
       try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
       let file = folder + "/song.tape"
@@ -566,10 +563,19 @@ extension ProcessHeavyTests {
       try space.tape("import", file, TestAudio.path("speech-mono-48k-16.wav"))
       try space.tape("track", "add", file, "Voice")
       try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "2s")
-      // No decoded audio beside it: nobody's render must decode into its own cache.
       try FileManager.default.removeItem(atPath: file + "-cache")
       try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: file)
       try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: folder)
+      return (folder, file)
+    }
+
+    /// As nobody: a project owned by root, mode 444, in a folder of mode 555, can be listed,
+    /// its history shown and rendered elsewhere, leaving no file in its folder; an edit fails
+    /// in one line with exit 77; the owner's next edit works.
+    @Test(.enabled(if: isRoot, "needs root: a project owned by root, read as nobody"))
+    func aReadOnlyProjectCanBeReadByAnyone() throws {
+      let space = try Workspace()
+      let (folder, file) = try readOnlyProject(in: space)
       defer {
         try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder)
       }
@@ -616,16 +622,7 @@ extension ProcessHeavyTests {
     @Test(.enabled(if: isRoot, "needs root"))
     func rootReadingAReadOnlyFolderCreatesNothing() throws {
       let space = try Workspace()
-      let folder = space.path("locked")
-      try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-      let file = folder + "/song.tape"
-      try space.tape("new", file)
-      try space.tape("import", file, TestAudio.path("speech-mono-48k-16.wav"))
-      try space.tape("track", "add", file, "Voice")
-      try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "1s")
-      try FileManager.default.removeItem(atPath: file + "-cache")
-      try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: file)
-      try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: folder)
+      let (folder, file) = try readOnlyProject(in: space)
       defer {
         try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder)
       }

@@ -223,31 +223,15 @@ struct Fuzzer {
   mutating func check(
     _ arguments: [String], environment: [String: String], counts: inout [Int32: Int]
   ) throws -> String? {
-    let process = Process()
-    process.executableURL = TapeBinary.url
-    process.arguments = arguments
-    var env = ProcessInfo.processInfo.environment
-    env.merge(environment) { $1 }
-    process.environment = env
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    // A watch that was wrongly accepted would run forever: the fuzzer stops it.
-    let watchdog = DispatchWorkItem {
-      if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    // In its own folder: a relative name it makes up (`tape new c1`) lands there, not in the
+    // checkout. A watch that was wrongly accepted would run forever: it is stopped.
+    let result = try TapeBinary.run(
+      arguments, environment: environment, directory: space.url, killAfter: 30)
+    let stderr = result.stderr
+    if result.killedBySignal {
+      return "killed by signal \(result.status): \(stderr.prefix(300))"
     }
-    DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: watchdog)
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    watchdog.cancel()
-    if process.terminationReason == .uncaughtSignal {
-      return "killed by signal \(process.terminationStatus): \(stderr.prefix(300))"
-    }
-    let status = process.terminationStatus
+    let status = result.status
     counts[status, default: 0] += 1
     guard Self.documentedCodes.contains(status) else {
       return "exit \(status): \(stderr.prefix(300))"
@@ -264,8 +248,8 @@ struct Fuzzer {
     guard said.count == 1, said[0].hasPrefix("error: ") else {
       return "exit \(status) with stderr \(stderr.debugDescription.prefix(400))"
     }
-    guard stdout.isEmpty || arguments.first == "play" else {
-      return "exit \(status) with stdout \(String(decoding: stdout.prefix(200), as: UTF8.self))"
+    guard result.stdout.isEmpty || arguments.first == "play" else {
+      return "exit \(status) with stdout \(result.stdout.prefix(200))"
     }
     let now = try list()
     guard now == listing else { return "exit \(status) but the project changed: \(said[0])" }

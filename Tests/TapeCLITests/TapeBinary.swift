@@ -9,6 +9,8 @@ enum TapeBinary {
     let status: Int32
     let stdout: String
     let stderr: String
+    /// Whether `status` is the signal that killed it rather than an exit code.
+    var killedBySignal = false
   }
 
   static var url: URL {
@@ -24,13 +26,18 @@ enum TapeBinary {
     return URL(fileURLWithPath: ".build/debug/tape")
   }
 
-  static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
-    try run(url, arguments, environment: environment)
+  static func run(
+    _ arguments: [String], environment: [String: String] = [:], directory: URL? = nil,
+    killAfter seconds: Double? = nil
+  ) throws -> Result {
+    try run(url, arguments, environment: environment, directory: directory, killAfter: seconds)
   }
 
-  /// Runs any program with `arguments`, its environment this process's plus `environment`.
+  /// Runs any program with `arguments`, its environment this process's plus `environment`,
+  /// in `directory` (this process's by default), stdin empty; killed after `seconds` if given.
   static func run(
-    _ executable: URL, _ arguments: [String], environment: [String: String] = [:]
+    _ executable: URL, _ arguments: [String], environment: [String: String] = [:],
+    directory: URL? = nil, killAfter seconds: Double? = nil
   )
     throws -> Result
   {
@@ -40,16 +47,26 @@ enum TapeBinary {
     var env = ProcessInfo.processInfo.environment
     env.merge(environment) { $1 }
     process.environment = env
+    if let directory { process.currentDirectoryURL = directory }
     let out = Pipe()
     let err = Pipe()
     process.standardOutput = out
     process.standardError = err
+    process.standardInput = FileHandle.nullDevice
     try process.run()
+    let watchdog = DispatchWorkItem {
+      if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+    if let seconds {
+      DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: watchdog)
+    }
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     let errData = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
+    watchdog.cancel()
     return Result(
       status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-      stderr: String(decoding: errData, as: UTF8.self))
+      stderr: String(decoding: errData, as: UTF8.self),
+      killedBySignal: process.terminationReason == .uncaughtSignal)
   }
 }
