@@ -207,25 +207,7 @@ struct ErrorPathTests {
 
   /// A mono 48 kHz 32-bit float WAV (format 3) of `samples`.
   private func floatWAV(_ samples: [Float]) -> Data {
-    var data = Data()
-    func append<T: FixedWidthInteger>(_ value: T) {
-      withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) }
-    }
-    let bytes = UInt32(samples.count * 4)
-    data.append(contentsOf: Array("RIFF".utf8))
-    append(UInt32(36 + bytes))
-    data.append(contentsOf: Array("WAVEfmt ".utf8))
-    append(UInt32(16))
-    append(UInt16(3))
-    append(UInt16(1))
-    append(UInt32(48_000))
-    append(UInt32(48_000 * 4))
-    append(UInt16(4))
-    append(UInt16(32))
-    data.append(contentsOf: Array("data".utf8))
-    append(bytes)
-    for sample in samples { append(sample.bitPattern) }
-    return data
+    wavFile(format: 3, channels: 1, bits: 32, data: samples.withUnsafeBytes { Data($0) })
   }
 
   @Test func missingNotAProjectAndCorruptProjects() throws {

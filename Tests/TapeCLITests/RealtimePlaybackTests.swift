@@ -125,6 +125,28 @@ func onset(_ samples: [Float]) -> Int? {
     .map { $0 / 2 }
 }
 
+/// A 48 kHz WAV file: format 1 (integer PCM) or 3 (float), the sample bytes in `data`.
+func wavFile(format: UInt16, channels: UInt16, bits: UInt16, data: Data) -> Data {
+  var file = Data("RIFF".utf8)
+  func append<T: FixedWidthInteger>(_ value: T) {
+    withUnsafeBytes(of: value.littleEndian) { file.append(contentsOf: $0) }
+  }
+  let frameBytes = UInt32(channels) * UInt32(bits / 8)
+  append(UInt32(36 + data.count))
+  file.append(contentsOf: Data("WAVEfmt ".utf8))
+  append(UInt32(16))
+  append(format)
+  append(channels)
+  append(UInt32(48_000))
+  append(UInt32(48_000) * frameBytes)
+  append(UInt16(frameBytes))
+  append(bits)
+  file.append(contentsOf: Data("data".utf8))
+  append(UInt32(data.count))
+  file.append(data)
+  return file
+}
+
 /// Writes a 16-bit stereo WAV of hashed noise on the 16-bit grid (k/32768), every frame's
 /// first sample non-zero: float → 32-bit PCM → float is then exact, and a dropped or repeated
 /// period cannot hide.
@@ -137,24 +159,8 @@ func writeHashedNoise(_ path: String, frames: Int) throws -> [Float] {
     if value == 0 { value = 1 }
     samples.append(value)
   }
-  let dataBytes = UInt32(samples.count * 2)
-  var header = Data("RIFF".utf8)
-  func append<T: FixedWidthInteger>(_ value: T) {
-    withUnsafeBytes(of: value.littleEndian) { header.append(contentsOf: $0) }
-  }
-  append(UInt32(36 + dataBytes))
-  header.append(contentsOf: Data("WAVEfmt ".utf8))
-  append(UInt32(16))
-  append(UInt16(1))
-  append(UInt16(2))
-  append(UInt32(48_000))
-  append(UInt32(48_000 * 4))
-  append(UInt16(4))
-  append(UInt16(16))
-  header.append(contentsOf: Data("data".utf8))
-  append(dataBytes)
-  samples.withUnsafeBytes { header.append(contentsOf: $0) }
-  try header.write(to: URL(fileURLWithPath: path))
+  let data = samples.withUnsafeBytes { Data($0) }
+  try wavFile(format: 1, channels: 2, bits: 16, data: data).write(to: URL(fileURLWithPath: path))
   return samples.map { Float($0) / 32_768 }
 }
 
