@@ -19,7 +19,8 @@ struct Scrub: ParsableCommand {
       Space plays or pauses: the audio follows the version on screen. Enter checks out the \
       version on screen (as 'tape checkout' does); q quits and leaves the head where it was. \
       Scrubbing only previews: it never moves the head until Enter. Edits made in another \
-      shell appear live.
+      shell appear live. +/- zoom, < and > scroll, 0 shows it all, PgUp/PgDn page through \
+      tracks; Ctrl-Z suspends (fg returns).
       Example: tape scrub song.tape
       """)
 
@@ -50,7 +51,12 @@ final class ScrubSession: @unchecked Sendable {
   private let file: String
   private let device: String
   private var history: History
+  /// The history indexed once per change to it, so a step costs no scan of 100,000 versions:
+  /// each version's children, parent, label, and the child on the way to the head.
   private var children: [Int64: [Int64]] = [:]
+  private var parents: [Int64: Int64] = [:]
+  private var labels: [Int64: String] = [:]
+  private var towardHead: [Int64: Int64] = [:]
   /// Which child → leads to, where the history forks (by version).
   private var branch: [Int64: Int] = [:]
   private var shown: StoreVersion
@@ -82,8 +88,20 @@ final class ScrubSession: @unchecked Sendable {
 
   private func indexHistory() {
     children = [:]
+    parents = [:]
+    labels = [:]
     for entry in history.versions {
-      if let parent = entry.parent { children[parent, default: []].append(entry.version) }
+      labels[entry.version] = entry.label
+      if let parent = entry.parent {
+        children[parent, default: []].append(entry.version)
+        parents[entry.version] = parent
+      }
+    }
+    towardHead = [:]
+    var cursor = history.head
+    while let parent = parents[cursor] {
+      towardHead[parent] = cursor
+      cursor = parent
     }
   }
 
@@ -92,19 +110,10 @@ final class ScrubSession: @unchecked Sendable {
   private func next(after version: Int64) -> Int64? {
     guard let options = children[version], !options.isEmpty else { return nil }
     if let chosen = branch[version] { return options[min(chosen, options.count - 1)] }
-    let parents = Dictionary(
-      uniqueKeysWithValues: history.versions.map { ($0.version, $0.parent) })
-    var cursor: Int64? = history.head
-    while let current = cursor {
-      if let parent = parents[current] ?? nil, parent == version { return current }
-      cursor = parents[current] ?? nil
-    }
-    return options.last
+    return towardHead[version] ?? options.last
   }
 
-  private var parentOfShown: Int64? {
-    history.versions.first { $0.version == shown.version }?.parent
-  }
+  private var parentOfShown: Int64? { parents[shown.version] }
 
   // MARK: The loop
 
@@ -374,7 +383,7 @@ final class ScrubSession: @unchecked Sendable {
     _ = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size)
     let width = size.ws_col > 0 ? Int(size.ws_col) : 80
     let height = size.ws_row > 0 ? Int(size.ws_row) : 24
-    let label = history.versions.first { $0.version == shown.version }?.label ?? ""
+    let label = labels[shown.version] ?? ""
     // A zoomed view follows the playhead.
     if playing, zoomed, let position = player?.status.position,
       position < viewStart || position >= viewStart + span
