@@ -128,6 +128,33 @@ struct ScrubTests {
     }
   }
 
+  /// At a fork the header says which branch → follows (the one toward the head at first);
+  /// ↑ chooses the other, and → then steps onto it.
+  @Test func choosingABranchAtAFork() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    try space.tape("clip", "move", file, "c2", "--to", "2s")
+    let old = try currentHead(space, file)
+    try space.tape("undo", file)
+    try space.tape("clip", "move", file, "c2", "--to", "3s")
+    let head = try currentHead(space, file)
+    let fork = old - 1
+    let terminal = try Tmux(width: 120, height: 24)
+    defer { terminal.kill() }
+    try terminal.start("\(TapeBinary.url.path) scrub \(file); sleep 60")
+    _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
+    try terminal.send("Left")
+    let atFork = try terminal.waitFor { $0.hasPrefix("v\(fork) ") }
+    #expect(atFork.contains("fork: → v\(head) (branch 2/2, ↑/↓)"), "\(atFork)")
+    try terminal.send("Up")
+    _ = try terminal.waitFor { $0.contains("fork: → v\(old) (branch 1/2, ↑/↓)") }
+    try terminal.send("Right")
+    let onOld = try terminal.waitFor { $0.hasPrefix("v\(old) ") }
+    #expect(onOld.contains("\"Move c2 to 2s\""))
+    try terminal.send("q")
+    #expect(try currentHead(space, file) == head)
+  }
+
   /// Scripts get a clear refusal, not a garbled screen.
   @Test func scrubNeedsATerminal() throws {
     let space = try Workspace()
