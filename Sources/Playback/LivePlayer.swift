@@ -99,6 +99,8 @@ public final class LivePlayer: @unchecked Sendable {
     var sequence: Int64 = 0
     /// Plans published and perhaps still sounding (the audio thread may crossfade from one).
     var live: [RenderPlan] = []
+    /// The snapshot of the newest plan published (what is heard, or about to be).
+    var published: (version: Int64, project: Project)?
     var messages: [String] = []
     var stopping = false
     var seek: Int64?
@@ -170,6 +172,7 @@ public final class LivePlayer: @unchecked Sendable {
     mixer.publish(plan)
     shared.withLock {
       $0.live = [plan]
+      $0.published = (version, project)
       if let cause { $0.causes[0] = cause }
     }
     helpersDone.enter()
@@ -369,10 +372,13 @@ public final class LivePlayer: @unchecked Sendable {
       }
       if stopping { return }
       guard let offer else { continue }
-      // The version heard (or about to be) again, from a repeated checkout or an edit and its
-      // undo within one look: nothing changes, so there is no swap to make or to report.
-      // (A version number names one immutable snapshot.)
-      if shared.withLock({ $0.live.last?.view.version }) == offer.version { continue }
+      // The snapshot heard (or about to be) again, from a repeated checkout or an edit and its
+      // undo within one look: nothing changes, so there is no swap to make or to report. (The
+      // same version number is not enough: a coalesced commit rewrites its version in place.)
+      let published = shared.withLock { $0.published }
+      if let published, published.version == offer.version, published.project == offer.project {
+        continue
+      }
       if let cause = offer.cause { shared.withLock { $0.causes[sequence] = cause } }
       do {
         let plan = try compile(offer.project, offer.version, sequence)
@@ -381,6 +387,7 @@ public final class LivePlayer: @unchecked Sendable {
         for (address, bytes) in plan.memoryRegions { mlock(address, bytes) }
         mixer.publish(plan)
         shared.withLock { state in
+          state.published = (offer.version, offer.project)
           state.live.append(plan)
           if state.live.count > 3 { state.live.removeFirst(state.live.count - 3) }
         }

@@ -303,6 +303,11 @@ final class ScrubSession: @unchecked Sendable {
   /// animating the change, and has the player follow.
   private func go(to version: Int64) throws {
     let (next, diff) = try store.step(from: shown, to: version)
+    show(next, diff: diff)
+  }
+
+  /// Puts `next` on screen, animating `diff`, and has the player follow.
+  private func show(_ next: StoreVersion, diff: ProjectDiff) {
     if !zoomed { span = max(span, next.project.timelineEnd.frames) }
     shown = next
     message = ""
@@ -328,6 +333,13 @@ final class ScrubSession: @unchecked Sendable {
     indexHistory()
     if wasHead && shown.version != history.head {
       try go(to: history.head)
+    } else if wasHead {
+      // A commit folded into the head version (a drag, coalesced) changed it in place: the
+      // version on screen is read afresh from the head.
+      let fresh = try store.read(history.head)
+      if fresh.project != shown.project {
+        show(fresh, diff: ProjectDiff(from: shown.project, to: fresh.project))
+      }
     } else {
       draw(shown.project)
     }

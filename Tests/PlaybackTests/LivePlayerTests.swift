@@ -27,8 +27,9 @@ struct LivePlayerTests {
       ])
   }
 
-  /// Offering the version already playing (a checkout of it, an edit and its undo seen in one
-  /// look) makes no swap, so none is reported; another version does.
+  /// Offering the snapshot already playing (a checkout of it, an edit and its undo seen in one
+  /// look) makes no swap, so none is reported; another version does, and so does new content
+  /// under the same version number (a coalesced commit).
   @Test func theVersionPlayingIsNotSwappedIn() throws {
     var state: UInt64 = 1
     let samples = (0..<48_000).map { _ -> Float in
@@ -51,9 +52,12 @@ struct LivePlayerTests {
     Thread.sleep(forTimeInterval: 0.3)
     player.offer(project(gain: -6), version: 2, cause: "checkout")
     Thread.sleep(forTimeInterval: 0.3)
+    // A coalesced commit rewrites version 2 in place (a fader drag): it is heard.
+    player.offer(project(gain: -9), version: 2, cause: "edit")
+    Thread.sleep(forTimeInterval: 0.3)
     player.stop()
     let report = player.wait()
-    #expect(report.swaps.map(\.event.version) == [1, 2])
-    #expect(report.swaps.map(\.cause) == [nil, "edit"])
+    #expect(report.swaps.map(\.event.version) == [1, 2, 2])
+    #expect(report.swaps.map(\.cause) == [nil, "edit", "edit"])
   }
 }

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import Timeline
+import TimelineStore
 
 /// `tape scrub` driven through a real terminal: a tmux server on a private socket runs it in a
 /// pane of a known size, sends it keys and reads back what is on the screen.
@@ -153,6 +155,32 @@ struct ScrubTests {
     #expect(onOld.contains("\"Move c2 to 2s\""))
     try terminal.send("q")
     #expect(try currentHead(space, file) == head)
+  }
+
+  /// A drag in another process (commits that fold into the head version) moves the clip on
+  /// screen each time, though the version number stays.
+  @Test func aDragInAnotherProcessIsShown() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    let head = try currentHead(space, file)
+    let terminal = try Tmux(width: 100, height: 24)
+    defer { terminal.kill() }
+    try terminal.start("\(TapeBinary.url.path) scrub \(file); sleep 60")
+    _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
+    let store = try TimelineStore.open(at: file)
+    defer { try? store.close() }
+    func drag(to seconds: Int64) throws {
+      try store.commit(label: "Drag c2", coalescingKey: "drag c2") { project, _ in
+        try project.moveClip(Clip.ID(2), to: FramePosition(seconds * 48_000), track: nil)
+      }
+    }
+    try drag(to: 4)
+    let first = try terminal.waitFor { $0.hasPrefix("v\(head + 1) ") }
+    try drag(to: 6)
+    let second = try terminal.waitFor { $0.hasPrefix("v\(head + 1) ") && $0 != first }
+    let row = { (screen: String) in screen.split(separator: "\n").first { $0.hasPrefix("t2 ") } }
+    #expect(row(first) != row(second), "the drag's second step is not on screen")
+    try terminal.send("q")
   }
 
   /// Scripts get a clear refusal, not a garbled screen.
