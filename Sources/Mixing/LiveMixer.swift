@@ -290,7 +290,7 @@ extension LiveMixer {
   public static func isReady(_ engine: UnsafeMutablePointer<EngineState>, frames: Int) -> Bool {
     let state = engine.pointee
     guard state.current.bits != 0, !state.paused, !state.finished else { return true }
-    let end = state.end
+    let end = state.playableEnd
     let here = Int(max(0, min(Int64(frames), end - state.position)))
     var ready = RenderKernel.isResident(state.current.view, from: state.position, frames: here)
     if state.fading.bits != 0 {
@@ -462,9 +462,14 @@ public struct EngineState: @unchecked Sendable {
   /// always plays out whole. Why: an edit that removes the last clip under the playhead makes
   /// the new plan end before it; ending at once would cut the old plan's sound dead (a click),
   /// where the crossfade takes it to silence.
+  ///
+  /// Only where the play follows the project's end (no `--to`), and no further than the old
+  /// plan itself went: a crossfade near an end that did not move changes nothing.
   @inlinable
   var playableEnd: Int64 {
-    fading.bits == 0 ? end : max(end, position + crossfadeStart + crossfadeFrames - clock)
+    guard fading.bits != 0, rangeEnd == .max else { return end }
+    let crossfadeEnds = position + crossfadeStart + crossfadeFrames - clock
+    return max(end, min(fading.view.end, crossfadeEnds))
   }
 
   /// Applies the transport requests of the other threads.

@@ -111,6 +111,8 @@ public enum Termination {
         if let index = Termination.crashSignals.firstIndex(of: signal) {
           sigaction(signal, Termination.previousActions + index, nil)
         }
+        // Ctrl-\ is no fault to re-run: it is sent again, to the handler put back.
+        if signal == SIGQUIT { raise(SIGQUIT) }
       }
       sigemptyset(&action.sa_mask)
       action.sa_flags = 0
@@ -118,11 +120,11 @@ public enum Termination {
     }
   }
 
-  private static let crashSignals = [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE]
+  private static let crashSignals = [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE, SIGQUIT]
   /// The handlers there before ``restoreTerminalOnCrash()``, one per crash signal.
   nonisolated(unsafe) private static let previousActions: UnsafeMutablePointer<sigaction> = {
-    let actions = UnsafeMutablePointer<sigaction>.allocate(capacity: 6)
-    actions.initialize(repeating: sigaction(), count: 6)
+    let actions = UnsafeMutablePointer<sigaction>.allocate(capacity: 7)
+    actions.initialize(repeating: sigaction(), count: 7)
     return actions
   }()
 

@@ -38,26 +38,28 @@ public enum TimelineScreen {
       return drawn.prefix(max(1, height)).map { String($0.prefix(max(1, width))) }
     }
     // A long footer (an error) wraps onto up to three lines rather than lose its end.
-    let footerLines = wrap(footer, width, limit: max(1, min(3, height - 3)))
+    let footerLines = wrap(printable(footer), width, limit: max(1, min(3, height - 3)))
     let columns = width - nameWidth
     let span = max(span, 1)
     let rate = project.sampleRate
     func column(_ frame: Int64) -> Int {
       Int((Double(frame - start) / Double(span) * Double(columns)).rounded(.down))
     }
-    var lines: [String] = [fit(header, width)]
+    var lines: [String] = [fit(printable(header), width)]
     lines.append(ruler(columns: columns, start: start, span: span, rate: rate))
     var rows = height - 2 - footerLines.count
     let firstTrack = max(0, min(firstTrack, project.tracks.count - 1))
-    if firstTrack > 0 {
+    // The "above" line only where a track row is left after it.
+    if firstTrack > 0 && rows > 1 {
       lines.append(fit("… \(firstTrack) tracks above", width))
       rows -= 1
     }
+    rows = max(rows, 0)
     let shown = project.tracks.dropFirst(firstTrack)
     let below = shown.count - rows
     let playheadColumn = playhead.map(column)
     let anySolo = project.tracks.contains { $0.isSolo }
-    for track in shown.prefix(below > 0 ? rows - 1 : rows) {
+    for track in shown.prefix(max(0, below > 0 ? rows - 1 : rows)) {
       var cells = Array(repeating: Character(" "), count: columns)
       for clip in track.clips {
         let first = column(clip.timelineStart.frames)
@@ -74,11 +76,13 @@ public enum TimelineScreen {
       // m: muted; s: soloed (the others are then dimmed).
       let marks = (track.isMuted ? "m" : "") + (track.isSolo ? "s" : "")
       let name =
-        fit("\(track.id) \(track.name)\(marks.isEmpty ? "" : " " + marks)", nameWidth - 1) + " "
+        fit(
+          "\(track.id) \(printable(track.name))\(marks.isEmpty ? "" : " " + marks)", nameWidth - 1)
+        + " "
       let dim = colour && (track.isMuted || (anySolo && !track.isSolo))
       lines.append(dim ? "\u{1B}[2m\(name)\(row)\u{1B}[22m" : name + row)
     }
-    if below > 0 { lines.append(fit("… \(below + 1) more tracks", width)) }
+    if below > 0 && rows > 0 { lines.append(fit("… \(below + 1) more tracks", width)) }
     if project.tracks.isEmpty { lines.append("(no tracks)") }
     while lines.count < height - footerLines.count { lines.append("") }
     lines += footerLines.map { fit($0, width) }
@@ -148,6 +152,14 @@ public enum TimelineScreen {
     let (hours, minutes, rest) = (whole / 3_600, whole % 3_600 / 60, whole % 60)
     let text = hours > 0 ? "\(hours):\(two(minutes)):\(two(rest))" : "\(minutes):\(two(rest))"
     return fraction > 0 ? text + ".5" : text
+  }
+
+  /// `text` with control characters shown as `?`: a name made before they were refused cannot
+  /// move the cursor or change the terminal.
+  static func printable(_ text: String) -> String {
+    String(
+      String.UnicodeScalarView(
+        text.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : $0 }))
   }
 
   /// `text` in lines of at most `width` characters, broken at spaces where it can, at most

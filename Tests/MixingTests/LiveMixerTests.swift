@@ -326,6 +326,33 @@ struct LiveMixerTests {
     }
   }
 
+  /// A crossfade near the end of a `--to` range (or near an end that did not move) plays
+  /// nothing past it: exactly the range's frames are played.
+  @Test(arguments: [true, false])
+  func aCrossfadeNearTheEndPlaysNothingPastIt(explicitRange: Bool) throws {
+    let before = liveProject()
+    let after = liveProject(moveSecond: 10)
+    let end: Int64 = explicitRange ? 5_000 : before.timelineEnd.frames
+    let mixer = LiveMixer(
+      channels: 2, maximumFrames: 100, range: 0..<(explicitRange ? end : Int64.max))
+    mixer.publish(try harness.plan(before))
+    var played = 0
+    var buffer = [Float](repeating: 0, count: 200)
+    var period = 0
+    while !mixer.status.finished && period < 1_000 {
+      // The move lands 150 frames before the end: its crossfade would run 106 frames past it.
+      if Int64(period * 100) == (end / 100 - 1) * 100 - 100 {
+        mixer.publish(try harness.plan(after, version: 2))
+      }
+      played += buffer.withUnsafeMutableBufferPointer {
+        LiveMixer.render(mixer.engine, frames: 100, into: $0.baseAddress!)
+      }
+      period += 1
+    }
+    #expect(mixer.swaps.last?.kind == .crossfade)
+    #expect(Int64(played) == (explicitRange ? end : after.timelineEnd.frames))
+  }
+
   /// Audio not in memory plays as silence and is counted; it never blocks.
   @Test func missingAudioIsSilentAndCounted() throws {
     let cold = SourceAudio(frames: 200_000, channels: 1)

@@ -36,7 +36,8 @@ struct TimelineScreenTests {
   }
 
   /// Any clip at any zoom and scroll (clips a column wide, half off either edge, beyond the
-  /// screen) draws within the width, and the id never spills out of its clip.
+  /// screen), any track page and any terminal size, with a short or a wrapped footer, draws
+  /// exactly the screen's lines within its width. (A track page in 4 rows used to trap.)
   @Test func everyClipAtEveryZoomFits() {
     var state: UInt64 = 3
     func next(_ bound: Int64) -> Int64 {
@@ -51,10 +52,14 @@ struct TimelineScreenTests {
         Fixture.clip(17, start: start, length: length, fadeIn: fade, fadeOut: fade)
       ])
       let width = 10 + Int(next(120))
+      let height = 1 + Int(next(12))
       let lines = TimelineScreen.lines(
-        of: project, width: width, height: 6, span: 1 + next(960_000), start: next(480_000),
-        header: "v1", footer: "keys", colour: false)
+        of: project, width: width, height: height, span: 1 + next(960_000),
+        start: next(480_000), firstTrack: Int(next(3)), header: "v1",
+        footer: next(2) == 0 ? "keys" : String(repeating: "a long error ", count: 20),
+        colour: false)
       #expect(lines.allSatisfy { $0.count <= width })
+      #expect(lines.count == height)
     }
   }
 
