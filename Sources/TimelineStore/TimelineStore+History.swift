@@ -359,6 +359,18 @@ extension TimelineStore {
     return (first, second, diff)
   }
 
+  /// The newest head move (nil before any): what an undo, redo or checkout just did, read
+  /// after it.
+  public func lastMove() throws(StoreError) -> HeadMove? {
+    do {
+      return try queue.read { db in
+        try HeadJournal.moves(after: HeadJournal.lastSequence(db) - 1, db).last
+      }
+    } catch {
+      throw Self.translate(error)
+    }
+  }
+
   /// The head moves after `sequence` (0: all of them), oldest first: the journal a watcher
   /// reads incrementally so that no move is merged or lost.
   public func moves(after sequence: Int64) throws(StoreError) -> [HeadMove] {

@@ -370,7 +370,7 @@ public final class TimelineStore: Sendable {
     let wal = path + "-wal"
     let shm = path + "-shm"
     let folder = (path as NSString).deletingLastPathComponent
-    let folderWritable = Glibc.access(folder.isEmpty ? "." : folder, W_OK | X_OK) == 0
+    let folderWritable = invitesWriting(folder.isEmpty ? "." : folder, asFolder: true)
     if FileIdentity(path: wal) != nil {
       guard Glibc.access(wal, R_OK) == 0 else {
         throw .cannotRead(path: path, reason: "its write-ahead log \(wal) is not readable by you")
@@ -388,9 +388,7 @@ public final class TimelineStore: Sendable {
       return (path, nil)
     }
     // A follower creates the log only where someone meant files to be written.
-    if access == .follow && invitesWriting(folder.isEmpty ? "." : folder, asFolder: true)
-      && invitesWriting(path)
-    {
+    if access == .follow && folderWritable && invitesWriting(path) {
       return (path, nil)
     }
     guard let identity = FileIdentity(path: path) else { throw .notFound(path: path) }
@@ -661,22 +659,26 @@ final class HeaderReaders: Sendable {
     let key = FileKey(device: identity.device, inode: identity.inode)
     let descriptor = try descriptors.withLock {
       (open: inout [FileKey: Int32]) throws(StoreError) -> Int32 in
-      // A known descriptor still naming a linked file (an inode is reused once its file is
-      // deleted, and closing a deleted file's descriptor releases no lock anyone needs).
-      if let known = open[key] {
-        var info = stat()
-        if fstat(known, &info) == 0, info.st_nlink > 0 { return known }
-        Glibc.close(known)
-      }
+      // A descriptor held open keeps its inode from being reused, so a known key still names
+      // the same file.
+      if let known = open[key] { return known }
       let opened = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
       guard opened >= 0 else {
         throw .io(detail: "cannot read \(path): \(String(cString: strerror(errno)))")
       }
-      open[key] = opened
+      // Keyed by what was opened (the path may have been replaced since the stat above).
+      var info = stat()
+      let opens =
+        fstat(opened, &info) == 0
+        ? FileKey(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)) : key
+      open[opens] = opened
       return opened
     }
     let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
-    return max(0, count)
+    guard count >= 0 else {
+      throw .io(detail: "cannot read \(path): \(String(cString: strerror(errno)))")
+    }
+    return count
   }
 }
 

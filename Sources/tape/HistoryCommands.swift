@@ -84,6 +84,10 @@ struct HeadMoveOutput {
 
   func print(json: Bool) throws {
     StandardOutput.done = "the head did move, to version \(to)"
+    // Where the head came from, as the move recorded it (another process may have moved it
+    // between opening the store and this move); the head seen at open otherwise.
+    let recorded = (try? store.lastMove()).flatMap { $0 }
+    let from = recorded.flatMap { $0.to == to ? $0.from : nil } ?? self.from
     let label = (try? store.entry(to))?.flatMap { $0 }?.label ?? ""
     let words = DiffWords(sampleRate: store.snapshot.project.sampleRate)
     // What changed is said from a read of both versions: the head has moved whatever happens.

@@ -195,34 +195,17 @@ final class ScrubSession: @unchecked Sendable {
     var index = 0
     while index < bytes.count {
       let byte = bytes[index]
-      // Page Up / Page Down: ESC [ 5 ~ and ESC [ 6 ~.
-      if byte == 0x1B, index + 3 < bytes.count, bytes[index + 1] == UInt8(ascii: "["),
-        bytes[index + 3] == UInt8(ascii: "~")
+      // A control sequence, read whole: ESC [ parameters… final, or ESC O final (arrows in
+      // the terminal's application mode). F9 is ESC [ 2 0 ~: none of its bytes is a key.
+      if byte == 0x1B, index + 1 < bytes.count,
+        bytes[index + 1] == UInt8(ascii: "[") || bytes[index + 1] == UInt8(ascii: "O")
       {
-        if bytes[index + 2] == UInt8(ascii: "5") { scrollTracks(-1) }
-        if bytes[index + 2] == UInt8(ascii: "6") { scrollTracks(1) }
-        index += 4
-        continue
-      }
-      if byte == 0x1B, index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "[") {
-        switch bytes[index + 2] {
-        case UInt8(ascii: "D"):
-          if let parent = parentOfShown {
-            try go(to: parent)
-          } else {
-            say("v\(shown.version) is the first version")
-          }
-        case UInt8(ascii: "C"):
-          if let next = next(after: shown.version) {
-            try go(to: next)
-          } else {
-            say("v\(shown.version) is the newest version on this branch")
-          }
-        case UInt8(ascii: "A"): chooseBranch(-1)
-        case UInt8(ascii: "B"): chooseBranch(1)
-        default: break
-        }
-        index += 3
+        var end = index + 2
+        while end < bytes.count, (0x20...0x3F).contains(bytes[end]) { end += 1 }
+        guard end < bytes.count else { break }
+        try control(
+          final: bytes[end], parameters: String(decoding: bytes[(index + 2)..<end], as: UTF8.self))
+        index = end + 1
         continue
       }
       switch byte {
@@ -239,6 +222,29 @@ final class ScrubSession: @unchecked Sendable {
       index += 1
     }
     return true
+  }
+
+  /// Arrows and Page Up / Page Down; other control sequences (function keys…) do nothing.
+  private func control(final: UInt8, parameters: String) throws {
+    switch (Character(Unicode.Scalar(final)), parameters) {
+    case ("D", ""):
+      if let parent = parentOfShown {
+        try go(to: parent)
+      } else {
+        say("v\(shown.version) is the first version")
+      }
+    case ("C", ""):
+      if let next = next(after: shown.version) {
+        try go(to: next)
+      } else {
+        say("v\(shown.version) is the newest version on this branch")
+      }
+    case ("A", ""): chooseBranch(-1)
+    case ("B", ""): chooseBranch(1)
+    case ("~", "5"): scrollTracks(-1)
+    case ("~", "6"): scrollTracks(1)
+    default: break
+    }
   }
 
   // MARK: The view: zoom, scroll, tracks

@@ -153,6 +153,14 @@ struct ScrubTests {
     try terminal.send("Right")
     let onOld = try terminal.waitFor { $0.hasPrefix("v\(old) ") }
     #expect(onOld.contains("\"Move c2 to 2s\""))
+    // + zooms in (the ruler changes); a function key (F9: ESC [ 2 0 ~) is no key at all, not
+    // a "0" that would fit the view again.
+    let ruler = { (screen: String) in screen.split(separator: "\n").dropFirst().first }
+    try terminal.send("+")
+    let zoomed = try terminal.waitFor { ruler($0) != ruler(onOld) }
+    try terminal.send("F9")
+    Thread.sleep(forTimeInterval: 0.5)
+    #expect(ruler(try terminal.capture()) == ruler(zoomed))
     try terminal.send("q")
     #expect(try currentHead(space, file) == head)
   }
