@@ -164,6 +164,32 @@ struct DataError: Error {
   let message: String
 }
 
+extension TimelineStore {
+  /// ``commit(label:coalescingKey:_:)`` for the commands: an error of the command's own thrown
+  /// while it works out the edit (a clip that would be empty, a bad time) comes out as itself,
+  /// with its exit code, not as the store's "internal error" (found by the fuzzer).
+  func edit(
+    label: String, _ edit: (Project, inout IDAllocator) throws -> [Command]
+  ) throws -> CommitResult {
+    var own: (any Error)?
+    do {
+      return try commit(label: label) { project, ids in
+        do {
+          return try edit(project, &ids)
+        } catch let error as TimelineError {
+          throw error
+        } catch {
+          own = error
+          throw error
+        }
+      }
+    } catch {
+      if let own { throw own }
+      throw error
+    }
+  }
+}
+
 /// `TAPE_BUSY_TIMEOUT` in seconds (0 to 3600), nil when unset; anything else is refused
 /// (it used to trap on `nan` or `1e10`, and a typo was silently ignored).
 func busyTimeout() throws -> Double? {

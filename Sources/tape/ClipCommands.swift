@@ -64,7 +64,7 @@ struct ClipCommand: ParsableCommand {
         let store = try openStore(project.file)
         let newID = Mutex<Clip.ID?>(nil)
         let result = try renamingTheNewClip(newID) {
-          try store.commit(label: "Add \(sourceID) to \(trackID) at \(at)") {
+          try store.edit(label: "Add \(sourceID) to \(trackID) at \(at)") {
             project, ids in
             guard let source = project.source(sourceID) else {
               throw TimelineError.unknownSource(sourceID)
@@ -113,7 +113,7 @@ struct ClipCommand: ParsableCommand {
       try reportingErrors {
         let id = try parseID(clip, as: Clip.ID.self)
         let store = try openStore(project.file)
-        let result = try store.commit(label: "Split \(id) at \(at)") { project, ids in
+        let result = try store.edit(label: "Split \(id) at \(at)") { project, ids in
           try project.splitClip(id, at: try parsePosition(at, project), newID: ids.newClipID())
         }
         try MutationOutput(version: result.version, ids: [id.description] + result.newIDs)
@@ -144,7 +144,7 @@ struct ClipCommand: ParsableCommand {
         let id = try parseID(clip, as: Clip.ID.self)
         let trackID = try track.map { try parseID($0, as: Track.ID.self) }
         let store = try openStore(project.file)
-        let result = try store.commit(
+        let result = try store.edit(
           label: historyLabel("Move \(id)", [("to", to), ("onto", track)])
         ) { project, _ in
           try project.moveClip(
@@ -176,7 +176,7 @@ struct ClipCommand: ParsableCommand {
       try reportingErrors {
         let id = try parseID(clip, as: Clip.ID.self)
         let store = try openStore(project.file)
-        let result = try store.commit(
+        let result = try store.edit(
           label: historyLabel("Trim \(id)", [("start to", start), ("end to", end)])
         ) { project, _ in
           try project.trimClip(
@@ -220,7 +220,7 @@ struct ClipCommand: ParsableCommand {
         let inCurve = try fadeInCurve.map(parseCurve)
         let outCurve = try fadeOutCurve.map(parseCurve)
         let store = try openStore(project.file)
-        let result = try store.commit(
+        let result = try store.edit(
           label: historyLabel(
             "Set \(id)",
             [
@@ -269,7 +269,7 @@ struct ClipCommand: ParsableCommand {
       try reportingErrors {
         let id = try parseID(clip, as: Clip.ID.self)
         let store = try openStore(project.file)
-        let result = try store.commit(label: "Remove \(id)") { project, _ in
+        let result = try store.edit(label: "Remove \(id)") { project, _ in
           try project.removeClips([id])
         }
         try MutationOutput(version: result.version, ids: []).print(json: output.json)

@@ -65,7 +65,7 @@ struct Import: ParsableCommand {
       }
       let names = probed.map { ($0.path as NSString).lastPathComponent }
       let label = names.count == 1 ? "Import \(names[0])" : "Import \(names.count) files"
-      let result = try store.commit(label: label) { _, ids in
+      let result = try store.edit(label: label) { _, ids in
         probed.map { info in
           .setSource(
             Source(
@@ -291,7 +291,7 @@ struct Relink: ParsableCommand {
             "\(info.path) is not the same audio as source \(id) (\(old.path)); use --force to relink it anyway"
         )
       }
-      let result = try store.commit(label: "Relink \(id)") { _, _ in
+      let result = try store.edit(label: "Relink \(id)") { _, _ in
         [
           .setSource(
             Source(

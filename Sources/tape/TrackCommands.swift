@@ -24,7 +24,7 @@ struct TrackCommand: ParsableCommand {
         let gain = try gain.map(Gain.init(parsing:)) ?? .unity
         let pan = try pan.map(parsePan) ?? 0
         let store = try openStore(project.file)
-        let result = try store.commit(label: "Add track \(name)") { project, ids in
+        let result = try store.edit(label: "Add track \(name)") { project, ids in
           try project.addTrack(Track(id: ids.newTrackID(), name: name, gain: gain, pan: pan))
         }
         try MutationOutput(version: result.version, ids: result.newIDs).print(json: output.json)
@@ -68,7 +68,7 @@ struct TrackCommand: ParsableCommand {
         let gain = try gain.map(Gain.init(parsing:))
         let pan = try pan.map(parsePan)
         let store = try openStore(project.file)
-        let result = try store.commit(
+        let result = try store.edit(
           label: historyLabel(
             "Set track \(id)",
             [
@@ -100,7 +100,7 @@ struct TrackCommand: ParsableCommand {
       try reportingErrors {
         let id = try parseID(track, as: Track.ID.self)
         let store = try openStore(project.file)
-        let result = try store.commit(label: "Remove track \(id)") { project, _ in
+        let result = try store.edit(label: "Remove track \(id)") { project, _ in
           try project.removeTracks([id])
         }
         try MutationOutput(version: result.version, ids: []).print(json: output.json)

@@ -21,6 +21,12 @@ struct ErrorPathTests {
       ["clip", "move", "@", "c1", "--to", "1099511627000f"], 65,
       "error: clip c1 would end past 6362:54:52.245 (1099511627776f), the latest time Tape handles; place it earlier\n"
     ),
+    // A length that rounds to no frame: the command's own error, not "internal error" (exit
+    // 70 before; found by the fuzzer).
+    (
+      ["clip", "add", "@", "t2", "s1", "--at", "0", "--length", "0.0000001s"], 64,
+      "error: the clip would be empty: its end in the source must come after --from\n"
+    ),
     // Names that would break every listing.
     (
       ["track", "add", "@", "Lead\nVocal"], 65,
