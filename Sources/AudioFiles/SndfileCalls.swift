@@ -126,6 +126,9 @@ final class SndfileWriter: SampleWriter {
         path: output.destination.path, detail: String(cString: sf_strerror(nil)))
     }
     self.handle = handle
+    // No PEAK chunk: it carries the time of writing, so the same project would never render
+    // to the same bytes (and the summary reports the peak anyway).
+    sf_command(handle, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
     if format == .ogg {
       // Vorbis quality 0…1; 0.6 is about 190 kbit/s for stereo at 48 kHz.
       var quality = 0.6

@@ -38,6 +38,23 @@ struct RenderCommandTests {
     return file
   }
 
+  /// The same project renders to the same bytes, a second apart too: no PEAK chunk (which
+  /// carries the time of writing) in float WAV or AIFF; FLAC and integer formats as well.
+  @Test func rendersAreByteReproducible() throws {
+    let space = try Workspace()
+    let file = try Self.project(in: space)
+    for (name, bits) in [("a.wav", "32f"), ("a.aiff", "32f"), ("a.wav", "24"), ("a.flac", "16")] {
+      let first = space.path("1-" + name)
+      let second = space.path("2-" + name)
+      try space.tape("render", file, "-o", first, "--bits", bits)
+      Thread.sleep(forTimeInterval: 1.1)
+      try space.tape("render", file, "-o", second, "--bits", bits)
+      let bytes = try Data(contentsOf: URL(fileURLWithPath: first))
+      #expect(bytes == (try Data(contentsOf: URL(fileURLWithPath: second))), "\(name) \(bits)")
+      #expect(bytes.range(of: Data("PEAK".utf8)) == nil, "\(name) \(bits) has a PEAK chunk")
+    }
+  }
+
   /// The summary reports what the file holds: its length, its peak, and the loudness ffmpeg's
   /// ebur128 filter measures in it.
   @Test func summaryDescribesTheFile() throws {
