@@ -10,8 +10,33 @@ import TimelineStore
 
 /// The project file every command takes first.
 struct ProjectArgument: ParsableArguments {
-  @Argument(help: "The project file (for example song.tape).")
+  @Argument(
+    help: "The project file (for example song.tape).", completion: .file(extensions: ["tape"]))
   var file: String
+}
+
+/// Shell completion of ids from the project named on the command line: `c` clips, `t` tracks,
+/// `s` sources, `v` versions (newest first). Nothing when no project can be read.
+func ids(_ kind: Character) -> CompletionKind {
+  .custom { words, _, prefix in
+    guard
+      let file = words.first(where: {
+        $0.hasSuffix(".tape") && FileManager.default.fileExists(atPath: $0)
+      }),
+      let store = try? TimelineStore.open(at: file, access: .read)
+    else { return [] }
+    defer { try? store.close() }
+    let project = store.snapshot.project
+    let all: [String]
+    switch kind {
+    case "c": all = project.tracks.flatMap(\.clips).map(\.id.description)
+    case "t": all = project.tracks.map(\.id.description)
+    case "s": all = project.sources.map(\.id.description)
+    default:
+      all = ((try? store.history())?.versions ?? []).reversed().map { "\($0.version)" }
+    }
+    return all.filter { $0.hasPrefix(prefix) }
+  }
 }
 
 /// `--json`, for commands whose output scripts read.

@@ -33,8 +33,8 @@ struct ClipCommand: ParsableCommand {
         """)
 
     @OptionGroup var project: ProjectArgument
-    @Argument(help: "The track id (t1).") var track: String
-    @Argument(help: "The source id (s1).") var source: String
+    @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
+    @Argument(help: "The source id (s1).", completion: ids("s")) var source: String
     @Option(parsing: .unconditional, help: "Where the clip starts on the timeline.") var at: String
     @Option(parsing: .unconditional, help: "Where in the source the clip starts (default 0).")
     var from: String?
@@ -105,7 +105,7 @@ struct ClipCommand: ParsableCommand {
       discussion: "Example: tape clip split song.tape c3 --at 1:02.5")
 
     @OptionGroup var project: ProjectArgument
-    @Argument(help: "The clip id (c1).") var clip: String
+    @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
     @Option(parsing: .unconditional, help: "The timeline time to cut at.") var at: String
     @OptionGroup var output: JSONOption
 
@@ -128,9 +128,9 @@ struct ClipCommand: ParsableCommand {
       discussion: "Example: tape clip move song.tape c3 --to 12s --track t2")
 
     @OptionGroup var project: ProjectArgument
-    @Argument(help: "The clip id (c1).") var clip: String
+    @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
     @Option(parsing: .unconditional, help: "The new timeline start.") var to: String?
-    @Option(help: "The track to move it to.") var track: String?
+    @Option(help: "The track to move it to.", completion: ids("t")) var track: String?
     @OptionGroup var output: JSONOption
 
     func validate() throws {
@@ -161,7 +161,7 @@ struct ClipCommand: ParsableCommand {
       discussion: "Example: tape clip trim song.tape c3 --start 2.5s --end 0:07")
 
     @OptionGroup var project: ProjectArgument
-    @Argument(help: "The clip id (c1).") var clip: String
+    @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
     @Option(parsing: .unconditional, help: "The new timeline start.") var start: String?
     @Option(parsing: .unconditional, help: "The new timeline end.") var end: String?
     @OptionGroup var output: JSONOption
@@ -195,7 +195,7 @@ struct ClipCommand: ParsableCommand {
         "Example: tape clip set song.tape c3 --gain -4dB --fade-out 2s --fade-out-curve s-curve")
 
     @OptionGroup var project: ProjectArgument
-    @Argument(help: "The clip id (c1).") var clip: String
+    @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
     @Option(parsing: .unconditional, help: "Clip gain in dB.") var gain: String?
     @Option(parsing: .unconditional, help: "Fade-in length (0 removes it).") var fadeIn: String?
     @Option(parsing: .unconditional, help: "Fade-out length (0 removes it).") var fadeOut: String?
@@ -262,7 +262,7 @@ struct ClipCommand: ParsableCommand {
       discussion: "Example: tape clip rm song.tape c3")
 
     @OptionGroup var project: ProjectArgument
-    @Argument(help: "The clip id (c1).") var clip: String
+    @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
     @OptionGroup var output: JSONOption
 
     func run() throws {

@@ -113,8 +113,8 @@ struct Diff: ParsableCommand {
       """)
 
   @OptionGroup var project: ProjectArgument
-  @Argument(help: "The version to compare from.") var from: Int64
-  @Argument(help: "The version to compare to.") var to: Int64
+  @Argument(help: "The version to compare from.", completion: ids("v")) var from: Int64
+  @Argument(help: "The version to compare to.", completion: ids("v")) var to: Int64
   @OptionGroup var json: JSONOption
 
   func run() throws {

@@ -58,7 +58,8 @@ struct Checkout: ParsableCommand {
     discussion: "Example: tape checkout song.tape 12")
 
   @OptionGroup var project: ProjectArgument
-  @Argument(help: "The version number ('tape history' lists them).") var version: Int64
+  @Argument(help: "The version number ('tape history' lists them).", completion: ids("v"))
+  var version: Int64
   @OptionGroup var output: JSONOption
 
   func run() throws {

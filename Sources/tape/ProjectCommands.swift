@@ -37,7 +37,8 @@ struct Import: ParsableCommand {
       """)
 
   @OptionGroup var project: ProjectArgument
-  @Argument(help: "Audio files (WAV, FLAC, AIFF, Ogg… anything libsndfile reads).")
+  @Argument(
+    help: "Audio files (WAV, FLAC, AIFF, Ogg… anything libsndfile reads).", completion: .file())
   var audio: [String]
   @OptionGroup var output: JSONOption
 
@@ -272,8 +273,8 @@ struct Relink: ParsableCommand {
       """)
 
   @OptionGroup var project: ProjectArgument
-  @Argument(help: "The source id (s1).") var source: String
-  @Argument(help: "The audio file's new path.") var path: String
+  @Argument(help: "The source id (s1).", completion: ids("s")) var source: String
+  @Argument(help: "The audio file's new path.", completion: .file()) var path: String
   @Flag(help: "Accept a file with different audio.") var force = false
   @OptionGroup var output: JSONOption
 

@@ -24,7 +24,8 @@ struct Render: ParsableCommand {
   @OptionGroup var project: ProjectArgument
   @Option(
     name: .shortAndLong,
-    help: "The file to write (its extension picks the format), a device, a FIFO, or - for stdout.")
+    help: "The file to write (its extension picks the format), a device, a FIFO, or - for stdout.",
+    completion: .file())
   var output: String
   @Option(help: "wav, flac, aiff or ogg (default: from the output's extension).")
   var format: String?

@@ -46,7 +46,7 @@ struct TrackCommand: ParsableCommand {
       discussion: "Example: tape track set song.tape t2 --gain -6 --pan 0.5 --solo")
 
     @OptionGroup var project: ProjectArgument
-    @Argument(help: "The track id (t1).") var track: String
+    @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
     @Option(help: "A new name.") var name: String?
     @Option(parsing: .unconditional, help: "Gain in dB (-3, -3dB, +2.5dB).") var gain: String?
     @Option(parsing: .unconditional, help: "Pan from -1 (left) to 1 (right).") var pan: String?
@@ -93,7 +93,7 @@ struct TrackCommand: ParsableCommand {
       discussion: "Example: tape track rm song.tape t3")
 
     @OptionGroup var project: ProjectArgument
-    @Argument(help: "The track id (t1).") var track: String
+    @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
     @OptionGroup var output: JSONOption
 
     func run() throws {

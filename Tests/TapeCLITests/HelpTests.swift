@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @Suite("tape --help")
@@ -31,6 +32,42 @@ struct HelpTests {
       text.firstMatch(of: /\(default [^)]*\)\.? \(default:/) == nil,
       "a default said twice:\n\(result.stdout)")
     #expect(result.stdout.contains("Example: tape \(command[0])"), "no example")
+  }
+
+  /// bash completion (the script `tape --generate-completion-script bash` writes, run by a
+  /// real bash) offers the ids of the project named on the line, and project files.
+  @Test func bashCompletesIdsAndFiles() throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    try ws.tape("import", song, TestAudio.path("speech-mono-48k-16.wav"))
+    try ws.tape("track", "add", song, "A")
+    try ws.tape("track", "add", song, "B")
+    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0", "--length", "1s")
+    try ws.tape("clip", "add", song, "t2", "s1", "--at", "1s", "--length", "1s")
+    let script = """
+      source <(tape --generate-completion-script bash)
+      complete_words() {
+        COMP_WORDS=("$@"); COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )); COMP_LINE="$*"
+        COMP_POINT=${#COMP_LINE}; COMPREPLY=()
+        _tape tape "${COMP_WORDS[-1]}" "${COMP_WORDS[-2]}"
+        printf '%s\\n' "${COMPREPLY[@]}" | sort | tr '\\n' ' '; echo
+      }
+      complete_words tape clip move song.tape ''
+      complete_words tape clip move song.tape c1 --track ''
+      complete_words tape track set song.tape t
+      complete_words tape relink song.tape ''
+      complete_words tape checkout song.tape ''
+      complete_words tape ls so
+      """
+    let path = TapeBinary.url.deletingLastPathComponent().path
+    let result = try TapeBinary.run(
+      URL(fileURLWithPath: "/bin/bash"), ["-c", script],
+      environment: ["PATH": "\(path):/usr/bin:/bin"], directory: ws.url)
+    #expect(
+      result.stdout.split(separator: "\n") == [
+        "c1 c2 ", "t1 t2 ", "t1 t2 ", "s1 ", "1 2 3 4 5 6 ", "song.tape song.tape-cache ",
+      ], "\(result.stdout)\(result.stderr)")
   }
 
   @Test func theVersion() throws {
