@@ -143,6 +143,14 @@ public struct TimeValue: Sendable, Hashable {
   public static func seconds(_ frames: FrameCount, sampleRate: Int) -> String {
     formatFixed(frames.frames, divisor: Int64(sampleRate), maxDecimals: 3) + "s"
   }
+
+  /// `frames` exactly, in a form the command line takes back to the same frame: seconds when
+  /// they are a whole number of milliseconds (`6.4s`), frames otherwise (`307249f`). For the
+  /// values a message suggests: a rounded one could itself be refused.
+  public static func exact(_ frames: FrameCount, sampleRate: Int) -> String {
+    frames.frames * 1_000 % Int64(sampleRate) == 0
+      ? seconds(frames, sampleRate: sampleRate) : "\(frames.frames)f"
+  }
 }
 
 /// A non-negative decimal number read exactly from text: an integer part and fraction digits.

@@ -106,11 +106,11 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
           "clip \(clip) would start \(TimeValue.seconds(FrameCount(-crop.start.frames), sampleRate: rate)) before the beginning of source \(source); start it at or after the source's first frame"
       }
       return
-        "clip \(clip) plays \(s(crop.start))–\(s(crop.end)) of source \(source), which is only \(TimeValue.seconds(length, sampleRate: rate)) long; end it at \(TimeValue.seconds(length, sampleRate: rate)) or earlier"
+        "clip \(clip) plays \(s(crop.start))–\(s(crop.end)) of source \(source), which is only \(TimeValue.seconds(length, sampleRate: rate))\(TimeValue.exact(length, sampleRate: rate).hasSuffix("f") ? " (\(length.frames)f)" : "") long; end it at \(TimeValue.exact(length, sampleRate: rate)) or earlier"
     case .fadeLongerThanClip(let clip, let end, let fade, let length, let rate):
       let flag = end == .fadeIn ? "--fade-in" : "--fade-out"
       return
-        "\(end.rawValue) \(TimeValue.seconds(fade, sampleRate: rate)) is longer than clip \(clip) (\(TimeValue.seconds(length, sampleRate: rate))); use \(flag) \(TimeValue.seconds(length, sampleRate: rate)) or less"
+        "\(end.rawValue) \(TimeValue.seconds(fade, sampleRate: rate)) is longer than clip \(clip) (\(TimeValue.seconds(length, sampleRate: rate))); use \(flag) \(TimeValue.exact(length, sampleRate: rate)) or less"
     case .fadesOverlap(let clip, let fadeIn, let fadeOut, let length, let rate):
       let s = { (n: FrameCount) in TimeValue.seconds(n, sampleRate: rate) }
       return
@@ -123,7 +123,9 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
         "\(s(at)) is not inside clip \(clip), which spans \(s(range.start))–\(s(range.end)); split strictly between its edges"
     case .splitInsideFade(let clip, let end, let at, let range, let fade, let rate):
       let s = { (p: FramePosition) in TimeValue.seconds(FrameCount(p.frames), sampleRate: rate) }
-      let limit = end == .fadeIn ? s(range.start + fade) : s(range.end - fade)
+      let limit = TimeValue.exact(
+        FrameCount((end == .fadeIn ? range.start + fade : range.end - fade).frames),
+        sampleRate: rate)
       let side = end == .fadeIn ? "at \(limit) or later" : "at \(limit) or earlier"
       return
         "\(s(at)) is inside the \(end.rawValue) of clip \(clip) (\(TimeValue.seconds(fade, sampleRate: rate))), where a split cannot keep the sound unchanged; split \(side), or shorten the \(end.rawValue) first"

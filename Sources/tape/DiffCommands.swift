@@ -76,6 +76,10 @@ struct Watch: ParsableCommand {
       // reader of our output gone (`tape watch … | head -1`: done, quietly).
       while done.wait(timeout: .now() + .milliseconds(200)) == .timedOut {
         guard let now = FileIdentity(path: project.file), now.isSameFile(as: identity) else {
+          // The moves journaled before it went are still printed (the open connection reads
+          // the deleted file): catch up, and give the printer a moment.
+          try? store.refresh()
+          _ = done.wait(timeout: .now() + .milliseconds(300))
           throw MissingInput(
             message:
               "\(project.file) was deleted or replaced while it was watched; watch the new one")

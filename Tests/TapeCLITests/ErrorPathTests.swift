@@ -51,7 +51,8 @@ struct ErrorPathTests {
     ),
     (
       ["clip", "add", "@", "t1", "s1", "--at", "0", "--from", "6s", "--length", "1s"], 65,
-      "error: the new clip plays 6s–7s of source s1, which is only 6.401s long; end it at 6.401s or earlier\n"
+      // The suggestion is exact (the source is 307,233 frames: 6.401s would be refused).
+      "error: the new clip plays 6s–7s of source s1, which is only 6.401s (307233f) long; end it at 307233f or earlier\n"
     ),
     (
       ["clip", "trim", "@", "c1", "--start", "3s", "--end", "2s"], 65,
@@ -165,6 +166,22 @@ struct ErrorPathTests {
       #expect(result.stdout == "")
       #expect(try ws.fingerprint("song.tape") == before)
     }
+  }
+
+  /// What an error suggests is taken as it is: the suggested end of a crop and the suggested
+  /// longest fade both work (rounded suggestions used to be refused themselves).
+  @Test func suggestionsAreAccepted() throws {
+    let ws = try Workspace()
+    let song = try Self.project(ws)
+    let refused = try TapeBinary.run(
+      ["clip", "add", song, "t2", "s1", "--at", "0", "--from", "6s", "--length", "1s"],
+      environment: ["NO_COLOR": "1"])
+    let end = try #require(refused.stderr.firstMatch(of: /end it at (\S+) or earlier/)?.1)
+    try ws.tape("clip", "add", song, "t2", "s1", "--at", "0", "--from", "6s", "--to", String(end))
+    let fade = try TapeBinary.run(
+      ["clip", "set", song, "c1", "--fade-in", "9s"], environment: ["NO_COLOR": "1"])
+    let longest = try #require(fade.stderr.firstMatch(of: /use --fade-in (\S+) or less/)?.1)
+    try ws.tape("clip", "set", song, "c1", "--fade-in", String(longest))
   }
 
   /// A cut AIFF (libsndfile reads it as a shorter file without a word) is refused with both

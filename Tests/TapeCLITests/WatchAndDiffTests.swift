@@ -85,12 +85,17 @@ struct WatchAndDiffTests {
     let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     #expect(said == "watch exit 0\n")
 
-    let (deleted, _, deletedErrors) = try startTape(["watch", file])
+    let (deleted, deletedOut, deletedErrors) = try startTape(["watch", file])
     Thread.sleep(forTimeInterval: 0.5)
+    // An edit just before the deletion is still printed.
+    try space.tape("track", "set", file, "t1", "--gain", "-2")
     for suffix in ["", "-wal", "-shm"] {
       try? FileManager.default.removeItem(atPath: file + suffix)
     }
+    let printed = String(
+      decoding: deletedOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     deleted.waitUntilExit()
+    #expect(printed.hasSuffix(": t1 gain -1 dB → -2 dB\n"), "\(printed)")
     #expect(deleted.terminationStatus == 66)
     #expect(
       String(decoding: deletedErrors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
