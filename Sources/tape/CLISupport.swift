@@ -13,6 +13,12 @@ struct ProjectArgument: ParsableArguments {
   @Argument(
     help: "The project file (for example song.tape).", completion: .file(extensions: ["tape"]))
   var file: String
+
+  /// The project this run works on, for messages written below the command line ("tape
+  /// relink FILE …" names it).
+  nonisolated(unsafe) static var named: String?
+
+  func validate() throws { Self.named = file }
 }
 
 /// Shell completion of ids from the project named on the command line: `c` clips, `t` tracks,
@@ -89,6 +95,20 @@ func reportingErrors(_ body: () throws -> Void) throws {
 }
 
 func describe(_ error: any Error) -> (Int32, String) {
+  let (code, message) = describeInGeneral(error)
+  // A fix that names the project: the one on the command line, in a form a shell takes.
+  guard let file = ProjectArgument.named, message.contains("tape relink FILE ") else {
+    return (code, message)
+  }
+  let quoted =
+    file.allSatisfy { $0.isLetter || $0.isNumber || "/._-+".contains($0) }
+    ? file : "'\(file.replacingOccurrences(of: "'", with: "'\\''"))'"
+  return (
+    code, message.replacingOccurrences(of: "tape relink FILE ", with: "tape relink \(quoted) ")
+  )
+}
+
+private func describeInGeneral(_ error: any Error) -> (Int32, String) {
   switch error {
   case let error as StoreError:
     switch error {

@@ -78,5 +78,10 @@ struct RelinkTests {
     let frames = try #require(source["frames"] as? Int)
     #expect(source["sampleRate"] as? Int == 44_100)
     #expect(source["projectFrames"] as? Int == Int((Double(frames) * 48_000 / 44_100).rounded()))
+    // A render names the fix with this project's path, ready to paste.
+    let render = try TapeBinary.run(
+      ["render", song, "-o", ws.path("mix.wav")], environment: ["NO_COLOR": "1"])
+    #expect(render.status != 0)
+    #expect(render.stderr.contains("'tape relink \(song) s1 PATH'"), "\(render.stderr)")
   }
 }
