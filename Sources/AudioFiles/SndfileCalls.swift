@@ -76,6 +76,8 @@ final class SndfileWriter: SampleWriter {
   private let output: SafeOutput
   /// The virtual I/O state of a stream, kept alive as long as the handle.
   private let stream: StreamState?
+  /// Whether the closed file's Ogg serials are to be made reproducible.
+  private let isOggFile: Bool
 
   init(
     output: SafeOutput, format: ExportFormat, sampleFormat: SampleFormat, sampleRate: Int,
@@ -84,6 +86,7 @@ final class SndfileWriter: SampleWriter {
     throws(AudioFileError)
   {
     self.output = output
+    isOggFile = format == .ogg && !output.destination.isStream
     var info = SF_INFO()
     info.samplerate = Int32(sampleRate)
     info.channels = Int32(channels)
@@ -161,6 +164,7 @@ final class SndfileWriter: SampleWriter {
     guard result == 0 else {
       throw .write(path: output.destination.path, detail: String(cString: sf_error_number(result)))
     }
+    if isOggFile { try OggSerials.makeReproducible(output.descriptor) }
   }
 
   private func writeError(_ handle: OpaquePointer) -> AudioFileError {

@@ -39,11 +39,14 @@ struct RenderCommandTests {
   }
 
   /// The same project renders to the same bytes, a second apart too: no PEAK chunk (which
-  /// carries the time of writing) in float WAV or AIFF; FLAC and integer formats as well.
+  /// carries the time of writing) in float WAV or AIFF; FLAC and integer formats as well; Ogg
+  /// with its stream serial set from its contents (libsndfile takes it from the clock).
   @Test func rendersAreByteReproducible() throws {
     let space = try Workspace()
     let file = try Self.project(in: space)
-    for (name, bits) in [("a.wav", "32f"), ("a.aiff", "32f"), ("a.wav", "24"), ("a.flac", "16")] {
+    for (name, bits) in [
+      ("a.wav", "32f"), ("a.aiff", "32f"), ("a.wav", "24"), ("a.flac", "16"), ("a.ogg", "32f"),
+    ] {
       let first = space.path("1-" + name)
       let second = space.path("2-" + name)
       try space.tape("render", file, "-o", first, "--bits", bits)
@@ -53,6 +56,11 @@ struct RenderCommandTests {
       #expect(bytes == (try Data(contentsOf: URL(fileURLWithPath: second))), "\(name) \(bits)")
       #expect(bytes.range(of: Data("PEAK".utf8)) == nil, "\(name) \(bits) has a PEAK chunk")
     }
+    // The rewritten Ogg pages (one serial, fresh checksums) decode whole through libogg, which
+    // drops any page whose checksum is wrong.
+    try tool("/usr/bin/sox", [space.path("1-a.ogg"), "-t", "f32", space.path("ogg.f32")])
+    let decoded = try FileManager.default.attributesOfItem(atPath: space.path("ogg.f32"))[.size]
+    #expect(decoded as? Int == 168_000 * 2 * 4)
   }
 
   /// The summary reports what the file holds: its length, its peak, and the loudness ffmpeg's
