@@ -357,8 +357,9 @@ final class PlaySession: @unchecked Sendable {
   }
 }
 
-/// Ctrl-C, SIGTERM or SIGHUP during `play` (and `scrub`): playback stops, the summary is printed, the terminal is
-/// restored, and then the process ends with that signal (``reraiseIfRequested()``).
+/// Ctrl-C, SIGTERM or SIGHUP during `play` (and `scrub`): playback stops, the summary is
+/// printed, the terminal is restored, and then the process ends with that signal
+/// (``reraiseIfRequested()``).
 enum Interrupt {
   private static let signalNumber = Atomic<Int32>(0)
 
