@@ -170,6 +170,19 @@ public final class TimelineStore: Sendable {
     // The connection's WAL hook points at the checkpointer: close the connection first.
     try? queue.close()
     checkpointer.close()
+    releaseHeader()
+  }
+
+  /// The header descriptor this store keeps open (see ``checkHeader(_:)``), given back once
+  /// every connection of the store is closed.
+  let headerLease = Mutex<HeaderReaders.Key?>(nil)
+
+  private func releaseHeader() {
+    if let key = headerLease.withLock({ lease in
+      defer { lease = nil }; return lease
+    }) {
+      HeaderReaders.shared.release(key)
+    }
   }
 
   /// The current version and project.
@@ -263,7 +276,10 @@ public final class TimelineStore: Sendable {
     at path: String, access: Access = .write, busyTimeout: TimeInterval = defaultBusyTimeout,
     durability: Durability = .full, historyBlocks: HistoryBlocks
   ) throws(StoreError) -> TimelineStore {
-    try checkHeader(path)
+    let lease = try checkHeader(path)
+    // Handed to the store; given back here if no store comes of it.
+    var leased = true
+    defer { if leased { HeaderReaders.shared.release(lease) } }
     if access == .write {
       try checkWritable(path)
     } else if try needsMigration(path) {
@@ -313,6 +329,8 @@ public final class TimelineStore: Sendable {
       let store = TimelineStore(
         path: path, access: access, immutableIdentity: immutable, queue: queue, state: loaded,
         checkpointer: checkpointer, historyBlocks: historyBlocks)
+      store.headerLease.withLock { $0 = lease }
+      leased = false
       try store.checkUnchanged()
       // Blocks a stopped process left to build.
       if access == .write,
@@ -453,18 +471,21 @@ public final class TimelineStore: Sendable {
   /// editing process then thought itself the last user of the project, checkpointed and
   /// deleted the log, and the follower read the deleted log's index from then on: it never
   /// heard another commit (and once read "malformed" pages).
-  private static func checkHeader(_ path: String) throws(StoreError) {
+  private static func checkHeader(_ path: String) throws(StoreError) -> HeaderReaders.Key {
     guard let identity = FileIdentity(path: path) else { throw .notFound(path: path) }
     // A FIFO, a device or a folder is not a project, and opening a FIFO to read its header
     // would wait for a writer forever.
     guard identity.isRegularFile else { throw .notAProject(path: path) }
     var header = [UInt8](repeating: 0, count: 100)
-    let count = try HeaderReaders.shared.read(path, into: &header)
-    guard count == 100, header.prefix(16) == Array("SQLite format 3\0".utf8)[...] else {
+    let (count, key) = try HeaderReaders.shared.read(path, into: &header)
+    let id = header[68..<72].reduce(Int32(0)) { ($0 << 8) | Int32($1) }
+    guard count == 100, header.prefix(16) == Array("SQLite format 3\0".utf8)[...],
+      id == Schema.applicationID
+    else {
+      HeaderReaders.shared.release(key)
       throw .notAProject(path: path)
     }
-    let id = header[68..<72].reduce(Int32(0)) { ($0 << 8) | Int32($1) }
-    guard id == Schema.applicationID else { throw .notAProject(path: path) }
+    return key
   }
 
   static func configuration(
@@ -514,6 +535,7 @@ public final class TimelineStore: Sendable {
       throw Self.translate(error)
     }
     checkpointer.close()
+    releaseHeader()
   }
 
   // MARK: Transient state
@@ -642,43 +664,80 @@ final class Poller: @unchecked Sendable {
   }
 }
 
-/// Descriptors that read project headers, one per file (device and inode), kept open for the
-/// life of the process: see ``TimelineStore/checkHeader(_:)``.
+/// Descriptors that read project headers, one per file (device and inode), kept open while
+/// any store of this process has that file open: see ``TimelineStore/checkHeader(_:)``.
+/// Each ``read(_:into:)`` leases the file's descriptor; the last ``release(_:)`` closes it,
+/// once no connection of this process to the file is left to lose its locks.
 final class HeaderReaders: Sendable {
   static let shared = HeaderReaders()
-  private let descriptors = Mutex<[FileKey: Int32]>([:])
+  private let descriptors = Mutex<[Key: (descriptor: Int32, leases: Int)]>([:])
 
-  private struct FileKey: Hashable {
+  struct Key: Hashable, Sendable {
     let device: UInt64
     let inode: UInt64
   }
 
-  /// Reads the first `buffer.count` bytes of `path`; how many were read.
-  func read(_ path: String, into buffer: inout [UInt8]) throws(StoreError) -> Int {
+  /// Reads the first `buffer.count` bytes of `path`; how many were read, and the lease to
+  /// give back.
+  func read(
+    _ path: String, into buffer: inout [UInt8]
+  ) throws(StoreError) -> (count: Int, lease: Key) {
     guard let identity = FileIdentity(path: path) else { throw .notFound(path: path) }
-    let key = FileKey(device: identity.device, inode: identity.inode)
-    let descriptor = try descriptors.withLock {
-      (open: inout [FileKey: Int32]) throws(StoreError) -> Int32 in
+    let (descriptor, key) = try descriptors.withLock {
+      (open: inout [Key: (descriptor: Int32, leases: Int)]) throws(StoreError) -> (Int32, Key) in
+      let seen = Key(device: identity.device, inode: identity.inode)
       // A descriptor held open keeps its inode from being reused, so a known key still names
       // the same file.
-      if let known = open[key] { return known }
+      if let known = open[seen] {
+        open[seen] = (known.descriptor, known.leases + 1)
+        return (known.descriptor, seen)
+      }
       let opened = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
       guard opened >= 0 else {
         throw .io(detail: "cannot read \(path): \(String(cString: strerror(errno)))")
       }
       // Keyed by what was opened (the path may have been replaced since the stat above).
       var info = stat()
-      let opens =
+      let key =
         fstat(opened, &info) == 0
-        ? FileKey(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)) : key
-      open[opens] = opened
-      return opened
+        ? Key(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)) : seen
+      if let known = open[key] {
+        // Replaced by a file this process already holds: keep the one descriptor. (Closing
+        // this one would drop that file's locks: it stays open with the other.)
+        open[key] = (known.descriptor, known.leases + 1)
+        open[Key(device: 0, inode: UInt64(opened) | 1 << 63)] = (opened, 1)
+        return (known.descriptor, key)
+      }
+      open[key] = (opened, 1)
+      return (opened, key)
     }
     let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
     guard count >= 0 else {
-      throw .io(detail: "cannot read \(path): \(String(cString: strerror(errno)))")
+      let reason = String(cString: strerror(errno))
+      release(key)
+      throw .io(detail: "cannot read \(path): \(reason)")
     }
-    return count
+    return (count, key)
+  }
+
+  /// How many stores hold the header descriptor of the file at `path` (0: none is open).
+  func leases(forFileAt path: String) -> Int {
+    guard let identity = FileIdentity(path: path) else { return 0 }
+    let key = Key(device: identity.device, inode: identity.inode)
+    return descriptors.withLock { $0[key]?.leases ?? 0 }
+  }
+
+  /// Gives back a lease; the last one closes the descriptor.
+  func release(_ key: Key) {
+    descriptors.withLock { open in
+      guard let known = open[key] else { return }
+      if known.leases > 1 {
+        open[key] = (known.descriptor, known.leases - 1)
+      } else {
+        open[key] = nil
+        Glibc.close(known.descriptor)
+      }
+    }
   }
 }
 

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import Timeline
-import TimelineStore
+
+@testable import TimelineStore
 
 @Suite("Readers never block, never wait, never write")
 struct ReadAccessTests {
@@ -100,5 +101,40 @@ struct ReadAccessTests {
       #expect(throws: StoreError.self) { try TimelineStore.open(at: path) }
     }
     #expect(Self.companions(path).isEmpty)
+  }
+}
+
+/// The descriptors kept open to read project headers (so that no close drops this process's
+/// SQLite locks) last only as long as a store of that file is open: a process that opens and
+/// closes many projects does not run out of descriptors.
+@Suite("Header descriptors")
+struct HeaderDescriptorTests {
+  @Test func closingStoresGivesTheirDescriptorsBack() throws {
+    let dir = try TemporaryDirectory()
+    var paths: [String] = []
+    for index in 0..<10 {
+      let path = dir.path("song\(index).tape")
+      let (store, _) = try StoreFixture.populated(at: path)
+      #expect(HeaderReaders.shared.leases(forFileAt: path) == 1)
+      try store.close()
+      #expect(HeaderReaders.shared.leases(forFileAt: path) == 0)
+      paths.append(path)
+    }
+    // Stores dropped without close() give theirs back too.
+    for path in paths { _ = try TimelineStore.open(at: path, access: .read) }
+    #expect(paths.allSatisfy { HeaderReaders.shared.leases(forFileAt: $0) == 0 })
+    // Two stores of one file share one descriptor, kept until the second closes.
+    let first = try TimelineStore.open(at: paths[0])
+    let second = try TimelineStore.open(at: paths[0], access: .follow)
+    #expect(HeaderReaders.shared.leases(forFileAt: paths[0]) == 2)
+    try first.close()
+    #expect(HeaderReaders.shared.leases(forFileAt: paths[0]) == 1)
+    try second.close()
+    #expect(HeaderReaders.shared.leases(forFileAt: paths[0]) == 0)
+    // A file that is not a project keeps nothing open.
+    let other = dir.path("notes.tape")
+    try Data(repeating: 7, count: 4_096).write(to: URL(fileURLWithPath: other))
+    #expect(throws: StoreError.self) { try TimelineStore.open(at: other, access: .read) }
+    #expect(HeaderReaders.shared.leases(forFileAt: other) == 0)
   }
 }
