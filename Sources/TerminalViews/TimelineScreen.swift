@@ -5,10 +5,10 @@ public import Timeline
 /// writes them (so a frame is drawn in one write, and can be measured without a terminal).
 ///
 /// ```
-///  v12 "Move c3"                                          head v14 · branch 1/2
-///          0:00      0:02      0:04      0:06      0:08
-///  t1 Voice [/c1=====\]    [c3===]
-///  t2 Piano       [/c2==========\]
+/// v12   head v14   fork: → v13 (branch 1/2, ↑/↓)   "Move c3"
+///               0:00      0:02      0:04      0:06      0:08
+/// t1 Voice      [/c1=====\]    [c3===]
+/// t2 Piano s          [/c2==========\]
 /// ```
 ///
 /// ```swift
