@@ -51,6 +51,22 @@ public struct OutputDestination: Sendable, Hashable {
   /// `ownFile` is for Tape's own files (the decoded-audio cache): nothing at the name is
   /// followed or written through; whatever is there (a symlink someone planted, a FIFO, a
   /// device) is replaced by the new file, as a rename replaces a name.
+  /// A file to create at `target` (named `path` to the user), in its folder, or in a folder
+  /// made when the file is put in place.
+  private static func newFile(
+    _ path: String, at target: String, creatingFolder: Bool
+  ) throws(SafeFileError) -> OutputDestination {
+    let folder = Self.folder(of: target)
+    if creatingFolder && FileIdentity(path: folder) == nil {
+      try checkFolder(of: folder, for: path)
+      var destination = OutputDestination(path: path, target: target, kind: .file, existing: nil)
+      destination.folderToCreate = folder
+      return destination
+    }
+    try checkFolder(of: target, for: path)
+    return OutputDestination(path: path, target: target, kind: .file, existing: nil)
+  }
+
   public static func resolve(
     _ path: String, creatingFolder: Bool = false, ownFile: Bool = false
   ) throws(SafeFileError) -> OutputDestination {
@@ -70,27 +86,11 @@ public struct OutputDestination: Sendable, Hashable {
       if present && (UInt32(info.st_mode) & UInt32(S_IFMT)) == UInt32(S_IFDIR) {
         throw .isFolder(path: path)
       }
-      let folder = Self.folder(of: path)
-      if creatingFolder && FileIdentity(path: folder) == nil {
-        try checkFolder(of: folder, for: path)
-        var destination = OutputDestination(path: path, target: path, kind: .file, existing: nil)
-        destination.folderToCreate = folder
-        return destination
-      }
-      try checkFolder(of: path, for: path)
-      return OutputDestination(path: path, target: path, kind: .file, existing: nil)
+      return try newFile(path, at: path, creatingFolder: creatingFolder)
     }
     let target = try followingSymlinks(path)
     guard let existing = FileIdentity(path: target) else {
-      let folder = Self.folder(of: target)
-      if creatingFolder && FileIdentity(path: folder) == nil {
-        try checkFolder(of: folder, for: path)
-        var destination = OutputDestination(path: path, target: target, kind: .file, existing: nil)
-        destination.folderToCreate = folder
-        return destination
-      }
-      try checkFolder(of: target, for: path)
-      return OutputDestination(path: path, target: target, kind: .file, existing: nil)
+      return try newFile(path, at: target, creatingFolder: creatingFolder)
     }
     switch existing.type {
     case UInt32(S_IFREG):
