@@ -43,6 +43,13 @@ final class Workspace {
     return result
   }
 
+  /// The version the head of the project `file` is at (`tape history --json`).
+  func head(of file: String) throws -> Int {
+    try #require(
+      try parseJSON(tape("history", file, "--json").stdout) as? [String: Any])["head"]
+      as? Int ?? 0
+  }
+
   /// The bytes of a project file and its write-ahead log, to prove a failure changed nothing.
   func fingerprint(_ name: String) throws -> [Data] {
     let main = try Data(contentsOf: url.appendingPathComponent(name))

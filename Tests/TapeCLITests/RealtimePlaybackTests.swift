@@ -119,6 +119,23 @@ final class PacedDevice {
   }
 }
 
+/// A project of one track, "Sine" (t1), over s1: 12 s of a mono 48 kHz sine at half scale
+/// made by sox; clips are the caller's.
+func sineProject(in space: Workspace, hertz: Int) throws -> String {
+  let sine = space.path("sine.wav")
+  try tool(
+    "/usr/bin/sox",
+    [
+      "-n", "-r", "48000", "-c", "1", "-b", "16", sine, "synth", "12", "sine", "\(hertz)",
+      "vol", "0.5",
+    ])
+  let file = space.path("sine.tape")
+  try space.tape("new", file)
+  try space.tape("import", file, sine)
+  try space.tape("track", "add", file, "Sine")
+  return file
+}
+
 /// The frame where `samples` (interleaved stereo) first has sound.
 func onset(_ samples: [Float]) -> Int? {
   stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 || samples[$0 + 1] != 0 }
@@ -221,17 +238,7 @@ extension ProcessHeavyTests {
     /// to the first frame rendered from the new plan is measured and printed.
     @Test func editsFromAnotherProcessAreHeardLive() throws {
       let space = try Workspace()
-      let sine = space.path("sine.wav")
-      try tool(
-        "/usr/bin/sox",
-        [
-          "-n", "-r", "48000", "-c", "1", "-b", "16", sine, "synth", "12", "sine", "100", "vol",
-          "0.5",
-        ])
-      let file = space.path("sine.tape")
-      try space.tape("new", file)
-      try space.tape("import", file, sine)
-      try space.tape("track", "add", file, "Sine")
+      let file = try sineProject(in: space, hertz: 100)
       // From frame 120, a quarter period in: the first frame is loud, so the onset is exact.
       try space.tape(
         "clip", "add", file, "t1", "s1", "--at", "0", "--from", "120f", "--length", "8s")
@@ -434,7 +441,7 @@ extension ProcessHeavyTests {
       }
       Thread.sleep(forTimeInterval: 1.5)
       #expect(player.isRunning, "the play ended when the project became empty")
-      try space.tape("checkout", file, "\(try headOf(space, file) - 2)")
+      try space.tape("checkout", file, "\(try space.head(of: file) - 2)")
       Thread.sleep(forTimeInterval: 1)
       #expect(player.isRunning)
       // The terminal going away (SIGHUP) stops it like Ctrl-C: the summary, then that signal.
@@ -449,12 +456,6 @@ extension ProcessHeavyTests {
       let swaps = try #require(report["swaps"] as? [[String: Any]])
       #expect(swaps.map { $0["cause"] as? String } == [nil, "edit", "edit", "checkout"])
       #expect(swaps.dropFirst().allSatisfy { $0["kind"] as? String == "crossfade" })
-    }
-
-    private func headOf(_ space: Workspace, _ file: String) throws -> Int {
-      try #require(
-        try parseJSON(space.tape("history", file, "--json").stdout) as? [String: Any])["head"]
-        as? Int ?? 0
     }
 
     /// A device that goes away while playing (its JACK server stops): playback ends within a

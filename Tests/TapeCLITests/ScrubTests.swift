@@ -11,7 +11,7 @@ struct ScrubTests {
     let space = try Workspace()
     let file = try RenderCommandTests.project(in: space)
     try space.tape("clip", "move", file, "c2", "--to", "2s")
-    let head = try currentHead(space, file)
+    let head = try space.head(of: file)
     let terminal = try Tmux(width: 100, height: 24)
     defer { terminal.kill() }
     let status = space.path("status")
@@ -38,7 +38,7 @@ struct ScrubTests {
     _ = try terminal.waitFor { $0.hasPrefix("v\(head - 3) ") }
     try terminal.send("Right", "Right", "Right")
     #expect(try terminal.waitFor { $0.hasPrefix("v\(head) ") } == first)
-    #expect(try currentHead(space, file) == head, "scrubbing alone moved the head")
+    #expect(try space.head(of: file) == head, "scrubbing alone moved the head")
 
     // An edit in another shell appears live while the head is on screen.
     try space.tape("track", "set", file, "t2", "--gain", "-9dB")
@@ -50,7 +50,7 @@ struct ScrubTests {
     _ = try terminal.waitFor { $0.hasPrefix("v\(head - 1) ") }
     try terminal.send("Enter")
     _ = try terminal.waitFor { $0.contains("checked out v\(head - 1)") }
-    #expect(try currentHead(space, file) == head - 1)
+    #expect(try space.head(of: file) == head - 1)
 
     // A resize redraws at the new width.
     try terminal.resize(width: 60, height: 16)
@@ -72,7 +72,7 @@ struct ScrubTests {
     }
     Thread.sleep(forTimeInterval: 0.2)
     #expect(try String(contentsOfFile: status, encoding: .utf8) == "0\n")
-    #expect(try currentHead(space, file) == head - 1)
+    #expect(try space.head(of: file) == head - 1)
     let before = try String(contentsOfFile: space.path("before"), encoding: .utf8)
     let after = try String(contentsOfFile: space.path("after"), encoding: .utf8)
     // The size line differs (the pane was resized); every mode must be back.
@@ -90,7 +90,7 @@ struct ScrubTests {
   @Test func ctrlZAndForeground() throws {
     let space = try Workspace()
     let file = try RenderCommandTests.project(in: space)
-    let head = try currentHead(space, file)
+    let head = try space.head(of: file)
     let terminal = try Tmux(width: 100, height: 24)
     defer { terminal.kill() }
     try terminal.start("PS1='$ ' exec bash --norc --noprofile -i")
@@ -136,10 +136,10 @@ struct ScrubTests {
     let space = try Workspace()
     let file = try RenderCommandTests.project(in: space)
     try space.tape("clip", "move", file, "c2", "--to", "2s")
-    let old = try currentHead(space, file)
+    let old = try space.head(of: file)
     try space.tape("undo", file)
     try space.tape("clip", "move", file, "c2", "--to", "3s")
-    let head = try currentHead(space, file)
+    let head = try space.head(of: file)
     let fork = old - 1
     let terminal = try Tmux(width: 120, height: 24)
     defer { terminal.kill() }
@@ -162,7 +162,7 @@ struct ScrubTests {
     Thread.sleep(forTimeInterval: 0.5)
     #expect(ruler(try terminal.capture()) == ruler(zoomed))
     try terminal.send("q")
-    #expect(try currentHead(space, file) == head)
+    #expect(try space.head(of: file) == head)
   }
 
   /// A drag in another process (commits that fold into the head version) moves the clip on
@@ -170,7 +170,7 @@ struct ScrubTests {
   @Test func aDragInAnotherProcessIsShown() throws {
     let space = try Workspace()
     let file = try RenderCommandTests.project(in: space)
-    let head = try currentHead(space, file)
+    let head = try space.head(of: file)
     let terminal = try Tmux(width: 100, height: 24)
     defer { terminal.kill() }
     try terminal.start("\(TapeBinary.url.path) scrub \(file); sleep 60")
@@ -202,32 +202,16 @@ struct ScrubTests {
 
 }
 
-private func currentHead(_ space: Workspace, _ file: String) throws -> Int {
-  try #require(
-    try parseJSON(space.tape("history", file, "--json").stdout) as? [String: Any])["head"]
-    as? Int ?? 0
-}
-
 extension ProcessHeavyTests {
   /// The audio follows the version on screen: the head mutes the only track, so space plays
   /// silence on the paced device until ← steps to the version before the mute, and the sine is
   /// heard from then on. The head never moves.
   @Test(.timeLimit(.minutes(3))) func scrubbingIsHeard() throws {
     let space = try Workspace()
-    let sine = space.path("sine.wav")
-    try tool(
-      "/usr/bin/sox",
-      [
-        "-n", "-r", "48000", "-c", "1", "-b", "16", sine, "synth", "12", "sine", "220", "vol",
-        "0.5",
-      ])
-    let file = space.path("sine.tape")
-    try space.tape("new", file)
-    try space.tape("import", file, sine)
-    try space.tape("track", "add", file, "Sine")
+    let file = try sineProject(in: space, hertz: 220)
     try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "10s")
     try space.tape("track", "set", file, "t1", "--mute")
-    let head = try currentHead(space, file)
+    let head = try space.head(of: file)
 
     let device = try PacedDevice()
     try device.record(seconds: 5)
@@ -259,7 +243,7 @@ extension ProcessHeavyTests {
     // 0.5 through the centre pan's −3 dB: 0.354.
     let peak = after.map { abs($0) }.max() ?? 0
     #expect(abs(peak - 0.354) < 0.01, "the sine is at \(peak) after the step, not 0.354")
-    #expect(try currentHead(space, file) == head, "scrubbing moved the head")
+    #expect(try space.head(of: file) == head, "scrubbing moved the head")
   }
 }
 

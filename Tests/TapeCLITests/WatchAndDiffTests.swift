@@ -118,7 +118,7 @@ struct WatchAndDiffTests {
     let space = try Workspace()
     let file = try RenderCommandTests.project(in: space)
     try space.tape("clip", "move", file, "c2", "--to", "3s")
-    let head = try head(space, file)
+    let head = try space.head(of: file)
     #expect(
       try space.tape("undo", file).stdout
         == "undo: back to v\(head - 1) \"Add s2 to t2 at 0\" — c2 moved 0:03.000 → 0:00.000\n")
@@ -140,10 +140,10 @@ struct WatchAndDiffTests {
     let space = try Workspace()
     let file = try RenderCommandTests.project(in: space)
     func diffLines(_ edit: [String]) throws -> [String] {
-      let before = try head(space, file)
+      let before = try space.head(of: file)
       let result = try TapeBinary.run(edit)
       #expect(result.status == 0, "\(edit): \(result.stderr)")
-      return try space.tape("diff", file, "\(before)", "\(try head(space, file))").stdout
+      return try space.tape("diff", file, "\(before)", "\(try space.head(of: file))").stdout
         .split(separator: "\n").map(String.init)
     }
     #expect(
@@ -172,12 +172,12 @@ struct WatchAndDiffTests {
     let file = try RenderCommandTests.project(in: space)
     try space.tape("clip", "split", file, "c1", "--at", "2s")
     try space.tape("track", "set", file, "t2", "--pan", "0.3")
-    let branchA = try head(space, file)
+    let branchA = try space.head(of: file)
     try space.tape("undo", file, "--steps", "2")
     try space.tape("clip", "move", file, "c2", "--to", "3s", "--track", "t1")
     try space.tape("track", "add", file, "New")
     try space.tape("clip", "rm", file, "c1")
-    let branchB = try head(space, file)
+    let branchB = try space.head(of: file)
     let result = try space.tape("diff", file, "\(branchA)", "\(branchB)", "--json")
     let diff = try #require(try parseJSON(result.stdout) as? [String: Any])
     #expect(diff["from"] as? Int == branchA && diff["to"] as? Int == branchB)
@@ -219,9 +219,4 @@ struct WatchAndDiffTests {
     #expect(!changes.isEmpty)
   }
 
-  private func head(_ space: Workspace, _ file: String) throws -> Int {
-    try #require(
-      try parseJSON(space.tape("history", file, "--json").stdout) as? [String: Any])["head"]
-      as? Int ?? 0
-  }
 }
