@@ -26,6 +26,8 @@ final class Checkpointer: @unchecked Sendable {
   static let threshold: Int32 = 1_000
   /// About 8 MB.
   static let restartThreshold = 2_000
+  /// How long a RESTART waits for the write lock and for readers.
+  static let restartWaitMilliseconds = 250
   /// The background connection's busy timeout for its PASSIVE checkpoints.
   static let busyMilliseconds = Int(TimelineStore.defaultBusyTimeout * 1_000)
 
@@ -79,11 +81,13 @@ final class Checkpointer: @unchecked Sendable {
           // Our store's writer now waits in waitWhileRestarting(), so RESTART cannot starve.
           restart.close()
           defer { restart.open() }
-          // Without waiting: a RESTART that waits for readers holds the write lock meanwhile,
-          // which would block other processes' writers; readers are never waited for. If one
-          // is reading, the log restarts at a later pass.
+          // Waiting briefly: long enough for a commit of our store that passed the gate just
+          // before it closed (with no wait at all, a busy machine lost that race pass after
+          // pass and the log grew to 55 MB), never long: a RESTART that waits for readers
+          // holds the write lock meanwhile, which blocks other processes' writers. If a reader
+          // stays, the log restarts at a later pass.
           try connection?.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA busy_timeout = 0")
+            try db.execute(sql: "PRAGMA busy_timeout = \(Self.restartWaitMilliseconds)")
             defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Self.busyMilliseconds)") }
             _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(RESTART)")
           }
