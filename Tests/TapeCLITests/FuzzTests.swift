@@ -1,4 +1,5 @@
 import Foundation
+import ReferenceRenders
 import Testing
 
 /// A seeded generator of `tape` command lines (every subcommand, valid and invalid values for
@@ -16,7 +17,18 @@ import Testing
 extension ProcessHeavyTests {
   @Suite("Fuzzing the command line", .timeLimit(.minutes(20)))
   struct FuzzTests {
-    @Test func everyFailureIsOneLineAndChangesNothing() throws {
+    /// Run on a thread of its own: two minutes of waiting for processes would otherwise hold
+    /// one of the cooperative pool's two threads and starve the async tests meanwhile.
+    /// (So nothing in it may record an issue: it returns what it found, and the test checks.)
+    @Test func everyFailureIsOneLineAndChangesNothing() async throws {
+      let (seed, failures) = try await withCheckedThrowingContinuation {
+        (done: CheckedContinuation<(UInt64, [String]), any Error>) in
+        Thread.detachNewThread { done.resume(with: Result { try fuzz() }) }
+      }
+      #expect(failures.isEmpty, "seed \(seed):\n\(failures.joined(separator: "\n"))")
+    }
+
+    private func fuzz() throws -> (seed: UInt64, failures: [String]) {
       let environment = ProcessInfo.processInfo.environment
       let seed =
         environment["TAPE_FUZZ_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...1_000_000)
@@ -41,7 +53,7 @@ extension ProcessHeavyTests {
       print(
         "fuzz: exit codes \(counts.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " "))"
       )
-      #expect(failures.isEmpty, "seed \(seed):\n\(failures.joined(separator: "\n"))")
+      return (seed, failures)
     }
   }
 }
@@ -75,14 +87,21 @@ struct Fuzzer {
     for suffix in ["", "-wal", "-shm"] {
       try? FileManager.default.removeItem(atPath: file + suffix)
     }
-    try space.tape("new", file)
-    try space.tape(
+    // Throws rather than records an issue: this runs off the test's own task.
+    func tape(_ arguments: String...) throws {
+      let result = try TapeBinary.run(arguments)
+      guard result.status == 0 else {
+        throw ReferenceError(message: "fuzz setup: tape \(arguments): \(result.stderr)")
+      }
+    }
+    try tape("new", file)
+    try tape(
       "import", file, TestAudio.path("speech-mono-48k-16.wav"),
       TestAudio.path("piano-stereo-44k-24.wav"))
-    for name in ["Voice", "Piano", "Bed"] { try space.tape("track", "add", file, name) }
-    try space.tape("clip", "add", file, "t1", "s1", "--at", "0.5s", "--length", "2s")
-    try space.tape("clip", "add", file, "t2", "s2", "--at", "0", "--length", "1.5s")
-    try space.tape("clip", "add", file, "t3", "s1", "--at", "1s", "--from", "1s", "--length", "1s")
+    for name in ["Voice", "Piano", "Bed"] { try tape("track", "add", file, name) }
+    try tape("clip", "add", file, "t1", "s1", "--at", "0.5s", "--length", "2s")
+    try tape("clip", "add", file, "t2", "s2", "--at", "0", "--length", "1.5s")
+    try tape("clip", "add", file, "t3", "s1", "--at", "1s", "--from", "1s", "--length", "1s")
     listing = try list()
   }
 
