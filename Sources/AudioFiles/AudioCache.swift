@@ -39,8 +39,9 @@ public struct AudioCache: Sendable {
   let memory: ChunkPool
 
   /// A cache in one folder.
-  public init(directory: String) {
+  public init(directory: String, projectFolder: RawPath = ".") {
     directories = [directory]
+    self.projectFolder = projectFolder
     isUserCache = false
     memory = ChunkPool()
   }
@@ -55,6 +56,7 @@ public struct AudioCache: Sendable {
   ) {
     let environment = environment ?? ProcessInfo.processInfo.environment
     memory = ChunkPool(locksMemory: lockingMemory)
+    projectFolder = RawPath(path).folder
     let beside = Self.directory(forProject: path)
     let folder = (path as NSString).deletingLastPathComponent
     let writable = invitesWriting(
@@ -66,6 +68,14 @@ public struct AudioCache: Sendable {
       directories = [Self.userDirectory(environment), beside]
     }
     isUserCache = !writable
+  }
+
+  /// The folder that sources' relative paths are relative to: the project's.
+  public let projectFolder: RawPath
+
+  /// Where `source`'s file is: its path, resolved against the project's folder.
+  public func file(of source: Source) -> RawPath {
+    source.path.resolved(against: projectFolder)
   }
 
   /// `song.tape` → `song.tape-cache`.
@@ -135,22 +145,23 @@ public struct AudioCache: Sendable {
   /// that is unchanged since the last check, else by hashing it again. Returns the identity
   /// to remember (``remember(_:)``) when it was hashed.
   func checkSourceFile(_ source: Source) throws(AudioFileError) -> IdentityRecord? {
-    guard let identity = FileIdentity(path: source.path) else {
-      if errno == EACCES { throw .unreadable(path: source.path) }
-      throw .sourceMissing(source: source.id.description, path: source.path)
+    let file = file(of: source)
+    guard let identity = file.withCString({ FileIdentity(cPath: $0) }) else {
+      if errno == EACCES { throw .unreadable(path: file.description) }
+      throw .sourceMissing(source: source.id.description, path: file.description)
     }
     if let recorded = source.contentHash.split(separator: ":").last.flatMap({ Int64($0) }),
       identity.size != recorded || !identity.isRegularFile
     {
-      throw .sourceChanged(source: source.id.description, path: source.path)
+      throw .sourceChanged(source: source.id.description, path: file.description)
     }
-    let record = Self.identityRecord(source: source, identity: identity)
-    let name = Self.identityName(for: source)
+    let record = Self.identityRecord(source: source, file: file.absolute, identity: identity)
+    let name = Self.identityName(for: source, file: file.absolute)
     for directory in directories where Self.readSmallFile("\(directory)/\(name)") == record {
       return nil
     }
-    guard try ContentHash.ofFile(at: source.path) == source.contentHash else {
-      throw .sourceChanged(source: source.id.description, path: source.path)
+    guard try ContentHash.ofFile(at: file) == source.contentHash else {
+      throw .sourceChanged(source: source.id.description, path: file.description)
     }
     return IdentityRecord(name: name, text: record)
   }
@@ -178,14 +189,14 @@ public struct AudioCache: Sendable {
 
   /// `<content key>-<path key>.source`: one per (audio, path), so two paths holding the same
   /// audio keep their own identities.
-  static func identityName(for source: Source) -> String {
+  static func identityName(for source: Source, file: RawPath) -> String {
     let key = source.contentHash.map { $0.isLetter || $0.isNumber ? $0 : "-" }
-    let pathKey = Array(source.path.utf8).withUnsafeBytes { XXH64.digest($0) }
+    let pathKey = file.bytes.withUnsafeBytes { XXH64.digest($0) }
     return "\(String(key))-\(String(pathKey, radix: 16)).source"
   }
 
-  static func identityRecord(source: Source, identity: FileIdentity) -> String {
-    "tape source identity 1\n\(source.path)\n\(source.contentHash)\n\(identity)\n"
+  static func identityRecord(source: Source, file: RawPath, identity: FileIdentity) -> String {
+    "tape source identity 1\n\(file)\n\(source.contentHash)\n\(identity)\n"
   }
 
   /// Writes `bytes` to `path` through ``SafeOutput`` (creating the cache folder on the way).
@@ -217,12 +228,13 @@ public struct AudioCache: Sendable {
   func build(
     _ source: Source, layout expected: CacheFileLayout, at path: String
   ) throws(AudioFileError) -> CacheEntry {
-    guard try ContentHash.ofFile(at: source.path) == source.contentHash else {
-      throw .sourceChanged(source: source.id.description, path: source.path)
+    let file = file(of: source)
+    guard try ContentHash.ofFile(at: file) == source.contentHash else {
+      throw .sourceChanged(source: source.id.description, path: file.description)
     }
-    let reader = try SndfileReader(path: source.path)
+    let reader = try SndfileReader(path: file)
     guard reader.channels == source.channels, reader.sampleRate == source.sampleRate else {
-      throw .sourceChanged(source: source.id.description, path: source.path)
+      throw .sourceChanged(source: source.id.description, path: file.description)
     }
     makeUserCacheParents()
     let output: SafeOutput

@@ -1,9 +1,10 @@
 import Foundation
+public import Timeline
 
 /// What a file holds, as found by opening and reading it completely.
 public struct AudioFileInfo: Sendable, Hashable {
-  /// Absolute path.
-  public let path: String
+  /// Absolute path, normalized (`.` and `..` applied).
+  public let path: RawPath
   public let sampleRate: Int
   public let channels: Int
   public let frameCount: Int64
@@ -15,6 +16,11 @@ public struct AudioFileInfo: Sendable, Hashable {
 
 /// Checks that a file is usable audio before it is registered as a source.
 public enum AudioProbe {
+  /// ``probe(_:)-(RawPath)`` of a path given as text.
+  public static func probe(_ path: String) throws(AudioFileError) -> AudioFileInfo {
+    try probe(RawPath(path))
+  }
+
   /// Opens `path` with libsndfile and reads every frame, so a truncated or damaged body is found
   /// now rather than at render time. Refuses files with more than two channels or no frames.
   ///
@@ -22,8 +28,9 @@ public enum AudioProbe {
   /// let info = try AudioProbe.probe("TestAudio/speech-mono-48k-16.wav")
   /// info.channels  // 1
   /// ```
-  public static func probe(_ path: String) throws(AudioFileError) -> AudioFileInfo {
-    let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+  public static func probe(_ file: RawPath) throws(AudioFileError) -> AudioFileInfo {
+    let path = file.description
+    let absolute = file.absolute
     let reader = try SndfileReader(path: absolute)
     guard reader.channels <= 2 else {
       throw .tooManyChannels(path: path, channels: reader.channels)
@@ -47,7 +54,7 @@ public enum AudioProbe {
       total += Int64(read)
     }
     // WAV: libsndfile's log says what the header declared; AIFF: its COMM chunk does.
-    let declared = declaredFrames(inLog: reader.log) ?? declaredAIFFFrames(atPath: absolute)
+    let declared = declaredFrames(inLog: reader.log) ?? declaredAIFFFrames(at: absolute)
     if total < reader.frames || (declared ?? 0) > total {
       throw .truncated(
         path: path, expectedFrames: max(declared ?? 0, reader.frames), readFrames: total)
@@ -60,13 +67,14 @@ public enum AudioProbe {
 
   /// The `numSampleFrames` of an AIFF or AIFF-C file's COMM chunk (nil for anything else):
   /// libsndfile reads a cut AIFF as a shorter file without a word in its log.
-  static func declaredAIFFFrames(atPath path: String) -> Int64? {
-    guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-    defer { try? handle.close() }
-    guard let header = try? handle.read(upToCount: 1 << 16), header.count >= 12 else {
-      return nil
-    }
-    let bytes = [UInt8](header)
+  static func declaredAIFFFrames(at path: RawPath) -> Int64? {
+    let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC) }
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes = [UInt8](repeating: 0, count: 1 << 16)
+    let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+    guard count >= 12 else { return nil }
+    bytes.removeLast(bytes.count - count)
     guard bytes[0..<4] == Array("FORM".utf8)[...],
       bytes[8..<12] == Array("AIFF".utf8)[...] || bytes[8..<12] == Array("AIFC".utf8)[...]
     else { return nil }
@@ -102,5 +110,16 @@ public enum AudioProbe {
     }
     guard let declaredBytes, let blockAlign, blockAlign > 0 else { return nil }
     return declaredBytes / blockAlign
+  }
+}
+
+extension RawPath {
+  /// This path made absolute against the working folder and normalized.
+  public var absolute: RawPath {
+    if isAbsolute { return normalized }
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    guard getcwd(&buffer, buffer.count) != nil else { return normalized }
+    let folder = RawPath(bytes: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) })
+    return folder.appending(self).normalized
   }
 }

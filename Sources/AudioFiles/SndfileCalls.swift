@@ -1,6 +1,7 @@
 internal import CSndfile
 import Foundation
 import SafeFiles
+import Timeline
 
 // Every call into libsndfile goes through this file, which turns its results into
 // `AudioFileError`s.
@@ -9,11 +10,13 @@ import SafeFiles
 final class SndfileReader {
   let handle: OpaquePointer
   let info: SF_INFO
+  /// The path as people read it, for messages.
   let path: String
 
-  init(path: String) throws(AudioFileError) {
+  init(path file: RawPath) throws(AudioFileError) {
+    let path = file.description
     self.path = path
-    guard let identity = FileIdentity(path: path) else {
+    guard let identity = file.withCString({ FileIdentity(cPath: $0) }) else {
       if errno == EACCES { throw .unreadable(path: path) }
       throw .missing(path: path)
     }
@@ -26,9 +29,9 @@ final class SndfileReader {
           ? "a FIFO" : identity.isCharacterDevice ? "a device" : "not a regular file"
       throw .notAFile(path: path, kind: kind)
     }
-    guard FileManager.default.isReadableFile(atPath: path) else { throw .unreadable(path: path) }
+    guard file.withCString({ access($0, R_OK) }) == 0 else { throw .unreadable(path: path) }
     var info = SF_INFO()
-    guard let handle = sf_open(path, Int32(SFM_READ), &info) else {
+    guard let handle = file.withCString({ sf_open($0, Int32(SFM_READ), &info) }) else {
       let reason = String(cString: sf_strerror(nil))
       throw .notAudio(path: path, reason: reason)
     }

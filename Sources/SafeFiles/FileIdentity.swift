@@ -34,6 +34,14 @@ public struct FileIdentity: Sendable, Hashable, CustomStringConvertible {
     self.init(info)
   }
 
+  /// The identity of what the C string `path` names (bytes, as the kernel takes them),
+  /// following symlinks; nil when it cannot be stat'ed.
+  public init?(cPath path: UnsafePointer<CChar>) {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    self.init(info)
+  }
+
   /// The identity of an open file.
   public init?(descriptor: Int32) {
     var info = stat()

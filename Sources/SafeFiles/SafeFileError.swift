@@ -24,6 +24,8 @@ public enum SafeFileError: Error, Sendable, Hashable, CustomStringConvertible {
   case noReader(path: String)
   /// A symlink that leads nowhere usable (a loop, or too deep).
   case badSymlink(path: String)
+  /// A symlink to a name that is not valid UTF-8 (`link`: readable, `\xE9` for such bytes).
+  case symlinkNotUTF8(path: String, link: String)
   /// The operating system refused to open or create the output; `errno` says why.
   case cannotOpen(path: String, errno: Int32)
   /// Writing failed part-way (`errno`: ENOSPC, EIO, …).
@@ -66,6 +68,9 @@ public enum SafeFileError: Error, Sendable, Hashable, CustomStringConvertible {
         "no program is reading the FIFO \(path); start its reader first (for example: sox -t wav \(path) out.flac &)"
     case .badSymlink(let path):
       return "\(path) is a symlink that leads nowhere (a loop, or too many links); fix or remove it"
+    case .symlinkNotUTF8(let path, let link):
+      return
+        "\(path) is a symlink to '\(link)', a name that is not valid UTF-8; write to a file with a UTF-8 name"
     case .cannotOpen(let path, let code):
       return "cannot create \(Self.shown(path)): \(String(cString: strerror(code)))"
     case .write(let path, let code):

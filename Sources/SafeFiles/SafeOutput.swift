@@ -127,7 +127,12 @@ public struct OutputDestination: Sendable, Hashable {
       var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
       let count = readlink(current, &buffer, buffer.count - 1)
       guard count > 0 else { throw .badSymlink(path: path) }
-      let link = String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      let bytes = buffer.prefix(count).map { UInt8(bitPattern: $0) }
+      // Decoding would replace such bytes and name another file: the output would not go
+      // where the link points.
+      guard let link = String(validating: bytes, as: UTF8.self) else {
+        throw .symlinkNotUTF8(path: path, link: Self.readable(bytes))
+      }
       if link.hasPrefix("/") {
         current = link
       } else {
@@ -136,6 +141,26 @@ public struct OutputDestination: Sendable, Hashable {
       }
     }
     throw .badSymlink(path: path)
+  }
+
+  /// `bytes` as text, each byte that is not UTF-8 written `\xE9`.
+  static func readable(_ bytes: [UInt8]) -> String {
+    var text = ""
+    var index = 0
+    while index < bytes.count {
+      var end = min(bytes.count, index + 4)
+      while end > index, String(validating: bytes[index..<end], as: UTF8.self) == nil { end -= 1 }
+      if end > index {
+        text += String(decoding: bytes[index..<end], as: UTF8.self)
+        index = end
+      } else {
+        text +=
+          "\\x" + String(bytes[index] >> 4, radix: 16, uppercase: true)
+          + String(bytes[index] & 15, radix: 16, uppercase: true)
+        index += 1
+      }
+    }
+    return text
   }
 
   /// The folder a path's last component lives in (`.` for a bare name).

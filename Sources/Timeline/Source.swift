@@ -9,8 +9,9 @@ public struct Source: Sendable, Hashable, Codable, Identifiable, IdentifiedEntit
   public static let entityName = "source"
 
   public let id: ID
-  /// The file's path as the user gave it (absolute after import).
-  public var path: String
+  /// The file's path: relative to the project's folder when the file lies inside it (a project
+  /// moved with its audio keeps working), absolute otherwise. Bytes, as Linux names files.
+  public var path: RawPath
   /// A hash of the file's contents, used to detect a changed or wrongly relinked file.
   public var contentHash: String
   /// The file's own sample rate in Hz.
@@ -21,7 +22,7 @@ public struct Source: Sendable, Hashable, Codable, Identifiable, IdentifiedEntit
   public var frameCount: FrameCount
 
   public init(
-    id: ID, path: String, contentHash: String, sampleRate: Int, channels: Int,
+    id: ID, path: RawPath, contentHash: String, sampleRate: Int, channels: Int,
     frameCount: FrameCount
   ) {
     self.id = id

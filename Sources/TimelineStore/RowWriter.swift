@@ -1,3 +1,4 @@
+import Foundation
 internal import GRDB
 import Timeline
 
@@ -27,7 +28,8 @@ enum RowWriter {
             frameCount = excluded.frameCount
           """
       ).execute(arguments: [
-        id.rawValue, source.path, source.contentHash, source.sampleRate, source.channels,
+        id.rawValue, source.path.databaseValue, source.contentHash, source.sampleRate,
+        source.channels,
         source.frameCount.frames,
       ])
     }
@@ -93,5 +95,22 @@ enum RowWriter {
       ])
     }
     return placements
+  }
+}
+
+extension RawPath {
+  /// Text when the bytes are valid UTF-8 (every path before paths were bytes), a blob otherwise:
+  /// the column is TEXT, and SQLite keeps a blob in it as given.
+  var databaseValue: DatabaseValue {
+    if let string { return string.databaseValue }
+    return Data(bytes).databaseValue
+  }
+
+  init?(_ value: DatabaseValue) {
+    switch value.storage {
+    case .string(let string): self.init(string)
+    case .blob(let data): self.init(bytes: [UInt8](data))
+    default: return nil
+    }
   }
 }

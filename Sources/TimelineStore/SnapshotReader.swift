@@ -149,9 +149,12 @@ enum SnapshotReader {
       project: project, positions: positions, clips: held.clips.updating(placements))
   }
 
-  private static func source(_ row: Row) -> Source {
-    Source(
-      id: Source.ID(row["id"]), path: row["path"], contentHash: row["contentHash"],
+  private static func source(_ row: Row) throws -> Source {
+    guard let path = RawPath(row["path"] as DatabaseValue) else {
+      throw StoreError.corrupt(detail: "source \(row["id"] as Int64) has no path")
+    }
+    return Source(
+      id: Source.ID(row["id"]), path: path, contentHash: row["contentHash"],
       sampleRate: row["sampleRate"], channels: row["channels"],
       frameCount: FrameCount(row["frameCount"] as Int64))
   }
@@ -208,7 +211,7 @@ private struct Columns {
   }
 
   func source(_ id: Source.ID, updating base: Source?) throws -> Source {
-    guard let path = try text(1) ?? base?.path, let hash = try text(2) ?? base?.contentHash,
+    guard let path = try path(1) ?? base?.path, let hash = try text(2) ?? base?.contentHash,
       let rate = try integer(3).map(Int.init) ?? base?.sampleRate,
       let channels = try integer(4).map(Int.init) ?? base?.channels,
       let frames = try integer(5).map({ FrameCount($0) }) ?? base?.frameCount
@@ -276,6 +279,16 @@ private struct Columns {
     case nil: return nil
     case .text(let value)?: return value
     default: throw StoreError.corrupt(detail: "a recorded column \(column) is not text")
+    }
+  }
+
+  /// A path column: text, or a blob for bytes that are not UTF-8.
+  func path(_ column: Int) throws -> RawPath? {
+    switch changes.value(values[column]) {
+    case nil: return nil
+    case .text(let value)?: return RawPath(value)
+    case .blob(let value)?: return RawPath(bytes: value)
+    default: throw StoreError.corrupt(detail: "a recorded column \(column) is not a path")
     }
   }
 

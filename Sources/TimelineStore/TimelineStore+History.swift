@@ -265,7 +265,7 @@ extension TimelineStore {
   ///
   /// Only the versions whose changeset touches the `source` table are read (a changeset names
   /// each table it touches, so SQLite finds them by that name without decoding the others).
-  public func sourcePathsInHistory() throws(StoreError) -> Set<String> {
+  public func sourcePathsInHistory() throws(StoreError) -> Set<RawPath> {
     var paths = Set(snapshot.project.sources.map(\.path))
     let table = Schema.trackedTables.firstIndex(of: Schema.sourceTable)
     do {
@@ -281,7 +281,11 @@ extension TimelineStore {
         changes.forEach { key, _, old, new in
           guard key.table == table else { return }
           for values in [old, new] {
-            if case .text(let path)? = changes.value(values[1]) { paths.insert(path) }
+            switch changes.value(values[1]) {
+            case .text(let path)?: paths.insert(RawPath(path))
+            case .blob(let bytes)?: paths.insert(RawPath(bytes: bytes))
+            default: break
+            }
           }
         }
       }

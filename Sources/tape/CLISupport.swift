@@ -18,7 +18,10 @@ struct ProjectArgument: ParsableArguments {
   /// relink FILE …" names it).
   nonisolated(unsafe) static var named: String?
 
-  func validate() throws { Self.named = file }
+  func validate() throws {
+    try RawArguments.requireUTF8Path(file, "project")
+    Self.named = file
+  }
 }
 
 /// Shell completion of ids from the project named on the command line: `c` clips, `t` tracks,

@@ -20,6 +20,11 @@ struct Demo: ParsableCommand {
   @Flag(help: "Do not try to play the mix.") var noPlay = false
   @Option(help: "The ALSA device to play on.") var device = "default"
 
+  func validate() throws {
+    try RawArguments.requireUTF8Path(directory, "demo folder")
+    if let audio { try RawArguments.requireUTF8Path(audio, "audio folder") }
+  }
+
   func run() throws {
     Interrupt.install()
     try reportingErrors {

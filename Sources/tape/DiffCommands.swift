@@ -207,9 +207,12 @@ struct DiffWords {
     }
     for change in diff.sources {
       switch (change.before, change.after) {
-      case (nil, let new?): lines.append("\(change.id) added (\(new.path))")
-      case (let old?, nil): lines.append("\(change.id) removed (\(old.path))")
-      case (let old?, let new?): lines.append("\(change.id) relinked \(old.path) → \(new.path)")
+      case (nil, let new?): lines.append("\(change.id) added (\(escaped(new.path.description)))")
+      case (let old?, nil): lines.append("\(change.id) removed (\(escaped(old.path.description)))")
+      case (let old?, let new?):
+        lines.append(
+          "\(change.id) relinked \(escaped(old.path.description)) → \(escaped(new.path.description))"
+        )
       default: break
       }
     }

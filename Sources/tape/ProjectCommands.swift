@@ -51,7 +51,7 @@ struct Import: ParsableCommand {
     try reportingErrors {
       let store = try openStore(project.file)
       var probed: [AudioFileInfo] = []
-      for path in audio { probed.append(try AudioProbe.probe(path)) }
+      for path in audio { probed.append(try AudioProbe.probe(RawArguments.path(path))) }
       // Decode (and resample) each file into the cache now, so renders start at once; the
       // cache is keyed by content, so the source's id plays no part.
       let cache = AudioCache(forProject: project.file)
@@ -64,13 +64,14 @@ struct Import: ParsableCommand {
             frameCount: FrameCount(info.frameCount)),
           projectRate: projectRate)
       }
-      let names = probed.map { ($0.path as NSString).lastPathComponent }
+      let names = probed.map(\.path.lastComponent.description)
       let label = names.count == 1 ? "Import \(names[0])" : "Import \(names.count) files"
       let result = try store.edit(label: label) { _, ids in
         probed.map { info in
           .setSource(
             Source(
-              id: ids.newSourceID(), path: info.path, contentHash: info.contentHash,
+              id: ids.newSourceID(), path: storedPath(info.path, project: project.file),
+              contentHash: info.contentHash,
               sampleRate: info.sampleRate, channels: info.channels,
               frameCount: FrameCount(info.frameCount)))
         }
@@ -102,7 +103,7 @@ struct List: ParsableCommand {
         return store.snapshot
       }
       if output.json {
-        printJSON(projectJSON(shown))
+        printJSON(projectJSON(shown, file: project.file))
       } else {
         print(TimelineTable(shown, file: project.file, frames: times.frames).text, terminator: "")
       }
@@ -111,8 +112,9 @@ struct List: ParsableCommand {
 }
 
 /// The `tape ls --json` contract: every time in frames. Documented in the README; keep stable.
-func projectJSON(_ snapshot: StoreSnapshot) -> JSONValue {
+func projectJSON(_ snapshot: StoreSnapshot, file: String) -> JSONValue {
   let project = snapshot.project
+  let folder = RawPath(file).absolute.folder
   return .object([
     ("version", .int(snapshot.version)),
     ("sampleRate", .int(Int64(project.sampleRate))),
@@ -123,7 +125,11 @@ func projectJSON(_ snapshot: StoreSnapshot) -> JSONValue {
         project.sources.map { source in
           guard case .object(let fields) = sourceJSON(source, projectRate: project.sampleRate)
           else { return .null }
-          return .object(fields + [("missing", .bool(isMissing(source)))])
+          return .object(
+            fields + [
+              ("absolutePath", .string(source.path.resolved(against: folder).description)),
+              ("missing", .bool(isMissing(source, projectFolder: folder))),
+            ])
         })
     ),
     (
@@ -136,20 +142,31 @@ func projectJSON(_ snapshot: StoreSnapshot) -> JSONValue {
   ])
 }
 
-/// A source as `ls --json` and the diffs show it: `frames` at the source's own `sampleRate`,
-/// `projectFrames` the same length at the project's rate (what `--length` takes).
+/// A source as `ls --json` and the diffs show it: `path` as the project holds it (relative to
+/// the project's folder, or absolute; bytes that are not UTF-8 written `\xE9`, their exact
+/// bytes then in `pathHex`), `frames` at the source's own `sampleRate`, `projectFrames` the same
+/// length at the project's rate (what `--length` takes).
 func sourceJSON(_ source: Source, projectRate: Int) -> JSONValue {
-  .object([
-    ("id", .string(source.id.description)), ("path", .string(source.path)),
-    ("sampleRate", .int(Int64(source.sampleRate))), ("channels", .int(Int64(source.channels))),
-    ("frames", .int(source.frameCount.frames)),
-    ("projectFrames", .int(source.frameCount(atRate: projectRate).frames)),
-  ])
+  let hex: [(String, JSONValue)] =
+    source.path.string == nil
+    ? [("pathHex", .string(source.path.bytes.map { String(format: "%02x", $0) }.joined()))] : []
+  return .object(
+    [("id", .string(source.id.description)), ("path", .string(source.path.description))] + hex + [
+      ("sampleRate", .int(Int64(source.sampleRate))), ("channels", .int(Int64(source.channels))),
+      ("frames", .int(source.frameCount.frames)),
+      ("projectFrames", .int(source.frameCount(atRate: projectRate).frames)),
+    ])
 }
 
-/// Whether a source's file is gone from where the project says it is.
-func isMissing(_ source: Source) -> Bool {
-  FileIdentity(path: source.path) == nil
+/// Whether a source's file is gone from where the project in `projectFolder` says it is.
+func isMissing(_ source: Source, projectFolder: RawPath) -> Bool {
+  source.path.resolved(against: projectFolder).withCString { FileIdentity(cPath: $0) } == nil
+}
+
+/// Where a source at `file` (absolute) is kept in the project `project`: relative to the
+/// project's folder when it lies inside it, so that the folder can move; absolute otherwise.
+func storedPath(_ file: RawPath, project: String) -> RawPath {
+  file.relative(to: RawPath(project).absolute.folder) ?? file
 }
 
 /// A track's settings as `ls --json` shows them (its clips aside).
@@ -192,7 +209,9 @@ struct TimelineTable {
     let clock = { (frames: Int64) in
       inFrames ? "\(frames)f" : TimeValue.clock(FrameCount(frames), sampleRate: rate)
     }
-    let missing = Set(project.sources.filter(isMissing).map(\.id))
+    let folder = RawPath(file).absolute.folder
+    let missing = Set(
+      project.sources.filter { isMissing($0, projectFolder: folder) }.map(\.id))
     var lines = [
       "version \(snapshot.version) · \(rate) Hz · \(project.channels == 1 ? "mono" : "stereo") · length \(clock(project.timelineEnd.frames))"
     ]
@@ -208,7 +227,7 @@ struct TimelineTable {
           ? "\(source.frameCount(atRate: rate).frames)f"
           : TimeValue.clock(source.frameCount, sampleRate: source.sampleRate)
         lines.append(
-          "  \(pad(source.id.description, 5)) \(length)  \(source.sampleRate) Hz \(source.channels == 1 ? "mono  " : "stereo")  \(source.path)\(missing.contains(source.id) ? "  (missing)" : "")"
+          "  \(pad(source.id.description, 5)) \(length)  \(source.sampleRate) Hz \(source.channels == 1 ? "mono  " : "stereo")  \(escaped(source.path.description))\(missing.contains(source.id) ? "  (missing)" : "")"
         )
       }
     }
@@ -246,7 +265,7 @@ struct TimelineTable {
       let clips = project.tracks.flatMap(\.clips).filter { missing.contains($0.source) }.count
       lines.append("")
       lines.append(
-        "! \(ids.count == 1 ? "source \(ids[0]) is" : "sources \(ids.joined(separator: ", ")) are") missing (\(clips) clip\(clips == 1 ? "" : "s") marked !); point \(ids.count == 1 ? "it" : "each") at its file with 'tape relink \(file) \(ids[0]) PATH'"
+        "! \(ids.count == 1 ? "source \(ids[0]) is" : "sources \(ids.joined(separator: ", ")) are") missing (\(clips) clip\(clips == 1 ? "" : "s") marked !); point \(ids.count == 1 ? "it" : "each") at its file with 'tape relink \(file) \(ids[0]) PATH', or find \(ids.count == 1 ? "it" : "them all") in a folder with 'tape relink \(file) --folder DIR'"
       )
     }
     text = lines.joined(separator: "\n") + "\n"
@@ -265,42 +284,164 @@ func formatPan(_ pan: Double) -> String {
 
 struct Relink: ParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Point a source at its file's new place.",
+    abstract: "Point a source at its file's new place, or find every missing source in a folder.",
     discussion: """
       The new file must hold the same audio (same content hash) unless --force is given; with \
-      --force it may be different audio, as long as every clip still fits inside it.
+      --force it may be different audio, as long as every clip still fits inside it. A file \
+      inside the project's folder is kept by its path relative to the project, so the folder \
+      can move with its audio.
+      With --folder DIR, every source whose file is missing is looked for under DIR (and its \
+      subfolders) by its file name; a file of that name holding the same audio (same content \
+      hash) is taken, and all are relinked in one version (one undo step). Sources not found \
+      are named; nothing is relinked unless at least one is found.
       Example: tape relink song.tape s2 ~/audio/moved/drums.wav
+      Example: tape relink song.tape --folder ~/audio/moved
       """)
 
   @OptionGroup var project: ProjectArgument
-  @Argument(help: "The source id (s1).", completion: ids("s")) var source: String
-  @Argument(help: "The audio file's new path.", completion: .file()) var path: String
+  @Argument(help: "The source id (s1).", completion: ids("s")) var source: String?
+  @Argument(help: "The audio file's new path.", completion: .file()) var path: String?
+  @Option(
+    help: "Relink every missing source to a file of the same name and audio under this folder.",
+    completion: .directory)
+  var folder: String?
   @Flag(help: "Accept a file with different audio.") var force = false
   @OptionGroup var output: JSONOption
 
+  func validate() throws {
+    if folder != nil {
+      guard source == nil else {
+        throw ValidationError("give either a source and its new path, or --folder DIR, not both")
+      }
+      guard !force else {
+        throw ValidationError(
+          "--folder only takes files holding the same audio; relink a source to different audio by its id with --force"
+        )
+      }
+    } else if source == nil || path == nil {
+      throw ValidationError(
+        "name a source and its new path (tape relink FILE s1 PATH), or a folder to search (--folder DIR)"
+      )
+    }
+  }
+
   func run() throws {
     try reportingErrors {
+      if let folder {
+        try relinkMissing(under: RawArguments.path(folder))
+        return
+      }
+      guard let source, let path else { return }
       let id = try parseID(source, as: Source.ID.self)
       let store = try openStore(project.file)
-      let info = try AudioProbe.probe(path)
+      let info = try AudioProbe.probe(RawArguments.path(path))
       guard let old = store.snapshot.project.source(id) else {
         throw TimelineError.unknownSource(id)
       }
       guard force || info.contentHash == old.contentHash else {
         throw DataError(
           message:
-            "\(info.path) is not the same audio as source \(id) (\(old.path)); use --force to relink it anyway"
+            "\(info.path) is not the same audio as source \(id) (\(old.path.resolved(against: RawPath(project.file).absolute.folder))); use --force to relink it anyway"
         )
       }
       let result = try store.edit(label: "Relink \(id)") { _, _ in
-        [
-          .setSource(
-            Source(
-              id: id, path: info.path, contentHash: info.contentHash, sampleRate: info.sampleRate,
-              channels: info.channels, frameCount: FrameCount(info.frameCount)))
-        ]
+        [.setSource(relinked(id, to: info))]
       }
       try MutationOutput(version: result.version, ids: []).print(json: output.json)
     }
+  }
+
+  /// Source `id` pointing at the probed file `info`.
+  private func relinked(_ id: Source.ID, to info: AudioFileInfo) -> Source {
+    Source(
+      id: id, path: storedPath(info.path, project: project.file), contentHash: info.contentHash,
+      sampleRate: info.sampleRate, channels: info.channels,
+      frameCount: FrameCount(info.frameCount))
+  }
+
+  /// `--folder`: every missing source relinked to the file under `folder` that has its name and
+  /// its audio, in one commit; prints the ids relinked.
+  private func relinkMissing(under folder: RawPath) throws {
+    guard let identity = folder.withCString({ FileIdentity(cPath: $0) }), identity.isDirectory
+    else {
+      throw MissingInput(message: "'\(folder)' is not a folder; name the folder to search")
+    }
+    let store = try openStore(project.file)
+    let projectFolder = RawPath(project.file).absolute.folder
+    let missing = store.snapshot.project.sources.filter {
+      isMissing($0, projectFolder: projectFolder)
+    }
+    guard !missing.isEmpty else {
+      writeOut("nothing to relink: every source's file is where the project says\n")
+      try MutationOutput(version: store.snapshot.version, ids: []).print(json: output.json)
+      return
+    }
+    let names = Set(missing.map(\.path.lastComponent))
+    let candidates = FolderSearch.files(named: names, under: folder.absolute)
+    var found: [(Source.ID, AudioFileInfo)] = []
+    var notFound: [String] = []
+    for source in missing {
+      let name = source.path.lastComponent
+      let match = candidates[name, default: []].first { file in
+        (try? ContentHash.ofFile(at: file)) == source.contentHash
+      }
+      if let match {
+        found.append((source.id, try AudioProbe.probe(match)))
+      } else {
+        let reason =
+          candidates[name, default: []].isEmpty ? "no file of that name" : "only different audio"
+        notFound.append("\(source.id) (\(escaped(name.description)): \(reason))")
+      }
+    }
+    guard !found.isEmpty else {
+      throw MissingInput(
+        message:
+          "no missing source was found under \(escaped(folder.description)): \(notFound.joined(separator: ", ")); relink them one by one with 'tape relink \(project.file) ID PATH'"
+      )
+    }
+    let label =
+      found.count == 1 ? "Relink \(found[0].0)" : "Relink \(found.count) sources"
+    let result = try store.edit(label: label) { _, _ in
+      found.map { .setSource(relinked($0.0, to: $0.1)) }
+    }
+    if !notFound.isEmpty {
+      writeOut("warning: not found under \(folder): \(notFound.joined(separator: ", "))\n")
+    }
+    try MutationOutput(version: result.version, ids: found.map(\.0.description)).print(
+      json: output.json)
+  }
+}
+
+/// Finds files by name in a folder tree, for `relink --folder`.
+enum FolderSearch {
+  /// The regular files (symlinks to them included) under `folder`, at any depth, whose names
+  /// are in `names`, each list sorted. Symlinked folders are not entered (they could loop);
+  /// unreadable folders are passed over.
+  static func files(named names: Set<RawPath>, under folder: RawPath) -> [RawPath: [RawPath]] {
+    var found: [RawPath: [RawPath]] = [:]
+    var pending = [folder]
+    var visited = 0
+    while let current = pending.popLast(), visited < 100_000 {
+      visited += 1
+      guard let directory = current.withCString({ opendir($0) }) else { continue }
+      defer { closedir(directory) }
+      while let entry = readdir(directory) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+          RawPath(bytes: Array(raw.prefix { $0 != 0 }))
+        }
+        if name == "." || name == ".." { continue }
+        let path = current.appending(name)
+        var info = stat()
+        guard path.withCString({ lstat($0, &info) }) == 0 else { continue }
+        if info.st_mode & S_IFMT == S_IFDIR {
+          pending.append(path)
+        } else if names.contains(name),
+          let target = path.withCString({ FileIdentity(cPath: $0) }), target.isRegularFile
+        {
+          found[name, default: []].append(path)
+        }
+      }
+    }
+    return found.mapValues { $0.sorted() }
   }
 }

@@ -37,6 +37,8 @@ struct Render: ParsableCommand {
   @OptionGroup var times: TimeDisplayOption
   @OptionGroup var json: JSONOption
 
+  func validate() throws { try RawArguments.requireUTF8Path(output, "output") }
+
   func run() throws {
     Termination.install(
       message: "render interrupted; \(output == "-" ? "the output" : output) was not written")
@@ -106,17 +108,20 @@ struct Render: ParsableCommand {
       }
     }
     guard let existing = destination.existing, existing.isRegularFile else { return }
-    var protected: [(path: String, what: String)] = [
-      (file, "the project file itself"), (file + "-wal", "the project's write-ahead log"),
-      (file + "-shm", "the project's shared-memory index"),
+    var protected: [(path: RawPath, what: String)] = [
+      (RawPath(file), "the project file itself"),
+      (RawPath(file + "-wal"), "the project's write-ahead log"),
+      (RawPath(file + "-shm"), "the project's shared-memory index"),
     ]
-    protected += try store.sourcePathsInHistory().sorted().map { ($0, "a source of this project") }
-    protected += cache.files.map { ($0, "a decoded-audio cache file") }
+    protected += try store.sourcePathsInHistory().sorted().map {
+      ($0.resolved(against: cache.projectFolder), "a source of this project")
+    }
+    protected += cache.files.map { (RawPath($0), "a decoded-audio cache file") }
     for (path, what) in protected {
-      guard let identity = FileIdentity(path: path), identity.isSameFile(as: existing) else {
-        continue
-      }
-      throw refuse(what, path)
+      guard let identity = path.withCString({ FileIdentity(cPath: $0) }),
+        identity.isSameFile(as: existing)
+      else { continue }
+      throw refuse(what, path.description)
     }
   }
 

@@ -62,7 +62,7 @@ struct Tape: ParsableCommand {
         try reportingErrors { print(version) }
         return
       }
-      var command = try parseAsRoot()
+      var command = try parseAsRoot(RawArguments.load())
       try command.run()
     } catch {
       if exitCode(for: error) == .success {

@@ -19,6 +19,8 @@ struct TrackCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Pan from -1 (left) to 1 (right).") var pan: String?
     @OptionGroup var output: JSONOption
 
+    func validate() throws { try RawArguments.requireText(name, "the track name") }
+
     func run() throws {
       try reportingErrors {
         let gain = try gain.map(Gain.init(parsing:)) ?? .unity
@@ -56,6 +58,7 @@ struct TrackCommand: ParsableCommand {
     @OptionGroup var output: JSONOption
 
     func validate() throws {
+      if let name { try RawArguments.requireText(name, "the track name") }
       guard name != nil || gain != nil || pan != nil || mute != nil || solo != nil else {
         throw ValidationError(
           "say what to change: --name, --gain, --pan, --mute/--unmute or --solo/--unsolo")

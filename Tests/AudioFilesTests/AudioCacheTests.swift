@@ -44,7 +44,7 @@ struct AudioCacheTests {
     let decoded = try AudioCache(directory: dir.path).load(source, projectRate: source.sampleRate)
     #expect(decoded.audio.frames == Int(source.frameCount.frames))
     #expect(decoded.audio.channels == source.channels)
-    #expect(try decoded.samples() == (try Self.soxDecode(source.path)))
+    #expect(try decoded.samples() == (try Self.soxDecode(source.path.description)))
   }
 
   /// A 44.1 kHz tone in a 48 kHz project: the length the model predicts, the same level and
@@ -66,7 +66,7 @@ struct AudioCacheTests {
     }
     let frequency = Double(rising.count - 1) / ((rising.last! - rising.first!) / 48_000)
     #expect(abs(frequency - 440) < 0.01)
-    let sox = try Self.soxDecode(source.path, rate: 48_000)
+    let sox = try Self.soxDecode(source.path.description, rate: 48_000)
     let difference = zip(middle, sox[12_000..<84_000]).map { abs($0 - $1) }.max() ?? 1
     #expect(difference < 1e-3)
   }
@@ -94,7 +94,7 @@ struct AudioCacheTests {
     defer { try? FileManager.default.removeItem(atPath: copy) }
     let probed = try AudioProbe.probe(copy)
     let source = Source(
-      id: Source.ID(3), path: copy, contentHash: probed.contentHash, sampleRate: 48_000,
+      id: Source.ID(3), path: RawPath(copy), contentHash: probed.contentHash, sampleRate: 48_000,
       channels: 1,
       frameCount: FrameCount(probed.frameCount))
     let cache = AudioCache(directory: dir.path)
@@ -143,7 +143,7 @@ struct CacheIntegrityTests {
       try FileManager.default.copyItem(atPath: TestAudio.path(name), toPath: sourcePath)
       let info = try AudioProbe.probe(sourcePath)
       source = Source(
-        id: Source.ID(1), path: sourcePath, contentHash: info.contentHash,
+        id: Source.ID(1), path: RawPath(sourcePath), contentHash: info.contentHash,
         sampleRate: info.sampleRate, channels: info.channels,
         frameCount: FrameCount(info.frameCount))
     }

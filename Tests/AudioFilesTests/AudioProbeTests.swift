@@ -1,6 +1,7 @@
 import AudioFiles
 import Foundation
 import Testing
+import Timeline
 
 /// The checked-in test audio, described in TestAudio/README.md.
 enum TestAudio {
@@ -23,7 +24,7 @@ struct AudioProbeTests {
   ])
   func probesRealFiles(name: String, rate: Int, channels: Int, frames: Int64) throws {
     let info = try AudioProbe.probe(TestAudio.path(name))
-    #expect(info.path == TestAudio.path(name))
+    #expect(info.path == RawPath(TestAudio.path(name)))
     #expect(info.sampleRate == rate)
     #expect(info.channels == channels)
     #expect(info.frameCount == frames)

@@ -53,7 +53,7 @@ public enum ReferenceRender {
     var chains: [String] = []
     for (index, (clip, track)) in audibleClips(project).enumerated() {
       let source = try source(of: clip, in: project)
-      inputs += ["-i", source.path]
+      inputs += ["-i", source.path.description]
       var filters: [String] = []
       if source.sampleRate != project.sampleRate {
         filters.append("aresample=\(project.sampleRate):resampler=soxr")
@@ -140,13 +140,13 @@ public enum ReferenceRender {
   /// The source itself at the project rate, or a copy resampled by ffmpeg's libsoxr.
   static func projectRateInput(_ source: Source, project: Project, folder: String) throws -> String
   {
-    guard source.sampleRate != project.sampleRate else { return source.path }
+    guard source.sampleRate != project.sampleRate else { return source.path.description }
     let output = "\(folder)/resampled-\(source.id).wav"
     if !FileManager.default.fileExists(atPath: output) {
       try run(
         "/usr/bin/ffmpeg",
         [
-          "-v", "error", "-y", "-i", source.path, "-af",
+          "-v", "error", "-y", "-i", source.path.description, "-af",
           "aresample=\(project.sampleRate):resampler=soxr", "-c:a", "pcm_f32le", output,
         ])
     }

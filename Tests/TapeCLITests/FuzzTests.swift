@@ -68,6 +68,10 @@ struct Fuzzer {
 
   static let documentedCodes: Set<Int32> = [0, 64, 65, 66, 74, 75, 77]
 
+  /// In a generated argument, stands for the byte 0xE9 alone (Latin-1 é): the argument is then
+  /// not UTF-8, and the command runs through bash, which can pass any bytes.
+  static let latin1E9 = "\u{E000}"
+
   init(seed: UInt64) throws {
     state = seed
     space = try Workspace()
@@ -79,6 +83,12 @@ struct Fuzzer {
     mkfifo(space.path("fifo"), 0o644)
     if geteuid() == 0 { mknod(space.path("null-device"), S_IFCHR | 0o666, dev_t((1 << 8) | 3)) }
     try Data("not audio".utf8).write(to: URL(fileURLWithPath: space.path("text.wav")))
+    // An audio file whose name is not UTF-8 (`caf\xE9.wav`).
+    try FileManager.default.copyItem(
+      atPath: TestAudio.path("tone-mono-44k-24.aiff"), toPath: space.path("latin1"))
+    guard rename(space.path("latin1"), space.path("caf\u{E9}.wav").latin1) == 0 else {
+      throw ReferenceError(message: "fuzz setup: cannot make a Latin-1 file name")
+    }
     try reset()
   }
 
@@ -133,13 +143,16 @@ struct Fuzzer {
     pick(["linear", "equal-power", "s-curve", "exponential", "log", "", "LINEAR"])
   }
   mutating func version() -> String { pick(["1", "2", "3", "5", "999", "0", "-1", "abc", ""]) }
-  mutating func name() -> String { pick(["Lead", "", " ", "Drums & Bass", "a\nb", "x\ty", "ü"]) }
+  mutating func name() -> String {
+    pick(["Lead", "", " ", "Drums & Bass", "a\nb", "x\ty", "ü", "Dr\(Self.latin1E9)ms"])
+  }
   mutating func audioPath() -> String {
     pick([
       TestAudio.path("tone-mono-44k-24.aiff"), TestAudio.path("bad-truncated.wav"),
       TestAudio.path("bad-not-audio.wav"), TestAudio.path("bad-six-channels.wav"),
       TestAudio.path("bad-empty.wav"), space.path("missing.wav"), space.path("folder"),
       space.path("fifo"), space.path("text.wav"), file, "", space.path("null-device"),
+      space.path("caf\(Self.latin1E9).wav"), space.path("gon\(Self.latin1E9).wav"),
     ])
   }
   mutating func outputPath() -> String {
@@ -147,6 +160,7 @@ struct Fuzzer {
       space.path("out.wav"), space.path("out.flac"), space.path("out.aiff"), space.path("out.mp9"),
       space.path("folder"), file, file + "-wal", TestAudio.path("speech-mono-48k-16.wav"),
       space.path("fifo"), space.path("no/such/dir/out.wav"), space.path("null-device"), "",
+      space.path("out\(Self.latin1E9).wav"),
     ])
   }
 
@@ -186,7 +200,11 @@ struct Fuzzer {
     case 10: arguments = ["redo", file] + maybe(["--steps", pick(["1", "3", "0", "x"])])
     case 11: arguments = ["checkout", file, version()]
     case 12: arguments = ["import", file, audioPath()]
-    case 13: arguments = ["relink", file, source(), audioPath()] + maybe(["--force"])
+    case 13:
+      arguments =
+        next(4) == 0
+        ? ["relink", file, "--folder", pick([space.path("folder"), space.url.path, file, "x"])]
+        : ["relink", file, source(), audioPath()] + maybe(["--force"])
     case 14: arguments = ["ls", file] + maybe(["--json"], ["--frames"], ["--version", version()])
     case 15: arguments = ["history", file] + maybe(["--json"])
     case 16: arguments = ["diff", file, version(), version()] + maybe(["--json"])
@@ -230,6 +248,7 @@ struct Fuzzer {
   func shown(_ arguments: [String]) -> String {
     arguments.map { $0.isEmpty || $0.contains(" ") || $0.contains("\n") ? "'\($0)'" : $0 }
       .joined(separator: " ").replacingOccurrences(of: space.url.path, with: "$WS")
+      .replacingOccurrences(of: Self.latin1E9, with: "\\xE9")
   }
 
   func list() throws -> (String, String) {
@@ -244,8 +263,17 @@ struct Fuzzer {
   ) throws -> String? {
     // In its own folder: a relative name it makes up (`tape new c1`) lands there, not in the
     // checkout. A watch that was wrongly accepted would run forever: it is stopped.
-    let result = try TapeBinary.run(
-      arguments, environment: environment, directory: space.url, killAfter: 30)
+    let result =
+      arguments.contains { $0.contains(Self.latin1E9) }
+      ? try TapeBinary.run(
+        URL(fileURLWithPath: "/bin/bash"),
+        [
+          "-c", "exec \"$0\" " + arguments.map(Self.bashQuoted).joined(separator: " "),
+          TapeBinary.url.path,
+        ],
+        environment: environment, directory: space.url, killAfter: 30)
+      : try TapeBinary.run(
+        arguments, environment: environment, directory: space.url, killAfter: 30)
     let stderr = result.stderr
     if result.killedBySignal {
       return "killed by signal \(result.status): \(stderr.prefix(300))"
@@ -275,6 +303,14 @@ struct Fuzzer {
     return nil
   }
 
+  /// `argument` for bash as `$'…'`, ``latin1E9`` as the byte 0xE9, every other byte escaped.
+  static func bashQuoted(_ argument: String) -> String {
+    let parts = argument.components(separatedBy: latin1E9).map { part in
+      part.utf8.map { "\\x" + String($0, radix: 16) }.joined()
+    }
+    return "$'" + parts.joined(separator: "\\xe9") + "'"
+  }
+
   /// The store's own check of the file and its history.
   func verify() throws -> String? {
     let result = try TapeBinary.run(["_verify", file])
@@ -285,5 +321,12 @@ struct Fuzzer {
       report["undoToFirstVersionWorks"] as? Bool == true
     else { return "_verify: \(result.stdout) \(result.stderr)" }
     return nil
+  }
+}
+
+extension String {
+  /// This text's characters as Latin-1 bytes, for a file name that is not UTF-8.
+  fileprivate var latin1: [CChar] {
+    unicodeScalars.map { CChar(bitPattern: UInt8(truncatingIfNeeded: $0.value)) } + [0]
   }
 }

@@ -31,7 +31,11 @@ struct RandomSequenceTests {
       return [
         .setSource(
           Source(
-            id: id, path: "/audio/\(id).wav", contentHash: "h\(id)",
+            // Now and then a path that is not UTF-8 (a blob in the store).
+            id: id,
+            path: Bool.random(using: &rng)
+              ? "/audio/\(id).wav" : RawPath(bytes: Array("/audio/caf".utf8) + [0xE9, 0xFF]),
+            contentHash: "h\(id)",
             sampleRate: [44_100, 48_000].randomElement(using: &rng)!,
             channels: Int.random(in: 1...2, using: &rng),
             frameCount: FrameCount(Int64.random(in: 100_000...2_000_000, using: &rng))))
