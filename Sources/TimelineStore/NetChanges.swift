@@ -231,6 +231,57 @@ struct NetChanges: Sendable {
     return Data(out)
   }
 
+  /// These changes as a SQLite session changeset (what a version stores): per table its header
+  /// (`T`, the column count, the primary-key flags, the name), then each row's operation, the
+  /// "indirect" flag and its records, values typed as in ``Slot``. Coalescing commits merge
+  /// with ``append(changeset:)`` and write the result back with this: one merger for
+  /// everything, where `sqlite3changegroup` used to do this one.
+  func changeset() -> Changeset {
+    var out: [UInt8] = []
+    for table in Schema.trackedTables.indices {
+      var wroteHeader = false
+      let width = Schema.trackedColumns[table].count
+      forEach { key, kind, old, new in
+        guard key.table == table else { return }
+        if !wroteHeader {
+          wroteHeader = true
+          out.append(UInt8(ascii: "T"))
+          out.appendSQLiteVarint(UInt64(width))
+          out.append(1)
+          out.append(contentsOf: repeatElement(0, count: width - 1))
+          out.append(contentsOf: Schema.trackedTables[table].utf8)
+          out.append(0)
+        }
+        out.append(kind.sqliteOperation)
+        out.append(0)
+        if kind != .insert { appendChangesetRecord(old, width, to: &out) }
+        if kind != .delete { appendChangesetRecord(new, width, to: &out) }
+      }
+    }
+    return Changeset(data: Data(out))
+  }
+
+  private func appendChangesetRecord(_ values: Values, _ width: Int, to out: inout [UInt8]) {
+    for column in 0..<width {
+      let slot = values[column]
+      out.append(slot.tag)
+      switch slot.tag {
+      case Slot.integer, Slot.real:
+        withUnsafeBytes(of: slot.bits.bigEndian) { out.append(contentsOf: $0) }
+      case Slot.text, Slot.blob:
+        let bytes: [UInt8]
+        switch value(slot) {
+        case .text(let text)?: bytes = Array(text.utf8)
+        case .blob(let blob)?: bytes = blob
+        default: bytes = []
+        }
+        out.appendSQLiteVarint(UInt64(bytes.count))
+        out.append(contentsOf: bytes)
+      default: break
+      }
+    }
+  }
+
   /// The ids these changes touch, by kind: what a snapshot must re-read.
   var changedIDs: ChangedIDs {
     var changed = ChangedIDs()
@@ -509,6 +560,15 @@ private struct RowIndex: Sendable {
 }
 
 extension NetChanges.Kind: CustomStringConvertible {
+  /// SQLite's code for the operation.
+  var sqliteOperation: UInt8 {
+    switch self {
+    case .insert: 18
+    case .update: 23
+    case .delete: 9
+    }
+  }
+
   init?(sqliteOperation: UInt8) {
     switch sqliteOperation {
     case 18: self = .insert  // SQLITE_INSERT
@@ -625,6 +685,24 @@ private struct ByteReader {
 }
 
 extension [UInt8] {
+  /// SQLite's varint (see ``ByteReader/sqliteVarint()``).
+  fileprivate mutating func appendSQLiteVarint(_ value: UInt64) {
+    if value > 0x00FF_FFFF_FFFF_FFFF {
+      for shift in stride(from: 57, through: 8, by: -7) {
+        append(UInt8((value >> UInt64(shift)) & 0x7F) | 0x80)
+      }
+      append(UInt8(value & 0xFF))
+      return
+    }
+    var groups: [UInt8] = [UInt8(value & 0x7F)]
+    var rest = value >> 7
+    while rest > 0 {
+      groups.append(UInt8(rest & 0x7F) | 0x80)
+      rest >>= 7
+    }
+    append(contentsOf: groups.reversed())
+  }
+
   fileprivate mutating func appendLEB128(_ value: UInt64) {
     var value = value
     while value >= 0x80 {

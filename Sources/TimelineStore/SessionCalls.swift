@@ -30,7 +30,9 @@ enum SessionCalls {
     return Changeset(takingSQLiteBuffer: buffer, size: size)
   }
 
-  /// One changeset with the net effect of `changesets` applied in order.
+  /// One changeset with the net effect of `changesets` applied in order, by
+  /// `sqlite3changegroup`: the tests' reference for ``NetChanges``, which is what the store
+  /// merges with.
   static func concatenate(_ changesets: [Changeset]) throws -> Changeset {
     let nonEmpty = changesets.filter { !$0.isEmpty }
     if nonEmpty.count <= 1 { return nonEmpty.first ?? Changeset() }

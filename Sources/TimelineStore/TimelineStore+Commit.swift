@@ -34,68 +34,37 @@ extension TimelineStore {
     label: String, coalescingKey: String? = nil,
     _ edit: (Project, inout IDAllocator) throws -> [Command]
   ) throws(StoreError) -> CommitResult {
-    try checkWriteAccess()
-    checkpointer.waitWhileRestarting()
-    do {
-      return try queue.writeWithoutTransaction { db in
-        var outcome: CommitResult?
-        var blocksPending = false
-        var adopted: (revision: Int64, held: HeldProject, old: HeldProject, moves: [HeadMove])?
-        try db.inTransaction(.immediate) {
-          let head = try catchUp(db)
-          let (version, held) = state.withLock { ($0.version, $0.held) }
-          var ids = try IDSequence.read(db)
-          let firstIDs = ids
-          let commands = try edit(held.project, &ids)
-          let (newProject, changed) = try held.project.applyingWithChanges(commands)
-          var newPositions = held.positions
-          var placements: [(Clip.ID, ClipIndex.Change)] = []
-          let changeset =
-            changed.isEmpty
-            ? Changeset()
-            : try SessionCalls.capture(on: connection(db), tables: Schema.trackedTables) {
-              placements = try RowWriter.write(
-                new: newProject, changed: changed, positions: &newPositions, db)
-            }
-          guard !changeset.isEmpty else {
-            outcome = CommitResult(version: version, changed: ChangedIDs(), newIDs: [])
-            return .rollback
-          }
-          try IDSequence.write(ids, db)
-          let (newVersion, revision, pending) = try record(
-            changeset, label: label, coalescingKey: coalescingKey, head: head, db)
-          blocksPending = pending
-          try HeadJournal.record(from: head.version, to: newVersion, cause: .edit, db)
-          outcome = CommitResult(
-            version: newVersion, changed: changed,
-            newIDs: IDSequence.allocated(from: firstIDs, to: ids))
-          adopted = (
-            revision,
-            HeldProject(
-              project: newProject, positions: newPositions,
-              clips: held.clips.updating(placements)),
-            held, try HeadJournal.moves(after: state.withLock { $0.journalSequence }, db)
-          )
-          return .commit
+    try write(.edit) { head, held, db in
+      var ids = try IDSequence.read(db)
+      let firstIDs = ids
+      let commands = try edit(held.project, &ids)
+      let (newProject, changed) = try held.project.applyingWithChanges(commands)
+      var newPositions = held.positions
+      var placements: [(Clip.ID, ClipIndex.Change)] = []
+      let changeset =
+        changed.isEmpty
+        ? Changeset()
+        : try SessionCalls.capture(on: connection(db), tables: Schema.trackedTables) {
+          placements = try RowWriter.write(
+            new: newProject, changed: changed, positions: &newPositions, db)
         }
-        guard let outcome else {
-          throw StoreError.internalFailure("the commit finished without a result")
-        }
-        if let adopted {
-          adopt(
-            version: outcome.version, revision: adopted.revision, held: adopted.held,
-            changed: outcome.changed, from: adopted.old, moves: adopted.moves)
-        }
-        // After the transaction, so the builder's own connection sees the new version.
-        if blocksPending { blockBuilder.schedule() }
-        if adopted != nil {
-          logger.debug(
-            "committed version \(outcome.version) (edit) monotonic=\(monotonicNanoseconds())")
-        }
-        return outcome
+      guard !changeset.isEmpty else {
+        return (nil, CommitResult(version: head.version, changed: ChangedIDs(), newIDs: []))
       }
-    } catch {
-      throw Self.translate(error)
+      try IDSequence.write(ids, db)
+      let (newHead, pending) = try record(
+        changeset, label: label, coalescingKey: coalescingKey, head: head, db)
+      let step = WriteStep(
+        head: newHead,
+        held: HeldProject(
+          project: newProject, positions: newPositions, clips: held.clips.updating(placements)),
+        changed: changed, blocksPending: pending)
+      return (
+        step,
+        CommitResult(
+          version: newHead.version, changed: changed,
+          newIDs: IDSequence.allocated(from: firstIDs, to: ids))
+      )
     }
   }
 
@@ -109,12 +78,12 @@ extension TimelineStore {
     try commit(label: label, coalescingKey: coalescingKey) { _, _ in commands }
   }
 
-  /// Stores `changeset` as a new child of the head, or folds it into the head when coalescing.
-  /// Returns the new head version and revision, and whether a large history block awaits the
+  /// Stores `changeset` as a new child of the head, or folds it into the head when coalescing,
+  /// and writes the new head. Returns it, and whether a large history block awaits the
   /// background builder.
   private func record(
     _ changeset: Changeset, label: String, coalescingKey: String?, head: Head, _ db: Database
-  ) throws -> (version: Int64, revision: Int64, blocksPending: Bool) {
+  ) throws -> (head: Head, blocksPending: Bool) {
     let revision = head.revision + 1
     let headNode = try VersionGraph.node(head.version, db)
     if let coalescingKey, headNode.depth > 0,
@@ -128,13 +97,17 @@ extension TimelineStore {
         arguments: [head.version]),
       row["coalescingKey"] as String? == coalescingKey, !(row["hasChildren"] as Bool)
     {
-      let merged = try SessionCalls.concatenate([Changeset(data: row["changeset"]), changeset])
+      var net = NetChanges()
+      try net.append(changeset: Changeset(data: row["changeset"]))
+      try net.append(changeset: changeset)
+      let merged = net.changeset()
       try db.cachedStatement(
         sql: "UPDATE version SET changeset = ?, createdAt = ?, revision = ? WHERE id = ?"
       ).execute(arguments: [merged.data, now(), revision, head.version])
       let pending = try VersionGraph.recordBlocks(at: headNode, blocks: historyBlocks, db)
-      try Head(version: head.version, tip: head.version, revision: revision).write(db)
-      return (head.version, revision, pending)
+      let newHead = Head(version: head.version, tip: head.version, revision: revision)
+      try newHead.write(db)
+      return (newHead, pending)
     }
     let jump = try VersionGraph.jump(forChildOf: headNode, db)
     try db.cachedStatement(
@@ -150,8 +123,9 @@ extension TimelineStore {
     let pending = try VersionGraph.recordBlocks(
       at: VersionNode(id: version, parent: head.version, jump: jump, depth: headNode.depth + 1),
       blocks: historyBlocks, db)
-    try Head(version: version, tip: version, revision: revision).write(db)
-    return (version, revision, pending)
+    let newHead = Head(version: version, tip: version, revision: revision)
+    try newHead.write(db)
+    return (newHead, pending)
   }
 }
 

@@ -138,46 +138,19 @@ extension TimelineStore {
   private func move(
     _ cause: HeadMove.Cause, _ target: (Head, Database) throws -> (VersionNode, tip: Int64)
   ) throws(StoreError) -> StoreSnapshot {
-    try checkWriteAccess()
-    checkpointer.waitWhileRestarting()
-    do {
-      return try queue.writeWithoutTransaction { db in
-        var moved:
-          (
-            version: Int64, revision: Int64, held: HeldProject, changed: ChangedIDs,
-            old: HeldProject, moves: [HeadMove]
-          )?
-        try db.inTransaction(.immediate) {
-          let head = try catchUp(db)
-          let (from, old) = (try VersionGraph.node(head.version, db), state.withLock { $0.held })
-          let (to, tip) = try target(head, db)
-          let changes = try VersionGraph.pathChanges(
-            from: from, to: to, blocks: historyBlocks, db)
-          try ChangesetApplier.apply(changes, db)
-          let revision = head.revision + 1
-          try Head(version: to.id, tip: tip, revision: revision).write(db)
-          try HeadJournal.record(from: head.version, to: to.id, cause: cause, db)
-          let changed = changes.changedIDs
-          let held = try SnapshotReader.applying(changes, changed: changed, to: old)
-          moved = (
-            to.id, revision, held, changed, old,
-            try HeadJournal.moves(after: state.withLock { $0.journalSequence }, db)
-          )
-          return .commit
-        }
-        guard let moved else {
-          throw StoreError.internalFailure("the move finished without a result")
-        }
-        adopt(
-          version: moved.version, revision: moved.revision, held: moved.held,
-          changed: moved.changed, from: moved.old, moves: moved.moves)
-        logger.debug(
-          "committed version \(moved.version) (\(cause.rawValue)) monotonic=\(monotonicNanoseconds())"
-        )
-        return StoreSnapshot(version: moved.version, project: moved.held.project)
-      }
-    } catch {
-      throw Self.translate(error)
+    try write(cause) { head, old, db in
+      let from = try VersionGraph.node(head.version, db)
+      let (to, tip) = try target(head, db)
+      let changes = try VersionGraph.pathChanges(from: from, to: to, blocks: historyBlocks, db)
+      try ChangesetApplier.apply(changes, db)
+      let newHead = Head(version: to.id, tip: tip, revision: head.revision + 1)
+      try newHead.write(db)
+      let changed = changes.changedIDs
+      let held = try SnapshotReader.applying(changes, changed: changed, to: old)
+      return (
+        WriteStep(head: newHead, held: held, changed: changed),
+        StoreSnapshot(version: to.id, project: held.project)
+      )
     }
   }
 }

@@ -136,6 +136,8 @@ public final class TimelineStore: Sendable {
   /// The spans of the history blocks this store writes and reads.
   let historyBlocks: HistoryBlocks
   let blockBuilder: BlockBuilder
+  /// Calls of ``write(_:_:)``: see ``writeCount``.
+  let writes = Atomic<Int>(0)
   let logger = Logger(label: "tape.store")
 
   struct State {

@@ -16,6 +16,54 @@ struct CommitUndoRedoTests {
     #expect(history.versions.map(\.label) == ["New project"])
   }
 
+  /// Every operation that changes a project takes the store's one write path, once; reads
+  /// never do. (`writeCount` counts its calls.)
+  @Test func everyWriteTakesTheOneWritePath() async throws {
+    let dir = try TemporaryDirectory()
+    let (store, _) = try StoreFixture.populated(at: dir.path("song.tape"))
+    let updates = store.updates()
+    var iterator = updates.makeAsyncIterator()
+    func expectOneWrite(_ what: String, _ body: () throws -> Void) throws {
+      let before = store.writeCount
+      try body()
+      #expect(store.writeCount == before + 1, "\(what)")
+    }
+    try expectOneWrite("commit") {
+      try store.commit(label: "Gain") { project, _ in
+        try project.setClipGain(Clip.ID(1), Gain(decibels: -3))
+      }
+    }
+    for gain in [-4.0, -5.0] {
+      try expectOneWrite("coalesced commit") {
+        try store.commit(label: "Drag", coalescingKey: "drag") { project, _ in
+          try project.setClipGain(Clip.ID(1), Gain(decibels: gain))
+        }
+      }
+    }
+    try expectOneWrite("undo") { try store.undo() }
+    try expectOneWrite("redo") { try store.redo() }
+    try expectOneWrite("checkout") { try store.checkout(2) }
+    try expectOneWrite("a commit that changes nothing") {
+      try store.commit(label: "Nothing") { _, _ in [] }
+    }
+    try expectOneWrite("a failing commit") {
+      #expect(throws: StoreError.self) {
+        try store.commit(label: "Bad") { project, _ in
+          try project.setClipGain(Clip.ID(99), .unity)
+        }
+      }
+    }
+    let reads = store.writeCount
+    _ = try store.history()
+    _ = try store.project(at: 3)
+    _ = try store.entry(3)
+    #expect(store.writeCount == reads)
+    // The head moves were published in order, each with the version it reached.
+    var seen: [Int64] = []
+    while seen.last != 2, let update = await iterator.next() { seen.append(update.version) }
+    #expect(seen.last == 2)
+  }
+
   @Test func commitsMatchThePureResultAndSurviveReopening() throws {
     let dir = try TemporaryDirectory()
     let path = dir.path("song.tape")

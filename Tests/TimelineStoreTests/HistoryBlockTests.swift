@@ -128,6 +128,21 @@ struct HistoryBlockTests {
       var sqlite = NetChanges()
       try sqlite.append(changeset: SessionCalls.concatenate(Array(changesets[first...last])))
       #expect(Self.effect(ours) == Self.effect(sqlite), "versions \(first + 1)...\(last + 1)")
+      // Written back as a session changeset (what a coalesced version stores), it reads back
+      // the same, and SQLite's own changegroup takes it: merged with the next version's
+      // changeset it gives what our merge of both gives.
+      let written = ours.changeset()
+      var reread = NetChanges()
+      try reread.append(changeset: written)
+      #expect(reread.rows == ours.rows)
+      if last + 1 < changesets.count, !written.isEmpty {
+        var viaSQLite = NetChanges()
+        try viaSQLite.append(
+          changeset: SessionCalls.concatenate([written, changesets[last + 1]]))
+        var both = ours
+        try both.append(changeset: changesets[last + 1])
+        #expect(Self.effect(viaSQLite) == Self.effect(both))
+      }
       var twice = ours
       twice.invert()
       #expect(twice.count == ours.count)

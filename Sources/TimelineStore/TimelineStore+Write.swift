@@ -1,0 +1,71 @@
+internal import GRDB
+import Logging
+import Synchronization
+import Timeline
+
+/// What one write did inside its transaction: where the head went and what the project is
+/// there. `nil` from a write's body means it changed nothing (the transaction is rolled back).
+struct WriteStep {
+  /// The head after the write (version, tip and revision), already written to the `head` row.
+  var head: Head
+  var held: HeldProject
+  var changed: ChangedIDs
+  /// A history block awaits the background builder.
+  var blocksPending = false
+}
+
+extension TimelineStore {
+  /// The one path every change to a project takes: an edit (``commit(label:coalescingKey:_:)``),
+  /// a batch, an undo, a redo, a checkout.
+  ///
+  /// In one IMMEDIATE transaction: catch up with any other process's commits, run `body` (which
+  /// applies the change, records it and writes the new head), journal the head's move with its
+  /// `cause`; then, committed, adopt the new snapshot and notify subscribers (in commit order,
+  /// on the database queue) and wake the history-block builder. ``writes`` counts the calls.
+  func write<Value>(
+    _ cause: HeadMove.Cause,
+    _ body: (_ head: Head, _ held: HeldProject, _ db: Database) throws -> (WriteStep?, Value)
+  ) throws(StoreError) -> Value {
+    try checkWriteAccess()
+    checkpointer.waitWhileRestarting()
+    writes.add(1, ordering: .relaxed)
+    do {
+      return try queue.writeWithoutTransaction { db in
+        var value: Value?
+        var done: (step: WriteStep, old: HeldProject, moves: [HeadMove])?
+        try db.inTransaction(.immediate) {
+          let head = try catchUp(db)
+          let old = state.withLock { $0.held }
+          let (step, result) = try body(head, old, db)
+          value = result
+          guard let step else { return .rollback }
+          try HeadJournal.record(from: head.version, to: step.head.version, cause: cause, db)
+          done = (
+            step, old, try HeadJournal.moves(after: state.withLock { $0.journalSequence }, db)
+          )
+          return .commit
+        }
+        guard let value else {
+          throw StoreError.internalFailure("the write finished without a result")
+        }
+        if let done {
+          adopt(
+            version: done.step.head.version, revision: done.step.head.revision,
+            held: done.step.held, changed: done.step.changed, from: done.old, moves: done.moves)
+          // After the transaction, so the builder's own connection sees the new version.
+          if done.step.blocksPending { blockBuilder.schedule() }
+          logger.debug(
+            "committed version \(done.step.head.version) (\(cause.rawValue)) monotonic=\(monotonicNanoseconds())"
+          )
+        }
+        return value
+      }
+    } catch {
+      throw Self.translate(error)
+    }
+  }
+
+  /// How many writes this store has made through ``write(_:_:)`` (tests check that every
+  /// public operation that changes a project goes through it).
+  public var writeCount: Int { writes.load(ordering: .relaxed) }
+}
