@@ -14,7 +14,6 @@ struct Tape: ParsableCommand {
       as -3, -3dB or +2.5dB. Ids are short and stable: s1 (source), t1 (track), c1 (clip). \
       'tape --version' prints the version.
       """,
-    subcommands: [CommitLoop.self, Verify.self, HoldLock.self],
     groupedSubcommands: [
       CommandGroup(name: "Project", subcommands: [New.self, Import.self, Relink.self, List.self]),
       CommandGroup(name: "Tracks", subcommands: [TrackCommand.self]),

@@ -68,7 +68,7 @@ struct CrossProcessTests {
   /// A child process commits in a loop and is killed with SIGKILL at random moments. After each
   /// kill the file passes SQLite's integrity check, every acknowledged operation is there, the
   /// head is the last acknowledged version or the one in flight, undo back to version 1 works,
-  /// and every history block equals the versions it stands for (`tape _verify`).
+  /// and every history block equals the versions it stands for (`tape-testing verify`).
   @Test func killingAWriterLosesNothingItAcknowledged() throws {
     let ws = try Workspace()
     let song = ws.path("crash.tape")
@@ -79,7 +79,7 @@ struct CrossProcessTests {
     for round in 0..<kills {
       let lines = try CrashRound.run(
         song: song, killAfter: .milliseconds(Int.random(in: 30...400, using: &rng)))
-      let verify = try TapeBinary.run(["_verify", song])
+      let verify = try TapeBinary.run(TapeBinary.testing, ["verify", song])
       #expect(verify.status == 0, "round \(round): \(verify.stdout) \(verify.stderr)")
       let history = try #require(
         try parseJSON(ws.tape("history", song, "--json").stdout) as? [String: Any])
@@ -104,13 +104,13 @@ struct CrossProcessTests {
   }
 }
 
-/// One run of `tape _commit-loop`, killed with SIGKILL after a delay; returns the lines it
+/// One run of `tape-testing commit-loop`, killed with SIGKILL after a delay; returns the lines it
 /// acknowledged.
 enum CrashRound {
   static func run(song: String, killAfter delay: Duration) throws -> [String] {
     let process = Process()
-    process.executableURL = TapeBinary.url
-    process.arguments = ["_commit-loop", song]
+    process.executableURL = TapeBinary.testing
+    process.arguments = ["commit-loop", song]
     let pipe = Pipe()
     process.standardOutput = pipe
     try process.run()

@@ -28,10 +28,10 @@ func listingWithoutLog(_ folder: String) -> [String] {
 
 /// Starts `tape` with `arguments`, its stdout and stderr captured.
 func startTape(
-  _ arguments: [String], environment: [String: String] = [:]
+  _ arguments: [String], environment: [String: String] = [:], executable: URL = TapeBinary.url
 ) throws -> (Process, stdout: Pipe, stderr: Pipe) {
   let process = Process()
-  process.executableURL = TapeBinary.url
+  process.executableURL = executable
   process.arguments = arguments
   var env = ProcessInfo.processInfo.environment
   env.merge(environment) { $1 }
@@ -215,8 +215,8 @@ extension ProcessHeavyTests {
       let file = space.path("busy.tape")
       try space.tape("new", file)
       let editor = Process()
-      editor.executableURL = TapeBinary.url
-      editor.arguments = ["_commit-loop", file]
+      editor.executableURL = TapeBinary.testing
+      editor.arguments = ["commit-loop", file]
       editor.standardOutput = FileHandle.nullDevice
       editor.standardError = FileHandle.nullDevice
       try editor.run()
@@ -530,7 +530,8 @@ extension ProcessHeavyTests {
     @Test func readersAreNeverBlockedByAWriter() throws {
       let space = try Workspace()
       let file = try RenderCommandTests.project(in: space)
-      let (holder, out, _) = try startTape(["_hold-lock", file, "--seconds", "20"])
+      let (holder, out, _) = try startTape(
+        ["hold-lock", file, "--seconds", "20"], executable: TapeBinary.testing)
       defer {
         // SIGKILL: Foundation starts children with SIGTERM blocked.
         kill(holder.processIdentifier, SIGKILL)

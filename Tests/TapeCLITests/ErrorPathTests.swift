@@ -317,8 +317,8 @@ struct ErrorPathTests {
     let song = try Self.project(ws)
     let before = try ws.fingerprint("song.tape")
     let holder = Process()
-    holder.executableURL = TapeBinary.url
-    holder.arguments = ["_hold-lock", song, "--seconds", "3"]
+    holder.executableURL = TapeBinary.testing
+    holder.arguments = ["hold-lock", song, "--seconds", "3"]
     let pipe = Pipe()
     holder.standardOutput = pipe
     try holder.run()

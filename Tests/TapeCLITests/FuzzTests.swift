@@ -11,7 +11,7 @@ import Testing
 /// - a failure printed exactly one line on stderr, starting with `error:` (a play may say
 ///   `tape play: …` first), and nothing on stdout;
 /// - a failed command left the project logically identical (`ls --json`, `history --json`);
-/// - every 100 runs and at the end, the store's own check (`tape _verify`) passes.
+/// - every 100 runs and at the end, the store's own check (`tape-testing verify`) passes.
 ///
 /// `TAPE_FUZZ_SEED` replays a run; `TAPE_FUZZ_RUNS` sets how many (CI: 1,500).
 extension ProcessHeavyTests {
@@ -313,13 +313,13 @@ struct Fuzzer {
 
   /// The store's own check of the file and its history.
   func verify() throws -> String? {
-    let result = try TapeBinary.run(["_verify", file])
+    let result = try TapeBinary.run(TapeBinary.testing, ["verify", file])
     guard result.status == 0,
       let report = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
         as? [String: Any],
       report["integrity"] as? String == "ok", report["foreignKeyViolations"] as? Int == 0,
       report["undoToFirstVersionWorks"] as? Bool == true
-    else { return "_verify: \(result.stdout) \(result.stderr)" }
+    else { return "tape-testing verify: \(result.stdout) \(result.stderr)" }
     return nil
   }
 }

@@ -495,7 +495,8 @@ extension ProcessHeavyTests {
         slave { pcm "null" format S16_LE }
       }
       """.write(toFile: tap.home.path(".asoundrc"), atomically: true, encoding: .utf8)
-      let (holder, out, _) = try startTape(["_hold-lock", file, "--seconds", "30"])
+      let (holder, out, _) = try startTape(
+        ["hold-lock", file, "--seconds", "30"], executable: TapeBinary.testing)
       defer {
         kill(holder.processIdentifier, SIGKILL)
         holder.waitUntilExit()

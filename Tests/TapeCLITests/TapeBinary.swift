@@ -17,13 +17,22 @@ enum TapeBinary {
     if let override = ProcessInfo.processInfo.environment["TAPE_BINARY"] {
       return URL(fileURLWithPath: override)
     }
+    return built("tape")
+  }
+
+  /// `tape-testing` (Tests/TestingTool): a commit loop to kill, a held write lock, the store's
+  /// own check.
+  static var testing: URL { built("tape-testing") }
+
+  /// An executable of this package, beside the test bundle.
+  private static func built(_ name: String) -> URL {
     var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     for _ in 0..<4 {
-      let candidate = directory.appendingPathComponent("tape")
+      let candidate = directory.appendingPathComponent(name)
       if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
       directory.deleteLastPathComponent()
     }
-    return URL(fileURLWithPath: ".build/debug/tape")
+    return URL(fileURLWithPath: ".build/debug/\(name)")
   }
 
   static func run(

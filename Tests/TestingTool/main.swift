@@ -1,0 +1,105 @@
+import Foundation
+import Timeline
+import TimelineStore
+
+// `tape-testing`: what the tests need another process for, kept out of the user's `tape`.
+//
+//   tape-testing commit-loop FILE [--count N]   commit in a loop, printing each acknowledged
+//                                               version (`commit 12`, `undo 11`, `redo 12`)
+//   tape-testing hold-lock FILE [--seconds S]   hold the write lock (prints `locked`)
+//   tape-testing verify FILE                    the store's own check, as JSON; exit 65 if bad
+
+/// Unbuffered: a line on stdout means the operation returned, even if we die right after.
+func acknowledge(_ line: String) {
+  var bytes = Array((line + "\n").utf8)
+  var offset = 0
+  while offset < bytes.count {
+    let written = bytes.withUnsafeMutableBytes {
+      write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset)
+    }
+    guard written > 0 else { return }
+    offset += written
+  }
+}
+
+func option(_ name: String, in arguments: ArraySlice<String>) -> String? {
+  guard let index = arguments.firstIndex(of: name), index + 1 < arguments.endIndex else {
+    return nil
+  }
+  return arguments[index + 1]
+}
+
+/// Small edits, large edits, undo and redo, for crash tests.
+func commitLoop(_ file: String, count: Int?) throws {
+  let store = try TimelineStore.open(at: file)
+  if store.snapshot.project.sources.isEmpty {
+    try store.commit(label: "Setup") { project, ids in
+      let source = Source(
+        id: ids.newSourceID(), path: "/crash-test/source.wav", contentHash: "crash",
+        sampleRate: 48_000, channels: 2, frameCount: FrameCount(48_000 * 600))
+      let track = Track(id: ids.newTrackID(), name: "Crash")
+      return [.setSource(source), .setTrack(track)]
+    }
+  }
+  var step = 0
+  while count.map({ step < $0 }) ?? true {
+    step += 1
+    if step % 7 == 0, store.snapshot.version > 2 {
+      acknowledge("undo \(try store.undo().version)")
+      acknowledge("redo \(try store.redo().version)")
+    } else if step % 10 == 0 {
+      let result = try store.commit(label: "Large \(step)") { project, ids in
+        guard let track = project.tracks.first else { return [] }
+        if track.clips.count >= 200 { return [.removeClips(track.clips.prefix(100).map(\.id))] }
+        return (0..<50).map { index in
+          .setClip(
+            Clip(
+              id: ids.newClipID(), source: Source.ID(1),
+              timelineStart: FramePosition(Int64(step * 1_000 + index)),
+              sourceRange: FrameRange(start: FramePosition(Int64(index) * 48_000), count: 48_000)),
+            track: track.id)
+        }
+      }
+      acknowledge("commit \(result.version)")
+    } else {
+      let result = try store.commit(label: "Gain \(step)") { project, _ in
+        guard let track = project.tracks.first else { return [] }
+        return try project.setTrack(track.id, gain: Gain(decibels: -Double(step % 40) / 4))
+      }
+      acknowledge("commit \(result.version)")
+    }
+  }
+}
+
+func verify(_ file: String) throws -> Bool {
+  let report = try TimelineStore.open(at: file, access: .read).verify()
+  let encoder = JSONEncoder()
+  encoder.outputFormatting = .sortedKeys
+  acknowledge(String(decoding: try encoder.encode(report), as: UTF8.self))
+  return report.isOK
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+guard arguments.count >= 2, let command = arguments.first else {
+  FileHandle.standardError.write(
+    Data("usage: tape-testing commit-loop|hold-lock|verify FILE [options]\n".utf8))
+  exit(64)
+}
+let file = arguments[arguments.startIndex + 1]
+do {
+  switch command {
+  case "commit-loop":
+    try commitLoop(file, count: option("--count", in: arguments).flatMap { Int($0) })
+  case "hold-lock":
+    let seconds = option("--seconds", in: arguments).flatMap { Double($0) } ?? 5
+    try TimelineStore.open(at: file).holdWriteLock(for: seconds) { acknowledge("locked") }
+  case "verify":
+    if try !verify(file) { exit(65) }
+  default:
+    FileHandle.standardError.write(Data("error: unknown command \(command)\n".utf8))
+    exit(64)
+  }
+} catch {
+  FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+  exit(1)
+}
