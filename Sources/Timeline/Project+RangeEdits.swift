@@ -1,0 +1,195 @@
+/// Edits of a stretch of time across tracks, and of whole clips and tracks: range cuts with and
+/// without ripple, inserted gaps, copies, reordering. Like every edit here they return commands
+/// carrying final state.
+extension Project {
+  // MARK: Range edits
+
+  /// Removes `range` from the timeline of `tracks` (every track when nil): clips inside it go,
+  /// clips crossing an edge are trimmed to it, a clip spanning it is split in two (the part
+  /// after it gets a new id from `newClipID`). With `ripple`, everything after the range on
+  /// those tracks moves left by its length, closing the gap.
+  ///
+  /// The new edges are hard cuts, or fade over `edgeFade` when its length is not zero. A fade
+  /// the range cuts through is shortened to what remains of it: it keeps its curve and its
+  /// outer end, and now ends (a fade-out) or starts (a fade-in) at the new edge, so the audio
+  /// still reaches silence there. Wherever no fade is cut, the audio outside the range is
+  /// exactly what it was.
+  ///
+  /// ```swift
+  /// // Remove the "um" at 12.3–12.8 s from every track and close the gap.
+  /// try project.cutRange(FrameRange(start: 590_400, end: 614_400), ripple: true) { ids.newClipID() }
+  /// ```
+  public func cutRange(
+    _ range: FrameRange, tracks: [Track.ID]? = nil, ripple: Bool, edgeFade: Fade = .none,
+    newClipID: () -> Clip.ID
+  ) throws(TimelineError) -> [Command] {
+    guard range.count > .zero else { throw .emptyRange(range, sampleRate: sampleRate) }
+    var commands: [Command] = []
+    for track in try chosenTracks(tracks) {
+      var edited = track
+      var clips: [Clip] = []
+      for clip in track.clips {
+        let (before, after) = try clip.parts(
+          outside: range, edgeFade: edgeFade, sampleRate: sampleRate)
+        if let before { clips.append(before) }
+        if var after {
+          if before != nil && after.id == clip.id { after = after.withID(newClipID()) }
+          if ripple && after.timelineStart >= range.end {
+            after = after.moved(to: after.timelineStart - range.count)
+          }
+          clips.append(after)
+        }
+      }
+      edited.clips = clips
+      if edited.clips != track.clips { commands.append(.setTrack(edited)) }
+    }
+    return commands
+  }
+
+  /// Opens a gap of `length` at `position` on `tracks` (every track when nil): clips starting
+  /// at or after it move right by `length`; a clip playing across it is split there (the right
+  /// part gets a new id) and its right part moves. A split inside a fade is refused, as
+  /// ``splitClip(_:at:newID:)`` refuses it.
+  public func insertGap(
+    at position: FramePosition, length: FrameCount, tracks: [Track.ID]? = nil,
+    newClipID: () -> Clip.ID
+  ) throws(TimelineError) -> [Command] {
+    guard length > .zero else {
+      throw .emptyRange(FrameRange(start: position, count: length), sampleRate: sampleRate)
+    }
+    var commands: [Command] = []
+    for track in try chosenTracks(tracks) {
+      var edited = track
+      var clips: [Clip] = []
+      for clip in track.clips {
+        if clip.timelineStart >= position {
+          clips.append(clip.moved(to: clip.timelineStart + length))
+        } else if clip.timelineEnd > position {
+          let (left, right) = try clip.split(
+            at: position, newID: newClipID(), sampleRate: sampleRate)
+          clips += [left, right.moved(to: position + length)]
+        } else {
+          clips.append(clip)
+        }
+      }
+      edited.clips = clips
+      if edited.clips != track.clips { commands.append(.setTrack(edited)) }
+    }
+    return commands
+  }
+
+  /// Removes a clip; with `ripple`, every clip of its track that starts at or after its end
+  /// moves left by its length, closing the hole.
+  public func removeClip(_ id: Clip.ID, ripple: Bool) throws(TimelineError) -> [Command] {
+    guard let (clip, track) = self.clip(id) else { throw .unknownClip(id) }
+    guard ripple else { return [.removeClips([id])] }
+    var edited = track
+    edited.clips = track.clips.compactMap { other in
+      if other.id == id { return nil }
+      return other.timelineStart >= clip.timelineEnd
+        ? other.moved(to: other.timelineStart - clip.length) : other
+    }
+    return [.setTrack(edited)]
+  }
+
+  // MARK: Copies
+
+  /// A new clip `newID` with `id`'s source range, gain and fades, starting at `position` on
+  /// `track` (its own track when nil).
+  public func copyClip(
+    _ id: Clip.ID, to position: FramePosition, track: Track.ID?, newID: Clip.ID
+  ) throws(TimelineError) -> [Command] {
+    guard let (clip, own) = self.clip(id) else { throw .unknownClip(id) }
+    return try addClip(clip.withID(newID).moved(to: position), to: track ?? own.id)
+  }
+
+  /// A copy of track `id` (settings and clips, the clips under new ids), named `name`, placed
+  /// right after it.
+  public func duplicateTrack(
+    _ id: Track.ID, newID: Track.ID, name: String, newClipID: () -> Clip.ID
+  ) throws(TimelineError) -> [Command] {
+    guard let track = self.track(id) else { throw .unknownTrack(id) }
+    guard self.track(newID) == nil else { throw .duplicateID("\(newID)") }
+    var copy = Track(
+      id: newID, name: name, gain: track.gain, pan: track.pan, isMuted: track.isMuted,
+      isSolo: track.isSolo)
+    try copy.validateSettings()
+    copy.clips = track.clips.map { $0.withID(newClipID()) }
+    var order = tracks.map(\.id)
+    order.insert(newID, at: (order.firstIndex(of: id) ?? order.count - 1) + 1)
+    return [.setTrack(copy), .setTrackOrder(order)]
+  }
+
+  /// The tracks `ids` names (every track when nil), in display order; unknown ids refused.
+  private func chosenTracks(_ ids: [Track.ID]?) throws(TimelineError) -> [Track] {
+    guard let ids else { return tracks }
+    for id in ids where track(id) == nil { throw .unknownTrack(id) }
+    let chosen = Set(ids)
+    return tracks.filter { chosen.contains($0.id) }
+  }
+}
+
+extension Clip {
+  /// The same clip under another id.
+  public func withID(_ newID: Clip.ID) -> Clip {
+    Clip(
+      id: newID, source: source, timelineStart: timelineStart, sourceRange: sourceRange,
+      gain: gain, fadeIn: fadeIn, fadeOut: fadeOut)
+  }
+
+  /// What remains of this clip outside `range`: the part before it and the part after it
+  /// (either nil when nothing remains there; both keep this clip's id, see
+  /// ``Project/cutRange(_:tracks:ripple:edgeFade:newClipID:)`` for fades).
+  func parts(
+    outside range: FrameRange, edgeFade: Fade, sampleRate: Int
+  ) throws(TimelineError) -> (before: Clip?, after: Clip?) {
+    let (start, end) = (timelineStart, timelineEnd)
+    guard start < range.end, end > range.start else {
+      return start >= range.end ? (nil, self) : (self, nil)
+    }
+    var before: Clip?
+    if start < range.start {
+      var part = self
+      part.sourceRange = sourceRange.withEnd(sourceRange.start + (range.start - start))
+      if start + fadeIn.length > range.start {
+        part.fadeIn.length = range.start - start
+      }
+      let fadeOutStart = end - fadeOut.length
+      if fadeOut.length > .zero && fadeOutStart < range.start {
+        part.fadeOut.length = range.start - fadeOutStart
+      } else {
+        part.fadeOut = edgeFade
+        try part.checkEdgeFade(edgeFade, at: .fadeOut, sampleRate: sampleRate)
+      }
+      before = part
+    }
+    var after: Clip?
+    if end > range.end {
+      var part = self
+      part.timelineStart = range.end
+      part.sourceRange = sourceRange.withStart(sourceRange.start + (range.end - start))
+      if end - fadeOut.length < range.end {
+        part.fadeOut.length = end - range.end
+      }
+      let fadeInEnd = start + fadeIn.length
+      if fadeIn.length > .zero && fadeInEnd > range.end {
+        part.fadeIn.length = fadeInEnd - range.end
+      } else {
+        part.fadeIn = edgeFade
+        try part.checkEdgeFade(edgeFade, at: .fadeIn, sampleRate: sampleRate)
+      }
+      after = part
+    }
+    return (before, after)
+  }
+
+  /// Refuses a new edge's fade that does not fit beside the clip's other fade.
+  private func checkEdgeFade(
+    _ fade: Fade, at end: TimelineError.FadeEnd, sampleRate: Int
+  ) throws(TimelineError) {
+    guard fade.length > .zero, fadeIn.length + fadeOut.length > length else { return }
+    let room = length - (end == .fadeIn ? fadeOut.length : fadeIn.length)
+    throw .edgeFadeDoesNotFit(
+      clip: id, end: end, fade: fade.length, room: room, sampleRate: sampleRate)
+  }
+}
