@@ -16,6 +16,41 @@ extension Project {
     return [.setClip(clip, track: track)]
   }
 
+  /// A new clip `id` playing `source` from `sourceStart` to `sourceEnd` (the source's end when
+  /// nil), starting at `position` on `track`: what `tape clip add` does.
+  public func addClip(
+    _ id: Clip.ID, source sourceID: Source.ID, track: Track.ID, at position: FramePosition,
+    sourceStart: FramePosition = .zero, sourceEnd: FramePosition? = nil, gain: Gain = .unity,
+    fadeIn: Fade = .none, fadeOut: Fade = .none
+  ) throws(TimelineError) -> [Command] {
+    guard let source = source(sourceID) else { throw .unknownSource(sourceID) }
+    let end = sourceEnd ?? FramePosition(source.frameCount(atRate: sampleRate).frames)
+    guard end > sourceStart else { throw .emptyClip }
+    return try addClip(
+      Clip(
+        id: id, source: sourceID, timelineStart: position,
+        sourceRange: FrameRange(start: sourceStart, end: end), gain: gain, fadeIn: fadeIn,
+        fadeOut: fadeOut),
+      to: track)
+  }
+
+  /// Sets a clip's gain and fades at once (`nil` keeps each as it is): what `tape clip set`
+  /// does.
+  public func setClip(
+    _ id: Clip.ID, gain: Gain?, fadeIn: Fade?, fadeOut: Fade?
+  ) throws(TimelineError) -> [Command] {
+    let (clip, track) = try existingClip(id)
+    var changed = clip
+    if let gain {
+      try gain.validate(as: "gain of clip \(id)")
+      changed.gain = gain
+    }
+    changed.fadeIn = fadeIn ?? clip.fadeIn
+    changed.fadeOut = fadeOut ?? clip.fadeOut
+    try changed.validateFades(sampleRate: sampleRate)
+    return [.setClip(changed, track: track.id)]
+  }
+
   /// Splits a clip at a timeline frame; see ``Clip/split(at:newID:sampleRate:)``.
   public func splitClip(
     _ id: Clip.ID, at position: FramePosition, newID: Clip.ID

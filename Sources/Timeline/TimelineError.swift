@@ -42,6 +42,7 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case trackOrderMismatch
   case notJoinable(Clip.ID, Clip.ID)
   case emptyRange(FrameRange, sampleRate: Int)
+  case emptyClip
   case edgeFadeDoesNotFit(
     clip: Clip.ID, end: FadeEnd, fade: FrameCount, room: FrameCount, sampleRate: Int)
 
@@ -142,13 +143,21 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
         "source \(source) is still used by clip\(clips.count == 1 ? "" : "s") \(list)\(clips.count > 5 ? ", …" : ""); remove those clips first"
     case .trackOrderMismatch:
       return "a new track order must list every track of the project exactly once"
+    case .emptyClip:
+      return "the clip would be empty: its end in the source must come after --from"
     case .emptyRange(let range, let rate):
       let s = { (p: FramePosition) in TimeValue.seconds(FrameCount(p.frames), sampleRate: rate) }
       return
         "the range \(s(range.start))–\(s(range.end)) is empty; --to must come after --from (or --length be more than 0)"
     case .edgeFadeDoesNotFit(let clip, let end, let fade, let room, let rate):
+      let edge = end == .fadeIn ? "start" : "end"
+      let other = end == .fadeIn ? "fade-out" : "fade-in"
+      guard room > .zero else {
+        return
+          "a \(TimeValue.seconds(fade, sampleRate: rate)) fade does not fit at the new \(edge) of clip \(clip): its \(other) fills what is left of it; cut without --crossfade, or elsewhere"
+      }
       return
-        "a \(TimeValue.seconds(fade, sampleRate: rate)) fade does not fit at the new \(end == .fadeIn ? "start" : "end") of clip \(clip): only \(TimeValue.seconds(room, sampleRate: rate)) of it remains beside its other fade; use --crossfade \(TimeValue.exact(room, sampleRate: rate)) or less"
+        "a \(TimeValue.seconds(fade, sampleRate: rate)) fade does not fit at the new \(edge) of clip \(clip) (\(TimeValue.seconds(room, sampleRate: rate)) is left beside its \(other)); use --crossfade \(TimeValue.exact(room, sampleRate: rate)) or less"
     case .notJoinable(let left, let right):
       return
         "clips \(left) and \(right) cannot be joined; the second must continue the first in the same source, on the timeline, with the same gain and no fade between them"

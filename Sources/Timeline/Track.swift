@@ -42,3 +42,17 @@ extension Clip {
     (a.timelineStart, a.id) < (b.timelineStart, b.id)
   }
 }
+
+extension Track {
+  /// A pan position as typed (`-0.5`, `1`): a number from -1 (left) to 1 (right).
+  public static func pan(parsing text: String) throws(TimelineError) -> Double {
+    guard
+      let pan = Double(String(text.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())),
+      pan.isFinite
+    else {
+      throw .invalidPan(text)
+    }
+    guard (-1.0...1.0).contains(pan) else { throw .panOutOfRange(track: nil, pan: pan) }
+    return pan
+  }
+}

@@ -63,7 +63,7 @@ extension TimelineStore {
         step,
         CommitResult(
           version: newHead.version, changed: changed,
-          newIDs: IDSequence.allocated(from: firstIDs, to: ids))
+          newIDs: ids.created(since: firstIDs))
       )
     }
   }
@@ -145,11 +145,5 @@ enum IDSequence {
     try db.cachedStatement(
       sql: "UPDATE id_sequence SET nextSource = ?, nextTrack = ?, nextClip = ? WHERE id = 1"
     ).execute(arguments: [ids.nextSource, ids.nextTrack, ids.nextClip])
-  }
-
-  static func allocated(from first: IDAllocator, to last: IDAllocator) -> [String] {
-    (first.nextSource..<last.nextSource).map { Source.ID($0).description }
-      + (first.nextTrack..<last.nextTrack).map { Track.ID($0).description }
-      + (first.nextClip..<last.nextClip).map { Clip.ID($0).description }
   }
 }

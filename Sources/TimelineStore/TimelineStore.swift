@@ -73,6 +73,14 @@ public struct IDAllocator: Sendable {
     defer { nextClip += 1 }
     return Clip.ID(nextClip)
   }
+
+  /// The ids allocated since `earlier` (this allocator at an earlier moment): sources, then
+  /// tracks, then clips, each in order.
+  public func created(since earlier: IDAllocator) -> [String] {
+    (earlier.nextSource..<nextSource).map { Source.ID($0).description }
+      + (earlier.nextTrack..<nextTrack).map { Track.ID($0).description }
+      + (earlier.nextClip..<nextClip).map { Clip.ID($0).description }
+  }
 }
 
 /// A Tape project file: the timeline, its sources and its whole undo history, in one SQLite file.

@@ -126,7 +126,7 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
     }
   case let error as TimelineError:
     switch error {
-    case .invalidTime, .timeTooLarge, .invalidGain, .invalidPan:
+    case .invalidTime, .timeTooLarge, .invalidGain, .invalidPan, .emptyClip, .emptyRange:
       return (Exit.usage, error.description)
     default: return (Exit.dataError, error.description)
     }
@@ -162,6 +162,9 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
     return (Exit.noInput, error.message)
   case let error as DataError:
     return (Exit.dataError, error.message)
+  case let error as BatchLineError:
+    let (code, message) = describe(error.underlying)
+    return (code, "line \(error.line): \(message)")
   default:
     return (Exit.software, "\(error)")
   }

@@ -1,18 +1,15 @@
 import ArgumentParser
-import Synchronization
 import Timeline
 import TimelineStore
 
-/// Runs `body`; an error naming the id a failed `clip add` would have given its clip (nobody
-/// ever sees that id) says "the new clip" instead.
-private func renamingTheNewClip<T>(
-  _ id: borrowing Mutex<Clip.ID?>, _ body: () throws -> T
-) throws -> T {
+/// Runs `body`, which works on a clip that does not exist yet: an error naming it by its id
+/// (which the user never sees) says "the new clip" instead.
+private func namingTheNewClip<T>(_ id: Clip.ID, _ body: () throws -> T) throws -> T {
   do {
     return try body()
   } catch {
     let (code, message) = describe(error)
-    guard code == Exit.dataError, let id = id.withLock({ $0 }) else { throw error }
+    guard code == Exit.dataError, message.contains("clip \(id)") else { throw error }
     throw DataError(message: message.replacing("clip \(id)", with: "the new clip"))
   }
 }
@@ -20,10 +17,10 @@ private func renamingTheNewClip<T>(
 struct ClipCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "clip",
-    abstract: "Place, cut, move, trim, fade and remove clips.",
-    subcommands: [Add.self, Split.self, Move.self, Trim.self, Set.self, Remove.self])
+    abstract: "Place, cut, copy, move, trim, fade and remove clips.",
+    subcommands: [Add.self, Split.self, Copy.self, Move.self, Trim.self, Set.self, Remove.self])
 
-  struct Add: ParsableCommand {
+  struct Add: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Place part of a source on a track; prints the clip's id.",
       discussion: """
@@ -47,7 +44,7 @@ struct ClipCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Fade-out length.") var fadeOut: String?
     @Option(help: "Curve of both fades: linear, equal-power, s-curve, exponential.")
     var curve: String = "linear"
-    @OptionGroup var output: JSONOption
+    @OptionGroup var options: EditOptions
 
     func validate() throws {
       if length != nil && to != nil {
@@ -55,51 +52,31 @@ struct ClipCommand: ParsableCommand {
       }
     }
 
-    func run() throws {
-      try reportingErrors {
-        let trackID = try parseID(track, as: Track.ID.self)
-        let sourceID = try parseID(source, as: Source.ID.self)
-        let curve = try parseCurve(curve)
-        let gain = try gain.map(Gain.init(parsing:)) ?? .unity
-        let store = try openStore(project.file)
-        let newID = Mutex<Clip.ID?>(nil)
-        let result = try renamingTheNewClip(newID) {
-          try store.edit(label: "Add \(sourceID) to \(trackID) at \(at)") {
-            project, ids in
-            guard let source = project.source(sourceID) else {
-              throw TimelineError.unknownSource(sourceID)
-            }
-            let start = try from.map { try parsePosition($0, project) } ?? .zero
-            let end: FramePosition
-            if let length {
-              end = start + (try parseTime(length, project))
-            } else if let to {
-              end = try parsePosition(to, project)
-            } else {
-              end = FramePosition(source.frameCount(atRate: project.sampleRate).frames)
-            }
-            guard end > start else {
-              throw UsageError(
-                message: "the clip would be empty: its end in the source must come after --from")
-            }
-            let id = ids.newClipID()
-            let clip = Clip(
-              id: id, source: sourceID, timelineStart: try parsePosition(at, project),
-              sourceRange: FrameRange(start: start, end: end), gain: gain,
-              fadeIn: Fade(
-                length: try fadeIn.map { try parseTime($0, project) } ?? .zero, curve: curve),
-              fadeOut: Fade(
-                length: try fadeOut.map { try parseTime($0, project) } ?? .zero, curve: curve))
-            newID.withLock { $0 = id }
-            return try project.addClip(clip, to: trackID)
-          }
-        }
-        try MutationOutput(version: result.version, ids: result.newIDs).print(json: output.json)
+    var label: String { "Add \(source) to \(track) at \(at)" }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      let trackID = try parseID(track, as: Track.ID.self)
+      let sourceID = try parseID(source, as: Source.ID.self)
+      let curve = try parseCurve(curve)
+      let gain = try gain.map(Gain.init(parsing:)) ?? .unity
+      let id = ids.newClipID()
+      return try namingTheNewClip(id) {
+        let start = try from.map { try parsePosition($0, project) } ?? .zero
+        let end =
+          try length.map { start + (try parseTime($0, project)) }
+          ?? to.map { try parsePosition($0, project) }
+        return try project.addClip(
+          id, source: sourceID, track: trackID, at: try parsePosition(at, project),
+          sourceStart: start, sourceEnd: end, gain: gain,
+          fadeIn: Fade(
+            length: try fadeIn.map { try parseTime($0, project) } ?? .zero, curve: curve),
+          fadeOut: Fade(
+            length: try fadeOut.map { try parseTime($0, project) } ?? .zero, curve: curve))
       }
     }
   }
 
-  struct Split: ParsableCommand {
+  struct Split: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Cut a clip in two at a timeline time; prints both ids (left, then right).",
       discussion: "Example: tape clip split song.tape c3 --at 1:02.5")
@@ -107,22 +84,43 @@ struct ClipCommand: ParsableCommand {
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
     @Option(parsing: .unconditional, help: "The timeline time to cut at.") var at: String
-    @OptionGroup var output: JSONOption
+    @OptionGroup var options: EditOptions
 
-    func run() throws {
-      try reportingErrors {
-        let id = try parseID(clip, as: Clip.ID.self)
-        let store = try openStore(project.file)
-        let result = try store.edit(label: "Split \(id) at \(at)") { project, ids in
-          try project.splitClip(id, at: try parsePosition(at, project), newID: ids.newClipID())
-        }
-        try MutationOutput(version: result.version, ids: [id.description] + result.newIDs)
-          .print(json: output.json)
+    var label: String { "Split \(clip) at \(at)" }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      let id = try parseID(clip, as: Clip.ID.self)
+      return try project.splitClip(id, at: try parsePosition(at, project), newID: ids.newClipID())
+    }
+
+    func printed(created: [String]) -> [String] { [clip] + created }
+  }
+
+  struct Copy: EditingCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Copy a clip (its source range, gain and fades) to another time; prints its id.",
+      discussion: "Example: tape clip copy song.tape c3 --to 1:30 --track t2")
+
+    @OptionGroup var project: ProjectArgument
+    @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
+    @Option(parsing: .unconditional, help: "Where the copy starts on the timeline.") var to: String
+    @Option(help: "The track to put it on (default: the clip's own).", completion: ids("t"))
+    var track: String?
+    @OptionGroup var options: EditOptions
+
+    var label: String { historyLabel("Copy \(clip) to \(to)", [("onto", track)]) }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      let id = try parseID(clip, as: Clip.ID.self)
+      let trackID = try track.map { try parseID($0, as: Track.ID.self) }
+      let newID = ids.newClipID()
+      return try namingTheNewClip(newID) {
+        try project.copyClip(id, to: try parsePosition(to, project), track: trackID, newID: newID)
       }
     }
   }
 
-  struct Move: ParsableCommand {
+  struct Move: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Move a clip to another time and/or track.",
       discussion: "Example: tape clip move song.tape c3 --to 12s --track t2")
@@ -131,7 +129,7 @@ struct ClipCommand: ParsableCommand {
     @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
     @Option(parsing: .unconditional, help: "The new timeline start.") var to: String?
     @Option(help: "The track to move it to.", completion: ids("t")) var track: String?
-    @OptionGroup var output: JSONOption
+    @OptionGroup var options: EditOptions
 
     func validate() throws {
       guard to != nil || track != nil else {
@@ -139,23 +137,17 @@ struct ClipCommand: ParsableCommand {
       }
     }
 
-    func run() throws {
-      try reportingErrors {
-        let id = try parseID(clip, as: Clip.ID.self)
-        let trackID = try track.map { try parseID($0, as: Track.ID.self) }
-        let store = try openStore(project.file)
-        let result = try store.edit(
-          label: historyLabel("Move \(id)", [("to", to), ("onto", track)])
-        ) { project, _ in
-          try project.moveClip(
-            id, to: try to.map { try parsePosition($0, project) }, track: trackID)
-        }
-        try MutationOutput(version: result.version, ids: []).print(json: output.json)
-      }
+    var label: String { historyLabel("Move \(clip)", [("to", to), ("onto", track)]) }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      let id = try parseID(clip, as: Clip.ID.self)
+      let trackID = try track.map { try parseID($0, as: Track.ID.self) }
+      return try project.moveClip(
+        id, to: try to.map { try parsePosition($0, project) }, track: trackID)
     }
   }
 
-  struct Trim: ParsableCommand {
+  struct Trim: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Move a clip's edges on the timeline; the audio stays where it is.",
       discussion: "Example: tape clip trim song.tape c3 --start 2.5s --end 0:07")
@@ -164,7 +156,7 @@ struct ClipCommand: ParsableCommand {
     @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
     @Option(parsing: .unconditional, help: "The new timeline start.") var start: String?
     @Option(parsing: .unconditional, help: "The new timeline end.") var end: String?
-    @OptionGroup var output: JSONOption
+    @OptionGroup var options: EditOptions
 
     func validate() throws {
       guard start != nil || end != nil else {
@@ -172,23 +164,17 @@ struct ClipCommand: ParsableCommand {
       }
     }
 
-    func run() throws {
-      try reportingErrors {
-        let id = try parseID(clip, as: Clip.ID.self)
-        let store = try openStore(project.file)
-        let result = try store.edit(
-          label: historyLabel("Trim \(id)", [("start to", start), ("end to", end)])
-        ) { project, _ in
-          try project.trimClip(
-            id, start: try start.map { try parsePosition($0, project) },
-            end: try end.map { try parsePosition($0, project) })
-        }
-        try MutationOutput(version: result.version, ids: []).print(json: output.json)
-      }
+    var label: String { historyLabel("Trim \(clip)", [("start to", start), ("end to", end)]) }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      let id = try parseID(clip, as: Clip.ID.self)
+      return try project.trimClip(
+        id, start: try start.map { try parsePosition($0, project) },
+        end: try end.map { try parsePosition($0, project) })
     }
   }
 
-  struct Set: ParsableCommand {
+  struct Set: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Change a clip's gain and fades.",
       discussion:
@@ -202,7 +188,7 @@ struct ClipCommand: ParsableCommand {
     @Option(help: "Fade-in curve: linear, equal-power, s-curve, exponential.") var fadeInCurve:
       String?
     @Option(help: "Fade-out curve.") var fadeOutCurve: String?
-    @OptionGroup var output: JSONOption
+    @OptionGroup var options: EditOptions
 
     func validate() throws {
       guard
@@ -213,67 +199,56 @@ struct ClipCommand: ParsableCommand {
       }
     }
 
-    func run() throws {
-      try reportingErrors {
-        let id = try parseID(clip, as: Clip.ID.self)
-        let gain = try gain.map(Gain.init(parsing:))
-        let inCurve = try fadeInCurve.map(parseCurve)
-        let outCurve = try fadeOutCurve.map(parseCurve)
-        let store = try openStore(project.file)
-        let result = try store.edit(
-          label: historyLabel(
-            "Set \(id)",
-            [
-              ("gain", self.gain), ("fade-in", fadeIn), ("fade-out", fadeOut),
-              ("fade-in curve", fadeInCurve), ("fade-out curve", fadeOutCurve),
-            ])
-        ) { project, _ in
-          guard let (clip, _) = project.clip(id) else { throw TimelineError.unknownClip(id) }
-          var commands: [Command] = []
-          var current = project
-          if let gain {
-            commands += try current.setClipGain(id, gain)
-            current = try current.applying(commands)
-          }
-          let newIn =
-            fadeIn != nil || inCurve != nil
-            ? Fade(
-              length: try fadeIn.map { try parseTime($0, project) } ?? clip.fadeIn.length,
-              curve: inCurve ?? clip.fadeIn.curve) : nil
-          let newOut =
-            fadeOut != nil || outCurve != nil
-            ? Fade(
-              length: try fadeOut.map { try parseTime($0, project) } ?? clip.fadeOut.length,
-              curve: outCurve ?? clip.fadeOut.curve) : nil
-          if newIn != nil || newOut != nil {
-            commands += try current.setClipFades(id, fadeIn: newIn, fadeOut: newOut)
-          }
-          return commands
-        }
-        try MutationOutput(version: result.version, ids: []).print(json: output.json)
-      }
+    var label: String {
+      historyLabel(
+        "Set \(clip)",
+        [
+          ("gain", gain), ("fade-in", fadeIn), ("fade-out", fadeOut),
+          ("fade-in curve", fadeInCurve), ("fade-out curve", fadeOutCurve),
+        ])
+    }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      let id = try parseID(clip, as: Clip.ID.self)
+      let gain = try gain.map(Gain.init(parsing:))
+      let inCurve = try fadeInCurve.map(parseCurve)
+      let outCurve = try fadeOutCurve.map(parseCurve)
+      guard let (clip, _) = project.clip(id) else { throw TimelineError.unknownClip(id) }
+      let newIn =
+        fadeIn != nil || inCurve != nil
+        ? Fade(
+          length: try fadeIn.map { try parseTime($0, project) } ?? clip.fadeIn.length,
+          curve: inCurve ?? clip.fadeIn.curve) : nil
+      let newOut =
+        fadeOut != nil || outCurve != nil
+        ? Fade(
+          length: try fadeOut.map { try parseTime($0, project) } ?? clip.fadeOut.length,
+          curve: outCurve ?? clip.fadeOut.curve) : nil
+      return try project.setClip(id, gain: gain, fadeIn: newIn, fadeOut: newOut)
     }
   }
 
-  struct Remove: ParsableCommand {
+  struct Remove: EditingCommand {
     static let configuration = CommandConfiguration(
       commandName: "rm",
-      abstract: "Remove a clip (undo brings it back).",
-      discussion: "Example: tape clip rm song.tape c3")
+      abstract: "Remove a clip (undo brings it back); --ripple closes the hole.",
+      discussion: """
+        With --ripple, every later clip of its track (starting at or after its end) moves \
+        left by its length; other tracks do not move (to keep them in sync, cut the clip's \
+        time range from every track with 'tape cut --ripple').
+        Example: tape clip rm song.tape c3 --ripple
+        """,
+      aliases: ["remove"])
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
-    @OptionGroup var output: JSONOption
+    @Flag(help: "Move the later clips of its track left by its length.") var ripple = false
+    @OptionGroup var options: EditOptions
 
-    func run() throws {
-      try reportingErrors {
-        let id = try parseID(clip, as: Clip.ID.self)
-        let store = try openStore(project.file)
-        let result = try store.edit(label: "Remove \(id)") { project, _ in
-          try project.removeClips([id])
-        }
-        try MutationOutput(version: result.version, ids: []).print(json: output.json)
-      }
+    var label: String { "Remove \(clip)\(ripple ? " with ripple" : "")" }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      try project.removeClip(try parseID(clip, as: Clip.ID.self), ripple: ripple)
     }
   }
 }

@@ -26,7 +26,7 @@ struct New: ParsableCommand {
   }
 }
 
-struct Import: ParsableCommand {
+struct Import: EditingCommand {
   static let configuration = CommandConfiguration(
     abstract: "Register audio files as sources; prints their ids.",
     discussion: """
@@ -40,43 +40,46 @@ struct Import: ParsableCommand {
   @Argument(
     help: "Audio files (WAV, FLAC, AIFF, Ogg… anything libsndfile reads).", completion: .file())
   var audio: [String]
-  @OptionGroup var output: JSONOption
+  @OptionGroup var options: EditOptions
+  /// The files, read by ``prepare(_:)``.
+  var probed: [AudioFileInfo] = []
+
+  enum CodingKeys: CodingKey {
+    case project, audio, options
+  }
 
   func validate() throws {
     guard !audio.isEmpty else { throw ValidationError("name at least one audio file to import") }
   }
 
-  func run() throws {
+  var label: String {
+    let names = probed.map(\.path.lastComponent.description)
+    return names.count == 1 ? "Import \(names[0])" : "Import \(names.count) files"
+  }
+
+  /// Reads every file whole, then decodes (and resamples) each into the cache, so renders
+  /// start at once; the cache is keyed by content, so the source's id plays no part.
+  mutating func prepare(_ current: Project) throws {
     Termination.install(message: "import interrupted; nothing was imported")
-    try reportingErrors {
-      let store = try openStore(project.file)
-      var probed: [AudioFileInfo] = []
-      for path in audio { probed.append(try AudioProbe.probe(RawArguments.path(path))) }
-      // Decode (and resample) each file into the cache now, so renders start at once; the
-      // cache is keyed by content, so the source's id plays no part.
-      let cache = AudioCache(forProject: project.file)
-      let projectRate = store.snapshot.project.sampleRate
-      for info in probed {
-        _ = try cache.load(
-          Source(
-            id: Source.ID(0), path: info.path, contentHash: info.contentHash,
-            sampleRate: info.sampleRate, channels: info.channels,
-            frameCount: FrameCount(info.frameCount)),
-          projectRate: projectRate)
-      }
-      let names = probed.map(\.path.lastComponent.description)
-      let label = names.count == 1 ? "Import \(names[0])" : "Import \(names.count) files"
-      let result = try store.edit(label: label) { _, ids in
-        probed.map { info in
-          .setSource(
-            Source(
-              id: ids.newSourceID(), path: storedPath(info.path, project: project.file),
-              contentHash: info.contentHash,
-              sampleRate: info.sampleRate, channels: info.channels,
-              frameCount: FrameCount(info.frameCount)))
-        }
-      }
-      try MutationOutput(version: result.version, ids: result.newIDs).print(json: output.json)
+    probed = try audio.map { try AudioProbe.probe(RawArguments.path($0)) }
+    let cache = AudioCache(forProject: project.file)
+    for info in probed {
+      _ = try cache.load(
+        Source(
+          id: Source.ID(0), path: info.path, contentHash: info.contentHash,
+          sampleRate: info.sampleRate, channels: info.channels,
+          frameCount: FrameCount(info.frameCount)),
+        projectRate: current.sampleRate)
+    }
+  }
+
+  func edit(_ current: Project, _ ids: inout IDAllocator) throws -> [Command] {
+    probed.map { info in
+      .setSource(
+        Source(
+          id: ids.newSourceID(), path: storedPath(info.path, project: project.file),
+          contentHash: info.contentHash, sampleRate: info.sampleRate, channels: info.channels,
+          frameCount: FrameCount(info.frameCount)))
     }
   }
 }
@@ -282,7 +285,7 @@ func formatPan(_ pan: Double) -> String {
   return pan < 0 ? "L\(percent)" : "R\(percent)"
 }
 
-struct Relink: ParsableCommand {
+struct Relink: EditingCommand {
   static let configuration = CommandConfiguration(
     abstract: "Point a source at its file's new place, or find every missing source in a folder.",
     discussion: """
@@ -306,7 +309,13 @@ struct Relink: ParsableCommand {
     completion: .directory)
   var folder: String?
   @Flag(help: "Accept a file with different audio.") var force = false
-  @OptionGroup var output: JSONOption
+  @OptionGroup var options: EditOptions
+  /// The files each source gets, found by ``prepare(_:)``.
+  var found: [(Source.ID, AudioFileInfo)] = []
+
+  enum CodingKeys: CodingKey {
+    case project, source, path, folder, force, options
+  }
 
   func validate() throws {
     if folder != nil {
@@ -325,56 +334,52 @@ struct Relink: ParsableCommand {
     }
   }
 
-  func run() throws {
-    try reportingErrors {
-      if let folder {
-        try relinkMissing(under: RawArguments.path(folder))
-        return
-      }
-      guard let source, let path else { return }
-      let id = try parseID(source, as: Source.ID.self)
-      let store = try openStore(project.file)
-      let info = try AudioProbe.probe(RawArguments.path(path))
-      guard let old = store.snapshot.project.source(id) else {
-        throw TimelineError.unknownSource(id)
-      }
+  var label: String {
+    found.count == 1 ? "Relink \(found[0].0)" : "Relink \(found.count) sources"
+  }
+
+  mutating func prepare(_ current: Project) throws {
+    if let folder {
+      found = try missingSources(in: current, under: RawArguments.path(folder))
+      return
+    }
+    guard let source, let path else { return }
+    let id = try parseID(source, as: Source.ID.self)
+    let info = try AudioProbe.probe(RawArguments.path(path))
+    found = [(id, info)]
+  }
+
+  func edit(_ current: Project, _ ids: inout IDAllocator) throws -> [Command] {
+    try found.map { id, info in
+      guard let old = current.source(id) else { throw TimelineError.unknownSource(id) }
       guard force || info.contentHash == old.contentHash else {
         throw DataError(
           message:
             "\(info.path) is not the same audio as source \(id) (\(old.path.resolved(against: RawPath(project.file).absolute.folder))); use --force to relink it anyway"
         )
       }
-      let result = try store.edit(label: "Relink \(id)") { _, _ in
-        [.setSource(relinked(id, to: info))]
-      }
-      try MutationOutput(version: result.version, ids: []).print(json: output.json)
+      return .setSource(
+        Source(
+          id: id, path: storedPath(info.path, project: project.file),
+          contentHash: info.contentHash, sampleRate: info.sampleRate, channels: info.channels,
+          frameCount: FrameCount(info.frameCount)))
     }
   }
 
-  /// Source `id` pointing at the probed file `info`.
-  private func relinked(_ id: Source.ID, to info: AudioFileInfo) -> Source {
-    Source(
-      id: id, path: storedPath(info.path, project: project.file), contentHash: info.contentHash,
-      sampleRate: info.sampleRate, channels: info.channels,
-      frameCount: FrameCount(info.frameCount))
-  }
-
-  /// `--folder`: every missing source relinked to the file under `folder` that has its name and
-  /// its audio, in one commit; prints the ids relinked.
-  private func relinkMissing(under folder: RawPath) throws {
+  /// `--folder`: the file under `folder` with the name and audio of each missing source.
+  /// Says on stderr which were not found (an error when none was).
+  private func missingSources(
+    in current: Project, under folder: RawPath
+  ) throws -> [(Source.ID, AudioFileInfo)] {
     guard let identity = folder.withCString({ FileIdentity(cPath: $0) }), identity.isDirectory
     else {
       throw MissingInput(message: "'\(folder)' is not a folder; name the folder to search")
     }
-    let store = try openStore(project.file)
     let projectFolder = RawPath(project.file).absolute.folder
-    let missing = store.snapshot.project.sources.filter {
-      isMissing($0, projectFolder: projectFolder)
-    }
+    let missing = current.sources.filter { isMissing($0, projectFolder: projectFolder) }
     guard !missing.isEmpty else {
       writeOut("nothing to relink: every source's file is where the project says\n")
-      try MutationOutput(version: store.snapshot.version, ids: []).print(json: output.json)
-      return
+      return []
     }
     let names = Set(missing.map(\.path.lastComponent))
     let candidates = FolderSearch.files(named: names, under: folder.absolute)
@@ -399,16 +404,14 @@ struct Relink: ParsableCommand {
           "no missing source was found under \(escaped(folder.description)): \(notFound.joined(separator: ", ")); relink them one by one with 'tape relink \(project.file) ID PATH'"
       )
     }
-    let label =
-      found.count == 1 ? "Relink \(found[0].0)" : "Relink \(found.count) sources"
-    let result = try store.edit(label: label) { _, _ in
-      found.map { .setSource(relinked($0.0, to: $0.1)) }
-    }
     if !notFound.isEmpty {
       writeOut("warning: not found under \(folder): \(notFound.joined(separator: ", "))\n")
     }
-    try MutationOutput(version: result.version, ids: found.map(\.0.description)).print(
-      json: output.json)
+    return found
+  }
+
+  func printed(created: [String]) -> [String] {
+    folder == nil ? [] : found.map(\.0.description)
   }
 }
 

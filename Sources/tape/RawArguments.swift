@@ -18,13 +18,19 @@ enum RawArguments {
   static func load() -> [String] {
     (1..<Int(CommandLine.argc)).map { index in
       guard let pointer = CommandLine.unsafeArgv[index] else { return "" }
-      let path = RawPath(
-        bytes: Array(UnsafeBufferPointer(start: pointer, count: strlen(pointer)))
+      return argument(
+        Array(UnsafeBufferPointer(start: pointer, count: strlen(pointer)))
           .map { UInt8(bitPattern: $0) })
-      if let text = path.string { return text }
-      raw[path.description] = path
-      return path.description
     }
+  }
+
+  /// An argument for the parser from its bytes (a word of the command line or of a batch
+  /// script).
+  static func argument(_ bytes: [UInt8]) -> String {
+    let path = RawPath(bytes: bytes)
+    if let text = path.string { return text }
+    raw[path.description] = path
+    return path.description
   }
 
   /// The bytes of a path argument.

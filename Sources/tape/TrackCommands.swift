@@ -5,10 +5,10 @@ import TimelineStore
 struct TrackCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "track",
-    abstract: "Add, change and remove tracks.",
-    subcommands: [Add.self, Set.self, Remove.self])
+    abstract: "Add, change, reorder, duplicate and remove tracks.",
+    subcommands: [Add.self, Set.self, Move.self, Duplicate.self, Remove.self])
 
-  struct Add: ParsableCommand {
+  struct Add: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Add a track after the existing ones; prints its id.",
       discussion: "Example: tape track add song.tape Drums --gain -3dB --pan -0.2")
@@ -17,20 +17,16 @@ struct TrackCommand: ParsableCommand {
     @Argument(help: "The track's name.") var name: String
     @Option(parsing: .unconditional, help: "Gain in dB (-3, -3dB, +2.5dB).") var gain: String?
     @Option(parsing: .unconditional, help: "Pan from -1 (left) to 1 (right).") var pan: String?
-    @OptionGroup var output: JSONOption
+    @OptionGroup var options: EditOptions
 
     func validate() throws { try RawArguments.requireText(name, "the track name") }
 
-    func run() throws {
-      try reportingErrors {
-        let gain = try gain.map(Gain.init(parsing:)) ?? .unity
-        let pan = try pan.map(parsePan) ?? 0
-        let store = try openStore(project.file)
-        let result = try store.edit(label: "Add track \(name)") { project, ids in
-          try project.addTrack(Track(id: ids.newTrackID(), name: name, gain: gain, pan: pan))
-        }
-        try MutationOutput(version: result.version, ids: result.newIDs).print(json: output.json)
-      }
+    var label: String { "Add track \(name)" }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      let gain = try gain.map(Gain.init(parsing:)) ?? .unity
+      let pan = try pan.map(Track.pan(parsing:)) ?? 0
+      return try project.addTrack(Track(id: ids.newTrackID(), name: name, gain: gain, pan: pan))
     }
   }
 
@@ -42,7 +38,7 @@ struct TrackCommand: ParsableCommand {
     case solo, unsolo
   }
 
-  struct Set: ParsableCommand {
+  struct Set: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Change a track's name, gain, pan, mute or solo.",
       discussion: "Example: tape track set song.tape t2 --gain -6 --pan 0.5 --solo")
@@ -55,7 +51,7 @@ struct TrackCommand: ParsableCommand {
     @Flag(help: "Silence the track, or let it sound again.") var mute: MuteFlag?
     @Flag(help: "Solo the track (only soloed tracks sound), or stop soloing it.") var solo:
       SoloFlag?
-    @OptionGroup var output: JSONOption
+    @OptionGroup var options: EditOptions
 
     func validate() throws {
       if let name { try RawArguments.requireText(name, "the track name") }
@@ -65,49 +61,92 @@ struct TrackCommand: ParsableCommand {
       }
     }
 
-    func run() throws {
-      try reportingErrors {
-        let id = try parseID(track, as: Track.ID.self)
-        let gain = try gain.map(Gain.init(parsing:))
-        let pan = try pan.map(parsePan)
-        let store = try openStore(project.file)
-        let result = try store.edit(
-          label: historyLabel(
-            "Set track \(id)",
-            [
-              ("name", name), ("gain", self.gain), ("pan", self.pan),
-              ("", mute.map { $0 == .mute ? "muted" : "unmuted" }),
-              ("", solo.map { $0 == .solo ? "solo" : "not solo" }),
-            ])
-        ) { project, _ in
-          try project.setTrack(
-            id, name: name, gain: gain, pan: pan, muted: mute.map { $0 == .mute },
-            solo: solo.map { $0 == .solo })
-        }
-        try MutationOutput(version: result.version, ids: []).print(json: output.json)
-      }
+    var label: String {
+      historyLabel(
+        "Set track \(track)",
+        [
+          ("name", name), ("gain", gain), ("pan", pan),
+          ("", mute.map { $0 == .mute ? "muted" : "unmuted" }),
+          ("", solo.map { $0 == .solo ? "solo" : "not solo" }),
+        ])
+    }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      let id = try parseID(track, as: Track.ID.self)
+      let gain = try gain.map(Gain.init(parsing:))
+      let pan = try pan.map(Track.pan(parsing:))
+      return try project.setTrack(
+        id, name: name, gain: gain, pan: pan, muted: mute.map { $0 == .mute },
+        solo: solo.map { $0 == .solo })
     }
   }
 
-  struct Remove: ParsableCommand {
+  struct Move: EditingCommand {
     static let configuration = CommandConfiguration(
-      commandName: "rm",
-      abstract: "Remove a track and its clips (undo brings them back).",
-      discussion: "Example: tape track rm song.tape t3")
+      abstract: "Move a track to another place in the order (1 is the top).",
+      discussion: "Example: tape track move song.tape t3 --to 1")
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
-    @OptionGroup var output: JSONOption
+    @Option(help: "Its new place, from 1 (the top) to the number of tracks.") var to: Int
+    @OptionGroup var options: EditOptions
 
-    func run() throws {
-      try reportingErrors {
-        let id = try parseID(track, as: Track.ID.self)
-        let store = try openStore(project.file)
-        let result = try store.edit(label: "Remove track \(id)") { project, _ in
-          try project.removeTracks([id])
-        }
-        try MutationOutput(version: result.version, ids: []).print(json: output.json)
+    var label: String { "Move track \(track) to place \(to)" }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      let id = try parseID(track, as: Track.ID.self)
+      guard (1...max(project.tracks.count, 1)).contains(to) else {
+        throw UsageError(
+          message:
+            "--to \(to) is not a place in the order; use 1 (the top) to \(project.tracks.count)")
       }
+      return try project.moveTrack(id, to: to - 1)
+    }
+  }
+
+  struct Duplicate: EditingCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Copy a track with its settings and clips, right below it; prints the new ids.",
+      discussion: """
+        Prints the new track's id, then its clips' ids in timeline order.
+        Example: tape track duplicate song.tape t2 --name "Vocals double"
+        """)
+
+    @OptionGroup var project: ProjectArgument
+    @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
+    @Option(help: "The copy's name (default: the track's name and \"copy\").") var name: String?
+    @OptionGroup var options: EditOptions
+
+    func validate() throws {
+      if let name { try RawArguments.requireText(name, "the track name") }
+    }
+
+    var label: String { "Duplicate track \(track)" }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      let id = try parseID(track, as: Track.ID.self)
+      guard let original = project.track(id) else { throw TimelineError.unknownTrack(id) }
+      return try project.duplicateTrack(
+        id, newID: ids.newTrackID(), name: name ?? "\(original.name) copy"
+      ) { ids.newClipID() }
+    }
+  }
+
+  struct Remove: EditingCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "rm",
+      abstract: "Remove a track and its clips (undo brings them back).",
+      discussion: "Example: tape track rm song.tape t3",
+      aliases: ["remove"])
+
+    @OptionGroup var project: ProjectArgument
+    @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
+    @OptionGroup var options: EditOptions
+
+    var label: String { "Remove track \(track)" }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      try project.removeTracks([try parseID(track, as: Track.ID.self)])
     }
   }
 }

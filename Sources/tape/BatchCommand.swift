@@ -1,0 +1,332 @@
+import ArgumentParser
+import Foundation
+import SafeFiles
+import Timeline
+import TimelineStore
+
+/// An error of one line of a batch script: reported as `line N: …` with the line's own code.
+struct BatchLineError: Error {
+  let line: Int
+  let underlying: any Error
+}
+
+struct Batch: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Apply a script of edits as one version: one undo step, all or nothing.",
+    discussion: """
+      Each line is a tape editing command without 'tape' and the project: clip add, split, \
+      copy, move, trim, set, rm; track add, set, move, duplicate, rm; import; relink; cut; \
+      insert. Words are split as a shell splits them ('…' and "…" quote, \\ escapes), and # \
+      starts a comment. Every line is checked and applied in order, each seeing the ones \
+      before it; an error on any line is reported as 'line N: …' and nothing is applied.
+      A line's --as NAME names the id it creates (the first, if several); later lines use it \
+      as @NAME.
+      Example: tape batch song.tape edits.txt -m "Rough cut"
+      Example: printf 'track add Drums --as d\\nclip add @d s1 --at 0\\n' | tape batch song.tape
+      """)
+
+  @OptionGroup var project: ProjectArgument
+  @Argument(help: "The script (default: standard input, also as -).", completion: .file())
+  var script: String?
+  @OptionGroup var options: EditOptions
+
+  /// The subcommands a batch takes, as their first words.
+  static let editing = [
+    "clip", "track", "import", "relink", "cut", "insert",
+  ]
+
+  func run() throws {
+    try reportingErrors {
+      let lines = try BatchScript.lines(of: script.map(RawArguments.path))
+      var parsed: [BatchLine] = []
+      var names: Set<String> = []
+      for (number, words) in lines {
+        let line = try BatchLine(number: number, words: words, file: project.file, known: names)
+        if let name = line.name { names.insert(name) }
+        parsed.append(line)
+      }
+      guard !parsed.isEmpty else {
+        throw UsageError(message: "the script has no commands; write one edit a line")
+      }
+      let store = try openStore(project.file)
+      for index in parsed.indices where !parsed[index].usesNames {
+        do {
+          try parsed[index].command.prepare(store.snapshot.project)
+        } catch {
+          throw BatchLineError(line: parsed[index].number, underlying: error)
+        }
+      }
+      let label =
+        options.message
+        ?? "Batch \(script.map { $0 == "-" ? "from stdin" : RawArguments.path($0).lastComponent.description } ?? "from stdin") (\(parsed.count) edit\(parsed.count == 1 ? "" : "s"))"
+      let file = project.file
+      var created: [String] = []
+      let result = try store.edit(label: label) { start, ids in
+        var current = start
+        var named: [String: String] = [:]
+        var all: [Command] = []
+        created = []
+        for line in parsed {
+          do {
+            var command = line.command
+            if line.usesNames {
+              command = try line.reparsed(with: named, file: file)
+              try command.prepare(current)
+            }
+            let before = ids
+            let commands = try command.edit(current, &ids)
+            current = try current.applying(commands)
+            all += commands
+            let new = ids.created(since: before)
+            created += new
+            if let name = line.name {
+              guard let first = new.first else {
+                throw UsageError(message: "--as \(name): this line creates no id to name")
+              }
+              named[name] = first
+            }
+          } catch {
+            throw BatchLineError(line: line.number, underlying: error)
+          }
+        }
+        return all
+      }
+      try MutationOutput(version: result.version, ids: created).print(json: options.json)
+    }
+  }
+}
+
+/// One line of a batch: its words, the command they parse to, and the name it gives.
+struct BatchLine {
+  let number: Int
+  /// The words as written, `--as NAME` taken out.
+  let words: [String]
+  let name: String?
+  /// Whether a word is `@NAME`: parsed again once the names are known.
+  let usesNames: Bool
+  var command: any EditingCommand
+
+  init(number: Int, words: [String], file: String, known: Set<String>) throws {
+    self.number = number
+    var words = words
+    var name: String?
+    if let index = words.firstIndex(of: "--as") {
+      guard index + 1 < words.count else {
+        throw BatchLineError(
+          line: number, underlying: UsageError(message: "--as needs a name: --as NAME"))
+      }
+      let given = words[index + 1]
+      guard !given.isEmpty,
+        given.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" })
+      else {
+        throw BatchLineError(
+          line: number,
+          underlying: UsageError(
+            message: "'\(given)' is not a name for --as; use letters, digits, - and _"))
+      }
+      guard !known.contains(given) else {
+        throw BatchLineError(
+          line: number,
+          underlying: UsageError(message: "@\(given) is already named by an earlier line"))
+      }
+      name = given
+      words.removeSubrange(index...index + 1)
+    }
+    for word in words where word.hasPrefix("@") && word.count > 1 {
+      guard known.contains(String(word.dropFirst())) else {
+        throw BatchLineError(
+          line: number,
+          underlying: UsageError(
+            message: "\(word) is not named by an earlier line (name an id with --as NAME)"))
+      }
+    }
+    self.words = words
+    self.name = name
+    usesNames = words.contains { $0.hasPrefix("@") && $0.count > 1 }
+    command = try Self.parse(words, file: file, line: number)
+  }
+
+  /// The line again with each `@NAME` replaced by the id it names.
+  func reparsed(with named: [String: String], file: String) throws -> any EditingCommand {
+    let words = words.map { word in
+      word.hasPrefix("@") ? named[String(word.dropFirst())] ?? word : word
+    }
+    return try Self.parse(words, file: file, line: number)
+  }
+
+  /// The words as `tape WORDS` with the project inserted after the subcommand's name.
+  static func parse(_ words: [String], file: String, line: Int) throws -> any EditingCommand {
+    guard let first = words.first, Batch.editing.contains(first) else {
+      let shown = words.first ?? ""
+      throw BatchLineError(
+        line: line,
+        underlying: UsageError(
+          message:
+            "'\(shown)' is not an editing command; a batch takes \(Batch.editing.joined(separator: ", "))"
+        ))
+    }
+    var path = 0
+    var command: any ParsableCommand.Type = Tape.self
+    while path < words.count,
+      let next = command.configuration.subcommands.first(where: {
+        $0._commandName == words[path] || $0.configuration.aliases.contains(words[path])
+      })
+    {
+      command = next
+      path += 1
+    }
+    guard command.configuration.subcommands.isEmpty else {
+      let names = command.configuration.subcommands.map { $0._commandName }
+      let given =
+        path < words.count
+        ? "'\(words.prefix(path + 1).joined(separator: " "))' is not a command"
+        : "'\(words.prefix(path).joined(separator: " "))' needs a subcommand"
+      throw BatchLineError(
+        line: line,
+        underlying: UsageError(
+          message: "\(given); \(words[0]) takes \(names.joined(separator: ", "))"))
+    }
+    var arguments = words
+    arguments.insert(file, at: path)
+    let parsed: any ParsableCommand
+    do {
+      parsed = try Tape.parseAsRoot(arguments)
+    } catch {
+      let message = Tape.message(for: error).split(separator: "\n").first.map(String.init) ?? ""
+      throw BatchLineError(
+        line: line,
+        underlying: UsageError(
+          message:
+            "\(Tape.oneLine(message.isEmpty ? "'\(words.joined(separator: " "))' is not a complete command" : message)); see: tape \(words.prefix(path).joined(separator: " ")) --help"
+        ))
+    }
+    guard let editing = parsed as? any EditingCommand else {
+      throw BatchLineError(
+        line: line,
+        underlying: UsageError(
+          message:
+            "'\(words.prefix(max(path, 1)).joined(separator: " "))' is not an editing command; a batch takes \(Batch.editing.joined(separator: ", "))"
+        ))
+    }
+    guard editing.options.message == nil else {
+      throw BatchLineError(
+        line: line,
+        underlying: UsageError(
+          message: "-m labels the whole batch: give it to 'tape batch', not to a line"))
+    }
+    return editing
+  }
+}
+
+/// Reading a batch script: lines of shell-like words.
+enum BatchScript {
+  /// The script's non-empty lines, numbered from 1, split into words. `nil` or `-` reads
+  /// standard input.
+  static func lines(of file: RawPath?) throws -> [(Int, [String])] {
+    let bytes: [UInt8]
+    if let file, file != "-" {
+      guard let identity = file.withCString({ FileIdentity(cPath: $0) }) else {
+        throw MissingInput(message: "the script \(file) does not exist")
+      }
+      guard identity.isRegularFile else {
+        throw UsageError(message: "the script \(file) is not a regular file")
+      }
+      bytes = try read(file.withCString { open($0, O_RDONLY | O_CLOEXEC) }, name: "\(file)")
+    } else {
+      guard isatty(STDIN_FILENO) == 0 else {
+        throw UsageError(
+          message: "no script: name a file, or pipe the edits in (tape batch FILE - < edits.txt)")
+      }
+      bytes = try read(STDIN_FILENO, name: "standard input")
+    }
+    var result: [(Int, [String])] = []
+    for (index, line) in bytes.split(
+      separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false
+    )
+    .enumerated() {
+      var line = Array(line)
+      if line.last == UInt8(ascii: "\r") { line.removeLast() }
+      do {
+        let words = try split(line)
+        if !words.isEmpty { result.append((index + 1, words)) }
+      } catch {
+        throw BatchLineError(line: index + 1, underlying: error)
+      }
+    }
+    return result
+  }
+
+  private static func read(_ descriptor: Int32, name: String) throws -> [UInt8] {
+    guard descriptor >= 0 else {
+      throw PermissionError(
+        message: "cannot read the script \(name): \(String(cString: strerror(errno)))")
+    }
+    defer { if descriptor != STDIN_FILENO { close(descriptor) } }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+      if count < 0 && errno == EINTR { continue }
+      guard count >= 0 else {
+        throw DataError(message: "cannot read \(name): \(String(cString: strerror(errno)))")
+      }
+      if count == 0 { return bytes }
+      bytes += buffer[..<count]
+      guard bytes.count <= 64 << 20 else {
+        throw UsageError(message: "\(name) is over 64 MB; a batch script is text, one edit a line")
+      }
+    }
+  }
+
+  /// One line's words, as a shell splits them: blanks separate, `'…'` quotes literally,
+  /// `"…"` quotes with `\"` and `\\` escaped, `\` escapes one character, `#` at a word's start
+  /// begins a comment. A word whose bytes are not UTF-8 stands for them (``RawArguments``).
+  static func split(_ line: [UInt8]) throws -> [String] {
+    var words: [[UInt8]] = []
+    var word: [UInt8]?
+    var index = 0
+    func byte(_ character: Unicode.Scalar) -> UInt8 { UInt8(ascii: character) }
+    while index < line.count {
+      let c = line[index]
+      switch c {
+      case byte(" "), byte("\t"):
+        if let current = word { words.append(current) }
+        word = nil
+      case byte("#") where word == nil:
+        index = line.count
+        continue
+      case byte("'"):
+        guard let close = line[(index + 1)...].firstIndex(of: byte("'")) else {
+          throw UsageError(message: "a ' quote is not closed")
+        }
+        word = (word ?? []) + line[(index + 1)..<close]
+        index = close
+      case byte("\""):
+        var current = word ?? []
+        index += 1
+        while index < line.count, line[index] != byte("\"") {
+          if line[index] == byte("\\"), index + 1 < line.count,
+            [byte("\""), byte("\\"), byte("$"), byte("`")].contains(line[index + 1])
+          {
+            index += 1
+          }
+          current.append(line[index])
+          index += 1
+        }
+        guard index < line.count else { throw UsageError(message: "a \" quote is not closed") }
+        word = current
+      case byte("\\"):
+        guard index + 1 < line.count else {
+          throw UsageError(message: "a \\ ends the line; a batch command is one line")
+        }
+        word = (word ?? []) + [line[index + 1]]
+        index += 1
+      default:
+        word = (word ?? []) + [c]
+      }
+      index += 1
+    }
+    if let current = word { words.append(current) }
+    return words.map(RawArguments.argument)
+  }
+}

@@ -1,0 +1,62 @@
+import ArgumentParser
+import Timeline
+import TimelineStore
+
+/// `-m/--message` and `--json`: what every editing command takes besides its project.
+struct EditOptions: ParsableArguments {
+  @Option(
+    name: [.customShort("m"), .customLong("message")],
+    help: "Label the new version with this text (default: what the command did).")
+  var message: String?
+  @Flag(help: "Print machine-readable JSON on stdout.") var json = false
+
+  func validate() throws {
+    guard let message else { return }
+    try RawArguments.requireText(message, "the message")
+    guard !message.allSatisfy(\.isWhitespace) else {
+      throw ValidationError("the message is empty; say what the edit does, or leave -m out")
+    }
+    guard !message.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+    else {
+      throw ValidationError(
+        "the message holds a control character (a newline, a tab…); write it on one line")
+    }
+  }
+}
+
+/// One editing subcommand: parse → the commands it makes against the project → one commit →
+/// print. The rules of each edit live in `Timeline` (``Timeline/Project`` edits); a command
+/// only turns its arguments into values and names what it did. `tape batch` runs many of them
+/// as one commit.
+protocol EditingCommand: ParsableCommand {
+  var project: ProjectArgument { get }
+  var options: EditOptions { get }
+  /// The version's label unless `-m` gives one.
+  var label: String { get }
+  /// Slow work done before the write transaction opens (reading and decoding audio files),
+  /// with the project as it is then. Nothing by default.
+  mutating func prepare(_ project: Project) throws
+  /// The commands this command makes against `project`, allocating new ids from `ids`.
+  func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command]
+  /// The ids printed after the commit: by default those the edit created.
+  func printed(created: [String]) -> [String]
+}
+
+extension EditingCommand {
+  mutating func prepare(_ project: Project) throws {}
+
+  func printed(created: [String]) -> [String] { created }
+
+  mutating func run() throws {
+    try reportingErrors {
+      let store = try openStore(project.file)
+      try prepare(store.snapshot.project)
+      let command = self
+      let result = try store.edit(label: options.message ?? label) { project, ids in
+        try command.edit(project, &ids)
+      }
+      try MutationOutput(version: result.version, ids: printed(created: result.newIDs)).print(
+        json: options.json)
+    }
+  }
+}

@@ -1,0 +1,94 @@
+import ArgumentParser
+import Foundation
+import Timeline
+import TimelineStore
+
+/// `--tracks t1,t2` or `--all` (the default): the tracks a range edit touches.
+struct TrackChoice: ParsableArguments {
+  @Option(help: "Only these tracks, comma-separated (t1,t3).", completion: ids("t"))
+  var tracks: String?
+  @Flag(help: "Every track (the default).") var all = false
+
+  func validate() throws {
+    if tracks != nil && all { throw ValidationError("give --tracks or --all, not both") }
+  }
+
+  /// The ids named, or nil for every track.
+  func chosen() throws -> [Track.ID]? {
+    guard let tracks else { return nil }
+    return try tracks.split(separator: ",", omittingEmptySubsequences: false).map {
+      try parseID(String($0).trimmingCharacters(in: .whitespaces), as: Track.ID.self)
+    }
+  }
+
+  var shown: String { tracks.map { " on \($0)" } ?? "" }
+}
+
+struct Cut: EditingCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Remove a stretch of time from tracks; --ripple closes the gap.",
+    discussion: """
+      Clips inside the range are removed, clips crossing an edge are trimmed to it, and a clip \
+      spanning it is split in two (the part after it gets a new id, printed). With --ripple, \
+      everything after the range on those tracks moves left by its length, so the tracks stay \
+      in sync: an "um" leaves in one command. Without it, silence stays where the range was.
+      The new edges are hard cuts, which can click where the audio is not silent: \
+      --crossfade D gives each a short fade (linear) instead. A fade the range cuts through \
+      is shortened to what remains of it: it keeps its curve and now ends (or starts) at the \
+      new edge, reaching silence there. Everywhere else the audio outside the range is \
+      exactly what it was.
+      Example: tape cut song.tape --from 12.3s --to 12.8s --ripple --crossfade 5ms
+      Example: tape cut song.tape --from 1:00 --to 1:30 --tracks t1,t2
+      """)
+
+  @OptionGroup var project: ProjectArgument
+  @Option(parsing: .unconditional, help: "Where the range starts on the timeline.") var from: String
+  @Option(parsing: .unconditional, help: "Where it ends (exclusive).") var to: String
+  @OptionGroup var choice: TrackChoice
+  @Flag(help: "Move everything after the range left by its length.") var ripple = false
+  @Option(parsing: .unconditional, help: "A fade of this length at each new edge (default none).")
+  var crossfade: String?
+  @OptionGroup var options: EditOptions
+
+  var label: String {
+    "Cut \(from)–\(to)\(choice.shown)\(ripple ? " with ripple" : "")"
+  }
+
+  func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+    let start = try parsePosition(from, project)
+    let end = try parsePosition(to, project)
+    guard end > start else {
+      throw UsageError(message: "--to \(to) must come after --from \(from)")
+    }
+    let fade = Fade(length: try crossfade.map { try parseTime($0, project) } ?? .zero)
+    return try project.cutRange(
+      FrameRange(start: start, end: end), tracks: try choice.chosen(), ripple: ripple,
+      edgeFade: fade
+    ) { ids.newClipID() }
+  }
+}
+
+struct Insert: EditingCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Open a gap of silence in tracks, moving everything after it right.",
+    discussion: """
+      A clip playing across --at is split there (its right part gets a new id, printed) and \
+      moves with the rest; a split inside a fade is refused, as 'clip split' refuses it.
+      Example: tape insert song.tape --at 30s --length 2s
+      """)
+
+  @OptionGroup var project: ProjectArgument
+  @Option(parsing: .unconditional, help: "Where the gap starts on the timeline.") var at: String
+  @Option(parsing: .unconditional, help: "How long the gap is.") var length: String
+  @OptionGroup var choice: TrackChoice
+  @OptionGroup var options: EditOptions
+
+  var label: String { "Insert \(length) at \(at)\(choice.shown)" }
+
+  func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+    try project.insertGap(
+      at: try parsePosition(at, project), length: try parseTime(length, project),
+      tracks: try choice.chosen()
+    ) { ids.newClipID() }
+  }
+}

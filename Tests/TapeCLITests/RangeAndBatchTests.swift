@@ -1,0 +1,283 @@
+import Foundation
+import ReferenceRenders
+import Testing
+
+/// `tape cut`, `insert`, the clip and track copies, `-m`, and `tape batch`, through the real
+/// binary, with renders checked against sox.
+@Suite("Range edits and batches")
+struct RangeAndBatchTests {
+  /// Three tracks: on t1 a clip spanning the range and an overlapping one after it; on t2 a
+  /// spanning clip with fades outside the range; on t3 a clip inside the range and one after.
+  static func project(_ ws: Workspace) throws -> String {
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    try ws.tape(
+      "import", song, TestAudio.path("speech-mono-48k-16.wav"),
+      TestAudio.path("piano-stereo-44k-24.wav"))
+    for name in ["Voice", "Piano", "Bed"] { try ws.tape("track", "add", song, name) }
+    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0", "--length", "3s", "--gain", "-6")
+    try ws.tape(
+      "clip", "add", song, "t1", "s1", "--at", "2.5s", "--from", "3s", "--length", "1.5s",
+      "--gain", "-6")
+    try ws.tape(
+      "clip", "add", song, "t2", "s2", "--at", "0.5s", "--length", "3s", "--gain", "-6",
+      "--fade-in", "0.2s", "--fade-out", "0.3s", "--curve", "s-curve")
+    try ws.tape("clip", "add", song, "t3", "s2", "--at", "1.2s", "--length", "0.6s", "--gain", "-9")
+    try ws.tape(
+      "clip", "add", song, "t3", "s2", "--at", "2.2s", "--from", "1s", "--length", "1s", "--gain",
+      "-9")
+    return song
+  }
+
+  static func json(_ ws: Workspace, _ arguments: String...) throws -> [String: Any] {
+    try #require(try parseJSON(ws.tape(arguments).stdout) as? [String: Any])
+  }
+
+  /// The clips of `ls --json` as (id, timelineStart, sourceStart, length) per track.
+  static func layout(_ listing: [String: Any]) -> [[String]] {
+    (listing["tracks"] as? [[String: Any]] ?? []).map { track in
+      (track["clips"] as? [[String: Any]] ?? []).map { clip in
+        "\(clip["id"] ?? "") \(clip["timelineStart"] ?? "") \(clip["sourceStart"] ?? "") \(clip["length"] ?? "")"
+      }
+    }
+  }
+
+  static func sox(_ arguments: [String]) throws {
+    let result = try TapeBinary.run(URL(fileURLWithPath: "/usr/bin/sox"), arguments)
+    guard result.status == 0 else {
+      throw ReferenceError(message: "sox \(arguments): \(result.stderr)")
+    }
+  }
+
+  /// The largest difference between two files' samples, in dBFS (both decoded by ffmpeg).
+  static func difference(_ a: String, _ b: String) throws -> Double {
+    let (x, y) = (try ReferenceRender.decode(a), try ReferenceRender.decode(b))
+    guard x.count == y.count else { return .infinity }
+    let peak = zip(x, y).map { abs(Double($0) - Double($1)) }.max() ?? 0
+    return peak == 0 ? -.infinity : 20 * log10(peak)
+  }
+
+  /// A ripple cut equals the old render with exactly the range's samples removed (sox
+  /// `trim` of each side, joined without a crossfade); a plain cut, with silence there; the
+  /// layout is as expected; one undo restores everything.
+  @Test(arguments: [true, false])
+  func aRangeCutRemovesExactlyItsSamples(ripple: Bool) throws {
+    let ws = try Workspace()
+    let song = try Self.project(ws)
+    let before = try Self.json(ws, "ls", song, "--json")
+    let original = ws.path("original.wav")
+    try ws.tape("render", song, "-o", original, "--bits", "32f")
+
+    let cut = try ws.tape(
+      ["cut", song, "--from", "1s", "--to", "2s", "--json"] + (ripple ? ["--ripple"] : []))
+    let output = try #require(try parseJSON(cut.stdout) as? [String: Any])
+    // The spanning clips of t1 and t2 were split: their right parts are c6 and c7.
+    #expect(output["ids"] as? [String] == ["c6", "c7"])
+    let shift = ripple ? 48_000 : 0
+    #expect(
+      Self.layout(try Self.json(ws, "ls", song, "--json")) == [
+        ["c1 0 0 48000", "c6 \(96_000 - shift) 96000 48000", "c2 \(120_000 - shift) 144000 72000"],
+        ["c3 24000 0 24000", "c7 \(96_000 - shift) 72000 72000"],
+        ["c5 \(105_600 - shift) 48000 48000"],
+      ])
+
+    let edited = ws.path("edited.wav")
+    try ws.tape("render", song, "-o", edited, "--bits", "32f")
+    let (head, middle, tail, expected) = (
+      ws.path("head.wav"), ws.path("middle.wav"), ws.path("tail.wav"), ws.path("expected.wav")
+    )
+    let float = ["-e", "floating-point", "-b", "32"]
+    try Self.sox([original] + float + [head, "trim", "0", "48000s"])
+    try Self.sox([original] + float + [tail, "trim", "96000s"])
+    if ripple {
+      try Self.sox([head, tail] + float + [expected])
+    } else {
+      try Self.sox(["-n", "-r", "48000", "-c", "2"] + float + [middle, "trim", "0", "48000s"])
+      try Self.sox([head, middle, tail] + float + [expected])
+    }
+    #expect(try Self.difference(edited, expected) < -120)
+
+    // One undo brings back every clip as it was.
+    try ws.tape("undo", song)
+    var after = try Self.json(ws, "ls", song, "--json")
+    var old = before
+    after["version"] = nil
+    old["version"] = nil
+    #expect(Self.layout(after) == Self.layout(old))
+    #expect(NSDictionary(dictionary: after).isEqual(to: old))
+  }
+
+  /// `--crossfade` fades both new edges; a fade the range cuts through is shortened to what
+  /// remains (shown by `ls`); a crossfade that does not fit is refused with the fix, and an
+  /// empty range with its own.
+  @Test func cutFadesAndRefusals() throws {
+    let ws = try Workspace()
+    let song = try Self.project(ws)
+    try ws.tape("cut", song, "--from", "3.3s", "--to", "3.4s", "--tracks", "t2")
+    let piano = try Self.json(ws, "ls", song, "--json")
+    let clips = try #require(
+      ((piano["tracks"] as? [[String: Any]])?[1])?["clips"] as? [[String: Any]])
+    // c3's fade-out (3.2–3.5 s) was cut at 3.3 s: what remains runs 3.2–3.3 s; the part after
+    // the range starts with the 0.1 s that was left of it.
+    #expect((clips[0]["fadeOut"] as? [String: Any])?["length"] as? Int == 4_800)
+    #expect((clips[1]["fadeOut"] as? [String: Any])?["length"] as? Int == 4_800)
+    #expect((clips[1]["fadeIn"] as? [String: Any])?["length"] as? Int == 0)
+
+    try ws.tape("cut", song, "--from", "1s", "--to", "1.1s", "--tracks", "t1", "--crossfade", "5ms")
+    let voice = try Self.json(ws, "ls", song, "--json")
+    let parts = try #require(
+      ((voice["tracks"] as? [[String: Any]])?[0])?["clips"] as? [[String: Any]])
+    #expect((parts[0]["fadeOut"] as? [String: Any])?["length"] as? Int == 240)
+    #expect((parts[1]["fadeIn"] as? [String: Any])?["length"] as? Int == 240)
+
+    let fingerprint = try ws.fingerprint("song.tape")
+    let big = try TapeBinary.run(
+      ["cut", song, "--from", "0.6s", "--to", "0.65s", "--tracks", "t2", "--crossfade", "0.2s"],
+      environment: ["NO_COLOR": "1"])
+    #expect(big.status == 65)
+    #expect(
+      big.stderr
+        == "error: a 0.2s fade does not fit at the new end of clip c3: its fade-in fills what is left of it; cut without --crossfade, or elsewhere\n"
+    )
+    let inverted = try TapeBinary.run(
+      ["cut", song, "--from", "2s", "--to", "1s"], environment: ["NO_COLOR": "1"])
+    #expect(inverted.status == 64)
+    #expect(inverted.stderr == "error: --to 1s must come after --from 2s\n")
+    let both = try TapeBinary.run(
+      ["cut", song, "--from", "1s", "--to", "2s", "--all", "--tracks", "t1"],
+      environment: ["NO_COLOR": "1"])
+    #expect(both.status == 64)
+    #expect(both.stderr == "error: give --tracks or --all, not both; see: tape cut --help\n")
+    #expect(try ws.fingerprint("song.tape") == fingerprint)
+  }
+
+  /// insert, clip rm --ripple, clip copy, track move and duplicate, and -m on each.
+  @Test func insertCopyReorderAndMessages() throws {
+    let ws = try Workspace()
+    let song = try Self.project(ws)
+    let original = ws.path("original.wav")
+    try ws.tape("render", song, "-o", original, "--bits", "32f")
+    // A gap of 0.5 s at 1 s on every track: the old render with 0.5 s of silence there.
+    try ws.tape("insert", song, "--at", "1s", "--length", "0.5s", "-m", "Room to breathe")
+    let edited = ws.path("edited.wav")
+    try ws.tape("render", song, "-o", edited, "--bits", "32f")
+    let float = ["-e", "floating-point", "-b", "32"]
+    try Self.sox([original] + float + [ws.path("head.wav"), "trim", "0", "48000s"])
+    try Self.sox([original] + float + [ws.path("tail.wav"), "trim", "48000s"])
+    try Self.sox(
+      ["-n", "-r", "48000", "-c", "2"] + float + [ws.path("gap.wav"), "trim", "0", "24000s"])
+    try Self.sox(
+      [ws.path("head.wav"), ws.path("gap.wav"), ws.path("tail.wav")] + float + [
+        ws.path("expected.wav")
+      ])
+    #expect(try Self.difference(edited, ws.path("expected.wav")) < -120)
+    try ws.tape("undo", song)
+
+    try ws.tape("clip", "remove", song, "c4", "--ripple")
+    #expect(
+      Self.layout(try Self.json(ws, "ls", song, "--json"))[2] == ["c5 76800 48000 48000"])
+    // Ids are never reused: the undone insert took c6 and c7.
+    #expect(
+      try ws.tape("clip", "copy", song, "c1", "--to", "10s", "--track", "t3").stdout == "c8\n")
+    try ws.tape("track", "move", song, "t3", "--to", "1", "--message", "Bed on top")
+    let duplicated = try ws.tape("track", "duplicate", song, "t1", "--name", "Voice 2")
+    #expect(duplicated.stdout == "t4\nc9\nc10\n")
+    let listing = try Self.json(ws, "ls", song, "--json")
+    let tracks = try #require(listing["tracks"] as? [[String: Any]])
+    #expect(tracks.map { $0["id"] as? String } == ["t3", "t1", "t4", "t2"])
+    #expect(tracks[2]["name"] as? String == "Voice 2")
+    let history = try Self.json(ws, "history", song, "--json")
+    let labels = (history["versions"] as? [[String: Any]] ?? []).compactMap {
+      $0["label"] as? String
+    }
+    #expect(labels.contains("Room to breathe"))
+    #expect(labels.contains("Bed on top"))
+    #expect(labels.last == "Duplicate track t1")
+    let bad = try TapeBinary.run(
+      ["track", "move", song, "t1", "--to", "9"], environment: ["NO_COLOR": "1"])
+    #expect(bad.status == 64)
+    #expect(bad.stderr == "error: --to 9 is not a place in the order; use 1 (the top) to 4\n")
+    let emptyMessage = try TapeBinary.run(
+      ["clip", "rm", song, "c1", "-m", " "], environment: ["NO_COLOR": "1"])
+    #expect(emptyMessage.status == 64)
+  }
+
+  /// A 200-line script is one version and one undo step, with ids named across lines; an
+  /// error on line 150 applies nothing; a batch reads standard input.
+  @Test func aBatchIsOneVersionAndAllOrNothing() throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    try ws.tape("import", song, TestAudio.path("speech-mono-48k-16.wav"))
+    var lines = ["# 200 edits", "track add Lead --as lead", "track add Echo --gain -6 --as echo"]
+    for index in 0..<98 {
+      lines.append("clip add @lead s1 --at \(index)s --length 0.5s --as c\(index)")
+      lines.append("clip copy @c\(index) --to \(index).5s --track @echo  # the echo")
+    }
+    lines.append("track set @echo --pan 0.3")
+    lines.append("cut --from 10s --to 12s --ripple")
+    let script = ws.path("edits.txt")
+    try lines.joined(separator: "\n").write(toFile: script, atomically: true, encoding: .utf8)
+    let head = try ws.head(of: song)
+    let result = try ws.tape("batch", song, script, "--json")
+    let output = try #require(try parseJSON(result.stdout) as? [String: Any])
+    #expect(output["version"] as? Int == head + 1)
+    #expect((output["ids"] as? [String])?.prefix(4) == ["t1", "t2", "c1", "c2"])
+    let listing = try Self.json(ws, "ls", song, "--json")
+    let tracks = try #require(listing["tracks"] as? [[String: Any]])
+    #expect((tracks[0]["clips"] as? [Any])?.count == 96)
+    #expect((tracks[1]["clips"] as? [Any])?.count == 96)
+    let history = try Self.json(ws, "history", song, "--json")
+    #expect(
+      (history["versions"] as? [[String: Any]])?.last?["label"] as? String
+        == "Batch edits.txt (200 edits)")
+    #expect(lines.count == 201)
+    try ws.tape("undo", song)
+    #expect((try Self.json(ws, "ls", song, "--json")["tracks"] as? [Any])?.isEmpty == true)
+    try ws.tape("redo", song)
+
+    // Line 150 names a clip that does not exist: nothing is applied.
+    var broken = lines
+    broken[149] = "clip move c999 --to 1s --as c73"
+    try broken.joined(separator: "\n").write(toFile: script, atomically: true, encoding: .utf8)
+    let (ls, history2) = (
+      try ws.tape("ls", song, "--json").stdout, try ws.tape("history", song, "--json").stdout
+    )
+    let failed = try TapeBinary.run(["batch", song, script], environment: ["NO_COLOR": "1"])
+    #expect(failed.status == 65)
+    #expect(
+      failed.stderr == "error: line 150: no clip c999 in this project; 'tape ls' lists the clips\n")
+    #expect(failed.stdout.isEmpty)
+    #expect(try ws.tape("ls", song, "--json").stdout == ls)
+    #expect(try ws.tape("history", song, "--json").stdout == history2)
+    let verify = try TapeBinary.run(TapeBinary.testing, ["verify", song])
+    #expect(verify.status == 0, "\(verify.stdout)")
+
+    // From standard input, with a label.
+    let piped = try TapeBinary.run(
+      URL(fileURLWithPath: "/bin/sh"),
+      [
+        "-c",
+        "printf 'track add Pad --as pad\\nclip add @pad s1 --at 0\\n' | \"$0\" batch \"$1\" -m Pad",
+        TapeBinary.url.path, song,
+      ])
+    #expect(piped.status == 0, "\(piped.stderr)")
+    #expect(piped.stdout == "t3\nc197\n")
+    let labels = try Self.json(ws, "history", song, "--json")
+    #expect((labels["versions"] as? [[String: Any]])?.last?["label"] as? String == "Pad")
+
+    // Commands that are not edits are refused by line.
+    let render = try TapeBinary.run(
+      URL(fileURLWithPath: "/bin/sh"),
+      [
+        "-c", "printf 'track add X\\n\\nrender -o x.wav\\n' | \"$0\" batch \"$1\"",
+        TapeBinary.url.path, song,
+      ],
+      environment: ["NO_COLOR": "1"])
+    #expect(render.status == 64)
+    #expect(
+      render.stderr
+        == "error: line 3: 'render' is not an editing command; a batch takes clip, track, import, relink, cut, insert\n"
+    )
+  }
+}
