@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// Integrated loudness after ITU-R BS.1770-4 / EBU R128, in LUFS.
 ///

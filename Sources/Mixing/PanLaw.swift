@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// The pan laws: how a track's pan position splits a source between the left and right outputs.
 ///

@@ -1,5 +1,5 @@
 public import Atomics
-public import Foundation
+public import Timeline
 
 /// The render kernel: mixes any block `[from, from + frames)` of a plan into a buffer.
 ///
@@ -10,7 +10,7 @@ public import Foundation
 /// The mix, for each audible clip and `0 ≤ i < length`:
 /// `out[timelineStart + i] += src[sourceRange.start + i] · gain · fade(i)`, where `gain` is clip
 /// gain × track gain × the pan law's factor for the output channel (see ``PanLaw``) and
-/// `fade(i)` is ``CurveCode/shape(_:)`` applied to the fade-in ramp `i / fadeIn` (for
+/// `fade(i)` is ``Timeline/FadeCurve/shape(_:)`` applied to the fade-in ramp `i / fadeIn` (for
 /// `i < fadeIn`) times the fade-out ramp `(length − i) / fadeOut` (for `i ≥ length − fadeOut`).
 /// The mix is a plain sum: no normalisation, no limiter.
 public enum RenderKernel {
@@ -296,15 +296,9 @@ public enum RenderKernel {
   @_noLocks
   @inlinable
   public static func fadeGain(_ clip: ClipRecord, at i: Int64) -> Double {
-    var gain = 1.0
-    if i < clip.fadeInLength {
-      gain *= clip.fadeInCurve.shape(Double(i) / Double(clip.fadeInLength))
-    }
-    let fromEnd = clip.length - i
-    if clip.fadeOutLength > 0 && fromEnd <= clip.fadeOutLength {
-      gain *= clip.fadeOutCurve.shape(Double(fromEnd) / Double(clip.fadeOutLength))
-    }
-    return gain
+    Fade.gain(
+      at: i, length: clip.length, fadeIn: clip.fadeInLength, inCurve: clip.fadeInCurve,
+      fadeOut: clip.fadeOutLength, outCurve: clip.fadeOutCurve)
   }
 }
 
@@ -333,22 +327,6 @@ public struct ClipRamp: Sendable, BitwiseCopyable, Equatable {
     self.fromRight = fromRight
     self.end = end
     self.length = length
-  }
-}
-
-extension CurveCode {
-  /// The curve at `x` in `0…1`: the formulas of ``Timeline/FadeCurve``.
-  ///
-  /// - Note: Realtime-safe: libm's `sin`, `cos` and `exp2` neither allocate nor lock.
-  @_noLocks
-  @inlinable
-  public func shape(_ x: Double) -> Double {
-    switch self {
-    case .linear: x
-    case .equalPower: _unsafePerformance { sin(x * Double.pi / 2) }
-    case .sCurve: _unsafePerformance { (1 - cos(Double.pi * x)) / 2 }
-    case .exponential: _unsafePerformance { (exp2(10 * x) - 1) / 1023 }
-    }
   }
 }
 

@@ -21,20 +21,6 @@ public enum ChannelRouting: UInt8, Sendable, BitwiseCopyable {
   }
 }
 
-/// The curve codes the kernel switches on (``FadeCurve`` as one trivially-copyable byte).
-public enum CurveCode: UInt8, Sendable, BitwiseCopyable {
-  case linear, equalPower, sCurve, exponential
-
-  init(_ curve: FadeCurve) {
-    switch curve {
-    case .linear: self = .linear
-    case .equalPower: self = .equalPower
-    case .sCurve: self = .sCurve
-    case .exponential: self = .exponential
-    }
-  }
-}
-
 /// One clip, flattened for the kernel: where it plays, what it reads, how loud.
 ///
 /// Trivially copyable: no references, so the audio thread can read it without touching ARC.
@@ -49,8 +35,8 @@ public struct ClipRecord: @unchecked Sendable, BitwiseCopyable {
   public var length: Int64
   public var fadeInLength: Int64
   public var fadeOutLength: Int64
-  public var fadeInCurve: CurveCode
-  public var fadeOutCurve: CurveCode
+  public var fadeInCurve: FadeCurve
+  public var fadeOutCurve: FadeCurve
   public var routing: ChannelRouting
   /// The clip's gain in the mix for the left (or only) and right outputs: clip gain × track
   /// gain × the pan law's factor, and 0 on a muted track (or an unsoloed one while another is
@@ -319,7 +305,7 @@ public final class RenderPlan: @unchecked Sendable {
       chunks: chunks, sourceStart: clip.sourceRange.start.frames,
       timelineStart: clip.timelineStart.frames, length: clip.length.frames,
       fadeInLength: clip.fadeIn.length.frames, fadeOutLength: clip.fadeOut.length.frames,
-      fadeInCurve: CurveCode(clip.fadeIn.curve), fadeOutCurve: CurveCode(clip.fadeOut.curve),
+      fadeInCurve: clip.fadeIn.curve, fadeOutCurve: clip.fadeOut.curve,
       routing: routing, gainLeft: Float(left), gainRight: Float(right), clipID: clip.id.rawValue,
       trackID: track.id.rawValue, layout: 0)
     record.layout = Self.layout(of: record)
@@ -333,7 +319,7 @@ public final class RenderPlan: @unchecked Sendable {
     for field in [
       record.clipID, Int64(Int(bitPattern: record.chunks)), record.sourceStart,
       record.timelineStart, record.length, record.fadeInLength, record.fadeOutLength,
-      Int64(record.fadeInCurve.rawValue), Int64(record.fadeOutCurve.rawValue),
+      Int64(record.fadeInCurve.ordinal), Int64(record.fadeOutCurve.ordinal),
       Int64(record.routing.rawValue),
     ] {
       value = (value ^ UInt64(bitPattern: field)) &* 0x100_0000_01B3

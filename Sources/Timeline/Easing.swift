@@ -1,4 +1,6 @@
-public import Foundation
+#if canImport(Glibc)
+  public import Glibc
+#endif
 
 /// How a change moves from its old value to its new one over time: one definition shared by
 /// the player (gain ramps and crossfades, on the audio thread) and the animated diffs (views

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 extension Gain {
   /// Parses a gain as typed on the command line: `-3`, `-3dB`, `+2.5dB`, `-3 db`, `0`.
@@ -10,9 +12,9 @@ extension Gain {
   /// try Gain(parsing: "loud")    // throws TimelineError.invalidGain
   /// ```
   public init(parsing text: String) throws(TimelineError) {
-    var body = Substring(text.trimmingCharacters(in: .whitespaces))
+    var body = Substring(text.trimmingBlanks)
     if body.lowercased().hasSuffix("db") { body = body.dropLast(2) }
-    body = Substring(body.trimmingCharacters(in: .whitespaces))
+    body = Substring(body.trimmingBlanks)
     var sign = 1.0
     if body.first == "+" || body.first == "-" {
       sign = body.first == "-" ? -1 : 1

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// A gain in decibels, with its linear amplitude factor.
 ///
@@ -45,5 +47,5 @@ public struct Gain: Sendable, Hashable, Codable, CustomStringConvertible {
 
 @inline(__always)
 func pow10(_ x: Double) -> Double {
-  Foundation.pow(10, x)
+  Glibc.pow(10, x)
 }

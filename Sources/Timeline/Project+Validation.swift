@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 extension Project {
   /// Checks the whole project: format, sources, tracks and every clip against its source.
@@ -81,7 +83,7 @@ extension Clip {
 extension Track {
   /// Checks the name, gain and pan (not the clips, which need the project's sources).
   public func validateSettings() throws(TimelineError) {
-    guard !name.trimmingCharacters(in: .whitespaces).isEmpty else { throw .emptyTrackName }
+    guard !name.trimmingBlanks.isEmpty else { throw .emptyTrackName }
     // A newline or another control character would break every listing that shows the name.
     guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
     else { throw .controlCharacterInName(name) }

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// How a time was written on the command line, so it can be printed back the same way.
 public enum TimeStyle: Sendable, Hashable {
@@ -38,7 +40,7 @@ public struct TimeValue: Sendable, Hashable {
   }
 
   public init(parsing text: String, sampleRate: Int) throws(TimelineError) {
-    let trimmed = text.trimmingCharacters(in: .whitespaces)
+    let trimmed = text.trimmingBlanks
     guard let parsed = Self.parse(trimmed, sampleRate: Int64(sampleRate)) else {
       throw .invalidTime(text)
     }
