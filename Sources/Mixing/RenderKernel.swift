@@ -156,7 +156,13 @@ public enum RenderKernel {
       if let chunk = ChunkTable.chunk(Int(sourceFrame >> Int64(ChunkTable.shift)), in: clip.chunks)
       {
         let out = output + Int(clip.timelineStart + i - blockStart) * channels
-        if ramp.end == .min {
+        if let envelope = clip.envelope {
+          // The output clock at clip frame i (used only while the gain ramps).
+          let t = clock + (clip.timelineStart + i - blockStart)
+          enveloped(
+            clip, chunk + offset * sourceChannels, out, from: i, to: i + run, ramp, at: t,
+            envelope: UnsafeBufferPointer(start: envelope, count: clip.envelopeCount))
+        } else if ramp.end == .min {
           segment(clip, chunk + offset * sourceChannels, out, from: i, to: i + run)
         } else {
           // The output clock at clip frame i.
@@ -188,6 +194,42 @@ public enum RenderKernel {
     faded(clip, source, out, origin: first, first, min(last, bodyStart))
     body(clip, source, out, origin: first, max(first, bodyStart), min(last, bodyEnd))
     faded(clip, source, out, origin: first, max(first, bodyEnd), last)
+  }
+
+  /// Clip frames `[first, last)` of a clip whose track has an envelope: its gain (ramping, if
+  /// the player ramps it), fade and the envelope's gain at its timeline frame, every frame.
+  /// `source` and `out` are at clip frame `first`, played at output clock `clock`.
+  @_noLocks
+  @inlinable
+  static func enveloped(
+    _ clip: ClipRecord, _ source: UnsafePointer<Float>, _ out: UnsafeMutablePointer<Float>,
+    from first: Int64, to last: Int64, _ ramp: ClipRamp, at clock: Int64,
+    envelope: UnsafeBufferPointer<EnvelopeSegment>
+  ) {
+    var segment = EnvelopeSegment.index(of: clip.timelineStart + first, in: envelope) ?? 0
+    for i in first..<last {
+      let frame = Int(i - first)
+      let t = clip.timelineStart + i
+      while segment + 1 < envelope.count && envelope[segment + 1].start <= t { segment += 1 }
+      let (gainLeft, gainRight) =
+        ramp.end == .min
+        ? (clip.gainLeft, clip.gainRight)
+        : gains(ramp, to: clip.gainLeft, clip.gainRight, at: clock + Int64(frame))
+      let shape = fadeGain(clip, at: i) * envelope[segment].gain(at: t)
+      let (left, right) = (Float(shape * Double(gainLeft)), Float(shape * Double(gainRight)))
+      switch clip.routing {
+      case .monoToMono:
+        out[frame] += source[frame] * left
+      case .stereoToMono:
+        out[frame] += (source[2 * frame] + source[2 * frame + 1]) * left
+      case .monoToStereo:
+        out[2 * frame] += source[frame] * left
+        out[2 * frame + 1] += source[frame] * right
+      case .stereoToStereo:
+        out[2 * frame] += source[2 * frame] * left
+        out[2 * frame + 1] += source[2 * frame + 1] * right
+      }
+    }
   }
 
   /// Clip frames `[first, last)` while the clip's gain ramps: gain and fade per frame.

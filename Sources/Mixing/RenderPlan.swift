@@ -47,9 +47,13 @@ public struct ClipRecord: @unchecked Sendable, BitwiseCopyable {
   public var clipID: Int64
   /// Its track's id.
   public var trackID: Int64
-  /// A hash of what the clip plays (source, crop, place, fades, routing; not its gains): equal
-  /// in two plans when only its gains changed.
+  /// A hash of what the clip plays (source, crop, place, fades, routing, its track's
+  /// envelope; not its gains): equal in two plans when only its gains changed.
   public var layout: UInt64
+  /// Its track's volume automation (``Timeline/Envelope/segments()``), nil for none; owned by
+  /// the plan.
+  public var envelope: UnsafePointer<EnvelopeSegment>?
+  public var envelopeCount: Int
 
   public var timelineEnd: Int64 { timelineStart + length }
 
@@ -128,6 +132,8 @@ public final class RenderPlan: @unchecked Sendable {
   private let runningEnd: UnsafeMutableBufferPointer<Int64>
   private let ramps: UnsafeMutableBufferPointer<ClipRamp>
   private let byID: UnsafeMutableBufferPointer<Int32>
+  /// The envelope segments of the tracks that have one, one buffer each.
+  private let envelopes: [UnsafeMutableBufferPointer<EnvelopeSegment>]
   /// The decoded audio every record reads, kept alive with the plan.
   public let sources: [SourceAudio]
   /// For each record, in order, its source's index in ``sources``.
@@ -148,8 +154,18 @@ public final class RenderPlan: @unchecked Sendable {
     var compiled: [(record: ClipRecord, source: Int)] = []
     var sources: [SourceAudio] = []
     var sourceIndex: [ObjectIdentifier: Int] = [:]
+    var envelopes: [UnsafeMutableBufferPointer<EnvelopeSegment>] = []
     for track in project.tracks {
       let isAudible = audible.contains(track.id)
+      var envelope: (UnsafeMutableBufferPointer<EnvelopeSegment>, UInt64)?
+      if let segments = track.envelope?.segments(), !segments.isEmpty {
+        let buffer = UnsafeMutableBufferPointer<EnvelopeSegment>.allocate(capacity: segments.count)
+        _ = buffer.initialize(from: segments)
+        envelopes.append(buffer)
+        var hasher = Hasher()
+        hasher.combine(segments)
+        envelope = (buffer, UInt64(bitPattern: Int64(hasher.finalize())))
+      }
       for clip in track.clips where clip.length.frames > 0 {
         guard let source = audio[clip.source] else {
           if !isAudible { continue }
@@ -172,8 +188,9 @@ public final class RenderPlan: @unchecked Sendable {
         compiled.append(
           (
             Self.record(
-              clip, track: track, audible: isAudible, chunks: source.table,
-              sourceChannels: source.channels, outputChannels: project.channels), index
+              clip, track: track, audible: isAudible, masterGain: project.masterGain.linear,
+              envelope: envelope, chunks: source.table, sourceChannels: source.channels,
+              outputChannels: project.channels), index
           ))
       }
     }
@@ -198,6 +215,7 @@ public final class RenderPlan: @unchecked Sendable {
     var hash: UInt64 = 0xCBF2_9CE4_8422_2325
     for index in order { hash = (hash ^ built[index].layout) &* 0x100_0000_01B3 }
     self.sources = sources
+    self.envelopes = envelopes
     recordSources = compiled.map(\.source)
     view = PlanView(
       clips: UnsafePointer(records.baseAddress), runningEnd: UnsafePointer(runningEnd.baseAddress),
@@ -211,6 +229,7 @@ public final class RenderPlan: @unchecked Sendable {
     runningEnd.deallocate()
     ramps.deallocate()
     byID.deallocate()
+    for buffer in envelopes { buffer.deallocate() }
   }
 
   /// How many clips the plan holds (silent ones included).
@@ -225,12 +244,17 @@ public final class RenderPlan: @unchecked Sendable {
   /// The memory the audio thread reads of this plan (records, ramps, indices), for a player to
   /// lock into RAM: its address and length in bytes, region by region.
   public var memoryRegions: [(address: UnsafeRawPointer, bytes: Int)] {
-    [
+    var regions: [(UnsafeRawPointer?, Int)] = [
       (UnsafeRawPointer(records.baseAddress), records.count * MemoryLayout<ClipRecord>.stride),
       (UnsafeRawPointer(runningEnd.baseAddress), runningEnd.count * 8),
       (UnsafeRawPointer(ramps.baseAddress), ramps.count * MemoryLayout<ClipRamp>.stride),
       (UnsafeRawPointer(byID.baseAddress), byID.count * 4),
-    ].compactMap { address, bytes in address.map { ($0, bytes) } }
+    ]
+    for buffer in envelopes {
+      regions.append(
+        (UnsafeRawPointer(buffer.baseAddress), buffer.count * MemoryLayout<EnvelopeSegment>.stride))
+    }
+    return regions.compactMap { address, bytes in address.map { ($0, bytes) } }
   }
 
   /// Calls `body` with each source chunk that rendering the timeline frames `range` reads (a
@@ -277,11 +301,12 @@ public final class RenderPlan: @unchecked Sendable {
   }
 
   private static func record(
-    _ clip: Clip, track: Track, audible: Bool,
+    _ clip: Clip, track: Track, audible: Bool, masterGain: Double,
+    envelope: (UnsafeMutableBufferPointer<EnvelopeSegment>, UInt64)?,
     chunks: UnsafeMutablePointer<UInt.AtomicRepresentation>, sourceChannels: Int,
     outputChannels: Int
   ) -> ClipRecord {
-    let gain = audible ? clip.gain.linear * track.gain.linear : 0
+    let gain = audible ? clip.gain.linear * track.gain.linear * masterGain : 0
     let routing: ChannelRouting
     let left: Double
     let right: Double
@@ -307,8 +332,10 @@ public final class RenderPlan: @unchecked Sendable {
       fadeInLength: clip.fadeIn.length.frames, fadeOutLength: clip.fadeOut.length.frames,
       fadeInCurve: clip.fadeIn.curve, fadeOutCurve: clip.fadeOut.curve,
       routing: routing, gainLeft: Float(left), gainRight: Float(right), clipID: clip.id.rawValue,
-      trackID: track.id.rawValue, layout: 0)
-    record.layout = Self.layout(of: record)
+      trackID: track.id.rawValue, layout: 0,
+      envelope: envelope.flatMap { UnsafePointer($0.0.baseAddress) },
+      envelopeCount: envelope?.0.count ?? 0)
+    record.layout = Self.layout(of: record) ^ (envelope?.1 ?? 0)
     return record
   }
 

@@ -9,7 +9,7 @@ public struct ChangedIDs: Sendable, Hashable {
   public var clips: Set<Clip.ID>
   /// Whether the order of the tracks may have changed.
   public var trackOrder: Bool
-  /// Whether the project's format (rate, channels) may have changed.
+  /// Whether the project's own settings (rate, channels, master gain) may have changed.
   public var format: Bool
 
   public init(

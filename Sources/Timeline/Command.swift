@@ -27,6 +27,8 @@ public enum Command: Sendable, Hashable {
   case setClip(Clip, track: Track.ID)
   /// Removes clips.
   case removeClips([Clip.ID])
+  /// Sets the gain of the whole mix.
+  case setMasterGain(Gain)
 }
 
 extension Project {
@@ -51,7 +53,7 @@ extension Project {
       try result.apply(command, changed: &changed)
     }
     for id in changed.tracks {
-      if let track = result.track(id) { try track.validateSettings() }
+      if let track = result.track(id) { try track.validateSettings(sampleRate: result.sampleRate) }
     }
     for (clip, _) in result.locate(changed.clips).values {
       try result.validate(clip)
@@ -139,6 +141,11 @@ extension Project {
         ?? tracks[target].clips.endIndex
       tracks[target].clips.insert(clip, at: position)
       changed.clips.insert(clip.id)
+    case .setMasterGain(let gain):
+      try gain.validate(as: "master gain")
+      masterGain = gain
+      // Project-level settings travel with the format.
+      changed.format = true
     case .removeClips(let ids):
       for id in ids {
         guard let (_, track) = clip(id), let index = tracks.firstIndex(where: { $0.id == track.id })

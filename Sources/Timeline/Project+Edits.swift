@@ -122,7 +122,7 @@ extension Project {
   /// Adds an empty track after the existing ones.
   public func addTrack(_ track: Track) throws(TimelineError) -> [Command] {
     guard self.track(track.id) == nil else { throw .duplicateID("\(track.id)") }
-    try track.validateSettings()
+    try track.validateSettings(sampleRate: sampleRate)
     var empty = track
     empty.clips = []
     return [.setTrack(empty)]
@@ -140,8 +140,23 @@ extension Project {
     track.pan = pan ?? track.pan
     track.isMuted = muted ?? track.isMuted
     track.isSolo = solo ?? track.isSolo
-    try track.validateSettings()
+    try track.validateSettings(sampleRate: sampleRate)
     return [.setTrack(track)]
+  }
+
+  /// Gives a track volume automation (nil removes it).
+  public func setEnvelope(_ id: Track.ID, _ envelope: Envelope?) throws(TimelineError) -> [Command]
+  {
+    guard var track = track(id) else { throw .unknownTrack(id) }
+    track.envelope = envelope
+    try track.validateSettings(sampleRate: sampleRate)
+    return [.setTrack(track)]
+  }
+
+  /// Sets the gain of the whole mix.
+  public func setMasterGain(_ gain: Gain) throws(TimelineError) -> [Command] {
+    try gain.validate(as: "master gain")
+    return [.setMasterGain(gain)]
   }
 
   /// Moves a track to `index` in the display order (clamped to the ends).

@@ -112,8 +112,8 @@ extension Project {
     guard self.track(newID) == nil else { throw .duplicateID("\(newID)") }
     var copy = Track(
       id: newID, name: name, gain: track.gain, pan: track.pan, isMuted: track.isMuted,
-      isSolo: track.isSolo)
-    try copy.validateSettings()
+      isSolo: track.isSolo, envelope: track.envelope)
+    try copy.validateSettings(sampleRate: sampleRate)
     copy.clips = track.clips.map { $0.withID(newClipID()) }
     var order = tracks.map(\.id)
     order.insert(newID, at: (order.firstIndex(of: id) ?? order.count - 1) + 1)

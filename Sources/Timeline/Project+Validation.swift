@@ -15,11 +15,12 @@ extension Project {
       guard seenSources.insert(source.id).inserted else { throw .duplicateID("\(source.id)") }
       try source.validate()
     }
+    try masterGain.validate(as: "master gain")
     var seenTracks = Set<Track.ID>()
     var seenClips = Set<Clip.ID>()
     for track in tracks {
       guard seenTracks.insert(track.id).inserted else { throw .duplicateID("\(track.id)") }
-      try track.validateSettings()
+      try track.validateSettings(sampleRate: sampleRate)
       for clip in track.clips {
         guard seenClips.insert(clip.id).inserted else { throw .duplicateID("\(clip.id)") }
         try validate(clip)
@@ -82,7 +83,8 @@ extension Clip {
 
 extension Track {
   /// Checks the name, gain and pan (not the clips, which need the project's sources).
-  public func validateSettings() throws(TimelineError) {
+  /// Throws unless the name, gain, pan and envelope are valid (`sampleRate` for messages).
+  public func validateSettings(sampleRate: Int) throws(TimelineError) {
     guard !name.trimmingBlanks.isEmpty else { throw .emptyTrackName }
     // A newline or another control character would break every listing that shows the name.
     guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
@@ -91,6 +93,7 @@ extension Track {
     guard pan.isFinite, (-1.0...1.0).contains(pan) else {
       throw .panOutOfRange(track: id, pan: pan)
     }
+    try envelope?.validate(track: id, sampleRate: sampleRate)
   }
 }
 

@@ -16,12 +16,18 @@ public struct Project: Sendable, Hashable, Codable {
   public var sources: [Source]
   /// In display order, top to bottom.
   public var tracks: [Track]
+  /// The gain of the whole mix, after every track.
+  public var masterGain: Gain
 
-  public init(sampleRate: Int, channels: Int, sources: [Source] = [], tracks: [Track] = []) {
+  public init(
+    sampleRate: Int, channels: Int, sources: [Source] = [], tracks: [Track] = [],
+    masterGain: Gain = .unity
+  ) {
     self.sampleRate = sampleRate
     self.channels = channels
     self.sources = sources.sorted { $0.id < $1.id }
     self.tracks = tracks
+    self.masterGain = masterGain
   }
 
   public static let supportedSampleRates = [

@@ -11,7 +11,7 @@
 public struct ProjectDiff: Sendable, Hashable {
   public static func == (a: ProjectDiff, b: ProjectDiff) -> Bool {
     a.sources == b.sources && a.tracks == b.tracks && a.clips == b.clips
-      && a.formatChanged == b.formatChanged
+      && a.formatChanged == b.formatChanged && a.masterGainChanged == b.masterGainChanged
   }
 
   public func hash(into hasher: inout Hasher) {
@@ -19,6 +19,7 @@ public struct ProjectDiff: Sendable, Hashable {
     hasher.combine(tracks)
     hasher.combine(clips)
     hasher.combine(formatChanged)
+    hasher.combine(masterGainChanged)
   }
 
   /// A clip and the track it is on.
@@ -72,6 +73,7 @@ public struct ProjectDiff: Sendable, Hashable {
     public var pan: Double
     public var isMuted: Bool
     public var isSolo: Bool
+    public var envelope: Envelope?
 
     init(_ track: Track, index: Int) {
       self.index = index
@@ -80,6 +82,7 @@ public struct ProjectDiff: Sendable, Hashable {
       pan = track.pan
       isMuted = track.isMuted
       isSolo = track.isSolo
+      envelope = track.envelope
     }
   }
 
@@ -103,12 +106,16 @@ public struct ProjectDiff: Sendable, Hashable {
   public var clips: [ClipChange]
   /// Rate or channels changed.
   public var formatChanged: Bool
+  /// The master gain changed.
+  public var masterGainChanged: Bool
   /// The two snapshots, for ``interpolated(at:easing:)``; not part of the diff's value (two
   /// diffs that list the same changes are equal).
   public let before: Project?
   public let after: Project?
 
-  public var isEmpty: Bool { sources.isEmpty && tracks.isEmpty && clips.isEmpty && !formatChanged }
+  public var isEmpty: Bool {
+    sources.isEmpty && tracks.isEmpty && clips.isEmpty && !formatChanged && !masterGainChanged
+  }
 
   /// The diff from `old` to `new`, examining only `changed` (everything when `nil`).
   ///
@@ -129,6 +136,7 @@ public struct ProjectDiff: Sendable, Hashable {
         return all
       }()
     formatChanged = old.sampleRate != new.sampleRate || old.channels != new.channels
+    masterGainChanged = old.masterGain != new.masterGain
     before = old
     after = new
 

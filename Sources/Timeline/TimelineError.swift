@@ -43,6 +43,10 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case notJoinable(Clip.ID, Clip.ID)
   case emptyRange(FrameRange, sampleRate: Int)
   case emptyClip
+  case emptyEnvelope(track: Track.ID)
+  case envelopeTimeOutOfRange(track: Track.ID, time: FramePosition, sampleRate: Int)
+  case envelopeNotIncreasing(track: Track.ID, time: FramePosition, sampleRate: Int)
+  case invalidEnvelopePoint(String)
   case edgeFadeDoesNotFit(
     clip: Clip.ID, end: FadeEnd, fade: FrameCount, room: FrameCount, sampleRate: Int)
 
@@ -143,6 +147,17 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
         "source \(source) is still used by clip\(clips.count == 1 ? "" : "s") \(list)\(clips.count > 5 ? ", …" : ""); remove those clips first"
     case .trackOrderMismatch:
       return "a new track order must list every track of the project exactly once"
+    case .emptyEnvelope(let track):
+      return "the envelope of track \(track) has no points; give TIME:GAIN pairs, or --clear it"
+    case .envelopeTimeOutOfRange(let track, let time, let rate):
+      return
+        "an envelope point of track \(track) at \(TimeValue.seconds(FrameCount(time.frames), sampleRate: rate)) is outside the timeline; use times from 0 to the latest time Tape handles"
+    case .envelopeNotIncreasing(let track, let time, let rate):
+      return
+        "the envelope points of track \(track) must be in time order, each later than the one before; \(TimeValue.seconds(FrameCount(time.frames), sampleRate: rate)) is not"
+    case .invalidEnvelopePoint(let text):
+      return
+        "'\(text)' is not an envelope point; write TIME:GAIN, for example 10s:-6dB or 12s:-inf"
     case .emptyClip:
       return "the clip would be empty: its end in the source must come after --from"
     case .emptyRange(let range, let rate):

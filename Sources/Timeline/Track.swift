@@ -14,12 +14,14 @@ public struct Track: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity
   public var pan: Double
   public var isMuted: Bool
   public var isSolo: Bool
+  /// Volume automation over the track's gain; nil for none.
+  public var envelope: Envelope?
   /// Sorted by `timelineStart`, then by id.
   public var clips: [Clip]
 
   public init(
     id: ID, name: String, gain: Gain = .unity, pan: Double = 0, isMuted: Bool = false,
-    isSolo: Bool = false, clips: [Clip] = []
+    isSolo: Bool = false, envelope: Envelope? = nil, clips: [Clip] = []
   ) {
     self.id = id
     self.name = name
@@ -27,6 +29,7 @@ public struct Track: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity
     self.pan = pan
     self.isMuted = isMuted
     self.isSolo = isSolo
+    self.envelope = envelope
     self.clips = clips.sorted(by: Clip.timelineOrder)
   }
 

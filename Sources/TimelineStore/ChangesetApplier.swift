@@ -19,11 +19,12 @@ enum ChangesetApplier {
     // Foreign keys are checked per statement: parents are written before the rows that point at
     // them, and removed after.
     let order: [(String, NetChanges.Kind?)] = [
-      (Schema.projectTable, nil),
+      (Schema.projectTable, nil), (Schema.masterTable, nil),
       (Schema.sourceTable, .insert), (Schema.sourceTable, .update),
       (Schema.trackTable, .insert), (Schema.trackTable, .update),
+      (Schema.envelopeTable, .insert), (Schema.envelopeTable, .update),
       (Schema.clipTable, .delete), (Schema.clipTable, .update), (Schema.clipTable, .insert),
-      (Schema.trackTable, .delete), (Schema.sourceTable, .delete),
+      (Schema.envelopeTable, .delete), (Schema.trackTable, .delete), (Schema.sourceTable, .delete),
     ]
     // The step of each (table, kind), by table index and kind.
     var steps = Array(repeating: [NetChanges.Kind: Int](), count: Schema.trackedTables.count)

@@ -159,6 +159,7 @@ struct NetChanges: Sendable {
         changed.tracks.insert(Track.ID(key.id))
         changed.trackOrder = true
       case Schema.sourceTable: changed.sources.insert(Source.ID(key.id))
+      case Schema.envelopeTable: changed.tracks.insert(Track.ID(key.id))
       default: changed.format = true
       }
     }

@@ -56,6 +56,28 @@ enum RowWriter {
         track.isSolo,
       ])
     }
+    // Envelopes: a row per track that has one, written with the track.
+    for track in new.tracks where tracksToWrite.contains(track.id) {
+      if let envelope = track.envelope {
+        try db.cachedStatement(
+          sql: """
+            INSERT INTO envelope (trackID, points) VALUES (?, ?)
+            ON CONFLICT(trackID) DO UPDATE SET points = excluded.points
+            """
+        ).execute(arguments: [track.id.rawValue, envelope.storageText])
+      } else {
+        try db.cachedStatement(sql: "DELETE FROM envelope WHERE trackID = ?").execute(
+          arguments: [track.id.rawValue])
+      }
+    }
+    if changed.format {
+      try db.cachedStatement(
+        sql: """
+          INSERT INTO master (id, gainDB) VALUES (1, ?)
+          ON CONFLICT(id) DO UPDATE SET gainDB = excluded.gainDB
+          """
+      ).execute(arguments: [new.masterGain.decibels])
+    }
     let placed = new.locate(changed.clips)
     for id in changed.clips {
       guard let (clip, track) = placed[id] else {
@@ -86,6 +108,9 @@ enum RowWriter {
     }
     for id in tracksToWrite where new.track(id) == nil {
       positions[id] = nil
+      try db.cachedStatement(sql: "DELETE FROM envelope WHERE trackID = ?").execute(arguments: [
+        id.rawValue
+      ])
       try db.cachedStatement(sql: "DELETE FROM track WHERE id = ?").execute(arguments: [id.rawValue]
       )
     }

@@ -15,8 +15,14 @@ enum Schema {
   static let sourceTable = "source"
   static let trackTable = "track"
   static let clipTable = "clip"
+  static let envelopeTable = "envelope"
+  static let masterTable = "master"
   /// The tables whose changes are history; everything else (ids, head, transient state) is not.
-  static let trackedTables = [projectTable, sourceTable, trackTable, clipTable]
+  /// New tables are added at the end, never columns to a table: a changeset records a table's
+  /// column count, and every old version's changeset must stay readable.
+  static let trackedTables = [
+    projectTable, sourceTable, trackTable, clipTable, envelopeTable, masterTable,
+  ]
 
   /// Each tracked table's columns in declaration order, the order changesets use. The primary
   /// key is column 0. A test checks these against `PRAGMA table_info`.
@@ -28,6 +34,8 @@ enum Schema {
       "id", "trackID", "sourceID", "timelineStart", "sourceStart", "length", "gainDB",
       "fadeInLength", "fadeInCurve", "fadeOutLength", "fadeOutCurve",
     ],
+    envelopeTable: ["trackID", "points"],
+    masterTable: ["id", "gainDB"],
   ]
 
   /// ``columns`` of each of ``trackedTables``, by the table's index there.
@@ -174,6 +182,21 @@ enum Schema {
             toVersion INTEGER NOT NULL REFERENCES version(id),
             cause TEXT NOT NULL CHECK (cause IN ('new', 'edit', 'undo', 'redo', 'checkout')),
             createdAt INTEGER NOT NULL
+          );
+          """)
+    }
+    migrator.registerMigration("v5") { db in
+      try db.execute(
+        sql: """
+          -- A track's volume automation (Envelope.storageText: frames:dB pairs); no row, none.
+          CREATE TABLE envelope (
+            trackID INTEGER PRIMARY KEY REFERENCES track(id),
+            points TEXT NOT NULL CHECK (points <> '')
+          );
+          -- The gain of the whole mix; no row, 0 dB.
+          CREATE TABLE master (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            gainDB REAL NOT NULL CHECK (gainDB BETWEEN \(Gain.minimumDecibels) AND \(Gain.maximumDecibels))
           );
           """)
     }

@@ -28,17 +28,34 @@ enum SnapshotReader {
       let (clip, track) = try self.clip(row)
       clipsByTrack[track, default: []].append(clip)
     }
+    // Projects made before envelopes existed have neither table until opened for writing.
+    let mixTables = try db.tableExists(Schema.envelopeTable)
+    var envelopes: [Track.ID: Envelope] = [:]
+    var masterGain = Gain.unity
+    if mixTables {
+      for row in try Row.fetchAll(db, sql: "SELECT trackID, points FROM envelope") {
+        guard let envelope = Envelope(storageText: row["points"]) else {
+          throw StoreError.corrupt(
+            detail: "the envelope of track \(row["trackID"] as Int64) is unreadable")
+        }
+        envelopes[Track.ID(row["trackID"])] = envelope
+      }
+      if let gain = try Double.fetchOne(db, sql: "SELECT gainDB FROM master WHERE id = 1") {
+        masterGain = Gain(decibels: gain)
+      }
+    }
     var positions: [Track.ID: Int64] = [:]
     var tracks: [Track] = []
     for row in try Row.fetchAll(db, sql: "SELECT * FROM track ORDER BY position, id") {
       var track = self.track(row)
+      track.envelope = envelopes[track.id]
       track.clips = clipsByTrack[track.id] ?? []
       positions[track.id] = row["position"]
       tracks.append(track)
     }
     let project = Project(
       sampleRate: format["sampleRate"], channels: format["channels"], sources: sources,
-      tracks: tracks)
+      tracks: tracks, masterGain: masterGain)
     return HeldProject(project: project, positions: positions, clips: ClipIndex(project))
   }
 
@@ -59,7 +76,9 @@ enum SnapshotReader {
       project: Schema.trackedTables.firstIndex(of: Schema.projectTable),
       source: Schema.trackedTables.firstIndex(of: Schema.sourceTable),
       track: Schema.trackedTables.firstIndex(of: Schema.trackTable),
-      clip: Schema.trackedTables.firstIndex(of: Schema.clipTable)
+      clip: Schema.trackedTables.firstIndex(of: Schema.clipTable),
+      envelope: Schema.trackedTables.firstIndex(of: Schema.envelopeTable),
+      master: Schema.trackedTables.firstIndex(of: Schema.masterTable)
     )
     // Format, sources and track settings first: clips are placed on the tracks as they end up.
     var sources = Dictionary(uniqueKeysWithValues: project.sources.map { ($0.id, $0) })
@@ -94,14 +113,39 @@ enum SnapshotReader {
         if let index = trackIndex[id] {
           var track = settings
           track.clips = project.tracks[index].clips
+          track.envelope = project.tracks[index].envelope
           project.tracks[index] = track
         } else {
           trackIndex[id] = project.tracks.count
           project.tracks.append(settings)
         }
+      case tables.master:
+        if kind == .delete {
+          project.masterGain = .unity
+        } else if let gain = try columns.real(1) {
+          project.masterGain = Gain(decibels: gain)
+        }
       default:
         break
       }
+    }
+    // Envelopes once every track is in place.
+    try changes.forEach { key, kind, _, new in
+      guard key.table == tables.envelope else { return }
+      guard let index = trackIndex[Track.ID(key.id)] else {
+        if kind == .delete { return }
+        throw StoreError.corrupt(detail: "an envelope belongs to missing track t\(key.id)")
+      }
+      if kind == .delete {
+        project.tracks[index].envelope = nil
+        return
+      }
+      let columns = Columns(new, changes, table: key.table, id: key.id)
+      guard let text = try columns.text(1) else { return }
+      guard let envelope = Envelope(storageText: text) else {
+        throw StoreError.corrupt(detail: "the envelope of track t\(key.id) is unreadable")
+      }
+      project.tracks[index].envelope = envelope
     }
     if changed.sources.count > 0 {
       project.sources = sources.values.sorted { $0.id < $1.id }

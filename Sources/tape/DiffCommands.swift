@@ -205,6 +205,9 @@ struct DiffWords {
         "format \(before.sampleRate) Hz \(before.channels) ch → \(after.sampleRate) Hz \(after.channels) ch"
       )
     }
+    if diff.masterGainChanged, let before = diff.before, let after = diff.after {
+      lines.append("master gain \(before.masterGain) → \(after.masterGain)")
+    }
     for change in diff.sources {
       switch (change.before, change.after) {
       case (nil, let new?): lines.append("\(change.id) added (\(escaped(new.path.description)))")
@@ -258,6 +261,11 @@ struct DiffWords {
       if old.pan != new.pan { parts.append("pan \(formatPan(old.pan)) → \(formatPan(new.pan))") }
       if old.isMuted != new.isMuted { parts.append(new.isMuted ? "muted" : "unmuted") }
       if old.isSolo != new.isSolo { parts.append(new.isSolo ? "soloed" : "unsoloed") }
+      if old.envelope != new.envelope {
+        parts.append(
+          new.envelope.map { "envelope \(envelopeText($0, sampleRate: sampleRate))" }
+            ?? "envelope cleared")
+      }
       if old.index != new.index {
         parts.append("moved from row \(old.index + 1) to \(new.index + 1)")
       }
@@ -358,7 +366,7 @@ struct DiffWords {
           ("id", .string(change.id.description)), ("name", .string(settings.name)),
           ("gainDB", .double(settings.gain.decibels)), ("pan", .double(settings.pan)),
           ("muted", .bool(settings.isMuted)), ("solo", .bool(settings.isSolo)),
-          ("index", .int(Int64(settings.index))),
+          ("envelope", envelopeJSON(settings.envelope)), ("index", .int(Int64(settings.index))),
         ])
       }
       items.append(

@@ -122,6 +122,7 @@ func projectJSON(_ snapshot: StoreSnapshot, file: String) -> JSONValue {
     ("version", .int(snapshot.version)),
     ("sampleRate", .int(Int64(project.sampleRate))),
     ("channels", .int(Int64(project.channels))),
+    ("masterGainDB", .double(project.masterGain.decibels)),
     (
       "sources",
       .array(
@@ -178,7 +179,33 @@ func trackFields(_ track: Track) -> [(String, JSONValue)] {
     ("id", .string(track.id.description)), ("name", .string(track.name)),
     ("gainDB", .double(track.gain.decibels)), ("pan", .double(track.pan)),
     ("muted", .bool(track.isMuted)), ("solo", .bool(track.isSolo)),
+    ("envelope", envelopeJSON(track.envelope)),
   ]
+}
+
+/// An envelope as `ls --json` shows it: its points in order, `frame` at the project rate and
+/// `gainDB` (`null` for `-inf`, silence); `null` for no envelope.
+func envelopeJSON(_ envelope: Envelope?) -> JSONValue {
+  guard let envelope else { return .null }
+  return .array(
+    envelope.points.map { point in
+      .object([
+        ("frame", .int(point.time.frames)),
+        ("gainDB", point.decibels.isFinite ? .double(point.decibels) : .null),
+      ])
+    })
+}
+
+/// An envelope for people: `0:00.000 0 dB → 0:10.000 -6 dB → 0:12.000 -inf dB`.
+func envelopeText(_ envelope: Envelope, sampleRate: Int, frames: Bool = false) -> String {
+  envelope.points.map { point in
+    let time =
+      frames
+      ? "\(point.time.frames)f"
+      : TimeValue.clock(FrameCount(point.time.frames), sampleRate: sampleRate)
+    let gain = point.decibels.isFinite ? Gain(decibels: point.decibels).description : "-inf dB"
+    return "\(time) \(gain)"
+  }.joined(separator: " → ")
 }
 
 /// A clip as `ls --json` shows it.
@@ -216,7 +243,7 @@ struct TimelineTable {
     let missing = Set(
       project.sources.filter { isMissing($0, projectFolder: folder) }.map(\.id))
     var lines = [
-      "version \(snapshot.version) · \(rate) Hz · \(project.channels == 1 ? "mono" : "stereo") · length \(clock(project.timelineEnd.frames))"
+      "version \(snapshot.version) · \(rate) Hz · \(project.channels == 1 ? "mono" : "stereo") · length \(clock(project.timelineEnd.frames))\(project.masterGain == .unity ? "" : " · master \(project.masterGain)")"
     ]
     lines.append("")
     if project.sources.isEmpty {
@@ -246,6 +273,9 @@ struct TimelineTable {
       lines.append(
         "\(track.id) \(escaped(track.name))  gain \(track.gain)  pan \(formatPan(track.pan))\(flags.isEmpty ? "" : "  [" + flags.joined(separator: ", ") + "]")"
       )
+      if let envelope = track.envelope {
+        lines.append("  envelope \(envelopeText(envelope, sampleRate: rate, frames: inFrames))")
+      }
       if track.clips.isEmpty {
         lines.append("  (no clips)")
         continue

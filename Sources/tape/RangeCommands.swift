@@ -92,3 +92,20 @@ struct Insert: EditingCommand {
     ) { ids.newClipID() }
   }
 }
+
+struct Master: EditingCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Set the gain of the whole mix.",
+    discussion: "Example: tape master song.tape --gain -3dB")
+
+  @OptionGroup var project: ProjectArgument
+  @Option(parsing: .unconditional, help: "The master gain in dB (-3, -3dB, +2dB, 0).")
+  var gain: String
+  @OptionGroup var options: EditOptions
+
+  var label: String { "Master gain \(gain)" }
+
+  func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+    try project.setMasterGain(try Gain(parsing: gain))
+  }
+}

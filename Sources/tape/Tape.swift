@@ -18,7 +18,8 @@ struct Tape: ParsableCommand {
       CommandGroup(name: "Project", subcommands: [New.self, Import.self, Relink.self, List.self]),
       CommandGroup(name: "Tracks", subcommands: [TrackCommand.self]),
       CommandGroup(name: "Clips", subcommands: [ClipCommand.self]),
-      CommandGroup(name: "Time ranges", subcommands: [Cut.self, Insert.self]),
+      CommandGroup(
+        name: "Time ranges and the mix", subcommands: [Cut.self, Insert.self, Master.self]),
       CommandGroup(name: "Scripts", subcommands: [Batch.self]),
       CommandGroup(
         name: "History",

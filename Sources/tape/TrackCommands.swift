@@ -6,7 +6,9 @@ struct TrackCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "track",
     abstract: "Add, change, reorder, duplicate and remove tracks.",
-    subcommands: [Add.self, Set.self, Move.self, Duplicate.self, Remove.self])
+    subcommands: [
+      Add.self, Set.self, EnvelopeCommand.self, Move.self, Duplicate.self, Remove.self,
+    ])
 
   struct Add: EditingCommand {
     static let configuration = CommandConfiguration(
@@ -78,6 +80,43 @@ struct TrackCommand: ParsableCommand {
       return try project.setTrack(
         id, name: name, gain: gain, pan: pan, muted: mute.map { $0 == .mute },
         solo: solo.map { $0 == .solo })
+    }
+  }
+
+  struct EnvelopeCommand: EditingCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "envelope",
+      abstract: "Shape a track's volume over time (automation), or clear it.",
+      discussion: """
+        --set takes TIME:GAIN breakpoints separated by commas, in time order. The gain runs \
+        linearly in dB from each point to the next, holds the first point's gain before it \
+        and the last's after it; a segment with -inf (silence) at either end runs linearly in \
+        amplitude. It multiplies the track's gain, sample by sample, exact at every point.
+        Example: tape track envelope song.tape t1 --set 0s:0dB,10s:-6dB,12s:-inf
+        Example: tape track envelope song.tape t1 --clear
+        """)
+
+    @OptionGroup var project: ProjectArgument
+    @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
+    @Option(
+      parsing: .unconditional,
+      help: "Breakpoints: TIME:GAIN pairs, comma-separated (0s:0dB,10s:-6dB,12s:-inf).")
+    var set: String?
+    @Flag(help: "Remove the track's envelope.") var clear = false
+    @OptionGroup var options: EditOptions
+
+    func validate() throws {
+      guard (set != nil) != clear else {
+        throw ValidationError("give --set POINTS or --clear (one of them)")
+      }
+    }
+
+    var label: String { clear ? "Clear envelope of \(track)" : "Envelope \(track) \(set ?? "")" }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      let id = try parseID(track, as: Track.ID.self)
+      let envelope = try set.map { try Envelope(parsing: $0, sampleRate: project.sampleRate) }
+      return try project.setEnvelope(id, envelope)
     }
   }
 

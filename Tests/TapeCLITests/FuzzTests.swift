@@ -83,6 +83,11 @@ struct Fuzzer {
     mkfifo(space.path("fifo"), 0o644)
     if geteuid() == 0 { mknod(space.path("null-device"), S_IFCHR | 0o666, dev_t((1 << 8) | 3)) }
     try Data("not audio".utf8).write(to: URL(fileURLWithPath: space.path("text.wav")))
+    // Batch scripts: one that applies, one that fails on its last line.
+    try "track add Extra --as x\nclip copy c1 --to 5s --track @x\ncut --from 0.2s --to 0.3s\n"
+      .write(toFile: space.path("good.txt"), atomically: true, encoding: .utf8)
+    try "track add Extra\nclip move c1 --to 1s\nclip rm c999\n"
+      .write(toFile: space.path("bad.txt"), atomically: true, encoding: .utf8)
     // An audio file whose name is not UTF-8 (`caf\xE9.wav`).
     try FileManager.default.copyItem(
       atPath: TestAudio.path("tone-mono-44k-24.aiff"), toPath: space.path("latin1"))
@@ -167,7 +172,7 @@ struct Fuzzer {
   /// One command line and extra environment.
   mutating func commandLine() -> ([String], [String: String]) {
     var arguments: [String]
-    switch next(22) {
+    switch next(27) {
     case 0:
       arguments = ["track", "add", file, name()] + maybe(["--gain", gain()], ["--pan", pan()])
     case 1:
@@ -221,6 +226,37 @@ struct Fuzzer {
         ]
         + maybe(["--from", time()], ["--period", pick(["256", "7", "0", "x"])], ["--json"])
     case 19: arguments = ["watch", file, "--count", pick(["0", "-1", "x"])]
+    case 22:
+      arguments =
+        ["track", "envelope", file, track()]
+        + (next(4) == 0
+          ? ["--clear"]
+          : [
+            "--set",
+            pick([
+              "0s:0dB,1s:-6", "\(time()):\(gain())", "1s:0,0.5s:-3", "", "2s:-inf,3s:-inf", "x",
+            ]),
+          ])
+    case 23: arguments = ["master", file, "--gain", gain()]
+    case 24:
+      arguments =
+        ["cut", file, "--from", time(), "--to", time()]
+        + maybe(
+          ["--ripple"], ["--crossfade", time()], ["--tracks", pick(["t1", "t1,t2", "t9", ""])])
+    case 25:
+      arguments =
+        ["insert", file, "--at", time(), "--length", time()]
+        + maybe(["--tracks", pick(["t2", "t3,t1", "x"])])
+    case 26:
+      arguments =
+        [
+          "batch", file,
+          pick([
+            space.path("good.txt"), space.path("bad.txt"), space.path("missing.txt"),
+            space.path("folder"), "-",
+          ]),
+        ]
+        + maybe(["-m", pick(["Batch", "", "a\nb"])], ["--json"])
     case 20:
       arguments = [
         pick(["new", "ls", "history", "undo", "render"]),

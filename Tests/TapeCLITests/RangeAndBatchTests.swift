@@ -281,3 +281,75 @@ struct RangeAndBatchTests {
     )
   }
 }
+
+/// `tape track envelope` and `tape master` through the binary: the render equals a float64
+/// model of the definition computed from the decoded source; `ls`, `ls --json`, `diff` and
+/// undo show and restore them.
+@Suite("Volume automation from the command line")
+struct EnvelopeCommandTests {
+  @Test func envelopeAndMasterGainRenderAsModelled() throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song, "--channels", "1")
+    let speech = TestAudio.path("speech-mono-48k-16.wav")
+    try ws.tape("import", song, speech)
+    try ws.tape("track", "add", song, "Voice")
+    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0", "--length", "3s", "--gain", "-3")
+    try ws.tape("track", "envelope", song, "t1", "--set", "0.5s:0dB,1.5s:-12dB,2s:-inf,2.5s:-6dB")
+    try ws.tape("master", song, "--gain", "-2dB", "-m", "Quieter")
+    let out = ws.path("out.wav")
+    try ws.tape("render", song, "-o", out, "--bits", "32f")
+
+    let source = try ReferenceRender.decode(speech)
+    let points: [(Int64, Double)] = [
+      (24_000, 0), (72_000, -12), (96_000, -.infinity), (120_000, -6),
+    ]
+    func envelope(_ t: Int64) -> Double {
+      let amplitude = { (dB: Double) in dB == -.infinity ? 0 : pow(10, dB / 20) }
+      if t <= points[0].0 { return amplitude(points[0].1) }
+      guard let b = points.firstIndex(where: { $0.0 > t }) else {
+        return amplitude(points[points.count - 1].1)
+      }
+      let (p, q) = (points[b - 1], points[b])
+      let x = Double(t - p.0) / Double(q.0 - p.0)
+      if p.1.isFinite && q.1.isFinite { return amplitude(p.1 + x * (q.1 - p.1)) }
+      return amplitude(p.1) + x * (amplitude(q.1) - amplitude(p.1))
+    }
+    let gain = pow(10, -3.0 / 20) * pow(10, -2.0 / 20)
+    let rendered = try ReferenceRender.decode(out)
+    #expect(rendered.count == 144_000)
+    let worst =
+      rendered.indices.map { t in
+        abs(Double(rendered[t]) - Double(source[t]) * gain * envelope(Int64(t)))
+      }.max() ?? 1
+    #expect(20 * log10(worst) < -120, "\(20 * log10(worst)) dBFS")
+
+    let listing = try #require(
+      try parseJSON(ws.tape("ls", song, "--json").stdout) as? [String: Any])
+    #expect(listing["masterGainDB"] as? Double == -2)
+    let track = try #require((listing["tracks"] as? [[String: Any]])?.first)
+    let shown = try #require(track["envelope"] as? [[String: Any]])
+    #expect(shown.map { $0["frame"] as? Int } == [24_000, 72_000, 96_000, 120_000])
+    #expect(shown[2]["gainDB"] is NSNull)
+    let text = try ws.tape("ls", song).stdout
+    #expect(text.contains("· master -2 dB\n"))
+    #expect(
+      text.contains(
+        "  envelope 0:00.500 0 dB → 0:01.500 -12 dB → 0:02.000 -inf dB → 0:02.500 -6 dB\n"))
+    let diff = try ws.tape("diff", song, "4", "6").stdout
+    #expect(
+      diff
+        == "master gain 0 dB → -2 dB\nt1 envelope 0:00.500 0 dB → 0:01.500 -12 dB → 0:02.000 -inf dB → 0:02.500 -6 dB\n"
+    )
+    try ws.tape("undo", song, "--steps", "2")
+    let undone = try ws.tape("ls", song).stdout
+    #expect(!undone.contains("envelope") && !undone.contains("master"))
+    let refused = try TapeBinary.run(
+      ["track", "envelope", song, "t1", "--set", "2s:0,1s:-3"], environment: ["NO_COLOR": "1"])
+    #expect(refused.status == 65)
+    #expect(
+      refused.stderr
+        == "error: the envelope points of track t1 must be in time order, each later than the one before; 1s is not\n"
+    )
+  }
+}

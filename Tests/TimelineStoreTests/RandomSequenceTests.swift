@@ -104,6 +104,27 @@ struct RandomSequenceTests {
         return try project.moveTrack(
           tracks.randomElement(using: &rng)!.id, to: Int.random(in: 0..<tracks.count, using: &rng))
       }
+      // Volume automation: a random envelope (or none) on a track, or a master gain.
+      if choice == 2 {
+        let track = tracks.randomElement(using: &rng)!
+        guard Int.random(in: 0..<4, using: &rng) > 0 else {
+          return try project.setEnvelope(track.id, nil)
+        }
+        var time: Int64 = Int64.random(in: 0...48_000, using: &rng)
+        var points: [Envelope.Point] = []
+        for _ in 0..<Int.random(in: 1...5, using: &rng) {
+          let decibels =
+            Int.random(in: 0..<5, using: &rng) == 0
+            ? -.infinity : Double(Int.random(in: -600...60, using: &rng)) / 10
+          points.append(Envelope.Point(time: FramePosition(time), decibels: decibels))
+          time += Int64.random(in: 1...96_000, using: &rng)
+        }
+        return try project.setEnvelope(track.id, Envelope(points: points))
+      }
+      if choice == 3 {
+        return try project.setMasterGain(
+          Gain(decibels: Double(Int.random(in: -120...60, using: &rng)) / 10))
+      }
       return try project.removeClips([clips.randomElement(using: &rng)!.id])
     default:
       let clip = clips.randomElement(using: &rng)!

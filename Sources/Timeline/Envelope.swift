@@ -1,0 +1,219 @@
+#if canImport(Glibc)
+  public import Glibc
+#endif
+
+/// A track's gain over time (volume automation): breakpoints of (timeline frame, gain in dB).
+///
+/// The definition, which the renderer evaluates for every sample, offline and in the player:
+/// - before the first point, the first point's gain; after the last, the last point's;
+/// - between two points, the gain runs linearly in dB (`dB = dB₀ + x·(dB₁ − dB₀)`, `x` the
+///   fraction of the way from one point's frame to the next);
+/// - a segment with `-inf` dB (silence) at either end runs linearly in amplitude instead
+///   (`a = a₀ + x·(a₁ − a₀)`, with `a = 10^(dB/20)` and 0 for `-inf`), since no dB line
+///   reaches silence.
+///
+/// At a breakpoint's frame the gain is exactly that point's. Times strictly increase.
+///
+/// ```swift
+/// let fadeDown = try Envelope(parsing: "0s:0dB,10s:-6dB,12s:-inf", sampleRate: 48_000)
+/// fadeDown.gain(at: 480_000)  // 0.501… (−6 dB)
+/// ```
+public struct Envelope: Sendable, Hashable, Codable {
+  public struct Point: Sendable, Hashable, Codable {
+    public var time: FramePosition
+    /// Finite within ``Gain/minimumDecibels`` … ``Gain/maximumDecibels``, or `-infinity`.
+    public var decibels: Double
+
+    public init(time: FramePosition, decibels: Double) {
+      self.time = time
+      self.decibels = decibels
+    }
+
+    /// `10^(dB/20)`; 0 for `-inf`.
+    public var amplitude: Double {
+      decibels == -.infinity ? 0 : pow(10, decibels / 20)
+    }
+  }
+
+  public var points: [Point]
+
+  public init(points: [Point]) {
+    self.points = points
+  }
+
+  /// The gain (amplitude) at timeline frame `frame`: the definition above.
+  public func gain(at frame: Int64) -> Double {
+    let segments = segments()
+    guard let index = EnvelopeSegment.index(of: frame, in: segments) else { return 1 }
+    return segments[index].gain(at: frame)
+  }
+
+  /// The envelope as flat segments, one per stretch of time with one formula: a hold before
+  /// the first point (from `Int64.min`), one per pair of points, a hold after the last (to
+  /// `Int64.max`). What the render kernel reads.
+  public func segments() -> [EnvelopeSegment] {
+    guard let first = points.first, let last = points.last else { return [] }
+    var segments = [
+      EnvelopeSegment(
+        start: .min, end: first.time.frames, kind: .hold, from: first.amplitude, to: 0,
+        fromDecibels: first.decibels, toDecibels: first.decibels)
+    ]
+    for (a, b) in zip(points, points.dropFirst()) {
+      let linearInDB = a.decibels.isFinite && b.decibels.isFinite
+      segments.append(
+        EnvelopeSegment(
+          start: a.time.frames, end: b.time.frames,
+          kind: a.decibels == b.decibels ? .hold : linearInDB ? .decibelLine : .amplitudeLine,
+          from: a.amplitude, to: b.amplitude, fromDecibels: a.decibels, toDecibels: b.decibels))
+    }
+    segments.append(
+      EnvelopeSegment(
+        start: last.time.frames, end: .max, kind: .hold, from: last.amplitude, to: 0,
+        fromDecibels: last.decibels, toDecibels: last.decibels))
+    return segments
+  }
+
+  /// Throws unless there is a point, times start at 0 or later, strictly increase and stay
+  /// within the time limit, and every gain is in range or `-inf`.
+  public func validate(track: Track.ID, sampleRate: Int) throws(TimelineError) {
+    guard !points.isEmpty else { throw .emptyEnvelope(track: track) }
+    var previous: FramePosition?
+    for point in points {
+      guard point.time >= .zero, point.time.frames <= TimeValue.maximumFrames.frames else {
+        throw .envelopeTimeOutOfRange(track: track, time: point.time, sampleRate: sampleRate)
+      }
+      if let previous, point.time <= previous {
+        throw .envelopeNotIncreasing(track: track, time: point.time, sampleRate: sampleRate)
+      }
+      previous = point.time
+      if point.decibels != -.infinity {
+        try Gain(decibels: point.decibels).validate(as: "envelope gain of track \(track)")
+      }
+    }
+  }
+}
+
+/// One stretch of an ``Envelope`` with one formula, flat and trivially copyable for the audio
+/// thread: frames `[start, end)`.
+public struct EnvelopeSegment: Sendable, Hashable, BitwiseCopyable {
+  public enum Kind: UInt8, Sendable, Hashable, BitwiseCopyable {
+    /// `from` throughout.
+    case hold
+    /// Linear in dB from `fromDecibels` at `start` to `toDecibels` at `end`.
+    case decibelLine
+    /// Linear in amplitude from `from` at `start` to `to` at `end` (an end is silence).
+    case amplitudeLine
+  }
+
+  public var start: Int64
+  public var end: Int64
+  public var kind: Kind
+  public var from: Double
+  public var to: Double
+  public var fromDecibels: Double
+  public var toDecibels: Double
+
+  public init(
+    start: Int64, end: Int64, kind: Kind, from: Double, to: Double, fromDecibels: Double,
+    toDecibels: Double
+  ) {
+    self.start = start
+    self.end = end
+    self.kind = kind
+    self.from = from
+    self.to = to
+    self.fromDecibels = fromDecibels
+    self.toDecibels = toDecibels
+  }
+
+  /// The gain at `frame` (in `[start, end)`).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  @inlinable
+  public func gain(at frame: Int64) -> Double {
+    switch kind {
+    case .hold:
+      return from
+    case .decibelLine:
+      let x = Double(frame - start) / Double(end - start)
+      let decibels = fromDecibels + x * (toDecibels - fromDecibels)
+      return _unsafePerformance { pow(10, decibels / 20) }
+    case .amplitudeLine:
+      let x = Double(frame - start) / Double(end - start)
+      return from + x * (to - from)
+    }
+  }
+
+  /// The index of the segment holding `frame` (segments sorted and contiguous, as
+  /// ``Envelope/segments()`` makes them); nil when there are none.
+  ///
+  /// - Note: Realtime-safe: a binary search.
+  @_noLocks
+  @inlinable
+  public static func index(
+    of frame: Int64, in segments: UnsafeBufferPointer<EnvelopeSegment>
+  )
+    -> Int?
+  {
+    guard !segments.isEmpty else { return nil }
+    var low = 0
+    var high = segments.count - 1
+    while low < high {
+      let middle = (low + high + 1) / 2
+      if segments[middle].start <= frame { low = middle } else { high = middle - 1 }
+    }
+    return low
+  }
+
+  /// ``index(of:in:)`` for an array.
+  public static func index(of frame: Int64, in segments: [EnvelopeSegment]) -> Int? {
+    segments.withUnsafeBufferPointer { index(of: frame, in: $0) }
+  }
+}
+
+extension Envelope {
+  /// Parses breakpoints as typed: `TIME:GAIN` pairs separated by commas, a time in any form
+  /// ``TimeValue`` reads and a gain as ``Gain/init(parsing:)`` reads it, or `-inf` (silence):
+  /// `0s:0dB,10s:-6dB,12s:-inf`.
+  public init(parsing text: String, sampleRate: Int) throws(TimelineError) {
+    var points: [Point] = []
+    for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+      let piece = part.trimmingBlanks
+      // The last colon separates the gain: times may hold colons (1:02.5).
+      guard let colon = piece.lastIndex(of: ":") else { throw .invalidEnvelopePoint(piece) }
+      let time = String(piece[..<colon])
+      let gain = String(piece[piece.index(after: colon)...]).trimmingBlanks
+      let frames = try TimeValue(parsing: time, sampleRate: sampleRate).frames
+      let decibels: Double
+      if ["-inf", "-infdb", "-inf db"].contains(gain.lowercased()) {
+        decibels = -.infinity
+      } else {
+        decibels = try Gain(parsing: gain).decibels
+      }
+      points.append(Point(time: FramePosition(frames.frames), decibels: decibels))
+    }
+    self.init(points: points)
+  }
+
+  /// The form the store keeps: `frames:dB` pairs separated by `;` (`-inf` for silence), the
+  /// dB written so that it reads back to the same double.
+  public var storageText: String {
+    points.map { "\($0.time.frames):\($0.decibels == -.infinity ? "-inf" : "\($0.decibels)")" }
+      .joined(separator: ";")
+  }
+
+  /// Reads ``storageText`` back; nil when it is not that form.
+  public init?(storageText text: String) {
+    var points: [Point] = []
+    for part in text.split(separator: ";") {
+      let fields = part.split(separator: ":")
+      guard fields.count == 2, let frames = Int64(fields[0]) else { return nil }
+      let decibels = fields[1] == "-inf" ? -.infinity : Double(fields[1])
+      guard let decibels else { return nil }
+      points.append(Point(time: FramePosition(frames), decibels: decibels))
+    }
+    guard !points.isEmpty else { return nil }
+    self.init(points: points)
+  }
+}

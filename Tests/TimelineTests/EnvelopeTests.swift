@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+import Timeline
+
+@Suite("Envelopes: volume automation")
+struct EnvelopeTests {
+  static func envelope(_ points: [(Int64, Double)]) -> Envelope {
+    Envelope(points: points.map { Envelope.Point(time: FramePosition($0.0), decibels: $0.1) })
+  }
+
+  /// The definition, computed here in float64 the plain way.
+  static func model(_ points: [(Int64, Double)], at t: Int64) -> Double {
+    let amplitude = { (dB: Double) in dB == -.infinity ? 0 : pow(10, dB / 20) }
+    guard let first = points.first, let last = points.last else { return 1 }
+    if t <= first.0 { return amplitude(first.1) }
+    if t >= last.0 { return amplitude(last.1) }
+    let b = points.firstIndex { $0.0 > t }!
+    let (p, q) = (points[b - 1], points[b])
+    let x = Double(t - p.0) / Double(q.0 - p.0)
+    if p.1.isFinite && q.1.isFinite { return amplitude(p.1 + x * (q.1 - p.1)) }
+    return amplitude(p.1) + x * (amplitude(q.1) - amplitude(p.1))
+  }
+
+  @Test func holdsBeforeAndAfterAndIsExactAtThePoints() {
+    let points: [(Int64, Double)] = [(100, -6), (200, 0), (300, -.infinity), (400, -12)]
+    let envelope = Self.envelope(points)
+    #expect(envelope.gain(at: -5) == pow(10, -6.0 / 20))
+    #expect(envelope.gain(at: 100) == pow(10, -6.0 / 20))
+    #expect(envelope.gain(at: 200) == 1)
+    #expect(envelope.gain(at: 300) == 0)
+    #expect(envelope.gain(at: 400) == pow(10, -12.0 / 20))
+    #expect(envelope.gain(at: 1_000_000) == pow(10, -12.0 / 20))
+    // Halfway in dB between -6 and 0 is -3 dB; halfway to silence is half the amplitude.
+    #expect(abs(envelope.gain(at: 150) - pow(10, -3.0 / 20)) < 1e-15)
+    #expect(abs(envelope.gain(at: 250) - 0.5) < 1e-15)
+    #expect(abs(envelope.gain(at: 350) - pow(10, -12.0 / 20) / 2) < 1e-15)
+    for t in stride(from: Int64(0), through: 500, by: 7) {
+      #expect(abs(envelope.gain(at: t) - Self.model(points, at: t)) < 1e-12)
+    }
+  }
+
+  @Test func parsingStorageAndValidation() throws {
+    let parsed = try Envelope(parsing: "0s:0dB, 1:02.5:-6 dB,70s:-inf", sampleRate: 48_000)
+    #expect(parsed == Self.envelope([(0, 0), (3_000_000, -6), (3_360_000, -.infinity)]))
+    #expect(Envelope(storageText: parsed.storageText) == parsed)
+    let odd = Self.envelope([(0, -0.1 + 0.2), (7, -143.99999)])
+    #expect(Envelope(storageText: odd.storageText) == odd)
+    #expect(Envelope(storageText: "1:x") == nil)
+    #expect(throws: TimelineError.invalidEnvelopePoint("10s")) {
+      try Envelope(parsing: "10s", sampleRate: 48_000)
+    }
+    #expect(throws: TimelineError.self) { try Envelope(parsing: "1s:loud", sampleRate: 48_000) }
+    #expect(
+      throws: TimelineError.envelopeNotIncreasing(
+        track: Track.ID(1), time: FramePosition(100), sampleRate: 48_000)
+    ) {
+      try Self.envelope([(100, 0), (100, -3)]).validate(track: Track.ID(1), sampleRate: 48_000)
+    }
+    #expect(throws: TimelineError.emptyEnvelope(track: Track.ID(1))) {
+      try Envelope(points: []).validate(track: Track.ID(1), sampleRate: 48_000)
+    }
+    // Through a commit's validation: a track with a bad envelope is refused.
+    var project = Project(sampleRate: 48_000, channels: 2)
+    project = try project.applying([.setTrack(Track(id: Track.ID(1), name: "A"))])
+    #expect(throws: TimelineError.self) {
+      try project.setEnvelope(Track.ID(1), Self.envelope([(5, 0), (1, 0)]))
+    }
+    let set = try project.applying(project.setEnvelope(Track.ID(1), parsed))
+    #expect(set.tracks[0].envelope == parsed)
+    let master = try set.applying(set.setMasterGain(Gain(decibels: -3)))
+    #expect(master.masterGain == Gain(decibels: -3))
+    #expect(throws: TimelineError.self) { try set.setMasterGain(Gain(decibels: 100)) }
+  }
+}
