@@ -8,6 +8,9 @@ import TimelineStore
 //                                               version (`commit 12`, `undo 11`, `redo 12`)
 //   tape-testing hold-lock FILE [--seconds S]   hold the write lock (prints `locked`)
 //   tape-testing verify FILE                    the store's own check, as JSON; exit 65 if bad
+//   tape-testing fixture FILE --clips N --versions M
+//                                               a new project of N clips on 10 tracks and M
+//                                               versions (one-clip gain edits), for benchmarks
 
 /// Unbuffered: a line on stdout means the operation returned, even if we die right after.
 func acknowledge(_ line: String) {
@@ -71,6 +74,37 @@ func commitLoop(_ file: String, count: Int?) throws {
   }
 }
 
+/// A benchmark project: one (absent) source, 10 tracks, `clips` clips in the first version
+/// after the empty one, then one-clip gain edits up to `versions` versions.
+func fixture(_ file: String, clips: Int, versions: Int) throws {
+  _ = try TimelineStore.create(at: file)
+  let store = try TimelineStore.open(at: file, durability: .normal)
+  try store.commit(label: "Setup") { _, ids in
+    let source = Source(
+      id: ids.newSourceID(), path: "/benchmark/source.wav", contentHash: "benchmark",
+      sampleRate: 48_000, channels: 2, frameCount: FrameCount(48_000 * 3_600))
+    var commands: [Command] = [.setSource(source)]
+    var tracks = (0..<10).map { Track(id: ids.newTrackID(), name: "Track \($0 + 1)") }
+    for index in 0..<clips {
+      tracks[index % 10].clips.append(
+        Clip(
+          id: ids.newClipID(), source: source.id,
+          timelineStart: FramePosition(Int64(index / 10) * 96_000),
+          sourceRange: FrameRange(start: FramePosition(Int64(index) * 1_000), count: 48_000)))
+    }
+    commands += tracks.map(Command.setTrack)
+    return commands
+  }
+  var step = 0
+  while store.snapshot.version < Int64(versions) {
+    step += 1
+    let id = Clip.ID(Int64(step * 7_919 % clips + 1))
+    try store.commit(label: "Gain \(id)") { project, _ in
+      try project.setClipGain(id, Gain(decibels: -Double(step % 40) / 4 - 0.125))
+    }
+  }
+}
+
 func verify(_ file: String) throws -> Bool {
   let report = try TimelineStore.open(at: file, access: .read).verify()
   let encoder = JSONEncoder()
@@ -95,6 +129,10 @@ do {
     try TimelineStore.open(at: file).holdWriteLock(for: seconds) { acknowledge("locked") }
   case "verify":
     if try !verify(file) { exit(65) }
+  case "fixture":
+    try fixture(
+      file, clips: option("--clips", in: arguments).flatMap { Int($0) } ?? 1_000,
+      versions: option("--versions", in: arguments).flatMap { Int($0) } ?? 10_000)
   default:
     FileHandle.standardError.write(Data("error: unknown command \(command)\n".utf8))
     exit(64)
