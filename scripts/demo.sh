@@ -7,8 +7,11 @@ cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 echo "demo: swift build -c release (the first build takes a few minutes)" >&2
-swift build -c release --product tape
-bin="$(swift build -c release --show-bin-path)/tape"
+# The Swift runtime and Foundation linked in, as a position-dependent executable: one edit is a
+# whole process, and this halves its start (see README, "Benchmarks": edit-latency.py).
+release=(-c release --static-swift-stdlib -Xlinker -no-pie)
+swift build "${release[@]}" --product tape
+bin="$(swift build "${release[@]}" --show-bin-path)/tape"
 "$bin" demo "${1:-tape-demo}" --audio TestAudio
 echo
 echo "tape is at $bin (add it to PATH: export PATH=\"$(dirname "$bin"):\$PATH\")"
