@@ -217,18 +217,7 @@ public enum RenderKernel {
         : gains(ramp, to: clip.gainLeft, clip.gainRight, at: clock + Int64(frame))
       let shape = fadeGain(clip, at: i) * envelope[segment].gain(at: t)
       let (left, right) = (Float(shape * Double(gainLeft)), Float(shape * Double(gainRight)))
-      switch clip.routing {
-      case .monoToMono:
-        out[frame] += source[frame] * left
-      case .stereoToMono:
-        out[frame] += (source[2 * frame] + source[2 * frame + 1]) * left
-      case .monoToStereo:
-        out[2 * frame] += source[frame] * left
-        out[2 * frame + 1] += source[frame] * right
-      case .stereoToStereo:
-        out[2 * frame] += source[2 * frame] * left
-        out[2 * frame + 1] += source[2 * frame + 1] * right
-      }
+      add(clip.routing, source, out, frame: frame, left: left, right: right)
     }
   }
 
@@ -249,18 +238,30 @@ public enum RenderKernel {
       let (left, right) =
         fade == 1
         ? (gainLeft, gainRight) : (Float(fade * Double(gainLeft)), Float(fade * Double(gainRight)))
-      switch clip.routing {
-      case .monoToMono:
-        out[frame] += source[frame] * left
-      case .stereoToMono:
-        out[frame] += (source[2 * frame] + source[2 * frame + 1]) * left
-      case .monoToStereo:
-        out[2 * frame] += source[frame] * left
-        out[2 * frame + 1] += source[frame] * right
-      case .stereoToStereo:
-        out[2 * frame] += source[2 * frame] * left
-        out[2 * frame + 1] += source[2 * frame + 1] * right
-      }
+      add(clip.routing, source, out, frame: frame, left: left, right: right)
+    }
+  }
+
+  /// Adds source frame `frame` to output frame `frame` with these gains, as `routing` says
+  /// (the per-frame paths: ramps and envelopes).
+  @_noLocks
+  @inlinable
+  @inline(__always)
+  static func add(
+    _ routing: ChannelRouting, _ source: UnsafePointer<Float>, _ out: UnsafeMutablePointer<Float>,
+    frame: Int, left: Float, right: Float
+  ) {
+    switch routing {
+    case .monoToMono:
+      out[frame] += source[frame] * left
+    case .stereoToMono:
+      out[frame] += (source[2 * frame] + source[2 * frame + 1]) * left
+    case .monoToStereo:
+      out[2 * frame] += source[frame] * left
+      out[2 * frame + 1] += source[frame] * right
+    case .stereoToStereo:
+      out[2 * frame] += source[2 * frame] * left
+      out[2 * frame + 1] += source[2 * frame + 1] * right
     }
   }
 
