@@ -217,3 +217,57 @@ extension Envelope {
     self.init(points: points)
   }
 }
+
+extension Envelope {
+  /// This envelope with `range` taken out of the timeline, as a ripple cut takes it out of the
+  /// clips: the gain before the range is what it was, and from the range's start on what it
+  /// was `range.count` frames later. Points in the range go; a point just before it and one at
+  /// its start carry the gains either side of the cut (one frame apart, so every frame keeps
+  /// its gain). Within a segment to or from silence that the range cuts, what remains between
+  /// two audible points runs linearly in dB, as the definition says of any such pair.
+  public func removing(_ range: FrameRange) -> Envelope {
+    let (a, b) = (range.start.frames, range.end.frames)
+    var kept = points.filter { $0.time.frames < a }
+    if a > 0, kept.last?.time.frames != a - 1 {
+      kept.append(Point(time: FramePosition(a - 1), gain: gain(at: a - 1)))
+    }
+    kept.append(Point(time: FramePosition(a), gain: gain(at: b)))
+    for point in points where point.time.frames > b {
+      kept.append(Point(time: FramePosition(point.time.frames - (b - a)), decibels: point.decibels))
+    }
+    return Envelope(points: kept)
+  }
+
+  /// This envelope with a gap of `length` opened at `position`, as an insert opens it in the
+  /// clips: the gain before `position` is what it was, and from `position + length` on what it
+  /// was `length` frames earlier.
+  public func opening(at position: FramePosition, length: FrameCount) -> Envelope {
+    let p = position.frames
+    var moved = points.filter { $0.time.frames < p }
+    if p > 0, moved.last?.time.frames != p - 1 {
+      moved.append(Point(time: FramePosition(p - 1), gain: gain(at: p - 1)))
+    }
+    if !points.contains(where: { $0.time.frames == p }) {
+      moved.append(Point(time: FramePosition(p + length.frames), gain: gain(at: p)))
+    }
+    for point in points where point.time.frames >= p {
+      moved.append(
+        Point(time: FramePosition(point.time.frames + length.frames), decibels: point.decibels))
+    }
+    return Envelope(points: moved)
+  }
+}
+
+extension Envelope.Point {
+  /// A point with an amplitude (0 is `-inf` dB), kept within the gains a point may have (the
+  /// amplitude of a valid envelope is, but for the rounding of the logarithm).
+  init(time: FramePosition, gain amplitude: Double) {
+    guard amplitude > 0 else {
+      self.init(time: time, decibels: -.infinity)
+      return
+    }
+    let decibels = 20 * log10(amplitude)
+    self.init(
+      time: time, decibels: min(Gain.maximumDecibels, max(Gain.minimumDecibels, decibels)))
+  }
+}

@@ -7,13 +7,16 @@ extension Project {
   /// Removes `range` from the timeline of `tracks` (every track when nil): clips inside it go,
   /// clips crossing an edge are trimmed to it, a clip spanning it is split in two (the part
   /// after it gets a new id from `newClipID`). With `ripple`, everything after the range on
-  /// those tracks moves left by its length, closing the gap.
+  /// those tracks moves left by its length, closing the gap, their envelopes too
+  /// (``Envelope/removing(_:)``).
   ///
-  /// The new edges are hard cuts, or fade over `edgeFade` when its length is not zero. A fade
-  /// the range cuts through is shortened to what remains of it: it keeps its curve and its
-  /// outer end, and now ends (a fade-out) or starts (a fade-in) at the new edge, so the audio
-  /// still reaches silence there. Wherever no fade is cut, the audio outside the range is
-  /// exactly what it was.
+  /// The new edges are hard cuts, or fade over `edgeFade` when its length is not zero. A range
+  /// that ends a clip inside its fade-out, or starts one inside its fade-in, shortens that fade
+  /// to what remains of it: it keeps its curve and its outer end and now ends (or starts) at
+  /// the new edge, so the audio still reaches silence there. A range that starts inside a
+  /// fade-in or ends inside a fade-out is refused (``TimelineError/rangeCutsFade``): the part
+  /// left of that fade would have to jump to full level. Wherever no fade is cut, the audio
+  /// outside the range is exactly what it was.
   ///
   /// ```swift
   /// // Remove the "um" at 12.3–12.8 s from every track and close the gap.
@@ -41,7 +44,8 @@ extension Project {
         }
       }
       edited.clips = clips
-      if edited.clips != track.clips { commands.append(.setTrack(edited)) }
+      if ripple { edited.envelope = track.envelope?.removing(range) }
+      if edited != track { commands.append(.setTrack(edited)) }
     }
     return commands
   }
@@ -73,13 +77,15 @@ extension Project {
         }
       }
       edited.clips = clips
-      if edited.clips != track.clips { commands.append(.setTrack(edited)) }
+      edited.envelope = track.envelope?.opening(at: position, length: length)
+      if edited != track { commands.append(.setTrack(edited)) }
     }
     return commands
   }
 
   /// Removes a clip; with `ripple`, every clip of its track that starts at or after its end
-  /// moves left by its length, closing the hole.
+  /// moves left by its length, closing the hole, and the track's envelope with them
+  /// (``Envelope/removing(_:)``).
   public func removeClip(_ id: Clip.ID, ripple: Bool) throws(TimelineError) -> [Command] {
     guard let (clip, track) = self.clip(id) else { throw .unknownClip(id) }
     guard ripple else { return [.removeClips([id])] }
@@ -89,6 +95,7 @@ extension Project {
       return other.timelineStart >= clip.timelineEnd
         ? other.moved(to: other.timelineStart - clip.length) : other
     }
+    edited.envelope = track.envelope?.removing(clip.timelineRange)
     return [.setTrack(edited)]
   }
 
@@ -152,7 +159,9 @@ extension Clip {
       var part = self
       part.sourceRange = sourceRange.withEnd(sourceRange.start + (range.start - start))
       if start + fadeIn.length > range.start {
-        part.fadeIn.length = range.start - start
+        throw .rangeCutsFade(
+          clip: id, end: .fadeIn, fade: FrameRange(start: start, count: fadeIn.length),
+          at: range.start, sampleRate: sampleRate)
       }
       let fadeOutStart = end - fadeOut.length
       if fadeOut.length > .zero && fadeOutStart < range.start {
@@ -169,7 +178,9 @@ extension Clip {
       part.timelineStart = range.end
       part.sourceRange = sourceRange.withStart(sourceRange.start + (range.end - start))
       if end - fadeOut.length < range.end {
-        part.fadeOut.length = end - range.end
+        throw .rangeCutsFade(
+          clip: id, end: .fadeOut, fade: FrameRange(start: end - fadeOut.length, end: end),
+          at: range.end, sampleRate: sampleRate)
       }
       let fadeInEnd = start + fadeIn.length
       if fadeIn.length > .zero && fadeInEnd > range.end {
@@ -188,8 +199,9 @@ extension Clip {
     _ fade: Fade, at end: TimelineError.FadeEnd, sampleRate: Int
   ) throws(TimelineError) {
     guard fade.length > .zero, fadeIn.length + fadeOut.length > length else { return }
-    let room = length - (end == .fadeIn ? fadeOut.length : fadeIn.length)
+    let otherFade = end == .fadeIn ? fadeOut.length : fadeIn.length
     throw .edgeFadeDoesNotFit(
-      clip: id, end: end, fade: fade.length, room: room, sampleRate: sampleRate)
+      clip: id, end: end, fade: fade.length, room: length - otherFade, otherFade: otherFade,
+      sampleRate: sampleRate)
   }
 }

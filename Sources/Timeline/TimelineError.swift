@@ -43,12 +43,15 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case notJoinable(Clip.ID, Clip.ID)
   case emptyRange(FrameRange, sampleRate: Int)
   case emptyClip
+  case rangeCutsFade(
+    clip: Clip.ID, end: FadeEnd, fade: FrameRange, at: FramePosition, sampleRate: Int)
   case emptyEnvelope(track: Track.ID)
   case envelopeTimeOutOfRange(track: Track.ID, time: FramePosition, sampleRate: Int)
   case envelopeNotIncreasing(track: Track.ID, time: FramePosition, sampleRate: Int)
   case invalidEnvelopePoint(String)
   case edgeFadeDoesNotFit(
-    clip: Clip.ID, end: FadeEnd, fade: FrameCount, room: FrameCount, sampleRate: Int)
+    clip: Clip.ID, end: FadeEnd, fade: FrameCount, room: FrameCount, otherFade: FrameCount,
+    sampleRate: Int)
 
   public var description: String {
     switch self {
@@ -158,21 +161,35 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
     case .invalidEnvelopePoint(let text):
       return
         "'\(text)' is not an envelope point; write TIME:GAIN, for example 10s:-6dB or 12s:-inf"
+    case .rangeCutsFade(let clip, let end, let fade, let at, let rate):
+      let s = { (p: FramePosition) in TimeValue.seconds(FrameCount(p.frames), sampleRate: rate) }
+      let exact = { (n: Int64) in TimeValue.exact(FrameCount(n), sampleRate: rate) }
+      if end == .fadeIn {
+        return
+          "the range starts at \(s(at)), inside the fade-in of clip \(clip) (\(s(fade.start))–\(s(fade.end))), where what is left of the fade would end at full level; start the range at \(exact(fade.end.frames)) or later, or shorten the fade-in to \(exact((at - fade.start).frames)) first"
+      }
+      return
+        "the range ends at \(s(at)), inside the fade-out of clip \(clip) (\(s(fade.start))–\(s(fade.end))), where what is left of the fade would start at full level; end the range at \(exact(fade.start.frames)) or earlier, or shorten the fade-out to \(exact((fade.end - at).frames)) first"
     case .emptyClip:
       return "the clip would be empty: its end in the source must come after --from"
     case .emptyRange(let range, let rate):
       let s = { (p: FramePosition) in TimeValue.seconds(FrameCount(p.frames), sampleRate: rate) }
       return
         "the range \(s(range.start))–\(s(range.end)) is empty; --to must come after --from (or --length be more than 0)"
-    case .edgeFadeDoesNotFit(let clip, let end, let fade, let room, let rate):
+    case .edgeFadeDoesNotFit(let clip, let end, let fade, let room, let otherFade, let rate):
       let edge = end == .fadeIn ? "start" : "end"
       let other = end == .fadeIn ? "fade-out" : "fade-in"
+      let seconds = { (n: FrameCount) in TimeValue.seconds(n, sampleRate: rate) }
       guard room > .zero else {
         return
-          "a \(TimeValue.seconds(fade, sampleRate: rate)) fade does not fit at the new \(edge) of clip \(clip): its \(other) fills what is left of it; cut without --crossfade, or elsewhere"
+          "a \(seconds(fade)) fade does not fit at the new \(edge) of clip \(clip): its \(other) fills what is left of it; cut without --crossfade, or elsewhere"
       }
+      let left =
+        otherFade > .zero
+        ? "\(seconds(room)) is left beside its \(other)"
+        : "it is \(seconds(room)) long after the cut"
       return
-        "a \(TimeValue.seconds(fade, sampleRate: rate)) fade does not fit at the new \(edge) of clip \(clip) (\(TimeValue.seconds(room, sampleRate: rate)) is left beside its \(other)); use --crossfade \(TimeValue.exact(room, sampleRate: rate)) or less"
+        "a \(seconds(fade)) fade does not fit at the new \(edge) of clip \(clip) (\(left)); use --crossfade \(TimeValue.exact(room, sampleRate: rate)) or less"
     case .notJoinable(let left, let right):
       return
         "clips \(left) and \(right) cannot be joined; the second must continue the first in the same source, on the timeline, with the same gain and no fade between them"

@@ -156,6 +156,14 @@ struct BatchLine {
 
   /// The words as `tape WORDS` with the project inserted after the subcommand's name.
   static func parse(_ words: [String], file: String, line: Int) throws -> any EditingCommand {
+    if let help = words.first(where: { ["-h", "--help", "help"].contains($0) }) {
+      throw BatchLineError(
+        line: line,
+        underlying: UsageError(
+          message:
+            "\(help) has no place in a batch; run 'tape \(words.prefix(2).joined(separator: " ")) --help' to read the help"
+        ))
+    }
     guard let first = words.first, Batch.editing.contains(first) else {
       let shown = words.first ?? ""
       throw BatchLineError(
@@ -223,13 +231,14 @@ enum BatchScript {
   /// The script's non-empty lines, numbered from 1, split into words. `nil` or `-` reads
   /// standard input.
   static func lines(of file: RawPath?) throws -> [(Int, [String])] {
-    let bytes: [UInt8]
+    var bytes: [UInt8]
     if let file, file != "-" {
       guard let identity = file.withCString({ FileIdentity(cPath: $0) }) else {
         throw MissingInput(message: "the script \(file) does not exist")
       }
-      guard identity.isRegularFile else {
-        throw UsageError(message: "the script \(file) is not a regular file")
+      // A file, or a pipe (`tape batch song.tape <(generate-edits)`).
+      guard identity.isRegularFile || identity.isFIFO else {
+        throw UsageError(message: "the script \(file) is not a file or a pipe")
       }
       bytes = try read(file.withCString { open($0, O_RDONLY | O_CLOEXEC) }, name: "\(file)")
     } else {
@@ -239,6 +248,8 @@ enum BatchScript {
       }
       bytes = try read(STDIN_FILENO, name: "standard input")
     }
+    // A UTF-8 byte-order mark, as some editors write one.
+    if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
     var result: [(Int, [String])] = []
     for (index, line) in bytes.split(
       separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false
@@ -283,26 +294,30 @@ enum BatchScript {
   /// begins a comment. A word whose bytes are not UTF-8 stands for them (``RawArguments``).
   static func split(_ line: [UInt8]) throws -> [String] {
     var words: [[UInt8]] = []
-    var word: [UInt8]?
+    // The word being read, appended to in place (a word is linear to read, however long), and
+    // whether one has begun (`''` is a word, empty).
+    var word: [UInt8] = []
+    var inWord = false
     var index = 0
     func byte(_ character: Unicode.Scalar) -> UInt8 { UInt8(ascii: character) }
     while index < line.count {
       let c = line[index]
       switch c {
       case byte(" "), byte("\t"):
-        if let current = word { words.append(current) }
-        word = nil
-      case byte("#") where word == nil:
+        if inWord { words.append(word) }
+        word.removeAll(keepingCapacity: true)
+        inWord = false
+      case byte("#") where !inWord:
         index = line.count
         continue
       case byte("'"):
         guard let close = line[(index + 1)...].firstIndex(of: byte("'")) else {
           throw UsageError(message: "a ' quote is not closed")
         }
-        word = (word ?? []) + line[(index + 1)..<close]
+        word += line[(index + 1)..<close]
+        inWord = true
         index = close
       case byte("\""):
-        var current = word ?? []
         index += 1
         while index < line.count, line[index] != byte("\"") {
           if line[index] == byte("\\"), index + 1 < line.count,
@@ -310,23 +325,25 @@ enum BatchScript {
           {
             index += 1
           }
-          current.append(line[index])
+          word.append(line[index])
           index += 1
         }
         guard index < line.count else { throw UsageError(message: "a \" quote is not closed") }
-        word = current
+        inWord = true
       case byte("\\"):
         guard index + 1 < line.count else {
           throw UsageError(message: "a \\ ends the line; a batch command is one line")
         }
-        word = (word ?? []) + [line[index + 1]]
+        word.append(line[index + 1])
+        inWord = true
         index += 1
       default:
-        word = (word ?? []) + [c]
+        word.append(c)
+        inWord = true
       }
       index += 1
     }
-    if let current = word { words.append(current) }
+    if inWord { words.append(word) }
     return words.map(RawArguments.argument)
   }
 }

@@ -126,7 +126,8 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
     }
   case let error as TimelineError:
     switch error {
-    case .invalidTime, .timeTooLarge, .invalidGain, .invalidPan, .emptyClip, .emptyRange:
+    case .invalidTime, .timeTooLarge, .invalidGain, .invalidPan, .emptyClip, .emptyRange,
+      .invalidEnvelopePoint, .emptyEnvelope:
       return (Exit.usage, error.description)
     default: return (Exit.dataError, error.description)
     }
@@ -293,11 +294,16 @@ func writeOut(_ text: String, to descriptor: Int32 = STDERR_FILENO) -> Bool {
   return true
 }
 
-/// Writes `error: message` to stderr, the prefix red on a terminal unless NO_COLOR is set.
+/// Writes `error: message` to stderr, the prefix red on a terminal unless NO_COLOR is set. A
+/// message over 1,000 characters (one quoting thousands of stray arguments) keeps its start and
+/// its end, where the fix is.
 func printError(_ message: String) {
   let colour = isatty(STDERR_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
   let prefix = colour ? "\u{1B}[1;31merror:\u{1B}[0m" : "error:"
-  writeOut("\(prefix) \(message)\n")
+  let shown =
+    message.count > 1_000
+    ? "\(message.prefix(700)) … \(message.suffix(250))" : message
+  writeOut("\(prefix) \(shown)\n")
 }
 
 /// Prints `value` as one line of JSON on stdout.

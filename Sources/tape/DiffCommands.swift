@@ -351,6 +351,15 @@ struct DiffWords {
   /// its `track`, a track's with its `index` in the display order).
   func changesJSON(_ diff: ProjectDiff) -> [JSONValue] {
     var items: [JSONValue] = []
+    if diff.masterGainChanged, let before = diff.before, let after = diff.after {
+      items.append(
+        .object([
+          ("kind", .string("master")),
+          ("words", .string("master gain \(before.masterGain) → \(after.masterGain)")),
+          ("before", .object([("gainDB", .double(before.masterGain.decibels))])),
+          ("after", .object([("gainDB", .double(after.masterGain.decibels))])),
+        ]))
+    }
     for change in diff.sources {
       items.append(
         .object([

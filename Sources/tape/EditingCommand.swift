@@ -16,6 +16,10 @@ struct EditOptions: ParsableArguments {
     guard !message.allSatisfy(\.isWhitespace) else {
       throw ValidationError("the message is empty; say what the edit does, or leave -m out")
     }
+    guard message.count <= 500 else {
+      throw ValidationError(
+        "the message is \(message.count) characters long; a label is one line of at most 500")
+    }
     guard !message.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
     else {
       throw ValidationError(

@@ -33,10 +33,12 @@ struct Cut: EditingCommand {
       everything after the range on those tracks moves left by its length, so the tracks stay \
       in sync: an "um" leaves in one command. Without it, silence stays where the range was.
       The new edges are hard cuts, which can click where the audio is not silent: \
-      --crossfade D gives each a short fade (linear) instead. A fade the range cuts through \
-      is shortened to what remains of it: it keeps its curve and now ends (or starts) at the \
-      new edge, reaching silence there. Everywhere else the audio outside the range is \
-      exactly what it was.
+      --crossfade D gives each a short fade (linear) instead. A range that cuts off the end \
+      of a fade-out (or the start of a fade-in) shortens it to what remains, which keeps its \
+      curve and still reaches silence at the new edge; a range that starts inside a fade-in \
+      or ends inside a fade-out is refused, since the rest of that fade would jump to full \
+      level (the message says where to cut instead). Volume envelopes move with --ripple. \
+      Everywhere else the audio outside the range is exactly what it was.
       Example: tape cut song.tape --from 12.3s --to 12.8s --ripple --crossfade 5ms
       Example: tape cut song.tape --from 1:00 --to 1:30 --tracks t1,t2
       """)

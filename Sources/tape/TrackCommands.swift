@@ -127,7 +127,9 @@ struct TrackCommand: ParsableCommand {
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
-    @Option(help: "Its new place, from 1 (the top) to the number of tracks.") var to: Int
+    @Option(
+      parsing: .unconditional, help: "Its new place, from 1 (the top) to the number of tracks.")
+    var to: Int
     @OptionGroup var options: EditOptions
 
     var label: String { "Move track \(track) to place \(to)" }

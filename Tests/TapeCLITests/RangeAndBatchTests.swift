@@ -113,15 +113,25 @@ struct RangeAndBatchTests {
   @Test func cutFadesAndRefusals() throws {
     let ws = try Workspace()
     let song = try Self.project(ws)
-    try ws.tape("cut", song, "--from", "3.3s", "--to", "3.4s", "--tracks", "t2")
+    // A range ending inside c3's fade-out (3.2–3.5 s) would leave the rest of that fade
+    // starting at full level: refused, with the fix.
+    let inside = try TapeBinary.run(
+      ["cut", song, "--from", "3.3s", "--to", "3.4s", "--tracks", "t2"],
+      environment: ["NO_COLOR": "1"])
+    #expect(inside.status == 65)
+    #expect(
+      inside.stderr
+        == "error: the range ends at 3.4s, inside the fade-out of clip c3 (3.2s–3.5s), where what is left of the fade would start at full level; end the range at 3.2s or earlier, or shorten the fade-out to 0.1s first\n"
+    )
+    // One that cuts off the end of the fade-out shortens it: what remains (3.2–3.3 s) still
+    // reaches silence, at the new end.
+    try ws.tape("cut", song, "--from", "3.3s", "--to", "3.6s", "--tracks", "t2")
     let piano = try Self.json(ws, "ls", song, "--json")
     let clips = try #require(
       ((piano["tracks"] as? [[String: Any]])?[1])?["clips"] as? [[String: Any]])
-    // c3's fade-out (3.2–3.5 s) was cut at 3.3 s: what remains runs 3.2–3.3 s; the part after
-    // the range starts with the 0.1 s that was left of it.
+    #expect(clips.count == 1)
     #expect((clips[0]["fadeOut"] as? [String: Any])?["length"] as? Int == 4_800)
-    #expect((clips[1]["fadeOut"] as? [String: Any])?["length"] as? Int == 4_800)
-    #expect((clips[1]["fadeIn"] as? [String: Any])?["length"] as? Int == 0)
+    #expect((clips[0]["fadeIn"] as? [String: Any])?["length"] as? Int == 9_600)
 
     try ws.tape("cut", song, "--from", "1s", "--to", "1.1s", "--tracks", "t1", "--crossfade", "5ms")
     let voice = try Self.json(ws, "ls", song, "--json")
@@ -132,12 +142,12 @@ struct RangeAndBatchTests {
 
     let fingerprint = try ws.fingerprint("song.tape")
     let big = try TapeBinary.run(
-      ["cut", song, "--from", "0.6s", "--to", "0.65s", "--tracks", "t2", "--crossfade", "0.2s"],
+      ["cut", song, "--from", "0.75s", "--to", "0.8s", "--tracks", "t2", "--crossfade", "0.1s"],
       environment: ["NO_COLOR": "1"])
     #expect(big.status == 65)
     #expect(
       big.stderr
-        == "error: a 0.2s fade does not fit at the new end of clip c3: its fade-in fills what is left of it; cut without --crossfade, or elsewhere\n"
+        == "error: a 0.1s fade does not fit at the new end of clip c3 (0.05s is left beside its fade-in); use --crossfade 0.05s or less\n"
     )
     let inverted = try TapeBinary.run(
       ["cut", song, "--from", "2s", "--to", "1s"], environment: ["NO_COLOR": "1"])
@@ -351,5 +361,63 @@ struct EnvelopeCommandTests {
       refused.stderr
         == "error: the envelope points of track t1 must be in time order, each later than the one before; 1s is not\n"
     )
+  }
+}
+
+/// Found by trying the new commands as a hostile user would.
+@Suite("Batches and range edits: odd input")
+struct BatchOddInputTests {
+  static func sh(_ script: String, _ arguments: [String]) throws -> TapeBinary.Result {
+    try TapeBinary.run(
+      URL(fileURLWithPath: "/bin/bash"), ["-c", script, TapeBinary.url.path] + arguments,
+      environment: ["NO_COLOR": "1"])
+  }
+
+  @Test func scriptsFromPipesWithMarksAndHelp() throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    // Process substitution is a pipe; a byte-order mark is not part of the first word.
+    let piped = try Self.sh(#""$0" batch "$1" <(printf '\xef\xbb\xbftrack add A\n')"#, [song])
+    #expect(piped.status == 0, "\(piped.stderr)")
+    #expect(piped.stdout == "t1\n")
+    // Help has no place in a script; it says where to read it.
+    let help = try Self.sh(#"printf 'track add X --help\n' | "$0" batch "$1""#, [song])
+    #expect(help.status == 64)
+    #expect(
+      help.stderr
+        == "error: line 1: --help has no place in a batch; run 'tape track add --help' to read the help\n"
+    )
+    // A long word reads in linear time and a huge message is cut to its start and end.
+    let words = String(repeating: "B ", count: 20_000)
+    let long = try Self.sh(#"printf 'track add Z %s\n' "$2" | "$0" batch "$1""#, [song, words])
+    #expect(long.status == 64)
+    #expect(long.stderr.count < 1_100)
+    #expect(
+      long.stderr.hasPrefix("error: line 1: ")
+        && long.stderr.hasSuffix("see: tape track add --help\n"))
+    // A negative place is the command's own message, not the parser's.
+    let move = try TapeBinary.run(
+      ["track", "move", song, "t1", "--to", "-1"], environment: ["NO_COLOR": "1"])
+    #expect(move.stderr == "error: --to -1 is not a place in the order; use 1 (the top) to 1\n")
+    let label = try TapeBinary.run(
+      ["track", "add", song, "Y", "-m", String(repeating: "x", count: 501)],
+      environment: ["NO_COLOR": "1"])
+    #expect(label.status == 64)
+  }
+
+  /// `diff --json` (and `watch --json`, which shares it) lists a master gain change.
+  @Test func masterGainChangesAreInTheJSON() throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    try ws.tape("master", song, "--gain", "-3dB")
+    let diff = try #require(
+      try parseJSON(ws.tape("diff", song, "1", "2", "--json").stdout) as? [String: Any])
+    let changes = try #require(diff["changes"] as? [[String: Any]])
+    #expect(changes.count == 1)
+    #expect(changes[0]["kind"] as? String == "master")
+    #expect(changes[0]["words"] as? String == "master gain 0 dB → -3 dB")
+    #expect((changes[0]["after"] as? [String: Any])?["gainDB"] as? Double == -3)
   }
 }

@@ -72,3 +72,69 @@ struct EnvelopeTests {
     #expect(throws: TimelineError.self) { try set.setMasterGain(Gain(decibels: 100)) }
   }
 }
+
+@Suite("Envelopes under range edits")
+struct EnvelopeRangeTests {
+  /// Random envelopes of audible points: a ripple cut keeps every frame's gain (before the range
+  /// as it was, after it as it was the range's length later), and so does an opened gap.
+  @Test(arguments: [UInt64(1), 2, 3, 4])
+  func cutsAndGapsKeepEveryFramesGain(seed: UInt64) throws {
+    var rng = SeededGenerator(seed: seed)
+    for _ in 0..<200 {
+      var time = Int64.random(in: 0...50, using: &rng)
+      var points: [Envelope.Point] = []
+      for _ in 0..<Int.random(in: 1...6, using: &rng) {
+        points.append(
+          Envelope.Point(
+            time: FramePosition(time),
+            decibels: Double(Int.random(in: -600...60, using: &rng)) / 10))
+        time += Int64.random(in: 1...60, using: &rng)
+      }
+      let envelope = Envelope(points: points)
+      let a = Int64.random(in: 0...300, using: &rng)
+      let length = Int64.random(in: 1...80, using: &rng)
+      let cut = envelope.removing(FrameRange(start: FramePosition(a), count: FrameCount(length)))
+      try cut.validate(track: Track.ID(1), sampleRate: 48_000)
+      let gap = envelope.opening(at: FramePosition(a), length: FrameCount(length))
+      try gap.validate(track: Track.ID(1), sampleRate: 48_000)
+      for t in Int64(0)...400 {
+        let expected = envelope.gain(at: t < a ? t : t + length)
+        #expect(
+          abs(cut.gain(at: t) - expected) <= 1e-12 * expected,
+          "cut \(points) at \(a)+\(length), t \(t)")
+        if t < a || t >= a + length {
+          let before = envelope.gain(at: t < a ? t : t - length)
+          #expect(
+            abs(gap.gain(at: t) - before) <= 1e-12 * before,
+            "gap \(points) at \(a)+\(length), t \(t)")
+        }
+      }
+    }
+  }
+
+  /// Through the edits: a ripple cut, a gap and a ripple removal move the envelope with the
+  /// clips; a cut without ripple leaves it alone.
+  @Test func rangeEditsMoveTheEnvelope() throws {
+    let envelope = Envelope(points: [
+      Envelope.Point(time: 100, decibels: 0), Envelope.Point(time: 500, decibels: -12),
+    ])
+    let project = Project(
+      sampleRate: 48_000, channels: 2, sources: [Fixture.speech],
+      tracks: [
+        Track(
+          id: Track.ID(1), name: "A", envelope: envelope,
+          clips: [Fixture.clip(1, start: 0, length: 200), Fixture.clip(2, start: 300, length: 200)])
+      ])
+    let rippled = try project.applying(
+      project.cutRange(FrameRange(start: 200, end: 300), ripple: true) { Clip.ID(9) })
+    #expect(rippled.tracks[0].envelope == envelope.removing(FrameRange(start: 200, end: 300)))
+    #expect(rippled.tracks[0].envelope?.points.last?.time == 400)
+    let plain = try project.applying(
+      project.cutRange(FrameRange(start: 200, end: 300), ripple: false) { Clip.ID(9) })
+    #expect(plain.tracks[0].envelope == envelope)
+    let gap = try project.applying(project.insertGap(at: 250, length: 50) { Clip.ID(9) })
+    #expect(gap.tracks[0].envelope?.points.last?.time == 550)
+    let removed = try project.applying(project.removeClip(Clip.ID(1), ripple: true))
+    #expect(removed.tracks[0].envelope == envelope.removing(FrameRange(start: 0, end: 200)))
+  }
+}
