@@ -1,5 +1,9 @@
 public import Timeline
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// A project drawn as text for a terminal: tracks as rows, clips as blocks to scale with their
 /// ids and fade ramps, a time ruler and a playhead. Pure: it returns the lines, the caller
 /// writes them (so a frame is drawn in one write, and can be measured without a terminal).
@@ -55,11 +59,16 @@ public enum TimelineScreen {
       rows -= 1
     }
     rows = max(rows, 0)
-    let shown = project.tracks.dropFirst(firstTrack)
-    let below = shown.count - rows
+    let shown = Array(project.tracks.dropFirst(firstTrack))
     let playheadColumn = playhead.map(column)
     let anySolo = project.tracks.contains { $0.isSolo }
-    for track in shown.prefix(max(0, below > 0 ? rows - 1 : rows)) {
+    // One row per track, and one more under a track with an envelope where it fits; the last
+    // row says how many tracks did not fit.
+    var used = 0
+    var drawn = 0
+    for (offset, track) in shown.enumerated() {
+      let reserve = offset < shown.count - 1 ? 1 : 0
+      guard used + 1 + reserve <= rows else { break }
       var cells = Array(repeating: Character(" "), count: columns)
       for clip in track.clips {
         let first = column(clip.timelineStart.frames)
@@ -81,12 +90,44 @@ public enum TimelineScreen {
         + " "
       let dim = colour && (track.isMuted || (anySolo && !track.isSolo))
       lines.append(dim ? "\u{1B}[2m\(name)\(row)\u{1B}[22m" : name + row)
+      used += 1
+      drawn += 1
+      if let envelope = track.envelope, used + 1 + reserve <= rows {
+        let curve =
+          fit("  gain", nameWidth - 1) + " "
+          + envelopeRow(envelope, columns: columns, start: start, span: span)
+        lines.append(dim ? "\u{1B}[2m\(curve)\u{1B}[22m" : curve)
+        used += 1
+      }
     }
-    if below > 0 && rows > 0 { lines.append(fit("… \(below + 1) more tracks", width)) }
+    let below = shown.count - drawn
+    if below > 0 && used < rows { lines.append(fit("… \(below) more tracks", width)) }
     if project.tracks.isEmpty { lines.append("(no tracks)") }
     while lines.count < height - footerLines.count { lines.append("") }
     lines += footerLines.map { fit($0, width) }
     return lines
+  }
+
+  /// An envelope as a row of block heights, one per column: its gain at the column's first
+  /// frame, from ▁ (−60 dB) to █ (+6 dB); a blank where it is silent or below −60 dB.
+  static func envelopeRow(
+    _ envelope: Envelope, columns: Int, start: Int64, span: Int64
+  )
+    -> String
+  {
+    let levels = Array("▁▂▃▄▅▆▇█")
+    let segments = envelope.segments()
+    return String(
+      (0..<columns).map { column -> Character in
+        let frame = start + Int64(Double(column) / Double(columns) * Double(span))
+        guard let index = EnvelopeSegment.index(of: frame, in: segments) else { return " " }
+        let gain = segments[index].gain(at: frame)
+        guard gain > 0 else { return " " }
+        let decibels = 20 * log10(gain)
+        guard decibels >= -60 else { return " " }
+        let level = Int(((decibels + 60) / 66 * Double(levels.count)).rounded(.down))
+        return levels[min(levels.count - 1, max(0, level))]
+      })
   }
 
   /// `[/c3=====\]`: the bracket ends, the fade-in and fade-out ramps, the id where it fits.

@@ -35,6 +35,44 @@ struct TimelineScreenTests {
     #expect(lines[0].hasPrefix("v3") && lines[7].hasPrefix("q quit"))
   }
 
+  /// A track with volume automation gets a row under it: block heights of its gain, ▁ at
+  /// −60 dB to █ at +6 dB, blank where it is silent; when rows run short the envelope row goes
+  /// first, and every screen still fits.
+  @Test func envelopesAreDrawnUnderTheirTracks() {
+    var project = Fixture.project(
+      [Fixture.clip(1, start: 0, length: 480_000)],
+      secondTrack: [Fixture.clip(2, start: 240_000, length: 48_000)])
+    // +6 dB for 2 s, then down to silence at 4 s (linear in amplitude), silent after.
+    project.tracks[0].envelope = Envelope(points: [
+      Envelope.Point(time: 96_000, decibels: 6),
+      Envelope.Point(time: 192_000, decibels: -.infinity),
+    ])
+    let lines = TimelineScreen.lines(
+      of: project, width: 114, height: 8, span: span, header: "v3", footer: "q quit",
+      colour: false)
+    #expect(lines.count == 8)
+    let gain = Array(lines[3])
+    #expect(String(gain.prefix(14)) == "  gain        ")
+    #expect(String(gain[14..<34]) == String(repeating: "█", count: 20))
+    // Silent from 4 s (column 40) on.
+    #expect(gain[14 + 39] != " " && gain[14 + 40] == " " && gain[14 + 60] == " ")
+    // Falling: each column no higher than the one before.
+    let blocks = Array("▁▂▃▄▅▆▇█ ")
+    let heights = (20..<40).map { blocks.firstIndex(of: gain[14 + $0]) ?? 0 }
+    #expect(zip(heights, heights.dropFirst()).allSatisfy { $0 >= $1 || $1 == 8 })
+    #expect(lines[4].hasPrefix("t2 Guitar"))
+    // Two rows for tracks: both tracks, and no room for the envelope's row.
+    let short = TimelineScreen.lines(
+      of: project, width: 60, height: 5, span: span, header: "v3", footer: "q",
+      colour: false)
+    #expect(short[2].hasPrefix("t1 Voice") && short[3].hasPrefix("t2 Guitar"))
+    // One row: t1 does not fit beside the line that says what is left.
+    let shorter = TimelineScreen.lines(
+      of: project, width: 60, height: 4, span: span, header: "v3", footer: "q",
+      colour: false)
+    #expect(shorter[2].hasPrefix("… 2 more tracks"))
+  }
+
   /// Any clip at any zoom and scroll (clips a column wide, half off either edge, beyond the
   /// screen), any track page and any terminal size, with a short or a wrapped footer, draws
   /// exactly the screen's lines within its width. (A track page in 4 rows used to trap.)
