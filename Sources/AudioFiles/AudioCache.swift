@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 public import Mixing
 import SafeFiles
 import Synchronization
@@ -78,6 +79,14 @@ public struct AudioCache: Sendable {
     source.path.resolved(against: projectFolder)
   }
 
+  /// Debug messages (`TAPE_LOG=debug`, `tape -v`): which files, cache hits, decode times.
+  static let logger = Logger(label: "tape.cache")
+
+  /// `s3 /audio/kick.wav` for messages; just the file for a source being imported (id 0).
+  static func named(_ source: Source, _ file: RawPath) -> String {
+    source.id.rawValue > 0 ? "\(source.id) \(file)" : "\(file)"
+  }
+
   /// `song.tape` → `song.tape-cache`.
   public static func directory(forProject path: String) -> String {
     path + "-cache"
@@ -125,8 +134,14 @@ public struct AudioCache: Sendable {
     let entry: CacheEntry
     if let found {
       entry = found
+      Self.logger.debug(
+        "\(Self.named(source, file(of: source))): decoded audio found in the cache (\(found.path))")
     } else {
+      let started = DispatchTime.now().uptimeNanoseconds
       entry = try build(source, layout: expected, at: "\(directories[0])/\(name)")
+      Self.logger.debug(
+        "\(Self.named(source, file(of: source))): decoded into \(entry.path) in \((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000) ms"
+      )
     }
     remember(identity)
     return CachedSource(source: source, projectRate: projectRate, cache: self, entry: entry)
@@ -160,6 +175,8 @@ public struct AudioCache: Sendable {
     for directory in directories where Self.readSmallFile("\(directory)/\(name)") == record {
       return nil
     }
+    Self.logger.debug(
+      "\(Self.named(source, file)): changed or not seen since its last check; hashing it")
     guard try ContentHash.ofFile(at: file) == source.contentHash else {
       throw .sourceChanged(source: source.id.description, path: file.description)
     }

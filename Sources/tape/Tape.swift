@@ -12,7 +12,8 @@ struct Tape: ParsableCommand {
       A project is one SQLite file (song.tape) holding the timeline, its sources and its whole \
       undo history. Times are written 1.5, 1.5s, 250ms, 1:02.5, 01:02:03.250 or 96000f; gains \
       as -3, -3dB or +2.5dB. Ids are short and stable: s1 (source), t1 (track), c1 (clip). \
-      'tape --version' prints the version.
+      'tape --version' prints the version; 'tape -v COMMAND …' also prints on stderr what it \
+      does (files read, cache hits, commits and their times; as TAPE_LOG=debug).
       """,
     groupedSubcommands: [
       CommandGroup(name: "Project", subcommands: [New.self, Import.self, Relink.self, List.self]),
@@ -45,11 +46,18 @@ struct Tape: ParsableCommand {
     sigemptyset(&quit)
     sigaddset(&quit, SIGQUIT)
     pthread_sigmask(SIG_UNBLOCK, &quit, nil)
-    // Diagnostics on stderr, never stdout (scripts read stdout): TAPE_LOG=debug shows what the
-    // store does and when (commits carry CLOCK_MONOTONIC stamps); the default shows warnings.
+    // Diagnostics on stderr, never stdout (scripts read stdout): TAPE_LOG=debug (or `tape -v
+    // COMMAND …`) shows what the store does and when (commits carry CLOCK_MONOTONIC stamps),
+    // which audio files are read and whether the decoded cache had them; the default shows
+    // warnings.
+    var arguments = RawArguments.load()
+    let verbose = ["-v", "--verbose"].contains(arguments.first ?? "")
+    if verbose { arguments.removeFirst() }
     let level =
-      ProcessInfo.processInfo.environment["TAPE_LOG"].flatMap { Logger.Level(rawValue: $0) }
-      ?? .warning
+      verbose
+      ? .debug
+      : ProcessInfo.processInfo.environment["TAPE_LOG"].flatMap { Logger.Level(rawValue: $0) }
+        ?? .warning
     LoggingSystem.bootstrap { label in
       var handler = StreamLogHandler.standardError(label: label)
       handler.logLevel = level
@@ -64,7 +72,6 @@ struct Tape: ParsableCommand {
         try reportingErrors { print(version) }
         return
       }
-      let arguments = RawArguments.load()
       var command = try quickParse(arguments) ?? parseAsRoot(arguments)
       try command.run()
     } catch {
@@ -154,7 +161,9 @@ struct Tape: ParsableCommand {
   static func commandPath() -> String {
     var names = ["tape"]  // "tape clip add"
     var command: any ParsableCommand.Type = Tape.self
-    for argument in CommandLine.arguments.dropFirst() {
+    for argument in CommandLine.arguments.dropFirst().drop(while: {
+      $0 == "-v" || $0 == "--verbose"
+    }) {
       guard
         let next = command.configuration.subcommands.first(where: {
           $0._commandName == argument

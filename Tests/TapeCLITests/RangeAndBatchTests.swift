@@ -421,3 +421,26 @@ struct BatchOddInputTests {
     #expect((changes[0]["after"] as? [String: Any])?["gainDB"] as? Double == -3)
   }
 }
+
+@Suite("Diagnostics")
+struct VerboseTests {
+  /// `tape -v COMMAND` logs on stderr which audio files are read and whether the decoded cache
+  /// had them; stdout is what it always is.
+  @Test func verboseNamesFilesAndCacheHits() throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    let speech = TestAudio.path("speech-mono-48k-16.wav")
+    let imported = try ws.tape("-v", "import", song, speech)
+    #expect(imported.stdout == "s1\n")
+    #expect(imported.stderr.contains("[AudioFiles] \(speech): decoded into "))
+    try ws.tape("track", "add", song, "V")
+    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0", "--length", "0.5s")
+    let render = try ws.tape("-v", "render", song, "-o", ws.path("out.wav"))
+    #expect(render.stderr.contains("debug tape.cache"))
+    #expect(render.stderr.contains("s1 \(speech): decoded audio found in the cache"))
+    #expect(render.stdout.hasPrefix("\(ws.path("out.wav")): WAV 24-bit"))
+    let quiet = try ws.tape("render", song, "-o", ws.path("out.wav"))
+    #expect(quiet.stderr.isEmpty)
+  }
+}
