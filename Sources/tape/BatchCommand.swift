@@ -198,7 +198,7 @@ struct BatchLine {
     arguments.insert(file, at: path)
     let parsed: any ParsableCommand
     do {
-      parsed = try Tape.parseAsRoot(arguments)
+      parsed = try Tape.quickParse(arguments) ?? Tape.parseAsRoot(arguments)
     } catch {
       let message = Tape.message(for: error).split(separator: "\n").first.map(String.init) ?? ""
       throw BatchLineError(
