@@ -44,12 +44,19 @@ protocol EditingCommand: ParsableCommand {
   func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command]
   /// The ids printed after the commit: by default those the edit created.
   func printed(created: [String]) -> [String]
+  /// What to say on stderr when the edit changed nothing (no version was made); nil for
+  /// nothing, when the command has said why itself.
+  func unchanged(version: Int64) -> String?
 }
 
 extension EditingCommand {
   mutating func prepare(_ project: Project) throws {}
 
   func printed(created: [String]) -> [String] { created }
+
+  func unchanged(version: Int64) -> String? {
+    "note: nothing changed; the project stays at version \(version)"
+  }
 
   mutating func run() throws {
     try reportingErrors {
@@ -58,6 +65,10 @@ extension EditingCommand {
       let command = self
       let result = try store.edit(label: options.message ?? label) { project, ids in
         try command.edit(project, &ids)
+      }
+      // Not an error (a script may set what is already set), but worth a word: no version.
+      if result.changed.isEmpty, let note = unchanged(version: result.version) {
+        writeOut(note + "\n")
       }
       try MutationOutput(version: result.version, ids: printed(created: result.newIDs)).print(
         json: options.json)

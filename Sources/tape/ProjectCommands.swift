@@ -443,6 +443,12 @@ struct Relink: EditingCommand {
   func printed(created: [String]) -> [String] {
     folder == nil ? [] : found.map(\.0.description)
   }
+
+  /// `--folder` with nothing missing has said so already.
+  func unchanged(version: Int64) -> String? {
+    folder != nil && found.isEmpty
+      ? nil : "note: nothing changed; the project stays at version \(version)"
+  }
 }
 
 /// Finds files by name in a folder tree, for `relink --folder`.

@@ -424,6 +424,20 @@ struct BatchOddInputTests {
 
 @Suite("Diagnostics")
 struct VerboseTests {
+  /// An edit that changes nothing succeeds without a version, and says so on stderr.
+  @Test func anEditThatChangesNothingSaysSo() throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    try ws.tape("track", "add", song, "A", "--gain", "-3")
+    let same = try ws.tape("track", "set", song, "t1", "--gain", "-3")
+    #expect(same.stdout.isEmpty)
+    #expect(same.stderr == "note: nothing changed; the project stays at version 2\n")
+    let cut = try ws.tape("cut", song, "--from", "1s", "--to", "2s", "--ripple")
+    #expect(cut.stderr == "note: nothing changed; the project stays at version 2\n")
+    #expect(try ws.head(of: song) == 2)
+  }
+
   /// `tape -v COMMAND` logs on stderr which audio files are read and whether the decoded cache
   /// had them; stdout is what it always is.
   @Test func verboseNamesFilesAndCacheHits() throws {
