@@ -70,13 +70,19 @@ enum RowWriter {
           arguments: [track.id.rawValue])
       }
     }
+    // The master gain: a row unless it is 0 dB (no row), so that setting 0 dB on a project
+    // that never had a master gain changes nothing.
     if changed.format {
-      try db.cachedStatement(
-        sql: """
-          INSERT INTO master (id, gainDB) VALUES (1, ?)
-          ON CONFLICT(id) DO UPDATE SET gainDB = excluded.gainDB
-          """
-      ).execute(arguments: [new.masterGain.decibels])
+      if new.masterGain == .unity {
+        try db.cachedStatement(sql: "DELETE FROM master WHERE id = 1").execute()
+      } else {
+        try db.cachedStatement(
+          sql: """
+            INSERT INTO master (id, gainDB) VALUES (1, ?)
+            ON CONFLICT(id) DO UPDATE SET gainDB = excluded.gainDB
+            """
+        ).execute(arguments: [new.masterGain.decibels])
+      }
     }
     let placed = new.locate(changed.clips)
     for id in changed.clips {

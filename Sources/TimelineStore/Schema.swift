@@ -41,6 +41,11 @@ enum Schema {
   /// ``columns`` of each of ``trackedTables``, by the table's index there.
   static let trackedColumns: [[String]] = trackedTables.map { columns[$0] ?? [] }
 
+  /// The migrations a reader needs: it reads a file that has these as it is. The later ones
+  /// add tables that a reader takes as empty when they are absent (v5: envelopes and master
+  /// gain), so reading an older project neither needs it writable nor upgrades it.
+  static let readerMigrations: Set<String> = ["v1", "v2", "v3", "v4"]
+
   /// `PRAGMA application_id` of a Tape project: "TAPE".
   static let applicationID: Int32 = 0x5441_5045
 

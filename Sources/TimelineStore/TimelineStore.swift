@@ -440,6 +440,9 @@ public final class TimelineStore: Sendable {
   }
 
   /// Whether the file's migrations are incomplete (read without opening it for writing).
+  /// Whether a reader must have the file upgraded first: only when a migration readers depend
+  /// on is missing (``Schema/readerMigrations``). A project made before volume automation is
+  /// read as it is, without writing to it (so a read-only one stays readable).
   private static func needsMigration(_ path: String) throws(StoreError) -> Bool {
     do {
       var configuration = Configuration()
@@ -448,7 +451,9 @@ public final class TimelineStore: Sendable {
       let queue = try DatabaseQueue(path: location, configuration: configuration)
       defer { try? queue.close() }
       return try queue.read { db in
-        try db.tableExists("grdb_migrations") && !Schema.migrator.hasCompletedMigrations(db)
+        guard try db.tableExists("grdb_migrations") else { return false }
+        let applied = try Schema.migrator.appliedIdentifiers(db)
+        return !Schema.readerMigrations.isSubset(of: applied)
       }
     } catch {
       throw translate(error)

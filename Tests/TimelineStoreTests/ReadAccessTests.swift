@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import Timeline
 
@@ -9,6 +10,59 @@ struct ReadAccessTests {
   /// The files SQLite might leave beside a project.
   static func companions(_ path: String) -> [String] {
     ["-wal", "-shm", "-journal"].filter { FileManager.default.fileExists(atPath: path + $0) }
+  }
+
+  /// A project made before volume automation (no `envelope` and `master` tables, no v5
+  /// migration) is read as it is: no upgrade, not a byte written, whether or not it could be
+  /// written; the first edit upgrades it. (Found by a review: every older project had become
+  /// unreadable where it was read-only, and any read upgraded it where it was not.)
+  @Test func anOlderProjectIsReadWithoutAnUpgrade() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("old.tape")
+    let (writer, states) = try StoreFixture.populated(at: path)
+    try writer.close()
+    let queue = try DatabaseQueue(path: path)
+    try queue.write { db in
+      try db.execute(
+        sql: """
+          DROP TABLE envelope; DROP TABLE master;
+          DELETE FROM grdb_migrations WHERE identifier = 'v5'
+          """)
+    }
+    try queue.close()
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+    let reader = try TimelineStore.open(at: path, access: .read)
+    #expect(reader.snapshot.project == states.last)
+    #expect(try reader.project(at: 2) == states[1])
+    try reader.close()
+    #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
+    #expect(Self.companions(path).isEmpty)
+    // An edit upgrades it and can use what the upgrade adds.
+    let editor = try TimelineStore.open(at: path)
+    try editor.commit(label: "Master") { project, _ in
+      try project.setMasterGain(Gain(decibels: -3))
+    }
+    try editor.undo()
+    try editor.redo()
+    #expect(editor.snapshot.project.masterGain == Gain(decibels: -3))
+    try editor.close()
+  }
+
+  /// Setting 0 dB on a project that never had a master gain changes nothing (no version).
+  @Test func unityMasterGainIsNoChange() throws {
+    let directory = try TemporaryDirectory()
+    let store = try TimelineStore.create(at: directory.path("m.tape"))
+    let result = try store.commit(label: "Master") { project, _ in
+      try project.setMasterGain(.unity)
+    }
+    #expect(result.version == 1 && result.changed.isEmpty)
+    #expect(store.snapshot.version == 1)
+    try store.commit(label: "Down") { project, _ in try project.setMasterGain(Gain(decibels: -2)) }
+    try store.commit(label: "Back") { project, _ in try project.setMasterGain(.unity) }
+    #expect(store.snapshot.version == 3)
+    try store.undo(steps: 2)
+    #expect(store.snapshot.project.masterGain == .unity)
+    try store.close()
   }
 
   /// A project nobody has open has no log; reading it (snapshot, history, every past version)
