@@ -105,5 +105,12 @@ extension Source {
       throw .invalidSource(id, reason: "\(channels) channels; only mono and stereo are supported")
     }
     guard frameCount.frames > 0 else { throw .invalidSource(id, reason: "it holds no audio") }
+    // No file name holds a NUL byte, and text with one would not survive the store.
+    guard !path.isEmpty, !path.bytes.contains(0) else {
+      throw .invalidSource(id, reason: "its path is empty or holds a NUL byte")
+    }
+    guard !contentHash.unicodeScalars.contains("\u{0}") else {
+      throw .invalidSource(id, reason: "its content hash holds a NUL byte")
+    }
   }
 }

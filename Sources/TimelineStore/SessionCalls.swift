@@ -140,7 +140,18 @@ enum RawStatement {
       case .null: code = sqlite3_bind_null(statement, index)
       case .integer(let value): code = sqlite3_bind_int64(statement, index, value)
       case .real(let value): code = sqlite3_bind_double(statement, index, value)
-      case .text(let value): code = sqlite3_bind_text(statement, index, value, -1, transient)
+      case .text(let value):
+        // By its length in bytes: a NUL inside the text is part of it.
+        var text = value
+        code = text.withUTF8 { bytes in
+          // An empty buffer may have no address, which would bind NULL: bind "" itself.
+          guard let base = bytes.baseAddress, !bytes.isEmpty else {
+            return sqlite3_bind_text(statement, index, "", 0, transient)
+          }
+          return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+            sqlite3_bind_text(statement, index, $0, Int32(bytes.count), transient)
+          }
+        }
       case .blob(let value):
         code = value.withUnsafeBytes {
           sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), transient)

@@ -64,6 +64,25 @@ struct CommitUndoRedoTests {
     #expect(seen.last == 2)
   }
 
+  /// No path holds a NUL byte: a source with one is refused (text with a NUL would be cut
+  /// there on its way into SQLite, and the history would then disagree with the data). Found
+  /// by a review.
+  @Test func aSourcePathWithANulByteIsRefused() throws {
+    let dir = try TemporaryDirectory()
+    let store = try TimelineStore.create(at: dir.path("nul.tape"))
+    let source = Source(
+      id: Source.ID(1), path: "/audio/a\u{0}b.wav", contentHash: "h1", sampleRate: 48_000,
+      channels: 1, frameCount: 48_000)
+    #expect(throws: StoreError.self) {
+      try store.commit(label: "Source") { _, ids in
+        _ = ids.newSourceID()
+        return [.setSource(source)]
+      }
+    }
+    #expect(store.snapshot.version == 1)
+    try store.close()
+  }
+
   @Test func commitsMatchThePureResultAndSurviveReopening() throws {
     let dir = try TemporaryDirectory()
     let path = dir.path("song.tape")
