@@ -13,6 +13,11 @@ struct EnvelopeRenderTests {
     Float(0.5 * sin(Double(frame) * 0.031) + 0.25 * sin(Double(frame) * 0.0071 + 1))
   }
 
+  /// Source s1: ``signal``, mono, 50,000 frames at the project rate.
+  static let source = Source(
+    id: Source.ID(1), path: "/synthetic", contentHash: "none", sampleRate: 48_000, channels: 1,
+    frameCount: 50_000)
+
   /// The envelope's gain at `t`, the plain way.
   static func envelopeModel(_ points: [Envelope.Point], at t: Int64) -> Double {
     let amplitude = { (dB: Double) in dB == -.infinity ? 0 : pow(10, dB / 20) }
@@ -112,11 +117,7 @@ struct EnvelopeRenderTests {
       }
       let project = Project(
         sampleRate: 48_000, channels: 1,
-        sources: [
-          Source(
-            id: Source.ID(1), path: "/synthetic", contentHash: "none", sampleRate: 48_000,
-            channels: 1, frameCount: 50_000)
-        ],
+        sources: [Self.source],
         tracks: tracks,
         masterGain: Gain(decibels: Double(Int.random(in: -60...30, using: &rng)) / 10))
       try project.validate()
@@ -146,11 +147,7 @@ struct EnvelopeRenderTests {
     ]
     let project = Project(
       sampleRate: 48_000, channels: 1,
-      sources: [
-        Source(
-          id: Source.ID(1), path: "/synthetic", contentHash: "none", sampleRate: 48_000,
-          channels: 1, frameCount: 50_000)
-      ],
+      sources: [Self.source],
       tracks: [
         Track(id: Track.ID(1), name: "T", envelope: Envelope(points: points), clips: [clip])
       ],
