@@ -359,14 +359,6 @@ func parsePosition(_ text: String, _ project: Project) throws -> FramePosition {
   FramePosition(try parseTime(text, project).frames)
 }
 
-func parsePan(_ text: String) throws -> Double {
-  guard let pan = Double(text.trimmingCharacters(in: .whitespaces)), pan.isFinite else {
-    throw TimelineError.invalidPan(text)
-  }
-  guard (-1.0...1.0).contains(pan) else { throw TimelineError.panOutOfRange(track: nil, pan: pan) }
-  return pan
-}
-
 func parseCurve(_ text: String) throws -> FadeCurve {
   guard let curve = FadeCurve(parsing: text) else {
     throw UsageError(
