@@ -173,16 +173,7 @@ struct BatchLine {
             "'\(shown)' is not an editing command; a batch takes \(Batch.editing.joined(separator: ", "))"
         ))
     }
-    var path = 0
-    var command: any ParsableCommand.Type = Tape.self
-    while path < words.count,
-      let next = command.configuration.subcommands.first(where: {
-        $0._commandName == words[path] || $0.configuration.aliases.contains(words[path])
-      })
-    {
-      command = next
-      path += 1
-    }
+    let (command, path) = Tape.subcommand(named: words)
     guard command.configuration.subcommands.isEmpty else {
       let names = command.configuration.subcommands.map { $0._commandName }
       let given =

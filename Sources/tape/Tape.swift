@@ -123,7 +123,9 @@ struct Tape: ParsableCommand {
       guard let type = quickCommands[words] else { continue }
       #if DEBUG
         // Debug builds (the ones the tests run) check the entry against the command tree.
-        if resolved(words) != ObjectIdentifier(type) {
+        let found = subcommand(named: words)
+        if found.length != words.count || ObjectIdentifier(found.command) != ObjectIdentifier(type)
+        {
           printError(
             "internal error: the quick command table is wrong for '\(words.joined(separator: " "))'"
           )
@@ -135,18 +137,24 @@ struct Tape: ParsableCommand {
     return nil
   }
 
-  /// The command `words` name in the command tree (names and aliases).
-  static func resolved(_ words: [String]) -> ObjectIdentifier? {
+  /// The subcommand the leading `words` name in the command tree (by name or alias), and how
+  /// many of the words that took: the one walk of the tree by words (the quick table's check,
+  /// the usage hint, a batch line).
+  static func subcommand(
+    named words: some Sequence<String>
+  ) -> (command: any ParsableCommand.Type, length: Int) {
     var command: any ParsableCommand.Type = Tape.self
+    var length = 0
     for word in words {
       guard
         let next = command.configuration.subcommands.first(where: {
           $0._commandName == word || $0.configuration.aliases.contains(word)
         })
-      else { return nil }
+      else { break }
       command = next
+      length += 1
     }
-    return ObjectIdentifier(command)
+    return (command, length)
   }
 
   /// The parser's message in our style: `Missing value for '--at <at>'` → `missing value for
@@ -159,19 +167,7 @@ struct Tape: ParsableCommand {
 
   /// The subcommand the arguments name (`clip add`), as far as they name one.
   static func commandPath() -> String {
-    var names = ["tape"]  // "tape clip add"
-    var command: any ParsableCommand.Type = Tape.self
-    for argument in CommandLine.arguments.dropFirst().drop(while: {
-      $0 == "-v" || $0 == "--verbose"
-    }) {
-      guard
-        let next = command.configuration.subcommands.first(where: {
-          $0._commandName == argument
-        })
-      else { break }
-      names.append(argument)
-      command = next
-    }
-    return names.joined(separator: " ")
+    let words = CommandLine.arguments.dropFirst().drop(while: { $0 == "-v" || $0 == "--verbose" })
+    return (["tape"] + words.prefix(subcommand(named: words).length)).joined(separator: " ")
   }
 }
