@@ -114,11 +114,15 @@ let package = Package(
       ]
     ),
 
-    .testTarget(name: "TimelineTests", dependencies: ["Timeline", "TerminalViews"]),
+    .testTarget(
+      name: "TimelineTests", dependencies: ["Timeline", "TerminalViews", "ReferenceRenders"]),
     .testTarget(name: "SafeFilesTests", dependencies: ["SafeFiles"]),
     .testTarget(
       name: "TimelineStoreTests",
-      dependencies: ["TimelineStore", "Timeline", .product(name: "GRDB", package: "GRDB.swift")]
+      dependencies: [
+        "TimelineStore", "Timeline", "ReferenceRenders",
+        .product(name: "GRDB", package: "GRDB.swift"),
+      ]
     ),
     .testTarget(name: "MixingTests", dependencies: ["Mixing", "Timeline", "ReferenceRenders"]),
     // Independent sox and ffmpeg renders of an edit list, shared by the render and demo tests.

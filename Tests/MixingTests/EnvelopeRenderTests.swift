@@ -1,5 +1,6 @@
 import Foundation
 import Mixing
+import ReferenceRenders
 import Testing
 import Timeline
 
@@ -18,21 +19,6 @@ struct EnvelopeRenderTests {
     id: Source.ID(1), path: "/synthetic", contentHash: "none", sampleRate: 48_000, channels: 1,
     frameCount: 50_000)
 
-  /// The envelope's gain at `t`, the plain way.
-  static func envelopeModel(_ points: [Envelope.Point], at t: Int64) -> Double {
-    let amplitude = { (dB: Double) in dB == -.infinity ? 0 : pow(10, dB / 20) }
-    guard let first = points.first, let last = points.last else { return 1 }
-    if t <= first.time.frames { return amplitude(first.decibels) }
-    if t >= last.time.frames { return amplitude(last.decibels) }
-    guard let b = points.firstIndex(where: { $0.time.frames > t }) else { return 1 }
-    let (p, q) = (points[b - 1], points[b])
-    let x = Double(t - p.time.frames) / Double(q.time.frames - p.time.frames)
-    if p.decibels.isFinite && q.decibels.isFinite {
-      return amplitude(p.decibels + x * (q.decibels - p.decibels))
-    }
-    return amplitude(p.decibels) + x * (amplitude(q.decibels) - amplitude(p.decibels))
-  }
-
   /// The whole mono mix of `project`, in float64.
   static func model(_ project: Project, frames: Int) -> [Double] {
     var out = [Double](repeating: 0, count: frames)
@@ -43,7 +29,10 @@ struct EnvelopeRenderTests {
           let t = clip.timelineStart.frames + i
           guard t < frames else { break }
           let sample = Double(signal.buffer[Int(clip.sourceRange.start.frames + i)])
-          let envelope = track.envelope.map { envelopeModel($0.points, at: t) } ?? 1
+          let envelope =
+            track.envelope.map {
+              EnvelopeModel.gain($0.points.map { ($0.time.frames, $0.decibels) }, at: t)
+            } ?? 1
           out[Int(t)] +=
             sample * clip.gain.linear * track.gain.linear * master * clip.fadeGain(at: i)
             * envelope
@@ -164,20 +153,5 @@ struct EnvelopeRenderTests {
         * Gain(decibels: -1.5).linear
       #expect(abs(Double(out[512]) - atPoint) < 1e-6)
     }
-  }
-}
-
-/// SplitMix64: seeded, so a failing case replays.
-struct SeededGenerator: RandomNumberGenerator {
-  var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

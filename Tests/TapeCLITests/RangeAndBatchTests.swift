@@ -314,23 +314,14 @@ struct EnvelopeCommandTests {
     let points: [(Int64, Double)] = [
       (24_000, 0), (72_000, -12), (96_000, -.infinity), (120_000, -6),
     ]
-    func envelope(_ t: Int64) -> Double {
-      let amplitude = { (dB: Double) in dB == -.infinity ? 0 : pow(10, dB / 20) }
-      if t <= points[0].0 { return amplitude(points[0].1) }
-      guard let b = points.firstIndex(where: { $0.0 > t }) else {
-        return amplitude(points[points.count - 1].1)
-      }
-      let (p, q) = (points[b - 1], points[b])
-      let x = Double(t - p.0) / Double(q.0 - p.0)
-      if p.1.isFinite && q.1.isFinite { return amplitude(p.1 + x * (q.1 - p.1)) }
-      return amplitude(p.1) + x * (amplitude(q.1) - amplitude(p.1))
-    }
     let gain = pow(10, -3.0 / 20) * pow(10, -2.0 / 20)
     let rendered = try ReferenceRender.decode(out)
     #expect(rendered.count == 144_000)
     let worst =
       rendered.indices.map { t in
-        abs(Double(rendered[t]) - Double(source[t]) * gain * envelope(Int64(t)))
+        abs(
+          Double(rendered[t]) - Double(source[t]) * gain
+            * EnvelopeModel.gain(points.map { ($0.0, $0.1) }, at: Int64(t)))
       }.max() ?? 1
     #expect(20 * log10(worst) < -120, "\(20 * log10(worst)) dBFS")
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ReferenceRenders
 import Testing
 import Timeline
 
@@ -18,7 +19,7 @@ struct HistoryBlockTests {
   func everyVersionIsReachedExactly(seed: UInt64) throws {
     let dir = try TemporaryDirectory()
     let (store, path) = try Self.newStore(in: dir, "walk.tape")
-    var rng = SeededGenerator(state: seed)
+    var rng = SeededGenerator(seed: seed)
     var states: [Int64: Project] = [store.snapshot.version: store.snapshot.project]
     for step in 0..<700 {
       let dice = Int.random(in: 0..<100, using: &rng)
@@ -84,7 +85,7 @@ struct HistoryBlockTests {
   static func commitRandomEdits(
     to store: TimelineStore, until last: Int64, seed: UInt64
   ) throws -> [Int64: Project] {
-    var rng = SeededGenerator(state: seed)
+    var rng = SeededGenerator(seed: seed)
     var states = [store.snapshot.version: store.snapshot.project]
     while store.snapshot.version < last {
       try store.commit(label: "Random edit") { project, ids in
@@ -119,7 +120,7 @@ struct HistoryBlockTests {
     let changesets = try queue.read { db in
       try Data.fetchAll(db, sql: "SELECT changeset FROM version ORDER BY id").map(Changeset.init)
     }
-    var rng = SeededGenerator(state: 6)
+    var rng = SeededGenerator(seed: 6)
     for _ in 0..<60 {
       let first = Int.random(in: 0..<changesets.count, using: &rng)
       let last = Int.random(in: first..<min(changesets.count, first + 200), using: &rng)

@@ -1,20 +1,8 @@
 import Foundation
+import ReferenceRenders
 import Testing
 import Timeline
 import TimelineStore
-
-/// A small deterministic generator (SplitMix64), so a failing sequence can be replayed by seed.
-struct SeededGenerator: RandomNumberGenerator {
-  var state: UInt64
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
 
 @Suite("Random edit sequences")
 struct RandomSequenceTests {
@@ -147,7 +135,7 @@ struct RandomSequenceTests {
     let path = dir.path("random.tape")
     let store = try TimelineStore.create(at: path)
     let empty = store.snapshot
-    var rng = SeededGenerator(state: seed)
+    var rng = SeededGenerator(seed: seed)
     var expected = [empty]
     var commits = 0
     while commits < 1_000 {

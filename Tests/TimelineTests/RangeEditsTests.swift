@@ -1,3 +1,4 @@
+import ReferenceRenders
 import Testing
 import Timeline
 
