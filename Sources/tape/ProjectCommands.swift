@@ -117,7 +117,7 @@ struct List: ParsableCommand {
 /// The `tape ls --json` contract: every time in frames. Documented in the README; keep stable.
 func projectJSON(_ snapshot: StoreSnapshot, file: String) -> JSONValue {
   let project = snapshot.project
-  let folder = RawPath(file).absolute.folder
+  let folder = projectFolder(file)
   return .object([
     ("version", .int(snapshot.version)),
     ("sampleRate", .int(Int64(project.sampleRate))),
@@ -167,10 +167,16 @@ func isMissing(_ source: Source, projectFolder: RawPath) -> Bool {
   source.path.resolved(against: projectFolder).withCString { FileIdentity(cPath: $0) } == nil
 }
 
+/// The absolute folder of the project file `file`: what its sources' relative paths are
+/// relative to.
+func projectFolder(_ file: String) -> RawPath {
+  RawPath(file).absolute.folder
+}
+
 /// Where a source at `file` (absolute) is kept in the project `project`: relative to the
 /// project's folder when it lies inside it, so that the folder can move; absolute otherwise.
 func storedPath(_ file: RawPath, project: String) -> RawPath {
-  file.relative(to: RawPath(project).absolute.folder) ?? file
+  file.relative(to: projectFolder(project)) ?? file
 }
 
 /// A track's settings as `ls --json` shows them (its clips aside).
@@ -239,7 +245,7 @@ struct TimelineTable {
     let clock = { (frames: Int64) in
       inFrames ? "\(frames)f" : TimeValue.clock(FrameCount(frames), sampleRate: rate)
     }
-    let folder = RawPath(file).absolute.folder
+    let folder = projectFolder(file)
     let missing = Set(
       project.sources.filter { isMissing($0, projectFolder: folder) }.map(\.id))
     var lines = [
@@ -385,7 +391,7 @@ struct Relink: EditingCommand {
       guard force || info.contentHash == old.contentHash else {
         throw DataError(
           message:
-            "\(info.path) is not the same audio as source \(id) (\(old.path.resolved(against: RawPath(project.file).absolute.folder))); use --force to relink it anyway"
+            "\(info.path) is not the same audio as source \(id) (\(old.path.resolved(against: projectFolder(project.file)))); use --force to relink it anyway"
         )
       }
       return .setSource(
@@ -405,8 +411,8 @@ struct Relink: EditingCommand {
     else {
       throw MissingInput(message: "'\(folder)' is not a folder; name the folder to search")
     }
-    let projectFolder = RawPath(project.file).absolute.folder
-    let missing = current.sources.filter { isMissing($0, projectFolder: projectFolder) }
+    let home = projectFolder(project.file)
+    let missing = current.sources.filter { isMissing($0, projectFolder: home) }
     guard !missing.isEmpty else {
       writeOut("nothing to relink: every source's file is where the project says\n")
       return []
