@@ -137,6 +137,38 @@ struct NetChanges: Sendable {
     }
   }
 
+  /// Adds the change of one row from `old` to `new` (all its columns, ``Schema/columns``
+  /// order; `nil`, no row) in the shape a session records it: an update carries the primary
+  /// key and the changed columns' old and new values. Nothing when the two are identical. The
+  /// row must have no change here yet.
+  mutating func record(_ key: Key, from old: [ChangeValue]?, to new: [ChangeValue]?) {
+    var scratch = Array(repeating: Slot.absent, count: Self.stride)
+    let kind: Kind
+    switch (old, new) {
+    case (nil, nil):
+      return
+    case (nil, let new?):
+      kind = .insert
+      for (column, value) in new.enumerated() { scratch[Self.width + column] = slot(value) }
+    case (let old?, nil):
+      kind = .delete
+      for (column, value) in old.enumerated() { scratch[column] = slot(value) }
+    case (let old?, let new?):
+      let differing = (1..<old.count).filter { !old[$0].isIdentical(to: new[$0]) }
+      guard !differing.isEmpty else { return }
+      kind = .update
+      scratch[0] = slot(old[0])
+      for column in differing {
+        scratch[column] = slot(old[column])
+        scratch[Self.width + column] = slot(new[column])
+      }
+    }
+    index.insert(key, at: entries.count)
+    entries.append(Entry(key: key, kind: kind))
+    slots.append(contentsOf: scratch)
+    count += 1
+  }
+
   /// Adds `later`'s changes as happening after these.
   mutating func append(_ later: NetChanges) throws {
     var scratch = Array(repeating: Slot.absent, count: Self.stride)

@@ -11,35 +11,29 @@ import Timeline
 /// so a redo that deletes a track and its clips would find the clips already gone and abort.
 /// The store deletes a track's clips itself, in the same commit.
 enum Schema {
-  static let projectTable = "project"
-  static let sourceTable = "source"
-  static let trackTable = "track"
-  static let clipTable = "clip"
-  static let envelopeTable = "envelope"
-  static let masterTable = "master"
+  static let projectTable = ProjectRow.table
+  static let sourceTable = SourceRow.table
+  static let trackTable = TrackRow.table
+  static let clipTable = ClipRow.table
+  static let envelopeTable = EnvelopeRow.table
+  static let masterTable = MasterRow.table
+
   /// The tables whose changes are history; everything else (ids, head, transient state) is not.
   /// New tables are added at the end, never columns to a table: a changeset records a table's
-  /// column count, and every old version's changeset must stay readable.
-  static let trackedTables = [
-    projectTable, sourceTable, trackTable, clipTable, envelopeTable, masterTable,
+  /// column count, and every old version's changeset must stay readable. Each one's
+  /// ``TrackedRow/index`` is its position here (a test checks it).
+  static let trackedRows: [any TrackedRow.Type] = [
+    ProjectRow.self, SourceRow.self, TrackRow.self, ClipRow.self, EnvelopeRow.self,
+    MasterRow.self,
   ]
+  static let trackedTables = trackedRows.map { $0.table }
 
-  /// Each tracked table's columns in declaration order, the order changesets use. The primary
-  /// key is column 0. A test checks these against `PRAGMA table_info`.
-  static let columns: [String: [String]] = [
-    projectTable: ["id", "sampleRate", "channels"],
-    sourceTable: ["id", "path", "contentHash", "sampleRate", "channels", "frameCount"],
-    trackTable: ["id", "position", "name", "gainDB", "pan", "muted", "solo"],
-    clipTable: [
-      "id", "trackID", "sourceID", "timelineStart", "sourceStart", "length", "gainDB",
-      "fadeInLength", "fadeInCurve", "fadeOutLength", "fadeOutCurve",
-    ],
-    envelopeTable: ["trackID", "points"],
-    masterTable: ["id", "gainDB"],
-  ]
+  /// Each tracked table's columns in declaration order (``TrackedRow/columns``), by the table's
+  /// index in ``trackedTables``.
+  static let trackedColumns: [[String]] = trackedRows.map { $0.columns }
 
-  /// ``columns`` of each of ``trackedTables``, by the table's index there.
-  static let trackedColumns: [[String]] = trackedTables.map { columns[$0] ?? [] }
+  /// Each tracked table's columns by name.
+  static let columns = Dictionary(uniqueKeysWithValues: trackedRows.map { ($0.table, $0.columns) })
 
   /// The migrations a reader needs: it reads a file that has these as it is. The later ones
   /// add tables that a reader takes as empty when they are absent (v5: envelopes and master

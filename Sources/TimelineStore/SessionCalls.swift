@@ -1,5 +1,6 @@
 internal import CSQLiteSession
 import Foundation
+import Timeline
 
 // Every call into SQLite's C API (the session extension, and the statements that apply recorded
 // changes) goes through this file, which turns result codes into `StoreError`s and owns the
@@ -114,9 +115,14 @@ enum RawStatement {
       guard let bytes = sqlite3_column_blob(statement, column) else { return Data() }
       return Data(bytes: bytes, count: Int(sqlite3_column_bytes(statement, column)))
     }
-    func text(_ column: Int32) -> String {
-      sqlite3_column_text(statement, column).map { String(cString: $0) } ?? ""
+    /// Text by its length in bytes (a NUL inside it is part of it); `nil` when NULL.
+    func text(_ column: Int32) -> String? {
+      guard let text = sqlite3_column_text(statement, column) else { return nil }
+      let count = Int(sqlite3_column_bytes(statement, column))
+      return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
+
+    func isBlob(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_BLOB }
 
     /// Whether the column holds exactly `bytes` as text, without making a String.
     func text(_ column: Int32, equals bytes: [UInt8]) -> Bool {
@@ -183,4 +189,26 @@ private func check(
     throw StoreError.internalFailure(
       "\(call()) failed with SQLite code \(code)" + (message.map { ": \($0)" } ?? ""))
   }
+}
+
+/// A row of `SELECT *` on a tracked table: every column is there.
+extension RawStatement.ResultRow: ColumnReader {
+  func integer(_ column: Int) -> Int64? { int64(Int32(column)) }
+  func real(_ column: Int) -> Double? { double(Int32(column)) }
+  func text(_ column: Int) -> String? { text(Int32(column)) }
+
+  func path(_ column: Int) -> RawPath? {
+    if isBlob(Int32(column)) { return RawPath(bytes: [UInt8](blob(Int32(column)))) }
+    return text(Int32(column)).map { RawPath($0) }
+  }
+
+  /// Compared in place: thousands of clips may be read.
+  func curve(_ column: Int) throws -> FadeCurve? {
+    guard let curve = Self.curveNames.first(where: { text(Int32(column), equals: $0.1) })?.0 else {
+      throw StoreError.corrupt(detail: "a stored fade curve is not one Tape knows")
+    }
+    return curve
+  }
+
+  private static let curveNames = FadeCurve.allCases.map { ($0, Array($0.rawValue.utf8)) }
 }

@@ -39,14 +39,20 @@ extension TimelineStore {
       let firstIDs = ids
       let commands = try edit(held.project, &ids)
       let (newProject, changed) = try held.project.applyingWithChanges(commands)
-      var newPositions = held.positions
-      var placements: [(Clip.ID, ClipIndex.Change)] = []
+      let (rows, newPositions, placements) = RowWriter.changes(
+        from: held, to: newProject, changed: changed)
       let changeset =
-        changed.isEmpty
+        rows.isEmpty
         ? Changeset()
         : try SessionCalls.capture(on: connection(db), tables: Schema.trackedTables) {
-          placements = try RowWriter.write(
-            new: newProject, changed: changed, positions: &newPositions, db)
+          do {
+            try RowWriter.apply(rows, db)
+          } catch StoreError.historyDiverged {
+            // The snapshot is the file's rows (caught up above), and `Project` checks what
+            // the schema checks: this is a bug, and the transaction is abandoned.
+            throw StoreError.internalFailure(
+              "an edit's rows disagree with the project file, which is left unchanged")
+          }
         }
       guard !changeset.isEmpty else {
         return (nil, CommitResult(version: head.version, changed: ChangedIDs(), newIDs: []))
