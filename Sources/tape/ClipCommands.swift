@@ -27,7 +27,8 @@ struct ClipCommand: ParsableCommand {
         --from and --to/--length choose the part of the source (default: all of it); --at is \
         where it starts on the timeline.
         Example: tape clip add song.tape t1 s1 --at 2s --from 0:10 --length 4s --fade-in 50ms
-        """)
+        """
+    ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
@@ -79,7 +80,8 @@ struct ClipCommand: ParsableCommand {
   struct Split: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Cut a clip in two at a timeline time; prints both ids (left, then right).",
-      discussion: "Example: tape clip split song.tape c3 --at 1:02.5")
+      discussion: "Example: tape clip split song.tape c3 --at 1:02.5"
+    ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
@@ -99,7 +101,8 @@ struct ClipCommand: ParsableCommand {
   struct Copy: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Copy a clip (its source range, gain and fades) to another time; prints its id.",
-      discussion: "Example: tape clip copy song.tape c3 --to 1:30 --track t2")
+      discussion: "Example: tape clip copy song.tape c3 --to 1:30 --track t2"
+    ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
@@ -123,7 +126,8 @@ struct ClipCommand: ParsableCommand {
   struct Move: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Move a clip to another time and/or track.",
-      discussion: "Example: tape clip move song.tape c3 --to 12s --track t2")
+      discussion: "Example: tape clip move song.tape c3 --to 12s --track t2"
+    ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
@@ -150,7 +154,8 @@ struct ClipCommand: ParsableCommand {
   struct Trim: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Move a clip's edges on the timeline; the audio stays where it is.",
-      discussion: "Example: tape clip trim song.tape c3 --start 2.5s --end 0:07")
+      discussion: "Example: tape clip trim song.tape c3 --start 2.5s --end 0:07"
+    ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
@@ -178,7 +183,8 @@ struct ClipCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "Change a clip's gain and fades.",
       discussion:
-        "Example: tape clip set song.tape c3 --gain -4dB --fade-out 2s --fade-out-curve s-curve")
+        "Example: tape clip set song.tape c3 --gain -4dB --fade-out 2s --fade-out-curve s-curve"
+    ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
@@ -238,7 +244,8 @@ struct ClipCommand: ParsableCommand {
         time range from every track with 'tape cut --ripple').
         Example: tape clip rm song.tape c3 --ripple
         """,
-      aliases: ["remove"])
+      aliases: ["remove"]
+    ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String

@@ -15,7 +15,8 @@ struct StepsOption: ParsableArguments {
 struct Undo: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Step back through history (survives quitting and crashes).",
-    discussion: "Example: tape undo song.tape --steps 3")
+    discussion: "Example: tape undo song.tape --steps 3"
+  ).parsedAlone()
 
   @OptionGroup var project: ProjectArgument
   @OptionGroup var steps: StepsOption
@@ -35,7 +36,8 @@ struct Undo: ParsableCommand {
 struct Redo: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Step forward again, toward the version you were last at.",
-    discussion: "Example: tape redo song.tape")
+    discussion: "Example: tape redo song.tape"
+  ).parsedAlone()
 
   @OptionGroup var project: ProjectArgument
   @OptionGroup var steps: StepsOption

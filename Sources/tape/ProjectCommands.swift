@@ -88,7 +88,8 @@ struct List: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "ls",
     abstract: "Show the timeline: sources, tracks and clips.",
-    discussion: "Example: tape ls song.tape --json")
+    discussion: "Example: tape ls song.tape --json"
+  ).parsedAlone()
 
   @OptionGroup var project: ProjectArgument
   @OptionGroup var output: JSONOption

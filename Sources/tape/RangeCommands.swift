@@ -41,7 +41,8 @@ struct Cut: EditingCommand {
       Everywhere else the audio outside the range is exactly what it was.
       Example: tape cut song.tape --from 12.3s --to 12.8s --ripple --crossfade 5ms
       Example: tape cut song.tape --from 1:00 --to 1:30 --tracks t1,t2
-      """)
+      """
+  ).parsedAlone()
 
   @OptionGroup var project: ProjectArgument
   @Option(parsing: .unconditional, help: "Where the range starts on the timeline.") var from: String
@@ -77,7 +78,8 @@ struct Insert: EditingCommand {
       A clip playing across --at is split there (its right part gets a new id, printed) and \
       moves with the rest; a split inside a fade is refused, as 'clip split' refuses it.
       Example: tape insert song.tape --at 30s --length 2s
-      """)
+      """
+  ).parsedAlone()
 
   @OptionGroup var project: ProjectArgument
   @Option(parsing: .unconditional, help: "Where the gap starts on the timeline.") var at: String
@@ -98,7 +100,8 @@ struct Insert: EditingCommand {
 struct Master: EditingCommand {
   static let configuration = CommandConfiguration(
     abstract: "Set the gain of the whole mix.",
-    discussion: "Example: tape master song.tape --gain -3dB")
+    discussion: "Example: tape master song.tape --gain -3dB"
+  ).parsedAlone()
 
   @OptionGroup var project: ProjectArgument
   @Option(parsing: .unconditional, help: "The master gain in dB (-3, -3dB, +2dB, 0).")

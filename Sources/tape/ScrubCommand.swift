@@ -382,7 +382,7 @@ final class ScrubSession: @unchecked Sendable {
   /// Checks out the version on screen, exactly as `tape checkout` does.
   private func checkout() throws {
     do {
-      let writer = try openStore(file)
+      let writer = try openStore(file, closedAtExit: false)
       try writer.checkout(shown.version)
       try writer.close()
       history = try store.history()

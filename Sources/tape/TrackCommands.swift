@@ -13,7 +13,8 @@ struct TrackCommand: ParsableCommand {
   struct Add: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Add a track after the existing ones; prints its id.",
-      discussion: "Example: tape track add song.tape Drums --gain -3dB --pan -0.2")
+      discussion: "Example: tape track add song.tape Drums --gain -3dB --pan -0.2"
+    ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The track's name.") var name: String
@@ -43,7 +44,8 @@ struct TrackCommand: ParsableCommand {
   struct Set: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Change a track's name, gain, pan, mute or solo.",
-      discussion: "Example: tape track set song.tape t2 --gain -6 --pan 0.5 --solo")
+      discussion: "Example: tape track set song.tape t2 --gain -6 --pan 0.5 --solo"
+    ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
@@ -94,7 +96,8 @@ struct TrackCommand: ParsableCommand {
         amplitude. It multiplies the track's gain, sample by sample, exact at every point.
         Example: tape track envelope song.tape t1 --set 0s:0dB,10s:-6dB,12s:-inf
         Example: tape track envelope song.tape t1 --clear
-        """)
+        """
+    ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
@@ -123,7 +126,8 @@ struct TrackCommand: ParsableCommand {
   struct Move: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Move a track to another place in the order (1 is the top).",
-      discussion: "Example: tape track move song.tape t3 --to 1")
+      discussion: "Example: tape track move song.tape t3 --to 1"
+    ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
@@ -151,7 +155,8 @@ struct TrackCommand: ParsableCommand {
       discussion: """
         Prints the new track's id, then its clips' ids in timeline order.
         Example: tape track duplicate song.tape t2 --name "Vocals double"
-        """)
+        """
+    ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
@@ -178,7 +183,8 @@ struct TrackCommand: ParsableCommand {
       commandName: "rm",
       abstract: "Remove a track and its clips (undo brings them back).",
       discussion: "Example: tape track rm song.tape t3",
-      aliases: ["remove"])
+      aliases: ["remove"]
+    ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
