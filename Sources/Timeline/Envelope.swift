@@ -12,6 +12,11 @@
 ///   (`a = a₀ + x·(a₁ − a₀)`, with `a = 10^(dB/20)` and 0 for `-inf`), since no dB line
 ///   reaches silence.
 ///
+/// That is the default shape of a segment (``EnvelopeShape/decibels``); a point may give the
+/// segment that starts at it another: ``EnvelopeShape/linear`` (linearly in amplitude) or
+/// ``EnvelopeShape/hold`` (the point's gain until the next point). Each shape cut anywhere is
+/// the same shape between the cut and the next point, so range edits keep every frame's gain.
+///
 /// At a breakpoint's frame the gain is exactly that point's. Times strictly increase.
 ///
 /// ```swift
@@ -23,10 +28,23 @@ public struct Envelope: Sendable, Hashable, Codable {
     public var time: FramePosition
     /// Finite within ``Gain/minimumDecibels`` … ``Gain/maximumDecibels``, or `-infinity`.
     public var decibels: Double
+    /// How the gain runs from this point to the next (nothing, after the last point).
+    public var shape: EnvelopeShape
 
-    public init(time: FramePosition, decibels: Double) {
+    public init(time: FramePosition, decibels: Double, shape: EnvelopeShape = .decibels) {
       self.time = time
       self.decibels = decibels
+      self.shape = shape
+    }
+
+    private enum CodingKeys: String, CodingKey { case time, decibels, shape }
+
+    /// A point encoded before shapes existed has the default shape.
+    public init(from decoder: any Decoder) throws {
+      let container = try decoder.container(keyedBy: CodingKeys.self)
+      time = try container.decode(FramePosition.self, forKey: .time)
+      decibels = try container.decode(Double.self, forKey: .decibels)
+      shape = try container.decodeIfPresent(EnvelopeShape.self, forKey: .shape) ?? .decibels
     }
 
     /// `10^(dB/20)`; 0 for `-inf`.
@@ -59,12 +77,17 @@ public struct Envelope: Sendable, Hashable, Codable {
         fromDecibels: first.decibels, toDecibels: first.decibels)
     ]
     for (a, b) in zip(points, points.dropFirst()) {
-      let linearInDB = a.decibels.isFinite && b.decibels.isFinite
+      let kind: EnvelopeSegment.Kind
+      switch a.shape {
+      case _ where a.decibels == b.decibels, .hold: kind = .hold
+      case .linear: kind = .amplitudeLine
+      case .decibels:
+        kind = a.decibels.isFinite && b.decibels.isFinite ? .decibelLine : .amplitudeLine
+      }
       segments.append(
         EnvelopeSegment(
-          start: a.time.frames, end: b.time.frames,
-          kind: a.decibels == b.decibels ? .hold : linearInDB ? .decibelLine : .amplitudeLine,
-          from: a.amplitude, to: b.amplitude, fromDecibels: a.decibels, toDecibels: b.decibels))
+          start: a.time.frames, end: b.time.frames, kind: kind, from: a.amplitude,
+          to: b.amplitude, fromDecibels: a.decibels, toDecibels: b.decibels))
     }
     segments.append(
       EnvelopeSegment(
@@ -91,6 +114,17 @@ public struct Envelope: Sendable, Hashable, Codable {
       }
     }
   }
+}
+
+/// How an ``Envelope``'s gain runs from one point to the next. Each is the same shape when cut
+/// anywhere (what range edits rely on), which is why there is no S-curve.
+public enum EnvelopeShape: String, Sendable, Hashable, Codable, CaseIterable {
+  /// Linearly in dB; linearly in amplitude where either end is `-inf` (the default).
+  case decibels = "db"
+  /// Linearly in amplitude.
+  case linear
+  /// The point's gain until the next point, which it then steps to.
+  case hold
 }
 
 /// One stretch of an ``Envelope`` with one formula, flat and trivially copyable for the audio
@@ -176,7 +210,10 @@ extension Envelope {
   /// Parses breakpoints as typed: `TIME:GAIN` pairs separated by commas, a time in any form
   /// ``TimeValue`` reads and a gain as ``Gain/init(parsing:)`` reads it, or `-inf` (silence):
   /// `0s:0dB,10s:-6dB,12s:-inf`.
-  public init(parsing text: String, sampleRate: Int) throws(TimelineError) {
+  ///
+  /// `shapes`, when given, names the segments' shapes (``EnvelopeShape``'s raw values): one for
+  /// every segment, or one per segment, comma-separated (`linear,hold`).
+  public init(parsing text: String, shapes: String? = nil, sampleRate: Int) throws(TimelineError) {
     var points: [Point] = []
     for part in text.split(separator: ",", omittingEmptySubsequences: false) {
       let piece = part.trimmingBlanks
@@ -193,14 +230,35 @@ extension Envelope {
       }
       points.append(Point(time: FramePosition(frames.frames), decibels: decibels))
     }
+    if let shapes {
+      var named: [EnvelopeShape] = []
+      for part in shapes.split(separator: ",", omittingEmptySubsequences: false) {
+        let name = part.trimmingBlanks
+        guard let shape = EnvelopeShape(rawValue: name.lowercased()) else {
+          throw .invalidEnvelopeShape(name)
+        }
+        named.append(shape)
+      }
+      let segments = points.count - 1
+      if named.count == 1 {
+        named = Array(repeating: named[0], count: segments)
+      } else if named.count != segments {
+        throw .envelopeShapeCount(given: named.count, segments: segments)
+      }
+      for (index, shape) in named.enumerated() { points[index].shape = shape }
+    }
     self.init(points: points)
   }
 
   /// The form the store keeps: `frames:dB` pairs separated by `;` (`-inf` for silence), the
-  /// dB written so that it reads back to the same double.
+  /// dB written so that it reads back to the same double, and `:shape` after a point whose
+  /// segment is not the default shape (`0:0.0:hold;48000:-6.0`).
   public var storageText: String {
-    points.map { "\($0.time.frames):\($0.decibels == -.infinity ? "-inf" : "\($0.decibels)")" }
-      .joined(separator: ";")
+    points.map { point in
+      let decibels = point.decibels == -.infinity ? "-inf" : "\(point.decibels)"
+      let shape = point.shape == .decibels ? "" : ":\(point.shape.rawValue)"
+      return "\(point.time.frames):\(decibels)\(shape)"
+    }.joined(separator: ";")
   }
 
   /// Reads ``storageText`` back; nil when it is not that form.
@@ -208,10 +266,13 @@ extension Envelope {
     var points: [Point] = []
     for part in text.split(separator: ";") {
       let fields = part.split(separator: ":")
-      guard fields.count == 2, let frames = Int64(fields[0]) else { return nil }
+      guard fields.count == 2 || fields.count == 3, let frames = Int64(fields[0]) else {
+        return nil
+      }
       let decibels = fields[1] == "-inf" ? -.infinity : Double(fields[1])
-      guard let decibels else { return nil }
-      points.append(Point(time: FramePosition(frames), decibels: decibels))
+      let shape = fields.count == 3 ? EnvelopeShape(rawValue: String(fields[2])) : .decibels
+      guard let decibels, let shape else { return nil }
+      points.append(Point(time: FramePosition(frames), decibels: decibels, shape: shape))
     }
     guard !points.isEmpty else { return nil }
     self.init(points: points)
@@ -223,17 +284,22 @@ extension Envelope {
   /// clips: the gain before the range is what it was, and from the range's start on what it
   /// was `range.count` frames later. Points in the range go; a point just before it and one at
   /// its start carry the gains either side of the cut (one frame apart, so every frame keeps
-  /// its gain). Within a segment to or from silence that the range cuts, what remains between
-  /// two audible points runs linearly in dB, as the definition says of any such pair.
+  /// its gain), and the shapes of the segments they cut (``explicitShape(at:)``), so the gain
+  /// between them and the points beyond runs exactly as it did.
   public func removing(_ range: FrameRange) -> Envelope {
     let (a, b) = (range.start.frames, range.end.frames)
     var kept = points.filter { $0.time.frames < a }
     if a > 0, kept.last?.time.frames != a - 1 {
+      if let last = kept.indices.last {
+        kept[last].shape = explicitShape(at: kept[last].time.frames)
+      }
       kept.append(Point(time: FramePosition(a - 1), gain: gain(at: a - 1)))
     }
-    kept.append(Point(time: FramePosition(a), gain: gain(at: b)))
+    kept.append(Point(time: FramePosition(a), gain: gain(at: b), shape: explicitShape(at: b)))
     for point in points where point.time.frames > b {
-      kept.append(Point(time: FramePosition(point.time.frames - (b - a)), decibels: point.decibels))
+      var moved = point
+      moved.time = FramePosition(point.time.frames - (b - a))
+      kept.append(moved)
     }
     return Envelope(points: kept)
   }
@@ -245,29 +311,51 @@ extension Envelope {
     let p = position.frames
     var moved = points.filter { $0.time.frames < p }
     if p > 0, moved.last?.time.frames != p - 1 {
+      if let last = moved.indices.last {
+        moved[last].shape = explicitShape(at: moved[last].time.frames)
+      }
       moved.append(Point(time: FramePosition(p - 1), gain: gain(at: p - 1)))
     }
     if !points.contains(where: { $0.time.frames == p }) {
-      moved.append(Point(time: FramePosition(p + length.frames), gain: gain(at: p)))
+      moved.append(
+        Point(
+          time: FramePosition(p + length.frames), gain: gain(at: p), shape: explicitShape(at: p)))
     }
     for point in points where point.time.frames >= p {
-      moved.append(
-        Point(time: FramePosition(point.time.frames + length.frames), decibels: point.decibels))
+      var shifted = point
+      shifted.time = FramePosition(point.time.frames + length.frames)
+      moved.append(shifted)
     }
     return Envelope(points: moved)
+  }
+
+  /// The shape a new point at `frame` needs for the gain after it to run on as it did: that of
+  /// the segment holding `frame`, except ``EnvelopeShape/linear`` for a dB segment with a
+  /// silent end (which runs linearly in amplitude, and the new point is audible), and
+  /// ``EnvelopeShape/hold`` before the first point and from the last.
+  func explicitShape(at frame: Int64) -> EnvelopeShape {
+    guard let index = points.lastIndex(where: { $0.time.frames <= frame }),
+      index + 1 < points.count
+    else { return .hold }
+    let (from, to) = (points[index], points[index + 1])
+    if from.shape == .decibels && !(from.decibels.isFinite && to.decibels.isFinite) {
+      return .linear
+    }
+    return from.shape
   }
 }
 
 extension Envelope.Point {
   /// A point with an amplitude (0 is `-inf` dB), kept within the gains a point may have (the
   /// amplitude of a valid envelope is, but for the rounding of the logarithm).
-  init(time: FramePosition, gain amplitude: Double) {
+  init(time: FramePosition, gain amplitude: Double, shape: EnvelopeShape = .decibels) {
     guard amplitude > 0 else {
-      self.init(time: time, decibels: -.infinity)
+      self.init(time: time, decibels: -.infinity, shape: shape)
       return
     }
     let decibels = 20 * log10(amplitude)
     self.init(
-      time: time, decibels: min(Gain.maximumDecibels, max(Gain.minimumDecibels, decibels)))
+      time: time, decibels: min(Gain.maximumDecibels, max(Gain.minimumDecibels, decibels)),
+      shape: shape)
   }
 }

@@ -49,6 +49,8 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case envelopeTimeOutOfRange(track: Track.ID, time: FramePosition, sampleRate: Int)
   case envelopeNotIncreasing(track: Track.ID, time: FramePosition, sampleRate: Int)
   case invalidEnvelopePoint(String)
+  case invalidEnvelopeShape(String)
+  case envelopeShapeCount(given: Int, segments: Int)
   case edgeFadeDoesNotFit(
     clip: Clip.ID, end: FadeEnd, fade: FrameCount, room: FrameCount, otherFade: FrameCount,
     sampleRate: Int)
@@ -161,6 +163,12 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
     case .invalidEnvelopePoint(let text):
       return
         "'\(text)' is not an envelope point; write TIME:GAIN, for example 10s:-6dB or 12s:-inf"
+    case .invalidEnvelopeShape(let text):
+      let names = EnvelopeShape.allCases.map(\.rawValue).joined(separator: ", ")
+      return "'\(text)' is not an envelope shape; use \(names)"
+    case .envelopeShapeCount(let given, let segments):
+      return
+        "\(given) shapes for \(segments) segment\(segments == 1 ? "" : "s"); give one shape for all, or one per segment (a segment runs from one point to the next)"
     case .rangeCutsFade(let clip, let end, let fade, let at, let rate):
       let s = { (p: FramePosition) in TimeValue.seconds(FrameCount(p.frames), sampleRate: rate) }
       let exact = { (n: Int64) in TimeValue.exact(FrameCount(n), sampleRate: rate) }

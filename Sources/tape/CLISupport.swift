@@ -128,7 +128,7 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
   case let error as TimelineError:
     switch error {
     case .invalidTime, .timeTooLarge, .invalidGain, .invalidPan, .emptyClip, .emptyRange,
-      .invalidEnvelopePoint, .emptyEnvelope:
+      .invalidEnvelopePoint, .emptyEnvelope, .invalidEnvelopeShape, .envelopeShapeCount:
       return (Exit.usage, error.description)
     default: return (Exit.dataError, error.description)
     }

@@ -190,8 +190,9 @@ func trackFields(_ track: Track) -> [(String, JSONValue)] {
   ]
 }
 
-/// An envelope as `ls --json` shows it: its points in order, `frame` at the project rate and
-/// `gainDB` (`null` for `-inf`, silence); `null` for no envelope.
+/// An envelope as `ls --json` shows it: its points in order, `frame` at the project rate,
+/// `gainDB` (`null` for `-inf`, silence) and `shape` (`db`, `linear` or `hold`: how the gain
+/// runs to the next point); `null` for no envelope.
 func envelopeJSON(_ envelope: Envelope?) -> JSONValue {
   guard let envelope else { return .null }
   return .array(
@@ -199,19 +200,23 @@ func envelopeJSON(_ envelope: Envelope?) -> JSONValue {
       .object([
         ("frame", .int(point.time.frames)),
         ("gainDB", point.decibels.isFinite ? .double(point.decibels) : .null),
+        ("shape", .string(point.shape.rawValue)),
       ])
     })
 }
 
-/// An envelope for people: `0:00.000 0 dB → 0:10.000 -6 dB → 0:12.000 -inf dB`.
+/// An envelope for people: `0:00.000 0 dB → 0:10.000 -6 dB → 0:12.000 -inf dB`, a segment's
+/// shape after the point it starts at unless it is the default (`0:00.000 0 dB hold → …`).
 func envelopeText(_ envelope: Envelope, sampleRate: Int, frames: Bool = false) -> String {
-  envelope.points.map { point in
+  envelope.points.enumerated().map { index, point in
     let time =
       frames
       ? "\(point.time.frames)f"
       : TimeValue.clock(FrameCount(point.time.frames), sampleRate: sampleRate)
     let gain = point.decibels.isFinite ? Gain(decibels: point.decibels).description : "-inf dB"
-    return "\(time) \(gain)"
+    let last = index == envelope.points.count - 1
+    let shape = last || point.shape == .decibels ? "" : " \(point.shape.rawValue)"
+    return "\(time) \(gain)\(shape)"
   }.joined(separator: " → ")
 }
 

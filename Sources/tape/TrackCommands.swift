@@ -94,7 +94,11 @@ struct TrackCommand: ParsableCommand {
         linearly in dB from each point to the next, holds the first point's gain before it \
         and the last's after it; a segment with -inf (silence) at either end runs linearly in \
         amplitude. It multiplies the track's gain, sample by sample, exact at every point.
+        --shape changes how a segment runs: db (as above, the default), linear (linearly in \
+        amplitude) or hold (the point's gain until the next point, then a step); one shape \
+        for every segment, or one per segment, comma-separated.
         Example: tape track envelope song.tape t1 --set 0s:0dB,10s:-6dB,12s:-inf
+        Example: tape track envelope song.tape t1 --set 0s:0dB,4s:-inf,6s:0dB --shape hold
         Example: tape track envelope song.tape t1 --clear
         """
     ).parsedAlone()
@@ -105,6 +109,9 @@ struct TrackCommand: ParsableCommand {
       parsing: .unconditional,
       help: "Breakpoints: TIME:GAIN pairs, comma-separated (0s:0dB,10s:-6dB,12s:-inf).")
     var set: String?
+    @Option(
+      help: "Segment shapes: db, linear or hold, one for all or one per segment (linear,hold).")
+    var shape: String?
     @Flag(help: "Remove the track's envelope.") var clear = false
     @OptionGroup var options: EditOptions
 
@@ -112,13 +119,22 @@ struct TrackCommand: ParsableCommand {
       guard (set != nil) != clear else {
         throw ValidationError("give --set POINTS or --clear (one of them)")
       }
+      guard shape == nil || set != nil else {
+        throw ValidationError("--shape shapes the points of --set; give them together")
+      }
     }
 
-    var label: String { clear ? "Clear envelope of \(track)" : "Envelope \(track) \(set ?? "")" }
+    var label: String {
+      clear
+        ? "Clear envelope of \(track)"
+        : "Envelope \(track) \(set ?? "")" + (shape.map { " \($0)" } ?? "")
+    }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseID(track, as: Track.ID.self)
-      let envelope = try set.map { try Envelope(parsing: $0, sampleRate: project.sampleRate) }
+      let envelope = try set.map {
+        try Envelope(parsing: $0, shapes: shape, sampleRate: project.sampleRate)
+      }
       return try project.setEnvelope(id, envelope)
     }
   }

@@ -31,7 +31,8 @@ struct EnvelopeRenderTests {
           let sample = Double(signal.buffer[Int(clip.sourceRange.start.frames + i)])
           let envelope =
             track.envelope.map {
-              EnvelopeModel.gain($0.points.map { ($0.time.frames, $0.decibels) }, at: t)
+              EnvelopeModel.gain(
+                shaped: $0.points.map { ($0.time.frames, $0.decibels, $0.shape.rawValue) }, at: t)
             } ?? 1
           out[Int(t)] +=
             sample * clip.gain.linear * track.gain.linear * master * clip.fadeGain(at: i)
@@ -94,7 +95,10 @@ struct EnvelopeRenderTests {
           let decibels =
             Int.random(in: 0..<4, using: &rng) == 0
             ? -.infinity : Double(Int.random(in: -400...60, using: &rng)) / 10
-          points.append(Envelope.Point(time: FramePosition(time), decibels: decibels))
+          points.append(
+            Envelope.Point(
+              time: FramePosition(time), decibels: decibels,
+              shape: EnvelopeShape.allCases.randomElement(using: &rng)!))
           time += Int64.random(in: 1...8_000, using: &rng)
         }
         tracks.append(

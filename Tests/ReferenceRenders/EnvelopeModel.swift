@@ -8,6 +8,15 @@ public enum EnvelopeModel {
   /// the first and after the last; linear in dB between two audible points; linear in amplitude
   /// where either end is `-inf`.
   public static func gain(_ points: [(frame: Int64, decibels: Double)], at t: Int64) -> Double {
+    gain(shaped: points.map { ($0.frame, $0.decibels, "db") }, at: t)
+  }
+
+  /// The same with each point's segment shape (`db`, `linear` or `hold`, how the gain runs
+  /// from that point to the next): `db` as above, `linear` linearly in amplitude, `hold` the
+  /// point's gain until the next point.
+  public static func gain(
+    shaped points: [(frame: Int64, decibels: Double, shape: String)], at t: Int64
+  ) -> Double {
     let amplitude = { (dB: Double) in dB == -.infinity ? 0 : pow(10, dB / 20) }
     guard let first = points.first, let last = points.last else { return 1 }
     if t <= first.frame { return amplitude(first.decibels) }
@@ -16,7 +25,8 @@ public enum EnvelopeModel {
     }
     let (p, q) = (points[b - 1], points[b])
     let x = Double(t - p.frame) / Double(q.frame - p.frame)
-    if p.decibels.isFinite && q.decibels.isFinite {
+    if p.shape == "hold" { return amplitude(p.decibels) }
+    if p.shape == "db" && p.decibels.isFinite && q.decibels.isFinite {
       return amplitude(p.decibels + x * (q.decibels - p.decibels))
     }
     return amplitude(p.decibels) + x * (amplitude(q.decibels) - amplitude(p.decibels))

@@ -235,8 +235,10 @@ struct Fuzzer {
             "--set",
             pick([
               "0s:0dB,1s:-6", "\(time()):\(gain())", "1s:0,0.5s:-3", "", "2s:-inf,3s:-inf", "x",
+              "0s:-inf,1s:0,2s:-12,3s:-inf",
             ]),
           ])
+        + maybe(["--shape", pick(["hold", "linear", "db,hold,linear", "DB", "linear,", "", "x"])])
     case 23: arguments = ["master", file, "--gain", gain()]
     case 24:
       arguments =

@@ -355,6 +355,71 @@ struct EnvelopeCommandTests {
   }
 }
 
+extension EnvelopeCommandTests {
+  /// `--shape`: a hold, a linear and a dB segment render as the model of each shape; `ls` and
+  /// `ls --json` name them; a wrong count or name is a usage error that changes nothing.
+  @Test func shapedSegmentsRenderAsModelled() throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song, "--channels", "1")
+    let speech = TestAudio.path("speech-mono-48k-16.wav")
+    try ws.tape("import", song, speech)
+    try ws.tape("track", "add", song, "Voice")
+    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0", "--length", "3s")
+    try ws.tape(
+      "track", "envelope", song, "t1", "--set", "0.5s:-6dB,1s:0dB,2s:-inf,2.5s:-3dB",
+      "--shape", "hold,linear,db")
+    let out = ws.path("out.wav")
+    try ws.tape("render", song, "-o", out, "--bits", "32f")
+
+    let source = try ReferenceRender.decode(speech)
+    let points: [(Int64, Double, String)] = [
+      (24_000, -6, "hold"), (48_000, 0, "linear"), (96_000, -.infinity, "db"),
+      (120_000, -3, "db"),
+    ]
+    let rendered = try ReferenceRender.decode(out)
+    #expect(rendered.count == 144_000)
+    let worst =
+      rendered.indices.map { t in
+        abs(
+          Double(rendered[t]) - Double(source[t])
+            * EnvelopeModel.gain(shaped: points.map { ($0.0, $0.1, $0.2) }, at: Int64(t)))
+      }.max() ?? 1
+    #expect(20 * log10(worst) < -120, "\(20 * log10(worst)) dBFS")
+
+    let text = try ws.tape("ls", song).stdout
+    #expect(
+      text.contains(
+        "  envelope 0:00.500 -6 dB hold → 0:01.000 0 dB linear → 0:02.000 -inf dB → 0:02.500 -3 dB\n"
+      ))
+    let listing = try #require(
+      try parseJSON(ws.tape("ls", song, "--json").stdout) as? [String: Any])
+    let track = try #require((listing["tracks"] as? [[String: Any]])?.first)
+    let shown = try #require(track["envelope"] as? [[String: Any]])
+    #expect(shown.map { $0["shape"] as? String } == ["hold", "linear", "db", "db"])
+
+    let before = try ws.tape("ls", song, "--json").stdout
+    for (shapes, message) in [
+      (
+        "db,db",
+        "error: 2 shapes for 3 segments; give one shape for all, or one per segment (a segment runs from one point to the next)\n"
+      ),
+      ("curvy", "error: 'curvy' is not an envelope shape; use db, linear, hold\n"),
+    ] {
+      let refused = try TapeBinary.run(
+        ["track", "envelope", song, "t1", "--set", "0s:0,1s:-3,2s:0,3s:-1", "--shape", shapes],
+        environment: ["NO_COLOR": "1"])
+      #expect(refused.status == 64)
+      #expect(refused.stderr == message)
+    }
+    let alone = try TapeBinary.run(
+      ["track", "envelope", song, "t1", "--clear", "--shape", "hold"],
+      environment: ["NO_COLOR": "1"])
+    #expect(alone.status == 64)
+    #expect(try ws.tape("ls", song, "--json").stdout == before)
+  }
+}
+
 /// Found by trying the new commands as a hostile user would.
 @Suite("Batches and range edits: odd input")
 struct BatchOddInputTests {

@@ -104,7 +104,10 @@ struct RandomSequenceTests {
           let decibels =
             Int.random(in: 0..<5, using: &rng) == 0
             ? -.infinity : Double(Int.random(in: -600...60, using: &rng)) / 10
-          points.append(Envelope.Point(time: FramePosition(time), decibels: decibels))
+          points.append(
+            Envelope.Point(
+              time: FramePosition(time), decibels: decibels,
+              shape: EnvelopeShape.allCases.randomElement(using: &rng)!))
           time += Int64.random(in: 1...96_000, using: &rng)
         }
         return try project.setEnvelope(track.id, Envelope(points: points))

@@ -28,6 +28,60 @@ struct EnvelopeTests {
     }
   }
 
+  /// Each shape against the model, at every frame of random envelopes; and by hand: a hold
+  /// steps at the next point, a linear segment is halfway in amplitude halfway along.
+  @Test func shapes() {
+    let envelope = Envelope(points: [
+      Envelope.Point(time: 0, decibels: -6, shape: .hold),
+      Envelope.Point(time: 100, decibels: 0, shape: .linear),
+      Envelope.Point(time: 200, decibels: -20, shape: .decibels),
+      Envelope.Point(time: 300, decibels: -.infinity),
+    ])
+    #expect(envelope.gain(at: 99) == pow(10, -6.0 / 20))
+    #expect(envelope.gain(at: 100) == 1)
+    #expect(abs(envelope.gain(at: 150) - (1 + 0.1) / 2) < 1e-15)
+    #expect(abs(envelope.gain(at: 250) - 0.05) < 1e-15)
+    var rng = SeededGenerator(seed: 9)
+    for _ in 0..<200 {
+      var time = Int64.random(in: 0...50, using: &rng)
+      var points: [Envelope.Point] = []
+      for _ in 0..<Int.random(in: 1...6, using: &rng) {
+        points.append(
+          Envelope.Point(
+            time: FramePosition(time),
+            decibels: Int.random(in: 0..<4, using: &rng) == 0
+              ? -.infinity : Double(Int.random(in: -600...60, using: &rng)) / 10,
+            shape: EnvelopeShape.allCases.randomElement(using: &rng)!))
+        time += Int64.random(in: 1...60, using: &rng)
+      }
+      let envelope = Envelope(points: points)
+      let model = points.map { ($0.time.frames, $0.decibels, $0.shape.rawValue) }
+      for t in Int64(0)...400 {
+        let expected = EnvelopeModel.gain(shaped: model, at: t)
+        #expect(abs(envelope.gain(at: t) - expected) <= 1e-12 * max(expected, 1e-300), "\(t)")
+      }
+      #expect(Envelope(storageText: envelope.storageText) == envelope)
+    }
+  }
+
+  @Test func parsingShapes() throws {
+    let rate = 48_000
+    let all = try Envelope(parsing: "0s:0dB,1s:-6dB,2s:-inf", shapes: "hold", sampleRate: rate)
+    #expect(all.points.map(\.shape) == [.hold, .hold, .decibels])
+    let each = try Envelope(
+      parsing: "0s:0dB,1s:-6dB,2s:-inf", shapes: "linear, DB", sampleRate: rate)
+    #expect(each.points.map(\.shape) == [.linear, .decibels, .decibels])
+    #expect(each.storageText == "0:0.0:linear;48000:-6.0;96000:-inf")
+    #expect(throws: TimelineError.envelopeShapeCount(given: 3, segments: 2)) {
+      try Envelope(parsing: "0s:0dB,1s:-6dB,2s:-inf", shapes: "db,db,db", sampleRate: rate)
+    }
+    #expect(throws: TimelineError.invalidEnvelopeShape("curvy")) {
+      try Envelope(parsing: "0s:0dB,1s:-6dB", shapes: "curvy", sampleRate: rate)
+    }
+    #expect(Envelope(storageText: "0:0.0:curvy") == nil)
+    #expect(Envelope(storageText: "0:0.0:hold:x") == nil)
+  }
+
   @Test func parsingStorageAndValidation() throws {
     let parsed = try Envelope(parsing: "0s:0dB, 1:02.5:-6 dB,70s:-inf", sampleRate: 48_000)
     #expect(parsed == Self.envelope([(0, 0), (3_000_000, -6), (3_360_000, -.infinity)]))
@@ -64,8 +118,9 @@ struct EnvelopeTests {
 
 @Suite("Envelopes under range edits")
 struct EnvelopeRangeTests {
-  /// Random envelopes of audible points: a ripple cut keeps every frame's gain (before the range
-  /// as it was, after it as it was the range's length later), and so does an opened gap.
+  /// Random envelopes (silent points and every shape among them): a ripple cut keeps every
+  /// frame's gain (before the range as it was, after it as it was the range's length later), and
+  /// so does an opened gap.
   @Test(arguments: [UInt64(1), 2, 3, 4])
   func cutsAndGapsKeepEveryFramesGain(seed: UInt64) throws {
     var rng = SeededGenerator(seed: seed)
@@ -76,7 +131,9 @@ struct EnvelopeRangeTests {
         points.append(
           Envelope.Point(
             time: FramePosition(time),
-            decibels: Double(Int.random(in: -600...60, using: &rng)) / 10))
+            decibels: Int.random(in: 0..<4, using: &rng) == 0
+              ? -.infinity : Double(Int.random(in: -600...60, using: &rng)) / 10,
+            shape: EnvelopeShape.allCases.randomElement(using: &rng)!))
         time += Int64.random(in: 1...60, using: &rng)
       }
       let envelope = Envelope(points: points)
