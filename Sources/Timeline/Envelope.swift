@@ -109,8 +109,11 @@ public struct Envelope: Sendable, Hashable, Codable {
         throw .envelopeNotIncreasing(track: track, time: point.time, sampleRate: sampleRate)
       }
       previous = point.time
+      // Below the least gain is allowed: a range edit that cuts a segment running to silence
+      // adds a point with the gain at the cut, however small, so that no frame changes.
       if point.decibels != -.infinity {
-        try Gain(decibels: point.decibels).validate(as: "envelope gain of track \(track)")
+        try Gain(decibels: max(point.decibels, Gain.minimumDecibels)).validate(
+          as: "envelope gain of track \(track)")
       }
     }
   }
@@ -221,12 +224,13 @@ extension Envelope {
       guard let colon = piece.lastIndex(of: ":") else { throw .invalidEnvelopePoint(piece) }
       let time = String(piece[..<colon])
       let gain = String(piece[piece.index(after: colon)...]).trimmingBlanks
+      if EnvelopeShape(rawValue: gain.lowercased()) != nil { throw .envelopeShapeInPoint(piece) }
       let frames = try TimeValue(parsing: time, sampleRate: sampleRate).frames
       let decibels: Double
       if ["-inf", "-infdb", "-inf db"].contains(gain.lowercased()) {
         decibels = -.infinity
       } else {
-        decibels = try Gain(parsing: gain).decibels
+        decibels = try Gain(parsingAnyValue: gain).decibels
       }
       points.append(Point(time: FramePosition(frames.frames), decibels: decibels))
     }
@@ -346,16 +350,14 @@ extension Envelope {
 }
 
 extension Envelope.Point {
-  /// A point with an amplitude (0 is `-inf` dB), kept within the gains a point may have (the
-  /// amplitude of a valid envelope is, but for the rounding of the logarithm).
+  /// A point with an amplitude (0 is `-inf` dB), however small; kept at or below the greatest
+  /// gain (the amplitude of a valid envelope is, but for the rounding of the logarithm).
   init(time: FramePosition, gain amplitude: Double, shape: EnvelopeShape = .decibels) {
     guard amplitude > 0 else {
       self.init(time: time, decibels: -.infinity, shape: shape)
       return
     }
     let decibels = 20 * log10(amplitude)
-    self.init(
-      time: time, decibels: min(Gain.maximumDecibels, max(Gain.minimumDecibels, decibels)),
-      shape: shape)
+    self.init(time: time, decibels: min(Gain.maximumDecibels, decibels), shape: shape)
   }
 }

@@ -12,24 +12,37 @@ extension Gain {
   /// try Gain(parsing: "loud")    // throws TimelineError.invalidGain
   /// ```
   public init(parsing text: String) throws(TimelineError) {
+    let gain = try Gain(parsingAnyValue: text)
+    try gain.validate(as: "gain")
+    self = gain
+  }
+
+  /// Parses a gain as ``init(parsing:)`` does, with as many digits as given (the double nearest
+  /// to the decimal, so any gain `ls --json` prints reads back exactly) and an exponent
+  /// allowed (`-1.5e1`), but without the range check.
+  init(parsingAnyValue text: String) throws(TimelineError) {
     var body = Substring(text.trimmingBlanks)
     if body.lowercased().hasSuffix("db") { body = body.dropLast(2) }
     body = Substring(body.trimmingBlanks)
-    var sign = 1.0
-    if body.first == "+" || body.first == "-" {
-      sign = body.first == "-" ? -1 : 1
-      body = body.dropFirst()
+    var unsigned = body
+    if unsigned.first == "+" || unsigned.first == "-" { unsigned = unsigned.dropFirst() }
+    // Digits with one optional point, then an optional exponent: never `inf`, `nan` or hex,
+    // which `Double(_:)` would also take.
+    var mantissa = unsigned
+    var exponent: Substring = ""
+    if let e = unsigned.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+      mantissa = unsigned[..<e]
+      exponent = unsigned[unsigned.index(after: e)...]
+      if exponent.first == "+" || exponent.first == "-" { exponent = exponent.dropFirst() }
+      guard !exponent.isEmpty, exponent.allSatisfy(\.isASCIIDigit) else {
+        throw .invalidGain(text)
+      }
     }
-    guard let magnitude = DecimalText(body) else { throw .invalidGain(text) }
-    var scale = 1.0
-    var fraction = 0.0
-    for digit in magnitude.fractionDigits {
-      scale *= 10
-      fraction = fraction * 10 + Double(digit)
-    }
-    let gain = Gain(decibels: sign * (Double(magnitude.integer) + fraction / scale))
-    try gain.validate(as: "gain")
-    self = gain
+    let pieces = mantissa.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+    guard pieces.count <= 2, pieces.contains(where: { !$0.isEmpty }),
+      pieces.allSatisfy({ $0.allSatisfy(\.isASCIIDigit) }), let decibels = Double(String(body))
+    else { throw .invalidGain(text) }
+    self.init(decibels: decibels)
   }
 
   /// Throws unless the gain is finite and within the accepted range.

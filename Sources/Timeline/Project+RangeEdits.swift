@@ -89,6 +89,17 @@ extension Project {
   public func removeClip(_ id: Clip.ID, ripple: Bool) throws(TimelineError) -> [Command] {
     guard let (clip, track) = self.clip(id) else { throw .unknownClip(id) }
     guard ripple else { return [.removeClips([id])] }
+    // The envelope moves left with the clips after the hole; a clip that stays but plays on
+    // past the hole's start would hear it move under it.
+    if track.envelope != nil,
+      let staying = track.clips.first(where: {
+        $0.id != id && $0.timelineStart < clip.timelineEnd && $0.timelineEnd > clip.timelineStart
+      })
+    {
+      throw .rippleUnderEnvelope(
+        removed: id, range: clip.timelineRange, staying: staying.id, track: track.id,
+        sampleRate: sampleRate)
+    }
     var edited = track
     edited.clips = track.clips.compactMap { other in
       if other.id == id { return nil }

@@ -50,6 +50,9 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case envelopeNotIncreasing(track: Track.ID, time: FramePosition, sampleRate: Int)
   case invalidEnvelopePoint(String)
   case invalidEnvelopeShape(String)
+  case envelopeShapeInPoint(String)
+  case rippleUnderEnvelope(
+    removed: Clip.ID, range: FrameRange, staying: Clip.ID, track: Track.ID, sampleRate: Int)
   case envelopeShapeCount(given: Int, segments: Int)
   case edgeFadeDoesNotFit(
     clip: Clip.ID, end: FadeEnd, fade: FrameCount, room: FrameCount, otherFade: FrameCount,
@@ -169,6 +172,12 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
     case .envelopeShapeCount(let given, let segments):
       return
         "\(given) shapes for \(segments) segment\(segments == 1 ? "" : "s"); give one shape for all, or one per segment (a segment runs from one point to the next)"
+    case .envelopeShapeInPoint(let text):
+      return "'\(text)' is not an envelope point; write TIME:GAIN and give shapes with --shape"
+    case .rippleUnderEnvelope(let removed, let range, let staying, let track, let rate):
+      let exact = { (p: FramePosition) in TimeValue.exact(FrameCount(p.frames), sampleRate: rate) }
+      return
+        "\(staying) overlaps \(removed) and would stay where it is while the envelope of \(track) moved left under it; remove \(removed) without --ripple, or cut its time, which cuts \(staying) too: tape cut FILE --from \(exact(range.start)) --to \(exact(range.end)) --tracks \(track) --ripple"
     case .rangeCutsFade(let clip, let end, let fade, let at, let rate):
       let s = { (p: FramePosition) in TimeValue.seconds(FrameCount(p.frames), sampleRate: rate) }
       let exact = { (n: Int64) in TimeValue.exact(FrameCount(n), sampleRate: rate) }

@@ -216,7 +216,8 @@ struct NetChanges: Sendable {
     func isIdentical(_ a: Slot, _ b: Slot) -> Bool {
       // Equal as stored: reals by bit pattern (−0.0 is not 0.0), as SQLite's sessions compare.
       guard a.isPresent, a.tag == b.tag else { return false }
-      return a.refersToPayload ? payloads[Int(a.bits)] == payloads[Int(b.bits)] : a.bits == b.bits
+      return a.refersToPayload
+        ? payloads[Int(a.bits)].isIdentical(to: payloads[Int(b.bits)]) : a.bits == b.bits
     }
     guard let earlier = entries[position].kind else {
       // The row's earlier changes cancelled out: this one stands alone.
@@ -336,9 +337,14 @@ enum ChangeValue: Hashable, Sendable {
 }
 
 extension ChangeValue {
-  /// Equal as stored: reals compare by bit pattern (−0.0 is not 0.0), as SQLite's sessions do.
+  /// Equal as stored, as SQLite's sessions compare: reals by bit pattern (−0.0 is not 0.0), text
+  /// by its bytes (Swift's `==` takes `é` and `e` + U+0301 for the same string; a file system
+  /// and SQLite do not).
   func isIdentical(to other: ChangeValue) -> Bool {
-    if case .real(let a) = self, case .real(let b) = other { return a.bitPattern == b.bitPattern }
-    return self == other
+    switch (self, other) {
+    case (.real(let a), .real(let b)): return a.bitPattern == b.bitPattern
+    case (.text(let a), .text(let b)): return a.utf8.elementsEqual(b.utf8)
+    default: return self == other
+    }
   }
 }

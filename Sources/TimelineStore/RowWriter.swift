@@ -8,8 +8,7 @@ import Timeline
 /// Both come here as row changes (``NetChanges``): a history move as the net change recorded
 /// between two versions, an edit as the change ``changes(from:to:changed:)`` encodes from the
 /// snapshot before it and the project after it (through ``TrackedRow``, the one layout of each
-/// table). Applying checks each change against the row it finds, so an edit made against a
-/// snapshot that is not what the file holds fails instead of writing over it.
+/// table).
 ///
 /// Why not `sqlite3changeset_apply`: it runs `PRAGMA defer_foreign_keys`, and SQLite expires
 /// every prepared statement after a flag pragma, so each undo recompiled every statement of
@@ -17,11 +16,25 @@ import Timeline
 /// project, that was most of an undo's cost. Here each shape of change (table, kind, columns)
 /// gets one cached statement, bound and stepped directly: a few µs per row.
 ///
-/// The conflict rule is the same as applying with `SQLITE_CHANGESET_ABORT`: every change must
-/// find its row exactly as recorded (a DELETE or UPDATE matches the old values it carries, an
-/// INSERT finds no row), otherwise history and data have diverged and the whole transaction is
-/// abandoned with ``StoreError/historyDiverged``.
+/// How a change finds its row is ``Match``: a history move's exactly as recorded, an edit's by
+/// its key.
 enum RowWriter {
+  /// How each change must find its row.
+  enum Match {
+    /// Exactly as recorded, the rule of applying with `SQLITE_CHANGESET_ABORT` (history moves):
+    /// a DELETE or UPDATE matches the old values it carries, an INSERT finds no row; otherwise
+    /// history and data have diverged and the whole transaction is abandoned with
+    /// ``StoreError/historyDiverged``.
+    case recorded
+    /// By primary key (edits): an INSERT replaces a row with its key, an UPDATE sets the row
+    /// with its key (which must be there), a DELETE removes it if it is there. Why not
+    /// `recorded`: an edit's old values come from the snapshot, which reads a few stored forms
+    /// normalized (a 0 dB master row as no row, as files made before that rule have it; an
+    /// envelope's text in its canonical form), and an edit must not fail on them. The session
+    /// still records the rows' real old values, so undo restores them as they were.
+    case key
+  }
+
   /// The row changes that take `held` to `new`, for the ids `changed` names (a superset is
   /// fine: a row that ends as it was is left out); with the tracks' stored positions after it
   /// and where each changed clip now is (or that it is gone), for the clip index.
@@ -85,8 +98,10 @@ enum RowWriter {
     return (rows, positions, placements)
   }
 
-  /// Writes `netChanges`, each change checked against the row it finds.
-  static func apply(_ netChanges: NetChanges, _ db: Database) throws {
+  /// Writes `netChanges`, each change finding its row as `match` says. A change the schema
+  /// refuses is ``StoreError/historyDiverged`` for a history move, an internal failure (with
+  /// SQLite's message) for an edit, which `Project`'s validation should have refused first.
+  static func apply(_ netChanges: NetChanges, match: Match, _ db: Database) throws {
     if netChanges.isEmpty { return }
     // Foreign keys are checked per statement: parents are written before the rows that point at
     // them, and removed after.
@@ -116,7 +131,7 @@ enum RowWriter {
     var arguments: [ChangeValue] = []
     for changes in byStep {
       for change in changes {
-        let shape = Shape(change)
+        let shape = Shape(change, match: match)
         let statement: Statement
         if let cached = statements[shape] {
           statement = cached
@@ -125,9 +140,19 @@ enum RowWriter {
           statements[shape] = statement
         }
         shape.arguments(change, from: netChanges, into: &arguments)
-        let changed = try RawStatement.execute(
-          statement.sqliteStatement, on: connection, binding: arguments)
-        guard changed == 1 else { throw StoreError.historyDiverged }
+        let changed: Int
+        do {
+          changed = try RawStatement.execute(
+            statement.sqliteStatement, on: connection, binding: arguments)
+        } catch let failure as RawStatement.ConstraintFailure {
+          guard match == .key else { throw StoreError.historyDiverged }
+          throw StoreError.internalFailure(
+            "the project file refused an edit of \(Schema.trackedTables[change.table]): "
+              + failure.message)
+        }
+        guard changed == 1 || (match == .key && change.kind == .delete) else {
+          throw StoreError.historyDiverged
+        }
       }
     }
   }
@@ -143,10 +168,11 @@ enum RowWriter {
   private struct Shape: Hashable {
     let table: Int
     let kind: NetChanges.Kind
+    let match: Match
     let oldMask: UInt64
     let newMask: UInt64
 
-    init(_ change: Change) {
+    init(_ change: Change, match: Match) {
       func mask(_ values: NetChanges.Values) -> UInt64 {
         var mask: UInt64 = 0
         for column in 0..<NetChanges.maximumColumns where values[column].isPresent {
@@ -156,7 +182,8 @@ enum RowWriter {
       }
       table = change.table
       kind = change.kind
-      oldMask = kind == .insert ? 0 : mask(change.old)
+      self.match = match
+      oldMask = kind == .insert ? 0 : match == .key ? 1 : mask(change.old)
       newMask = kind == .delete ? 0 : mask(change.new) & ~1
     }
 
@@ -169,17 +196,20 @@ enum RowWriter {
     var sql: String {
       let table = Schema.trackedTables[table]
       // `IS` so that a recorded NULL matches a NULL.
-      let match = names(oldMask).map { "\($0) IS ?" }.joined(separator: " AND ")
+      let condition = names(oldMask).map { "\($0) IS ?" }.joined(separator: " AND ")
       switch kind {
       case .insert:
         let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        return
+        let insert =
           "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))"
+        guard match == .key, let key = columns.first else { return insert }
+        let assignments = columns.dropFirst().map { "\($0) = excluded.\($0)" }
+        return insert + " ON CONFLICT(\(key)) DO UPDATE SET " + assignments.joined(separator: ", ")
       case .delete:
-        return "DELETE FROM \(table) WHERE \(match)"
+        return "DELETE FROM \(table) WHERE \(condition)"
       case .update:
         let assignments = names(newMask).map { "\($0) = ?" }.joined(separator: ", ")
-        return "UPDATE \(table) SET \(assignments) WHERE \(match)"
+        return "UPDATE \(table) SET \(assignments) WHERE \(condition)"
       }
     }
 

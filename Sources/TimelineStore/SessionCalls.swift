@@ -65,8 +65,14 @@ func freeSQLiteBuffer(_ buffer: UnsafeMutableRawPointer) {
 /// Prepared statements run through the C API: the changes applied row by row, the clip rows a
 /// snapshot reads, and the pieces of history a checkout merges.
 enum RawStatement {
+  /// A statement that the schema refused (a CHECK, NOT NULL, key or foreign key), with
+  /// SQLite's message.
+  struct ConstraintFailure: Error {
+    let message: String
+  }
+
   /// Binds `values` to `statement`'s placeholders in order, runs it to completion, and returns
-  /// how many rows it changed. A constraint failure means history and data disagree.
+  /// how many rows it changed. Throws ``ConstraintFailure`` when the schema refuses it.
   static func execute(
     _ statement: OpaquePointer, on db: SQLiteHandle, binding values: [ChangeValue]
   ) throws -> Int {
@@ -74,7 +80,9 @@ enum RawStatement {
     defer { sqlite3_reset(statement) }
     try bind(values, to: statement, on: db)
     let code = sqlite3_step(statement)
-    if code & 0xFF == SQLITE_CONSTRAINT { throw StoreError.historyDiverged }
+    if code & 0xFF == SQLITE_CONSTRAINT {
+      throw ConstraintFailure(message: String(cString: sqlite3_errmsg(db)))
+    }
     guard code == SQLITE_DONE else {
       try check(code, "applying a recorded change", on: db)
       throw StoreError.internalFailure("applying a recorded change returned rows")

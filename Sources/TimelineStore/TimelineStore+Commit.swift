@@ -46,10 +46,10 @@ extension TimelineStore {
         ? Changeset()
         : try SessionCalls.capture(on: connection(db), tables: Schema.trackedTables) {
           do {
-            try RowWriter.apply(rows, db)
+            try RowWriter.apply(rows, match: .key, db)
           } catch StoreError.historyDiverged {
-            // The snapshot is the file's rows (caught up above), and `Project` checks what
-            // the schema checks: this is a bug, and the transaction is abandoned.
+            // A row the snapshot has (caught up above) is not in the file: a bug, and the
+            // transaction is abandoned.
             throw StoreError.internalFailure(
               "an edit's rows disagree with the project file, which is left unchanged")
           }

@@ -142,7 +142,7 @@ extension TimelineStore {
       let from = try VersionGraph.node(head.version, db)
       let (to, tip) = try target(head, db)
       let changes = try VersionGraph.pathChanges(from: from, to: to, blocks: historyBlocks, db)
-      try RowWriter.apply(changes, db)
+      try RowWriter.apply(changes, match: .recorded, db)
       let newHead = Head(version: to.id, tip: tip, revision: head.revision + 1)
       try newHead.write(db)
       let changed = changes.changedIDs

@@ -90,7 +90,10 @@ extension TimelineStore {
         return dataVersion
       }
     } catch {
-      logger.warning("could not check \(path) for changes: \(Self.translate(error))")
+      // A check that was already on its way when the store closed has nothing to report.
+      if state.withLock({ $0.poller != nil }) {
+        logger.warning("could not check \(path) for changes: \(Self.translate(error))")
+      }
       return last
     }
   }

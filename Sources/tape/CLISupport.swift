@@ -101,15 +101,19 @@ func reportingErrors(_ body: () throws -> Void) throws {
 func describe(_ error: any Error) -> (Int32, String) {
   let (code, message) = describeInGeneral(error)
   // A fix that names the project: the one on the command line, in a form a shell takes.
-  guard let file = ProjectArgument.named, message.contains("tape relink FILE ") else {
+  let commands = ["tape relink FILE ", "tape cut FILE "]
+  guard let file = ProjectArgument.named, commands.contains(where: message.contains) else {
     return (code, message)
   }
   let quoted =
     file.allSatisfy { $0.isLetter || $0.isNumber || "/._-+".contains($0) }
     ? file : "'\(file.replacingOccurrences(of: "'", with: "'\\''"))'"
-  return (
-    code, message.replacingOccurrences(of: "tape relink FILE ", with: "tape relink \(quoted) ")
-  )
+  var named = message
+  for command in commands {
+    named = named.replacingOccurrences(
+      of: command, with: command.replacingOccurrences(of: "FILE", with: quoted))
+  }
+  return (code, named)
 }
 
 private func describeInGeneral(_ error: any Error) -> (Int32, String) {
@@ -128,7 +132,8 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
   case let error as TimelineError:
     switch error {
     case .invalidTime, .timeTooLarge, .invalidGain, .invalidPan, .emptyClip, .emptyRange,
-      .invalidEnvelopePoint, .emptyEnvelope, .invalidEnvelopeShape, .envelopeShapeCount:
+      .invalidEnvelopePoint, .emptyEnvelope, .invalidEnvelopeShape, .envelopeShapeCount,
+      .envelopeShapeInPoint:
       return (Exit.usage, error.description)
     default: return (Exit.dataError, error.description)
     }
@@ -410,17 +415,30 @@ func openStore(
 /// Dispatch worker thread, which the exit then has to wait for and tear down: about 1 ms of a
 /// 9 ms edit (Benchmarks/edit-latency.py). Closing is what the store's deinitializer did: it
 /// checkpoints the log into the project file and removes it.
+///
+/// `tape demo` runs many commands in one process and closes their stores after each, as their
+/// own processes would.
 enum StoresClosedAtExit {
-  private static let stores = Mutex<[TimelineStore]>([])
+  private static let stores = Mutex<(open: [TimelineStore], closed: [TimelineStore])>(([], []))
 
   static func keep(_ store: TimelineStore) {
-    stores.withLock { $0.append(store) }
+    stores.withLock { $0.open.append(store) }
   }
 
-  /// Closes every kept store and keeps referencing them, so that none is released before the
-  /// process exits. As in the deinitializer, a close that fails is not reported: what it could
-  /// not checkpoint stays in the log beside the project, and the next open reads it.
+  /// Closes every open kept store, the last opened first, and keeps referencing them, so that
+  /// none is released before the process exits. In that order the first store opened, which
+  /// for an edit is its write connection, closes last: the last connection to a project is the
+  /// one that checkpoints its log into the file. As in the deinitializer, a close that fails is
+  /// not reported: what it could not checkpoint stays in the log beside the project, and the
+  /// next open reads it.
   static func closeAll() {
-    for store in stores.withLock({ $0 }) { try? store.close() }
+    let open = stores.withLock { stores in
+      defer {
+        stores.closed += stores.open
+        stores.open = []
+      }
+      return stores.open
+    }
+    for store in open.reversed() { try? store.close() }
   }
 }

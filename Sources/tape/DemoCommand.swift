@@ -173,6 +173,9 @@ struct DemoScript {
     fflush(nil)
     var command = try Tape.parseAsRoot(arguments)
     try command.run()
+    // Closed now, as the command's own process would close them: a project left open by every
+    // step would keep its log beside it (not in the file) until the demo ended.
+    StoresClosedAtExit.closeAll()
     fflush(nil)
   }
 }

@@ -84,6 +84,11 @@ struct DemoAndPlayTests {
       #expect(result.stdout.contains(part), "\(part)")
     }
 
+    // Each step closed the project as its own process would: everything is in the file, with
+    // nothing left in a log beside it (a copy of demo.tape alone would lose what is). The
+    // player reads with a log of its own, which it leaves empty.
+    let log = try? FileManager.default.attributesOfItem(atPath: "\(folder)/demo.tape-wal")
+    #expect((log?[.size] as? Int ?? 0) == 0)
     let project = try TimelineStore.open(at: "\(folder)/demo.tape").snapshot.project
     #expect(project.tracks.count == 4)
     #expect(Set(project.allClips.flatMap { [$0.fadeIn.curve, $0.fadeOut.curve] }).count >= 3)

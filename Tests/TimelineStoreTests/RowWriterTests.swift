@@ -51,7 +51,7 @@ struct RowWriterTests {
           from: held, to: new, changed: changed)
         let changeset = try SessionCalls.capture(
           on: connection(db), tables: Schema.trackedTables
-        ) { try RowWriter.apply(rows, db) }
+        ) { try RowWriter.apply(rows, match: .key, db) }
         var recorded = NetChanges()
         try recorded.append(changeset: changeset)
         #expect(recorded.rows == rows.rows, "step \(step)")
@@ -69,22 +69,80 @@ struct RowWriterTests {
     #expect(tablesSeen == Set(1..<Schema.trackedTables.count))
   }
 
-  /// An edit made against a snapshot that is not what the file holds is refused by the writer
-  /// rather than written over the file's row.
-  @Test func anEditAgainstAStaleSnapshotIsRefused() throws {
+  /// An edit finds its rows by key, so rows the snapshot reads normalized, or that were edited
+  /// behind the store's back, do not stop it; the session records what the file held, and undo
+  /// restores exactly that. (A 0 dB master row, as files made before "0 dB is no row" have;
+  /// envelope text not in its canonical form; a clip gain changed by hand.)
+  @Test func anEditFindsItsRowsByKeyAndUndoRestoresWhatTheFileHeld() throws {
     let dir = try TemporaryDirectory()
     let path = dir.path("song.tape")
-    try StoreFixture.populated(at: path).0.close()
+    let (first, _) = try StoreFixture.populated(at: path)
+    try first.commit(label: "Envelope") { p, _ in
+      try p.setEnvelope(Track.ID(1), Envelope(points: [Envelope.Point(time: 0, decibels: -6)]))
+    }
+    try first.close()
     let queue = try DatabaseQueue(path: path)
     try queue.write { db in
-      let held = try SnapshotReader.load(db)
+      try db.execute(sql: "INSERT INTO master (id, gainDB) VALUES (1, 0)")
+      try db.execute(sql: "UPDATE envelope SET points = '0:-6' WHERE trackID = 1")
       try db.execute(sql: "UPDATE clip SET gainDB = -1 WHERE id = 1")
-      let (new, changed) = try held.project.applyingWithChanges(
-        held.project.setClipGain(Clip.ID(1), Gain(decibels: -9)))
-      let (rows, _, _) = RowWriter.changes(from: held, to: new, changed: changed)
-      #expect(throws: StoreError.historyDiverged) { try RowWriter.apply(rows, db) }
-      #expect(try Double.fetchOne(db, sql: "SELECT gainDB FROM clip WHERE id = 1") == -1)
     }
+    let store = try TimelineStore.open(at: path)
+    try store.commit(label: "Mix") { p, _ in
+      try p.setMasterGain(Gain(decibels: -3))
+        + p.setEnvelope(Track.ID(1), Envelope(points: [Envelope.Point(time: 0, decibels: -9)]))
+        + p.setClipGain(Clip.ID(1), Gain(decibels: -9))
+    }
+    let stored = {
+      try queue.read { db in
+        [
+          try String.fetchOne(db, sql: "SELECT gainDB FROM master"),
+          try String.fetchOne(db, sql: "SELECT points FROM envelope"),
+          try String.fetchOne(db, sql: "SELECT gainDB FROM clip WHERE id = 1"),
+        ]
+      }
+    }
+    #expect(try stored() == ["-3.0", "0:-9.0", "-9.0"])
+    try store.undo()
+    #expect(try stored() == ["0.0", "0:-6", "-1.0"])
+    try store.redo()
+    #expect(try stored() == ["-3.0", "0:-9.0", "-9.0"])
+    #expect(try TimelineStore.open(at: path).snapshot == store.snapshot)
+  }
+
+  /// Text is compared by its bytes: a name or path written the other Unicode way (`é` as one
+  /// code point or as `e` + U+0301, equal to Swift's `==`) is a change, written and recorded,
+  /// and the snapshot stays what the file holds.
+  @Test func textThatDiffersOnlyInNormalizationIsAChange() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let (store, _) = try StoreFixture.populated(at: path)
+    let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+    #expect(composed == decomposed)
+    try store.commit(label: "Name") { p, _ in try p.setTrack(Track.ID(1), name: composed) }
+    let renamed = try store.commit(label: "Rename") { p, _ in
+      try p.setTrack(Track.ID(1), name: decomposed, gain: Gain(decibels: -2))
+    }
+    #expect(renamed.changed.tracks == [Track.ID(1)])
+    var source = try #require(store.snapshot.project.source(Source.ID(1)))
+    source.path = RawPath("/audio/\(decomposed).wav")
+    try store.commit(label: "Relink") { _, _ in [.setSource(source)] }
+    source.path = RawPath("/audio/\(composed).wav")
+    let relinked = try store.commit(label: "Relink back") { _, _ in [.setSource(source)] }
+    #expect(relinked.changed.sources == [Source.ID(1)])
+    let bytes = try DatabaseQueue(path: path).read { db in
+      (
+        try Data.fetchOne(db, sql: "SELECT CAST(name AS BLOB) FROM track WHERE id = 1"),
+        try Data.fetchOne(db, sql: "SELECT CAST(path AS BLOB) FROM source WHERE id = 1")
+      )
+    }
+    #expect(bytes.0 == Data(decomposed.utf8))
+    #expect(bytes.1 == Data("/audio/\(composed).wav".utf8))
+    // The next rename in the same process finds the row as the snapshot has it.
+    try store.commit(label: "Rename again") { p, _ in try p.setTrack(Track.ID(1), name: composed) }
+    #expect(try TimelineStore.open(at: path).snapshot == store.snapshot)
+    try store.undo(steps: 5)
+    #expect(try TimelineStore.open(at: path).snapshot == store.snapshot)
   }
 
   /// If the data no longer matches what history recorded (edited behind the store's back), an

@@ -158,6 +158,55 @@ struct EnvelopeRangeTests {
     }
   }
 
+  /// A cut inside a segment running to silence adds a point with the gain at the cut, however
+  /// far below the least gain a gain may be typed with, so that no frame changes; the points
+  /// `ls --json` then shows read back exactly.
+  @Test func cutsNearSilenceKeepTheirGain() throws {
+    let envelope = Envelope(points: [
+      Envelope.Point(time: 0, decibels: 0), Envelope.Point(time: 28_800_000, decibels: -.infinity),
+    ])
+    let cut = envelope.removing(FrameRange(start: 100, end: 28_799_999))
+    try cut.validate(track: Track.ID(1), sampleRate: 48_000)
+    #expect(cut.points.last.map { $0.decibels < Gain.minimumDecibels } == true)
+    for t in Int64(0)...102 {
+      let expected = envelope.gain(at: t < 100 ? t : t + 28_799_899)
+      #expect(abs(cut.gain(at: t) - expected) <= 1e-12 * expected, "\(t)")
+    }
+    let typed = cut.points.map { "\($0.time.frames)f:\($0.decibels)" }.joined(separator: ",")
+    let reread = try Envelope(
+      parsing: typed, shapes: cut.points.dropLast().map(\.shape.rawValue).joined(separator: ","),
+      sampleRate: 48_000)
+    #expect(reread == cut)
+  }
+
+  /// `clip rm --ripple` moves the envelope with the clips after the hole, so it refuses when a
+  /// clip that stays plays on past the hole's start, and says what to do instead.
+  @Test func aRippleRemovalRefusesToMoveTheEnvelopeUnderAClipThatStays() throws {
+    let project = Project(
+      sampleRate: 48_000, channels: 2, sources: [Fixture.speech],
+      tracks: [
+        Track(
+          id: Track.ID(1), name: "A",
+          envelope: Envelope(points: [Envelope.Point(time: 0, decibels: 0)]),
+          clips: [
+            Fixture.clip(1, start: 0, length: 200), Fixture.clip(2, start: 150, length: 100),
+            Fixture.clip(3, start: 400, length: 100),
+          ])
+      ])
+    #expect(
+      throws: TimelineError.rippleUnderEnvelope(
+        removed: Clip.ID(2), range: FrameRange(start: 150, end: 250), staying: Clip.ID(1),
+        track: Track.ID(1), sampleRate: 48_000)
+    ) { try project.removeClip(Clip.ID(2), ripple: true) }
+    // Nothing stays past c3's start: it goes, the envelope with it.
+    let removed = try project.applying(project.removeClip(Clip.ID(3), ripple: true))
+    #expect(removed.tracks[0].clips.map(\.id) == [Clip.ID(1), Clip.ID(2)])
+    // Without an envelope there is nothing to move under c1.
+    var plain = project
+    plain.tracks[0].envelope = nil
+    #expect(throws: Never.self) { try plain.removeClip(Clip.ID(2), ripple: true) }
+  }
+
   /// Through the edits: a ripple cut, a gap and a ripple removal move the envelope with the
   /// clips; a cut without ripple leaves it alone.
   @Test func rangeEditsMoveTheEnvelope() throws {

@@ -6,17 +6,23 @@ struct GainTests {
   @Test(arguments: [
     ("-3", -3.0), ("-3dB", -3), ("+2.5dB", 2.5), ("-3 db", -3), ("0", 0), ("6DB", 6),
     (" -0.5dB ", -0.5), ("-144", -144), ("+48", 48),
+    // As `ls --json` prints them: every digit counts, and tiny values have an exponent.
+    ("-16.436371826489722", -16.436371826489722), ("-3.0000000001dB", -3.0000000001),
+    ("-1.5e1", -15), ("1.9286681361e-15", 1.9286681361e-15), (".5", 0.5),
   ])
   func parses(text: String, decibels: Double) throws {
     #expect(try Gain(parsing: text) == Gain(decibels: decibels))
   }
 
-  @Test(arguments: ["", "dB", "loud", "--3", "3dBFS", "nan", "inf", "-inf", "1e2", "+-1", "3 d B"])
+  @Test(arguments: [
+    "", "dB", "loud", "--3", "3dBFS", "nan", "inf", "-inf", "+-1", "3 d B", "e2", "1e", "1e+",
+    "1.2.3", "0x10", ".", "1 e2", "1e2.5",
+  ])
   func rejectsWhatIsNotAGain(text: String) {
     #expect(throws: TimelineError.invalidGain(text)) { try Gain(parsing: text) }
   }
 
-  @Test(arguments: ["-145", "+48.01", "100"])
+  @Test(arguments: ["-145", "+48.01", "100", "1e2", "1e400"])
   func rejectsGainsOutOfRange(text: String) throws {
     let error = #expect(throws: TimelineError.self) { try Gain(parsing: text) }
     guard case .gainOutOfRange = error else {
