@@ -297,14 +297,22 @@ struct RangeAndBatchTests {
 /// undo show and restore them.
 @Suite("Volume automation from the command line")
 struct EnvelopeCommandTests {
-  @Test func envelopeAndMasterGainRenderAsModelled() throws {
-    let ws = try Workspace()
+  /// A mono project with 3 s of speech as clip c1 on track t1 at `gain`.
+  static func voice(
+    in ws: Workspace, gain: String = "0"
+  ) throws -> (song: String, speech: String) {
     let song = ws.path("song.tape")
     try ws.tape("new", song, "--channels", "1")
     let speech = TestAudio.path("speech-mono-48k-16.wav")
     try ws.tape("import", song, speech)
     try ws.tape("track", "add", song, "Voice")
-    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0", "--length", "3s", "--gain", "-3")
+    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0", "--length", "3s", "--gain", gain)
+    return (song, speech)
+  }
+
+  @Test func envelopeAndMasterGainRenderAsModelled() throws {
+    let ws = try Workspace()
+    let (song, speech) = try Self.voice(in: ws, gain: "-3")
     try ws.tape("track", "envelope", song, "t1", "--set", "0.5s:0dB,1.5s:-12dB,2s:-inf,2.5s:-6dB")
     try ws.tape("master", song, "--gain", "-2dB", "-m", "Quieter")
     let out = ws.path("out.wav")
@@ -360,12 +368,7 @@ extension EnvelopeCommandTests {
   /// `ls --json` name them; a wrong count or name is a usage error that changes nothing.
   @Test func shapedSegmentsRenderAsModelled() throws {
     let ws = try Workspace()
-    let song = ws.path("song.tape")
-    try ws.tape("new", song, "--channels", "1")
-    let speech = TestAudio.path("speech-mono-48k-16.wav")
-    try ws.tape("import", song, speech)
-    try ws.tape("track", "add", song, "Voice")
-    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0", "--length", "3s")
+    let (song, speech) = try Self.voice(in: ws)
     try ws.tape(
       "track", "envelope", song, "t1", "--set", "0.5s:-6dB,1s:0dB,2s:-inf,2.5s:-3dB",
       "--shape", "hold,linear,db")

@@ -9,6 +9,23 @@ struct EnvelopeTests {
     Envelope(points: points.map { Envelope.Point(time: FramePosition($0.0), decibels: $0.1) })
   }
 
+  /// 1 to 6 points from frame 0–50 on, 1–60 frames apart: gains from −60 to +6 dB or (one in
+  /// four) silence, each segment of a random shape.
+  static func randomEnvelope(_ rng: inout SeededGenerator) -> Envelope {
+    var time = Int64.random(in: 0...50, using: &rng)
+    var points: [Envelope.Point] = []
+    for _ in 0..<Int.random(in: 1...6, using: &rng) {
+      points.append(
+        Envelope.Point(
+          time: FramePosition(time),
+          decibels: Int.random(in: 0..<4, using: &rng) == 0
+            ? -.infinity : Double(Int.random(in: -600...60, using: &rng)) / 10,
+          shape: EnvelopeShape.allCases.randomElement(using: &rng)!))
+      time += Int64.random(in: 1...60, using: &rng)
+    }
+    return Envelope(points: points)
+  }
+
   @Test func holdsBeforeAndAfterAndIsExactAtThePoints() {
     let points: [(Int64, Double)] = [(100, -6), (200, 0), (300, -.infinity), (400, -12)]
     let envelope = Self.envelope(points)
@@ -43,19 +60,8 @@ struct EnvelopeTests {
     #expect(abs(envelope.gain(at: 250) - 0.05) < 1e-15)
     var rng = SeededGenerator(seed: 9)
     for _ in 0..<200 {
-      var time = Int64.random(in: 0...50, using: &rng)
-      var points: [Envelope.Point] = []
-      for _ in 0..<Int.random(in: 1...6, using: &rng) {
-        points.append(
-          Envelope.Point(
-            time: FramePosition(time),
-            decibels: Int.random(in: 0..<4, using: &rng) == 0
-              ? -.infinity : Double(Int.random(in: -600...60, using: &rng)) / 10,
-            shape: EnvelopeShape.allCases.randomElement(using: &rng)!))
-        time += Int64.random(in: 1...60, using: &rng)
-      }
-      let envelope = Envelope(points: points)
-      let model = points.map { ($0.time.frames, $0.decibels, $0.shape.rawValue) }
+      let envelope = EnvelopeTests.randomEnvelope(&rng)
+      let model = envelope.points.map { ($0.time.frames, $0.decibels, $0.shape.rawValue) }
       for t in Int64(0)...400 {
         let expected = EnvelopeModel.gain(shaped: model, at: t)
         #expect(abs(envelope.gain(at: t) - expected) <= 1e-12 * max(expected, 1e-300), "\(t)")
@@ -125,18 +131,7 @@ struct EnvelopeRangeTests {
   func cutsAndGapsKeepEveryFramesGain(seed: UInt64) throws {
     var rng = SeededGenerator(seed: seed)
     for _ in 0..<200 {
-      var time = Int64.random(in: 0...50, using: &rng)
-      var points: [Envelope.Point] = []
-      for _ in 0..<Int.random(in: 1...6, using: &rng) {
-        points.append(
-          Envelope.Point(
-            time: FramePosition(time),
-            decibels: Int.random(in: 0..<4, using: &rng) == 0
-              ? -.infinity : Double(Int.random(in: -600...60, using: &rng)) / 10,
-            shape: EnvelopeShape.allCases.randomElement(using: &rng)!))
-        time += Int64.random(in: 1...60, using: &rng)
-      }
-      let envelope = Envelope(points: points)
+      let envelope = EnvelopeTests.randomEnvelope(&rng)
       let a = Int64.random(in: 0...300, using: &rng)
       let length = Int64.random(in: 1...80, using: &rng)
       let cut = envelope.removing(FrameRange(start: FramePosition(a), count: FrameCount(length)))
@@ -147,12 +142,12 @@ struct EnvelopeRangeTests {
         let expected = envelope.gain(at: t < a ? t : t + length)
         #expect(
           abs(cut.gain(at: t) - expected) <= 1e-12 * expected,
-          "cut \(points) at \(a)+\(length), t \(t)")
+          "cut \(envelope.points) at \(a)+\(length), t \(t)")
         if t < a || t >= a + length {
           let before = envelope.gain(at: t < a ? t : t - length)
           #expect(
             abs(gap.gain(at: t) - before) <= 1e-12 * before,
-            "gap \(points) at \(a)+\(length), t \(t)")
+            "gap \(envelope.points) at \(a)+\(length), t \(t)")
         }
       }
     }
