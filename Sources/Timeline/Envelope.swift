@@ -292,13 +292,7 @@ extension Envelope {
   /// between them and the points beyond runs exactly as it did.
   public func removing(_ range: FrameRange) -> Envelope {
     let (a, b) = (range.start.frames, range.end.frames)
-    var kept = points.filter { $0.time.frames < a }
-    if a > 0, kept.last?.time.frames != a - 1 {
-      if let last = kept.indices.last {
-        kept[last].shape = explicitShape(at: kept[last].time.frames)
-      }
-      kept.append(Point(time: FramePosition(a - 1), gain: gain(at: a - 1)))
-    }
+    var kept = points(before: a)
     kept.append(Point(time: FramePosition(a), gain: gain(at: b), shape: explicitShape(at: b)))
     for point in points where point.time.frames > b {
       var moved = point
@@ -313,13 +307,7 @@ extension Envelope {
   /// was `length` frames earlier.
   public func opening(at position: FramePosition, length: FrameCount) -> Envelope {
     let p = position.frames
-    var moved = points.filter { $0.time.frames < p }
-    if p > 0, moved.last?.time.frames != p - 1 {
-      if let last = moved.indices.last {
-        moved[last].shape = explicitShape(at: moved[last].time.frames)
-      }
-      moved.append(Point(time: FramePosition(p - 1), gain: gain(at: p - 1)))
-    }
+    var moved = points(before: p)
     if !points.contains(where: { $0.time.frames == p }) {
       moved.append(
         Point(
@@ -331,6 +319,20 @@ extension Envelope {
       moved.append(shifted)
     }
     return Envelope(points: moved)
+  }
+
+  /// The points before `frame`, ending at `frame − 1` with the gain there (a point added unless
+  /// one is there), the segment the added point cuts made explicit (``explicitShape(at:)``):
+  /// what stays of the envelope when everything from `frame` on moves.
+  func points(before frame: Int64) -> [Point] {
+    var kept = points.filter { $0.time.frames < frame }
+    if frame > 0, kept.last?.time.frames != frame - 1 {
+      if let last = kept.indices.last {
+        kept[last].shape = explicitShape(at: kept[last].time.frames)
+      }
+      kept.append(Point(time: FramePosition(frame - 1), gain: gain(at: frame - 1)))
+    }
+    return kept
   }
 
   /// The shape a new point at `frame` needs for the gain after it to run on as it did: that of

@@ -185,13 +185,13 @@ struct NetChanges: Sendable {
   var changedIDs: ChangedIDs {
     var changed = ChangedIDs()
     forEach { key, _, _, _ in
-      switch Schema.trackedTables[key.table] {
-      case Schema.clipTable: changed.clips.insert(Clip.ID(key.id))
-      case Schema.trackTable:
+      switch key.table {
+      case ClipRow.index: changed.clips.insert(Clip.ID(key.id))
+      case TrackRow.index:
         changed.tracks.insert(Track.ID(key.id))
         changed.trackOrder = true
-      case Schema.sourceTable: changed.sources.insert(Source.ID(key.id))
-      case Schema.envelopeTable: changed.tracks.insert(Track.ID(key.id))
+      case SourceRow.index: changed.sources.insert(Source.ID(key.id))
+      case EnvelopeRow.index: changed.tracks.insert(Track.ID(key.id))
       default: changed.format = true
       }
     }
