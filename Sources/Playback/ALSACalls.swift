@@ -1,5 +1,7 @@
 internal import CALSA
 import Foundation
+internal import Logging
+import Synchronization
 
 // Every call into ALSA goes through this file, which turns its results into `PlaybackError`s.
 
@@ -11,18 +13,58 @@ public enum ALSALibrary {
   }
 }
 
+/// libjack's own diagnostics ("Cannot lock down … byte memory area", "Cannot use real-time
+/// scheduling", "JackClient::AcquireSelfRealTime error"…), which it prints on stderr when ALSA's
+/// jack plugin opens a client: Tape says what matters in its own words (the priority line of
+/// `tape play`), so they go to the debug log (`tape -v`) instead.
+///
+/// libjack's error and info hooks are process-wide and must be set before the plugin opens its
+/// client, so libjack is loaded here when the system has it (it stays loaded, as the plugin
+/// would keep it); without libjack there is nothing to silence.
+enum JackMessages {
+  private static let logger = Logger(label: "tape.playback.jack")
+  /// What libjack said lately (at most 16 lines), to explain a device that would not open.
+  private static let recent = Mutex<[String]>([])
+
+  /// Why a JACK device did not open, in Tape's words, when libjack said why.
+  static var explanation: String? {
+    let said = recent.withLock { $0 }
+    if said.contains(where: { $0.contains("server is not running") }) {
+      return "its JACK server is not running; start jackd, or check JACK_DEFAULT_SERVER"
+    }
+    return nil
+  }
+
+  /// Sets the hooks once; true when libjack is on this system.
+  static let silenced: Bool = {
+    guard let library = dlopen("libjack.so.0", RTLD_LAZY | RTLD_LOCAL) else { return false }
+    typealias Hook = @convention(c) (UnsafePointer<CChar>?) -> Void
+    typealias SetHook = @convention(c) (Hook?) -> Void
+    let hook: Hook = { message in
+      guard let message else { return }
+      let text = String(cString: message)
+      JackMessages.logger.debug("libjack: \(text)")
+      JackMessages.recent.withLock { $0 = Array(($0 + [text]).suffix(16)) }
+    }
+    for name in ["jack_set_error_function", "jack_set_info_function"] {
+      if let symbol = dlsym(library, name) { unsafeBitCast(symbol, to: SetHook.self)(hook) }
+    }
+    return true
+  }()
+}
+
 /// What a player asks of a device: its name and the period and buffer it wants, exactly.
 public struct DeviceRequest: Sendable, Hashable {
   public var name: String
   /// Frames per period: the audio thread renders this many at a time.
   public var period: Int
-  /// Periods in the device's buffer (latency = period × periods).
-  public var periods: Int
+  /// Periods in the device's buffer (latency = period × periods); nil: ``automaticPeriods``.
+  public var periods: Int?
 
   public static let periodRange = 16...16_384
   public static let periodsRange = 2...32
 
-  public init(name: String = "default", period: Int = 256, periods: Int = 4) {
+  public init(name: String = "default", period: Int = 256, periods: Int? = nil) {
     self.name = name
     self.period = period
     self.periods = periods
@@ -34,10 +76,28 @@ public struct DeviceRequest: Sendable, Hashable {
     guard Self.periodRange.contains(period) else {
       throw .badPeriod(period: period, range: Self.periodRange)
     }
-    guard Self.periodsRange.contains(periods) else {
+    if let periods, !Self.periodsRange.contains(periods) {
       throw .badPeriods(periods: periods, range: Self.periodsRange)
     }
   }
+
+  /// The buffer a player gets when it asks for none: 4 periods when its audio thread will run
+  /// under SCHED_FIFO; at normal priority, enough periods for at least
+  /// ``normalPriorityBuffer`` seconds.
+  ///
+  /// Why: a SCHED_OTHER thread on a loaded machine can wait tens of milliseconds for a core
+  /// (a compiler on every core, say), and 4 × 256 frames at 48 kHz is 21 ms: such a play drops
+  /// periods that a realtime thread never would. The longer buffer only delays what is heard
+  /// (an edit, a seek) by the buffer's length.
+  public func automaticPeriods(sampleRate: Int, realtime: Bool) -> Int {
+    if let periods { return periods }
+    guard !realtime else { return 4 }
+    let wanted = Int((Self.normalPriorityBuffer * Double(sampleRate)).rounded(.up))
+    return min(Self.periodsRange.upperBound, max(4, (wanted + period - 1) / period))
+  }
+
+  /// Seconds of buffer a player at normal priority asks for (see ``automaticPeriods``).
+  public static let normalPriorityBuffer = 0.08
 }
 
 /// An open ALSA playback device taking interleaved float32 frames, with the period and buffer
@@ -62,6 +122,7 @@ final class ALSAOutput {
   init(request: DeviceRequest, sampleRate: Int, channels: Int) throws(PlaybackError) {
     try request.validate()
     tape_alsa_silence_library_errors()
+    _ = JackMessages.silenced
     do {
       (handle, period, bufferFrames) = try Self.open(
         request.name, request: request, sampleRate: sampleRate, channels: channels)
@@ -94,7 +155,9 @@ final class ALSAOutput {
     // stops taking audio (a JACK server that died) is noticed instead of blocking forever.
     let opened = snd_pcm_open(&pcm, name, SND_PCM_STREAM_PLAYBACK, Int32(SND_PCM_NONBLOCK))
     guard opened >= 0, let pcm else {
-      throw .cannotOpen(device: request.name, reason: String(cString: snd_strerror(opened)))
+      throw .cannotOpen(
+        device: request.name,
+        reason: JackMessages.explanation ?? String(cString: snd_strerror(opened)))
     }
     var parameters: OpaquePointer?
     snd_pcm_hw_params_malloc(&parameters)
@@ -126,7 +189,9 @@ final class ALSAOutput {
       snd_pcm_close(pcm)
       throw .periodRefused(device: request.name, period: request.period, suggestion: Int(near))
     }
-    let buffer = snd_pcm_uframes_t(request.period * request.periods)
+    let periods = request.automaticPeriods(
+      sampleRate: sampleRate, realtime: RealtimeThread.permitted)
+    let buffer = snd_pcm_uframes_t(request.period * periods)
     try check(snd_pcm_hw_params_set_buffer_size(pcm, parameters, buffer), "the buffer")
     try check(snd_pcm_hw_params(pcm, parameters), "the configuration")
     var granted = snd_pcm_uframes_t(0)

@@ -41,6 +41,23 @@ enum RealtimeThread {
     return nil
   }
 
+  /// Whether this process may start a SCHED_FIFO thread (root, CAP_SYS_NICE or an rtprio
+  /// limit), found once by starting one that returns at once.
+  static let permitted: Bool = {
+    let entry: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { _ in nil }
+    var attributes = pthread_attr_t()
+    pthread_attr_init(&attributes)
+    defer { pthread_attr_destroy(&attributes) }
+    pthread_attr_setinheritsched(&attributes, Int32(PTHREAD_EXPLICIT_SCHED))
+    pthread_attr_setschedpolicy(&attributes, SCHED_FIFO)
+    var parameters = sched_param(sched_priority: priority)
+    pthread_attr_setschedparam(&attributes, &parameters)
+    var thread = pthread_t()
+    guard pthread_create(&thread, &attributes, entry, nil) == 0 else { return false }
+    pthread_join(thread, nil)
+    return true
+  }()
+
   /// Locks the calling thread's whole stack into memory (best effort).
   static func lockStack() {
     _ = tape_lock_thread_stack()

@@ -84,8 +84,10 @@ struct Play: ParsableCommand {
       On a terminal: one status line (position, version, xruns, CPU) and keys: space \
       pause/resume, ←/→ seek 5 s, l loop on/off, q quit. Ctrl-C stops too.
       The device gets exactly --period frames per period and --periods periods of buffer \
-      (the JACK plugin takes only multiples of JACK's own period); format conversion goes \
-      through ALSA's plug layer only when the device needs it.
+      (the JACK plugin takes only multiples of JACK's own period); without realtime \
+      priority (SCHED_FIFO) the default buffer holds at least 80 ms, so that a busy machine \
+      does not drop periods. Format conversion goes through ALSA's plug layer only when the \
+      device needs it.
       Example: tape play song.tape --loop
       Example: tape play song.tape --device jackrec --period 256 --json
       """)
@@ -97,7 +99,11 @@ struct Play: ParsableCommand {
   @Flag(help: "Play the version the head is at now, and follow no later change.")
   var noFollow = false
   @Option(help: "Frames per period, exactly.") var period = 256
-  @Option(help: "Periods in the device's buffer.") var periods = 4
+  @Option(
+    help: """
+      Periods in the device's buffer (default 4; at normal priority, enough for 80 ms).
+      """)
+  var periods: Int?
   @OptionGroup var times: TimeDisplayOption
   @OptionGroup var json: JSONOption
 
@@ -202,7 +208,7 @@ final class PlaySession: @unchecked Sendable {
     }
     if !player.realtimePriority {
       note(
-        "no realtime priority (SCHED_FIFO needs root or an rtprio limit in /etc/security/limits.conf); playing at normal priority"
+        "no realtime priority (SCHED_FIFO needs root or an rtprio limit in /etc/security/limits.conf); playing at normal priority\(granted.bufferFrames > granted.period * 4 ? String(format: " with a longer buffer (%.0f ms)", Double(granted.bufferFrames) / Double(sampleRate) * 1_000) : "")"
       )
     }
     var saved = termios()

@@ -5,10 +5,36 @@ import Testing
 final class Workspace {
   let url: URL
 
-  init() throws {
-    url = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "tape-cli-\(UUID().uuidString)")
+  /// A new folder in the temporary directory; with `reachableByOthers`, one that another user
+  /// (nobody, in the root-only tests) may enter: mode 755, in `TMPDIR` when every folder above
+  /// it lets others through, in /tmp otherwise (`TMPDIR` may be a private folder, and the
+  /// umask 077).
+  init(reachableByOthers: Bool = false) throws {
+    var base = FileManager.default.temporaryDirectory
+    if reachableByOthers && !Self.othersMayEnter(base) { base = URL(fileURLWithPath: "/tmp") }
+    url = base.appendingPathComponent("tape-cli-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    if reachableByOthers { chmod(url.path, 0o755) }
+  }
+
+  /// Whether every folder from / down to `folder` lets other users through (o+x).
+  private static func othersMayEnter(_ folder: URL) -> Bool {
+    var path = folder.standardizedFileURL.resolvingSymlinksInPath()
+    while true {
+      var status = stat()
+      guard stat(path.path, &status) == 0, status.st_mode & S_IXOTH != 0 else { return false }
+      if path.path == "/" { return true }
+      path.deleteLastPathComponent()
+    }
+  }
+
+  /// A copy of `TestAudio/name` in this workspace with `mode` (the checkout's own file may be
+  /// unreadable to another user: a clone under /root, or made under umask 077).
+  func copyTestAudio(_ name: String, mode: mode_t = 0o644) throws -> String {
+    let copy = path(name)
+    try FileManager.default.copyItem(atPath: TestAudio.path(name), toPath: copy)
+    chmod(copy, mode)
+    return copy
   }
 
   deinit { try? FileManager.default.removeItem(at: url) }
@@ -63,6 +89,11 @@ enum TestAudio {
     URL(fileURLWithPath: #filePath).deletingLastPathComponent()
       .appendingPathComponent("../../TestAudio/\(name)").standardizedFileURL.path
   }
+}
+
+/// `text` as one word for sh or bash, whatever it holds (spaces, quotes, `$`, any letters).
+func shellQuoted(_ text: String) -> String {
+  "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
 }
 
 /// Parses JSON text into Foundation values for comparison.

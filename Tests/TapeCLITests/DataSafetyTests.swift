@@ -307,8 +307,8 @@ extension ProcessHeavyTests {
       let file = try RenderCommandTests.project(in: space)
       let bits = format == "ogg" || format == "flac" ? nil : "32f"
       let script = """
-        "\(TapeBinary.url.path)" render "\(file)" -o - --format \(format) \(bits.map { "--bits \($0)" } ?? "") 2>"\(space.path("summary"))" \
-          | ffmpeg -v error -f \(format == "ogg" ? "ogg" : format) -i - -c:a pcm_f32le -f f32le "\(space.path("out.f32"))"
+        \(shellQuoted(TapeBinary.url.path)) render \(shellQuoted(file)) -o - --format \(format) \(bits.map { "--bits \($0)" } ?? "") 2>\(shellQuoted(space.path("summary"))) \
+          | ffmpeg -v error -f \(format == "ogg" ? "ogg" : format) -i - -c:a pcm_f32le -f f32le \(shellQuoted(space.path("out.f32")))
         """
       try tool("/bin/bash", ["-o", "pipefail", "-c", script])
       let summary = try String(contentsOfFile: space.path("summary"), encoding: .utf8)
@@ -330,7 +330,7 @@ extension ProcessHeavyTests {
         URL(fileURLWithPath: "/bin/bash"),
         [
           "-c",
-          "\"\(TapeBinary.url.path)\" render \"\(file)\" -o - --format \(format) --to 10:00 | head -c 100 >/dev/null; echo ${PIPESTATUS[0]}",
+          "\(shellQuoted(TapeBinary.url.path)) render \(shellQuoted(file)) -o - --format \(format) --to 10:00 | head -c 100 >/dev/null; echo ${PIPESTATUS[0]}",
         ], environment: ["NO_COLOR": "1"])
       #expect(cut.stdout == "74\n", "\(cut.stderr)")
       #expect(
@@ -561,7 +561,12 @@ extension ProcessHeavyTests {
       try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
       let file = folder + "/song.tape"
       try space.tape("new", file)
-      try space.tape("import", file, TestAudio.path("speech-mono-48k-16.wav"))
+      // The source beside the project, readable by all (the checkout's may not be).
+      let source = folder + "/speech.wav"
+      try FileManager.default.copyItem(
+        atPath: TestAudio.path("speech-mono-48k-16.wav"), toPath: source)
+      chmod(source, 0o644)
+      try space.tape("import", file, source)
       try space.tape("track", "add", file, "Voice")
       try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "2s")
       try FileManager.default.removeItem(atPath: file + "-cache")
@@ -575,7 +580,7 @@ extension ProcessHeavyTests {
     /// in one line with exit 77; the owner's next edit works.
     @Test(.enabled(if: isRoot, "needs root: a project owned by root, read as nobody"))
     func aReadOnlyProjectCanBeReadByAnyone() throws {
-      let space = try Workspace()
+      let space = try Workspace(reachableByOthers: true)
       let (folder, file) = try readOnlyProject(in: space)
       defer {
         try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder)
@@ -587,7 +592,6 @@ extension ProcessHeavyTests {
       let elsewhere = space.path("nobody")
       try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
       chown(elsewhere, 65_534, 65_534)
-      chmod(space.url.path, 0o755)
       let binary = elsewhere + "/tape"
       try FileManager.default.copyItem(atPath: TapeBinary.url.path, toPath: binary)
       chmod(binary, 0o755)

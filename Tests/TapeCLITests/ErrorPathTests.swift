@@ -280,7 +280,7 @@ struct ErrorPathTests {
   /// A source file its user may not read: import names it and the fix, and changes nothing.
   /// Root reads any file, so when the tests run as root `tape` runs as nobody (setpriv).
   @Test func anUnreadableSourceIsNamed() throws {
-    let ws = try Workspace()
+    let ws = try Workspace(reachableByOthers: geteuid() == 0)
     let song = try Self.project(ws)
     let locked = ws.path("locked.wav")
     try FileManager.default.copyItem(

@@ -236,16 +236,44 @@ extension ProcessHeavyTests {
     /// between the swaps `--json` reports, and the specified ramp (20 ms) or equal-gain
     /// crossfade (256 frames) at each, to float rounding. The delay from each commit returning
     /// to the first frame rendered from the new plan is measured and printed.
+    ///
+    /// A difference is told apart by its cause: the player's own xruns (`--json`) must be 0; a
+    /// gap that jackd logged as its own xrun (a loaded machine, no realtime priority for the
+    /// server) is retried once and both runs reported; any other difference fails.
     @Test func editsFromAnotherProcessAreHeardLive() throws {
       let space = try Workspace()
       let file = try sineProject(in: space, hertz: 100)
       // From frame 120, a quarter period in: the first frame is loud, so the onset is exact.
       try space.tape(
         "clip", "add", file, "t1", "s1", "--at", "0", "--from", "120f", "--length", "8s")
-      let first = try Int64(
-        #require(parseJSON(space.tape("history", file, "--json").stdout) as? [String: Any])["head"]
-          as? Int ?? 0)
+      let start = try space.head(of: file)
+      for attempt in 1...2 {
+        let outcome = try playWithLiveEdits(file, in: space)
+        let explained = outcome.playerXruns == 0 && outcome.serverXruns > 0
+        if outcome.worst >= 1e-6 && explained && attempt == 1 {
+          print(
+            "live edits: largest difference \(outcome.worst) with \(outcome.serverXruns) xruns logged by jackd (the player counted none); retrying once"
+          )
+          try space.tape("checkout", file, "\(start)")
+          continue
+        }
+        #expect(
+          outcome.playerXruns == 0,
+          "tape play itself missed \(outcome.playerXruns) periods (its xrun count)")
+        #expect(
+          outcome.worst < 1e-6,
+          "largest difference \(outcome.worst): \(outcome.serverXruns) xruns logged by jackd, \(outcome.playerXruns) by the player, attempt \(attempt)"
+        )
+        return
+      }
+    }
 
+    /// One paced play of `file` while another process sets a gain, moves the clip and undoes
+    /// the move: the largest difference from the expected capture, and both sides' xruns.
+    private func playWithLiveEdits(
+      _ file: String, in space: Workspace
+    ) throws -> (worst: Float, playerXruns: Int, serverXruns: Int) {
+      let first = try Int64(space.head(of: file))
       let device = try PacedDevice()
       try device.record(seconds: 11)
       let (player, out, errors) = try startTape(
@@ -305,16 +333,17 @@ extension ProcessHeavyTests {
           worst = max(worst, abs(captured[start * 2 + i] - expected))
         }
       }
-      #expect(worst < 1e-6, "largest difference \(worst)")
       let delays = zip(swaps.dropFirst(), returned).map { swap, returned in
         Double(
           Int64(bitPattern: (swap["renderedAt"] as? Int).map { UInt64($0) } ?? 0)
             - Int64(bitPattern: returned)) / 1e6
       }
+      let xruns = report["xruns"] as? Int ?? -1
       print(
-        "live edits: largest difference from the expected capture \(worst); commit → first new frame rendered: \(delays.map { String(format: "%.1f ms", $0) }.joined(separator: ", "))"
+        "live edits: largest difference from the expected capture \(worst); commit → first new frame rendered: \(delays.map { String(format: "%.1f ms", $0) }.joined(separator: ", ")); xruns: player \(xruns), jackd \(device.serverXruns); buffer \(report["bufferFrames"] ?? 0) frames"
       )
       #expect(delays.allSatisfy { $0 < 500 })
+      return (worst, xruns, device.serverXruns)
     }
 
     /// Over 10 s of paced playback with 100 swaps (gain changes and moves committed by this
@@ -415,7 +444,21 @@ extension ProcessHeavyTests {
       #expect(
         refused.stderr.hasPrefix(
           "error: the audio device 'jackrec' does not take a period of 100 frames; use --period "))
-      #expect(refused.stderr.split(separator: "\n").count == 1)
+      #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+
+      // A JACK device whose server is not running: one line in Tape's words, none of the five
+      // libjack prints on its own ("Cannot connect to server socket…").
+      var elsewhere = device.environment
+      elsewhere["JACK_DEFAULT_SERVER"] = "tape-none-\(UInt32.random(in: 0...UInt32.max))"
+      elsewhere["JACK_NO_START_SERVER"] = "1"
+      let noServer = try TapeBinary.run(
+        ["play", file, "--device", "jackrec"], environment: elsewhere)
+      #expect(noServer.status == 74)
+      #expect(
+        noServer.stderr.hasPrefix(
+          "error: cannot open the audio device 'jackrec' (its JACK server is not running; start jackd, or check JACK_DEFAULT_SERVER)"
+        ), "\(noServer.stderr)")
+      #expect(noServer.stderr.split(separator: "\n").count == 1, "\(noServer.stderr)")
     }
 
     /// `--loop` outlives a project that becomes empty: removing its only clip from another

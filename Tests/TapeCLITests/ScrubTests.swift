@@ -16,7 +16,7 @@ struct ScrubTests {
     defer { terminal.kill() }
     let status = space.path("status")
     try terminal.start(
-      "stty -a > \(space.path("before")); \(TapeBinary.url.path) scrub \(file); echo $? > \(status); stty -a > \(space.path("after")); sleep 60"
+      "stty -a > \(shellQuoted(space.path("before"))); \(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file)); echo $? > \(shellQuoted(status)); stty -a > \(shellQuoted(space.path("after"))); sleep 60"
     )
 
     // The head on screen: its tracks and its clips by id.
@@ -95,7 +95,7 @@ struct ScrubTests {
     defer { terminal.kill() }
     try terminal.start("PS1='$ ' exec bash --norc --noprofile -i")
     Thread.sleep(forTimeInterval: 0.5)
-    try terminal.type("\(TapeBinary.url.path) scrub \(file)")
+    try terminal.type("\(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file))")
     try terminal.send("Enter")
     _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
     try terminal.send("C-z")
@@ -118,14 +118,20 @@ struct ScrubTests {
     let terminal = try Tmux(width: 40, height: 10)
     defer { terminal.kill() }
     try terminal.start(
-      "\(TapeBinary.url.path) play \(file) --device null --loop 2>&1; sleep 60")
-    let screen = try terminal.waitFor(steady: false) { $0.contains("playing") }
+      "\(shellQuoted(TapeBinary.url.path)) play \(shellQuoted(file)) --device null --loop 2>&1; sleep 60"
+    )
+    // The status line starts with "playing"; notes above it (the priority line, say) may
+    // hold the word too.
+    func statusLines(_ screen: String) -> Int {
+      screen.split(separator: "\n", omittingEmptySubsequences: false)
+        .filter { $0.hasPrefix("playing ") }.count
+    }
+    let screen = try terminal.waitFor(steady: false) { statusLines($0) > 0 }
     Thread.sleep(forTimeInterval: 0.5)
     let later = try terminal.capture()
     try terminal.send("q")
     for shown in [screen, later] {
-      let lines = shown.split(separator: "\n", omittingEmptySubsequences: false)
-      #expect(lines.filter { $0.contains("playing") }.count == 1, "\(shown)")
+      #expect(statusLines(shown) == 1, "\(shown)")
       #expect(!shown.contains("quit)"), "the status line wrapped:\n\(shown)")
     }
   }
@@ -143,7 +149,7 @@ struct ScrubTests {
     let fork = old - 1
     let terminal = try Tmux(width: 120, height: 24)
     defer { terminal.kill() }
-    try terminal.start("\(TapeBinary.url.path) scrub \(file); sleep 60")
+    try terminal.start("\(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file)); sleep 60")
     _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
     try terminal.send("Left")
     let atFork = try terminal.waitFor { $0.hasPrefix("v\(fork) ") }
@@ -173,7 +179,7 @@ struct ScrubTests {
     let head = try space.head(of: file)
     let terminal = try Tmux(width: 100, height: 24)
     defer { terminal.kill() }
-    try terminal.start("\(TapeBinary.url.path) scrub \(file); sleep 60")
+    try terminal.start("\(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file)); sleep 60")
     _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
     let store = try TimelineStore.open(at: file)
     defer { try? store.close() }
@@ -217,9 +223,11 @@ extension ProcessHeavyTests {
     try device.record(seconds: 5)
     let terminal = try Tmux(width: 100, height: 24)
     defer { terminal.kill() }
-    let environment = device.environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
+    let environment = device.environment.map { shellQuoted("\($0.key)=\($0.value)") }
+      .joined(separator: " ")
     try terminal.start(
-      "env \(environment) \(TapeBinary.url.path) scrub \(file) --device jackrec; sleep 60")
+      "env \(environment) \(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file)) --device jackrec; sleep 60"
+    )
     _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
     try terminal.send("Space")
     _ = try terminal.waitFor(steady: false) { $0.contains("playing") }
