@@ -22,32 +22,89 @@ extension Project {
   /// // Remove the "um" at 12.3–12.8 s from every track and close the gap.
   /// try project.cutRange(FrameRange(start: 590_400, end: 614_400), ripple: true) { ids.newClipID() }
   /// ```
+  ///
+  /// With `ripple` and a `crossfade`, the two sides of the range are joined by a real
+  /// crossfade instead of edge fades: the clips ending at the range's start play on past the
+  /// join and the clips starting at its end start before it, each over the audio the cut
+  /// removed (their handles), with complementary curves (``crossfadeClips(_:_:_:)``;
+  /// ``rippleCrossfadeShortfalls(_:tracks:crossfade:)`` says where a handle was short).
   public func cutRange(
     _ range: FrameRange, tracks: [Track.ID]? = nil, ripple: Bool, edgeFade: Fade = .none,
-    newClipID: () -> Clip.ID
+    crossfade: Crossfade? = nil, newClipID: () -> Clip.ID
   ) throws(TimelineError) -> [Command] {
+    try rippleCut(
+      range, tracks: tracks, ripple: ripple, edgeFade: edgeFade, crossfade: crossfade,
+      newClipID: newClipID
+    ).commands
+  }
+
+  /// Where `cutRange(range, tracks:, ripple: true, crossfade:)` makes a shorter crossfade than
+  /// asked, because a side's source had too little audio beyond the join.
+  public func rippleCrossfadeShortfalls(
+    _ range: FrameRange, tracks: [Track.ID]? = nil, crossfade: Crossfade
+  ) throws(TimelineError) -> [ShortCrossfade] {
+    var next: Int64 = 0
+    return try rippleCut(range, tracks: tracks, ripple: true, crossfade: crossfade) {
+      next -= 1
+      return Clip.ID(next)
+    }.shortfalls
+  }
+
+  private func rippleCut(
+    _ range: FrameRange, tracks: [Track.ID]?, ripple: Bool, edgeFade: Fade = .none,
+    crossfade: Crossfade?, newClipID: () -> Clip.ID
+  ) throws(TimelineError) -> (commands: [Command], shortfalls: [ShortCrossfade]) {
     guard range.count > .zero else { throw .emptyRange(range, sampleRate: sampleRate) }
+    let joins = ripple && crossfade != nil
     var commands: [Command] = []
+    var shortfalls: [ShortCrossfade] = []
     for track in try chosenTracks(tracks) {
       var edited = track
       var clips: [Clip] = []
+      // The sides of the join: parts with a hard edge at the range's start or end.
+      var lefts: [Int] = []
+      var rights: [Int] = []
+      // The clips the right sides were cut from: a spanning clip's right part is new, and its
+      // old id is the one a note can name.
+      var rightOrigins: [Clip.ID] = []
       for clip in track.clips {
         let (before, after) = try clip.parts(
-          outside: range, edgeFade: edgeFade, sampleRate: sampleRate)
-        if let before { clips.append(before) }
+          outside: range, edgeFade: joins ? .none : edgeFade, sampleRate: sampleRate)
+        if let before {
+          if joins && clip.timelineEnd > range.start && before.fadeOut.length == .zero {
+            lefts.append(clips.count)
+          }
+          clips.append(before)
+        }
         if var after {
           if before != nil && after.id == clip.id { after = after.withID(newClipID()) }
           if ripple && after.timelineStart >= range.end {
             after = after.moved(to: after.timelineStart - range.count)
           }
+          if joins && clip.timelineStart < range.end && after.fadeIn.length == .zero {
+            rights.append(clips.count)
+            rightOrigins.append(clip.id)
+          }
           clips.append(after)
+        }
+      }
+      if let crossfade, joins, !lefts.isEmpty || !rights.isEmpty {
+        var joined = try joining(
+          lefts: lefts.map { clips[$0] }, rights: rights.map { clips[$0] }, at: range.start,
+          crossfade)
+        joined.sides.rights = rightOrigins
+        for (index, clip) in zip(lefts + rights, joined.lefts + joined.rights) {
+          clips[index] = clip
+        }
+        if let short = joined.shortfall(track: track.id, at: range.start, asked: crossfade.length) {
+          shortfalls.append(short)
         }
       }
       edited.clips = clips
       if ripple { edited.envelope = track.envelope?.removing(range) }
       if edited != track { commands.append(.setTrack(edited)) }
     }
-    return commands
+    return (commands, shortfalls)
   }
 
   /// Opens a gap of `length` at `position` on `tracks` (every track when nil): clips starting
@@ -58,9 +115,7 @@ extension Project {
     at position: FramePosition, length: FrameCount, tracks: [Track.ID]? = nil,
     newClipID: () -> Clip.ID
   ) throws(TimelineError) -> [Command] {
-    guard length > .zero else {
-      throw .emptyRange(FrameRange(start: position, count: length), sampleRate: sampleRate)
-    }
+    guard length > .zero else { throw .emptyGap }
     var commands: [Command] = []
     for track in try chosenTracks(tracks) {
       var edited = track
@@ -86,19 +141,20 @@ extension Project {
   /// Removes a clip; with `ripple`, every clip of its track that starts at or after its end
   /// moves left by its length, closing the hole, and the track's envelope with them
   /// (``Envelope/removing(_:)``).
+  ///
+  /// A ripple removal of a clip that another clip overlaps is refused
+  /// (``TimelineError/rippleOverlap``): the overlapping clip would stay where it is while the
+  /// clips after the hole (and the envelope) moved left into it. Cutting the clip's time from
+  /// the track (``cutRange(_:tracks:ripple:edgeFade:crossfade:newClipID:)``) cuts both.
   public func removeClip(_ id: Clip.ID, ripple: Bool) throws(TimelineError) -> [Command] {
     guard let (clip, track) = self.clip(id) else { throw .unknownClip(id) }
     guard ripple else { return [.removeClips([id])] }
-    // The envelope moves left with the clips after the hole; a clip that stays but plays on
-    // past the hole's start would hear it move under it.
-    if track.envelope != nil,
-      let staying = track.clips.first(where: {
-        $0.id != id && $0.timelineStart < clip.timelineEnd && $0.timelineEnd > clip.timelineStart
-      })
-    {
-      throw .rippleUnderEnvelope(
+    if let staying = track.clips.first(where: {
+      $0.id != id && $0.timelineStart < clip.timelineEnd && $0.timelineEnd > clip.timelineStart
+    }) {
+      throw .rippleOverlap(
         removed: id, range: clip.timelineRange, staying: staying.id, track: track.id,
-        sampleRate: sampleRate)
+        envelope: track.envelope != nil, sampleRate: sampleRate)
     }
     var edited = track
     edited.clips = track.clips.compactMap { other in

@@ -42,6 +42,7 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case trackOrderMismatch
   case notJoinable(Clip.ID, Clip.ID)
   case emptyRange(FrameRange, sampleRate: Int)
+  case emptyGap
   case emptyClip
   case rangeCutsFade(
     clip: Clip.ID, end: FadeEnd, fade: FrameRange, at: FramePosition, sampleRate: Int)
@@ -51,12 +52,18 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case invalidEnvelopePoint(String)
   case invalidEnvelopeShape(String)
   case envelopeShapeInPoint(String)
-  case rippleUnderEnvelope(
-    removed: Clip.ID, range: FrameRange, staying: Clip.ID, track: Track.ID, sampleRate: Int)
+  case rippleOverlap(
+    removed: Clip.ID, range: FrameRange, staying: Clip.ID, track: Track.ID, envelope: Bool,
+    sampleRate: Int)
   case envelopeShapeCount(given: Int, segments: Int)
   case edgeFadeDoesNotFit(
     clip: Clip.ID, end: FadeEnd, fade: FrameCount, room: FrameCount, otherFade: FrameCount,
     sampleRate: Int)
+  case crossfadeCurve(FadeCurve)
+  case crossfadeDoesNotFit(clip: Clip.ID, crossfade: FrameCount, room: FrameCount, sampleRate: Int)
+  case notAdjacent(
+    left: Clip.ID, leftEnd: FramePosition, right: Clip.ID, rightStart: FramePosition,
+    sameTrack: Bool, sampleRate: Int)
 
   public var description: String {
     switch self {
@@ -174,10 +181,10 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
         "\(given) shapes for \(segments) segment\(segments == 1 ? "" : "s"); give one shape for all, or one per segment (a segment runs from one point to the next)"
     case .envelopeShapeInPoint(let text):
       return "'\(text)' is not an envelope point; write TIME:GAIN and give shapes with --shape"
-    case .rippleUnderEnvelope(let removed, let range, let staying, let track, let rate):
+    case .rippleOverlap(let removed, let range, let staying, let track, let envelope, let rate):
       let exact = { (p: FramePosition) in TimeValue.exact(FrameCount(p.frames), sampleRate: rate) }
       return
-        "\(staying) overlaps \(removed) and would stay where it is while the envelope of \(track) moved left under it; remove \(removed) without --ripple, or cut its time, which cuts \(staying) too: tape cut FILE --from \(exact(range.start)) --to \(exact(range.end)) --tracks \(track) --ripple"
+        "\(staying) overlaps \(removed) and would stay where it is while the clips after \(removed)\(envelope ? " and the envelope of \(track)" : "") moved left under it; remove \(removed) without --ripple, or cut its time, which cuts \(staying) too: tape cut FILE --from \(exact(range.start)) --to \(exact(range.end)) --tracks \(track) --ripple"
     case .rangeCutsFade(let clip, let end, let fade, let at, let rate):
       let s = { (p: FramePosition) in TimeValue.seconds(FrameCount(p.frames), sampleRate: rate) }
       let exact = { (n: Int64) in TimeValue.exact(FrameCount(n), sampleRate: rate) }
@@ -189,10 +196,31 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
         "the range ends at \(s(at)), inside the fade-out of clip \(clip) (\(s(fade.start))–\(s(fade.end))), where what is left of the fade would start at full level; end the range at \(exact(fade.start.frames)) or earlier, or shorten the fade-out to \(exact((fade.end - at).frames)) first"
     case .emptyClip:
       return "the clip would be empty: its end in the source must come after --from"
+    case .emptyGap:
+      return "a gap of no time inserts nothing; give --length more than 0"
     case .emptyRange(let range, let rate):
       let s = { (p: FramePosition) in TimeValue.seconds(FrameCount(p.frames), sampleRate: rate) }
       return
         "the range \(s(range.start))–\(s(range.end)) is empty; --to must come after --from (or --length be more than 0)"
+    case .crossfadeCurve(let curve):
+      return
+        "a crossfade needs two curves that add up to a steady level, and \(curve.displayName) has no partner; use equal-power (two different recordings), linear or s-curve (the same recording either side)"
+    case .crossfadeDoesNotFit(let clip, let crossfade, let room, let rate):
+      let seconds = { (n: FrameCount) in TimeValue.seconds(n, sampleRate: rate) }
+      guard room > .zero else {
+        return
+          "a \(seconds(crossfade)) crossfade does not fit clip \(clip): its other fade fills it; shorten that fade first"
+      }
+      return
+        "a \(seconds(crossfade)) crossfade does not fit clip \(clip) beside its other fade; make it \(TimeValue.exact(room, sampleRate: rate)) or shorter"
+    case .notAdjacent(let left, let leftEnd, let right, let rightStart, let sameTrack, let rate):
+      let exact = { (p: FramePosition) in TimeValue.exact(FrameCount(p.frames), sampleRate: rate) }
+      guard sameTrack else {
+        return
+          "\(left) and \(right) are on different tracks; a crossfade joins two clips of one track (move one with tape clip move … --track)"
+      }
+      return
+        "\(left) ends at \(exact(leftEnd)) and \(right) starts at \(exact(rightStart)); a crossfade joins clips that touch: move \(right) to \(exact(leftEnd)) first (tape clip move FILE \(right) --to \(exact(leftEnd)))"
     case .edgeFadeDoesNotFit(let clip, let end, let fade, let room, let otherFade, let rate):
       let edge = end == .fadeIn ? "start" : "end"
       let other = end == .fadeIn ? "fade-out" : "fade-in"

@@ -45,10 +45,16 @@ struct Batch: ParsableCommand {
         if let name = line.name { names.insert(name) }
         parsed.append(line)
       }
-      guard !parsed.isEmpty else {
-        throw UsageError(message: "the script has no commands; write one edit a line")
-      }
       let store = try openStore(project.file)
+      // A script of comments and blank lines edits nothing: said as for any edit that changes
+      // nothing, not an error (a generated script may have no edits today).
+      guard !parsed.isEmpty else {
+        writeOut(
+          "note: the script has no edits; nothing changed; the project stays at version \(store.snapshot.version)\n"
+        )
+        try MutationOutput(version: store.snapshot.version, ids: []).print(json: options.json)
+        return
+      }
       for index in parsed.indices where !parsed[index].usesNames {
         do {
           try parsed[index].command.prepare(store.snapshot.project)
@@ -61,11 +67,13 @@ struct Batch: ParsableCommand {
         ?? "Batch \(script.map { $0 == "-" ? "from stdin" : RawArguments.path($0).lastComponent.description } ?? "from stdin") (\(parsed.count) edit\(parsed.count == 1 ? "" : "s"))"
       let file = project.file
       var created: [String] = []
+      var notes: [String] = []
       let result = try store.edit(label: label) { start, ids in
         var current = start
         var named: [String: String] = [:]
         var all: [Command] = []
         created = []
+        notes = []
         for line in parsed {
           do {
             var command = line.command
@@ -74,6 +82,7 @@ struct Batch: ParsableCommand {
               try command.prepare(current)
             }
             let before = ids
+            notes += try command.notes(current).map { "line \(line.number): \($0)" }
             let commands = try command.edit(current, &ids)
             current = try current.applying(commands)
             all += commands
@@ -91,6 +100,10 @@ struct Batch: ParsableCommand {
         }
         return all
       }
+      if result.changed.isEmpty {
+        writeOut("note: nothing changed; the project stays at version \(result.version)\n")
+      }
+      for note in notes { writeOut("note: \(note)\n") }
       try MutationOutput(version: result.version, ids: created).print(json: options.json)
     }
   }
@@ -110,6 +123,11 @@ struct BatchLine {
     self.number = number
     var words = words
     var name: String?
+    if words.filter({ $0 == "--as" }).count > 1 {
+      throw BatchLineError(
+        line: number,
+        underlying: UsageError(message: "--as is given twice; a line names one id: --as NAME"))
+    }
     if let index = words.firstIndex(of: "--as") {
       guard index + 1 < words.count else {
         throw BatchLineError(

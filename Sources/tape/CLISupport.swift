@@ -85,12 +85,19 @@ enum Exit {
 /// Standard output is flushed and checked before the command counts as done: a result that could
 /// not be written (a full disk, `> /dev/full`, a closed pipe) is exit 74 with one line, which says
 /// when an edit was committed all the same.
-func reportingErrors(_ body: () throws -> Void) throws {
+///
+/// With `readerMayStop` (a listing: `ls`, `history`, `diff`), a reader of stdout that went away
+/// early (`tape ls song.tape | head`) is no error: the command ends quietly with exit 0, as
+/// `cat` piped into `head` does. A command whose output is its result (the ids an edit made, a
+/// render to `-o -`) still fails: what it printed was lost.
+func reportingErrors(readerMayStop: Bool = false, _ body: () throws -> Void) throws {
   do {
     try body()
     try StandardOutput.flush()
   } catch let error as ExitCode {
     throw error
+  } catch let error as OutputFailure where readerMayStop && error.code == EPIPE {
+    return
   } catch {
     let (code, message) = describe(error)
     printError(message)

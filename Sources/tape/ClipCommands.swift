@@ -18,7 +18,58 @@ struct ClipCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "clip",
     abstract: "Place, cut, copy, move, trim, fade and remove clips.",
-    subcommands: [Add.self, Split.self, Copy.self, Move.self, Trim.self, Set.self, Remove.self])
+    subcommands: [
+      Add.self, Split.self, Copy.self, Move.self, Trim.self, Set.self, Crossfade.self,
+      Remove.self,
+    ])
+
+  struct Crossfade: EditingCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Join two clips that touch with an overlapping crossfade.",
+      discussion: """
+        The first clip plays on half the length past the join and the second starts half \
+        the length before it, each over audio from its source beyond its edge, one fading \
+        out while the other fades in. --curve: equal-power (the default) for different \
+        material either side, linear or s-curve for the same recording. Where a source has \
+        less audio than that, the crossfade is shorter and a note says so.
+        Example: tape clip crossfade song.tape c3 c4 --length 20ms
+        """
+    ).parsedAlone()
+
+    @OptionGroup var project: ProjectArgument
+    @Argument(help: "The clip that ends at the join (c3).", completion: ids("c")) var left: String
+    @Argument(help: "The clip that starts there (c4).", completion: ids("c")) var right: String
+    @Option(parsing: .unconditional, help: "How long both play together.") var length: String
+    @Option(help: "equal-power (default), linear or s-curve.") var curve = "equal-power"
+    @OptionGroup var options: EditOptions
+
+    var label: String { "Crossfade \(left) into \(right) over \(length)" }
+
+    private func parsed(
+      _ project: Project
+    ) throws -> (Clip.ID, Clip.ID, Timeline.Crossfade) {
+      let length = try parseTime(length, project)
+      guard length > .zero else {
+        throw UsageError(message: "--length \(self.length) is no time; give the crossfade a length")
+      }
+      return (
+        try parseID(left, as: Clip.ID.self), try parseID(right, as: Clip.ID.self),
+        Timeline.Crossfade(length: length, curve: try parseCurve(curve))
+      )
+    }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      let (left, right, crossfade) = try parsed(project)
+      return try project.crossfadeClips(left, right, crossfade)
+    }
+
+    func notes(_ project: Project) throws -> [String] {
+      let (left, right, crossfade) = try parsed(project)
+      return try project.crossfadeShortfall(left, right, crossfade).map {
+        [shortCrossfadeNote($0, project)]
+      } ?? []
+    }
+  }
 
   struct Add: EditingCommand {
     static let configuration = CommandConfiguration(

@@ -122,7 +122,7 @@ struct Diff: ParsableCommand {
   @OptionGroup var json: JSONOption
 
   func run() throws {
-    try reportingErrors {
+    try reportingErrors(readerMayStop: true) {
       let (a, b, diff) = try retryingReads {
         try openStore(project.file, access: .read).diff(from: from, to: to)
       }

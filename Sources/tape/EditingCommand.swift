@@ -47,12 +47,17 @@ protocol EditingCommand: ParsableCommand {
   /// What to say on stderr when the edit changed nothing (no version was made); nil for
   /// nothing, when the command has said why itself.
   func unchanged(version: Int64) -> String?
+  /// Notes for stderr about what the edit made of `project` where it could not do all that was
+  /// asked (a crossfade shorter than asked, say): none by default.
+  func notes(_ project: Project) throws -> [String]
 }
 
 extension EditingCommand {
   mutating func prepare(_ project: Project) throws {}
 
   func printed(created: [String]) -> [String] { created }
+
+  func notes(_ project: Project) throws -> [String] { [] }
 
   func unchanged(version: Int64) -> String? {
     "note: nothing changed; the project stays at version \(version)"
@@ -63,13 +68,16 @@ extension EditingCommand {
       let store = try openStore(project.file)
       try prepare(store.snapshot.project)
       let command = self
+      var notes: [String] = []
       let result = try store.edit(label: options.message ?? label) { project, ids in
-        try command.edit(project, &ids)
+        notes = try command.notes(project)
+        return try command.edit(project, &ids)
       }
       // Not an error (a script may set what is already set), but worth a word: no version.
       if result.changed.isEmpty, let note = unchanged(version: result.version) {
         writeOut(note + "\n")
       }
+      for note in notes { writeOut("note: \(note)\n") }
       try MutationOutput(version: result.version, ids: printed(created: result.newIDs)).print(
         json: options.json)
     }

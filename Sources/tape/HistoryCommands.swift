@@ -127,7 +127,7 @@ struct HistoryCommand: ParsableCommand {
   @OptionGroup var output: JSONOption
 
   func run() throws {
-    try reportingErrors {
+    try reportingErrors(readerMayStop: true) {
       let history = try retryingReads { try openStore(project.file, access: .read).history() }
       if output.json {
         printJSON(historyJSON(history))

@@ -98,7 +98,7 @@ struct List: ParsableCommand {
   @OptionGroup var times: TimeDisplayOption
 
   func run() throws {
-    try reportingErrors {
+    try reportingErrors(readerMayStop: true) {
       let shown = try retryingReads {
         let store = try openStore(project.file, access: .read)
         if let version {

@@ -32,8 +32,14 @@ struct Cut: EditingCommand {
       spanning it is split in two (the part after it gets a new id, printed). With --ripple, \
       everything after the range on those tracks moves left by its length, so the tracks stay \
       in sync: an "um" leaves in one command. Without it, silence stays where the range was.
-      The new edges are hard cuts, which can click where the audio is not silent: \
-      --crossfade D gives each a short fade (linear) instead. A range that cuts off the end \
+      The new edges are hard cuts, which can click where the audio is not silent. With \
+      --ripple, --crossfade D joins the two sides with a real crossfade: the audio before the \
+      range plays on D/2 past the join and the audio after it starts D/2 before it, over the \
+      audio the cut removed, one fading out while the other fades in (--crossfade-curve: \
+      equal-power, the default, for different material either side; linear or s-curve for \
+      the same recording). Where a side has less audio than that, the crossfade is shorter \
+      and a note says so. Without --ripple there is nothing to cross to: each new edge fades \
+      over D instead. A range that cuts off the end \
       of a fade-out (or the start of a fade-in) shortens it to what remains, which keeps its \
       curve and still reaches silence at the new edge; a range that starts inside a fade-in \
       or ends inside a fade-out is refused, since the rest of that fade would jump to full \
@@ -49,26 +55,71 @@ struct Cut: EditingCommand {
   @Option(parsing: .unconditional, help: "Where it ends (exclusive).") var to: String
   @OptionGroup var choice: TrackChoice
   @Flag(help: "Move everything after the range left by its length.") var ripple = false
-  @Option(parsing: .unconditional, help: "A fade of this length at each new edge (default none).")
+  @Option(
+    parsing: .unconditional,
+    help: "A crossfade of this length across the join (with --ripple), or a fade at each new edge.")
   var crossfade: String?
+  @Option(
+    help: "The crossfade's curves: equal-power (default), linear or s-curve (the same recording).")
+  var crossfadeCurve: String = "equal-power"
   @OptionGroup var options: EditOptions
 
   var label: String {
     "Cut \(from)–\(to)\(choice.shown)\(ripple ? " with ripple" : "")"
   }
 
-  func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+  func validate() throws {
+    if crossfade == nil && crossfadeCurve != "equal-power" {
+      throw ValidationError("--crossfade-curve needs --crossfade")
+    }
+  }
+
+  private func range(_ project: Project) throws -> FrameRange {
     let start = try parsePosition(from, project)
     let end = try parsePosition(to, project)
     guard end > start else {
       throw UsageError(message: "--to \(to) must come after --from \(from)")
     }
-    let fade = Fade(length: try crossfade.map { try parseTime($0, project) } ?? .zero)
+    return FrameRange(start: start, end: end)
+  }
+
+  /// The crossfade asked for, if any.
+  private func join(_ project: Project) throws -> Crossfade? {
+    guard let crossfade else { return nil }
+    let length = try parseTime(crossfade, project)
+    guard length > .zero else { return nil }
+    return Crossfade(length: length, curve: try parseCurve(crossfadeCurve))
+  }
+
+  func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+    let join = try join(project)
     return try project.cutRange(
-      FrameRange(start: start, end: end), tracks: try choice.chosen(), ripple: ripple,
-      edgeFade: fade
+      try range(project), tracks: try choice.chosen(), ripple: ripple,
+      edgeFade: ripple ? .none : Fade(length: join?.length ?? .zero, curve: join?.curve ?? .linear),
+      crossfade: ripple ? join : nil
     ) { ids.newClipID() }
   }
+
+  func notes(_ project: Project) throws -> [String] {
+    guard ripple, let join = try join(project) else { return [] }
+    return try project.rippleCrossfadeShortfalls(
+      try range(project), tracks: try choice.chosen(), crossfade: join
+    ).map { shortCrossfadeNote($0, project) }
+  }
+}
+
+/// A note on a crossfade shorter than asked: where, how long, and why.
+func shortCrossfadeNote(_ short: ShortCrossfade, _ project: Project) -> String {
+  let show = { (n: FrameCount) in TimeValue.seconds(n, sampleRate: project.sampleRate) }
+  let at = show(FrameCount(short.at.frames))
+  let sides =
+    "\(short.lefts.map(\.description).joined(separator: ", ")) has \(show(short.leftHandle)) of audio after it, \(short.rights.map(\.description).joined(separator: ", ")) \(show(short.rightHandle)) before it"
+  guard short.made > .zero else {
+    return
+      "no crossfade at \(at) on \(short.track): \(sides); each side fades over \(show(short.asked)) instead"
+  }
+  return
+    "the crossfade at \(at) on \(short.track) is \(show(short.made)), not \(show(short.asked)): \(sides)"
 }
 
 struct Insert: EditingCommand {

@@ -172,7 +172,7 @@ struct Fuzzer {
   /// One command line and extra environment.
   mutating func commandLine() -> ([String], [String: String]) {
     var arguments: [String]
-    switch next(27) {
+    switch next(28) {
     case 0:
       arguments = ["track", "add", file, name()] + maybe(["--gain", gain()], ["--pan", pan()])
     case 1:
@@ -244,7 +244,12 @@ struct Fuzzer {
       arguments =
         ["cut", file, "--from", time(), "--to", time()]
         + maybe(
-          ["--ripple"], ["--crossfade", time()], ["--tracks", pick(["t1", "t1,t2", "t9", ""])])
+          ["--ripple"], ["--crossfade", time()], ["--crossfade-curve", curve()],
+          ["--tracks", pick(["t1", "t1,t2", "t9", ""])])
+    case 27:
+      arguments =
+        ["clip", "crossfade", file, clip(), clip(), "--length", time()]
+        + maybe(["--curve", curve()])
     case 25:
       arguments =
         ["insert", file, "--at", time(), "--length", time()]

@@ -189,17 +189,21 @@ struct EnvelopeRangeTests {
           ])
       ])
     #expect(
-      throws: TimelineError.rippleUnderEnvelope(
+      throws: TimelineError.rippleOverlap(
         removed: Clip.ID(2), range: FrameRange(start: 150, end: 250), staying: Clip.ID(1),
-        track: Track.ID(1), sampleRate: 48_000)
+        track: Track.ID(1), envelope: true, sampleRate: 48_000)
     ) { try project.removeClip(Clip.ID(2), ripple: true) }
     // Nothing stays past c3's start: it goes, the envelope with it.
     let removed = try project.applying(project.removeClip(Clip.ID(3), ripple: true))
     #expect(removed.tracks[0].clips.map(\.id) == [Clip.ID(1), Clip.ID(2)])
-    // Without an envelope there is nothing to move under c1.
+    // Without an envelope c3 would still move under c1 (issue 23, item 3): refused the same.
     var plain = project
     plain.tracks[0].envelope = nil
-    #expect(throws: Never.self) { try plain.removeClip(Clip.ID(2), ripple: true) }
+    #expect(
+      throws: TimelineError.rippleOverlap(
+        removed: Clip.ID(2), range: FrameRange(start: 150, end: 250), staying: Clip.ID(1),
+        track: Track.ID(1), envelope: false, sampleRate: 48_000)
+    ) { try plain.removeClip(Clip.ID(2), ripple: true) }
   }
 
   /// Through the edits: a ripple cut, a gap and a ripple removal move the envelope with the
