@@ -47,10 +47,13 @@ struct DemoAndPlayTests {
     try space.tape("render", file, "-o", space.path("mix.wav"), "--bits", "32f", "--from", "0.25s")
     let rendered = try ReferenceRender.decode(space.path("mix.wav"))
     #expect(rendered.count == 2 * 156_000)
-    // The play, then a buffer of silence (1024 frames) before the device is drained.
+    // The play, then a buffer of silence (4 periods, or 80 ms at normal priority) before the
+    // device is drained.
     let captured = try tap.captured
     #expect(Array(captured.prefix(rendered.count)) == rendered)
-    #expect(captured.count - rendered.count == 2 * 1_024)
+    let buffer = try #require(report["bufferFrames"] as? Int)
+    #expect(buffer == (report["realtimePriority"] as? Bool == true ? 1_024 : 3_840))
+    #expect(captured.count - rendered.count == 2 * buffer)
     #expect(captured.dropFirst(rendered.count).allSatisfy { $0 == 0 })
   }
 

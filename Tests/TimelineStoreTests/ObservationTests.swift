@@ -52,6 +52,12 @@ struct ObservationTests {
   /// A commit through another connection to the same file (what another process does) reaches
   /// subscribers through the same sequence, found by polling PRAGMA data_version.
   @Test func anotherConnectionsCommitIsObserved() async throws {
+    try await withTaskExecutorPreference(QueueTaskExecutor()) {
+      try await observeAnotherConnection()
+    }
+  }
+
+  private func observeAnotherConnection() async throws {
     let dir = try TemporaryDirectory()
     let path = dir.path("song.tape")
     let (store, states) = try StoreFixture.populated(at: path)

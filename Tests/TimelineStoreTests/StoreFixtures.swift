@@ -59,3 +59,17 @@ enum StoreFixture {
     return (store, states)
   }
 }
+
+/// A task executor on a serial dispatch queue: a test that measures how soon an update arrives
+/// waits on it, not on the cooperative pool, which tests that block for processes can hold
+/// for seconds on a 2-core machine (what the test would then measure is its own wait for a
+/// thread, not the store).
+final class QueueTaskExecutor: TaskExecutor {
+  private let queue = DispatchQueue(label: "tape.tests.executor")
+
+  func enqueue(_ job: consuming ExecutorJob) {
+    let job = UnownedJob(job)
+    let executor = asUnownedTaskExecutor()
+    queue.async { job.runSynchronously(on: executor) }
+  }
+}
