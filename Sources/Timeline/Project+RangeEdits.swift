@@ -166,6 +166,42 @@ extension Project {
     return [.setTrack(edited)]
   }
 
+  /// Splits every clip of `tracks` (every track when nil) that plays across `position` there:
+  /// each left part keeps its id, each right part gets one from `newClipID`, in display order.
+  /// A split inside a fade is refused, as ``splitClip(_:at:newID:)`` refuses it.
+  public func splitAll(
+    at position: FramePosition, tracks: [Track.ID]? = nil, newClipID: () -> Clip.ID
+  ) throws(TimelineError) -> [Command] {
+    var commands: [Command] = []
+    for track in try chosenTracks(tracks) {
+      for clip in track.clips where clip.timelineStart < position && clip.timelineEnd > position {
+        let (left, right) = try clip.split(at: position, newID: newClipID(), sampleRate: sampleRate)
+        commands += [.setClip(left, track: track.id), .setClip(right, track: track.id)]
+      }
+    }
+    return commands
+  }
+
+  /// Slips the audio inside clip `id` by `offset` (later audio for a positive one) while the
+  /// clip stays where it is on the timeline, with its length and fades: its crop moves through
+  /// its source. A slip past either end of the source is refused with the most that fits.
+  public func slipClip(_ id: Clip.ID, by offset: Int64) throws(TimelineError) -> [Command] {
+    guard let (clip, track) = self.clip(id) else { throw .unknownClip(id) }
+    let available = source(clip.source)?.frameCount(atRate: sampleRate) ?? .zero
+    let start = clip.sourceRange.start.frames + offset
+    let end = clip.sourceRange.end.frames + offset
+    guard start >= 0, end <= available.frames else {
+      throw .slipOutsideSource(
+        clip: id, offset: offset,
+        most: offset < 0
+          ? -clip.sourceRange.start.frames : available.frames - clip.sourceRange.end.frames,
+        sampleRate: sampleRate)
+    }
+    var slipped = clip
+    slipped.sourceRange = FrameRange(start: FramePosition(start), count: clip.length)
+    return [.setClip(slipped, track: track.id)]
+  }
+
   // MARK: Copies
 
   /// A new clip `newID` with `id`'s source range, gain and fades, starting at `position` on

@@ -43,6 +43,7 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case notJoinable(Clip.ID, Clip.ID)
   case emptyRange(FrameRange, sampleRate: Int)
   case emptyGap
+  case slipOutsideSource(clip: Clip.ID, offset: Int64, most: Int64, sampleRate: Int)
   case emptyClip
   case rangeCutsFade(
     clip: Clip.ID, end: FadeEnd, fade: FrameRange, at: FramePosition, sampleRate: Int)
@@ -196,6 +197,17 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
         "the range ends at \(s(at)), inside the fade-out of clip \(clip) (\(s(fade.start))–\(s(fade.end))), where what is left of the fade would start at full level; end the range at \(exact(fade.start.frames)) or earlier, or shorten the fade-out to \(exact((fade.end - at).frames)) first"
     case .emptyClip:
       return "the clip would be empty: its end in the source must come after --from"
+    case .slipOutsideSource(let clip, let offset, let most, let rate):
+      let signed = { (n: Int64) in
+        (n < 0 ? "-" : "") + TimeValue.exact(FrameCount(abs(n)), sampleRate: rate)
+      }
+      let side = offset < 0 ? "before the start" : "past the end"
+      guard most != 0 else {
+        return
+          "slipping \(clip) by \(signed(offset)) would read \(side) of its source, and it already plays up to that end; slip the other way"
+      }
+      return
+        "slipping \(clip) by \(signed(offset)) would read \(side) of its source; slip by \(signed(most)) at most"
     case .emptyGap:
       return "a gap of no time inserts nothing; give --length more than 0"
     case .emptyRange(let range, let rate):

@@ -32,7 +32,7 @@ struct Batch: ParsableCommand {
 
   /// The subcommands a batch takes, as their first words.
   static let editing = [
-    "clip", "track", "import", "relink", "cut", "insert", "master",
+    "clip", "track", "import", "relink", "cut", "insert", "split", "master",
   ]
 
   func run() throws {

@@ -368,8 +368,46 @@ func parseTime(_ text: String, _ project: Project) throws -> FrameCount {
   try TimeValue(parsing: text, sampleRate: project.sampleRate).frames
 }
 
-func parsePosition(_ text: String, _ project: Project) throws -> FramePosition {
-  FramePosition(try parseTime(text, project).frames)
+/// A timeline time as the command line takes it:
+/// - any time (`1.5`, `1.5s`, `250ms`, `1:02.5`, `96000f`);
+/// - an edge of a clip, `c3.start` or `c3.end`, with an offset if wanted (`c3.end-100ms`,
+///   `c3.start+2s`);
+/// - where the option has a time to be relative to (`base`: a clip's own start for `clip move
+///   --to`, the range's start for `cut --to`…), a nudge from it: `+10ms`, `-1s`.
+///
+/// A result before the timeline's start is refused.
+func parsePosition(
+  _ text: String, _ project: Project, relativeTo base: FramePosition? = nil
+) throws -> FramePosition {
+  let trimmed = text.trimmingCharacters(in: .whitespaces)
+  let offset = { (sign: Character, time: Substring) throws -> Int64 in
+    let frames = try parseTime(String(time), project).frames
+    return sign == "-" ? -frames : frames
+  }
+  var position: Int64
+  if let edge = trimmed.wholeMatch(of: /(c[0-9]+)\.(start|end)(?:([+-])(.+))?/) {
+    let id = try parseID(String(edge.1), as: Clip.ID.self)
+    guard let (clip, _) = project.clip(id) else { throw TimelineError.unknownClip(id) }
+    position = (edge.2 == "start" ? clip.timelineStart : clip.timelineEnd).frames
+    if let sign = edge.3?.first, let time = edge.4 { position += try offset(sign, time) }
+  } else if let sign = trimmed.first, sign == "+" || (sign == "-" && base != nil) {
+    guard let base else {
+      throw UsageError(
+        message:
+          "'\(text)' is a nudge, and this option has no time to nudge from; give a time (1.5s, 1:02.5) or a clip's edge (c3.end, c3.start+2s)"
+      )
+    }
+    position = base.frames + (try offset(sign, trimmed.dropFirst()))
+  } else {
+    position = try parseTime(trimmed, project).frames
+  }
+  guard position >= 0 else {
+    throw UsageError(
+      message:
+        "'\(text)' comes to \(TimeValue.seconds(FrameCount(-position), sampleRate: project.sampleRate)) before the timeline's start; times are 0 or later"
+    )
+  }
+  return FramePosition(position)
 }
 
 func parseCurve(_ text: String) throws -> FadeCurve {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Timeline
 import TimelineStore
 
@@ -19,9 +20,107 @@ struct ClipCommand: ParsableCommand {
     commandName: "clip",
     abstract: "Place, cut, copy, move, trim, fade and remove clips.",
     subcommands: [
-      Add.self, Split.self, Copy.self, Move.self, Trim.self, Set.self, Crossfade.self,
-      Remove.self,
+      Add.self, Split.self, Copy.self, Move.self, Trim.self, Slip.self, Set.self, Crossfade.self,
+      Remove.self, ListClips.self,
     ])
+
+  struct Slip: EditingCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Move the audio inside a clip that stays in place.",
+      discussion: """
+        The clip keeps its place, length and fades on the timeline; what it plays moves \
+        through its source: --by 120ms plays the audio 120 ms later in the source, -120ms \
+        earlier. A slip past either end of the source is refused with the most that fits.
+        Example: tape clip slip song.tape c3 --by -120ms
+        """
+    ).parsedAlone()
+
+    @OptionGroup var project: ProjectArgument
+    @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
+    @Option(parsing: .unconditional, help: "How far, + later in the source, - earlier.")
+    var by: String
+    @OptionGroup var options: EditOptions
+
+    var label: String { "Slip \(clip) by \(by)" }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      let id = try parseID(clip, as: Clip.ID.self)
+      var text = by.trimmingCharacters(in: .whitespaces)
+      var sign: Int64 = 1
+      if let first = text.first, first == "-" || first == "+" {
+        sign = first == "-" ? -1 : 1
+        text.removeFirst()
+      }
+      let magnitude = try parseTime(text, project).frames
+      guard magnitude > 0 else {
+        throw UsageError(
+          message:
+            "--by \(by) moves nothing; give how far, + later in the source or - earlier (120ms, -0.5s)"
+        )
+      }
+      return try project.slipClip(id, by: sign * magnitude)
+    }
+  }
+
+  struct ListClips: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "ls",
+      abstract: "List the clips that play in a stretch of time.",
+      discussion: """
+        Every clip that plays at some time in [--from, --to) (by default the whole timeline), \
+        on every track or those of --tracks, in track order then by start: one line each \
+        (id, track, start, end, source and where in it), or with --json an array of the \
+        clips as 'tape ls --json' shows them, each with its "track", times in frames.
+        Example: tape clip ls song.tape --from 1:00 --to 1:30 --tracks t1
+        """
+    ).parsedAlone()
+
+    @OptionGroup var project: ProjectArgument
+    @Option(parsing: .unconditional, help: "Where the stretch starts (default 0).")
+    var from: String?
+    @Option(parsing: .unconditional, help: "Where it ends, exclusive (default: the end).")
+    var to: String?
+    @OptionGroup var choice: TrackChoice
+    @OptionGroup var times: TimeDisplayOption
+    @OptionGroup var output: JSONOption
+
+    func run() throws {
+      try reportingErrors(readerMayStop: true) {
+        let file = self.project.file
+        let store = try retryingReads { try openStore(file, access: .read) }
+        let project = store.snapshot.project
+        let start = try from.map { try parsePosition($0, project) } ?? .zero
+        let end =
+          try to.map { try parsePosition($0, project, relativeTo: start) } ?? .init(Int64.max)
+        guard end > start else {
+          throw UsageError(message: "--to \(to ?? "") must come after --from \(from ?? "0")")
+        }
+        let chosen = try choice.chosen()
+        for id in chosen ?? [] where project.track(id) == nil {
+          throw TimelineError.unknownTrack(id)
+        }
+        let tracks = project.tracks.filter { chosen?.contains($0.id) ?? true }
+        let found = tracks.flatMap { track in
+          track.clips.filter { $0.timelineStart < end && $0.timelineEnd > start }
+            .sorted { $0.timelineStart < $1.timelineStart }.map { (track.id, $0) }
+        }
+        if output.json {
+          printJSON(
+            .array(
+              found.map { track, clip in
+                .object([("track", .string(track.description))] + clipFields(clip))
+              }))
+          return
+        }
+        let show = { (frames: Int64) in times.show(frames, sampleRate: project.sampleRate) }
+        for (track, clip) in found {
+          print(
+            "\(clip.id)\t\(track)\t\(show(clip.timelineStart.frames))\t\(show(clip.timelineEnd.frames))\t\(clip.source)\t\(show(clip.sourceRange.start.frames))"
+          )
+        }
+      }
+    }
+  }
 
   struct Crossfade: EditingCommand {
     static let configuration = CommandConfiguration(
@@ -143,7 +242,9 @@ struct ClipCommand: ParsableCommand {
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseID(clip, as: Clip.ID.self)
-      return try project.splitClip(id, at: try parsePosition(at, project), newID: ids.newClipID())
+      return try project.splitClip(
+        id, at: try parsePosition(at, project, relativeTo: project.clip(id)?.clip.timelineStart),
+        newID: ids.newClipID())
     }
 
     func printed(created: [String]) -> [String] { [clip] + created }
@@ -169,7 +270,9 @@ struct ClipCommand: ParsableCommand {
       let trackID = try track.map { try parseID($0, as: Track.ID.self) }
       let newID = ids.newClipID()
       return try namingTheNewClip(newID) {
-        try project.copyClip(id, to: try parsePosition(to, project), track: trackID, newID: newID)
+        try project.copyClip(
+          id, to: try parsePosition(to, project, relativeTo: project.clip(id)?.clip.timelineStart),
+          track: trackID, newID: newID)
       }
     }
   }
@@ -197,8 +300,9 @@ struct ClipCommand: ParsableCommand {
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseID(clip, as: Clip.ID.self)
       let trackID = try track.map { try parseID($0, as: Track.ID.self) }
+      let start = project.clip(id)?.clip.timelineStart
       return try project.moveClip(
-        id, to: try to.map { try parsePosition($0, project) }, track: trackID)
+        id, to: try to.map { try parsePosition($0, project, relativeTo: start) }, track: trackID)
     }
   }
 
@@ -224,9 +328,11 @@ struct ClipCommand: ParsableCommand {
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseID(clip, as: Clip.ID.self)
+      let edges = project.clip(id)?.clip
       return try project.trimClip(
-        id, start: try start.map { try parsePosition($0, project) },
-        end: try end.map { try parsePosition($0, project) })
+        id,
+        start: try start.map { try parsePosition($0, project, relativeTo: edges?.timelineStart) },
+        end: try end.map { try parsePosition($0, project, relativeTo: edges?.timelineEnd) })
     }
   }
 

@@ -76,7 +76,7 @@ struct Cut: EditingCommand {
 
   private func range(_ project: Project) throws -> FrameRange {
     let start = try parsePosition(from, project)
-    let end = try parsePosition(to, project)
+    let end = try parsePosition(to, project, relativeTo: start)
     guard end > start else {
       throw UsageError(message: "--to \(to) must come after --from \(from)")
     }
@@ -163,5 +163,32 @@ struct Master: EditingCommand {
 
   func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
     try project.setMasterGain(try Gain(parsing: gain))
+  }
+}
+
+struct SplitAll: EditingCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "split",
+    abstract: "Split every clip under a time, on every track or some; prints the new right parts.",
+    discussion: """
+      Each clip playing across --at is cut in two there (as 'clip split' cuts one): the left \
+      part keeps its id, the right part gets a new one, printed in track order. A split inside \
+      a fade is refused, as 'clip split' refuses it.
+      Example: tape split song.tape --at 1:02.5
+      Example: tape split song.tape --at c3.end --tracks t1,t2
+      """
+  ).parsedAlone()
+
+  @OptionGroup var project: ProjectArgument
+  @Option(parsing: .unconditional, help: "The timeline time to split at.") var at: String
+  @OptionGroup var choice: TrackChoice
+  @OptionGroup var options: EditOptions
+
+  var label: String { "Split at \(at)\(choice.shown)" }
+
+  func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+    try project.splitAll(at: try parsePosition(at, project), tracks: try choice.chosen()) {
+      ids.newClipID()
+    }
   }
 }

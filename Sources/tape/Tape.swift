@@ -20,7 +20,8 @@ struct Tape: ParsableCommand {
       CommandGroup(name: "Tracks", subcommands: [TrackCommand.self]),
       CommandGroup(name: "Clips", subcommands: [ClipCommand.self]),
       CommandGroup(
-        name: "Time ranges and the mix", subcommands: [Cut.self, Insert.self, Master.self]),
+        name: "Time ranges and the mix",
+        subcommands: [Cut.self, Insert.self, SplitAll.self, Master.self]),
       CommandGroup(name: "Scripts", subcommands: [Batch.self]),
       CommandGroup(
         name: "History",
@@ -105,7 +106,9 @@ struct Tape: ParsableCommand {
     ["clip", "add"]: ClipCommand.Add.self, ["clip", "split"]: ClipCommand.Split.self,
     ["clip", "copy"]: ClipCommand.Copy.self, ["clip", "move"]: ClipCommand.Move.self,
     ["clip", "trim"]: ClipCommand.Trim.self, ["clip", "set"]: ClipCommand.Set.self,
-    ["clip", "crossfade"]: ClipCommand.Crossfade.self, ["clip", "rm"]: ClipCommand.Remove.self,
+    ["clip", "crossfade"]: ClipCommand.Crossfade.self, ["clip", "slip"]: ClipCommand.Slip.self,
+    ["clip", "ls"]: ClipCommand.ListClips.self, ["split"]: SplitAll.self,
+    ["clip", "rm"]: ClipCommand.Remove.self,
     ["clip", "remove"]: ClipCommand.Remove.self,
     ["track", "add"]: TrackCommand.Add.self, ["track", "set"]: TrackCommand.Set.self,
     ["track", "envelope"]: TrackCommand.EnvelopeCommand.self,

@@ -172,7 +172,7 @@ struct Fuzzer {
   /// One command line and extra environment.
   mutating func commandLine() -> ([String], [String: String]) {
     var arguments: [String]
-    switch next(28) {
+    switch next(31) {
     case 0:
       arguments = ["track", "add", file, name()] + maybe(["--gain", gain()], ["--pan", pan()])
     case 1:
@@ -250,6 +250,20 @@ struct Fuzzer {
       arguments =
         ["clip", "crossfade", file, clip(), clip(), "--length", time()]
         + maybe(["--curve", curve()])
+    case 28:
+      arguments =
+        ["split", file, "--at", pick([time(), "c1.end", "c2.start+0.1s", "c9.end", "+1s"])]
+        + maybe(["--tracks", pick(["t1", "t1,t2", "t9", ""])])
+    case 29:
+      arguments = [
+        "clip", "slip", file, clip(), "--by", pick([time(), "-" + time(), "+1s", "--"]),
+      ]
+    case 30:
+      arguments =
+        ["clip", "ls", file]
+        + maybe(
+          ["--from", time()], ["--to", pick([time(), "+1s", "c1.end"])], ["--tracks", "t2"],
+          ["--json"], ["--frames"])
     case 25:
       arguments =
         ["insert", file, "--at", time(), "--length", time()]

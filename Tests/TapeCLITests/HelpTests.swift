@@ -18,7 +18,8 @@ struct HelpTests {
   @Test(arguments: [
     ["new"], ["import"], ["relink"], ["ls"], ["track", "add"], ["track", "set"], ["track", "rm"],
     ["clip", "add"], ["clip", "split"], ["clip", "move"], ["clip", "trim"], ["clip", "set"],
-    ["clip", "rm"], ["undo"], ["redo"], ["checkout"], ["history"], ["diff"], ["watch"],
+    ["clip", "rm"], ["clip", "crossfade"], ["clip", "slip"], ["clip", "ls"], ["split"], ["cut"],
+    ["undo"], ["redo"], ["checkout"], ["history"], ["diff"], ["watch"],
     ["scrub"], ["render"], ["play"], ["demo"],
   ])
   func everyCommandsHelpIsClean(command: [String]) throws {

@@ -337,8 +337,8 @@ enum HelpExamples {
   }
 
   /// A project, song.tape, that has what the examples name: sources s1 (100 s) and s2
-  /// (drums.flac, also as ~/audio/moved/drums.wav), tracks t1–t3, clip c3 across 0–95 s and
-  /// c4 right after it, 19 versions and one to redo; vocals.wav, drums.flac and edits.txt
+  /// (drums.flac, also as ~/audio/moved/drums.wav), tracks t1–t3, clip c3 across 0–94 s (from 1 s
+  /// of s1) and c4 right after it, 19 versions and one to redo; vocals.wav, drums.flac and edits.txt
   /// beside it.
   static func fixture(in space: Workspace) throws -> String {
     let folder = space.path("fixture")
@@ -371,8 +371,8 @@ enum HelpExamples {
       ["track", "add", song, "Three"],
       ["clip", "add", song, "t1", "s1", "--at", "0", "--length", "10s"],
       ["clip", "add", song, "t2", "s2", "--at", "0", "--length", "4s"],
-      ["clip", "add", song, "t3", "s1", "--at", "0", "--length", "95s"],
-      ["clip", "add", song, "t3", "s1", "--at", "95s", "--from", "95s", "--length", "5s"],
+      ["clip", "add", song, "t3", "s1", "--at", "0", "--from", "1s", "--length", "94s"],
+      ["clip", "add", song, "t3", "s1", "--at", "94s", "--from", "95s", "--length", "5s"],
     ] {
       try TapeBinary.run(arguments).checked(arguments)
     }

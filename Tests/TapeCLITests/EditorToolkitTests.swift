@@ -1,0 +1,122 @@
+import Foundation
+import ReferenceRenders
+import Testing
+
+/// An editor's toolkit from the shell: times relative to a clip or nudged, split across
+/// tracks, slip, and clips selected by time.
+@Suite("Editing toolkit")
+struct EditorToolkitTests {
+  /// Two tracks over a 6 s mono 440 Hz sine: t1 plays source 1–5 s from 0, t2 source 0–2 s
+  /// from 1 s.
+  static func project(in space: Workspace) throws -> (file: String, sine: String) {
+    let sine = space.path("sine.wav")
+    try tool(
+      "/usr/bin/sox",
+      [
+        "-D", "-n", "-r", "48000", "-c", "1", "-b", "16", sine, "synth", "6", "sine", "440", "vol",
+        "0.5",
+      ])
+    let file = space.path("edit.tape")
+    try space.tape("new", file, "--channels", "1")
+    try space.tape("import", file, sine)
+    try space.tape("track", "add", file, "A")
+    try space.tape("track", "add", file, "B")
+    try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--from", "1s", "--length", "4s")
+    try space.tape("clip", "add", file, "t2", "s1", "--at", "1s", "--length", "2s")
+    return (file, sine)
+  }
+
+  static func render(_ space: Workspace, _ file: String, _ name: String) throws -> [Float] {
+    try space.tape("render", file, "-o", space.path(name), "--bits", "32f")
+    return try ReferenceRender.decode(space.path(name))
+  }
+
+  /// Clip edges and nudges wherever a timeline time is taken, and what is refused.
+  @Test func relativeAndNamedTimes() throws {
+    let space = try Workspace()
+    let (file, _) = try Self.project(in: space)
+    func start(_ clip: String) throws -> Int {
+      let clips = try #require(
+        parseJSON(space.tape("clip", "ls", file, "--json").stdout) as? [[String: Any]])
+      return try #require(clips.first { $0["id"] as? String == clip }?["timelineStart"] as? Int)
+    }
+    try space.tape("clip", "move", file, "c2", "--to", "+10ms")
+    #expect(try start("c2") == 48_480)
+    try space.tape("clip", "move", file, "c2", "--to", "-10ms")
+    #expect(try start("c2") == 48_000)
+    try space.tape("clip", "move", file, "c2", "--to", "c1.end")
+    #expect(try start("c2") == 192_000)
+    try space.tape("clip", "move", file, "c2", "--to", "c1.start+1s")
+    #expect(try start("c2") == 48_000)
+    // trim --end nudges from the clip's end; cut --to from --from.
+    try space.tape("clip", "trim", file, "c2", "--end", "-100ms")
+    let listed = try space.tape("clip", "ls", file, "--tracks", "t2", "--frames").stdout
+    #expect(listed == "c2\tt2\t48000f\t139200f\ts1\t0f\n")
+    let cut = try space.tape("cut", file, "--from", "c2.start", "--to", "+0.5s", "--tracks", "t1")
+    #expect(cut.stdout == "c3\n")
+    #expect(
+      try space.tape("clip", "ls", file, "--tracks", "t1", "--frames").stdout
+        == "c1\tt1\t0f\t48000f\ts1\t48000f\nc3\tt1\t72000f\t192000f\ts1\t120000f\n")
+
+    let before = try space.fingerprint("edit.tape")
+    let early = try space.tape(
+      "clip", "move", file, "c2", "--to", "c1.start-1s", status: 64, environment: ["NO_COLOR": "1"])
+    #expect(
+      early.stderr
+        == "error: 'c1.start-1s' comes to 1s before the timeline's start; times are 0 or later\n")
+    let nothing = try space.tape(
+      "clip", "add", file, "t1", "s1", "--at", "+1s", status: 64, environment: ["NO_COLOR": "1"])
+    #expect(
+      nothing.stderr.hasPrefix("error: '+1s' is a nudge, and this option has no time to nudge from")
+    )
+    let missing = try space.tape(
+      "clip", "move", file, "c2", "--to", "c9.end", status: 65, environment: ["NO_COLOR": "1"])
+    #expect(missing.stderr.hasPrefix("error: no clip c9"))
+    #expect(try space.fingerprint("edit.tape") == before)
+  }
+
+  /// `tape split --at` cuts every clip under the time (the right parts' ids printed, track by
+  /// track) and the mix does not change by a sample; `--tracks` limits it.
+  @Test func splitAcrossTracksKeepsTheMix() throws {
+    let space = try Workspace()
+    let (file, _) = try Self.project(in: space)
+    let before = try Self.render(space, file, "before.wav")
+    let split = try space.tape("split", file, "--at", "1.3s")
+    #expect(split.stdout == "c3\nc4\n")
+    #expect(try Self.render(space, file, "after.wav") == before)
+    #expect(try space.tape("split", file, "--at", "2.5s", "--tracks", "t2").stdout == "c5\n")
+    #expect(
+      try space.tape("clip", "ls", file, "--from", "2.5s", "--frames").stdout
+        == "c3\tt1\t62400f\t192000f\ts1\t110400f\nc5\tt2\t120000f\t144000f\ts1\t72000f\n")
+  }
+
+  /// `clip slip` plays other audio in the same place: the render is sox's own trim of the
+  /// source at the new offset, padded to where the clip starts; a slip past the source is
+  /// refused with the most that fits, and nothing changes.
+  @Test func slipMovesTheAudioInsideTheClip() throws {
+    let space = try Workspace()
+    let (file, sine) = try Self.project(in: space)
+    try space.tape("clip", "rm", file, "c2")
+    try space.tape("clip", "slip", file, "c1", "--by", "-120ms")
+    let rendered = try Self.render(space, file, "slip.wav")
+    let reference = space.path("reference.wav")
+    try tool(
+      "/usr/bin/sox", [sine, "-e", "floating-point", "-b", "32", reference, "trim", "0.88", "4"])
+    let expected = try ReferenceRender.decode(reference)
+    #expect(rendered.count == expected.count)
+    let worst = zip(rendered, expected).map { abs($0 - $1) }.max() ?? 1
+    #expect(worst < 1e-6, "largest difference from sox's trim: \(worst)")
+
+    let before = try space.fingerprint("edit.tape")
+    let refused = try space.tape(
+      "clip", "slip", file, "c1", "--by", "-1s", status: 65, environment: ["NO_COLOR": "1"])
+    #expect(
+      refused.stderr
+        == "error: slipping c1 by -1s would read before the start of its source; slip by -0.88s at most\n"
+    )
+    let none = try space.tape(
+      "clip", "slip", file, "c1", "--by", "0", status: 64, environment: ["NO_COLOR": "1"])
+    #expect(none.stderr.hasPrefix("error: --by 0 moves nothing"))
+    #expect(try space.fingerprint("edit.tape") == before)
+  }
+}
