@@ -43,6 +43,10 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case notJoinable(Clip.ID, Clip.ID)
   case emptyRange(FrameRange, sampleRate: Int)
   case emptyGap
+  case noEnvelopePoint(
+    track: Track.ID, time: FramePosition, points: [FramePosition], sampleRate: Int)
+  case envelopePointWouldPass(
+    track: Track.ID, from: FramePosition, to: FramePosition, other: FramePosition, sampleRate: Int)
   case slipOutsideSource(clip: Clip.ID, offset: Int64, most: Int64, sampleRate: Int)
   case emptyClip
   case rangeCutsFade(
@@ -208,6 +212,17 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
       }
       return
         "slipping \(clip) by \(signed(offset)) would read \(side) of its source; slip by \(signed(most)) at most"
+    case .noEnvelopePoint(let track, let time, let points, let rate):
+      let exact = { (p: FramePosition) in TimeValue.exact(FrameCount(p.frames), sampleRate: rate) }
+      guard !points.isEmpty else {
+        return "\(track) has no envelope; give it points with --add or --set"
+      }
+      return
+        "\(track) has no envelope point at \(exact(time)); its points are at \(points.map(exact).joined(separator: ", "))"
+    case .envelopePointWouldPass(let track, let from, let to, let other, let rate):
+      let exact = { (p: FramePosition) in TimeValue.exact(FrameCount(p.frames), sampleRate: rate) }
+      return
+        "moving the point of \(track) at \(exact(from)) to \(exact(to)) would pass or land on its point at \(exact(other)); points keep their order: remove that one first, or move it too"
     case .emptyGap:
       return "a gap of no time inserts nothing; give --length more than 0"
     case .emptyRange(let range, let rate):

@@ -15,8 +15,8 @@ struct Batch: ParsableCommand {
     abstract: "Apply a script of edits as one version: one undo step, all or nothing.",
     discussion: """
       Each line is a tape editing command without 'tape' and the project: clip add, split, \
-      copy, move, trim, set, rm; track add, set, envelope, move, duplicate, rm; import; \
-      relink; cut; insert; master. Words are split as a shell splits them ('…' and "…" quote, \\ escapes), and # \
+      copy, move, trim, slip, set, crossfade, rm; track add, set, envelope, move, duplicate, \
+      rm; import; relink; cut; insert; split; master. Words are split as a shell splits them ('…' and "…" quote, \\ escapes), and # \
       starts a comment. Every line is checked and applied in order, each seeing the ones \
       before it; an error on any line is reported as 'line N: …' and nothing is applied.
       A line's --as NAME names the id it creates (the first, if several); later lines use it \

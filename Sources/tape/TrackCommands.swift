@@ -99,6 +99,14 @@ struct TrackCommand: ParsableCommand {
         for every segment, or one per segment, comma-separated.
         Example: tape track envelope song.tape t1 --set 0s:0dB,10s:-6dB,12s:-inf
         Example: tape track envelope song.tape t1 --set 0s:0dB,4s:-inf,6s:0dB --shape hold
+        --add adds points (replacing one at the same time), --remove removes the points at \
+        the times given, --move TIME --to TIME moves one (it keeps its gain and shape, and \
+        cannot pass another point); --clear removes the whole envelope.
+        Example: tape track envelope song.tape t1 --set 0s:0dB,10s:-6dB,12s:-inf
+        Example: tape track envelope song.tape t1 --set 0s:0dB,4s:-inf,6s:0dB --shape hold
+        Example: tape track envelope song.tape t1 --add 5s:-6dB
+        Example: tape track envelope song.tape t1 --move 10s --to 11s
+        Example: tape track envelope song.tape t1 --remove 12s
         Example: tape track envelope song.tape t1 --clear
         """
     ).parsedAlone()
@@ -113,27 +121,68 @@ struct TrackCommand: ParsableCommand {
       help: "Segment shapes: db, linear or hold, one for all or one per segment (linear,hold).")
     var shape: String?
     @Flag(help: "Remove the track's envelope.") var clear = false
+    @Option(parsing: .unconditional, help: "Points to add: TIME:GAIN pairs, comma-separated.")
+    var add: String?
+    @Option(parsing: .unconditional, help: "Times of points to remove, comma-separated.")
+    var remove: String?
+    @Option(parsing: .unconditional, help: "The time of a point to move (with --to).")
+    var move: String?
+    @Option(parsing: .unconditional, help: "Where --move takes the point.") var to: String?
     @OptionGroup var options: EditOptions
 
     func validate() throws {
-      guard (set != nil) != clear else {
-        throw ValidationError("give --set POINTS or --clear (one of them)")
+      guard [set != nil, clear, add != nil, remove != nil, move != nil].filter({ $0 }).count == 1
+      else {
+        throw ValidationError(
+          "give one of --set POINTS, --add POINTS, --remove TIMES, --move TIME --to TIME or --clear"
+        )
       }
-      guard shape == nil || set != nil else {
-        throw ValidationError("--shape shapes the points of --set; give them together")
+      guard shape == nil || set != nil || add != nil else {
+        throw ValidationError("--shape shapes the points of --set or --add; give them together")
+      }
+      guard (move != nil) == (to != nil) else {
+        throw ValidationError("--move TIME and --to TIME go together")
       }
     }
 
     var label: String {
-      clear
-        ? "Clear envelope of \(track)"
-        : "Envelope \(track) \(set ?? "")" + (shape.map { " \($0)" } ?? "")
+      if clear { return "Clear envelope of \(track)" }
+      if let add { return "Envelope \(track) add \(add)" + (shape.map { " \($0)" } ?? "") }
+      if let remove { return "Envelope \(track) remove \(remove)" }
+      if let move, let to { return "Envelope \(track) move \(move) to \(to)" }
+      return "Envelope \(track) \(set ?? "")" + (shape.map { " \($0)" } ?? "")
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseID(track, as: Track.ID.self)
-      let envelope = try set.map {
-        try Envelope(parsing: $0, shapes: shape, sampleRate: project.sampleRate)
+      guard let existing = project.track(id) else { throw TimelineError.unknownTrack(id) }
+      let rate = project.sampleRate
+      let current = existing.envelope
+      let envelope: Envelope?
+      if let add {
+        let added = try Envelope(parsing: add, shapes: shape, sampleRate: rate).points
+        envelope = (current ?? Envelope(points: [])).addingPoints(added)
+      } else if let remove {
+        var left = current
+        for time in remove.split(separator: ",", omittingEmptySubsequences: false) {
+          let frame = try parsePosition(String(time), project)
+          guard let envelope = left else {
+            throw TimelineError.noEnvelopePoint(
+              track: id, time: frame, points: [], sampleRate: rate)
+          }
+          left = try envelope.removingPoint(at: frame, track: id, sampleRate: rate)
+        }
+        envelope = left
+      } else if let move, let to {
+        let from = try parsePosition(move, project)
+        guard let current else {
+          throw TimelineError.noEnvelopePoint(track: id, time: from, points: [], sampleRate: rate)
+        }
+        envelope = try current.movingPoint(
+          at: from, to: try parsePosition(to, project, relativeTo: from), track: id,
+          sampleRate: rate)
+      } else {
+        envelope = try set.map { try Envelope(parsing: $0, shapes: shape, sampleRate: rate) }
       }
       return try project.setEnvelope(id, envelope)
     }

@@ -119,4 +119,49 @@ struct EditorToolkitTests {
     #expect(none.stderr.hasPrefix("error: --by 0 moves nothing"))
     #expect(try space.fingerprint("edit.tape") == before)
   }
+
+  /// Envelope points one at a time: --add (a point at an existing time replaces it), --move
+  /// (keeps gain and shape, cannot pass a neighbour), --remove (the last one removes the
+  /// envelope), each one version; what is refused names the points there are.
+  @Test func envelopePointsOneAtATime() throws {
+    let space = try Workspace()
+    let (file, _) = try Self.project(in: space)
+    func points() throws -> [String] {
+      let listing = try #require(
+        parseJSON(space.tape("ls", file, "--json").stdout) as? [String: Any])
+      let tracks = try #require(listing["tracks"] as? [[String: Any]])
+      let envelope = tracks[0]["envelope"] as? [[String: Any]] ?? []
+      return envelope.map { "\($0["frame"] ?? "")/\($0["gainDB"] ?? "-inf")/\($0["shape"] ?? "")" }
+    }
+    try space.tape("track", "envelope", file, "t1", "--add", "1s:-6dB")
+    #expect(try points() == ["48000/-6.0/db"])
+    try space.tape("track", "envelope", file, "t1", "--add", "0s:0dB,2s:-12dB", "--shape", "hold")
+    #expect(try points() == ["0/0.0/hold", "48000/-6.0/db", "96000/-12.0/db"])
+    try space.tape("track", "envelope", file, "t1", "--add", "1s:-3dB")
+    #expect(try points() == ["0/0.0/hold", "48000/-3.0/db", "96000/-12.0/db"])
+    try space.tape("track", "envelope", file, "t1", "--move", "1s", "--to", "+250ms")
+    #expect(try points() == ["0/0.0/hold", "60000/-3.0/db", "96000/-12.0/db"])
+    try space.tape("track", "envelope", file, "t1", "--remove", "0s,2s")
+    #expect(try points() == ["60000/-3.0/db"])
+
+    let before = try space.fingerprint("edit.tape")
+    let missing = try space.tape(
+      "track", "envelope", file, "t1", "--remove", "1s", status: 65, environment: ["NO_COLOR": "1"])
+    #expect(missing.stderr == "error: t1 has no envelope point at 1s; its points are at 1.25s\n")
+    try space.tape("track", "envelope", file, "t1", "--add", "3s:0dB")
+    let past = try space.tape(
+      "track", "envelope", file, "t1", "--move", "1.25s", "--to", "3s", status: 65,
+      environment: ["NO_COLOR": "1"])
+    #expect(
+      past.stderr
+        == "error: moving the point of t1 at 1.25s to 3s would pass or land on its point at 3s; points keep their order: remove that one first, or move it too\n"
+    )
+    let none = try space.tape(
+      "track", "envelope", file, "t2", "--move", "1s", "--to", "2s", status: 65,
+      environment: ["NO_COLOR": "1"])
+    #expect(none.stderr == "error: t2 has no envelope; give it points with --add or --set\n")
+    #expect(try space.fingerprint("edit.tape") != before)  // the --add above, and only it
+    try space.tape("track", "envelope", file, "t1", "--remove", "1.25s,3s")
+    #expect(try points() == [])
+  }
 }

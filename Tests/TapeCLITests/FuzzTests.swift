@@ -239,6 +239,7 @@ struct Fuzzer {
             ]),
           ])
         + maybe(["--shape", pick(["hold", "linear", "db,hold,linear", "DB", "linear,", "", "x"])])
+        + pointEdit()
     case 23: arguments = ["master", file, "--gain", gain()]
     case 24:
       arguments =
@@ -295,6 +296,16 @@ struct Fuzzer {
       environment["TAPE_BUSY_TIMEOUT"] = pick(["nan", "inf", "-1", "1e10", "2147484", "", "0.2"])
     }
     return (arguments, environment)
+  }
+
+  /// Now and then a point edit of an envelope (--add, --remove, --move) beside the rest.
+  mutating func pointEdit() -> [String] {
+    switch next(6) {
+    case 0: ["--add", pick(["1s:-6dB", "\(time()):\(gain())", "0:0,1s:-inf", "x"])]
+    case 1: ["--remove", pick(["1s", time(), "0s,1s", ""])]
+    case 2: ["--move", time(), "--to", pick([time(), "+10ms", "-1s"])]
+    default: []
+    }
   }
 
   /// Each of `options` with probability one half, flattened.

@@ -1,0 +1,51 @@
+/// Editing an envelope one point at a time, beside replacing it whole.
+extension Envelope {
+  /// This envelope with `points` added, in time order; a point at the time of an existing one
+  /// replaces it.
+  ///
+  /// ```swift
+  /// let louder = envelope.addingPoints([Envelope.Point(time: 240_000, decibels: -6)])
+  /// ```
+  public func addingPoints(_ added: [Point]) -> Envelope {
+    let times = Set(added.map(\.time))
+    return Envelope(
+      points: (points.filter { !times.contains($0.time) } + added).sorted { $0.time < $1.time })
+  }
+
+  /// This envelope without its point at `time`; nil when that was its only point (no envelope
+  /// is left). A time with no point is refused, naming the times that have one.
+  public func removingPoint(
+    at time: FramePosition, track: Track.ID, sampleRate: Int
+  ) throws(TimelineError) -> Envelope? {
+    guard points.contains(where: { $0.time == time }) else {
+      throw .noEnvelopePoint(
+        track: track, time: time, points: points.map(\.time), sampleRate: sampleRate)
+    }
+    let rest = points.filter { $0.time != time }
+    return rest.isEmpty ? nil : Envelope(points: rest)
+  }
+
+  /// This envelope with its point at `time` moved to `newTime`, keeping its gain and shape. A
+  /// move that would pass or land on another point is refused, naming it.
+  public func movingPoint(
+    at time: FramePosition, to newTime: FramePosition, track: Track.ID, sampleRate: Int
+  ) throws(TimelineError) -> Envelope {
+    guard let index = points.firstIndex(where: { $0.time == time }) else {
+      throw .noEnvelopePoint(
+        track: track, time: time, points: points.map(\.time), sampleRate: sampleRate)
+    }
+    let low = index > 0 ? points[index - 1].time : nil
+    let high = index + 1 < points.count ? points[index + 1].time : nil
+    if let low, newTime <= low {
+      throw .envelopePointWouldPass(
+        track: track, from: time, to: newTime, other: low, sampleRate: sampleRate)
+    }
+    if let high, newTime >= high {
+      throw .envelopePointWouldPass(
+        track: track, from: time, to: newTime, other: high, sampleRate: sampleRate)
+    }
+    var moved = self
+    moved.points[index].time = newTime
+    return moved
+  }
+}
