@@ -124,6 +124,19 @@ public final class LivePlayer: @unchecked Sendable {
     failure: PlaybackError?.none, major: 0, minor: 0, peak: 0.0, total: 0.0, periods: 0
   )
   public private(set) var realtimePriority = false
+  /// The errors the loader has reported (its thread's own).
+  private var reportedErrors: Set<String> = []
+
+  /// Points where a test runs another thread's step (a loader pass, a period of the audio
+  /// thread) in the middle of one, to check an interleaving the scheduler rarely picks. Nil in
+  /// a play; set only before the threads start or when they are driven by hand.
+  struct Hooks {
+    /// The planner, once the new plan's audio is read, just before it publishes the plan.
+    var plannerBeforePublish: (() -> Void)?
+    /// The loader, once it decided what to let go of, just before it detaches it.
+    var loaderBeforeDetach: (() -> Void)?
+  }
+  var hooks = Hooks()
 
   /// Opens the device (the period and buffer exactly as asked, see ``DeviceRequest``).
   public init(
@@ -166,15 +179,7 @@ public final class LivePlayer: @unchecked Sendable {
   /// the device starting at once. Throws when the first plan cannot be compiled or its audio
   /// read.
   public func start(_ project: Project, version: Int64, cause: String? = nil) throws {
-    let plan = try compile(project, version, 0)
-    try loadAround(
-      [plan], position: configuration.range.lowerBound, loop: configuration.loop)
-    mixer.publish(plan)
-    shared.withLock {
-      $0.live = [plan]
-      $0.published = (version, project)
-      if let cause { $0.causes[0] = cause }
-    }
+    try prime(project, version: version, cause: cause)
     helpersDone.enter()
     Thread.detachNewThread { [self] in
       runPlanner()
@@ -197,6 +202,20 @@ public final class LivePlayer: @unchecked Sendable {
     }
     deviceThread = thread
     realtimePriority = realtime
+  }
+
+  /// What ``start(_:version:cause:)`` does before any thread starts: the first plan compiled,
+  /// its audio read, and published. (Tests call it, then drive the threads' passes by hand.)
+  func prime(_ project: Project, version: Int64, cause: String? = nil) throws {
+    let plan = try compile(project, version, 0)
+    try loadAround(
+      [plan], position: configuration.range.lowerBound, loop: configuration.loop)
+    mixer.publish(plan)
+    shared.withLock {
+      $0.live = [plan]
+      $0.published = (version, project)
+      if let cause { $0.causes[0] = cause }
+    }
   }
 
   /// Offers a new snapshot; the planner compiles the newest one offered.
@@ -364,42 +383,50 @@ public final class LivePlayer: @unchecked Sendable {
   private func runPlanner() {
     while true {
       _ = wake.wait(timeout: .now() + .milliseconds(20))
-      mixer.collectRetired()
-      let (offer, stopping, sequence) = shared.withLock { state in
-        defer { state.offer = nil }
-        if state.offer != nil { state.sequence += 1 }
-        return (state.offer, state.stopping, state.sequence)
+      if !plannerPass() { return }
+    }
+  }
+
+  /// One look of the planner: releases the plans the audio thread handed back, and compiles,
+  /// loads and publishes the newest snapshot offered, if any. False once the play is stopping.
+  func plannerPass() -> Bool {
+    mixer.collectRetired()
+    let (offer, stopping, sequence) = shared.withLock { state in
+      defer { state.offer = nil }
+      if state.offer != nil { state.sequence += 1 }
+      return (state.offer, state.stopping, state.sequence)
+    }
+    if stopping { return false }
+    guard let offer else { return true }
+    // The snapshot heard (or about to be) again, from a repeated checkout or an edit and its
+    // undo within one look: nothing changes, so there is no swap to make or to report. (The
+    // same version number is not enough: a coalesced commit rewrites its version in place.)
+    let published = shared.withLock { $0.published }
+    if let published, published.version == offer.version, published.project == offer.project {
+      return true
+    }
+    if let cause = offer.cause { shared.withLock { $0.causes[sequence] = cause } }
+    do {
+      let plan = try compile(offer.project, offer.version, sequence)
+      let status = mixer.status
+      try loadAround([plan], position: status.position, loop: status.loop)
+      for (address, bytes) in plan.memoryRegions { mlock(address, bytes) }
+      hooks.plannerBeforePublish?()
+      mixer.publish(plan)
+      shared.withLock { state in
+        state.published = (offer.version, offer.project)
+        state.live.append(plan)
+        if state.live.count > 3 { state.live.removeFirst(state.live.count - 3) }
       }
-      if stopping { return }
-      guard let offer else { continue }
-      // The snapshot heard (or about to be) again, from a repeated checkout or an edit and its
-      // undo within one look: nothing changes, so there is no swap to make or to report. (The
-      // same version number is not enough: a coalesced commit rewrites its version in place.)
-      let published = shared.withLock { $0.published }
-      if let published, published.version == offer.version, published.project == offer.project {
-        continue
-      }
-      if let cause = offer.cause { shared.withLock { $0.causes[sequence] = cause } }
-      do {
-        let plan = try compile(offer.project, offer.version, sequence)
-        let status = mixer.status
-        try loadAround([plan], position: status.position, loop: status.loop)
-        for (address, bytes) in plan.memoryRegions { mlock(address, bytes) }
-        mixer.publish(plan)
-        shared.withLock { state in
-          state.published = (offer.version, offer.project)
-          state.live.append(plan)
-          if state.live.count > 3 { state.live.removeFirst(state.live.count - 3) }
-        }
-        loaderWake.signal()
-      } catch {
-        let playing = mixer.status.version.map { "version \($0)" } ?? "the previous version"
-        shared.withLock {
-          $0.messages.append(
-            "version \(offer.version) cannot be played (\(error)); still playing \(playing)")
-        }
+      loaderWake.signal()
+    } catch {
+      let playing = mixer.status.version.map { "version \($0)" } ?? "the previous version"
+      shared.withLock {
+        $0.messages.append(
+          "version \(offer.version) cannot be played (\(error)); still playing \(playing)")
       }
     }
+    return true
   }
 
   // MARK: The loader
@@ -433,30 +460,36 @@ public final class LivePlayer: @unchecked Sendable {
   }
 
   private func runLoader() {
-    var reported: Set<String> = []
     while true {
       _ = loaderWake.wait(timeout: .now() + .milliseconds(20))
-      let (plans, stopping, seek) = shared.withLock { state in
-        defer { state.seek = nil }
-        return (state.live, state.stopping, state.seek)
-      }
-      if stopping { return }
-      let status = mixer.status
-      do {
-        if let seek {
-          // The audio at the target first, then the jump: a seek never lands in silence.
-          try loadAround(plans, position: seek, loop: status.loop)
-          mixer.seek(to: seek)
-        }
-        try loadAround(plans, position: status.position, loop: status.loop)
-      } catch {
-        let message = "\(error)"
-        if reported.insert(message).inserted {
-          shared.withLock { $0.messages.append(message) }
-        }
-      }
-      evict(plans, status: status)
+      if !loaderPass() { return }
     }
+  }
+
+  /// One pass of the loader: a pending seek (its audio read, then the jump), the audio around
+  /// the playhead, and eviction. False once the play is stopping.
+  func loaderPass() -> Bool {
+    let (plans, stopping, seek) = shared.withLock { state in
+      defer { state.seek = nil }
+      return (state.live, state.stopping, state.seek)
+    }
+    if stopping { return false }
+    let status = mixer.status
+    do {
+      if let seek {
+        // The audio at the target first, then the jump: a seek never lands in silence.
+        try loadAround(plans, position: seek, loop: status.loop)
+        mixer.seek(to: seek)
+      }
+      try loadAround(plans, position: status.position, loop: status.loop)
+    } catch {
+      let message = "\(error)"
+      if reportedErrors.insert(message).inserted {
+        shared.withLock { $0.messages.append(message) }
+      }
+    }
+    evict(plans, status: status)
+    return true
   }
 
   /// Lets go of every resident chunk no window needs, freeing it once the audio thread has
@@ -478,6 +511,7 @@ public final class LivePlayer: @unchecked Sendable {
       }
     }
     let clock = mixer.status.clock
+    hooks.loaderBeforeDetach?()
     var detached: [(audio: SourceAudio, chunk: Int, clock: Int64)] = []
     for (id, source) in sources {
       for chunk in source.residentChunks where !needed.contains(Key(audio: id, chunk: chunk)) {
