@@ -117,6 +117,7 @@ public final class LiveMixer: @unchecked Sendable {
         requestedSeek: atomic(Int64.min), requestedLoop: atomic(loop), requestedStop: atomic(false),
         publishedPosition: atomic(range.lowerBound), publishedClock: atomic(0),
         publishedVersion: atomic(Int64.min), publishedFlags: atomic(0),
+        publishedSeek: atomic(Int64.min),
         missingFrames: atomic(0), swapCount: atomic(0), log: log,
         logCapacity: Self.swapLogCapacity, scratch: scratch, maximumFrames: maximumFrames,
         channels: channels, rampFrames: rampFrames, crossfadeFrames: crossfadeFrames,
@@ -147,6 +148,7 @@ public final class LiveMixer: @unchecked Sendable {
     state.publishedClock.destroy()
     state.publishedVersion.destroy()
     state.publishedFlags.destroy()
+    state.publishedSeek.destroy()
     state.missingFrames.destroy()
     state.swapCount.destroy()
     state.retired.deallocate()
@@ -213,10 +215,20 @@ public final class LiveMixer: @unchecked Sendable {
     public var missingFrames: Int
     /// Plan swaps so far.
     public var swaps: Int
+    /// Where a seek asked for will land, until it has (the audio thread may still be fading
+    /// out at ``position``): a loader keeps the audio of both in memory.
+    public var seekTarget: Int64?
   }
 
   public var status: Status {
     let state = engine.pointee
+    // In this order: a seek taken from the request slot is published as under way before the
+    // slot empties, and a landed one is cleared only after the position where it landed.
+    let requested = state.requestedSeek.load(ordering: .acquiring)
+    let underWay = state.publishedSeek.load(ordering: .acquiring)
+    let seekTarget =
+      requested != .min
+      ? max(state.rangeStart, requested) : underWay == .min ? nil : underWay
     let flags = state.publishedFlags.load(ordering: .acquiring)
     let version = state.publishedVersion.load(ordering: .relaxed)
     return Status(
@@ -224,7 +236,7 @@ public final class LiveMixer: @unchecked Sendable {
       clock: state.publishedClock.load(ordering: .relaxed),
       version: version == .min ? nil : version, paused: flags & 1 != 0, finished: flags & 2 != 0,
       loop: flags & 4 != 0, missingFrames: state.missingFrames.load(ordering: .relaxed),
-      swaps: state.swapCount.load(ordering: .relaxed))
+      swaps: state.swapCount.load(ordering: .relaxed), seekTarget: seekTarget)
   }
 
   /// The swaps logged so far, oldest first (the first ``swapLogCapacity`` of a play).
@@ -355,6 +367,8 @@ public struct EngineState: @unchecked Sendable {
   @usableFromInline let publishedClock: UnsafeAtomic<Int64>
   @usableFromInline let publishedVersion: UnsafeAtomic<Int64>
   @usableFromInline let publishedFlags: UnsafeAtomic<Int>
+  /// The target of a seek the audio thread took and has not landed yet (`Int64.min`: none).
+  @usableFromInline let publishedSeek: UnsafeAtomic<Int64>
   @usableFromInline let missingFrames: UnsafeAtomic<Int>
   @usableFromInline let swapCount: UnsafeAtomic<Int>
   @usableFromInline let log: UnsafeMutablePointer<SwapEvent>
@@ -407,6 +421,7 @@ public struct EngineState: @unchecked Sendable {
     requestedLoop: UnsafeAtomic<Bool>, requestedStop: UnsafeAtomic<Bool>,
     publishedPosition: UnsafeAtomic<Int64>, publishedClock: UnsafeAtomic<Int64>,
     publishedVersion: UnsafeAtomic<Int64>, publishedFlags: UnsafeAtomic<Int>,
+    publishedSeek: UnsafeAtomic<Int64>,
     missingFrames: UnsafeAtomic<Int>, swapCount: UnsafeAtomic<Int>,
     log: UnsafeMutablePointer<SwapEvent>, logCapacity: Int, scratch: UnsafeMutablePointer<Float>,
     maximumFrames: Int, channels: Int, rampFrames: Int64, crossfadeFrames: Int64,
@@ -428,6 +443,7 @@ public struct EngineState: @unchecked Sendable {
     self.publishedClock = publishedClock
     self.publishedVersion = publishedVersion
     self.publishedFlags = publishedFlags
+    self.publishedSeek = publishedSeek
     self.missingFrames = missingFrames
     self.swapCount = swapCount
     self.log = log
@@ -478,7 +494,12 @@ public struct EngineState: @unchecked Sendable {
   mutating func takeCommands() {
     if requestedStop.load(ordering: .acquiring) { finished = true }
     loop = requestedLoop.load(ordering: .relaxed)
-    let seek = requestedSeek.exchange(.min, ordering: .acquiring)
+    var seek = requestedSeek.load(ordering: .acquiring)
+    if seek != .min {
+      // Under way before the slot empties, for ``LiveMixer/status``'s readers.
+      publishedSeek.store(max(rangeStart, seek), ordering: .releasing)
+      seek = requestedSeek.exchange(.min, ordering: .acquiringAndReleasing)
+    }
     let wantsPause = requestedPause.load(ordering: .acquiring)
     if seek != .min {
       let target = max(rangeStart, seek)
@@ -679,5 +700,7 @@ public struct EngineState: @unchecked Sendable {
     publishedVersion.store(current.bits == 0 ? .min : current.view.version, ordering: .relaxed)
     publishedFlags.store(
       (paused ? 1 : 0) | (finished ? 2 : 0) | (loop ? 4 : 0), ordering: .releasing)
+    // After the position: a reader that sees the seek landed sees where.
+    publishedSeek.store(declick == .outToSeek ? pendingSeek : .min, ordering: .releasing)
   }
 }

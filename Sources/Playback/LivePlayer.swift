@@ -488,23 +488,30 @@ public final class LivePlayer: @unchecked Sendable {
         shared.withLock { $0.messages.append(message) }
       }
     }
-    evict(plans, status: status)
+    evict(plans)
     return true
   }
 
   /// Lets go of every resident chunk no window needs, freeing it once the audio thread has
   /// finished the period in which it may have been reading it.
-  private func evict(_ plans: [RenderPlan], status: LiveMixer.Status) {
+  ///
+  /// The windows are those around where the audio thread plays and, while a seek is under
+  /// way, around its target, as the mixer tells them now: a seek just made (or one the audio
+  /// thread is still fading out for) keeps the audio it is about to land on.
+  private func evict(_ plans: [RenderPlan]) {
     struct Key: Hashable {
       let audio: ObjectIdentifier
       let chunk: Int
     }
     var needed = Set<Key>()
     var sources: [ObjectIdentifier: SourceAudio] = [:]
-    let position = shared.withLock { $0.seek } ?? status.position
+    let status = mixer.status
+    let kept = [status.position, status.seekTarget].compactMap { $0 }.flatMap {
+      windows(position: $0, loop: status.loop)
+    }
     for plan in plans {
       for source in plan.sources { sources[ObjectIdentifier(source)] = source }
-      for window in windows(position: position, loop: status.loop) {
+      for window in kept {
         plan.chunksRead(in: window, includingSilent: true) { audio, chunk in
           needed.insert(Key(audio: ObjectIdentifier(audio), chunk: chunk))
         }

@@ -1,0 +1,135 @@
+import Foundation
+import Mixing
+import Synchronization
+import Testing
+import Timeline
+
+@testable import Playback
+
+/// Chunk memory that remembers what was given back, to see when a chunk is freed.
+final class RecordingChunkMemory: ChunkMemory, @unchecked Sendable {
+  private let released = Mutex<Set<Int>>([])
+
+  func allocate(channels: Int) -> UnsafeMutablePointer<Float> {
+    .allocate(capacity: SourceAudio.chunkFrames * channels)
+  }
+
+  func release(_ chunk: UnsafeMutablePointer<Float>) {
+    released.withLock { _ = $0.insert(Int(bitPattern: chunk)) }
+    chunk.deallocate()
+  }
+
+  func wasReleased(_ address: Int) -> Bool {
+    released.withLock { $0.contains(address) }
+  }
+}
+
+/// The chunks a test's loader cannot read, as (source, chunk).
+final class UnreadableChunks: Sendable {
+  private let chunks = Mutex<Set<[Int]>>([])
+
+  func add(_ source: Int, _ chunk: Int) {
+    chunks.withLock { _ = $0.insert([source, chunk]) }
+  }
+
+  func contains(_ source: Int, _ chunk: Int) -> Bool {
+    chunks.withLock { $0.contains([source, chunk]) }
+  }
+}
+
+/// A player on ALSA's `null` device whose threads are not started: a test runs the planner's
+/// and the loader's passes and the audio thread's periods by hand, in the order it chooses.
+struct HandDrivenPlayer {
+  static let period = 256
+  let memory = RecordingChunkMemory()
+  /// Two cold mono sources of 20 s (15 chunks each), made resident only by `load`.
+  let sources: [Source.ID: SourceAudio]
+  /// Chunks `load` refuses, as (source, chunk).
+  let unreadable = UnreadableChunks()
+  let player: LivePlayer
+
+  init(loop: Bool = false) throws {
+    let memory = memory
+    let sources = [
+      Source.ID(1): SourceAudio(frames: 960_000, channels: 1, memory: memory),
+      Source.ID(2): SourceAudio(frames: 960_000, channels: 1, memory: memory),
+    ]
+    self.sources = sources
+    let unreadable = unreadable
+    player = try LivePlayer(
+      LivePlayer.Configuration(
+        device: DeviceRequest(name: "null", period: Self.period, periods: 4), sampleRate: 48_000,
+        channels: 2, range: 0..<Int64.max, loop: loop),
+      compile: { project, version, sequence in
+        try RenderPlan(project: project, audio: sources, version: version, sequence: sequence)
+      },
+      load: { audio, chunk in
+        let id = audio === sources[Source.ID(1)] ? 1 : 2
+        if unreadable.contains(id, chunk) {
+          throw PlaybackError.write(device: "test", reason: "chunk \(chunk) of s\(id) unreadable")
+        }
+        let samples = memory.allocate(channels: audio.channels)
+        samples.initialize(
+          repeating: Float(id) * 0.1 + Float(chunk) * 0.01, count: audio.samplesInChunk(chunk))
+        audio.publish(samples, at: chunk)
+      })
+  }
+
+  /// A project of one track per entry of `clips`: a 7.3 s clip of source `source` from its
+  /// frame `from`, at timeline frame 0.
+  static func project(_ clips: [(source: Int, from: Int64)], gain: Double = 0) -> Project {
+    Project(
+      sampleRate: 48_000, channels: 2,
+      sources: [1, 2].map {
+        Source(
+          id: Source.ID($0), path: "/s\($0)", contentHash: "h\($0)", sampleRate: 48_000,
+          channels: 1, frameCount: 960_000)
+      },
+      tracks: clips.enumerated().map { index, clip in
+        Track(
+          id: Track.ID(Int64(index + 1)), name: "T\(index + 1)", gain: Gain(decibels: gain),
+          clips: [
+            Clip(
+              id: Clip.ID(Int64(index + 1)), source: Source.ID(Int64(clip.source)),
+              timelineStart: 0,
+              sourceRange: FrameRange(start: FramePosition(clip.from), count: 350_000))
+          ])
+      })
+  }
+
+  func audio(_ source: Int) -> SourceAudio {
+    sources[Source.ID(Int64(source))]!
+  }
+
+  /// The audio thread: `count` periods.
+  func render(periods count: Int) {
+    var buffer = [Float](repeating: 0, count: Self.period * 2)
+    for _ in 0..<count {
+      buffer.withUnsafeMutableBufferPointer {
+        _ = LiveMixer.render(player.mixer.engine, frames: Self.period, into: $0.baseAddress!)
+      }
+    }
+  }
+}
+
+/// The player's loader, planner and audio thread in chosen interleavings (hooks in the
+/// engine, no sleeps), on ALSA's `null` device.
+@Suite("Player engine: loader, eviction, planner")
+struct PlayerEngineTests {
+  /// A seek reads in the target, jumps, and keeps the target resident: neither the pass that
+  /// made the seek nor one that runs before the audio thread has jumped lets it go.
+  @Test func aSeekKeepsWhatItLoaded() throws {
+    let engine = try HandDrivenPlayer()
+    let player = engine.player
+    try player.prime(HandDrivenPlayer.project([(1, 0)]), version: 1)
+    engine.render(periods: 4)
+    player.seek(to: 250_000)
+    #expect(player.loaderPass())
+    // The audio thread has not taken the seek yet: another pass (an edit woke the loader).
+    #expect(player.loaderPass())
+    #expect([3, 4, 5].allSatisfy { engine.audio(1).isResident($0) })
+    engine.render(periods: 8)
+    #expect(player.status.position > 250_000)
+    #expect(player.status.missingFrames == 0)
+  }
+}
