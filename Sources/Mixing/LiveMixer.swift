@@ -161,24 +161,35 @@ public final class LiveMixer: @unchecked Sendable {
   // MARK: Other threads
 
   /// Hands `plan` to the audio thread, replacing any plan it has not taken yet (which is
-  /// released here). The plan must have been compiled for this mixer's channel count.
-  public func publish(_ plan: RenderPlan) {
+  /// released here, never heard: its identity is returned). The plan must have been compiled
+  /// for this mixer's channel count.
+  @discardableResult
+  public func publish(_ plan: RenderPlan) -> ObjectIdentifier? {
     precondition(plan.outputChannels == engine.pointee.channels, "a plan for another layout")
     let bits = UInt(bitPattern: Unmanaged.passRetained(plan).toOpaque())
     let old = engine.pointee.inbox.exchange(bits, ordering: .acquiringAndReleasing)
-    if old != 0 { PlanHandle.release(old) }
+    guard old != 0 else { return nil }
+    let replaced = PlanHandle.identity(old)
+    PlanHandle.release(old)
+    return replaced
   }
 
-  /// Releases the plans the audio thread has let go of (call it regularly from the planner).
-  public func collectRetired() {
+  /// Releases the plans the audio thread has let go of (call it regularly from the planner),
+  /// and returns their identities: none of them can sound again.
+  @discardableResult
+  public func collectRetired() -> [ObjectIdentifier] {
     let state = engine.pointee
     var tail = state.retiredTail.load(ordering: .relaxed)
     let head = state.retiredHead.load(ordering: .acquiring)
+    var released: [ObjectIdentifier] = []
     while tail != head {
-      PlanHandle.release(state.retired[tail % state.retiredCapacity])
+      let bits = state.retired[tail % state.retiredCapacity]
+      released.append(PlanHandle.identity(bits))
+      PlanHandle.release(bits)
       tail += 1
     }
     state.retiredTail.store(tail, ordering: .releasing)
+    return released
   }
 
   /// Pauses (fading out) or resumes (fading in).
@@ -296,10 +307,15 @@ extension LiveMixer {
   /// and where a loop wraps): a player whose device does not pace it (a file or null PCM)
   /// waits for its loader while this is false, instead of playing silence.
   ///
+  /// Takes the transport requests and the newest plan first, as the next render would: the
+  /// plan waiting in the inbox is the one that will sound, so it is the one checked.
+  ///
   /// - Note: Realtime-safe: no allocation, no locks.
   @_noLocks
   @inlinable
   public static func isReady(_ engine: UnsafeMutablePointer<EngineState>, frames: Int) -> Bool {
+    engine.pointee.takeCommands()
+    engine.pointee.pickUpPlan()
     let state = engine.pointee
     guard state.current.bits != 0, !state.paused, !state.finished else { return true }
     let end = state.playableEnd
@@ -342,6 +358,12 @@ public struct PlanHandle: @unchecked Sendable, BitwiseCopyable {
     let address = UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped
     let view = Unmanaged<RenderPlan>.fromOpaque(address)._withUnsafeGuaranteedRef { $0.view }
     return PlanHandle(bits: bits, view: view)
+  }
+
+  /// Off the audio thread: the plan at `bits` (not 0), as an identity.
+  static func identity(_ bits: UInt) -> ObjectIdentifier {
+    let address = UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped
+    return ObjectIdentifier(Unmanaged<RenderPlan>.fromOpaque(address).takeUnretainedValue())
   }
 
   /// Off the audio thread: gives back the reference ``LiveMixer/publish(_:)`` took.

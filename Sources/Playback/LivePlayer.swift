@@ -97,7 +97,10 @@ public final class LivePlayer: @unchecked Sendable {
     /// The cause of each plan compiled, by its sequence number.
     var causes: [Int64: String] = [:]
     var sequence: Int64 = 0
-    /// Plans published and perhaps still sounding (the audio thread may crossfade from one).
+    /// Every plan that can sound: the one being published (from before its audio is read),
+    /// the one in the mixer's inbox, the current one and the one fading out. A plan leaves
+    /// only when the mixer says it never will sound again (replaced in the inbox unheard, or
+    /// retired by the audio thread). Eviction reads it under the lock, where it decides.
     var live: [RenderPlan] = []
     /// The snapshot of the newest plan published (what is heard, or about to be).
     var published: (version: Int64, project: Project)?
@@ -133,7 +136,8 @@ public final class LivePlayer: @unchecked Sendable {
   struct Hooks {
     /// The planner, once the new plan's audio is read, just before it publishes the plan.
     var plannerBeforePublish: (() -> Void)?
-    /// The loader, once it decided what to let go of, just before it detaches it.
+    /// The loader, once it decided what to let go of, just before it detaches it (under the
+    /// player's lock: it must not call into the player).
     var loaderBeforeDetach: (() -> Void)?
   }
   var hooks = Hooks()
@@ -273,7 +277,7 @@ public final class LivePlayer: @unchecked Sendable {
     wake.signal()
     loaderWake.signal()
     helpersDone.wait()
-    mixer.collectRetired()
+    forget(mixer.collectRetired())
     let pending = shared.withLock { state in
       defer { state.pending.removeAll() }
       return state.pending
@@ -390,7 +394,7 @@ public final class LivePlayer: @unchecked Sendable {
   /// One look of the planner: releases the plans the audio thread handed back, and compiles,
   /// loads and publishes the newest snapshot offered, if any. False once the play is stopping.
   func plannerPass() -> Bool {
-    mixer.collectRetired()
+    forget(mixer.collectRetired())
     let (offer, stopping, sequence) = shared.withLock { state in
       defer { state.offer = nil }
       if state.offer != nil { state.sequence += 1 }
@@ -406,20 +410,22 @@ public final class LivePlayer: @unchecked Sendable {
       return true
     }
     if let cause = offer.cause { shared.withLock { $0.causes[sequence] = cause } }
+    var compiled: RenderPlan?
     do {
       let plan = try compile(offer.project, offer.version, sequence)
+      compiled = plan
+      // Live before its audio is read: the loader may not let go of any of it from now on.
+      shared.withLock { $0.live.append(plan) }
       let status = mixer.status
       try loadAround([plan], position: status.position, loop: status.loop)
       for (address, bytes) in plan.memoryRegions { mlock(address, bytes) }
       hooks.plannerBeforePublish?()
-      mixer.publish(plan)
-      shared.withLock { state in
-        state.published = (offer.version, offer.project)
-        state.live.append(plan)
-        if state.live.count > 3 { state.live.removeFirst(state.live.count - 3) }
-      }
+      let replaced = mixer.publish(plan)
+      shared.withLock { $0.published = (offer.version, offer.project) }
+      forget(replaced.map { [$0] } ?? [])
       loaderWake.signal()
     } catch {
+      if let compiled { forget([ObjectIdentifier(compiled)]) }
       let playing = mixer.status.version.map { "version \($0)" } ?? "the previous version"
       shared.withLock {
         $0.messages.append(
@@ -429,10 +435,23 @@ public final class LivePlayer: @unchecked Sendable {
     return true
   }
 
+  /// Takes out of ``Shared/live`` the plans the mixer says can no longer sound (released here,
+  /// outside the lock).
+  private func forget(_ plans: [ObjectIdentifier]) {
+    guard !plans.isEmpty else { return }
+    let gone = Set(plans)
+    let dropped = shared.withLock { state -> [RenderPlan] in
+      let dropped = state.live.filter { gone.contains(ObjectIdentifier($0)) }
+      state.live.removeAll { gone.contains(ObjectIdentifier($0)) }
+      return dropped
+    }
+    _ = dropped
+  }
+
   // MARK: The loader
 
   private var currentEnd: Int64 {
-    shared.withLock { $0.live.last?.end.frames } ?? configuration.range.upperBound
+    shared.withLock { $0.published?.project.timelineEnd.frames } ?? configuration.range.upperBound
   }
 
   /// The timeline windows whose audio must be in memory: ahead of `position`, and the loop's
@@ -488,7 +507,7 @@ public final class LivePlayer: @unchecked Sendable {
         shared.withLock { $0.messages.append(message) }
       }
     }
-    evict(plans)
+    evict()
     return true
   }
 
@@ -498,34 +517,41 @@ public final class LivePlayer: @unchecked Sendable {
   /// The windows are those around where the audio thread plays and, while a seek is under
   /// way, around its target, as the mixer tells them now: a seek just made (or one the audio
   /// thread is still fading out for) keeps the audio it is about to land on.
-  private func evict(_ plans: [RenderPlan]) {
+  ///
+  /// It decides and detaches under the lock that guards ``Shared/live``, so a plan the planner
+  /// makes live either counts here or comes after the detach (and its own reading finds the
+  /// chunk gone, and reads it again).
+  private func evict() {
     struct Key: Hashable {
       let audio: ObjectIdentifier
       let chunk: Int
     }
-    var needed = Set<Key>()
-    var sources: [ObjectIdentifier: SourceAudio] = [:]
-    let status = mixer.status
-    let kept = [status.position, status.seekTarget].compactMap { $0 }.flatMap {
-      windows(position: $0, loop: status.loop)
-    }
-    for plan in plans {
-      for source in plan.sources { sources[ObjectIdentifier(source)] = source }
-      for window in kept {
-        plan.chunksRead(in: window, includingSilent: true) { audio, chunk in
-          needed.insert(Key(audio: ObjectIdentifier(audio), chunk: chunk))
-        }
-      }
-    }
     let clock = mixer.status.clock
-    hooks.loaderBeforeDetach?()
-    var detached: [(audio: SourceAudio, chunk: Int, clock: Int64)] = []
-    for (id, source) in sources {
-      for chunk in source.residentChunks where !needed.contains(Key(audio: id, chunk: chunk)) {
-        if let memory = source.detach(chunk) {
-          detached.append((source, Int(bitPattern: memory), clock))
+    let detached = shared.withLock { state in
+      var needed = Set<Key>()
+      var sources: [ObjectIdentifier: SourceAudio] = [:]
+      let status = mixer.status
+      let kept = [status.position, status.seekTarget].compactMap { $0 }.flatMap {
+        windows(position: $0, loop: status.loop)
+      }
+      for plan in state.live {
+        for source in plan.sources { sources[ObjectIdentifier(source)] = source }
+        for window in kept {
+          plan.chunksRead(in: window, includingSilent: true) { audio, chunk in
+            needed.insert(Key(audio: ObjectIdentifier(audio), chunk: chunk))
+          }
         }
       }
+      hooks.loaderBeforeDetach?()
+      var detached: [(audio: SourceAudio, chunk: Int, clock: Int64)] = []
+      for (id, source) in sources {
+        for chunk in source.residentChunks where !needed.contains(Key(audio: id, chunk: chunk)) {
+          if let memory = source.detach(chunk) {
+            detached.append((source, Int(bitPattern: memory), clock))
+          }
+        }
+      }
+      return detached
     }
     let period = Int64(output.period)
     let free = shared.withLock { state -> [(audio: SourceAudio, chunk: Int)] in

@@ -132,4 +132,24 @@ struct PlayerEngineTests {
     #expect(player.status.position > 250_000)
     #expect(player.status.missingFrames == 0)
   }
+
+  /// A plan being published (its audio read, not yet in the mixer) and a plan waiting in the
+  /// mixer's inbox keep their audio: a loader pass at either moment lets none of it go.
+  @Test func aPlanBeingPublishedKeepsItsAudio() throws {
+    let engine = try HandDrivenPlayer()
+    let player = engine.player
+    try player.prime(HandDrivenPlayer.project([(1, 0)]), version: 1)
+    engine.render(periods: 4)
+    player.offer(HandDrivenPlayer.project([(1, 600_000)]), version: 2, cause: "edit")
+    player.hooks.plannerBeforePublish = { _ = player.loaderPass() }
+    #expect(player.plannerPass())
+    player.hooks.plannerBeforePublish = nil
+    #expect([9, 10, 11].allSatisfy { engine.audio(1).isResident($0) })
+    // In the inbox, not taken by the audio thread yet.
+    #expect(player.loaderPass())
+    #expect([9, 10, 11].allSatisfy { engine.audio(1).isResident($0) })
+    engine.render(periods: 8)
+    #expect(player.status.version == 2)
+    #expect(player.status.missingFrames == 0)
+  }
 }
