@@ -117,7 +117,7 @@ public final class LiveMixer: @unchecked Sendable {
         requestedSeek: atomic(Int64.min), requestedLoop: atomic(loop), requestedStop: atomic(false),
         publishedPosition: atomic(range.lowerBound), publishedClock: atomic(0),
         publishedVersion: atomic(Int64.min), publishedFlags: atomic(0),
-        publishedSeek: atomic(Int64.min),
+        publishedSeek: atomic(Int64.min), periodsEnded: atomic(0),
         missingFrames: atomic(0), swapCount: atomic(0), log: log,
         logCapacity: Self.swapLogCapacity, scratch: scratch, maximumFrames: maximumFrames,
         channels: channels, rampFrames: rampFrames, crossfadeFrames: crossfadeFrames,
@@ -149,6 +149,7 @@ public final class LiveMixer: @unchecked Sendable {
     state.publishedVersion.destroy()
     state.publishedFlags.destroy()
     state.publishedSeek.destroy()
+    state.periodsEnded.destroy()
     state.missingFrames.destroy()
     state.swapCount.destroy()
     state.retired.deallocate()
@@ -259,6 +260,15 @@ public final class LiveMixer: @unchecked Sendable {
 
   public static var swapLogCapacity: Int { 4_096 }
 
+  /// How many calls of ``render(_:frames:into:)`` have ended: the audio thread's period count.
+  ///
+  /// Memory the audio thread may read (a chunk of decoded audio) that was taken out of its
+  /// reach may be freed once this is 2 more than it was when read *after* taking it out: the
+  /// period that may have begun before and read it has ended by then.
+  public var periodsEnded: Int {
+    engine.pointee.periodsEnded.load(ordering: .sequentiallyConsistent)
+  }
+
   // MARK: The audio thread
 
   /// Renders the next `frames` frames (at most the mixer's `maximumFrames`) into `output`,
@@ -291,6 +301,7 @@ public final class LiveMixer: @unchecked Sendable {
       done = frames - engine.pointee.remainingAfterSegment
     }
     engine.pointee.publishStatus()
+    engine.pointee.periodsEnded.wrappingIncrement(ordering: .sequentiallyConsistent)
     return done
   }
 }
@@ -391,6 +402,8 @@ public struct EngineState: @unchecked Sendable {
   @usableFromInline let publishedFlags: UnsafeAtomic<Int>
   /// The target of a seek the audio thread took and has not landed yet (`Int64.min`: none).
   @usableFromInline let publishedSeek: UnsafeAtomic<Int64>
+  /// Renders ended (see ``LiveMixer/periodsEnded``).
+  @usableFromInline let periodsEnded: UnsafeAtomic<Int>
   @usableFromInline let missingFrames: UnsafeAtomic<Int>
   @usableFromInline let swapCount: UnsafeAtomic<Int>
   @usableFromInline let log: UnsafeMutablePointer<SwapEvent>
@@ -443,7 +456,7 @@ public struct EngineState: @unchecked Sendable {
     requestedLoop: UnsafeAtomic<Bool>, requestedStop: UnsafeAtomic<Bool>,
     publishedPosition: UnsafeAtomic<Int64>, publishedClock: UnsafeAtomic<Int64>,
     publishedVersion: UnsafeAtomic<Int64>, publishedFlags: UnsafeAtomic<Int>,
-    publishedSeek: UnsafeAtomic<Int64>,
+    publishedSeek: UnsafeAtomic<Int64>, periodsEnded: UnsafeAtomic<Int>,
     missingFrames: UnsafeAtomic<Int>, swapCount: UnsafeAtomic<Int>,
     log: UnsafeMutablePointer<SwapEvent>, logCapacity: Int, scratch: UnsafeMutablePointer<Float>,
     maximumFrames: Int, channels: Int, rampFrames: Int64, crossfadeFrames: Int64,
@@ -466,6 +479,7 @@ public struct EngineState: @unchecked Sendable {
     self.publishedVersion = publishedVersion
     self.publishedFlags = publishedFlags
     self.publishedSeek = publishedSeek
+    self.periodsEnded = periodsEnded
     self.missingFrames = missingFrames
     self.swapCount = swapCount
     self.log = log

@@ -107,8 +107,9 @@ public final class LivePlayer: @unchecked Sendable {
     var messages: [String] = []
     var stopping = false
     var seek: Int64?
-    /// Chunks let go of, by address, and the clock when they were: freed two periods later.
-    var pending: [(audio: SourceAudio, chunk: Int, clock: Int64)] = []
+    /// Chunks let go of, by address, and the audio thread's period count read after they were
+    /// detached: freed once two more periods have ended (see ``Mixing/LiveMixer/periodsEnded``).
+    var pending: [(audio: SourceAudio, chunk: Int, periods: Int)] = []
   }
 
   private let shared = Mutex(Shared())
@@ -526,8 +527,7 @@ public final class LivePlayer: @unchecked Sendable {
       let audio: ObjectIdentifier
       let chunk: Int
     }
-    let clock = mixer.status.clock
-    let detached = shared.withLock { state in
+    let free = shared.withLock { state in
       var needed = Set<Key>()
       var sources: [ObjectIdentifier: SourceAudio] = [:]
       let status = mixer.status
@@ -543,25 +543,23 @@ public final class LivePlayer: @unchecked Sendable {
         }
       }
       hooks.loaderBeforeDetach?()
-      var detached: [(audio: SourceAudio, chunk: Int, clock: Int64)] = []
+      var detached: [(audio: SourceAudio, chunk: Int)] = []
       for (id, source) in sources {
         for chunk in source.residentChunks where !needed.contains(Key(audio: id, chunk: chunk)) {
           if let memory = source.detach(chunk) {
-            detached.append((source, Int(bitPattern: memory), clock))
+            detached.append((source, Int(bitPattern: memory)))
           }
         }
       }
-      return detached
+      // Counted after the detach: a period that began before it ends by `tag + 1`.
+      let tag = mixer.periodsEnded
+      state.pending += detached.map { ($0.audio, $0.chunk, tag) }
+      let now = mixer.periodsEnded
+      let done = state.pending.filter { now >= $0.periods + 2 }
+      state.pending.removeAll { now >= $0.periods + 2 }
+      return done
     }
-    let period = Int64(output.period)
-    let free = shared.withLock { state -> [(audio: SourceAudio, chunk: Int)] in
-      state.pending += detached
-      // Published two periods after it was let go of: the period that might have read it ended.
-      let done = state.pending.filter { clock >= $0.clock + 2 * period }
-      state.pending.removeAll { clock >= $0.clock + 2 * period }
-      return done.map { ($0.audio, $0.chunk) }
-    }
-    for (audio, chunk) in free {
+    for (audio, chunk, _) in free {
       if let memory = UnsafeMutablePointer<Float>(bitPattern: chunk) { audio.release(memory) }
     }
   }

@@ -152,4 +152,30 @@ struct PlayerEngineTests {
     #expect(player.status.version == 2)
     #expect(player.status.missingFrames == 0)
   }
+
+  /// A chunk let go of is freed only once two periods of the audio thread have ended after
+  /// it was detached (one may have begun before, reading it), however long the loader took
+  /// between deciding and detaching.
+  @Test func aChunkIsFreedTwoPeriodsAfterItsDetach() throws {
+    let engine = try HandDrivenPlayer()
+    let player = engine.player
+    try player.prime(HandDrivenPlayer.project([(1, 0)]), version: 1)
+    // The playhead at 2.1 s: chunk 0 (0…1.37 s) is behind the window kept.
+    engine.render(periods: 400)
+    let chunk0 = try #require(engine.audio(1).chunk(0).map { Int(bitPattern: $0) })
+    // The loader is preempted between deciding and detaching; the audio thread plays on.
+    player.hooks.loaderBeforeDetach = { engine.render(periods: 2) }
+    #expect(player.loaderPass())
+    player.hooks.loaderBeforeDetach = nil
+    #expect(!engine.audio(1).isResident(0))
+    // A period may be under way that began before the detach.
+    #expect(player.loaderPass())
+    #expect(!engine.memory.wasReleased(chunk0))
+    engine.render(periods: 1)
+    #expect(player.loaderPass())
+    #expect(!engine.memory.wasReleased(chunk0))
+    engine.render(periods: 1)
+    #expect(player.loaderPass())
+    #expect(engine.memory.wasReleased(chunk0))
+  }
 }
