@@ -102,6 +102,9 @@ public final class LivePlayer: @unchecked Sendable {
     /// only when the mixer says it never will sound again (replaced in the inbox unheard, or
     /// retired by the audio thread). Eviction reads it under the lock, where it decides.
     var live: [RenderPlan] = []
+    /// Every source a live plan has read (kept after the plan goes, until the loader has let
+    /// go of all of its chunks): what eviction looks through.
+    var sources: [ObjectIdentifier: SourceAudio] = [:]
     /// The snapshot of the newest plan published (what is heard, or about to be).
     var published: (version: Int64, project: Project)?
     var messages: [String] = []
@@ -218,6 +221,7 @@ public final class LivePlayer: @unchecked Sendable {
     mixer.publish(plan)
     shared.withLock {
       $0.live = [plan]
+      for source in plan.sources { $0.sources[ObjectIdentifier(source)] = source }
       $0.published = (version, project)
       if let cause { $0.causes[0] = cause }
     }
@@ -416,7 +420,10 @@ public final class LivePlayer: @unchecked Sendable {
       let plan = try compile(offer.project, offer.version, sequence)
       compiled = plan
       // Live before its audio is read: the loader may not let go of any of it from now on.
-      shared.withLock { $0.live.append(plan) }
+      shared.withLock { state in
+        state.live.append(plan)
+        for source in plan.sources { state.sources[ObjectIdentifier(source)] = source }
+      }
       let status = mixer.status
       try loadAround([plan], position: status.position, loop: status.loop)
       for (address, bytes) in plan.memoryRegions { mlock(address, bytes) }
@@ -529,13 +536,11 @@ public final class LivePlayer: @unchecked Sendable {
     }
     let free = shared.withLock { state in
       var needed = Set<Key>()
-      var sources: [ObjectIdentifier: SourceAudio] = [:]
       let status = mixer.status
       let kept = [status.position, status.seekTarget].compactMap { $0 }.flatMap {
         windows(position: $0, loop: status.loop)
       }
       for plan in state.live {
-        for source in plan.sources { sources[ObjectIdentifier(source)] = source }
         for window in kept {
           plan.chunksRead(in: window, includingSilent: true) { audio, chunk in
             needed.insert(Key(audio: ObjectIdentifier(audio), chunk: chunk))
@@ -544,13 +549,17 @@ public final class LivePlayer: @unchecked Sendable {
       }
       hooks.loaderBeforeDetach?()
       var detached: [(audio: SourceAudio, chunk: Int)] = []
-      for (id, source) in sources {
+      // Every source a plan read, sounding or not: one no plan uses any more is let go of
+      // whole, and forgotten.
+      for (id, source) in state.sources {
         for chunk in source.residentChunks where !needed.contains(Key(audio: id, chunk: chunk)) {
           if let memory = source.detach(chunk) {
             detached.append((source, Int(bitPattern: memory)))
           }
         }
       }
+      let used = Set(state.live.flatMap { $0.sources.map(ObjectIdentifier.init) })
+      state.sources = state.sources.filter { used.contains($0.key) }
       // Counted after the detach: a period that began before it ends by `tag + 1`.
       let tag = mixer.periodsEnded
       state.pending += detached.map { ($0.audio, $0.chunk, tag) }

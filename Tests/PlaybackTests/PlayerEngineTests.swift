@@ -178,4 +178,22 @@ struct PlayerEngineTests {
     #expect(player.loaderPass())
     #expect(engine.memory.wasReleased(chunk0))
   }
+
+  /// The audio of a source no plan that can sound uses any more is let go of (and freed).
+  @Test func audioNoPlanUsesIsLetGo() throws {
+    let engine = try HandDrivenPlayer()
+    let player = engine.player
+    try player.prime(HandDrivenPlayer.project([(1, 0)]), version: 1)
+    engine.render(periods: 4)
+    player.offer(HandDrivenPlayer.project([(2, 0)]), version: 2, cause: "checkout")
+    #expect(player.plannerPass())
+    // The crossfade ends; the planner releases the old plan.
+    engine.render(periods: 4)
+    #expect(player.plannerPass())
+    #expect(player.loaderPass())
+    engine.render(periods: 2)
+    #expect(player.loaderPass())
+    #expect(engine.audio(1).residentChunks == [])
+    #expect(engine.audio(2).residentChunks == [0, 1, 2])
+  }
 }
