@@ -108,6 +108,8 @@ public final class LivePlayer: @unchecked Sendable {
     /// The snapshot of the newest plan published (what is heard, or about to be).
     var published: (version: Int64, project: Project)?
     var messages: [String] = []
+    /// The sources with a chunk that could not be read, each reported once.
+    var reported: Set<ObjectIdentifier> = []
     var stopping = false
     var seek: Int64?
     /// Chunks let go of, by address, and the audio thread's period count read after they were
@@ -131,8 +133,6 @@ public final class LivePlayer: @unchecked Sendable {
     failure: PlaybackError?.none, major: 0, minor: 0, peak: 0.0, total: 0.0, periods: 0
   )
   public private(set) var realtimePriority = false
-  /// The errors the loader has reported (its thread's own).
-  private var reportedErrors: Set<String> = []
 
   /// Points where a test runs another thread's step (a loader pass, a period of the audio
   /// thread) in the middle of one, to check an interleaving the scheduler rarely picks. Nil in
@@ -216,7 +216,7 @@ public final class LivePlayer: @unchecked Sendable {
   /// its audio read, and published. (Tests call it, then drive the threads' passes by hand.)
   func prime(_ project: Project, version: Int64, cause: String? = nil) throws {
     let plan = try compile(project, version, 0)
-    try loadAround(
+    try loadAroundOrThrow(
       [plan], position: configuration.range.lowerBound, loop: configuration.loop)
     mixer.publish(plan)
     shared.withLock {
@@ -330,17 +330,19 @@ public final class LivePlayer: @unchecked Sendable {
     var failure: PlaybackError?
     let hooks = RealtimeThread.audioThreadHooks()
     hooks.begin?()
-    // How long a period may wait for the loader (half the buffer): a device that paces us
-    // then still has audio queued; one that does not (a file or null PCM) is simply waited for.
-    let patience = UInt64(Double(output.bufferFrames) * 5e8 / Double(configuration.sampleRate))
+    var loaderWait = LoaderWait(
+      patience: UInt64(Double(output.bufferFrames) * 5e8 / Double(configuration.sampleRate)),
+      restPeriods: output.bufferFrames / period)
     while true {
-      if !LiveMixer.isReady(engine, frames: period) {
+      if loaderWait.mayWait() && !LiveMixer.isReady(engine, frames: period) {
         loaderWake.signal()
         let since = RealtimeThread.now()
-        while !LiveMixer.isReady(engine, frames: period) && RealtimeThread.now() - since < patience
+        while !LiveMixer.isReady(engine, frames: period)
+          && RealtimeThread.now() - since < loaderWait.patience
         {
           usleep(200)
         }
+        if !LiveMixer.isReady(engine, frames: period) { loaderWait.ranOut() }
       }
       let start = RealtimeThread.now()
       let played = LiveMixer.render(engine, frames: period, into: buffer)
@@ -425,7 +427,7 @@ public final class LivePlayer: @unchecked Sendable {
         for source in plan.sources { state.sources[ObjectIdentifier(source)] = source }
       }
       let status = mixer.status
-      try loadAround([plan], position: status.position, loop: status.loop)
+      loadAround([plan], position: status.position, loop: status.loop)
       for (address, bytes) in plan.memoryRegions { mlock(address, bytes) }
       hooks.plannerBeforePublish?()
       let replaced = mixer.publish(plan)
@@ -475,12 +477,40 @@ public final class LivePlayer: @unchecked Sendable {
     return windows
   }
 
-  /// Reads in what `plans` play around `position`, nearest first.
-  private func loadAround(_ plans: [RenderPlan], position: Int64, loop: Bool) throws {
+  /// Reads in what `plans` play around `position`, nearest first, chunk by chunk: a chunk
+  /// that cannot be read is marked so (it plays as silence, and the audio thread does not
+  /// wait for it), its source is reported once, and every other chunk is read all the same.
+  /// A chunk marked is not tried again in this play.
+  private func loadAround(_ plans: [RenderPlan], position: Int64, loop: Bool) {
+    readAround(plans, position: position, loop: loop) { audio, chunk, error in
+      audio.markUnreadable(chunk)
+      shared.withLock { state in
+        if state.reported.insert(ObjectIdentifier(audio)).inserted {
+          state.messages.append("\(error); playing on, silent where it cannot be read")
+        }
+      }
+    }
+  }
+
+  /// Like ``loadAround(_:position:loop:)``, but the first chunk that cannot be read is an
+  /// error: for the first plan, before anything plays.
+  private func loadAroundOrThrow(_ plans: [RenderPlan], position: Int64, loop: Bool) throws {
+    try readAround(plans, position: position, loop: loop) { _, _, error in throw error }
+  }
+
+  private func readAround(
+    _ plans: [RenderPlan], position: Int64, loop: Bool,
+    failed: (SourceAudio, Int, any Error) throws -> Void
+  ) rethrows {
     for window in windows(position: position, loop: loop) {
       for plan in plans {
         try plan.chunksRead(in: window, includingSilent: true) { audio, chunk in
-          if !audio.isResident(chunk) { try load(audio, chunk) }
+          guard !audio.isResident(chunk), !audio.isUnreadable(chunk) else { return }
+          do {
+            try load(audio, chunk)
+          } catch {
+            try failed(audio, chunk, error)
+          }
         }
       }
     }
@@ -502,19 +532,12 @@ public final class LivePlayer: @unchecked Sendable {
     }
     if stopping { return false }
     let status = mixer.status
-    do {
-      if let seek {
-        // The audio at the target first, then the jump: a seek never lands in silence.
-        try loadAround(plans, position: seek, loop: status.loop)
-        mixer.seek(to: seek)
-      }
-      try loadAround(plans, position: status.position, loop: status.loop)
-    } catch {
-      let message = "\(error)"
-      if reportedErrors.insert(message).inserted {
-        shared.withLock { $0.messages.append(message) }
-      }
+    if let seek {
+      // The audio at the target first, then the jump: a seek never lands in silence.
+      loadAround(plans, position: seek, loop: status.loop)
+      mixer.seek(to: seek)
     }
+    loadAround(plans, position: status.position, loop: status.loop)
     evict()
     return true
   }
@@ -571,5 +594,39 @@ public final class LivePlayer: @unchecked Sendable {
     for (audio, chunk, _) in free {
       if let memory = UnsafeMutablePointer<Float>(bitPattern: chunk) { audio.release(memory) }
     }
+  }
+}
+
+/// How long the device thread waits for the loader before a period, all told.
+///
+/// At most ``patience`` (half the buffer) before one period: a device that paces the thread
+/// then still has audio queued; one that does not (a file or null PCM) is simply waited for.
+/// After a wait that ran out, none for ``restPeriods`` periods (a buffer's worth), in which the
+/// buffer fills up again. Why: a chunk that never comes would otherwise cost half a buffer
+/// every period, and the buffer would run dry (a stream of xruns). (A chunk known to be
+/// unreadable is not waited for at all: see ``Mixing/SourceAudio/markUnreadable(_:)``.)
+struct LoaderWait {
+  /// Nanoseconds.
+  let patience: UInt64
+  let restPeriods: Int
+  private var resting = 0
+
+  init(patience: UInt64, restPeriods: Int) {
+    self.patience = patience
+    self.restPeriods = max(1, restPeriods)
+  }
+
+  /// Whether the thread may wait before this period (asked once a period).
+  mutating func mayWait() -> Bool {
+    guard resting == 0 else {
+      resting -= 1
+      return false
+    }
+    return true
+  }
+
+  /// The wait ran out with the audio still missing.
+  mutating func ranOut() {
+    resting = restPeriods
   }
 }

@@ -196,4 +196,35 @@ struct PlayerEngineTests {
     #expect(engine.audio(1).residentChunks == [])
     #expect(engine.audio(2).residentChunks == [0, 1, 2])
   }
+
+  /// A chunk that cannot be read stops nothing else: the other track's audio is read, the
+  /// source is reported once, and the audio thread does not wait for that chunk.
+  @Test func anUnreadableChunkStopsNothingElse() throws {
+    let engine = try HandDrivenPlayer()
+    let player = engine.player
+    try player.prime(HandDrivenPlayer.project([(1, 0), (2, 0)]), version: 1)
+    engine.unreadable.add(1, 3)
+    engine.render(periods: 400)
+    for _ in 0..<3 { #expect(player.loaderPass()) }
+    #expect(engine.audio(1).residentChunks == [1, 2])
+    #expect(engine.audio(2).residentChunks == [1, 2, 3])
+    // Into chunk 3 (from 4.1 s).
+    engine.render(periods: 400)
+    #expect(LiveMixer.isReady(player.mixer.engine, frames: HandDrivenPlayer.period))
+    for _ in 0..<3 { #expect(player.loaderPass()) }
+    let messages = player.takeMessages()
+    #expect(messages.count == 1)
+    #expect(messages.first?.contains("chunk 3 of s1 unreadable") == true)
+  }
+
+  /// After a wait for the loader that ran out, the device thread does not wait again for a
+  /// buffer's worth of periods: one chunk that never comes cannot drain the buffer.
+  @Test func aWaitThatRanOutRestsForABuffer() {
+    var wait = LoaderWait(patience: 10_000_000, restPeriods: 4)
+    var asked: [Bool] = []
+    asked.append(wait.mayWait())
+    wait.ranOut()
+    for _ in 0..<6 { asked.append(wait.mayWait()) }
+    #expect(asked == [true, false, false, false, false, true, true])
+  }
 }
