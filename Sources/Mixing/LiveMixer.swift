@@ -125,7 +125,7 @@ public final class LiveMixer: @unchecked Sendable {
         empty: empty, crossfadeStart: 0,
         clock: 0, position: range.lowerBound, rangeStart: range.lowerBound,
         rangeEnd: range.upperBound, loop: loop, paused: false, finished: false,
-        declick: .none, declickDone: 0, pendingSeek: .min))
+        declick: .none, declickLevel: declickFrames, pendingSeek: .min))
   }
 
   /// Only once the audio thread has stopped calling ``render(_:frames:into:)``.
@@ -430,20 +430,24 @@ public struct EngineState: @unchecked Sendable {
   @usableFromInline var paused: Bool
   @usableFromInline var finished: Bool
   @usableFromInline var declick: Declick
-  /// Frames of the current declick fade done.
-  @usableFromInline var declickDone: Int64
-  /// Where to jump when a fade-out for a seek ends.
+  /// The transport's gain, in frames of a declick: `declickLevel / declickFrames` (full
+  /// gain is `declickFrames`, paused is 0). Every fade starts from where it is, so a request
+  /// in the middle of a fade turns it around instead of jumping.
+  @usableFromInline var declickLevel: Int64
+  /// Where to jump when the fade-out under way ends (`Int64.min`: nowhere): queued, so a
+  /// pause or a loop wrap during that fade does not drop it.
   @usableFromInline var pendingSeek: Int64
+  /// Whether the other threads ask for a pause (as of the last ``takeCommands()``).
+  @usableFromInline var pauseWanted = false
   /// Frames of the period left after the last segment.
   @usableFromInline var remainingAfterSegment = 0
 
   @usableFromInline
   enum Declick: UInt8, Sendable, BitwiseCopyable {
     case none
-    /// Fading out, then pausing.
-    case outToPause
-    /// Fading out, then jumping to `pendingSeek`.
-    case outToSeek
+    /// Fading out to silence, then jumping to `pendingSeek` if there is one, then pausing if
+    /// a pause is wanted, or fading in.
+    case fadingOut
     /// Fading in (after a resume, a seek or a loop wrap).
     case fadingIn
   }
@@ -463,7 +467,7 @@ public struct EngineState: @unchecked Sendable {
     declickFrames: Int64, current: PlanHandle, fading: PlanHandle, empty: PlanView,
     crossfadeStart: Int64,
     clock: Int64, position: Int64, rangeStart: Int64, rangeEnd: Int64, loop: Bool, paused: Bool,
-    finished: Bool, declick: Declick, declickDone: Int64, pendingSeek: Int64
+    finished: Bool, declick: Declick, declickLevel: Int64, pendingSeek: Int64
   ) {
     self.inbox = inbox
     self.retired = retired
@@ -502,7 +506,7 @@ public struct EngineState: @unchecked Sendable {
     self.paused = paused
     self.finished = finished
     self.declick = declick
-    self.declickDone = declickDone
+    self.declickLevel = declickLevel
     self.pendingSeek = pendingSeek
   }
 
@@ -536,24 +540,43 @@ public struct EngineState: @unchecked Sendable {
       publishedSeek.store(max(rangeStart, seek), ordering: .releasing)
       seek = requestedSeek.exchange(.min, ordering: .acquiringAndReleasing)
     }
-    let wantsPause = requestedPause.load(ordering: .acquiring)
+    pauseWanted = requestedPause.load(ordering: .acquiring)
     if seek != .min {
       let target = max(rangeStart, seek)
       if paused || current.bits == 0 {
         position = target
       } else {
+        // Queued (a later seek replaces it); the fade goes down from where it is.
         pendingSeek = target
-        declick = .outToSeek
-        declickDone = 0
+        declick = .fadingOut
       }
     }
-    if wantsPause && !paused && declick != .outToPause && current.bits != 0 {
-      declick = .outToPause
-      declickDone = 0
-    } else if !wantsPause && (paused || declick == .outToPause) {
+    if pauseWanted {
+      if !paused && current.bits != 0 { declick = .fadingOut }
+    } else if paused {
       paused = false
       declick = .fadingIn
-      declickDone = 0
+    } else if declick == .fadingOut && pendingSeek == .min {
+      // A resume while the pause fades out: back up from where it got to.
+      declick = .fadingIn
+    }
+  }
+
+  /// What follows a fade-out that reached silence: the queued seek lands, then the play
+  /// pauses if a pause is wanted, or fades in.
+  @_noLocks
+  @inlinable
+  mutating func finishFadeOut() {
+    declickLevel = 0
+    if pendingSeek != .min {
+      position = pendingSeek
+      pendingSeek = .min
+    }
+    if pauseWanted {
+      paused = true
+      declick = .none
+    } else {
+      declick = .fadingIn
     }
   }
 
@@ -641,6 +664,11 @@ public struct EngineState: @unchecked Sendable {
   @inlinable
   mutating func renderSegment(_ frames: Int, into output: UnsafeMutablePointer<Float>) -> Bool {
     guard !finished, current.bits != 0, !paused else { return false }
+    if declick == .fadingOut && declickLevel == 0 {
+      // Asked to fade out at silence (a pause as a fade-in began).
+      finishFadeOut()
+      if paused { return false }
+    }
     var end = playableEnd
     if position >= end {
       // At the end, or the range shrank under the playhead.
@@ -652,19 +680,26 @@ public struct EngineState: @unchecked Sendable {
       // silence, until an edit brings clips back.
       guard end > rangeStart else { return false }
       position = rangeStart
-      declick = .fadingIn
-      declickDone = 0
+      // A fade-out under way ends here, in the wrap's silence: its seek lands, or it pauses.
+      if declick == .fadingOut {
+        finishFadeOut()
+        if paused { return false }
+      } else {
+        declickLevel = 0
+        declick = .fadingIn
+      }
       end = playableEnd
+      if position >= end { return false }
     }
     var count = Int64(frames)
     count = min(count, end - position)
-    if declick != .none { count = min(count, declickFrames - declickDone) }
+    if declick == .fadingOut { count = min(count, declickLevel) }
+    if declick == .fadingIn { count = min(count, declickFrames - declickLevel) }
     if fading.bits != 0 { count = min(count, crossfadeStart + crossfadeFrames - clock) }
-    // A loop wrap fades out over the range's last frames.
+    // A loop wrap fades out over the range's last frames (below any declick under way).
     let loopFadeStart = end - declickFrames
     // (Not where a crossfade runs past the plan's end: that already ends in silence.)
-    let wrapping =
-      loop && declick == .none && end == self.end && end - rangeStart > 2 * declickFrames
+    let wrapping = loop && end == self.end && end - rangeStart > 2 * declickFrames
     if wrapping && position < loopFadeStart { count = min(count, loopFadeStart - position) }
     let n = Int(max(count, 1))
 
@@ -682,19 +717,24 @@ public struct EngineState: @unchecked Sendable {
         }
       }
     }
-    if declick != .none || (wrapping && position >= loopFadeStart) {
+    let wrapFade = wrapping && position >= loopFadeStart
+    if declick != .none || wrapFade {
       for frame in 0..<n {
-        let g: Float
+        var g: Float = 1
         switch declick {
         case .fadingIn:
-          g = Float(Easing.linear(Double(declickDone + Int64(frame)) / Double(declickFrames)))
-        case .outToPause, .outToSeek:
+          g = Float(Easing.linear(Double(declickLevel + Int64(frame)) / Double(declickFrames)))
+        case .fadingOut:
           g = Float(
-            Easing.linear(
-              Double(declickFrames - declickDone - Int64(frame) - 1) / Double(declickFrames)))
+            Easing.linear(Double(declickLevel - Int64(frame) - 1) / Double(declickFrames)))
         case .none:
-          g = Float(
-            Easing.linear(Double(end - position - Int64(frame) - 1) / Double(declickFrames)))
+          break
+        }
+        if wrapFade {
+          g = min(
+            g,
+            Float(
+              Easing.linear(Double(end - position - Int64(frame) - 1) / Double(declickFrames))))
         }
         for channel in 0..<channels { output[frame * channels + channel] *= g }
       }
@@ -708,21 +748,18 @@ public struct EngineState: @unchecked Sendable {
       retire(fading.bits)
       fading = PlanHandle(bits: 0, view: empty)
     }
-    if declick != .none {
-      declickDone += Int64(n)
-      if declickDone >= declickFrames {
-        switch declick {
-        case .outToPause:
-          paused = true
-          declick = .none
-        case .outToSeek:
-          position = pendingSeek
-          declick = .fadingIn
-        case .fadingIn, .none:
-          declick = .none
-        }
-        declickDone = 0
+    switch declick {
+    case .fadingIn:
+      declickLevel += Int64(n)
+      if declickLevel >= declickFrames {
+        declickLevel = declickFrames
+        declick = .none
       }
+    case .fadingOut:
+      declickLevel -= Int64(n)
+      if declickLevel <= 0 { finishFadeOut() }
+    case .none:
+      break
     }
     return true
   }
@@ -737,6 +774,6 @@ public struct EngineState: @unchecked Sendable {
     publishedFlags.store(
       (paused ? 1 : 0) | (finished ? 2 : 0) | (loop ? 4 : 0), ordering: .releasing)
     // After the position: a reader that sees the seek landed sees where.
-    publishedSeek.store(declick == .outToSeek ? pendingSeek : .min, ordering: .releasing)
+    publishedSeek.store(pendingSeek, ordering: .releasing)
   }
 }
