@@ -79,14 +79,22 @@ public struct SwapEvent: Sendable, BitwiseCopyable, Equatable {
 public final class LiveMixer: @unchecked Sendable {
   /// Gain ramps: 20 ms at 48 kHz.
   public let rampFrames: Int64
-  /// Crossfades between plans: 256 frames (5.3 ms at 48 kHz).
+  /// Crossfades between plans: a player's is ``transitionFrames(sampleRate:)``.
   public let crossfadeFrames: Int64
-  /// Fades around pause, resume, seeks and loop wraps: 256 frames.
+  /// Fades around pause, resume, seeks and loop wraps: a player's is
+  /// ``transitionFrames(sampleRate:)``.
   public let declickFrames: Int64
   /// Everything the audio thread touches, in memory this object owns.
   public let engine: UnsafeMutablePointer<EngineState>
 
   private static let retiredCapacity = 32
+
+  /// The length of a player's crossfades and declick fades at `sampleRate`: 5.3 ms, 256
+  /// frames at 48 kHz (1,024 at 192 kHz, 235 at 44.1 kHz), so that they sound the same at
+  /// every rate; at least 16 frames.
+  public static func transitionFrames(sampleRate: Int) -> Int64 {
+    max(16, (Int64(sampleRate) * 256 + 24_000) / 48_000)
+  }
 
   /// A mixer for `channels` output channels, rendering at most `maximumFrames` per call, over
   /// the timeline frames `range` (an upper bound of `Int64.max` follows the plan's end).

@@ -160,7 +160,8 @@ public final class LivePlayer: @unchecked Sendable {
       channels: configuration.channels, maximumFrames: output.period,
       range: configuration.range, loop: configuration.loop,
       rampFrames: Int64(configuration.sampleRate / 50),
-      crossfadeFrames: 256, declickFrames: 256)
+      crossfadeFrames: LiveMixer.transitionFrames(sampleRate: configuration.sampleRate),
+      declickFrames: LiveMixer.transitionFrames(sampleRate: configuration.sampleRate))
   }
 
   /// Whether `device` opens for `channels` of float32 at `sampleRate` (the error if not).

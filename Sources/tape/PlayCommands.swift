@@ -78,7 +78,7 @@ struct Play: ParsableCommand {
       project, to its end as edits move it). While it plays, every change to the project, \
       from this shell or another (an edit, undo, redo, checkout), is heard within a few \
       milliseconds: gain, pan, mute and solo changes ramp over 20 ms, other changes crossfade \
-      over 256 frames, without a click. --version V plays that version and follows nothing; \
+      over 5.3 ms (256 frames at 48 kHz), without a click. --version V plays that version and follows nothing; \
       so does --no-follow. A project read without its log (read-only, nobody editing) is \
       opened immutably and cannot be followed: playback says so.
       On a terminal: one status line (position, version, xruns, CPU) and keys: space \

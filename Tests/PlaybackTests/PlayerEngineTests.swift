@@ -227,4 +227,17 @@ struct PlayerEngineTests {
     for _ in 0..<6 { asked.append(wait.mayWait()) }
     #expect(asked == [true, false, false, false, false, true, true])
   }
+
+  /// A player's crossfades and declick fades last 5.3 ms at every rate (256 frames at 48 kHz).
+  @Test(arguments: [(44_100, 235), (48_000, 256), (96_000, 512), (192_000, 1_024)])
+  func transitionsScaleWithTheRate(rate: Int, frames: Int64) throws {
+    let player = try LivePlayer(
+      LivePlayer.Configuration(
+        device: DeviceRequest(name: "null"), sampleRate: rate, channels: 2,
+        range: 0..<Int64.max, loop: false),
+      compile: { _, _, _ in throw PlaybackError.write(device: "test", reason: "unused") },
+      load: { _, _ in })
+    #expect(player.mixer.crossfadeFrames == frames)
+    #expect(player.mixer.declickFrames == frames)
+  }
 }
