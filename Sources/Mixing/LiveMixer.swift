@@ -115,6 +115,10 @@ public final class LiveMixer: @unchecked Sendable {
     let retired = UnsafeMutablePointer<UInt>.allocate(capacity: Self.retiredCapacity)
     retired.initialize(repeating: 0, count: Self.retiredCapacity)
     let log = UnsafeMutablePointer<SwapEvent>.allocate(capacity: Self.swapLogCapacity)
+    // Written here, so the audio thread's first swaps take no page fault (196 KiB).
+    log.initialize(
+      repeating: SwapEvent(version: 0, kind: .first, frame: 0, position: 0, length: 0),
+      count: Self.swapLogCapacity)
     let scratch = UnsafeMutablePointer<Float>.allocate(capacity: maximumFrames * channels)
     scratch.initialize(repeating: 0, count: maximumFrames * channels)
     engine = .allocate(capacity: 1)
@@ -134,6 +138,19 @@ public final class LiveMixer: @unchecked Sendable {
         clock: 0, position: range.lowerBound, rangeStart: range.lowerBound,
         rangeEnd: range.upperBound, loop: loop, paused: false, finished: false,
         declick: .none, declickLevel: declickFrames, pendingSeek: .min))
+  }
+
+  /// The memory the audio thread reads and writes besides the plans (its state, the retire
+  /// ring, the swap log, the crossfade's scratch buffer), for a player to lock into RAM: its
+  /// address and length in bytes, region by region. Every page of it has been written.
+  public var memoryRegions: [(address: UnsafeRawPointer, bytes: Int)] {
+    let state = engine.pointee
+    return [
+      (UnsafeRawPointer(engine), MemoryLayout<EngineState>.stride),
+      (UnsafeRawPointer(state.retired), state.retiredCapacity * MemoryLayout<UInt>.stride),
+      (UnsafeRawPointer(state.log), state.logCapacity * MemoryLayout<SwapEvent>.stride),
+      (UnsafeRawPointer(state.scratch), state.maximumFrames * state.channels * 4),
+    ]
   }
 
   /// Only once the audio thread has stopped calling ``render(_:frames:into:)``.
@@ -333,25 +350,9 @@ extension LiveMixer {
   @_noLocks
   @inlinable
   public static func isReady(_ engine: UnsafeMutablePointer<EngineState>, frames: Int) -> Bool {
-    engine.pointee.takeCommands()
-    engine.pointee.pickUpPlan()
-    let state = engine.pointee
-    guard state.current.bits != 0, !state.paused, !state.finished else { return true }
-    let end = state.playableEnd
-    let here = Int(max(0, min(Int64(frames), end - state.position)))
-    var ready = RenderKernel.isResident(state.current.view, from: state.position, frames: here)
-    if state.fading.bits != 0 {
-      ready =
-        ready && RenderKernel.isResident(state.fading.view, from: state.position, frames: here)
-    }
-    if state.loop && here < frames {
-      ready =
-        ready
-        && RenderKernel.isResident(
-          state.current.view, from: state.rangeStart, frames: frames - here)
-    }
-    return ready
+    EngineState.isReady(engine, frames: frames)
   }
+
 }
 
 /// A retained plan as the audio thread holds it: its address and its view, no reference.
@@ -783,5 +784,34 @@ public struct EngineState: @unchecked Sendable {
       (paused ? 1 : 0) | (finished ? 2 : 0) | (loop ? 4 : 0), ordering: .releasing)
     // After the position: a reader that sees the seek landed sees where.
     publishedSeek.store(pendingSeek, ordering: .releasing)
+  }
+}
+
+extension EngineState {
+  /// ``LiveMixer/isReady(_:frames:)``, callable where a class's metadata may not be touched
+  /// (a `@_noLocks` function of another module).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  @inlinable
+  public static func isReady(_ engine: UnsafeMutablePointer<EngineState>, frames: Int) -> Bool {
+    engine.pointee.takeCommands()
+    engine.pointee.pickUpPlan()
+    let state = engine.pointee
+    guard state.current.bits != 0, !state.paused, !state.finished else { return true }
+    let end = state.playableEnd
+    let here = Int(max(0, min(Int64(frames), end - state.position)))
+    var ready = RenderKernel.isResident(state.current.view, from: state.position, frames: here)
+    if state.fading.bits != 0 {
+      ready =
+        ready && RenderKernel.isResident(state.fading.view, from: state.position, frames: here)
+    }
+    if state.loop && here < frames {
+      ready =
+        ready
+        && RenderKernel.isResident(
+          state.current.view, from: state.rangeStart, frames: frames - here)
+    }
+    return ready
   }
 }

@@ -177,12 +177,14 @@ final class ALSAOutput {
     while done < frames {
       let written = snd_pcm_writei(
         pcm.handle, samples + done * pcm.channels, snd_pcm_uframes_t(frames - done))
-      if written >= 0 {
+      if written > 0 {
         done += Int(written)
         continue
       }
       let error = Int32(written)
-      if error == -EAGAIN {
+      // Nothing written is no progress either: wait like for a full buffer (retrying at once
+      // would be a busy loop on a SCHED_FIFO thread).
+      if error == 0 || error == -EAGAIN {
         // Full: wait for room (the pacing), but not forever.
         let ready = snd_pcm_wait(pcm.handle, pcm.patience)
         if ready == 0 { return .stalled }

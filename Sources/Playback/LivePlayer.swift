@@ -108,6 +108,7 @@ public final class LivePlayer: @unchecked Sendable {
     /// The snapshot of the newest plan published (what is heard, or about to be).
     var published: (version: Int64, project: Project)?
     var messages: [String] = []
+    var toldLockFailed = false
     /// The sources with a chunk that could not be read, each reported once.
     var reported: Set<ObjectIdentifier> = []
     var stopping = false
@@ -119,7 +120,12 @@ public final class LivePlayer: @unchecked Sendable {
 
   private let shared = Mutex(Shared())
   private let wake = DispatchSemaphore(value: 0)
-  private let loaderWake = DispatchSemaphore(value: 0)
+  /// Posted by the audio thread too (when it waits for audio), so not a `DispatchSemaphore`.
+  private let loaderWake = Wakeup()
+  /// The period the device thread renders into, and when each swap's first frame was
+  /// rendered: allocated, written and locked before it starts.
+  private let deviceBuffer: UnsafeMutablePointer<Float>
+  private let swapTimesBuffer: UnsafeMutablePointer<UInt64>
   private let xruns = Atomic<Int>(0)
   private let deviceRunning = Atomic<Bool>(false)
   private let finished = DispatchSemaphore(value: 0)
@@ -143,6 +149,8 @@ public final class LivePlayer: @unchecked Sendable {
     /// The loader, once it decided what to let go of, just before it detaches it (under the
     /// player's lock: it must not call into the player).
     var loaderBeforeDetach: (() -> Void)?
+    /// Locks memory in place of `mlock`: 0, or an error number.
+    var lockMemory: ((UnsafeRawPointer, Int) -> Int32)?
   }
   var hooks = Hooks()
 
@@ -156,12 +164,21 @@ public final class LivePlayer: @unchecked Sendable {
     output = try ALSAOutput(
       request: configuration.device, sampleRate: configuration.sampleRate,
       channels: configuration.channels)
+    deviceBuffer = .allocate(capacity: output.period * configuration.channels)
+    deviceBuffer.initialize(repeating: 0, count: output.period * configuration.channels)
+    swapTimesBuffer = .allocate(capacity: LiveMixer.swapLogCapacity)
+    swapTimesBuffer.initialize(repeating: 0, count: LiveMixer.swapLogCapacity)
     mixer = LiveMixer(
       channels: configuration.channels, maximumFrames: output.period,
       range: configuration.range, loop: configuration.loop,
       rampFrames: Int64(configuration.sampleRate / 50),
       crossfadeFrames: LiveMixer.transitionFrames(sampleRate: configuration.sampleRate),
       declickFrames: LiveMixer.transitionFrames(sampleRate: configuration.sampleRate))
+  }
+
+  deinit {
+    deviceBuffer.deallocate()
+    swapTimesBuffer.deallocate()
   }
 
   /// Whether `device` opens for `channels` of float32 at `sampleRate` (the error if not).
@@ -219,6 +236,14 @@ public final class LivePlayer: @unchecked Sendable {
     let plan = try compile(project, version, 0)
     try loadAroundOrThrow(
       [plan], position: configuration.range.lowerBound, loop: configuration.loop)
+    // Everything the audio thread will touch, the first plan too.
+    let channels = configuration.channels
+    for (address, bytes) in plan.memoryRegions + mixer.memoryRegions + [
+      (UnsafeRawPointer(deviceBuffer), output.period * channels * 4),
+      (UnsafeRawPointer(swapTimesBuffer), LiveMixer.swapLogCapacity * 8),
+    ] {
+      lock(address, bytes)
+    }
     mixer.publish(plan)
     shared.withLock {
       $0.live = [plan]
@@ -310,24 +335,22 @@ public final class LivePlayer: @unchecked Sendable {
 
   // MARK: The device thread
 
+  /// The device thread. Everything in its loop but the PCM write is compiler-checked for
+  /// locks (``RealtimeThread/waitUntilReady(_:frames:patience:loader:)``,
+  /// ``Mixing/LiveMixer/render(_:frames:into:)``, ``DeviceMeter/rendered(start:end:swaps:)``),
+  /// and reads and writes only memory locked before it started.
   private func runDevice() {
     let period = output.period
-    let channels = configuration.channels
-    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: period * channels)
-    buffer.initialize(repeating: 0, count: period * channels)
-    mlock(buffer, period * channels * 4)
-    defer { buffer.deallocate() }
-    RealtimeThread.lockStack()
+    let buffer = deviceBuffer
+    let stack = RealtimeThread.lockStack()
+    if stack != 0 { tellLockFailed(stack) }
     let engine = mixer.engine
     let pcm = output.device
-    let periodNanoseconds = Double(period) * 1e9 / Double(configuration.sampleRate)
-    // Filled on this thread without allocating: room for every swap the mixer logs.
-    var times = [UInt64](repeating: 0, count: LiveMixer.swapLogCapacity)
-    var swapsSeen = 0
+    let loader = loaderWake.handle
+    var meter = DeviceMeter(
+      periodNanoseconds: Double(period) * 1e9 / Double(configuration.sampleRate),
+      times: swapTimesBuffer, capacity: LiveMixer.swapLogCapacity)
     let faultsBefore = RealtimeThread.pageFaults()
-    var peak = 0.0
-    var total = 0.0
-    var periods = 0
     var failure: PlaybackError?
     let hooks = RealtimeThread.audioThreadHooks()
     hooks.begin?()
@@ -335,28 +358,16 @@ public final class LivePlayer: @unchecked Sendable {
       patience: UInt64(Double(output.bufferFrames) * 5e8 / Double(configuration.sampleRate)),
       restPeriods: output.bufferFrames / period)
     while true {
-      if loaderWait.mayWait() && !LiveMixer.isReady(engine, frames: period) {
-        loaderWake.signal()
-        let since = RealtimeThread.now()
-        while !LiveMixer.isReady(engine, frames: period)
-          && RealtimeThread.now() - since < loaderWait.patience
-        {
-          usleep(200)
-        }
-        if !LiveMixer.isReady(engine, frames: period) { loaderWait.ranOut() }
+      if loaderWait.mayWait()
+        && !RealtimeThread.waitUntilReady(
+          engine, frames: period, patience: loaderWait.patience, loader: loader)
+      {
+        loaderWait.ranOut()
       }
       let start = RealtimeThread.now()
       let played = LiveMixer.render(engine, frames: period, into: buffer)
-      let swaps = LiveMixer.swapCount(engine)
-      while swapsSeen < swaps && swapsSeen < times.count {
-        times[swapsSeen] = start
-        swapsSeen += 1
-      }
-      let load = Double(RealtimeThread.now() - start) / periodNanoseconds
-      peak = max(peak, load)
-      total += load
-      periods += 1
-      peakLoad.store(peak * 1_000_000, ordering: .relaxed)
+      meter.rendered(start: start, end: RealtimeThread.now(), swaps: LiveMixer.swapCount(engine))
+      peakLoad.store(meter.peak * 1_000_000, ordering: .relaxed)
       if played > 0 {
         switch ALSAOutput.write(pcm, buffer, frames: played) {
         case .written: break
@@ -376,17 +387,17 @@ public final class LivePlayer: @unchecked Sendable {
         // A buffer of silence after the last frame, then drain: a device that keeps playing
         // its last buffer while it stops (ALSA's JACK plugin does, under load) repeats
         // silence, not the end of the song.
-        buffer.update(repeating: 0, count: period * channels)
+        buffer.update(repeating: 0, count: period * configuration.channels)
         for _ in 0..<max(1, output.bufferFrames / period) {
           guard case .written = ALSAOutput.write(pcm, buffer, frames: period) else { break }
         }
         output.drain()
       }
     }
-    swapTimes = Array(times.prefix(swapsSeen))
+    swapTimes = Array(UnsafeBufferPointer(start: swapTimesBuffer, count: meter.swapsSeen))
     deviceNumbers = (
       failure, faultsAfter.major - faultsBefore.major, faultsAfter.minor - faultsBefore.minor,
-      peak, total, periods
+      meter.peak, meter.total, meter.periods
     )
   }
 
@@ -429,7 +440,7 @@ public final class LivePlayer: @unchecked Sendable {
       }
       let status = mixer.status
       loadAround([plan], position: status.position, loop: status.loop)
-      for (address, bytes) in plan.memoryRegions { mlock(address, bytes) }
+      for (address, bytes) in plan.memoryRegions { lock(address, bytes) }
       hooks.plannerBeforePublish?()
       let replaced = mixer.publish(plan)
       shared.withLock { $0.published = (offer.version, offer.project) }
@@ -457,6 +468,20 @@ public final class LivePlayer: @unchecked Sendable {
       return dropped
     }
     _ = dropped
+  }
+
+  /// Locks memory the audio thread reads into RAM; a failure is said once (a play goes on).
+  private func lock(_ address: UnsafeRawPointer, _ bytes: Int) {
+    let code = hooks.lockMemory?(address, bytes) ?? RealtimeThread.lockMemory(address, bytes)
+    if code != 0 { tellLockFailed(code) }
+  }
+
+  private func tellLockFailed(_ code: Int32) {
+    shared.withLock { state in
+      guard !state.toldLockFailed else { return }
+      state.toldLockFailed = true
+      state.messages.append(RealtimeThread.lockFailure(code))
+    }
   }
 
   // MARK: The loader
@@ -519,7 +544,7 @@ public final class LivePlayer: @unchecked Sendable {
 
   private func runLoader() {
     while true {
-      _ = loaderWake.wait(timeout: .now() + .milliseconds(20))
+      loaderWake.wait(milliseconds: 20)
       if !loaderPass() { return }
     }
   }
@@ -618,6 +643,9 @@ struct LoaderWait {
   }
 
   /// Whether the thread may wait before this period (asked once a period).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
   mutating func mayWait() -> Bool {
     guard resting == 0 else {
       resting -= 1
@@ -627,7 +655,44 @@ struct LoaderWait {
   }
 
   /// The wait ran out with the audio still missing.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
   mutating func ranOut() {
     resting = restPeriods
+  }
+}
+
+/// The device thread's own figures: each period's render time as a share of the period, and
+/// when each swap's first frame was rendered (into memory allocated before the thread starts).
+struct DeviceMeter {
+  let periodNanoseconds: Double
+  let times: UnsafeMutablePointer<UInt64>
+  let capacity: Int
+  var peak = 0.0
+  var total = 0.0
+  var periods = 0
+  var swapsSeen = 0
+
+  init(periodNanoseconds: Double, times: UnsafeMutablePointer<UInt64>, capacity: Int) {
+    self.periodNanoseconds = periodNanoseconds
+    self.times = times
+    self.capacity = capacity
+  }
+
+  /// A period rendered from `start` to `end` (nanoseconds), after which the mixer had made
+  /// `swaps` swaps.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  mutating func rendered(start: UInt64, end: UInt64, swaps: Int) {
+    while swapsSeen < swaps && swapsSeen < capacity {
+      times[swapsSeen] = start
+      swapsSeen += 1
+    }
+    let load = Double(end - start) / periodNanoseconds
+    peak = max(peak, load)
+    total += load
+    periods += 1
   }
 }

@@ -112,6 +112,33 @@ struct HandDrivenPlayer {
   }
 }
 
+/// The regions a test's lock hook was given.
+final class LockedRegions: @unchecked Sendable {
+  private let regions = Mutex<[(address: Int, bytes: Int)]>([])
+
+  func add(_ address: UnsafeRawPointer, _ bytes: Int) {
+    regions.withLock { $0.append((Int(bitPattern: address), bytes)) }
+  }
+
+  func contains(_ address: UnsafeRawPointer, _ bytes: Int) -> Bool {
+    regions.withLock { $0.contains { $0.address == Int(bitPattern: address) && $0.bytes == bytes } }
+  }
+
+  var count: Int { regions.withLock { $0.count } }
+}
+
+/// Whether every page of `bytes` at `address` is in memory (`mincore`).
+func isResident(_ address: UnsafeRawPointer, _ bytes: Int) -> Bool {
+  let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+  let start = Int(bitPattern: address) & ~(page - 1)
+  let length = Int(bitPattern: address) + bytes - start
+  var pages = [UInt8](repeating: 0, count: (length + page - 1) / page)
+  guard mincore(UnsafeMutableRawPointer(bitPattern: start), length, &pages) == 0 else {
+    return false
+  }
+  return pages.allSatisfy { $0 & 1 == 1 }
+}
+
 /// The player's loader, planner and audio thread in chosen interleavings (hooks in the
 /// engine, no sleeps), on ALSA's `null` device.
 @Suite("Player engine: loader, eviction, planner")
@@ -239,5 +266,41 @@ struct PlayerEngineTests {
       load: { _, _ in })
     #expect(player.mixer.crossfadeFrames == frames)
     #expect(player.mixer.declickFrames == frames)
+  }
+
+  /// Everything the audio thread touches is written before it starts (the swap log's pages are
+  /// resident) and locked into RAM, the first plan too.
+  @Test func theAudioThreadsMemoryIsLockedBeforeItStarts() throws {
+    let engine = try HandDrivenPlayer()
+    let player = engine.player
+    let locked = LockedRegions()
+    player.hooks.lockMemory = { address, bytes in
+      locked.add(address, bytes)
+      return 0
+    }
+    try player.prime(HandDrivenPlayer.project([(1, 0)]), version: 1)
+    let regions = player.mixer.memoryRegions
+    for (address, bytes) in regions {
+      #expect(locked.contains(address, bytes))
+      #expect(isResident(address, bytes))
+    }
+    // And the device's buffers, and the first plan (records, running ends, ramps, ids).
+    #expect(locked.count == regions.count + 2 + 4)
+    #expect(player.takeMessages() == [])
+  }
+
+  /// A failure to lock memory (RLIMIT_MEMLOCK) is said once, in one line; the play goes on.
+  @Test func aLockFailureIsSaidOnce() throws {
+    let engine = try HandDrivenPlayer()
+    let player = engine.player
+    player.hooks.lockMemory = { _, _ in ENOMEM }
+    try player.prime(HandDrivenPlayer.project([(1, 0)]), version: 1)
+    player.offer(HandDrivenPlayer.project([(1, 0)], gain: -6), version: 2, cause: "edit")
+    #expect(player.plannerPass())
+    let messages = player.takeMessages()
+    #expect(messages.count == 1)
+    #expect(messages.first?.hasPrefix("could not lock the audio thread's memory into RAM") == true)
+    engine.render(periods: 2)
+    #expect(player.status.version == 2)
   }
 }
