@@ -208,10 +208,11 @@ final class PlaySession: @unchecked Sendable {
     var saved = termios()
     let raw = terminal && tcgetattr(STDIN_FILENO, &saved) == 0
     if raw {
-      var settings = Suspend.keysAsTyped(saved)
-      tcsetattr(STDIN_FILENO, TCSANOW, &settings)
+      // Remembered as it is, before raw mode: a crash or Ctrl-\ restores this.
       Termination.rememberTerminal()
       Termination.restoreTerminalOnCrash()
+      var settings = Suspend.keysAsTyped(saved)
+      tcsetattr(STDIN_FILENO, TCSANOW, &settings)
       Suspend.install()
     }
     defer {

@@ -120,12 +120,13 @@ final class ScrubSession: @unchecked Sendable {
   func run() throws {
     var saved = termios()
     tcgetattr(STDIN_FILENO, &saved)
-    var settings = Suspend.keysAsTyped(saved)
-    tcsetattr(STDIN_FILENO, TCSANOW, &settings)
     let leave = "\u{1B}[?25h\u{1B}[?1049l"
     let enter = "\u{1B}[?1049h\u{1B}[?25l"
+    // Remembered as it is, before raw mode: a crash or Ctrl-\ restores this.
     Termination.rememberTerminal(reset: leave)
     Termination.restoreTerminalOnCrash()
+    var settings = Suspend.keysAsTyped(saved)
+    tcsetattr(STDIN_FILENO, TCSANOW, &settings)
     Resize.install()
     Suspend.install()
     write(enter)

@@ -130,6 +130,35 @@ struct ScrubTests {
     }
   }
 
+  /// Ctrl-\ (SIGQUIT, a crash's path) during `play` or `scrub` leaves the terminal as it was
+  /// before, echo on: the mode remembered for a crash is the one before raw mode.
+  @Test(arguments: ["play", "scrub"])
+  func ctrlBackslashRestoresTheTerminal(command: String) throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    let terminal = try Tmux(width: 100, height: 24)
+    defer { terminal.kill() }
+    let extra = command == "play" ? " --device null --loop" : ""
+    try terminal.start(
+      // Job control (set -m): Ctrl-\ reaches tape alone, not the shell (dash, which restores
+      // no terminal mode itself).
+      "set -m; stty -a > \(space.path("before")); \(TapeBinary.url.path) \(command) \(file)\(extra); stty -a > \(space.path("after")); sleep 60"
+    )
+    _ = try terminal.waitFor(steady: false) {
+      $0.contains(command == "play" ? "playing" : "←/→ versions")
+    }
+    try terminal.send("C-\\")
+    let deadline = Date().addingTimeInterval(10)
+    while !FileManager.default.fileExists(atPath: space.path("after")), Date() < deadline {
+      Thread.sleep(forTimeInterval: 0.05)
+    }
+    Thread.sleep(forTimeInterval: 0.2)
+    let before = try String(contentsOfFile: space.path("before"), encoding: .utf8)
+    let after = try String(contentsOfFile: space.path("after"), encoding: .utf8)
+    #expect(before == after)
+    #expect(after.contains(" echo ") && after.contains(" icanon "), "\(after)")
+  }
+
   /// At a fork the header says which branch → follows (the one toward the head at first);
   /// ↑ chooses the other, and → then steps onto it.
   @Test func choosingABranchAtAFork() throws {
