@@ -151,6 +151,8 @@ public final class LivePlayer: @unchecked Sendable {
     var loaderBeforeDetach: (() -> Void)?
     /// Locks memory in place of `mlock`: 0, or an error number.
     var lockMemory: ((UnsafeRawPointer, Int) -> Int32)?
+    /// Starts the device thread in place of ``RealtimeThread/start(_:)``.
+    var startDeviceThread: ((@escaping @Sendable () -> Void) -> (pthread_t, realtime: Bool)?)?
   }
   var hooks = Hooks()
 
@@ -217,13 +219,21 @@ public final class LivePlayer: @unchecked Sendable {
       helpersDone.leave()
     }
     deviceRunning.store(true, ordering: .releasing)
+    let startThread = hooks.startDeviceThread ?? RealtimeThread.start
     guard
-      let (thread, realtime) = RealtimeThread.start({ [self] in
+      let (thread, realtime) = startThread({ [self] in
         runDevice()
         deviceRunning.store(false, ordering: .releasing)
         finished.signal()
       })
     else {
+      // The planner and the loader stop too: nothing is left running.
+      deviceRunning.store(false, ordering: .releasing)
+      shared.withLock { $0.stopping = true }
+      wake.signal()
+      loaderWake.signal()
+      helpersDone.wait()
+      forget(mixer.collectRetired())
       throw PlaybackError.cannotOpen(device: output.name, reason: "no thread for the device")
     }
     deviceThread = thread
@@ -285,6 +295,9 @@ public final class LivePlayer: @unchecked Sendable {
   /// or a device failure).
   public var isPlaying: Bool { deviceRunning.load(ordering: .acquiring) }
   public var underruns: Int { xruns.load(ordering: .relaxed) }
+
+  /// Whether the planner or the loader thread still runs.
+  var helpersRunning: Bool { helpersDone.wait(timeout: .now()) == .timedOut }
 
   /// The render time of a period, as a share of the period (0…1): the peak so far.
   public var cpuLoad: Double { peakLoad.load(ordering: .relaxed) / 1_000_000 }

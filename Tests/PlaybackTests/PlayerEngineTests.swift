@@ -303,4 +303,16 @@ struct PlayerEngineTests {
     engine.render(periods: 2)
     #expect(player.status.version == 2)
   }
+
+  /// A device thread that cannot be started fails the start and leaves no thread running.
+  @Test func aDeviceThreadThatCannotStartStopsTheHelpers() throws {
+    let engine = try HandDrivenPlayer()
+    let player = engine.player
+    player.hooks.startDeviceThread = { _ in nil }
+    #expect(throws: PlaybackError.self) {
+      try player.start(HandDrivenPlayer.project([(1, 0)]), version: 1)
+    }
+    #expect(!player.helpersRunning)
+    #expect(!player.isPlaying)
+  }
 }
