@@ -400,11 +400,16 @@ public final class LivePlayer: @unchecked Sendable {
         // A buffer of silence after the last frame, then drain: a device that keeps playing
         // its last buffer while it stops (ALSA's JACK plugin does, under load) repeats
         // silence, not the end of the song.
+        // A device that stalls meanwhile is dropped, not drained (bounded either way).
         buffer.update(repeating: 0, count: period * configuration.channels)
+        var silent = true
         for _ in 0..<max(1, output.bufferFrames / period) {
-          guard case .written = ALSAOutput.write(pcm, buffer, frames: period) else { break }
+          guard case .written = ALSAOutput.write(pcm, buffer, frames: period) else {
+            silent = false
+            break
+          }
         }
-        output.drain()
+        if silent { _ = output.drain(sampleRate: configuration.sampleRate) } else { output.drop() }
       }
     }
     swapTimes = Array(UnsafeBufferPointer(start: swapTimesBuffer, count: meter.swapsSeen))
