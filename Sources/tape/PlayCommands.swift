@@ -130,7 +130,7 @@ struct Play: ParsableCommand {
       try player.start(project, version: version)
       let session = PlaySession(
         player: player, store: store, device: device, sampleRate: project.sampleRate,
-        times: times, json: json.json)
+        times: times, json: json.json, notices: { library.takeNotices() })
       if follow && !store.canFollow {
         session.note(
           "\(self.project.file) is opened read-only without its log, so edits made while it plays will not be heard"
@@ -162,11 +162,14 @@ final class PlaySession: @unchecked Sendable {
   private let terminal = isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
   private var labels: [Int64: String] = [:]
   private var follower: Task<Void, Never>?
+  /// Lines for the user from the decoded audio's library (a source file that went away).
+  private let notices: @Sendable () -> [String]
 
   init(
     player: LivePlayer, store: TimelineStore, device: String, sampleRate: Int,
-    times: TimeDisplayOption, json: Bool
+    times: TimeDisplayOption, json: Bool, notices: @escaping @Sendable () -> [String] = { [] }
   ) {
+    self.notices = notices
     self.player = player
     self.store = store
     self.device = device
@@ -228,7 +231,7 @@ final class PlaySession: @unchecked Sendable {
         player.stop()
         break
       }
-      for message in player.takeMessages() { note(message) }
+      for message in player.takeMessages() + notices() { note(message) }
       if raw && Suspend.requested() {
         // Ctrl-Z: the terminal as it was while stopped, keys again after `fg`.
         var settings = termios()
@@ -250,7 +253,7 @@ final class PlaySession: @unchecked Sendable {
         usleep(20_000)
       }
     }
-    for message in player.takeMessages() { note(message) }
+    for message in player.takeMessages() + notices() { note(message) }
     follower?.cancel()
     return player.wait()
   }
