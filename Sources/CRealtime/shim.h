@@ -56,6 +56,14 @@ static inline uint64_t tape_monotonic_ns(void) {
   return (uint64_t)time.tv_sec * 1000000000u + (uint64_t)time.tv_nsec;
 }
 
+/// Nanoseconds of CPU time the calling thread has used (one system call).
+__attribute__((swift_attr("@_noLocks")))
+static inline uint64_t tape_thread_cpu_ns(void) {
+  struct timespec time;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time) != 0) return 0;
+  return (uint64_t)time.tv_sec * 1000000000u + (uint64_t)time.tv_nsec;
+}
+
 /// Sleeps `nanoseconds` (less than a second): the device thread's one bounded wait for its
 /// loader. A system call that blocks, and nothing else.
 __attribute__((swift_attr("@_noLocks")))

@@ -80,6 +80,9 @@ public final class LivePlayer: @unchecked Sendable {
     /// The most and the mean of a period's render time, as a share of the period.
     public var peakLoad: Double
     public var meanLoad: Double
+    /// Samples played past full scale (magnitude over 1): a device that takes integers clips
+    /// them, as `tape render` would.
+    public var overs: Int
     /// Why the play ended early, when it did.
     public var failure: PlaybackError?
   }
@@ -299,9 +302,17 @@ public final class LivePlayer: @unchecked Sendable {
   /// Whether the planner or the loader thread still runs.
   var helpersRunning: Bool { helpersDone.wait(timeout: .now()) == .timedOut }
 
-  /// The render time of a period, as a share of the period (0…1): the peak so far.
-  public var cpuLoad: Double { peakLoad.load(ordering: .relaxed) / 1_000_000 }
-  private let peakLoad = Atomic<Double>(0)
+  /// The most a period's mix took over the last second, as a share of the period (0…1).
+  public var mixLoad: Double { mixLoadNow.load(ordering: .relaxed) }
+  /// The device thread's CPU time over the last second, as a share of that second (0…1): the
+  /// mix and the PCM write's own work (the plug layer's conversions), not its waits for the
+  /// device or the loader.
+  public var threadLoad: Double { threadLoadNow.load(ordering: .relaxed) }
+  /// Samples played past full scale so far (see ``Report/overs``).
+  public var overs: Int { oversNow.load(ordering: .relaxed) }
+  private let mixLoadNow = Atomic<Double>(0)
+  private let threadLoadNow = Atomic<Double>(0)
+  private let oversNow = Atomic<Int>(0)
 
   /// Messages for the user since the last call (a source that went missing, say).
   public func takeMessages() -> [String] {
@@ -341,7 +352,7 @@ public final class LivePlayer: @unchecked Sendable {
       }, missingFrames: status.missingFrames,
       majorPageFaults: numbers.major, minorPageFaults: numbers.minor, peakLoad: numbers.peak,
       meanLoad: numbers.periods > 0 ? numbers.total / Double(numbers.periods) : 0,
-      failure: numbers.failure)
+      overs: overs, failure: numbers.failure)
     report = made
     return made
   }
@@ -362,7 +373,9 @@ public final class LivePlayer: @unchecked Sendable {
     let loader = loaderWake.handle
     var meter = DeviceMeter(
       periodNanoseconds: Double(period) * 1e9 / Double(configuration.sampleRate),
+      periodsPerWindow: max(1, configuration.sampleRate / period),
       times: swapTimesBuffer, capacity: LiveMixer.swapLogCapacity)
+    meter.begin(at: RealtimeThread.now(), cpu: RealtimeThread.threadCPUTime())
     let faultsBefore = RealtimeThread.pageFaults()
     var failure: PlaybackError?
     let hooks = RealtimeThread.audioThreadHooks()
@@ -379,8 +392,12 @@ public final class LivePlayer: @unchecked Sendable {
       }
       let start = RealtimeThread.now()
       let played = LiveMixer.render(engine, frames: period, into: buffer)
-      meter.rendered(start: start, end: RealtimeThread.now(), swaps: LiveMixer.swapCount(engine))
-      peakLoad.store(meter.peak * 1_000_000, ordering: .relaxed)
+      meter.rendered(
+        start: start, end: RealtimeThread.now(), swaps: LiveMixer.swapCount(engine),
+        samples: buffer, count: played * configuration.channels)
+      mixLoadNow.store(meter.windowMixLoad, ordering: .relaxed)
+      threadLoadNow.store(meter.windowThreadLoad, ordering: .relaxed)
+      oversNow.store(meter.overs, ordering: .relaxed)
       if played > 0 {
         switch ALSAOutput.write(pcm, buffer, frames: played) {
         case .written: break
@@ -681,36 +698,89 @@ struct LoaderWait {
   }
 }
 
-/// The device thread's own figures: each period's render time as a share of the period, and
-/// when each swap's first frame was rendered (into memory allocated before the thread starts).
+/// The device thread's own figures: each period's render time as a share of the period
+/// (the most and the total since the start, and the most over the last window of about a
+/// second), its CPU time over that window, the samples past full scale, and when each swap's
+/// first frame was rendered (into memory allocated before the thread starts).
 struct DeviceMeter {
   let periodNanoseconds: Double
+  let periodsPerWindow: Int
   let times: UnsafeMutablePointer<UInt64>
   let capacity: Int
   var peak = 0.0
   var total = 0.0
   var periods = 0
   var swapsSeen = 0
+  var overs = 0
+  /// The most a period's mix took in the last window that ended, as a share of the period.
+  var windowMixLoad = 0.0
+  /// The thread's CPU time over the last window that ended, as a share of its wall time.
+  var windowThreadLoad = 0.0
+  private var windowPeak = 0.0
+  private var windowPeriods = 0
+  private var windowStart: UInt64 = 0
+  private var windowCPU: UInt64 = 0
 
-  init(periodNanoseconds: Double, times: UnsafeMutablePointer<UInt64>, capacity: Int) {
+  init(
+    periodNanoseconds: Double, periodsPerWindow: Int, times: UnsafeMutablePointer<UInt64>,
+    capacity: Int
+  ) {
     self.periodNanoseconds = periodNanoseconds
+    self.periodsPerWindow = periodsPerWindow
     self.times = times
     self.capacity = capacity
   }
 
-  /// A period rendered from `start` to `end` (nanoseconds), after which the mixer had made
-  /// `swaps` swaps.
+  /// The first window starts at `now` (nanoseconds), the thread having used `cpu`.
   ///
   /// - Note: Realtime-safe: no allocation, no locks.
   @_noLocks
-  mutating func rendered(start: UInt64, end: UInt64, swaps: Int) {
+  mutating func begin(at now: UInt64, cpu: UInt64) {
+    windowStart = now
+    windowCPU = cpu
+  }
+
+  /// A period rendered from `start` to `end` (nanoseconds) into `samples` (`count` of them
+  /// played), after which the mixer had made `swaps` swaps. The thread's CPU time is read
+  /// once a window (a system call).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  mutating func rendered(
+    start: UInt64, end: UInt64, swaps: Int, samples: UnsafePointer<Float>, count: Int
+  ) {
+    rendered(start: start, end: end, swaps: swaps, samples: samples, count: count) {
+      RealtimeThread.threadCPUTime()
+    }
+  }
+
+  /// ``rendered(start:end:swaps:samples:count:)`` with the thread's CPU time from `cpu`.
+  @_noLocks
+  mutating func rendered(
+    start: UInt64, end: UInt64, swaps: Int, samples: UnsafePointer<Float>, count: Int,
+    cpu: () -> UInt64
+  ) {
     while swapsSeen < swaps && swapsSeen < capacity {
       times[swapsSeen] = start
       swapsSeen += 1
     }
+    for index in 0..<count where abs(samples[index]) > 1 { overs += 1 }
     let load = Double(end - start) / periodNanoseconds
     peak = max(peak, load)
     total += load
     periods += 1
+    windowPeak = max(windowPeak, load)
+    windowPeriods += 1
+    if windowPeriods >= periodsPerWindow {
+      let used = cpu()
+      windowMixLoad = windowPeak
+      if end > windowStart {
+        windowThreadLoad = Double(used &- windowCPU) / Double(end - windowStart)
+      }
+      windowPeak = 0
+      windowPeriods = 0
+      windowStart = end
+      windowCPU = used
+    }
   }
 }

@@ -78,6 +78,15 @@ enum RealtimeThread {
     tape_monotonic_ns()
   }
 
+  /// Nanoseconds of CPU time the calling thread has used (one system call: the device thread
+  /// asks about once a second).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  static func threadCPUTime() -> UInt64 {
+    tape_thread_cpu_ns()
+  }
+
   /// The device thread's wait, before a period, for the audio it will read: true at once when
   /// it is in memory; otherwise it wakes the loader and checks again every 200 µs for up to
   /// `patience` nanoseconds. The one bounded exception to "the audio thread never blocks"

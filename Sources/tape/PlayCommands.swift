@@ -81,7 +81,10 @@ struct Play: ParsableCommand {
       over 5.3 ms (256 frames at 48 kHz), without a click. --version V plays that version and follows nothing; \
       so does --no-follow. A project read without its log (read-only, nobody editing) is \
       opened immutably and cannot be followed: playback says so.
-      On a terminal: one status line (position, version, xruns, CPU) and keys: space \
+      On a terminal: one status line (position, version, xruns; "mix": the most a \
+      period's mix took over the last second, as a share of the period; "thread": the \
+      device thread's CPU share of that second, conversions included, waits not; "overs": \
+      samples past full scale) and keys: space \
       pause/resume, ←/→ seek 5 s, l loop on/off, q quit. Ctrl-C stops too.
       The device gets exactly --period frames per period and --periods periods of buffer \
       (the JACK plugin takes only multiples of JACK's own period); format conversion goes \
@@ -289,15 +292,20 @@ final class PlaySession: @unchecked Sendable {
     return false
   }
 
-  /// The status line: position / length, version and its label, xruns, CPU % of a period.
+  /// The status line: position, version and its label, xruns, the mix's peak share of a period
+  /// and the device thread's CPU share over the last second, and samples past full scale.
   private func draw() {
     let status = player.status
     let version = status.version ?? 0
     let label = self.label(of: version)
     let state = status.paused ? "paused" : "playing"
     let line =
-      "\r\u{1B}[K\(state) \(times.show(status.position, sampleRate: sampleRate))  v\(version) \(label)  xruns \(player.underruns)  cpu \(Int((player.cpuLoad * 100).rounded()))%\(status.loop ? "  [loop]" : "")  (space pause, ←/→ seek, l loop, q quit)"
+      "\r\u{1B}[K\(state) \(times.show(status.position, sampleRate: sampleRate))  v\(version) \(label)  xruns \(player.underruns)  mix \(percent(player.mixLoad))  thread \(percent(player.threadLoad))\(player.overs > 0 ? "  overs \(player.overs)" : "")\(status.loop ? "  [loop]" : "")  (space pause, ←/→ seek, l loop, q quit)"
     writeOut(fitted(line))
+  }
+
+  private func percent(_ share: Double) -> String {
+    "\(Int((share * 100).rounded()))%"
   }
 
   /// The status line cut to the terminal's width: a line that wraps would leave a copy of
@@ -344,6 +352,7 @@ final class PlaySession: @unchecked Sendable {
         ])
       ),
       ("cpuPeak", .double((report.peakLoad * 10_000).rounded() / 10_000)),
+      ("overs", .int(Int64(report.overs))),
       ("cpuMean", .double((report.meanLoad * 10_000).rounded() / 10_000)),
       (
         "swaps",

@@ -315,4 +315,31 @@ struct PlayerEngineTests {
     #expect(!player.helpersRunning)
     #expect(!player.isPlaying)
   }
+
+  /// The status line's figures: the mix's peak over the last window (it falls again when the
+  /// load does), the thread's CPU share of that window, and the samples past full scale.
+  @Test func theDeviceFiguresAreWindowed() {
+    let times = UnsafeMutablePointer<UInt64>.allocate(capacity: 8)
+    defer { times.deallocate() }
+    var meter = DeviceMeter(
+      periodNanoseconds: 1_000, periodsPerWindow: 4, times: times, capacity: 8)
+    meter.begin(at: 0, cpu: 0)
+    let samples: [Float] = [0.5, 1.5, -2, 1, -1, 0]
+    var clock: UInt64 = 0
+    func period(mix: UInt64) {
+      samples.withUnsafeBufferPointer { buffer in
+        meter.rendered(
+          start: clock, end: clock + mix, swaps: 0, samples: buffer.baseAddress!,
+          count: buffer.count, cpu: { (clock + mix) / 4 })
+      }
+      clock += 1_000
+    }
+    for _ in 0..<4 { period(mix: 500) }
+    #expect(meter.windowMixLoad == 0.5)
+    for _ in 0..<4 { period(mix: 100) }
+    #expect(meter.windowMixLoad == 0.1)
+    #expect(meter.peak == 0.5)
+    #expect(abs(meter.windowThreadLoad - 0.25) < 0.01)
+    #expect(meter.overs == 8 * 2)
+  }
 }
