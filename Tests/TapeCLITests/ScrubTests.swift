@@ -159,6 +159,32 @@ struct ScrubTests {
     #expect(after.contains(" echo ") && after.contains(" icanon "), "\(after)")
   }
 
+  /// A version the player cannot play (a source it never opened is gone) is said in the
+  /// footer, and the play goes on.
+  @Test func anUnplayableVersionIsSaidInTheFooter() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    let extra = space.path("extra.aiff")
+    try FileManager.default.copyItem(
+      atPath: TestAudio.path("tone-mono-44k-24.aiff"), toPath: extra)
+    try space.tape("import", file, extra)
+    try space.tape("clip", "add", file, "t1", "s3", "--at", "1s", "--length", "0.5s")
+    try space.tape("undo", file)
+    try FileManager.default.removeItem(atPath: extra)
+    let head = try space.head(of: file)
+    let terminal = try Tmux(width: 120, height: 24)
+    defer { terminal.kill() }
+    try terminal.start("\(TapeBinary.url.path) scrub \(file) --device null; sleep 60")
+    _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
+    try terminal.send("Space")
+    _ = try terminal.waitFor(steady: false) { $0.contains("playing") }
+    try terminal.send("Right")
+    let screen = try terminal.waitFor(steady: false) { $0.contains("cannot be played") }
+    #expect(screen.contains("source s3 is missing"), "\(screen)")
+    #expect(screen.contains("playing"), "\(screen)")
+    try terminal.send("q")
+  }
+
   /// At a fork the header says which branch → follows (the one toward the head at first);
   /// ↑ chooses the other, and → then steps onto it.
   @Test func choosingABranchAtAFork() throws {
