@@ -165,6 +165,8 @@ final class PlaySession: @unchecked Sendable {
   private let terminal = isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
   private var labels: [Int64: String] = [:]
   private var follower: Task<Void, Never>?
+  /// Whether space last asked for a pause.
+  private var pauseRequested = false
   /// Lines for the user from the decoded audio's library (a source file that went away).
   private let notices: @Sendable () -> [String]
 
@@ -276,7 +278,10 @@ final class PlaySession: @unchecked Sendable {
         player.stop()
         return true
       case UInt8(ascii: " "):
-        player.setPaused(!player.status.paused)
+        // The state asked for, not the status: that says paused only once the fade-out has
+        // ended, so a second space during it would pause again instead of resuming.
+        pauseRequested.toggle()
+        player.setPaused(pauseRequested)
       case UInt8(ascii: "l"), UInt8(ascii: "L"):
         player.setLoop(!player.status.loop)
       case 0x1B where index + 2 < count && bytes[index + 1] == UInt8(ascii: "["):

@@ -185,6 +185,24 @@ struct ScrubTests {
     try terminal.send("q")
   }
 
+  /// Two spaces read together (typed faster than the pause's fade) pause and resume: space
+  /// toggles what was asked for, not the status, which says paused only once the fade ends.
+  @Test func twoQuickSpacesResume() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    let terminal = try Tmux(width: 120, height: 10)
+    defer { terminal.kill() }
+    try terminal.start("\(TapeBinary.url.path) play \(file) --device null --loop 2>&1; sleep 60")
+    _ = try terminal.waitFor(steady: false) { $0.contains("playing") }
+    try terminal.send(["Space", "Space"])
+    Thread.sleep(forTimeInterval: 0.5)
+    let screen = try terminal.capture()
+    #expect(screen.contains("playing") && !screen.contains("paused"), "\(screen)")
+    try terminal.send("Space")
+    _ = try terminal.waitFor(steady: false) { $0.contains("paused") }
+    try terminal.send("q")
+  }
+
   /// At a fork the header says which branch → follows (the one toward the head at first);
   /// ↑ chooses the other, and → then steps onto it.
   @Test func choosingABranchAtAFork() throws {
@@ -362,7 +380,10 @@ struct Tmux {
   func type(_ text: String) throws { try run(["send-keys", "-t", "0", "-l", text]) }
 
   /// Sends keys (tmux names: Left, Enter, Space…) in one go.
-  func send(_ keys: String...) throws { try run(["send-keys", "-t", "0"] + keys) }
+  func send(_ keys: String...) throws { try send(keys) }
+
+  /// Sends `keys` in one go: the program reads them together.
+  func send(_ keys: [String]) throws { try run(["send-keys", "-t", "0"] + keys) }
 
   func resize(width: Int, height: Int) throws {
     try run(["resize-window", "-t", "0", "-x", "\(width)", "-y", "\(height)"])
