@@ -1,3 +1,4 @@
+import Foundation
 public import Mixing
 import Synchronization
 public import Timeline
@@ -94,9 +95,15 @@ public final class AudioLibrary: @unchecked Sendable {
   }
 
   /// What to tell the user since the last call: each source whose file went away while its
-  /// decoded audio plays on, once.
+  /// decoded audio plays on, once; and, once, that decoded audio could not be locked into RAM.
   public func takeNotices() -> [String] {
-    gone.withLock { gone in
+    let failure = cache.memory.lockFailure
+    return gone.withLock { gone in
+      if let failure, gone.keys.insert("\u{0}lock").inserted {
+        gone.notices.append(
+          "could not lock the decoded audio into RAM: \(String(cString: strerror(failure))); a page fault may cause a dropout. Raise the limit (ulimit -l, or memlock in /etc/security/limits.conf)"
+        )
+      }
       defer { gone.notices.removeAll() }
       return gone.notices
     }

@@ -159,6 +159,34 @@ struct AudioCacheTests {
       try AudioLibrary(cache: AudioCache(directory: dir.path)).audio(for: project([source]))
     }
   }
+
+  /// Decoded audio that cannot be locked into RAM (RLIMIT_MEMLOCK) is said once; it is read
+  /// all the same.
+  @Test func aLockFailureIsSaidOnce() throws {
+    let dir = TemporaryCacheDirectory()
+    let pool = ChunkPool(locksMemory: true) { _, _ in ENOMEM }
+    let library = AudioLibrary(cache: AudioCache(directory: dir.path, memory: pool))
+    let source = try Self.source("speech-mono-48k-16.wav")
+    let project = Project(
+      sampleRate: 48_000, channels: 2, sources: [source],
+      tracks: [
+        Track(
+          id: Track.ID(1), name: "T1",
+          clips: [
+            Clip(
+              id: Clip.ID(1), source: source.id, timelineStart: 0,
+              sourceRange: FrameRange(start: 0, count: 1_000))
+          ])
+      ])
+    #expect(library.takeNotices() == [])
+    let audio = try #require(try library.audio(for: project)[source.id])
+    try library.makeResident(audio, 0)
+    #expect(audio.isResident(0))
+    let notices = library.takeNotices()
+    #expect(notices.count == 1)
+    #expect(notices.first?.hasPrefix("could not lock the decoded audio into RAM") == true)
+    #expect(library.takeNotices() == [])
+  }
 }
 
 /// A temporary directory path (not created) for a cache, removed afterwards.
