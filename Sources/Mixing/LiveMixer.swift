@@ -60,9 +60,11 @@ public struct SwapEvent: Sendable, BitwiseCopyable, Equatable {
 ///   share every unchanged track, so an equal-power crossfade would swell them by 3 dB in the
 ///   middle. A plan that arrives during a crossfade waits for it to end, then crossfades from
 ///   the plan now sounding; plans in between are dropped. Never more than two mixes at once.
-/// - Pause and resume, seeks and loop wraps fade out and in over ``declickFrames``. The start
-///   of a play and the end of its range do not (the project's own fades do that), so a whole
-///   play with no swap equals the offline render bit for bit.
+/// - Pause and resume, seeks and loop wraps fade out and in over ``declickFrames``, each fade
+///   from the gain the last one reached (a resume during a pause's fade-out turns it around);
+///   a seek waits for its fade-out to reach silence, even through a pause or a loop wrap.
+///   The start of a play and the end of its range do not fade (the project's own fades do
+///   that), so a whole play with no swap equals the offline render bit for bit.
 /// - A chunk of decoded audio that is not resident plays as silence and is counted
 ///   (``Status/missingFrames``); a loader thread keeps the playhead's audio resident.
 ///
@@ -352,7 +354,6 @@ extension LiveMixer {
   public static func isReady(_ engine: UnsafeMutablePointer<EngineState>, frames: Int) -> Bool {
     EngineState.isReady(engine, frames: frames)
   }
-
 }
 
 /// A retained plan as the audio thread holds it: its address and its view, no reference.

@@ -361,8 +361,8 @@ public final class LivePlayer: @unchecked Sendable {
 
   /// The device thread. Everything in its loop but the PCM write is compiler-checked for
   /// locks (``RealtimeThread/waitUntilReady(_:frames:patience:loader:)``,
-  /// ``Mixing/LiveMixer/render(_:frames:into:)``, ``DeviceMeter/rendered(start:end:swaps:)``),
-  /// and reads and writes only memory locked before it started.
+  /// ``Mixing/LiveMixer/render(_:frames:into:)``, ``DeviceMeter``), and reads and writes only
+  /// memory written and locked before it started (its stack aside, locked as it starts).
   private func runDevice() {
     let period = output.period
     let buffer = deviceBuffer
@@ -464,10 +464,8 @@ public final class LivePlayer: @unchecked Sendable {
       return true
     }
     if let cause = offer.cause { shared.withLock { $0.causes[sequence] = cause } }
-    var compiled: RenderPlan?
     do {
       let plan = try compile(offer.project, offer.version, sequence)
-      compiled = plan
       // Live before its audio is read: the loader may not let go of any of it from now on.
       shared.withLock { state in
         state.live.append(plan)
@@ -482,7 +480,6 @@ public final class LivePlayer: @unchecked Sendable {
       forget(replaced.map { [$0] } ?? [])
       loaderWake.signal()
     } catch {
-      if let compiled { forget([ObjectIdentifier(compiled)]) }
       let playing = mixer.status.version.map { "version \($0)" } ?? "the previous version"
       shared.withLock {
         $0.messages.append(
