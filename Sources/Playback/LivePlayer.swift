@@ -281,6 +281,14 @@ public final class LivePlayer: @unchecked Sendable {
     loaderWake.signal()
   }
 
+  /// Where the playhead is going: the target of a seek asked for and not landed yet, or
+  /// where it plays. (Seeks from the keys step from here, so two quick ones add up.)
+  public var destination: Int64 {
+    let asked = shared.withLock { $0.seek }
+    let status = mixer.status
+    return asked ?? status.seekTarget ?? status.position
+  }
+
   public func setLoop(_ loop: Bool) {
     mixer.setLoop(loop)
     loaderWake.signal()
@@ -584,16 +592,16 @@ public final class LivePlayer: @unchecked Sendable {
   /// One pass of the loader: a pending seek (its audio read, then the jump), the audio around
   /// the playhead, and eviction. False once the play is stopping.
   func loaderPass() -> Bool {
-    let (plans, stopping, seek) = shared.withLock { state in
-      defer { state.seek = nil }
-      return (state.live, state.stopping, state.seek)
-    }
+    let (plans, stopping, seek) = shared.withLock { ($0.live, $0.stopping, $0.seek) }
     if stopping { return false }
     let status = mixer.status
     if let seek {
-      // The audio at the target first, then the jump: a seek never lands in silence.
+      // The audio at the target first, then the jump: a seek never lands in silence. It
+      // stays asked for until the mixer has it (``destination`` reads it meanwhile); a newer
+      // one asked for while this one loaded waits for the next pass.
       loadAround(plans, position: seek, loop: status.loop)
       mixer.seek(to: seek)
+      shared.withLock { if $0.seek == seek { $0.seek = nil } }
     }
     loadAround(plans, position: status.position, loop: status.loop)
     evict()

@@ -285,7 +285,7 @@ final class PlaySession: @unchecked Sendable {
       case UInt8(ascii: "l"), UInt8(ascii: "L"):
         player.setLoop(!player.status.loop)
       case 0x1B where index + 2 < count && bytes[index + 1] == UInt8(ascii: "["):
-        let position = player.status.position
+        let position = player.destination
         if bytes[index + 2] == UInt8(ascii: "C") { player.seek(to: position + step) }
         if bytes[index + 2] == UInt8(ascii: "D") { player.seek(to: max(0, position - step)) }
         index += 2

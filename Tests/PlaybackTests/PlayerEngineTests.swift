@@ -166,6 +166,26 @@ struct PlayerEngineTests {
     #expect(player.status.missingFrames == 0)
   }
 
+  /// Where the playhead is going is the seek's target from the moment it is asked for until
+  /// it has landed, so seeks from the keys made in quick succession add up.
+  @Test func theDestinationIsTheSeeksTarget() throws {
+    let engine = try HandDrivenPlayer()
+    let player = engine.player
+    try player.prime(HandDrivenPlayer.project([(1, 0)]), version: 1)
+    engine.render(periods: 4)
+    #expect(player.destination == 1_024)
+    player.seek(to: player.destination + 48_000)
+    #expect(player.destination == 49_024)
+    player.seek(to: player.destination + 48_000)
+    #expect(player.destination == 97_024)
+    #expect(player.loaderPass())
+    #expect(player.destination == 97_024)
+    engine.render(periods: 1)
+    #expect(player.destination == 97_024)
+    engine.render(periods: 2)
+    #expect(player.status.position == 97_024 + 512 && player.destination == 97_024 + 512)
+  }
+
   /// A plan being published (its audio read, not yet in the mixer) and a plan waiting in the
   /// mixer's inbox keep their audio: a loader pass at either moment lets none of it go.
   @Test func aPlanBeingPublishedKeepsItsAudio() throws {
