@@ -1,3 +1,4 @@
+import Foundation
 public import Mixing
 import Synchronization
 public import Timeline
@@ -54,8 +55,10 @@ extension AudioCache {
 /// memory), and gains can ramp from one plan to the next.
 ///
 /// Every call checks the sources it is asked for again (cheaply: their file identity), so a
-/// source that went missing or changed while playing is an error for the version that needs
-/// it, while versions already compiled play on.
+/// source that changed while playing is an error for the version that needs it, while
+/// versions already compiled play on. A source whose file was deleted after its decoded audio
+/// was opened plays on from that audio, in every later version too, and is said once
+/// (``takeNotices()``); one never opened is an error.
 ///
 /// ```swift
 /// let library = AudioLibrary(cache: AudioCache(forProject: "song.tape"))
@@ -65,6 +68,8 @@ public final class AudioLibrary: @unchecked Sendable {
   private let cache: AudioCache
   private let loaded = Mutex<[String: CachedSource]>([:])
   private let byAudio = Mutex<[ObjectIdentifier: CachedSource]>([:])
+  /// Sources whose file went away after they were opened (said once each), and what to say.
+  private let gone = Mutex<(keys: Set<String>, notices: [String])>(([], []))
 
   public init(cache: AudioCache) {
     self.cache = cache
@@ -89,6 +94,21 @@ public final class AudioLibrary: @unchecked Sendable {
     return audio
   }
 
+  /// What to tell the user since the last call: each source whose file went away while its
+  /// decoded audio plays on, once; and, once, that decoded audio could not be locked into RAM.
+  public func takeNotices() -> [String] {
+    let failure = cache.memory.lockFailure
+    return gone.withLock { gone in
+      if let failure, gone.keys.insert("\u{0}lock").inserted {
+        gone.notices.append(
+          "could not lock the decoded audio into RAM: \(String(cString: strerror(failure))); a page fault may cause a dropout. Raise the limit (ulimit -l, or memlock in /etc/security/limits.conf)"
+        )
+      }
+      defer { gone.notices.removeAll() }
+      return gone.notices
+    }
+  }
+
   /// Reads chunk `chunk` of `audio` (which came from this library) into memory.
   public func makeResident(_ audio: SourceAudio, _ chunk: Int) throws(AudioFileError) {
     try byAudio.withLock { $0[ObjectIdentifier(audio)] }?.makeResident(chunk)
@@ -97,7 +117,17 @@ public final class AudioLibrary: @unchecked Sendable {
   private func source(_ source: Source, rate: Int) throws(AudioFileError) -> CachedSource {
     let key = "\(source.id) \(source.contentHash) \(rate) \(source.path)"
     if let known = loaded.withLock({ $0[key] }) {
-      cache.remember(try cache.checkSourceFile(source))
+      do {
+        cache.remember(try cache.checkSourceFile(source))
+      } catch .sourceMissing(let id, let path) {
+        // Its decoded audio is open (and its cache file stays): play on from it.
+        gone.withLock { gone in
+          guard gone.keys.insert(key).inserted else { return }
+          gone.notices.append(
+            "source \(id)'s file \(path) is gone; playing on from its decoded audio (restore the file, or relink it with 'tape relink', before the next play or render)"
+          )
+        }
+      }
       return known
     }
     let new = try cache.load(source, projectRate: rate)

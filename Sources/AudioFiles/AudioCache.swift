@@ -41,10 +41,15 @@ public struct AudioCache: Sendable {
 
   /// A cache in one folder.
   public init(directory: String, projectFolder: RawPath = ".") {
+    self.init(directory: directory, projectFolder: projectFolder, memory: ChunkPool())
+  }
+
+  /// A cache in one folder whose chunks live in `memory`.
+  init(directory: String, projectFolder: RawPath = ".", memory: ChunkPool) {
     directories = [directory]
     self.projectFolder = projectFolder
     isUserCache = false
-    memory = ChunkPool()
+    self.memory = memory
   }
 
   /// The cache of the project at `path`: beside it, or the user's cache when the project's

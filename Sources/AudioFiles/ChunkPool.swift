@@ -30,10 +30,22 @@ public final class ChunkPool: ChunkMemory, @unchecked Sendable {
   private let state = Mutex(State())
   /// Whether new slabs are locked into RAM (a player's: its audio thread reads them).
   private let locksMemory: Bool
+  /// Locks memory: 0, or an error number (`mlock`; a test's stand-in).
+  private let lock: @Sendable (UnsafeRawPointer?, Int) -> Int32
+  private let firstLockFailure = Mutex<Int32?>(nil)
 
-  public init(locksMemory: Bool = false) {
-    self.locksMemory = locksMemory
+  public convenience init(locksMemory: Bool = false) {
+    self.init(locksMemory: locksMemory) { mlock($0, $1) == 0 ? 0 : errno }
   }
+
+  init(locksMemory: Bool, lock: @escaping @Sendable (UnsafeRawPointer?, Int) -> Int32) {
+    self.locksMemory = locksMemory
+    self.lock = lock
+  }
+
+  /// The error number of the first slab that could not be locked into RAM (RLIMIT_MEMLOCK),
+  /// nil while every one was.
+  public var lockFailure: Int32? { firstLockFailure.withLock { $0 } }
 
   deinit {
     state.withLock { state in
@@ -50,8 +62,10 @@ public final class ChunkPool: ChunkMemory, @unchecked Sendable {
       if let slot = state.free[floats]?.popLast() { return slot }
       guard let slab = Self.mapSlab() else { return nil }
       if locksMemory {
-        // Best effort: without the privilege (RLIMIT_MEMLOCK) the pages are merely resident.
-        _ = mlock(UnsafeRawPointer(bitPattern: slab.mapping), slab.length)
+        // Best effort: without the privilege (RLIMIT_MEMLOCK) the pages are merely resident,
+        // and the first failure is kept for the player to say.
+        let code = lock(UnsafeRawPointer(bitPattern: slab.mapping), slab.length)
+        if code != 0 { firstLockFailure.withLock { $0 = $0 ?? code } }
       }
       state.slabs.append((slab.mapping, slab.length))
       let slots = Self.slabBytes / (floats * 4)

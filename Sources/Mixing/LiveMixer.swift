@@ -60,9 +60,11 @@ public struct SwapEvent: Sendable, BitwiseCopyable, Equatable {
 ///   share every unchanged track, so an equal-power crossfade would swell them by 3 dB in the
 ///   middle. A plan that arrives during a crossfade waits for it to end, then crossfades from
 ///   the plan now sounding; plans in between are dropped. Never more than two mixes at once.
-/// - Pause and resume, seeks and loop wraps fade out and in over ``declickFrames``. The start
-///   of a play and the end of its range do not (the project's own fades do that), so a whole
-///   play with no swap equals the offline render bit for bit.
+/// - Pause and resume, seeks and loop wraps fade out and in over ``declickFrames``, each fade
+///   from the gain the last one reached (a resume during a pause's fade-out turns it around);
+///   a seek waits for its fade-out to reach silence, even through a pause or a loop wrap.
+///   The start of a play and the end of its range do not fade (the project's own fades do
+///   that), so a whole play with no swap equals the offline render bit for bit.
 /// - A chunk of decoded audio that is not resident plays as silence and is counted
 ///   (``Status/missingFrames``); a loader thread keeps the playhead's audio resident.
 ///
@@ -79,14 +81,22 @@ public struct SwapEvent: Sendable, BitwiseCopyable, Equatable {
 public final class LiveMixer: @unchecked Sendable {
   /// Gain ramps: 20 ms at 48 kHz.
   public let rampFrames: Int64
-  /// Crossfades between plans: 256 frames (5.3 ms at 48 kHz).
+  /// Crossfades between plans: a player's is ``transitionFrames(sampleRate:)``.
   public let crossfadeFrames: Int64
-  /// Fades around pause, resume, seeks and loop wraps: 256 frames.
+  /// Fades around pause, resume, seeks and loop wraps: a player's is
+  /// ``transitionFrames(sampleRate:)``.
   public let declickFrames: Int64
   /// Everything the audio thread touches, in memory this object owns.
   public let engine: UnsafeMutablePointer<EngineState>
 
   private static let retiredCapacity = 32
+
+  /// The length of a player's crossfades and declick fades at `sampleRate`: 5.3 ms, 256
+  /// frames at 48 kHz (1,024 at 192 kHz, 235 at 44.1 kHz), so that they sound the same at
+  /// every rate; at least 16 frames.
+  public static func transitionFrames(sampleRate: Int) -> Int64 {
+    max(16, (Int64(sampleRate) * 256 + 24_000) / 48_000)
+  }
 
   /// A mixer for `channels` output channels, rendering at most `maximumFrames` per call, over
   /// the timeline frames `range` (an upper bound of `Int64.max` follows the plan's end).
@@ -107,6 +117,10 @@ public final class LiveMixer: @unchecked Sendable {
     let retired = UnsafeMutablePointer<UInt>.allocate(capacity: Self.retiredCapacity)
     retired.initialize(repeating: 0, count: Self.retiredCapacity)
     let log = UnsafeMutablePointer<SwapEvent>.allocate(capacity: Self.swapLogCapacity)
+    // Written here, so the audio thread's first swaps take no page fault (196 KiB).
+    log.initialize(
+      repeating: SwapEvent(version: 0, kind: .first, frame: 0, position: 0, length: 0),
+      count: Self.swapLogCapacity)
     let scratch = UnsafeMutablePointer<Float>.allocate(capacity: maximumFrames * channels)
     scratch.initialize(repeating: 0, count: maximumFrames * channels)
     engine = .allocate(capacity: 1)
@@ -117,6 +131,7 @@ public final class LiveMixer: @unchecked Sendable {
         requestedSeek: atomic(Int64.min), requestedLoop: atomic(loop), requestedStop: atomic(false),
         publishedPosition: atomic(range.lowerBound), publishedClock: atomic(0),
         publishedVersion: atomic(Int64.min), publishedFlags: atomic(0),
+        publishedSeek: atomic(Int64.min), periodsEnded: atomic(0),
         missingFrames: atomic(0), swapCount: atomic(0), log: log,
         logCapacity: Self.swapLogCapacity, scratch: scratch, maximumFrames: maximumFrames,
         channels: channels, rampFrames: rampFrames, crossfadeFrames: crossfadeFrames,
@@ -124,7 +139,20 @@ public final class LiveMixer: @unchecked Sendable {
         empty: empty, crossfadeStart: 0,
         clock: 0, position: range.lowerBound, rangeStart: range.lowerBound,
         rangeEnd: range.upperBound, loop: loop, paused: false, finished: false,
-        declick: .none, declickDone: 0, pendingSeek: .min))
+        declick: .none, declickLevel: declickFrames, pendingSeek: .min))
+  }
+
+  /// The memory the audio thread reads and writes besides the plans (its state, the retire
+  /// ring, the swap log, the crossfade's scratch buffer), for a player to lock into RAM: its
+  /// address and length in bytes, region by region. Every page of it has been written.
+  public var memoryRegions: [(address: UnsafeRawPointer, bytes: Int)] {
+    let state = engine.pointee
+    return [
+      (UnsafeRawPointer(engine), MemoryLayout<EngineState>.stride),
+      (UnsafeRawPointer(state.retired), state.retiredCapacity * MemoryLayout<UInt>.stride),
+      (UnsafeRawPointer(state.log), state.logCapacity * MemoryLayout<SwapEvent>.stride),
+      (UnsafeRawPointer(state.scratch), state.maximumFrames * state.channels * 4),
+    ]
   }
 
   /// Only once the audio thread has stopped calling ``render(_:frames:into:)``.
@@ -147,6 +175,8 @@ public final class LiveMixer: @unchecked Sendable {
     state.publishedClock.destroy()
     state.publishedVersion.destroy()
     state.publishedFlags.destroy()
+    state.publishedSeek.destroy()
+    state.periodsEnded.destroy()
     state.missingFrames.destroy()
     state.swapCount.destroy()
     state.retired.deallocate()
@@ -159,24 +189,35 @@ public final class LiveMixer: @unchecked Sendable {
   // MARK: Other threads
 
   /// Hands `plan` to the audio thread, replacing any plan it has not taken yet (which is
-  /// released here). The plan must have been compiled for this mixer's channel count.
-  public func publish(_ plan: RenderPlan) {
+  /// released here, never heard: its identity is returned). The plan must have been compiled
+  /// for this mixer's channel count.
+  @discardableResult
+  public func publish(_ plan: RenderPlan) -> ObjectIdentifier? {
     precondition(plan.outputChannels == engine.pointee.channels, "a plan for another layout")
     let bits = UInt(bitPattern: Unmanaged.passRetained(plan).toOpaque())
     let old = engine.pointee.inbox.exchange(bits, ordering: .acquiringAndReleasing)
-    if old != 0 { PlanHandle.release(old) }
+    guard old != 0 else { return nil }
+    let replaced = PlanHandle.identity(old)
+    PlanHandle.release(old)
+    return replaced
   }
 
-  /// Releases the plans the audio thread has let go of (call it regularly from the planner).
-  public func collectRetired() {
+  /// Releases the plans the audio thread has let go of (call it regularly from the planner),
+  /// and returns their identities: none of them can sound again.
+  @discardableResult
+  public func collectRetired() -> [ObjectIdentifier] {
     let state = engine.pointee
     var tail = state.retiredTail.load(ordering: .relaxed)
     let head = state.retiredHead.load(ordering: .acquiring)
+    var released: [ObjectIdentifier] = []
     while tail != head {
-      PlanHandle.release(state.retired[tail % state.retiredCapacity])
+      let bits = state.retired[tail % state.retiredCapacity]
+      released.append(PlanHandle.identity(bits))
+      PlanHandle.release(bits)
       tail += 1
     }
     state.retiredTail.store(tail, ordering: .releasing)
+    return released
   }
 
   /// Pauses (fading out) or resumes (fading in).
@@ -213,10 +254,20 @@ public final class LiveMixer: @unchecked Sendable {
     public var missingFrames: Int
     /// Plan swaps so far.
     public var swaps: Int
+    /// Where a seek asked for will land, until it has (the audio thread may still be fading
+    /// out at ``position``): a loader keeps the audio of both in memory.
+    public var seekTarget: Int64?
   }
 
   public var status: Status {
     let state = engine.pointee
+    // In this order: a seek taken from the request slot is published as under way before the
+    // slot empties, and a landed one is cleared only after the position where it landed.
+    let requested = state.requestedSeek.load(ordering: .acquiring)
+    let underWay = state.publishedSeek.load(ordering: .acquiring)
+    let seekTarget =
+      requested != .min
+      ? max(state.rangeStart, requested) : underWay == .min ? nil : underWay
     let flags = state.publishedFlags.load(ordering: .acquiring)
     let version = state.publishedVersion.load(ordering: .relaxed)
     return Status(
@@ -224,7 +275,7 @@ public final class LiveMixer: @unchecked Sendable {
       clock: state.publishedClock.load(ordering: .relaxed),
       version: version == .min ? nil : version, paused: flags & 1 != 0, finished: flags & 2 != 0,
       loop: flags & 4 != 0, missingFrames: state.missingFrames.load(ordering: .relaxed),
-      swaps: state.swapCount.load(ordering: .relaxed))
+      swaps: state.swapCount.load(ordering: .relaxed), seekTarget: seekTarget)
   }
 
   /// The swaps logged so far, oldest first (the first ``swapLogCapacity`` of a play).
@@ -235,6 +286,15 @@ public final class LiveMixer: @unchecked Sendable {
   }
 
   public static var swapLogCapacity: Int { 4_096 }
+
+  /// How many calls of ``render(_:frames:into:)`` have ended: the audio thread's period count.
+  ///
+  /// Memory the audio thread may read (a chunk of decoded audio) that was taken out of its
+  /// reach may be freed once this is 2 more than it was when read *after* taking it out: the
+  /// period that may have begun before and read it has ended by then.
+  public var periodsEnded: Int {
+    engine.pointee.periodsEnded.load(ordering: .sequentiallyConsistent)
+  }
 
   // MARK: The audio thread
 
@@ -268,6 +328,7 @@ public final class LiveMixer: @unchecked Sendable {
       done = frames - engine.pointee.remainingAfterSegment
     }
     engine.pointee.publishStatus()
+    engine.pointee.periodsEnded.wrappingIncrement(ordering: .sequentiallyConsistent)
     return done
   }
 }
@@ -284,26 +345,14 @@ extension LiveMixer {
   /// and where a loop wraps): a player whose device does not pace it (a file or null PCM)
   /// waits for its loader while this is false, instead of playing silence.
   ///
+  /// Takes the transport requests and the newest plan first, as the next render would: the
+  /// plan waiting in the inbox is the one that will sound, so it is the one checked.
+  ///
   /// - Note: Realtime-safe: no allocation, no locks.
   @_noLocks
   @inlinable
   public static func isReady(_ engine: UnsafeMutablePointer<EngineState>, frames: Int) -> Bool {
-    let state = engine.pointee
-    guard state.current.bits != 0, !state.paused, !state.finished else { return true }
-    let end = state.playableEnd
-    let here = Int(max(0, min(Int64(frames), end - state.position)))
-    var ready = RenderKernel.isResident(state.current.view, from: state.position, frames: here)
-    if state.fading.bits != 0 {
-      ready =
-        ready && RenderKernel.isResident(state.fading.view, from: state.position, frames: here)
-    }
-    if state.loop && here < frames {
-      ready =
-        ready
-        && RenderKernel.isResident(
-          state.current.view, from: state.rangeStart, frames: frames - here)
-    }
-    return ready
+    EngineState.isReady(engine, frames: frames)
   }
 }
 
@@ -332,6 +381,12 @@ public struct PlanHandle: @unchecked Sendable, BitwiseCopyable {
     return PlanHandle(bits: bits, view: view)
   }
 
+  /// Off the audio thread: the plan at `bits` (not 0), as an identity.
+  static func identity(_ bits: UInt) -> ObjectIdentifier {
+    let address = UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped
+    return ObjectIdentifier(Unmanaged<RenderPlan>.fromOpaque(address).takeUnretainedValue())
+  }
+
   /// Off the audio thread: gives back the reference ``LiveMixer/publish(_:)`` took.
   static func release(_ bits: UInt) {
     guard let address = UnsafeRawPointer(bitPattern: bits) else { return }
@@ -355,6 +410,10 @@ public struct EngineState: @unchecked Sendable {
   @usableFromInline let publishedClock: UnsafeAtomic<Int64>
   @usableFromInline let publishedVersion: UnsafeAtomic<Int64>
   @usableFromInline let publishedFlags: UnsafeAtomic<Int>
+  /// The target of a seek the audio thread took and has not landed yet (`Int64.min`: none).
+  @usableFromInline let publishedSeek: UnsafeAtomic<Int64>
+  /// Renders ended (see ``LiveMixer/periodsEnded``).
+  @usableFromInline let periodsEnded: UnsafeAtomic<Int>
   @usableFromInline let missingFrames: UnsafeAtomic<Int>
   @usableFromInline let swapCount: UnsafeAtomic<Int>
   @usableFromInline let log: UnsafeMutablePointer<SwapEvent>
@@ -381,20 +440,24 @@ public struct EngineState: @unchecked Sendable {
   @usableFromInline var paused: Bool
   @usableFromInline var finished: Bool
   @usableFromInline var declick: Declick
-  /// Frames of the current declick fade done.
-  @usableFromInline var declickDone: Int64
-  /// Where to jump when a fade-out for a seek ends.
+  /// The transport's gain, in frames of a declick: `declickLevel / declickFrames` (full
+  /// gain is `declickFrames`, paused is 0). Every fade starts from where it is, so a request
+  /// in the middle of a fade turns it around instead of jumping.
+  @usableFromInline var declickLevel: Int64
+  /// Where to jump when the fade-out under way ends (`Int64.min`: nowhere): queued, so a
+  /// pause or a loop wrap during that fade does not drop it.
   @usableFromInline var pendingSeek: Int64
+  /// Whether the other threads ask for a pause (as of the last ``takeCommands()``).
+  @usableFromInline var pauseWanted = false
   /// Frames of the period left after the last segment.
   @usableFromInline var remainingAfterSegment = 0
 
   @usableFromInline
   enum Declick: UInt8, Sendable, BitwiseCopyable {
     case none
-    /// Fading out, then pausing.
-    case outToPause
-    /// Fading out, then jumping to `pendingSeek`.
-    case outToSeek
+    /// Fading out to silence, then jumping to `pendingSeek` if there is one, then pausing if
+    /// a pause is wanted, or fading in.
+    case fadingOut
     /// Fading in (after a resume, a seek or a loop wrap).
     case fadingIn
   }
@@ -407,13 +470,14 @@ public struct EngineState: @unchecked Sendable {
     requestedLoop: UnsafeAtomic<Bool>, requestedStop: UnsafeAtomic<Bool>,
     publishedPosition: UnsafeAtomic<Int64>, publishedClock: UnsafeAtomic<Int64>,
     publishedVersion: UnsafeAtomic<Int64>, publishedFlags: UnsafeAtomic<Int>,
+    publishedSeek: UnsafeAtomic<Int64>, periodsEnded: UnsafeAtomic<Int>,
     missingFrames: UnsafeAtomic<Int>, swapCount: UnsafeAtomic<Int>,
     log: UnsafeMutablePointer<SwapEvent>, logCapacity: Int, scratch: UnsafeMutablePointer<Float>,
     maximumFrames: Int, channels: Int, rampFrames: Int64, crossfadeFrames: Int64,
     declickFrames: Int64, current: PlanHandle, fading: PlanHandle, empty: PlanView,
     crossfadeStart: Int64,
     clock: Int64, position: Int64, rangeStart: Int64, rangeEnd: Int64, loop: Bool, paused: Bool,
-    finished: Bool, declick: Declick, declickDone: Int64, pendingSeek: Int64
+    finished: Bool, declick: Declick, declickLevel: Int64, pendingSeek: Int64
   ) {
     self.inbox = inbox
     self.retired = retired
@@ -428,6 +492,8 @@ public struct EngineState: @unchecked Sendable {
     self.publishedClock = publishedClock
     self.publishedVersion = publishedVersion
     self.publishedFlags = publishedFlags
+    self.publishedSeek = publishedSeek
+    self.periodsEnded = periodsEnded
     self.missingFrames = missingFrames
     self.swapCount = swapCount
     self.log = log
@@ -450,7 +516,7 @@ public struct EngineState: @unchecked Sendable {
     self.paused = paused
     self.finished = finished
     self.declick = declick
-    self.declickDone = declickDone
+    self.declickLevel = declickLevel
     self.pendingSeek = pendingSeek
   }
 
@@ -478,25 +544,49 @@ public struct EngineState: @unchecked Sendable {
   mutating func takeCommands() {
     if requestedStop.load(ordering: .acquiring) { finished = true }
     loop = requestedLoop.load(ordering: .relaxed)
-    let seek = requestedSeek.exchange(.min, ordering: .acquiring)
-    let wantsPause = requestedPause.load(ordering: .acquiring)
+    var seek = requestedSeek.load(ordering: .acquiring)
+    if seek != .min {
+      // Under way before the slot empties, for ``LiveMixer/status``'s readers.
+      publishedSeek.store(max(rangeStart, seek), ordering: .releasing)
+      seek = requestedSeek.exchange(.min, ordering: .acquiringAndReleasing)
+    }
+    pauseWanted = requestedPause.load(ordering: .acquiring)
     if seek != .min {
       let target = max(rangeStart, seek)
       if paused || current.bits == 0 {
         position = target
       } else {
+        // Queued (a later seek replaces it); the fade goes down from where it is.
         pendingSeek = target
-        declick = .outToSeek
-        declickDone = 0
+        declick = .fadingOut
       }
     }
-    if wantsPause && !paused && declick != .outToPause && current.bits != 0 {
-      declick = .outToPause
-      declickDone = 0
-    } else if !wantsPause && (paused || declick == .outToPause) {
+    if pauseWanted {
+      if !paused && current.bits != 0 { declick = .fadingOut }
+    } else if paused {
       paused = false
       declick = .fadingIn
-      declickDone = 0
+    } else if declick == .fadingOut && pendingSeek == .min {
+      // A resume while the pause fades out: back up from where it got to.
+      declick = .fadingIn
+    }
+  }
+
+  /// What follows a fade-out that reached silence: the queued seek lands, then the play
+  /// pauses if a pause is wanted, or fades in.
+  @_noLocks
+  @inlinable
+  mutating func finishFadeOut() {
+    declickLevel = 0
+    if pendingSeek != .min {
+      position = pendingSeek
+      pendingSeek = .min
+    }
+    if pauseWanted {
+      paused = true
+      declick = .none
+    } else {
+      declick = .fadingIn
     }
   }
 
@@ -584,6 +674,11 @@ public struct EngineState: @unchecked Sendable {
   @inlinable
   mutating func renderSegment(_ frames: Int, into output: UnsafeMutablePointer<Float>) -> Bool {
     guard !finished, current.bits != 0, !paused else { return false }
+    if declick == .fadingOut && declickLevel == 0 {
+      // Asked to fade out at silence (a pause as a fade-in began).
+      finishFadeOut()
+      if paused { return false }
+    }
     var end = playableEnd
     if position >= end {
       // At the end, or the range shrank under the playhead.
@@ -595,19 +690,26 @@ public struct EngineState: @unchecked Sendable {
       // silence, until an edit brings clips back.
       guard end > rangeStart else { return false }
       position = rangeStart
-      declick = .fadingIn
-      declickDone = 0
+      // A fade-out under way ends here, in the wrap's silence: its seek lands, or it pauses.
+      if declick == .fadingOut {
+        finishFadeOut()
+        if paused { return false }
+      } else {
+        declickLevel = 0
+        declick = .fadingIn
+      }
       end = playableEnd
+      if position >= end { return false }
     }
     var count = Int64(frames)
     count = min(count, end - position)
-    if declick != .none { count = min(count, declickFrames - declickDone) }
+    if declick == .fadingOut { count = min(count, declickLevel) }
+    if declick == .fadingIn { count = min(count, declickFrames - declickLevel) }
     if fading.bits != 0 { count = min(count, crossfadeStart + crossfadeFrames - clock) }
-    // A loop wrap fades out over the range's last frames.
+    // A loop wrap fades out over the range's last frames (below any declick under way).
     let loopFadeStart = end - declickFrames
     // (Not where a crossfade runs past the plan's end: that already ends in silence.)
-    let wrapping =
-      loop && declick == .none && end == self.end && end - rangeStart > 2 * declickFrames
+    let wrapping = loop && end == self.end && end - rangeStart > 2 * declickFrames
     if wrapping && position < loopFadeStart { count = min(count, loopFadeStart - position) }
     let n = Int(max(count, 1))
 
@@ -625,19 +727,24 @@ public struct EngineState: @unchecked Sendable {
         }
       }
     }
-    if declick != .none || (wrapping && position >= loopFadeStart) {
+    let wrapFade = wrapping && position >= loopFadeStart
+    if declick != .none || wrapFade {
       for frame in 0..<n {
-        let g: Float
+        var g: Float = 1
         switch declick {
         case .fadingIn:
-          g = Float(Easing.linear(Double(declickDone + Int64(frame)) / Double(declickFrames)))
-        case .outToPause, .outToSeek:
+          g = Float(Easing.linear(Double(declickLevel + Int64(frame)) / Double(declickFrames)))
+        case .fadingOut:
           g = Float(
-            Easing.linear(
-              Double(declickFrames - declickDone - Int64(frame) - 1) / Double(declickFrames)))
+            Easing.linear(Double(declickLevel - Int64(frame) - 1) / Double(declickFrames)))
         case .none:
-          g = Float(
-            Easing.linear(Double(end - position - Int64(frame) - 1) / Double(declickFrames)))
+          break
+        }
+        if wrapFade {
+          g = min(
+            g,
+            Float(
+              Easing.linear(Double(end - position - Int64(frame) - 1) / Double(declickFrames))))
         }
         for channel in 0..<channels { output[frame * channels + channel] *= g }
       }
@@ -651,21 +758,18 @@ public struct EngineState: @unchecked Sendable {
       retire(fading.bits)
       fading = PlanHandle(bits: 0, view: empty)
     }
-    if declick != .none {
-      declickDone += Int64(n)
-      if declickDone >= declickFrames {
-        switch declick {
-        case .outToPause:
-          paused = true
-          declick = .none
-        case .outToSeek:
-          position = pendingSeek
-          declick = .fadingIn
-        case .fadingIn, .none:
-          declick = .none
-        }
-        declickDone = 0
+    switch declick {
+    case .fadingIn:
+      declickLevel += Int64(n)
+      if declickLevel >= declickFrames {
+        declickLevel = declickFrames
+        declick = .none
       }
+    case .fadingOut:
+      declickLevel -= Int64(n)
+      if declickLevel <= 0 { finishFadeOut() }
+    case .none:
+      break
     }
     return true
   }
@@ -679,5 +783,36 @@ public struct EngineState: @unchecked Sendable {
     publishedVersion.store(current.bits == 0 ? .min : current.view.version, ordering: .relaxed)
     publishedFlags.store(
       (paused ? 1 : 0) | (finished ? 2 : 0) | (loop ? 4 : 0), ordering: .releasing)
+    // After the position: a reader that sees the seek landed sees where.
+    publishedSeek.store(pendingSeek, ordering: .releasing)
+  }
+}
+
+extension EngineState {
+  /// ``LiveMixer/isReady(_:frames:)``, callable where a class's metadata may not be touched
+  /// (a `@_noLocks` function of another module).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  @inlinable
+  public static func isReady(_ engine: UnsafeMutablePointer<EngineState>, frames: Int) -> Bool {
+    engine.pointee.takeCommands()
+    engine.pointee.pickUpPlan()
+    let state = engine.pointee
+    guard state.current.bits != 0, !state.paused, !state.finished else { return true }
+    let end = state.playableEnd
+    let here = Int(max(0, min(Int64(frames), end - state.position)))
+    var ready = RenderKernel.isResident(state.current.view, from: state.position, frames: here)
+    if state.fading.bits != 0 {
+      ready =
+        ready && RenderKernel.isResident(state.fading.view, from: state.position, frames: here)
+    }
+    if state.loop && here < frames {
+      ready =
+        ready
+        && RenderKernel.isResident(
+          state.current.view, from: state.rangeStart, frames: frames - here)
+    }
+    return ready
   }
 }

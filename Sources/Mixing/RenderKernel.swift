@@ -73,8 +73,9 @@ public enum RenderKernel {
   }
 
   /// Whether every source chunk that rendering `[from, from + frames)` reads is resident
-  /// (silent clips aside): what a player checks before a period, to wait for its loader
-  /// rather than play silence where the device does not pace it.
+  /// (silent clips aside), or known to be unreadable (``SourceAudio/markUnreadable(_:)``:
+  /// nothing will come to wait for): what a player checks before a period, to wait for its
+  /// loader rather than play silence where the device does not pace it.
   ///
   /// - Note: Realtime-safe: no allocation, no locks.
   @_noLocks
@@ -92,7 +93,7 @@ public enum RenderKernel {
         let last = clip.sourceStart + min(clip.length, to - clip.timelineStart)
         var chunk = first >> Int64(ChunkTable.shift)
         while chunk << Int64(ChunkTable.shift) < last {
-          if ChunkTable.chunk(Int(chunk), in: clip.chunks) == nil { return false }
+          if !ChunkTable.isSettled(Int(chunk), in: clip.chunks) { return false }
           chunk += 1
         }
       }
@@ -388,7 +389,22 @@ public struct ClipRamp: Sendable, BitwiseCopyable, Equatable {
   static func chunk(
     _ index: Int, in table: UnsafeMutablePointer<UInt.AtomicRepresentation>
   ) -> UnsafePointer<Float>? {
-    UnsafePointer(
-      bitPattern: UnsafeAtomic<UInt>(at: table + index).load(ordering: .acquiring))
+    let bits = UnsafeAtomic<UInt>(at: table + index).load(ordering: .acquiring)
+    return bits == unreadable ? nil : UnsafePointer(bitPattern: bits)
+  }
+
+  /// What a table holds for a chunk its loader could not read: never an address (a chunk's
+  /// floats are aligned to 4 bytes).
+  @_transparent @usableFromInline static var unreadable: UInt { 1 }
+
+  /// Whether the chunk is resident or known to be unreadable: either way, nothing to wait for.
+  ///
+  /// - Note: Realtime-safe: one atomic load.
+  @_noLocks
+  @inlinable
+  static func isSettled(
+    _ index: Int, in table: UnsafeMutablePointer<UInt.AtomicRepresentation>
+  ) -> Bool {
+    UnsafeAtomic<UInt>(at: table + index).load(ordering: .acquiring) != 0
   }
 }

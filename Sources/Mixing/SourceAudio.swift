@@ -97,23 +97,54 @@ public final class SourceAudio: @unchecked Sendable {
   @discardableResult
   public func publish(_ samples: UnsafeMutablePointer<Float>, at index: Int) -> Bool {
     precondition(index >= 0 && index < chunkCount, "chunk \(index) of \(chunkCount)")
-    let (exchanged, _) = UnsafeAtomic<UInt>(at: table + index).compareExchange(
-      expected: 0, desired: UInt(bitPattern: samples), ordering: .releasing)
+    let slot = UnsafeAtomic<UInt>(at: table + index)
+    let desired = UInt(bitPattern: samples)
+    // Over nothing, or over the mark of a chunk that could not be read before.
+    var exchanged = slot.compareExchange(expected: 0, desired: desired, ordering: .releasing).0
+    if !exchanged {
+      exchanged =
+        slot.compareExchange(
+          expected: ChunkTable.unreadable, desired: desired, ordering: .releasing
+        ).0
+    }
     if !exchanged { release(samples) }
     return exchanged
   }
 
-  /// Takes chunk `index` out of the table without freeing it: a player's audio thread may be
-  /// reading it this very period, so the caller frees it (``release(_:)``) once that period
-  /// is over. Nil when the chunk was not resident.
-  public func detach(_ index: Int) -> UnsafeMutablePointer<Float>? {
-    let old = UnsafeAtomic<UInt>(at: table + index).exchange(0, ordering: .acquiringAndReleasing)
-    return UnsafeMutablePointer<Float>(bitPattern: old)
+  /// Marks chunk `index`, not resident, as one its loader could not read: renderers play it
+  /// as silence (counted as missing) and a player does not wait for it (``isUnreadable(_:)``).
+  /// A later ``publish(_:at:)`` replaces the mark. False when the chunk is resident.
+  @discardableResult
+  public func markUnreadable(_ index: Int) -> Bool {
+    UnsafeAtomic<UInt>(at: table + index).compareExchange(
+      expected: 0, desired: ChunkTable.unreadable, ordering: .releasing
+    ).exchanged
   }
 
-  /// Frees chunk `index`. Only when no renderer can be reading it.
+  public func isUnreadable(_ index: Int) -> Bool {
+    UnsafeAtomic<UInt>(at: table + index).load(ordering: .acquiring) == ChunkTable.unreadable
+  }
+
+  /// Takes chunk `index` out of the table without freeing it: a player's audio thread may be
+  /// reading it this very period, so the caller frees it (``release(_:)``) once that period
+  /// is over. Nil when the chunk was not resident (an unreadable mark stays).
+  public func detach(_ index: Int) -> UnsafeMutablePointer<Float>? {
+    let slot = UnsafeAtomic<UInt>(at: table + index)
+    var old = slot.load(ordering: .acquiring)
+    while old != 0 && old != ChunkTable.unreadable {
+      let (exchanged, found) = slot.compareExchange(
+        expected: old, desired: 0, ordering: .acquiringAndReleasing)
+      if exchanged { return UnsafeMutablePointer<Float>(bitPattern: old) }
+      old = found
+    }
+    return nil
+  }
+
+  /// Frees chunk `index` (and forgets an unreadable mark). Only when no renderer can be
+  /// reading it.
   public func evict(_ index: Int) {
     let old = UnsafeAtomic<UInt>(at: table + index).exchange(0, ordering: .acquiringAndReleasing)
+    guard old != ChunkTable.unreadable else { return }
     if let chunk = UnsafeMutablePointer<Float>(bitPattern: old) { release(chunk) }
   }
 

@@ -242,12 +242,14 @@ final class ALSAOutput {
     while done < frames {
       let written = snd_pcm_writei(
         pcm.handle, samples + done * pcm.channels, snd_pcm_uframes_t(frames - done))
-      if written >= 0 {
+      if written > 0 {
         done += Int(written)
         continue
       }
       let error = Int32(written)
-      if error == -EAGAIN {
+      // Nothing written is no progress either: wait like for a full buffer (retrying at once
+      // would be a busy loop on a SCHED_FIFO thread).
+      if error == 0 || error == -EAGAIN {
         // Full: wait for room (the pacing), but not forever.
         let ready = snd_pcm_wait(pcm.handle, pcm.patience)
         if ready == 0 { return .stalled }
@@ -285,10 +287,30 @@ final class ALSAOutput {
     return .write(device: name, reason: reason)
   }
 
-  /// Plays out what is buffered, then returns.
-  func drain() {
-    snd_pcm_nonblock(handle, 0)
-    snd_pcm_drain(handle)
+  /// Plays out what is buffered, then stops the device; false when it took longer than the
+  /// buffer's length plus ``stallMilliseconds`` (a device that stopped taking audio), and what
+  /// was left was dropped. Never a blocking `snd_pcm_drain`, which waits for such a device
+  /// forever: the queue is watched going down instead.
+  func drain(sampleRate: Int) -> Bool {
+    if snd_pcm_state(handle) == SND_PCM_STATE_PREPARED {
+      // Less than a start threshold's worth was written: start it, so it plays out.
+      snd_pcm_start(handle)
+    }
+    let limit = Double(bufferFrames) / Double(sampleRate) + Double(Self.stallMilliseconds) / 1_000
+    let deadline = Date().addingTimeInterval(limit)
+    var played = true
+    while snd_pcm_state(handle) == SND_PCM_STATE_RUNNING {
+      var delay = snd_pcm_sframes_t(0)
+      guard snd_pcm_delay(handle, &delay) >= 0, delay > 0 else { break }
+      guard Date() < deadline else {
+        played = false
+        break
+      }
+      // A little less than what is queued, at most 10 ms at a time.
+      usleep(UInt32(min(10_000, max(500, Int(delay) * 1_000_000 / sampleRate / 2))))
+    }
+    snd_pcm_drop(handle)
+    return played
   }
 
   /// Drops what is buffered (a quit should be heard at once).

@@ -80,6 +80,9 @@ public final class LivePlayer: @unchecked Sendable {
     /// The most and the mean of a period's render time, as a share of the period.
     public var peakLoad: Double
     public var meanLoad: Double
+    /// Samples played past full scale (magnitude over 1): a device that takes integers clips
+    /// them, as `tape render` would.
+    public var overs: Int
     /// Why the play ended early, when it did.
     public var failure: PlaybackError?
   }
@@ -97,20 +100,35 @@ public final class LivePlayer: @unchecked Sendable {
     /// The cause of each plan compiled, by its sequence number.
     var causes: [Int64: String] = [:]
     var sequence: Int64 = 0
-    /// Plans published and perhaps still sounding (the audio thread may crossfade from one).
+    /// Every plan that can sound: the one being published (from before its audio is read),
+    /// the one in the mixer's inbox, the current one and the one fading out. A plan leaves
+    /// only when the mixer says it never will sound again (replaced in the inbox unheard, or
+    /// retired by the audio thread). Eviction reads it under the lock, where it decides.
     var live: [RenderPlan] = []
+    /// Every source a live plan has read (kept after the plan goes, until the loader has let
+    /// go of all of its chunks): what eviction looks through.
+    var sources: [ObjectIdentifier: SourceAudio] = [:]
     /// The snapshot of the newest plan published (what is heard, or about to be).
     var published: (version: Int64, project: Project)?
     var messages: [String] = []
+    var toldLockFailed = false
+    /// The sources with a chunk that could not be read, each reported once.
+    var reported: Set<ObjectIdentifier> = []
     var stopping = false
     var seek: Int64?
-    /// Chunks let go of, by address, and the clock when they were: freed two periods later.
-    var pending: [(audio: SourceAudio, chunk: Int, clock: Int64)] = []
+    /// Chunks let go of, by address, and the audio thread's period count read after they were
+    /// detached: freed once two more periods have ended (see ``Mixing/LiveMixer/periodsEnded``).
+    var pending: [(audio: SourceAudio, chunk: Int, periods: Int)] = []
   }
 
   private let shared = Mutex(Shared())
   private let wake = DispatchSemaphore(value: 0)
-  private let loaderWake = DispatchSemaphore(value: 0)
+  /// Posted by the audio thread too (when it waits for audio), so not a `DispatchSemaphore`.
+  private let loaderWake = Wakeup()
+  /// The period the device thread renders into, and when each swap's first frame was
+  /// rendered: allocated, written and locked before it starts.
+  private let deviceBuffer: UnsafeMutablePointer<Float>
+  private let swapTimesBuffer: UnsafeMutablePointer<UInt64>
   private let xruns = Atomic<Int>(0)
   private let deviceRunning = Atomic<Bool>(false)
   private let finished = DispatchSemaphore(value: 0)
@@ -125,6 +143,22 @@ public final class LivePlayer: @unchecked Sendable {
   )
   public private(set) var realtimePriority = false
 
+  /// Points where a test runs another thread's step (a loader pass, a period of the audio
+  /// thread) in the middle of one, to check an interleaving the scheduler rarely picks. Nil in
+  /// a play; set only before the threads start or when they are driven by hand.
+  struct Hooks {
+    /// The planner, once the new plan's audio is read, just before it publishes the plan.
+    var plannerBeforePublish: (() -> Void)?
+    /// The loader, once it decided what to let go of, just before it detaches it (under the
+    /// player's lock: it must not call into the player).
+    var loaderBeforeDetach: (() -> Void)?
+    /// Locks memory in place of `mlock`: 0, or an error number.
+    var lockMemory: ((UnsafeRawPointer, Int) -> Int32)?
+    /// Starts the device thread in place of ``RealtimeThread/start(_:)``.
+    var startDeviceThread: ((@escaping @Sendable () -> Void) -> (pthread_t, realtime: Bool)?)?
+  }
+  var hooks = Hooks()
+
   /// Opens the device (the period and buffer exactly as asked, see ``DeviceRequest``).
   public init(
     _ configuration: Configuration, compile: @escaping Compile, load: @escaping Load
@@ -135,11 +169,21 @@ public final class LivePlayer: @unchecked Sendable {
     output = try ALSAOutput(
       request: configuration.device, sampleRate: configuration.sampleRate,
       channels: configuration.channels)
+    deviceBuffer = .allocate(capacity: output.period * configuration.channels)
+    deviceBuffer.initialize(repeating: 0, count: output.period * configuration.channels)
+    swapTimesBuffer = .allocate(capacity: LiveMixer.swapLogCapacity)
+    swapTimesBuffer.initialize(repeating: 0, count: LiveMixer.swapLogCapacity)
     mixer = LiveMixer(
       channels: configuration.channels, maximumFrames: output.period,
       range: configuration.range, loop: configuration.loop,
       rampFrames: Int64(configuration.sampleRate / 50),
-      crossfadeFrames: 256, declickFrames: 256)
+      crossfadeFrames: LiveMixer.transitionFrames(sampleRate: configuration.sampleRate),
+      declickFrames: LiveMixer.transitionFrames(sampleRate: configuration.sampleRate))
+  }
+
+  deinit {
+    deviceBuffer.deallocate()
+    swapTimesBuffer.deallocate()
   }
 
   /// Whether `device` opens for `channels` of float32 at `sampleRate` (the error if not).
@@ -166,15 +210,7 @@ public final class LivePlayer: @unchecked Sendable {
   /// the device starting at once. Throws when the first plan cannot be compiled or its audio
   /// read.
   public func start(_ project: Project, version: Int64, cause: String? = nil) throws {
-    let plan = try compile(project, version, 0)
-    try loadAround(
-      [plan], position: configuration.range.lowerBound, loop: configuration.loop)
-    mixer.publish(plan)
-    shared.withLock {
-      $0.live = [plan]
-      $0.published = (version, project)
-      if let cause { $0.causes[0] = cause }
-    }
+    try prime(project, version: version, cause: cause)
     helpersDone.enter()
     Thread.detachNewThread { [self] in
       runPlanner()
@@ -186,17 +222,48 @@ public final class LivePlayer: @unchecked Sendable {
       helpersDone.leave()
     }
     deviceRunning.store(true, ordering: .releasing)
+    let startThread = hooks.startDeviceThread ?? RealtimeThread.start
     guard
-      let (thread, realtime) = RealtimeThread.start({ [self] in
+      let (thread, realtime) = startThread({ [self] in
         runDevice()
         deviceRunning.store(false, ordering: .releasing)
         finished.signal()
       })
     else {
+      // The planner and the loader stop too: nothing is left running.
+      deviceRunning.store(false, ordering: .releasing)
+      shared.withLock { $0.stopping = true }
+      wake.signal()
+      loaderWake.signal()
+      helpersDone.wait()
+      forget(mixer.collectRetired())
       throw PlaybackError.cannotOpen(device: output.name, reason: "no thread for the device")
     }
     deviceThread = thread
     realtimePriority = realtime
+  }
+
+  /// What ``start(_:version:cause:)`` does before any thread starts: the first plan compiled,
+  /// its audio read, and published. (Tests call it, then drive the threads' passes by hand.)
+  func prime(_ project: Project, version: Int64, cause: String? = nil) throws {
+    let plan = try compile(project, version, 0)
+    try loadAroundOrThrow(
+      [plan], position: configuration.range.lowerBound, loop: configuration.loop)
+    // Everything the audio thread will touch, the first plan too.
+    let channels = configuration.channels
+    for (address, bytes) in plan.memoryRegions + mixer.memoryRegions + [
+      (UnsafeRawPointer(deviceBuffer), output.period * channels * 4),
+      (UnsafeRawPointer(swapTimesBuffer), LiveMixer.swapLogCapacity * 8),
+    ] {
+      lock(address, bytes)
+    }
+    mixer.publish(plan)
+    shared.withLock {
+      $0.live = [plan]
+      for source in plan.sources { $0.sources[ObjectIdentifier(source)] = source }
+      $0.published = (version, project)
+      if let cause { $0.causes[0] = cause }
+    }
   }
 
   /// Offers a new snapshot; the planner compiles the newest one offered.
@@ -212,6 +279,14 @@ public final class LivePlayer: @unchecked Sendable {
     let end = mixer.status.version == nil ? frame : min(frame, currentEnd - 1)
     shared.withLock { $0.seek = max(configuration.range.lowerBound, end) }
     loaderWake.signal()
+  }
+
+  /// Where the playhead is going: the target of a seek asked for and not landed yet, or
+  /// where it plays. (Seeks from the keys step from here, so two quick ones add up.)
+  public var destination: Int64 {
+    let asked = shared.withLock { $0.seek }
+    let status = mixer.status
+    return asked ?? status.seekTarget ?? status.position
   }
 
   public func setLoop(_ loop: Bool) {
@@ -232,9 +307,20 @@ public final class LivePlayer: @unchecked Sendable {
   public var isPlaying: Bool { deviceRunning.load(ordering: .acquiring) }
   public var underruns: Int { xruns.load(ordering: .relaxed) }
 
-  /// The render time of a period, as a share of the period (0…1): the peak so far.
-  public var cpuLoad: Double { peakLoad.load(ordering: .relaxed) / 1_000_000 }
-  private let peakLoad = Atomic<Double>(0)
+  /// Whether the planner or the loader thread still runs.
+  var helpersRunning: Bool { helpersDone.wait(timeout: .now()) == .timedOut }
+
+  /// The most a period's mix took over the last second, as a share of the period (0…1).
+  public var mixLoad: Double { mixLoadNow.load(ordering: .relaxed) }
+  /// The device thread's CPU time over the last second, as a share of that second (0…1): the
+  /// mix and the PCM write's own work (the plug layer's conversions), not its waits for the
+  /// device or the loader.
+  public var threadLoad: Double { threadLoadNow.load(ordering: .relaxed) }
+  /// Samples played past full scale so far (see ``Report/overs``).
+  public var overs: Int { oversNow.load(ordering: .relaxed) }
+  private let mixLoadNow = Atomic<Double>(0)
+  private let threadLoadNow = Atomic<Double>(0)
+  private let oversNow = Atomic<Int>(0)
 
   /// Messages for the user since the last call (a source that went missing, say).
   public func takeMessages() -> [String] {
@@ -254,7 +340,7 @@ public final class LivePlayer: @unchecked Sendable {
     wake.signal()
     loaderWake.signal()
     helpersDone.wait()
-    mixer.collectRetired()
+    forget(mixer.collectRetired())
     let pending = shared.withLock { state in
       defer { state.pending.removeAll() }
       return state.pending
@@ -274,58 +360,52 @@ public final class LivePlayer: @unchecked Sendable {
       }, missingFrames: status.missingFrames,
       majorPageFaults: numbers.major, minorPageFaults: numbers.minor, peakLoad: numbers.peak,
       meanLoad: numbers.periods > 0 ? numbers.total / Double(numbers.periods) : 0,
-      failure: numbers.failure)
+      overs: overs, failure: numbers.failure)
     report = made
     return made
   }
 
   // MARK: The device thread
 
+  /// The device thread. Everything in its loop but the PCM write is compiler-checked for
+  /// locks (``RealtimeThread/waitUntilReady(_:frames:patience:loader:)``,
+  /// ``Mixing/LiveMixer/render(_:frames:into:)``, ``DeviceMeter``), and reads and writes only
+  /// memory written and locked before it started (its stack aside, locked as it starts).
   private func runDevice() {
     let period = output.period
-    let channels = configuration.channels
-    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: period * channels)
-    buffer.initialize(repeating: 0, count: period * channels)
-    mlock(buffer, period * channels * 4)
-    defer { buffer.deallocate() }
-    RealtimeThread.lockStack()
+    let buffer = deviceBuffer
+    let stack = RealtimeThread.lockStack()
+    if stack != 0 { tellLockFailed(stack) }
     let engine = mixer.engine
     let pcm = output.device
-    let periodNanoseconds = Double(period) * 1e9 / Double(configuration.sampleRate)
-    // Filled on this thread without allocating: room for every swap the mixer logs.
-    var times = [UInt64](repeating: 0, count: LiveMixer.swapLogCapacity)
-    var swapsSeen = 0
+    let loader = loaderWake.handle
+    var meter = DeviceMeter(
+      periodNanoseconds: Double(period) * 1e9 / Double(configuration.sampleRate),
+      periodsPerWindow: max(1, configuration.sampleRate / period),
+      times: swapTimesBuffer, capacity: LiveMixer.swapLogCapacity)
+    meter.begin(at: RealtimeThread.now(), cpu: RealtimeThread.threadCPUTime())
     let faultsBefore = RealtimeThread.pageFaults()
-    var peak = 0.0
-    var total = 0.0
-    var periods = 0
     var failure: PlaybackError?
     let hooks = RealtimeThread.audioThreadHooks()
     hooks.begin?()
-    // How long a period may wait for the loader (half the buffer): a device that paces us
-    // then still has audio queued; one that does not (a file or null PCM) is simply waited for.
-    let patience = UInt64(Double(output.bufferFrames) * 5e8 / Double(configuration.sampleRate))
+    var loaderWait = LoaderWait(
+      patience: UInt64(Double(output.bufferFrames) * 5e8 / Double(configuration.sampleRate)),
+      restPeriods: output.bufferFrames / period)
     while true {
-      if !LiveMixer.isReady(engine, frames: period) {
-        loaderWake.signal()
-        let since = RealtimeThread.now()
-        while !LiveMixer.isReady(engine, frames: period) && RealtimeThread.now() - since < patience
-        {
-          usleep(200)
-        }
+      if loaderWait.mayWait()
+        && !RealtimeThread.waitUntilReady(
+          engine, frames: period, patience: loaderWait.patience, loader: loader)
+      {
+        loaderWait.ranOut()
       }
       let start = RealtimeThread.now()
       let played = LiveMixer.render(engine, frames: period, into: buffer)
-      let swaps = LiveMixer.swapCount(engine)
-      while swapsSeen < swaps && swapsSeen < times.count {
-        times[swapsSeen] = start
-        swapsSeen += 1
-      }
-      let load = Double(RealtimeThread.now() - start) / periodNanoseconds
-      peak = max(peak, load)
-      total += load
-      periods += 1
-      peakLoad.store(peak * 1_000_000, ordering: .relaxed)
+      meter.rendered(
+        start: start, end: RealtimeThread.now(), swaps: LiveMixer.swapCount(engine),
+        samples: buffer, count: played * configuration.channels)
+      mixLoadNow.store(meter.windowMixLoad, ordering: .relaxed)
+      threadLoadNow.store(meter.windowThreadLoad, ordering: .relaxed)
+      oversNow.store(meter.overs, ordering: .relaxed)
       if played > 0 {
         switch ALSAOutput.write(pcm, buffer, frames: played) {
         case .written: break
@@ -345,17 +425,22 @@ public final class LivePlayer: @unchecked Sendable {
         // A buffer of silence after the last frame, then drain: a device that keeps playing
         // its last buffer while it stops (ALSA's JACK plugin does, under load) repeats
         // silence, not the end of the song.
-        buffer.update(repeating: 0, count: period * channels)
+        // A device that stalls meanwhile is dropped, not drained (bounded either way).
+        buffer.update(repeating: 0, count: period * configuration.channels)
+        var silent = true
         for _ in 0..<max(1, output.bufferFrames / period) {
-          guard case .written = ALSAOutput.write(pcm, buffer, frames: period) else { break }
+          guard case .written = ALSAOutput.write(pcm, buffer, frames: period) else {
+            silent = false
+            break
+          }
         }
-        output.drain()
+        if silent { _ = output.drain(sampleRate: configuration.sampleRate) } else { output.drop() }
       }
     }
-    swapTimes = Array(times.prefix(swapsSeen))
+    swapTimes = Array(UnsafeBufferPointer(start: swapTimesBuffer, count: meter.swapsSeen))
     deviceNumbers = (
       failure, faultsAfter.major - faultsBefore.major, faultsAfter.minor - faultsBefore.minor,
-      peak, total, periods
+      meter.peak, meter.total, meter.periods
     )
   }
 
@@ -364,48 +449,85 @@ public final class LivePlayer: @unchecked Sendable {
   private func runPlanner() {
     while true {
       _ = wake.wait(timeout: .now() + .milliseconds(20))
-      mixer.collectRetired()
-      let (offer, stopping, sequence) = shared.withLock { state in
-        defer { state.offer = nil }
-        if state.offer != nil { state.sequence += 1 }
-        return (state.offer, state.stopping, state.sequence)
+      if !plannerPass() { return }
+    }
+  }
+
+  /// One look of the planner: releases the plans the audio thread handed back, and compiles,
+  /// loads and publishes the newest snapshot offered, if any. False once the play is stopping.
+  func plannerPass() -> Bool {
+    forget(mixer.collectRetired())
+    let (offer, stopping, sequence) = shared.withLock { state in
+      defer { state.offer = nil }
+      if state.offer != nil { state.sequence += 1 }
+      return (state.offer, state.stopping, state.sequence)
+    }
+    if stopping { return false }
+    guard let offer else { return true }
+    // The snapshot heard (or about to be) again, from a repeated checkout or an edit and its
+    // undo within one look: nothing changes, so there is no swap to make or to report. (The
+    // same version number is not enough: a coalesced commit rewrites its version in place.)
+    let published = shared.withLock { $0.published }
+    if let published, published.version == offer.version, published.project == offer.project {
+      return true
+    }
+    if let cause = offer.cause { shared.withLock { $0.causes[sequence] = cause } }
+    do {
+      let plan = try compile(offer.project, offer.version, sequence)
+      // Live before its audio is read: the loader may not let go of any of it from now on.
+      shared.withLock { state in
+        state.live.append(plan)
+        for source in plan.sources { state.sources[ObjectIdentifier(source)] = source }
       }
-      if stopping { return }
-      guard let offer else { continue }
-      // The snapshot heard (or about to be) again, from a repeated checkout or an edit and its
-      // undo within one look: nothing changes, so there is no swap to make or to report. (The
-      // same version number is not enough: a coalesced commit rewrites its version in place.)
-      let published = shared.withLock { $0.published }
-      if let published, published.version == offer.version, published.project == offer.project {
-        continue
+      let status = mixer.status
+      loadAround([plan], position: status.position, loop: status.loop)
+      for (address, bytes) in plan.memoryRegions { lock(address, bytes) }
+      hooks.plannerBeforePublish?()
+      let replaced = mixer.publish(plan)
+      shared.withLock { $0.published = (offer.version, offer.project) }
+      forget(replaced.map { [$0] } ?? [])
+      loaderWake.signal()
+    } catch {
+      let playing = mixer.status.version.map { "version \($0)" } ?? "the previous version"
+      shared.withLock {
+        $0.messages.append(
+          "version \(offer.version) cannot be played (\(error)); still playing \(playing)")
       }
-      if let cause = offer.cause { shared.withLock { $0.causes[sequence] = cause } }
-      do {
-        let plan = try compile(offer.project, offer.version, sequence)
-        let status = mixer.status
-        try loadAround([plan], position: status.position, loop: status.loop)
-        for (address, bytes) in plan.memoryRegions { mlock(address, bytes) }
-        mixer.publish(plan)
-        shared.withLock { state in
-          state.published = (offer.version, offer.project)
-          state.live.append(plan)
-          if state.live.count > 3 { state.live.removeFirst(state.live.count - 3) }
-        }
-        loaderWake.signal()
-      } catch {
-        let playing = mixer.status.version.map { "version \($0)" } ?? "the previous version"
-        shared.withLock {
-          $0.messages.append(
-            "version \(offer.version) cannot be played (\(error)); still playing \(playing)")
-        }
-      }
+    }
+    return true
+  }
+
+  /// Takes out of ``Shared/live`` the plans the mixer says can no longer sound (released here,
+  /// outside the lock).
+  private func forget(_ plans: [ObjectIdentifier]) {
+    guard !plans.isEmpty else { return }
+    let gone = Set(plans)
+    let dropped = shared.withLock { state -> [RenderPlan] in
+      let dropped = state.live.filter { gone.contains(ObjectIdentifier($0)) }
+      state.live.removeAll { gone.contains(ObjectIdentifier($0)) }
+      return dropped
+    }
+    _ = dropped
+  }
+
+  /// Locks memory the audio thread reads into RAM; a failure is said once (a play goes on).
+  private func lock(_ address: UnsafeRawPointer, _ bytes: Int) {
+    let code = hooks.lockMemory?(address, bytes) ?? RealtimeThread.lockMemory(address, bytes)
+    if code != 0 { tellLockFailed(code) }
+  }
+
+  private func tellLockFailed(_ code: Int32) {
+    shared.withLock { state in
+      guard !state.toldLockFailed else { return }
+      state.toldLockFailed = true
+      state.messages.append(RealtimeThread.lockFailure(code))
     }
   }
 
   // MARK: The loader
 
   private var currentEnd: Int64 {
-    shared.withLock { $0.live.last?.end.frames } ?? configuration.range.upperBound
+    shared.withLock { $0.published?.project.timelineEnd.frames } ?? configuration.range.upperBound
   }
 
   /// The timeline windows whose audio must be in memory: ahead of `position`, and the loop's
@@ -421,81 +543,249 @@ public final class LivePlayer: @unchecked Sendable {
     return windows
   }
 
-  /// Reads in what `plans` play around `position`, nearest first.
-  private func loadAround(_ plans: [RenderPlan], position: Int64, loop: Bool) throws {
+  /// Reads in what `plans` play around `position`, nearest first, chunk by chunk: a chunk
+  /// that cannot be read is marked so (it plays as silence, and the audio thread does not
+  /// wait for it), its source is reported once, and every other chunk is read all the same.
+  /// A chunk marked is not tried again in this play.
+  private func loadAround(_ plans: [RenderPlan], position: Int64, loop: Bool) {
+    readAround(plans, position: position, loop: loop) { audio, chunk, error in
+      audio.markUnreadable(chunk)
+      shared.withLock { state in
+        if state.reported.insert(ObjectIdentifier(audio)).inserted {
+          state.messages.append("\(error); playing on, silent where it cannot be read")
+        }
+      }
+    }
+  }
+
+  /// Like ``loadAround(_:position:loop:)``, but the first chunk that cannot be read is an
+  /// error: for the first plan, before anything plays.
+  private func loadAroundOrThrow(_ plans: [RenderPlan], position: Int64, loop: Bool) throws {
+    try readAround(plans, position: position, loop: loop) { _, _, error in throw error }
+  }
+
+  private func readAround(
+    _ plans: [RenderPlan], position: Int64, loop: Bool,
+    failed: (SourceAudio, Int, any Error) throws -> Void
+  ) rethrows {
     for window in windows(position: position, loop: loop) {
       for plan in plans {
         try plan.chunksRead(in: window, includingSilent: true) { audio, chunk in
-          if !audio.isResident(chunk) { try load(audio, chunk) }
+          guard !audio.isResident(chunk), !audio.isUnreadable(chunk) else { return }
+          do {
+            try load(audio, chunk)
+          } catch {
+            try failed(audio, chunk, error)
+          }
         }
       }
     }
   }
 
   private func runLoader() {
-    var reported: Set<String> = []
     while true {
-      _ = loaderWake.wait(timeout: .now() + .milliseconds(20))
-      let (plans, stopping, seek) = shared.withLock { state in
-        defer { state.seek = nil }
-        return (state.live, state.stopping, state.seek)
-      }
-      if stopping { return }
-      let status = mixer.status
-      do {
-        if let seek {
-          // The audio at the target first, then the jump: a seek never lands in silence.
-          try loadAround(plans, position: seek, loop: status.loop)
-          mixer.seek(to: seek)
-        }
-        try loadAround(plans, position: status.position, loop: status.loop)
-      } catch {
-        let message = "\(error)"
-        if reported.insert(message).inserted {
-          shared.withLock { $0.messages.append(message) }
-        }
-      }
-      evict(plans, status: status)
+      loaderWake.wait(milliseconds: 20)
+      if !loaderPass() { return }
     }
+  }
+
+  /// One pass of the loader: a pending seek (its audio read, then the jump), the audio around
+  /// the playhead, and eviction. False once the play is stopping.
+  func loaderPass() -> Bool {
+    let (plans, stopping, seek) = shared.withLock { ($0.live, $0.stopping, $0.seek) }
+    if stopping { return false }
+    let status = mixer.status
+    if let seek {
+      // The audio at the target first, then the jump: a seek never lands in silence. It
+      // stays asked for until the mixer has it (``destination`` reads it meanwhile); a newer
+      // one asked for while this one loaded waits for the next pass.
+      loadAround(plans, position: seek, loop: status.loop)
+      mixer.seek(to: seek)
+      shared.withLock { if $0.seek == seek { $0.seek = nil } }
+    }
+    loadAround(plans, position: status.position, loop: status.loop)
+    evict()
+    return true
   }
 
   /// Lets go of every resident chunk no window needs, freeing it once the audio thread has
   /// finished the period in which it may have been reading it.
-  private func evict(_ plans: [RenderPlan], status: LiveMixer.Status) {
+  ///
+  /// The windows are those around where the audio thread plays and, while a seek is under
+  /// way, around its target, as the mixer tells them now: a seek just made (or one the audio
+  /// thread is still fading out for) keeps the audio it is about to land on.
+  ///
+  /// It decides and detaches under the lock that guards ``Shared/live``, so a plan the planner
+  /// makes live either counts here or comes after the detach (and its own reading finds the
+  /// chunk gone, and reads it again).
+  private func evict() {
     struct Key: Hashable {
       let audio: ObjectIdentifier
       let chunk: Int
     }
-    var needed = Set<Key>()
-    var sources: [ObjectIdentifier: SourceAudio] = [:]
-    let position = shared.withLock { $0.seek } ?? status.position
-    for plan in plans {
-      for source in plan.sources { sources[ObjectIdentifier(source)] = source }
-      for window in windows(position: position, loop: status.loop) {
-        plan.chunksRead(in: window, includingSilent: true) { audio, chunk in
-          needed.insert(Key(audio: ObjectIdentifier(audio), chunk: chunk))
+    let free = shared.withLock { state in
+      var needed = Set<Key>()
+      let status = mixer.status
+      let kept = [status.position, status.seekTarget].compactMap { $0 }.flatMap {
+        windows(position: $0, loop: status.loop)
+      }
+      for plan in state.live {
+        for window in kept {
+          plan.chunksRead(in: window, includingSilent: true) { audio, chunk in
+            needed.insert(Key(audio: ObjectIdentifier(audio), chunk: chunk))
+          }
         }
       }
-    }
-    let clock = mixer.status.clock
-    var detached: [(audio: SourceAudio, chunk: Int, clock: Int64)] = []
-    for (id, source) in sources {
-      for chunk in source.residentChunks where !needed.contains(Key(audio: id, chunk: chunk)) {
-        if let memory = source.detach(chunk) {
-          detached.append((source, Int(bitPattern: memory), clock))
+      hooks.loaderBeforeDetach?()
+      var detached: [(audio: SourceAudio, chunk: Int)] = []
+      // Every source a plan read, sounding or not: one no plan uses any more is let go of
+      // whole, and forgotten.
+      for (id, source) in state.sources {
+        for chunk in source.residentChunks where !needed.contains(Key(audio: id, chunk: chunk)) {
+          if let memory = source.detach(chunk) {
+            detached.append((source, Int(bitPattern: memory)))
+          }
         }
       }
+      let used = Set(state.live.flatMap { $0.sources.map(ObjectIdentifier.init) })
+      state.sources = state.sources.filter { used.contains($0.key) }
+      // Counted after the detach: a period that began before it ends by `tag + 1`.
+      let tag = mixer.periodsEnded
+      state.pending += detached.map { ($0.audio, $0.chunk, tag) }
+      let now = mixer.periodsEnded
+      let done = state.pending.filter { now >= $0.periods + 2 }
+      state.pending.removeAll { now >= $0.periods + 2 }
+      return done
     }
-    let period = Int64(output.period)
-    let free = shared.withLock { state -> [(audio: SourceAudio, chunk: Int)] in
-      state.pending += detached
-      // Published two periods after it was let go of: the period that might have read it ended.
-      let done = state.pending.filter { clock >= $0.clock + 2 * period }
-      state.pending.removeAll { clock >= $0.clock + 2 * period }
-      return done.map { ($0.audio, $0.chunk) }
-    }
-    for (audio, chunk) in free {
+    for (audio, chunk, _) in free {
       if let memory = UnsafeMutablePointer<Float>(bitPattern: chunk) { audio.release(memory) }
+    }
+  }
+}
+
+/// How long the device thread waits for the loader before a period, all told.
+///
+/// At most ``patience`` (half the buffer) before one period: a device that paces the thread
+/// then still has audio queued; one that does not (a file or null PCM) is simply waited for.
+/// After a wait that ran out, none for ``restPeriods`` periods (a buffer's worth), in which the
+/// buffer fills up again. Why: a chunk that never comes would otherwise cost half a buffer
+/// every period, and the buffer would run dry (a stream of xruns). (A chunk known to be
+/// unreadable is not waited for at all: see ``Mixing/SourceAudio/markUnreadable(_:)``.)
+struct LoaderWait {
+  /// Nanoseconds.
+  let patience: UInt64
+  let restPeriods: Int
+  private var resting = 0
+
+  init(patience: UInt64, restPeriods: Int) {
+    self.patience = patience
+    self.restPeriods = max(1, restPeriods)
+  }
+
+  /// Whether the thread may wait before this period (asked once a period).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  mutating func mayWait() -> Bool {
+    guard resting == 0 else {
+      resting -= 1
+      return false
+    }
+    return true
+  }
+
+  /// The wait ran out with the audio still missing.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  mutating func ranOut() {
+    resting = restPeriods
+  }
+}
+
+/// The device thread's own figures: each period's render time as a share of the period
+/// (the most and the total since the start, and the most over the last window of about a
+/// second), its CPU time over that window, the samples past full scale, and when each swap's
+/// first frame was rendered (into memory allocated before the thread starts).
+struct DeviceMeter {
+  let periodNanoseconds: Double
+  let periodsPerWindow: Int
+  let times: UnsafeMutablePointer<UInt64>
+  let capacity: Int
+  var peak = 0.0
+  var total = 0.0
+  var periods = 0
+  var swapsSeen = 0
+  var overs = 0
+  /// The most a period's mix took in the last window that ended, as a share of the period.
+  var windowMixLoad = 0.0
+  /// The thread's CPU time over the last window that ended, as a share of its wall time.
+  var windowThreadLoad = 0.0
+  private var windowPeak = 0.0
+  private var windowPeriods = 0
+  private var windowStart: UInt64 = 0
+  private var windowCPU: UInt64 = 0
+
+  init(
+    periodNanoseconds: Double, periodsPerWindow: Int, times: UnsafeMutablePointer<UInt64>,
+    capacity: Int
+  ) {
+    self.periodNanoseconds = periodNanoseconds
+    self.periodsPerWindow = periodsPerWindow
+    self.times = times
+    self.capacity = capacity
+  }
+
+  /// The first window starts at `now` (nanoseconds), the thread having used `cpu`.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  mutating func begin(at now: UInt64, cpu: UInt64) {
+    windowStart = now
+    windowCPU = cpu
+  }
+
+  /// A period rendered from `start` to `end` (nanoseconds) into `samples` (`count` of them
+  /// played), after which the mixer had made `swaps` swaps. The thread's CPU time is read
+  /// once a window (a system call).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  mutating func rendered(
+    start: UInt64, end: UInt64, swaps: Int, samples: UnsafePointer<Float>, count: Int
+  ) {
+    rendered(start: start, end: end, swaps: swaps, samples: samples, count: count) {
+      RealtimeThread.threadCPUTime()
+    }
+  }
+
+  /// ``rendered(start:end:swaps:samples:count:)`` with the thread's CPU time from `cpu`.
+  @_noLocks
+  mutating func rendered(
+    start: UInt64, end: UInt64, swaps: Int, samples: UnsafePointer<Float>, count: Int,
+    cpu: () -> UInt64
+  ) {
+    while swapsSeen < swaps && swapsSeen < capacity {
+      times[swapsSeen] = start
+      swapsSeen += 1
+    }
+    for index in 0..<count where abs(samples[index]) > 1 { overs += 1 }
+    let load = Double(end - start) / periodNanoseconds
+    peak = max(peak, load)
+    total += load
+    periods += 1
+    windowPeak = max(windowPeak, load)
+    windowPeriods += 1
+    if windowPeriods >= periodsPerWindow {
+      let used = cpu()
+      windowMixLoad = windowPeak
+      if end > windowStart {
+        windowThreadLoad = Double(used &- windowCPU) / Double(end - windowStart)
+      }
+      windowPeak = 0
+      windowPeriods = 0
+      windowStart = end
+      windowCPU = used
     }
   }
 }

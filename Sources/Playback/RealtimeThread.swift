@@ -1,5 +1,6 @@
 internal import CRealtime
 import Foundation
+import Mixing
 
 /// A thread for the audio device: SCHED_FIFO when the system permits it, its stack locked in
 /// memory, and its page faults counted.
@@ -58,9 +59,24 @@ enum RealtimeThread {
     return true
   }()
 
-  /// Locks the calling thread's whole stack into memory (best effort).
-  static func lockStack() {
-    _ = tape_lock_thread_stack()
+  /// Locks the calling thread's whole stack into memory (best effort): 0, or the error
+  /// number.
+  static func lockStack() -> Int32 {
+    tape_lock_thread_stack() == 0 ? 0 : errno
+  }
+
+  /// Locks `bytes` at `address` into memory: 0, or the error number (`ENOMEM` or `EPERM` past
+  /// RLIMIT_MEMLOCK).
+  static func lockMemory(_ address: UnsafeRawPointer, _ bytes: Int) -> Int32 {
+    mlock(address, bytes) == 0 ? 0 : errno
+  }
+
+  /// What a failure to lock memory means, and what to do about it: one line.
+  static func lockFailure(_ code: Int32) -> String {
+    let limit = tape_memory_lock_limit()
+    let shown = limit == 0 ? "" : " (RLIMIT_MEMLOCK is \(limit / 1_024) KiB)"
+    return
+      "could not lock the audio thread's memory into RAM: \(String(cString: strerror(code)))\(shown); a page fault may cause a dropout. Raise the limit (ulimit -l, or memlock in /etc/security/limits.conf)"
   }
 
   /// The calling thread's page faults so far (major: a disk read; minor: no disk).
@@ -72,10 +88,42 @@ enum RealtimeThread {
   }
 
   /// Nanoseconds of a monotonic clock (vDSO: no system call, no lock).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
   static func now() -> UInt64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    tape_monotonic_ns()
+  }
+
+  /// Nanoseconds of CPU time the calling thread has used (one system call: the device thread
+  /// asks about once a second).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  static func threadCPUTime() -> UInt64 {
+    tape_thread_cpu_ns()
+  }
+
+  /// The device thread's wait, before a period, for the audio it will read: true at once when
+  /// it is in memory; otherwise it wakes the loader and checks again every 200 µs for up to
+  /// `patience` nanoseconds. The one bounded exception to "the audio thread never blocks"
+  /// besides the PCM write: it sleeps, but takes no lock and allocates nothing (checked), and
+  /// ``LoaderWait`` bounds how often it may.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  static func waitUntilReady(
+    _ engine: UnsafeMutablePointer<EngineState>, frames: Int, patience: UInt64,
+    loader: Wakeup.Handle
+  ) -> Bool {
+    if EngineState.isReady(engine, frames: frames) { return true }
+    tape_post(loader.semaphore)
+    let since = tape_monotonic_ns()
+    while tape_monotonic_ns() - since < patience {
+      tape_sleep_ns(200_000)
+      if EngineState.isReady(engine, frames: frames) { return true }
+    }
+    return false
   }
 
   /// A test's allocation counter (an `LD_PRELOAD`ed library exporting
@@ -95,5 +143,45 @@ enum RealtimeThread {
   private final class Box {
     let body: @Sendable () -> Void
     init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+  }
+}
+
+/// A wake-up call for a helper thread that the audio thread may make: a POSIX semaphore,
+/// whose post takes no lock and allocates nothing (a `DispatchSemaphore` is a reference the
+/// audio thread would retain and release).
+final class Wakeup: @unchecked Sendable {
+  /// The semaphore as the audio thread holds it: an address, no reference.
+  struct Handle: @unchecked Sendable, BitwiseCopyable {
+    let semaphore: UnsafeMutablePointer<sem_t>
+  }
+
+  let handle: Handle
+
+  init() {
+    let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+    sem_init(semaphore, 0, 0)
+    handle = Handle(semaphore: semaphore)
+  }
+
+  deinit {
+    sem_destroy(handle.semaphore)
+    handle.semaphore.deallocate()
+  }
+
+  /// Wakes the waiting thread (or the next wait).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  static func signal(_ handle: Handle) {
+    tape_post(handle.semaphore)
+  }
+
+  func signal() {
+    Self.signal(handle)
+  }
+
+  /// Waits for a wake-up, at most `milliseconds`.
+  func wait(milliseconds: Int) {
+    _ = tape_wait(handle.semaphore, milliseconds)
   }
 }

@@ -78,10 +78,13 @@ struct Play: ParsableCommand {
       project, to its end as edits move it). While it plays, every change to the project, \
       from this shell or another (an edit, undo, redo, checkout), is heard within a few \
       milliseconds: gain, pan, mute and solo changes ramp over 20 ms, other changes crossfade \
-      over 256 frames, without a click. --version V plays that version and follows nothing; \
+      over 5.3 ms (256 frames at 48 kHz), without a click. --version V plays that version and follows nothing; \
       so does --no-follow. A project read without its log (read-only, nobody editing) is \
       opened immutably and cannot be followed: playback says so.
-      On a terminal: one status line (position, version, xruns, CPU) and keys: space \
+      On a terminal: one status line (position, version, xruns; "mix": the most a \
+      period's mix took over the last second, as a share of the period; "thread": the \
+      device thread's CPU share of that second, conversions included, waits not; "overs": \
+      samples past full scale) and keys: space \
       pause/resume, ←/→ seek 5 s, l loop on/off, q quit. Ctrl-C stops too.
       The device gets exactly --period frames per period and --periods periods of buffer \
       (the JACK plugin takes only multiples of JACK's own period); without realtime \
@@ -136,7 +139,7 @@ struct Play: ParsableCommand {
       try player.start(project, version: version)
       let session = PlaySession(
         player: player, store: store, device: device, sampleRate: project.sampleRate,
-        times: times, json: json.json)
+        times: times, json: json.json, notices: { library.takeNotices() })
       if follow && !store.canFollow {
         session.note(
           "\(self.project.file) is opened read-only without its log, so edits made while it plays will not be heard"
@@ -168,11 +171,16 @@ final class PlaySession: @unchecked Sendable {
   private let terminal = isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
   private var labels: [Int64: String] = [:]
   private var follower: Task<Void, Never>?
+  /// Whether space last asked for a pause.
+  private var pauseRequested = false
+  /// Lines for the user from the decoded audio's library (a source file that went away).
+  private let notices: @Sendable () -> [String]
 
   init(
     player: LivePlayer, store: TimelineStore, device: String, sampleRate: Int,
-    times: TimeDisplayOption, json: Bool
+    times: TimeDisplayOption, json: Bool, notices: @escaping @Sendable () -> [String] = { [] }
   ) {
+    self.notices = notices
     self.player = player
     self.store = store
     self.device = device
@@ -214,10 +222,11 @@ final class PlaySession: @unchecked Sendable {
     var saved = termios()
     let raw = terminal && tcgetattr(STDIN_FILENO, &saved) == 0
     if raw {
-      var settings = Suspend.keysAsTyped(saved)
-      tcsetattr(STDIN_FILENO, TCSANOW, &settings)
+      // Remembered as it is, before raw mode: a crash or Ctrl-\ restores this.
       Termination.rememberTerminal()
       Termination.restoreTerminalOnCrash()
+      var settings = Suspend.keysAsTyped(saved)
+      tcsetattr(STDIN_FILENO, TCSANOW, &settings)
       Suspend.install()
     }
     defer {
@@ -233,7 +242,7 @@ final class PlaySession: @unchecked Sendable {
         player.stop()
         break
       }
-      for message in player.takeMessages() { note(message) }
+      for message in player.takeMessages() + notices() { note(message) }
       if raw && Suspend.requested() {
         // Ctrl-Z: the terminal as it was while stopped, keys again after `fg`.
         var settings = termios()
@@ -255,7 +264,7 @@ final class PlaySession: @unchecked Sendable {
         usleep(20_000)
       }
     }
-    for message in player.takeMessages() { note(message) }
+    for message in player.takeMessages() + notices() { note(message) }
     follower?.cancel()
     return player.wait()
   }
@@ -275,11 +284,14 @@ final class PlaySession: @unchecked Sendable {
         player.stop()
         return true
       case UInt8(ascii: " "):
-        player.setPaused(!player.status.paused)
+        // The state asked for, not the status: that says paused only once the fade-out has
+        // ended, so a second space during it would pause again instead of resuming.
+        pauseRequested.toggle()
+        player.setPaused(pauseRequested)
       case UInt8(ascii: "l"), UInt8(ascii: "L"):
         player.setLoop(!player.status.loop)
       case 0x1B where index + 2 < count && bytes[index + 1] == UInt8(ascii: "["):
-        let position = player.status.position
+        let position = player.destination
         if bytes[index + 2] == UInt8(ascii: "C") { player.seek(to: position + step) }
         if bytes[index + 2] == UInt8(ascii: "D") { player.seek(to: max(0, position - step)) }
         index += 2
@@ -291,15 +303,20 @@ final class PlaySession: @unchecked Sendable {
     return false
   }
 
-  /// The status line: position / length, version and its label, xruns, CPU % of a period.
+  /// The status line: position, version and its label, xruns, the mix's peak share of a period
+  /// and the device thread's CPU share over the last second, and samples past full scale.
   private func draw() {
     let status = player.status
     let version = status.version ?? 0
     let label = self.label(of: version)
     let state = status.paused ? "paused" : "playing"
     let line =
-      "\r\u{1B}[K\(state) \(times.show(status.position, sampleRate: sampleRate))  v\(version) \(label)  xruns \(player.underruns)  cpu \(Int((player.cpuLoad * 100).rounded()))%\(status.loop ? "  [loop]" : "")  (space pause, ←/→ seek, l loop, q quit)"
+      "\r\u{1B}[K\(state) \(times.show(status.position, sampleRate: sampleRate))  v\(version) \(label)  xruns \(player.underruns)  mix \(percent(player.mixLoad))  thread \(percent(player.threadLoad))\(player.overs > 0 ? "  overs \(player.overs)" : "")\(status.loop ? "  [loop]" : "")  (space pause, ←/→ seek, l loop, q quit)"
     writeOut(fitted(line))
+  }
+
+  private func percent(_ share: Double) -> String {
+    "\(Int((share * 100).rounded()))%"
   }
 
   /// The status line cut to the terminal's width: a line that wraps would leave a copy of
@@ -346,6 +363,7 @@ final class PlaySession: @unchecked Sendable {
         ])
       ),
       ("cpuPeak", .double((report.peakLoad * 10_000).rounded() / 10_000)),
+      ("overs", .int(Int64(report.overs))),
       ("cpuMean", .double((report.meanLoad * 10_000).rounded() / 10_000)),
       (
         "swaps",

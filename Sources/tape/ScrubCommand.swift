@@ -67,6 +67,8 @@ final class ScrubSession: @unchecked Sendable {
   private var zoomed = false
   private var firstTrack = 0
   private var player: LivePlayer?
+  /// The player's decoded audio (for what it has to say: a source file gone).
+  private var library: AudioLibrary?
   private var playing = false
   private var message = ""
   /// Set by the follower task when another process moves the head.
@@ -120,12 +122,13 @@ final class ScrubSession: @unchecked Sendable {
   func run() throws {
     var saved = termios()
     tcgetattr(STDIN_FILENO, &saved)
-    var settings = Suspend.keysAsTyped(saved)
-    tcsetattr(STDIN_FILENO, TCSANOW, &settings)
     let leave = "\u{1B}[?25h\u{1B}[?1049l"
     let enter = "\u{1B}[?1049h\u{1B}[?25l"
+    // Remembered as it is, before raw mode: a crash or Ctrl-\ restores this.
     Termination.rememberTerminal(reset: leave)
     Termination.restoreTerminalOnCrash()
+    var settings = Suspend.keysAsTyped(saved)
+    tcsetattr(STDIN_FILENO, TCSANOW, &settings)
     Resize.install()
     Suspend.install()
     write(enter)
@@ -157,6 +160,7 @@ final class ScrubSession: @unchecked Sendable {
         do { try followHead() } catch { say(describe(error).1) }
       }
       if Resize.happened() { draw(shown.project) }
+      if let player { listen(to: player) }
       if Suspend.requested() {
         Suspend.stop(
           leave: {
@@ -287,6 +291,20 @@ final class ScrubSession: @unchecked Sendable {
     draw(shown.project)
   }
 
+  /// The player's news in the footer: a version it cannot play, a source file gone; and a
+  /// play that ended (a device lost), which the header then no longer calls playing (space
+  /// starts a new one).
+  private func listen(to player: LivePlayer) {
+    let lines = player.takeMessages() + (library?.takeNotices() ?? [])
+    if let newest = lines.last { say(newest) }
+    guard !player.isPlaying else { return }
+    let report = player.wait()
+    self.player = nil
+    library = nil
+    playing = false
+    say(report.failure.map { "playback stopped: \($0)" } ?? lines.last ?? "playback stopped")
+  }
+
   /// A line in the footer until the next step.
   private func say(_ text: String) {
     message = text
@@ -368,6 +386,7 @@ final class ScrubSession: @unchecked Sendable {
           load: { audio, chunk in try library.makeResident(audio, chunk) })
         try started.start(project, version: shown.version)
         player = started
+        self.library = library
         playing = true
       } catch {
         message = "cannot play: \(describe(error).1)"

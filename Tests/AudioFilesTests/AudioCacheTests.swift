@@ -116,6 +116,77 @@ struct AudioCacheTests {
     // Nothing was cached for a file that failed its checks.
     #expect(((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).isEmpty)
   }
+
+  /// A source deleted while a player has its decoded audio open plays on, in later versions
+  /// too (said once); one never opened is still an error.
+  @Test func aSourceDeletedWhileOpenPlaysOn() throws {
+    let dir = TemporaryCacheDirectory()
+    let copy = dir.path + "-speech.wav"
+    try FileManager.default.copyItem(atPath: TestAudio.path("speech-mono-48k-16.wav"), toPath: copy)
+    defer { try? FileManager.default.removeItem(atPath: copy) }
+    let probed = try AudioProbe.probe(copy)
+    let source = Source(
+      id: Source.ID(3), path: RawPath(copy), contentHash: probed.contentHash, sampleRate: 48_000,
+      channels: 1, frameCount: FrameCount(probed.frameCount))
+    let other = try Self.source("tone-mono-44k-24.aiff", id: 4)
+    func project(_ sources: [Source]) -> Project {
+      Project(
+        sampleRate: 48_000, channels: 2, sources: sources,
+        tracks: sources.enumerated().map { index, source in
+          Track(
+            id: Track.ID(Int64(index + 1)), name: "T\(index + 1)",
+            clips: [
+              Clip(
+                id: Clip.ID(Int64(index + 1)), source: source.id, timelineStart: 0,
+                sourceRange: FrameRange(start: 0, count: 1_000))
+            ])
+        })
+    }
+    let library = AudioLibrary(cache: AudioCache(directory: dir.path))
+    let opened = try #require(try library.audio(for: project([source]))[Source.ID(3)])
+    try FileManager.default.removeItem(atPath: copy)
+    // A later version (another track added) still plays it, from the same decoded audio.
+    for _ in 0..<3 {
+      let audio = try library.audio(for: project([source, other]))
+      #expect(audio[Source.ID(3)] === opened)
+    }
+    let notices = library.takeNotices()
+    #expect(notices.count == 1)
+    #expect(notices.first?.hasPrefix("source s3's file \(copy) is gone") == true)
+    #expect(library.takeNotices() == [])
+    // A library that never opened it refuses it.
+    #expect(throws: AudioFileError.sourceMissing(source: "s3", path: copy)) {
+      try AudioLibrary(cache: AudioCache(directory: dir.path)).audio(for: project([source]))
+    }
+  }
+
+  /// Decoded audio that cannot be locked into RAM (RLIMIT_MEMLOCK) is said once; it is read
+  /// all the same.
+  @Test func aLockFailureIsSaidOnce() throws {
+    let dir = TemporaryCacheDirectory()
+    let pool = ChunkPool(locksMemory: true) { _, _ in ENOMEM }
+    let library = AudioLibrary(cache: AudioCache(directory: dir.path, memory: pool))
+    let source = try Self.source("speech-mono-48k-16.wav")
+    let project = Project(
+      sampleRate: 48_000, channels: 2, sources: [source],
+      tracks: [
+        Track(
+          id: Track.ID(1), name: "T1",
+          clips: [
+            Clip(
+              id: Clip.ID(1), source: source.id, timelineStart: 0,
+              sourceRange: FrameRange(start: 0, count: 1_000))
+          ])
+      ])
+    #expect(library.takeNotices() == [])
+    let audio = try #require(try library.audio(for: project)[source.id])
+    try library.makeResident(audio, 0)
+    #expect(audio.isResident(0))
+    let notices = library.takeNotices()
+    #expect(notices.count == 1)
+    #expect(notices.first?.hasPrefix("could not lock the decoded audio into RAM") == true)
+    #expect(library.takeNotices() == [])
+  }
 }
 
 /// A temporary directory path (not created) for a cache, removed afterwards.

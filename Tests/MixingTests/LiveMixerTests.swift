@@ -364,4 +364,17 @@ struct LiveMixerTests {
     _ = try harness.pull(mixer, periods: 4, frames: 1_024)
     #expect(mixer.status.missingFrames == 4 * 1_024 - 100)
   }
+
+  /// A plan waiting in the inbox is the one the next period plays, so it is the one whose
+  /// audio readiness is checked: not ready while its chunks are not resident.
+  @Test func readinessChecksThePlanInTheInbox() throws {
+    let mixer = LiveMixer(channels: 2, maximumFrames: 256, range: 0..<Int64.max)
+    mixer.publish(try harness.plan(liveProject()))
+    _ = try harness.pull(mixer, periods: 2, frames: 256)
+    #expect(LiveMixer.isReady(mixer.engine, frames: 256))
+    var audio = harness.audio
+    audio[Source.ID(1)] = SourceAudio(frames: 200_000, channels: 1)
+    mixer.publish(try RenderPlan(project: liveProject(gain: -3), audio: audio, version: 2))
+    #expect(!LiveMixer.isReady(mixer.engine, frames: 256))
+  }
 }

@@ -57,6 +57,22 @@ struct DemoAndPlayTests {
     #expect(captured.dropFirst(rendered.count).allSatisfy { $0 == 0 })
   }
 
+  /// A play too loud for full scale counts the samples past it (`overs`), exactly those of
+  /// what the device was sent.
+  @Test func oversAreCounted() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    try space.tape("track", "set", file, "t1", "--gain", "20dB")
+    let tap = try ALSATap()
+    let played = try TapeBinary.run(
+      ["play", file, "--device", "tap", "--json"], environment: tap.environment)
+    #expect(played.status == 0, "\(played.stderr)")
+    let report = try #require(try parseJSON(played.stdout) as? [String: Any])
+    let over = try tap.captured.filter { abs($0) > 1 }.count
+    #expect(over > 0)
+    #expect(report["overs"] as? Int == over)
+  }
+
   /// A device that does not exist: one line naming the fix, exit 74... and nothing played.
   @Test func aMissingDeviceIsNamed() throws {
     let space = try Workspace()

@@ -460,6 +460,60 @@ extension ProcessHeavyTests {
       #expect(report["missingFrames"] as? Int == 0)
     }
 
+    /// The same through the transport, from the keys on a terminal: pauses and resumes (one
+    /// pair within a fade), seeks both ways (two within a fade), a seek and a pause together,
+    /// loop wraps. The audio thread allocates and frees nothing, and no audio is missing.
+    @Test func theTransportNeverAllocates() throws {
+      let space = try Workspace()
+      let counter = space.path("audio-thread-mallocs.so")
+      try tool(
+        "/usr/bin/cc",
+        [
+          "-shared", "-fPIC", "-O2", "-o", counter,
+          URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../Support/audio-thread-mallocs.c").standardizedFileURL.path,
+        ])
+      let file = try RenderCommandTests.project(in: space)
+      let device = try PacedDevice()
+      try device.record(seconds: 2)
+      var environment = device.environment
+      environment["LD_PRELOAD"] = counter
+      environment["TAPE_ALLOC_REPORT"] = space.path("allocations")
+      let assignments = environment.sorted { $0.key < $1.key }.map { "\($0.key)='\($0.value)'" }
+      let terminal = try Tmux(width: 200, height: 10)
+      defer { terminal.kill() }
+      let report = space.path("report.json")
+      try terminal.start(
+        "env \(assignments.joined(separator: " ")) \(TapeBinary.url.path) play \(file) --device jackrec --json --to 3s --loop > \(report); echo done > \(space.path("done")); sleep 60"
+      )
+      _ = try terminal.waitFor(steady: false) { $0.contains("playing") }
+      for keys in [
+        ["Space"], ["Space"], ["Space", "Space"], ["Right"], ["Left", "Left"], ["Right", "Space"],
+        ["Space"], ["Left"],
+      ] {
+        Thread.sleep(forTimeInterval: 0.3)
+        try terminal.send(keys)
+      }
+      // Two loop wraps.
+      Thread.sleep(forTimeInterval: 4)
+      try terminal.send(["q"])
+      let deadline = Date().addingTimeInterval(10)
+      while !FileManager.default.fileExists(atPath: space.path("done")), Date() < deadline {
+        Thread.sleep(forTimeInterval: 0.05)
+      }
+      let played = try #require(
+        try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report)))
+          as? [String: Any])
+      let counts = try String(contentsOfFile: space.path("allocations"), encoding: .utf8)
+        .split(separator: " ").compactMap {
+          Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+      #expect(counts == [0, 0])
+      #expect((played["frames"] as? Int ?? 0) > 3 * 48_000)
+      #expect(played["missingFrames"] as? Int == 0)
+      #expect((played["audioThreadPageFaults"] as? [String: Any])?["major"] as? Int == 0)
+    }
+
     /// Errors: each one line, its exit code.
     @Test func playbackErrors() throws {
       let space = try Workspace()

@@ -136,6 +136,79 @@ struct ScrubTests {
     }
   }
 
+  /// Ctrl-\ (SIGQUIT, a crash's path) during `play` or `scrub` leaves the terminal as it was
+  /// before, echo on: the mode remembered for a crash is the one before raw mode.
+  @Test(arguments: ["play", "scrub"])
+  func ctrlBackslashRestoresTheTerminal(command: String) throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    let terminal = try Tmux(width: 100, height: 24)
+    defer { terminal.kill() }
+    let extra = command == "play" ? " --device null --loop" : ""
+    try terminal.start(
+      // Job control (set -m): Ctrl-\ reaches tape alone, not the shell (dash, which restores
+      // no terminal mode itself).
+      "set -m; stty -a > \(space.path("before")); \(TapeBinary.url.path) \(command) \(file)\(extra); stty -a > \(space.path("after")); sleep 60"
+    )
+    _ = try terminal.waitFor(steady: false) {
+      $0.contains(command == "play" ? "playing" : "←/→ versions")
+    }
+    try terminal.send("C-\\")
+    let deadline = Date().addingTimeInterval(10)
+    while !FileManager.default.fileExists(atPath: space.path("after")), Date() < deadline {
+      Thread.sleep(forTimeInterval: 0.05)
+    }
+    Thread.sleep(forTimeInterval: 0.2)
+    let before = try String(contentsOfFile: space.path("before"), encoding: .utf8)
+    let after = try String(contentsOfFile: space.path("after"), encoding: .utf8)
+    #expect(before == after)
+    #expect(after.contains(" echo ") && after.contains(" icanon "), "\(after)")
+  }
+
+  /// A version the player cannot play (a source it never opened is gone) is said in the
+  /// footer, and the play goes on.
+  @Test func anUnplayableVersionIsSaidInTheFooter() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    let extra = space.path("extra.aiff")
+    try FileManager.default.copyItem(
+      atPath: TestAudio.path("tone-mono-44k-24.aiff"), toPath: extra)
+    try space.tape("import", file, extra)
+    try space.tape("clip", "add", file, "t1", "s3", "--at", "1s", "--length", "0.5s")
+    try space.tape("undo", file)
+    try FileManager.default.removeItem(atPath: extra)
+    let head = try space.head(of: file)
+    let terminal = try Tmux(width: 120, height: 24)
+    defer { terminal.kill() }
+    try terminal.start("\(TapeBinary.url.path) scrub \(file) --device null; sleep 60")
+    _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
+    try terminal.send("Space")
+    _ = try terminal.waitFor(steady: false) { $0.contains("playing") }
+    try terminal.send("Right")
+    let screen = try terminal.waitFor(steady: false) { $0.contains("cannot be played") }
+    #expect(screen.contains("source s3 is missing"), "\(screen)")
+    #expect(screen.contains("playing"), "\(screen)")
+    try terminal.send("q")
+  }
+
+  /// Two spaces read together (typed faster than the pause's fade) pause and resume: space
+  /// toggles what was asked for, not the status, which says paused only once the fade ends.
+  @Test func twoQuickSpacesResume() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    let terminal = try Tmux(width: 120, height: 10)
+    defer { terminal.kill() }
+    try terminal.start("\(TapeBinary.url.path) play \(file) --device null --loop 2>&1; sleep 60")
+    _ = try terminal.waitFor(steady: false) { $0.contains("playing") }
+    try terminal.send(["Space", "Space"])
+    Thread.sleep(forTimeInterval: 0.5)
+    let screen = try terminal.capture()
+    #expect(screen.contains("playing") && !screen.contains("paused"), "\(screen)")
+    try terminal.send("Space")
+    _ = try terminal.waitFor(steady: false) { $0.contains("paused") }
+    try terminal.send("q")
+  }
+
   /// At a fork the header says which branch → follows (the one toward the head at first);
   /// ↑ chooses the other, and → then steps onto it.
   @Test func choosingABranchAtAFork() throws {
@@ -315,7 +388,10 @@ struct Tmux {
   func type(_ text: String) throws { try run(["send-keys", "-t", "0", "-l", text]) }
 
   /// Sends keys (tmux names: Left, Enter, Space…) in one go.
-  func send(_ keys: String...) throws { try run(["send-keys", "-t", "0"] + keys) }
+  func send(_ keys: String...) throws { try send(keys) }
+
+  /// Sends `keys` in one go: the program reads them together.
+  func send(_ keys: [String]) throws { try run(["send-keys", "-t", "0"] + keys) }
 
   func resize(width: Int, height: Int) throws {
     try run(["resize-window", "-t", "0", "-x", "\(width)", "-y", "\(height)"])
