@@ -594,7 +594,13 @@ public final class TimelineStore: Sendable {
       switch error.resultCode {
       case .SQLITE_BUSY, .SQLITE_LOCKED: return .busy
       case .SQLITE_CORRUPT, .SQLITE_NOTADB:
-        return .corrupt(detail: error.message ?? "\(error.resultCode)")
+        return .corrupt(detail: damage(error.message, sql: error.sql))
+      case .SQLITE_ERROR
+      where ["no such column", "no such table", "malformed database schema"].contains(where: {
+        error.message?.hasPrefix($0) == true
+      }):
+        // Tape's own statements name only what its schema has: the schema text is damaged.
+        return .corrupt(detail: damage(error.message, sql: error.sql))
       case .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_FULL, .SQLITE_PERM:
         return .io(detail: error.message ?? "\(error.resultCode)")
       default: return .internalFailure("\(error)")
@@ -602,6 +608,37 @@ public final class TimelineStore: Sendable {
     }
     return .internalFailure("\(error)")
   }
+}
+
+/// Where a damaged file failed and how, for ``StoreError/corrupt(detail:)``: the table
+/// SQLite's message names (`malformed database schema (clip)`) or else the one the statement
+/// read, and SQLite's words with anything after a schema's quoted text dropped (it can hold
+/// any byte of the damaged file).
+func damage(_ message: String?, sql: String?) -> String {
+  var words = message ?? "unreadable"
+  var table: String?
+  if let open = words.firstIndex(of: "("), let close = words[open...].firstIndex(of: ")") {
+    table = String(words[words.index(after: open)..<close])
+    words = String(words[..<open]).trimmingCharacters(in: .whitespaces)
+  } else if let near = words.range(of: " - near") ?? words.range(of: ": near") {
+    words = String(words[..<near.lowerBound])
+  }
+  if words.hasPrefix("database disk image is malformed") || words.isEmpty {
+    words = "its pages are damaged"
+  }
+  table = table ?? sql.flatMap(readTable)
+  return (table.map { "table \($0): " } ?? "") + words
+}
+
+/// The first table a statement reads or writes (`FROM clip`, `INTO version`, `UPDATE head`).
+func readTable(_ sql: String) -> String? {
+  let words = sql.split(whereSeparator: { $0.isWhitespace || $0 == "(" || $0 == "," })
+  for (index, word) in words.enumerated().dropLast()
+  where ["FROM", "INTO", "UPDATE"].contains(word.uppercased()) {
+    let name = words[index + 1]
+    if name.allSatisfy({ $0.isLetter || $0 == "_" }) { return String(name) }
+  }
+  return nil
 }
 
 func connection(_ db: Database) throws -> SQLiteHandle {
@@ -635,7 +672,9 @@ struct Head {
       let row = try Row.fetchOne(
         db.cachedStatement(sql: "SELECT version, tip, revision FROM head WHERE id = 1"))
     else { throw StoreError.corrupt(detail: "the head row is missing") }
-    return Head(version: row["version"], tip: row["tip"], revision: row["revision"])
+    return Head(
+      version: try row.value("version", of: "head"), tip: try row.value("tip", of: "head"),
+      revision: try row.value("revision", of: "head"))
   }
 
   func write(_ db: Database) throws {
@@ -778,12 +817,16 @@ enum HeadJournal {
           "SELECT seq, fromVersion, toVersion, cause, createdAt FROM head_move WHERE seq > ? ORDER BY seq"
       ), arguments: [sequence]
     ).map { row in
-      guard let cause = HeadMove.Cause(rawValue: row["cause"]) else {
+      guard let cause = HeadMove.Cause(rawValue: try row.value("cause", of: "head_move")) else {
         throw StoreError.corrupt(detail: "a head move has an unknown cause")
       }
       return HeadMove(
-        sequence: row["seq"], from: row["fromVersion"], to: row["toVersion"], cause: cause,
-        date: Date(timeIntervalSince1970: Double(row["createdAt"] as Int64) / 1000))
+        sequence: try row.value("seq", of: "head_move"),
+        from: try row.value("fromVersion", of: "head_move"),
+        to: try row.value("toVersion", of: "head_move"), cause: cause,
+        date: Date(
+          timeIntervalSince1970: Double(try row.value("createdAt", of: "head_move") as Int64)
+            / 1000))
     }
   }
 }

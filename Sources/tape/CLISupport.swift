@@ -101,7 +101,7 @@ func reportingErrors(_ body: () throws -> Void) throws {
 func describe(_ error: any Error) -> (Int32, String) {
   let (code, message) = describeInGeneral(error)
   // A fix that names the project: the one on the command line, in a form a shell takes.
-  let commands = ["tape relink FILE ", "tape cut FILE "]
+  let commands = ["tape relink FILE ", "tape cut FILE ", "sqlite3 FILE "]
   guard let file = ProjectArgument.named, commands.contains(where: message.contains) else {
     return (code, message)
   }

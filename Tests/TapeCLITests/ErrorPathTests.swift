@@ -272,7 +272,10 @@ struct ErrorPathTests {
     let corrupt = try TapeBinary.run(["clip", "rm", song, "c1"], environment: ["NO_COLOR": "1"])
     #expect(corrupt.status == 65)
     #expect(corrupt.stderr.hasPrefix("error: the project file is damaged ("))
-    #expect(corrupt.stderr.hasSuffix("); restore it from a backup (the file was not changed)\n"))
+    #expect(
+      corrupt.stderr.hasSuffix(
+        "); restore it from a backup, or see what sqlite3 can save with 'sqlite3 \(song) .recover' (the file was not changed)\n"
+      ))
     #expect(corrupt.stderr.split(separator: "\n").count == 1)
     #expect(try Data(contentsOf: URL(fileURLWithPath: song)) == bytes)
   }
