@@ -136,8 +136,16 @@ public final class TimelineStore: Sendable {
   public let access: Access
   /// Whether commits made after opening can be seen: false for an immutable read.
   public var canFollow: Bool { immutableIdentity == nil }
-  /// For a file opened immutably: what it was when opened; every read checks it still is.
-  let immutableIdentity: FileIdentity?
+  /// For a file opened immutably: what it (and a log holding no frame, if there was one) was
+  /// when opened; every read checks it still is.
+  let immutableIdentity: ImmutableRead?
+
+  /// What an immutable read saw when it opened the file.
+  struct ImmutableRead {
+    let file: FileIdentity
+    /// A `-wal` holding no frame (a writer stopped right after creating it), read past.
+    let log: FileIdentity?
+  }
   let queue: DatabaseQueue
   let state: Mutex<State>
   let checkpointer: Checkpointer
@@ -161,7 +169,7 @@ public final class TimelineStore: Sendable {
   }
 
   private init(
-    path: String, access: Access, immutableIdentity: FileIdentity?, queue: DatabaseQueue,
+    path: String, access: Access, immutableIdentity: ImmutableRead?, queue: DatabaseQueue,
     state: State, checkpointer: Checkpointer, historyBlocks: HistoryBlocks
   ) {
     self.path = path
@@ -390,16 +398,28 @@ public final class TimelineStore: Sendable {
 
   /// Where a reader opens `path`, and the file's identity when that is immutably: through the
   /// log (`-wal` and `-shm` present and readable, or creatable by a follower), else immutably
-  /// when there is no `-wal`; a `-wal` without a readable `-shm` is refused.
+  /// when there is no `-wal`, or one that holds no frame and that this reader could not
+  /// recover; a `-wal` without a readable `-shm` is refused.
   private static func readLocation(
     _ path: String, access: Access
-  ) throws(StoreError) -> (String, FileIdentity?) {
+  ) throws(StoreError) -> (String, ImmutableRead?) {
     guard access != .write else { return (path, nil) }
     let wal = path + "-wal"
     let shm = path + "-shm"
     let folder = (path as NSString).deletingLastPathComponent
     let folderWritable = invitesWriting(folder.isEmpty ? "." : folder, asFolder: true)
-    if FileIdentity(path: wal) != nil {
+    if let log = FileIdentity(path: wal) {
+      // A writer killed right after creating the log leaves its 32-byte header and an index
+      // that only a process able to write `-shm` can rebuild: every other reader got SQLite's
+      // "locking protocol" (exit 70) until the owner wrote again. A log too short to hold one
+      // frame (24 bytes and a page of 512 or more) adds nothing to the file: read the file.
+      let canRebuildIndex =
+        FileIdentity(path: shm) == nil ? folderWritable : Glibc.access(shm, R_OK | W_OK) == 0
+      if log.size < 32 + 24 + 512, !canRebuildIndex, access == .read,
+        let identity = FileIdentity(path: path)
+      {
+        return (immutableURI(path), ImmutableRead(file: identity, log: log))
+      }
       guard Glibc.access(wal, R_OK) == 0 else {
         throw .cannotRead(path: path, reason: "its write-ahead log \(wal) is not readable by you")
       }
@@ -420,7 +440,7 @@ public final class TimelineStore: Sendable {
       return (path, nil)
     }
     guard let identity = FileIdentity(path: path) else { throw .notFound(path: path) }
-    return (immutableURI(path), identity)
+    return (immutableURI(path), ImmutableRead(file: identity, log: nil))
   }
 
   /// `file:PATH?immutable=1`, with the characters a URI path cannot hold escaped.
@@ -471,8 +491,14 @@ public final class TimelineStore: Sendable {
   /// opened, so a read that may have seen a half-written checkpoint is never used.
   func checkUnchanged() throws(StoreError) {
     guard let immutableIdentity else { return }
-    guard let now = FileIdentity(path: path), now.isUnchanged(since: immutableIdentity),
-      FileIdentity(path: path + "-wal") == nil
+    let logUnchanged =
+      switch (FileIdentity(path: path + "-wal"), immutableIdentity.log) {
+      case (nil, _): true
+      case (let log?, let before?): log.isUnchanged(since: before)
+      case (_?, nil): false
+      }
+    guard let now = FileIdentity(path: path), now.isUnchanged(since: immutableIdentity.file),
+      logUnchanged
     else { throw .changedWhileReading(path: path) }
   }
 
