@@ -66,7 +66,7 @@ struct Render: ParsableCommand {
       let text =
         json.json
         ? summaryJSON(summary, settings: settings, range: range).rendered + "\n"
-        : summaryText(summary, settings: settings)
+        : summaryText(summary, settings: settings, range: range)
       // The audio itself is on standard output: the summary goes beside it, on stderr.
       if destination.kind == .standardOutput {
         writeOut(text)
@@ -187,7 +187,9 @@ struct Render: ParsableCommand {
     return RenderSettings(format: chosenFormat, sampleFormat: sampleFormat, dither: shouldDither)
   }
 
-  private func summaryText(_ summary: RenderSummary, settings: RenderSettings) -> String {
+  private func summaryText(
+    _ summary: RenderSummary, settings: RenderSettings, range: FrameRange
+  ) -> String {
     let duration = times.show(summary.frames, sampleRate: summary.sampleRate)
     let layout = summary.channels == 1 ? "mono" : "stereo"
     let format =
@@ -198,10 +200,22 @@ struct Render: ParsableCommand {
       \(output): \(format), \(summary.sampleRate) Hz \(layout), \(duration)
         peak       \(decibels(summary.peakDecibels)) dBFS
         loudness   \(decibels(summary.loudness)) LUFS
-        clipped    \(summary.clippedSamples) samples\(summary.clippedSamples > 0 ? " (lower a gain to avoid it, or render --bits 32f)" : "")
+        clipped    \(summary.clippedSamples) samples\(clippedNote(summary, from: range.start.frames))
         rendered   in \(String(format: "%.2f", summary.seconds)) s (\(String(format: "%.0f", summary.realtimeFactor))× realtime)
 
       """
+  }
+
+  /// Why samples were clipped and what to do: infinite or NaN samples (a huge float source at
+  /// a high gain) are said with where the first was, as they were written as silence.
+  private func clippedNote(_ summary: RenderSummary, from: Int64) -> String {
+    guard summary.clippedSamples > 0 else { return "" }
+    guard let first = summary.firstNonFiniteFrame else {
+      return " (lower a gain to avoid it, or render --bits 32f)"
+    }
+    let at = times.show(first + from, sampleRate: summary.sampleRate)
+    return
+      " (\(summary.nonFiniteSamples) not finite, the first at \(at), written as silence: lower a gain)"
   }
 
   private func summaryJSON(
@@ -223,6 +237,13 @@ struct Render: ParsableCommand {
       ("peakDBFS", finite(rounded(summary.peakDecibels))),
       ("loudnessLUFS", finite(rounded(summary.loudness))),
       ("clippedSamples", .int(Int64(summary.clippedSamples))),
+      ("nonFiniteSamples", .int(Int64(summary.nonFiniteSamples))),
+      (
+        "firstNonFiniteSeconds",
+        summary.firstNonFiniteFrame.map {
+          .double(Double($0) / Double(summary.sampleRate))
+        } ?? .null
+      ),
       ("wallSeconds", .double(rounded(summary.seconds, places: 4))),
       ("realtimeFactor", finite(rounded(summary.realtimeFactor, places: 1))),
     ])
