@@ -233,6 +233,8 @@ public final class TimelineStore: Sendable {
       throw .io(detail: error.description)
     }
     defer { folder.remove() }
+    var published: [Int?] = []
+    defer { published.forEach(Termination.forget) }
     let name = (path as NSString).lastPathComponent
     let temporary = folder.file(name)
     for suffix in ["-wal", "-shm", "-journal"] { _ = folder.file(name + suffix) }
@@ -264,7 +266,12 @@ public final class TimelineStore: Sendable {
           sql: "INSERT INTO id_sequence (id, nextSource, nextTrack, nextClip) VALUES (1, 1, 1, 1)")
       }
       try queue.close()
-      try folder.publish(temporary, as: path)
+      // Until it is open, a signal removes the new project (and the log opening makes) too:
+      // a stopped `tape new` leaves nothing.
+      try Termination.withoutInterruption { () throws(SafeFileError) in
+        try folder.publish(temporary, as: path)
+        published = ["", "-wal", "-shm"].map { Termination.remember(path + $0) }
+      }
     } catch SafeFileError.cannotOpen(_, EEXIST) {
       throw .alreadyExists(path: path)
     } catch let error as SafeFileError {

@@ -16,8 +16,10 @@ struct New: ParsableCommand {
   @OptionGroup var output: JSONOption
 
   func run() throws {
+    Termination.install(message: "new interrupted; \(project.file) was not created")
     try reportingErrors {
       let store = try TimelineStore.create(at: project.file, sampleRate: rate, channels: channels)
+      Termination.install(message: "interrupted; \(project.file) was created all the same")
       try MutationOutput(
         version: store.snapshot.version, ids: [],
         done: "\(project.file) was created all the same"
