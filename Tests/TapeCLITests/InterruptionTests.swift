@@ -40,4 +40,40 @@ struct InterruptionTests {
     }
     #expect(stopped >= 10, "only \(stopped) of 30 runs were stopped")
   }
+
+  /// `kill -9` while a render writes under a temporary name (the fallback for file systems
+  /// without O_TMPFILE; with O_TMPFILE, between `linkat` and `rename`) leaves
+  /// `.mix.wav.tape-…`: the name says whose it is, and the next render to that name removes
+  /// it, but not one of a process still running, of another output, or of another user.
+  @Test func theNextRenderRemovesAKilledRendersTemporary() throws {
+    let ws = try Workspace()
+    let song = try RenderCommandTests.project(in: ws)
+    let mix = ws.path("mix.wav")
+    let (process, _, _) = try startTape(
+      ["render", song, "-o", mix, "--to", "2:00:00"], environment: ["TAPE_NO_TMPFILE": "1"])
+    var left: [String] = []
+    for _ in 0..<200 where left.isEmpty {
+      usleep(10_000)
+      left = listing(ws.url.path).filter(isTemporaryName)
+    }
+    usleep(100_000)
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    let stale = try #require(left.first)
+    #expect(stale.hasPrefix(".mix.wav.tape-"))
+    // Copies that must stay: a running process's (this one's), another output's, another
+    // user's (as root; its process is the killed one).
+    let fields = stale.dropFirst(".mix.wav.tape-".count).split(separator: "-")
+    #expect(fields.count == 3)
+    let running = ".mix.wav.tape-\(fields[0])-\(fields[1])-\(getpid())"
+    let other = ".other.wav.tape-\(fields.joined(separator: "-"))"
+    let anothers = ".mix.wav.tape-0000000000000000-\(fields[1])-\(fields[2])"
+    let kept = [running, other] + (isRoot ? [anothers] : [])
+    for name in kept {
+      try FileManager.default.copyItem(atPath: ws.path(stale), toPath: ws.path(name))
+    }
+    if isRoot { chown(ws.path(anothers), 65_534, 65_534) }
+    try ws.tape("render", song, "-o", mix)
+    #expect(listing(ws.url.path).filter(isTemporaryName).sorted() == kept.sorted())
+  }
 }
