@@ -306,9 +306,12 @@ func writeOut(_ text: String, to descriptor: Int32 = STDERR_FILENO) -> Bool {
 func printError(_ message: String) {
   let colour = isatty(STDERR_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
   let prefix = colour ? "\u{1B}[1;31merror:\u{1B}[0m" : "error:"
+  // A name with a newline, ESC or BEL in it (a file, a source) is shown as `ls` shows it, so
+  // an error is always one line and never moves the cursor or rings the bell.
+  let safe = escaped(message)
   let shown =
-    message.count > 1_000
-    ? "\(message.prefix(700)) … \(message.suffix(250))" : message
+    safe.count > 1_000
+    ? "\(safe.prefix(700)) … \(safe.suffix(250))" : safe
   writeOut("\(prefix) \(shown)\n")
 }
 

@@ -41,7 +41,8 @@ struct Render: ParsableCommand {
 
   func run() throws {
     Termination.install(
-      message: "render interrupted; \(output == "-" ? "the output" : output) was not written")
+      message: escaped(
+        "render interrupted; \(output == "-" ? "the output" : output) was not written"))
     try reportingErrors {
       try span.checkUnits(times)
       let destination = try OutputDestination.resolve(output)

@@ -361,6 +361,41 @@ struct ErrorPathTests {
     #expect(fine.status == 0)
   }
 
+  /// A name with a newline, ESC or BEL (a project, a source, an output) made a multi-line
+  /// error or rang the terminal's bell: every message shows it escaped, as `ls` does.
+  @Test func controlCharactersInNamesAreEscaped() throws {
+    let ws = try Workspace()
+    let missing = ws.path("no\nsuch\u{7}.tape")
+    let ls = try TapeBinary.run(["ls", missing], environment: ["NO_COLOR": "1"])
+    let shown = ws.path("no\\u{A}such\\u{7}.tape")
+    #expect(ls.status == 66)
+    #expect(ls.stderr == "error: no project at \(shown); create one with 'tape new \(shown)'\n")
+
+    let song = ws.path("song.tape")
+    let source = ws.path("my\nsong\u{1B}[2J.wav")
+    try FileManager.default.copyItem(
+      atPath: TestAudio.path("speech-mono-48k-16.wav"), toPath: source)
+    try ws.tape("new", song)
+    try ws.tape("import", song, source)
+    try ws.tape("track", "add", song, "A")
+    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0", "--length", "1s")
+    try FileManager.default.removeItem(atPath: source)
+    for command in [
+      ["render", song, "-o", ws.path("mix.wav")], ["import", song, ws.path("gone\r.wav")],
+      ["render", song, "-o", ws.path("no\u{7}folder/mix.wav")],
+    ] {
+      let result = try TapeBinary.run(command, environment: ["NO_COLOR": "1"])
+      #expect(result.status != 0)
+      #expect(result.stderr.hasPrefix("error: "), "\(command)")
+      #expect(result.stderr.filter { $0.isNewline }.count == 1, "\(command): \(result.stderr)")
+      #expect(
+        !result.stderr.dropLast().unicodeScalars.contains {
+          $0.properties.generalCategory == .control
+        },
+        "\(command): \(result.stderr)")
+    }
+  }
+
   @Test func usageErrorsExit64() throws {
     let ws = try Workspace()
     let song = try Self.project(ws)
