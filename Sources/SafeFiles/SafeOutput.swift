@@ -70,10 +70,15 @@ public struct OutputDestination: Sendable, Hashable {
   public static func resolve(
     _ path: String, creatingFolder: Bool = false, ownFile: Bool = false
   ) throws(SafeFileError) -> OutputDestination {
-    if path == "-" {
+    // `/dev/stdout` on a pipe or socket links to `pipe:[…]`, which no path opens: it is
+    // standard output, as `-` is.
+    let standardOutput = FileIdentity(descriptor: STDOUT_FILENO)
+    if path == "-"
+      || (["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"].contains(path)
+        && [UInt32(S_IFIFO), UInt32(S_IFSOCK)].contains(standardOutput?.type))
+    {
       return OutputDestination(
-        path: path, target: "-", kind: .standardOutput,
-        existing: FileIdentity(descriptor: STDOUT_FILENO))
+        path: path, target: "-", kind: .standardOutput, existing: standardOutput)
     }
     var path = path
     while path.count > 1 && path.hasSuffix("/") { path.removeLast() }

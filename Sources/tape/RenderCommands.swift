@@ -45,8 +45,25 @@ struct Render: ParsableCommand {
         "render interrupted; \(output == "-" ? "the output" : output) was not written"))
     try reportingErrors {
       try span.checkUnits(times)
-      let destination = try OutputDestination.resolve(output)
       let cache = AudioCache(forProject: project.file)
+      let destination: OutputDestination
+      do {
+        destination = try OutputDestination.resolve(output)
+      } catch SafeFileError.isFolder {
+        // The cache folder: the usual "give a file name such as FOLDER/mix.wav" would be
+        // refused as inside the cache.
+        if let identity = FileIdentity(path: output),
+          cache.directories.contains(where: {
+            FileIdentity(path: $0).map(identity.isSameFile) ?? false
+          })
+        {
+          throw UsageError(
+            message:
+              "-o \(output) is the project's decoded-audio cache; give a file name outside it, such as mix.wav"
+          )
+        }
+        throw SafeFileError.isFolder(path: output)
+      }
       let (settings, project, plan, audio, range) = try retryingReads {
         () throws -> (RenderSettings, Project, RenderPlan, ProjectAudio, FrameRange) in
         let store = try openStore(self.project.file, access: .read)

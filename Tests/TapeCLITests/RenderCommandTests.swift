@@ -41,6 +41,30 @@ struct RenderCommandTests {
   /// The same project renders to the same bytes, a second apart too: no PEAK chunk (which
   /// carries the time of writing) in float WAV or AIFF; FLAC and integer formats as well; Ogg
   /// with its stream serial set from its contents (libsndfile takes it from the clock).
+  /// `-o /dev/stdout` with standard output a pipe links to `pipe:[…]`: it was "cannot create
+  /// /dev/stdout" (exit 74); it is standard output, as `-o -` is. `-o song.tape-cache`
+  /// suggested `song.tape-cache/mix.wav`, which is then refused as inside the cache.
+  @Test func devStdoutAndTheCacheFolder() throws {
+    let ws = try Workspace()
+    let song = try Self.project(in: ws)
+    let dash = try ws.tape("render", song, "-o", "-", "--format", "wav")
+    for name in ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"] {
+      let piped = try ws.tape("render", song, "-o", name, "--format", "wav")
+      // Compared as a flag: a failure would print both (binary) outputs.
+      let same = piped.stdout == dash.stdout
+      #expect(same, "\(name): \(piped.status) \(piped.stderr)")
+      #expect(piped.stderr.hasPrefix("\(name): WAV 24-bit"), "\(name)")
+    }
+    for name in [song + "-cache", song + "-cache/"] {
+      let cache = try TapeBinary.run(["render", song, "-o", name], environment: ["NO_COLOR": "1"])
+      #expect(cache.status == 64)
+      #expect(
+        cache.stderr
+          == "error: -o \(name) is the project's decoded-audio cache; give a file name outside it, such as mix.wav\n"
+      )
+    }
+  }
+
   /// A float source of ±3e38 at +48 dB mixes to ±infinity (and their sum to NaN): the file
   /// got them, and the summary said `"peakDBFS": null` (silence). They are written as silence,
   /// counted as clipped, and the summary says how many and where the first is.
