@@ -252,8 +252,12 @@ extension TimelineStore {
 /// (it used to trap on `nan` or `1e10`, and a typo was silently ignored).
 func busyTimeout() throws -> Double? {
   guard let text = ProcessInfo.processInfo.environment["TAPE_BUSY_TIMEOUT"] else { return nil }
-  guard let seconds = Double(text.trimmingCharacters(in: .whitespaces)), seconds.isFinite,
-    (0...3_600).contains(seconds)
+  // Digits with at most one point, as documented: not ` 5`, `+3`, `0x10` or `1e2`, which
+  // Double(_:) would also take.
+  let pieces = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+  guard pieces.count <= 2, pieces.contains(where: { !$0.isEmpty }),
+    pieces.allSatisfy({ $0.allSatisfy { "0123456789".contains($0) } }),
+    let seconds = Double(text), seconds.isFinite, (0...3_600).contains(seconds)
   else {
     throw UsageError(
       message:
