@@ -297,12 +297,30 @@ final class ProgressBar {
     guard enabled, ContinuousClock.now - lastDraw > .milliseconds(100) else { return }
     lastDraw = .now
     drawn = true
-    let width = 30
+    var size = winsize()
+    let columns =
+      ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0
+      ? Int(size.ws_col) : 80
+    let time = TimeValue.clock(FrameCount(done), sampleRate: sampleRate)
+    writeOut("\r" + Self.line(verb: verb, done: done, total: total, time: time, columns: columns))
+  }
+
+  /// The bar's text for a terminal `columns` wide: never as wide, so it never wraps (a line that
+  /// wraps leaves a copy of itself on every redraw, which garbled a 10-column terminal). The
+  /// bar shrinks first, then goes, then the verb and the time; the percentage stays.
+  static func line(verb: String, done: Int64, total: Int64, time: String, columns: Int) -> String {
+    let percent = "\(Int(100 * done / total))%"
+    let room = columns - 1
+    let text = "\(verb) [] \(percent)  \(time)"
+    let width = min(30, room - text.count)
+    guard width >= 5 else {
+      let shorter = ["\(verb) \(percent)  \(time)", "\(percent)  \(time)", percent]
+      let fitting = shorter.first { $0.count <= room } ?? String(percent.prefix(max(0, room)))
+      return fitting + "\u{1B}[K"
+    }
     let filled = Int(Double(width) * Double(done) / Double(total))
     let bar = String(repeating: "=", count: filled) + String(repeating: " ", count: width - filled)
-    let time = TimeValue.clock(FrameCount(done), sampleRate: sampleRate)
-    let line = "\r\(verb) [\(bar)] \(Int(100 * done / total))%  \(time)"
-    writeOut(line)
+    return "\(verb) [\(bar)] \(percent)  \(time)\u{1B}[K"
   }
 
   /// Clears the bar's line (once), so what follows starts on a clean line.

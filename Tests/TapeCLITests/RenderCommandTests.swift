@@ -65,6 +65,32 @@ struct RenderCommandTests {
     }
   }
 
+  /// The progress bar fits the terminal: at 10 columns its 50-character line wrapped, and
+  /// each redraw left a copy of it on a new line. In tmux windows 10 and 40 columns wide,
+  /// every screen taken while a long render runs holds one line, narrower than the window.
+  @Test(arguments: [10, 40])
+  func theProgressBarFitsTheTerminal(columns: Int) throws {
+    let ws = try Workspace()
+    let song = try Self.project(in: ws)
+    let tmux = try Tmux(width: columns, height: 12)
+    defer { tmux.kill() }
+    // The summary goes to a file: the screen holds the bar alone.
+    try tmux.start(
+      "'\(TapeBinary.url.path)' render '\(song)' -o '\(ws.path("mix.wav"))' --to 5:00 --bits 32f > '\(ws.path("summary"))'; touch '\(ws.path("done"))'; sleep 30"
+    )
+    var screens = 0
+    let deadline = Date().addingTimeInterval(60)
+    while Date() < deadline, !FileManager.default.fileExists(atPath: ws.path("done")) {
+      let screen = try tmux.capture()
+      let lines = screen.split(separator: "\n")
+      #expect(lines.count <= 1, "\(columns) columns:\n\(screen)")
+      #expect(lines.allSatisfy { $0.count < columns }, "\(columns) columns:\n\(screen)")
+      if screen.contains("%") { screens += 1 }
+      Thread.sleep(forTimeInterval: 0.1)
+    }
+    #expect(screens >= 3, "the bar was seen on \(screens) screens")
+  }
+
   /// A float source of ±3e38 at +48 dB mixes to ±infinity (and their sum to NaN): the file
   /// got them, and the summary said `"peakDBFS": null` (silence). They are written as silence,
   /// counted as clipped, and the summary says how many and where the first is.
