@@ -8,6 +8,7 @@ packages=(
   pkg-config
   libsndfile1-dev libasound2-dev libsoxr-dev libsqlite3-dev   # linked by Tape
   sox libsox-fmt-all ffmpeg xxhash                            # references in tests
+  sqlite3                                                     # damages project files in tests
   alsa-utils jackd2 libasound2-plugins                        # real ALSA playback in tests
   tmux                                                        # drives tape scrub in a terminal in tests
 )

@@ -28,8 +28,14 @@ public struct RenderSummary: Sendable, Equatable {
   public var peak: Double
   /// Integrated loudness (EBU R128) in LUFS; `-infinity` for silence.
   public var loudness: Double
-  /// Samples clamped to the integer range (always 0 for float output).
+  /// Samples clamped to the integer range, and samples that were not finite (counted in any
+  /// output format).
   public var clippedSamples: Int
+  /// Samples the mix made infinite or NaN (a huge float source at a high gain), written as
+  /// silence: counted in ``clippedSamples`` too.
+  public var nonFiniteSamples: Int = 0
+  /// The frame (from the start of the render) of the first of them; nil when there are none.
+  public var firstNonFiniteFrame: Int64?
   /// Wall-clock seconds spent rendering and writing.
   public var seconds: Double
 
@@ -170,7 +176,9 @@ public enum OfflineRenderer {
     return RenderSummary(
       frames: range.count.frames, sampleRate: plan.sampleRate, channels: channels,
       peak: Double(sink.peak), loudness: sink.meter.integratedLoudness,
-      clippedSamples: sink.clipped, seconds: (ContinuousClock.now - clock).seconds)
+      clippedSamples: sink.clipped + sink.nonFinite, nonFiniteSamples: sink.nonFinite,
+      firstNonFiniteFrame: sink.firstNonFinite.map { $0 - range.start.frames },
+      seconds: (ContinuousClock.now - clock).seconds)
   }
 }
 
@@ -241,6 +249,12 @@ private final class Batch: @unchecked Sendable {
   /// Per block (raw memory: render tasks write their own elements concurrently).
   let peaks = UnsafeMutableBufferPointer<Float>.allocate(capacity: OfflineRenderer.batchBlocks)
   let clipped = UnsafeMutableBufferPointer<Int>.allocate(capacity: OfflineRenderer.batchBlocks)
+  /// Per block: samples that were not finite, and the first one's index in the block (or -1).
+  let nonFinite = UnsafeMutableBufferPointer<Int>.allocate(capacity: OfflineRenderer.batchBlocks)
+  let firstNonFinite = UnsafeMutableBufferPointer<Int>.allocate(
+    capacity: OfflineRenderer.batchBlocks)
+  /// The frame the batch starts at.
+  var from: Int64 = 0
   /// Entered once by each consumer of the batch; waited on before the batch is reused.
   let done = DispatchGroup()
 
@@ -252,6 +266,8 @@ private final class Batch: @unchecked Sendable {
     integers = bits == nil ? nil : .allocate(capacity: capacity * channels)
     peaks.initialize(repeating: 0)
     clipped.initialize(repeating: 0)
+    nonFinite.initialize(repeating: 0)
+    firstNonFinite.initialize(repeating: -1)
   }
 
   deinit {
@@ -259,6 +275,8 @@ private final class Batch: @unchecked Sendable {
     integers?.deallocate()
     peaks.deallocate()
     clipped.deallocate()
+    nonFinite.deallocate()
+    firstNonFinite.deallocate()
   }
 
   /// Mixes `frames` frames from `from`, in blocks rendered in parallel; `firstBlock` is the
@@ -266,13 +284,17 @@ private final class Batch: @unchecked Sendable {
   /// frames whose source chunks were not resident.
   func render(_ view: PlanView, from: Int64, frames: Int, firstBlock: Int) -> Int {
     self.frames = frames
+    self.from = from
     let blockFrames = OfflineRenderer.blockFrames
     let blocks = (frames + blockFrames - 1) / blockFrames
     // Each task touches only its own block's elements of these buffers.
     nonisolated(unsafe) let (floats, integers, peaks, clipped) = (floats, integers, peaks, clipped)
+    nonisolated(unsafe) let (nonFinite, firstNonFinite) = (nonFinite, firstNonFinite)
     let (channels, bits, dither) = (channels, bits, dither)
     peaks.update(repeating: 0)
     clipped.update(repeating: 0)
+    nonFinite.update(repeating: 0)
+    firstNonFinite.update(repeating: -1)
     let missing = Atomic<Int>(0)
     DispatchQueue.concurrentPerform(iterations: blocks) { block in
       let offset = block * blockFrames
@@ -281,6 +303,10 @@ private final class Batch: @unchecked Sendable {
       missing.add(
         RenderKernel.render(view, from: from + Int64(offset), frames: count, into: samples),
         ordering: .relaxed)
+      // Infinity and NaN never reach a file, the meter or the peak.
+      let (silenced, first) = NonFinite.silence(samples, count: count * channels)
+      nonFinite[block] = silenced
+      firstNonFinite[block] = first.map { offset + $0 / channels } ?? -1
       peaks[block] = Peak.of(samples, count: count * channels)
       if let bits, let integers {
         var quantizer = Quantizer(
@@ -290,6 +316,21 @@ private final class Batch: @unchecked Sendable {
       }
     }
     return missing.load(ordering: .relaxed)
+  }
+}
+
+enum NonFinite {
+  /// Replaces every infinite or NaN sample among `count` with 0; returns how many there were
+  /// and the index of the first.
+  static func silence(_ samples: UnsafeMutablePointer<Float>, count: Int) -> (Int, Int?) {
+    var found = 0
+    var first: Int?
+    for i in 0..<count where !samples[i].isFinite {
+      samples[i] = 0
+      found += 1
+      if first == nil { first = i }
+    }
+    return (found, first)
   }
 }
 
@@ -324,6 +365,9 @@ private final class Sink: @unchecked Sendable {
   var meter: LoudnessMeter
   var peak: Float = 0
   var clipped = 0
+  var nonFinite = 0
+  /// The frame of the first sample that was not finite.
+  var firstNonFinite: Int64?
   /// Set by the write queue, read by the render loop between batches.
   private let failure = Mutex<AudioFileError?>(nil)
   var error: AudioFileError? { failure.withLock { $0 } }
@@ -336,6 +380,10 @@ private final class Sink: @unchecked Sendable {
   func write(_ batch: Batch) {
     peak = max(peak, batch.peaks.max() ?? 0)
     clipped += batch.clipped.reduce(0, +)
+    nonFinite += batch.nonFinite.reduce(0, +)
+    if firstNonFinite == nil, let first = batch.firstNonFinite.first(where: { $0 >= 0 }) {
+      firstNonFinite = batch.from + Int64(first)
+    }
     guard error == nil else { return }
     do {
       if let integers = batch.integers {

@@ -25,14 +25,19 @@ public final class PrivateFolder {
   public init(beside target: String) throws(SafeFileError) {
     let folder = OutputDestination.folder(of: target)
     var template = Array("\(folder)/.\(OutputDestination.name(of: target)).tape-XXXXXX".utf8CString)
-    let made = template.withUnsafeMutableBufferPointer { buffer in
-      buffer.baseAddress.flatMap { mkdtemp($0) }
+    let made = Termination.withoutInterruption { () -> (String, Int?)? in
+      let made = template.withUnsafeMutableBufferPointer { buffer in
+        buffer.baseAddress.flatMap { mkdtemp($0) }
+      }
+      return made.map { made in
+        let path = String(cString: made)
+        return (path, Termination.remember(path))
+      }
     }
     guard let made else {
       throw .cannotOpen(path: target, errno: errno)
     }
-    path = String(cString: made)
-    token = Termination.remember(path)
+    (path, token) = made
   }
 
   deinit {
@@ -42,7 +47,8 @@ public final class PrivateFolder {
   /// The path of `name` inside the folder; removed with the folder, and on a signal.
   public func file(_ name: String) -> String {
     let file = "\(path)/\(name)"
-    files.append((file, Termination.remember(file)))
+    let token = Termination.remember(file)
+    files.append((file, token))
     return file
   }
 

@@ -70,10 +70,15 @@ public struct OutputDestination: Sendable, Hashable {
   public static func resolve(
     _ path: String, creatingFolder: Bool = false, ownFile: Bool = false
   ) throws(SafeFileError) -> OutputDestination {
-    if path == "-" {
+    // `/dev/stdout` on a pipe or socket links to `pipe:[…]`, which no path opens: it is
+    // standard output, as `-` is.
+    let standardOutput = FileIdentity(descriptor: STDOUT_FILENO)
+    if path == "-"
+      || (["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"].contains(path)
+        && [UInt32(S_IFIFO), UInt32(S_IFSOCK)].contains(standardOutput?.type))
+    {
       return OutputDestination(
-        path: path, target: "-", kind: .standardOutput,
-        existing: FileIdentity(descriptor: STDOUT_FILENO))
+        path: path, target: "-", kind: .standardOutput, existing: standardOutput)
     }
     var path = path
     while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
@@ -249,6 +254,7 @@ public final class SafeOutput {
       _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
       descriptor = fd
     case .file:
+      Self.removeStaleTemporaries(beside: destination.target)
       // In the folder to create's parent until then: the same file system, so it links across.
       let folder = OutputDestination.folder(of: destination.folderToCreate ?? destination.target)
       var fd: Int32 = -1
@@ -261,10 +267,14 @@ public final class SafeOutput {
         // No O_TMPFILE here: an exclusively created random name, removed on a signal.
         for _ in 0..<16 {
           let name = Self.randomName(beside: destination.folderToCreate ?? destination.target)
-          fd = open(name, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0o666)
+          let (opened, token) = Termination.withoutInterruption {
+            let opened = open(name, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0o666)
+            return (opened, opened >= 0 ? Termination.remember(name) : nil)
+          }
+          fd = opened
           if fd >= 0 {
             temporaryName = name
-            cleanupToken = Termination.remember(name)
+            cleanupToken = token
             break
           }
           if errno != EEXIST { break }
@@ -391,11 +401,16 @@ public final class SafeOutput {
     var code: Int32 = 0
     for _ in 0..<16 {
       let name = Self.randomName(beside: destination.target)
-      if linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, name, AT_SYMLINK_FOLLOW) == 0
-        || (errno == ENOENT && linkat(descriptor, "", AT_FDCWD, name, Self.emptyPath) == 0)
-      {
+      let token = Termination.withoutInterruption { () -> Int?? in
+        guard
+          linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, name, AT_SYMLINK_FOLLOW) == 0
+            || (errno == ENOENT && linkat(descriptor, "", AT_FDCWD, name, Self.emptyPath) == 0)
+        else { return nil }
+        return .some(Termination.remember(name))
+      }
+      if let token {
         temporaryName = name
-        cleanupToken = Termination.remember(name)
+        cleanupToken = token
         return name
       }
       code = errno
@@ -404,17 +419,62 @@ public final class SafeOutput {
     throw .cannotRename(path: destination.path, errno: code)
   }
 
-  /// `folder/.name.tape-<16 random hex digits>`, or `folder/.tape-<16 hex digits>` when the
-  /// name is too long to carry (a file system takes 255 bytes at most).
+  /// `folder/.name.tape-<16 random hex digits>-<host>-<pid>`, or `folder/.tape-…` when the
+  /// name is too long to carry (a file system takes 255 bytes at most). The host (8 hex digits
+  /// of a hash of its name) and the process id say whose it is, so that a later writer can
+  /// tell one that a `kill -9` left (``removeStaleTemporaries(beside:)``).
   static func randomName(beside target: String) -> String {
-    let random = String(UInt64.random(in: .min ... .max), radix: 16)
     let folder = OutputDestination.folder(of: target)
     let name = OutputDestination.name(of: target)
-    let suffix = ".tape-\(String(repeating: "0", count: 16 - random.count))\(random)"
+    let suffix =
+      ".tape-\(hex(UInt64.random(in: .min ... .max), digits: 16))-\(hostMark)-\(getpid())"
     let prefix =
       name.utf8.count + suffix.utf8.count + 1 <= OutputDestination.longestName
       ? ".\(name)" : ""
     return "\(folder)/\(prefix)\(suffix)"
+  }
+
+  /// Removes the temporary names beside `target` that a writer on this host, of this user,
+  /// left when it was killed (`kill -9` between naming its file and renaming it): a regular
+  /// file named as ``randomName(beside:)`` names them, whose process is gone. Another user's,
+  /// another host's, or a running process's are left alone.
+  static func removeStaleTemporaries(beside target: String) {
+    let folder = OutputDestination.folder(of: target)
+    let prefixes = [".\(OutputDestination.name(of: target)).tape-", ".tape-"]
+    guard let directory = opendir(folder) else { return }
+    defer { closedir(directory) }
+    while let entry = readdir(directory) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+        String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+      }
+      guard let prefix = prefixes.first(where: { name.hasPrefix($0) }) else { continue }
+      let fields = name.dropFirst(prefix.count).split(separator: "-")
+      guard fields.count == 3, fields[0].count == 16, fields[1] == hostMark,
+        let pid = Int32(fields[2]), pid > 0, pid != getpid(),
+        kill(pid, 0) != 0, errno == ESRCH
+      else { continue }
+      let path = "\(folder)/\(name)"
+      var info = stat()
+      guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid()
+      else { continue }
+      unlink(path)
+    }
+  }
+
+  /// 8 hex digits of an FNV-1a hash of this host's name.
+  static let hostMark: String = {
+    var name = [CChar](repeating: 0, count: 256)
+    gethostname(&name, name.count - 1)
+    var hash: UInt32 = 0x811C_9DC5
+    for byte in name.prefix(while: { $0 != 0 }) {
+      hash = (hash ^ UInt32(UInt8(bitPattern: byte))) &* 0x0100_0193
+    }
+    return hex(UInt64(hash), digits: 8)
+  }()
+
+  private static func hex(_ value: UInt64, digits: Int) -> String {
+    let text = String(value, radix: 16)
+    return String(repeating: "0", count: max(0, digits - text.count)) + text
   }
 
   /// `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`), a macro Swift does not import.

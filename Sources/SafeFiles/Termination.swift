@@ -79,6 +79,33 @@ public enum Termination {
     return nil
   }
 
+  /// Runs `body` (the creation of a file and its ``remember(_:)``, say) with SIGINT, SIGTERM
+  /// and SIGHUP held back until it returns, whichever thread they arrive on: a signal that
+  /// comes meanwhile is handled right after.
+  ///
+  /// Rule: a file is created and remembered inside this, never apart. Why: a signal between the
+  /// two left the file behind (a `tape new` stopped there left its `.song.tape.tape-XXXXXX`
+  /// folder), and blocking signals on one thread does not stop them running on another.
+  public static func withoutInterruption<Result, Failure: Error>(
+    _ body: () throws(Failure) -> Result
+  ) throws(Failure) -> Result {
+    deferring.add(1, ordering: .sequentiallyConsistent)
+    defer {
+      if deferring.subtract(1, ordering: .sequentiallyConsistent).newValue == 0 {
+        let signal = pending.load(ordering: .sequentiallyConsistent)
+        if signal != 0 { handle(signal) }
+      }
+    }
+    return try body()
+  }
+
+  /// How many ``withoutInterruption(_:)`` bodies are running.
+  private static let deferring = Atomic<Int>(0)
+  /// A signal that came during one, to handle after it (0: none).
+  private static let pending = Atomic<Int32>(0)
+  /// Set by the one call of the handler that cleans up and ends the process.
+  private static let handling = Atomic<Bool>(false)
+
   /// Stops removing the path registered under `token` (it was renamed into place, or removed).
   public static func forget(_ token: Int?) {
     guard let token else { return }
@@ -161,6 +188,11 @@ public enum Termination {
 
   /// The signal handler: async-signal-safe calls only.
   private static func handle(_ signalNumber: Int32) {
+    pending.store(signalNumber, ordering: .sequentiallyConsistent)
+    guard deferring.load(ordering: .sequentiallyConsistent) == 0,
+      handling.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent)
+        .exchanged
+    else { return }
     // Files first, then the (private) folders they were in.
     for slot in slots {
       let address = slot.address.load(ordering: .sequentiallyConsistent)

@@ -13,7 +13,12 @@ extension Gain {
   /// ```
   public init(parsing text: String) throws(TimelineError) {
     let gain = try Gain(parsingAnyValue: text)
-    try gain.validate(as: "gain")
+    do {
+      try gain.validate(as: "gain")
+    } catch {
+      // Said as typed: `+48.0000000001` is not "+48 dB", and `1e400` is not "inf dB".
+      throw .gainTypedOutOfRange(text.trimmingBlanks)
+    }
     self = gain
   }
 

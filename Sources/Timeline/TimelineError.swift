@@ -13,6 +13,8 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case invalidGain(String)
   case invalidPan(String)
   case gainOutOfRange(what: String, decibels: Double)
+  /// A gain typed on the command line, outside the range; `given` is the text as typed.
+  case gainTypedOutOfRange(String)
   case panOutOfRange(track: Track.ID?, pan: Double)
   case unsupportedSampleRate(Int)
   case unsupportedChannelCount(Int)
@@ -91,6 +93,11 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
       }
       return
         "\(what) \(Gain(decibels: dB)) is out of range; use a value from \(formatDecimal(Gain.minimumDecibels)) to +\(formatDecimal(Gain.maximumDecibels)) dB"
+    case .gainTypedOutOfRange(let given):
+      var number = Substring(given)
+      if number.lowercased().hasSuffix("db") { number = number.dropLast(2) }
+      return
+        "gain \(number.trimmingBlanks) dB is out of range; use a value from \(formatDecimal(Gain.minimumDecibels)) to +\(formatDecimal(Gain.maximumDecibels)) dB"
     case .panOutOfRange(let track, let pan):
       let whose = track.map { "pan of track \($0)" } ?? "pan"
       return

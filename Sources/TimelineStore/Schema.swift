@@ -156,7 +156,9 @@ enum Schema {
       for row in versions {
         try VersionGraph.writeBlocks(
           at: VersionNode(
-            id: row["id"], parent: row["parent"], jump: row["jump"], depth: row["depth"]),
+            id: try row.value("id", of: "version"), parent: try row.value("parent", of: "version"),
+            jump: try row.value("jump", of: "version"), depth: try row.value("depth", of: "version")
+          ),
           spans: blocks.spans, blocks: blocks, db)
       }
     }

@@ -84,7 +84,7 @@ enum RawStatement {
       throw ConstraintFailure(message: String(cString: sqlite3_errmsg(db)))
     }
     guard code == SQLITE_DONE else {
-      try check(code, "applying a recorded change", on: db)
+      try check(code, "applying a recorded change", on: db, statement: statement)
       throw StoreError.internalFailure("applying a recorded change returned rows")
     }
     return Int(sqlite3_changes(db))
@@ -104,7 +104,7 @@ enum RawStatement {
       let code = sqlite3_step(statement)
       if code == SQLITE_DONE { return }
       guard code == SQLITE_ROW else {
-        try check(code, "reading the project", on: db)
+        try check(code, "reading the project", on: db, statement: statement)
         return
       }
       try body(ResultRow(statement: statement))
@@ -182,14 +182,15 @@ enum RawStatement {
 /// Turns a SQLite result code into a ``StoreError``. Given the connection, I/O errors are
 /// reported as such and other failures carry SQLite's message.
 private func check(
-  _ code: Int32, _ call: @autoclosure () -> String, on db: SQLiteHandle? = nil
+  _ code: Int32, _ call: @autoclosure () -> String, on db: SQLiteHandle? = nil,
+  statement: OpaquePointer? = nil
 ) throws {
   guard code != SQLITE_OK else { return }
   let message = db.map { String(cString: sqlite3_errmsg($0)) }
   switch code & 0xFF {
   case SQLITE_BUSY, SQLITE_LOCKED: throw StoreError.busy
   case SQLITE_CORRUPT, SQLITE_NOTADB:
-    throw StoreError.corrupt(detail: "\(call()) failed (\(code))")
+    throw StoreError.corrupt(detail: damage(message, sql: statement.flatMap(sqlText)))
   case SQLITE_NOMEM: throw StoreError.internalFailure("out of memory in \(call())")
   case SQLITE_IOERR where message != nil, SQLITE_FULL where message != nil:
     throw StoreError.io(detail: message ?? "")
@@ -197,6 +198,11 @@ private func check(
     throw StoreError.internalFailure(
       "\(call()) failed with SQLite code \(code)" + (message.map { ": \($0)" } ?? ""))
   }
+}
+
+/// The SQL a prepared statement was made from.
+private func sqlText(_ statement: OpaquePointer) -> String? {
+  sqlite3_sql(statement).map { String(cString: $0) }
 }
 
 /// A row of `SELECT *` on a tracked table: every column is there.

@@ -48,7 +48,7 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         "\(path) was written by a newer version of Tape; upgrade tape to open it (the file was not changed)"
     case .corrupt(let detail):
       return
-        "the project file is damaged (\(detail)); restore it from a backup (the file was not changed)"
+        "the project file is damaged (\(detail)); restore it from a backup, or see what sqlite3 can save with 'sqlite3 FILE .recover' (the file was not changed)"
     case .busy:
       return
         "project is busy: another tape process is writing to it; try again when it has finished"

@@ -101,10 +101,11 @@ extension TimelineStore {
             FROM version WHERE id = ?
             """),
         arguments: [head.version]),
-      row["coalescingKey"] as String? == coalescingKey, !(row["hasChildren"] as Bool)
+      try row.value("coalescingKey", of: "version") as String? == coalescingKey,
+      !(try row.value("hasChildren", of: "version") as Bool)
     {
       var net = NetChanges()
-      try net.append(changeset: Changeset(data: row["changeset"]))
+      try net.append(changeset: Changeset(data: try row.value("changeset", of: "version")))
       try net.append(changeset: changeset)
       let merged = net.changeset()
       try db.cachedStatement(
@@ -144,7 +145,9 @@ enum IDSequence {
           sql: "SELECT nextSource, nextTrack, nextClip FROM id_sequence WHERE id = 1"))
     else { throw StoreError.corrupt(detail: "the id sequence row is missing") }
     return IDAllocator(
-      nextSource: row["nextSource"], nextTrack: row["nextTrack"], nextClip: row["nextClip"])
+      nextSource: try row.value("nextSource", of: "id_sequence"),
+      nextTrack: try row.value("nextTrack", of: "id_sequence"),
+      nextClip: try row.value("nextClip", of: "id_sequence"))
   }
 
   static func write(_ ids: IDAllocator, _ db: Database) throws {

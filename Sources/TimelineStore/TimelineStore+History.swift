@@ -10,6 +10,22 @@ public struct HistoryEntry: Sendable, Hashable {
   public let parent: Int64?
   public let label: String
   public let date: Date
+
+  /// A row of `SELECT id, parent, label, createdAt FROM version`.
+  init(_ row: Row) throws(StoreError) {
+    version = try row.value("id", of: "version")
+    parent = try row.value("parent", of: "version")
+    label = try row.value("label", of: "version")
+    date = Date(
+      timeIntervalSince1970: Double(try row.value("createdAt", of: "version") as Int64) / 1000)
+  }
+
+  /// Version `id`'s entry; nil when there is no such version.
+  static func read(_ id: Int64, _ db: Database) throws -> HistoryEntry? {
+    try Row.fetchOne(
+      db, sql: "SELECT id, parent, label, createdAt FROM version WHERE id = ?", arguments: [id]
+    ).map { row in try HistoryEntry(row) }
+  }
 }
 
 /// A project's whole history: a tree of versions, the head, and where redo leads.
@@ -74,16 +90,7 @@ extension TimelineStore {
   /// One version's entry (label, parent, date); nil when there is no such version.
   public func entry(_ version: Int64) throws(StoreError) -> HistoryEntry? {
     do {
-      return try queue.read { db in
-        try Row.fetchOne(
-          db, sql: "SELECT id, parent, label, createdAt FROM version WHERE id = ?",
-          arguments: [version]
-        ).map { row in
-          HistoryEntry(
-            version: row["id"], parent: row["parent"], label: row["label"],
-            date: Date(timeIntervalSince1970: Double(row["createdAt"] as Int64) / 1000))
-        }
-      }
+      return try queue.read { db in try HistoryEntry.read(version, db) }
     } catch {
       throw Self.translate(error)
     }
@@ -97,9 +104,7 @@ extension TimelineStore {
         let versions = try Row.fetchAll(
           db, sql: "SELECT id, parent, label, createdAt FROM version ORDER BY id"
         ).map { row in
-          HistoryEntry(
-            version: row["id"], parent: row["parent"], label: row["label"],
-            date: Date(timeIntervalSince1970: Double(row["createdAt"] as Int64) / 1000))
+          try HistoryEntry(row)
         }
         return History(head: head.version, tip: head.tip, versions: versions)
       }
@@ -141,6 +146,9 @@ extension TimelineStore {
     try write(cause) { head, old, db in
       let from = try VersionGraph.node(head.version, db)
       let (to, tip) = try target(head, db)
+      // A damaged row of the target (its label, its date) fails the move before anything is
+      // written, not the command's output after the head has moved.
+      _ = try HistoryEntry.read(to.id, db)
       let changes = try VersionGraph.pathChanges(from: from, to: to, blocks: historyBlocks, db)
       try RowWriter.apply(changes, match: .recorded, db)
       let newHead = Head(version: to.id, tip: tip, revision: head.revision + 1)
@@ -215,18 +223,20 @@ extension TimelineStore {
   private func checkHistoryBlocks(_ db: Database) throws -> (Int, Bool) {
     let rows = try Row.fetchAll(db, sql: "SELECT version, span, start, changes FROM history_block")
     for row in rows {
-      let node = try VersionGraph.node(row["version"], db)
-      let span: Int64 = row["span"]
+      let node = try VersionGraph.node(try row.value("version", of: "history_block"), db)
+      let span: Int64 = try row.value("span", of: "history_block")
       guard node.depth >= span else { return (rows.count, false) }
       let (singles, start) = try VersionGraph.changes(
         downTo: node, fromDepth: node.depth - span, blocks: historyBlocks, maxSpan: 1, db)
       var stored = NetChanges()
       do {
-        try stored.append(encoded: row["changes"])
+        try stored.append(encoded: try row.value("changes", of: "history_block"))
       } catch {
         return (rows.count, false)
       }
-      guard start == row["start"], stored.rows == singles.rows else { return (rows.count, false) }
+      guard start == (try row.value("start", of: "history_block") as Int64),
+        stored.rows == singles.rows
+      else { return (rows.count, false) }
     }
     return (rows.count, true)
   }

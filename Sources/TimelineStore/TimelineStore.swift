@@ -136,8 +136,16 @@ public final class TimelineStore: Sendable {
   public let access: Access
   /// Whether commits made after opening can be seen: false for an immutable read.
   public var canFollow: Bool { immutableIdentity == nil }
-  /// For a file opened immutably: what it was when opened; every read checks it still is.
-  let immutableIdentity: FileIdentity?
+  /// For a file opened immutably: what it (and a log holding no frame, if there was one) was
+  /// when opened; every read checks it still is.
+  let immutableIdentity: ImmutableRead?
+
+  /// What an immutable read saw when it opened the file.
+  struct ImmutableRead {
+    let file: FileIdentity
+    /// A `-wal` holding no frame (a writer stopped right after creating it), read past.
+    let log: FileIdentity?
+  }
   let queue: DatabaseQueue
   let state: Mutex<State>
   let checkpointer: Checkpointer
@@ -161,7 +169,7 @@ public final class TimelineStore: Sendable {
   }
 
   private init(
-    path: String, access: Access, immutableIdentity: FileIdentity?, queue: DatabaseQueue,
+    path: String, access: Access, immutableIdentity: ImmutableRead?, queue: DatabaseQueue,
     state: State, checkpointer: Checkpointer, historyBlocks: HistoryBlocks
   ) {
     self.path = path
@@ -225,6 +233,8 @@ public final class TimelineStore: Sendable {
       throw .io(detail: error.description)
     }
     defer { folder.remove() }
+    var published: [Int?] = []
+    defer { published.forEach(Termination.forget) }
     let name = (path as NSString).lastPathComponent
     let temporary = folder.file(name)
     for suffix in ["-wal", "-shm", "-journal"] { _ = folder.file(name + suffix) }
@@ -256,7 +266,12 @@ public final class TimelineStore: Sendable {
           sql: "INSERT INTO id_sequence (id, nextSource, nextTrack, nextClip) VALUES (1, 1, 1, 1)")
       }
       try queue.close()
-      try folder.publish(temporary, as: path)
+      // Until it is open, a signal removes the new project (and the log opening makes) too:
+      // a stopped `tape new` leaves nothing.
+      try Termination.withoutInterruption { () throws(SafeFileError) in
+        try folder.publish(temporary, as: path)
+        published = ["", "-wal", "-shm"].map { Termination.remember(path + $0) }
+      }
     } catch SafeFileError.cannotOpen(_, EEXIST) {
       throw .alreadyExists(path: path)
     } catch let error as SafeFileError {
@@ -390,16 +405,28 @@ public final class TimelineStore: Sendable {
 
   /// Where a reader opens `path`, and the file's identity when that is immutably: through the
   /// log (`-wal` and `-shm` present and readable, or creatable by a follower), else immutably
-  /// when there is no `-wal`; a `-wal` without a readable `-shm` is refused.
+  /// when there is no `-wal`, or one that holds no frame and that this reader could not
+  /// recover; a `-wal` without a readable `-shm` is refused.
   private static func readLocation(
     _ path: String, access: Access
-  ) throws(StoreError) -> (String, FileIdentity?) {
+  ) throws(StoreError) -> (String, ImmutableRead?) {
     guard access != .write else { return (path, nil) }
     let wal = path + "-wal"
     let shm = path + "-shm"
     let folder = (path as NSString).deletingLastPathComponent
     let folderWritable = invitesWriting(folder.isEmpty ? "." : folder, asFolder: true)
-    if FileIdentity(path: wal) != nil {
+    if let log = FileIdentity(path: wal) {
+      // A writer killed right after creating the log leaves its 32-byte header and an index
+      // that only a process able to write `-shm` can rebuild: every other reader got SQLite's
+      // "locking protocol" (exit 70) until the owner wrote again. A log too short to hold one
+      // frame (24 bytes and a page of 512 or more) adds nothing to the file: read the file.
+      let canRebuildIndex =
+        FileIdentity(path: shm) == nil ? folderWritable : Glibc.access(shm, R_OK | W_OK) == 0
+      if log.size < 32 + 24 + 512, !canRebuildIndex, access == .read,
+        let identity = FileIdentity(path: path)
+      {
+        return (immutableURI(path), ImmutableRead(file: identity, log: log))
+      }
       guard Glibc.access(wal, R_OK) == 0 else {
         throw .cannotRead(path: path, reason: "its write-ahead log \(wal) is not readable by you")
       }
@@ -420,7 +447,7 @@ public final class TimelineStore: Sendable {
       return (path, nil)
     }
     guard let identity = FileIdentity(path: path) else { throw .notFound(path: path) }
-    return (immutableURI(path), identity)
+    return (immutableURI(path), ImmutableRead(file: identity, log: nil))
   }
 
   /// `file:PATH?immutable=1`, with the characters a URI path cannot hold escaped.
@@ -471,8 +498,14 @@ public final class TimelineStore: Sendable {
   /// opened, so a read that may have seen a half-written checkpoint is never used.
   func checkUnchanged() throws(StoreError) {
     guard let immutableIdentity else { return }
-    guard let now = FileIdentity(path: path), now.isUnchanged(since: immutableIdentity),
-      FileIdentity(path: path + "-wal") == nil
+    let logUnchanged =
+      switch (FileIdentity(path: path + "-wal"), immutableIdentity.log) {
+      case (nil, _): true
+      case (let log?, let before?): log.isUnchanged(since: before)
+      case (_?, nil): false
+      }
+    guard let now = FileIdentity(path: path), now.isUnchanged(since: immutableIdentity.file),
+      logUnchanged
     else { throw .changedWhileReading(path: path) }
   }
 
@@ -594,7 +627,13 @@ public final class TimelineStore: Sendable {
       switch error.resultCode {
       case .SQLITE_BUSY, .SQLITE_LOCKED: return .busy
       case .SQLITE_CORRUPT, .SQLITE_NOTADB:
-        return .corrupt(detail: error.message ?? "\(error.resultCode)")
+        return .corrupt(detail: damage(error.message, sql: error.sql))
+      case .SQLITE_ERROR
+      where ["no such column", "no such table", "malformed database schema"].contains(where: {
+        error.message?.hasPrefix($0) == true
+      }):
+        // Tape's own statements name only what its schema has: the schema text is damaged.
+        return .corrupt(detail: damage(error.message, sql: error.sql))
       case .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_FULL, .SQLITE_PERM:
         return .io(detail: error.message ?? "\(error.resultCode)")
       default: return .internalFailure("\(error)")
@@ -602,6 +641,37 @@ public final class TimelineStore: Sendable {
     }
     return .internalFailure("\(error)")
   }
+}
+
+/// Where a damaged file failed and how, for ``StoreError/corrupt(detail:)``: the table
+/// SQLite's message names (`malformed database schema (clip)`) or else the one the statement
+/// read, and SQLite's words with anything after a schema's quoted text dropped (it can hold
+/// any byte of the damaged file).
+func damage(_ message: String?, sql: String?) -> String {
+  var words = message ?? "unreadable"
+  var table: String?
+  if let open = words.firstIndex(of: "("), let close = words[open...].firstIndex(of: ")") {
+    table = String(words[words.index(after: open)..<close])
+    words = String(words[..<open]).trimmingCharacters(in: .whitespaces)
+  } else if let near = words.range(of: " - near") ?? words.range(of: ": near") {
+    words = String(words[..<near.lowerBound])
+  }
+  if words.hasPrefix("database disk image is malformed") || words.isEmpty {
+    words = "its pages are damaged"
+  }
+  table = table ?? sql.flatMap(readTable)
+  return (table.map { "table \($0): " } ?? "") + words
+}
+
+/// The first table a statement reads or writes (`FROM clip`, `INTO version`, `UPDATE head`).
+func readTable(_ sql: String) -> String? {
+  let words = sql.split(whereSeparator: { $0.isWhitespace || $0 == "(" || $0 == "," })
+  for (index, word) in words.enumerated().dropLast()
+  where ["FROM", "INTO", "UPDATE"].contains(word.uppercased()) {
+    let name = words[index + 1]
+    if name.allSatisfy({ $0.isLetter || $0 == "_" }) { return String(name) }
+  }
+  return nil
 }
 
 func connection(_ db: Database) throws -> SQLiteHandle {
@@ -635,7 +705,9 @@ struct Head {
       let row = try Row.fetchOne(
         db.cachedStatement(sql: "SELECT version, tip, revision FROM head WHERE id = 1"))
     else { throw StoreError.corrupt(detail: "the head row is missing") }
-    return Head(version: row["version"], tip: row["tip"], revision: row["revision"])
+    return Head(
+      version: try row.value("version", of: "head"), tip: try row.value("tip", of: "head"),
+      revision: try row.value("revision", of: "head"))
   }
 
   func write(_ db: Database) throws {
@@ -778,12 +850,16 @@ enum HeadJournal {
           "SELECT seq, fromVersion, toVersion, cause, createdAt FROM head_move WHERE seq > ? ORDER BY seq"
       ), arguments: [sequence]
     ).map { row in
-      guard let cause = HeadMove.Cause(rawValue: row["cause"]) else {
+      guard let cause = HeadMove.Cause(rawValue: try row.value("cause", of: "head_move")) else {
         throw StoreError.corrupt(detail: "a head move has an unknown cause")
       }
       return HeadMove(
-        sequence: row["seq"], from: row["fromVersion"], to: row["toVersion"], cause: cause,
-        date: Date(timeIntervalSince1970: Double(row["createdAt"] as Int64) / 1000))
+        sequence: try row.value("seq", of: "head_move"),
+        from: try row.value("fromVersion", of: "head_move"),
+        to: try row.value("toVersion", of: "head_move"), cause: cause,
+        date: Date(
+          timeIntervalSince1970: Double(try row.value("createdAt", of: "head_move") as Int64)
+            / 1000))
     }
   }
 }

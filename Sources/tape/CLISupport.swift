@@ -108,7 +108,7 @@ func reportingErrors(readerMayStop: Bool = false, _ body: () throws -> Void) thr
 func describe(_ error: any Error) -> (Int32, String) {
   let (code, message) = describeInGeneral(error)
   // A fix that names the project: the one on the command line, in a form a shell takes.
-  let commands = ["tape relink FILE ", "tape cut FILE "]
+  let commands = ["tape relink FILE ", "tape cut FILE ", "sqlite3 FILE "]
   guard let file = ProjectArgument.named, commands.contains(where: message.contains) else {
     return (code, message)
   }
@@ -259,8 +259,12 @@ extension TimelineStore {
 /// (it used to trap on `nan` or `1e10`, and a typo was silently ignored).
 func busyTimeout() throws -> Double? {
   guard let text = ProcessInfo.processInfo.environment["TAPE_BUSY_TIMEOUT"] else { return nil }
-  guard let seconds = Double(text.trimmingCharacters(in: .whitespaces)), seconds.isFinite,
-    (0...3_600).contains(seconds)
+  // Digits with at most one point, as documented: not ` 5`, `+3`, `0x10` or `1e2`, which
+  // Double(_:) would also take.
+  let pieces = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+  guard pieces.count <= 2, pieces.contains(where: { !$0.isEmpty }),
+    pieces.allSatisfy({ $0.allSatisfy { "0123456789".contains($0) } }),
+    let seconds = Double(text), seconds.isFinite, (0...3_600).contains(seconds)
   else {
     throw UsageError(
       message:
@@ -313,9 +317,12 @@ func writeOut(_ text: String, to descriptor: Int32 = STDERR_FILENO) -> Bool {
 func printError(_ message: String) {
   let colour = isatty(STDERR_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
   let prefix = colour ? "\u{1B}[1;31merror:\u{1B}[0m" : "error:"
+  // A name with a newline, ESC or BEL in it (a file, a source) is shown as `ls` shows it, so
+  // an error is always one line and never moves the cursor or rings the bell.
+  let safe = escaped(message)
   let shown =
-    message.count > 1_000
-    ? "\(message.prefix(700)) … \(message.suffix(250))" : message
+    safe.count > 1_000
+    ? "\(safe.prefix(700)) … \(safe.suffix(250))" : safe
   writeOut("\(prefix) \(shown)\n")
 }
 

@@ -16,7 +16,7 @@ struct Watch: ParsableCommand {
       """)
 
   @OptionGroup var project: ProjectArgument
-  @Option(help: "Stop after this many moves.") var count: Int?
+  @Option(parsing: .unconditional, help: "Stop after this many moves.") var count: Int?
   @OptionGroup var json: JSONOption
 
   func validate() throws {

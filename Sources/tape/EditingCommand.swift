@@ -75,7 +75,7 @@ extension EditingCommand {
       }
       // Not an error (a script may set what is already set), but worth a word: no version.
       if result.changed.isEmpty, let note = unchanged(version: result.version) {
-        writeOut(note + "\n")
+        writeOut(escaped(note) + "\n")
       }
       for note in notes { writeOut("note: \(note)\n") }
       try MutationOutput(version: result.version, ids: printed(created: result.newIDs)).print(

@@ -5,7 +5,8 @@ import TimelineStore
 
 /// `--steps N` for undo and redo.
 struct StepsOption: ParsableArguments {
-  @Option(help: "How many steps.") var steps = 1
+  // Unconditional: `--steps -1` is a bad number, not "missing value".
+  @Option(parsing: .unconditional, help: "How many steps.") var steps = 1
 
   func validate() throws {
     guard steps >= 1 else { throw ValidationError("--steps must be 1 or more") }

@@ -192,7 +192,7 @@ final class PlaySession: @unchecked Sendable {
   /// A line for the user on stderr (above the status line on a terminal).
   func note(_ line: String) {
     let clear = terminal ? "\r\u{1B}[K" : ""
-    writeOut("\(clear)tape play: \(line)\n")
+    writeOut("\(clear)tape play: \(escaped(line))\n")
   }
 
   /// Offers every later snapshot of `store` to the player, with its cause.

@@ -16,8 +16,10 @@ struct New: ParsableCommand {
   @OptionGroup var output: JSONOption
 
   func run() throws {
+    Termination.install(message: escaped("new interrupted; \(project.file) was not created"))
     try reportingErrors {
       let store = try TimelineStore.create(at: project.file, sampleRate: rate, channels: channels)
+      Termination.install(message: escaped("interrupted; \(project.file) was created all the same"))
       try MutationOutput(
         version: store.snapshot.version, ids: [],
         done: "\(project.file) was created all the same"
@@ -447,7 +449,8 @@ struct Relink: EditingCommand {
       )
     }
     if !notFound.isEmpty {
-      writeOut("warning: not found under \(folder): \(notFound.joined(separator: ", "))\n")
+      writeOut(
+        escaped("warning: not found under \(folder): \(notFound.joined(separator: ", "))") + "\n")
     }
     return found
   }

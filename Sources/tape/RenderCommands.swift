@@ -41,11 +41,29 @@ struct Render: ParsableCommand {
 
   func run() throws {
     Termination.install(
-      message: "render interrupted; \(output == "-" ? "the output" : output) was not written")
+      message: escaped(
+        "render interrupted; \(output == "-" ? "the output" : output) was not written"))
     try reportingErrors {
       try span.checkUnits(times)
-      let destination = try OutputDestination.resolve(output)
       let cache = AudioCache(forProject: project.file)
+      let destination: OutputDestination
+      do {
+        destination = try OutputDestination.resolve(output)
+      } catch SafeFileError.isFolder {
+        // The cache folder: the usual "give a file name such as FOLDER/mix.wav" would be
+        // refused as inside the cache.
+        if let identity = FileIdentity(path: output),
+          cache.directories.contains(where: {
+            FileIdentity(path: $0).map(identity.isSameFile) ?? false
+          })
+        {
+          throw UsageError(
+            message:
+              "-o \(output) is the project's decoded-audio cache; give a file name outside it, such as mix.wav"
+          )
+        }
+        throw SafeFileError.isFolder(path: output)
+      }
       let (settings, project, plan, audio, range) = try retryingReads {
         () throws -> (RenderSettings, Project, RenderPlan, ProjectAudio, FrameRange) in
         let store = try openStore(self.project.file, access: .read)
@@ -66,7 +84,7 @@ struct Render: ParsableCommand {
       let text =
         json.json
         ? summaryJSON(summary, settings: settings, range: range).rendered + "\n"
-        : summaryText(summary, settings: settings)
+        : summaryText(summary, settings: settings, range: range)
       // The audio itself is on standard output: the summary goes beside it, on stderr.
       if destination.kind == .standardOutput {
         writeOut(text)
@@ -187,7 +205,9 @@ struct Render: ParsableCommand {
     return RenderSettings(format: chosenFormat, sampleFormat: sampleFormat, dither: shouldDither)
   }
 
-  private func summaryText(_ summary: RenderSummary, settings: RenderSettings) -> String {
+  private func summaryText(
+    _ summary: RenderSummary, settings: RenderSettings, range: FrameRange
+  ) -> String {
     let duration = times.show(summary.frames, sampleRate: summary.sampleRate)
     let layout = summary.channels == 1 ? "mono" : "stereo"
     let format =
@@ -198,10 +218,22 @@ struct Render: ParsableCommand {
       \(output): \(format), \(summary.sampleRate) Hz \(layout), \(duration)
         peak       \(decibels(summary.peakDecibels)) dBFS
         loudness   \(decibels(summary.loudness)) LUFS
-        clipped    \(summary.clippedSamples) samples\(summary.clippedSamples > 0 ? " (lower a gain to avoid it, or render --bits 32f)" : "")
+        clipped    \(summary.clippedSamples) samples\(clippedNote(summary, from: range.start.frames))
         rendered   in \(String(format: "%.2f", summary.seconds)) s (\(String(format: "%.0f", summary.realtimeFactor))× realtime)
 
       """
+  }
+
+  /// Why samples were clipped and what to do: infinite or NaN samples (a huge float source at
+  /// a high gain) are said with where the first was, as they were written as silence.
+  private func clippedNote(_ summary: RenderSummary, from: Int64) -> String {
+    guard summary.clippedSamples > 0 else { return "" }
+    guard let first = summary.firstNonFiniteFrame else {
+      return " (lower a gain to avoid it, or render --bits 32f)"
+    }
+    let at = times.show(first + from, sampleRate: summary.sampleRate)
+    return
+      " (\(summary.nonFiniteSamples) not finite, the first at \(at), written as silence: lower a gain)"
   }
 
   private func summaryJSON(
@@ -223,6 +255,13 @@ struct Render: ParsableCommand {
       ("peakDBFS", finite(rounded(summary.peakDecibels))),
       ("loudnessLUFS", finite(rounded(summary.loudness))),
       ("clippedSamples", .int(Int64(summary.clippedSamples))),
+      ("nonFiniteSamples", .int(Int64(summary.nonFiniteSamples))),
+      (
+        "firstNonFiniteSeconds",
+        summary.firstNonFiniteFrame.map {
+          .double(Double($0) / Double(summary.sampleRate))
+        } ?? .null
+      ),
       ("wallSeconds", .double(rounded(summary.seconds, places: 4))),
       ("realtimeFactor", finite(rounded(summary.realtimeFactor, places: 1))),
     ])
@@ -258,12 +297,30 @@ final class ProgressBar {
     guard enabled, ContinuousClock.now - lastDraw > .milliseconds(100) else { return }
     lastDraw = .now
     drawn = true
-    let width = 30
+    var size = winsize()
+    let columns =
+      ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0
+      ? Int(size.ws_col) : 80
+    let time = TimeValue.clock(FrameCount(done), sampleRate: sampleRate)
+    writeOut("\r" + Self.line(verb: verb, done: done, total: total, time: time, columns: columns))
+  }
+
+  /// The bar's text for a terminal `columns` wide: never as wide, so it never wraps (a line that
+  /// wraps leaves a copy of itself on every redraw, which garbled a 10-column terminal). The
+  /// bar shrinks first, then goes, then the verb and the time; the percentage stays.
+  static func line(verb: String, done: Int64, total: Int64, time: String, columns: Int) -> String {
+    let percent = "\(Int(100 * done / total))%"
+    let room = columns - 1
+    let text = "\(verb) [] \(percent)  \(time)"
+    let width = min(30, room - text.count)
+    guard width >= 5 else {
+      let shorter = ["\(verb) \(percent)  \(time)", "\(percent)  \(time)", percent]
+      let fitting = shorter.first { $0.count <= room } ?? String(percent.prefix(max(0, room)))
+      return fitting + "\u{1B}[K"
+    }
     let filled = Int(Double(width) * Double(done) / Double(total))
     let bar = String(repeating: "=", count: filled) + String(repeating: " ", count: width - filled)
-    let time = TimeValue.clock(FrameCount(done), sampleRate: sampleRate)
-    let line = "\r\(verb) [\(bar)] \(Int(100 * done / total))%  \(time)"
-    writeOut(line)
+    return "\(verb) [\(bar)] \(percent)  \(time)\u{1B}[K"
   }
 
   /// Clears the bar's line (once), so what follows starts on a clean line.

@@ -54,11 +54,17 @@ struct Tape: ParsableCommand {
     var arguments = RawArguments.load()
     let verbose = ["-v", "--verbose"].contains(arguments.first ?? "")
     if verbose { arguments.removeFirst() }
-    let level =
-      verbose
-      ? .debug
-      : ProcessInfo.processInfo.environment["TAPE_LOG"].flatMap { Logger.Level(rawValue: $0) }
-        ?? .warning
+    let named = ProcessInfo.processInfo.environment["TAPE_LOG"].flatMap {
+      $0.isEmpty ? nil : $0
+    }
+    let chosen = named.flatMap { Logger.Level(rawValue: $0) }
+    if let named, chosen == nil {
+      // A typo (TAPE_LOG=degub) was ignored silently.
+      let levels = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+      printError("TAPE_LOG=\(named) is not a log level; use one of \(levels), or unset it")
+      Foundation.exit(Exit.usage)
+    }
+    let level = verbose ? .debug : chosen ?? .warning
     LoggingSystem.bootstrap { label in
       var handler = StreamLogHandler.standardError(label: label)
       handler.logLevel = level
@@ -73,6 +79,7 @@ struct Tape: ParsableCommand {
         try reportingErrors { print(version) }
         return
       }
+      try refuseNegativeVersion(arguments)
       var command = try quickParse(arguments) ?? parseAsRoot(arguments)
       try command.run()
       StoresClosedAtExit.closeAll()
@@ -170,6 +177,19 @@ struct Tape: ParsableCommand {
     var text = message.replacing(#/\ <[a-z-]+>'/#, with: "'")
     if let first = text.first { text = first.lowercased() + text.dropFirst() }
     return text.trimmingCharacters(in: .whitespaces)
+  }
+
+  /// `tape checkout FILE -1`: the parser takes `-1` for an option and said "missing expected
+  /// argument"; it is a version that cannot be.
+  static func refuseNegativeVersion(_ arguments: [String]) throws {
+    guard arguments.first == "checkout",
+      let negative = arguments.dropFirst().prefix(while: { $0 != "--" }).first(where: {
+        $0.count > 1 && $0.first == "-" && $0.dropFirst().allSatisfy { "0123456789".contains($0) }
+      })
+    else { return }
+    printError(
+      "\(negative) is not a version: versions are numbered from 1 ('tape history' lists them)")
+    throw ExitCode(Exit.usage)
   }
 
   /// The subcommand the arguments name (`clip add`), as far as they name one.

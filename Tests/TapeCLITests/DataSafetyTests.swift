@@ -12,13 +12,15 @@ func listing(_ folder: String) -> [String] {
   return walker.compactMap { $0 as? String }.sorted()
 }
 
-/// Whether a file name is one of SafeOutput's temporary names (`.NAME.tape-<16 hex digits>`).
+/// Whether a file name is one of SafeOutput's temporary names (`.NAME.tape-<16 hex digits>`,
+/// followed since they say whose they are by `-<host>-<pid>`).
 func isTemporaryName(_ path: String) -> Bool {
   let name = path.split(separator: "/").last.map(String.init) ?? path
   guard name.hasPrefix("."), let range = name.range(of: ".tape-", options: .backwards) else {
     return false
   }
-  return name[range.upperBound...].count == 16
+  let rest = name[range.upperBound...]
+  return rest.count == 16 || rest.split(separator: "-").first?.count == 16
 }
 
 /// A project's folder without SQLite's own `-wal` and `-shm`, which are not leftovers.

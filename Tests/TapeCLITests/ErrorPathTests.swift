@@ -112,6 +112,32 @@ struct ErrorPathTests {
       ["track", "add", "@", "X", "--gain", "+60dB"], 65,
       "error: gain +60 dB is out of range; use a value from -144 to +48 dB\n"
     ),
+    // Out of range, said as typed (it said "+48 dB", and "inf dB is not a finite gain").
+    (
+      ["clip", "set", "@", "c1", "--gain", "+48.0000000001"], 65,
+      "error: gain +48.0000000001 dB is out of range; use a value from -144 to +48 dB\n"
+    ),
+    (
+      ["clip", "set", "@", "c1", "--gain", "1e400"], 65,
+      "error: gain 1e400 dB is out of range; use a value from -144 to +48 dB\n"
+    ),
+    // A negative number is a bad value, not "missing value" (the parser took it for an option).
+    (
+      ["undo", "@", "--steps", "-1"], 64,
+      "error: --steps must be 1 or more; see: tape undo --help\n"
+    ),
+    (
+      ["redo", "@", "--steps", "-2"], 64,
+      "error: --steps must be 1 or more; see: tape redo --help\n"
+    ),
+    (
+      ["watch", "@", "--count", "-1"], 64,
+      "error: --count must be 1 or more; see: tape watch --help\n"
+    ),
+    (
+      ["checkout", "@", "-1"], 64,
+      "error: -1 is not a version: versions are numbered from 1 ('tape history' lists them)\n"
+    ),
     (
       ["clip", "set", "@", "c1", "--fade-in-curve", "wobbly"], 64,
       "error: 'wobbly' is not a fade curve; use linear, equal-power, s-curve or exponential\n"
@@ -272,7 +298,10 @@ struct ErrorPathTests {
     let corrupt = try TapeBinary.run(["clip", "rm", song, "c1"], environment: ["NO_COLOR": "1"])
     #expect(corrupt.status == 65)
     #expect(corrupt.stderr.hasPrefix("error: the project file is damaged ("))
-    #expect(corrupt.stderr.hasSuffix("); restore it from a backup (the file was not changed)\n"))
+    #expect(
+      corrupt.stderr.hasSuffix(
+        "); restore it from a backup, or see what sqlite3 can save with 'sqlite3 \(song) .recover' (the file was not changed)\n"
+      ))
     #expect(corrupt.stderr.split(separator: "\n").count == 1)
     #expect(try Data(contentsOf: URL(fileURLWithPath: song)) == bytes)
   }
@@ -341,7 +370,9 @@ struct ErrorPathTests {
 
   /// TAPE_BUSY_TIMEOUT out of range or not a number is one line and exit 64 (it trapped on
   /// nan, inf and 1e10, and a typo was ignored); a valid value works.
-  @Test(arguments: ["nan", "inf", "-1", "1e10", "2147484", "abc", ""])
+  /// Also what `Double(_:)` takes but the documentation does not (hex, blanks, a sign, an
+  /// exponent), which were accepted.
+  @Test(arguments: ["nan", "inf", "-1", "1e10", "2147484", "abc", "", "0x10", " 5", "+3", "1e1"])
   func aBadBusyTimeoutIsRefused(value: String) throws {
     let ws = try Workspace()
     let song = ws.path("song.tape")
@@ -356,6 +387,59 @@ struct ErrorPathTests {
     let fine = try TapeBinary.run(
       ["track", "add", song, "A"], environment: ["TAPE_BUSY_TIMEOUT": "0.5"])
     #expect(fine.status == 0)
+  }
+
+  /// A name with a newline, ESC or BEL (a project, a source, an output) made a multi-line
+  /// error or rang the terminal's bell: every message shows it escaped, as `ls` does.
+  @Test func controlCharactersInNamesAreEscaped() throws {
+    let ws = try Workspace()
+    let missing = ws.path("no\nsuch\u{7}.tape")
+    let ls = try TapeBinary.run(["ls", missing], environment: ["NO_COLOR": "1"])
+    let shown = ws.path("no\\u{A}such\\u{7}.tape")
+    #expect(ls.status == 66)
+    #expect(ls.stderr == "error: no project at \(shown); create one with 'tape new \(shown)'\n")
+
+    let song = ws.path("song.tape")
+    let source = ws.path("my\nsong\u{1B}[2J.wav")
+    try FileManager.default.copyItem(
+      atPath: TestAudio.path("speech-mono-48k-16.wav"), toPath: source)
+    try ws.tape("new", song)
+    try ws.tape("import", song, source)
+    try ws.tape("track", "add", song, "A")
+    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0", "--length", "1s")
+    try FileManager.default.removeItem(atPath: source)
+    for command in [
+      ["render", song, "-o", ws.path("mix.wav")], ["import", song, ws.path("gone\r.wav")],
+      ["render", song, "-o", ws.path("no\u{7}folder/mix.wav")],
+    ] {
+      let result = try TapeBinary.run(command, environment: ["NO_COLOR": "1"])
+      #expect(result.status != 0)
+      #expect(result.stderr.hasPrefix("error: "), "\(command)")
+      #expect(result.stderr.filter { $0.isNewline }.count == 1, "\(command): \(result.stderr)")
+      #expect(
+        !result.stderr.dropLast().unicodeScalars.contains {
+          $0.properties.generalCategory == .control
+        },
+        "\(command): \(result.stderr)")
+    }
+  }
+
+  /// TAPE_LOG with a level swift-log does not know was ignored silently.
+  @Test func aBadLogLevelIsRefused() throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    let result = try TapeBinary.run(
+      ["ls", song], environment: ["TAPE_LOG": "degub", "NO_COLOR": "1"])
+    #expect(result.status == 64)
+    #expect(
+      result.stderr
+        == "error: TAPE_LOG=degub is not a log level; use one of trace, debug, info, notice, warning, error, critical, or unset it\n"
+    )
+    #expect(result.stdout == "")
+    let debug = try TapeBinary.run(["track", "add", song, "A"], environment: ["TAPE_LOG": "debug"])
+    #expect(debug.status == 0)
+    #expect(debug.stderr.contains("debug"))
   }
 
   @Test func usageErrorsExit64() throws {

@@ -41,6 +41,100 @@ struct RenderCommandTests {
   /// The same project renders to the same bytes, a second apart too: no PEAK chunk (which
   /// carries the time of writing) in float WAV or AIFF; FLAC and integer formats as well; Ogg
   /// with its stream serial set from its contents (libsndfile takes it from the clock).
+  /// `-o /dev/stdout` with standard output a pipe links to `pipe:[…]`: it was "cannot create
+  /// /dev/stdout" (exit 74); it is standard output, as `-o -` is. `-o song.tape-cache`
+  /// suggested `song.tape-cache/mix.wav`, which is then refused as inside the cache.
+  @Test func devStdoutAndTheCacheFolder() throws {
+    let ws = try Workspace()
+    let song = try Self.project(in: ws)
+    let dash = try ws.tape("render", song, "-o", "-", "--format", "wav")
+    for name in ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"] {
+      let piped = try ws.tape("render", song, "-o", name, "--format", "wav")
+      // Compared as a flag: a failure would print both (binary) outputs.
+      let same = piped.stdout == dash.stdout
+      #expect(same, "\(name): \(piped.status) \(piped.stderr)")
+      #expect(piped.stderr.hasPrefix("\(name): WAV 24-bit"), "\(name)")
+    }
+    for name in [song + "-cache", song + "-cache/"] {
+      let cache = try TapeBinary.run(["render", song, "-o", name], environment: ["NO_COLOR": "1"])
+      #expect(cache.status == 64)
+      #expect(
+        cache.stderr
+          == "error: -o \(name) is the project's decoded-audio cache; give a file name outside it, such as mix.wav\n"
+      )
+    }
+  }
+
+  /// The progress bar fits the terminal: at 10 columns its 50-character line wrapped, and
+  /// each redraw left a copy of it on a new line. In tmux windows 10 and 40 columns wide,
+  /// every screen taken while a long render runs holds one line, narrower than the window.
+  @Test(arguments: [10, 40])
+  func theProgressBarFitsTheTerminal(columns: Int) throws {
+    let ws = try Workspace()
+    let song = try Self.project(in: ws)
+    let tmux = try Tmux(width: columns, height: 12)
+    defer { tmux.kill() }
+    // The summary goes to a file: the screen holds the bar alone.
+    try tmux.start(
+      "'\(TapeBinary.url.path)' render '\(song)' -o '\(ws.path("mix.wav"))' --to 5:00 --bits 32f > '\(ws.path("summary"))'; touch '\(ws.path("done"))'; sleep 30"
+    )
+    var screens = 0
+    let deadline = Date().addingTimeInterval(60)
+    while Date() < deadline, !FileManager.default.fileExists(atPath: ws.path("done")) {
+      let screen = try tmux.capture()
+      let lines = screen.split(separator: "\n")
+      #expect(lines.count <= 1, "\(columns) columns:\n\(screen)")
+      #expect(lines.allSatisfy { $0.count < columns }, "\(columns) columns:\n\(screen)")
+      if screen.contains("%") { screens += 1 }
+      Thread.sleep(forTimeInterval: 0.1)
+    }
+    #expect(screens >= 3, "the bar was seen on \(screens) screens")
+  }
+
+  /// A float source of ±3e38 at +48 dB mixes to ±infinity (and their sum to NaN): the file
+  /// got them, and the summary said `"peakDBFS": null` (silence). They are written as silence,
+  /// counted as clipped, and the summary says how many and where the first is.
+  @Test(arguments: ["32f", "24"])
+  func nonFiniteSamplesNeverReachTheFile(bits: String) throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    let huge = ws.path("huge.wav")
+    // 1 s at 0.25, then 0.5 s alternating ±3e38.
+    let samples =
+      [Float](repeating: 0.25, count: 48_000) + (0..<24_000).map { $0 % 2 == 0 ? 3e38 : -3e38 }
+    try wavFile(format: 3, channels: 1, bits: 32, data: samples.withUnsafeBytes { Data($0) })
+      .write(to: URL(fileURLWithPath: huge))
+    try ws.tape("new", song, "--channels", "1")
+    try ws.tape("import", song, huge)
+    try ws.tape("track", "add", song, "Loud")
+    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0.5s", "--gain", "+48")
+    let mix = ws.path("mix.wav")
+    let summary = try #require(
+      try parseJSON(ws.tape("render", song, "-o", mix, "--bits", bits, "--json").stdout)
+        as? [String: Any])
+    #expect(summary["nonFiniteSamples"] as? Int == 24_000)
+    #expect(summary["clippedSamples"] as? Int == 24_000 + (bits == "24" ? 48_000 : 0))
+    #expect(summary["firstNonFiniteSeconds"] as? Double == 1.5)
+    let peak = try #require(summary["peakDBFS"] as? Double)
+    #expect(abs(peak - 20 * log10(0.25 * pow(10, 48 / 20))) < 0.01)
+    let text = try ws.tape("render", song, "-o", mix, "--bits", bits).stdout
+    #expect(
+      text.contains(
+        "clipped    \(bits == "24" ? 72_000 : 24_000) samples (24000 not finite, the first at 0:01.500, written as silence: lower a gain)\n"
+      ))
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: mix))
+    let data = try #require(bytes.range(of: Data("data".utf8)))
+    let body = bytes[(data.upperBound + 4)...]
+    if bits == "32f" {
+      let floats = body.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+      #expect(floats.count == 96_000)
+      #expect(floats.allSatisfy { $0.isFinite })
+      #expect(floats[72_000...].allSatisfy { $0 == 0 })
+    } else {
+      #expect(try decodedIntegers(mix)[72_000...].allSatisfy { $0 == 0 })
+    }
+  }
+
   @Test func rendersAreByteReproducible() throws {
     let space = try Workspace()
     let file = try Self.project(in: space)

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+/// Runs `sql` on `file` with the sqlite3 shell, which SQLite's own tools use to make the
+/// damage a flipped byte makes (a NULL where the schema forbids it, a schema text that no
+/// longer parses) without depending on which byte of this build's file holds what.
+func sqlite3(_ file: String, _ sql: String) throws {
+  let result = try TapeBinary.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [file, sql])
+  #expect(result.status == 0, "sqlite3 \(sql): \(result.stderr)")
+}
+
+/// The head a project is at, read without Tape.
+func storedHead(_ file: String) throws -> String {
+  try TapeBinary.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [file, "SELECT version FROM head"])
+    .stdout
+}
+
+@Suite("Damaged projects: one line, exit 65, nothing changed, never a crash")
+struct DamagedProjectTests {
+  static func damaged(_ detail: String, _ file: String) -> String {
+    "error: the project file is damaged (\(detail)); restore it from a backup, or see what sqlite3 can save with 'sqlite3 \(file) .recover' (the file was not changed)\n"
+  }
+
+  /// A version whose label is NULL (2 in 300 random byte flips made one): `history` and
+  /// `checkout` crashed with SIGILL and a stack trace (GRDB's subscript traps), and checkout
+  /// had moved the head before crashing.
+  @Test func aNullLabelIsDamageNotACrash() throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    try ws.tape("track", "add", song, "A")
+    try ws.tape("track", "add", song, "B")
+    try sqlite3(
+      song,
+      "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = replace(sql, 'label TEXT NOT NULL', 'label TEXT') WHERE name = 'version'"
+    )
+    try sqlite3(song, "UPDATE version SET label = NULL WHERE id = 2")
+    let before = try ws.fingerprint("song.tape")
+    for command in [
+      ["history", song], ["history", song, "--json"], ["checkout", song, "2"], ["undo", song],
+    ] {
+      let result = try TapeBinary.run(command, environment: ["NO_COLOR": "1"])
+      #expect(!result.killedBySignal, "\(command)")
+      #expect(result.status == 65, "\(command)")
+      #expect(
+        result.stderr == Self.damaged("table version: column label holds NULL", song),
+        "\(command)")
+      #expect(result.stdout == "")
+      #expect(try ws.fingerprint("song.tape") == before, "\(command)")
+      #expect(try storedHead(song) == "3\n", "\(command)")
+    }
+    // What does not need the label still works.
+    try ws.tape("ls", song)
+  }
+
+  /// A schema whose text was damaged: a column renamed by one byte (`no such column: gainDB`
+  /// was exit 70, "internal error") and a statement that no longer parses (SQLite's message
+  /// quoted the damaged bytes). Readers and edits alike: exit 65, the table named, the fix.
+  @Test(arguments: [
+    ("replace(sql, 'gainDB', 'gainDX')", "table clip: no such column: gainDB"),
+    (
+      "replace(sql, 'CREATE TABLE', 'CREATE0TABLE' || char(27) || '[31m')",
+      "table clip: malformed database schema"
+    ),
+  ])
+  func aDamagedSchemaNamesTheTable(damage: String, detail: String) throws {
+    let ws = try Workspace()
+    let song = try ErrorPathTests.project(ws)
+    try sqlite3(
+      song,
+      "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = \(damage) WHERE name = 'clip'")
+    let before = try ws.fingerprint("song.tape")
+    for command in [
+      ["ls", song], ["ls", song, "--json"], ["history", song],
+      ["clip", "set", song, "c1", "--gain", "-3"],
+      ["render", song, "-o", ws.path("mix.wav")], ["undo", song],
+    ] {
+      let result = try TapeBinary.run(command, environment: ["NO_COLOR": "1"])
+      #expect(result.status == 65, "\(command)")
+      #expect(result.stderr == Self.damaged(detail, song), "\(command)")
+      #expect(result.stdout == "")
+      #expect(try ws.fingerprint("song.tape") == before, "\(command)")
+    }
+    #expect(!FileManager.default.fileExists(atPath: ws.path("mix.wav")))
+  }
+}
