@@ -10,6 +10,7 @@ packages=(
   sox libsox-fmt-all ffmpeg xxhash                            # references in tests
   alsa-utils jackd2 libasound2-plugins                        # real ALSA playback in tests
   tmux                                                        # drives tape scrub in a terminal in tests
+  strace                                                      # the audio thread's system calls in tests
 )
 
 if ! command -v swift >/dev/null 2>&1; then

@@ -438,6 +438,50 @@ extension ProcessHeavyTests {
       #expect((played["audioThreadPageFaults"] as? [String: Any])?["major"] as? Int == 0)
     }
 
+    /// What the audio thread asks of the kernel while it plays (strace, between the two
+    /// page-fault counts that bracket its loop): the PCM's write and its poll (the JACK
+    /// plugin's poll and the read of its wake-up descriptor), the clock, and the bounded wait
+    /// for the loader. No memory mapping, no file opened or read, nothing else.
+    @Test func theAudioThreadMakesOnlyItsOwnSystemCalls() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let device = try PacedDevice()
+      try device.record(seconds: 4)
+      let traces = space.path("trace")
+      try FileManager.default.createDirectory(atPath: traces, withIntermediateDirectories: true)
+      let traced = try TapeBinary.run(
+        URL(fileURLWithPath: "/usr/bin/strace"),
+        [
+          "-f", "-ff", "-o", "\(traces)/t", TapeBinary.url.path, "play", file, "--device",
+          "jackrec", "--to", "2s", "--json",
+        ], environment: device.environment)
+      #expect(traced.status == 0, "\(traced.stderr)")
+      // The device thread is the one that counts its page faults (getrusage RUSAGE_THREAD).
+      let threads = try FileManager.default.contentsOfDirectory(atPath: traces).map {
+        try String(contentsOfFile: "\(traces)/\($0)", encoding: .utf8)
+      }.filter { $0.contains("getrusage(RUSAGE_THREAD") }
+      #expect(threads.count == 1)
+      let lines = try #require(threads.first).split(separator: "\n")
+      let bracket = lines.indices.filter { lines[$0].hasPrefix("getrusage(RUSAGE_THREAD") }
+      #expect(bracket.count == 2)
+      let loop = lines[(bracket[0] + 1)..<bracket[1]]
+      let names = Set(loop.map { String($0.prefix { $0 != "(" }) })
+      let allowed: Set = [
+        "poll", "ppoll", "read", "write", "writev", "ioctl", "clock_gettime", "clock_nanosleep",
+        "nanosleep", "futex",
+      ]
+      #expect(names.isSubset(of: allowed), "\(names.subtracting(allowed))")
+      #expect(names.contains("poll") || names.contains("ppoll"))
+      // Reads only of what it polls (the PCM's descriptor), never of a file.
+      func descriptor(_ line: Substring, after prefix: String) -> Substring? {
+        guard line.hasPrefix(prefix) else { return nil }
+        return line.dropFirst(prefix.count).prefix { $0.isNumber }
+      }
+      let polled = Set(loop.compactMap { descriptor($0, after: "poll([{fd=") })
+      let read = Set(loop.compactMap { descriptor($0, after: "read(") })
+      #expect(read.isSubset(of: polled), "read \(read), polled \(polled)")
+    }
+
     /// Errors: each one line, its exit code.
     @Test func playbackErrors() throws {
       let space = try Workspace()
