@@ -482,6 +482,35 @@ extension ProcessHeavyTests {
       #expect(read.isSubset(of: polled), "read \(read), polled \(polled)")
     }
 
+    /// `tape scrub` playing when its device goes away: the footer says why, the header no
+    /// longer says playing.
+    @Test func scrubSaysTheDeviceWentAway() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let head = try space.head(of: file)
+      let device = try PacedDevice()
+      try device.record(seconds: 2)
+      let assignments = device.environment.sorted { $0.key < $1.key }.map {
+        "\($0.key)='\($0.value)'"
+      }
+      let terminal = try Tmux(width: 200, height: 24)
+      defer { terminal.kill() }
+      // (The JACK library's own lines on stderr, once its server is gone, go to a file.)
+      try terminal.start(
+        "env \(assignments.joined(separator: " ")) \(TapeBinary.url.path) scrub \(file) --device jackrec 2> \(space.path("stderr")); sleep 60"
+      )
+      _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
+      try terminal.send("Space")
+      _ = try terminal.waitFor(steady: false) { $0.contains("playing") }
+      device.stop()
+      let screen = try terminal.waitFor(steady: false) {
+        $0.contains("went away while playing")
+      }
+      let header = screen.split(separator: "\n").first ?? ""
+      #expect(header.hasPrefix("v\(head) ") && !header.contains("playing"), "\(screen)")
+      try terminal.send("q")
+    }
+
     /// Errors: each one line, its exit code.
     @Test func playbackErrors() throws {
       let space = try Workspace()
