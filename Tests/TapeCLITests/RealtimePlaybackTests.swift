@@ -511,6 +511,68 @@ extension ProcessHeavyTests {
       try terminal.send("q")
     }
 
+    /// A chunk of decoded audio made unreadable while playing (its cache entry damaged, its
+    /// source file gone, so decoding again cannot mend it): one line says so, the play goes on
+    /// with every other chunk and track, and the device thread does not wait for it (no
+    /// underrun).
+    @Test func anUnreadableChunkWhilePlaying() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let long = space.path("long.wav")
+      _ = try tool(
+        "/usr/bin/sox",
+        [
+          "-n", "-r", "48000", "-c", "1", "-b", "16", long, "synth", "20", "whitenoise", "vol",
+          "0.3",
+        ])
+      try space.tape("import", file, long)
+      try space.tape("track", "add", file, "Long")
+      try space.tape("clip", "add", file, "t3", "s3", "--at", "0", "--length", "9s")
+      try space.tape("clip", "move", file, "c1", "--to", "5s")
+      let device = try PacedDevice()
+      try device.record(seconds: 10)
+      let (player, out, errors) = try startTape(
+        ["-v", "play", file, "--device", "jackrec", "--json", "--to", "8s"],
+        environment: device.environment)
+      // Once s3's decoded audio is open (its first chunks are read next), chunk 4 (5.5 s on,
+      // read from 2.5 s of play) is damaged and the source deleted.
+      var log = ""
+      while !log.contains("s3 \(long)") {
+        let data = errors.fileHandleForReading.availableData
+        guard !data.isEmpty else { break }
+        log += String(decoding: data, as: UTF8.self)
+      }
+      let folder = file + "-cache"
+      let entries = try FileManager.default.contentsOfDirectory(atPath: folder).filter {
+        $0.hasSuffix("-1ch.f32")
+      }
+      let entry = try #require(
+        entries.max {
+          (try? FileManager.default.attributesOfItem(atPath: "\(folder)/\($0)")[.size] as? Int)
+            ?? 0
+            < (try? FileManager.default.attributesOfItem(atPath: "\(folder)/\($1)")[.size]
+              as? Int) ?? 0
+        })
+      let handle = try #require(FileHandle(forUpdatingAtPath: "\(folder)/\(entry)"))
+      try handle.seek(toOffset: UInt64(4_096 + 4 * 65_536 * 4 + 1_000))
+      try handle.write(contentsOf: Data(repeating: 0x5A, count: 64))
+      try handle.close()
+      try FileManager.default.removeItem(atPath: long)
+      let output = out.fileHandleForReading.readDataToEndOfFile()
+      log += String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      player.waitUntilExit()
+      #expect(player.terminationStatus == 0, "\(log)")
+      let said = log.split(separator: "\n").filter {
+        $0.contains("playing on, silent where it cannot be read")
+      }
+      #expect(said.count == 1, "\(log)")
+      let report = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any])
+      #expect(report["xruns"] as? Int == 0)
+      // Chunk 4's 65,536 frames of s3 are silent; every other frame played.
+      #expect(report["missingFrames"] as? Int == 65_536)
+      #expect(report["frames"] as? Int == 8 * 48_000)
+    }
+
     /// Errors: each one line, its exit code.
     @Test func playbackErrors() throws {
       let space = try Workspace()
