@@ -11,6 +11,7 @@ packages=(
   sqlite3                                                     # damages project files in tests
   alsa-utils jackd2 libasound2-plugins                        # real ALSA playback in tests
   tmux                                                        # drives tape scrub in a terminal in tests
+  strace                                                      # the audio thread's system calls in tests
 )
 
 if ! command -v swift >/dev/null 2>&1; then

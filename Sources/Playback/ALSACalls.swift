@@ -242,14 +242,10 @@ final class ALSAOutput {
     while done < frames {
       let written = snd_pcm_writei(
         pcm.handle, samples + done * pcm.channels, snd_pcm_uframes_t(frames - done))
-      if written > 0 {
-        done += Int(written)
-        continue
-      }
-      let error = Int32(written)
-      // Nothing written is no progress either: wait like for a full buffer (retrying at once
-      // would be a busy loop on a SCHED_FIFO thread).
-      if error == 0 || error == -EAGAIN {
+      switch step(after: Int(written)) {
+      case .wrote(let count):
+        done += count
+      case .waitForRoom:
         // Full: wait for room (the pacing), but not forever.
         let ready = snd_pcm_wait(pcm.handle, pcm.patience)
         if ready == 0 { return .stalled }
@@ -258,16 +254,38 @@ final class ALSAOutput {
         result = .recoveredXrun
         let recovered = snd_pcm_recover(pcm.handle, ready, 1)
         guard recovered >= 0 else { return .failed(recovered) }
-        continue
-      }
-      if error == -EPIPE || error == -ESTRPIPE { result = .recoveredXrun }
-      if error == -ENODEV || error == -EBADFD || error == -ESHUTDOWN || error == -EIO {
+      case .recover(let error, let xrun):
+        if xrun { result = .recoveredXrun }
+        let recovered = snd_pcm_recover(pcm.handle, error, 1)
+        guard recovered >= 0 else { return .failed(recovered) }
+      case .fail(let error):
         return .failed(error)
       }
-      let recovered = snd_pcm_recover(pcm.handle, error, 1)
-      guard recovered >= 0 else { return .failed(recovered) }
     }
     return result
+  }
+
+  /// What a write does after `snd_pcm_writei` returned `written`.
+  enum WriteStep: Equatable {
+    case wrote(Int)
+    /// Nothing was taken: wait until the device has room.
+    case waitForRoom
+    /// An error `snd_pcm_recover` handles (`xrun`: an underrun or a suspend, counted).
+    case recover(Int32, xrun: Bool)
+    /// The device is gone.
+    case fail(Int32)
+  }
+
+  /// The write loop's decision, alone. 0 frames written is no progress: it waits like
+  /// `-EAGAIN` (retrying at once would be a busy loop on a SCHED_FIFO thread).
+  static func step(after written: Int) -> WriteStep {
+    if written > 0 { return .wrote(written) }
+    let error = Int32(written)
+    if error == 0 || error == -EAGAIN { return .waitForRoom }
+    if error == -ENODEV || error == -EBADFD || error == -ESHUTDOWN || error == -EIO {
+      return .fail(error)
+    }
+    return .recover(error, xrun: error == -EPIPE || error == -ESTRPIPE)
   }
 
   /// The error a stalled device stands for.

@@ -302,7 +302,8 @@ final class ScrubSession: @unchecked Sendable {
     self.player = nil
     library = nil
     playing = false
-    say(report.failure.map { "playback stopped: \($0)" } ?? lines.last ?? "playback stopped")
+    // A failure's line says that playback stopped.
+    say(report.failure.map { "\($0)" } ?? lines.last ?? "playback stopped")
   }
 
   /// A line in the footer until the next step.

@@ -186,6 +186,18 @@ struct PlayerEngineTests {
     #expect(player.status.position == 97_024 + 512 && player.destination == 97_024 + 512)
   }
 
+  /// The device loop's write: a write that took nothing waits for room like `-EAGAIN` (it
+  /// used to retry at once: a busy loop on a SCHED_FIFO thread); the rest as before.
+  @Test func aWriteOfNothingWaitsForRoom() {
+    #expect(ALSAOutput.step(after: 0) == .waitForRoom)
+    #expect(ALSAOutput.step(after: Int(-EAGAIN)) == .waitForRoom)
+    #expect(ALSAOutput.step(after: 256) == .wrote(256))
+    #expect(ALSAOutput.step(after: Int(-EPIPE)) == .recover(-EPIPE, xrun: true))
+    #expect(ALSAOutput.step(after: Int(-ESTRPIPE)) == .recover(-ESTRPIPE, xrun: true))
+    #expect(ALSAOutput.step(after: Int(-EINTR)) == .recover(-EINTR, xrun: false))
+    #expect(ALSAOutput.step(after: Int(-ENODEV)) == .fail(-ENODEV))
+  }
+
   /// A plan being published (its audio read, not yet in the mixer) and a plan waiting in the
   /// mixer's inbox keep their audio: a loader pass at either moment lets none of it go.
   @Test func aPlanBeingPublishedKeepsItsAudio() throws {

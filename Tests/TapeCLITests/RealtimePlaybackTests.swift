@@ -514,6 +514,141 @@ extension ProcessHeavyTests {
       #expect((played["audioThreadPageFaults"] as? [String: Any])?["major"] as? Int == 0)
     }
 
+    /// What the audio thread asks of the kernel while it plays (strace, between the two
+    /// page-fault counts that bracket its loop): the PCM's write and its poll (the JACK
+    /// plugin's poll and the read of its wake-up descriptor), the clock, and the bounded wait
+    /// for the loader. No memory mapping, no file opened or read, nothing else.
+    @Test func theAudioThreadMakesOnlyItsOwnSystemCalls() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let device = try PacedDevice()
+      try device.record(seconds: 4)
+      let traces = space.path("trace")
+      try FileManager.default.createDirectory(atPath: traces, withIntermediateDirectories: true)
+      let traced = try TapeBinary.run(
+        URL(fileURLWithPath: "/usr/bin/strace"),
+        [
+          "-f", "-ff", "-o", "\(traces)/t", TapeBinary.url.path, "play", file, "--device",
+          "jackrec", "--to", "2s", "--json",
+        ], environment: device.environment)
+      #expect(traced.status == 0, "\(traced.stderr)")
+      // The device thread is the one that counts its page faults (getrusage RUSAGE_THREAD).
+      let threads = try FileManager.default.contentsOfDirectory(atPath: traces).map {
+        try String(contentsOfFile: "\(traces)/\($0)", encoding: .utf8)
+      }.filter { $0.contains("getrusage(RUSAGE_THREAD") }
+      #expect(threads.count == 1)
+      let lines = try #require(threads.first).split(separator: "\n")
+      let bracket = lines.indices.filter { lines[$0].hasPrefix("getrusage(RUSAGE_THREAD") }
+      #expect(bracket.count == 2)
+      let loop = lines[(bracket[0] + 1)..<bracket[1]]
+      let names = Set(loop.map { String($0.prefix { $0 != "(" }) })
+      let allowed: Set = [
+        "poll", "ppoll", "read", "write", "writev", "ioctl", "clock_gettime", "clock_nanosleep",
+        "nanosleep", "futex",
+      ]
+      #expect(names.isSubset(of: allowed), "\(names.subtracting(allowed))")
+      #expect(names.contains("poll") || names.contains("ppoll"))
+      // Reads only of what it polls (the PCM's descriptor), never of a file.
+      func descriptor(_ line: Substring, after prefix: String) -> Substring? {
+        guard line.hasPrefix(prefix) else { return nil }
+        return line.dropFirst(prefix.count).prefix { $0.isNumber }
+      }
+      let polled = Set(loop.compactMap { descriptor($0, after: "poll([{fd=") })
+      let read = Set(loop.compactMap { descriptor($0, after: "read(") })
+      #expect(read.isSubset(of: polled), "read \(read), polled \(polled)")
+    }
+
+    /// `tape scrub` playing when its device goes away: the footer says why, the header no
+    /// longer says playing.
+    @Test func scrubSaysTheDeviceWentAway() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let head = try space.head(of: file)
+      let device = try PacedDevice()
+      try device.record(seconds: 2)
+      let assignments = device.environment.sorted { $0.key < $1.key }.map {
+        "\($0.key)='\($0.value)'"
+      }
+      let terminal = try Tmux(width: 200, height: 24)
+      defer { terminal.kill() }
+      // (The JACK library's own lines on stderr, once its server is gone, go to a file.)
+      try terminal.start(
+        "env \(assignments.joined(separator: " ")) \(TapeBinary.url.path) scrub \(file) --device jackrec 2> \(space.path("stderr")); sleep 60"
+      )
+      _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
+      try terminal.send("Space")
+      _ = try terminal.waitFor(steady: false) { $0.contains("playing") }
+      device.stop()
+      let screen = try terminal.waitFor(steady: false) {
+        $0.contains("went away while playing")
+      }
+      let header = screen.split(separator: "\n").first ?? ""
+      #expect(header.hasPrefix("v\(head) ") && !header.contains("playing"), "\(screen)")
+      try terminal.send("q")
+    }
+
+    /// A chunk of decoded audio made unreadable while playing (its cache entry damaged, its
+    /// source file gone, so decoding again cannot mend it): one line says so, the play goes on
+    /// with every other chunk and track, and the device thread does not wait for it (no
+    /// underrun).
+    @Test func anUnreadableChunkWhilePlaying() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let long = space.path("long.wav")
+      _ = try tool(
+        "/usr/bin/sox",
+        [
+          "-n", "-r", "48000", "-c", "1", "-b", "16", long, "synth", "20", "whitenoise", "vol",
+          "0.3",
+        ])
+      try space.tape("import", file, long)
+      try space.tape("track", "add", file, "Long")
+      try space.tape("clip", "add", file, "t3", "s3", "--at", "0", "--length", "9s")
+      try space.tape("clip", "move", file, "c1", "--to", "5s")
+      let device = try PacedDevice()
+      try device.record(seconds: 10)
+      let (player, out, errors) = try startTape(
+        ["-v", "play", file, "--device", "jackrec", "--json", "--to", "8s"],
+        environment: device.environment)
+      // Once s3's decoded audio is open (its first chunks are read next), chunk 4 (5.5 s on,
+      // read from 2.5 s of play) is damaged and the source deleted.
+      var log = ""
+      while !log.contains("s3 \(long)") {
+        let data = errors.fileHandleForReading.availableData
+        guard !data.isEmpty else { break }
+        log += String(decoding: data, as: UTF8.self)
+      }
+      let folder = file + "-cache"
+      let entries = try FileManager.default.contentsOfDirectory(atPath: folder).filter {
+        $0.hasSuffix("-1ch.f32")
+      }
+      let entry = try #require(
+        entries.max {
+          (try? FileManager.default.attributesOfItem(atPath: "\(folder)/\($0)")[.size] as? Int)
+            ?? 0
+            < (try? FileManager.default.attributesOfItem(atPath: "\(folder)/\($1)")[.size]
+              as? Int) ?? 0
+        })
+      let handle = try #require(FileHandle(forUpdatingAtPath: "\(folder)/\(entry)"))
+      try handle.seek(toOffset: UInt64(4_096 + 4 * 65_536 * 4 + 1_000))
+      try handle.write(contentsOf: Data(repeating: 0x5A, count: 64))
+      try handle.close()
+      try FileManager.default.removeItem(atPath: long)
+      let output = out.fileHandleForReading.readDataToEndOfFile()
+      log += String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      player.waitUntilExit()
+      #expect(player.terminationStatus == 0, "\(log)")
+      let said = log.split(separator: "\n").filter {
+        $0.contains("playing on, silent where it cannot be read")
+      }
+      #expect(said.count == 1, "\(log)")
+      let report = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any])
+      #expect(report["xruns"] as? Int == 0)
+      // Chunk 4's 65,536 frames of s3 are silent; every other frame played.
+      #expect(report["missingFrames"] as? Int == 65_536)
+      #expect(report["frames"] as? Int == 8 * 48_000)
+    }
+
     /// Errors: each one line, its exit code.
     @Test func playbackErrors() throws {
       let space = try Workspace()
