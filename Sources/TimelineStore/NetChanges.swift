@@ -192,6 +192,7 @@ struct NetChanges: Sendable {
         changed.trackOrder = true
       case SourceRow.index: changed.sources.insert(Source.ID(key.id))
       case EnvelopeRow.index: changed.tracks.insert(Track.ID(key.id))
+      case EnvelopePointRow.index: changed.tracks.insert(EnvelopePointRow.track(ofPoint: key.id))
       default: changed.format = true
       }
     }

@@ -39,7 +39,7 @@ extension TimelineStore {
       let firstIDs = ids
       let commands = try edit(held.project, &ids)
       let (newProject, changed) = try held.project.applyingWithChanges(commands)
-      let (rows, newPositions, placements) = RowWriter.changes(
+      let (rows, newPositions, newPoints, placements) = RowWriter.changes(
         from: held, to: newProject, changed: changed)
       let changeset =
         rows.isEmpty
@@ -63,7 +63,8 @@ extension TimelineStore {
       let step = WriteStep(
         head: newHead,
         held: HeldProject(
-          project: newProject, positions: newPositions, clips: held.clips.updating(placements)),
+          project: newProject, positions: newPositions, points: newPoints,
+          clips: held.clips.updating(placements)),
         changed: changed, blocksPending: pending)
       return (
         step,

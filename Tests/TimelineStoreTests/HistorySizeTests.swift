@@ -91,4 +91,107 @@ struct HistorySizeTests {
     #expect(try reopened.checkout(1).project == states[0])
     #expect(try reopened.checkout(5).project == edited)
   }
+
+  /// An envelope is stored as point rows, each relative to the one before: a ripple cut through
+  /// a 200-point envelope writes the few points it changes (a session of the old text row held
+  /// every point twice), and undoes and redoes exactly.
+  @Test func aRippleCutWritesOnlyTheEnvelopePointsItChanges() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("envelope.tape")
+    let store = try TimelineStore.create(at: path)
+    let envelope = Envelope(
+      points: (0..<200).map {
+        Envelope.Point(time: FramePosition($0 * 4_800), decibels: $0 % 2 == 0 ? -6 : -3)
+      })
+    try Self.longTrack(store, count: 30)
+    try store.commit(label: "Envelope") { p, _ in try p.setEnvelope(Track.ID(1), envelope) }
+    let before = store.snapshot.project
+    let cut = try store.commit(label: "Cut") { p, ids in
+      try p.cutRange(FrameRange(start: 100_000, count: 1_000), ripple: true) { ids.newClipID() }
+    }
+    let after = store.snapshot.project
+    #expect(after.tracks[0].envelope == envelope.removing(FrameRange(start: 100_000, count: 1_000)))
+    #expect(try store.undo().project == before)
+    #expect(try store.redo().project == after)
+    try store.close()
+    let queue = try DatabaseQueue(path: path)
+    let stored = try queue.read { db in
+      try Data.fetchOne(
+        db, sql: "SELECT changeset FROM version WHERE id = ?", arguments: [cut.version])
+    }
+    try queue.close()
+    var changes = NetChanges()
+    try changes.append(changeset: Changeset(data: try #require(stored)))
+    let points = changes.rows.keys.filter { $0.table == EnvelopePointRow.index }
+    #expect(points.count <= 4, "\(points.count) point rows changed")
+    let reopened = try TimelineStore.open(at: path)
+    defer { try? reopened.close() }
+    #expect(reopened.snapshot.project == after)
+    #expect(try reopened.checkout(2).project.tracks[0].envelope == nil)
+    #expect(try reopened.checkout(cut.version).project == after)
+  }
+
+  /// A project from before envelope points keeps its envelope as one text row, and versions
+  /// that recorded that row as session changesets. It opens (the migration adds the point table
+  /// and changes nothing else), the next envelope edit replaces the row with point rows in its
+  /// version, and undo goes back through it and the old versions exactly.
+  @Test func envelopeTextRowsOfOlderProjectsStayUndoable() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("old.tape")
+    let (store, states) = try StoreFixture.populated(at: path)
+    try store.close()
+    let old = Envelope(points: [
+      Envelope.Point(time: 0, decibels: -6), Envelope.Point(time: 48_000, decibels: 0),
+    ])
+    let queue = try DatabaseQueue(path: path)
+    try queue.write { db in
+      // Version 5 as a Tape before envelope points wrote it: no point table, the envelope as
+      // one text row, the version a session changeset.
+      try db.execute(sql: "DROP TABLE envelope_point")
+      try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v6'")
+      let changeset = try SessionCalls.capture(
+        on: connection(db), tables: Schema.trackedTables.filter { $0 != Schema.envelopePointTable }
+      ) {
+        try db.execute(
+          sql: "INSERT INTO envelope (trackID, points) VALUES (1, ?)", arguments: [old.storageText])
+      }
+      let jump = try VersionGraph.jump(forChildOf: VersionGraph.node(4, db), db)
+      try db.execute(
+        sql: """
+          INSERT INTO version (id, parent, jump, depth, label, createdAt, changeset, revision)
+          VALUES (5, 4, ?, 4, 'Envelope', 0, ?, 10)
+          """, arguments: [jump, changeset.data])
+      try db.execute(sql: "UPDATE head SET version = 5, tip = 5, revision = 10")
+    }
+    var withEnvelope = states[3]
+    withEnvelope.tracks[0].envelope = old
+    let reopened = try TimelineStore.open(at: path)
+    defer { try? reopened.close() }
+    #expect(reopened.snapshot.project == withEnvelope)
+    let rows = {
+      try queue.read { db in
+        [
+          try Int.fetchOne(db, sql: "SELECT count(*) FROM envelope"),
+          try Int.fetchOne(db, sql: "SELECT count(*) FROM envelope_point"),
+        ]
+      }
+    }
+    #expect(try rows() == [1, 0])
+    try reopened.commit(label: "Cut") { p, ids in
+      try p.cutRange(FrameRange(start: 12_000, count: 12_000), ripple: true) { ids.newClipID() }
+    }
+    let cut = reopened.snapshot.project
+    #expect(cut.tracks[0].envelope == old.removing(FrameRange(start: 12_000, count: 12_000)))
+    #expect(try rows() == [0, cut.tracks[0].envelope?.points.count])
+    #expect(try reopened.undo().project == withEnvelope)
+    #expect(try rows() == [1, 0])
+    #expect(try reopened.undo().project == states[3])
+    #expect(try rows() == [0, 0])
+    #expect(try reopened.checkout(6).project == cut)
+    try queue.close()
+    let again = try TimelineStore.open(at: path)
+    defer { try? again.close() }
+    #expect(again.snapshot.project == cut)
+    #expect(try again.checkout(5).project == withEnvelope)
+  }
 }
