@@ -2,11 +2,12 @@
 """History size and edit time under ripple edits (issue 23, item 2).
 
 Builds a 10-minute project of 4 tracks, 75 clips of 8 s each per track (300 clips), each track
-with a 20-point envelope (a fade up from -20 dB, then ten plateaus joined by 4-second ramps in
-dB), then runs 1,000 ripple cuts of 0.3 s at seeded random places across all tracks, one
-`tape cut --ripple` process each. At 0, 250, 500 and 1,000 cuts it prints the project
-file's size, the median and p90 whole-process time of the cuts since the last mark,
-the envelope points per track and the bytes of the last version's stored history. At the end,
+with a 20-point envelope (a 4-second fade up from -20 dB, then ten plateaus joined by 8-second
+ramps in dB), then runs 1,000 ripple cuts of 0.3 s at seeded random places across all tracks,
+one `tape cut --ripple` process each. At 0, 250, 500 and 1,000 cuts it prints the project
+file's size, the median and p90 whole-process time of the cuts since the last mark and their
+median CPU time (user + system: steadier than wall-clock time on a shared machine), the
+envelope points per track and the bytes of the last version's stored history. At the end,
 the length of the line `tape undo` prints (and of `undo --json`), undone and redone.
 
 Then a 5,000-clip track (clips of 1 s, back to back), ripple-cut 10 times near its start: the
@@ -24,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import sqlite3
 import statistics
 import struct
@@ -44,9 +46,14 @@ def run(command, stdin=None):
 
 
 def timed(command):
+    """Wall-clock and CPU (user + system) milliseconds of one process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     run(command)
-    return (time.perf_counter() - start) * 1000
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return wall, cpu
 
 
 def write_source(path, seconds):
@@ -133,8 +140,8 @@ def main():
         marks.append(options.cuts)
     print(f"10-minute project, 4 tracks, {clip_count(tapes[0], paths[0])} clips, 20-point "
           f"envelopes; {options.cuts} ripple cuts of 0.3 s (seed {options.seed})")
-    header = (f"{'cuts':>5} {'file':>10} {'edit ms (median, p90)':>22} {'envelope points':>22}"
-              f" {'last version':>13} {'clips':>6}")
+    header = (f"{'cuts':>5} {'file':>10} {'edit ms (median, p90)':>22} {'cpu ms':>7}"
+              f" {'envelope points':>22} {'last version':>13} {'clips':>6}")
     times = [[] for _ in tapes]
     rows = [[] for _ in tapes]
     length = 600.0
@@ -149,14 +156,17 @@ def main():
             length -= 0.3
             done += 1
         for index, tape in enumerate(tapes):
-            window = times[index][-250:]
+            window = [wall for wall, _ in times[index][-250:]]
+            cpu = [cpu for _, cpu in times[index][-250:]]
             edit = (f"{statistics.median(window):7.1f} "
                     f"{sorted(window)[int(len(window) * 0.9)]:7.1f}"
                     if window else f"{'-':>7} {'-':>7}")
+            cpu_ms = f"{statistics.median(cpu):7.1f}" if cpu else f"{'-':>7}"
             points = ",".join(str(n) for n in envelope_points(tape, paths[index]))
             rows[index].append(
-                f"{mark:5d} {file_size(paths[index]) / 1e6:8.2f} MB {edit:>22} {points:>22}"
-                f" {last_version_bytes(paths[index]):11d} B {clip_count(tape, paths[index]):6d}")
+                f"{mark:5d} {file_size(paths[index]) / 1e6:8.2f} MB {edit:>22} {cpu_ms}"
+                f" {points:>22} {last_version_bytes(paths[index]):11d} B"
+                f" {clip_count(tape, paths[index]):6d}")
     for index, tape in enumerate(tapes):
         print(f"\n{tape}\n{header}")
         print("\n".join(rows[index]))

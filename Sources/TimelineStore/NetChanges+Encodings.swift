@@ -93,11 +93,11 @@ extension NetChanges {
     return Data(out)
   }
 
-  /// These changes as a SQLite session changeset (what a version stores): per table its header
-  /// (`T`, the column count, the primary-key flags, the name), then each row's operation, the
-  /// "indirect" flag and its records, values typed as in ``Slot``. Coalescing commits merge
-  /// with ``append(changeset:)`` and write the result back with this: one merger for
-  /// everything, where `sqlite3changegroup` used to do this one.
+  /// These changes as a SQLite session changeset (what a version stored before the packed
+  /// encoding, ``packed()``): per table its header (`T`, the column count, the primary-key
+  /// flags, the name), then each row's operation, the "indirect" flag and its records, values
+  /// typed as in ``Slot``. What SQLite's own changeset functions take (the tests compare our
+  /// merge with `sqlite3changegroup` through it).
   func changeset() -> Changeset {
     var out: [UInt8] = []
     for table in Schema.trackedTables.indices {
