@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ReferenceRenders
 import Testing
 import Timeline
 
@@ -194,5 +195,61 @@ struct HistorySizeTests {
     defer { try? again.close() }
     #expect(again.snapshot.project == cut)
     #expect(try again.checkout(5).project == withEnvelope)
+  }
+
+  /// The workload, shortened: 4 tracks of 75 clips of 8 s with 20-point envelopes
+  /// (plateaus joined by ramps), 150 ripple cuts of 0.3 s at seeded places. The versions
+  /// average under 4 KB (before, tens of KB: every envelope as text, twice, growing by two
+  /// points a cut, and 48 bytes per moved clip) and the envelopes stay near their 20 points plus
+  /// two per cut inside a ramp; undoing every cut gives the project back.
+  @Test func rippleCutsKeepHistorySmall() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("ripple.tape")
+    let store = try TimelineStore.create(at: path)
+    let rate: Int64 = 48_000
+    var points = [Envelope.Point(time: 0, decibels: -20)]
+    for (i, gain) in [-2.0, -6, -3, -9, -4, -1, -7, -5, -8, -3].enumerated() {
+      points.append(Envelope.Point(time: FramePosition((60 * Int64(i) + 4) * rate), decibels: gain))
+      points.append(
+        Envelope.Point(time: FramePosition((60 * Int64(i) + 56) * rate), decibels: gain))
+    }
+    let envelope = Envelope(points: Array(points.prefix(20)))
+    try store.commit(label: "Build") { _, ids in
+      let source = StoreFixture.source(&ids, seconds: 10)
+      var commands: [Command] = [.setSource(source)]
+      for _ in 0..<4 {
+        let clips = (0..<Int64(75)).map { i in
+          Clip(
+            id: ids.newClipID(), source: source.id, timelineStart: FramePosition(i * 8 * rate),
+            sourceRange: FrameRange(start: 0, count: FrameCount(8 * rate)))
+        }
+        commands.append(
+          .setTrack(Track(id: ids.newTrackID(), name: "T", envelope: envelope, clips: clips)))
+      }
+      return commands
+    }
+    let built = store.snapshot.project
+    var rng = SeededGenerator(seed: 23)
+    var length = 600 * rate
+    let cuts = 150
+    for _ in 0..<cuts {
+      let start = Int64.random(in: 0..<(length - 14_400), using: &rng)
+      try store.commit(label: "Cut") { project, ids in
+        try project.cutRange(FrameRange(start: FramePosition(start), count: 14_400), ripple: true) {
+          ids.newClipID()
+        }
+      }
+      length -= 14_400
+    }
+    let envelopePoints = store.snapshot.project.tracks.map { $0.envelope?.points.count ?? 0 }
+    #expect(envelopePoints.allSatisfy { $0 <= 20 + 2 * 40 }, "\(envelopePoints)")
+    #expect(try store.undo(steps: cuts).project == built)
+    try store.close()
+    let queue = try DatabaseQueue(path: path)
+    defer { try? queue.close() }
+    let bytes = try queue.read { db in
+      try Int.fetchOne(db, sql: "SELECT sum(length(changeset)) FROM version WHERE depth > 1") ?? 0
+    }
+    #expect(bytes / cuts < 4_000, "\(bytes / cuts) bytes per cut")
   }
 }
