@@ -353,8 +353,7 @@ extension Envelope {
       let x = Double(frame - segment.start) / Double(segment.end - segment.start)
       return segment.fromDecibels + x * (segment.toDecibels - segment.fromDecibels)
     case .amplitudeLine:
-      let amplitude = segment.gain(at: frame)
-      return amplitude > 0 ? min(Gain.maximumDecibels, 20 * log10(amplitude)) : -.infinity
+      return Point(time: FramePosition(frame), gain: segment.gain(at: frame)).decibels
     }
   }
 
