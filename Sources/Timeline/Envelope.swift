@@ -289,36 +289,39 @@ extension Envelope {
   /// was `range.count` frames later. Points in the range go; a point just before it and one at
   /// its start carry the gains either side of the cut (one frame apart, so every frame keeps
   /// its gain), and the shapes of the segments they cut (``explicitShape(at:)``), so the gain
-  /// between them and the points beyond runs exactly as it did.
+  /// between them and the points beyond runs exactly as it did. The result is
+  /// ``compacted()``: a cut where the gain is flat adds no point.
   public func removing(_ range: FrameRange) -> Envelope {
     let (a, b) = (range.start.frames, range.end.frames)
     var kept = points(before: a)
-    kept.append(Point(time: FramePosition(a), gain: gain(at: b), shape: explicitShape(at: b)))
+    kept.append(
+      Point(time: FramePosition(a), decibels: decibels(at: b), shape: explicitShape(at: b)))
     for point in points where point.time.frames > b {
       var moved = point
       moved.time = FramePosition(point.time.frames - (b - a))
       kept.append(moved)
     }
-    return Envelope(points: kept)
+    return Envelope(points: kept).compacted()
   }
 
   /// This envelope with a gap of `length` opened at `position`, as an insert opens it in the
   /// clips: the gain before `position` is what it was, and from `position + length` on what it
-  /// was `length` frames earlier.
+  /// was `length` frames earlier. The result is ``compacted()``.
   public func opening(at position: FramePosition, length: FrameCount) -> Envelope {
     let p = position.frames
     var moved = points(before: p)
     if !points.contains(where: { $0.time.frames == p }) {
       moved.append(
         Point(
-          time: FramePosition(p + length.frames), gain: gain(at: p), shape: explicitShape(at: p)))
+          time: FramePosition(p + length.frames), decibels: decibels(at: p),
+          shape: explicitShape(at: p)))
     }
     for point in points where point.time.frames >= p {
       var shifted = point
       shifted.time = FramePosition(point.time.frames + length.frames)
       moved.append(shifted)
     }
-    return Envelope(points: moved)
+    return Envelope(points: moved).compacted()
   }
 
   /// The points before `frame`, ending at `frame − 1` with the gain there (a point added unless
@@ -330,9 +333,28 @@ extension Envelope {
       if let last = kept.indices.last {
         kept[last].shape = explicitShape(at: kept[last].time.frames)
       }
-      kept.append(Point(time: FramePosition(frame - 1), gain: gain(at: frame - 1)))
+      kept.append(Point(time: FramePosition(frame - 1), decibels: decibels(at: frame - 1)))
     }
     return kept
+  }
+
+  /// The gain at `frame` in dB, computed as the segment holding it computes it, so that a point
+  /// with this gain plays exactly what that frame played: a held gain is the point's own dB
+  /// (not a round trip through the amplitude), a dB line's value is its dB. Only on an
+  /// amplitude line is it the logarithm of the amplitude (kept at or below the greatest gain).
+  func decibels(at frame: Int64) -> Double {
+    let segments = segments()
+    guard let index = EnvelopeSegment.index(of: frame, in: segments) else { return 0 }
+    let segment = segments[index]
+    switch segment.kind {
+    case .hold:
+      return segment.fromDecibels
+    case .decibelLine:
+      let x = Double(frame - segment.start) / Double(segment.end - segment.start)
+      return segment.fromDecibels + x * (segment.toDecibels - segment.fromDecibels)
+    case .amplitudeLine:
+      return Point(time: FramePosition(frame), gain: segment.gain(at: frame)).decibels
+    }
   }
 
   /// The shape a new point at `frame` needs for the gain after it to run on as it did: that of
@@ -348,6 +370,60 @@ extension Envelope {
       return .linear
     }
     return from.shape
+  }
+
+  /// This envelope without the points the segments around them already imply, every frame's
+  /// gain bit for bit what it was.
+  ///
+  /// A point goes when the gain is flat on both sides of it at its own gain: the segment
+  /// before it is flat at its gain (equal gains either end) and the segment after it is flat
+  /// (a ``EnvelopeShape/hold``, equal gains either end, or one frame long, whose only frame
+  /// plays the point's own gain whatever the shape). The point before it then holds its gain
+  /// up to the next point (its shape becomes ``EnvelopeShape/hold`` where the gains differ),
+  /// so a step of two points one frame apart collapses to one point after a hold. The first
+  /// point goes when the next has its gain (the gain before it is held), the last when the one
+  /// before it has its gain; the last point's shape, which shapes nothing, is the default.
+  ///
+  /// Only flat stretches are merged: a point in the middle of a straight line would be implied
+  /// as well, but the line computed from farther points rounds differently.
+  ///
+  /// ```swift
+  /// let flat = try Envelope(parsing: "0s:-2dB,1s:-2dB,2s:-2dB,3s:-6dB", sampleRate: 48_000)
+  /// flat.compacted().points.count  // 2: 2 s at -2 dB, 3 s at -6 dB
+  /// ```
+  public func compacted() -> Envelope {
+    var kept = points
+    func isFlat(after index: Int) -> Bool {
+      let (point, next) = (kept[index], kept[index + 1])
+      return point.shape == .hold || point.decibels == next.decibels
+        || next.time.frames - point.time.frames == 1
+    }
+    var changed = true
+    while changed && kept.count > 1 {
+      changed = false
+      var index = 0
+      while index < kept.count && kept.count > 1 {
+        let point = kept[index]
+        let isLast = index == kept.count - 1
+        if index == 0 {
+          if point.decibels == kept[1].decibels {
+            kept.remove(at: 0)
+            changed = true
+            continue
+          }
+        } else if kept[index - 1].decibels == point.decibels && (isLast || isFlat(after: index)) {
+          if !isLast && kept[index - 1].decibels != kept[index + 1].decibels {
+            kept[index - 1].shape = .hold
+          }
+          kept.remove(at: index)
+          changed = true
+          continue
+        }
+        index += 1
+      }
+    }
+    if let last = kept.indices.last { kept[last].shape = .decibels }
+    return Envelope(points: kept)
   }
 }
 

@@ -144,12 +144,14 @@ extension Project {
     return [.setTrack(track)]
   }
 
-  /// Gives a track volume automation (nil removes it).
+  /// Gives a track volume automation (nil removes it), without the points the others already
+  /// imply (``Envelope/compacted()``).
   public func setEnvelope(_ id: Track.ID, _ envelope: Envelope?) throws(TimelineError) -> [Command]
   {
     guard var track = track(id) else { throw .unknownTrack(id) }
     track.envelope = envelope
     try track.validateSettings(sampleRate: sampleRate)
+    track.envelope = envelope?.compacted()
     return [.setTrack(track)]
   }
 

@@ -1,9 +1,11 @@
 import Foundation
 
-/// A SQLite session changeset: the exact row changes of one commit, old and new values.
+/// A SQLite session changeset: the exact row changes of one commit, old and new values; or
+/// the same changes in ``NetChanges``' packed encoding, which is what the `version` table
+/// stores (as a BLOB) since issue 23 (older versions keep their session changesets).
 ///
 /// It is both the undo information (inverted) and the redo information (as is); undo, redo and
-/// checkout read it through ``NetChanges``. Stored in the `version` table as a BLOB.
+/// checkout read it through ``NetChanges``, which tells the two forms apart by the first byte.
 struct Changeset: Sendable, Hashable {
   var data: Data
 

@@ -6,8 +6,9 @@ import Timeline
 /// appear, so applying it costs in proportion to the rows that differ, however many versions
 /// the run crossed.
 ///
-/// It reads two encodings: SQLite session changesets (what each version stores, see
-/// ``Changeset``) and its own compact encoding (``encoded()``), which the history blocks use.
+/// It reads three encodings: SQLite session changesets (what versions stored before issue 23,
+/// see ``Changeset``), its packed encoding (``packed()``, what versions store now) and its
+/// compact encoding (``encoded()``), which the history blocks use.
 /// Merging is ours rather than `sqlite3changegroup`'s, which costs about 1.6 µs per added
 /// one-row changeset and 0.7 µs per entry (measured here). A far checkout merges about 30,000
 /// entries, so this is built for that loop: values are trivially copyable slots in fixed-size
@@ -192,6 +193,7 @@ struct NetChanges: Sendable {
         changed.trackOrder = true
       case SourceRow.index: changed.sources.insert(Source.ID(key.id))
       case EnvelopeRow.index: changed.tracks.insert(Track.ID(key.id))
+      case EnvelopePointRow.index: changed.tracks.insert(EnvelopePointRow.track(ofPoint: key.id))
       default: changed.format = true
       }
     }

@@ -40,7 +40,10 @@ enum RowWriter {
   /// and where each changed clip now is (or that it is gone), for the clip index.
   static func changes(
     from held: HeldProject, to new: Project, changed: ChangedIDs
-  ) -> (rows: NetChanges, positions: [Track.ID: Int64], placements: [(Clip.ID, ClipIndex.Change)]) {
+  ) -> (
+    rows: NetChanges, positions: [Track.ID: Int64], points: [Track.ID: [Int64]],
+    placements: [(Clip.ID, ClipIndex.Change)]
+  ) {
     let old = held.project
     var rows = NetChanges()
     func key(_ table: Int, _ id: Int64) -> NetChanges.Key { NetChanges.Key(table: table, id: id) }
@@ -58,6 +61,7 @@ enum RowWriter {
     }
 
     var positions = held.positions
+    var points = held.points
     var tracks = changed.tracks
     if changed.trackOrder {
       for (index, track) in new.tracks.enumerated() where positions[track.id] != Int64(index) {
@@ -80,10 +84,9 @@ enum RowWriter {
         key(TrackRow.index, id.rawValue),
         from: before.map { TrackRow.values($0, position: held.positions[id] ?? 0) },
         to: after.map { TrackRow.values($0, position: positions[id] ?? 0) })
-      rows.record(
-        key(EnvelopeRow.index, id.rawValue),
-        from: before?.envelope.map { EnvelopeRow.values($0, of: id) },
-        to: after?.envelope.map { EnvelopeRow.values($0, of: id) })
+      recordEnvelope(
+        of: id, from: before?.envelope, to: after?.envelope, oldIDs: held.points[id],
+        into: &rows, points: &points)
     }
 
     var placements: [(Clip.ID, ClipIndex.Change)] = []
@@ -95,7 +98,36 @@ enum RowWriter {
         to: placed[id].map { ClipRow.values($0.clip, on: $0.track) })
       placements.append((id, placed[id].map { .placed($0.clip, on: $0.track) } ?? .removed))
     }
-    return (rows, positions, placements)
+    return (rows, positions, points, placements)
+  }
+
+  /// The rows that take a track's envelope from `old` to `new`: point rows
+  /// (``EnvelopePointRow``) keeping the ids of the points that stay (`oldIDs`, nil when the
+  /// track has no point rows), so that only the points that changed are written. A track whose
+  /// envelope is still one text row (``EnvelopeRow``, from before point rows) keeps it until the
+  /// envelope changes; then the row goes and points replace it.
+  private static func recordEnvelope(
+    of track: Track.ID, from old: Envelope?, to new: Envelope?, oldIDs: [Int64]?,
+    into rows: inout NetChanges, points: inout [Track.ID: [Int64]]
+  ) {
+    guard old != new || (old.map { $0.storageText } != new.map { $0.storageText }) else { return }
+    if oldIDs == nil, let old {
+      rows.record(
+        NetChanges.Key(table: EnvelopeRow.index, id: track.rawValue),
+        from: EnvelopeRow.values(old, of: track), to: nil)
+    }
+    let oldPoints = oldIDs == nil ? [] : old?.points ?? []
+    let newIDs = EnvelopePointRow.ids(
+      for: new?.points ?? [], replacing: oldPoints, oldIDs: oldIDs ?? [], of: track)
+    let before = EnvelopePointRow.values(
+      Envelope(points: oldPoints), ids: oldIDs ?? [], of: track)
+    let after = EnvelopePointRow.values(
+      Envelope(points: new?.points ?? []), ids: newIDs, of: track)
+    for id in Set(before.keys).union(after.keys).sorted() {
+      rows.record(
+        NetChanges.Key(table: EnvelopePointRow.index, id: id), from: before[id], to: after[id])
+    }
+    points[track] = newIDs.isEmpty ? nil : newIDs
   }
 
   /// Writes `netChanges`, each change finding its row as `match` says. A change the schema
@@ -110,8 +142,10 @@ enum RowWriter {
       (Schema.sourceTable, .insert), (Schema.sourceTable, .update),
       (Schema.trackTable, .insert), (Schema.trackTable, .update),
       (Schema.envelopeTable, .insert), (Schema.envelopeTable, .update),
+      (Schema.envelopePointTable, .insert), (Schema.envelopePointTable, .update),
       (Schema.clipTable, .delete), (Schema.clipTable, .update), (Schema.clipTable, .insert),
-      (Schema.envelopeTable, .delete), (Schema.trackTable, .delete), (Schema.sourceTable, .delete),
+      (Schema.envelopeTable, .delete), (Schema.envelopePointTable, .delete),
+      (Schema.trackTable, .delete), (Schema.sourceTable, .delete),
     ]
     // The step of each (table, kind), by table index and kind.
     var steps = Array(repeating: [NetChanges.Kind: Int](), count: Schema.trackedTables.count)

@@ -17,6 +17,7 @@ enum Schema {
   static let clipTable = ClipRow.table
   static let envelopeTable = EnvelopeRow.table
   static let masterTable = MasterRow.table
+  static let envelopePointTable = EnvelopePointRow.table
 
   /// The tables whose changes are history; everything else (ids, head, transient state) is not.
   /// New tables are added at the end, never columns to a table: a changeset records a table's
@@ -24,7 +25,7 @@ enum Schema {
   /// ``TrackedRow/index`` is its position here (a test checks it).
   static let trackedRows: [any TrackedRow.Type] = [
     ProjectRow.self, SourceRow.self, TrackRow.self, ClipRow.self, EnvelopeRow.self,
-    MasterRow.self,
+    MasterRow.self, EnvelopePointRow.self,
   ]
   static let trackedTables = trackedRows.map { $0.table }
 
@@ -37,7 +38,8 @@ enum Schema {
 
   /// The migrations a reader needs: it reads a file that has these as it is. The later ones
   /// add tables that a reader takes as empty when they are absent (v5: envelopes and master
-  /// gain), so reading an older project neither needs it writable nor upgrades it.
+  /// gain; v6: envelope points), so reading an older project neither needs it writable nor
+  /// upgrades it.
   static let readerMigrations: Set<String> = ["v1", "v2", "v3", "v4"]
 
   /// `PRAGMA application_id` of a Tape project: "TAPE".
@@ -199,6 +201,26 @@ enum Schema {
             id INTEGER PRIMARY KEY CHECK (id = 1),
             gainDB REAL NOT NULL CHECK (gainDB BETWEEN \(Gain.minimumDecibels) AND \(Gain.maximumDecibels))
           );
+          """)
+    }
+    migrator.registerMigration("v6") { db in
+      let shapes = EnvelopeShape.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+      try db.execute(
+        sql: """
+          -- A track's volume automation as one row per point (EnvelopePointRow), each relative
+          -- to the one before it, so a ripple edit changes one row, not every later point. The
+          -- envelope rows of v5 stay as they are (their versions must keep applying to them);
+          -- the store replaces a track's row with points when its envelope next changes.
+          CREATE TABLE envelope_point (
+            id INTEGER PRIMARY KEY CHECK (id > 0),
+            trackID INTEGER NOT NULL REFERENCES track(id),
+            previous INTEGER,
+            gap INTEGER NOT NULL CHECK (gap >= 0),
+            gainDB REAL CHECK (gainDB <= \(Gain.maximumDecibels)),
+            shape TEXT NOT NULL CHECK (shape IN (\(shapes))),
+            CHECK (id >> 32 = trackID)
+          );
+          CREATE INDEX envelope_point_by_track ON envelope_point(trackID);
           """)
     }
     return migrator

@@ -7,6 +7,9 @@ import Timeline
 struct HeldProject: Sendable, Hashable {
   var project: Project
   var positions: [Track.ID: Int64]
+  /// The row ids of each track's envelope points (``EnvelopePointRow``), in point order; no
+  /// entry for a track without an envelope or whose envelope is still one text row.
+  var points: [Track.ID: [Int64]] = [:]
   var clips: ClipIndex
 }
 
@@ -42,6 +45,26 @@ enum SnapshotReader {
         project.masterGain = try MasterRow.read(row) ?? .unity
       }
     }
+    // Projects made before envelope points have no point table until opened for writing.
+    var points: [Track.ID: [Int64]] = [:]
+    if try db.tableExists(Schema.envelopePointTable) {
+      var rows: [Int64: [ChangeValue?]] = [:]
+      try all(EnvelopePointRow.self, db) { row in
+        let id = row.int64(0)
+        rows[id] = [
+          .integer(id), .integer(row.int64(1)), row.isNull(2) ? .null : .integer(row.int64(2)),
+          .integer(row.int64(3)), row.isNull(4) ? .null : .real(row.double(4)),
+          row.text(Int32(5)).map(ChangeValue.text) ?? .null,
+        ]
+      }
+      for (track, stored) in try EnvelopePointRow.envelopes(rows) {
+        guard envelopes[track] == nil else {
+          throw StoreError.corrupt(detail: "track \(track) has two envelopes")
+        }
+        envelopes[track] = stored.envelope
+        points[track] = stored.ids
+      }
+    }
     var positions: [Track.ID: Int64] = [:]
     try all(TrackRow.self, orderedBy: "position, id", db) { row in
       var (track, position) = try TrackRow.read(row, id: Track.ID(row.int64(0)), updating: nil)
@@ -50,7 +73,8 @@ enum SnapshotReader {
       positions[track.id] = position
       project.tracks.append(track)
     }
-    return HeldProject(project: project, positions: positions, clips: ClipIndex(project))
+    return HeldProject(
+      project: project, positions: positions, points: points, clips: ClipIndex(project))
   }
 
   /// Calls `body` with every row of `table`, all its columns in ``TrackedRow/columns`` order.
@@ -125,7 +149,47 @@ enum SnapshotReader {
         break
       }
     }
-    // Envelopes once every track is in place.
+    // Envelopes once every track is in place: point rows first, each changed track's chain
+    // rebuilt from its points as they were and the changes; then text rows (older projects),
+    // whose removal leaves a track's points alone.
+    var points = held.points
+    var pointRows: [Track.ID: [Int64: [ChangeValue?]]] = [:]
+    try changes.forEach { key, kind, _, new in
+      guard key.table == EnvelopePointRow.index else { return }
+      let track = EnvelopePointRow.track(ofPoint: key.id)
+      if pointRows[track] == nil {
+        let envelope = trackIndex[track].flatMap { project.tracks[$0].envelope }
+        let ids = points[track] ?? []
+        pointRows[track] = EnvelopePointRow.values(
+          envelope.map { Envelope(points: Array($0.points.prefix(ids.count))) }
+            ?? Envelope(points: []), ids: ids, of: track
+        ).mapValues { $0.map(Optional.some) }
+      }
+      switch kind {
+      case .delete: pointRows[track]?[key.id] = nil
+      case .insert:
+        pointRows[track]?[key.id] = (0..<EnvelopePointRow.columns.count).map {
+          changes.value(new[$0])
+        }
+      case .update:
+        guard var row = pointRows[track]?[key.id] else {
+          throw StoreError.corrupt(detail: "a change moves a missing envelope point of \(track)")
+        }
+        for column in 1..<row.count {
+          if let value = changes.value(new[column]) { row[column] = value }
+        }
+        pointRows[track]?[key.id] = row
+      }
+    }
+    for (track, rows) in pointRows {
+      let stored = try EnvelopePointRow.envelopes(rows)[track]
+      points[track] = stored?.ids
+      guard let index = trackIndex[track] else {
+        if stored == nil { continue }
+        throw StoreError.corrupt(detail: "an envelope belongs to missing track \(track)")
+      }
+      project.tracks[index].envelope = stored?.envelope
+    }
     try changes.forEach { key, kind, _, new in
       guard key.table == EnvelopeRow.index else { return }
       let track = Track.ID(key.id)
@@ -134,7 +198,7 @@ enum SnapshotReader {
         throw StoreError.corrupt(detail: "an envelope belongs to missing track \(track)")
       }
       if kind == .delete {
-        project.tracks[index].envelope = nil
+        if points[track] == nil { project.tracks[index].envelope = nil }
       } else if let envelope = try EnvelopeRow.read(Columns(new, changes), of: track) {
         project.tracks[index].envelope = envelope
       }
@@ -183,7 +247,8 @@ enum SnapshotReader {
     let placed = Set(placements.map(\.0))
     for id in changed.clips where !placed.contains(id) { placements.append((id, .removed)) }
     return HeldProject(
-      project: project, positions: positions, clips: held.clips.updating(placements))
+      project: project, positions: positions, points: points,
+      clips: held.clips.updating(placements))
   }
 }
 

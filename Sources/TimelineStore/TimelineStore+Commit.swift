@@ -39,7 +39,7 @@ extension TimelineStore {
       let firstIDs = ids
       let commands = try edit(held.project, &ids)
       let (newProject, changed) = try held.project.applyingWithChanges(commands)
-      let (rows, newPositions, placements) = RowWriter.changes(
+      let (rows, newPositions, newPoints, placements) = RowWriter.changes(
         from: held, to: newProject, changed: changed)
       let changeset =
         rows.isEmpty
@@ -63,7 +63,8 @@ extension TimelineStore {
       let step = WriteStep(
         head: newHead,
         held: HeldProject(
-          project: newProject, positions: newPositions, clips: held.clips.updating(placements)),
+          project: newProject, positions: newPositions, points: newPoints,
+          clips: held.clips.updating(placements)),
         changed: changed, blocksPending: pending)
       return (
         step,
@@ -86,7 +87,8 @@ extension TimelineStore {
 
   /// Stores `changeset` as a new child of the head, or folds it into the head when coalescing,
   /// and writes the new head. Returns it, and whether a large history block awaits the
-  /// background builder.
+  /// background builder. The version keeps the session's changes in the packed encoding
+  /// (``NetChanges/packed()``), a fifth of the changeset's size for a ripple edit.
   private func record(
     _ changeset: Changeset, label: String, coalescingKey: String?, head: Head, _ db: Database
   ) throws -> (head: Head, blocksPending: Bool) {
@@ -107,15 +109,16 @@ extension TimelineStore {
       var net = NetChanges()
       try net.append(changeset: Changeset(data: try row.value("changeset", of: "version")))
       try net.append(changeset: changeset)
-      let merged = net.changeset()
       try db.cachedStatement(
         sql: "UPDATE version SET changeset = ?, createdAt = ?, revision = ? WHERE id = ?"
-      ).execute(arguments: [merged.data, now(), revision, head.version])
+      ).execute(arguments: [net.packed(), now(), revision, head.version])
       let pending = try VersionGraph.recordBlocks(at: headNode, blocks: historyBlocks, db)
       let newHead = Head(version: head.version, tip: head.version, revision: revision)
       try newHead.write(db)
       return (newHead, pending)
     }
+    var recorded = NetChanges()
+    try recorded.append(changeset: changeset)
     let jump = try VersionGraph.jump(forChildOf: headNode, db)
     try db.cachedStatement(
       sql: """
@@ -124,7 +127,8 @@ extension TimelineStore {
         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
         """
     ).execute(arguments: [
-      head.version, jump, headNode.depth + 1, label, now(), coalescingKey, changeset.data, revision,
+      head.version, jump, headNode.depth + 1, label, now(), coalescingKey, recorded.packed(),
+      revision,
     ])
     let version = db.lastInsertedRowID
     let pending = try VersionGraph.recordBlocks(

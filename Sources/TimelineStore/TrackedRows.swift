@@ -154,7 +154,10 @@ enum ClipRow: TrackedRow {
   }
 }
 
-/// A track's volume automation, keyed by the track (no row: none).
+/// A track's volume automation as one text row, keyed by the track: what projects stored
+/// before ``EnvelopePointRow``. Such a row is read as it is and stays until the envelope
+/// changes, when the store replaces it with point rows (in the same version, so undo brings it
+/// back and the versions written before keep applying to it).
 enum EnvelopeRow: TrackedRow {
   static let table = "envelope"
   static let index = 4
@@ -188,5 +191,132 @@ enum MasterRow: TrackedRow {
   /// The gain a row holds; `nil` when the row leaves it alone.
   static func read(_ row: some ColumnReader) throws -> Gain? {
     try row.real(1).map(Gain.init(decibels:))
+  }
+}
+
+/// One point of a track's volume automation: `(id, trackID, previous, gap, gainDB, shape)`.
+///
+/// A point is stored relative to the one before it (`previous`, its row id, NULL for the first
+/// point; `gap`, the frames after it, the first point's frame for the first), so a ripple edit
+/// that moves every later point changes one row: the first point after the cut. The id carries
+/// the track in its high 32 bits (`trackID << 32 | n`), so that a recorded change names its
+/// track whichever columns it holds. `gainDB` is NULL for silence (`-inf`).
+enum EnvelopePointRow: TrackedRow {
+  static let table = "envelope_point"
+  static let index = 6
+  static let columns = ["id", "trackID", "previous", "gap", "gainDB", "shape"]
+
+  /// The track a point row belongs to.
+  static func track(ofPoint id: Int64) -> Track.ID { Track.ID(id >> 32) }
+
+  /// The rows of `envelope`'s points, with their ids (`ids[k]` is point `k`'s).
+  static func values(
+    _ envelope: Envelope, ids: [Int64], of track: Track.ID
+  ) -> [Int64: [ChangeValue]] {
+    var rows: [Int64: [ChangeValue]] = [:]
+    var previous: (id: Int64, time: Int64)?
+    for (point, id) in zip(envelope.points, ids) {
+      rows[id] = [
+        .integer(id), .integer(track.rawValue), previous.map { .integer($0.id) } ?? .null,
+        .integer(point.time.frames - (previous?.time ?? 0)),
+        point.decibels == -.infinity ? .null : .real(point.decibels), .text(point.shape.rawValue),
+      ]
+      previous = (id, point.time.frames)
+    }
+    return rows
+  }
+
+  /// Row ids for `new`'s points that keep the ids of `old`'s (`oldIDs`) where they can, so
+  /// that rows a change leaves alone are not rewritten: the points both share at the start
+  /// (same frame, gain, shape), those they share at the end (same gain, shape and gap to the
+  /// point before; the first of them may have moved), and in between, old ids in order for
+  /// new points; new points beyond those get ids after the greatest of `oldIDs`.
+  static func ids(
+    for new: [Envelope.Point], replacing old: [Envelope.Point], oldIDs: [Int64], of track: Track.ID
+  ) -> [Int64] {
+    func gap(_ points: [Envelope.Point], _ k: Int) -> Int64 {
+      points[k].time.frames - (k > 0 ? points[k - 1].time.frames : 0)
+    }
+    func same(_ a: Envelope.Point, _ b: Envelope.Point) -> Bool {
+      a.decibels.bitPattern == b.decibels.bitPattern && a.shape == b.shape
+    }
+    let common = min(old.count, new.count)
+    var prefix = 0
+    while prefix < common && old[prefix] == new[prefix]
+      && old[prefix].decibels.bitPattern == new[prefix].decibels.bitPattern
+    {
+      prefix += 1
+    }
+    var suffix = 0
+    while suffix < common - prefix {
+      let (a, b) = (old.count - 1 - suffix, new.count - 1 - suffix)
+      guard same(old[a], new[b]) else { break }
+      suffix += 1
+      if gap(old, a) != gap(new, b) { break }
+    }
+    var ids = Array(oldIDs[..<prefix])
+    let middleOld = oldIDs[prefix..<(old.count - suffix)]
+    var next = (oldIDs.max() ?? (track.rawValue << 32)) + 1
+    for k in 0..<(new.count - prefix - suffix) {
+      if k < middleOld.count {
+        ids.append(middleOld[middleOld.startIndex + k])
+      } else {
+        ids.append(next)
+        next += 1
+      }
+    }
+    ids += oldIDs[(old.count - suffix)...]
+    return ids
+  }
+
+  /// Reads point rows (all columns) into each track's envelope and point ids, following each
+  /// track's chain from its first point; a broken chain is corrupt.
+  static func envelopes(
+    _ rows: [Int64: [ChangeValue?]]
+  ) throws -> [Track.ID: (envelope: Envelope, ids: [Int64])] {
+    var byTrack: [Track.ID: [Int64: [ChangeValue?]]] = [:]
+    for (id, row) in rows { byTrack[track(ofPoint: id), default: [:]][id] = row }
+    var result: [Track.ID: (envelope: Envelope, ids: [Int64])] = [:]
+    for (track, rows) in byTrack {
+      var first: Int64?
+      var next: [Int64: Int64] = [:]
+      for (id, row) in rows {
+        switch row[2] {
+        case .integer(let previous)?:
+          guard next.updateValue(id, forKey: previous) == nil else { throw broken(track) }
+        case .null?:
+          guard first == nil else { throw broken(track) }
+          first = id
+        default: throw broken(track)
+        }
+      }
+      var points: [Envelope.Point] = []
+      var ids: [Int64] = []
+      var cursor = first
+      var time: Int64 = 0
+      while let id = cursor, let row = rows[id], ids.count < rows.count {
+        guard case .integer(let gap)? = row[3], case .text(let name)? = row[5],
+          let shape = EnvelopeShape(rawValue: name)
+        else { throw broken(track) }
+        let decibels: Double
+        switch row[4] {
+        case .real(let value)?: decibels = value
+        case .integer(let value)?: decibels = Double(value)
+        case .null?: decibels = -.infinity
+        default: throw broken(track)
+        }
+        time += gap
+        points.append(Envelope.Point(time: FramePosition(time), decibels: decibels, shape: shape))
+        ids.append(id)
+        cursor = next[id]
+      }
+      guard ids.count == rows.count else { throw broken(track) }
+      result[track] = (Envelope(points: points), ids)
+    }
+    return result
+  }
+
+  private static func broken(_ track: Track.ID) -> StoreError {
+    .corrupt(detail: "the envelope points of track \(track) do not form one chain")
   }
 }

@@ -197,8 +197,50 @@ struct DiffWords {
     ])
   }
 
-  /// One phrase per changed source, track and clip.
-  func lines(_ diff: ProjectDiff) -> [String] {
+  /// ``lines(_:bounded:)`` for one line of output whatever the edit's size (what `undo`, `redo`
+  /// and `checkout` print): clips that all moved by the same amount and changed nothing else
+  /// are one phrase (`c4…c5003 (5,000 clips) moved 0.3s left`), a long envelope is its point
+  /// counts, and past ``boundedPhrases`` phrases the rest are counted (`--json` lists each).
+  func boundedLines(_ diff: ProjectDiff) -> [String] {
+    var lines = lines(diff, bounded: true)
+    if lines.count > Self.boundedPhrases {
+      let rest = lines.count - Self.boundedPhrases + 1
+      lines = Array(lines.prefix(Self.boundedPhrases - 1))
+      lines.append("\(rest) more changes (--json lists them)")
+    }
+    return lines
+  }
+
+  /// The most phrases a bounded line has.
+  static let boundedPhrases = 12
+
+  /// Envelopes longer than this are said by their point counts in a bounded line.
+  static let boundedEnvelopePoints = 8
+
+  /// Groups of at least this many clips moved by the same amount are one phrase in a bounded
+  /// line.
+  static let boundedMoveGroup = 3
+
+  /// Clips that only moved along their track, by the same number of frames: by that shift,
+  /// their ids in order.
+  private func shiftedClips(_ diff: ProjectDiff) -> [(shift: Int64, ids: [Clip.ID])] {
+    var groups: [Int64: [Clip.ID]] = [:]
+    for change in diff.clips {
+      guard let old = change.before, let new = change.after, old.track == new.track else {
+        continue
+      }
+      let shift = new.clip.timelineStart.frames - old.clip.timelineStart.frames
+      guard shift != 0, new.clip.moved(to: old.clip.timelineStart) == old.clip else { continue }
+      groups[shift, default: []].append(change.id)
+    }
+    return groups.filter { $0.value.count >= Self.boundedMoveGroup }
+      .map { (shift: $0.key, ids: $0.value.sorted()) }
+      .sorted { $0.ids[0] < $1.ids[0] }
+  }
+
+  /// One phrase per changed source, track and clip; `bounded`, groups of moved clips and long
+  /// envelopes said briefly (``boundedLines(_:)``).
+  func lines(_ diff: ProjectDiff, bounded: Bool = false) -> [String] {
     var lines: [String] = []
     if diff.formatChanged, let before = diff.before, let after = diff.after {
       lines.append(
@@ -220,9 +262,24 @@ struct DiffWords {
       }
     }
     for change in diff.tracks where !isShiftOnly(change, in: diff) {
-      lines.append(trackWords(change))
+      lines.append(trackWords(change, bounded: bounded))
     }
-    for change in diff.clips { lines.append(clipWords(change)) }
+    var grouped = Set<Clip.ID>()
+    if bounded {
+      let formatter = NumberFormatter()
+      formatter.numberStyle = .decimal
+      for group in shiftedClips(diff) {
+        grouped.formUnion(group.ids)
+        let count = formatter.string(from: NSNumber(value: group.ids.count)) ?? "\(group.ids.count)"
+        let length = TimeValue.seconds(FrameCount(abs(group.shift)), sampleRate: sampleRate)
+        lines.append(
+          "\(group.ids[0])…\(group.ids[group.ids.count - 1]) (\(count) clips) moved \(length) \(group.shift < 0 ? "left" : "right")"
+        )
+      }
+    }
+    for change in diff.clips where !grouped.contains(change.id) {
+      lines.append(clipWords(change))
+    }
     return lines
   }
 
@@ -242,7 +299,7 @@ struct DiffWords {
     return new.index == old.index - removedAbove.count + addedAbove.count
   }
 
-  private func trackWords(_ change: ProjectDiff.TrackChange) -> String {
+  private func trackWords(_ change: ProjectDiff.TrackChange, bounded: Bool = false) -> String {
     let id = change.id
     switch (change.before, change.after) {
     case (nil, let new?):
@@ -262,9 +319,14 @@ struct DiffWords {
       if old.isMuted != new.isMuted { parts.append(new.isMuted ? "muted" : "unmuted") }
       if old.isSolo != new.isSolo { parts.append(new.isSolo ? "soloed" : "unsoloed") }
       if old.envelope != new.envelope {
-        parts.append(
-          new.envelope.map { "envelope \(envelopeText($0, sampleRate: sampleRate))" }
-            ?? "envelope cleared")
+        let counts = (old.envelope?.points.count ?? 0, new.envelope?.points.count ?? 0)
+        if bounded, max(counts.0, counts.1) > Self.boundedEnvelopePoints, new.envelope != nil {
+          parts.append("envelope of \(counts.1) points (was \(counts.0))")
+        } else {
+          parts.append(
+            new.envelope.map { "envelope \(envelopeText($0, sampleRate: sampleRate))" }
+              ?? "envelope cleared")
+        }
       }
       if old.index != new.index {
         parts.append("moved from row \(old.index + 1) to \(new.index + 1)")

@@ -77,7 +77,8 @@ struct Checkout: ParsableCommand {
 }
 
 /// What undo, redo and checkout print: the version reached and what changed, as `tape watch`
-/// says it (`undo: back to v41 "Move c3" — c3 moved 0:05.000 → 0:03.000`); with `--json` the
+/// says it (`undo: back to v41 "Move c3" — c3 moved 0:05.000 → 0:03.000`) but bounded
+/// (``DiffWords/boundedLines(_:)``: a ripple edit's moved clips are one phrase); with `--json` the
 /// mutation object (`version`, `ids`) plus `from`, `label` and `changes` as `tape diff` gives
 /// them.
 struct HeadMoveOutput {
@@ -110,7 +111,7 @@ struct HeadMoveOutput {
         case "redo": "forward to"
         default: "at"
         }
-      let changes = diff.map { words.lines($0) } ?? []
+      let changes = diff.map { words.boundedLines($0) } ?? []
       Swift.print(
         "\(verb): \(reached) v\(to) \(words.quoted(label))\(changes.isEmpty ? "" : " — " + changes.joined(separator: "; "))"
       )

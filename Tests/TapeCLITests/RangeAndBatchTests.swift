@@ -517,3 +517,40 @@ struct VerboseTests {
     #expect(quiet.stderr.isEmpty)
   }
 }
+
+/// What undo and redo print after a large edit.
+@Suite("Bounded undo lines")
+struct BoundedUndoLineTests {
+  /// A ripple cut that moves 380 clips on two tracks and a 40-point envelope: undo and redo
+  /// print one short line naming the moved clips as one phrase and the envelope by its point
+  /// counts (it used to name every clip and point); `--json` keeps every change.
+  @Test func undoOfARippleCutIsOneShortLine() throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    try ws.tape("import", song, TestAudio.path("speech-mono-48k-16.wav"))
+    var script = ["track add A", "track add B"]
+    for track in ["t1", "t2"] {
+      for i in 0..<200 {
+        script.append("clip add \(track) s1 --at \(i * 200)ms --length 100ms")
+      }
+    }
+    let points = (0..<40).map { "\($0)s:\($0 % 2 == 0 ? -6 : -3)dB" }.joined(separator: ",")
+    script.append("track envelope t1 --set \(points)")
+    let file = ws.path("build.txt")
+    try script.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+    try ws.tape("batch", song, file)
+    try ws.tape("cut", song, "--from", "2.05s", "--to", "2.1s", "--ripple")
+    let undo = try ws.tape("undo", song).stdout
+    #expect(undo.split(separator: "\n").count == 1)
+    #expect(undo.utf8.count < 300, "\(undo.utf8.count) bytes: \(undo)")
+    #expect(undo.contains("c12…c400 (378 clips) moved 0.05s right"), "\(undo)")
+    #expect(undo.contains("t1 envelope of 40 points (was 42)"), "\(undo)")
+    let redo = try ws.tape("redo", song).stdout
+    #expect(redo.contains("c12…c400 (378 clips) moved 0.05s left"), "\(redo)")
+    try ws.tape("undo", song)
+    let json = try #require(
+      try parseJSON(ws.tape("redo", song, "--json").stdout) as? [String: Any])
+    #expect((json["changes"] as? [Any])?.count == 378 + 2 + 1)
+  }
+}

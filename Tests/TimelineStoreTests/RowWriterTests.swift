@@ -47,7 +47,7 @@ struct RowWriterTests {
         let commands =
           (try? RandomSequenceTests.randomEdit(held.project, &ids, &rng)) ?? []
         let (new, changed) = try held.project.applyingWithChanges(commands)
-        let (rows, positions, placements) = RowWriter.changes(
+        let (rows, positions, points, placements) = RowWriter.changes(
           from: held, to: new, changed: changed)
         let changeset = try SessionCalls.capture(
           on: connection(db), tables: Schema.trackedTables
@@ -58,33 +58,34 @@ struct RowWriterTests {
         tablesSeen.formUnion(rows.rows.keys.map(\.table))
 
         held = HeldProject(
-          project: new, positions: positions, clips: held.clips.updating(placements))
+          project: new, positions: positions, points: points,
+          clips: held.clips.updating(placements))
         let loaded = try SnapshotReader.load(db)
         #expect(loaded.project == new, "step \(step)")
         #expect(loaded.positions == positions, "step \(step)")
+        #expect(loaded.points == points, "step \(step)")
         #expect(loaded.clips == held.clips, "step \(step)")
       }
     }
-    // Every table but the project row, which no edit changes.
-    #expect(tablesSeen == Set(1..<Schema.trackedTables.count))
+    // Every table but the project row, which no edit changes, and the envelope text rows of
+    // older projects, which edits only remove (``anEditFindsItsRowsByKeyAnd…``).
+    #expect(tablesSeen == Set(1..<Schema.trackedTables.count).subtracting([EnvelopeRow.index]))
   }
 
   /// An edit finds its rows by key, so rows the snapshot reads normalized, or that were edited
   /// behind the store's back, do not stop it; the session records what the file held, and undo
   /// restores exactly that. (A 0 dB master row, as files made before "0 dB is no row" have;
-  /// envelope text not in its canonical form; a clip gain changed by hand.)
+  /// an envelope text row as files made before envelope points have, its text not in its
+  /// canonical form, which the edit replaces with point rows; a clip gain changed by hand.)
   @Test func anEditFindsItsRowsByKeyAndUndoRestoresWhatTheFileHeld() throws {
     let dir = try TemporaryDirectory()
     let path = dir.path("song.tape")
     let (first, _) = try StoreFixture.populated(at: path)
-    try first.commit(label: "Envelope") { p, _ in
-      try p.setEnvelope(Track.ID(1), Envelope(points: [Envelope.Point(time: 0, decibels: -6)]))
-    }
     try first.close()
     let queue = try DatabaseQueue(path: path)
     try queue.write { db in
       try db.execute(sql: "INSERT INTO master (id, gainDB) VALUES (1, 0)")
-      try db.execute(sql: "UPDATE envelope SET points = '0:-6' WHERE trackID = 1")
+      try db.execute(sql: "INSERT INTO envelope (trackID, points) VALUES (1, '0:-6')")
       try db.execute(sql: "UPDATE clip SET gainDB = -1 WHERE id = 1")
     }
     let store = try TimelineStore.open(at: path)
@@ -99,14 +100,17 @@ struct RowWriterTests {
           try String.fetchOne(db, sql: "SELECT gainDB FROM master"),
           try String.fetchOne(db, sql: "SELECT points FROM envelope"),
           try String.fetchOne(db, sql: "SELECT gainDB FROM clip WHERE id = 1"),
+          try String.fetchOne(
+            db, sql: "SELECT group_concat(gap || ':' || gainDB) FROM envelope_point"),
         ]
       }
     }
-    #expect(try stored() == ["-3.0", "0:-9.0", "-9.0"])
+    #expect(try stored() == ["-3.0", nil, "-9.0", "0:-9.0"])
     try store.undo()
-    #expect(try stored() == ["0.0", "0:-6", "-1.0"])
+    #expect(try stored() == ["0.0", "0:-6", "-1.0", nil])
+    #expect(store.snapshot.project.tracks[0].envelope?.storageText == "0:-6.0")
     try store.redo()
-    #expect(try stored() == ["-3.0", "0:-9.0", "-9.0"])
+    #expect(try stored() == ["-3.0", nil, "-9.0", "0:-9.0"])
     #expect(try TimelineStore.open(at: path).snapshot == store.snapshot)
   }
 

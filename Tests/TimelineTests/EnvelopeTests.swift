@@ -232,3 +232,124 @@ struct EnvelopeRangeTests {
     #expect(removed.tracks[0].envelope == envelope.removing(FrameRange(start: 0, end: 200)))
   }
 }
+
+@Suite("Envelopes keep no redundant points")
+struct EnvelopeCompactionTests {
+  /// 2 to 8 points, 1–6 frames apart (so one-frame segments are common), gains from a set of
+  /// three (so equal neighbours are common) or silence, each segment of a random shape.
+  static func repetitiveEnvelope(_ rng: inout SeededGenerator) -> Envelope {
+    var time = Int64.random(in: 0...5, using: &rng)
+    var points: [Envelope.Point] = []
+    for _ in 0..<Int.random(in: 2...8, using: &rng) {
+      points.append(
+        Envelope.Point(
+          time: FramePosition(time),
+          decibels: [-.infinity, -6, -2, -2, 0].randomElement(using: &rng)!,
+          shape: EnvelopeShape.allCases.randomElement(using: &rng)!))
+      time += Int64.random(in: 1...6, using: &rng)
+    }
+    return Envelope(points: points)
+  }
+
+  /// Every frame's gain is bit for bit what it was, the float64 model of the compacted points
+  /// agrees, and compacting again changes nothing.
+  @Test(arguments: [UInt64(1), 2, 3])
+  func compactionKeepsEveryFramesGainExactly(seed: UInt64) throws {
+    var rng = SeededGenerator(seed: seed)
+    var dropped = 0
+    for _ in 0..<500 {
+      let envelope = Self.repetitiveEnvelope(&rng)
+      let compact = envelope.compacted()
+      try compact.validate(track: Track.ID(1), sampleRate: 48_000)
+      #expect(compact.compacted() == compact, "\(envelope.points)")
+      dropped += envelope.points.count - compact.points.count
+      let model = compact.points.map { ($0.time.frames, $0.decibels, $0.shape.rawValue) }
+      for t in Int64(-2)...60 {
+        #expect(compact.gain(at: t) == envelope.gain(at: t), "\(envelope.points) at \(t)")
+        let expected = EnvelopeModel.gain(shaped: model, at: t)
+        #expect(abs(compact.gain(at: t) - expected) <= 1e-12 * max(expected, 1e-300))
+      }
+    }
+    #expect(dropped > 300)
+  }
+
+  /// By hand: flat runs lose their inner points and a first or last point that repeats its
+  /// neighbour; a step of two points one frame apart after a hold is one point; a ramp keeps
+  /// its points.
+  @Test func whatGoes() {
+    func points(_ envelope: Envelope) -> [String] {
+      envelope.points.map { "\($0.time.frames):\($0.decibels):\($0.shape.rawValue)" }
+    }
+    let flat = Envelope(points: [
+      Envelope.Point(time: 0, decibels: -2), Envelope.Point(time: 100, decibels: -2),
+      Envelope.Point(time: 200, decibels: -2), Envelope.Point(time: 300, decibels: -6),
+      Envelope.Point(time: 400, decibels: -6),
+    ])
+    #expect(points(flat.compacted()) == ["200:-2.0:db", "300:-6.0:db"])
+    let step = Envelope(points: [
+      Envelope.Point(time: 0, decibels: -8), Envelope.Point(time: 50, decibels: -2, shape: .linear),
+      Envelope.Point(time: 99, decibels: -2, shape: .linear),
+      Envelope.Point(time: 100, decibels: -6, shape: .decibels),
+      Envelope.Point(time: 200, decibels: 0),
+    ])
+    #expect(
+      points(step.compacted()) == ["0:-8.0:db", "50:-2.0:hold", "100:-6.0:db", "200:0.0:db"])
+    let ramp = Envelope(points: [
+      Envelope.Point(time: 0, decibels: -2), Envelope.Point(time: 100, decibels: -4),
+      Envelope.Point(time: 200, decibels: -6),
+    ])
+    #expect(ramp.compacted() == ramp)
+    let holdStep = Envelope(points: [
+      Envelope.Point(time: 0, decibels: -2, shape: .hold),
+      Envelope.Point(time: 100, decibels: -6, shape: .hold),
+    ])
+    #expect(holdStep.compacted().points.count == 2)
+  }
+
+  /// The case: ripple cuts where the gain is flat add no points (they used to add two
+  /// each, never merged), and a chain of cuts anywhere keeps every frame's gain: bit for bit
+  /// on the plateaus, within the model's 1e-12 on the ramps.
+  @Test func rippleCutsOnPlateausAddNoPoints() throws {
+    var text: [String] = ["0f:-20"]
+    for (i, gain) in [-2.0, -6, -3, -9, -4].enumerated() {
+      text += ["\(60_000 * i + 400)f:\(gain)", "\(60_000 * i + 56_000)f:\(gain)"]
+    }
+    text.append("300000f:-1")
+    let original = try Envelope(parsing: text.joined(separator: ","), sampleRate: 48_000)
+    #expect(original.compacted() == original)
+    var envelope = original
+    // Where each frame of the cut envelope was in the original.
+    var cuts: [(start: Int64, length: Int64)] = []
+    func source(_ t: Int64) -> Int64 {
+      cuts.reversed().reduce(t) { t, cut in t < cut.start ? t : t + cut.length }
+    }
+    var rng = SeededGenerator(seed: 23)
+    for _ in 0..<40 {
+      // A cut inside the first plateau that is left, so never on a ramp.
+      let start = Int64.random(in: 500...2_000, using: &rng)
+      let length = Int64.random(in: 1...300, using: &rng)
+      let before = envelope.points.count
+      envelope = envelope.removing(
+        FrameRange(start: FramePosition(start), count: FrameCount(length)))
+      cuts.append((start, length))
+      #expect(envelope.points.count == before)
+    }
+    for t in stride(from: Int64(0), through: 300_000, by: 7) {
+      #expect(envelope.gain(at: t) == original.gain(at: source(t)), "\(t)")
+    }
+    // Anywhere: ramps keep the two points a cut needs, plateaus none.
+    for _ in 0..<60 {
+      let start = Int64.random(in: 0...200_000, using: &rng)
+      let length = Int64.random(in: 1...600, using: &rng)
+      envelope = envelope.removing(
+        FrameRange(start: FramePosition(start), count: FrameCount(length)))
+      cuts.append((start, length))
+      try envelope.validate(track: Track.ID(1), sampleRate: 48_000)
+    }
+    for t in stride(from: Int64(0), through: 240_000, by: 3) {
+      let expected = original.gain(at: source(t))
+      #expect(abs(envelope.gain(at: t) - expected) <= 1e-12 * expected, "\(t)")
+    }
+    #expect(envelope.points.count <= 12 + 2 * 60)
+  }
+}
