@@ -18,11 +18,16 @@ struct SpanOptions: ParsableArguments {
 
   /// The chosen version of the project in `store`, the range to cover, and the version compiled
   /// into a render plan over its decoded audio. The range is checked before any audio is loaded.
+  ///
+  /// With `stem`, only those tracks are compiled (``Project/stem(of:masterGain:)``), over the
+  /// range of the whole project, so that every stem lines up with the mix.
   func compile(
-    _ store: TimelineStore, cache: AudioCache
+    _ store: TimelineStore, cache: AudioCache,
+    stem: (tracks: [Track.ID], masterGain: Bool)? = nil
   ) throws -> (project: Project, plan: RenderPlan, audio: ProjectAudio, range: FrameRange) {
-    let project = if let version { try store.project(at: version) } else { store.snapshot.project }
-    let range = try range(of: project)
+    let whole = if let version { try store.project(at: version) } else { store.snapshot.project }
+    let range = try range(of: whole)
+    let project = try stem.map { try whole.stem(of: $0.tracks, masterGain: $0.masterGain) } ?? whole
     let audio = try cache.sources(for: project)
     let plan = try RenderPlan(project: project, audio: audio.audio)
     return (project, plan, audio, range)

@@ -15,13 +15,17 @@ struct TrackChoice: ParsableArguments {
 
   /// The ids named, or nil for every track.
   func chosen() throws -> [Track.ID]? {
-    guard let tracks else { return nil }
-    return try tracks.split(separator: ",", omittingEmptySubsequences: false).map {
-      try parseID(String($0).trimmingCharacters(in: .whitespaces), as: Track.ID.self)
-    }
+    try tracks.map(parseTrackIDs)
   }
 
   var shown: String { tracks.map { " on \($0)" } ?? "" }
+}
+
+/// Track ids separated by commas (`t1,t3`).
+func parseTrackIDs(_ text: String) throws -> [Track.ID] {
+  try text.split(separator: ",", omittingEmptySubsequences: false).map {
+    try parseID(String($0).trimmingCharacters(in: .whitespaces), as: Track.ID.self)
+  }
 }
 
 struct Cut: EditingCommand {

@@ -17,8 +17,15 @@ struct Render: ParsableCommand {
       whole (a symlink's target is replaced, the link kept); a device, a FIFO or - (standard \
       output, with --format) is written as a stream. A source of the project, the project \
       itself and its cache are never overwritten.
+      Stems: --tracks t1,t3 renders only those tracks, and --stems DIR writes one file per \
+      track into DIR (named after the track: t1-Vocals.wav), each over the whole project's \
+      length so that they line up with the mix. A track in a stem plays as it does in the mix \
+      (its clips, gain, pan and envelope) with its mute and solo set aside; the master gain \
+      is applied unless --no-master-gain. The stems of every track add up to the mix.
       Example: tape render song.tape -o mix.wav --bits 16
       Example: tape render song.tape -o - --format flac | ssh host 'cat > mix.flac'
+      Example: tape render song.tape --tracks t1,t3 -o voices.wav
+      Example: tape render song.tape --stems stems --format flac
       """)
 
   @OptionGroup var project: ProjectArgument
@@ -26,7 +33,15 @@ struct Render: ParsableCommand {
     name: .shortAndLong,
     help: "The file to write (its extension picks the format), a device, a FIFO, or - for stdout.",
     completion: .file())
-  var output: String
+  var output: String?
+  @Option(help: "Only these tracks, comma-separated (t1,t3): a stem.", completion: ids("t"))
+  var tracks: String?
+  @Option(
+    help: "Write one file per track into this folder (wav unless --format).", completion: .directory
+  )
+  var stems: String?
+  @Flag(help: "Leave the master gain out of --tracks and --stems renders.")
+  var noMasterGain = false
   @Option(help: "wav, flac, aiff or ogg (default: from the output's extension).")
   var format: String?
   @Option(help: "16, 24 or 32f (default 24; Ogg is always encoded from float).")
@@ -37,9 +52,79 @@ struct Render: ParsableCommand {
   @OptionGroup var times: TimeDisplayOption
   @OptionGroup var json: JSONOption
 
-  func validate() throws { try RawArguments.requireUTF8Path(output, "output") }
+  func validate() throws {
+    guard (output != nil) != (stems != nil) else {
+      throw ValidationError("give -o FILE, or --stems FOLDER for one file per track")
+    }
+    if stems != nil && tracks != nil {
+      throw ValidationError("--stems writes every track; give --tracks with -o instead")
+    }
+    if noMasterGain && stems == nil && tracks == nil {
+      throw ValidationError("--no-master-gain is for stems: give --tracks or --stems with it")
+    }
+    try RawArguments.requireUTF8Path(output ?? stems ?? "", output == nil ? "stems" : "output")
+  }
+
+  /// The file this render writes (with --stems, the stem's).
+  private var target: String { output ?? "" }
 
   func run() throws {
+    if let stems {
+      try renderStems(into: stems)
+      return
+    }
+    var chosen: [Track.ID]?
+    try reportingErrors { chosen = try tracks.map(parseTrackIDs) }
+    try render(stem: chosen.map { ($0, !noMasterGain) })
+  }
+
+  /// One file per track in `folder`, created if missing (its parent must exist).
+  private func renderStems(into folder: String) throws {
+    var ids: [(Track.ID, String)] = []
+    try reportingErrors {
+      let file = self.project.file
+      let store = try retryingReads { try openStore(file, access: .read) }
+      let whole =
+        if let version = span.version { try store.project(at: version) } else {
+          store.snapshot.project
+        }
+      guard !whole.tracks.isEmpty else {
+        throw DataError(
+          message: "the project has no tracks, so no stems; add one with 'tape track add'")
+      }
+      var isFolder: ObjCBool = false
+      if !FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) {
+        do {
+          try FileManager.default.createDirectory(
+            atPath: folder, withIntermediateDirectories: false)
+        } catch {
+          throw MissingInput(
+            message:
+              "cannot create the folder \(folder) for the stems (does \((folder as NSString).deletingLastPathComponent) exist?)"
+          )
+        }
+      } else if !isFolder.boolValue {
+        throw UsageError(message: "--stems \(folder) is a file; give a folder for the stems")
+      }
+      let suffix = (format ?? "wav").lowercased()
+      ids = whole.tracks.map { track in
+        let name = String(
+          track.name.map { $0.isLetter || $0.isNumber || "-_.".contains($0) ? $0 : "_" })
+        return (
+          track.id, (folder as NSString).appendingPathComponent("\(track.id)-\(name).\(suffix)")
+        )
+      }
+    }
+    for (id, path) in ids {
+      var one = self
+      one.output = path
+      one.stems = nil
+      try one.render(stem: ([id], !noMasterGain))
+    }
+  }
+
+  private func render(stem: (tracks: [Track.ID], masterGain: Bool)?) throws {
+    let output = target
     Termination.install(
       message: escaped(
         "render interrupted; \(output == "-" ? "the output" : output) was not written"))
@@ -69,7 +154,7 @@ struct Render: ParsableCommand {
         let store = try openStore(self.project.file, access: .read)
         try refuseDestroying(destination, store: store, cache: cache)
         let settings = try renderSettings()
-        let compiled = try span.compile(store, cache: cache)
+        let compiled = try span.compile(store, cache: cache, stem: stem)
         return (settings, compiled.project, compiled.plan, compiled.audio, compiled.range)
       }
       let bar = ProgressBar(total: range.count.frames, sampleRate: project.sampleRate)
@@ -104,8 +189,8 @@ struct Render: ParsableCommand {
   ) throws {
     let file = store.path
     func refuse(_ what: String, _ path: String) -> UsageError {
-      let named = path == output ? "" : " (\(path))"
-      let shown = output == "-" ? "standard output" : "-o \(output)"
+      let named = path == target ? "" : " (\(path))"
+      let shown = target == "-" ? "standard output" : "-o \(target)"
       return UsageError(
         message:
           "\(shown) is \(what)\(named); rendering there would destroy it, so choose another output name"
@@ -153,6 +238,7 @@ struct Render: ParsableCommand {
   }
 
   private func renderSettings() throws -> RenderSettings {
+    let output = target
     let extensionFormat = ExportFormat(pathExtension: (output as NSString).pathExtension)
     let chosenFormat: ExportFormat
     if let format {
@@ -215,7 +301,7 @@ struct Render: ParsableCommand {
       ? "Ogg Vorbis"
       : "\(settings.format) \(settings.sampleFormat)\(settings.dither ? " (TPDF dither)" : "")"
     return """
-      \(output): \(format), \(summary.sampleRate) Hz \(layout), \(duration)
+      \(target): \(format), \(summary.sampleRate) Hz \(layout), \(duration)
         peak       \(decibels(summary.peakDecibels)) dBFS
         loudness   \(decibels(summary.loudness)) LUFS
         clipped    \(summary.clippedSamples) samples\(clippedNote(summary, from: range.start.frames))
@@ -243,7 +329,7 @@ struct Render: ParsableCommand {
   {
     let finite = { (value: Double) in value.isFinite ? JSONValue.double(value) : .null }
     return .object([
-      ("output", .string(output)),
+      ("output", .string(target)),
       ("format", .string(settings.format.rawValue)),
       ("bits", .string(settings.sampleFormat.rawValue)),
       ("dither", .string(settings.dither ? "tpdf" : "none")),

@@ -218,7 +218,8 @@ struct Fuzzer {
         ["render", file, "-o", outputPath()]
         + maybe(
           ["--from", time()], ["--to", time()], ["--bits", pick(["16", "24", "32f", "8", ""])],
-          ["--version", version()], ["--format", pick(["wav", "flac", "ogg", "mp3"])])
+          ["--version", version()], ["--format", pick(["wav", "flac", "ogg", "mp3"])],
+          ["--tracks", pick(["t1", "t1,t2", "t9", ""])], ["--no-master-gain"])
     case 18:
       arguments =
         [

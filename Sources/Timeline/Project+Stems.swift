@@ -1,0 +1,23 @@
+extension Project {
+  /// The project as a stem of `tracks`: only those tracks, in display order, each as it plays
+  /// in the mix (clips, gain, pan, envelope) with its mute and solo set aside (a stem is the
+  /// track itself, whatever the mix does with it); the master gain kept unless `masterGain` is
+  /// false. Unknown ids are refused.
+  ///
+  /// ```swift
+  /// let voice = try project.stem(of: [Track.ID(1)], masterGain: true)
+  /// ```
+  public func stem(of tracks: [Track.ID], masterGain: Bool) throws(TimelineError) -> Project {
+    for id in tracks where track(id) == nil { throw .unknownTrack(id) }
+    let chosen = Set(tracks)
+    var stem = self
+    stem.tracks = self.tracks.filter { chosen.contains($0.id) }.map { track in
+      var track = track
+      track.isMuted = false
+      track.isSolo = false
+      return track
+    }
+    if !masterGain { stem.masterGain = .unity }
+    return stem
+  }
+}

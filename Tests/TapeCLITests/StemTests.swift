@@ -1,0 +1,67 @@
+import Foundation
+import ReferenceRenders
+import Testing
+
+/// `tape render --tracks` and `--stems`: each track as it plays in the mix, lined up with it.
+@Suite("Stems")
+struct StemTests {
+  /// The stems of every track add up to the mix, sample for sample (32-bit float); mute and
+  /// solo are the mix's business, not a stem's; --no-master-gain leaves the master gain out;
+  /// --tracks of every track is the mix itself.
+  @Test func stemsAddUpToTheMix() throws {
+    let space = try Workspace()
+    let file = space.path("song.tape")
+    try space.tape("new", file)
+    try space.tape(
+      "import", file, TestAudio.path("speech-mono-48k-16.wav"),
+      TestAudio.path("piano-stereo-44k-24.wav"))
+    try space.tape("track", "add", file, "Voice / lead", "--pan", "-0.3")
+    try space.tape("track", "add", file, "Piano", "--gain", "-2dB")
+    try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "3s")
+    try space.tape("clip", "add", file, "t2", "s2", "--at", "1s", "--length", "3s")
+    try space.tape("track", "envelope", file, "t1", "--set", "0s:0dB,2s:-12dB")
+    try space.tape("master", file, "--gain", "-3dB")
+    func render(_ arguments: String...) throws {
+      try space.tape(["render", file, "--bits", "32f"] + arguments)
+    }
+    func read(_ name: String) throws -> [Float] { try ReferenceRender.decode(space.path(name)) }
+
+    try render("-o", space.path("mix.wav"))
+    try render("--stems", space.path("stems"))
+    let files = try FileManager.default.contentsOfDirectory(atPath: space.path("stems")).sorted()
+    #expect(files == ["t1-Voice___lead.wav", "t2-Piano.wav"])
+    let mix = try read("mix.wav")
+    let voice = try read("stems/t1-Voice___lead.wav")
+    let piano = try read("stems/t2-Piano.wav")
+    #expect(voice.count == mix.count && piano.count == mix.count)
+    let worst = zip(mix, zip(voice, piano)).map { abs($0 - ($1.0 + $1.1)) }.max() ?? 1
+    #expect(worst < 1e-6, "the stems add up to the mix within \(worst)")
+    #expect(voice.contains { $0 != 0 } && piano.contains { $0 != 0 })
+
+    // Muted and soloed: the mix is the voice alone; the stems do not change.
+    try space.tape("track", "set", file, "t2", "--mute")
+    try space.tape("track", "set", file, "t1", "--solo")
+    try render("-o", space.path("solo.wav"))
+    #expect(try read("solo.wav") == voice)
+    try render("--tracks", "t2", "-o", space.path("piano.wav"))
+    #expect(try read("piano.wav") == piano)
+    try render("--tracks", "t1,t2", "-o", space.path("both.wav"))
+    #expect(try read("both.wav") == mix)
+
+    // Without the master gain: 3 dB louder, sample for sample.
+    try render("--tracks", "t1", "-o", space.path("raw.wav"), "--no-master-gain")
+    let gain = Float(pow(10, 3.0 / 20))
+    let raw = try read("raw.wav")
+    #expect(zip(raw, voice).allSatisfy { abs($0 - $1 * gain) < 1e-6 })
+
+    let refused = try space.tape(
+      "render", file, "--tracks", "t9", "-o", space.path("x.wav"), status: 65,
+      environment: ["NO_COLOR": "1"])
+    #expect(refused.stderr == "error: no track t9 in this project; 'tape ls' lists the tracks\n")
+    let both = try space.tape(
+      "render", file, "--stems", space.path("stems"), "--tracks", "t1", status: 64,
+      environment: ["NO_COLOR": "1"])
+    #expect(
+      both.stderr.hasPrefix("error: --stems writes every track; give --tracks with -o instead"))
+  }
+}
