@@ -5,27 +5,74 @@ import Testing
 /// run, with its own home and cache folder under `space`.
 struct OtherUser {
   let uid: UInt32
+  let gid: UInt32
   let home: String
   let binary: String
 
-  init(_ space: Workspace, uid: UInt32 = 65_534, name: String = "nobody") throws {
+  init(
+    _ space: Workspace, uid: UInt32 = 65_534, gid: UInt32? = nil, name: String = "nobody"
+  )
+    throws
+  {
     self.uid = uid
+    self.gid = gid ?? uid
     home = space.path(name)
     try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-    chown(home, uid, uid)
+    chown(home, uid, self.gid)
+    chmod(home, 0o755)
     chmod(space.url.path, 0o755)
-    binary = home + "/tape"
+    binary = space.path("bin/tape")
     if !FileManager.default.fileExists(atPath: binary) {
+      try FileManager.default.createDirectory(
+        atPath: space.path("bin"), withIntermediateDirectories: true)
+      chmod(space.path("bin"), 0o755)
       try FileManager.default.copyItem(atPath: TapeBinary.url.path, toPath: binary)
     }
     chmod(binary, 0o755)
   }
 
-  func tape(_ arguments: [String]) throws -> TapeBinary.Result {
-    try TapeBinary.run(
+  func tape(_ arguments: [String], umask: String? = nil) throws -> TapeBinary.Result {
+    try run(binary, arguments, umask: umask)
+  }
+
+  /// Any program, as this user (with `umask` set first when given).
+  func run(
+    _ program: String, _ arguments: [String], umask: String? = nil
+  ) throws
+    -> TapeBinary.Result
+  {
+    let command =
+      umask.map { ["/bin/sh", "-c", "umask \($0); exec \"$0\" \"$@\"", program] } ?? [program]
+    return try TapeBinary.run(
       URL(fileURLWithPath: "/usr/bin/setpriv"),
-      ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", binary] + arguments,
-      environment: ["NO_COLOR": "1", "HOME": home, "XDG_CACHE_HOME": home + "/cache"])
+      ["--reuid=\(uid)", "--regid=\(gid)", "--clear-groups"] + command + arguments,
+      environment: ["NO_COLOR": "1", "HOME": home, "XDG_CACHE_HOME": home + "/cache"],
+      directory: URL(fileURLWithPath: home))
+  }
+}
+
+/// A user made for one test (`useradd --system`) and removed with it: two real users, so a
+/// test can play the victim and the attacker. Root only.
+final class ThrowawayUser {
+  let name: String
+  let user: OtherUser
+
+  init(_ space: Workspace, _ role: String) throws {
+    name = "tape\(role)\(UInt32.random(in: 10_000...99_999))"
+    let made = try TapeBinary.run(
+      URL(fileURLWithPath: "/usr/sbin/useradd"),
+      ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "--user-group", name])
+    guard made.status == 0 else { throw TmuxError(message: "useradd \(name): \(made.stderr)") }
+    let uid = try TapeBinary.run(URL(fileURLWithPath: "/usr/bin/id"), ["-u", name]).stdout
+    let gid = try TapeBinary.run(URL(fileURLWithPath: "/usr/bin/id"), ["-g", name]).stdout
+    guard let uid = UInt32(uid.trimmingCharacters(in: .whitespacesAndNewlines)),
+      let gid = UInt32(gid.trimmingCharacters(in: .whitespacesAndNewlines))
+    else { throw TmuxError(message: "no id for \(name)") }
+    user = try OtherUser(space, uid: uid, gid: gid, name: name)
+  }
+
+  deinit {
+    _ = try? TapeBinary.run(URL(fileURLWithPath: "/usr/sbin/userdel"), [name])
   }
 }
 
@@ -76,5 +123,47 @@ struct OtherUsersTests {
     // The owner's next edit rebuilds the index and goes on as ever.
     try space.tape("track", "add", song, "After")
     #expect(try nobody.tape(["ls", song]).stdout.contains("After"))
+  }
+
+  /// A symlink planted in a shared sticky folder by another user: `render -o /tmp/mix.wav`
+  /// followed it and replaced its target (the victim's file). Tape follows a link there only
+  /// when its owner is the user or the folder's owner, as `fs.protected_symlinks` does (this
+  /// machine may not set it), and refuses in one line otherwise; the victim's own link works.
+  @Test(.enabled(if: isRoot, "needs root: two throwaway users"))
+  func aLinkPlantedInASharedFolderIsNotFollowed() throws {
+    let space = try Workspace()
+    let victim = try ThrowawayUser(space, "v")
+    let attacker = try ThrowawayUser(space, "a")
+    let shared = space.path("shared")
+    try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
+    chmod(shared, 0o1777)
+    let home = victim.user.home
+    let song = home + "/song.tape"
+    #expect(try victim.user.tape(["new", song]).status == 0)
+    #expect(
+      try victim.user.tape(["import", song, TestAudio.path("speech-mono-48k-16.wav")]).status == 0)
+    #expect(try victim.user.tape(["track", "add", song, "A"]).status == 0)
+    #expect(try victim.user.tape(["clip", "add", song, "t1", "s1", "--at", "0"]).status == 0)
+    let precious = home + "/precious.txt"
+    #expect(try victim.user.run("/bin/sh", ["-c", "echo mine > \(precious)"]).status == 0)
+    let before = try Data(contentsOf: URL(fileURLWithPath: precious))
+    #expect(try attacker.user.run("/bin/ln", ["-s", precious, shared + "/mix.wav"]).status == 0)
+
+    let render = try victim.user.tape(["render", song, "-o", shared + "/mix.wav"])
+    #expect(render.status == 77)
+    #expect(
+      render.stderr
+        == "error: \(shared)/mix.wav leads through \(shared)/mix.wav, a symlink that \(attacker.name) (uid \(attacker.user.uid)) made in the shared folder \(shared); Tape does not follow another user's link there (nor does the kernel's fs.protected_symlinks), so remove it or choose another name\n"
+    )
+    #expect(try Data(contentsOf: URL(fileURLWithPath: precious)) == before)
+    #expect(
+      try FileManager.default.destinationOfSymbolicLink(atPath: shared + "/mix.wav") == precious)
+
+    // The victim's own link in the same folder is followed as ever.
+    #expect(
+      try victim.user.run("/bin/ln", ["-s", home + "/out.wav", shared + "/own.wav"]).status == 0)
+    let own = try victim.user.tape(["render", song, "-o", shared + "/own.wav"])
+    #expect(own.status == 0, "\(own.stderr)")
+    #expect(FileManager.default.fileExists(atPath: home + "/out.wav"))
   }
 }
