@@ -166,4 +166,90 @@ struct OtherUsersTests {
     #expect(own.status == 0, "\(own.stderr)")
     #expect(FileManager.default.fileExists(atPath: home + "/out.wav"))
   }
+
+  /// The decoded-audio cache was trusted whoever wrote it (its checksums stop damage, not a
+  /// forger): a cache folder another user made in advance in a shared folder, a cache others
+  /// may write (setgid team folder, 2775), an entry another user wrote, and a cache made under
+  /// umask 000. Now only folders and entries owned by the user (or the project's owner) and
+  /// writable by nobody else are used; otherwise the user's own cache, said once.
+  @Test(.enabled(if: isRoot, "needs root: two throwaway users"))
+  func aCacheAnotherUserCanWriteIsNotTrusted() throws {
+    let space = try Workspace()
+    let victim = try ThrowawayUser(space, "v")
+    let attacker = try ThrowawayUser(space, "a")
+    let audio = space.path("bin/speech.wav")
+    try FileManager.default.copyItem(
+      atPath: TestAudio.path("speech-mono-48k-16.wav"), toPath: audio)
+    chmod(audio, 0o644)
+    func project(_ song: String, umask: String? = nil) throws -> [TapeBinary.Result] {
+      try [
+        ["new", song], ["import", song, audio], ["track", "add", song, "A"],
+        ["clip", "add", song, "t1", "s1", "--at", "0"],
+      ].map { try victim.user.tape($0, umask: umask) }
+    }
+    let userCache = victim.user.home + "/cache/tape"
+    let warning = "is not only yours (another user made it or may write to it), so it is not used"
+
+    // 1. Made in advance by another user in a shared sticky folder.
+    let shared = space.path("shared")
+    try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
+    chmod(shared, 0o1777)
+    #expect(
+      try attacker.user.run("/bin/mkdir", ["-m", "777", shared + "/song.tape-cache"]).status == 0)
+    let made = try project(shared + "/song.tape")
+    #expect(made.allSatisfy { $0.status == 0 }, "\(made.map(\.stderr))")
+    #expect(made[1].stderr.contains(warning))
+    #expect(made[1].stderr.split(separator: "\n").count == 1)
+    let render = try victim.user.tape([
+      "render", shared + "/song.tape", "-o", victim.user.home + "/mix.wav",
+    ])
+    #expect(render.status == 0, "\(render.stderr)")
+    #expect(listing(shared + "/song.tape-cache") == [])
+    #expect(listing(userCache).contains { $0.hasSuffix(".f32") })
+
+    // 2. A team folder others may write (setgid 2775, the attacker's group): the cache there
+    // is group-writable, so it is not used either.
+    let team = space.path("team")
+    try FileManager.default.createDirectory(atPath: team, withIntermediateDirectories: true)
+    chown(team, victim.user.uid, attacker.user.gid)
+    chmod(team, 0o2775)
+    try FileManager.default.removeItem(atPath: userCache)
+    #expect(try project(team + "/song.tape").allSatisfy { $0.status == 0 })
+    chmod(team + "/song.tape-cache", 0o2775)
+    let entries = listing(team + "/song.tape-cache").filter { $0.hasSuffix(".f32") }
+    #expect(entries.count == 1)
+    let debug = try victim.user.run(
+      "/usr/bin/env",
+      [
+        "TAPE_LOG=debug", victim.user.binary, "render", team + "/song.tape", "-o",
+        victim.user.home + "/mix.wav",
+      ])
+    #expect(debug.status == 0)
+    #expect(debug.stderr.contains(warning))
+    #expect(!debug.stderr.contains("found in the cache (\(team)"))
+
+    // 3. An entry another user wrote, in a folder that is the victim's alone: decoded again.
+    chmod(team + "/song.tape-cache", 0o755)
+    let entry = team + "/song.tape-cache/" + entries[0]
+    chown(entry, attacker.user.uid, attacker.user.gid)
+    let again = try victim.user.run(
+      "/usr/bin/env",
+      [
+        "TAPE_LOG=debug", victim.user.binary, "render", team + "/song.tape", "-o",
+        victim.user.home + "/mix.wav",
+      ])
+    #expect(again.status == 0, "\(again.stderr)")
+    #expect(!again.stderr.contains("found in the cache"))
+    #expect(again.stderr.contains("decoded into \(entry)"))
+
+    // 4. umask 000: the cache is made with the project's permissions, never writable by others.
+    let open = victim.user.home + "/open"
+    #expect(try victim.user.run("/bin/mkdir", [open]).status == 0)
+    #expect(try project(open + "/song.tape", umask: "000").allSatisfy { $0.status == 0 })
+    for name in [""] + listing(open + "/song.tape-cache") {
+      var info = stat()
+      #expect(stat(open + "/song.tape-cache/" + name, &info) == 0)
+      #expect(info.st_mode & 0o022 == 0, "\(name): \(String(info.st_mode, radix: 8))")
+    }
+  }
 }
