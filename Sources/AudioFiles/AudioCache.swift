@@ -220,7 +220,7 @@ public struct AudioCache: Sendable {
     }
     Self.logger.debug(
       "\(Self.named(source, file)): changed or not seen since its last check; hashing it")
-    guard try ContentHash.ofFile(at: file) == source.contentHash else {
+    guard try ContentHash.matches(file, source.contentHash) else {
       throw .sourceChanged(source: source.id.description, path: file.description)
     }
     return IdentityRecord(name: name, text: record)
@@ -292,7 +292,7 @@ public struct AudioCache: Sendable {
     _ source: Source, layout expected: CacheFileLayout, at path: String
   ) throws(AudioFileError) -> CacheEntry {
     let file = file(of: source)
-    guard try ContentHash.ofFile(at: file) == source.contentHash else {
+    guard try ContentHash.matches(file, source.contentHash) else {
       throw .sourceChanged(source: source.id.description, path: file.description)
     }
     let reader = try SndfileReader(path: file)
@@ -460,7 +460,7 @@ final class CacheEntry: @unchecked Sendable {
     let read = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
     guard read == header.count, let layout = CacheFileLayout(decoding: header),
       layout.channels == expected.channels, layout.frames == expected.frames,
-      layout.sampleRate == expected.sampleRate, layout.contentHash == expected.contentHash,
+      layout.sampleRate == expected.sampleRate, layout.contentHash == expected.storedContentHash,
       let identity = FileIdentity(descriptor: fd), identity.size == Int64(layout.fileBytes)
     else {
       close(fd)
