@@ -49,7 +49,7 @@ public enum ContentHash {
     guard EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
       throw .io(path: path, detail: "libcrypto has no SHA-256")
     }
-    var old = LegacyFingerprint()
+    var old = LegacyHash()
     var total: UInt64 = 0
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 8)
     defer { buffer.deallocate() }
@@ -76,7 +76,7 @@ public enum ContentHash {
 }
 
 /// The fingerprint projects made before SHA-256 carry (`xh64:`), kept to check them.
-private struct LegacyFingerprint {
+private struct LegacyHash {
   var hash: UInt64 = 0xCBF2_9CE4_8422_2325
 
   /// Mixes in one buffer as read: words, then its tail byte by byte, as the old code did
