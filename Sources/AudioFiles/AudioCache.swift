@@ -80,8 +80,8 @@ public struct AudioCache: Sendable {
     let trusted = FileIdentity(path: beside) == nil || isOwnedSafely(path: beside, owners: owners)
     if !trusted {
       Self.warnOnce(
-        "\(beside) is not only yours (another user made it or may write to it), so it is not used; decoded audio goes to \(Self.userDirectory(environment)) instead"
-      )
+        "\(beside) is not only yours (another user made it or may write to it), so it is not used; decoded audio goes to \(Self.userDirectory(environment)) instead",
+        about: beside, userDirectory: Self.userDirectory(environment))
       directories = [Self.userDirectory(environment)]
     } else if writable {
       directories = [beside]
@@ -93,10 +93,23 @@ public struct AudioCache: Sendable {
 
   private static let warned = Atomic<Bool>(false)
 
-  /// Says `message` as a warning, once per process.
-  static func warnOnce(_ message: String) {
+  /// Says `message` as a warning once: once per process, and once for the folder `path` as it
+  /// is now (a marker in the user's cache, named from its path and identity, so a folder made
+  /// again, or another one, is said again).
+  static func warnOnce(_ message: String, about path: String, userDirectory: String) {
     guard !warned.exchange(true, ordering: .relaxed) else { return }
+    var info = stat()
+    lstat(path, &info)
+    let key = Array(
+      "\(path)\n\(FileIdentity(path: path).map(\.description) ?? "")\n\(info.st_uid)".utf8)
+    let marker =
+      "\(userDirectory)/untrusted-\(String(key.withUnsafeBytes { XXH64.digest($0) }, radix: 16))"
+    guard FileIdentity(path: marker) == nil else { return }
     logger.warning("\(message)")
+    try? FileManager.default.createDirectory(
+      atPath: userDirectory, withIntermediateDirectories: true,
+      attributes: [.posixPermissions: 0o700])
+    _ = FileManager.default.createFile(atPath: marker, contents: Data())
   }
 
   /// Makes `directory` (a new cache folder: the mode of ``entryMode`` with search permission)
