@@ -39,6 +39,12 @@ let package = Package(
       pkgConfig: "soxr",
       providers: [.apt(["libsoxr-dev"])]
     ),
+    // SHA-256, which identifies a source's bytes against a forger (OpenSSL's libcrypto).
+    .systemLibrary(
+      name: "CCrypto",
+      pkgConfig: "libcrypto",
+      providers: [.apt(["libssl-dev"])]
+    ),
     // Declares SQLite's session extension, which Debian's libsqlite3 exports but whose header
     // only declares under SQLITE_ENABLE_SESSION + SQLITE_ENABLE_PREUPDATE_HOOK.
     .systemLibrary(
@@ -81,6 +87,7 @@ let package = Package(
         "Mixing",
         "SafeFiles",
         "CSndfile",
+        "CCrypto",
         "CSoxr",
         .product(name: "Logging", package: "swift-log"),
       ]

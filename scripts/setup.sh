@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   pkg-config
   libsndfile1-dev libasound2-dev libsoxr-dev libsqlite3-dev   # linked by Tape
+  libssl-dev                                                  # SHA-256 of sources (libcrypto)
   sox libsox-fmt-all ffmpeg xxhash                            # references in tests
   sqlite3                                                     # damages project files in tests
   alsa-utils jackd2 libasound2-plugins                        # real ALSA playback in tests

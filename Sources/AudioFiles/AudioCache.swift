@@ -38,6 +38,12 @@ public struct AudioCache: Sendable {
   let isUserCache: Bool
   /// Where the chunks of the sources loaded through this cache live in memory.
   let memory: ChunkPool
+  /// Whose cache folders and entries are trusted: this user's and the project file's owner's
+  /// (who could change the project itself anyway), and only when nobody else may write them.
+  let owners: [UInt32]
+  /// The mode of new entries: the project file's, never wider, never writable by others; new
+  /// folders get the same with search permission where it may be read.
+  let entryMode: mode_t
 
   /// A cache in one folder.
   public init(directory: String, projectFolder: RawPath = ".") {
@@ -50,6 +56,8 @@ public struct AudioCache: Sendable {
     self.projectFolder = projectFolder
     isUserCache = false
     self.memory = memory
+    owners = [geteuid()]
+    entryMode = 0o644
   }
 
   /// The cache of the project at `path`: beside it, or the user's cache when the project's
@@ -65,15 +73,59 @@ public struct AudioCache: Sendable {
     projectFolder = RawPath(path).folder
     let beside = Self.directory(forProject: path)
     let folder = (path as NSString).deletingLastPathComponent
+    var info = stat()
+    let project = stat(path, &info) == 0 ? info : nil
+    owners = [geteuid()] + (project.map { [UInt32($0.st_uid)] } ?? [])
+    entryMode = (project.map { mode_t($0.st_mode) } ?? 0o644) & 0o644
     let writable = invitesWriting(
       FileIdentity(path: beside) != nil ? beside : folder.isEmpty ? "." : folder,
       asFolder: true)
-    if writable {
+    // A cache folder someone else made (in advance, in /tmp), or that others may write (a
+    // setgid shared folder, umask 000), may hold audio they chose: never read or written.
+    let trusted = FileIdentity(path: beside) == nil || isOwnedSafely(path: beside, owners: owners)
+    if !trusted {
+      Self.warnOnce(
+        "\(beside) is not only yours (another user made it or may write to it), so it is not used; decoded audio goes to \(Self.userDirectory(environment)) instead",
+        about: beside, userDirectory: Self.userDirectory(environment))
+      directories = [Self.userDirectory(environment)]
+    } else if writable {
       directories = [beside]
     } else {
       directories = [Self.userDirectory(environment), beside]
     }
-    isUserCache = !writable
+    isUserCache = !writable || !trusted
+  }
+
+  private static let warned = Atomic<Bool>(false)
+
+  /// Says `message` as a warning once: once per process, and once for the folder `path` as it
+  /// is now (a marker in the user's cache, named from its path and identity, so a folder made
+  /// again, or another one, is said again).
+  static func warnOnce(_ message: String, about path: String, userDirectory: String) {
+    guard !warned.exchange(true, ordering: .relaxed) else { return }
+    var info = stat()
+    lstat(path, &info)
+    let key = Array(
+      "\(path)\n\(FileIdentity(path: path).map(\.description) ?? "")\n\(info.st_uid)".utf8)
+    let marker =
+      "\(userDirectory)/untrusted-\(String(key.withUnsafeBytes { XXH64.digest($0) }, radix: 16))"
+    guard FileIdentity(path: marker) == nil else { return }
+    logger.warning("\(message)")
+    try? FileManager.default.createDirectory(
+      atPath: userDirectory, withIntermediateDirectories: true,
+      attributes: [.posixPermissions: 0o700])
+    _ = FileManager.default.createFile(atPath: marker, contents: Data())
+  }
+
+  /// Makes `directory` (a new cache folder: the mode of ``entryMode`` with search permission)
+  /// unless it exists, and says whether it may be trusted.
+  func prepare(_ directory: String) -> Bool {
+    let folderMode = entryMode | ((entryMode & 0o444) >> 2)
+    if mkdir(directory, isUserCache ? 0o700 : folderMode) == 0 {
+      // The umask may have taken bits away, never added: set exactly what is meant.
+      chmod(directory, isUserCache ? 0o700 : folderMode)
+    }
+    return isOwnedSafely(path: directory, owners: owners)
   }
 
   /// The folder that sources' relative paths are relative to: the project's.
@@ -133,8 +185,9 @@ public struct AudioCache: Sendable {
       sampleRate: projectRate, contentHash: source.contentHash)
     let name = Self.entryName(for: source, projectRate: projectRate)
     var found: CacheEntry?
-    for directory in directories where found == nil {
-      found = CacheEntry(path: "\(directory)/\(name)", expected: expected)
+    for directory in directories
+    where found == nil && isOwnedSafely(path: directory, owners: owners) {
+      found = CacheEntry(path: "\(directory)/\(name)", expected: expected, owners: owners)
     }
     let entry: CacheEntry
     if let found {
@@ -177,12 +230,15 @@ public struct AudioCache: Sendable {
     }
     let record = Self.identityRecord(source: source, file: file.absolute, identity: identity)
     let name = Self.identityName(for: source, file: file.absolute)
-    for directory in directories where Self.readSmallFile("\(directory)/\(name)") == record {
+    for directory in directories
+    where isOwnedSafely(path: directory, owners: owners)
+      && Self.readSmallFile("\(directory)/\(name)", owners: owners) == record
+    {
       return nil
     }
     Self.logger.debug(
       "\(Self.named(source, file)): changed or not seen since its last check; hashing it")
-    guard try ContentHash.ofFile(at: file) == source.contentHash else {
+    guard try ContentHash.matches(file, source.contentHash) else {
       throw .sourceChanged(source: source.id.description, path: file.description)
     }
     return IdentityRecord(name: name, text: record)
@@ -196,11 +252,12 @@ public struct AudioCache: Sendable {
 
   /// A small regular file's text, read without following a symlink or waiting on a FIFO; nil
   /// for anything else.
-  static func readSmallFile(_ path: String) -> String? {
+  static func readSmallFile(_ path: String, owners: [UInt32]) -> String? {
     let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
-    guard let identity = FileIdentity(descriptor: fd), identity.isRegularFile,
+    guard isOwnedSafely(descriptor: fd, owners: owners),
+      let identity = FileIdentity(descriptor: fd), identity.isRegularFile,
       identity.size < 65_536
     else { return nil }
     var bytes = [UInt8](repeating: 0, count: Int(identity.size))
@@ -224,9 +281,11 @@ public struct AudioCache: Sendable {
   /// Writes `bytes` to `path` through ``SafeOutput`` (creating the cache folder on the way).
   func write(_ bytes: [UInt8], to path: String) throws(AudioFileError) {
     makeUserCacheParents()
+    guard prepare((path as NSString).deletingLastPathComponent) else { return }
     do throws(SafeFileError) {
       let output = try SafeOutput(
         try OutputDestination.resolve(path, creatingFolder: true, ownFile: true))
+      fchmod(output.descriptor, entryMode)
       try output.write(bytes)
       try output.commit()
     } catch {
@@ -251,7 +310,7 @@ public struct AudioCache: Sendable {
     _ source: Source, layout expected: CacheFileLayout, at path: String
   ) throws(AudioFileError) -> CacheEntry {
     let file = file(of: source)
-    guard try ContentHash.ofFile(at: file) == source.contentHash else {
+    guard try ContentHash.matches(file, source.contentHash) else {
       throw .sourceChanged(source: source.id.description, path: file.description)
     }
     let reader = try SndfileReader(path: file)
@@ -259,10 +318,19 @@ public struct AudioCache: Sendable {
       throw .sourceChanged(source: source.id.description, path: file.description)
     }
     makeUserCacheParents()
+    let folder = (path as NSString).deletingLastPathComponent
+    guard prepare(folder) else {
+      throw .cache(
+        path: folder,
+        detail:
+          "it is not only yours (another user made it or may write to it), so decoded audio cannot be kept there; remove it, or set XDG_CACHE_HOME to a folder of your own"
+      )
+    }
     let output: SafeOutput
     do throws(SafeFileError) {
       output = try SafeOutput(
         try OutputDestination.resolve(path, creatingFolder: true, ownFile: true))
+      fchmod(output.descriptor, entryMode)
     } catch {
       guard isUserCache else { throw .output(error) }
       throw .cache(
@@ -313,7 +381,7 @@ public struct AudioCache: Sendable {
     } catch {
       throw .output(error)
     }
-    guard let entry = CacheEntry(path: path, expected: expected) else {
+    guard let entry = CacheEntry(path: path, expected: expected, owners: owners) else {
       throw .cache(
         path: path, detail: "a new entry does not read back as written; check the disk (dmesg)")
     }
@@ -395,11 +463,14 @@ final class CacheEntry: @unchecked Sendable {
 
   /// Opens and checks the entry at `path`; nil when there is none or it is not exactly the
   /// audio `expected` describes (another version, damaged, truncated).
-  init?(path: String, expected: CacheFileLayout) {
-    // Never a symlink, never waiting on a FIFO someone left there: a regular file or nothing.
+  init?(path: String, expected: CacheFileLayout, owners: [UInt32]) {
+    // Never a symlink, never waiting on a FIFO someone left there: a regular file or nothing,
+    // and only one nobody else may have written.
     let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
     guard fd >= 0 else { return nil }
-    guard FileIdentity(descriptor: fd)?.isRegularFile == true else {
+    guard FileIdentity(descriptor: fd)?.isRegularFile == true,
+      isOwnedSafely(descriptor: fd, owners: owners)
+    else {
       close(fd)
       return nil
     }
@@ -407,7 +478,7 @@ final class CacheEntry: @unchecked Sendable {
     let read = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
     guard read == header.count, let layout = CacheFileLayout(decoding: header),
       layout.channels == expected.channels, layout.frames == expected.frames,
-      layout.sampleRate == expected.sampleRate, layout.contentHash == expected.contentHash,
+      layout.sampleRate == expected.sampleRate, layout.contentHash == expected.storedContentHash,
       let identity = FileIdentity(descriptor: fd), identity.size == Int64(layout.fileBytes)
     else {
       close(fd)

@@ -44,6 +44,12 @@ struct CacheFileLayout: Equatable {
     chunkChecksums = Array(repeating: 0, count: chunks)
   }
 
+  /// The content hash as the header holds it: its first 64 bytes (all of an `xh64:` one;
+  /// `sha256:` and 228 bits of the digest, with the whole of it in the entry's name).
+  var storedContentHash: String {
+    String(decoding: contentHash.utf8.prefix(64), as: UTF8.self)
+  }
+
   var chunkCount: Int { chunkChecksums.count }
 
   /// Where the samples start: after the header and table, page-aligned.
@@ -75,7 +81,7 @@ struct CacheFileLayout: Equatable {
     put(UInt32(sampleRate), at: 24)
     put(UInt32(SourceAudio.chunkFrames), at: 28)
     put(UInt32(chunkCount), at: 32)
-    let hash = Array(contentHash.utf8.prefix(64))
+    let hash = Array(storedContentHash.utf8)
     bytes.replaceSubrange(40..<40 + hash.count, with: hash)
     for (index, checksum) in chunkChecksums.enumerated() {
       put(checksum, at: Self.fixedHeaderBytes + 8 * index)

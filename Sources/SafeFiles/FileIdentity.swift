@@ -106,3 +106,21 @@ public func invitesWriting(_ path: String, asFolder: Bool = false) -> Bool {
   return access(path, asFolder ? W_OK | X_OK : W_OK) == 0 && stat(path, &info) == 0
     && info.st_mode & 0o222 != 0
 }
+
+/// Whether the file open as `descriptor` is owned by one of `owners` and writable by nobody
+/// else (no group or other write bit): what a cache may trust. Its checksums protect against
+/// damage, not against a forger who may write the file and recompute them.
+public func isOwnedSafely(descriptor: Int32, owners: [UInt32]) -> Bool {
+  var info = stat()
+  guard fstat(descriptor, &info) == 0 else { return false }
+  return owners.contains(UInt32(info.st_uid)) && UInt32(info.st_mode) & 0o022 == 0
+}
+
+/// The same for `path`, which must not be a symlink.
+public func isOwnedSafely(path: String, owners: [UInt32]) -> Bool {
+  var info = stat()
+  guard lstat(path, &info) == 0, UInt32(info.st_mode) & UInt32(S_IFMT) != UInt32(S_IFLNK) else {
+    return false
+  }
+  return owners.contains(UInt32(info.st_uid)) && UInt32(info.st_mode) & 0o022 == 0
+}

@@ -34,6 +34,9 @@ public enum SafeFileError: Error, Sendable, Hashable, CustomStringConvertible {
   case brokenPipe(path: String)
   /// The finished file could not be given its name.
   case cannotRename(path: String, errno: Int32)
+  /// A symlink in a shared sticky folder (`/tmp`) that another user made: not followed, as the
+  /// kernel's `fs.protected_symlinks` would not.
+  case foreignSymlink(path: String, link: String, owner: String, folder: String)
 
   /// Standard output's name in messages.
   static func shown(_ path: String) -> String {
@@ -81,6 +84,9 @@ public enum SafeFileError: Error, Sendable, Hashable, CustomStringConvertible {
     case .brokenPipe(let path):
       return
         "the program reading \(Self.shown(path)) stopped reading (broken pipe); the output is incomplete"
+    case .foreignSymlink(let path, let link, let owner, let folder):
+      return
+        "\(path) leads through \(link), a symlink that \(owner) made in the shared folder \(folder); Tape does not follow another user's link there (nor does the kernel's fs.protected_symlinks), so remove it or choose another name"
     case .cannotRename(let path, let code):
       return
         "cannot put the finished file in place as \(path): \(String(cString: strerror(code))); check the folder's permissions"

@@ -129,6 +129,7 @@ public struct OutputDestination: Sendable, Hashable {
       var info = stat()
       guard lstat(current, &info) == 0, (UInt32(info.st_mode) & UInt32(S_IFMT)) == UInt32(S_IFLNK)
       else { return current }
+      try checkLinkOwner(info, at: current, for: path)
       var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
       let count = readlink(current, &buffer, buffer.count - 1)
       guard count > 0 else { throw .badSymlink(path: path) }
@@ -146,6 +147,30 @@ public struct OutputDestination: Sendable, Hashable {
       }
     }
     throw .badSymlink(path: path)
+  }
+
+  /// Refuses a symlink in a sticky, world-writable folder (`/tmp`) unless this user or the
+  /// folder's owner made it: the rule of the kernel's `fs.protected_symlinks`, kept whether the
+  /// machine sets it or not. Another user's link there points wherever they like (the victim's
+  /// `~/.bashrc`, their project), and following it replaced that file.
+  static func checkLinkOwner(
+    _ link: stat, at current: String, for path: String
+  ) throws(SafeFileError) {
+    let folder = Self.folder(of: current)
+    var info = stat()
+    guard stat(folder, &info) == 0 else { return }
+    let mode = UInt32(info.st_mode)
+    guard mode & UInt32(S_ISVTX) != 0, mode & UInt32(S_IWOTH) != 0,
+      link.st_uid != geteuid(), link.st_uid != info.st_uid
+    else { return }
+    throw .foreignSymlink(
+      path: path, link: current, owner: userName(link.st_uid), folder: folder)
+  }
+
+  /// `name (uid N)`, or `uid N` when the user has no name here.
+  static func userName(_ uid: uid_t) -> String {
+    guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "uid \(uid)" }
+    return "\(String(cString: name)) (uid \(uid))"
   }
 
   /// `bytes` as text, each byte that is not UTF-8 written `\xE9`.

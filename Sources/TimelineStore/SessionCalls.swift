@@ -192,6 +192,8 @@ private func check(
   case SQLITE_CORRUPT, SQLITE_NOTADB:
     throw StoreError.corrupt(detail: damage(message, sql: statement.flatMap(sqlText)))
   case SQLITE_NOMEM: throw StoreError.internalFailure("out of memory in \(call())")
+  case SQLITE_ERROR where isSchemaDamage(message):
+    throw StoreError.corrupt(detail: damage(message, sql: statement.flatMap(sqlText)))
   case SQLITE_IOERR where message != nil, SQLITE_FULL where message != nil:
     throw StoreError.io(detail: message ?? "")
   default:

@@ -533,6 +533,16 @@ public final class TimelineStore: Sendable {
       HeaderReaders.shared.release(key)
       throw .notAProject(path: path)
     }
+    // Read and write format versions (1 rollback journal, 2 WAL) and the payload fractions SQLite
+    // requires: any other value is a damaged header, which SQLite reads as "open it read-only"
+    // (an edit then failed with "attempt to write a readonly database", exit 70) or refuses
+    // with "unsupported file format".
+    guard (1...2).contains(header[18]), (1...2).contains(header[19]),
+      header[21..<24] == [64, 32, 32]
+    else {
+      HeaderReaders.shared.release(key)
+      throw .corrupt(detail: "its header (the first 100 bytes) is damaged")
+    }
     return key
   }
 
@@ -628,16 +638,25 @@ public final class TimelineStore: Sendable {
       case .SQLITE_BUSY, .SQLITE_LOCKED: return .busy
       case .SQLITE_CORRUPT, .SQLITE_NOTADB:
         return .corrupt(detail: damage(error.message, sql: error.sql))
-      case .SQLITE_ERROR
-      where ["no such column", "no such table", "malformed database schema"].contains(where: {
-        error.message?.hasPrefix($0) == true
-      }):
+      case .SQLITE_ERROR where isSchemaDamage(error.message):
         // Tape's own statements name only what its schema has: the schema text is damaged.
         return .corrupt(detail: damage(error.message, sql: error.sql))
       case .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_FULL, .SQLITE_PERM:
         return .io(detail: error.message ?? "\(error.resultCode)")
       default: return .internalFailure("\(error)")
       }
+    }
+    if error is RowDecodingError {
+      // A value GRDB could not convert (NULL where Tape reads text, say) in a query of its own
+      // or of the migrator: its description names the column and the statement.
+      let text = "\(error)"
+      let column = text.firstMatch(of: /column: "([^"]*)"/).map { String($0.1) }
+      let sql = text.range(of: "sql: `").map { String(text[$0.upperBound...]) }
+      let table = sql.flatMap(readTable).map { "table \($0): " } ?? ""
+      return .corrupt(
+        detail: table
+          + (column.map { "column \($0) holds a value Tape never writes" }
+            ?? "a value is unreadable"))
     }
     return .internalFailure("\(error)")
   }
@@ -661,6 +680,16 @@ func damage(_ message: String?, sql: String?) -> String {
   }
   table = table ?? sql.flatMap(readTable)
   return (table.map { "table \($0): " } ?? "") + words
+}
+
+/// Whether SQLite's message for one of Tape's own statements means the schema stored in the
+/// file is damaged (its text names what Tape's statements name, or it no longer parses).
+func isSchemaDamage(_ message: String?) -> Bool {
+  guard let message else { return false }
+  return [
+    "no such column", "no such table", "malformed database schema", "has no column named",
+    "unsupported file format", "foreign key mismatch",
+  ].contains(where: message.contains)
 }
 
 /// The first table a statement reads or writes (`FROM clip`, `INTO version`, `UPDATE head`).

@@ -157,6 +157,7 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
   case let error as SafeFileError:
     switch error {
     case .isFolder, .unsupportedKind: return (Exit.usage, error.description)
+    case .foreignSymlink: return (Exit.noPermission, error.description)
     default: return (Exit.ioError, error.description)
     }
   case let error as MixingError:

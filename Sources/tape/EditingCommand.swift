@@ -1,4 +1,5 @@
 import ArgumentParser
+import AudioFiles
 import Timeline
 import TimelineStore
 
@@ -67,11 +68,14 @@ extension EditingCommand {
     try reportingErrors {
       let store = try openStore(project.file)
       try prepare(store.snapshot.project)
+      let upgrades = sourceHashUpgrades(store.snapshot.project)
       let command = self
       var notes: [String] = []
       let result = try store.edit(label: options.message ?? label) { project, ids in
         notes = try command.notes(project)
-        return try command.edit(project, &ids)
+        // First, so that the edit's own change of a source (a relink) wins.
+        return upgrades.filter { project.source($0.id) == $0.before }.map { .setSource($0.after) }
+          + (try command.edit(project, &ids))
       }
       // Not an error (a script may set what is already set), but worth a word: no version.
       if result.changed.isEmpty, let note = unchanged(version: result.version) {
@@ -80,6 +84,25 @@ extension EditingCommand {
       for note in notes { writeOut("note: \(note)\n") }
       try MutationOutput(version: result.version, ids: printed(created: result.newIDs)).print(
         json: options.json)
+    }
+  }
+}
+
+extension EditingCommand {
+  /// The sources of a project made before SHA-256 identities (`xh64:`) whose files are still
+  /// the audio imported, with their SHA-256 recorded: an edit writes them in its own version
+  /// (so a failed edit changes nothing), once. Missing or changed files keep their old
+  /// identity (a render then says what is wrong).
+  func sourceHashUpgrades(_ current: Project) -> [(id: Source.ID, before: Source, after: Source)] {
+    let folder = projectFolder(project.file)
+    return current.sources.filter { $0.contentHash.hasPrefix("xh64:") }.compactMap { source in
+      guard
+        let hash = try? ContentHash.upgrade(
+          source.contentHash, at: source.path.resolved(against: folder))
+      else { return nil }
+      var after = source
+      after.contentHash = hash
+      return (source.id, source, after)
     }
   }
 }

@@ -396,7 +396,12 @@ struct Relink: EditingCommand {
   func edit(_ current: Project, _ ids: inout IDAllocator) throws -> [Command] {
     try found.map { id, info in
       guard let old = current.source(id) else { throw TimelineError.unknownSource(id) }
-      guard force || info.contentHash == old.contentHash else {
+      // A source of an older project has the old fingerprint: compared in its own kind.
+      let same =
+        old.contentHash.hasPrefix("xh64:")
+        ? try ContentHash.matches(info.path, old.contentHash)
+        : info.contentHash == old.contentHash
+      guard force || same else {
         throw DataError(
           message:
             "\(info.path) is not the same audio as source \(id) (\(old.path.resolved(against: projectFolder(project.file)))); use --force to relink it anyway"
@@ -432,7 +437,7 @@ struct Relink: EditingCommand {
     for source in missing {
       let name = source.path.lastComponent
       let match = candidates[name, default: []].first { file in
-        (try? ContentHash.ofFile(at: file)) == source.contentHash
+        (try? ContentHash.matches(file, source.contentHash)) == true
       }
       if let match {
         found.append((source.id, try AudioProbe.probe(match)))

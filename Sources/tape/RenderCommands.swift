@@ -196,14 +196,29 @@ struct Render: ParsableCommand {
           "\(shown) is \(what)\(named); rendering there would destroy it, so choose another output name"
       )
     }
+    let sidecars = [
+      ("-wal", "the project's write-ahead log"), ("-shm", "the project's shared-memory index"),
+      ("-journal", "the project's journal"),
+    ]
+    // The project by the name given and by the file SQLite opens (a symlink resolved), whose
+    // side files are named from the resolved name.
+    let projects = [Self.resolvedPath(file), Self.realPath(file)].compactMap { $0 }
     if destination.kind == .file {
       let target = Self.resolvedPath(destination.target)
-      let project = Self.resolvedPath(file)
-      for (suffix, what) in [
-        ("-wal", "the project's write-ahead log"), ("-shm", "the project's shared-memory index"),
-        ("-journal", "the project's journal"),
-      ] where target == project + suffix {
-        throw refuse(what, file + suffix)
+      // The folder by identity, so that a bind mount or another path to it is the same folder.
+      let targetFolder = FileIdentity(path: (target as NSString).deletingLastPathComponent)
+      let targetName = (target as NSString).lastPathComponent
+      for (suffix, what) in sidecars {
+        for project in projects {
+          let projectFolder = FileIdentity(path: (project as NSString).deletingLastPathComponent)
+          let sameFolder =
+            targetFolder.flatMap { folder in projectFolder.map(folder.isSameFile) } ?? false
+          if target == project + suffix
+            || (sameFolder && targetName == (project as NSString).lastPathComponent + suffix)
+          {
+            throw refuse(what, (project == projects[0] ? file : project) + suffix)
+          }
+        }
       }
       for folder in cache.directories
       where (target as NSString).deletingLastPathComponent == Self.resolvedPath(folder) {
@@ -211,11 +226,10 @@ struct Render: ParsableCommand {
       }
     }
     guard let existing = destination.existing, existing.isRegularFile else { return }
-    var protected: [(path: RawPath, what: String)] = [
-      (RawPath(file), "the project file itself"),
-      (RawPath(file + "-wal"), "the project's write-ahead log"),
-      (RawPath(file + "-shm"), "the project's shared-memory index"),
-    ]
+    var protected: [(path: RawPath, what: String)] = [(RawPath(file), "the project file itself")]
+    for project in [file] + projects {
+      protected += sidecars.map { (RawPath(project + $0.0), $0.1) }
+    }
     protected += try store.sourcePathsInHistory().sorted().map {
       ($0.resolved(against: cache.projectFolder), "a source of this project")
     }
@@ -229,6 +243,13 @@ struct Render: ParsableCommand {
   }
 
   /// `path` with its folder's symlinks, `.` and `..` resolved (the file itself need not exist).
+  /// `path` with every symlink resolved, the file's own included; nil when it does not exist.
+  private static func realPath(_ path: String) -> String? {
+    guard let real = realpath(path, nil) else { return nil }
+    defer { free(real) }
+    return String(cString: real)
+  }
+
   private static func resolvedPath(_ path: String) -> String {
     let folder = (path as NSString).deletingLastPathComponent
     let name = (path as NSString).lastPathComponent

@@ -28,7 +28,17 @@ struct AudioProbeTests {
     #expect(info.sampleRate == rate)
     #expect(info.channels == channels)
     #expect(info.frameCount == frames)
-    #expect(info.contentHash.hasPrefix("xh64:"))
+    // SHA-256 of the bytes, as sha256sum gives it, and the size.
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+    process.arguments = [TestAudio.path(name)]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let sum = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    let size = try FileManager.default.attributesOfItem(atPath: TestAudio.path(name))[.size]
+    #expect(info.contentHash == "sha256:\(sum.prefix(64)):\(size as? Int ?? -1)")
   }
 
   @Test func badFilesGetTheirOwnErrors() {

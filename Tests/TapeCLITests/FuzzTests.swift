@@ -28,6 +28,89 @@ extension ProcessHeavyTests {
       #expect(failures.isEmpty, "seed \(seed):\n\(failures.joined(separator: "\n"))")
     }
 
+    /// Byte flips in a fresh copy of a project each time (1 to 4 bytes anywhere past the
+    /// header's first 100 bytes, or in it now and then), then one command of many: no signal
+    /// death, a documented exit code, and a failure is one `error:` line, prints nothing on
+    /// stdout and leaves the file byte for byte as it was. `TAPE_FLIP_RUNS` sets how many
+    /// (default 300); the seed is `TAPE_FUZZ_SEED`'s.
+    @Test func byteFlipsFailInOneLineAndChangeNothing() async throws {
+      let (seed, failures) = try await withCheckedThrowingContinuation {
+        (done: CheckedContinuation<(UInt64, [String]), any Error>) in
+        Thread.detachNewThread { done.resume(with: Result { try flips() }) }
+      }
+      #expect(failures.isEmpty, "seed \(seed):\n\(failures.joined(separator: "\n"))")
+    }
+
+    private func flips() throws -> (seed: UInt64, failures: [String]) {
+      let environment = ProcessInfo.processInfo.environment
+      let seed =
+        environment["TAPE_FUZZ_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...1_000_000)
+      let runs = environment["TAPE_FLIP_RUNS"].flatMap(Int.init) ?? 300
+      print("flips: seed \(seed), \(runs) runs (replay with TAPE_FUZZ_SEED=\(seed))")
+      var fuzzer = try Fuzzer(seed: seed)
+      // A few more versions, so that history, undo and checkout have rows to trip on.
+      for gain in ["-1", "-2", "-3"] {
+        _ = try TapeBinary.run(["clip", "set", fuzzer.file, "c1", "--gain", gain])
+      }
+      let original = try Data(contentsOf: URL(fileURLWithPath: fuzzer.file))
+      let damaged = fuzzer.space.path("damaged.tape")
+      var failures: [String] = []
+      var counts: [Int32: Int] = [:]
+      for run in 0..<runs {
+        for suffix in ["", "-wal", "-shm"] {
+          try? FileManager.default.removeItem(atPath: damaged + suffix)
+        }
+        var bytes = original
+        for _ in 0...fuzzer.next(4) {
+          let index = fuzzer.next(10) == 0 ? fuzzer.next(100) : 100 + fuzzer.next(bytes.count - 100)
+          bytes[index] ^= UInt8(1 + fuzzer.next(255))
+        }
+        try bytes.write(to: URL(fileURLWithPath: damaged))
+        let arguments = fuzzer.pick([
+          "ls", "ls --json", "history", "history --json", "undo", "redo", "checkout 2",
+          "checkout 1",
+          "diff 1 4", "render -o OUT", "clip set c1 --gain -6", "track add X", "clip rm c2",
+          "cut --from 0.1s --to 0.2s",
+        ]).split(separator: " ").map(String.init)
+        let words = ["clip", "track"].contains(arguments[0]) ? 2 : 1
+        let command =
+          Array(arguments.prefix(words)) + [damaged]
+          + arguments.dropFirst(words).map { $0 == "OUT" ? fuzzer.space.path("flip.wav") : $0 }
+        let result = try TapeBinary.run(
+          command, environment: ["NO_COLOR": "1"], directory: fuzzer.space.url, killAfter: 30)
+        counts[result.status, default: 0] += 1
+        let shown = "run \(run): tape \(fuzzer.shown(command))"
+        if result.killedBySignal {
+          failures.append(
+            "\(shown) → killed by signal \(result.status): \(result.stderr.prefix(300))")
+        } else if !Fuzzer.documentedCodes.contains(result.status) {
+          failures.append("\(shown) → exit \(result.status): \(result.stderr.prefix(300))")
+        } else if result.status != 0 {
+          let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: false)
+          let now = try Data(contentsOf: URL(fileURLWithPath: damaged))
+          let log = (try? Data(contentsOf: URL(fileURLWithPath: damaged + "-wal"))) ?? Data()
+          if lines.count != 2 || !lines[0].hasPrefix("error: ") || !lines[1].isEmpty
+            || lines[0].unicodeScalars.contains(where: { $0.properties.generalCategory == .control }
+            )
+          {
+            failures.append(
+              "\(shown) → exit \(result.status) with stderr \(result.stderr.debugDescription.prefix(400))"
+            )
+          } else if !result.stdout.isEmpty {
+            failures.append(
+              "\(shown) → exit \(result.status) with stdout \(result.stdout.prefix(200))")
+          } else if now != bytes || !log.isEmpty {
+            failures.append("\(shown) → exit \(result.status) but the file changed: \(lines[0])")
+          }
+        }
+        if failures.count >= 10 { break }
+      }
+      print(
+        "flips: exit codes \(counts.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " "))"
+      )
+      return (seed, failures)
+    }
+
     private func fuzz() throws -> (seed: UInt64, failures: [String]) {
       let environment = ProcessInfo.processInfo.environment
       let seed =
@@ -149,7 +232,10 @@ struct Fuzzer {
   }
   mutating func version() -> String { pick(["1", "2", "3", "5", "999", "0", "-1", "abc", ""]) }
   mutating func name() -> String {
-    pick(["Lead", "", " ", "Drums & Bass", "a\nb", "x\ty", "ü", "Dr\(Self.latin1E9)ms"])
+    pick([
+      "Lead", "", " ", "Drums & Bass", "a\nb", "x\ty", "ü", "Dr\(Self.latin1E9)ms",
+      "\u{1B}[31mred", "bell\u{7}",
+    ])
   }
   mutating func audioPath() -> String {
     pick([
@@ -158,6 +244,7 @@ struct Fuzzer {
       TestAudio.path("bad-empty.wav"), space.path("missing.wav"), space.path("folder"),
       space.path("fifo"), space.path("text.wav"), file, "", space.path("null-device"),
       space.path("caf\(Self.latin1E9).wav"), space.path("gon\(Self.latin1E9).wav"),
+      space.path("no\nsuch.wav"), space.path("esc\u{1B}[2J.wav"),
     ])
   }
   mutating func outputPath() -> String {
@@ -165,7 +252,8 @@ struct Fuzzer {
       space.path("out.wav"), space.path("out.flac"), space.path("out.aiff"), space.path("out.mp9"),
       space.path("folder"), file, file + "-wal", TestAudio.path("speech-mono-48k-16.wav"),
       space.path("fifo"), space.path("no/such/dir/out.wav"), space.path("null-device"), "",
-      space.path("out\(Self.latin1E9).wav"),
+      space.path("out\(Self.latin1E9).wav"), space.path("no\u{7}such/out.wav"),
+      space.path("out\nput.wav"),
     ])
   }
 
@@ -361,7 +449,9 @@ struct Fuzzer {
     }
     let lines = stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
     let said = lines.filter { !$0.hasPrefix("tape play: ") }
-    guard said.count == 1, said[0].hasPrefix("error: ") else {
+    guard said.count == 1, said[0].hasPrefix("error: "),
+      !said[0].unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+    else {
       return "exit \(status) with stderr \(stderr.debugDescription.prefix(400))"
     }
     guard result.stdout.isEmpty || arguments.first == "play" else {

@@ -91,6 +91,59 @@ struct RenderCommandTests {
     #expect(screens >= 3, "the bar was seen on \(screens) screens")
   }
 
+  /// The guard on the project's `-wal`, `-shm` and `-journal` compared names built from the
+  /// path given: through a symlinked project path (SQLite names the side files from the file
+  /// it resolves) or a bind mount of its folder, a render wrote the project's journal or log,
+  /// and the next edit deleted it (or the project became unreadable). Compared by the
+  /// resolved name and by the folder's identity now.
+  @Test func theProjectsSideFilesCannotBeReachedByAnotherName() throws {
+    let ws = try Workspace()
+    try FileManager.default.createDirectory(
+      atPath: ws.path("real"), withIntermediateDirectories: true)
+    let song = ws.path("real/song.tape")
+    try ws.tape("new", song)
+    try ws.tape("import", song, TestAudio.path("speech-mono-48k-16.wav"))
+    try ws.tape("track", "add", song, "A")
+    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0")
+    let link = ws.path("link.tape")
+    try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: song)
+    var cases = [(link, "real/song.tape-journal"), (link, "real/song.tape-wal")]
+    let bind = ws.path("bind")
+    var mounted = false
+    if isRoot {
+      try FileManager.default.createDirectory(atPath: bind, withIntermediateDirectories: true)
+      mounted =
+        try TapeBinary.run(URL(fileURLWithPath: "/bin/mount"), ["--bind", ws.path("real"), bind])
+        .status == 0
+    }
+    defer {
+      if mounted { _ = try? TapeBinary.run(URL(fileURLWithPath: "/bin/umount"), [bind]) }
+    }
+    if mounted {
+      cases += [
+        (song, "bind/song.tape-wal"), (link, "bind/song.tape-shm"),
+        (song, "bind/song.tape-journal"),
+      ]
+    }
+    let before = try ws.fingerprint("real/song.tape")
+    for (project, output) in cases {
+      let result = try TapeBinary.run(
+        ["render", project, "-o", ws.path(output), "--format", "wav"],
+        environment: ["NO_COLOR": "1"])
+      #expect(result.status == 64, "\(output)")
+      #expect(
+        result.stderr.hasPrefix("error: -o \(ws.path(output)) is the project's "),
+        "\(result.stderr)")
+      #expect(
+        result.stderr.hasSuffix(
+          "; rendering there would destroy it, so choose another output name\n"))
+      #expect(listing(ws.path("real")).filter { !$0.hasPrefix("song.tape-cache") } == ["song.tape"])
+    }
+    #expect(try ws.fingerprint("real/song.tape") == before)
+    try ws.tape("track", "add", song, "B")
+    #expect(try ws.tape("ls", link).stdout.contains("t2 B"))
+  }
+
   /// A float source of ±3e38 at +48 dB mixes to ±infinity (and their sum to NaN): the file
   /// got them, and the summary said `"peakDBFS": null` (silence). They are written as silence,
   /// counted as clipped, and the summary says how many and where the first is.
