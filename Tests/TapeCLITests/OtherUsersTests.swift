@@ -98,8 +98,13 @@ struct OtherUsersTests {
   /// again. The file holds everything: a reader reads it, and leaves the folder as it was.
   @Test(.enabled(if: isRoot, "needs root: a project owned by root, read as nobody"))
   func aLogWithNoFrameIsReadPast() throws {
-    let space = try Workspace()
-    let song = try ErrorPathTests.project(space)
+    let space = try Workspace(reachableByOthers: true)
+    // Its source beside it, readable by nobody too (the checkout's may not be).
+    let song = space.path("song.tape")
+    try space.tape("new", song)
+    try space.tape("import", song, try space.copyTestAudio("speech-mono-48k-16.wav"))
+    try space.tape("track", "add", song, "Voice")
+    try space.tape("clip", "add", song, "t1", "s1", "--at", "1s", "--length", "2s")
     let nobody = try OtherUser(space)
     let listing = try space.tape("ls", song, "--json").stdout
     try space.tape("render", song, "-o", space.path("owner.wav"))
@@ -131,7 +136,7 @@ struct OtherUsersTests {
   /// machine may not set it), and refuses in one line otherwise; the victim's own link works.
   @Test(.enabled(if: isRoot, "needs root: two throwaway users"))
   func aLinkPlantedInASharedFolderIsNotFollowed() throws {
-    let space = try Workspace()
+    let space = try Workspace(reachableByOthers: true)
     let victim = try ThrowawayUser(space, "v")
     let attacker = try ThrowawayUser(space, "a")
     let shared = space.path("shared")
@@ -141,7 +146,8 @@ struct OtherUsersTests {
     let song = home + "/song.tape"
     #expect(try victim.user.tape(["new", song]).status == 0)
     #expect(
-      try victim.user.tape(["import", song, TestAudio.path("speech-mono-48k-16.wav")]).status == 0)
+      try victim.user.tape(["import", song, try space.copyTestAudio("speech-mono-48k-16.wav")])
+        .status == 0)
     #expect(try victim.user.tape(["track", "add", song, "A"]).status == 0)
     #expect(try victim.user.tape(["clip", "add", song, "t1", "s1", "--at", "0"]).status == 0)
     let precious = home + "/precious.txt"
@@ -174,7 +180,7 @@ struct OtherUsersTests {
   /// writable by nobody else are used; otherwise the user's own cache, said once.
   @Test(.enabled(if: isRoot, "needs root: two throwaway users"))
   func aCacheAnotherUserCanWriteIsNotTrusted() throws {
-    let space = try Workspace()
+    let space = try Workspace(reachableByOthers: true)
     let victim = try ThrowawayUser(space, "v")
     let attacker = try ThrowawayUser(space, "a")
     let audio = space.path("bin/speech.wav")

@@ -479,12 +479,14 @@ extension ProcessHeavyTests {
       var environment = device.environment
       environment["LD_PRELOAD"] = counter
       environment["TAPE_ALLOC_REPORT"] = space.path("allocations")
-      let assignments = environment.sorted { $0.key < $1.key }.map { "\($0.key)='\($0.value)'" }
+      let assignments = environment.sorted { $0.key < $1.key }.map {
+        shellQuoted("\($0.key)=\($0.value)")
+      }
       let terminal = try Tmux(width: 200, height: 10)
       defer { terminal.kill() }
       let report = space.path("report.json")
       try terminal.start(
-        "env \(assignments.joined(separator: " ")) \(TapeBinary.url.path) play \(file) --device jackrec --json --to 3s --loop > \(report); echo done > \(space.path("done")); sleep 60"
+        "env \(assignments.joined(separator: " ")) \(shellQuoted(TapeBinary.url.path)) play \(shellQuoted(file)) --device jackrec --json --to 3s --loop > \(shellQuoted(report)); echo done > \(shellQuoted(space.path("done"))); sleep 60"
       )
       _ = try terminal.waitFor(steady: false) { $0.contains("playing") }
       for keys in [
@@ -567,13 +569,13 @@ extension ProcessHeavyTests {
       let device = try PacedDevice()
       try device.record(seconds: 2)
       let assignments = device.environment.sorted { $0.key < $1.key }.map {
-        "\($0.key)='\($0.value)'"
+        shellQuoted("\($0.key)=\($0.value)")
       }
       let terminal = try Tmux(width: 200, height: 24)
       defer { terminal.kill() }
       // (The JACK library's own lines on stderr, once its server is gone, go to a file.)
       try terminal.start(
-        "env \(assignments.joined(separator: " ")) \(TapeBinary.url.path) scrub \(file) --device jackrec 2> \(space.path("stderr")); sleep 60"
+        "env \(assignments.joined(separator: " ")) \(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file)) --device jackrec 2> \(shellQuoted(space.path("stderr"))); sleep 60"
       )
       _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
       try terminal.send("Space")

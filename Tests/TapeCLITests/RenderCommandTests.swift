@@ -76,7 +76,7 @@ struct RenderCommandTests {
     defer { tmux.kill() }
     // The summary goes to a file: the screen holds the bar alone.
     try tmux.start(
-      "'\(TapeBinary.url.path)' render '\(song)' -o '\(ws.path("mix.wav"))' --to 5:00 --bits 32f > '\(ws.path("summary"))'; touch '\(ws.path("done"))'; sleep 30"
+      "\(shellQuoted(TapeBinary.url.path)) render \(shellQuoted(song)) -o \(shellQuoted(ws.path("mix.wav"))) --to 5:00 --bits 32f > \(shellQuoted(ws.path("summary"))); touch \(shellQuoted(ws.path("done"))); sleep 30"
     )
     var screens = 0
     let deadline = Date().addingTimeInterval(60)

@@ -148,7 +148,7 @@ struct ScrubTests {
     try terminal.start(
       // Job control (set -m): Ctrl-\ reaches tape alone, not the shell (dash, which restores
       // no terminal mode itself).
-      "set -m; stty -a > \(space.path("before")); \(TapeBinary.url.path) \(command) \(file)\(extra); stty -a > \(space.path("after")); sleep 60"
+      "set -m; stty -a > \(shellQuoted(space.path("before"))); \(shellQuoted(TapeBinary.url.path)) \(command) \(shellQuoted(file))\(extra); stty -a > \(shellQuoted(space.path("after"))); sleep 60"
     )
     _ = try terminal.waitFor(steady: false) {
       $0.contains(command == "play" ? "playing" : "←/→ versions")
@@ -180,7 +180,8 @@ struct ScrubTests {
     let head = try space.head(of: file)
     let terminal = try Tmux(width: 120, height: 24)
     defer { terminal.kill() }
-    try terminal.start("\(TapeBinary.url.path) scrub \(file) --device null; sleep 60")
+    try terminal.start(
+      "\(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file)) --device null; sleep 60")
     _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
     try terminal.send("Space")
     _ = try terminal.waitFor(steady: false) { $0.contains("playing") }
@@ -198,7 +199,9 @@ struct ScrubTests {
     let file = try RenderCommandTests.project(in: space)
     let terminal = try Tmux(width: 120, height: 10)
     defer { terminal.kill() }
-    try terminal.start("\(TapeBinary.url.path) play \(file) --device null --loop 2>&1; sleep 60")
+    try terminal.start(
+      "\(shellQuoted(TapeBinary.url.path)) play \(shellQuoted(file)) --device null --loop 2>&1; sleep 60"
+    )
     _ = try terminal.waitFor(steady: false) { $0.contains("playing") }
     try terminal.send(["Space", "Space"])
     Thread.sleep(forTimeInterval: 0.5)
