@@ -110,32 +110,18 @@ extension Project {
     let rightRoom = rights.map { handle(of: $0, after: false) }.min() ?? .zero
     let half = FrameCount(crossfade.length.frames / 2)
     var after = min(half, leftRoom)
-    let before = min(crossfade.length - after, rightRoom)
+    var before = min(crossfade.length - after, rightRoom)
     after = min(crossfade.length - before, leftRoom)
-    let overlap = after + before
-    guard !lefts.isEmpty, !rights.isEmpty, overlap > .zero else {
-      // Nothing to overlap: each side fades to (or from) silence at the seam.
-      let fade = Fade(length: crossfade.length, curve: crossfade.curve)
-      var faded = Join(lefts: [], rights: [], after: .zero, before: .zero)
-      for clip in lefts {
-        var edited = clip
-        edited.fadeOut = fade
-        try edited.checkCrossfadeFits(at: .fadeOut, sampleRate: sampleRate)
-        faded.lefts.append(edited)
-      }
-      for clip in rights {
-        var edited = clip
-        edited.fadeIn = fade
-        try edited.checkCrossfadeFits(at: .fadeIn, sampleRate: sampleRate)
-        faded.rights.append(edited)
-      }
-      faded.leftRoom = leftRoom
-      faded.rightRoom = rightRoom
-      faded.sides = (lefts.map(\.id), rights.map(\.id))
-      return faded
+    // Nothing to overlap (no handle either side, or no clip on one side): no extension,
+    // and each side fades to (or from) silence at the seam over the whole length.
+    if lefts.isEmpty || rights.isEmpty || after + before == .zero {
+      (after, before) = (.zero, .zero)
     }
-    let fade = Fade(length: overlap, curve: crossfade.curve)
-    var joined = Join(lefts: [], rights: [], after: after, before: before)
+    let overlap = after + before
+    let fade = Fade(length: overlap > .zero ? overlap : crossfade.length, curve: crossfade.curve)
+    var joined = Join(
+      lefts: [], rights: [], after: after, before: before, leftRoom: leftRoom,
+      rightRoom: rightRoom, sides: (lefts.map(\.id), rights.map(\.id)))
     for clip in lefts {
       var edited = clip
       edited.sourceRange = clip.sourceRange.withEnd(clip.sourceRange.end + after)
@@ -151,9 +137,6 @@ extension Project {
       try edited.checkCrossfadeFits(at: .fadeIn, sampleRate: sampleRate)
       joined.rights.append(edited)
     }
-    joined.leftRoom = leftRoom
-    joined.rightRoom = rightRoom
-    joined.sides = (lefts.map(\.id), rights.map(\.id))
     return joined
   }
 

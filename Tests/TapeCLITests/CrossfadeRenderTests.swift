@@ -9,6 +9,18 @@ struct CrossfadeRenderTests {
   /// A mono 48 kHz project of a 0.5-amplitude 440 Hz sine (6 s, sox, no dither: a whole
   /// number of cycles later the samples repeat exactly) with one 4 s clip.
   static func sine(in space: Workspace) throws -> (file: String, samples: [Double]) {
+    let sine = try sineWave(in: space)
+    let file = space.path("sine.tape")
+    try space.tape("new", file, "--channels", "1")
+    try space.tape("import", file, sine)
+    try space.tape("track", "add", file, "Sine")
+    try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "4s")
+    return (file, try ReferenceRender.decode(sine).map(Double.init))
+  }
+
+  /// sine.wav in `space`: 6 s of a mono 48 kHz 0.5-amplitude 440 Hz sine, 16-bit, made by sox
+  /// without dither.
+  static func sineWave(in space: Workspace) throws -> String {
     let sine = space.path("sine.wav")
     try tool(
       "/usr/bin/sox",
@@ -16,12 +28,7 @@ struct CrossfadeRenderTests {
         "-D", "-n", "-r", "48000", "-c", "1", "-b", "16", sine, "synth", "6", "sine", "440", "vol",
         "0.5",
       ])
-    let file = space.path("sine.tape")
-    try space.tape("new", file, "--channels", "1")
-    try space.tape("import", file, sine)
-    try space.tape("track", "add", file, "Sine")
-    try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "4s")
-    return (file, try ReferenceRender.decode(sine).map(Double.init))
+    return sine
   }
 
   /// The level (RMS) of `samples` in windows of `width` frames from `start` to `end`.

@@ -9,13 +9,7 @@ struct EditorToolkitTests {
   /// Two tracks over a 6 s mono 440 Hz sine: t1 plays source 1–5 s from 0, t2 source 0–2 s
   /// from 1 s.
   static func project(in space: Workspace) throws -> (file: String, sine: String) {
-    let sine = space.path("sine.wav")
-    try tool(
-      "/usr/bin/sox",
-      [
-        "-D", "-n", "-r", "48000", "-c", "1", "-b", "16", sine, "synth", "6", "sine", "440", "vol",
-        "0.5",
-      ])
+    let sine = try CrossfadeRenderTests.sineWave(in: space)
     let file = space.path("edit.tape")
     try space.tape("new", file, "--channels", "1")
     try space.tape("import", file, sine)
