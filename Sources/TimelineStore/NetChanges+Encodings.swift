@@ -123,6 +123,15 @@ extension NetChanges {
     return Changeset(data: Data(out))
   }
 
+  /// The bytes of a text or blob slot, as both encodings store them after their length.
+  private func bytes(of slot: Slot) -> [UInt8] {
+    switch value(slot) {
+    case .text(let text)?: Array(text.utf8)
+    case .blob(let blob)?: blob
+    default: []
+    }
+  }
+
   private func appendChangesetRecord(_ values: Values, _ width: Int, to out: inout [UInt8]) {
     for column in 0..<width {
       let slot = values[column]
@@ -131,12 +140,7 @@ extension NetChanges {
       case Slot.integer, Slot.real:
         withUnsafeBytes(of: slot.bits.bigEndian) { out.append(contentsOf: $0) }
       case Slot.text, Slot.blob:
-        let bytes: [UInt8]
-        switch value(slot) {
-        case .text(let text)?: bytes = Array(text.utf8)
-        case .blob(let blob)?: bytes = blob
-        default: bytes = []
-        }
+        let bytes = self.bytes(of: slot)
         out.appendSQLiteVarint(UInt64(bytes.count))
         out.append(contentsOf: bytes)
       default: break
@@ -373,12 +377,7 @@ extension NetChanges {
           case Slot.real:
             Swift.withUnsafeBytes(of: slot.bits.littleEndian) { out.append(contentsOf: $0) }
           case Slot.text, Slot.blob:
-            let bytes: [UInt8]
-            switch value(slot) {
-            case .text(let text)?: bytes = Array(text.utf8)
-            case .blob(let blob)?: bytes = blob
-            default: bytes = []
-            }
+            let bytes = self.bytes(of: slot)
             out.appendLEB128(UInt64(bytes.count))
             out.append(contentsOf: bytes)
           default:
