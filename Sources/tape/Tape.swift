@@ -21,7 +21,7 @@ struct Tape: ParsableCommand {
       CommandGroup(name: "Clips", subcommands: [ClipCommand.self]),
       CommandGroup(
         name: "Time ranges and the mix",
-        subcommands: [Cut.self, Insert.self, SplitAll.self, Master.self]),
+        subcommands: [Cut.self, Insert.self, SplitAll.self, Silences.self, Master.self]),
       CommandGroup(name: "Scripts", subcommands: [Batch.self]),
       CommandGroup(
         name: "History",

@@ -260,7 +260,7 @@ struct Fuzzer {
   /// One command line and extra environment.
   mutating func commandLine() -> ([String], [String: String]) {
     var arguments: [String]
-    switch next(31) {
+    switch next(32) {
     case 0:
       arguments = ["track", "add", file, name()] + maybe(["--gain", gain()], ["--pan", pan()])
     case 1:
@@ -348,6 +348,12 @@ struct Fuzzer {
       arguments = [
         "clip", "slip", file, clip(), "--by", pick([time(), "-" + time(), "+1s", "--"]),
       ]
+    case 31:
+      arguments =
+        ["silences", file]
+        + maybe(
+          ["--below", gain()], ["--longer", time()], ["--track", track()], ["--cut"],
+          ["--ripple"], ["--pad", time()], ["--json"])
     case 30:
       arguments =
         ["clip", "ls", file]
