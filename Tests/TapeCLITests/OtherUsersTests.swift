@@ -110,6 +110,8 @@ struct OtherUsersTests {
     try space.tape("render", song, "-o", space.path("owner.wav"))
     try walHeader().write(to: URL(fileURLWithPath: song + "-wal"))
     try Data(count: 32_768).write(to: URL(fileURLWithPath: song + "-shm"))
+    // Readable by others whatever the umask (077 makes them the owner's alone).
+    for name in [song, song + "-wal", song + "-shm"] { chmod(name, 0o644) }
     let before =
       try space.fingerprint("song.tape") + [Data(contentsOf: URL(fileURLWithPath: song + "-shm"))]
     let ls = try nobody.tape(["ls", song, "--json"])
