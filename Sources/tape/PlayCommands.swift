@@ -178,6 +178,7 @@ final class PlaySession: @unchecked Sendable {
   private var follower: Task<Void, Never>?
   /// Whether space last asked for a pause.
   private var pauseRequested = false
+  private var keyInput = KeyInput()
   /// Lines for the user from the decoded audio's library (a source file that went away).
   private let notices: @Sendable () -> [String]
 
@@ -278,9 +279,12 @@ final class PlaySession: @unchecked Sendable {
   private func readKeys() -> Bool {
     var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
     guard poll(&request, 1, 30) > 0 else { return false }
-    var bytes = [UInt8](repeating: 0, count: 64)
-    let count = read(STDIN_FILENO, &bytes, bytes.count)
-    guard count > 0 else { return false }
+    var buffer = [UInt8](repeating: 0, count: 64)
+    let got = read(STDIN_FILENO, &buffer, buffer.count)
+    guard got > 0 else { return false }
+    // An arrow split between two reads (many keys at once) is kept whole for the next.
+    let bytes = keyInput.take(buffer[..<got])
+    let count = bytes.count
     var index = 0
     let step = Int64(5 * sampleRate)
     while index < count {

@@ -70,6 +70,7 @@ final class ScrubSession: @unchecked Sendable {
   /// The player's decoded audio (for what it has to say: a source file gone).
   private var library: AudioLibrary?
   private var playing = false
+  private var keyInput = KeyInput()
   private var message = ""
   /// Set by the follower task when another process moves the head.
   private let headMoved = AtomicFlag()
@@ -179,9 +180,10 @@ final class ScrubSession: @unchecked Sendable {
         let count = read(STDIN_FILENO, &bytes, bytes.count)
         if count > 0 {
           // A version that cannot be read (a read-only project changed under us) is a line
-          // in the footer, not the end of the session.
+          // in the footer, not the end of the session. An arrow split between two reads
+          // (many keys at once) is kept whole for the next.
           do {
-            if try !handle(Array(bytes[..<count])) { return }
+            if try !handle(keyInput.take(bytes[..<count])) { return }
           } catch {
             say(describe(error).1)
           }
