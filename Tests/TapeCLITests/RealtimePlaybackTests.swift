@@ -150,6 +150,20 @@ enum PacedVerdict: Equatable {
   case unjudged(String)
 }
 
+/// The LD_PRELOAD allocation counter (Tests/Support/audio-thread-mallocs.c) built into
+/// `space`: it counts mallocs and frees on the audio thread alone.
+func allocationCounter(in space: Workspace) throws -> String {
+  let counter = space.path("audio-thread-mallocs.so")
+  try tool(
+    "/usr/bin/cc",
+    [
+      "-shared", "-fPIC", "-O2", "-o", counter,
+      URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../Support/audio-thread-mallocs.c").standardizedFileURL.path,
+    ])
+  return counter
+}
+
 /// A project of one track, "Sine" (t1), over s1: 12 s of a mono 48 kHz sine at half scale
 /// made by sox; clips are the caller's.
 func sineProject(in space: Workspace, hertz: Int) throws -> String {
@@ -399,14 +413,7 @@ extension ProcessHeavyTests {
     /// page fault.
     @Test func theAudioThreadNeverAllocates() throws {
       let space = try Workspace()
-      let counter = space.path("audio-thread-mallocs.so")
-      try tool(
-        "/usr/bin/cc",
-        [
-          "-shared", "-fPIC", "-O2", "-o", counter,
-          URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../Support/audio-thread-mallocs.c").standardizedFileURL.path,
-        ])
+      let counter = try allocationCounter(in: space)
       let file = try RenderCommandTests.project(in: space)
       try space.tape("clip", "set", file, "c2", "--gain", "-1dB")
       let dropped = FileManager.default.isWritableFile(atPath: "/proc/sys/vm/drop_caches")
@@ -465,14 +472,7 @@ extension ProcessHeavyTests {
     /// loop wraps. The audio thread allocates and frees nothing, and no audio is missing.
     @Test func theTransportNeverAllocates() throws {
       let space = try Workspace()
-      let counter = space.path("audio-thread-mallocs.so")
-      try tool(
-        "/usr/bin/cc",
-        [
-          "-shared", "-fPIC", "-O2", "-o", counter,
-          URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../Support/audio-thread-mallocs.c").standardizedFileURL.path,
-        ])
+      let counter = try allocationCounter(in: space)
       let file = try RenderCommandTests.project(in: space)
       let device = try PacedDevice()
       try device.record(seconds: 2)

@@ -57,8 +57,8 @@ struct SourceHashTests {
   /// A same-size file with two words adjusted kept the old 64-bit fingerprint: a render used
   /// the old cached audio and `relink` took the forged file without `--force`. With SHA-256
   /// both refuse it.
-  @Test func aForgedSourceIsRefused() throws {
-    let ws = try Workspace()
+  /// song.tape playing a copy of the speech recording (speech.wav, its bytes returned) on t1.
+  static func project(in ws: Workspace) throws -> (song: String, audio: String, original: Data) {
     let song = ws.path("song.tape")
     let audio = ws.path("speech.wav")
     let original = try Data(
@@ -68,6 +68,12 @@ struct SourceHashTests {
     try ws.tape("import", song, audio)
     try ws.tape("track", "add", song, "A")
     try ws.tape("clip", "add", song, "t1", "s1", "--at", "0")
+    return (song, audio, original)
+  }
+
+  @Test func aForgedSourceIsRefused() throws {
+    let ws = try Workspace()
+    let (song, audio, original) = try Self.project(in: ws)
     let forged = LegacyFingerprint.forged(original, at: 4_096)
     #expect(forged != original && forged.count == original.count)
     #expect(LegacyFingerprint.of(forged) == LegacyFingerprint.of(original))
@@ -88,15 +94,7 @@ struct SourceHashTests {
   /// SHA-256 of every source whose file is unchanged, in the edit's own version.
   @Test func olderProjectsAreRehashedByTheirFirstEdit() throws {
     let ws = try Workspace()
-    let song = ws.path("song.tape")
-    let audio = ws.path("speech.wav")
-    let original = try Data(
-      contentsOf: URL(fileURLWithPath: TestAudio.path("speech-mono-48k-16.wav")))
-    try original.write(to: URL(fileURLWithPath: audio))
-    try ws.tape("new", song)
-    try ws.tape("import", song, audio)
-    try ws.tape("track", "add", song, "A")
-    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0")
+    let (song, audio, original) = try Self.project(in: ws)
     // As an older Tape recorded it.
     do {
       let store = try TimelineStore.open(at: song)
