@@ -641,6 +641,14 @@ public final class TimelineStore: Sendable {
       case .SQLITE_ERROR where isSchemaDamage(error.message):
         // Tape's own statements name only what its schema has: the schema text is damaged.
         return .corrupt(detail: damage(error.message, sql: error.sql))
+      case .SQLITE_CONSTRAINT
+      where error.extendedResultCode == .SQLITE_CONSTRAINT_CHECK
+        || error.extendedResultCode == .SQLITE_CONSTRAINT_NOTNULL:
+        // Tape writes only values its schema's CHECK and NOT NULL rules accept (the model is
+        // validated first): a rule that refuses one is not the rule Tape wrote. The rule's
+        // text is left out: it can hold any byte of the damaged file.
+        let table = error.sql.flatMap(readTable).map { "table \($0): " } ?? ""
+        return .corrupt(detail: table + "a constraint in the file refuses what Tape writes")
       case .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_FULL, .SQLITE_PERM:
         return .io(detail: error.message ?? "\(error.resultCode)")
       default: return .internalFailure("\(error)")

@@ -83,4 +83,26 @@ struct DamagedProjectTests {
     }
     #expect(!FileManager.default.fileExists(atPath: ws.path("mix.wav")))
   }
+
+  /// A flipped byte inside a CHECK rule of the schema (`'edit'` becomes `'ed\x13t'` in
+  /// head_move's list of causes, found by the byte-flip fuzzer) refused every edit's journal
+  /// row: an internal error (exit 70). It is damage: one line naming the table, exit 65,
+  /// nothing changed; readers still read.
+  @Test func aDamagedConstraintIsDamage() throws {
+    let ws = try Workspace()
+    let song = try ErrorPathTests.project(ws)
+    try sqlite3(
+      song,
+      "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = replace(sql, '''edit''', '''ed' || char(19) || 't''') WHERE name = 'head_move'"
+    )
+    let before = try ws.fingerprint("song.tape")
+    let edit = try TapeBinary.run(
+      ["clip", "set", song, "c1", "--gain", "-3"], environment: ["NO_COLOR": "1"])
+    #expect(edit.status == 65, "\(edit.stderr)")
+    #expect(
+      edit.stderr
+        == Self.damaged("table head_move: a constraint in the file refuses what Tape writes", song))
+    #expect(try ws.fingerprint("song.tape") == before)
+    #expect(try TapeBinary.run(["ls", song]).status == 0)
+  }
 }
