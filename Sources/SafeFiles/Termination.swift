@@ -186,6 +186,11 @@ public enum Termination {
     if old != 0 { free(UnsafeMutableRawPointer(bitPattern: old)) }
   }
 
+  /// Writes `text` to standard error from its constant bytes: async-signal-safe.
+  private static func writeError(_ text: StaticString) {
+    _ = write(STDERR_FILENO, text.utf8Start, text.utf8CodeUnitCount)
+  }
+
   /// The signal handler: async-signal-safe calls only.
   private static func handle(_ signalNumber: Int32) {
     pending.store(signalNumber, ordering: .sequentiallyConsistent)
@@ -206,11 +211,13 @@ public enum Termination {
     if let text = UnsafePointer<CChar>(
       bitPattern: message.address.load(ordering: .sequentiallyConsistent))
     {
-      // String literals are passed as pointers to their constant bytes: no allocation here.
-      if isatty(STDERR_FILENO) == 1 { _ = write(STDERR_FILENO, "\r\u{1B}[K", 4) }
-      _ = write(STDERR_FILENO, "error: ", 7)
+      // StaticStrings: bytes in the binary, no allocation. (A String argument is converted to
+      // a pointer by a copy when it is small, and a malloc in a handler that interrupted one
+      // corrupts the heap: a `tape new` stopped by SIGHUP died of a glibc malloc assertion.)
+      if isatty(STDERR_FILENO) == 1 { writeError("\r\u{1B}[K") }
+      writeError("error: ")
       _ = write(STDERR_FILENO, text, strlen(text))
-      _ = write(STDERR_FILENO, "\n", 1)
+      writeError("\n")
     }
     signal(signalNumber, SIG_DFL)
     var signals = sigset_t()
