@@ -11,26 +11,29 @@ public struct ChangedIDs: Sendable, Hashable {
   public var trackOrder: Bool
   /// Whether the project's own settings (rate, channels, master gain) may have changed.
   public var format: Bool
+  /// Whether any effect chain may have changed (chains are short: a reader compares them all).
+  public var effects: Bool
 
   public init(
     sources: Set<Source.ID> = [], tracks: Set<Track.ID> = [], clips: Set<Clip.ID> = [],
-    trackOrder: Bool = false, format: Bool = false
+    trackOrder: Bool = false, format: Bool = false, effects: Bool = false
   ) {
     self.sources = sources
     self.tracks = tracks
     self.clips = clips
     self.trackOrder = trackOrder
     self.format = format
+    self.effects = effects
   }
 
   public var isEmpty: Bool {
-    sources.isEmpty && tracks.isEmpty && clips.isEmpty && !trackOrder && !format
+    sources.isEmpty && tracks.isEmpty && clips.isEmpty && !trackOrder && !format && !effects
   }
 
   /// Everything in `project`: the change from nothing to it.
   public init(everythingIn project: Project) {
     self.init(
       sources: Set(project.sources.map(\.id)), tracks: Set(project.tracks.map(\.id)),
-      clips: Set(project.allClips.map(\.id)), trackOrder: true, format: true)
+      clips: Set(project.allClips.map(\.id)), trackOrder: true, format: true, effects: true)
   }
 }

@@ -29,6 +29,10 @@ public enum Command: Sendable, Hashable {
   case removeClips([Clip.ID])
   /// Sets the gain of the whole mix.
   case setMasterGain(Gain)
+  /// Makes the chain of `owner` exactly these effects, in this order. An effect listed here
+  /// that sat in another chain moves to this one; effects the chain held that are not listed
+  /// are removed.
+  case setEffects([Effect], on: ChainOwner)
 }
 
 extension Project {
@@ -100,6 +104,13 @@ extension Project {
       }
       var sorted = track
       sorted.clips.sort(by: Clip.timelineOrder)
+      let incomingEffects = Set(track.effects.map(\.id))
+      if !incomingEffects.isEmpty
+        || tracks.first(where: { $0.id == track.id }).map({ !$0.effects.isEmpty }) == true
+      {
+        try takeEffects(incomingEffects, into: .track(track.id), count: track.effects.count)
+        changed.effects = true
+      }
       if let index = tracks.firstIndex(where: { $0.id == track.id }) {
         let before = tracks[index].clips
         tracks[index] = sorted
@@ -127,6 +138,7 @@ extension Project {
         }
         changed.clips.formUnion(tracks[index].clips.map(\.id))
         changed.tracks.insert(id)
+        if !tracks[index].effects.isEmpty { changed.effects = true }
         tracks.remove(at: index)
       }
     case .setClip(let clip, let trackID):
@@ -146,6 +158,16 @@ extension Project {
       masterGain = gain
       // Project-level settings travel with the format.
       changed.format = true
+    case .setEffects(let effects, let owner):
+      if case .track(let id) = owner, track(id) == nil { throw .unknownTrack(id) }
+      for effect in effects { try effect.validate() }
+      try takeEffects(Set(effects.map(\.id)), into: owner, count: effects.count)
+      switch owner {
+      case .master: masterEffects = effects
+      case .track(let id):
+        if let index = tracks.firstIndex(where: { $0.id == id }) { tracks[index].effects = effects }
+      }
+      changed.effects = true
     case .removeClips(let ids):
       for id in ids {
         guard let (_, track) = clip(id), let index = tracks.firstIndex(where: { $0.id == track.id })
@@ -153,6 +175,22 @@ extension Project {
         tracks[index].clips.removeAll { $0.id == id }
         changed.clips.insert(id)
       }
+    }
+  }
+
+  /// Takes the effects `ids` out of every chain but `owner`'s (they are moving there); fails
+  /// when the list names an effect twice.
+  private mutating func takeEffects(
+    _ ids: Set<Effect.ID>, into owner: ChainOwner, count: Int
+  ) throws(TimelineError) {
+    guard ids.count == count else { throw .duplicateID("an effect id") }
+    if ids.isEmpty { return }
+    if owner != .master { masterEffects.removeAll { ids.contains($0.id) } }
+    for index in tracks.indices
+    where ChainOwner.track(tracks[index].id) != owner
+      && tracks[index].effects.contains(where: { ids.contains($0.id) })
+    {
+      tracks[index].effects.removeAll { ids.contains($0.id) }
     }
   }
 }

@@ -216,7 +216,8 @@ extension Project {
   /// A copy of track `id` (settings and clips, the clips under new ids), named `name`, placed
   /// right after it.
   public func duplicateTrack(
-    _ id: Track.ID, newID: Track.ID, name: String, newClipID: () -> Clip.ID
+    _ id: Track.ID, newID: Track.ID, name: String, effectIDs: [Effect.ID] = [],
+    newClipID: () -> Clip.ID
   ) throws(TimelineError) -> [Command] {
     guard let track = self.track(id) else { throw .unknownTrack(id) }
     guard self.track(newID) == nil else { throw .duplicateID("\(newID)") }
@@ -225,6 +226,12 @@ extension Project {
       isSolo: track.isSolo, envelope: track.envelope)
     try copy.validateSettings(sampleRate: sampleRate)
     copy.clips = track.clips.map { $0.withID(newClipID()) }
+    // The copy's effects, under the ids given (one per effect of the track; none, no effects).
+    copy.effects = zip(track.effects, effectIDs).map { effect, id in
+      Effect(
+        id: id, plugin: effect.plugin, parameters: effect.parameters,
+        isBypassed: effect.isBypassed, state: effect.state)
+    }
     var order = tracks.map(\.id)
     order.insert(newID, at: (order.firstIndex(of: id) ?? order.count - 1) + 1)
     return [.setTrack(copy), .setTrackOrder(order)]

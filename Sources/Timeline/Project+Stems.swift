@@ -18,6 +18,9 @@ extension Project {
       return track
     }
     if !masterGain { stem.masterGain = .unity }
+    // The master's effects work on the whole mix (a limiter on the sum): a stem is taken
+    // before them, so that stems stay what each track puts into the mix.
+    stem.masterEffects = []
     return stem
   }
 }

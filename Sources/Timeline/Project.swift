@@ -18,16 +18,19 @@ public struct Project: Sendable, Hashable, Codable {
   public var tracks: [Track]
   /// The gain of the whole mix, after every track.
   public var masterGain: Gain
+  /// The master's effect chain, in the order it runs, after the master gain.
+  public var masterEffects: [Effect]
 
   public init(
     sampleRate: Int, channels: Int, sources: [Source] = [], tracks: [Track] = [],
-    masterGain: Gain = .unity
+    masterGain: Gain = .unity, masterEffects: [Effect] = []
   ) {
     self.sampleRate = sampleRate
     self.channels = channels
     self.sources = sources.sorted { $0.id < $1.id }
     self.tracks = tracks
     self.masterGain = masterGain
+    self.masterEffects = masterEffects
   }
 
   public static let supportedSampleRates = [

@@ -12,6 +12,7 @@ public struct ProjectDiff: Sendable, Hashable {
   public static func == (a: ProjectDiff, b: ProjectDiff) -> Bool {
     a.sources == b.sources && a.tracks == b.tracks && a.clips == b.clips
       && a.formatChanged == b.formatChanged && a.masterGainChanged == b.masterGainChanged
+      && a.effects == b.effects
   }
 
   public func hash(into hasher: inout Hasher) {
@@ -20,6 +21,33 @@ public struct ProjectDiff: Sendable, Hashable {
     hasher.combine(clips)
     hasher.combine(formatChanged)
     hasher.combine(masterGainChanged)
+    hasher.combine(effects)
+  }
+
+  /// An effect, the chain it is in and its place there.
+  public struct PlacedEffect: Sendable, Hashable {
+    public var effect: Effect
+    public var owner: ChainOwner
+    public var index: Int
+
+    public init(effect: Effect, owner: ChainOwner, index: Int) {
+      self.effect = effect
+      self.owner = owner
+      self.index = index
+    }
+  }
+
+  /// One effect's change: `before == nil` is an addition, `after == nil` a removal.
+  public struct EffectChange: Sendable, Hashable {
+    public var id: Effect.ID
+    public var before: PlacedEffect?
+    public var after: PlacedEffect?
+
+    public init(id: Effect.ID, before: PlacedEffect?, after: PlacedEffect?) {
+      self.id = id
+      self.before = before
+      self.after = after
+    }
   }
 
   /// A clip and the track it is on.
@@ -108,6 +136,8 @@ public struct ProjectDiff: Sendable, Hashable {
   public var formatChanged: Bool
   /// The master gain changed.
   public var masterGainChanged: Bool
+  /// Effects added, removed, changed or moved in their chains; sorted by id.
+  public var effects: [EffectChange]
   /// The two snapshots, for ``interpolated(at:easing:)``; not part of the diff's value (two
   /// diffs that list the same changes are equal).
   public let before: Project?
@@ -115,6 +145,7 @@ public struct ProjectDiff: Sendable, Hashable {
 
   public var isEmpty: Bool {
     sources.isEmpty && tracks.isEmpty && clips.isEmpty && !formatChanged && !masterGainChanged
+      && effects.isEmpty
   }
 
   /// The diff from `old` to `new`, examining only `changed` (everything when `nil`).
@@ -135,6 +166,7 @@ public struct ProjectDiff: Sendable, Hashable {
         all.clips.formUnion(added.clips)
         return all
       }()
+    effects = changed.effects ? Self.effectChanges(from: old, to: new) : []
     formatChanged = old.sampleRate != new.sampleRate || old.channels != new.channels
     masterGainChanged = old.masterGain != new.masterGain
     before = old
@@ -174,6 +206,19 @@ public struct ProjectDiff: Sendable, Hashable {
       let before = oldClips[id]
       let after = newClips[id]
       return before == after ? nil : ClipChange(id: id, before: before, after: after)
+    }
+  }
+
+  private static func effectChanges(from old: Project, to new: Project) -> [EffectChange] {
+    func placed(_ project: Project) -> [Effect.ID: PlacedEffect] {
+      Dictionary(
+        uniqueKeysWithValues: project.allEffects.map {
+          ($0.effect.id, PlacedEffect(effect: $0.effect, owner: $0.owner, index: $0.index))
+        })
+    }
+    let (before, after) = (placed(old), placed(new))
+    return Set(before.keys).union(after.keys).sorted().compactMap { id in
+      before[id] == after[id] ? nil : EffectChange(id: id, before: before[id], after: after[id])
     }
   }
 

@@ -71,6 +71,9 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case notAdjacent(
     left: Clip.ID, leftEnd: FramePosition, right: Clip.ID, rightStart: FramePosition,
     sameTrack: Bool, sampleRate: Int)
+  case unknownEffect(Effect.ID)
+  case invalidEffect(Effect.ID, reason: String)
+  case effectPositionOutOfRange(Effect.ID, position: Int, chainLength: Int)
 
   public var description: String {
     switch self {
@@ -113,6 +116,13 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
       return "no track \(id) in this project; 'tape ls' lists the tracks"
     case .unknownClip(let id):
       return "no clip \(id) in this project; 'tape ls' lists the clips"
+    case .unknownEffect(let id):
+      return "no effect \(id) in this project; 'tape fx ls' lists the effects"
+    case .invalidEffect(let id, let reason):
+      return "effect \(id) is not valid: \(reason)"
+    case .effectPositionOutOfRange(let id, let position, let length):
+      return
+        "position \(position) is outside \(id)'s chain of \(length) effect\(length == 1 ? "" : "s"); use --to 0 to \(max(length - 1, 0))"
     case .duplicateID(let id):
       return "\(id) is already used in this project; every id must be unique"
     case .controlCharacterInName(let name):

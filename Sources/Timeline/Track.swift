@@ -18,10 +18,13 @@ public struct Track: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity
   public var envelope: Envelope?
   /// Sorted by `timelineStart`, then by id.
   public var clips: [Clip]
+  /// The track's effect chain, in the order it runs: after its clips are summed and its gain,
+  /// pan and envelope applied, before mute and solo.
+  public var effects: [Effect]
 
   public init(
     id: ID, name: String, gain: Gain = .unity, pan: Double = 0, isMuted: Bool = false,
-    isSolo: Bool = false, envelope: Envelope? = nil, clips: [Clip] = []
+    isSolo: Bool = false, envelope: Envelope? = nil, clips: [Clip] = [], effects: [Effect] = []
   ) {
     self.id = id
     self.name = name
@@ -31,6 +34,7 @@ public struct Track: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity
     self.isSolo = isSolo
     self.envelope = envelope
     self.clips = clips.sorted(by: Clip.timelineOrder)
+    self.effects = effects
   }
 
   /// The clip with `id`, if it is on this track.

@@ -89,6 +89,17 @@ enum RowWriter {
         into: &rows, points: &points)
     }
 
+    if changed.effects {
+      let before = Dictionary(uniqueKeysWithValues: old.allEffects.map { ($0.effect.id, $0) })
+      let after = Dictionary(uniqueKeysWithValues: new.allEffects.map { ($0.effect.id, $0) })
+      for id in Set(before.keys).union(after.keys).sorted() {
+        rows.record(
+          key(EffectRow.index, id.rawValue),
+          from: before[id].map { EffectRow.values($0.effect, owner: $0.owner, position: $0.index) },
+          to: after[id].map { EffectRow.values($0.effect, owner: $0.owner, position: $0.index) })
+      }
+    }
+
     var placements: [(Clip.ID, ClipIndex.Change)] = []
     let (was, placed) = (old.locate(changed.clips), new.locate(changed.clips))
     for id in changed.clips {
@@ -143,9 +154,10 @@ enum RowWriter {
       (Schema.trackTable, .insert), (Schema.trackTable, .update),
       (Schema.envelopeTable, .insert), (Schema.envelopeTable, .update),
       (Schema.envelopePointTable, .insert), (Schema.envelopePointTable, .update),
+      (Schema.effectTable, .insert), (Schema.effectTable, .update),
       (Schema.clipTable, .delete), (Schema.clipTable, .update), (Schema.clipTable, .insert),
       (Schema.envelopeTable, .delete), (Schema.envelopePointTable, .delete),
-      (Schema.trackTable, .delete), (Schema.sourceTable, .delete),
+      (Schema.effectTable, .delete), (Schema.trackTable, .delete), (Schema.sourceTable, .delete),
     ]
     // The step of each (table, kind), by table index and kind.
     var steps = Array(repeating: [NetChanges.Kind: Int](), count: Schema.trackedTables.count)

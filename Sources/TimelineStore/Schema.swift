@@ -18,6 +18,7 @@ enum Schema {
   static let envelopeTable = EnvelopeRow.table
   static let masterTable = MasterRow.table
   static let envelopePointTable = EnvelopePointRow.table
+  static let effectTable = EffectRow.table
 
   /// The tables whose changes are history; everything else (ids, head, transient state) is not.
   /// New tables are added at the end, never columns to a table: a changeset records a table's
@@ -25,7 +26,7 @@ enum Schema {
   /// ``TrackedRow/index`` is its position here (a test checks it).
   static let trackedRows: [any TrackedRow.Type] = [
     ProjectRow.self, SourceRow.self, TrackRow.self, ClipRow.self, EnvelopeRow.self,
-    MasterRow.self, EnvelopePointRow.self,
+    MasterRow.self, EnvelopePointRow.self, EffectRow.self,
   ]
   static let trackedTables = trackedRows.map { $0.table }
 
@@ -38,7 +39,7 @@ enum Schema {
 
   /// The migrations a reader needs: it reads a file that has these as it is. The later ones
   /// add tables that a reader takes as empty when they are absent (v5: envelopes and master
-  /// gain; v6: envelope points), so reading an older project neither needs it writable nor
+  /// gain; v6: envelope points; v7: effects), so reading an older project neither needs it writable nor
   /// upgrades it.
   static let readerMigrations: Set<String> = ["v1", "v2", "v3", "v4"]
 
@@ -221,6 +222,29 @@ enum Schema {
             CHECK (id >> 32 = trackID)
           );
           CREATE INDEX envelope_point_by_track ON envelope_point(trackID);
+          """)
+    }
+    migrator.registerMigration("v7") { db in
+      try db.execute(
+        sql: """
+          -- Effect chains (EffectRow): one row per effect, on a track or (trackID NULL) on the
+          -- master, at its index in the chain.
+          CREATE TABLE effect (
+            id INTEGER PRIMARY KEY CHECK (id > 0),
+            trackID INTEGER REFERENCES track(id),
+            position INTEGER NOT NULL CHECK (position >= 0),
+            plugin TEXT NOT NULL CHECK (plugin <> ''),
+            parameters TEXT NOT NULL,
+            bypassed INTEGER NOT NULL CHECK (bypassed IN (0, 1)),
+            state BLOB
+          );
+          CREATE INDEX effect_by_track ON effect(trackID);
+          -- Effect ids, never reused (not history, like the other counters).
+          CREATE TABLE effect_sequence (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            nextEffect INTEGER NOT NULL CHECK (nextEffect > 0)
+          );
+          INSERT INTO effect_sequence (id, nextEffect) VALUES (1, 1);
           """)
     }
     return migrator

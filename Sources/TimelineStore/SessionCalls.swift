@@ -213,6 +213,17 @@ extension RawStatement.ResultRow: ColumnReader {
   func real(_ column: Int) -> Double? { double(Int32(column)) }
   func text(_ column: Int) -> String? { text(Int32(column)) }
 
+  func value(_ column: Int) -> ChangeValue? {
+    let index = Int32(column)
+    switch sqlite3_column_type(statement, index) {
+    case SQLITE_INTEGER: return .integer(int64(index))
+    case SQLITE_FLOAT: return .real(double(index))
+    case SQLITE_TEXT: return text(index).map(ChangeValue.text) ?? .null
+    case SQLITE_BLOB: return .blob([UInt8](blob(index)))
+    default: return .null
+    }
+  }
+
   func path(_ column: Int) -> RawPath? {
     if isBlob(Int32(column)) { return RawPath(bytes: [UInt8](blob(Int32(column)))) }
     return text(Int32(column)).map { RawPath($0) }

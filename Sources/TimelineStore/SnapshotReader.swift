@@ -73,6 +73,14 @@ enum SnapshotReader {
       positions[track.id] = position
       project.tracks.append(track)
     }
+    // Projects made before effects have no effect table until opened for writing.
+    if try db.tableExists(Schema.effectTable) {
+      var effects: [(effect: Effect, owner: ChainOwner, position: Int)] = []
+      try all(EffectRow.self, db) { row in
+        effects.append(try EffectRow.read(row, id: Effect.ID(row.int64(0)), updating: nil))
+      }
+      try EffectRow.place(effects, in: &project)
+    }
     return HeldProject(
       project: project, positions: positions, points: points, clips: ClipIndex(project))
   }
@@ -134,6 +142,7 @@ enum SnapshotReader {
           var track = settings
           track.clips = project.tracks[index].clips
           track.envelope = project.tracks[index].envelope
+          track.effects = project.tracks[index].effects
           project.tracks[index] = track
         } else {
           trackIndex[id] = project.tracks.count
@@ -244,6 +253,25 @@ enum SnapshotReader {
     if !changed.tracks.isEmpty {
       project.tracks.sort { (positions[$0.id] ?? 0, $0.id) < (positions[$1.id] ?? 0, $1.id) }
     }
+    if changed.effects {
+      // Chains are short: take every effect as it was (position = its index), apply the
+      // changes, and rebuild every chain.
+      var effects = Dictionary(
+        uniqueKeysWithValues: old.allEffects.map {
+          ($0.effect.id, (effect: $0.effect, owner: $0.owner, position: $0.index))
+        })
+      try changes.forEach { key, kind, _, new in
+        guard key.table == EffectRow.index else { return }
+        let id = Effect.ID(key.id)
+        if kind == .delete {
+          effects[id] = nil
+        } else {
+          effects[id] = try EffectRow.read(
+            Columns(new, changes), id: id, updating: kind == .insert ? nil : effects[id])
+        }
+      }
+      try EffectRow.place(Array(effects.values), in: &project)
+    }
     let placed = Set(placements.map(\.0))
     for id in changed.clips where !placed.contains(id) { placements.append((id, .removed)) }
     return HeldProject(
@@ -296,6 +324,8 @@ private struct Columns: ColumnReader {
     default: throw StoreError.corrupt(detail: "a recorded column \(column) is not a path")
     }
   }
+
+  func value(_ column: Int) throws -> ChangeValue? { changes.value(values[column]) }
 
   func curve(_ column: Int) throws -> FadeCurve? {
     guard let name = try text(column) else { return nil }

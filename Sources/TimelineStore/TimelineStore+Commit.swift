@@ -148,15 +148,23 @@ enum IDSequence {
         db.cachedStatement(
           sql: "SELECT nextSource, nextTrack, nextClip FROM id_sequence WHERE id = 1"))
     else { throw StoreError.corrupt(detail: "the id sequence row is missing") }
-    return IDAllocator(
+    var ids = IDAllocator(
       nextSource: try row.value("nextSource", of: "id_sequence"),
       nextTrack: try row.value("nextTrack", of: "id_sequence"),
       nextClip: try row.value("nextClip", of: "id_sequence"))
+    guard
+      let effects = try Row.fetchOne(
+        db.cachedStatement(sql: "SELECT nextEffect FROM effect_sequence WHERE id = 1"))
+    else { throw StoreError.corrupt(detail: "the effect id sequence row is missing") }
+    ids.nextEffect = try effects.value("nextEffect", of: "effect_sequence")
+    return ids
   }
 
   static func write(_ ids: IDAllocator, _ db: Database) throws {
     try db.cachedStatement(
       sql: "UPDATE id_sequence SET nextSource = ?, nextTrack = ?, nextClip = ? WHERE id = 1"
     ).execute(arguments: [ids.nextSource, ids.nextTrack, ids.nextClip])
+    try db.cachedStatement(sql: "UPDATE effect_sequence SET nextEffect = ? WHERE id = 1")
+      .execute(arguments: [ids.nextEffect])
   }
 }

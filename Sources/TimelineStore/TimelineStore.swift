@@ -58,6 +58,7 @@ public struct IDAllocator: Sendable {
   var nextSource: Int64
   var nextTrack: Int64
   var nextClip: Int64
+  var nextEffect: Int64 = 1
 
   public mutating func newSourceID() -> Source.ID {
     defer { nextSource += 1 }
@@ -74,12 +75,18 @@ public struct IDAllocator: Sendable {
     return Clip.ID(nextClip)
   }
 
+  public mutating func newEffectID() -> Effect.ID {
+    defer { nextEffect += 1 }
+    return Effect.ID(nextEffect)
+  }
+
   /// The ids allocated since `earlier` (this allocator at an earlier moment): sources, then
-  /// tracks, then clips, each in order.
+  /// tracks, then clips, then effects, each in order.
   public func created(since earlier: IDAllocator) -> [String] {
     (earlier.nextSource..<nextSource).map { Source.ID($0).description }
       + (earlier.nextTrack..<nextTrack).map { Track.ID($0).description }
       + (earlier.nextClip..<nextClip).map { Clip.ID($0).description }
+      + (earlier.nextEffect..<nextEffect).map { Effect.ID($0).description }
   }
 }
 

@@ -27,6 +27,8 @@ protocol ColumnReader {
   /// A path column: text, or a blob for bytes that are not UTF-8.
   func path(_ column: Int) throws -> RawPath?
   func curve(_ column: Int) throws -> FadeCurve?
+  /// The column as stored (`.null` for NULL); `nil` when the change leaves it alone.
+  func value(_ column: Int) throws -> ChangeValue?
 }
 
 extension TrackedRow {
@@ -318,5 +320,108 @@ enum EnvelopePointRow: TrackedRow {
 
   private static func broken(_ track: Track.ID) -> StoreError {
     .corrupt(detail: "the envelope points of track \(track) do not form one chain")
+  }
+}
+
+/// One effect of a chain: `(id, trackID, position, plugin, parameters, bypassed, state)`.
+///
+/// `trackID` is NULL for the master's chain; `position` is the effect's index in its chain
+/// (the store rewrites the positions a change shifts, so they always count 0, 1, 2…).
+/// `parameters` is ``parametersText(_:)``: `symbol=value` pairs sorted by symbol, one space
+/// apart, each value in the shortest form that reads back as the same `Double`. `state` is the
+/// plugin's LV2 State bytes, NULL for none.
+enum EffectRow: TrackedRow {
+  static let table = "effect"
+  static let index = 7
+  static let columns = ["id", "trackID", "position", "plugin", "parameters", "bypassed", "state"]
+
+  static func values(_ effect: Effect, owner: ChainOwner, position: Int) -> [ChangeValue] {
+    let track: ChangeValue
+    switch owner {
+    case .master: track = .null
+    case .track(let id): track = .integer(id.rawValue)
+    }
+    return [
+      .integer(effect.id.rawValue), track, .integer(Int64(position)), .text(effect.plugin),
+      .text(parametersText(effect.parameters)), .integer(effect.isBypassed ? 1 : 0),
+      effect.state.map(ChangeValue.blob) ?? .null,
+    ]
+  }
+
+  static func parametersText(_ parameters: [String: Double]) -> String {
+    parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+  }
+
+  static func parameters(parsing text: String) -> [String: Double]? {
+    var parameters: [String: Double] = [:]
+    for pair in text.split(separator: " ") {
+      let parts = pair.split(separator: "=", maxSplits: 1)
+      guard parts.count == 2, let value = Double(parts[1]), value.isFinite else { return nil }
+      parameters[String(parts[0])] = value
+    }
+    return parameters
+  }
+
+  /// An effect as a row holds it (taking what an update leaves alone from `base`), with its
+  /// chain and position.
+  static func read(
+    _ row: some ColumnReader, id: Effect.ID,
+    updating base: (effect: Effect, owner: ChainOwner, position: Int)?
+  ) throws -> (effect: Effect, owner: ChainOwner, position: Int) {
+    let owner: ChainOwner?
+    switch try row.value(1) {
+    case nil: owner = base?.owner
+    case .null?: owner = .master
+    case .integer(let track)?: owner = .track(Track.ID(track))
+    default: throw unreadable(id.rawValue)
+    }
+    let state: [UInt8]??
+    switch try row.value(6) {
+    case nil: state = base.map { $0.effect.state }
+    case .null?: state = .some(nil)
+    case .blob(let bytes)?: state = .some(bytes)
+    default: throw unreadable(id.rawValue)
+    }
+    guard let owner, let state,
+      let position = try row.integer(2).map({ Int($0) }) ?? base?.position, position >= 0,
+      let plugin = try row.text(3) ?? base?.effect.plugin,
+      let parameters = try row.text(4).map({ try parsed($0, id) }) ?? base?.effect.parameters,
+      let bypassed = try row.integer(5).map({ $0 != 0 }) ?? base?.effect.isBypassed
+    else { throw unreadable(id.rawValue) }
+    return (
+      Effect(id: id, plugin: plugin, parameters: parameters, isBypassed: bypassed, state: state),
+      owner, position
+    )
+  }
+
+  private static func parsed(_ text: String, _ id: Effect.ID) throws -> [String: Double] {
+    guard let parameters = parameters(parsing: text) else { throw unreadable(id.rawValue) }
+    return parameters
+  }
+
+  /// Sets every chain of `project` from `effects` (each effect with its chain and position),
+  /// ordered by position; an effect on a track that is not in the project is damage.
+  static func place(
+    _ effects: [(effect: Effect, owner: ChainOwner, position: Int)], in project: inout Project
+  ) throws {
+    var chains: [ChainOwner: [(Int, Effect)]] = [:]
+    for (effect, owner, position) in effects {
+      chains[owner, default: []].append((position, effect))
+    }
+    let trackIndex = Dictionary(
+      uniqueKeysWithValues: project.tracks.enumerated().map { ($1.id, $0) })
+    project.masterEffects = []
+    for index in project.tracks.indices { project.tracks[index].effects = [] }
+    for (owner, chain) in chains {
+      let ordered = chain.sorted { ($0.0, $0.1.id) < ($1.0, $1.1.id) }.map(\.1)
+      switch owner {
+      case .master: project.masterEffects = ordered
+      case .track(let id):
+        guard let index = trackIndex[id] else {
+          throw StoreError.corrupt(detail: "effect \(ordered[0].id) belongs to missing track \(id)")
+        }
+        project.tracks[index].effects = ordered
+      }
+    }
   }
 }

@@ -116,6 +116,34 @@ struct RandomSequenceTests {
         return try project.setMasterGain(
           Gain(decibels: Double(Int.random(in: -120...60, using: &rng)) / 10))
       }
+      // Effects: added to a track or the master (now and then with state bytes), set,
+      // bypassed, moved, removed; and a track with effects removed (choice 0).
+      if choice == 4 || (choice == 5 && project.allEffects.isEmpty) {
+        let owner: ChainOwner =
+          Bool.random(using: &rng) ? .master : .track(tracks.randomElement(using: &rng)!.id)
+        let chain = project.effects(of: owner) ?? []
+        let effect = Effect(
+          id: ids.newEffectID(), plugin: "urn:test:fx\(Int.random(in: 0..<3, using: &rng))",
+          parameters: ["gain": Double(Int.random(in: -20...20, using: &rng)) / 4, "q": 0.5],
+          isBypassed: Bool.random(using: &rng),
+          state: Bool.random(using: &rng)
+            ? [0, 1, 0xFF, UInt8.random(in: 0...255, using: &rng)] : nil)
+        return try project.addEffect(
+          effect, to: owner, at: Int.random(in: 0...chain.count, using: &rng))
+      }
+      if choice == 5 {
+        let (effect, owner, _) = project.allEffects.randomElement(using: &rng)!
+        switch Int.random(in: 0..<4, using: &rng) {
+        case 0:
+          return try project.setEffect(
+            effect.id, parameters: ["gain": Double(Int.random(in: -20...20, using: &rng)) / 4])
+        case 1: return try project.setEffect(effect.id, bypassed: !effect.isBypassed)
+        case 2:
+          let length = project.effects(of: owner)?.count ?? 1
+          return try project.moveEffect(effect.id, to: Int.random(in: 0..<length, using: &rng))
+        default: return try project.removeEffects([effect.id])
+        }
+      }
       return try project.removeClips([clips.randomElement(using: &rng)!.id])
     default:
       let clip = clips.randomElement(using: &rng)!

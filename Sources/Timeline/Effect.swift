@@ -1,0 +1,117 @@
+/// One effect of a chain: an LV2 plugin, its parameter values and whether it is bypassed.
+///
+/// An effect is a value like a clip: the store keeps it in a tracked table, so adding one,
+/// changing a parameter, bypassing, reordering or removing it is one version that undo, redo
+/// and checkout restore exactly. The timeline knows nothing of LV2 beyond the plugin's URI: the
+/// values are checked against the plugin's ports where a command is parsed (where the plugin
+/// is installed), and a project whose plugin is missing still opens, edits and undoes.
+///
+/// ```swift
+/// let eq = Effect(
+///   id: Effect.ID(1), plugin: "http://gareus.org/oss/lv2/fil4#stereo",
+///   parameters: ["g_1": -3, "f_1": 120])
+/// eq.id.description  // "f1"
+/// ```
+public struct Effect: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity {
+  public typealias ID = EntityID<Effect>
+  public static let idPrefix = "f"
+  public static let entityName = "effect"
+
+  public let id: ID
+  /// The plugin's LV2 URI.
+  public var plugin: String
+  /// Control values by the plugin's port symbol. A port missing here plays at the plugin's
+  /// default; `tape fx add` stores every port's value, so a project sounds the same on a
+  /// machine whose plugin version has other defaults.
+  public var parameters: [String: Double]
+  /// Bypassed: the track hears the effect's input (delayed by the effect's latency, so that
+  /// bypassing never shifts the track), and the plugin keeps running.
+  public var isBypassed: Bool
+  /// The plugin's own state beyond its port values (LV2 State), as the plugin saved it; nil for
+  /// none.
+  public var state: [UInt8]?
+
+  public init(
+    id: ID, plugin: String, parameters: [String: Double] = [:], isBypassed: Bool = false,
+    state: [UInt8]? = nil
+  ) {
+    self.id = id
+    self.plugin = plugin
+    self.parameters = parameters
+    self.isBypassed = isBypassed
+    self.state = state
+  }
+
+  /// Checks what the model can check without the plugin: a URI, finite values on named ports.
+  public func validate() throws(TimelineError) {
+    guard !plugin.trimmingBlanks.isEmpty, !plugin.contains(where: { $0.isNewline }) else {
+      throw .invalidEffect(id, reason: "its plugin URI is empty")
+    }
+    for (symbol, value) in parameters {
+      guard !symbol.isEmpty,
+        symbol.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
+      else { throw .invalidEffect(id, reason: "'\(symbol)' is not a port symbol") }
+      guard value.isFinite else {
+        throw .invalidEffect(id, reason: "parameter \(symbol) is \(value), not a finite number")
+      }
+    }
+  }
+}
+
+/// Where a chain of effects runs: on one track (after its clips are summed, its gain, pan and
+/// envelope applied, before mute and solo), or on the master (after the master gain).
+public enum ChainOwner: Sendable, Hashable, Comparable, CustomStringConvertible {
+  case master
+  case track(Track.ID)
+
+  /// `master`, or the track's id (`t1`): the form commands and JSON use.
+  public var description: String {
+    switch self {
+    case .master: "master"
+    case .track(let id): id.description
+    }
+  }
+
+  /// `master` or a track id.
+  public init?(parsing text: String) {
+    if text == "master" {
+      self = .master
+    } else if let id = Track.ID(parsing: text) {
+      self = .track(id)
+    } else {
+      return nil
+    }
+  }
+}
+
+extension Project {
+  /// The effects of `owner` in the order they run; nil for a track that is not in the project.
+  public func effects(of owner: ChainOwner) -> [Effect]? {
+    switch owner {
+    case .master: masterEffects
+    case .track(let id): track(id)?.effects
+    }
+  }
+
+  /// The effect with `id`, the chain it is in and its place there.
+  public func effect(_ id: Effect.ID) -> (effect: Effect, owner: ChainOwner, index: Int)? {
+    if let index = masterEffects.firstIndex(where: { $0.id == id }) {
+      return (masterEffects[index], .master, index)
+    }
+    for track in tracks {
+      if let index = track.effects.firstIndex(where: { $0.id == id }) {
+        return (track.effects[index], .track(track.id), index)
+      }
+    }
+    return nil
+  }
+
+  /// Every effect with its chain and place: the master's first, then each track's in display
+  /// order.
+  public var allEffects: [(effect: Effect, owner: ChainOwner, index: Int)] {
+    masterEffects.enumerated().map { ($1, ChainOwner.master, $0) }
+      + tracks.flatMap { track in
+        track.effects.enumerated().map { ($1, ChainOwner.track(track.id), $0) }
+      }
+  }
+}

@@ -1,0 +1,75 @@
+/// Effect chain edits: each returns one ``Command/setEffects(_:on:)`` carrying the whole chain
+/// as it ends.
+extension Project {
+  /// Adds `effect` to the chain of `owner`, at `position` (0 runs first; nil, last).
+  ///
+  /// ```swift
+  /// let commands = try project.addEffect(eq, to: .track(Track.ID(1)))
+  /// ```
+  public func addEffect(
+    _ effect: Effect, to owner: ChainOwner, at position: Int? = nil
+  ) throws(TimelineError) -> [Command] {
+    guard var chain = effects(of: owner) else {
+      if case .track(let id) = owner { throw .unknownTrack(id) }
+      return []
+    }
+    guard self.effect(effect.id) == nil else { throw .duplicateID(effect.id.description) }
+    let position = position ?? chain.count
+    guard (0...chain.count).contains(position) else {
+      throw .effectPositionOutOfRange(effect.id, position: position, chainLength: chain.count + 1)
+    }
+    try effect.validate()
+    chain.insert(effect, at: position)
+    return [.setEffects(chain, on: owner)]
+  }
+
+  /// Sets parameters of effect `id` (the others keep their values) and its bypass.
+  public func setEffect(
+    _ id: Effect.ID, parameters: [String: Double] = [:], bypassed: Bool? = nil
+  ) throws(TimelineError) -> [Command] {
+    guard let (effect, owner, index) = self.effect(id), var chain = effects(of: owner) else {
+      throw .unknownEffect(id)
+    }
+    var changed = effect
+    changed.parameters.merge(parameters) { _, new in new }
+    if let bypassed { changed.isBypassed = bypassed }
+    try changed.validate()
+    chain[index] = changed
+    return [.setEffects(chain, on: owner)]
+  }
+
+  /// Replaces effect `id` whole (its plugin state after a preset, say), in place.
+  public func replaceEffect(_ effect: Effect) throws(TimelineError) -> [Command] {
+    guard let (_, owner, index) = self.effect(effect.id), var chain = effects(of: owner) else {
+      throw .unknownEffect(effect.id)
+    }
+    try effect.validate()
+    chain[index] = effect
+    return [.setEffects(chain, on: owner)]
+  }
+
+  /// Moves effect `id` to `position` in its chain (0 runs first).
+  public func moveEffect(_ id: Effect.ID, to position: Int) throws(TimelineError) -> [Command] {
+    guard let (effect, owner, index) = self.effect(id), var chain = effects(of: owner) else {
+      throw .unknownEffect(id)
+    }
+    guard (0..<chain.count).contains(position) else {
+      throw .effectPositionOutOfRange(id, position: position, chainLength: chain.count)
+    }
+    chain.remove(at: index)
+    chain.insert(effect, at: position)
+    return [.setEffects(chain, on: owner)]
+  }
+
+  /// Removes the effects `ids` from their chains.
+  public func removeEffects(_ ids: [Effect.ID]) throws(TimelineError) -> [Command] {
+    var chains: [ChainOwner: [Effect]] = [:]
+    for id in ids {
+      guard let (_, owner, _) = effect(id) else { throw .unknownEffect(id) }
+      var chain = chains[owner] ?? effects(of: owner) ?? []
+      chain.removeAll { $0.id == id }
+      chains[owner] = chain
+    }
+    return chains.keys.sorted().map { owner in .setEffects(chains[owner] ?? [], on: owner) }
+  }
+}
