@@ -1,0 +1,92 @@
+import Synchronization
+
+/// The LV2 plugins installed on this machine, as lilv finds them (`LV2_PATH` respected).
+///
+/// ```swift
+/// let catalog = PluginCatalog.load()
+/// if let eq = catalog.plugin("http://gareus.org/oss/lv2/fil4#stereo") { print(eq.controls.count) }
+/// ```
+///
+/// Loading reads every installed bundle's Turtle files (a few hundred milliseconds); ``load()``
+/// does it once per process and returns the same catalog after that. Thread-safe.
+public final class PluginCatalog: @unchecked Sendable {
+  let world: LilvWorld
+  private let descriptions: [String: PluginDescription]
+
+  /// Every installed plugin, sorted by URI.
+  public let plugins: [PluginInfo]
+  private let byURI: [String: PluginInfo]
+
+  private static let shared = Mutex<PluginCatalog?>(nil)
+
+  /// The process's catalog, loaded on first use.
+  public static func load() -> PluginCatalog {
+    shared.withLock { shared in
+      if let shared { return shared }
+      let made = PluginCatalog(world: LilvWorld())
+      shared = made
+      return made
+    }
+  }
+
+  private init(world: LilvWorld) {
+    self.world = world
+    var descriptions: [String: PluginDescription] = [:]
+    var plugins: [PluginInfo] = []
+    for description in world.descriptions {
+      descriptions[description.uri] = description
+      plugins.append(PluginInfo(description))
+    }
+    self.descriptions = descriptions
+    self.plugins = plugins
+    byURI = Dictionary(plugins.map { ($0.uri, $0) }, uniquingKeysWith: { first, _ in first })
+  }
+
+  /// The installed plugin with this URI, or nil.
+  public func plugin(_ uri: String) -> PluginInfo? { byURI[uri] }
+
+  /// The installed plugin with this URI, or ``EffectError/unknownPlugin(uri:nearest:)`` naming
+  /// the closest one.
+  public func require(_ uri: String) throws(EffectError) -> PluginInfo {
+    guard let info = byURI[uri] else {
+      throw .unknownPlugin(uri: uri, nearest: nearest(to: uri))
+    }
+    return info
+  }
+
+  /// The installed URI closest to `uri` (case-insensitive edit distance), for "did you mean".
+  public func nearest(to uri: String) -> String? {
+    closest(to: uri, among: plugins.map(\.uri))
+  }
+
+  func description(_ uri: String) -> PluginDescription? { descriptions[uri] }
+}
+
+/// The candidate closest to `text` by case-insensitive edit distance; nil when there are none,
+/// or when even the closest shares less than about half of its characters.
+func closest(to text: String, among candidates: [String]) -> String? {
+  let target = Array(text.lowercased().unicodeScalars)
+  var best: (String, Int)?
+  for candidate in candidates {
+    let distance = editDistance(target, Array(candidate.lowercased().unicodeScalars))
+    if best.map({ distance < $0.1 }) ?? true { best = (candidate, distance) }
+  }
+  guard let best, best.1 <= max(2, (max(target.count, best.0.count) + 1) / 2) else { return nil }
+  return best.0
+}
+
+private func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
+  if a.isEmpty { return b.count }
+  if b.isEmpty { return a.count }
+  var previous = Array(0...b.count)
+  var current = [Int](repeating: 0, count: b.count + 1)
+  for i in 1...a.count {
+    current[0] = i
+    for j in 1...b.count {
+      let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
+      current[j] = min(previous[j] + 1, current[j - 1] + 1, substitution)
+    }
+    swap(&previous, &current)
+  }
+  return previous[b.count]
+}
