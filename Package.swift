@@ -160,7 +160,8 @@ let package = Package(
     // What the command-line tests need another process for (a commit loop to kill, a held
     // write lock, the store's own check), kept out of the user's `tape`.
     .executableTarget(
-      name: "tape-testing", dependencies: ["TimelineStore", "Timeline"], path: "Tests/TestingTool"),
+      name: "tape-testing", dependencies: ["TimelineStore", "Timeline", "Effects"],
+      path: "Tests/TestingTool"),
     .testTarget(
       name: "TapeCLITests",
       dependencies: [

@@ -79,3 +79,29 @@ struct FxCatalogTests {
     )
   }
 }
+
+/// The audio thread's side of an LV2 effect allocates nothing: 10 s through each plugin in
+/// 256-frame periods, with parameter ramps and bypass crossfades, under the LD_PRELOAD
+/// allocation counter (`tape-testing effect-allocations`).
+@Suite("LV2 effects allocate nothing on the audio thread")
+struct EffectAllocationTests {
+  @Test(arguments: [
+    ("http://gareus.org/oss/lv2/fil4#stereo", 2), ("http://gareus.org/oss/lv2/dpl#stereo", 2),
+    ("http://gareus.org/oss/lv2/darc#stereo", 1), ("http://plugin.org.uk/swh-plugins/amp", 2),
+    ("http://lsp-plug.in/plugins/lv2/compressor_stereo", 2),
+  ])
+  func noAllocations(uri: String, channels: Int) throws {
+    let space = try Workspace()
+    let counter = try allocationCounter(in: space)
+    let report = space.path("allocations")
+    let result = try TapeBinary.run(
+      TapeBinary.testing, ["effect-allocations", uri, "--channels", "\(channels)"],
+      environment: ["LD_PRELOAD": counter, "TAPE_ALLOC_REPORT": report])
+    #expect(
+      result.status == 0,
+      "\(result.stderr) (is the plugin installed? x42-plugins, swh-lv2, lsp-plugins-lv2)")
+    #expect(result.stdout == "ran 1875 periods\n")
+    let counts = try String(contentsOfFile: report, encoding: .utf8)
+    #expect(counts == "0 0\n", "mallocs and frees on the audio thread for \(uri): \(counts)")
+  }
+}
