@@ -1,3 +1,4 @@
+import Atomics
 import Foundation
 
 /// One effect of a chain, running: one or two plugin instances, its parameter ramps, and a dry
@@ -118,7 +119,8 @@ public final class EffectProcessor: @unchecked Sendable {
   ///
   /// - Parameters:
   ///   - values: one per ``PluginInfo/controls``, in that order.
-  ///   - maximumFrames: the most frames one ``process(_:frames:)`` call will pass.
+  ///   - maximumFrames: the most frames one ``process(_:frames:)`` call will pass (kept for
+  ///     the caller; the FIFO takes blocks of any size, and the plugin is told 64).
   ///   - state: what ``saveState()`` returned, or nil.
   public init(
     plugin: PluginInfo, catalog: PluginCatalog, sampleRate: Int, channels: Int,
@@ -333,9 +335,10 @@ public final class EffectProcessor: @unchecked Sendable {
   }
 
   deinit {
+    // The worker first: its `work` may be running, and must not outlive the instance.
     for index in 0..<instanceCount {
-      instances[index].deactivate()
       workers[index]?.stop()
+      instances[index].deactivate()
       instances[index].free()
     }
     instances.deallocate()
@@ -588,6 +591,12 @@ public final class EffectProcessor: @unchecked Sendable {
     var values: [String: Float] = [:]
     for (slot, port) in outputs.enumerated() { values[port.symbol] = controlOutputs[slot] }
     return values
+  }
+
+  /// How many Worker requests the plugin's worker threads have handled so far (0 for a plugin
+  /// without the Worker extension): for tests and diagnostics.
+  public var workerRequestsHandled: Int {
+    workers.reduce(0) { $0 + ($1?.channel.pointee.handled.load(ordering: .relaxed) ?? 0) }
   }
 
   /// The values the plugin reads now, in ``PluginInfo/controls`` order (where ramps are).

@@ -82,6 +82,8 @@ struct WorkerChannel: @unchecked Sendable {
   var responses: ByteRing
   var wakeup: UnsafeMutablePointer<sem_t>
   var stopping: UnsafeAtomic<Bool>
+  /// How many requests `work` has handled (diagnostics and tests).
+  var handled: UnsafeAtomic<Int>
   /// Where the audio thread copies a response before handing it to the plugin.
   var responseScratch: UnsafeMutableRawPointer
   /// The instance `work` runs on; set once it exists, before any request can be made.
@@ -114,6 +116,7 @@ final class Worker: @unchecked Sendable {
       to: WorkerChannel(
         requests: .make(capacity: Self.ringCapacity),
         responses: .make(capacity: Self.ringCapacity), wakeup: wakeup, stopping: .create(false),
+        handled: .create(0),
         responseScratch: .allocate(byteCount: Self.ringCapacity, alignment: 16), instance: nil))
     schedule = makeWorkerSchedule(channel)
   }
@@ -133,6 +136,7 @@ final class Worker: @unchecked Sendable {
         if channel.pointee.stopping.load(ordering: .acquiring) { break }
         while let size = channel.pointee.requests.pop(into: buffer) {
           channel.pointee.instance?.work(size: size, data: buffer, channel: channel)
+          channel.pointee.handled.wrappingIncrement(ordering: .relaxed)
         }
       }
       finished.signal()
@@ -166,6 +170,7 @@ final class Worker: @unchecked Sendable {
     channel.pointee.requests.destroy()
     channel.pointee.responses.destroy()
     channel.pointee.stopping.destroy()
+    channel.pointee.handled.destroy()
     channel.pointee.responseScratch.deallocate()
     sem_destroy(channel.pointee.wakeup)
     channel.pointee.wakeup.deallocate()

@@ -10,6 +10,7 @@ enum TestPlugins {
   static let limiter = ("http://gareus.org/oss/lv2/dpl#stereo", "x42-plugins")
   static let amp = ("http://plugin.org.uk/swh-plugins/amp", "swh-lv2")
   static let lspCompressor = ("http://lsp-plug.in/plugins/lv2/compressor_stereo", "lsp-plugins-lv2")
+  static let reverb = ("http://lsp-plug.in/plugins/lv2/impulse_reverb_stereo", "lsp-plugins-lv2")
 }
 
 /// The installed plugin, or a failed test naming the Debian package to install.

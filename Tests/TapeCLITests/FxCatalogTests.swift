@@ -89,6 +89,7 @@ struct EffectAllocationTests {
     ("http://gareus.org/oss/lv2/fil4#stereo", 2), ("http://gareus.org/oss/lv2/dpl#stereo", 2),
     ("http://gareus.org/oss/lv2/darc#stereo", 1), ("http://plugin.org.uk/swh-plugins/amp", 2),
     ("http://lsp-plug.in/plugins/lv2/compressor_stereo", 2),
+    ("http://lsp-plug.in/plugins/lv2/impulse_reverb_stereo", 2),
   ])
   func noAllocations(uri: String, channels: Int) throws {
     let space = try Workspace()
