@@ -165,7 +165,12 @@ final class LilvWorld: @unchecked Sendable {
   let lock = Mutex(())
   /// The world's plugins by URI (lilv's pointers, valid as long as the world).
   private var pluginsByURI: [String: OpaquePointer] = [:]
-  private(set) var descriptions: [PluginDescription] = []
+  /// Every installed plugin's URI, sorted.
+  let uris: [String]
+  /// Descriptions made so far (under ``lock``): lilv reads a bundle's data only when one of
+  /// its plugins is asked about, so describing one plugin costs milliseconds and all of them
+  /// about a second.
+  private var described: [String: PluginDescription] = [:]
 
   init() {
     // lilv_world_new only fails when out of memory; a process in that state has worse troubles.
@@ -176,15 +181,28 @@ final class LilvWorld: @unchecked Sendable {
     lilv_world_load_all(world)
     let all = lilv_world_get_all_plugins(world)
     var iterator = lilv_plugins_begin(all)
+    var byURI: [String: OpaquePointer] = [:]
     while !lilv_plugins_is_end(all, iterator) {
-      if let plugin = lilv_plugins_get(all, iterator) {
-        let description = describe(plugin)
-        pluginsByURI[description.uri] = plugin
-        descriptions.append(description)
+      if let plugin = lilv_plugins_get(all, iterator),
+        let uri = lilv_node_as_uri(lilv_plugin_get_uri(plugin)).map({ String(cString: $0) })
+      {
+        byURI[uri] = plugin
       }
       iterator = lilv_plugins_next(all, iterator)
     }
-    descriptions.sort { $0.uri < $1.uri }
+    pluginsByURI = byURI
+    uris = byURI.keys.sorted()
+  }
+
+  /// What lilv says about the plugin with this URI, nil when none is installed.
+  func description(_ uri: String) -> PluginDescription? {
+    lock.withLock { _ in
+      if let known = described[uri] { return known }
+      guard let plugin = pluginsByURI[uri] else { return nil }
+      let made = describe(plugin)
+      described[uri] = made
+      return made
+    }
   }
 
   deinit { lilv_world_free(world) }

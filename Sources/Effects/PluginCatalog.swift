@@ -7,19 +7,16 @@ import Synchronization
 /// if let eq = catalog.plugin("http://gareus.org/oss/lv2/fil4#stereo") { print(eq.controls.count) }
 /// ```
 ///
-/// Loading reads every installed bundle's Turtle files (a few hundred milliseconds); ``load()``
-/// does it once per process and returns the same catalog after that. Thread-safe.
+/// ``load()`` makes the catalog once per process and returns the same one after that; a
+/// plugin's data is read the first time it is asked about. Thread-safe.
 public final class PluginCatalog: @unchecked Sendable {
   let world: LilvWorld
-  private let descriptions: [String: PluginDescription]
-
-  /// Every installed plugin, sorted by URI.
-  public let plugins: [PluginInfo]
-  private let byURI: [String: PluginInfo]
+  private let all = Mutex<[PluginInfo]?>(nil)
+  private let infos = Mutex<[String: PluginInfo]>([:])
 
   private static let shared = Mutex<PluginCatalog?>(nil)
 
-  /// The process's catalog, loaded on first use.
+  /// The process's catalog, made on first use (cheap: the plugins are read when asked about).
   public static func load() -> PluginCatalog {
     shared.withLock { shared in
       if let shared { return shared }
@@ -31,24 +28,33 @@ public final class PluginCatalog: @unchecked Sendable {
 
   private init(world: LilvWorld) {
     self.world = world
-    var descriptions: [String: PluginDescription] = [:]
-    var plugins: [PluginInfo] = []
-    for description in world.descriptions {
-      descriptions[description.uri] = description
-      plugins.append(PluginInfo(description))
-    }
-    self.descriptions = descriptions
-    self.plugins = plugins
-    byURI = Dictionary(plugins.map { ($0.uri, $0) }, uniquingKeysWith: { first, _ in first })
   }
 
+  /// Every installed plugin, sorted by URI. The first call reads every bundle's data (about a
+  /// second with a few hundred plugins); later calls return the same array.
+  public var plugins: [PluginInfo] {
+    if let known = all.withLock({ $0 }) { return known }
+    let made = world.uris.compactMap { plugin($0) }
+    all.withLock { $0 = made }
+    return made
+  }
+
+  /// Every installed plugin's URI, sorted (cheap: no plugin data is read).
+  public var uris: [String] { world.uris }
+
   /// The installed plugin with this URI, or nil.
-  public func plugin(_ uri: String) -> PluginInfo? { byURI[uri] }
+  public func plugin(_ uri: String) -> PluginInfo? {
+    if let known = infos.withLock({ $0[uri] }) { return known }
+    guard let description = world.description(uri) else { return nil }
+    let made = PluginInfo(description)
+    infos.withLock { $0[uri] = made }
+    return made
+  }
 
   /// The installed plugin with this URI, or ``EffectError/unknownPlugin(uri:nearest:)`` naming
   /// the closest one.
   public func require(_ uri: String) throws(EffectError) -> PluginInfo {
-    guard let info = byURI[uri] else {
+    guard let info = plugin(uri) else {
       throw .unknownPlugin(uri: uri, nearest: nearest(to: uri))
     }
     return info
@@ -56,10 +62,10 @@ public final class PluginCatalog: @unchecked Sendable {
 
   /// The installed URI closest to `uri` (case-insensitive edit distance), for "did you mean".
   public func nearest(to uri: String) -> String? {
-    closest(to: uri, among: plugins.map(\.uri))
+    closest(to: uri, among: world.uris)
   }
 
-  func description(_ uri: String) -> PluginDescription? { descriptions[uri] }
+  func description(_ uri: String) -> PluginDescription? { world.description(uri) }
 }
 
 /// The candidate closest to `text` by case-insensitive edit distance; nil when there are none,
