@@ -172,12 +172,19 @@ final class LilvWorld: @unchecked Sendable {
   /// about a second.
   private var described: [String: PluginDescription] = [:]
 
-  init() {
+  /// - Parameter path: where to look instead of `LV2_PATH` and the system's folders
+  ///   (colon-separated), or nil.
+  init(path: String? = nil) {
     // lilv_world_new only fails when out of memory; a process in that state has worse troubles.
     guard let world = lilv_world_new() else {
       preconditionFailure("lilv could not create a world (out of memory)")
     }
     self.world = world
+    if let path {
+      let value = lilv_new_string(world, path)
+      lilv_world_set_option(world, "http://drobilla.net/ns/lilv#lv2-path", value)
+      lilv_node_free(value)
+    }
     lilv_world_load_all(world)
     let all = lilv_world_get_all_plugins(world)
     var iterator = lilv_plugins_begin(all)

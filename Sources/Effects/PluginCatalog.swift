@@ -26,6 +26,12 @@ public final class PluginCatalog: @unchecked Sendable {
     }
   }
 
+  /// A catalog of the plugins in `path` alone (colon-separated folders of LV2 bundles), made
+  /// anew on each call: for tests, and for a host that must ignore `LV2_PATH`.
+  public static func load(path: String) -> PluginCatalog {
+    PluginCatalog(world: LilvWorld(path: path))
+  }
+
   private init(world: LilvWorld) {
     self.world = world
   }
