@@ -15,6 +15,7 @@ let package = Package(
     .library(name: "AudioFiles", targets: ["AudioFiles"]),
     .library(name: "Playback", targets: ["Playback"]),
     .library(name: "TerminalViews", targets: ["TerminalViews"]),
+    .library(name: "Effects", targets: ["Effects"]),
   ],
   dependencies: [
     .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -50,6 +51,13 @@ let package = Package(
     .systemLibrary(
       name: "CSQLiteSession",
       providers: [.apt(["libsqlite3-dev"])]
+    ),
+
+    // LV2 plugin hosting: lilv and the LV2 extension headers.
+    .systemLibrary(
+      name: "CLilv",
+      pkgConfig: "lilv-0",
+      providers: [.apt(["liblilv-dev", "lv2-dev"])]
     ),
 
     // The audio thread's stack and page faults (glibc's _GNU_SOURCE calls).
@@ -104,6 +112,15 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
+    // LV2 plugins: the lilv world, discovery, running instances and their worker threads.
+    .target(
+      name: "Effects",
+      dependencies: [
+        "CLilv",
+        .product(name: "Atomics", package: "swift-atomics"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
     // Argument parsing and wiring only.
     .executableTarget(
       name: "tape",
@@ -115,6 +132,7 @@ let package = Package(
         "Playback",
         "SafeFiles",
         "TerminalViews",
+        "Effects",
         "CStandardOutput",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
@@ -137,11 +155,13 @@ let package = Package(
     .testTarget(
       name: "AudioFilesTests",
       dependencies: ["AudioFiles", "Mixing", "Timeline", "ReferenceRenders", "SafeFiles"]),
+    .testTarget(name: "EffectsTests", dependencies: ["Effects"]),
     .testTarget(name: "PlaybackTests", dependencies: ["Playback", "Mixing", "Timeline"]),
     // What the command-line tests need another process for (a commit loop to kill, a held
     // write lock, the store's own check), kept out of the user's `tape`.
     .executableTarget(
-      name: "tape-testing", dependencies: ["TimelineStore", "Timeline"], path: "Tests/TestingTool"),
+      name: "tape-testing", dependencies: ["TimelineStore", "Timeline", "Effects"],
+      path: "Tests/TestingTool"),
     .testTarget(
       name: "TapeCLITests",
       dependencies: [

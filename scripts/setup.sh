@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building, testing and playing Tape needs on Debian/Ubuntu: the C libraries
-# (libsndfile, ALSA, libsoxr, SQLite), the reference tools the tests compare against (sox,
+# (libsndfile, ALSA, libsoxr, SQLite, lilv), the reference tools the tests compare against (sox,
 # ffmpeg), and the ALSA/JACK pieces the real-playback tests use. Safe to run again.
 set -euo pipefail
 
@@ -8,6 +8,9 @@ packages=(
   pkg-config
   libsndfile1-dev libasound2-dev libsoxr-dev libsqlite3-dev   # linked by Tape
   libssl-dev                                                  # SHA-256 of sources (libcrypto)
+  liblilv-dev lv2-dev                                         # LV2 plugin hosting (lilv)
+  x42-plugins lsp-plugins-lv2 swh-lv2                         # the plugins the effects tests run
+  lv2file jalv lilv-utils                                     # reference LV2 hosts in tests
   sox libsox-fmt-all ffmpeg xxhash                            # references in tests
   sqlite3                                                     # damages project files in tests
   alsa-utils jackd2 libasound2-plugins                        # real ALSA playback in tests

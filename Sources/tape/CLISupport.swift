@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioFiles
 import CStandardOutput
+import Effects
 import Foundation
 import Mixing
 import Playback
@@ -162,6 +163,14 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
     }
   case let error as MixingError:
     return (Exit.dataError, error.description)
+  case let error as EffectError:
+    switch error {
+    case .unknownPlugin: return (Exit.noInput, error.description)
+    case .unknownSymbol, .invalidValue, .outOfRange, .valueCount, .unsupportedChannels,
+      .invalidConfiguration:
+      return (Exit.usage, error.description)
+    default: return (Exit.dataError, error.description)
+    }
   case let error as PlaybackError:
     switch error {
     case .badPeriod, .badPeriods: return (Exit.usage, error.description)

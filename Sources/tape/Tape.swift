@@ -22,6 +22,7 @@ struct Tape: ParsableCommand {
       CommandGroup(
         name: "Time ranges and the mix",
         subcommands: [Cut.self, Insert.self, SplitAll.self, Silences.self, Master.self]),
+      CommandGroup(name: "Effects", subcommands: [Fx.self]),
       CommandGroup(name: "Scripts", subcommands: [Batch.self]),
       CommandGroup(
         name: "History",

@@ -374,6 +374,15 @@ struct Fuzzer {
           ]),
         ]
         + maybe(["-m", pick(["Batch", "", "a\nb"])], ["--json"])
+    case 21:
+      arguments =
+        next(2) == 0
+        ? ["fx", "plugins"] + maybe(["--search", pick(["limiter", "", "ÜBER", "#", "x42"])])
+          + maybe(["--json"])
+        : [
+          "fx", "info", pick(["http://gareus.org/oss/lv2/dpl#stereo", "dpl", "", file, "http://"]),
+        ]
+          + maybe(["--json"])
     case 20:
       arguments = [
         pick(["new", "ls", "history", "undo", "render"]),

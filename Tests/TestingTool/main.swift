@@ -11,6 +11,9 @@ import TimelineStore
 //   tape-testing fixture FILE --clips N --versions M
 //                                               a new project of N clips on 10 tracks and M
 //                                               versions (one-clip gain edits), for benchmarks
+//   tape-testing effect-allocations URI [--channels N]
+//                                               10 s through an LV2 effect between the
+//                                               allocation counter's hooks
 
 /// Unbuffered: a line on stdout means the operation returned, even if we die right after.
 func acknowledge(_ line: String) {
@@ -135,6 +138,9 @@ do {
     try fixture(
       file, clips: option("--clips", in: arguments).flatMap { Int($0) } ?? 1_000,
       versions: option("--versions", in: arguments).flatMap { Int($0) } ?? 10_000)
+  case "effect-allocations":
+    try effectAllocations(
+      file, channels: option("--channels", in: arguments).flatMap { Int($0) } ?? 2)
   default:
     FileHandle.standardError.write(Data("error: unknown command \(command)\n".utf8))
     exit(64)

@@ -1,0 +1,124 @@
+/// One control input port of a plugin: a parameter a user sets by its symbol.
+public struct ControlPort: Sendable, Hashable, Codable {
+  /// How a value moves: continuous values ramp, the others are steps.
+  public enum Kind: String, Sendable, Codable {
+    case continuous, integer, toggle, enumeration
+  }
+
+  /// A named value of the port (`lv2:scalePoint`).
+  public struct ScalePoint: Sendable, Hashable, Codable {
+    public var label: String
+    public var value: Float
+    public init(label: String, value: Float) {
+      self.label = label
+      self.value = value
+    }
+  }
+
+  /// The port's index in the plugin (not its position in ``PluginInfo/controls``).
+  public var index: Int
+  public var symbol: String
+  public var name: String
+  public var minimum: Float
+  public var maximum: Float
+  public var defaultValue: Float
+  /// The unit's symbol (`dB`, `Hz`, `ms`), nil when the plugin names none.
+  public var unit: String?
+  public var kind: Kind
+  public var isLogarithmic: Bool
+  public var scalePoints: [ScalePoint]
+
+  /// Continuous ports ramp when changed; stepped ones (integer, toggle, enumeration) jump.
+  public var canRamp: Bool { kind == .continuous }
+
+  init(_ port: PortDescription) {
+    index = port.index
+    symbol = port.symbol
+    name = port.name
+    kind =
+      port.toggled
+      ? .toggle : port.enumeration ? .enumeration : port.integer ? .integer : .continuous
+    let lowest = port.minimum ?? (port.scalePoints.map(\.value).min() ?? 0)
+    let highest = port.maximum ?? (port.scalePoints.map(\.value).max() ?? 1)
+    minimum = min(lowest, highest)
+    maximum = max(lowest, highest)
+    defaultValue = min(max(port.defaultValue ?? minimum, minimum), maximum)
+    unit = port.unit
+    isLogarithmic = port.logarithmic
+    scalePoints = port.scalePoints.map { ScalePoint(label: $0.label, value: $0.value) }
+  }
+
+  /// The value `text` names: a number (`-3`, `120`, `0.5`; a unit suffix matching ``unit`` is
+  /// allowed: `-3dB`), `on`/`off`/`true`/`false` for a toggle, or a scale point's label
+  /// (case-insensitive). Throws, naming the range or the labels, for anything else or a number
+  /// out of range. Integer, toggle and enumeration ports take whole numbers only.
+  ///
+  /// ```swift
+  /// try port.value(parsing: "-3")   // -3.0
+  /// ```
+  public func value(parsing text: String) throws(EffectError) -> Float {
+    let trimmed = text.trimmingPrefixAndSuffixSpaces()
+    let lowered = trimmed.lowercased()
+    if let point = scalePoints.first(where: { $0.label.lowercased() == lowered }) {
+      return point.value
+    }
+    if kind == .toggle {
+      if ["on", "true", "yes"].contains(lowered) { return maximum > 0 ? maximum : 1 }
+      if ["off", "false", "no"].contains(lowered) { return minimum }
+    }
+    var number = trimmed
+    if let unit, !unit.isEmpty, lowered.hasSuffix(unit.lowercased()) {
+      number = String(trimmed.dropLast(unit.count)).trimmingPrefixAndSuffixSpaces()
+    }
+    guard let value = Float(number), value.isFinite else {
+      throw .invalidValue(symbol: symbol, text: text, expected: expectation)
+    }
+    guard value >= minimum && value <= maximum else {
+      throw .outOfRange(symbol: symbol, value: value, minimum: minimum, maximum: maximum)
+    }
+    if kind != .continuous && value != value.rounded() {
+      throw .invalidValue(symbol: symbol, text: text, expected: expectation)
+    }
+    if kind == .enumeration && !scalePoints.isEmpty
+      && !scalePoints.contains(where: { $0.value == value })
+    {
+      throw .invalidValue(symbol: symbol, text: text, expected: expectation)
+    }
+    return value
+  }
+
+  /// What a value can be, for messages: the labels, on/off, or the range.
+  var expectation: String {
+    let range = "a number from \(formatNumber(minimum)) to \(formatNumber(maximum))"
+    switch kind {
+    case .toggle: return "on or off (or \(formatNumber(minimum)) or \(formatNumber(maximum)))"
+    case .enumeration where !scalePoints.isEmpty:
+      return "one of " + scalePoints.map(\.label).joined(separator: ", ")
+    case .integer: return "a whole number from \(formatNumber(minimum)) to \(formatNumber(maximum))"
+    default:
+      guard !scalePoints.isEmpty else { return range }
+      return range + " or one of " + scalePoints.map(\.label).joined(separator: ", ")
+    }
+  }
+
+  /// `value` as a person reads it: a scale point's label for enumerations (and any port whose
+  /// value is exactly a labelled point), `on`/`off` for toggles, else the number.
+  public func display(_ value: Float) -> String {
+    if kind == .toggle { return value > minimum ? "on" : "off" }
+    if kind == .enumeration || kind == .integer,
+      let point = scalePoints.first(where: { $0.value == value })
+    {
+      return point.label
+    }
+    return formatNumber(value)
+  }
+}
+
+extension String {
+  fileprivate func trimmingPrefixAndSuffixSpaces() -> String {
+    var text = Substring(self)
+    while text.first?.isWhitespace == true { text.removeFirst() }
+    while text.last?.isWhitespace == true { text.removeLast() }
+    return String(text)
+  }
+}

@@ -1,0 +1,607 @@
+import Atomics
+import Foundation
+
+/// One effect of a chain, running: one or two plugin instances, its parameter ramps, and a dry
+/// path delayed by its latency.
+///
+/// ```swift
+/// let catalog = PluginCatalog.load()
+/// let eq = try catalog.require("http://gareus.org/oss/lv2/fil4#stereo")
+/// let effect = try EffectProcessor(
+///   plugin: eq, catalog: catalog, sampleRate: 48_000, channels: 2, maximumFrames: 1024,
+///   values: eq.defaultValues, bypassed: false, state: nil)
+/// effect.process(buffer, frames: 1024)   // on the audio thread
+/// ```
+///
+/// **The 64-frame grid.** The plugin runs on exactly 64 frames at a time, at every multiple of
+/// 64 of the frames this processor has been given since it was made, through a 64-frame FIFO
+/// (which is part of ``latency``); new targets, ramp steps and bypass changes apply only at
+/// those boundaries. So the output depends on the signal and on which 64-frame step targets
+/// were set in, not on how the caller blocks it: a render in blocks of 3840 equals a play in
+/// periods of 256 or 100, bit for bit, whatever the plugin. (Cutting the caller's blocks at
+/// grid points alone is not enough: x42's plugins smooth parameters and filter coefficients
+/// per `run` call, and gave different output for blocks of 1 and 100.)
+///
+/// **Channels.** A 1-in/1-out plugin on a stereo track runs as two instances (dual mono, as
+/// Ardour replicates). A 2/2 plugin on a mono track gets the channel on both inputs and
+/// gives (L+R)/2; a 1-in plugin on stereo gets (L+R)/2; a 1-out plugin on stereo has its
+/// output copied to both channels.
+///
+/// **Latency.** Read from the plugin's `lv2:reportsLatency` output once, at creation: the fresh
+/// instance runs 64 frames of silence, the port is read, and the instance is deactivated and
+/// activated again (LV2: activate resets the plugin's signal state, as if new). A plugin whose
+/// latency changes later with a parameter keeps the first value here; the dry path and the
+/// track's compensation are built on it.
+///
+/// **Worker.** The Worker extension's `work` runs on a thread of this processor, so when a
+/// response reaches `run` depends on that thread's timing: a plugin that uses it is realtime
+/// but not necessarily reproducible bit for bit.
+public final class EffectProcessor: @unchecked Sendable {
+  /// Parameters and bypass change only at multiples of this many frames of the running count.
+  public static let stepFrames = 64
+
+  public let plugin: PluginInfo
+  public let sampleRate: Int
+  /// 1 or 2: the track's.
+  public let channels: Int
+  public let maximumFrames: Int
+  /// Frames this effect delays its input by: ``pluginLatency`` plus the 64 frames of the FIFO
+  /// that makes every `run` exactly one 64-frame step (see ``process(_:frames:)``). Constant
+  /// for the processor's life; the dry path is delayed by the same.
+  public let latency: Int
+  /// What the plugin reports on its `lv2:reportsLatency` port at creation (0 without one).
+  public let pluginLatency: Int
+  /// How long a ramp or a bypass crossfade takes: 20 ms at ``sampleRate``.
+  public let rampFrames: Int
+
+  private let world: LilvWorld
+  private let instanceCount: Int
+  private let instances: UnsafeMutablePointer<LV2Instance>
+  private let features: [HostFeatures]
+  private let workers: [Worker?]
+  /// Per instance, its worker's channel or nil (read by the audio thread).
+  private let workerChannels: UnsafeMutablePointer<UnsafeMutablePointer<WorkerChannel>?>
+  private let inputsPerInstance: Int
+  private let outputsPerInstance: Int
+  /// instanceCount × inputsPerInstance × 64 floats.
+  private let inputBuffers: UnsafeMutablePointer<Float>
+  private let outputBuffers: UnsafeMutablePointer<Float>
+  /// 64 zeros for side-chain and CV inputs; scratch for optional outputs.
+  private let silence: UnsafeMutablePointer<Float>
+  private let scratch: UnsafeMutablePointer<Float>
+  private let scratchCount: Int
+
+  private let controlCount: Int
+  /// The values the plugin reads: shared by every instance.
+  private let current: UnsafeMutablePointer<Float>
+  private let rampStart: UnsafeMutablePointer<Float>
+  private let rampTarget: UnsafeMutablePointer<Float>
+  private let rampStep: UnsafeMutablePointer<Int>
+  private let pending: UnsafeMutablePointer<Float>
+  private let continuous: UnsafeMutablePointer<Bool>
+  private let rampSteps: Int
+  /// Control outputs, one float per port per instance.
+  private let controlOutputs: UnsafeMutablePointer<Float>
+  private let controlOutputCount: Int
+
+  /// Atom sequence buffers: `atomCount` of `atomCapacity` bytes; the first `atomInputs` are
+  /// inputs.
+  private let atoms: UnsafeMutableRawPointer
+  private let atomIsInput: UnsafeMutablePointer<Bool>
+  private let atomCount: Int
+  private let atomCapacity: Int
+  private let sequenceType: UInt32
+  private let chunkType: UInt32
+
+  /// The FIFO: 64 frames of input collected, and the last 64 frames processed.
+  private let fifoIn: UnsafeMutablePointer<Float>
+  private let fifoOut: UnsafeMutablePointer<Float>
+  /// The dry path: `channels × pluginLatency` delay memory and one step of delayed input.
+  private let delay: UnsafeMutablePointer<Float>
+  private let dry: UnsafeMutablePointer<Float>
+  private let run: UnsafeMutablePointer<RunState>
+
+  private struct RunState {
+    var frames = 0
+    /// Frames in the FIFO: `frames % 64`.
+    var fill = 0
+    var delayIndex = 0
+    /// 0 (dry) … rampFrames (wet): where the bypass crossfade is.
+    var wetPosition = 0
+    var bypassed = false
+    var pendingBypass = false
+    var hasPendingTargets = false
+  }
+
+  /// Makes and starts the effect, off the audio thread: instantiates the plugin (twice for
+  /// dual mono), restores `state` (or the plugin's default state when it asks for it), connects
+  /// its ports, activates it and learns its latency.
+  ///
+  /// - Parameters:
+  ///   - values: one per ``PluginInfo/controls``, in that order.
+  ///   - maximumFrames: the most frames one ``process(_:frames:)`` call will pass (kept for
+  ///     the caller; the FIFO takes blocks of any size, and the plugin is told 64).
+  ///   - state: what ``saveState()`` returned, or nil.
+  public init(
+    plugin: PluginInfo, catalog: PluginCatalog, sampleRate: Int, channels: Int,
+    maximumFrames: Int, values: [Float], bypassed: Bool, state: [UInt8]?
+  ) throws(EffectError) {
+    guard channels == 1 || channels == 2 else { throw .unsupportedChannels(channels) }
+    guard sampleRate > 0 else {
+      throw .invalidConfiguration("sample rate \(sampleRate) Hz is not a rate")
+    }
+    guard maximumFrames > 0 else {
+      throw .invalidConfiguration("a block of \(maximumFrames) frames is no block")
+    }
+    guard let description = catalog.description(plugin.uri) else {
+      throw .unknownPlugin(uri: plugin.uri, nearest: catalog.nearest(to: plugin.uri))
+    }
+    let info = PluginInfo(description)
+    guard info.missingFeatures.isEmpty else {
+      throw .missingFeatures(plugin: info.uri, features: info.missingFeatures)
+    }
+    if let problem = info.problem { throw .unsupportedPorts(plugin: info.uri, reason: problem) }
+    guard values.count == info.controls.count else {
+      throw .valueCount(plugin: info.uri, expected: info.controls.count, got: values.count)
+    }
+    let world = catalog.world
+    let dualMono = info.audioInputs == 1 && info.audioOutputs == 1 && channels == 2
+    let instanceCount = dualMono ? 2 : 1
+    let step = Self.stepFrames
+
+    // Instances first: the only steps that can fail, undone on failure.
+    var made: [LV2Instance] = []
+    var workers: [Worker?] = []
+    var features: [HostFeatures] = []
+    let sequenceCapacity =
+      description.ports.filter { $0.kind == .atom }
+      .map { max($0.minimumSize ?? 0, 8_192) }.max() ?? 8_192
+    func undo() {
+      for (index, instance) in made.enumerated() {
+        workers[index]?.stop()
+        instance.free()
+      }
+    }
+    for _ in 0..<instanceCount {
+      let worker = description.hasWorker ? Worker() : nil
+      let list = HostFeatures(
+        sampleRate: sampleRate, maximumBlock: step, sequenceSize: sequenceCapacity,
+        schedule: worker?.schedule)
+      guard
+        let instance = world.instantiate(
+          info.uri, sampleRate: sampleRate, features: list.pointer)
+      else {
+        undo()
+        throw .instantiateFailed(plugin: info.uri, sampleRate: sampleRate)
+      }
+      worker?.start(instance)
+      made.append(instance)
+      workers.append(worker)
+      features.append(list)
+    }
+    for (index, instance) in made.enumerated() {
+      if let state {
+        guard world.restoreState(state, into: instance, features: features[index].pointer) else {
+          undo()
+          throw .badState(plugin: info.uri, reason: "it is not LV2 state lilv can read")
+        }
+      } else if description.requiredFeatures.contains(LV2URI.loadDefaultState)
+        || description.optionalFeatures.contains(LV2URI.loadDefaultState)
+      {
+        world.restoreDefaultState(info.uri, into: instance, features: features[index].pointer)
+      }
+    }
+
+    self.plugin = info
+    self.sampleRate = sampleRate
+    self.channels = channels
+    self.maximumFrames = maximumFrames
+    self.world = world
+    self.instanceCount = instanceCount
+    self.features = features
+    self.workers = workers
+    rampFrames = max(1, sampleRate / 50)
+    rampSteps = max(1, (rampFrames + step - 1) / step)
+    instances = .allocate(capacity: instanceCount)
+    instances.initialize(from: made, count: instanceCount)
+    workerChannels = .allocate(capacity: instanceCount)
+    workerChannels.initialize(from: workers.map { $0?.channel }, count: instanceCount)
+
+    let audio = description.ports.filter { $0.kind == .audio }
+    let mainInputs = audio.filter { $0.isInput && !$0.isSideChain && !$0.isOptional }
+    let mainOutputs = audio.filter { !$0.isInput && !$0.isSideChain && !$0.isOptional }
+    inputsPerInstance = mainInputs.count
+    outputsPerInstance = mainOutputs.count
+    inputBuffers = .allocate(capacity: instanceCount * inputsPerInstance * step)
+    inputBuffers.initialize(repeating: 0, count: instanceCount * inputsPerInstance * step)
+    outputBuffers = .allocate(capacity: instanceCount * outputsPerInstance * step)
+    outputBuffers.initialize(repeating: 0, count: instanceCount * outputsPerInstance * step)
+    silence = .allocate(capacity: step)
+    silence.initialize(repeating: 0, count: step)
+    let extraOutputs = description.ports.filter {
+      ($0.kind == .audio || $0.kind == .cv) && !$0.isInput
+    }.count
+    scratchCount = max(1, instanceCount * extraOutputs) * step
+    scratch = .allocate(capacity: scratchCount)
+    scratch.initialize(repeating: 0, count: scratchCount)
+
+    let controls = info.controls
+    controlCount = controls.count
+    current = .allocate(capacity: max(1, controlCount))
+    current.initialize(from: values, count: controlCount)
+    rampStart = .allocate(capacity: max(1, controlCount))
+    rampStart.initialize(from: values, count: controlCount)
+    rampTarget = .allocate(capacity: max(1, controlCount))
+    rampTarget.initialize(from: values, count: controlCount)
+    pending = .allocate(capacity: max(1, controlCount))
+    pending.initialize(from: values, count: controlCount)
+    rampStep = .allocate(capacity: max(1, controlCount))
+    rampStep.initialize(repeating: rampSteps, count: max(1, controlCount))
+    continuous = .allocate(capacity: max(1, controlCount))
+    continuous.initialize(from: controls.map(\.canRamp), count: controlCount)
+
+    let outputs = description.ports.filter { $0.kind == .control && !$0.isInput }
+    controlOutputCount = outputs.count
+    controlOutputs = .allocate(capacity: max(1, instanceCount * outputs.count))
+    controlOutputs.initialize(repeating: 0, count: max(1, instanceCount * outputs.count))
+
+    let atomPorts = description.ports.filter { $0.kind == .atom }
+    atomCount = instanceCount * atomPorts.count
+    atomCapacity = sequenceCapacity
+    atoms = .allocate(byteCount: max(1, atomCount) * atomCapacity, alignment: 16)
+    atoms.initializeMemory(as: UInt8.self, repeating: 0, count: max(1, atomCount) * atomCapacity)
+    atomIsInput = .allocate(capacity: max(1, atomCount))
+    atomIsInput.initialize(repeating: false, count: max(1, atomCount))
+    sequenceType = URIDMap.shared.map(LV2URI.atomSequence)
+    chunkType = URIDMap.shared.map(LV2URI.atomChunk)
+
+    dry = .allocate(capacity: channels * step)
+    dry.initialize(repeating: 0, count: channels * step)
+    fifoIn = .allocate(capacity: channels * step)
+    fifoIn.initialize(repeating: 0, count: channels * step)
+    fifoOut = .allocate(capacity: channels * step)
+    fifoOut.initialize(repeating: 0, count: channels * step)
+    run = .allocate(capacity: 1)
+    run.initialize(to: RunState())
+
+    // Connect every port of every instance.
+    for instanceIndex in 0..<instanceCount {
+      let instance = instances[instanceIndex]
+      var extra = 0
+      var outputSlot = 0
+      var atomSlot = 0
+      for port in description.ports {
+        switch port.kind {
+        case .audio where port.isInput:
+          if let main = mainInputs.firstIndex(of: port) {
+            instance.connect(
+              port.index, inputBuffers + (instanceIndex * inputsPerInstance + main) * step)
+          } else {
+            instance.connect(port.index, silence)
+          }
+        case .audio, .cv:
+          if port.kind == .audio, let main = mainOutputs.firstIndex(of: port) {
+            instance.connect(
+              port.index, outputBuffers + (instanceIndex * outputsPerInstance + main) * step)
+          } else if port.isInput {
+            instance.connect(port.index, silence)
+          } else {
+            instance.connect(port.index, scratch + (instanceIndex * extraOutputs + extra) * step)
+            extra += 1
+          }
+        case .control where port.isInput:
+          if let slot = controls.firstIndex(where: { $0.index == port.index }) {
+            instance.connect(port.index, current + slot)
+          }
+        case .control:
+          instance.connect(
+            port.index, controlOutputs + instanceIndex * controlOutputCount + outputSlot)
+          outputSlot += 1
+        case .atom:
+          let slot = instanceIndex * atomPorts.count + atomSlot
+          atomIsInput[slot] = port.isInput
+          instance.connect(port.index, atoms + slot * atomCapacity)
+          atomSlot += 1
+        case .other:
+          instance.connect(port.index, nil)
+        }
+      }
+    }
+
+    // Learn the latency: one block of silence through a fresh instance, then a reset.
+    var learned = 0
+    if let slot = outputs.firstIndex(where: { $0.reportsLatency }) {
+      for index in 0..<instanceCount { instances[index].activate() }
+      Self.resetAtoms(
+        atoms, count: atomCount, capacity: atomCapacity, isInput: atomIsInput,
+        sequence: sequenceType, chunk: chunkType)
+      for index in 0..<instanceCount {
+        instances[index].run(step)
+        if let channel = workerChannels[index] { Worker.deliver(channel, to: instances[index]) }
+      }
+      let value = controlOutputs[slot]
+      learned = value.isFinite && value > 0 ? Int(value.rounded()) : 0
+      for index in 0..<instanceCount { instances[index].deactivate() }
+    }
+    pluginLatency = learned
+    latency = learned + step
+    delay = .allocate(capacity: max(1, channels * learned))
+    delay.initialize(repeating: 0, count: max(1, channels * learned))
+    inputBuffers.update(repeating: 0, count: instanceCount * inputsPerInstance * step)
+    for index in 0..<instanceCount { instances[index].activate() }
+    run.pointee.bypassed = bypassed
+    run.pointee.pendingBypass = bypassed
+    run.pointee.wetPosition = bypassed ? 0 : rampFrames
+  }
+
+  deinit {
+    // The worker first: its `work` may be running, and must not outlive the instance.
+    for index in 0..<instanceCount {
+      workers[index]?.stop()
+      instances[index].deactivate()
+      instances[index].free()
+    }
+    instances.deallocate()
+    workerChannels.deallocate()
+    inputBuffers.deallocate()
+    outputBuffers.deallocate()
+    silence.deallocate()
+    scratch.deallocate()
+    current.deallocate()
+    rampStart.deallocate()
+    rampTarget.deallocate()
+    pending.deallocate()
+    rampStep.deallocate()
+    continuous.deallocate()
+    controlOutputs.deallocate()
+    atoms.deallocate()
+    atomIsInput.deallocate()
+    delay.deallocate()
+    dry.deallocate()
+    fifoIn.deallocate()
+    fifoOut.deallocate()
+    run.deallocate()
+  }
+
+  /// New target values, in ``PluginInfo/controls`` order (`controls.count` of them), taking
+  /// effect at the next 64-frame boundary of the running count (so, with the FIFO, on output
+  /// from between 64 and 128 frames later).
+  ///
+  /// Continuous ports ramp linearly from where they are to the target over ``rampFrames``,
+  /// their value updated at every 64-frame step. Integer, toggle and enumeration ports jump at
+  /// the next step: their values are steps (a filter type, a band on or off, a count), and a
+  /// value between two of them means nothing to the plugin or is a third setting, so a ramp
+  /// would pass through settings nobody chose; the plugin's own handling of the jump (most
+  /// crossfade or reset a filter) is what a user hears.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks. Call on the audio thread, between
+  ///   ``process(_:frames:)`` calls.
+  public func setTargets(_ values: UnsafePointer<Float>) {
+    pending.update(from: values, count: controlCount)
+    run.pointee.hasPendingTargets = true
+  }
+
+  /// Bypass on or off: from the next 64-frame boundary, the output crossfades linearly between
+  /// the plugin's (wet) and the input delayed by ``latency`` (dry) over ``rampFrames``; at any
+  /// moment the output is the wet and dry mix of the same input frame, so no comb. The
+  /// plugin keeps running while bypassed, so its state stays warm and the track's latency
+  /// does not change.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  public func setBypassed(_ bypassed: Bool) {
+    run.pointee.pendingBypass = bypassed
+  }
+
+  /// Processes `frames` interleaved frames of ``channels`` channels in place.
+  ///
+  /// The signal passes through a 64-frame FIFO: each frame in is stored, the frame 64 earlier
+  /// comes out processed, and whenever the FIFO is full (at every multiple of 64 of the running
+  /// count) the plugin runs on exactly those 64 frames. So the plugin sees the same `run`
+  /// calls, and gives the same output, however the caller blocks the signal.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks, no reference counting, no I/O (as far
+  ///   as the plugin's own `run` is; see ``PluginInfo/isHardRTCapable``).
+  public func process(_ buffer: UnsafeMutablePointer<Float>, frames: Int) {
+    let step = Self.stepFrames
+    let channels = self.channels
+    var done = 0
+    while done < frames {
+      let fill = run.pointee.fill
+      let count = min(frames - done, step - fill)
+      let block = buffer + done * channels
+      let offset = fill * channels
+      for sample in 0..<count * channels {
+        let value = block[sample]
+        block[sample] = fifoOut[offset + sample]
+        fifoIn[offset + sample] = value
+      }
+      run.pointee.fill = fill + count
+      run.pointee.frames += count
+      done += count
+      if fill + count == step {
+        run.pointee.fill = 0
+        processStep()
+      }
+    }
+  }
+
+  /// Runs the plugin on the 64 frames of `fifoIn`, leaving the result in `fifoOut`.
+  @inline(__always)
+  private func processStep() {
+    let step = Self.stepFrames
+    beginStep()
+    fillInputs(fifoIn, step)
+    resetAtoms()
+    for index in 0..<instanceCount {
+      instances[index].run(step)
+      if let channel = workerChannels[index] { Worker.deliver(channel, to: instances[index]) }
+    }
+    writeOutputs(fifoOut, step)
+  }
+
+  /// At a 64-frame boundary: takes pending targets, advances ramps, takes a bypass change.
+  @inline(__always)
+  private func beginStep() {
+    if run.pointee.hasPendingTargets {
+      run.pointee.hasPendingTargets = false
+      for slot in 0..<controlCount where pending[slot] != rampTarget[slot] {
+        if continuous[slot] {
+          rampStart[slot] = current[slot]
+          rampTarget[slot] = pending[slot]
+          rampStep[slot] = 0
+        } else {
+          // A step value jumps (see setTargets).
+          current[slot] = pending[slot]
+          rampTarget[slot] = pending[slot]
+          rampStep[slot] = rampSteps
+        }
+      }
+    }
+    for slot in 0..<controlCount where rampStep[slot] < rampSteps {
+      rampStep[slot] += 1
+      let done = rampStep[slot]
+      current[slot] =
+        done == rampSteps
+        ? rampTarget[slot]
+        : rampStart[slot] + (rampTarget[slot] - rampStart[slot]) * Float(done)
+          / Float(rampSteps)
+    }
+    run.pointee.bypassed = run.pointee.pendingBypass
+  }
+
+  /// Resets atom buffers for a run: inputs to an empty sequence, outputs to a chunk of their
+  /// capacity (the LV2 convention for the plugin to write into).
+  @inline(__always)
+  private func resetAtoms() {
+    Self.resetAtoms(
+      atoms, count: atomCount, capacity: atomCapacity, isInput: atomIsInput,
+      sequence: sequenceType, chunk: chunkType)
+  }
+
+  @inline(__always)
+  private static func resetAtoms(
+    _ atoms: UnsafeMutableRawPointer, count: Int, capacity: Int,
+    isInput: UnsafeMutablePointer<Bool>, sequence: UInt32, chunk: UInt32
+  ) {
+    for slot in 0..<count {
+      let header = (atoms + slot * capacity).assumingMemoryBound(to: UInt32.self)
+      if isInput[slot] {
+        header[0] = 8  // the sequence body's unit and pad
+        header[1] = sequence
+      } else {
+        header[0] = UInt32(capacity - 8)
+        header[1] = chunk
+      }
+      header[2] = 0
+      header[3] = 0
+    }
+  }
+
+  /// Copies the sub-block into the plugin's inputs and the dry path (delayed by latency).
+  @inline(__always)
+  private func fillInputs(_ block: UnsafeMutablePointer<Float>, _ count: Int) {
+    let step = Self.stepFrames
+    let channels = self.channels
+    for instance in 0..<instanceCount {
+      for input in 0..<inputsPerInstance {
+        let target = inputBuffers + (instance * inputsPerInstance + input) * step
+        if instanceCount == 2 {
+          for frame in 0..<count { target[frame] = block[frame * 2 + instance] }
+        } else if inputsPerInstance == channels {
+          for frame in 0..<count { target[frame] = block[frame * channels + input] }
+        } else if channels == 2 {
+          for frame in 0..<count {
+            target[frame] = (block[frame * 2] + block[frame * 2 + 1]) * 0.5
+          }
+        } else {
+          for frame in 0..<count { target[frame] = block[frame] }
+        }
+      }
+    }
+    let latency = pluginLatency
+    if latency == 0 {
+      dry.update(from: block, count: count * channels)
+      return
+    }
+    var index = run.pointee.delayIndex
+    for frame in 0..<count {
+      for channel in 0..<channels {
+        let slot = channel * latency + index
+        dry[frame * channels + channel] = delay[slot]
+        delay[slot] = block[frame * channels + channel]
+      }
+      index += 1
+      if index == latency { index = 0 }
+    }
+    run.pointee.delayIndex = index
+  }
+
+  /// Writes the plugin's outputs (mapped to the track's channels) into the sub-block, crossfaded
+  /// with the dry path where bypass is on or moving.
+  @inline(__always)
+  private func writeOutputs(_ block: UnsafeMutablePointer<Float>, _ count: Int) {
+    let step = Self.stepFrames
+    let channels = self.channels
+    let outputs = outputsPerInstance
+    @inline(__always) func wet(_ frame: Int, _ channel: Int) -> Float {
+      if instanceCount == 2 { return outputBuffers[channel * step + frame] }
+      if outputs == channels { return outputBuffers[channel * step + frame] }
+      if outputs == 2 { return (outputBuffers[frame] + outputBuffers[step + frame]) * 0.5 }
+      return outputBuffers[frame]
+    }
+    let full = rampFrames
+    var position = run.pointee.wetPosition
+    let bypassed = run.pointee.bypassed
+    for frame in 0..<count {
+      if bypassed {
+        if position > 0 { position -= 1 }
+      } else if position < full {
+        position += 1
+      }
+      if position == full {
+        for channel in 0..<channels { block[frame * channels + channel] = wet(frame, channel) }
+      } else if position == 0 {
+        for channel in 0..<channels {
+          block[frame * channels + channel] = dry[frame * channels + channel]
+        }
+      } else {
+        let gain = Float(position) / Float(full)
+        for channel in 0..<channels {
+          let dryValue = dry[frame * channels + channel]
+          block[frame * channels + channel] = dryValue + (wet(frame, channel) - dryValue) * gain
+        }
+      }
+    }
+    run.pointee.wetPosition = position
+  }
+
+  /// The plugin's LV2 State (what it keeps beyond its port values) as bytes to store with the
+  /// effect, nil when it has none. Off the audio thread, while ``process(_:frames:)`` is not
+  /// running. For dual mono, the first instance's (both were restored from the same).
+  public func saveState() -> [UInt8]? {
+    guard plugin.hasState else { return nil }
+    return world.saveState(plugin.uri, of: instances[0], features: features[0].pointer)
+  }
+
+  /// The plugin's control output values of the first instance, by port symbol (meters, the
+  /// latency port): for tests and diagnostics. Off the audio thread.
+  public func controlOutputValues(_ catalog: PluginCatalog) -> [String: Float] {
+    guard let description = catalog.description(plugin.uri) else { return [:] }
+    let outputs = description.ports.filter { $0.kind == .control && !$0.isInput }
+    var values: [String: Float] = [:]
+    for (slot, port) in outputs.enumerated() { values[port.symbol] = controlOutputs[slot] }
+    return values
+  }
+
+  /// How many Worker requests the plugin's worker threads have handled so far (0 for a plugin
+  /// without the Worker extension): for tests and diagnostics.
+  public var workerRequestsHandled: Int {
+    workers.reduce(0) { $0 + ($1?.channel.pointee.handled.load(ordering: .relaxed) ?? 0) }
+  }
+
+  /// The values the plugin reads now, in ``PluginInfo/controls`` order (where ramps are).
+  /// Off the audio thread, while ``process(_:frames:)`` is not running.
+  public var currentValues: [Float] {
+    Array(UnsafeBufferPointer(start: current, count: controlCount))
+  }
+}

@@ -1,0 +1,82 @@
+/// What Tape knows about one installed LV2 plugin: its ports as a track sees them, and whether
+/// Tape can run it.
+///
+/// Audio ports: ``audioInputs`` and ``audioOutputs`` count the *main* audio ports. Ports marked
+/// `lv2:isSideChain` or `lv2:connectionOptional` are left out of the counts: Tape connects a
+/// side-chain input to silence and an optional output to a scratch buffer it ignores.
+public struct PluginInfo: Sendable, Hashable, Codable {
+  public var uri: String
+  public var name: String
+  public var author: String?
+  public var audioInputs: Int
+  public var audioOutputs: Int
+  /// Control input ports, in port-index order: the order of every value array of the API.
+  public var controls: [ControlPort]
+  /// Has an `lv2:reportsLatency` control output (a look-ahead limiter, a linear-phase EQ).
+  public var reportsLatency: Bool
+  public var isHardRTCapable: Bool
+  /// Has the LV2 State interface: state beyond its port values that Tape saves with the effect.
+  public var hasState: Bool
+  /// Uses the LV2 Worker extension (work done on a non-realtime thread).
+  public var usesWorker: Bool
+  /// Required LV2 features Tape does not provide (empty = usable, as far as features go).
+  public var missingFeatures: [String]
+  /// Ports Tape cannot connect (MIDI event ports, unknown types), by symbol.
+  public var unsupportedPorts: [String]
+
+  /// Why Tape cannot run this plugin on a track, or nil when it can (on 1 and 2 channels).
+  public var problem: String? {
+    if !missingFeatures.isEmpty {
+      return "requires \(missingFeatures.joined(separator: ", "))"
+    }
+    if !unsupportedPorts.isEmpty {
+      return "has ports Tape cannot connect (\(unsupportedPorts.joined(separator: ", ")))"
+    }
+    if audioInputs == 0 { return "has no audio input" }
+    if audioOutputs == 0 { return "has no audio output" }
+    if audioInputs > 2 || audioOutputs > 2 {
+      return "has \(audioInputs) audio inputs and \(audioOutputs) outputs; Tape runs 1 or 2"
+    }
+    return nil
+  }
+
+  /// Tape can run it (``problem`` is nil).
+  public var isUsable: Bool { problem == nil }
+
+  /// The control port with this symbol, or ``EffectError/unknownSymbol(plugin:symbol:nearest:)``
+  /// naming the closest symbol.
+  public func control(_ symbol: String) throws(EffectError) -> ControlPort {
+    guard let port = controls.first(where: { $0.symbol == symbol }) else {
+      throw .unknownSymbol(
+        plugin: uri, symbol: symbol, nearest: closest(to: symbol, among: controls.map(\.symbol)))
+    }
+    return port
+  }
+
+  /// Every control's default value, in ``controls`` order.
+  public var defaultValues: [Float] { controls.map(\.defaultValue) }
+
+  init(_ description: PluginDescription) {
+    uri = description.uri
+    name = description.name
+    author = description.author
+    let main = description.ports.filter {
+      $0.kind == .audio && !$0.isSideChain && !$0.isOptional
+    }
+    audioInputs = main.filter(\.isInput).count
+    audioOutputs = main.filter { !$0.isInput }.count
+    controls = description.ports.filter { $0.kind == .control && $0.isInput }.map(ControlPort.init)
+    reportsLatency = description.ports.contains {
+      $0.kind == .control && !$0.isInput && $0.reportsLatency
+    }
+    isHardRTCapable =
+      description.requiredFeatures.contains(LV2URI.hardRTCapable)
+      || description.optionalFeatures.contains(LV2URI.hardRTCapable)
+    hasState = description.hasState
+    usesWorker = description.hasWorker
+    missingFeatures = description.requiredFeatures.filter { !providedFeatures.contains($0) }
+      .sorted()
+    unsupportedPorts = description.ports.filter { $0.kind == .other && !$0.isOptional }
+      .map(\.symbol)
+  }
+}

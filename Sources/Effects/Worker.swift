@@ -1,0 +1,181 @@
+import Atomics
+import CLilv
+import Foundation
+
+/// A single-producer single-consumer queue of byte messages in preallocated memory: the way
+/// the audio thread and a worker thread hand each other LV2 worker requests and responses.
+///
+/// Each message is a 4-byte size then its bytes, written around the ring. The writer owns
+/// `write`, the reader owns `read`; each publishes with release and reads the other's with
+/// acquire.
+///
+/// - Note: Realtime-safe (both ends): no allocation, no locks.
+struct ByteRing: @unchecked Sendable {
+  let storage: UnsafeMutablePointer<UInt8>
+  let capacity: Int
+  let write: UnsafeAtomic<Int>
+  let read: UnsafeAtomic<Int>
+
+  /// - Parameter capacity: a power of two.
+  static func make(capacity: Int) -> ByteRing {
+    ByteRing(
+      storage: .allocate(capacity: capacity), capacity: capacity, write: .create(0),
+      read: .create(0))
+  }
+
+  func destroy() {
+    storage.deallocate()
+    write.destroy()
+    read.destroy()
+  }
+
+  private func copyIn(_ source: UnsafeRawPointer, count: Int, at position: Int) {
+    let start = position & (capacity - 1)
+    let first = min(count, capacity - start)
+    UnsafeMutableRawPointer(storage + start).copyMemory(from: source, byteCount: first)
+    if first < count {
+      UnsafeMutableRawPointer(storage).copyMemory(
+        from: source + first, byteCount: count - first)
+    }
+  }
+
+  private func copyOut(_ target: UnsafeMutableRawPointer, count: Int, at position: Int) {
+    let start = position & (capacity - 1)
+    let first = min(count, capacity - start)
+    target.copyMemory(from: storage + start, byteCount: first)
+    if first < count { (target + first).copyMemory(from: storage, byteCount: count - first) }
+  }
+
+  /// Appends one message; false when the ring has no room for it (the message is dropped).
+  func push(_ data: UnsafeRawPointer?, size: Int) -> Bool {
+    let head = write.load(ordering: .relaxed)
+    let tail = read.load(ordering: .acquiring)
+    guard size >= 0, 4 + size <= capacity - (head - tail) else { return false }
+    var length = UInt32(size)
+    withUnsafeBytes(of: &length) { copyIn($0.baseAddress.unsafelyUnwrapped, count: 4, at: head) }
+    if size > 0, let data { copyIn(data, count: size, at: head + 4) }
+    write.store(head + 4 + size, ordering: .releasing)
+    return true
+  }
+
+  /// Takes the next message into `target` (at least `capacity` bytes); its size, or nil when
+  /// the ring is empty.
+  func pop(into target: UnsafeMutableRawPointer) -> Int? {
+    let tail = read.load(ordering: .relaxed)
+    let head = write.load(ordering: .acquiring)
+    guard head != tail else { return nil }
+    var length: UInt32 = 0
+    withUnsafeMutableBytes(of: &length) {
+      copyOut($0.baseAddress.unsafelyUnwrapped, count: 4, at: tail)
+    }
+    let size = Int(length)
+    copyOut(target, count: size, at: tail + 4)
+    read.store(tail + 4 + size, ordering: .releasing)
+    return size
+  }
+}
+
+/// What the audio thread, the plugin's schedule callback and the worker thread share for one
+/// instance: raw memory only, so the audio thread touches no reference.
+struct WorkerChannel: @unchecked Sendable {
+  var requests: ByteRing
+  var responses: ByteRing
+  var wakeup: UnsafeMutablePointer<sem_t>
+  var stopping: UnsafeAtomic<Bool>
+  /// How many requests `work` has handled (diagnostics and tests).
+  var handled: UnsafeAtomic<Int>
+  /// Where the audio thread copies a response before handing it to the plugin.
+  var responseScratch: UnsafeMutableRawPointer
+  /// The instance `work` runs on; set once it exists, before any request can be made.
+  var instance: LV2Instance?
+}
+
+/// A channel's address, sent to the worker thread that owns its reading end.
+private struct ChannelAddress: @unchecked Sendable {
+  let pointer: UnsafeMutablePointer<WorkerChannel>
+}
+
+/// The LV2 Worker extension for one plugin instance: `work:schedule` puts a request in a
+/// preallocated ring (realtime-safe) and wakes this non-realtime thread, which calls the
+/// plugin's `work`; its responses go back through a second ring, and the audio thread hands
+/// them to `work_response` after the next `run`, then calls `end_run`.
+final class Worker: @unchecked Sendable {
+  /// 64 KiB each way: far more than the small messages plugins send (lsp's are tens of bytes).
+  static let ringCapacity = 1 << 16
+
+  let channel: UnsafeMutablePointer<WorkerChannel>
+  let schedule: UnsafeMutablePointer<LV2_Worker_Schedule>
+  private let finished = DispatchSemaphore(value: 0)
+  private var started = false
+
+  init() {
+    let wakeup = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+    sem_init(wakeup, 0, 0)
+    channel = .allocate(capacity: 1)
+    channel.initialize(
+      to: WorkerChannel(
+        requests: .make(capacity: Self.ringCapacity),
+        responses: .make(capacity: Self.ringCapacity), wakeup: wakeup, stopping: .create(false),
+        handled: .create(0),
+        responseScratch: .allocate(byteCount: Self.ringCapacity, alignment: 16), instance: nil))
+    schedule = makeWorkerSchedule(channel)
+  }
+
+  /// Starts the thread once `instance` exists.
+  func start(_ instance: LV2Instance) {
+    channel.pointee.instance = instance
+    started = true
+    let channel = ChannelAddress(pointer: self.channel)
+    let finished = self.finished
+    let thread = Thread {
+      let channel = channel.pointer
+      let buffer = UnsafeMutableRawPointer.allocate(byteCount: Worker.ringCapacity, alignment: 16)
+      defer { buffer.deallocate() }
+      while true {
+        while sem_wait(channel.pointee.wakeup) != 0 && errno == EINTR {}
+        if channel.pointee.stopping.load(ordering: .acquiring) { break }
+        while let size = channel.pointee.requests.pop(into: buffer) {
+          channel.pointee.instance?.work(size: size, data: buffer, channel: channel)
+          channel.pointee.handled.wrappingIncrement(ordering: .relaxed)
+        }
+      }
+      finished.signal()
+    }
+    thread.name = "tape-lv2-worker"
+    thread.start()
+  }
+
+  /// Realtime-safe: hands every response the worker made to the plugin, then ends the run.
+  @inline(__always)
+  static func deliver(_ channel: UnsafeMutablePointer<WorkerChannel>, to instance: LV2Instance) {
+    let scratch = channel.pointee.responseScratch
+    while let size = channel.pointee.responses.pop(into: scratch) {
+      instance.workResponse(size: size, data: scratch)
+    }
+    instance.endRun()
+  }
+
+  /// Stops the thread (waiting for a `work` in progress to return). Call before the instance
+  /// is freed.
+  func stop() {
+    guard started else { return }
+    started = false
+    channel.pointee.stopping.store(true, ordering: .releasing)
+    sem_post(channel.pointee.wakeup)
+    finished.wait()
+  }
+
+  deinit {
+    stop()
+    channel.pointee.requests.destroy()
+    channel.pointee.responses.destroy()
+    channel.pointee.stopping.destroy()
+    channel.pointee.handled.destroy()
+    channel.pointee.responseScratch.deallocate()
+    sem_destroy(channel.pointee.wakeup)
+    channel.pointee.wakeup.deallocate()
+    channel.deinitialize(count: 1)
+    channel.deallocate()
+    schedule.deallocate()
+  }
+}

@@ -1,0 +1,144 @@
+import ArgumentParser
+import Effects
+
+struct FxPlugins: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "plugins",
+    abstract: "List the installed LV2 plugins: URI, name, audio ports, usable or why not.",
+    discussion: """
+      One line per plugin, sorted by URI: its URI, name, audio inputs and outputs (side-chain \
+      and optional ports left out), and 'usable' or why Tape cannot run it. --search keeps \
+      the plugins whose URI or name contains TEXT (case-insensitive). Plugins are found where \
+      lilv looks: the system's LV2 folders, or LV2_PATH.
+      Example: tape fx plugins --search limiter
+      Example: tape fx plugins --search gareus --json
+      """)
+
+  @Option(help: "Only plugins whose URI or name contains this (case-insensitive).")
+  var search: String?
+  @OptionGroup var output: JSONOption
+
+  func run() throws {
+    try reportingErrors(readerMayStop: true) {
+      let needle = search?.lowercased()
+      let plugins = PluginCatalog.load().plugins.filter { plugin in
+        guard let needle, !needle.isEmpty else { return true }
+        return plugin.uri.lowercased().contains(needle) || plugin.name.lowercased().contains(needle)
+      }
+      if output.json {
+        printJSON(.array(plugins.map(Self.json)))
+        return
+      }
+      for plugin in plugins {
+        print(
+          "\(escaped(plugin.uri))\t\(escaped(plugin.name))\t\(plugin.audioInputs) in, \(plugin.audioOutputs) out\t\(plugin.problem.map { "unusable: \(escaped($0))" } ?? "usable")"
+        )
+      }
+    }
+  }
+
+  static func json(_ plugin: PluginInfo) -> JSONValue {
+    .object([
+      ("uri", .string(plugin.uri)), ("name", .string(plugin.name)),
+      ("author", plugin.author.map(JSONValue.string) ?? .null),
+      ("audioInputs", .int(Int64(plugin.audioInputs))),
+      ("audioOutputs", .int(Int64(plugin.audioOutputs))),
+      ("usable", .bool(plugin.isUsable)),
+      ("problem", plugin.problem.map(JSONValue.string) ?? .null),
+    ])
+  }
+}
+
+struct FxInfo: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "info",
+    abstract: "Show an LV2 plugin's parameters: symbol, name, range, default, unit, kind.",
+    discussion: """
+      Every control input of the plugin, in port order: its symbol (what 'fx add --set' \
+      takes), name, range, default, unit, kind (continuous parameters ramp when changed; \
+      integer, toggle and enumeration ones jump) and, for enumerations, the labels it takes. \
+      Then whether it reports latency, is hard-realtime capable, and has state of its own. \
+      An unknown URI is an error naming the nearest installed one (exit 66).
+      Example: tape fx info http://gareus.org/oss/lv2/dpl#stereo
+      Example: tape fx info http://gareus.org/oss/lv2/fil4#stereo --json
+      """)
+
+  @Argument(help: "The plugin's URI ('tape fx plugins' lists them).") var uri: String
+  @OptionGroup var output: JSONOption
+
+  func run() throws {
+    try reportingErrors(readerMayStop: true) {
+      let plugin = try PluginCatalog.load().require(uri)
+      if output.json {
+        printJSON(Self.json(plugin))
+        return
+      }
+      let yes = { (flag: Bool) in flag ? "yes" : "no" }
+      var lines = [
+        escaped(plugin.uri),
+        "name: \(escaped(plugin.name))",
+        "author: \(plugin.author.map(escaped) ?? "unknown")",
+        "audio: \(plugin.audioInputs) in, \(plugin.audioOutputs) out",
+        "reports latency: \(yes(plugin.reportsLatency))",
+        "hard realtime: \(yes(plugin.isHardRTCapable))",
+        "state: \(yes(plugin.hasState))",
+        "usable: \(plugin.problem.map { "no, it \(escaped($0))" } ?? "yes")",
+        "parameters: \(plugin.controls.count)",
+      ]
+      for control in plugin.controls {
+        let unit = control.unit.map { " \(escaped($0))" } ?? ""
+        var line =
+          "  \(escaped(control.symbol))\t\(escaped(control.name))\t\(control.display(control.minimum)) to \(control.display(control.maximum))\(unit)\tdefault \(control.display(control.defaultValue))\(unit)\t\(control.kind.rawValue)\(control.isLogarithmic ? ", logarithmic" : "")"
+        if !control.scalePoints.isEmpty {
+          line +=
+            "\t"
+            + control.scalePoints.map { "\(escaped($0.label))=\(Self.number($0.value))" }
+            .joined(separator: ", ")
+        }
+        lines.append(line)
+      }
+      print(lines.joined(separator: "\n"))
+    }
+  }
+
+  static func number(_ value: Float) -> String {
+    value == value.rounded() && abs(value) < 1e9 ? String(Int(value)) : "\(value)"
+  }
+
+  static func json(_ plugin: PluginInfo) -> JSONValue {
+    .object([
+      ("uri", .string(plugin.uri)), ("name", .string(plugin.name)),
+      ("author", plugin.author.map(JSONValue.string) ?? .null),
+      ("audioInputs", .int(Int64(plugin.audioInputs))),
+      ("audioOutputs", .int(Int64(plugin.audioOutputs))),
+      ("reportsLatency", .bool(plugin.reportsLatency)),
+      ("hardRTCapable", .bool(plugin.isHardRTCapable)),
+      ("hasState", .bool(plugin.hasState)),
+      ("usable", .bool(plugin.isUsable)),
+      ("problem", plugin.problem.map(JSONValue.string) ?? .null),
+      ("missingFeatures", .array(plugin.missingFeatures.map(JSONValue.string))),
+      (
+        "controls",
+        .array(
+          plugin.controls.map { control in
+            .object([
+              ("index", .int(Int64(control.index))), ("symbol", .string(control.symbol)),
+              ("name", .string(control.name)), ("minimum", .double(Double(control.minimum))),
+              ("maximum", .double(Double(control.maximum))),
+              ("default", .double(Double(control.defaultValue))),
+              ("unit", control.unit.map(JSONValue.string) ?? .null),
+              ("kind", .string(control.kind.rawValue)),
+              ("logarithmic", .bool(control.isLogarithmic)),
+              (
+                "scalePoints",
+                .array(
+                  control.scalePoints.map {
+                    .object([("label", .string($0.label)), ("value", .double(Double($0.value)))])
+                  })
+              ),
+            ])
+          })
+      ),
+    ])
+  }
+}
