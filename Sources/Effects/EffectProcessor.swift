@@ -35,7 +35,8 @@ import Foundation
 ///
 /// **Worker.** The Worker extension's `work` runs on a thread of this processor, so when a
 /// response reaches `run` depends on that thread's timing: a plugin that uses it is realtime
-/// but not necessarily reproducible bit for bit.
+/// but not necessarily reproducible bit for bit. With `worker: .inline` (offline renders)
+/// `work` runs right after the `run` that asked for it, and the output is reproducible.
 public final class EffectProcessor: @unchecked Sendable {
   /// Parameters and bypass change only at multiples of this many frames of the running count.
   public static let stepFrames = 64
@@ -122,9 +123,12 @@ public final class EffectProcessor: @unchecked Sendable {
   ///   - maximumFrames: the most frames one ``process(_:frames:)`` call will pass (kept for
   ///     the caller; the FIFO takes blocks of any size, and the plugin is told 64).
   ///   - state: what ``saveState()`` returned, or nil.
+  ///   - worker: where a plugin with the Worker extension does its work: `.thread` for live
+  ///     playback, `.inline` for a reproducible offline render (see ``WorkerMode``).
   public init(
     plugin: PluginInfo, catalog: PluginCatalog, sampleRate: Int, channels: Int,
-    maximumFrames: Int, values: [Float], bypassed: Bool, state: [UInt8]?
+    maximumFrames: Int, values: [Float], bypassed: Bool, state: [UInt8]?,
+    worker: WorkerMode = .thread
   ) throws(EffectError) {
     guard channels == 1 || channels == 2 else { throw .unsupportedChannels(channels) }
     guard sampleRate > 0 else {
@@ -162,8 +166,9 @@ public final class EffectProcessor: @unchecked Sendable {
         instance.free()
       }
     }
+    let mode = worker
     for _ in 0..<instanceCount {
-      let worker = description.hasWorker ? Worker() : nil
+      let worker = description.hasWorker ? Worker(mode: mode) : nil
       let list = HostFeatures(
         sampleRate: sampleRate, maximumBlock: step, sequenceSize: sequenceCapacity,
         schedule: worker?.schedule)

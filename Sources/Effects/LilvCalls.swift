@@ -212,13 +212,19 @@ final class LilvWorld: @unchecked Sendable {
     }
   }
 
-  deinit { lilv_world_free(world) }
+  deinit {
+    for node in nodes.values { lilv_node_free(node) }
+    lilv_world_free(world)
+  }
 
-  private func node(_ uri: String) -> OpaquePointer? { lilv_new_uri(world, uri) }
+  /// URI nodes made so far, kept until the world goes (under ``lock``): describing every
+  /// plugin asks about a dozen properties of each of thousands of ports.
+  private var nodes: [String: OpaquePointer] = [:]
 
   private func withNode<T>(_ uri: String, _ body: (OpaquePointer?) -> T) -> T {
-    let made = node(uri)
-    defer { lilv_node_free(made) }
+    if let made = nodes[uri] { return body(made) }
+    let made = lilv_new_uri(world, uri)
+    if let made { nodes[uri] = made }
     return body(made)
   }
 

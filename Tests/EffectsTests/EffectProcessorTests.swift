@@ -204,6 +204,22 @@ struct EffectProcessorTests {
     print("lsp impulse reverb: \(effect.workerRequestsHandled) worker requests handled")
   }
 
+  /// With the inline worker (offline renders), a worker-using plugin is reproducible: two
+  /// renders of lsp's impulse reverb in different block sizes are equal bit for bit, and its
+  /// work was done (right after the run that asked).
+  @Test func theInlineWorkerIsReproducible() throws {
+    let info = try requirePlugin(TestPlugins.reverb)
+    let samples = try decoded(testAudio("strings-stereo-48k-float.wav"))
+    var outputs: [[Float]] = []
+    for block in [256, 3_840] {
+      let effect = try processor(info, worker: .inline)
+      outputs.append(run(effect, samples, block: block))
+      #expect(effect.workerRequestsHandled >= 1)
+    }
+    #expect(firstDifference(outputs[0], outputs[1]) == nil)
+    #expect(peakDifference(outputs[0][...], samples[...]) > -60, "the reverb did nothing")
+  }
+
   /// State (beyond port values) saved from one instance restores into a new one, and saves
   /// back to the same bytes.
   @Test func stateRoundTrip() throws {
