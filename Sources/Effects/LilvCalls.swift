@@ -16,6 +16,8 @@ enum LV2URI {
   static let atomPort = "http://lv2plug.in/ns/ext/atom#AtomPort"
   static let connectionOptional = "http://lv2plug.in/ns/lv2core#connectionOptional"
   static let isSideChain = "http://lv2plug.in/ns/lv2core#isSideChain"
+  static let portGroup = "http://lv2plug.in/ns/ext/port-groups#group"
+  static let sideChainOf = "http://lv2plug.in/ns/ext/port-groups#sideChainOf"
   static let reportsLatency = "http://lv2plug.in/ns/lv2core#reportsLatency"
   static let toggled = "http://lv2plug.in/ns/lv2core#toggled"
   static let integer = "http://lv2plug.in/ns/lv2core#integer"
@@ -310,6 +312,15 @@ final class LilvWorld: @unchecked Sendable {
       }
       lilv_nodes_free(units)
     }
+    // A side-chain input: marked lv2:isSideChain, or in a port group that is the side chain
+    // of another (lsp's plugins say it this way).
+    var sideChain = has(LV2URI.isSideChain)
+    if !sideChain, let group = withNode(LV2URI.portGroup, { lilv_port_get(plugin, port, $0) }) {
+      let of = withNode(LV2URI.sideChainOf) { lilv_world_get(world, group, $0, nil) }
+      sideChain = of != nil
+      lilv_node_free(of)
+      lilv_node_free(group)
+    }
     var minimumSize: Int?
     if let sizes = withNode(LV2URI.minimumSize, { lilv_port_get_value(plugin, port, $0) }) {
       if let first = lilv_nodes_get_first(sizes), lilv_node_is_int(first) {
@@ -335,7 +346,7 @@ final class LilvWorld: @unchecked Sendable {
     return PortDescription(
       index: index, symbol: symbol, name: string(nameNode) ?? symbol, kind: kind,
       isInput: isA(LV2URI.inputPort), isOptional: has(LV2URI.connectionOptional),
-      isSideChain: has(LV2URI.isSideChain), reportsLatency: has(LV2URI.reportsLatency),
+      isSideChain: sideChain, reportsLatency: has(LV2URI.reportsLatency),
       toggled: has(LV2URI.toggled), integer: has(LV2URI.integer),
       enumeration: has(LV2URI.enumeration), logarithmic: has(LV2URI.logarithmic),
       sampleRateRelative: has(LV2URI.sampleRate), minimum: number(minimumNode),

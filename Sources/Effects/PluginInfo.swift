@@ -2,8 +2,10 @@
 /// Tape can run it.
 ///
 /// Audio ports: ``audioInputs`` and ``audioOutputs`` count the *main* audio ports. Ports marked
-/// `lv2:isSideChain` or `lv2:connectionOptional` are left out of the counts: Tape connects a
-/// side-chain input to silence and an optional output to a scratch buffer it ignores.
+/// `lv2:isSideChain` or `lv2:connectionOptional`, and ports in a port group that is
+/// `pg:sideChainOf` another (as lsp marks its side chains), are left out of the counts: Tape
+/// connects a side-chain input to silence and an optional output to a scratch buffer it
+/// ignores. (A side-chain plugin then works on its own signal, as with no key connected.)
 public struct PluginInfo: Sendable, Hashable, Codable {
   public var uri: String
   public var name: String

@@ -185,6 +185,24 @@ struct EffectProcessorTests {
     }
   }
 
+  /// lsp marks a side chain by port group (`pg:sideChainOf`), not `lv2:isSideChain`: its
+  /// side-chain compressor counts as 1 in, 1 out (the key input gets silence), and on a stereo
+  /// track runs as two instances whose channels are independent: each equals a mono run of it.
+  @Test func aSideChainPluginRunsDualMono() throws {
+    let info = try requirePlugin(
+      ("http://lsp-plug.in/plugins/lv2/sc_compressor_mono", "lsp-plugins-lv2"))
+    #expect(info.audioInputs == 1 && info.audioOutputs == 1)
+    let samples = try decoded(testAudio("strings-stereo-48k-float.wav"))
+    let stereo = run(try processor(info, channels: 2, worker: .inline), samples, block: 512)
+    for channel in 0..<2 {
+      let mono = stride(from: channel, to: samples.count, by: 2).map { samples[$0] }
+      let alone = run(try processor(info, channels: 1, worker: .inline), mono, block: 512)
+      let mine = stride(from: channel, to: stereo.count, by: 2).map { stereo[$0] }
+      #expect(firstDifference(alone, mine) == nil, "channel \(channel)")
+    }
+    #expect(peakDifference(stereo[128...], samples[..<(samples.count - 128)]) > -60)
+  }
+
   /// lsp's impulse reverb uses the Worker extension: it schedules work from `run` (its
   /// convolution set-up), the worker thread does it, and the response reaches the plugin on
   /// the audio side; it runs and stays finite throughout.
