@@ -185,6 +185,39 @@ struct EffectProcessorTests {
     }
   }
 
+  /// 1 in, 2 out (swh's splitter copies its input to both outputs): on a stereo track it gets
+  /// (L+R)/2; on a mono track it gives (L+R)/2 of its outputs, the input itself. 2 in, 1 out
+  /// (swh's two-input ring modulator): on a stereo track its output goes to both channels; on
+  /// a mono track the channel feeds both inputs, as a stereo track of two equal channels would.
+  @Test func oneToTwoAndTwoToOne() throws {
+    let split = try requirePlugin(("http://plugin.org.uk/swh-plugins/split", "swh-lv2"))
+    #expect(split.audioInputs == 1 && split.audioOutputs == 2)
+    let stereo: [Float] = (0..<2_048).flatMap { [sin(Float($0) * 0.01), Float($0 % 7) / 9] }
+    let spread = run(try processor(split, channels: 2), stereo, block: 300)
+    for frame in 0..<(2_048 - 64) {
+      let mean = (stereo[2 * frame] + stereo[2 * frame + 1]) * 0.5
+      #expect(spread[2 * (frame + 64)] == mean && spread[2 * (frame + 64) + 1] == mean)
+    }
+    let mono: [Float] = (0..<2_048).map { sin(Float($0) * 0.01) }
+    let same = run(try processor(split, channels: 1), mono, block: 300)
+    #expect(firstDifference(Array(same[64...]), Array(mono[..<(2_048 - 64)])) == nil)
+
+    let ring = try requirePlugin(("http://plugin.org.uk/swh-plugins/ringmod_2i1o", "swh-lv2"))
+    #expect(ring.audioInputs == 2 && ring.audioOutputs == 1)
+    let modulated = run(
+      try processor(ring, channels: 2, settings: ["depth": 1]), stereo, block: 300)
+    #expect(
+      stride(from: 0, to: modulated.count, by: 2).allSatisfy { modulated[$0] == modulated[$0 + 1] })
+    #expect(modulated.contains { $0 != 0 })
+    let monoRing = run(try processor(ring, channels: 1, settings: ["depth": 1]), mono, block: 300)
+    let doubled = run(
+      try processor(ring, channels: 2, settings: ["depth": 1]), mono.flatMap { [$0, $0] },
+      block: 300)
+    #expect(
+      firstDifference(monoRing, stride(from: 0, to: doubled.count, by: 2).map { doubled[$0] })
+        == nil)
+  }
+
   /// lsp marks a side chain by port group (`pg:sideChainOf`), not `lv2:isSideChain`: its
   /// side-chain compressor counts as 1 in, 1 out (the key input gets silence), and on a stereo
   /// track runs as two instances whose channels are independent: each equals a mono run of it.
