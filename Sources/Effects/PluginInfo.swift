@@ -55,7 +55,16 @@ public struct PluginInfo: Sendable, Hashable, Codable {
     return port
   }
 
-  /// Every control's default value, in ``controls`` order.
+  /// This plugin with every control's bounds and default in real units at `sampleRate` (see
+  /// ``ControlPort/isSampleRateRelative``): what values given in hertz are checked against.
+  public func atSampleRate(_ sampleRate: Int) -> PluginInfo {
+    var plugin = self
+    plugin.controls = controls.map { $0.atSampleRate(sampleRate) }
+    return plugin
+  }
+
+  /// Every control's default value, in ``controls`` order (fractions of the rate for
+  /// sample-rate-relative ports: use ``atSampleRate(_:)`` first).
   public var defaultValues: [Float] { controls.map(\.defaultValue) }
 
   init(_ description: PluginDescription) {
