@@ -151,7 +151,7 @@ public final class EffectProcessor: @unchecked Sendable {
     let world = catalog.world
     let dualMono = info.audioInputs == 1 && info.audioOutputs == 1 && channels == 2
     let instanceCount = dualMono ? 2 : 1
-    let step = Self.stepFrames
+    let step = EffectProcessor.stepFrames
 
     // Instances first: the only steps that can fail, undone on failure.
     var made: [LV2Instance] = []
@@ -317,12 +317,14 @@ public final class EffectProcessor: @unchecked Sendable {
     var learned = 0
     if let slot = outputs.firstIndex(where: { $0.reportsLatency }) {
       for index in 0..<instanceCount { instances[index].activate() }
-      Self.resetAtoms(
+      resetAtomBuffers(
         atoms, count: atomCount, capacity: atomCapacity, isInput: atomIsInput,
         sequence: sequenceType, chunk: chunkType)
       for index in 0..<instanceCount {
         instances[index].run(step)
-        if let channel = workerChannels[index] { Worker.deliver(channel, to: instances[index]) }
+        if let channel = workerChannels[index] {
+          deliverWorkerResponses(channel, to: instances[index])
+        }
       }
       let value = controlOutputs[slot]
       learned = value.isFinite && value > 0 ? Int(value.rounded()) : 0
@@ -381,8 +383,10 @@ public final class EffectProcessor: @unchecked Sendable {
   ///
   /// - Note: Realtime-safe: no allocation, no locks. Call on the audio thread, between
   ///   ``process(_:frames:)`` calls.
+  @_noLocks
   public func setTargets(_ values: UnsafePointer<Float>) {
-    pending.update(from: values, count: controlCount)
+    // A loop, not update(from:count:), which the @_noLocks check takes for a release.
+    for slot in 0..<controlCount { pending[slot] = values[slot] }
     run.pointee.hasPendingTargets = true
   }
 
@@ -393,6 +397,7 @@ public final class EffectProcessor: @unchecked Sendable {
   /// does not change.
   ///
   /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
   public func setBypassed(_ bypassed: Bool) {
     run.pointee.pendingBypass = bypassed
   }
@@ -406,8 +411,9 @@ public final class EffectProcessor: @unchecked Sendable {
   ///
   /// - Note: Realtime-safe: no allocation, no locks, no reference counting, no I/O (as far
   ///   as the plugin's own `run` is; see ``PluginInfo/isHardRTCapable``).
+  @_noLocks
   public func process(_ buffer: UnsafeMutablePointer<Float>, frames: Int) {
-    let step = Self.stepFrames
+    let step = EffectProcessor.stepFrames
     let channels = self.channels
     var done = 0
     while done < frames {
@@ -431,15 +437,17 @@ public final class EffectProcessor: @unchecked Sendable {
   }
 
   /// Runs the plugin on the 64 frames of `fifoIn`, leaving the result in `fifoOut`.
-  @inline(__always)
+  @_noLocks
   private func processStep() {
-    let step = Self.stepFrames
+    let step = EffectProcessor.stepFrames
     beginStep()
     fillInputs(fifoIn, step)
     resetAtoms()
     for index in 0..<instanceCount {
       instances[index].run(step)
-      if let channel = workerChannels[index] { Worker.deliver(channel, to: instances[index]) }
+      if let channel = workerChannels[index] {
+        deliverWorkerResponses(channel, to: instances[index])
+      }
     }
     writeOutputs(fifoOut, step)
   }
@@ -478,34 +486,15 @@ public final class EffectProcessor: @unchecked Sendable {
   /// capacity (the LV2 convention for the plugin to write into).
   @inline(__always)
   private func resetAtoms() {
-    Self.resetAtoms(
+    resetAtomBuffers(
       atoms, count: atomCount, capacity: atomCapacity, isInput: atomIsInput,
       sequence: sequenceType, chunk: chunkType)
-  }
-
-  @inline(__always)
-  private static func resetAtoms(
-    _ atoms: UnsafeMutableRawPointer, count: Int, capacity: Int,
-    isInput: UnsafeMutablePointer<Bool>, sequence: UInt32, chunk: UInt32
-  ) {
-    for slot in 0..<count {
-      let header = (atoms + slot * capacity).assumingMemoryBound(to: UInt32.self)
-      if isInput[slot] {
-        header[0] = 8  // the sequence body's unit and pad
-        header[1] = sequence
-      } else {
-        header[0] = UInt32(capacity - 8)
-        header[1] = chunk
-      }
-      header[2] = 0
-      header[3] = 0
-    }
   }
 
   /// Copies the sub-block into the plugin's inputs and the dry path (delayed by latency).
   @inline(__always)
   private func fillInputs(_ block: UnsafeMutablePointer<Float>, _ count: Int) {
-    let step = Self.stepFrames
+    let step = EffectProcessor.stepFrames
     let channels = self.channels
     for instance in 0..<instanceCount {
       for input in 0..<inputsPerInstance {
@@ -525,7 +514,7 @@ public final class EffectProcessor: @unchecked Sendable {
     }
     let latency = pluginLatency
     if latency == 0 {
-      dry.update(from: block, count: count * channels)
+      for sample in 0..<count * channels { dry[sample] = block[sample] }
       return
     }
     var index = run.pointee.delayIndex
@@ -545,7 +534,7 @@ public final class EffectProcessor: @unchecked Sendable {
   /// with the dry path where bypass is on or moving.
   @inline(__always)
   private func writeOutputs(_ block: UnsafeMutablePointer<Float>, _ count: Int) {
-    let step = Self.stepFrames
+    let step = EffectProcessor.stepFrames
     let channels = self.channels
     let outputs = outputsPerInstance
     @inline(__always) func wet(_ frame: Int, _ channel: Int) -> Float {
@@ -608,5 +597,26 @@ public final class EffectProcessor: @unchecked Sendable {
   /// Off the audio thread, while ``process(_:frames:)`` is not running.
   public var currentValues: [Float] {
     Array(UnsafeBufferPointer(start: current, count: controlCount))
+  }
+}
+
+/// Resets atom buffers for a run: inputs to an empty sequence, outputs to a chunk of their
+/// capacity (the LV2 convention for the plugin to write into).
+@_noLocks
+private func resetAtomBuffers(
+  _ atoms: UnsafeMutableRawPointer, count: Int, capacity: Int,
+  isInput: UnsafeMutablePointer<Bool>, sequence: UInt32, chunk: UInt32
+) {
+  for slot in 0..<count {
+    let header = (atoms + slot * capacity).assumingMemoryBound(to: UInt32.self)
+    if isInput[slot] {
+      header[0] = 8  // the sequence body's unit and pad
+      header[1] = sequence
+    } else {
+      header[0] = UInt32(capacity - 8)
+      header[1] = chunk
+    }
+    header[2] = 0
+    header[3] = 0
   }
 }

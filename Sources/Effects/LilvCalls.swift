@@ -513,7 +513,6 @@ struct LV2Instance: @unchecked Sendable {
   }
 
   /// Realtime-safe.
-  @inline(__always)
   func connect(_ port: Int, _ data: UnsafeMutableRawPointer?) {
     lilv_instance_connect_port(pointer, UInt32(port), data)
   }
@@ -523,32 +522,27 @@ struct LV2Instance: @unchecked Sendable {
   func free() { lilv_instance_free(pointer) }
 
   /// Realtime-safe as far as the plugin's `run` is.
-  @inline(__always)
-  func run(_ frames: Int) { lilv_instance_run(pointer, UInt32(frames)) }
+  @_noLocks
+  func run(_ frames: Int) { tape_lv2_run(pointer, UInt32(frames)) }
 
   var hasWorker: Bool { worker != nil }
 
   /// The worker's `work`, on the worker thread; `respond` is called with `respondHandle`.
+  @_noLocks
   func work(size: Int, data: UnsafeRawPointer, channel: UnsafeMutablePointer<WorkerChannel>) {
-    guard let work = worker?.pointee.work else { return }
-    _ = work(
-      lilv_instance_get_handle(pointer), workerRespond, UnsafeMutableRawPointer(channel),
-      UInt32(size), data)
+    tape_lv2_work(
+      worker, pointer, workerRespond, UnsafeMutableRawPointer(channel), UInt32(size), data)
   }
 
   /// Realtime-safe: the worker's `work_response`, on the audio thread.
-  @inline(__always)
+  @_noLocks
   func workResponse(size: Int, data: UnsafeRawPointer) {
-    guard let response = worker?.pointee.work_response else { return }
-    _ = response(lilv_instance_get_handle(pointer), UInt32(size), data)
+    tape_lv2_work_response(worker, pointer, UInt32(size), data)
   }
 
   /// Realtime-safe: the worker's `end_run`, after each run.
-  @inline(__always)
-  func endRun() {
-    guard let end = worker?.pointee.end_run else { return }
-    _ = end(lilv_instance_get_handle(pointer))
-  }
+  @_noLocks
+  func endRun() { tape_lv2_end_run(worker, pointer) }
 }
 
 // MARK: - The worker's callbacks
@@ -574,7 +568,7 @@ private func workerSchedule(
   guard channel.pointee.requests.push(data, size: Int(size)) else {
     return LV2_WORKER_ERR_NO_SPACE
   }
-  sem_post(channel.pointee.wakeup)
+  tape_lv2_post(channel.pointee.wakeup)
   return LV2_WORKER_SUCCESS
 }
 

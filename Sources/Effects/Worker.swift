@@ -164,23 +164,6 @@ final class Worker: @unchecked Sendable {
     thread.start()
   }
 
-  /// Realtime-safe: hands every response the worker made to the plugin, then ends the run.
-  @inline(__always)
-  static func deliver(_ channel: UnsafeMutablePointer<WorkerChannel>, to instance: LV2Instance) {
-    if channel.pointee.inline {
-      let request = channel.pointee.requestScratch
-      while let size = channel.pointee.requests.pop(into: request) {
-        instance.work(size: size, data: request, channel: channel)
-        channel.pointee.handled.wrappingIncrement(ordering: .relaxed)
-      }
-    }
-    let scratch = channel.pointee.responseScratch
-    while let size = channel.pointee.responses.pop(into: scratch) {
-      instance.workResponse(size: size, data: scratch)
-    }
-    instance.endRun()
-  }
-
   /// Stops the thread (waiting for a `work` in progress to return). Call before the instance
   /// is freed.
   func stop() {
@@ -205,4 +188,23 @@ final class Worker: @unchecked Sendable {
     channel.deallocate()
     schedule.deallocate()
   }
+}
+
+/// Realtime-safe: hands every response the worker made to the plugin, then ends the run.
+@_noLocks
+func deliverWorkerResponses(
+  _ channel: UnsafeMutablePointer<WorkerChannel>, to instance: LV2Instance
+) {
+  if channel.pointee.inline {
+    let request = channel.pointee.requestScratch
+    while let size = channel.pointee.requests.pop(into: request) {
+      instance.work(size: size, data: request, channel: channel)
+      channel.pointee.handled.wrappingIncrement(ordering: .relaxed)
+    }
+  }
+  let scratch = channel.pointee.responseScratch
+  while let size = channel.pointee.responses.pop(into: scratch) {
+    instance.workResponse(size: size, data: scratch)
+  }
+  instance.endRun()
 }
