@@ -410,7 +410,11 @@ final class LilvWorld: @unchecked Sendable {
     features: UnsafePointer<UnsafePointer<LV2_Feature>?>
   ) -> Bool {
     lock.withLock { _ in
-      let text = String(decoding: bytes, as: UTF8.self)
+      // What saveState wrote names its subject; anything else is refused here rather than by
+      // serd, which would print its complaint on stderr.
+      guard let text = String(validating: bytes, as: UTF8.self),
+        text.contains("<\(LV2URI.stateURI)>")
+      else { return false }
       guard let state = lilv_state_new_from_string(world, URIDMap.shared.mapFeature, text) else {
         return false
       }

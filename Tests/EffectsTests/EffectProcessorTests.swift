@@ -121,6 +121,25 @@ struct EffectProcessorTests {
     #expect(abs(output[1_024 + 14 * 64 - 1] - final) > 1e-3)
   }
 
+  /// Stepped values jump, continuous ones ramp: after one step, dpl's toggle is at its target
+  /// and its threshold one fifteenth of the way; after fifteen steps both are there.
+  @Test func steppedValuesJumpContinuousOnesRamp() throws {
+    let info = try requirePlugin(TestPlugins.limiter)
+    let effect = try processor(info, settings: ["threshold": 0, "truepeak": 0])
+    let threshold = try #require(info.controls.firstIndex { $0.symbol == "threshold" })
+    let truePeak = try #require(info.controls.firstIndex { $0.symbol == "truepeak" })
+    var targets = effect.currentValues
+    targets[threshold] = -6
+    targets[truePeak] = 1
+    effect.setTargets(&targets)
+    let silence = [Float](repeating: 0, count: 2 * 64)
+    _ = run(effect, silence, block: 64)
+    #expect(effect.currentValues[truePeak] == 1)
+    #expect(effect.currentValues[threshold] == -6.0 / 15)
+    for _ in 0..<14 { _ = run(effect, silence, block: 64) }
+    #expect(effect.currentValues == targets)
+  }
+
   /// Bypass crossfades linearly from wet to dry over 20 ms, starting at the next 64-frame
   /// boundary; the plugin keeps running.
   @Test func bypassCrossfades() throws {
