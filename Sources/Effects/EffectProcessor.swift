@@ -15,8 +15,8 @@ import Foundation
 ///
 /// **The 64-frame grid.** The plugin runs on exactly 64 frames at a time, at every multiple of
 /// 64 of the frames this processor has been given since it was made, through a 64-frame FIFO
-/// (which is part of ``latency``); new targets, ramp steps and bypass changes apply only at
-/// those boundaries. So the output depends on the signal and on which 64-frame step targets
+/// (which is part of ``latency``; ``StepAlignment/cut`` does without it, see there); new
+/// targets, ramp steps and bypass changes apply only at those boundaries. So the output depends on the signal and on which 64-frame step targets
 /// were set in, not on how the caller blocks it: a render in blocks of 3840 equals a play in
 /// periods of 256 or 100, bit for bit, whatever the plugin. (Cutting the caller's blocks at
 /// grid points alone is not enough: x42's plugins smooth parameters and filter coefficients
@@ -38,6 +38,18 @@ import Foundation
 /// but not necessarily reproducible bit for bit. With `worker: .inline` (offline renders)
 /// `work` runs right after the `run` that asked for it, and the output is reproducible.
 public final class EffectProcessor: @unchecked Sendable {
+  /// How an effect's `run` calls line up with its 64-frame grid.
+  public enum StepAlignment: Sendable, Hashable {
+    /// Through a 64-frame FIFO: every `run` is exactly one 64-frame step, so the output does
+    /// not depend on the caller's block size, whatever the plugin; 64 frames of latency more.
+    case fifo
+    /// The caller's blocks cut at the grid's points, each piece one `run`, no added latency.
+    /// The output equals another run's when the block sizes are multiples of 64 (every `run`
+    /// is then a whole step), or for a plugin whose output does not depend on where its runs
+    /// begin and end; x42's EQ, compressor and limiter do depend on it (they smooth per run).
+    case cut
+  }
+
   /// Parameters and bypass change only at multiples of this many frames of the running count.
   public static let stepFrames = 64
 
@@ -52,6 +64,9 @@ public final class EffectProcessor: @unchecked Sendable {
   public let latency: Int
   /// What the plugin reports on its `lv2:reportsLatency` port at creation (0 without one).
   public let pluginLatency: Int
+  /// How `run` calls line up with the 64-frame grid.
+  public let alignment: StepAlignment
+  private let usesFIFO: Bool
   /// How long a ramp or a bypass crossfade takes: 20 ms at ``sampleRate``.
   public let rampFrames: Int
 
@@ -125,10 +140,12 @@ public final class EffectProcessor: @unchecked Sendable {
   ///   - state: what ``saveState()`` returned, or nil.
   ///   - worker: where a plugin with the Worker extension does its work: `.thread` for live
   ///     playback, `.inline` for a reproducible offline render (see ``WorkerMode``).
+  ///   - alignment: `.fifo` (64 frames more latency, output independent of the caller's block
+  ///     size for any plugin) or `.cut` (see ``StepAlignment``).
   public init(
     plugin: PluginInfo, catalog: PluginCatalog, sampleRate: Int, channels: Int,
     maximumFrames: Int, values: [Float], bypassed: Bool, state: [UInt8]?,
-    worker: WorkerMode = .thread
+    worker: WorkerMode = .thread, alignment: StepAlignment = .fifo
   ) throws(EffectError) {
     guard channels == 1 || channels == 2 else { throw .unsupportedChannels(channels) }
     guard sampleRate > 0 else {
@@ -331,7 +348,9 @@ public final class EffectProcessor: @unchecked Sendable {
       for index in 0..<instanceCount { instances[index].deactivate() }
     }
     pluginLatency = learned
-    latency = learned + step
+    self.alignment = alignment
+    usesFIFO = alignment == .fifo
+    latency = learned + (alignment == .fifo ? step : 0)
     delay = .allocate(capacity: max(1, channels * learned))
     delay.initialize(repeating: 0, count: max(1, channels * learned))
     inputBuffers.update(repeating: 0, count: instanceCount * inputsPerInstance * step)
@@ -404,10 +423,12 @@ public final class EffectProcessor: @unchecked Sendable {
 
   /// Processes `frames` interleaved frames of ``channels`` channels in place.
   ///
-  /// The signal passes through a 64-frame FIFO: each frame in is stored, the frame 64 earlier
-  /// comes out processed, and whenever the FIFO is full (at every multiple of 64 of the running
-  /// count) the plugin runs on exactly those 64 frames. So the plugin sees the same `run`
-  /// calls, and gives the same output, however the caller blocks the signal.
+  /// With ``StepAlignment/fifo`` the signal passes through a 64-frame FIFO: each frame in is
+  /// stored, the frame 64 earlier comes out processed, and whenever the FIFO is full (at every
+  /// multiple of 64 of the running count) the plugin runs on exactly those 64 frames. So the
+  /// plugin sees the same `run` calls, and gives the same output, however the caller blocks the
+  /// signal. With ``StepAlignment/cut`` the block is cut at those multiples and processed in
+  /// place, each piece one `run`.
   ///
   /// - Note: Realtime-safe: no allocation, no locks, no reference counting, no I/O (as far
   ///   as the plugin's own `run` is; see ``PluginInfo/isHardRTCapable``).
@@ -416,6 +437,26 @@ public final class EffectProcessor: @unchecked Sendable {
     let step = EffectProcessor.stepFrames
     let channels = self.channels
     var done = 0
+    if !usesFIFO {
+      while done < frames {
+        let into = run.pointee.frames % step
+        if into == 0 { beginStep() }
+        let count = min(frames - done, step - into)
+        let block = buffer + done * channels
+        fillInputs(block, count)
+        resetAtoms()
+        for index in 0..<instanceCount {
+          instances[index].run(count)
+          if let channel = workerChannels[index] {
+            deliverWorkerResponses(channel, to: instances[index])
+          }
+        }
+        writeOutputs(block, count)
+        run.pointee.frames += count
+        done += count
+      }
+      return
+    }
     while done < frames {
       let fill = run.pointee.fill
       let count = min(frames - done, step - fill)

@@ -92,6 +92,56 @@ struct EffectProcessorTests {
     }
   }
 
+  /// Without the FIFO (`.cut`), no latency is added, and blocks that are multiples of 64
+  /// still give the same output (every run is a whole step). Blocks of 100 are printed for
+  /// the record: x42's plugins give different output then.
+  @Test(arguments: [TestPlugins.eq, TestPlugins.limiter, TestPlugins.compressor])
+  func cutAlignment(plugin: (String, String)) throws {
+    let info = try requirePlugin(plugin)
+    let samples = try decoded(testAudio("strings-stereo-48k-float.wav"))
+    var changed = info.defaultValues
+    for (index, control) in info.controls.enumerated() where control.kind == .continuous {
+      changed[index] = control.minimum + (control.maximum - control.minimum) * 0.3
+    }
+    var outputs: [[Float]] = []
+    for block in [256, 3_840, 100] {
+      let effect = try processor(info, alignment: .cut)
+      #expect(effect.latency == effect.pluginLatency)
+      outputs.append(
+        run(effect, samples, block: block) { frame in
+          if frame == 76_800 {
+            changed.withUnsafeBufferPointer { effect.setTargets($0.baseAddress.unsafelyUnwrapped) }
+          }
+          if frame == 115_200 { effect.setBypassed(true) }
+        })
+    }
+    #expect(firstDifference(outputs[0], outputs[1]) == nil)
+    let hundred = firstDifference(outputs[0], outputs[2])
+    print(
+      "\(plugin.0) without the FIFO: blocks of 100 \(hundred.map { "differ from 256 at sample \($0), by \(peakDifference(outputs[0][...], outputs[2][...])) dBFS" } ?? "equal 256")"
+    )
+  }
+
+  /// For a plugin whose output does not depend on where its runs begin (swh's amp), `.cut`
+  /// gives the same output for any block size, ramps and bypass included.
+  @Test func cutAlignmentWithAMemorylessPlugin() throws {
+    let info = try requirePlugin(TestPlugins.amp)
+    let samples: [Float] = (0..<20_000).map { sin(Float($0) * 0.003) * 0.5 }
+    var target: [Float] = [-12]
+    var outputs: [[Float]] = []
+    for block in [1, 100, 256] {
+      let effect = try processor(info, channels: 1, alignment: .cut)
+      outputs.append(
+        run(effect, samples, block: block) { frame in
+          if frame == 6_400 { effect.setTargets(&target) }
+          if frame == 12_800 { effect.setBypassed(true) }
+        })
+    }
+    #expect(firstDifference(outputs[0], outputs[1]) == nil)
+    #expect(firstDifference(outputs[0], outputs[2]) == nil)
+    #expect(outputs[0][..<6_400] == samples[..<6_400])
+  }
+
   /// A gain change on a plugin that does no smoothing of its own (swh amp) is ramped by the
   /// host: over 20 ms in 64-frame steps, each step at most the ramp's share of the change.
   @Test func aGainChangeRamps() throws {
