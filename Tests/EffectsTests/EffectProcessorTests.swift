@@ -231,6 +231,24 @@ struct EffectProcessorTests {
     }
   }
 
+  /// Bypassing a look-ahead limiter mid-signal: its dry path is delayed by the same latency,
+  /// so with a sine below the threshold (the limiter passes it unchanged) the crossfade is
+  /// seamless: the output equals the input delayed by the latency, to float rounding.
+  @Test func bypassingALatentPluginIsSeamless() throws {
+    let info = try requirePlugin(TestPlugins.limiter)
+    let effect = try processor(info, settings: ["threshold": 0])
+    let sine: [Float] = (0..<24_000).flatMap {
+      [sin(Float($0) * 0.02) * 0.25, cos(Float($0) * 0.03) * 0.25]
+    }
+    let output = run(effect, sine, block: 100) { frame in
+      if frame == 8_000 { effect.setBypassed(true) }
+      if frame == 16_000 { effect.setBypassed(false) }
+    }
+    let delay = 2 * effect.latency
+    let difference = peakDifference(output[delay...], sine[..<(sine.count - delay)])
+    #expect(difference < -100, "the bypassed limiter is \(difference) dBFS off its input")
+  }
+
   /// A 1-in/1-out plugin on a stereo track runs as two instances, one per channel; a stereo
   /// plugin on a mono track gives the mean of its outputs.
   @Test func channelMapping() throws {
