@@ -27,6 +27,22 @@ public struct ControlPort: Sendable, Hashable, Codable {
   public var kind: Kind
   public var isLogarithmic: Bool
   public var scalePoints: [ScalePoint]
+  /// `lv2:sampleRate`: ``minimum``, ``maximum`` and ``defaultValue`` are fractions of the
+  /// sample rate (swh's filters give cutoffs so); ``atSampleRate(_:)`` makes them hertz.
+  public var isSampleRateRelative: Bool
+
+  /// This port with its bounds and default in real units at `sampleRate` when they are
+  /// fractions of the rate (see ``isSampleRateRelative``); itself otherwise.
+  public func atSampleRate(_ sampleRate: Int) -> ControlPort {
+    guard isSampleRateRelative else { return self }
+    var port = self
+    let rate = Float(sampleRate)
+    port.minimum *= rate
+    port.maximum *= rate
+    port.defaultValue *= rate
+    port.isSampleRateRelative = false
+    return port
+  }
 
   /// Continuous ports ramp when changed; stepped ones (integer, toggle, enumeration) jump.
   public var canRamp: Bool { kind == .continuous }
@@ -46,6 +62,7 @@ public struct ControlPort: Sendable, Hashable, Codable {
     unit = port.unit
     isLogarithmic = port.logarithmic
     scalePoints = port.scalePoints.map { ScalePoint(label: $0.label, value: $0.value) }
+    isSampleRateRelative = port.sampleRateRelative
   }
 
   /// The value `text` names: a number (`-3`, `120`, `0.5`; a unit suffix matching ``unit`` is

@@ -15,8 +15,8 @@ import Foundation
 ///
 /// **The 64-frame grid.** The plugin runs on exactly 64 frames at a time, at every multiple of
 /// 64 of the frames this processor has been given since it was made, through a 64-frame FIFO
-/// (which is part of ``latency``); new targets, ramp steps and bypass changes apply only at
-/// those boundaries. So the output depends on the signal and on which 64-frame step targets
+/// (which is part of ``latency``; ``StepAlignment/cut`` does without it, see there); new
+/// targets, ramp steps and bypass changes apply only at those boundaries. So the output depends on the signal and on which 64-frame step targets
 /// were set in, not on how the caller blocks it: a render in blocks of 3840 equals a play in
 /// periods of 256 or 100, bit for bit, whatever the plugin. (Cutting the caller's blocks at
 /// grid points alone is not enough: x42's plugins smooth parameters and filter coefficients
@@ -35,8 +35,21 @@ import Foundation
 ///
 /// **Worker.** The Worker extension's `work` runs on a thread of this processor, so when a
 /// response reaches `run` depends on that thread's timing: a plugin that uses it is realtime
-/// but not necessarily reproducible bit for bit.
+/// but not necessarily reproducible bit for bit. With `worker: .inline` (offline renders)
+/// `work` runs right after the `run` that asked for it, and the output is reproducible.
 public final class EffectProcessor: @unchecked Sendable {
+  /// How an effect's `run` calls line up with its 64-frame grid.
+  public enum StepAlignment: Sendable, Hashable {
+    /// Through a 64-frame FIFO: every `run` is exactly one 64-frame step, so the output does
+    /// not depend on the caller's block size, whatever the plugin; 64 frames of latency more.
+    case fifo
+    /// The caller's blocks cut at the grid's points, each piece one `run`, no added latency.
+    /// The output equals another run's when the block sizes are multiples of 64 (every `run`
+    /// is then a whole step), or for a plugin whose output does not depend on where its runs
+    /// begin and end; x42's EQ, compressor and limiter do depend on it (they smooth per run).
+    case cut
+  }
+
   /// Parameters and bypass change only at multiples of this many frames of the running count.
   public static let stepFrames = 64
 
@@ -51,6 +64,9 @@ public final class EffectProcessor: @unchecked Sendable {
   public let latency: Int
   /// What the plugin reports on its `lv2:reportsLatency` port at creation (0 without one).
   public let pluginLatency: Int
+  /// How `run` calls line up with the 64-frame grid.
+  public let alignment: StepAlignment
+  private let usesFIFO: Bool
   /// How long a ramp or a bypass crossfade takes: 20 ms at ``sampleRate``.
   public let rampFrames: Int
 
@@ -122,9 +138,14 @@ public final class EffectProcessor: @unchecked Sendable {
   ///   - maximumFrames: the most frames one ``process(_:frames:)`` call will pass (kept for
   ///     the caller; the FIFO takes blocks of any size, and the plugin is told 64).
   ///   - state: what ``saveState()`` returned, or nil.
+  ///   - worker: where a plugin with the Worker extension does its work: `.thread` for live
+  ///     playback, `.inline` for a reproducible offline render (see ``WorkerMode``).
+  ///   - alignment: `.fifo` (64 frames more latency, output independent of the caller's block
+  ///     size for any plugin) or `.cut` (see ``StepAlignment``).
   public init(
     plugin: PluginInfo, catalog: PluginCatalog, sampleRate: Int, channels: Int,
-    maximumFrames: Int, values: [Float], bypassed: Bool, state: [UInt8]?
+    maximumFrames: Int, values: [Float], bypassed: Bool, state: [UInt8]?,
+    worker: WorkerMode = .thread, alignment: StepAlignment = .fifo
   ) throws(EffectError) {
     guard channels == 1 || channels == 2 else { throw .unsupportedChannels(channels) }
     guard sampleRate > 0 else {
@@ -147,7 +168,7 @@ public final class EffectProcessor: @unchecked Sendable {
     let world = catalog.world
     let dualMono = info.audioInputs == 1 && info.audioOutputs == 1 && channels == 2
     let instanceCount = dualMono ? 2 : 1
-    let step = Self.stepFrames
+    let step = EffectProcessor.stepFrames
 
     // Instances first: the only steps that can fail, undone on failure.
     var made: [LV2Instance] = []
@@ -162,8 +183,9 @@ public final class EffectProcessor: @unchecked Sendable {
         instance.free()
       }
     }
+    let mode = worker
     for _ in 0..<instanceCount {
-      let worker = description.hasWorker ? Worker() : nil
+      let worker = description.hasWorker ? Worker(mode: mode) : nil
       let list = HostFeatures(
         sampleRate: sampleRate, maximumBlock: step, sequenceSize: sequenceCapacity,
         schedule: worker?.schedule)
@@ -312,19 +334,23 @@ public final class EffectProcessor: @unchecked Sendable {
     var learned = 0
     if let slot = outputs.firstIndex(where: { $0.reportsLatency }) {
       for index in 0..<instanceCount { instances[index].activate() }
-      Self.resetAtoms(
+      resetAtomBuffers(
         atoms, count: atomCount, capacity: atomCapacity, isInput: atomIsInput,
         sequence: sequenceType, chunk: chunkType)
       for index in 0..<instanceCount {
         instances[index].run(step)
-        if let channel = workerChannels[index] { Worker.deliver(channel, to: instances[index]) }
+        if let channel = workerChannels[index] {
+          deliverWorkerResponses(channel, to: instances[index])
+        }
       }
       let value = controlOutputs[slot]
       learned = value.isFinite && value > 0 ? Int(value.rounded()) : 0
       for index in 0..<instanceCount { instances[index].deactivate() }
     }
     pluginLatency = learned
-    latency = learned + step
+    self.alignment = alignment
+    usesFIFO = alignment == .fifo
+    latency = learned + (alignment == .fifo ? step : 0)
     delay = .allocate(capacity: max(1, channels * learned))
     delay.initialize(repeating: 0, count: max(1, channels * learned))
     inputBuffers.update(repeating: 0, count: instanceCount * inputsPerInstance * step)
@@ -376,8 +402,10 @@ public final class EffectProcessor: @unchecked Sendable {
   ///
   /// - Note: Realtime-safe: no allocation, no locks. Call on the audio thread, between
   ///   ``process(_:frames:)`` calls.
+  @_noLocks
   public func setTargets(_ values: UnsafePointer<Float>) {
-    pending.update(from: values, count: controlCount)
+    // A loop, not update(from:count:), which the @_noLocks check takes for a release.
+    for slot in 0..<controlCount { pending[slot] = values[slot] }
     run.pointee.hasPendingTargets = true
   }
 
@@ -388,23 +416,47 @@ public final class EffectProcessor: @unchecked Sendable {
   /// does not change.
   ///
   /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
   public func setBypassed(_ bypassed: Bool) {
     run.pointee.pendingBypass = bypassed
   }
 
   /// Processes `frames` interleaved frames of ``channels`` channels in place.
   ///
-  /// The signal passes through a 64-frame FIFO: each frame in is stored, the frame 64 earlier
-  /// comes out processed, and whenever the FIFO is full (at every multiple of 64 of the running
-  /// count) the plugin runs on exactly those 64 frames. So the plugin sees the same `run`
-  /// calls, and gives the same output, however the caller blocks the signal.
+  /// With ``StepAlignment/fifo`` the signal passes through a 64-frame FIFO: each frame in is
+  /// stored, the frame 64 earlier comes out processed, and whenever the FIFO is full (at every
+  /// multiple of 64 of the running count) the plugin runs on exactly those 64 frames. So the
+  /// plugin sees the same `run` calls, and gives the same output, however the caller blocks the
+  /// signal. With ``StepAlignment/cut`` the block is cut at those multiples and processed in
+  /// place, each piece one `run`.
   ///
   /// - Note: Realtime-safe: no allocation, no locks, no reference counting, no I/O (as far
   ///   as the plugin's own `run` is; see ``PluginInfo/isHardRTCapable``).
+  @_noLocks
   public func process(_ buffer: UnsafeMutablePointer<Float>, frames: Int) {
-    let step = Self.stepFrames
+    let step = EffectProcessor.stepFrames
     let channels = self.channels
     var done = 0
+    if !usesFIFO {
+      while done < frames {
+        let into = run.pointee.frames % step
+        if into == 0 { beginStep() }
+        let count = min(frames - done, step - into)
+        let block = buffer + done * channels
+        fillInputs(block, count)
+        resetAtoms()
+        for index in 0..<instanceCount {
+          instances[index].run(count)
+          if let channel = workerChannels[index] {
+            deliverWorkerResponses(channel, to: instances[index])
+          }
+        }
+        writeOutputs(block, count)
+        run.pointee.frames += count
+        done += count
+      }
+      return
+    }
     while done < frames {
       let fill = run.pointee.fill
       let count = min(frames - done, step - fill)
@@ -426,15 +478,17 @@ public final class EffectProcessor: @unchecked Sendable {
   }
 
   /// Runs the plugin on the 64 frames of `fifoIn`, leaving the result in `fifoOut`.
-  @inline(__always)
+  @_noLocks
   private func processStep() {
-    let step = Self.stepFrames
+    let step = EffectProcessor.stepFrames
     beginStep()
     fillInputs(fifoIn, step)
     resetAtoms()
     for index in 0..<instanceCount {
       instances[index].run(step)
-      if let channel = workerChannels[index] { Worker.deliver(channel, to: instances[index]) }
+      if let channel = workerChannels[index] {
+        deliverWorkerResponses(channel, to: instances[index])
+      }
     }
     writeOutputs(fifoOut, step)
   }
@@ -473,34 +527,15 @@ public final class EffectProcessor: @unchecked Sendable {
   /// capacity (the LV2 convention for the plugin to write into).
   @inline(__always)
   private func resetAtoms() {
-    Self.resetAtoms(
+    resetAtomBuffers(
       atoms, count: atomCount, capacity: atomCapacity, isInput: atomIsInput,
       sequence: sequenceType, chunk: chunkType)
-  }
-
-  @inline(__always)
-  private static func resetAtoms(
-    _ atoms: UnsafeMutableRawPointer, count: Int, capacity: Int,
-    isInput: UnsafeMutablePointer<Bool>, sequence: UInt32, chunk: UInt32
-  ) {
-    for slot in 0..<count {
-      let header = (atoms + slot * capacity).assumingMemoryBound(to: UInt32.self)
-      if isInput[slot] {
-        header[0] = 8  // the sequence body's unit and pad
-        header[1] = sequence
-      } else {
-        header[0] = UInt32(capacity - 8)
-        header[1] = chunk
-      }
-      header[2] = 0
-      header[3] = 0
-    }
   }
 
   /// Copies the sub-block into the plugin's inputs and the dry path (delayed by latency).
   @inline(__always)
   private func fillInputs(_ block: UnsafeMutablePointer<Float>, _ count: Int) {
-    let step = Self.stepFrames
+    let step = EffectProcessor.stepFrames
     let channels = self.channels
     for instance in 0..<instanceCount {
       for input in 0..<inputsPerInstance {
@@ -520,7 +555,7 @@ public final class EffectProcessor: @unchecked Sendable {
     }
     let latency = pluginLatency
     if latency == 0 {
-      dry.update(from: block, count: count * channels)
+      for sample in 0..<count * channels { dry[sample] = block[sample] }
       return
     }
     var index = run.pointee.delayIndex
@@ -540,7 +575,7 @@ public final class EffectProcessor: @unchecked Sendable {
   /// with the dry path where bypass is on or moving.
   @inline(__always)
   private func writeOutputs(_ block: UnsafeMutablePointer<Float>, _ count: Int) {
-    let step = Self.stepFrames
+    let step = EffectProcessor.stepFrames
     let channels = self.channels
     let outputs = outputsPerInstance
     @inline(__always) func wet(_ frame: Int, _ channel: Int) -> Float {
@@ -603,5 +638,26 @@ public final class EffectProcessor: @unchecked Sendable {
   /// Off the audio thread, while ``process(_:frames:)`` is not running.
   public var currentValues: [Float] {
     Array(UnsafeBufferPointer(start: current, count: controlCount))
+  }
+}
+
+/// Resets atom buffers for a run: inputs to an empty sequence, outputs to a chunk of their
+/// capacity (the LV2 convention for the plugin to write into).
+@_noLocks
+private func resetAtomBuffers(
+  _ atoms: UnsafeMutableRawPointer, count: Int, capacity: Int,
+  isInput: UnsafeMutablePointer<Bool>, sequence: UInt32, chunk: UInt32
+) {
+  for slot in 0..<count {
+    let header = (atoms + slot * capacity).assumingMemoryBound(to: UInt32.self)
+    if isInput[slot] {
+      header[0] = 8  // the sequence body's unit and pad
+      header[1] = sequence
+    } else {
+      header[0] = UInt32(capacity - 8)
+      header[1] = chunk
+    }
+    header[2] = 0
+    header[3] = 0
   }
 }

@@ -16,6 +16,8 @@ enum LV2URI {
   static let atomPort = "http://lv2plug.in/ns/ext/atom#AtomPort"
   static let connectionOptional = "http://lv2plug.in/ns/lv2core#connectionOptional"
   static let isSideChain = "http://lv2plug.in/ns/lv2core#isSideChain"
+  static let portGroup = "http://lv2plug.in/ns/ext/port-groups#group"
+  static let sideChainOf = "http://lv2plug.in/ns/ext/port-groups#sideChainOf"
   static let reportsLatency = "http://lv2plug.in/ns/lv2core#reportsLatency"
   static let toggled = "http://lv2plug.in/ns/lv2core#toggled"
   static let integer = "http://lv2plug.in/ns/lv2core#integer"
@@ -212,13 +214,19 @@ final class LilvWorld: @unchecked Sendable {
     }
   }
 
-  deinit { lilv_world_free(world) }
+  deinit {
+    for node in nodes.values { lilv_node_free(node) }
+    lilv_world_free(world)
+  }
 
-  private func node(_ uri: String) -> OpaquePointer? { lilv_new_uri(world, uri) }
+  /// URI nodes made so far, kept until the world goes (under ``lock``): describing every
+  /// plugin asks about a dozen properties of each of thousands of ports.
+  private var nodes: [String: OpaquePointer] = [:]
 
   private func withNode<T>(_ uri: String, _ body: (OpaquePointer?) -> T) -> T {
-    let made = node(uri)
-    defer { lilv_node_free(made) }
+    if let made = nodes[uri] { return body(made) }
+    let made = lilv_new_uri(world, uri)
+    if let made { nodes[uri] = made }
     return body(made)
   }
 
@@ -304,6 +312,15 @@ final class LilvWorld: @unchecked Sendable {
       }
       lilv_nodes_free(units)
     }
+    // A side-chain input: marked lv2:isSideChain, or in a port group that is the side chain
+    // of another (lsp's plugins say it this way).
+    var sideChain = has(LV2URI.isSideChain)
+    if !sideChain, let group = withNode(LV2URI.portGroup, { lilv_port_get(plugin, port, $0) }) {
+      let of = withNode(LV2URI.sideChainOf) { lilv_world_get(world, group, $0, nil) }
+      sideChain = of != nil
+      lilv_node_free(of)
+      lilv_node_free(group)
+    }
     var minimumSize: Int?
     if let sizes = withNode(LV2URI.minimumSize, { lilv_port_get_value(plugin, port, $0) }) {
       if let first = lilv_nodes_get_first(sizes), lilv_node_is_int(first) {
@@ -329,7 +346,7 @@ final class LilvWorld: @unchecked Sendable {
     return PortDescription(
       index: index, symbol: symbol, name: string(nameNode) ?? symbol, kind: kind,
       isInput: isA(LV2URI.inputPort), isOptional: has(LV2URI.connectionOptional),
-      isSideChain: has(LV2URI.isSideChain), reportsLatency: has(LV2URI.reportsLatency),
+      isSideChain: sideChain, reportsLatency: has(LV2URI.reportsLatency),
       toggled: has(LV2URI.toggled), integer: has(LV2URI.integer),
       enumeration: has(LV2URI.enumeration), logarithmic: has(LV2URI.logarithmic),
       sampleRateRelative: has(LV2URI.sampleRate), minimum: number(minimumNode),
@@ -393,7 +410,11 @@ final class LilvWorld: @unchecked Sendable {
     features: UnsafePointer<UnsafePointer<LV2_Feature>?>
   ) -> Bool {
     lock.withLock { _ in
-      let text = String(decoding: bytes, as: UTF8.self)
+      // What saveState wrote names its subject; anything else is refused here rather than by
+      // serd, which would print its complaint on stderr.
+      guard let text = String(validating: bytes, as: UTF8.self),
+        text.contains("<\(LV2URI.stateURI)>")
+      else { return false }
       guard let state = lilv_state_new_from_string(world, URIDMap.shared.mapFeature, text) else {
         return false
       }
@@ -496,7 +517,6 @@ struct LV2Instance: @unchecked Sendable {
   }
 
   /// Realtime-safe.
-  @inline(__always)
   func connect(_ port: Int, _ data: UnsafeMutableRawPointer?) {
     lilv_instance_connect_port(pointer, UInt32(port), data)
   }
@@ -506,32 +526,27 @@ struct LV2Instance: @unchecked Sendable {
   func free() { lilv_instance_free(pointer) }
 
   /// Realtime-safe as far as the plugin's `run` is.
-  @inline(__always)
-  func run(_ frames: Int) { lilv_instance_run(pointer, UInt32(frames)) }
+  @_noLocks
+  func run(_ frames: Int) { tape_lv2_run(pointer, UInt32(frames)) }
 
   var hasWorker: Bool { worker != nil }
 
   /// The worker's `work`, on the worker thread; `respond` is called with `respondHandle`.
+  @_noLocks
   func work(size: Int, data: UnsafeRawPointer, channel: UnsafeMutablePointer<WorkerChannel>) {
-    guard let work = worker?.pointee.work else { return }
-    _ = work(
-      lilv_instance_get_handle(pointer), workerRespond, UnsafeMutableRawPointer(channel),
-      UInt32(size), data)
+    tape_lv2_work(
+      worker, pointer, workerRespond, UnsafeMutableRawPointer(channel), UInt32(size), data)
   }
 
   /// Realtime-safe: the worker's `work_response`, on the audio thread.
-  @inline(__always)
+  @_noLocks
   func workResponse(size: Int, data: UnsafeRawPointer) {
-    guard let response = worker?.pointee.work_response else { return }
-    _ = response(lilv_instance_get_handle(pointer), UInt32(size), data)
+    tape_lv2_work_response(worker, pointer, UInt32(size), data)
   }
 
   /// Realtime-safe: the worker's `end_run`, after each run.
-  @inline(__always)
-  func endRun() {
-    guard let end = worker?.pointee.end_run else { return }
-    _ = end(lilv_instance_get_handle(pointer))
-  }
+  @_noLocks
+  func endRun() { tape_lv2_end_run(worker, pointer) }
 }
 
 // MARK: - The worker's callbacks
@@ -557,7 +572,7 @@ private func workerSchedule(
   guard channel.pointee.requests.push(data, size: Int(size)) else {
     return LV2_WORKER_ERR_NO_SPACE
   }
-  sem_post(channel.pointee.wakeup)
+  tape_lv2_post(channel.pointee.wakeup)
   return LV2_WORKER_SUCCESS
 }
 

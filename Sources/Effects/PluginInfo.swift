@@ -2,8 +2,10 @@
 /// Tape can run it.
 ///
 /// Audio ports: ``audioInputs`` and ``audioOutputs`` count the *main* audio ports. Ports marked
-/// `lv2:isSideChain` or `lv2:connectionOptional` are left out of the counts: Tape connects a
-/// side-chain input to silence and an optional output to a scratch buffer it ignores.
+/// `lv2:isSideChain` or `lv2:connectionOptional`, and ports in a port group that is
+/// `pg:sideChainOf` another (as lsp marks its side chains), are left out of the counts: Tape
+/// connects a side-chain input to silence and an optional output to a scratch buffer it
+/// ignores. (A side-chain plugin then works on its own signal, as with no key connected.)
 public struct PluginInfo: Sendable, Hashable, Codable {
   public var uri: String
   public var name: String
@@ -53,7 +55,16 @@ public struct PluginInfo: Sendable, Hashable, Codable {
     return port
   }
 
-  /// Every control's default value, in ``controls`` order.
+  /// This plugin with every control's bounds and default in real units at `sampleRate` (see
+  /// ``ControlPort/isSampleRateRelative``): what values given in hertz are checked against.
+  public func atSampleRate(_ sampleRate: Int) -> PluginInfo {
+    var plugin = self
+    plugin.controls = controls.map { $0.atSampleRate(sampleRate) }
+    return plugin
+  }
+
+  /// Every control's default value, in ``controls`` order (fractions of the rate for
+  /// sample-rate-relative ports: use ``atSampleRate(_:)`` first).
   public var defaultValues: [Float] { controls.map(\.defaultValue) }
 
   init(_ description: PluginDescription) {

@@ -86,8 +86,24 @@ struct WorkerChannel: @unchecked Sendable {
   var handled: UnsafeAtomic<Int>
   /// Where the audio thread copies a response before handing it to the plugin.
   var responseScratch: UnsafeMutableRawPointer
+  /// Where an inline worker copies a request before handing it to `work`.
+  var requestScratch: UnsafeMutableRawPointer
+  /// `work` runs on the processing thread, right after each run (``WorkerMode/inline``).
+  var inline: Bool
   /// The instance `work` runs on; set once it exists, before any request can be made.
   var instance: LV2Instance?
+}
+
+/// Where an effect's LV2 Worker runs the plugin's `work`.
+public enum WorkerMode: Sendable, Hashable {
+  /// On a thread of its own, as LV2 intends: realtime-safe, but when a response reaches the
+  /// plugin depends on that thread's timing, so two runs of a worker-using plugin (lsp's
+  /// reverbs, for one) may differ.
+  case thread
+  /// On the processing thread, right after the `run` that scheduled it, its response handed
+  /// back before the next: reproducible bit for bit, and not realtime-safe (`work` may load
+  /// files or allocate). For offline renders.
+  case inline
 }
 
 /// A channel's address, sent to the worker thread that owns its reading end.
@@ -108,7 +124,7 @@ final class Worker: @unchecked Sendable {
   private let finished = DispatchSemaphore(value: 0)
   private var started = false
 
-  init() {
+  init(mode: WorkerMode) {
     let wakeup = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
     sem_init(wakeup, 0, 0)
     channel = .allocate(capacity: 1)
@@ -117,13 +133,16 @@ final class Worker: @unchecked Sendable {
         requests: .make(capacity: Self.ringCapacity),
         responses: .make(capacity: Self.ringCapacity), wakeup: wakeup, stopping: .create(false),
         handled: .create(0),
-        responseScratch: .allocate(byteCount: Self.ringCapacity, alignment: 16), instance: nil))
+        responseScratch: .allocate(byteCount: Self.ringCapacity, alignment: 16),
+        requestScratch: .allocate(byteCount: Self.ringCapacity, alignment: 16),
+        inline: mode == .inline, instance: nil))
     schedule = makeWorkerSchedule(channel)
   }
 
   /// Starts the thread once `instance` exists.
   func start(_ instance: LV2Instance) {
     channel.pointee.instance = instance
+    guard !channel.pointee.inline else { return }
     started = true
     let channel = ChannelAddress(pointer: self.channel)
     let finished = self.finished
@@ -145,16 +164,6 @@ final class Worker: @unchecked Sendable {
     thread.start()
   }
 
-  /// Realtime-safe: hands every response the worker made to the plugin, then ends the run.
-  @inline(__always)
-  static func deliver(_ channel: UnsafeMutablePointer<WorkerChannel>, to instance: LV2Instance) {
-    let scratch = channel.pointee.responseScratch
-    while let size = channel.pointee.responses.pop(into: scratch) {
-      instance.workResponse(size: size, data: scratch)
-    }
-    instance.endRun()
-  }
-
   /// Stops the thread (waiting for a `work` in progress to return). Call before the instance
   /// is freed.
   func stop() {
@@ -172,10 +181,30 @@ final class Worker: @unchecked Sendable {
     channel.pointee.stopping.destroy()
     channel.pointee.handled.destroy()
     channel.pointee.responseScratch.deallocate()
+    channel.pointee.requestScratch.deallocate()
     sem_destroy(channel.pointee.wakeup)
     channel.pointee.wakeup.deallocate()
     channel.deinitialize(count: 1)
     channel.deallocate()
     schedule.deallocate()
   }
+}
+
+/// Realtime-safe: hands every response the worker made to the plugin, then ends the run.
+@_noLocks
+func deliverWorkerResponses(
+  _ channel: UnsafeMutablePointer<WorkerChannel>, to instance: LV2Instance
+) {
+  if channel.pointee.inline {
+    let request = channel.pointee.requestScratch
+    while let size = channel.pointee.requests.pop(into: request) {
+      instance.work(size: size, data: request, channel: channel)
+      channel.pointee.handled.wrappingIncrement(ordering: .relaxed)
+    }
+  }
+  let scratch = channel.pointee.responseScratch
+  while let size = channel.pointee.responses.pop(into: scratch) {
+    instance.workResponse(size: size, data: scratch)
+  }
+  instance.endRun()
 }

@@ -56,8 +56,9 @@ struct FxInfo: ParsableCommand {
     discussion: """
       Every control input of the plugin, in port order: its symbol (what 'fx add --set' \
       takes), name, range, default, unit, kind (continuous parameters ramp when changed; \
-      integer, toggle and enumeration ones jump) and, for enumerations, the labels it takes. \
-      Then whether it reports latency, is hard-realtime capable, and has state of its own. \
+      integer, toggle and enumeration ones jump) and, for enumerations, the labels it takes \
+      ('× sample rate': the range is a fraction of the project's rate, as some filters give \
+      their cutoff). Then whether it reports latency, is hard-realtime capable, and has state of its own. \
       An unknown URI is an error naming the nearest installed one (exit 66).
       Example: tape fx info http://gareus.org/oss/lv2/dpl#stereo
       Example: tape fx info http://gareus.org/oss/lv2/fil4#stereo --json
@@ -88,7 +89,7 @@ struct FxInfo: ParsableCommand {
       for control in plugin.controls {
         let unit = control.unit.map { " \(escaped($0))" } ?? ""
         var line =
-          "  \(escaped(control.symbol))\t\(escaped(control.name))\t\(control.display(control.minimum)) to \(control.display(control.maximum))\(unit)\tdefault \(control.display(control.defaultValue))\(unit)\t\(control.kind.rawValue)\(control.isLogarithmic ? ", logarithmic" : "")"
+          "  \(escaped(control.symbol))\t\(escaped(control.name))\t\(control.display(control.minimum)) to \(control.display(control.maximum))\(unit)\tdefault \(control.display(control.defaultValue))\(unit)\t\(control.kind.rawValue)\(control.isLogarithmic ? ", logarithmic" : "")\(control.isSampleRateRelative ? ", × sample rate" : "")"
         if !control.scalePoints.isEmpty {
           line +=
             "\t"
@@ -129,6 +130,7 @@ struct FxInfo: ParsableCommand {
               ("unit", control.unit.map(JSONValue.string) ?? .null),
               ("kind", .string(control.kind.rawValue)),
               ("logarithmic", .bool(control.isLogarithmic)),
+              ("sampleRateRelative", .bool(control.isSampleRateRelative)),
               (
                 "scalePoints",
                 .array(

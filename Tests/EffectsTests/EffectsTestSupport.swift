@@ -23,7 +23,8 @@ func requirePlugin(_ plugin: (String, String)) throws -> PluginInfo {
 /// A processor over `info` with `settings` (symbol → value) over its defaults.
 func processor(
   _ info: PluginInfo, channels: Int = 2, settings: [String: Float] = [:], bypassed: Bool = false,
-  state: [UInt8]? = nil, maximumFrames: Int = 4096
+  state: [UInt8]? = nil, maximumFrames: Int = 4096, worker: WorkerMode = .thread,
+  alignment: EffectProcessor.StepAlignment = .fifo
 ) throws -> EffectProcessor {
   var values = info.defaultValues
   for (symbol, value) in settings {
@@ -32,7 +33,8 @@ func processor(
   }
   return try EffectProcessor(
     plugin: info, catalog: PluginCatalog.load(), sampleRate: 48_000, channels: channels,
-    maximumFrames: maximumFrames, values: values, bypassed: bypassed, state: state)
+    maximumFrames: maximumFrames, values: values, bypassed: bypassed, state: state,
+    worker: worker, alignment: alignment)
 }
 
 /// Runs `samples` (interleaved) through `effect` in blocks of `block` frames; `before` is

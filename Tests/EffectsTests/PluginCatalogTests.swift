@@ -32,6 +32,17 @@ struct PluginCatalogTests {
     ) { try eq.control("gain_1") }
   }
 
+  /// swh's IIR high-pass gives its cutoff as a fraction of the sample rate.
+  @Test func sampleRateRelativeBounds() throws {
+    let filter = try requirePlugin(("http://plugin.org.uk/swh-plugins/highpass_iir", "swh-lv2"))
+    let cutoff = try filter.control("cutoff")
+    #expect(cutoff.isSampleRateRelative && cutoff.maximum == 0.45)
+    let real = try filter.atSampleRate(48_000).control("cutoff")
+    #expect(!real.isSampleRateRelative && real.maximum == 0.45 * 48_000)
+    #expect(try real.value(parsing: "1000") == 1_000)
+    #expect(throws: EffectError.self) { try cutoff.value(parsing: "1000") }
+  }
+
   @Test func parsingValues() throws {
     let eq = try requirePlugin(TestPlugins.eq)
     let gain = try eq.control("gain1")
