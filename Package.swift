@@ -86,7 +86,7 @@ let package = Package(
     // Pure DSP: render plans, fades, gain, pan law, the render kernel.
     .target(
       name: "Mixing",
-      dependencies: ["Timeline", .product(name: "Atomics", package: "swift-atomics")]),
+      dependencies: ["Timeline", "Effects", .product(name: "Atomics", package: "swift-atomics")]),
     // Decoding, the decoded-audio cache, export writers and the offline renderer (libsndfile).
     .target(
       name: "AudioFiles",

@@ -123,7 +123,26 @@ public enum OfflineRenderer {
     let end = range.end.frames
     var batchIndex = 0
     var failure: AudioFileError?
-    loader.prefetch(position..<min(end, position + batchFrames))
+    // A plan with effects is rendered block after block (effects keep state), fed `shift`
+    // frames ahead of what is written: the first `shift` frames out are the effects' latency,
+    // rendered here and dropped, so the file lines up with the timeline.
+    let shift = Int64(plan.latency)
+    if shift > 0 {
+      let preroll = UnsafeMutablePointer<Float>.allocate(
+        capacity: EffectRack.offlineFrames * channels)
+      defer { preroll.deallocate() }
+      var fed = position
+      while fed < position + shift {
+        let count = Int(min(Int64(EffectRack.offlineFrames), position + shift - fed))
+        loader.prefetch(fed..<fed + Int64(count))
+        if let error = loader.wait() { throw error }
+        EffectKernel.render(
+          view, from: fed, frames: count, maximumFrames: EffectRack.offlineFrames,
+          into: preroll)
+        fed += Int64(count)
+      }
+    }
+    loader.prefetch(position + shift..<min(end, position + batchFrames) + shift)
     while position < end {
       if isCancelled() {
         failure = .cancelled(path: destination.path)
@@ -144,11 +163,13 @@ public enum OfflineRenderer {
       }
       // The next batch's audio is read while this one renders.
       if batchRange.upperBound < end {
-        loader.prefetch(batchRange.upperBound..<min(end, batchRange.upperBound + batchFrames))
+        loader.prefetch(
+          batchRange.upperBound + shift..<min(end, batchRange.upperBound + batchFrames) + shift)
       }
-      let missing = batch.render(view, from: position, frames: frames, firstBlock: firstBlock)
+      let missing = batch.render(
+        view, from: position + shift, frames: frames, firstBlock: firstBlock)
       precondition(missing == 0, "rendered \(missing) frames whose audio was not read")
-      loader.release(before: batchRange.upperBound)
+      loader.release(before: batchRange.upperBound + shift)
       batch.done.enter()
       batch.done.enter()
       writeQueue.async {
@@ -296,12 +317,14 @@ private final class Batch: @unchecked Sendable {
     nonFinite.update(repeating: 0)
     firstNonFinite.update(repeating: -1)
     let missing = Atomic<Int>(0)
-    DispatchQueue.concurrentPerform(iterations: blocks) { block in
+    @Sendable func renderBlock(_ block: Int) {
       let offset = block * blockFrames
       let count = min(blockFrames, frames - offset)
       let samples = floats + offset * channels
       missing.add(
-        RenderKernel.render(view, from: from + Int64(offset), frames: count, into: samples),
+        EffectKernel.render(
+          view, from: from + Int64(offset), frames: count,
+          maximumFrames: EffectRack.offlineFrames, into: samples),
         ordering: .relaxed)
       // Infinity and NaN never reach a file, the meter or the peak.
       let (silenced, first) = NonFinite.silence(samples, count: count * channels)
@@ -313,6 +336,14 @@ private final class Batch: @unchecked Sendable {
           bits: bits, dither: dither, seed: 0x5441_5045 &+ UInt64(firstBlock + block))
         clipped[block] = quantizer.quantize(
           samples, count: count * channels, into: integers + offset * channels)
+      }
+    }
+    // Effects keep state from block to block: a plan with effects renders its blocks in
+    // order, on this thread.
+    let sequential = view.graph != nil
+    DispatchQueue.concurrentPerform(iterations: sequential ? 1 : blocks) { task in
+      for block in sequential ? 0..<blocks : task..<task + 1 {
+        renderBlock(block)
       }
     }
     return missing.load(ordering: .relaxed)

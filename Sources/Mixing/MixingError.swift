@@ -2,12 +2,22 @@ public import Timeline
 
 /// Why a snapshot could not be compiled into a render plan.
 public enum MixingError: Error, Sendable, Equatable, CustomStringConvertible {
+  public static func == (a: MixingError, b: MixingError) -> Bool { a.description == b.description }
+
   /// A clip's source has no decoded audio in the map the plan was compiled with.
   case noAudio(source: Source.ID, clip: Clip.ID)
   /// A clip's crop reaches past the end of its source's decoded audio.
   case cropBeyondAudio(clip: Clip.ID, cropEnd: Int64, audioFrames: Int)
   /// The decoded audio has a channel count the mixer does not handle (only 1 and 2).
   case unsupportedChannels(source: Source.ID, channels: Int)
+  /// Effects whose plugins are not installed here (their ids and URIs).
+  case pluginsMissing([(Effect.ID, String)])
+  /// A plugin could not be started.
+  case effectFailed(Effect.ID, plugin: String, reason: String)
+  /// A project with effects was compiled without an ``EffectRack``.
+  case effectsNeedRack
+  /// A chain's latency is longer than the rack can align.
+  case latencyTooLong(frames: Int, most: Int)
 
   public var description: String {
     switch self {
@@ -17,6 +27,16 @@ public enum MixingError: Error, Sendable, Equatable, CustomStringConvertible {
       "clip \(clip) plays up to frame \(cropEnd) but its source's decoded audio has only \(audioFrames) frames; trim the clip with 'tape clip trim' or relink the right file"
     case .unsupportedChannels(let source, let channels):
       "source \(source) has \(channels) channels; only mono and stereo sources can be mixed"
+    case .pluginsMissing(let effects):
+      "the LV2 plugin\(effects.count == 1 ? " is" : "s are") not installed here: "
+        + effects.map { "\($0.1) (\($0.0))" }.joined(separator: ", ")
+        + "; install \(effects.count == 1 ? "it" : "them"), or add --bypass-missing to play without \(effects.count == 1 ? "that effect" : "those effects")"
+    case .effectFailed(let id, let plugin, let reason):
+      "effect \(id) (\(plugin)) could not start: \(reason)"
+    case .effectsNeedRack:
+      "this project has effects, which need an effect rack to render"
+    case .latencyTooLong(let frames, let most):
+      "the effects delay the sound by \(frames) frames, more than the \(most) Tape can align; remove or bypass the effect with the longest look-ahead"
     }
   }
 }

@@ -42,10 +42,19 @@ public enum RenderKernel {
   @discardableResult
   public static func render(
     _ plan: PlanView, from: Int64, frames: Int, into output: UnsafeMutablePointer<Float>,
-    clock: Int64
+    clock: Int64, intoScratchBuses: Bool = false
   ) -> Int {
     let channels = plan.outputChannels
     output.update(repeating: 0, count: frames * channels)
+    // A plan with effects mixes each clip into its track's bus (see ``EffectKernel``): its
+    // buffer, or its scratch buffer for a player's plan fading out.
+    let buses = plan.graph?.pointee.chains
+    if let buses, let count = plan.graph?.pointee.chainCount {
+      for bus in 0..<count {
+        (intoScratchBuses ? buses[bus].scratch : buses[bus].buffer).update(
+          repeating: 0, count: frames * channels)
+      }
+    }
     guard let clips = plan.clips, let runningEnd = plan.runningEnd, frames > 0 else { return 0 }
     let to = from + Int64(frames)
     var missing = 0
@@ -59,11 +68,15 @@ public enum RenderKernel {
       }
       let silent = clip.gainLeft == 0 && clip.gainRight == 0
       if clip.timelineStart + clip.length > from && (!silent || ramp.end != .min) {
+        var target = output
+        if clip.bus >= 0, let buses {
+          target = intoScratchBuses ? buses[Int(clip.bus)].scratch : buses[Int(clip.bus)].buffer
+        }
         if ramp.end == .min {
-          missing += mix(clip, blockStart: from, blockEnd: to, into: output, channels: channels)
+          missing += mix(clip, blockStart: from, blockEnd: to, into: target, channels: channels)
         } else {
           missing += mix(
-            clip, blockStart: from, blockEnd: to, into: output, channels: channels,
+            clip, blockStart: from, blockEnd: to, into: target, channels: channels,
             ramp: ramp, clock: clock)
         }
       }

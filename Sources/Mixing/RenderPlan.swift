@@ -1,4 +1,5 @@
 public import Atomics
+import Effects
 public import Timeline
 
 /// How a clip's source channels reach the output channels.
@@ -54,6 +55,9 @@ public struct ClipRecord: @unchecked Sendable, BitwiseCopyable {
   /// the plan.
   public var envelope: UnsafePointer<EnvelopeSegment>?
   public var envelopeCount: Int
+  /// The chain bus the clip is mixed into (``GraphView/chains``' index), −1 for the output
+  /// itself (a plan without effects).
+  public var bus: Int32 = -1
 
   public var timelineEnd: Int64 { timelineStart + length }
 
@@ -81,18 +85,22 @@ public struct PlanView: @unchecked Sendable, BitwiseCopyable {
   /// A hash of what plays (every clip's id, source, crop, place and fades, not its gains): two
   /// plans with the same layout differ at most in gains.
   public let layoutHash: UInt64
-  /// The end of the project's last clip.
+  /// The end of the project's last clip (plus the effects' latency, see ``RenderPlan``).
   public let end: Int64
   /// The version the plan was compiled from.
   public let version: Int64
   /// A player's number for the plan, distinct for every plan it compiles (a version can come
   /// back: an undo), so it can tell which offer a swap played.
   public let sequence: Int64
+  /// The effect chains, for a project with effects; nil for one without (every clip is mixed
+  /// straight into the output).
+  public let graph: UnsafePointer<GraphView>?
 
   init(
     clips: UnsafePointer<ClipRecord>?, runningEnd: UnsafePointer<Int64>?, count: Int,
     outputChannels: Int, ramps: UnsafeMutablePointer<ClipRamp>?, byID: UnsafePointer<Int32>?,
-    layoutHash: UInt64, end: Int64, version: Int64, sequence: Int64
+    layoutHash: UInt64, end: Int64, version: Int64, sequence: Int64,
+    graph: UnsafePointer<GraphView>? = nil
   ) {
     self.clips = clips
     self.runningEnd = runningEnd
@@ -104,6 +112,7 @@ public struct PlanView: @unchecked Sendable, BitwiseCopyable {
     self.end = end
     self.version = version
     self.sequence = sequence
+    self.graph = graph
   }
 }
 
@@ -138,24 +147,37 @@ public final class RenderPlan: @unchecked Sendable {
   public let sources: [SourceAudio]
   /// For each record, in order, its source's index in ``sources``.
   private let recordSources: [Int]
+  /// The effect chains of a project with effects.
+  private let compiledGraph: CompiledGraph?
 
   /// Compiles `project` at `version` (a player's `sequence` number for it), reading each clip's audio from `audio` (keyed by source
   /// id).
   ///
   /// Throws when a clip of an audible track has no audio or its crop reaches past the audio's
   /// end. Clips of silent tracks without audio are left out.
+  ///
+  /// A project with effects needs `effects`, the rack its processors come from (and stay in
+  /// from plan to plan).
   public init(
-    project: Project, audio: [Source.ID: SourceAudio], version: Int64 = 0, sequence: Int64 = 0
+    project: Project, audio: [Source.ID: SourceAudio], version: Int64 = 0, sequence: Int64 = 0,
+    effects rack: EffectRack? = nil
   ) throws(MixingError) {
     sampleRate = project.sampleRate
     outputChannels = project.channels
     end = project.timelineEnd
     let audible = Set(project.audibleTracks.map(\.id))
+    let hasEffects = !project.allEffects.isEmpty
+    if hasEffects {
+      guard let rack else { throw .effectsNeedRack }
+      compiledGraph = try CompiledGraph(project: project, rack: rack)
+    } else {
+      compiledGraph = nil
+    }
     var compiled: [(record: ClipRecord, source: Int)] = []
     var sources: [SourceAudio] = []
     var sourceIndex: [ObjectIdentifier: Int] = [:]
     var envelopes: [UnsafeMutableBufferPointer<EnvelopeSegment>] = []
-    for track in project.tracks {
+    for (trackIndex, track) in project.tracks.enumerated() {
       let isAudible = audible.contains(track.id)
       var envelope: (UnsafeMutableBufferPointer<EnvelopeSegment>, UInt64)?
       if let segments = track.envelope?.segments(), !segments.isEmpty {
@@ -185,13 +207,17 @@ public final class RenderPlan: @unchecked Sendable {
             sourceIndex[ObjectIdentifier(source)] = sources.count - 1
             return sources.count - 1
           }()
-        compiled.append(
-          (
-            Self.record(
-              clip, track: track, audible: isAudible, masterGain: project.masterGain.linear,
-              envelope: envelope, chunks: source.table, sourceChannels: source.channels,
-              outputChannels: project.channels), index
-          ))
+        // With effects, mute, solo and the master gain come after the track's chain.
+        var record = Self.record(
+          clip, track: track, audible: hasEffects || isAudible,
+          masterGain: hasEffects ? 1 : project.masterGain.linear,
+          envelope: envelope, chunks: source.table, sourceChannels: source.channels,
+          outputChannels: project.channels)
+        if hasEffects {
+          record.bus = Int32(trackIndex)
+          record.layout = (record.layout ^ UInt64(trackIndex + 1)) &* 0x100_0000_01B3
+        }
+        compiled.append((record, index))
       }
     }
     compiled.sort {
@@ -221,7 +247,28 @@ public final class RenderPlan: @unchecked Sendable {
       clips: UnsafePointer(records.baseAddress), runningEnd: UnsafePointer(runningEnd.baseAddress),
       count: compiled.count, outputChannels: project.channels, ramps: ramps.baseAddress,
       byID: UnsafePointer(byID.baseAddress), layoutHash: hash,
-      end: project.timelineEnd.frames, version: version, sequence: sequence)
+      // With effects, a player plays on for their latency after the last clip: what it feeds
+      // comes out that much later, and the end of the mix must be heard.
+      end: project.timelineEnd.frames + Int64(compiledGraph?.view.pointee.latency ?? 0),
+      version: version, sequence: sequence,
+      graph: compiledGraph.map { UnsafePointer($0.view) })
+  }
+
+  /// The frames the plan's effects delay its sound by (0 without effects): a render feeds the
+  /// kernel this far ahead of what it writes.
+  public var latency: Int { compiledGraph?.view.pointee.latency ?? 0 }
+
+  /// The plugins of the plan's effects that do not say they are safe on an audio thread
+  /// (`lv2:hardRTCapable`), by URI: a player warns of them.
+  public var pluginsNotHardRT: [String] {
+    Array(
+      Set((compiledGraph?.processors ?? []).filter { !$0.plugin.isHardRTCapable }.map(\.plugin.uri))
+    ).sorted()
+  }
+
+  /// The effect ids and chains the plan runs, for its rack's ``EffectRack/keepOnly(effects:owners:)``.
+  public var effectsInUse: (effects: Set<Effect.ID>, owners: Set<ChainOwner>) {
+    (compiledGraph?.effectIDs ?? [], compiledGraph?.owners ?? [])
   }
 
   deinit {
@@ -254,6 +301,7 @@ public final class RenderPlan: @unchecked Sendable {
       regions.append(
         (UnsafeRawPointer(buffer.baseAddress), buffer.count * MemoryLayout<EnvelopeSegment>.stride))
     }
+    for (address, bytes) in compiledGraph?.memoryRegions ?? [] { regions.append((address, bytes)) }
     return regions.compactMap { address, bytes in address.map { ($0, bytes) } }
   }
 

@@ -16,7 +16,7 @@ struct Batch: ParsableCommand {
     discussion: """
       Each line is a tape editing command without 'tape' and the project: clip add, split, \
       copy, move, trim, slip, set, crossfade, rm; track add, set, envelope, move, duplicate, \
-      rm; import; relink; cut; insert; split; master. Words are split as a shell splits them ('…' and "…" quote, \\ escapes), and # \
+      rm; fx add, set, bypass, move, rm; import; relink; cut; insert; split; master. Words are split as a shell splits them ('…' and "…" quote, \\ escapes), and # \
       starts a comment. Every line is checked and applied in order, each seeing the ones \
       before it; an error on any line is reported as 'line N: …' and nothing is applied.
       A line's --as NAME names the id it creates (the first, if several); later lines use it \
@@ -32,7 +32,7 @@ struct Batch: ParsableCommand {
 
   /// The subcommands a batch takes, as their first words.
   static let editing = [
-    "clip", "track", "import", "relink", "cut", "insert", "split", "master",
+    "clip", "track", "fx", "import", "relink", "cut", "insert", "split", "master",
   ]
 
   func run() throws {

@@ -4,6 +4,9 @@ import ArgumentParser
 struct Fx: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "fx",
-    abstract: "LV2 effects: the installed plugins and their parameters.",
-    subcommands: [FxPlugins.self, FxInfo.self])
+    abstract: "LV2 effects: find plugins, and add, set, bypass, move and remove effects.",
+    subcommands: [
+      FxPlugins.self, FxInfo.self, Add.self, Set.self, Bypass.self, Move.self, Remove.self,
+      List.self,
+    ])
 }

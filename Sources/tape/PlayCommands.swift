@@ -21,16 +21,33 @@ struct SpanOptions: ParsableArguments {
   ///
   /// With `stem`, only those tracks are compiled (``Project/stem(of:masterGain:)``), over the
   /// range of the whole project, so that every stem lines up with the mix.
+  ///
+  /// A project with effects gets an ``EffectRack`` of its own (processors run from the start of
+  /// the range); its plugins are checked before any audio is read: a missing one is an error
+  /// naming it, unless `bypassMissing`, when the effects it plays are skipped (and listed in
+  /// the rack's ``EffectRack/skipped``).
   func compile(
     _ store: TimelineStore, cache: AudioCache,
-    stem: (tracks: [Track.ID], masterGain: Bool)? = nil
-  ) throws -> (project: Project, plan: RenderPlan, audio: ProjectAudio, range: FrameRange) {
+    stem: (tracks: [Track.ID], masterGain: Bool)? = nil, bypassMissing: Bool = false
+  ) throws -> (
+    project: Project, plan: RenderPlan, audio: ProjectAudio, range: FrameRange, rack: EffectRack?
+  ) {
     let whole = if let version { try store.project(at: version) } else { store.snapshot.project }
     let range = try range(of: whole)
     let project = try stem.map { try whole.stem(of: $0.tracks, masterGain: $0.masterGain) } ?? whole
+    var rack: EffectRack?
+    if !project.allEffects.isEmpty {
+      let missing = EffectRack.missingPlugins(in: project)
+      if !missing.isEmpty && !bypassMissing {
+        throw MixingError.pluginsMissing(missing.map { ($0.id, $0.plugin) })
+      }
+      rack = EffectRack(
+        sampleRate: project.sampleRate, channels: project.channels,
+        maximumFrames: EffectRack.offlineFrames, bypassMissing: bypassMissing)
+    }
     let audio = try cache.sources(for: project)
-    let plan = try RenderPlan(project: project, audio: audio.audio)
-    return (project, plan, audio, range)
+    let plan = try RenderPlan(project: project, audio: audio.audio, effects: rack)
+    return (project, plan, audio, range, rack)
   }
 
   /// Refuses a bare number for --from/--to next to `--frames`: it is seconds, and a script
@@ -107,6 +124,11 @@ struct Play: ParsableCommand {
   @Flag(help: "Play the version the head is at now, and follow no later change.")
   var noFollow = false
   @Option(help: "Frames per period, exactly.") var period = 256
+  @Flag(
+    help:
+      "Play effects whose LV2 plugin is not installed as if bypassed (and say which), instead of refusing."
+  )
+  var bypassMissing = false
   @Option(
     help: """
       Periods in the device's buffer (default 4; at normal priority, enough for 80 ms).
@@ -130,18 +152,20 @@ struct Play: ParsableCommand {
       let range = try span.range(of: project)
       let library = AudioLibrary(
         cache: AudioCache(forProject: self.project.file, lockingMemory: true))
+      try LiveEffects.check(project, bypassMissing: bypassMissing)
+      let effects = LiveEffects(bypassMissing: bypassMissing)
       let player = try LivePlayer(
         LivePlayer.Configuration(
           device: request, sampleRate: project.sampleRate, channels: project.channels,
           range: range.start.frames..<(span.to == nil ? Int64.max : range.end.frames),
           loop: loop),
         compile: { project, version, sequence in
-          try RenderPlan(
-            project: project, audio: try library.audio(for: project), version: version,
-            sequence: sequence)
+          try effects.compile(project, version: version, sequence: sequence, library: library)
         },
         load: { audio, chunk in try library.makeResident(audio, chunk) })
+      effects.prepare(for: player, project: project)
       try player.start(project, version: version)
+      for note in effects.notes() { writeOut(escaped("note: \(note)") + "\n") }
       let session = PlaySession(
         player: player, store: store, device: device, sampleRate: project.sampleRate,
         times: times, json: json.json, notices: { library.takeNotices() })
@@ -420,5 +444,65 @@ enum Interrupt {
     guard number != 0 else { return }
     signal(number, SIG_DFL)
     raise(number)
+  }
+}
+
+/// The effects of a play: one ``EffectRack`` for the player's whole life (so that an effect's
+/// plugin instance goes on through every edit), made once the device has said its period.
+final class LiveEffects: @unchecked Sendable {
+  private let bypassMissing: Bool
+  /// Set before the player starts, then used on the planner thread only.
+  private var rack: EffectRack?
+  private var warned: Set<String> = []
+  private var pending: [String] = []
+
+  init(bypassMissing: Bool) {
+    self.bypassMissing = bypassMissing
+  }
+
+  /// Refuses, before any device is opened, a project whose plugins are missing (unless
+  /// `bypassMissing`).
+  static func check(_ project: Project, bypassMissing: Bool) throws {
+    guard !bypassMissing, !project.allEffects.isEmpty else { return }
+    let missing = EffectRack.missingPlugins(in: project)
+    if !missing.isEmpty { throw MixingError.pluginsMissing(missing.map { ($0.id, $0.plugin) }) }
+  }
+
+  /// Makes the rack for `player`'s device: processors take its period at most per call.
+  func prepare(for player: LivePlayer, project: Project) {
+    rack = EffectRack(
+      sampleRate: project.sampleRate, channels: project.channels,
+      maximumFrames: player.granted.period, bypassMissing: bypassMissing, live: true)
+  }
+
+  /// The player's compile step: a plan whose effects come from the rack, which then lets go of
+  /// the processors of effects this version no longer has (plans still sounding keep theirs
+  /// alive until they are released, off the audio thread).
+  func compile(
+    _ project: Project, version: Int64, sequence: Int64, library: AudioLibrary
+  ) throws -> RenderPlan {
+    let plan = try RenderPlan(
+      project: project, audio: try library.audio(for: project), version: version,
+      sequence: sequence, effects: project.allEffects.isEmpty ? nil : rack)
+    if let rack {
+      let (effects, owners) = plan.effectsInUse
+      rack.keepOnly(effects: effects, owners: owners)
+      for (id, plugin) in rack.skipped.sorted(by: { $0.key < $1.key })
+      where warned.insert("skip \(id)").inserted {
+        pending.append("effect \(id) skipped: its plugin \(plugin) is not installed")
+      }
+    }
+    for uri in plan.pluginsNotHardRT where warned.insert(uri).inserted {
+      pending.append(
+        "\(uri) does not say it is safe on an audio thread (lv2:hardRTCapable); it may cause dropouts"
+      )
+    }
+    return plan
+  }
+
+  /// What the compiles so far have to say (each thing once).
+  func notes() -> [String] {
+    defer { pending = [] }
+    return pending
   }
 }

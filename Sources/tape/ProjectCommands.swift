@@ -143,10 +143,39 @@ func projectJSON(_ snapshot: StoreSnapshot, file: String) -> JSONValue {
       "tracks",
       .array(
         project.tracks.map { track in
-          .object(trackFields(track) + [("clips", .array(track.clips.map(clipJSON)))])
+          .object(
+            trackFields(track) + [
+              ("clips", .array(track.clips.map(clipJSON))),
+              ("effects", .array(track.effects.map(effectFields))),
+            ])
         })
     ),
+    ("masterEffects", .array(project.masterEffects.map(effectFields))),
   ])
+}
+
+/// An effect as `ls --json` shows it: `id`, `plugin` (its LV2 URI), `bypassed`, `parameters`
+/// (port symbol → value) and `hasState` (the plugin's own state is stored with it).
+func effectFields(_ effect: Effect) -> JSONValue {
+  .object([
+    ("id", .string(effect.id.description)), ("plugin", .string(effect.plugin)),
+    ("bypassed", .bool(effect.isBypassed)),
+    (
+      "parameters",
+      .object(effect.parameters.sorted { $0.key < $1.key }.map { ($0.key, .double($0.value)) })
+    ),
+    ("hasState", .bool(effect.state != nil)),
+  ])
+}
+
+/// A chain for people: `f1 fil4#stereo · f2 dpl#stereo (bypassed)`: each effect's id and the
+/// end of its URI.
+func chainText(_ effects: [Effect]) -> String {
+  effects.map { effect in
+    let uri = effect.plugin
+    let short = uri.split(separator: "/").last.map(String.init) ?? uri
+    return "\(effect.id) \(escaped(short))\(effect.isBypassed ? " (bypassed)" : "")"
+  }.joined(separator: " · ")
 }
 
 /// A source as `ls --json` and the diffs show it: `path` as the project holds it (relative to
@@ -290,6 +319,7 @@ struct TimelineTable {
       if let envelope = track.envelope {
         lines.append("  envelope \(envelopeText(envelope, sampleRate: rate, frames: inFrames))")
       }
+      if !track.effects.isEmpty { lines.append("  effects \(chainText(track.effects))") }
       if track.clips.isEmpty {
         lines.append("  (no clips)")
         continue
@@ -306,6 +336,10 @@ struct TimelineTable {
           "\(missing.contains(clip.source) ? "! " : "  ")\(pad(clip.id.description, 6)) \(pad(clip.source.description, 7)) \(pad(clock(clip.timelineStart.frames), 10)) \(pad(clock(clip.timelineEnd.frames), 10)) \(pad(clock(clip.sourceRange.start.frames), 10)) \(pad(clip.gain.description, 8)) \(pad(fade(clip.fadeIn), 18)) \(fade(clip.fadeOut))"
         )
       }
+    }
+    if !project.masterEffects.isEmpty {
+      lines.append("")
+      lines.append("master effects \(chainText(project.masterEffects))")
     }
     if !missing.isEmpty {
       let ids = project.sources.filter { missing.contains($0.id) }.map(\.id.description)

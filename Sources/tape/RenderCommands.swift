@@ -42,6 +42,11 @@ struct Render: ParsableCommand {
   var stems: String?
   @Flag(help: "Leave the master gain out of --tracks and --stems renders.")
   var noMasterGain = false
+  @Flag(
+    help:
+      "Render effects whose LV2 plugin is not installed as if bypassed (and say which), instead of refusing."
+  )
+  var bypassMissing = false
   @Option(help: "wav, flac, aiff or ogg (default: from the output's extension).")
   var format: String?
   @Option(help: "16, 24 or 32f (default 24; Ogg is always encoded from float).")
@@ -149,13 +154,20 @@ struct Render: ParsableCommand {
         }
         throw SafeFileError.isFolder(path: output)
       }
-      let (settings, project, plan, audio, range) = try retryingReads {
-        () throws -> (RenderSettings, Project, RenderPlan, ProjectAudio, FrameRange) in
+      let (settings, project, plan, audio, range, rack) = try retryingReads {
+        () throws -> (RenderSettings, Project, RenderPlan, ProjectAudio, FrameRange, EffectRack?) in
         let store = try openStore(self.project.file, access: .read)
         try refuseDestroying(destination, store: store, cache: cache)
         let settings = try renderSettings()
-        let compiled = try span.compile(store, cache: cache, stem: stem)
-        return (settings, compiled.project, compiled.plan, compiled.audio, compiled.range)
+        let compiled = try span.compile(
+          store, cache: cache, stem: stem, bypassMissing: bypassMissing)
+        return (
+          settings, compiled.project, compiled.plan, compiled.audio, compiled.range, compiled.rack
+        )
+      }
+      for (id, plugin) in (rack?.skipped ?? [:]).sorted(by: { $0.key < $1.key }) {
+        writeOut(
+          escaped("note: effect \(id) skipped: its plugin \(plugin) is not installed") + "\n")
       }
       let bar = ProgressBar(total: range.count.frames, sampleRate: project.sampleRate)
       defer { bar.finish() }

@@ -377,16 +377,17 @@ final class ScrubSession: @unchecked Sendable {
       let project = shown.project
       let library = AudioLibrary(cache: AudioCache(forProject: file, lockingMemory: true))
       do {
+        try LiveEffects.check(project, bypassMissing: false)
+        let effects = LiveEffects(bypassMissing: false)
         let started = try LivePlayer(
           LivePlayer.Configuration(
             device: DeviceRequest(name: device), sampleRate: project.sampleRate,
             channels: project.channels, range: 0..<Int64.max, loop: true),
           compile: { project, version, sequence in
-            try RenderPlan(
-              project: project, audio: try library.audio(for: project), version: version,
-              sequence: sequence)
+            try effects.compile(project, version: version, sequence: sequence, library: library)
           },
           load: { audio, chunk in try library.makeResident(audio, chunk) })
+        effects.prepare(for: started, project: project)
         try started.start(project, version: shown.version)
         player = started
         self.library = library

@@ -107,12 +107,16 @@ struct Silences: ParsableCommand {
     }.joined()
   }
 
-  /// The stretches of `project`'s mix (or of `track`'s stem) from 0 to its end where every
+  /// The stretches of `project`'s mix before its effects (or of `track`'s stem) from 0 to its end where every
   /// sample of every channel is below `below` in magnitude, for at least `longer`.
   static func quietRanges(
     _ project: Project, cache: AudioCache, track: Track.ID?, below: Float, longer: FrameCount
   ) throws -> [FrameRange] {
-    let analysed = try track.map { try project.stem(of: [$0], masterGain: true) } ?? project
+    var analysed = try track.map { try project.stem(of: [$0], masterGain: true) } ?? project
+    // The clips' silences, not the effects': a reverb's tail or a gate would move every
+    // boundary, and a cut is made in the clips. (And no plugin needs to be installed.)
+    analysed.masterEffects = []
+    for index in analysed.tracks.indices { analysed.tracks[index].effects = [] }
     let end = project.timelineEnd.frames
     let audio = try cache.sources(for: analysed)
     let plan = try RenderPlan(project: analysed, audio: audio.audio)

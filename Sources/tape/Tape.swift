@@ -124,6 +124,8 @@ struct Tape: ParsableCommand {
     ["track", "rm"]: TrackCommand.Remove.self, ["track", "remove"]: TrackCommand.Remove.self,
     ["cut"]: Cut.self, ["insert"]: Insert.self, ["master"]: Master.self,
     ["undo"]: Undo.self, ["redo"]: Redo.self, ["ls"]: List.self,
+    ["fx", "add"]: Fx.Add.self, ["fx", "set"]: Fx.Set.self, ["fx", "bypass"]: Fx.Bypass.self,
+    ["fx", "move"]: Fx.Move.self, ["fx", "rm"]: Fx.Remove.self, ["fx", "remove"]: Fx.Remove.self,
   ]
 
   /// `arguments` parsed as one of ``quickCommands``; nil when they name none, ask for help, or

@@ -218,7 +218,7 @@ struct TrackCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "Copy a track with its settings and clips, right below it; prints the new ids.",
       discussion: """
-        Prints the new track's id, then its clips' ids in timeline order.
+        Prints the new track's id, then its clips' ids in timeline order, then its effects'.
         Example: tape track duplicate song.tape t2 --name "Vocals double"
         """
     ).parsedAlone()
@@ -237,8 +237,10 @@ struct TrackCommand: ParsableCommand {
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseID(track, as: Track.ID.self)
       guard let original = project.track(id) else { throw TimelineError.unknownTrack(id) }
+      let newID = ids.newTrackID()
+      let effectIDs = original.effects.map { _ in ids.newEffectID() }
       return try project.duplicateTrack(
-        id, newID: ids.newTrackID(), name: name ?? "\(original.name) copy"
+        id, newID: newID, name: name ?? "\(original.name) copy", effectIDs: effectIDs
       ) { ids.newClipID() }
     }
   }

@@ -1,0 +1,254 @@
+public import Effects
+public import Timeline
+
+/// The running effects of one player or one render: a processor per effect id and a bus per
+/// chain, kept from plan to plan.
+///
+/// Rule: a plugin instance belongs to its effect id, not to a plan. A new plan whose chain
+/// still holds an effect reuses its running processor, so a reverb tail or a compressor's
+/// envelope goes on through any edit of clips (as Tracktion Engine's graph rebuild hands the
+/// old nodes' state to the new graph). Why: instantiating anew would restart every effect at
+/// each edit, an audible jump. What if you don't: tails cut at every swap.
+///
+/// Used by one thread at a time (the planner, or an offline render's thread); the audio thread
+/// reaches processors and buses only through the plans compiled from it.
+public final class EffectRack: @unchecked Sendable {
+  public let sampleRate: Int
+  public let channels: Int
+  /// The most frames one kernel call renders.
+  public let maximumFrames: Int
+  /// Effects whose plugin is missing play as if bypassed (with no latency) instead of refusing.
+  public let bypassMissing: Bool
+  /// For a player: a new processor starts bypassed, and the plan that brings it turns it on,
+  /// so that it fades in over its ramp instead of cutting in.
+  public let live: Bool
+  /// The block an offline render runs its effects in (any block size gives the same result:
+  /// processors cut every block at the same places of their own running count).
+  public static let offlineFrames = 4_096
+  /// The longest delay a chain may need to be aligned with the others, in frames: 2 s.
+  public var maximumDelay: Int { sampleRate * 2 }
+  let catalog: PluginCatalog
+  private var processors: [Effect.ID: (plugin: String, processor: EffectProcessor)] = [:]
+  private var buses: [ChainOwner: ChainBus] = [:]
+  /// The effects skipped so far because their plugin is missing (with `bypassMissing`).
+  public private(set) var skipped: [Effect.ID: String] = [:]
+
+  public init(
+    sampleRate: Int, channels: Int, maximumFrames: Int, bypassMissing: Bool = false,
+    live: Bool = false, catalog: PluginCatalog = .load()
+  ) {
+    self.live = live
+    self.sampleRate = sampleRate
+    self.channels = channels
+    self.maximumFrames = maximumFrames
+    self.bypassMissing = bypassMissing
+    self.catalog = catalog
+  }
+
+  /// The effects of `project` whose plugin is not installed here, with their plugins' URIs.
+  public static func missingPlugins(
+    in project: Project, catalog: PluginCatalog = .load()
+  ) -> [(id: Effect.ID, plugin: String)] {
+    project.allEffects.compactMap { entry in
+      catalog.plugin(entry.effect.plugin) == nil ? (entry.effect.id, entry.effect.plugin) : nil
+    }.sorted { $0.id < $1.id }
+  }
+
+  /// The processor of `effect`: the running one of its id (same plugin), or a new one; nil
+  /// when its plugin is missing and ``bypassMissing`` lets it be skipped.
+  func processor(for effect: Effect) throws(MixingError) -> EffectProcessor? {
+    if let running = processors[effect.id], running.plugin == effect.plugin {
+      return running.processor
+    }
+    guard let installed = catalog.plugin(effect.plugin) else {
+      guard bypassMissing else { throw .pluginsMissing([(effect.id, effect.plugin)]) }
+      skipped[effect.id] = effect.plugin
+      return nil
+    }
+    // Ports given as fractions of the rate (swh's cutoffs) read in Hz at this one.
+    let plugin = installed.atSampleRate(sampleRate)
+    let values = plugin.controls.map { port in
+      Float(effect.parameters[port.symbol] ?? Double(port.defaultValue))
+    }
+    do throws(EffectError) {
+      let processor = try EffectProcessor(
+        plugin: plugin, catalog: catalog, sampleRate: sampleRate, channels: channels,
+        maximumFrames: maximumFrames, values: values,
+        bypassed: (live && hasCompiled) || effect.isBypassed,
+        state: effect.state,
+        // A render runs a plugin's background work in line, so that it is reproducible; a
+        // player on a worker thread, off the audio thread.
+        worker: live ? .thread : .inline)
+      processors[effect.id] = (effect.plugin, processor)
+      return processor
+    } catch {
+      throw .effectFailed(effect.id, plugin: effect.plugin, reason: error.description)
+    }
+  }
+
+  /// One entry of a compiled chain: a processor, its values in this plan (its plugin's control
+  /// ports in order) and whether it is bypassed.
+  struct ChainEntry {
+    let processor: EffectProcessor
+    let values: [Float]
+    let bypassed: Bool
+  }
+
+  /// Whether a plan was compiled from this rack: the first plan's effects start as they are
+  /// (a play begins as a render does), later ones fade in.
+  private(set) var hasCompiled = false
+
+  /// Called once a plan's graph is compiled.
+  func compiled() { hasCompiled = true }
+
+  /// The chain of `owner` for a new plan: `effects`' processors (missing plugins skipped, or
+  /// refused together).
+  func chain(_ owner: ChainOwner, _ effects: [Effect]) throws(MixingError) -> [ChainEntry] {
+    var entries: [ChainEntry] = []
+    var missing: [(Effect.ID, String)] = []
+    for effect in effects {
+      do {
+        guard let processor = try processor(for: effect) else { continue }
+        let values = processor.plugin.controls.map { port in
+          Float(effect.parameters[port.symbol] ?? Double(port.defaultValue))
+        }
+        entries.append(
+          ChainEntry(processor: processor, values: values, bypassed: effect.isBypassed))
+      } catch .pluginsMissing(let list) {
+        missing += list
+      }
+    }
+    if !missing.isEmpty { throw .pluginsMissing(missing) }
+    return entries
+  }
+
+  /// The bus of `owner`'s chain, kept from plan to plan (its delay line's contents with it).
+  func bus(_ owner: ChainOwner) -> ChainBus {
+    if let bus = buses[owner] { return bus }
+    let bus = ChainBus(
+      channels: channels, maximumFrames: maximumFrames, maximumDelay: maximumDelay)
+    buses[owner] = bus
+    return bus
+  }
+
+  /// Lets go of the processors and buses no plan uses any more: `effects` and `owners` are
+  /// those of every plan still alive. Call it off the audio thread, after the plans that used
+  /// the others are released.
+  public func keepOnly(effects: Set<Effect.ID>, owners: Set<ChainOwner>) {
+    processors = processors.filter { effects.contains($0.key) }
+    buses = buses.filter { owners.contains($0.key) }
+  }
+}
+
+/// A chain's working memory: the buffer its track is mixed into and its effects run on (and a
+/// second one, for the plan fading out during a player's crossfade), and the delay line that
+/// aligns it with the chains of less latency.
+final class ChainBus: @unchecked Sendable {
+  let buffer: UnsafeMutablePointer<Float>
+  let scratch: UnsafeMutablePointer<Float>
+  let delay: UnsafeMutablePointer<DelayLine>
+  /// Bytes in each of `buffer` and `scratch`.
+  let bytes: Int
+
+  init(channels: Int, maximumFrames: Int, maximumDelay: Int) {
+    bytes = maximumFrames * channels * MemoryLayout<Float>.stride
+    buffer = .allocate(capacity: maximumFrames * channels)
+    buffer.initialize(repeating: 0, count: maximumFrames * channels)
+    scratch = .allocate(capacity: maximumFrames * channels)
+    scratch.initialize(repeating: 0, count: maximumFrames * channels)
+    delay = .allocate(capacity: 1)
+    delay.initialize(to: DelayLine(channels: channels, capacity: maximumDelay + maximumFrames))
+  }
+
+  deinit {
+    delay.pointee.free()
+    delay.deinitialize(count: 1)
+    delay.deallocate()
+    buffer.deallocate()
+    scratch.deallocate()
+  }
+
+  /// The memory the audio thread touches, for a player to lock into RAM.
+  var memoryRegions: [(address: UnsafeRawPointer, bytes: Int)] {
+    [
+      (UnsafeRawPointer(buffer), bytes), (UnsafeRawPointer(scratch), bytes),
+      (UnsafeRawPointer(delay), MemoryLayout<DelayLine>.stride),
+      (
+        UnsafeRawPointer(delay.pointee.ring),
+        delay.pointee.capacity * delay.pointee.channels * MemoryLayout<Float>.stride
+      ),
+    ]
+  }
+}
+
+/// A delay of interleaved frames: a ring that holds the last `capacity` frames; and the gain
+/// after the chain as it is now (ramping to each plan's, see ``ChainRecord/postGain``).
+///
+/// When a plan asks for another delay (an effect with latency came or went), the output
+/// crossfades from the old delay's reading to the new one's over the ramp, instead of jumping.
+public struct DelayLine: @unchecked Sendable {
+  let channels: Int
+  let capacity: Int
+  let ring: UnsafeMutablePointer<Float>
+  var write = 0
+  /// The delay now (none before the first block), and the one it is crossfading from (`fade`
+  /// frames of the ramp left). No optionals: see ``EffectKernel``.
+  var delay = 0
+  var hasDelay = false
+  var previous = 0
+  var fade = 0
+  /// The post gain reached (none before the first block: it starts at the plan's).
+  var gain: Float = 0
+  var hasGain = false
+
+  init(channels: Int, capacity: Int) {
+    self.channels = channels
+    self.capacity = capacity
+    ring = .allocate(capacity: capacity * channels)
+    ring.initialize(repeating: 0, count: capacity * channels)
+  }
+
+  func free() { ring.deallocate() }
+
+  /// Delays `frames` frames of `buffer` in place by `delay` frames (`delay + frames` less than
+  /// ``capacity``): what comes out is what went in `delay` frames earlier, silence at first.
+  /// A delay other than the last call's is reached by a linear crossfade over `rampFrames`.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  mutating func process(
+    _ buffer: UnsafeMutablePointer<Float>, frames: Int, delay target: Int, rampFrames: Int = 960
+  ) {
+    if hasDelay && delay != target {
+      previous = delay
+      fade = max(rampFrames, 1)
+    }
+    delay = target
+    hasDelay = true
+    if target == 0 && fade == 0 {
+      // Still written, so that a later delay reads what came before it.
+      for frame in 0..<frames {
+        let slot = (write + frame) % capacity
+        for channel in 0..<channels {
+          ring[slot * channels + channel] = buffer[frame * channels + channel]
+        }
+      }
+      write = (write + frames) % capacity
+      return
+    }
+    for frame in 0..<frames {
+      let slot = (write + frame) % capacity
+      let read = (write + frame - target + capacity) % capacity
+      let old = (write + frame - previous + capacity) % capacity
+      let w: Float = fade > 0 ? 1 - Float(fade) / Float(max(rampFrames, 1)) : 1
+      for channel in 0..<channels {
+        let sample = buffer[frame * channels + channel]
+        ring[slot * channels + channel] = sample
+        let now = target == 0 ? sample : ring[read * channels + channel]
+        let before = previous == 0 ? sample : ring[old * channels + channel]
+        buffer[frame * channels + channel] = fade > 0 ? before * (1 - w) + now * w : now
+      }
+      if fade > 0 { fade -= 1 }
+    }
+    write = (write + frames) % capacity
+  }
+}

@@ -1,0 +1,333 @@
+import ArgumentParser
+import Effects
+import Foundation
+import Timeline
+import TimelineStore
+
+// The effect chain commands that change a project: add, set, bypass, move, rm; and `fx ls`.
+// Values are checked against the plugin's own ports where it is installed (its ranges, its
+// scale points' labels); a project whose plugin is missing still opens and edits, and its
+// effects can be bypassed, moved and removed.
+
+/// `--set symbol=value` pairs as typed.
+struct ParameterSettings: ParsableArguments {
+  @Option(
+    name: .customLong("set"), parsing: .unconditionalSingleValue,
+    help: ArgumentHelp(
+      "A parameter by its port symbol: --set g_1=-3 (repeatable; 'tape fx info URI' lists them).",
+      valueName: "symbol=value"))
+  var settings: [String] = []
+
+  /// The pairs, split; a pair without `=` refused.
+  func pairs() throws -> [(symbol: String, text: String)] {
+    try settings.map { setting in
+      try RawArguments.requireText(setting, "a --set value")
+      guard let equals = setting.firstIndex(of: "="), equals != setting.startIndex else {
+        throw UsageError(
+          message: "--set '\(setting)' is not symbol=value; write it like --set g_1=-3")
+      }
+      return (
+        String(setting[..<equals]).trimmingCharacters(in: .whitespaces),
+        String(setting[setting.index(after: equals)...]).trimmingCharacters(in: .whitespaces)
+      )
+    }
+  }
+
+  /// The values by symbol, each checked against `plugin`'s control port of that symbol.
+  func values(for plugin: PluginInfo) throws -> [String: Double] {
+    var values: [String: Double] = [:]
+    for (symbol, text) in try pairs() {
+      guard let port = plugin.controls.first(where: { $0.symbol == symbol }) else {
+        let nearest = FxNames.nearest(to: symbol, in: plugin.controls.map(\.symbol))
+        throw UsageError(
+          message: "\(plugin.uri) has no parameter '\(symbol)'"
+            + (nearest.map { "; did you mean '\($0)'?" } ?? "")
+            + " ('tape fx info \(plugin.uri)' lists them)")
+      }
+      do {
+        values[symbol] = Double(try port.value(parsing: text))
+      } catch {
+        throw UsageError(message: "--set \(symbol)=\(text): \(error)")
+      }
+    }
+    return values
+  }
+}
+
+/// Looking plugins up for the commands, with messages that name the fix.
+enum FxNames {
+  /// The installed plugin `uri`, or a usage error naming the nearest installed one.
+  static func plugin(_ uri: String, _ catalog: PluginCatalog) throws -> PluginInfo {
+    guard let plugin = catalog.plugin(uri) else {
+      throw MissingInput(
+        message: "no LV2 plugin \(uri) is installed"
+          + (catalog.nearest(to: uri).map { "; did you mean \($0)?" } ?? "")
+          + " ('tape fx plugins --search WORD' lists them)")
+    }
+    return plugin
+  }
+
+  /// The installed plugin of `effect`, or an error saying what works without it.
+  static func plugin(of effect: Effect, _ catalog: PluginCatalog) throws -> PluginInfo {
+    guard let plugin = catalog.plugin(effect.plugin) else {
+      throw MissingInput(
+        message: "effect \(effect.id)'s plugin \(effect.plugin) is not installed here, so its "
+          + "parameters cannot be checked; install it, or bypass, move or remove the effect "
+          + "(those work without it)")
+    }
+    return plugin
+  }
+
+  /// The candidate closest to `name` by edit distance, when it is close enough to be a typo.
+  static func nearest(to name: String, in candidates: [String]) -> String? {
+    let target = Array(name.lowercased())
+    var best: (String, Int)?
+    for candidate in candidates {
+      let distance = editDistance(target, Array(candidate.lowercased()))
+      if distance < (best?.1 ?? Int.max) { best = (candidate, distance) }
+    }
+    guard let best, best.1 <= max(2, target.count / 3) else { return nil }
+    return best.0
+  }
+
+  private static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+    var row = Array(0...b.count)
+    for i in 1...max(a.count, 1) where !a.isEmpty {
+      var previous = row[0]
+      row[0] = i
+      for j in stride(from: 1, through: b.count, by: 1) {
+        let saved = row[j]
+        row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+        previous = saved
+      }
+    }
+    return a.isEmpty ? b.count : row[b.count]
+  }
+
+  /// `master` or a track id, as the command line gives it.
+  static func owner(_ text: String) throws -> ChainOwner {
+    guard let owner = ChainOwner(parsing: text) else {
+      throw UsageError(
+        message:
+          "'\(text)' is not a chain; name a track id (t1) or master ('tape ls' lists the tracks)")
+    }
+    return owner
+  }
+
+  /// An effect's parameter values as its plugin shows them (enum labels, toggles), or the
+  /// stored numbers where the plugin is missing.
+  static func display(_ effect: Effect, _ plugin: PluginInfo?) -> [(String, String)] {
+    effect.parameters.sorted { $0.key < $1.key }.map { symbol, value in
+      let port = plugin?.controls.first { $0.symbol == symbol }
+      return (symbol, port.map { $0.display(Float(value)) } ?? "\(value)")
+    }
+  }
+}
+
+extension Fx {
+  struct Add: EditingCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Add an LV2 effect to a track's chain or the master's; prints its id (f1).",
+      discussion: """
+        The effect runs after the track's clips are summed and its gain, pan and envelope \
+        applied (before mute and solo); on the master, after the master gain. Every port's \
+        value is stored with the effect: the plugin's default unless --set gives one.
+        Example: tape fx add song.tape t1 http://gareus.org/oss/lv2/fil4#stereo --set gain=-3
+        Example: tape fx add song.tape master http://gareus.org/oss/lv2/dpl#stereo --set threshold=-1
+        """
+    ).parsedAlone()
+
+    @OptionGroup var project: ProjectArgument
+    @Argument(help: "The chain: a track id (t1) or master.") var chain: String
+    @Argument(help: "The plugin's LV2 URI ('tape fx plugins' lists them).") var uri: String
+    @OptionGroup var parameters: ParameterSettings
+    @Option(help: "Its place in the chain, 0 running first (default: last).") var at: Int?
+    @Flag(help: "Add it bypassed.") var bypass = false
+    @OptionGroup var options: EditOptions
+
+    func validate() throws {
+      try RawArguments.requireText(uri, "the plugin URI")
+      _ = try parameters.pairs()
+    }
+
+    var label: String {
+      historyLabel("Add effect to \(chain)", [("", uri)] + parameters.settings.map { ("", $0) })
+    }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      let owner = try FxNames.owner(chain)
+      // Ports given as fractions of the rate (swh's cutoffs) are set in Hz at the project's.
+      let plugin = try FxNames.plugin(uri, PluginCatalog.load()).atSampleRate(project.sampleRate)
+      if !plugin.missingFeatures.isEmpty {
+        throw DataError(
+          message:
+            "\(uri) needs what Tape does not provide (\(plugin.missingFeatures.joined(separator: ", "))); pick another plugin"
+        )
+      }
+      var values = Dictionary(
+        uniqueKeysWithValues: plugin.controls.map { ($0.symbol, Double($0.defaultValue)) })
+      values.merge(try parameters.values(for: plugin)) { _, set in set }
+      let effect = Effect(
+        id: ids.newEffectID(), plugin: plugin.uri, parameters: values, isBypassed: bypass)
+      return try project.addEffect(effect, to: owner, at: at)
+    }
+  }
+
+  struct Set: EditingCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Change an effect's parameters (heard live in 'tape play', ramped).",
+      discussion: "Example: tape fx set song.tape f1 --set gain=-6 --set sec1=on --set freq1=120"
+    ).parsedAlone()
+
+    @OptionGroup var project: ProjectArgument
+    @Argument(help: "The effect id (f1).", completion: ids("f")) var effect: String
+    @OptionGroup var parameters: ParameterSettings
+    @OptionGroup var options: EditOptions
+
+    func validate() throws {
+      guard !parameters.settings.isEmpty else {
+        throw ValidationError(
+          "say what to change: --set symbol=value ('tape fx info URI' lists them)")
+      }
+      _ = try parameters.pairs()
+    }
+
+    var label: String { historyLabel("Set effect \(effect)", parameters.settings.map { ("", $0) }) }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      let id = try parseID(effect, as: Effect.ID.self)
+      guard let (current, _, _) = project.effect(id) else { throw TimelineError.unknownEffect(id) }
+      let plugin = try FxNames.plugin(of: current, PluginCatalog.load())
+        .atSampleRate(project.sampleRate)
+      return try project.setEffect(id, parameters: try parameters.values(for: plugin))
+    }
+  }
+
+  enum BypassState: EnumerableFlag {
+    case off, on
+
+    static func help(for value: Self) -> ArgumentHelp? {
+      switch value {
+      case .off: "Bypass the effect (the default)."
+      case .on: "Turn the effect back on."
+      }
+    }
+  }
+
+  struct Bypass: EditingCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Bypass an effect, or turn it back on with --on (crossfaded in 'tape play').",
+      discussion: """
+        A bypassed effect keeps running, and the track hears its input delayed by the \
+        effect's latency, so bypassing never shifts the track in time.
+        Example: tape fx bypass song.tape f1
+        Example: tape fx bypass song.tape f1 --on
+        """
+    ).parsedAlone()
+
+    @OptionGroup var project: ProjectArgument
+    @Argument(help: "The effect id (f1).", completion: ids("f")) var effect: String
+    @Flag(exclusivity: .exclusive) var state: Fx.BypassState = .off
+    @OptionGroup var options: EditOptions
+
+    var label: String { state == .off ? "Bypass effect \(effect)" : "Turn on effect \(effect)" }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      try project.setEffect(try parseID(effect, as: Effect.ID.self), bypassed: state == .off)
+    }
+  }
+
+  struct Move: EditingCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Move an effect to another place in its chain (0 runs first).",
+      discussion: "Example: tape fx move song.tape f1 --to 0"
+    ).parsedAlone()
+
+    @OptionGroup var project: ProjectArgument
+    @Argument(help: "The effect id (f1).", completion: ids("f")) var effect: String
+    @Option(parsing: .unconditional, help: "Its new place, 0 running first.") var to: Int
+    @OptionGroup var options: EditOptions
+
+    var label: String { "Move effect \(effect) to place \(to)" }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      try project.moveEffect(try parseID(effect, as: Effect.ID.self), to: to)
+    }
+  }
+
+  struct Remove: EditingCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "rm",
+      abstract: "Remove effects from their chains (undo brings them back).",
+      discussion: "Example: tape fx rm song.tape f1",
+      aliases: ["remove"]
+    ).parsedAlone()
+
+    @OptionGroup var project: ProjectArgument
+    @Argument(help: "The effect ids (f1 f2).", completion: ids("f")) var effects: [String]
+    @OptionGroup var options: EditOptions
+
+    func validate() throws {
+      guard !effects.isEmpty else { throw ValidationError("name the effects to remove (f1)") }
+    }
+
+    var label: String { "Remove effect \(effects.joined(separator: ", "))" }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      try project.removeEffects(try effects.map { try parseID($0, as: Effect.ID.self) })
+    }
+  }
+
+  struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "ls",
+      abstract: "List the effect chains: the master's, then each track's, in the order they run.",
+      discussion: "Example: tape fx ls song.tape --json"
+    ).parsedAlone()
+
+    @OptionGroup var project: ProjectArgument
+    @Flag(help: "Print machine-readable JSON on stdout.") var json = false
+
+    func run() throws {
+      try reportingErrors(readerMayStop: true) {
+        let snapshot = try openStore(project.file, access: .read).snapshot.project
+        let catalog = PluginCatalog.load()
+        if json {
+          printJSON(
+            .array(
+              snapshot.allEffects.map {
+                effectJSON($0.effect, owner: $0.owner, index: $0.index, catalog)
+              }))
+          return
+        }
+        for (effect, owner, index) in snapshot.allEffects {
+          let plugin = catalog.plugin(effect.plugin)
+          var line = "\(effect.id)  \(owner) #\(index)  \(escaped(plugin?.name ?? effect.plugin))"
+          if effect.isBypassed { line += "  (bypassed)" }
+          if plugin == nil { line += "  (plugin not installed: \(escaped(effect.plugin)))" }
+          print(line)
+          let values = FxNames.display(effect, plugin).map { "\($0)=\($1)" }
+          if !values.isEmpty { print("    " + escaped(values.joined(separator: " "))) }
+        }
+      }
+    }
+  }
+}
+
+/// An effect as `ls --json` and `fx ls --json` show it.
+func effectJSON(
+  _ effect: Effect, owner: ChainOwner, index: Int, _ catalog: PluginCatalog
+) -> JSONValue {
+  let plugin = catalog.plugin(effect.plugin)
+  return .object([
+    ("id", .string(effect.id.description)), ("chain", .string(owner.description)),
+    ("index", .int(Int64(index))), ("plugin", .string(effect.plugin)),
+    ("name", plugin.map { .string($0.name) } ?? .null), ("installed", .bool(plugin != nil)),
+    ("bypassed", .bool(effect.isBypassed)),
+    (
+      "parameters",
+      .object(effect.parameters.sorted { $0.key < $1.key }.map { ($0.key, .double($0.value)) })
+    ),
+    ("hasState", .bool(effect.state != nil)),
+  ])
+}

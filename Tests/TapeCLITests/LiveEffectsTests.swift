@@ -1,0 +1,185 @@
+import Foundation
+import ReferenceRenders
+import Testing
+import Timeline
+import TimelineStore
+
+extension ProcessHeavyTests {
+  /// Effects in `tape play` on the paced JACK device (ALSA-TESTING.md).
+  @Suite("Effects heard live", .timeLimit(.minutes(10)))
+  struct LiveEffectsTests {
+    /// A whole play of a project with an EQ and a compressor on its track and a look-ahead
+    /// limiter (64 frames of latency) on the master equals its render bit for bit, from the
+    /// first frame heard, and is silent after: offline = live, latency taken out in both.
+    @Test func aPlayWithEffectsEqualsItsRender() throws {
+      try Plugins.require(Plugins.eq, Plugins.compressor, Plugins.limiter)
+      let space = try Workspace()
+      _ = try writeHashedNoise(space.path("noise.wav"), frames: 48_000 * 4)
+      let file = space.path("fx.tape")
+      try space.tape("new", file)
+      try space.tape("import", file, space.path("noise.wav"))
+      try space.tape("track", "add", file, "Noise")
+      try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "3s")
+      try space.tape(
+        "fx", "add", file, "t1", Plugins.eq, "--set", "sec1=on", "--set", "gain1=-9",
+        "--set", "freq1=300")
+      try space.tape("fx", "add", file, "t1", Plugins.compressor, "--set", "threshold=-30")
+      try space.tape("fx", "add", file, "master", Plugins.limiter, "--set", "threshold=-6")
+      try space.tape("render", file, "-o", space.path("render.wav"), "--bits", "32f")
+      let render = try ReferenceRender.decode(space.path("render.wav"))
+      // Bit for bit through ALSA's file PCM, which keeps the floats (unpaced, a period of 256
+      // and one of 1,024).
+      for period in ["256", "1024"] {
+        let home = space.path("home-\(period)")
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        let raw = space.path("tap-\(period).raw")
+        try "pcm.tap { type file slave.pcm \"null\" file \"\(raw)\" format \"raw\" }\n".write(
+          toFile: home + "/.asoundrc", atomically: true, encoding: .utf8)
+        try space.tape(
+          ["play", file, "--device", "tap", "--period", period], environment: ["HOME": home])
+        let tapped = try ReferenceRender.readFloats(raw)
+        #expect(Array(tapped.prefix(render.count)) == render, "period \(period)")
+        #expect(tapped.dropFirst(render.count).allSatisfy { $0 == 0 }, "period \(period)")
+      }
+      // Aligned on the first loud sample: the filters' first outputs are tiny (even
+      // subnormal), and the capture's first non-zero frame need not be the render's.
+      let loud = { (samples: [Float]) in samples.firstIndex { abs($0) > 0.01 }.map { $0 / 2 } }
+      let first = try #require(loud(render))
+      var attempts = 0
+      while true {
+        attempts += 1
+        let device = try PacedDevice()
+        try device.record(seconds: 5)
+        let played = try TapeBinary.run(
+          ["play", file, "--device", "jackrec", "--period", "256", "--json"],
+          environment: device.environment)
+        #expect(played.status == 0, "\(played.stderr)")
+        let report = try #require(try parseJSON(played.stdout) as? [String: Any])
+        let captured = try device.recorded()
+        let start = try #require(loud(captured)) - first
+        try #require(start >= 0)
+        let heard = render
+        let body = Array(captured[(start * 2)..<min(captured.count, start * 2 + heard.count)])
+        let exact =
+          body.count == heard.count && zip(body, heard).allSatisfy { abs($0 - $1) <= 1e-7 }
+        let silentAfter = captured[min(captured.count, start * 2 + heard.count)...].allSatisfy {
+          $0 == 0
+        }
+        let verdict = device.verdict(
+          differs: !exact || !silentAfter, attempt: attempts,
+          playerXruns: report["xruns"] as? Int ?? -1,
+          playerRealtime: report["realtimePriority"] as? Bool ?? false)
+        if verdict == .retry { continue }
+        #expect(report["xruns"] as? Int == 0)
+        if case .unjudged(let reason) = verdict {
+          print("live effects: not judged: \(reason)")
+          return
+        }
+        let worst = zip(body, heard).map { abs($0 - $1) }.max() ?? 0
+        print("live effects: the paced capture differs from the render by at most \(worst)")
+        // jack_rec writes 32-bit integer PCM: a float that is not on that grid comes back
+        // rounded (the 16-bit noise alone is exact; the effects' output is not on any grid).
+        #expect(body.count == heard.count)
+        #expect(worst <= 1e-7, "the capture differs from the render by \(worst)")
+        #expect(silentAfter)
+        return
+      }
+    }
+
+    /// While a 100 Hz sine plays through an EQ, another process sets the EQ's gain (a ramp),
+    /// bypasses it and turns it back on (crossfades), adds a compressor and removes it (dips:
+    /// fade out, swap, fade in) and moves the clip (a crossfade of the clips before the EQ):
+    /// each change makes the swap it should, none clicks, and the audio thread allocates
+    /// nothing. (One retry when jackd itself logged xruns, as ALSA-TESTING.md advises.)
+    @Test func effectChangesWhilePlayingNeverClick() throws {
+      try Plugins.require(Plugins.eq, Plugins.compressor)
+      for attempt in 1...2 {
+        let space = try Workspace()
+        let counter = try allocationCounter(in: space)
+        let file = try sineProject(in: space, hertz: 100)
+        try space.tape(
+          "clip", "add", file, "t1", "s1", "--at", "0", "--length", "8s", "--fade-in", "50ms",
+          "--fade-out", "50ms")
+        try space.tape("fx", "add", file, "t1", Plugins.eq, "--set", "gain=0")
+        let device = try PacedDevice()
+        try device.record(seconds: 10)
+        var environment = device.environment
+        environment["LD_PRELOAD"] = counter
+        environment["TAPE_ALLOC_REPORT"] = space.path("allocations")
+        let (player, out, errors) = try startTape(
+          ["play", file, "--device", "jackrec", "--period", "256", "--json"],
+          environment: environment)
+        let store = try TimelineStore.open(at: file)
+        let changes: [(String, (Project, inout IDAllocator) throws -> [Command])] = [
+          ("gain", { p, _ in try p.setEffect(Effect.ID(1), parameters: ["gain": -12]) }),
+          ("bypass", { p, _ in try p.setEffect(Effect.ID(1), bypassed: true) }),
+          ("on", { p, _ in try p.setEffect(Effect.ID(1), bypassed: false) }),
+          (
+            "add",
+            { p, ids in
+              try p.addEffect(
+                Effect(
+                  id: ids.newEffectID(), plugin: Plugins.compressor,
+                  parameters: ["threshold": -20, "Ratio": 0.5]), to: .track(Track.ID(1)))
+            }
+          ),
+          ("rm", { p, _ in try p.removeEffects([Effect.ID(2)]) }),
+          ("move", { p, _ in try p.moveClip(Clip.ID(1), to: FramePosition(4_800), track: nil) }),
+        ]
+        Thread.sleep(forTimeInterval: 1.5)
+        for (label, change) in changes {
+          try store.commit(label: label) { project, ids in try change(project, &ids) }
+          Thread.sleep(forTimeInterval: 0.8)
+        }
+        try store.close()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        player.waitUntilExit()
+        #expect(player.terminationStatus == 0)
+        let said = String(
+          decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let report = try #require(
+          try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(said)")
+        let captured = try device.recorded()
+        let swaps = try #require(report["swaps"] as? [[String: Any]])
+        // A click is a discontinuity: the second difference of a 100 Hz sine at half scale is
+        // at most (2π·100/48000)²·0.5 ≈ 0.0001, a 20 ms ramp adds as little, the corner of a
+        // 256-frame dip 0.002; a step of even -50 dBFS shows as 0.003.
+        let left = stride(from: 0, to: captured.count, by: 2).map { captured[$0] }
+        var bends: [Float] = []
+        for index in 1..<max(left.count - 1, 1) {
+          let bend: Float = left[index + 1] - 2 * left[index] + left[index - 1]
+          bends.append(abs(bend))
+        }
+        let largest = bends.max() ?? 0
+        let limit: Float = 0.003
+        let at = bends.firstIndex { $0 > limit }
+        let verdict = device.verdict(
+          differs: largest > limit, attempt: attempt,
+          playerXruns: report["xruns"] as? Int ?? -1,
+          playerRealtime: report["realtimePriority"] as? Bool ?? false)
+        print(
+          "live effects: largest second difference \(largest) (limit \(limit)), swaps \(swaps.map { $0["kind"] ?? "" }), jackd xruns \(device.serverXruns), attempt \(attempt)"
+        )
+        if verdict == .retry { continue }
+        #expect(
+          swaps.map { $0["kind"] as? String } == [
+            "first", "ramp", "ramp", "ramp", "dip", "dip", "crossfade",
+          ], "\(said)")
+        #expect(report["xruns"] as? Int == 0)
+        let counts = try String(contentsOfFile: space.path("allocations"), encoding: .utf8)
+          .split(separator: " ").compactMap {
+            Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+          }
+        #expect(counts == [0, 0], "the audio thread allocated or freed")
+        if case .unjudged(let reason) = verdict {
+          print("live effects: not judged: \(reason)")
+          return
+        }
+        #expect(
+          largest <= limit,
+          "a click: a second difference of \(largest) at capture frame \(String(describing: at))")
+        return
+      }
+    }
+  }
+}
