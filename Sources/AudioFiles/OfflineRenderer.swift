@@ -142,7 +142,7 @@ public enum OfflineRenderer {
 
   /// Renders and measures `range` of `plan` without writing anything: the first pass of a
   /// loudness-normalised render, which learns the gain (and whether the true peak would pass
-  /// the ceiling) before a byte is written. `settings.gain` is applied as in ``render``.
+  /// the ceiling) before a byte is written. `gain` (linear) is applied as in ``render``.
   public static func measure(
     _ plan: RenderPlan, audio: ProjectAudio, range: FrameRange, gain: Double = 1,
     progress: (Int64) -> Void = { _ in }, isCancelled: () -> Bool = { false }
@@ -166,7 +166,7 @@ public enum OfflineRenderer {
     let slots = (0..<4).map { _ in
       Batch(capacity: blockFrames * batchBlocks, channels: channels, settings: settings)
     }
-    let sink = Sink(writer: writer, sampleRate: plan.sampleRate, channels: channels)
+    let sink = try Sink(writer: writer, sampleRate: plan.sampleRate, channels: channels)
     let writeQueue = DispatchQueue(label: "tape.render.write")
     let meterQueue = DispatchQueue(label: "tape.render.loudness")
     let view = plan.view
@@ -221,10 +221,11 @@ public enum OfflineRenderer {
     _ = loader.wait()
     withExtendedLifetime(plan) {}
     if let failure = failure ?? sink.error { throw failure }
+    try sink.truePeak.finish()
     return RenderSummary(
       frames: range.count.frames, sampleRate: plan.sampleRate, channels: channels,
       peak: Double(sink.peak), loudness: sink.meter.integratedLoudness,
-      loudnessRange: sink.meter.loudnessRange, truePeak: sink.truePeak.truePeak,
+      loudnessRange: sink.meter.loudnessRange, truePeak: Double(sink.truePeak.peak),
       clippedSamples: sink.clipped + sink.nonFinite, nonFiniteSamples: sink.nonFinite,
       firstNonFiniteFrame: sink.firstNonFinite.map { $0 - range.start.frames }, seconds: 0)
   }
@@ -417,7 +418,7 @@ enum Peak {
 private final class Sink: @unchecked Sendable {
   let writer: (any SampleWriter)?
   var meter: LoudnessMeter
-  var truePeak: TruePeakMeter
+  let truePeak: TruePeakMeter
   var peak: Float = 0
   var clipped = 0
   var nonFinite = 0
@@ -427,10 +428,10 @@ private final class Sink: @unchecked Sendable {
   private let failure = Mutex<AudioFileError?>(nil)
   var error: AudioFileError? { failure.withLock { $0 } }
 
-  init(writer: (any SampleWriter)?, sampleRate: Int, channels: Int) {
+  init(writer: (any SampleWriter)?, sampleRate: Int, channels: Int) throws(AudioFileError) {
     self.writer = writer
     meter = LoudnessMeter(sampleRate: sampleRate, channels: channels)
-    truePeak = TruePeakMeter(channels: channels)
+    truePeak = try TruePeakMeter(sampleRate: sampleRate, channels: channels)
   }
 
   func write(_ batch: Batch) {
@@ -454,7 +455,11 @@ private final class Sink: @unchecked Sendable {
 
   func measure(_ batch: Batch) {
     meter.process(batch.floats, frames: batch.frames)
-    truePeak.process(batch.floats, frames: batch.frames)
+    do {
+      try truePeak.process(batch.floats, frames: batch.frames)
+    } catch {
+      failure.withLock { $0 = $0 ?? error }
+    }
   }
 }
 
