@@ -177,7 +177,8 @@ struct Render: ParsableCommand {
       let fits =
         target.map {
           "; or aim lower, at --loudness \(shown((($0 - (truePeak - ceiling)) * 10).rounded(.down) / 10))LUFS"
-        } ?? ""
+        }
+        ?? "; or turn the mix down (tape master \(project.file) --gain \(shown(((mixed.masterGain.decibels - (truePeak - ceiling)) * 10).rounded(.down) / 10))dB)"
       throw DataError(
         message:
           "\(reach), over the \(shown(ceiling)) dBTP ceiling; put a limiter on the master (tape fx add \(project.file) master http://gareus.org/oss/lv2/dpl#stereo --set threshold=\(shown(ceiling)))\(fits)"
@@ -206,7 +207,13 @@ struct Render: ParsableCommand {
     return value
   }
 
-  static func format(_ value: Double) -> String { String(format: "%.1f", value) }
+  /// A level with at most two decimals and no trailing zeros: -1, -0.99, -16.5.
+  static func format(_ value: Double) -> String {
+    var text = String(format: "%.2f", value)
+    while text.hasSuffix("0") { text.removeLast() }
+    if text.hasSuffix(".") { text.removeLast() }
+    return text == "-0" ? "0" : text
+  }
   static func signed(_ value: Double) -> String { String(format: "%+.2f", value) }
 
   /// One file per track in `folder`, created if missing (its parent must exist).
