@@ -151,7 +151,10 @@ struct Render: ParsableCommand {
       return (compiled.plan, compiled.audio, compiled.range, compiled.project)
     }
     let sampleRate = mixed.sampleRate
-    let settings = try renderSettings(for: mixed)
+    // The settings the files will be written with (with --stems, those of each stem).
+    var written = self
+    if stems != nil { written.output = "stem.\((format ?? "wav").lowercased())" }
+    let settings = try written.renderSettings(for: mixed)
     let bar = ProgressBar(total: range.count.frames, sampleRate: sampleRate, verb: "measuring")
     defer { bar.finish() }
     let mix = try OfflineRenderer.measure(plan, audio: audio, range: range, progress: bar.update)
