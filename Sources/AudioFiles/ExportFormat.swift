@@ -74,6 +74,20 @@ public enum ExportFormat: String, Sendable, CaseIterable, CustomStringConvertibl
 
   /// The rates Opus encodes at; another project rate is resampled to 48 kHz on the way out.
   public static let opusSampleRates: Set<Int> = [8_000, 12_000, 16_000, 24_000, 48_000]
+  /// The rates MP3 (MPEG-1, 2 and 2.5 layer III) holds; another is resampled to 48 kHz.
+  public static let mp3SampleRates: Set<Int> = [
+    8_000, 11_025, 12_000, 16_000, 22_050, 24_000, 32_000, 44_100, 48_000,
+  ]
+
+  /// The rate a project at `sampleRate` is written at: its own, except for a rate Opus or MP3
+  /// cannot encode, which is resampled (libsoxr) to 48 kHz.
+  public func fileSampleRate(for sampleRate: Int) -> Int {
+    switch self {
+    case .opus where !Self.opusSampleRates.contains(sampleRate): 48_000
+    case .mp3 where !Self.mp3SampleRates.contains(sampleRate): 48_000
+    default: sampleRate
+    }
+  }
 
   /// What the format stores when `--bits` is not given: 24-bit for the PCM containers; Ogg
   /// Vorbis is lossy and encodes from float.

@@ -102,10 +102,10 @@ final class SndfileWriter: SampleWriter {
         format: format.description,
         detail: "to a stream (its length header is written last); write to a file")
     }
-    var fileRate = sampleRate
-    if format == .opus && !ExportFormat.opusSampleRates.contains(sampleRate) {
-      // Opus encodes at 48, 24, 16, 12 or 8 kHz only; libopus itself works at 48 kHz.
-      fileRate = 48_000
+    // Opus encodes at 48, 24, 16, 12 or 8 kHz only (libopus itself works at 48 kHz), MP3 at
+    // 8 to 48 kHz: another rate is resampled to 48 kHz.
+    let fileRate = format.fileSampleRate(for: sampleRate)
+    if fileRate != sampleRate {
       resampler = try SoxrResampler(from: sampleRate, to: fileRate, channels: channels)
       resampledRate = fileRate
       resampled = .allocate(capacity: 8_192 * channels)

@@ -31,7 +31,8 @@ struct Render: ParsableCommand {
       the normalised mix. The summary reports loudness, loudness range (EBU Tech 3342) and \
       true peak of what was written.
       MP3 is written at a constant --bitrate (default 128 kbit/s), Opus at a variable one \
-      (default 96); Opus at a rate other than 48, 24, 16, 12 or 8 kHz is resampled to 48 kHz. \
+      (default 96); a rate the codec cannot hold (Opus: 44.1 kHz; MP3: above 48 kHz) is \
+      resampled to 48 kHz. \
       --title and --artist tag every format but a WAV or AIFF stream.
       Example: tape render song.tape -o mix.wav --bits 16
       Example: tape render song.tape -o - --format flac | ssh host 'cat > mix.flac'
@@ -492,9 +493,7 @@ struct Render: ParsableCommand {
           "--bitrate is for MP3 and Opus; \(format) \(format == .ogg ? "is encoded at a quality" : "is not compressed"), so drop --bitrate"
       )
     }
-    let rate =
-      format == .opus && !ExportFormat.opusSampleRates.contains(whole.sampleRate)
-      ? 48_000 : whole.sampleRate
+    let rate = format.fileSampleRate(for: whole.sampleRate)
     if format == .mp3 {
       let allowed = ExportFormat.mp3Bitrates(sampleRate: rate)
       guard allowed.contains(kbps) else {
