@@ -46,6 +46,9 @@ final class SndfileReader {
   var frames: Int64 { Int64(info.frames) }
   var sampleRate: Int { Int(info.samplerate) }
   var channels: Int { Int(info.channels) }
+  /// Whether the file is an MPEG audio stream (MP3), whose frame count libsndfile estimates
+  /// unless the file has a LAME/Xing header.
+  var isMPEG: Bool { info.format & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_MPEG) }
 
   /// The container's name as libsndfile knows it ("WAV (Microsoft)", "FLAC (Free Lossless…)").
   var formatName: String {
