@@ -192,6 +192,26 @@ struct LoudnessTests {
     #expect(worst < 1e-6, "the normalised stems add up to the normalised mix within \(worst)")
   }
 
+  /// The ceiling is the mix's: a stem that peaks over it on its own (here 6 dB louder than in
+  /// the mix, the master gain left out) is written and named in a warning, one line each.
+  @Test func aStemOverTheCeilingIsNamed() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    try space.tape("master", file, "--gain", "-6dB")
+    let mix = try Self.summary(
+      space.tape("render", file, "-o", space.path("mix.wav"), "--loudness", "-16", "--json"))
+    #expect(try #require(mix["truePeakDBTP"] as? Double) <= -1)
+    let stems = try space.tape(
+      "render", file, "--stems", space.path("stems"), "--no-master-gain", "--loudness", "-16",
+      "--bits", "32f")
+    let warnings = stems.stderr.split(separator: "\n")
+    #expect(warnings.count == 2, "\(stems.stderr)")
+    for (line, name) in zip(warnings, ["t1-Voice.wav", "t2-Piano.wav"]) {
+      #expect(line.hasPrefix("warning: the stem \(space.path("stems"))/\(name) peaks at"))
+      #expect(line.hasSuffix("over the -1 dBTP ceiling (the mix does not)"))
+    }
+  }
+
   /// A silent mix has no loudness to normalise; levels that are not levels are usage errors.
   @Test func silenceAndBadLevels() throws {
     let space = try Workspace()
