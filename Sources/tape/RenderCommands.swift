@@ -24,7 +24,7 @@ struct Render: ParsableCommand {
       is applied unless --no-master-gain. The stems of every track add up to the mix.
       Loudness: --loudness -16LUFS measures the mix first (ITU-R BS.1770-4 gating, as EBU \
       R128), then writes it with the one gain that reaches the target. The true peak (4× \
-      oversampled, BS.1770-4 Annex 2) must then stay at or under --true-peak (-1dBTP unless \
+      oversampled, BS.1770-4) must then stay at or under --true-peak (-1dBTP unless \
       given): where it would not, nothing is written and the error names the fix (a limiter \
       on the master, or the loudest target that fits). --true-peak alone checks the mix as it \
       is. With --tracks or --stems the gain is the whole mix's, so the stems still add up to \
@@ -38,8 +38,8 @@ struct Render: ParsableCommand {
       Example: tape render song.tape -o - --format flac | ssh host 'cat > mix.flac'
       Example: tape render song.tape --tracks t1,t3 -o voices.wav
       Example: tape render song.tape --stems stems --format flac
-      Example: tape render song.tape -o episode.mp3 --loudness -16LUFS --true-peak -1.5dBTP --title "Episode 1" --artist Tape
-      Example: tape render song.tape -o episode.opus --bitrate 64 --loudness -16LUFS
+      Example: tape render song.tape -o ep.mp3 --loudness -16LUFS --true-peak -2dBTP
+      Example: tape render song.tape -o ep.opus --bitrate 64 --title 'Episode 1'
       """)
 
   @OptionGroup var project: ProjectArgument
@@ -58,7 +58,7 @@ struct Render: ParsableCommand {
   var noMasterGain = false
   @Option(help: "wav, flac, aiff, ogg, mp3 or opus (default: from the output's extension).")
   var format: String?
-  @Option(help: "16, 24 or 32f (default 24; Ogg is always encoded from float).")
+  @Option(help: "16, 24 or 32f (default 24; Ogg, MP3 and Opus are encoded from float).")
   var bits: String?
   @Option(help: "tpdf or none (default: tpdf for 16-bit output, none otherwise).")
   var dither: String?
