@@ -73,6 +73,35 @@ struct LoudnessTests {
     }
   }
 
+  /// A sine at a quarter of the sample rate, sampled 45° off its crests (samples at ±0.354,
+  /// the wave at ±0.5): the true peak is 3.01 dB over the sample peak, −6.02 dBTP, as ffmpeg
+  /// measures it too. A meter that did not oversample would read −9.03.
+  @Test(arguments: [(48_000, 1), (44_100, 2)])
+  func theTruePeakIsBetweenTheSamples(rate: Int, channels: Int) throws {
+    let space = try Workspace()
+    let source = space.path("quarter.wav")
+    try tool(
+      "/usr/bin/sox",
+      [
+        "-n", "-r", "\(rate)", "-c", "\(channels)", "-b", "24", source, "synth", "2", "sine",
+        "\(rate / 4)", "0", "12.5", "vol", "0.5", "fade", "h", "0.2", "2", "0.2",
+      ])
+    let file = space.path("quarter.tape")
+    try space.tape("new", file, "--rate", "\(rate)", "--channels", "\(channels)")
+    try space.tape("import", file, source)
+    try space.tape("track", "add", file, "Sine")
+    try space.tape("clip", "add", file, "t1", "s1", "--at", "0")
+    let out = space.path("out.wav")
+    let summary = try Self.summary(
+      space.tape("render", file, "-o", out, "--bits", "32f", "--json"))
+    let samplePeak = try #require(summary["peakDBFS"] as? Double)
+    let truePeak = try #require(summary["truePeakDBTP"] as? Double)
+    #expect(abs(samplePeak - 20 * log10(0.5 * 0.5.squareRoot())) < 0.01, "\(samplePeak)")
+    #expect(abs(truePeak - 20 * log10(0.5)) < 0.05, "\(truePeak)")
+    let reference = try ReferenceRender.ebur128(out)
+    #expect(abs(truePeak - reference.truePeak) < 0.2, "\(truePeak) vs \(reference)")
+  }
+
   /// Speech brought to −16 LUFS would peak at +2.6 dBTP: refused before anything is written
   /// (exit 65, one line naming a limiter on the master and the loudest target that fits), and
   /// that target then renders under the ceiling.
