@@ -39,11 +39,13 @@ public enum ExportFormat: String, Sendable, CaseIterable, CustomStringConvertibl
   /// quality instead, the PCM formats have none.
   public var takesBitrate: Bool { self == .mp3 || self == .opus }
 
-  /// The bit rate in kbit/s written when none is asked for: 128 for MP3 (constant, LAME's own
-  /// default and the usual podcast rate), 96 for Opus (its recommended rate for stereo music).
-  public var defaultBitrate: Int? {
+  /// The bit rate in kbit/s written at `sampleRate` when none is asked for: 128 for MP3
+  /// (constant, LAME's own default and the usual podcast rate; 64 and 32 at the lower MPEG-2
+  /// and 2.5 rates, their ceilings being 160 and 64), 96 for Opus (its recommended rate for
+  /// stereo music); nil for formats without a bit rate.
+  public func defaultBitrate(sampleRate: Int) -> Int? {
     switch self {
-    case .mp3: 128
+    case .mp3: sampleRate >= 32_000 ? 128 : sampleRate >= 16_000 ? 64 : 32
     case .opus: 96
     default: nil
     }
@@ -119,7 +121,8 @@ public enum ExportFormat: String, Sendable, CaseIterable, CustomStringConvertibl
 /// Opus (Vorbis comments) and MP3 (ID3v2). A WAV or AIFF written to a stream has no tags (its
 /// header is Tape's own, see ``PCMStreamWriter``); `tape render` refuses tags there.
 public struct EncoderSettings: Sendable, Equatable {
-  /// kbit/s for the whole stream (MP3: constant bit rate; Opus: its variable-rate target).
+  /// kbit/s for the whole stream (MP3: constant bit rate; Opus: its variable-rate target); nil
+  /// for the format's default.
   public var bitrate: Int?
   public var title: String?
   public var artist: String?

@@ -168,7 +168,7 @@ final class SndfileWriter: SampleWriter {
       sf_command(
         handle, Int32(SFC_SET_VBR_ENCODING_QUALITY), &quality, Int32(MemoryLayout<Double>.size))
     }
-    if let kbps = encoding.bitrate ?? format.defaultBitrate,
+    if let kbps = encoding.bitrate ?? format.defaultBitrate(sampleRate: fileRate),
       let level = Self.compressionLevel(
         kbps: kbps, format: format, rate: fileRate, channels: channels)
     {

@@ -466,6 +466,10 @@ struct Render: ParsableCommand {
     if let bitrate {
       try checkBitrate(bitrate, format: chosenFormat, project: project)
     }
+    let kbps =
+      bitrate
+      ?? chosenFormat.defaultBitrate(
+        sampleRate: chosenFormat.fileSampleRate(for: project.sampleRate))
     if (title != nil || artist != nil) && output == "-"
       && (chosenFormat == .wav || chosenFormat == .aiff)
     {
@@ -482,7 +486,7 @@ struct Render: ParsableCommand {
     }
     return RenderSettings(
       format: chosenFormat, sampleFormat: sampleFormat, dither: shouldDither,
-      encoding: EncoderSettings(bitrate: bitrate, title: title, artist: artist))
+      encoding: EncoderSettings(bitrate: kbps, title: title, artist: artist))
   }
 
   /// Refuses a bit rate the format has no use for or its encoder cannot make.
@@ -518,7 +522,7 @@ struct Render: ParsableCommand {
   ) -> String {
     let duration = times.show(summary.frames, sampleRate: summary.sampleRate)
     let layout = summary.channels == 1 ? "mono" : "stereo"
-    let kbps = settings.encoding.bitrate ?? settings.format.defaultBitrate
+    let kbps = settings.encoding.bitrate
     let format =
       settings.format.isLossy
       ? "\(settings.format)\(kbps.map { " \($0) kbit/s" } ?? "")"
@@ -594,7 +598,7 @@ struct Render: ParsableCommand {
     _ summary: RenderSummary, settings: RenderSettings, loudness: Normalization?
   ) -> [(String, JSONValue)] {
     let finite = { (value: Double) in value.isFinite ? JSONValue.double(value) : .null }
-    let kbps = settings.encoding.bitrate ?? settings.format.defaultBitrate
+    let kbps = settings.encoding.bitrate
     return [
       ("truePeakDBTP", finite(rounded(summary.truePeakDecibels))),
       ("loudnessRangeLU", .double(rounded(summary.loudnessRange))),
