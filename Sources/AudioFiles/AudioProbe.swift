@@ -55,13 +55,18 @@ public enum AudioProbe {
     }
     // WAV: libsndfile's log says what the header declared; AIFF: its COMM chunk does.
     let declared = declaredFrames(inLog: reader.log) ?? declaredAIFFFrames(at: absolute)
-    if total < reader.frames || (declared ?? 0) > total {
+    // An MP3's length is exact only when it has a LAME/Xing header (then the encoder delay and
+    // padding are taken off too); without one (sox, ffmpeg -write_xing 0, a stream cut to a
+    // file) libsndfile's count is mpg123's estimate from the bit rate, and what decodes is the
+    // length, as it is for ffmpeg. A cut MP3 cannot be told from that, and imports shorter.
+    let estimated = reader.isMPEG
+    if !estimated && (total < reader.frames || (declared ?? 0) > total) {
       throw .truncated(
         path: path, expectedFrames: max(declared ?? 0, reader.frames), readFrames: total)
     }
     return AudioFileInfo(
       path: absolute, sampleRate: reader.sampleRate, channels: reader.channels,
-      frameCount: reader.frames, format: reader.formatName,
+      frameCount: estimated ? total : reader.frames, format: reader.formatName,
       contentHash: try ContentHash.ofFile(at: absolute))
   }
 

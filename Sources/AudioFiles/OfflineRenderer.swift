@@ -11,11 +11,21 @@ public struct RenderSettings: Sendable {
   public var sampleFormat: SampleFormat
   /// TPDF dither before quantizing to integers (ignored for float output).
   public var dither: Bool
+  /// A linear gain applied to the whole mix before it is measured, quantized and written
+  /// (the loudness normalisation's; 1 leaves the mix as it is).
+  public var gain: Double
+  /// What the encoder is asked for: bit rate and tags (ignored where the format has none).
+  public var encoding: EncoderSettings
 
-  public init(format: ExportFormat, sampleFormat: SampleFormat, dither: Bool) {
+  public init(
+    format: ExportFormat, sampleFormat: SampleFormat, dither: Bool, gain: Double = 1,
+    encoding: EncoderSettings = EncoderSettings()
+  ) {
     self.format = format
     self.sampleFormat = sampleFormat
     self.dither = dither
+    self.gain = gain
+    self.encoding = encoding
   }
 }
 
@@ -28,6 +38,14 @@ public struct RenderSummary: Sendable, Equatable {
   public var peak: Double
   /// Integrated loudness (EBU R128) in LUFS; `-infinity` for silence.
   public var loudness: Double
+  /// Loudness range (EBU Tech 3342) in LU; 0 for less than 3 s or silence.
+  public var loudnessRange: Double = 0
+  /// The true peak (ITU-R BS.1770-4 Annex 2, 4× oversampled) of the mix as written, before
+  /// any clamping (1.0 = 0 dBTP).
+  public var truePeak: Double = 0
+  /// The rate of the file written, when the format needed another than the project's (Opus
+  /// at 44.1 kHz is written at 48 kHz); nil when it is ``sampleRate``.
+  public var fileSampleRate: Int?
   /// Samples clamped to the integer range, and samples that were not finite (counted in any
   /// output format).
   public var clippedSamples: Int
@@ -41,6 +59,8 @@ public struct RenderSummary: Sendable, Equatable {
 
   /// The peak in dBFS (`-infinity` for silence).
   public var peakDecibels: Double { 20 * log10(peak) }
+  /// The true peak in dBTP (`-infinity` for silence).
+  public var truePeakDecibels: Double { 20 * log10(truePeak) }
   public var durationSeconds: Double { Double(frames) / Double(sampleRate) }
   /// How many seconds of audio were rendered per second of wall time.
   public var realtimeFactor: Double { seconds > 0 ? durationSeconds / seconds : .infinity }
@@ -104,15 +124,49 @@ public enum OfflineRenderer {
     } else {
       writer = try SndfileWriter(
         output: output, format: settings.format, sampleFormat: settings.sampleFormat,
-        sampleRate: plan.sampleRate, channels: plan.outputChannels)
+        sampleRate: plan.sampleRate, channels: plan.outputChannels, encoding: settings.encoding)
     }
+    var summary = try mix(
+      plan, audio: audio, range: range, into: writer, settings: settings, progress: progress,
+      isCancelled: isCancelled, path: destination.path)
+    try writer.close()
+    do {
+      try output.commit()
+    } catch {
+      throw .output(error)
+    }
+    summary.fileSampleRate = (writer as? SndfileWriter)?.resampledRate
+    summary.seconds = (ContinuousClock.now - clock).seconds
+    return summary
+  }
 
+  /// Renders and measures `range` of `plan` without writing anything: the first pass of a
+  /// loudness-normalised render, which learns the gain (and whether the true peak would pass
+  /// the ceiling) before a byte is written. `gain` (linear) is applied as in ``render``.
+  public static func measure(
+    _ plan: RenderPlan, audio: ProjectAudio, range: FrameRange, gain: Double = 1,
+    progress: (Int64) -> Void = { _ in }, isCancelled: () -> Bool = { false }
+  ) throws(AudioFileError) -> RenderSummary {
+    let clock = ContinuousClock.now
+    let settings = RenderSettings(format: .wav, sampleFormat: .float32, dither: false, gain: gain)
+    var summary = try mix(
+      plan, audio: audio, range: range, into: nil, settings: settings, progress: progress,
+      isCancelled: isCancelled, path: "the measuring pass")
+    summary.seconds = (ContinuousClock.now - clock).seconds
+    return summary
+  }
+
+  /// The render loop: mixes, measures and (given a writer) writes `range` of `plan`.
+  private static func mix(
+    _ plan: RenderPlan, audio: ProjectAudio, range: FrameRange, into writer: (any SampleWriter)?,
+    settings: RenderSettings, progress: (Int64) -> Void, isCancelled: () -> Bool, path: String
+  ) throws(AudioFileError) -> RenderSummary {
     let channels = plan.outputChannels
     // Four batches in flight: one rendering while up to three wait to be measured and written.
     let slots = (0..<4).map { _ in
       Batch(capacity: blockFrames * batchBlocks, channels: channels, settings: settings)
     }
-    let sink = Sink(writer: writer, sampleRate: plan.sampleRate, channels: channels)
+    let sink = try Sink(writer: writer, sampleRate: plan.sampleRate, channels: channels)
     let writeQueue = DispatchQueue(label: "tape.render.write")
     let meterQueue = DispatchQueue(label: "tape.render.loudness")
     let view = plan.view
@@ -145,7 +199,7 @@ public enum OfflineRenderer {
     loader.prefetch(position + shift..<min(end, position + batchFrames) + shift)
     while position < end {
       if isCancelled() {
-        failure = .cancelled(path: destination.path)
+        failure = .cancelled(path: path)
         break
       }
       let batch = slots[batchIndex % slots.count]
@@ -188,18 +242,13 @@ public enum OfflineRenderer {
     _ = loader.wait()
     withExtendedLifetime(plan) {}
     if let failure = failure ?? sink.error { throw failure }
-    try writer.close()
-    do {
-      try output.commit()
-    } catch {
-      throw .output(error)
-    }
+    try sink.truePeak.finish()
     return RenderSummary(
       frames: range.count.frames, sampleRate: plan.sampleRate, channels: channels,
       peak: Double(sink.peak), loudness: sink.meter.integratedLoudness,
+      loudnessRange: sink.meter.loudnessRange, truePeak: Double(sink.truePeak.peak),
       clippedSamples: sink.clipped + sink.nonFinite, nonFiniteSamples: sink.nonFinite,
-      firstNonFiniteFrame: sink.firstNonFinite.map { $0 - range.start.frames },
-      seconds: (ContinuousClock.now - clock).seconds)
+      firstNonFiniteFrame: sink.firstNonFinite.map { $0 - range.start.frames }, seconds: 0)
   }
 }
 
@@ -266,6 +315,8 @@ private final class Batch: @unchecked Sendable {
   let integers: UnsafeMutablePointer<Int32>?
   let bits: Int?
   let dither: Bool
+  /// The mix's gain (1: none), applied before anything else reads the block.
+  let gain: Float
   var frames = 0
   /// Per block (raw memory: render tasks write their own elements concurrently).
   let peaks = UnsafeMutableBufferPointer<Float>.allocate(capacity: OfflineRenderer.batchBlocks)
@@ -284,6 +335,7 @@ private final class Batch: @unchecked Sendable {
     floats = .allocate(capacity: capacity * channels)
     bits = settings.sampleFormat.integerBits
     dither = settings.dither
+    gain = Float(settings.gain)
     integers = bits == nil ? nil : .allocate(capacity: capacity * channels)
     peaks.initialize(repeating: 0)
     clipped.initialize(repeating: 0)
@@ -311,7 +363,7 @@ private final class Batch: @unchecked Sendable {
     // Each task touches only its own block's elements of these buffers.
     nonisolated(unsafe) let (floats, integers, peaks, clipped) = (floats, integers, peaks, clipped)
     nonisolated(unsafe) let (nonFinite, firstNonFinite) = (nonFinite, firstNonFinite)
-    let (channels, bits, dither) = (channels, bits, dither)
+    let (channels, bits, dither, gain) = (channels, bits, dither, gain)
     peaks.update(repeating: 0)
     clipped.update(repeating: 0)
     nonFinite.update(repeating: 0)
@@ -326,6 +378,9 @@ private final class Batch: @unchecked Sendable {
           view, from: from + Int64(offset), frames: count,
           maximumFrames: EffectRack.offlineFrames, into: samples),
         ordering: .relaxed)
+      if gain != 1 {
+        for i in 0..<count * channels { samples[i] *= gain }
+      }
       // Infinity and NaN never reach a file, the meter or the peak.
       let (silenced, first) = NonFinite.silence(samples, count: count * channels)
       nonFinite[block] = silenced
@@ -392,8 +447,9 @@ enum Peak {
 /// `write` runs only on the write queue and `measure` only on the loudness queue; the render
 /// loop reads their results after both queues have drained.
 private final class Sink: @unchecked Sendable {
-  let writer: any SampleWriter
+  let writer: (any SampleWriter)?
   var meter: LoudnessMeter
+  let truePeak: TruePeakMeter
   var peak: Float = 0
   var clipped = 0
   var nonFinite = 0
@@ -403,9 +459,10 @@ private final class Sink: @unchecked Sendable {
   private let failure = Mutex<AudioFileError?>(nil)
   var error: AudioFileError? { failure.withLock { $0 } }
 
-  init(writer: any SampleWriter, sampleRate: Int, channels: Int) {
+  init(writer: (any SampleWriter)?, sampleRate: Int, channels: Int) throws(AudioFileError) {
     self.writer = writer
     meter = LoudnessMeter(sampleRate: sampleRate, channels: channels)
+    truePeak = try TruePeakMeter(sampleRate: sampleRate, channels: channels)
   }
 
   func write(_ batch: Batch) {
@@ -415,7 +472,7 @@ private final class Sink: @unchecked Sendable {
     if firstNonFinite == nil, let first = batch.firstNonFinite.first(where: { $0 >= 0 }) {
       firstNonFinite = batch.from + Int64(first)
     }
-    guard error == nil else { return }
+    guard error == nil, let writer else { return }
     do {
       if let integers = batch.integers {
         try writer.write(integers, frames: batch.frames)
@@ -429,6 +486,11 @@ private final class Sink: @unchecked Sendable {
 
   func measure(_ batch: Batch) {
     meter.process(batch.floats, frames: batch.frames)
+    do {
+      try truePeak.process(batch.floats, frames: batch.frames)
+    } catch {
+      failure.withLock { $0 = $0 ?? error }
+    }
   }
 }
 

@@ -46,6 +46,9 @@ final class SndfileReader {
   var frames: Int64 { Int64(info.frames) }
   var sampleRate: Int { Int(info.samplerate) }
   var channels: Int { Int(info.channels) }
+  /// Whether the file is an MPEG audio stream (MP3), whose frame count libsndfile estimates
+  /// unless the file has a LAME/Xing header.
+  var isMPEG: Bool { info.format & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_MPEG) }
 
   /// The container's name as libsndfile knows it ("WAV (Microsoft)", "FLAC (Free Lossless…)").
   var formatName: String {
@@ -81,17 +84,41 @@ final class SndfileWriter: SampleWriter {
   private let stream: StreamState?
   /// Whether the closed file's Ogg serials are to be made reproducible.
   private let isOggFile: Bool
+  /// For Opus at a rate it cannot encode: the resampler to 48 kHz and its output buffer.
+  private let resampler: SoxrResampler?
+  private let resampled: UnsafeMutableBufferPointer<Float>
+  /// The rate written when it is not the project's (Opus resampled to 48 kHz), else nil.
+  let resampledRate: Int?
 
   init(
     output: SafeOutput, format: ExportFormat, sampleFormat: SampleFormat, sampleRate: Int,
-    channels: Int
+    channels: Int, encoding: EncoderSettings = EncoderSettings()
   )
     throws(AudioFileError)
   {
     self.output = output
-    isOggFile = format == .ogg && !output.destination.isStream
+    isOggFile = (format == .ogg || format == .opus) && !output.destination.isStream
+    if format == .mp3 && output.destination.isStream {
+      // LAME's gapless header (encoder delay and padding) is written last, at the start of
+      // the file: without it a decoder plays extra silence at both ends.
+      throw .unsupportedOutput(
+        format: format.description,
+        detail: "to a stream (its length header is written last); write to a file")
+    }
+    // Opus encodes at 48, 24, 16, 12 or 8 kHz only (libopus itself works at 48 kHz), MP3 at
+    // 8 to 48 kHz: another rate is resampled to 48 kHz.
+    let fileRate = format.fileSampleRate(for: sampleRate)
+    if fileRate != sampleRate {
+      resampler = try SoxrResampler(from: sampleRate, to: fileRate, channels: channels)
+      resampledRate = fileRate
+      resampled = .allocate(capacity: 8_192 * channels)
+    } else {
+      resampler = nil
+      resampledRate = nil
+      resampled = .allocate(capacity: 0)
+    }
     var info = SF_INFO()
-    info.samplerate = Int32(sampleRate)
+    info.samplerate = Int32(fileRate)
     info.channels = Int32(channels)
     info.format = format.sndfileFormat(sampleFormat)
     guard sf_format_check(&info) != 0 else {
@@ -141,10 +168,58 @@ final class SndfileWriter: SampleWriter {
       sf_command(
         handle, Int32(SFC_SET_VBR_ENCODING_QUALITY), &quality, Int32(MemoryLayout<Double>.size))
     }
+    if let kbps = encoding.bitrate ?? format.defaultBitrate(sampleRate: fileRate),
+      let level = Self.compressionLevel(
+        kbps: kbps, format: format, rate: fileRate, channels: channels)
+    {
+      if format == .mp3 {
+        var mode = Int32(SF_BITRATE_MODE_CONSTANT)
+        sf_command(handle, Int32(SFC_SET_BITRATE_MODE), &mode, Int32(MemoryLayout<Int32>.size))
+      }
+      var level = level
+      let accepted = sf_command(
+        handle, Int32(SFC_SET_COMPRESSION_LEVEL), &level, Int32(MemoryLayout<Double>.size))
+      guard accepted == SF_TRUE else {
+        throw .unsupportedOutput(format: format.description, detail: "\(kbps) kbit/s")
+      }
+    }
+    for (kind, text) in [(SF_STR_TITLE, encoding.title), (SF_STR_ARTIST, encoding.artist)] {
+      guard let text else { continue }
+      guard sf_set_string(handle, Int32(kind), text) == 0 else {
+        throw .cannotCreate(
+          path: output.destination.path,
+          detail:
+            "the \(format) file cannot hold the tag '\(text)': \(String(cString: sf_strerror(handle)))"
+        )
+      }
+    }
+  }
+
+  /// libsndfile's compression level (0 best … 1 smallest) that asks its encoder for `kbps`.
+  ///
+  /// libsndfile maps the level linearly onto a bit rate and truncates: LAME at constant rate
+  /// gets `320 − level × 288` kbit/s from 32 kHz (MPEG-1; 160 − level × 152 from 16 kHz,
+  /// 64 − level × 56 below), and libopus `((1 − level) × 250 000 + 6 000) × channels` bit/s.
+  /// Half a unit more than asked is inverted, so the truncation lands on the value itself.
+  static func compressionLevel(kbps: Int, format: ExportFormat, rate: Int, channels: Int) -> Double?
+  {
+    let level: Double
+    switch format {
+    case .mp3:
+      let (top, bottom) =
+        rate >= 32_000 ? (320.0, 32.0) : rate >= 16_000 ? (160.0, 8.0) : (64.0, 8.0)
+      level = (top - (Double(kbps) + 0.5)) / (top - bottom)
+    case .opus:
+      let perChannel = Double(kbps) * 1_000 / Double(channels)
+      level = 1 - (perChannel + 0.5 - 6_000) / 250_000
+    default: return nil
+    }
+    return min(1, max(0, level))
   }
 
   deinit {
     if let handle { sf_close(handle) }
+    resampled.deallocate()
   }
 
   func write(_ samples: UnsafePointer<Int32>, frames: Int) throws(AudioFileError) {
@@ -155,12 +230,40 @@ final class SndfileWriter: SampleWriter {
 
   func write(_ samples: UnsafePointer<Float>, frames: Int) throws(AudioFileError) {
     guard let handle else { return }
+    if let resampler {
+      try resample(resampler, samples, frames: frames, handle: handle)
+      return
+    }
     let written = sf_writef_float(handle, samples, sf_count_t(frames))
     guard written == frames else { throw writeError(handle) }
   }
 
+  /// Passes `frames` frames (nil: the resampler's tail) through the resampler to the file.
+  private func resample(
+    _ resampler: SoxrResampler, _ samples: UnsafePointer<Float>?, frames: Int,
+    handle: OpaquePointer
+  ) throws(AudioFileError) {
+    guard let buffer = resampled.baseAddress else { return }
+    let capacity = resampled.count / resampler.channels
+    var done = 0
+    while true {
+      let input = samples.map { $0 + done * resampler.channels }
+      let (consumed, produced) = try resampler.process(
+        input, frames: frames - done, into: buffer, capacity: capacity)
+      done += consumed
+      if produced > 0 {
+        let written = sf_writef_float(handle, buffer, sf_count_t(produced))
+        guard written == produced else { throw writeError(handle) }
+      }
+      if samples == nil ? produced == 0 : done >= frames && produced < capacity { return }
+    }
+  }
+
   func close() throws(AudioFileError) {
     guard let handle else { return }
+    if let resampler {
+      try resample(resampler, nil, frames: 0, handle: handle)
+    }
     self.handle = nil
     let result = sf_close(handle)
     if let failure = stream?.failure { throw .output(failure) }
@@ -210,6 +313,8 @@ extension ExportFormat {
     case .flac: container = Int32(SF_FORMAT_FLAC)
     case .aiff: container = Int32(SF_FORMAT_AIFF)
     case .ogg: return Int32(SF_FORMAT_OGG | SF_FORMAT_VORBIS)
+    case .mp3: return Int32(SF_FORMAT_MPEG | SF_FORMAT_MPEG_LAYER_III)
+    case .opus: return Int32(SF_FORMAT_OGG | SF_FORMAT_OPUS)
     }
     switch sampleFormat {
     case .int16: return container | Int32(SF_FORMAT_PCM_16)

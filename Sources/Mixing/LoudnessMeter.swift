@@ -155,6 +155,38 @@ public struct LoudnessMeter: Sendable {
   }
 }
 
+extension LoudnessMeter {
+  /// The loudness range after EBU Tech 3342, in LU: the spread between the 10th and the 95th
+  /// percentile of the short-term loudness (3 s windows, one every 100 ms) of the blocks above
+  /// the −70 LUFS gate and no more than 20 LU below their mean; 0 when fewer than 3 s were
+  /// measured or nothing passes the gates.
+  ///
+  /// Percentiles are taken by nearest rank, as ffmpeg's `ebur128` filter and libebur128 do.
+  public var loudnessRange: Double {
+    let window = 30
+    guard subBlocks.count >= window else { return 0 }
+    let windowFrames = Double(window * subBlockFrames)
+    func loudness(_ meanSquare: Double) -> Double { -0.691 + 10 * log10(meanSquare) }
+    var powers: [Double] = []
+    powers.reserveCapacity(subBlocks.count - window + 1)
+    for start in 0...(subBlocks.count - window) {
+      var energy = 0.0
+      for index in start..<start + window { energy += subBlocks[index] }
+      powers.append(energy / windowFrames)
+    }
+    let absolute = powers.filter { loudness($0) >= -70 }
+    guard !absolute.isEmpty else { return 0 }
+    let relativeGate = loudness(absolute.reduce(0, +) / Double(absolute.count)) - 20
+    let gated = absolute.map(loudness).filter { $0 >= relativeGate }.sorted()
+    guard !gated.isEmpty else { return 0 }
+    func percentile(_ fraction: Double) -> Double {
+      let rank = Int((Double(gated.count) * fraction + 0.5).rounded(.down))
+      return gated[min(gated.count - 1, max(0, rank - 1))]
+    }
+    return percentile(0.95) - percentile(0.10)
+  }
+}
+
 /// A biquad's normalised coefficients (`a0 = 1`).
 struct Biquad: Sendable {
   let b0: Double, b1: Double, b2: Double, a1: Double, a2: Double

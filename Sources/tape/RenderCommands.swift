@@ -9,7 +9,7 @@ import TimelineStore
 
 struct Render: ParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Mix the project to an audio file (WAV, FLAC, AIFF or Ogg).",
+    abstract: "Mix the project to an audio file (WAV, FLAC, AIFF, Ogg, MP3 or Opus).",
     discussion: """
       Renders from 0 to the end of the last clip unless --from/--to say otherwise. Integer \
       output is clamped (never wrapped) and the clipped samples counted; 16-bit output is TPDF \
@@ -22,10 +22,24 @@ struct Render: ParsableCommand {
       length so that they line up with the mix. A track in a stem plays as it does in the mix \
       (its clips, gain, pan and envelope) with its mute and solo set aside; the master gain \
       is applied unless --no-master-gain. The stems of every track add up to the mix.
+      Loudness: --loudness -16LUFS measures the mix first (ITU-R BS.1770-4 gating, as EBU \
+      R128), then writes it with the one gain that reaches the target. The true peak (4× \
+      oversampled, BS.1770-4) must then stay at or under --true-peak (-1dBTP unless \
+      given): where it would not, nothing is written and the error names the fix (a limiter \
+      on the master, or the loudest target that fits). --true-peak alone checks the mix as it \
+      is. With --tracks or --stems the gain is the whole mix's, so the stems still add up to \
+      the normalised mix. The summary reports loudness, loudness range (EBU Tech 3342) and \
+      true peak of what was written.
+      MP3 is written at a constant --bitrate (default 128 kbit/s), Opus at a variable one \
+      (default 96); a rate the codec cannot hold (Opus: 44.1 kHz; MP3: above 48 kHz) is \
+      resampled to 48 kHz. \
+      --title and --artist tag every format but a WAV or AIFF stream.
       Example: tape render song.tape -o mix.wav --bits 16
       Example: tape render song.tape -o - --format flac | ssh host 'cat > mix.flac'
       Example: tape render song.tape --tracks t1,t3 -o voices.wav
       Example: tape render song.tape --stems stems --format flac
+      Example: tape render song.tape -o ep.mp3 --loudness -16LUFS --true-peak -2dBTP
+      Example: tape render song.tape -o ep.opus --bitrate 64 --title 'Episode 1'
       """)
 
   @OptionGroup var project: ProjectArgument
@@ -47,12 +61,26 @@ struct Render: ParsableCommand {
       "Render effects whose LV2 plugin is not installed as if bypassed (and say which), instead of refusing."
   )
   var bypassMissing = false
-  @Option(help: "wav, flac, aiff or ogg (default: from the output's extension).")
+  @Option(help: "wav, flac, aiff, ogg, mp3 or opus (default: from the output's extension).")
   var format: String?
-  @Option(help: "16, 24 or 32f (default 24; Ogg is always encoded from float).")
+  @Option(help: "16, 24 or 32f (default 24; Ogg, MP3 and Opus are encoded from float).")
   var bits: String?
   @Option(help: "tpdf or none (default: tpdf for 16-bit output, none otherwise).")
   var dither: String?
+  @Option(
+    parsing: .unconditional,
+    help: "Normalise the mix to this integrated loudness: -16LUFS (podcasts), -23LUFS (EBU R128)."
+  )
+  var loudness: String?
+  @Option(
+    name: .customLong("true-peak"), parsing: .unconditional,
+    help: "The most the true peak may reach (default -1dBTP with --loudness); refused above it.")
+  var truePeak: String?
+  @Option(
+    help: "kbit/s: MP3 at a constant rate (default 128), Opus at a variable one (default 96).")
+  var bitrate: Int?
+  @Option(help: "A title tag for the file.") var title: String?
+  @Option(help: "An artist tag for the file.") var artist: String?
   @OptionGroup var span: SpanOptions
   @OptionGroup var times: TimeDisplayOption
   @OptionGroup var json: JSONOption
@@ -68,23 +96,138 @@ struct Render: ParsableCommand {
       throw ValidationError("--no-master-gain is for stems: give --tracks or --stems with it")
     }
     try RawArguments.requireUTF8Path(output ?? stems ?? "", output == nil ? "stems" : "output")
+    if let bitrate, bitrate <= 0 {
+      throw ValidationError("--bitrate is in kbit/s and must be positive, such as --bitrate 128")
+    }
   }
 
   /// The file this render writes (with --stems, the stem's).
   private var target: String { output ?? "" }
 
   func run() throws {
+    var loudness: Normalization?
+    if self.loudness != nil || truePeak != nil {
+      Termination.install(message: "render interrupted while measuring; nothing was written")
+      try reportingErrors { loudness = try measureMix() }
+    }
     if let stems {
-      try renderStems(into: stems)
+      try renderStems(into: stems, loudness: loudness)
       return
     }
     var chosen: [Track.ID]?
     try reportingErrors { chosen = try tracks.map(parseTrackIDs) }
-    try render(stem: chosen.map { ($0, !noMasterGain) })
+    try render(stem: chosen.map { ($0, !noMasterGain) }, loudness: loudness)
   }
 
+  /// What the measuring pass found and the gain it chose.
+  struct Normalization {
+    /// The target asked for with --loudness; nil with --true-peak alone.
+    var target: Double?
+    /// The ceiling in dBTP.
+    var ceiling: Double
+    /// The mix's integrated loudness before the gain, in LUFS.
+    var measured: Double
+    /// The gain applied, in dB (0 with --true-peak alone).
+    var gain: Double
+  }
+
+  /// The first pass: renders the whole mix (not a stem: with --tracks or --stems the gain is
+  /// the mix's) without writing, and works out the gain; refuses, before anything is written,
+  /// a gain that would take the true peak over the ceiling or clip integer samples.
+  private func measureMix() throws -> Normalization {
+    let target = try loudness.map { try Self.parseLevel($0, unit: "LUFS", option: "--loudness") }
+    let ceiling =
+      try truePeak.map { try Self.parseLevel($0, unit: "dBTP", option: "--true-peak") } ?? -1
+    if let target, !(-70...0).contains(target) {
+      throw UsageError(
+        message:
+          "--loudness \(loudness ?? "") is out of range; give -70LUFS to 0LUFS, such as -16LUFS")
+    }
+    guard (-60...6).contains(ceiling) else {
+      throw UsageError(
+        message:
+          "--true-peak \(truePeak ?? "") is out of range; give -60dBTP to +6dBTP, such as -1dBTP")
+    }
+    try span.checkUnits(times)
+    let cache = AudioCache(forProject: project.file)
+    let (plan, audio, range, mixed) = try retryingReads {
+      () throws -> (RenderPlan, ProjectAudio, FrameRange, Project) in
+      let store = try openStore(self.project.file, access: .read)
+      // A rack of its own: the writing pass starts the effects afresh, as this one does.
+      let compiled = try span.compile(store, cache: cache, bypassMissing: bypassMissing)
+      return (compiled.plan, compiled.audio, compiled.range, compiled.project)
+    }
+    let sampleRate = mixed.sampleRate
+    // The settings the files will be written with (with --stems, those of each stem).
+    var written = self
+    if stems != nil { written.output = "stem.\((format ?? "wav").lowercased())" }
+    let settings = try written.renderSettings(for: mixed)
+    let bar = ProgressBar(total: range.count.frames, sampleRate: sampleRate, verb: "measuring")
+    defer { bar.finish() }
+    let mix = try OfflineRenderer.measure(plan, audio: audio, range: range, progress: bar.update)
+    bar.finish()
+    var gain = 0.0
+    if let target {
+      guard mix.loudness.isFinite else {
+        throw DataError(
+          message:
+            "the mix is silent (below the -70 LUFS gate of BS.1770), so it has no loudness to bring to \(Self.format(target)) LUFS; drop --loudness"
+        )
+      }
+      gain = target - mix.loudness
+    }
+    let shown = { (value: Double) in Self.format(value) }
+    let truePeak = mix.truePeakDecibels + gain
+    if truePeak > ceiling + 0.005 {
+      let reach =
+        target.map {
+          "at \(shown($0)) LUFS (a gain of \(Self.signed(gain)) dB) the true peak would be \(shown(truePeak)) dBTP"
+        } ?? "the true peak is \(shown(truePeak)) dBTP"
+      // The loudest target that fits, rounded down to a tenth.
+      let fits =
+        target.map {
+          "; or aim lower, at --loudness \(shown((($0 - (truePeak - ceiling)) * 10).rounded(.down) / 10))LUFS"
+        }
+        ?? "; or turn the mix down (tape master \(project.file) --gain \(shown(((mixed.masterGain.decibels - (truePeak - ceiling)) * 10).rounded(.down) / 10))dB)"
+      throw DataError(
+        message:
+          "\(reach), over the \(shown(ceiling)) dBTP ceiling; put a limiter on the master (tape fx add \(project.file) master http://gareus.org/oss/lv2/dpl#stereo --set threshold=\(shown(ceiling)))\(fits)"
+      )
+    }
+    let samplePeak = mix.peak * pow(10, gain / 20)
+    if let bits = settings.sampleFormat.integerBits, samplePeak >= 1 {
+      throw DataError(
+        message:
+          "with a gain of \(Self.signed(gain)) dB the mix peaks at \(shown(20 * log10(samplePeak))) dBFS, which \(bits)-bit samples cannot hold; lower --true-peak to 0dBTP or less, or render --bits 32f"
+      )
+    }
+    return Normalization(target: target, ceiling: ceiling, measured: mix.loudness, gain: gain)
+  }
+
+  /// `-16`, `-16LUFS`, `-16 LUFS`, `-1dBTP`, `-1dB`: a level in `unit`.
+  static func parseLevel(_ text: String, unit: String, option: String) throws -> Double {
+    var number = text.trimmingCharacters(in: .whitespaces)
+    for suffix in [unit, "dB", "LU"] where number.lowercased().hasSuffix(suffix.lowercased()) {
+      number = String(number.dropLast(suffix.count)).trimmingCharacters(in: .whitespaces)
+      break
+    }
+    guard let value = Double(number), value.isFinite else {
+      throw UsageError(message: "\(option) \(text) is not a level; write it as -16\(unit)")
+    }
+    return value
+  }
+
+  /// A level with at most two decimals and no trailing zeros: -1, -0.99, -16.5.
+  static func format(_ value: Double) -> String {
+    var text = String(format: "%.2f", value)
+    while text.hasSuffix("0") { text.removeLast() }
+    if text.hasSuffix(".") { text.removeLast() }
+    return text == "-0" ? "0" : text
+  }
+  static func signed(_ value: Double) -> String { String(format: "%+.2f", value) }
+
   /// One file per track in `folder`, created if missing (its parent must exist).
-  private func renderStems(into folder: String) throws {
+  private func renderStems(into folder: String, loudness: Normalization?) throws {
     var ids: [(Track.ID, String)] = []
     try reportingErrors {
       let file = self.project.file
@@ -124,11 +267,13 @@ struct Render: ParsableCommand {
       var one = self
       one.output = path
       one.stems = nil
-      try one.render(stem: ([id], !noMasterGain))
+      try one.render(stem: ([id], !noMasterGain), loudness: loudness)
     }
   }
 
-  private func render(stem: (tracks: [Track.ID], masterGain: Bool)?) throws {
+  private func render(
+    stem: (tracks: [Track.ID], masterGain: Bool)?, loudness: Normalization? = nil
+  ) throws {
     let output = target
     Termination.install(
       message: escaped(
@@ -158,9 +303,11 @@ struct Render: ParsableCommand {
         () throws -> (RenderSettings, Project, RenderPlan, ProjectAudio, FrameRange, EffectRack?) in
         let store = try openStore(self.project.file, access: .read)
         try refuseDestroying(destination, store: store, cache: cache)
-        let settings = try renderSettings()
+        // Its own rack: the effects start fresh, as they did in a measuring pass.
         let compiled = try span.compile(
           store, cache: cache, stem: stem, bypassMissing: bypassMissing)
+        var settings = try renderSettings(for: compiled.project)
+        settings.gain = pow(10, (loudness?.gain ?? 0) / 20)
         return (
           settings, compiled.project, compiled.plan, compiled.audio, compiled.range, compiled.rack
         )
@@ -180,8 +327,15 @@ struct Render: ParsableCommand {
       }
       let text =
         json.json
-        ? summaryJSON(summary, settings: settings, range: range).rendered + "\n"
-        : summaryText(summary, settings: settings, range: range)
+        ? summaryJSON(summary, settings: settings, range: range, loudness: loudness).rendered
+          + "\n"
+        : summaryText(summary, settings: settings, range: range, loudness: loudness)
+      if let loudness, stem != nil, summary.truePeakDecibels > loudness.ceiling + 0.005 {
+        // The ceiling was checked on the mix; a stem can peak higher than the mix it is part of.
+        printWarning(
+          "the stem \(output) peaks at \(Self.format(summary.truePeakDecibels)) dBTP, over the \(Self.format(loudness.ceiling)) dBTP ceiling (the mix does not)"
+        )
+      }
       // The audio itself is on standard output: the summary goes beside it, on stderr.
       if destination.kind == .standardOutput {
         writeOut(text)
@@ -270,13 +424,15 @@ struct Render: ParsableCommand {
     return String(cString: real) + "/" + name
   }
 
-  private func renderSettings() throws -> RenderSettings {
+  /// The settings `project` (its rate and channels) renders with.
+  private func renderSettings(for project: Project) throws -> RenderSettings {
     let output = target
     let extensionFormat = ExportFormat(pathExtension: (output as NSString).pathExtension)
     let chosenFormat: ExportFormat
     if let format {
       guard let parsed = ExportFormat(pathExtension: format) else {
-        throw UsageError(message: "'\(format)' is not an output format; use wav, flac, aiff or ogg")
+        throw UsageError(
+          message: "'\(format)' is not an output format; use wav, flac, aiff, ogg, mp3 or opus")
       }
       chosenFormat = parsed
     } else if let extensionFormat {
@@ -284,12 +440,12 @@ struct Render: ParsableCommand {
     } else if output == "-" {
       throw UsageError(
         message:
-          "standard output has no extension to tell the format; add --format wav (or flac, aiff, ogg)"
+          "standard output has no extension to tell the format; add --format wav (or flac, aiff, ogg, mp3, opus)"
       )
     } else {
       throw UsageError(
         message:
-          "cannot tell the format of '\(output)' from its extension; name it .wav, .flac, .aiff or .ogg, or add --format wav"
+          "cannot tell the format of '\(output)' from its extension; name it .wav, .flac, .aiff, .ogg, .mp3 or .opus, or add --format wav"
       )
     }
     let sampleFormat: SampleFormat
@@ -321,22 +477,85 @@ struct Render: ParsableCommand {
     case let other?:
       throw UsageError(message: "'\(other)' is not a dither; use --dither tpdf or --dither none")
     }
-    return RenderSettings(format: chosenFormat, sampleFormat: sampleFormat, dither: shouldDither)
+    if let bitrate {
+      try checkBitrate(bitrate, format: chosenFormat, project: project)
+    }
+    let kbps =
+      bitrate
+      ?? chosenFormat.defaultBitrate(
+        sampleRate: chosenFormat.fileSampleRate(for: project.sampleRate))
+    if (title != nil || artist != nil) && output == "-"
+      && (chosenFormat == .wav || chosenFormat == .aiff)
+    {
+      throw UsageError(
+        message:
+          "a \(chosenFormat) stream has no tags; drop --title/--artist, or write to a file or as --format flac"
+      )
+    }
+    if chosenFormat == .mp3 && output == "-" {
+      throw UsageError(
+        message:
+          "MP3 cannot be written to standard output (LAME writes its length header last, at the start); write to a file, or stream --format opus"
+      )
+    }
+    return RenderSettings(
+      format: chosenFormat, sampleFormat: sampleFormat, dither: shouldDither,
+      encoding: EncoderSettings(bitrate: kbps, title: title, artist: artist))
+  }
+
+  /// Refuses a bit rate the format has no use for or its encoder cannot make.
+  private func checkBitrate(_ kbps: Int, format: ExportFormat, project whole: Project) throws {
+    guard format.takesBitrate else {
+      throw UsageError(
+        message:
+          "--bitrate is for MP3 and Opus; \(format) \(format == .ogg ? "is encoded at a quality" : "is not compressed"), so drop --bitrate"
+      )
+    }
+    let rate = format.fileSampleRate(for: whole.sampleRate)
+    if format == .mp3 {
+      let allowed = ExportFormat.mp3Bitrates(sampleRate: rate)
+      guard allowed.contains(kbps) else {
+        throw UsageError(
+          message:
+            "MP3 at \(rate) Hz has no \(kbps) kbit/s; use one of \(allowed.map(String.init).joined(separator: ", "))"
+        )
+      }
+    } else if let range = format.bitrates(sampleRate: rate, channels: whole.channels),
+      !range.contains(kbps)
+    {
+      throw UsageError(
+        message:
+          "Opus \(whole.channels == 1 ? "mono" : "stereo") takes \(range.lowerBound) to \(range.upperBound) kbit/s; --bitrate \(kbps) is outside that"
+      )
+    }
   }
 
   private func summaryText(
-    _ summary: RenderSummary, settings: RenderSettings, range: FrameRange
+    _ summary: RenderSummary, settings: RenderSettings, range: FrameRange,
+    loudness: Normalization?
   ) -> String {
     let duration = times.show(summary.frames, sampleRate: summary.sampleRate)
     let layout = summary.channels == 1 ? "mono" : "stereo"
+    let kbps = settings.encoding.bitrate
     let format =
-      settings.format == .ogg
-      ? "Ogg Vorbis"
+      settings.format.isLossy
+      ? "\(settings.format)\(kbps.map { " \($0) kbit/s" } ?? "")"
       : "\(settings.format) \(settings.sampleFormat)\(settings.dither ? " (TPDF dither)" : "")"
+    let rate =
+      summary.fileSampleRate.map { "\($0) Hz (resampled from \(summary.sampleRate) Hz)" }
+      ?? "\(summary.sampleRate) Hz"
+    let normalised =
+      loudness.map { mix in
+        mix.target == nil
+          ? " (under the \(Self.format(mix.ceiling)) dBTP ceiling)"
+          : " (the mix measured \(decibels(mix.measured)) LUFS: \(Self.signed(mix.gain)) dB applied)"
+      } ?? ""
     return """
-      \(target): \(format), \(summary.sampleRate) Hz \(layout), \(duration)
+      \(target): \(format), \(rate) \(layout), \(duration)
         peak       \(decibels(summary.peakDecibels)) dBFS
-        loudness   \(decibels(summary.loudness)) LUFS
+        true peak  \(decibels(summary.truePeakDecibels)) dBTP\(loudness?.target == nil ? normalised : "")
+        loudness   \(decibels(summary.loudness)) LUFS\(loudness?.target != nil ? normalised : "")
+        range      \(String(format: "%.1f", summary.loudnessRange)) LU
         clipped    \(summary.clippedSamples) samples\(clippedNote(summary, from: range.start.frames))
         rendered   in \(String(format: "%.2f", summary.seconds)) s (\(String(format: "%.0f", summary.realtimeFactor))× realtime)
 
@@ -356,12 +575,13 @@ struct Render: ParsableCommand {
   }
 
   private func summaryJSON(
-    _ summary: RenderSummary, settings: RenderSettings, range: FrameRange
+    _ summary: RenderSummary, settings: RenderSettings, range: FrameRange,
+    loudness: Normalization?
   )
     -> JSONValue
   {
     let finite = { (value: Double) in value.isFinite ? JSONValue.double(value) : .null }
-    return .object([
+    let fields: [(String, JSONValue)] = [
       ("output", .string(target)),
       ("format", .string(settings.format.rawValue)),
       ("bits", .string(settings.sampleFormat.rawValue)),
@@ -383,8 +603,34 @@ struct Render: ParsableCommand {
       ),
       ("wallSeconds", .double(rounded(summary.seconds, places: 4))),
       ("realtimeFactor", finite(rounded(summary.realtimeFactor, places: 1))),
-    ])
+    ]
+    return .object(fields + loudnessJSON(summary, settings: settings, loudness: loudness))
   }
+
+  /// The fields the loudness and encoder options added to the summary.
+  private func loudnessJSON(
+    _ summary: RenderSummary, settings: RenderSettings, loudness: Normalization?
+  ) -> [(String, JSONValue)] {
+    let finite = { (value: Double) in value.isFinite ? JSONValue.double(value) : .null }
+    let kbps = settings.encoding.bitrate
+    return [
+      ("truePeakDBTP", finite(rounded(summary.truePeakDecibels))),
+      ("loudnessRangeLU", .double(rounded(summary.loudnessRange))),
+      ("loudnessTargetLUFS", loudness?.target.map { .double($0) } ?? .null),
+      ("measuredLoudnessLUFS", loudness.map { finite(rounded($0.measured)) } ?? .null),
+      ("gainDB", .double(rounded(loudness?.gain ?? 0, places: 4))),
+      ("truePeakCeilingDBTP", loudness.map { .double($0.ceiling) } ?? .null),
+      ("fileSampleRate", .int(Int64(summary.fileSampleRate ?? summary.sampleRate))),
+      ("bitrateKbps", kbps.map { .int(Int64($0)) } ?? .null),
+      ("title", settings.encoding.title.map { .string($0) } ?? .null),
+      ("artist", settings.encoding.artist.map { .string($0) } ?? .null),
+    ]
+  }
+}
+
+/// Writes `warning: message` as one line on stderr.
+private func printWarning(_ message: String) {
+  _ = writeOut(escaped("warning: \(message)") + "\n")
 }
 
 private func decibels(_ value: Double) -> String {

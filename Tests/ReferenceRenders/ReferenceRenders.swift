@@ -180,6 +180,73 @@ public enum ReferenceRender {
     return value
   }
 
+  /// What ffmpeg's `ebur128=peak=true` filter measures in an audio file: integrated loudness
+  /// (LUFS), loudness range (LU) and true peak (dBTP).
+  ///
+  /// The values are read from the filter's metadata on its last frame (three decimals; the
+  /// true peak as a linear value), which the Summary it prints at the end rounds to one
+  /// decimal; the Summary is parsed too and must agree with them, so both are what a user of
+  /// `ffmpeg -nostats -i FILE -af ebur128=peak=true -f null -` reads. Throws, and so fails the
+  /// test, when ffmpeg is missing or measures nothing.
+  public static func ebur128(_ path: String) throws -> EBUR128 {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "ebur128-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let metadata = folder.appendingPathComponent("metadata.txt").path
+    let log = folder.appendingPathComponent("log.txt")
+    _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+    let errors = try FileHandle(forWritingTo: log)
+    defer { try? errors.close() }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+    process.arguments = [
+      "-nostats", "-hide_banner", "-i", path, "-af",
+      "ebur128=peak=true:metadata=1:framelog=verbose,ametadata=mode=print:file=\(metadata)",
+      "-f", "null", "-",
+    ]
+    process.standardError = errors
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    let summary = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+    guard process.terminationStatus == 0 else {
+      throw ReferenceError(message: "ffmpeg ebur128 failed on \(path): \(summary)")
+    }
+    let lines = try String(contentsOfFile: metadata, encoding: .utf8).split(separator: "\n")
+    func last(_ key: String) throws -> Double {
+      guard
+        let value = lines.last(where: { $0.hasPrefix(key + "=") })
+          .flatMap({ Double($0.dropFirst(key.count + 1)) })
+      else { throw ReferenceError(message: "ffmpeg's ebur128 printed no \(key) for \(path)") }
+      return value
+    }
+    let measured = EBUR128(
+      integrated: try last("lavfi.r128.I"), range: try last("lavfi.r128.LRA"),
+      truePeak: 20 * log10(try last("lavfi.r128.true_peak")))
+    // The Summary: "I: -16.0 LUFS", "LRA: 2.7 LU", "Peak: -1.0 dBFS" (under "True peak:").
+    func summarised(_ label: String) throws -> Double {
+      guard
+        let line = summary.split(separator: "\n").last(where: {
+          $0.trimmingCharacters(in: .whitespaces).hasPrefix(label)
+        }),
+        let value = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) })
+      else { throw ReferenceError(message: "no '\(label)' in ffmpeg's Summary for \(path)") }
+      return value
+    }
+    let printed = EBUR128(
+      integrated: try summarised("I:"), range: try summarised("LRA:"),
+      truePeak: try summarised("Peak:"))
+    guard abs(printed.integrated - measured.integrated) <= 0.051,
+      abs(printed.range - measured.range) <= 0.051,
+      !measured.truePeak.isFinite || abs(printed.truePeak - measured.truePeak) <= 0.06
+    else {
+      throw ReferenceError(
+        message: "ffmpeg's Summary \(printed) disagrees with its metadata \(measured) for \(path)")
+    }
+    return measured
+  }
+
   public static func readFloats(_ path: String) throws -> [Float] {
     let data = try Data(contentsOf: URL(fileURLWithPath: path))
     return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
@@ -212,6 +279,18 @@ public enum ReferenceRender {
     }
     return String(decoding: printed, as: UTF8.self)
   }
+}
+
+/// ffmpeg's EBU R128 measurement of a file.
+public struct EBUR128: Sendable, CustomStringConvertible {
+  /// Integrated loudness, LUFS.
+  public let integrated: Double
+  /// Loudness range, LU.
+  public let range: Double
+  /// True peak, dBTP.
+  public let truePeak: Double
+
+  public var description: String { "I \(integrated) LUFS, LRA \(range) LU, TP \(truePeak) dBTP" }
 }
 
 public struct ReferenceError: Error, CustomStringConvertible {

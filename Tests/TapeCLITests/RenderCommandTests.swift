@@ -346,7 +346,7 @@ struct RenderCommandTests {
       ["-o", "missing-folder/mix.wav"], Int32(74),
       "missing-folder does not exist; create it with mkdir -p"
     ),
-    (["-o", "mix.mp9"], 64, "name it .wav, .flac, .aiff or .ogg"),
+    (["-o", "mix.mp9"], 64, "name it .wav, .flac, .aiff, .ogg, .mp3 or .opus"),
     (["-o", "mix.flac", "--bits", "32f"], 64, "use --bits 16 or 24"),
     (["-o", "mix.ogg", "--bits", "16"], 64, "use --bits 32f"),
     (["-o", "mix.wav", "--bits", "12"], 64, "use --bits 16, 24 or 32f"),
