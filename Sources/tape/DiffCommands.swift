@@ -280,7 +280,50 @@ struct DiffWords {
     for change in diff.clips where !grouped.contains(change.id) {
       lines.append(clipWords(change))
     }
+    for change in diff.effects {
+      lines.append(effectWords(change))
+    }
     return lines
+  }
+
+  /// `f1 added to t1 at 0 (fil4#stereo)`, `f1 gain -6 → -12, bypassed`, `f1 moved t1 #1 → #0`,
+  /// `f1 removed from t1 (fil4#stereo)`.
+  private func effectWords(_ change: ProjectDiff.EffectChange) -> String {
+    let id = change.id
+    func short(_ uri: String) -> String {
+      escaped(uri.split(separator: "/").last.map(String.init) ?? uri)
+    }
+    switch (change.before, change.after) {
+    case (nil, let new?):
+      return
+        "\(id) added to \(new.owner) at \(new.index) (\(short(new.effect.plugin)))\(new.effect.isBypassed ? ", bypassed" : "")"
+    case (let old?, nil):
+      return "\(id) removed from \(old.owner) (\(short(old.effect.plugin)))"
+    case (let old?, let new?):
+      var parts: [String] = []
+      if old.owner != new.owner {
+        parts.append("moved \(old.owner) #\(old.index) → \(new.owner) #\(new.index)")
+      } else if old.index != new.index {
+        parts.append("moved \(old.owner) #\(old.index) → #\(new.index)")
+      }
+      let symbols = Set(old.effect.parameters.keys).union(new.effect.parameters.keys).sorted()
+      for symbol in symbols where old.effect.parameters[symbol] != new.effect.parameters[symbol] {
+        let value = { (value: Double?) in value.map { String(format: "%g", $0) } ?? "default" }
+        parts.append(
+          "\(escaped(symbol)) \(value(old.effect.parameters[symbol])) → \(value(new.effect.parameters[symbol]))"
+        )
+      }
+      if old.effect.isBypassed != new.effect.isBypassed {
+        parts.append(new.effect.isBypassed ? "bypassed" : "turned on")
+      }
+      if old.effect.state != new.effect.state { parts.append("plugin state changed") }
+      if old.effect.plugin != new.effect.plugin {
+        parts.append("plugin \(short(old.effect.plugin)) → \(short(new.effect.plugin))")
+      }
+      return "\(id) " + parts.joined(separator: ", ")
+    default:
+      return "\(id)"
+    }
   }
 
   /// Whether a track only changed row because tracks above it were added or removed (not
@@ -456,6 +499,23 @@ struct DiffWords {
         .object([
           ("kind", .string("clip")), ("id", .string(change.id.description)),
           ("words", .string(clipWords(change))),
+          ("before", change.before.map(placed) ?? .null),
+          ("after", change.after.map(placed) ?? .null),
+        ]))
+    }
+    for change in diff.effects {
+      // As `ls --json` shows an effect, with its `chain` and `index` there.
+      let placed = { (placed: ProjectDiff.PlacedEffect) -> JSONValue in
+        guard case .object(let fields) = effectFields(placed.effect) else { return .null }
+        return .object(
+          fields + [
+            ("chain", .string(placed.owner.description)), ("index", .int(Int64(placed.index))),
+          ])
+      }
+      items.append(
+        .object([
+          ("kind", .string("effect")), ("id", .string(change.id.description)),
+          ("words", .string(effectWords(change))),
           ("before", change.before.map(placed) ?? .null),
           ("after", change.after.map(placed) ?? .null),
         ]))
