@@ -91,8 +91,10 @@ struct Play: ParsableCommand {
       device thread's CPU share of that second, conversions included, waits not; "overs": \
       samples past full scale) and keys: space \
       pause/resume, ←/→ seek 5 s, l loop on/off, q quit. Ctrl-C stops too.
-      The device gets exactly --period frames per period and --periods periods of buffer \
-      (the JACK plugin takes only multiples of JACK's own period); without realtime \
+      The device gets exactly --period frames per period when it is given (the JACK plugin \
+      takes only multiples of JACK's own period), else 256 or the nearest the device takes \
+      (through a rate conversion, a JACK device takes only periods that convert to such \
+      multiples), and --periods periods of buffer; without realtime \
       priority (SCHED_FIFO) the default buffer holds at least 80 ms, so that a busy machine \
       does not drop periods. Format conversion goes through ALSA's plug layer only when the \
       device needs it.
@@ -106,7 +108,8 @@ struct Play: ParsableCommand {
   @Flag(help: "Start again at --from when the end is reached.") var loop = false
   @Flag(help: "Play the version the head is at now, and follow no later change.")
   var noFollow = false
-  @Option(help: "Frames per period, exactly.") var period = 256
+  @Option(help: "Frames per period, exactly (default: 256, or the nearest the device takes).")
+  var period: Int?
   @Option(
     help: """
       Periods in the device's buffer (default 4; at normal priority, enough for 80 ms).

@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+
+/// `tape play` and `tape scrub` as people use them (issue 30): projects at any rate and
+/// channel count, files replaced under them, job control, and terminals.
+extension ProcessHeavyTests {
+  @Suite("play and scrub as people use them", .timeLimit(.minutes(10)))
+  struct PlayAsUsedTests {
+    /// A one-second sine project at `rate` Hz with `channels` channels.
+    static func sine(in space: Workspace, rate: Int, channels: Int) throws -> String {
+      let sine = space.path("sine-\(rate).wav")
+      try tool(
+        "/usr/bin/sox",
+        [
+          "-n", "-r", "\(rate)", "-c", "1", "-b", "16", sine, "synth", "2", "sine", "440", "vol",
+          "0.5",
+        ])
+      let file = space.path("sine-\(rate)-\(channels).tape")
+      try space.tape("new", file, "--rate", "\(rate)", "--channels", "\(channels)")
+      try space.tape("import", file, sine)
+      try space.tape("track", "add", file, "Sine")
+      try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "1s")
+      return file
+    }
+
+    /// Every project rate and channel count plays on the 48 kHz JACK device (period 256) with
+    /// default options: a period is chosen that the device takes through the rate converter
+    /// (at 44.1 kHz, 256 converts to 278.6 JACK frames, which it refuses). One second is
+    /// heard, converted to 48 kHz, and the player misses no period. (It used to be refused:
+    /// "does not take 44100 Hz", or "does not take 1 channels" for mono.)
+    @Test func everyRateAndChannelCountPlaysWithDefaultOptions() throws {
+      let space = try Workspace()
+      let device = try PacedDevice()
+      let cases = [(44_100, 2), (48_000, 1), (44_100, 1), (192_000, 2), (22_050, 2), (32_000, 1)]
+      for (rate, channels) in cases {
+        let file = try Self.sine(in: space, rate: rate, channels: channels)
+        try device.record(seconds: 3)
+        let played = try TapeBinary.run(
+          ["play", file, "--device", "jackrec", "--json"], environment: device.environment)
+        #expect(played.status == 0, "\(rate) Hz, \(channels) channels: \(played.stderr)")
+        let report = try parseJSON(played.stdout) as? [String: Any] ?? [:]
+        #expect(report["frames"] as? Int == rate, "\(rate) Hz, \(channels) channels: \(report)")
+        #expect(report["xruns"] as? Int == 0, "\(rate) Hz, \(channels) channels: \(report)")
+        let captured = try device.recorded()
+        // A second of sound at the device's rate, give or take the converter's edges.
+        let first = onset(captured)
+        let last = stride(from: captured.count - 2, through: 0, by: -2).first {
+          captured[$0] != 0 || captured[$0 + 1] != 0
+        }.map { $0 / 2 }
+        let heard = first.flatMap { first in last.map { $0 - first } } ?? 0
+        #expect(
+          abs(heard - 48_000) < 480, "\(rate) Hz, \(channels) channels: \(heard) frames heard")
+      }
+    }
+  }
+}
