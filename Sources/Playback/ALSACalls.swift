@@ -286,6 +286,8 @@ final class ALSAOutput {
 
   /// How long a device may take no audio at all before playback gives up on it.
   static let stallMilliseconds: Int32 = 2_000
+  /// One wait for room (ms); ``stallMilliseconds`` is this many in a row that found none.
+  static let waitSliceMilliseconds: Int32 = 100
 
   var device: PCM { PCM(handle: handle, channels: channels, patience: Self.stallMilliseconds) }
 
@@ -306,6 +308,10 @@ final class ALSAOutput {
   static func write(_ pcm: PCM, _ samples: UnsafePointer<Float>, frames: Int) -> WriteResult {
     var done = 0
     var result = WriteResult.written
+    // Waits that found no room, in a row: the stall is counted in slices of waiting, not by
+    // the clock, so time the process spent stopped (Ctrl-Z, then `fg`) counts as one slice
+    // at most instead of ending the play.
+    var emptyWaits: Int32 = 0
     while done < frames {
       let written = snd_pcm_writei(
         pcm.handle, samples + done * pcm.channels, snd_pcm_uframes_t(frames - done))
@@ -314,8 +320,13 @@ final class ALSAOutput {
         done += count
       case .waitForRoom:
         // Full: wait for room (the pacing), but not forever.
-        let ready = snd_pcm_wait(pcm.handle, pcm.patience)
-        if ready == 0 { return .stalled }
+        let ready = snd_pcm_wait(pcm.handle, Self.waitSliceMilliseconds)
+        if ready == 0 {
+          emptyWaits += 1
+          if emptyWaits * Self.waitSliceMilliseconds >= pcm.patience { return .stalled }
+          continue
+        }
+        emptyWaits = 0
         if ready < 0 && ready != -EPIPE && ready != -ESTRPIPE { return .failed(ready) }
         if ready > 0 { continue }
         result = .recoveredXrun

@@ -52,5 +52,48 @@ extension ProcessHeavyTests {
           abs(heard - 48_000) < 480, "\(rate) Hz, \(channels) channels: \(heard) frames heard")
       }
     }
+
+    /// Ctrl-Z, a wait longer than the device's stall limit (2 s), then `fg`: the play goes on
+    /// where it was, three times over. The time stopped is not time the device took no audio. (It
+    /// ended the play 4 times in 10: "the audio device went away… it took no audio for 2 s".)
+    @Test func ctrlZAndForegroundResumeThePlay() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let device = try PacedDevice()
+      try device.record(seconds: 60)
+      let terminal = try Tmux(width: 120, height: 24)
+      defer { terminal.kill() }
+      try terminal.start("PS1='$ ' exec bash --norc --noprofile -i")
+      Thread.sleep(forTimeInterval: 0.5)
+      let environment = device.environment.map { shellQuoted("\($0.key)=\($0.value)") }
+        .joined(separator: " ")
+      try terminal.type(
+        "env \(environment) \(shellQuoted(TapeBinary.url.path)) play \(shellQuoted(file)) --device jackrec --loop"
+      )
+      try terminal.send("Enter")
+      _ = try terminal.waitFor(steady: false) { $0.contains("xruns") }
+      for _ in 1...3 {
+        Thread.sleep(forTimeInterval: 1)
+        try terminal.send("C-z")
+        _ = try terminal.waitFor { $0.contains("Stopped") }
+        Thread.sleep(forTimeInterval: 3)
+        try terminal.type("clear; fg")
+        try terminal.send("Enter")
+        _ = try terminal.waitFor(steady: false) { $0.contains("xruns") }
+        Thread.sleep(forTimeInterval: 1)
+        let screen = try terminal.capture()
+        #expect(!screen.contains("went away") && !screen.contains("played "), "\(screen)")
+        let first = try terminal.capture().split(separator: "\n").last { $0.hasPrefix("playing ") }
+        Thread.sleep(forTimeInterval: 0.5)
+        let second = try terminal.capture().split(separator: "\n").last { $0.hasPrefix("playing ") }
+        #expect(first != nil && first != second, "the play is not moving on:\n\(screen)")
+      }
+      try terminal.send("q")
+      _ = try terminal.waitFor { $0.contains("played ") }
+      try terminal.type("echo status $?")
+      try terminal.send("Enter")
+      let ended = try terminal.waitFor { $0.contains("status ") }
+      #expect(ended.contains("status 0"), "\(ended)")
+    }
   }
 }
