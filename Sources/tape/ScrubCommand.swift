@@ -49,6 +49,11 @@ struct Scrub: ParsableCommand {
 final class ScrubSession: @unchecked Sendable {
   private let store: TimelineStore
   private let file: String
+  /// The file opened: a path that names another one since (`mv b.tape a.tape`) or none ends
+  /// the session, and nothing is ever written through it.
+  private let identity: FileIdentity
+  /// When the path was last compared with ``identity``.
+  private var lastLook = ContinuousClock.now
   private let device: String
   private var history: History
   /// The history indexed once per change to it, so a step costs no scan of 100,000 versions:
@@ -82,6 +87,8 @@ final class ScrubSession: @unchecked Sendable {
   init(store: TimelineStore, file: String, device: String) throws {
     self.store = store
     self.file = file
+    guard let identity = FileIdentity(path: file) else { throw StoreError.notFound(path: file) }
+    self.identity = identity
     self.device = device
     history = try store.history()
     shown = try store.read(history.head)
@@ -157,6 +164,10 @@ final class ScrubSession: @unchecked Sendable {
     draw(shown.project)
     var lastDraw = ContinuousClock.now
     while !Interrupt.requested() {
+      if ContinuousClock.now - lastLook > .milliseconds(200) {
+        lastLook = .now
+        try checkStillOpened()
+      }
       if headMoved.value.exchange(false, ordering: .acquiring) {
         do { try followHead() } catch { say(describe(error).1) }
       }
@@ -184,6 +195,8 @@ final class ScrubSession: @unchecked Sendable {
           // (many keys at once) is kept whole for the next.
           do {
             if try !handle(keyInput.take(bytes[..<count])) { return }
+          } catch let replaced as MissingInput {
+            throw replaced
           } catch {
             say(describe(error).1)
           }
@@ -401,10 +414,36 @@ final class ScrubSession: @unchecked Sendable {
     draw(shown.project)
   }
 
-  /// Checks out the version on screen, exactly as `tape checkout` does.
+  /// Ends the session (exit 66) when the path no longer names the file opened: its versions
+  /// are not the other file's, and a checkout would move that file's head.
+  private func checkStillOpened() throws {
+    guard let now = FileIdentity(path: file), now.isSameFile(as: identity) else {
+      throw MissingInput(
+        message:
+          "\(file) was deleted or replaced while it was scrubbed; nothing was written to it; scrub the new one"
+      )
+    }
+  }
+
+  /// Checks out the version on screen, exactly as `tape checkout` does, in the file that was
+  /// opened: the path is compared with it before the writer opens and after (a file moved
+  /// over it in between is refused, never written).
   private func checkout() throws {
+    try checkStillOpened()
+    let writer: TimelineStore
     do {
-      let writer = try openStore(file, closedAtExit: false)
+      writer = try openStore(file, closedAtExit: false)
+    } catch {
+      say(describe(error).1)
+      return
+    }
+    do {
+      try checkStillOpened()
+    } catch {
+      try? writer.close()
+      throw error
+    }
+    do {
       try writer.checkout(shown.version)
       try writer.close()
       history = try store.history()

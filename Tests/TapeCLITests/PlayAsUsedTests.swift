@@ -53,6 +53,46 @@ extension ProcessHeavyTests {
       }
     }
 
+    // MARK: The file under the player's feet
+
+    /// `mv b.tape a.tape` under `tape scrub a.tape`: ← ← Enter must not check out a version of
+    /// the old project in the new one. Scrub says in one line that the path names another file,
+    /// writes nothing, and exits 66 (as `tape watch` does). It used to say "checked out v…" and
+    /// move the new file's head.
+    @Test func scrubNoticesItsFileReplaced() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let other = try Workspace()
+      let replacement = try RenderCommandTests.project(in: other)
+      for gain in ["-1", "-2", "-3", "-4", "-5", "-6"] {
+        try other.tape("track", "set", replacement, "t2", "--gain", gain)
+      }
+      let replacementHead = try other.head(of: replacement)
+      let head = try space.head(of: file)
+      let terminal = try Tmux(width: 100, height: 24)
+      defer { terminal.kill() }
+      let status = space.path("status")
+      try terminal.start(
+        "\(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file)) 2> \(shellQuoted(space.path("errors"))); echo $? > \(shellQuoted(status)); sleep 60"
+      )
+      _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
+      #expect(rename(replacement, file) == 0)
+      try terminal.send("Left", "Left", "Enter")
+      let deadline = Date().addingTimeInterval(10)
+      while !FileManager.default.fileExists(atPath: status), Date() < deadline {
+        Thread.sleep(forTimeInterval: 0.05)
+      }
+      Thread.sleep(forTimeInterval: 0.2)
+      #expect(
+        try space.head(of: file) == replacementHead, "scrub wrote to the file moved over its own")
+      #expect(try String(contentsOfFile: status, encoding: .utf8) == "66\n")
+      let errors = try String(contentsOfFile: space.path("errors"), encoding: .utf8)
+      #expect(
+        errors
+          == "error: \(file) was deleted or replaced while it was scrubbed; nothing was written to it; scrub the new one\n"
+      )
+    }
+
     /// Ctrl-Z, a wait longer than the device's stall limit (2 s), then `fg`: the play goes on
     /// where it was, three times over. The time stopped is not time the device took no audio. (It
     /// ended the play 4 times in 10: "the audio device went away… it took no audio for 2 s".)
