@@ -5,6 +5,7 @@ import Mixing
 import Playback
 import SafeFiles
 import Synchronization
+import TerminalViews
 import Timeline
 import TimelineStore
 
@@ -148,6 +149,7 @@ struct Play: ParsableCommand {
       let session = PlaySession(
         player: player, store: store, device: device, sampleRate: project.sampleRate,
         times: times, json: json.json, notices: { library.takeNotices() })
+      session.watch(self.project.file)
       if follow && !store.canFollow {
         session.note(
           "\(self.project.file) is opened read-only without its log, so edits made while it plays will not be heard"
@@ -155,6 +157,7 @@ struct Play: ParsableCommand {
       }
       if follow { session.follow(store, from: version) }
       let report = session.run()
+      session.removeOrphans()
       if json.json {
         printJSON(session.reportJSON(report, range: range, following: follow && store.canFollow))
       } else {
@@ -176,7 +179,12 @@ final class PlaySession: @unchecked Sendable {
   let sampleRate: Int
   let times: TimeDisplayOption
   let json: Bool
-  private let terminal = isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
+  /// Keys and a status line: on a terminal, and in its foreground. In the background
+  /// (`tape play song.tape &`) it plays as a script would: a change of the terminal's mode
+  /// from there stops the process ("Stopped (tty output)"), and its keys are the shell's.
+  private let terminal =
+    isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
+    && tcgetpgrp(STDIN_FILENO) == getpgrp()
   private var labels: [Int64: String] = [:]
   private var follower: Task<Void, Never>?
   /// Whether space last asked for a pause.
@@ -196,6 +204,58 @@ final class PlaySession: @unchecked Sendable {
     self.sampleRate = sampleRate
     self.times = times
     self.json = json
+  }
+
+  /// The project file played, and its log and shared memory, as they were when it was
+  /// opened (see ``watch(_:)``).
+  private var file:
+    (path: String, project: FileIdentity, log: FileIdentity?, shared: FileIdentity?)?
+  /// Said once: the path no longer names the file played, or its log went.
+  private var lost = false
+  private var lastLook = ContinuousClock.now
+
+  /// Remembers what `path` and its `-wal` and `-shm` name now, so that a project replaced
+  /// (`mv b.tape a.tape`), deleted, or whose log was removed, is noticed while it plays.
+  func watch(_ path: String) {
+    guard let project = FileIdentity(path: path) else { return }
+    file = (path, project, FileIdentity(path: path + "-wal"), FileIdentity(path: path + "-shm"))
+  }
+
+  /// Says once that the file played is gone or replaced, or its log removed: what was
+  /// loaded plays on, and no later change can be heard.
+  private func lookAtFile() {
+    guard !lost, let file, ContinuousClock.now - lastLook > .milliseconds(200) else { return }
+    lastLook = .now
+    let now = FileIdentity(path: file.path)
+    let log = FileIdentity(path: file.path + "-wal")
+    let what: String
+    if now == nil {
+      what = "was deleted"
+    } else if let now, !now.isSameFile(as: file.project) {
+      what = "was replaced by another file"
+    } else if let before = file.log, follower != nil,
+      !(log.map { $0.isSameFile(as: before) } ?? false)
+    {
+      what = "lost its log (\(file.path)-wal)"
+    } else {
+      return
+    }
+    lost = true
+    follower?.cancel()
+    note(
+      "\(file.path) \(what) while it played; playing what was loaded, and no later edit will be heard"
+    )
+  }
+
+  /// After a play whose file was deleted: its `-wal` and `-shm`, when they are still the ones
+  /// it had open (no new project took the name since), go too, instead of being left behind.
+  func removeOrphans() {
+    guard let file, FileIdentity(path: file.path) == nil else { return }
+    for (suffix, before) in [("-wal", file.log), ("-shm", file.shared)] {
+      guard let before, let now = FileIdentity(path: file.path + suffix), now.isSameFile(as: before)
+      else { continue }
+      unlink(file.path + suffix)
+    }
   }
 
   /// A line for the user on stderr (above the status line on a terminal).
@@ -252,6 +312,7 @@ final class PlaySession: @unchecked Sendable {
         break
       }
       for message in player.takeMessages() + notices() { note(message) }
+      lookAtFile()
       if raw && Suspend.requested() {
         // Ctrl-Z: the terminal as it was while stopped, keys again after `fg`.
         var settings = termios()
@@ -327,25 +388,26 @@ final class PlaySession: @unchecked Sendable {
     writeOut(fitted(line))
   }
 
+  /// The status line cut to the terminal's width, by columns (a wide character takes two): a
+  /// line that wraps would leave a copy of itself on every redraw.
+  private func fitted(_ line: String) -> String {
+    var size = winsize()
+    guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return line }
+    // "\r\u{1B}[K" takes no column; leave the last column free (a 1-column terminal gets one).
+    let prefix = "\r\u{1B}[K"
+    let width = max(1, Int(size.ws_col) - 1)
+    return prefix + TerminalText.prefix(line.dropFirst(prefix.count), columns: width)
+  }
+
   private func percent(_ share: Double) -> String {
     "\(Int((share * 100).rounded()))%"
   }
 
-  /// The status line cut to the terminal's width: a line that wraps would leave a copy of
-  /// itself on every redraw.
-  private func fitted(_ line: String) -> String {
-    var size = winsize()
-    guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 1 else { return line }
-    // "\r\u{1B}[K" takes no column; leave the last column free.
-    let prefix = 4
-    let width = Int(size.ws_col) - 1
-    guard line.count - prefix > width else { return line }
-    return String(line.prefix(prefix + width))
-  }
-
   private func label(of version: Int64) -> String {
     if let known = labels[version] { return known }
-    let label = (try? store.entry(version)).flatMap { $0 }.map { "\"\($0.label)\"" } ?? ""
+    // Escaped: a label holds what a file name or a script gave it, escapes included.
+    let label =
+      (try? store.entry(version)).flatMap { $0 }.map { "\"\(escaped($0.label))\"" } ?? ""
     labels[version] = label
     return label
   }

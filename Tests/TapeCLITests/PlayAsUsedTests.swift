@@ -93,6 +93,110 @@ extension ProcessHeavyTests {
       )
     }
 
+    /// A project deleted while it plays: one line says so, the play goes on with what it has,
+    /// and no `-wal` or `-shm` of the deleted file is left behind. (It used to go silent, and
+    /// leave both.) A replaced one is said the same way.
+    @Test(arguments: ["deleted", "replaced by another file"])
+    func playNoticesItsFileGone(how: String) throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let (player, _, errors) = try startTape(["play", file, "--device", "null", "--loop"])
+      // Playing and following: the log is there.
+      let deadline = Date().addingTimeInterval(10)
+      while FileManager.default.fileExists(atPath: file + "-wal") == false, Date() < deadline {
+        Thread.sleep(forTimeInterval: 0.05)
+      }
+      Thread.sleep(forTimeInterval: 0.5)
+      if how == "deleted" {
+        try FileManager.default.removeItem(atPath: file)
+      } else {
+        let other = try Workspace()
+        #expect(rename(try RenderCommandTests.project(in: other), file) == 0)
+      }
+      Thread.sleep(forTimeInterval: 1)
+      #expect(player.isRunning, "the play ended")
+      kill(player.processIdentifier, SIGTERM)
+      player.waitUntilExit()
+      let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      let lines = said.split(separator: "\n").filter { $0.contains("while it played") }
+      #expect(
+        lines == [
+          "tape play: \(file) was \(how) while it played; playing what was loaded, and no later edit will be heard"
+        ], "\(said)")
+      if how == "deleted" {
+        let left = try FileManager.default.contentsOfDirectory(atPath: space.url.path)
+          .filter { $0.hasSuffix("-wal") || $0.hasSuffix("-shm") }
+        #expect(left.isEmpty, "left behind: \(left)")
+      }
+    }
+
+    // MARK: Job control and terminals
+
+    /// `tape play song.tape &` from an interactive shell plays in the background: no keys, no
+    /// status line, no change of the terminal's mode (which stopped it at once: "Stopped (tty
+    /// output)").
+    @Test func playInTheBackground() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let terminal = try Tmux(width: 100, height: 24)
+      defer { terminal.kill() }
+      try terminal.start("PS1='$ ' exec bash --norc --noprofile -i")
+      Thread.sleep(forTimeInterval: 0.5)
+      try terminal.type(
+        "stty -a > \(shellQuoted(space.path("before"))); \(shellQuoted(TapeBinary.url.path)) play \(shellQuoted(file)) --device null --loop &"
+      )
+      try terminal.send("Enter")
+      Thread.sleep(forTimeInterval: 1.5)
+      try terminal.type("jobs; stty -a > \(shellQuoted(space.path("after")))")
+      try terminal.send("Enter")
+      let screen = try terminal.waitFor { $0.contains("Running") || $0.contains("Stopped") }
+      #expect(screen.contains("Running") && !screen.contains("Stopped"), "\(screen)")
+      try terminal.type("kill %1; wait; echo ended")
+      try terminal.send("Enter")
+      _ = try terminal.waitFor { $0.contains("\nended") }
+      let before = try String(contentsOfFile: space.path("before"), encoding: .utf8)
+      let after = try String(contentsOfFile: space.path("after"), encoding: .utf8)
+      #expect(before == after)
+      #expect(!screen.contains("xruns"), "a status line in the background:\n\(screen)")
+    }
+
+    /// A label that carries escape sequences (an imported file's name) is shown escaped on
+    /// play's status line: it neither clears the screen nor sets the window's title. And one
+    /// of wide characters (two columns each) is cut by columns: the status line never wraps.
+    @Test func playsStatusLineEscapesAndMeasuresItsLabel() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let evil = space.path("evil\u{1B}[2J\u{1B}]2;PWNED\u{07}.wav")
+      try FileManager.default.copyItem(
+        atPath: TestAudio.path("speech-mono-48k-16.wav"), toPath: evil)
+      try space.tape("import", file, evil)
+      let terminal = try Tmux(width: 100, height: 10)
+      defer { terminal.kill() }
+      try terminal.start(
+        "echo KEEP; \(shellQuoted(TapeBinary.url.path)) play \(shellQuoted(file)) --device null --loop 2>&1; sleep 60"
+      )
+      let screen = try terminal.waitFor(steady: false) { $0.contains("xruns") }
+      Thread.sleep(forTimeInterval: 0.5)
+      let later = try terminal.capture()
+      try terminal.send("q")
+      #expect(later.contains("KEEP"), "the screen was cleared:\n\(later)")
+      #expect(screen.contains("evil\\u{1B}[2J"), "\(screen)")
+
+      let wide = String(repeating: "声", count: 30)
+      try space.tape("track", "set", file, "t1", "--name", wide)
+      let narrow = try Tmux(width: 60, height: 10)
+      defer { narrow.kill() }
+      try narrow.start(
+        "\(shellQuoted(TapeBinary.url.path)) play \(shellQuoted(file)) --device null --loop 2>&1; sleep 60"
+      )
+      _ = try narrow.waitFor(steady: false) { $0.contains("xruns") || $0.contains("声") }
+      Thread.sleep(forTimeInterval: 0.5)
+      let shown = try narrow.capture()
+      try narrow.send("q")
+      let lines = shown.split(separator: "\n").filter { $0.contains("声") }
+      #expect(lines.count == 1 && lines.allSatisfy { $0.hasPrefix("playing ") }, "\(shown)")
+    }
+
     /// Ctrl-Z, a wait longer than the device's stall limit (2 s), then `fg`: the play goes on
     /// where it was, three times over. The time stopped is not time the device took no audio. (It
     /// ended the play 4 times in 10: "the audio device went away… it took no audio for 2 s".)
