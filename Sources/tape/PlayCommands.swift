@@ -133,7 +133,7 @@ struct Play: ParsableCommand {
         ? try store.project(at: version) : store.snapshot.project
       let range = try span.range(of: project)
       let library = AudioLibrary(
-        cache: AudioCache(forProject: self.project.file, lockingMemory: true))
+        cache: PlayStop.stoppable(AudioCache(forProject: self.project.file, lockingMemory: true)))
       let player = try LivePlayer(
         LivePlayer.Configuration(
           device: request, sampleRate: project.sampleRate, channels: project.channels,
@@ -145,7 +145,14 @@ struct Play: ParsableCommand {
             sequence: sequence)
         },
         load: { audio, chunk in try library.makeResident(audio, chunk) })
-      try player.start(project, version: version)
+      do {
+        try player.start(project, version: version)
+      } catch {
+        // A decode stopped by Ctrl-C or SIGTERM: the process ends with that signal, as after a
+        // play.
+        Interrupt.reraiseIfRequested()
+        throw error
+      }
       let session = PlaySession(
         player: player, store: store, device: device, sampleRate: project.sampleRate,
         times: times, json: json.json, notices: { library.takeNotices() })
@@ -354,6 +361,7 @@ final class PlaySession: @unchecked Sendable {
     while index < count {
       switch bytes[index] {
       case UInt8(ascii: "q"), UInt8(ascii: "Q"):
+        PlayStop.request()
         player.stop()
         return true
       case UInt8(ascii: " "):
@@ -452,6 +460,28 @@ final class PlaySession: @unchecked Sendable {
           })
       ),
     ])
+  }
+}
+
+/// A quit asked for while audio may be decoding (`q`, Ctrl-C, SIGTERM, SIGHUP): the decode
+/// stops within milliseconds instead of finishing a source of hours first, and keeps nothing.
+enum PlayStop {
+  private static let flag = Atomic<Bool>(false)
+  /// What the main thread may also look at while it decodes (scrub's keys typed meanwhile).
+  nonisolated(unsafe) static var onMainThread: () -> Bool = { false }
+
+  static func request() { flag.store(true, ordering: .relaxed) }
+
+  static var requested: Bool {
+    flag.load(ordering: .relaxed) || Interrupt.requested()
+      || (Thread.isMainThread && onMainThread())
+  }
+
+  /// `cache`, its hashing and decoding stopped by a quit.
+  static func stoppable(_ cache: AudioCache) -> AudioCache {
+    var cache = cache
+    cache.isCancelled = { PlayStop.requested }
+    return cache
   }
 }
 

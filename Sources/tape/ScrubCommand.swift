@@ -76,6 +76,8 @@ final class ScrubSession: @unchecked Sendable {
   private var library: AudioLibrary?
   private var playing = false
   private var keyInput = KeyInput()
+  /// Keys read while a decode held the main thread, handled once it is free.
+  private var typedAhead: [UInt8] = []
   private var message = ""
   /// Set by the follower task when another process moves the head.
   private let headMoved = AtomicFlag()
@@ -157,6 +159,19 @@ final class ScrubSession: @unchecked Sendable {
         headMoved.value.store(true, ordering: .releasing)
       }
     }
+    // While space decodes a version on this thread, `q` (or Ctrl-C) stops the decode; other
+    // keys wait for it.
+    PlayStop.onMainThread = { [unowned self] in
+      var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+      if poll(&request, 1, 0) > 0 {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let count = read(STDIN_FILENO, &bytes, bytes.count)
+        if count > 0 { self.typedAhead += bytes[..<count] }
+      }
+      return self.typedAhead.contains(UInt8(ascii: "q"))
+        || self.typedAhead.contains(UInt8(ascii: "Q"))
+    }
+    defer { PlayStop.onMainThread = { false } }
     if !store.canFollow {
       message =
         "read-only and opened without its log: edits made elsewhere will not appear (q quits)"
@@ -184,6 +199,18 @@ final class ScrubSession: @unchecked Sendable {
             write(enter)
             draw(shown.project)
           })
+      }
+      // Keys typed while a decode held this thread (space on a version not decoded yet).
+      let typed = typedAhead
+      typedAhead = []
+      if !typed.isEmpty {
+        do {
+          if try !handle(keyInput.take(typed)) { return }
+        } catch let replaced as MissingInput {
+          throw replaced
+        } catch {
+          say(describe(error).1)
+        }
       }
       var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
       if poll(&request, 1, 25) > 0 {
@@ -228,7 +255,9 @@ final class ScrubSession: @unchecked Sendable {
         continue
       }
       switch byte {
-      case UInt8(ascii: "q"), UInt8(ascii: "Q"): return false
+      case UInt8(ascii: "q"), UInt8(ascii: "Q"):
+        PlayStop.request()
+        return false
       case UInt8(ascii: " "): togglePlay()
       case UInt8(ascii: "+"), UInt8(ascii: "="): zoom(0.5)
       case UInt8(ascii: "-"), UInt8(ascii: "_"): zoom(2)
@@ -388,7 +417,8 @@ final class ScrubSession: @unchecked Sendable {
   private func togglePlay() {
     if player == nil {
       let project = shown.project
-      let library = AudioLibrary(cache: AudioCache(forProject: file, lockingMemory: true))
+      let library = AudioLibrary(
+        cache: PlayStop.stoppable(AudioCache(forProject: file, lockingMemory: true)))
       do {
         let started = try LivePlayer(
           LivePlayer.Configuration(

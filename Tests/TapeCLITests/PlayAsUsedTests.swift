@@ -239,5 +239,101 @@ extension ProcessHeavyTests {
       let ended = try terminal.waitFor { $0.contains("status ") }
       #expect(ended.contains("status 0"), "\(ended)")
     }
+
+    // MARK: Every wait interruptible
+
+    /// A project whose only source is 20 minutes at 44.1 kHz (so that decoding it into the
+    /// cache, resampled to 48 kHz, takes seconds), with that decoded audio removed.
+    static func undecodedProject(in space: Workspace) throws -> (file: String, cache: String) {
+      let frames = 44_100 * 60 * 20
+      var header = Data("RIFF".utf8)
+      func append<T: FixedWidthInteger>(_ value: T) {
+        withUnsafeBytes(of: value.littleEndian) { header.append(contentsOf: $0) }
+      }
+      append(UInt32(36 + frames * 2))
+      header.append(contentsOf: Data("WAVEfmt ".utf8))
+      append(UInt32(16))
+      append(UInt16(1))
+      append(UInt16(1))
+      append(UInt32(44_100))
+      append(UInt32(44_100 * 2))
+      append(UInt16(2))
+      append(UInt16(16))
+      header.append(contentsOf: Data("data".utf8))
+      append(UInt32(frames * 2))
+      var samples = Data(count: frames * 2)
+      samples[0] = 0x40
+      let long = space.path("long.wav")
+      try (header + samples).write(to: URL(fileURLWithPath: long))
+      let file = space.path("long.tape")
+      try space.tape("new", file)
+      try space.tape("import", file, long)
+      try space.tape("track", "add", file, "Long")
+      try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "2s")
+      let cache = file + "-cache"
+      try FileManager.default.removeItem(atPath: cache)
+      return (file, cache)
+    }
+
+    /// Waits (up to 20 s) for `cache` to appear: the decode has begun.
+    static func waitForDecode(_ cache: String) {
+      let deadline = Date().addingTimeInterval(20)
+      while !FileManager.default.fileExists(atPath: cache), Date() < deadline {
+        Thread.sleep(forTimeInterval: 0.01)
+      }
+    }
+
+    /// The decoded entries in `cache` (none: a stopped decode kept nothing).
+    static func entries(_ cache: String) -> [String] {
+      ((try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? []).filter {
+        $0.hasSuffix(".f32")
+      }
+    }
+
+    /// SIGTERM and Ctrl-C while `play` decodes a long source: the decode stops at once and
+    /// the process ends with that signal, keeping no cache entry (a later play decodes it
+    /// whole). (Both waited for the decode to finish: 6–8 s for a 3-hour source.)
+    @Test(arguments: [SIGTERM, SIGINT])
+    func aSignalStopsPlayWhileItDecodes(signal: Int32) throws {
+      let space = try Workspace()
+      let (file, cache) = try Self.undecodedProject(in: space)
+      let (player, _, _) = try startTape(["play", file, "--device", "null"])
+      Self.waitForDecode(cache)
+      let sent = ContinuousClock.now
+      kill(player.processIdentifier, signal)
+      player.waitUntilExit()
+      print("play ended \(ContinuousClock.now - sent) after signal \(signal), during a decode")
+      #expect(player.terminationReason == .uncaughtSignal && player.terminationStatus == signal)
+      #expect(Self.entries(cache).isEmpty, "the decode went on to the end after the signal")
+      let again = try space.tape("play", file, "--device", "null", "--json")
+      #expect(try parseJSON(again.stdout) as? [String: Any] != nil)
+      #expect(Self.entries(cache).count == 1)
+    }
+
+    /// `q` while space decodes a version in `scrub`: the decode stops and scrub quits, keeping
+    /// no cache entry. (The screen froze and `q` waited for the decode, ~6.5 s.)
+    @Test func qStopsScrubWhileItDecodes() throws {
+      let space = try Workspace()
+      let (file, cache) = try Self.undecodedProject(in: space)
+      let head = try space.head(of: file)
+      let terminal = try Tmux(width: 100, height: 24)
+      defer { terminal.kill() }
+      let status = space.path("status")
+      try terminal.start(
+        "\(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file)) --device null; echo $? > \(shellQuoted(status)); sleep 60"
+      )
+      _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
+      try terminal.send("Space")
+      Self.waitForDecode(cache)
+      let sent = ContinuousClock.now
+      try terminal.send("q")
+      let deadline = Date().addingTimeInterval(20)
+      while !FileManager.default.fileExists(atPath: status), Date() < deadline {
+        Thread.sleep(forTimeInterval: 0.01)
+      }
+      print("scrub ended \(ContinuousClock.now - sent) after q, during a decode")
+      #expect(try String(contentsOfFile: status, encoding: .utf8) == "0\n")
+      #expect(Self.entries(cache).isEmpty, "the decode went on to the end after q")
+    }
   }
 }
