@@ -458,31 +458,62 @@ final class ScrubSession: @unchecked Sendable {
   /// Checks out the version on screen, exactly as `tape checkout` does, in the file that was
   /// opened: the path is compared with it before the writer opens and after (a file moved
   /// over it in between is refused, never written).
+  ///
+  /// While another process holds the write lock it waits (up to TAPE_BUSY_TIMEOUT, 5 s by
+  /// default) in tries of 0.1 s, the screen and keys live between them: `q` or Ctrl-C cancels
+  /// the checkout (and then quits), other keys are handled once it is done.
   private func checkout() throws {
     try checkStillOpened()
-    let writer: TimelineStore
-    do {
-      writer = try openStore(file, closedAtExit: false)
-    } catch {
-      say(describe(error).1)
-      return
-    }
-    do {
-      try checkStillOpened()
-    } catch {
-      try? writer.close()
-      throw error
-    }
-    do {
-      try writer.checkout(shown.version)
-      try writer.close()
-      history = try store.history()
-      indexHistory()
-      message = "checked out v\(shown.version)"
-    } catch {
-      message = describe(error).1
+    let version = shown.version
+    let limit = (try? busyTimeout()).flatMap { $0 } ?? TimelineStore.defaultBusyTimeout
+    let started = ContinuousClock.now
+    while true {
+      do {
+        let writer = try TimelineStore.open(
+          at: file, access: .write, busyTimeout: min(Self.busyTry, limit))
+        do {
+          try checkStillOpened()
+          try writer.checkout(version)
+        } catch {
+          try? writer.close()
+          throw error
+        }
+        try writer.close()
+        history = try store.history()
+        indexHistory()
+        message = "checked out v\(version)"
+        break
+      } catch StoreError.busy where ContinuousClock.now - started < .seconds(limit) {
+        message =
+          "checking out v\(version): the project is busy (another tape process is writing to it); waiting up to \(Int(limit.rounded(.up))) s, q cancels"
+        if waitingKeysCancel() {
+          message = "checkout of v\(version) cancelled; the head stays at v\(history.head)"
+          break
+        }
+        draw(shown.project)
+      } catch let replaced as MissingInput {
+        throw replaced
+      } catch {
+        message = describe(error).1
+        break
+      }
     }
     draw(shown.project)
+  }
+
+  /// One try at the write lock while a checkout waits for it (s).
+  static let busyTry = 0.1
+
+  /// Keys typed while a write waits, kept for afterwards; true when they (or a signal) cancel it.
+  private func waitingKeysCancel() -> Bool {
+    if Interrupt.requested() { return true }
+    var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+    if poll(&request, 1, 0) > 0 {
+      var bytes = [UInt8](repeating: 0, count: 64)
+      let count = read(STDIN_FILENO, &bytes, bytes.count)
+      if count > 0 { typedAhead += bytes[..<count] }
+    }
+    return typedAhead.contains(UInt8(ascii: "q")) || typedAhead.contains(UInt8(ascii: "Q"))
   }
 
   // MARK: Drawing

@@ -335,5 +335,43 @@ extension ProcessHeavyTests {
       #expect(try String(contentsOfFile: status, encoding: .utf8) == "0\n")
       #expect(Self.entries(cache).isEmpty, "the decode went on to the end after q")
     }
+
+    /// Enter while another process holds the write lock (for longer than the busy timeout,
+    /// 60 s here): the footer says the project is busy, and `q` cancels the checkout and quits
+    /// at once, the head where it was. (The screen froze and `q` waited the whole timeout.)
+    @Test func qCancelsACheckoutWaitingForTheLock() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let head = try space.head(of: file)
+      let (holder, out, _) = try startTape(
+        ["hold-lock", file, "--seconds", "60"], executable: TapeBinary.testing)
+      defer {
+        kill(holder.processIdentifier, SIGKILL)
+        holder.waitUntilExit()
+      }
+      #expect(String(decoding: out.fileHandleForReading.availableData, as: UTF8.self) == "locked\n")
+      let terminal = try Tmux(width: 160, height: 24)
+      defer { terminal.kill() }
+      let status = space.path("status")
+      try terminal.start(
+        "TAPE_BUSY_TIMEOUT=60 \(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file)); echo $? > \(shellQuoted(status)); sleep 60"
+      )
+      _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
+      try terminal.send("Left")
+      _ = try terminal.waitFor { $0.hasPrefix("v\(head - 1) ") }
+      try terminal.send("Enter")
+      _ = try terminal.waitFor(steady: false) { $0.contains("the project is busy") }
+      let sent = ContinuousClock.now
+      try terminal.send("q")
+      let deadline = Date().addingTimeInterval(20)
+      while !FileManager.default.fileExists(atPath: status), Date() < deadline {
+        Thread.sleep(forTimeInterval: 0.01)
+      }
+      print("scrub ended \(ContinuousClock.now - sent) after q, during a busy write")
+      #expect(FileManager.default.fileExists(atPath: status), "q waited for the lock")
+      kill(holder.processIdentifier, SIGKILL)
+      holder.waitUntilExit()
+      #expect(try space.head(of: file) == head)
+    }
   }
 }
