@@ -76,6 +76,9 @@ final class ScrubSession: @unchecked Sendable {
   private var library: AudioLibrary?
   private var playing = false
   private var keyInput = KeyInput()
+  /// Whether more keys were read after the one being handled (a step then skips its
+  /// animation).
+  private var keysQueued = false
   /// Keys read while a decode held the main thread, handled once it is free.
   private var typedAhead: [UInt8] = []
   private var message = ""
@@ -249,6 +252,10 @@ final class ScrubSession: @unchecked Sendable {
         var end = index + 2
         while end < bytes.count, (0x20...0x3F).contains(bytes[end]) { end += 1 }
         guard end < bytes.count else { break }
+        // More keys read with this one (← held, or pressed 20 times): each steps, and only the
+        // last step is animated, so 20 steps take one animation, not 20.
+        keysQueued = end + 1 < bytes.count
+        defer { keysQueued = false }
         try control(
           final: bytes[end], parameters: String(decoding: bytes[(index + 2)..<end], as: UTF8.self))
         index = end + 1
@@ -385,7 +392,7 @@ final class ScrubSession: @unchecked Sendable {
     // the keys instead of queueing 150 ms each.
     for frame in 1...Self.animationFrames {
       var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
-      if frame < Self.animationFrames, poll(&request, 1, 0) > 0 {
+      if keysQueued || (frame < Self.animationFrames && poll(&request, 1, 0) > 0) {
         draw(next.project)
         return
       }

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import Timeline
+import TimelineStore
 
 /// `tape play` and `tape scrub` as people use them (issue 30): projects at any rate and
 /// channel count, files replaced under them, job control, and terminals.
@@ -372,6 +374,36 @@ extension ProcessHeavyTests {
       kill(holder.processIdentifier, SIGKILL)
       holder.waitUntilExit()
       #expect(try space.head(of: file) == head)
+    }
+
+    /// 20 × ← pressed at once step back 20 versions, animating only the last step: they used
+    /// to take 150 ms each (at least 2.5 s in sleeps alone for 20), now about one animation.
+    @Test func keysPressedTogetherStepWithOneAnimation() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      do {
+        let store = try TimelineStore.open(at: file)
+        defer { try? store.close() }
+        for step in 1...20 {
+          try store.commit(label: "Move c2 \(step)") { project, _ in
+            try project.moveClip(Clip.ID(2), to: FramePosition(Int64(step) * 4_800), track: nil)
+          }
+        }
+      }
+      let head = try space.head(of: file)
+      let terminal = try Tmux(width: 100, height: 24)
+      defer { terminal.kill() }
+      try terminal.start("\(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file)); sleep 60")
+      _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
+      let sent = ContinuousClock.now
+      try terminal.send(Array(repeating: "Left", count: 20))
+      _ = try terminal.waitFor(steady: false) { $0.hasPrefix("v\(head - 20) ") }
+      let took = ContinuousClock.now - sent
+      print("20 steps took \(took)")
+      #expect(took < .seconds(2), "20 steps took \(took)")
+      Thread.sleep(forTimeInterval: 0.5)
+      #expect(try terminal.capture().hasPrefix("v\(head - 20) "), "more than 20 steps")
+      try terminal.send("q")
     }
   }
 }
