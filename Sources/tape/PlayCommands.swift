@@ -132,6 +132,7 @@ struct Play: ParsableCommand {
         span.version.map { _ in () } != nil
         ? try store.project(at: version) : store.snapshot.project
       let range = try span.range(of: project)
+      if loop { try Self.checkLoop(range, sampleRate: project.sampleRate) }
       let library = AudioLibrary(
         cache: PlayStop.stoppable(AudioCache(forProject: self.project.file, lockingMemory: true)))
       let player = try LivePlayer(
@@ -174,6 +175,22 @@ struct Play: ParsableCommand {
       if let failure = report.failure { throw failure }
       Interrupt.reraiseIfRequested()
     }
+  }
+}
+
+extension Play {
+  /// Refuses a loop too short for its wrap's fades (out over the last 5.3 ms, in over the
+  /// first): the player would wrap it without them, with a click at every wrap.
+  static func checkLoop(_ range: FrameRange, sampleRate: Int) throws {
+    let shortest = 2 * LiveMixer.transitionFrames(sampleRate: sampleRate) + 1
+    guard range.count.frames < shortest else { return }
+    let milliseconds = { (frames: Int64) in
+      String(format: "%.1f ms", Double(frames) / Double(sampleRate) * 1_000)
+    }
+    throw UsageError(
+      message:
+        "--loop over \(range.count.frames) frames (\(milliseconds(range.count.frames))) is shorter than the \(shortest) frames (\(milliseconds(shortest))) its wrap needs to fade out and in without a click; loop a longer range, or play it without --loop"
+    )
   }
 }
 

@@ -405,5 +405,34 @@ extension ProcessHeavyTests {
       #expect(try terminal.capture().hasPrefix("v\(head - 20) "), "more than 20 steps")
       try terminal.send("q")
     }
+
+    // MARK: Audio
+
+    /// A loop shorter than its wrap's fades (out over 256 frames at 48 kHz, in over 256) is
+    /// refused in one line instead of clicking at every wrap (a 400-frame loop of a sine
+    /// dropped from 0.097 to 0 at each); one just long enough plays.
+    @Test func aLoopShorterThanItsWrapFadesIsRefused() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let (short, _, errors) = try startTape(
+        ["play", file, "--device", "null", "--loop", "--from", "1s", "--to", "48400f"])
+      let deadline = Date().addingTimeInterval(10)
+      while short.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+      if short.isRunning { kill(short.processIdentifier, SIGKILL) }
+      short.waitUntilExit()
+      let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      #expect(short.terminationReason == .exit && short.terminationStatus == 64, "\(said)")
+      #expect(
+        said
+          == "error: --loop over 400 frames (8.3 ms) is shorter than the 513 frames (10.7 ms) its wrap needs to fade out and in without a click; loop a longer range, or play it without --loop\n"
+      )
+      let (long, _, _) = try startTape(
+        ["play", file, "--device", "null", "--loop", "--from", "1s", "--to", "48513f"])
+      Thread.sleep(forTimeInterval: 1)
+      #expect(long.isRunning)
+      kill(long.processIdentifier, SIGINT)
+      long.waitUntilExit()
+      #expect(long.terminationReason == .uncaughtSignal && long.terminationStatus == SIGINT)
+    }
   }
 }
