@@ -206,7 +206,7 @@ extension ProcessHeavyTests {
       let space = try Workspace()
       let file = try RenderCommandTests.project(in: space)
       let device = try PacedDevice()
-      try device.record(seconds: 60)
+      try device.record(seconds: 30)
       let terminal = try Tmux(width: 120, height: 24)
       defer { terminal.kill() }
       try terminal.start("PS1='$ ' exec bash --norc --noprofile -i")
