@@ -434,5 +434,23 @@ extension ProcessHeavyTests {
       long.waitUntilExit()
       #expect(long.terminationReason == .uncaughtSignal && long.terminationStatus == SIGINT)
     }
+
+    /// In a terminal one column wide the status line is cut to that column (it was not cut
+    /// at all below two columns, and wrapped down the screen on every redraw).
+    @Test func aOneColumnTerminalsStatusLineIsCut() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let terminal = try Tmux(width: 1, height: 10)
+      defer { terminal.kill() }
+      try terminal.start(
+        "\(shellQuoted(TapeBinary.url.path)) play \(shellQuoted(file)) --device null --loop 2>&1; sleep 60"
+      )
+      _ = try terminal.waitFor(steady: false) { $0.split(separator: "\n").last == "p" }
+      Thread.sleep(forTimeInterval: 0.5)
+      let screen = try terminal.capture()
+      try terminal.send("q")
+      #expect(
+        !screen.filter { $0 != "\n" }.contains("quit)"), "the status line wrapped:\n\(screen)")
+    }
   }
 }
