@@ -97,8 +97,8 @@ extension ProcessHeavyTests {
 
     /// A project deleted while it plays: one line says so, the play goes on with what it has,
     /// and no `-wal` or `-shm` of the deleted file is left behind. (It used to go silent, and
-    /// leave both.) A replaced one is said the same way.
-    @Test(arguments: ["deleted", "replaced by another file"])
+    /// leave both.) A replaced one, or one whose log was removed, is said the same way.
+    @Test(arguments: ["deleted", "replaced by another file", "log"])
     func playNoticesItsFileGone(how: String) throws {
       let space = try Workspace()
       let file = try RenderCommandTests.project(in: space)
@@ -111,6 +111,8 @@ extension ProcessHeavyTests {
       Thread.sleep(forTimeInterval: 0.5)
       if how == "deleted" {
         try FileManager.default.removeItem(atPath: file)
+      } else if how == "log" {
+        try FileManager.default.removeItem(atPath: file + "-wal")
       } else {
         let other = try Workspace()
         #expect(rename(try RenderCommandTests.project(in: other), file) == 0)
@@ -123,7 +125,7 @@ extension ProcessHeavyTests {
       let lines = said.split(separator: "\n").filter { $0.contains("while it played") }
       #expect(
         lines == [
-          "tape play: \(file) was \(how) while it played; playing what was loaded, and no later edit will be heard"
+          "tape play: \(file) \(how == "log" ? "lost its log (\(file)-wal)" : "was \(how)") while it played; playing what was loaded, and no later edit will be heard"
         ], "\(said)")
       if how == "deleted" {
         let left = try FileManager.default.contentsOfDirectory(atPath: space.url.path)
