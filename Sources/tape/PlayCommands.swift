@@ -146,12 +146,20 @@ struct Play: ParsableCommand {
             sequence: sequence)
         },
         load: { audio, chunk in try library.makeResident(audio, chunk) })
+      // Keys while the first version decodes (a long source: seconds): `q` stops it.
+      let early = EarlyKeys()
       do {
         try player.start(project, version: version)
+        early.end()
       } catch {
+        early.end()
         // A decode stopped by Ctrl-C or SIGTERM: the process ends with that signal, as after a
-        // play.
+        // play; by `q`: it ends as a play does.
         Interrupt.reraiseIfRequested()
+        if case AudioFileError.decodeStopped = error, early.quit {
+          writeOut("tape play: \(error)\n")
+          return
+        }
         throw error
       }
       let session = PlaySession(
@@ -206,9 +214,13 @@ final class PlaySession: @unchecked Sendable {
   /// Keys and a status line: on a terminal, and in its foreground. In the background
   /// (`tape play song.tape &`) it plays as a script would: a change of the terminal's mode
   /// from there stops the process ("Stopped (tty output)"), and its keys are the shell's.
-  private let terminal =
+  private let terminal = PlaySession.inForeground
+
+  /// Whether standard input and error are a terminal and this process is in its foreground.
+  static var inForeground: Bool {
     isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
-    && tcgetpgrp(STDIN_FILENO) == getpgrp()
+      && tcgetpgrp(STDIN_FILENO) == getpgrp()
+  }
   private var labels: [Int64: String] = [:]
   private var follower: Task<Void, Never>?
   /// Whether space last asked for a pause.
@@ -477,6 +489,46 @@ final class PlaySession: @unchecked Sendable {
           })
       ),
     ])
+  }
+}
+
+/// The terminal's keys while `play` decodes its first version, before its status line: `q`
+/// stops the decode (``PlayStop``). Only in the terminal's foreground, as the keys of the play.
+final class EarlyKeys {
+  private var saved = termios()
+  private var raw = false
+  /// Whether `q` was typed.
+  private(set) var quit = false
+
+  init() {
+    guard PlaySession.inForeground, tcgetattr(STDIN_FILENO, &saved) == 0 else { return }
+    raw = true
+    Termination.rememberTerminal()
+    Termination.restoreTerminalOnCrash()
+    var settings = Suspend.keysAsTyped(saved)
+    tcsetattr(STDIN_FILENO, TCSANOW, &settings)
+    PlayStop.onMainThread = { [unowned self] in
+      var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+      if poll(&request, 1, 0) > 0 {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let count = read(STDIN_FILENO, &bytes, bytes.count)
+        if bytes[..<max(0, count)].contains(where: {
+          $0 == UInt8(ascii: "q") || $0 == UInt8(ascii: "Q")
+        }) {
+          self.quit = true
+        }
+      }
+      return self.quit
+    }
+  }
+
+  /// The terminal as it was; keys are the play's again.
+  func end() {
+    PlayStop.onMainThread = { false }
+    guard raw else { return }
+    raw = false
+    tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+    Termination.forgetTerminal()
   }
 }
 

@@ -340,6 +340,35 @@ extension ProcessHeavyTests {
       #expect(Self.entries(cache).isEmpty, "the decode went on to the end after q")
     }
 
+    /// `q` while `play` decodes its first version on a terminal: the decode stops, one line
+    /// says so, exit 0, no cache entry, the terminal as it was. (`q` was read only once the
+    /// decode had finished.)
+    @Test func qStopsPlayWhileItDecodes() throws {
+      let space = try Workspace()
+      let (file, cache) = try Self.undecodedProject(in: space)
+      let terminal = try Tmux(width: 150, height: 24)
+      defer { terminal.kill() }
+      let status = space.path("status")
+      try terminal.start(
+        "stty -a > \(shellQuoted(space.path("before"))); \(shellQuoted(TapeBinary.url.path)) play \(shellQuoted(file)) --device null; echo $? > \(shellQuoted(status)); stty -a > \(shellQuoted(space.path("after"))); sleep 60"
+      )
+      Self.waitForDecode(cache)
+      try terminal.send("q")
+      let deadline = Date().addingTimeInterval(20)
+      while !FileManager.default.fileExists(atPath: space.path("after")), Date() < deadline {
+        Thread.sleep(forTimeInterval: 0.01)
+      }
+      Thread.sleep(forTimeInterval: 0.2)
+      #expect(try String(contentsOfFile: status, encoding: .utf8) == "0\n")
+      #expect(Self.entries(cache).isEmpty, "the decode went on to the end after q")
+      #expect(
+        try terminal.capture().contains(
+          "tape play: decoding source s1 was stopped; nothing of it was kept in the cache"))
+      let before = try String(contentsOfFile: space.path("before"), encoding: .utf8)
+      let after = try String(contentsOfFile: space.path("after"), encoding: .utf8)
+      #expect(before == after)
+    }
+
     /// Enter while another process holds the write lock (for longer than the busy timeout,
     /// 60 s here): the footer says the project is busy, and `q` cancels the checkout and quits
     /// at once, the head where it was. (The screen froze and `q` waited the whole timeout.)
