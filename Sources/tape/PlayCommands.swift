@@ -214,7 +214,7 @@ final class PlaySession: @unchecked Sendable {
   /// Keys and a status line: on a terminal, and in its foreground. In the background
   /// (`tape play song.tape &`) it plays as a script would: a change of the terminal's mode
   /// from there stops the process ("Stopped (tty output)"), and its keys are the shell's.
-  private let terminal = PlaySession.inForeground
+  private var terminal = PlaySession.inForeground
 
   /// Whether standard input and error are a terminal and this process is in its foreground.
   static var inForeground: Bool {
@@ -325,8 +325,16 @@ final class PlaySession: @unchecked Sendable {
       )
     }
     var saved = termios()
-    let raw = terminal && tcgetattr(STDIN_FILENO, &saved) == 0
-    if raw {
+    var raw = false
+    let onTerminal = isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
+    // Keys and the status line while in the terminal's foreground: from the start, or from
+    // the `fg` of a play started in the background (`tape play song.tape &`), or sent there
+    // (Ctrl-Z, `bg`). From the background a change of the terminal's mode would stop it.
+    func takeTerminal() {
+      guard onTerminal, !raw, PlaySession.inForeground, tcgetattr(STDIN_FILENO, &saved) == 0
+      else { return }
+      raw = true
+      terminal = true
       // Remembered as it is, before raw mode: a crash or Ctrl-\ restores this.
       Termination.rememberTerminal()
       Termination.restoreTerminalOnCrash()
@@ -334,13 +342,16 @@ final class PlaySession: @unchecked Sendable {
       tcsetattr(STDIN_FILENO, TCSANOW, &settings)
       Suspend.install()
     }
-    defer {
-      if raw {
-        tcsetattr(STDIN_FILENO, TCSANOW, &saved)
-        Termination.forgetTerminal()
-        writeOut("\r\u{1B}[K")
-      }
+    func giveTerminalBack() {
+      guard raw else { return }
+      raw = false
+      terminal = false
+      writeOut("\r\u{1B}[K")
+      tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+      Termination.forgetTerminal()
     }
+    takeTerminal()
+    defer { giveTerminalBack() }
     var lastDraw = ContinuousClock.now - .seconds(1)
     while player.isPlaying {
       if Interrupt.requested() {
@@ -349,17 +360,11 @@ final class PlaySession: @unchecked Sendable {
       }
       for message in player.takeMessages() + notices() { note(message) }
       lookAtFile()
-      if raw && Suspend.requested() {
-        // Ctrl-Z: the terminal as it was while stopped, keys again after `fg`.
-        var settings = termios()
-        tcgetattr(STDIN_FILENO, &settings)
-        Suspend.stop(
-          leave: {
-            writeOut("\r\u{1B}[K")
-            tcsetattr(STDIN_FILENO, TCSANOW, &saved)
-          },
-          back: { tcsetattr(STDIN_FILENO, TCSANOW, &settings) })
+      if Suspend.requested() {
+        // Ctrl-Z: the terminal as it was while stopped; keys again after `fg`, none after `bg`.
+        Suspend.stop(leave: { giveTerminalBack() }, back: { takeTerminal() })
       }
+      if !raw { takeTerminal() }
       if raw {
         if readKeys() { break }
         if ContinuousClock.now - lastDraw > .milliseconds(100) {

@@ -138,7 +138,7 @@ extension ProcessHeavyTests {
 
     /// `tape play song.tape &` from an interactive shell plays in the background: no keys, no
     /// status line, no change of the terminal's mode (which stopped it at once: "Stopped (tty
-    /// output)").
+    /// output)"); `fg` gives it the keys, and Ctrl-Z then `bg` sends it back.
     @Test func playInTheBackground() throws {
       let space = try Workspace()
       let file = try RenderCommandTests.project(in: space)
@@ -155,6 +155,17 @@ extension ProcessHeavyTests {
       try terminal.send("Enter")
       let screen = try terminal.waitFor { $0.contains("Running") || $0.contains("Stopped") }
       #expect(screen.contains("Running") && !screen.contains("Stopped"), "\(screen)")
+      // `fg`: the keys and the status line; Ctrl-Z, then `bg`: it plays on in the background
+      // (it was stopped again at once, from the background).
+      try terminal.type("clear; fg")
+      try terminal.send("Enter")
+      _ = try terminal.waitFor(steady: false) { $0.contains("xruns") }
+      try terminal.send("C-z")
+      _ = try terminal.waitFor { $0.contains("Stopped") }
+      try terminal.type("clear; bg; sleep 1; jobs")
+      try terminal.send("Enter")
+      let again = try terminal.waitFor { $0.contains("Running") || $0.contains("Stopped") }
+      #expect(again.contains("Running") && !again.contains("Stopped"), "\(again)")
       try terminal.type("kill %1; wait; echo ended")
       try terminal.send("Enter")
       _ = try terminal.waitFor { $0.contains("\nended") }
