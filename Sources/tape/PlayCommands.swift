@@ -286,11 +286,19 @@ final class PlaySession: @unchecked Sendable {
   /// After a play whose file was deleted: its `-wal` and `-shm`, when they are still the ones
   /// it had open (no new project took the name since), go too, instead of being left behind.
   func removeOrphans() {
-    guard let file, FileIdentity(path: file.path) == nil else { return }
-    for (suffix, before) in [("-wal", file.log), ("-shm", file.shared)] {
-      guard let before, let now = FileIdentity(path: file.path + suffix), now.isSameFile(as: before)
+    guard let file else { return }
+    Self.removeOrphans(of: file.path, log: file.log, shared: file.shared)
+  }
+
+  /// Removes `path`'s `-wal` and `-shm` when `path` names nothing any more and they are still
+  /// `log` and `shared`, the ones opened with it (SQLite leaves them when its file was deleted
+  /// under it).
+  static func removeOrphans(of path: String, log: FileIdentity?, shared: FileIdentity?) {
+    guard FileIdentity(path: path) == nil else { return }
+    for (suffix, before) in [("-wal", log), ("-shm", shared)] {
+      guard let before, let now = FileIdentity(path: path + suffix), now.isSameFile(as: before)
       else { continue }
-      unlink(file.path + suffix)
+      unlink(path + suffix)
     }
   }
 

@@ -52,6 +52,8 @@ final class ScrubSession: @unchecked Sendable {
   /// The file opened: a path that names another one since (`mv b.tape a.tape`) or none ends
   /// the session, and nothing is ever written through it.
   private let identity: FileIdentity
+  /// Its `-wal` and `-shm` as opened, removed if the file is deleted under the session.
+  private let openedLog: (log: FileIdentity?, shared: FileIdentity?)
   /// When the path was last compared with ``identity``.
   private var lastLook = ContinuousClock.now
   private let device: String
@@ -94,6 +96,7 @@ final class ScrubSession: @unchecked Sendable {
     self.file = file
     guard let identity = FileIdentity(path: file) else { throw StoreError.notFound(path: file) }
     self.identity = identity
+    openedLog = (FileIdentity(path: file + "-wal"), FileIdentity(path: file + "-shm"))
     self.device = device
     history = try store.history()
     shown = try store.read(history.head)
@@ -455,6 +458,7 @@ final class ScrubSession: @unchecked Sendable {
   /// are not the other file's, and a checkout would move that file's head.
   private func checkStillOpened() throws {
     guard let now = FileIdentity(path: file), now.isSameFile(as: identity) else {
+      PlaySession.removeOrphans(of: file, log: openedLog.log, shared: openedLog.shared)
       throw MissingInput(
         message:
           "\(file) was deleted or replaced while it was scrubbed; nothing was written to it; scrub the new one"

@@ -58,10 +58,11 @@ extension ProcessHeavyTests {
     // MARK: The file under the player's feet
 
     /// `mv b.tape a.tape` under `tape scrub a.tape`: ← ← Enter must not check out a version of
-    /// the old project in the new one. Scrub says in one line that the path names another file,
+    /// the old project in the new one (or, deleted, leave its -wal and -shm behind). Scrub says in one line that the path names another file,
     /// writes nothing, and exits 66 (as `tape watch` does). It used to say "checked out v…" and
     /// move the new file's head.
-    @Test func scrubNoticesItsFileReplaced() throws {
+    @Test(arguments: ["replaced", "deleted"])
+    func scrubNoticesItsFileReplaced(how: String) throws {
       let space = try Workspace()
       let file = try RenderCommandTests.project(in: space)
       let other = try Workspace()
@@ -78,15 +79,26 @@ extension ProcessHeavyTests {
         "\(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file)) 2> \(shellQuoted(space.path("errors"))); echo $? > \(shellQuoted(status)); sleep 60"
       )
       _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
-      #expect(rename(replacement, file) == 0)
+      if how == "replaced" {
+        #expect(rename(replacement, file) == 0)
+      } else {
+        try FileManager.default.removeItem(atPath: file)
+      }
       try terminal.send("Left", "Left", "Enter")
       let deadline = Date().addingTimeInterval(10)
       while !FileManager.default.fileExists(atPath: status), Date() < deadline {
         Thread.sleep(forTimeInterval: 0.05)
       }
       Thread.sleep(forTimeInterval: 0.2)
-      #expect(
-        try space.head(of: file) == replacementHead, "scrub wrote to the file moved over its own")
+      if how == "replaced" {
+        #expect(
+          try space.head(of: file) == replacementHead, "scrub wrote to the file moved over its own")
+      } else {
+        // Deleted: nothing of it is left behind (SQLite leaves its -wal and -shm).
+        let left = try FileManager.default.contentsOfDirectory(atPath: space.url.path)
+          .filter { $0.hasPrefix("song.tape") && !$0.hasSuffix("-cache") }
+        #expect(left.isEmpty, "left behind: \(left)")
+      }
       #expect(try String(contentsOfFile: status, encoding: .utf8) == "66\n")
       let errors = try String(contentsOfFile: space.path("errors"), encoding: .utf8)
       #expect(
