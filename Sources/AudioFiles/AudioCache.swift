@@ -44,6 +44,11 @@ public struct AudioCache: Sendable {
   /// The mode of new entries: the project file's, never wider, never writable by others; new
   /// folders get the same with search permission where it may be read.
   let entryMode: mode_t
+  /// Polled while a source is hashed or decoded (every MiB read, every 16,384 frames): when it
+  /// returns true the work stops within milliseconds, nothing is kept in the cache (an entry
+  /// appears only once complete), and ``AudioFileError/decodeStopped(source:)`` is thrown.
+  /// A player sets it to its Ctrl-C / SIGTERM / `q` check.
+  public var isCancelled: @Sendable () -> Bool = { false }
 
   /// A cache in one folder.
   public init(directory: String, projectFolder: RawPath = ".") {
@@ -238,7 +243,8 @@ public struct AudioCache: Sendable {
     }
     Self.logger.debug(
       "\(Self.named(source, file)): changed or not seen since its last check; hashing it")
-    guard try ContentHash.matches(file, source.contentHash) else {
+    guard try ContentHash.matches(file, source.contentHash, isCancelled: stopCheck(source))
+    else {
       throw .sourceChanged(source: source.id.description, path: file.description)
     }
     return IdentityRecord(name: name, text: record)
@@ -303,6 +309,15 @@ public struct AudioCache: Sendable {
 
   // MARK: Decoding
 
+  /// A check that throws ``AudioFileError/decodeStopped(source:)`` once ``isCancelled`` says so.
+  func stopCheck(_ source: Source) -> () throws(AudioFileError) -> Void {
+    let isCancelled = isCancelled
+    let id = source.id.description
+    return { () throws(AudioFileError) in
+      if isCancelled() { throw .decodeStopped(source: id) }
+    }
+  }
+
   /// Decodes (and resamples) `source` into a new entry at `path`: written through
   /// ``SafeOutput`` (nothing appears under `path` until it is complete), chunk by chunk, each
   /// chunk's checksum taken as it is written; the header last.
@@ -310,7 +325,8 @@ public struct AudioCache: Sendable {
     _ source: Source, layout expected: CacheFileLayout, at path: String
   ) throws(AudioFileError) -> CacheEntry {
     let file = file(of: source)
-    guard try ContentHash.matches(file, source.contentHash) else {
+    let stopped = stopCheck(source)
+    guard try ContentHash.matches(file, source.contentHash, isCancelled: stopped) else {
       throw .sourceChanged(source: source.id.description, path: file.description)
     }
     let reader = try SndfileReader(path: file)
@@ -347,6 +363,7 @@ public struct AudioCache: Sendable {
     defer { input.deallocate() }
     if source.sampleRate == expected.sampleRate {
       while writer.written < layout.frames {
+        try stopped()
         let read = reader.readFloats(into: input, frames: chunk)
         if read <= 0 { break }
         try writer.write(input, frames: read)
@@ -359,6 +376,7 @@ public struct AudioCache: Sendable {
       defer { resampled.deallocate() }
       var finished = false
       while !finished && writer.written < layout.frames {
+        try stopped()
         let read = reader.readFloats(into: input, frames: chunk)
         var offset = 0
         repeat {

@@ -31,6 +31,8 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
   case tooLong(format: String, bytes: Int64, limit: Int64)
   /// The render was interrupted; nothing was written under the output's name.
   case cancelled(path: String)
+  /// Hashing or decoding a source was stopped (Ctrl-C, `q`); nothing of it was kept.
+  case decodeStopped(source: String)
   /// The output could not be opened, written or put in place (see ``SafeFiles/SafeFileError``).
   case output(SafeFileError)
 
@@ -78,6 +80,8 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
         "the render would be \(bytes / 1_048_576) MiB of audio but a \(format) file holds at most \(limit / 1_048_576) MiB; render to .flac, use fewer --bits, or split it with --from/--to"
     case .cancelled(let path):
       return "render interrupted; \(path) was not written"
+    case .decodeStopped(let source):
+      return "decoding source \(source) was stopped; nothing of it was kept in the cache"
     case .output(let error):
       return error.description
     case .cache(let path, let detail):

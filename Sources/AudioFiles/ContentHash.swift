@@ -21,9 +21,12 @@ public enum ContentHash {
   }
 
   /// Whether the file at `file` has the identity `expected`, in `expected`'s own kind.
-  public static func matches(_ file: RawPath, _ expected: String) throws(AudioFileError) -> Bool {
+  public static func matches(
+    _ file: RawPath, _ expected: String,
+    isCancelled: () throws(AudioFileError) -> Void = {}
+  ) throws(AudioFileError) -> Bool {
     let legacy = expected.hasPrefix("xh64:")
-    let found = try digests(of: file, legacy: legacy)
+    let found = try digests(of: file, legacy: legacy, isCancelled: isCancelled)
     return (legacy ? found.legacy : found.sha256) == expected
   }
 
@@ -36,7 +39,7 @@ public enum ContentHash {
 
   /// Reads the file once, taking its SHA-256 and, when asked, its old 64-bit fingerprint.
   private static func digests(
-    of file: RawPath, legacy: Bool
+    of file: RawPath, legacy: Bool, isCancelled: () throws(AudioFileError) -> Void = {}
   ) throws(AudioFileError) -> (sha256: String, legacy: String?) {
     let path = file.description
     let fd = file.withCString { open($0, O_RDONLY | O_CLOEXEC) }
@@ -54,6 +57,7 @@ public enum ContentHash {
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 8)
     defer { buffer.deallocate() }
     while true {
+      try isCancelled()
       let count = read(fd, buffer.baseAddress, buffer.count)
       if count < 0 {
         if errno == EINTR { continue }

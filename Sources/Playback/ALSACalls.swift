@@ -53,20 +53,30 @@ enum JackMessages {
   }()
 }
 
-/// What a player asks of a device: its name and the period and buffer it wants, exactly.
+/// What a player asks of a device: its name and the period and buffer it wants.
 public struct DeviceRequest: Sendable, Hashable {
   public var name: String
   /// Frames per period: the audio thread renders this many at a time.
   public var period: Int
+  /// Whether ``period`` was asked for by name (`--period`): the device must take exactly it.
+  /// Otherwise it is only the preferred one, and the nearest the device takes is used (a JACK
+  /// device behind ALSA's rate converter takes only periods that convert to multiples of
+  /// JACK's own: 256 at 48 kHz is 235.2 at 44.1 kHz, which none is).
+  public var exactPeriod: Bool
   /// Periods in the device's buffer (latency = period × periods); nil: ``automaticPeriods``.
   public var periods: Int?
 
   public static let periodRange = 16...16_384
   public static let periodsRange = 2...32
+  /// The period asked for when none is named.
+  public static let defaultPeriod = 256
 
-  public init(name: String = "default", period: Int = 256, periods: Int? = nil) {
+  /// A request for exactly `period` frames per period, or (nil) for ``defaultPeriod`` or the
+  /// nearest the device takes.
+  public init(name: String = "default", period: Int? = nil, periods: Int? = nil) {
     self.name = name
-    self.period = period
+    self.period = period ?? Self.defaultPeriod
+    self.exactPeriod = period != nil
     self.periods = periods
   }
 
@@ -135,6 +145,9 @@ final class ALSAOutput {
         (handle, period, bufferFrames) = try Self.open(
           "plug:\(request.name)", request: request, sampleRate: sampleRate, channels: channels)
         viaPlug = true
+      } catch .periodRefused(let device, let period, let suggestion) {
+        // The plug layer takes the format, rate and channels: the period is what is refused.
+        throw .periodRefused(device: device, period: period, suggestion: suggestion)
       } catch {
         throw .cannotConfigure(device: request.name, what: what, reason: reason)
       }
@@ -176,24 +189,35 @@ final class ALSAOutput {
     try check(
       snd_pcm_hw_params_set_format(pcm, parameters, SND_PCM_FORMAT_FLOAT_LE), "32-bit float")
     try check(
-      snd_pcm_hw_params_set_channels(pcm, parameters, UInt32(channels)), "\(channels) channels")
+      snd_pcm_hw_params_set_channels(pcm, parameters, UInt32(channels)),
+      channels == 1 ? "1 channel" : "\(channels) channels")
     try check(
       snd_pcm_hw_params_set_rate(pcm, parameters, UInt32(sampleRate), 0), "\(sampleRate) Hz")
     var period = snd_pcm_uframes_t(request.period)
-    let periodResult = snd_pcm_hw_params_set_period_size(pcm, parameters, period, 0)
-    if periodResult < 0 {
-      // Which period would it take? Ask near, only to name it in the message.
+    if request.exactPeriod {
+      let periodResult = snd_pcm_hw_params_set_period_size(pcm, parameters, period, 0)
+      if periodResult < 0 {
+        // Which period would it take? Ask near, only to name it in the message.
+        var near = period
+        var direction: Int32 = 0
+        snd_pcm_hw_params_set_period_size_near(pcm, parameters, &near, &direction)
+        snd_pcm_close(pcm)
+        throw .periodRefused(device: request.name, period: request.period, suggestion: Int(near))
+      }
+      let periods = request.automaticPeriods(
+        sampleRate: sampleRate, realtime: RealtimeThread.permitted)
+      let buffer = snd_pcm_uframes_t(request.period * periods)
+      try check(snd_pcm_hw_params_set_buffer_size(pcm, parameters, buffer), "the buffer")
+      try check(snd_pcm_hw_params(pcm, parameters), "the configuration")
+    } else if let found = settle(pcm, parameters, request: request, sampleRate: sampleRate) {
+      period = found
+    } else {
       var near = period
       var direction: Int32 = 0
       snd_pcm_hw_params_set_period_size_near(pcm, parameters, &near, &direction)
       snd_pcm_close(pcm)
       throw .periodRefused(device: request.name, period: request.period, suggestion: Int(near))
     }
-    let periods = request.automaticPeriods(
-      sampleRate: sampleRate, realtime: RealtimeThread.permitted)
-    let buffer = snd_pcm_uframes_t(request.period * periods)
-    try check(snd_pcm_hw_params_set_buffer_size(pcm, parameters, buffer), "the buffer")
-    try check(snd_pcm_hw_params(pcm, parameters), "the configuration")
     var granted = snd_pcm_uframes_t(0)
     var direction: Int32 = 0
     snd_pcm_hw_params_get_period_size(parameters, &period, &direction)
@@ -209,6 +233,49 @@ final class ALSAOutput {
     return (pcm, Int(period), Int(granted))
   }
 
+  /// With no period named: the preferred period, else the nearest the device takes, with a
+  /// buffer of about the automatic length that it takes; tried from the preferred period up
+  /// to 8 times it, with the buffer doubled if need be, until the device takes the whole
+  /// configuration. `parameters` (with the format, channels and rate set) is then the
+  /// configuration installed; nil when none was taken.
+  ///
+  /// Why a search: behind ALSA's rate converter a JACK device takes only periods that convert
+  /// to multiples of JACK's own, and a buffer that converts to a multiple of them, and the
+  /// plug layer cannot say which: at 44.1 kHz on a 48 kHz, 256-frame JACK server, 256 is
+  /// refused, and the nearest it offers (235) is taken only with a buffer of 8 periods.
+  private static func settle(
+    _ pcm: OpaquePointer, _ parameters: OpaquePointer?, request: DeviceRequest, sampleRate: Int
+  ) -> snd_pcm_uframes_t? {
+    var trial: OpaquePointer?
+    snd_pcm_hw_params_malloc(&trial)
+    defer { snd_pcm_hw_params_free(trial) }
+    var wanted = request.period
+    while wanted <= DeviceRequest.periodRange.upperBound {
+      for stretch in [1, 2] {
+        snd_pcm_hw_params_copy(trial, parameters)
+        var period = snd_pcm_uframes_t(wanted)
+        if snd_pcm_hw_params_set_period_size(pcm, trial, period, 0) < 0 {
+          var direction: Int32 = 0
+          guard snd_pcm_hw_params_set_period_size_near(pcm, trial, &period, &direction) >= 0,
+            DeviceRequest.periodRange.contains(Int(period))
+          else { continue }
+        }
+        var flexible = request
+        flexible.period = Int(period)
+        let periods = flexible.automaticPeriods(
+          sampleRate: sampleRate, realtime: RealtimeThread.permitted)
+        var buffer = snd_pcm_uframes_t(Int(period) * periods * stretch)
+        guard snd_pcm_hw_params_set_buffer_size_near(pcm, trial, &buffer) >= 0,
+          snd_pcm_hw_params(pcm, trial) >= 0
+        else { continue }
+        snd_pcm_hw_params_copy(parameters, trial)
+        return period
+      }
+      wanted *= 2
+    }
+    return nil
+  }
+
   /// The open device as the audio thread holds it: a handle, no reference.
   struct PCM: @unchecked Sendable, BitwiseCopyable {
     let handle: OpaquePointer
@@ -219,6 +286,8 @@ final class ALSAOutput {
 
   /// How long a device may take no audio at all before playback gives up on it.
   static let stallMilliseconds: Int32 = 2_000
+  /// One wait for room (ms); ``stallMilliseconds`` is this many in a row that found none.
+  static let waitSliceMilliseconds: Int32 = 100
 
   var device: PCM { PCM(handle: handle, channels: channels, patience: Self.stallMilliseconds) }
 
@@ -239,6 +308,10 @@ final class ALSAOutput {
   static func write(_ pcm: PCM, _ samples: UnsafePointer<Float>, frames: Int) -> WriteResult {
     var done = 0
     var result = WriteResult.written
+    // Waits that found no room, in a row: the stall is counted in slices of waiting, not by
+    // the clock, so time the process spent stopped (Ctrl-Z, then `fg`) counts as one slice
+    // at most instead of ending the play.
+    var emptyWaits: Int32 = 0
     while done < frames {
       let written = snd_pcm_writei(
         pcm.handle, samples + done * pcm.channels, snd_pcm_uframes_t(frames - done))
@@ -247,8 +320,13 @@ final class ALSAOutput {
         done += count
       case .waitForRoom:
         // Full: wait for room (the pacing), but not forever.
-        let ready = snd_pcm_wait(pcm.handle, pcm.patience)
-        if ready == 0 { return .stalled }
+        let ready = snd_pcm_wait(pcm.handle, Self.waitSliceMilliseconds)
+        if ready == 0 {
+          emptyWaits += 1
+          if emptyWaits * Self.waitSliceMilliseconds >= pcm.patience { return .stalled }
+          continue
+        }
+        emptyWaits = 0
         if ready < 0 && ready != -EPIPE && ready != -ESTRPIPE { return .failed(ready) }
         if ready > 0 { continue }
         result = .recoveredXrun

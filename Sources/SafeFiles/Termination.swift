@@ -128,7 +128,11 @@ public enum Termination {
   /// Also restores the remembered terminal settings when the process crashes (SIGSEGV,
   /// SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE), then lets the crash proceed as it would have:
   /// the handler that was there before (Swift's backtracer, say) takes it from there.
+  ///
+  /// Installed once per process: a second install would take its own handler for the one
+  /// before it, and a Ctrl-\ would then loop in it.
   public static func restoreTerminalOnCrash() {
+    guard !crashHandlersInstalled.exchange(true, ordering: .sequentiallyConsistent) else { return }
     for (index, signal) in crashSignals.enumerated() {
       var action = sigaction()
       action.__sigaction_handler.sa_handler = { signal in
@@ -147,6 +151,7 @@ public enum Termination {
     }
   }
 
+  private static let crashHandlersInstalled = Atomic<Bool>(false)
   private static let crashSignals = [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE, SIGQUIT]
   /// The handlers there before ``restoreTerminalOnCrash()``, one per crash signal.
   nonisolated(unsafe) private static let previousActions: UnsafeMutablePointer<sigaction> = {

@@ -39,7 +39,7 @@ public enum TimelineScreen {
         of: project, width: max(width, smallest.width), height: max(height, smallest.height),
         span: span, start: start, firstTrack: firstTrack, playhead: playhead, header: header,
         footer: footer, colour: false)
-      return drawn.prefix(max(1, height)).map { String($0.prefix(max(1, width))) }
+      return drawn.prefix(max(1, height)).map { TerminalText.prefix($0, columns: max(1, width)) }
     }
     // A long footer (an error) wraps onto up to three lines rather than lose its end.
     let footerLines = wrap(printable(footer), width, limit: max(1, min(3, height - 3)))
@@ -203,28 +203,29 @@ public enum TimelineScreen {
         text.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : $0 }))
   }
 
-  /// `text` in lines of at most `width` characters, broken at spaces where it can, at most
-  /// `limit` lines (the last one cut).
+  /// `text` in lines of at most `width` columns (a wide character takes two), broken at
+  /// spaces where it can, at most `limit` lines (the last one cut).
   static func wrap(_ text: String, _ width: Int, limit: Int) -> [String] {
     var lines: [String] = []
     var rest = Substring(text)
     while !rest.isEmpty && lines.count < limit {
-      if rest.count <= width || lines.count == limit - 1 {
-        lines.append(String(rest.prefix(width)))
+      if TerminalText.width(rest) <= width || lines.count == limit - 1 {
+        lines.append(TerminalText.prefix(rest, columns: width))
         break
       }
-      let window = rest.prefix(width + 1)
+      // What fits, and the space just after it (a break there loses nothing).
+      let fits = TerminalText.prefix(rest, columns: width).count
+      let window = rest.prefix(fits + 1)
       let cut = window.lastIndex(of: " ").map { rest.distance(from: rest.startIndex, to: $0) }
-      let length = cut.flatMap { $0 > 0 ? $0 : nil } ?? width
+      let length = cut.flatMap { $0 > 0 ? $0 : nil } ?? max(1, fits)
       lines.append(String(rest.prefix(length)))
       rest = rest.dropFirst(length).drop { $0 == " " }
     }
     return lines.isEmpty ? [""] : lines
   }
 
-  /// `text` cut to `width` characters (no wrapping).
+  /// `text` cut or padded to `width` columns (no wrapping; a wide character takes two).
   static func fit(_ text: String, _ width: Int) -> String {
-    text.count <= width
-      ? text + String(repeating: " ", count: width - text.count) : String(text.prefix(width))
+    TerminalText.fit(text, columns: width)
   }
 }

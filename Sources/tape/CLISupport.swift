@@ -150,7 +150,7 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
     case .missing: return (Exit.noInput, error.description)
     case .unreadable, .io, .cannotCreate, .write: return (Exit.ioError, error.description)
     case .unsupportedOutput, .tooLong: return (Exit.usage, error.description)
-    case .cancelled: return (Exit.interrupted, error.description)
+    case .cancelled, .decodeStopped: return (Exit.interrupted, error.description)
     case .output(let inner): return describe(inner)
     case .cache: return (Exit.ioError, error.description)
     default: return (Exit.dataError, error.description)

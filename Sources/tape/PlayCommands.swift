@@ -5,6 +5,7 @@ import Mixing
 import Playback
 import SafeFiles
 import Synchronization
+import TerminalViews
 import Timeline
 import TimelineStore
 
@@ -108,8 +109,10 @@ struct Play: ParsableCommand {
       device thread's CPU share of that second, conversions included, waits not; "overs": \
       samples past full scale) and keys: space \
       pause/resume, ←/→ seek 5 s, l loop on/off, q quit. Ctrl-C stops too.
-      The device gets exactly --period frames per period and --periods periods of buffer \
-      (the JACK plugin takes only multiples of JACK's own period); without realtime \
+      The device gets exactly --period frames per period when it is given (the JACK plugin \
+      takes only multiples of JACK's own period), else 256 or the nearest the device takes \
+      (through a rate conversion, a JACK device takes only periods that convert to such \
+      multiples), and --periods periods of buffer; without realtime \
       priority (SCHED_FIFO) the default buffer holds at least 80 ms, so that a busy machine \
       does not drop periods. Format conversion goes through ALSA's plug layer only when the \
       device needs it.
@@ -123,7 +126,8 @@ struct Play: ParsableCommand {
   @Flag(help: "Start again at --from when the end is reached.") var loop = false
   @Flag(help: "Play the version the head is at now, and follow no later change.")
   var noFollow = false
-  @Option(help: "Frames per period, exactly.") var period = 256
+  @Option(help: "Frames per period, exactly (default: 256, or the nearest the device takes).")
+  var period: Int?
   @Flag(
     help:
       "Play effects whose LV2 plugin is not installed as if bypassed (and say which), instead of refusing."
@@ -150,8 +154,9 @@ struct Play: ParsableCommand {
         span.version.map { _ in () } != nil
         ? try store.project(at: version) : store.snapshot.project
       let range = try span.range(of: project)
+      if loop { try Self.checkLoop(range, sampleRate: project.sampleRate) }
       let library = AudioLibrary(
-        cache: AudioCache(forProject: self.project.file, lockingMemory: true))
+        cache: PlayStop.stoppable(AudioCache(forProject: self.project.file, lockingMemory: true)))
       try LiveEffects.check(project, bypassMissing: bypassMissing)
       let effects = LiveEffects(bypassMissing: bypassMissing)
       let player = try LivePlayer(
@@ -164,11 +169,27 @@ struct Play: ParsableCommand {
         },
         load: { audio, chunk in try library.makeResident(audio, chunk) })
       effects.prepare(for: player, project: project)
-      try player.start(project, version: version)
+      // Keys while the first version decodes (a long source: seconds): `q` stops it.
+      let early = EarlyKeys()
+      do {
+        try player.start(project, version: version)
+        early.end()
+      } catch {
+        early.end()
+        // A decode stopped by Ctrl-C or SIGTERM: the process ends with that signal, as after a
+        // play; by `q`: it ends as a play does.
+        Interrupt.reraiseIfRequested()
+        if case AudioFileError.decodeStopped = error, early.quit {
+          writeOut("tape play: \(error)\n")
+          return
+        }
+        throw error
+      }
       for note in effects.notes() { writeOut(escaped("note: \(note)") + "\n") }
       let session = PlaySession(
         player: player, store: store, device: device, sampleRate: project.sampleRate,
         times: times, json: json.json, notices: { library.takeNotices() })
+      session.watch(self.project.file)
       if follow && !store.canFollow {
         session.note(
           "\(self.project.file) is opened read-only without its log, so edits made while it plays will not be heard"
@@ -176,6 +197,7 @@ struct Play: ParsableCommand {
       }
       if follow { session.follow(store, from: version) }
       let report = session.run()
+      session.removeOrphans()
       if json.json {
         printJSON(session.reportJSON(report, range: range, following: follow && store.canFollow))
       } else {
@@ -188,6 +210,22 @@ struct Play: ParsableCommand {
   }
 }
 
+extension Play {
+  /// Refuses a loop too short for its wrap's fades (out over the last 5.3 ms, in over the
+  /// first): the player would wrap it without them, with a click at every wrap.
+  static func checkLoop(_ range: FrameRange, sampleRate: Int) throws {
+    let shortest = 2 * LiveMixer.transitionFrames(sampleRate: sampleRate) + 1
+    guard range.count.frames < shortest else { return }
+    let milliseconds = { (frames: Int64) in
+      String(format: "%.1f ms", Double(frames) / Double(sampleRate) * 1_000)
+    }
+    throw UsageError(
+      message:
+        "--loop over \(range.count.frames) frames (\(milliseconds(range.count.frames))) is shorter than the \(shortest) frames (\(milliseconds(shortest))) its wrap needs to fade out and in without a click; loop a longer range, or play it without --loop"
+    )
+  }
+}
+
 /// One `tape play` in progress: the status line and keys on a terminal, the store's updates
 /// handed to the player, and the final report.
 final class PlaySession: @unchecked Sendable {
@@ -197,7 +235,16 @@ final class PlaySession: @unchecked Sendable {
   let sampleRate: Int
   let times: TimeDisplayOption
   let json: Bool
-  private let terminal = isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
+  /// Keys and a status line: on a terminal, and in its foreground. In the background
+  /// (`tape play song.tape &`) it plays as a script would: a change of the terminal's mode
+  /// from there stops the process ("Stopped (tty output)"), and its keys are the shell's.
+  private var terminal = PlaySession.inForeground
+
+  /// Whether standard input and error are a terminal and this process is in its foreground.
+  static var inForeground: Bool {
+    isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
+      && tcgetpgrp(STDIN_FILENO) == getpgrp()
+  }
   private var labels: [Int64: String] = [:]
   private var follower: Task<Void, Never>?
   /// Whether space last asked for a pause.
@@ -217,6 +264,66 @@ final class PlaySession: @unchecked Sendable {
     self.sampleRate = sampleRate
     self.times = times
     self.json = json
+  }
+
+  /// The project file played, and its log and shared memory, as they were when it was
+  /// opened (see ``watch(_:)``).
+  private var file:
+    (path: String, project: FileIdentity, log: FileIdentity?, shared: FileIdentity?)?
+  /// Said once: the path no longer names the file played, or its log went.
+  private var lost = false
+  private var lastLook = ContinuousClock.now
+
+  /// Remembers what `path` and its `-wal` and `-shm` name now, so that a project replaced
+  /// (`mv b.tape a.tape`), deleted, or whose log was removed, is noticed while it plays.
+  func watch(_ path: String) {
+    guard let project = FileIdentity(path: path) else { return }
+    file = (path, project, FileIdentity(path: path + "-wal"), FileIdentity(path: path + "-shm"))
+  }
+
+  /// Says once that the file played is gone or replaced, or its log removed: what was
+  /// loaded plays on, and no later change can be heard.
+  private func lookAtFile() {
+    guard !lost, let file, ContinuousClock.now - lastLook > .milliseconds(200) else { return }
+    lastLook = .now
+    let now = FileIdentity(path: file.path)
+    let log = FileIdentity(path: file.path + "-wal")
+    let what: String
+    if now == nil {
+      what = "was deleted"
+    } else if let now, !now.isSameFile(as: file.project) {
+      what = "was replaced by another file"
+    } else if let before = file.log, follower != nil,
+      !(log.map { $0.isSameFile(as: before) } ?? false)
+    {
+      what = "lost its log (\(file.path)-wal)"
+    } else {
+      return
+    }
+    lost = true
+    follower?.cancel()
+    note(
+      "\(file.path) \(what) while it played; playing what was loaded, and no later edit will be heard"
+    )
+  }
+
+  /// After a play whose file was deleted: its `-wal` and `-shm`, when they are still the ones
+  /// it had open (no new project took the name since), go too, instead of being left behind.
+  func removeOrphans() {
+    guard let file else { return }
+    Self.removeOrphans(of: file.path, log: file.log, shared: file.shared)
+  }
+
+  /// Removes `path`'s `-wal` and `-shm` when `path` names nothing any more and they are still
+  /// `log` and `shared`, the ones opened with it (SQLite leaves them when its file was deleted
+  /// under it).
+  static func removeOrphans(of path: String, log: FileIdentity?, shared: FileIdentity?) {
+    guard FileIdentity(path: path) == nil else { return }
+    for (suffix, before) in [("-wal", log), ("-shm", shared)] {
+      guard let before, let now = FileIdentity(path: path + suffix), now.isSameFile(as: before)
+      else { continue }
+      unlink(path + suffix)
+    }
   }
 
   /// A line for the user on stderr (above the status line on a terminal).
@@ -250,8 +357,16 @@ final class PlaySession: @unchecked Sendable {
       )
     }
     var saved = termios()
-    let raw = terminal && tcgetattr(STDIN_FILENO, &saved) == 0
-    if raw {
+    var raw = false
+    let onTerminal = isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
+    // Keys and the status line while in the terminal's foreground: from the start, or from
+    // the `fg` of a play started in the background (`tape play song.tape &`), or sent there
+    // (Ctrl-Z, `bg`). From the background a change of the terminal's mode would stop it.
+    func takeTerminal() {
+      guard onTerminal, !raw, PlaySession.inForeground, tcgetattr(STDIN_FILENO, &saved) == 0
+      else { return }
+      raw = true
+      terminal = true
       // Remembered as it is, before raw mode: a crash or Ctrl-\ restores this.
       Termination.rememberTerminal()
       Termination.restoreTerminalOnCrash()
@@ -259,13 +374,16 @@ final class PlaySession: @unchecked Sendable {
       tcsetattr(STDIN_FILENO, TCSANOW, &settings)
       Suspend.install()
     }
-    defer {
-      if raw {
-        tcsetattr(STDIN_FILENO, TCSANOW, &saved)
-        Termination.forgetTerminal()
-        writeOut("\r\u{1B}[K")
-      }
+    func giveTerminalBack() {
+      guard raw else { return }
+      raw = false
+      terminal = false
+      writeOut("\r\u{1B}[K")
+      tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+      Termination.forgetTerminal()
     }
+    takeTerminal()
+    defer { giveTerminalBack() }
     var lastDraw = ContinuousClock.now - .seconds(1)
     while player.isPlaying {
       if Interrupt.requested() {
@@ -273,17 +391,12 @@ final class PlaySession: @unchecked Sendable {
         break
       }
       for message in player.takeMessages() + notices() { note(message) }
-      if raw && Suspend.requested() {
-        // Ctrl-Z: the terminal as it was while stopped, keys again after `fg`.
-        var settings = termios()
-        tcgetattr(STDIN_FILENO, &settings)
-        Suspend.stop(
-          leave: {
-            writeOut("\r\u{1B}[K")
-            tcsetattr(STDIN_FILENO, TCSANOW, &saved)
-          },
-          back: { tcsetattr(STDIN_FILENO, TCSANOW, &settings) })
+      lookAtFile()
+      if Suspend.requested() {
+        // Ctrl-Z: the terminal as it was while stopped; keys again after `fg`, none after `bg`.
+        Suspend.stop(leave: { giveTerminalBack() }, back: { takeTerminal() })
       }
+      if !raw { takeTerminal() }
       if raw {
         if readKeys() { break }
         if ContinuousClock.now - lastDraw > .milliseconds(100) {
@@ -314,6 +427,7 @@ final class PlaySession: @unchecked Sendable {
     while index < count {
       switch bytes[index] {
       case UInt8(ascii: "q"), UInt8(ascii: "Q"):
+        PlayStop.request()
         player.stop()
         return true
       case UInt8(ascii: " "):
@@ -348,25 +462,26 @@ final class PlaySession: @unchecked Sendable {
     writeOut(fitted(line))
   }
 
+  /// The status line cut to the terminal's width, by columns (a wide character takes two): a
+  /// line that wraps would leave a copy of itself on every redraw.
+  private func fitted(_ line: String) -> String {
+    var size = winsize()
+    guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return line }
+    // "\r\u{1B}[K" takes no column; leave the last column free (a 1-column terminal gets one).
+    let prefix = "\r\u{1B}[K"
+    let width = max(1, Int(size.ws_col) - 1)
+    return prefix + TerminalText.prefix(line.dropFirst(prefix.count), columns: width)
+  }
+
   private func percent(_ share: Double) -> String {
     "\(Int((share * 100).rounded()))%"
   }
 
-  /// The status line cut to the terminal's width: a line that wraps would leave a copy of
-  /// itself on every redraw.
-  private func fitted(_ line: String) -> String {
-    var size = winsize()
-    guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 1 else { return line }
-    // "\r\u{1B}[K" takes no column; leave the last column free.
-    let prefix = 4
-    let width = Int(size.ws_col) - 1
-    guard line.count - prefix > width else { return line }
-    return String(line.prefix(prefix + width))
-  }
-
   private func label(of version: Int64) -> String {
     if let known = labels[version] { return known }
-    let label = (try? store.entry(version)).flatMap { $0 }.map { "\"\($0.label)\"" } ?? ""
+    // Escaped: a label holds what a file name or a script gave it, escapes included.
+    let label =
+      (try? store.entry(version)).flatMap { $0 }.map { "\"\(escaped($0.label))\"" } ?? ""
     labels[version] = label
     return label
   }
@@ -411,6 +526,68 @@ final class PlaySession: @unchecked Sendable {
           })
       ),
     ])
+  }
+}
+
+/// The terminal's keys while `play` decodes its first version, before its status line: `q`
+/// stops the decode (``PlayStop``). Only in the terminal's foreground, as the keys of the play.
+final class EarlyKeys {
+  private var saved = termios()
+  private var raw = false
+  /// Whether `q` was typed.
+  private(set) var quit = false
+
+  init() {
+    guard PlaySession.inForeground, tcgetattr(STDIN_FILENO, &saved) == 0 else { return }
+    raw = true
+    Termination.rememberTerminal()
+    Termination.restoreTerminalOnCrash()
+    var settings = Suspend.keysAsTyped(saved)
+    tcsetattr(STDIN_FILENO, TCSANOW, &settings)
+    PlayStop.onMainThread = { [unowned self] in
+      var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+      if poll(&request, 1, 0) > 0 {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let count = read(STDIN_FILENO, &bytes, bytes.count)
+        if bytes[..<max(0, count)].contains(where: {
+          $0 == UInt8(ascii: "q") || $0 == UInt8(ascii: "Q")
+        }) {
+          self.quit = true
+        }
+      }
+      return self.quit
+    }
+  }
+
+  /// The terminal as it was; keys are the play's again.
+  func end() {
+    PlayStop.onMainThread = { false }
+    guard raw else { return }
+    raw = false
+    tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+    Termination.forgetTerminal()
+  }
+}
+
+/// A quit asked for while audio may be decoding (`q`, Ctrl-C, SIGTERM, SIGHUP): the decode
+/// stops within milliseconds instead of finishing a source of hours first, and keeps nothing.
+enum PlayStop {
+  private static let flag = Atomic<Bool>(false)
+  /// What the main thread may also look at while it decodes (scrub's keys typed meanwhile).
+  nonisolated(unsafe) static var onMainThread: () -> Bool = { false }
+
+  static func request() { flag.store(true, ordering: .relaxed) }
+
+  static var requested: Bool {
+    flag.load(ordering: .relaxed) || Interrupt.requested()
+      || (Thread.isMainThread && onMainThread())
+  }
+
+  /// `cache`, its hashing and decoding stopped by a quit.
+  static func stoppable(_ cache: AudioCache) -> AudioCache {
+    var cache = cache
+    cache.isCancelled = { PlayStop.requested }
+    return cache
   }
 }
 

@@ -49,6 +49,13 @@ struct Scrub: ParsableCommand {
 final class ScrubSession: @unchecked Sendable {
   private let store: TimelineStore
   private let file: String
+  /// The file opened: a path that names another one since (`mv b.tape a.tape`) or none ends
+  /// the session, and nothing is ever written through it.
+  private let identity: FileIdentity
+  /// Its `-wal` and `-shm` as opened, removed if the file is deleted under the session.
+  private let openedLog: (log: FileIdentity?, shared: FileIdentity?)
+  /// When the path was last compared with ``identity``.
+  private var lastLook = ContinuousClock.now
   private let device: String
   private var history: History
   /// The history indexed once per change to it, so a step costs no scan of 100,000 versions:
@@ -71,6 +78,11 @@ final class ScrubSession: @unchecked Sendable {
   private var library: AudioLibrary?
   private var playing = false
   private var keyInput = KeyInput()
+  /// Whether more keys were read after the one being handled (a step then skips its
+  /// animation).
+  private var keysQueued = false
+  /// Keys read while a decode held the main thread, handled once it is free.
+  private var typedAhead: [UInt8] = []
   private var message = ""
   /// Set by the follower task when another process moves the head.
   private let headMoved = AtomicFlag()
@@ -82,6 +94,9 @@ final class ScrubSession: @unchecked Sendable {
   init(store: TimelineStore, file: String, device: String) throws {
     self.store = store
     self.file = file
+    guard let identity = FileIdentity(path: file) else { throw StoreError.notFound(path: file) }
+    self.identity = identity
+    openedLog = (FileIdentity(path: file + "-wal"), FileIdentity(path: file + "-shm"))
     self.device = device
     history = try store.history()
     shown = try store.read(history.head)
@@ -150,6 +165,19 @@ final class ScrubSession: @unchecked Sendable {
         headMoved.value.store(true, ordering: .releasing)
       }
     }
+    // While space decodes a version on this thread, `q` (or Ctrl-C) stops the decode; other
+    // keys wait for it.
+    PlayStop.onMainThread = { [unowned self] in
+      var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+      if poll(&request, 1, 0) > 0 {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let count = read(STDIN_FILENO, &bytes, bytes.count)
+        if count > 0 { self.typedAhead += bytes[..<count] }
+      }
+      return self.typedAhead.contains(UInt8(ascii: "q"))
+        || self.typedAhead.contains(UInt8(ascii: "Q"))
+    }
+    defer { PlayStop.onMainThread = { false } }
     if !store.canFollow {
       message =
         "read-only and opened without its log: edits made elsewhere will not appear (q quits)"
@@ -157,6 +185,10 @@ final class ScrubSession: @unchecked Sendable {
     draw(shown.project)
     var lastDraw = ContinuousClock.now
     while !Interrupt.requested() {
+      if ContinuousClock.now - lastLook > .milliseconds(200) {
+        lastLook = .now
+        try checkStillOpened()
+      }
       if headMoved.value.exchange(false, ordering: .acquiring) {
         do { try followHead() } catch { say(describe(error).1) }
       }
@@ -174,6 +206,18 @@ final class ScrubSession: @unchecked Sendable {
             draw(shown.project)
           })
       }
+      // Keys typed while a decode held this thread (space on a version not decoded yet).
+      let typed = typedAhead
+      typedAhead = []
+      if !typed.isEmpty {
+        do {
+          if try !handle(keyInput.take(typed)) { return }
+        } catch let replaced as MissingInput {
+          throw replaced
+        } catch {
+          say(describe(error).1)
+        }
+      }
       var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
       if poll(&request, 1, 25) > 0 {
         var bytes = [UInt8](repeating: 0, count: 64)
@@ -184,6 +228,8 @@ final class ScrubSession: @unchecked Sendable {
           // (many keys at once) is kept whole for the next.
           do {
             if try !handle(keyInput.take(bytes[..<count])) { return }
+          } catch let replaced as MissingInput {
+            throw replaced
           } catch {
             say(describe(error).1)
           }
@@ -209,13 +255,19 @@ final class ScrubSession: @unchecked Sendable {
         var end = index + 2
         while end < bytes.count, (0x20...0x3F).contains(bytes[end]) { end += 1 }
         guard end < bytes.count else { break }
+        // More keys read with this one (← held, or pressed 20 times): each steps, and only the
+        // last step is animated, so 20 steps take one animation, not 20.
+        keysQueued = end + 1 < bytes.count
+        defer { keysQueued = false }
         try control(
           final: bytes[end], parameters: String(decoding: bytes[(index + 2)..<end], as: UTF8.self))
         index = end + 1
         continue
       }
       switch byte {
-      case UInt8(ascii: "q"), UInt8(ascii: "Q"): return false
+      case UInt8(ascii: "q"), UInt8(ascii: "Q"):
+        PlayStop.request()
+        return false
       case UInt8(ascii: " "): togglePlay()
       case UInt8(ascii: "+"), UInt8(ascii: "="): zoom(0.5)
       case UInt8(ascii: "-"), UInt8(ascii: "_"): zoom(2)
@@ -343,7 +395,7 @@ final class ScrubSession: @unchecked Sendable {
     // the keys instead of queueing 150 ms each.
     for frame in 1...Self.animationFrames {
       var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
-      if frame < Self.animationFrames, poll(&request, 1, 0) > 0 {
+      if keysQueued || (frame < Self.animationFrames && poll(&request, 1, 0) > 0) {
         draw(next.project)
         return
       }
@@ -375,7 +427,8 @@ final class ScrubSession: @unchecked Sendable {
   private func togglePlay() {
     if player == nil {
       let project = shown.project
-      let library = AudioLibrary(cache: AudioCache(forProject: file, lockingMemory: true))
+      let library = AudioLibrary(
+        cache: PlayStop.stoppable(AudioCache(forProject: file, lockingMemory: true)))
       do {
         try LiveEffects.check(project, bypassMissing: false)
         let effects = LiveEffects(bypassMissing: false)
@@ -402,19 +455,77 @@ final class ScrubSession: @unchecked Sendable {
     draw(shown.project)
   }
 
-  /// Checks out the version on screen, exactly as `tape checkout` does.
+  /// Ends the session (exit 66) when the path no longer names the file opened: its versions
+  /// are not the other file's, and a checkout would move that file's head.
+  private func checkStillOpened() throws {
+    guard let now = FileIdentity(path: file), now.isSameFile(as: identity) else {
+      PlaySession.removeOrphans(of: file, log: openedLog.log, shared: openedLog.shared)
+      throw MissingInput(
+        message:
+          "\(file) was deleted or replaced while it was scrubbed; nothing was written to it; scrub the new one"
+      )
+    }
+  }
+
+  /// Checks out the version on screen, exactly as `tape checkout` does, in the file that was
+  /// opened: the path is compared with it before the writer opens and after (a file moved
+  /// over it in between is refused, never written).
+  ///
+  /// While another process holds the write lock it waits (up to TAPE_BUSY_TIMEOUT, 5 s by
+  /// default) in tries of 0.1 s, the screen and keys live between them: `q` or Ctrl-C cancels
+  /// the checkout (and then quits), other keys are handled once it is done.
   private func checkout() throws {
-    do {
-      let writer = try openStore(file, closedAtExit: false)
-      try writer.checkout(shown.version)
-      try writer.close()
-      history = try store.history()
-      indexHistory()
-      message = "checked out v\(shown.version)"
-    } catch {
-      message = describe(error).1
+    try checkStillOpened()
+    let version = shown.version
+    let limit = (try? busyTimeout()).flatMap { $0 } ?? TimelineStore.defaultBusyTimeout
+    let started = ContinuousClock.now
+    while true {
+      do {
+        let writer = try TimelineStore.open(
+          at: file, access: .write, busyTimeout: min(Self.busyTry, limit))
+        do {
+          try checkStillOpened()
+          try writer.checkout(version)
+        } catch {
+          try? writer.close()
+          throw error
+        }
+        try writer.close()
+        history = try store.history()
+        indexHistory()
+        message = "checked out v\(version)"
+        break
+      } catch StoreError.busy where ContinuousClock.now - started < .seconds(limit) {
+        message =
+          "checking out v\(version): the project is busy (another tape process is writing to it); waiting up to \(Int(limit.rounded(.up))) s, q cancels"
+        if waitingKeysCancel() {
+          message = "checkout of v\(version) cancelled; the head stays at v\(history.head)"
+          break
+        }
+        draw(shown.project)
+      } catch let replaced as MissingInput {
+        throw replaced
+      } catch {
+        message = describe(error).1
+        break
+      }
     }
     draw(shown.project)
+  }
+
+  /// One try at the write lock while a checkout waits for it (s).
+  static let busyTry = 0.1
+
+  /// Keys typed while a write waits, kept for afterwards; true when they (or a signal) cancel it.
+  private func waitingKeysCancel() -> Bool {
+    if Interrupt.requested() { return true }
+    var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+    if poll(&request, 1, 0) > 0 {
+      var bytes = [UInt8](repeating: 0, count: 64)
+      let count = read(STDIN_FILENO, &bytes, bytes.count)
+      if count > 0 { typedAhead += bytes[..<count] }
+    }
+    return typedAhead.contains(UInt8(ascii: "q")) || typedAhead.contains(UInt8(ascii: "Q"))
   }
 
   // MARK: Drawing

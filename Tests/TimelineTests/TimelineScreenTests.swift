@@ -118,4 +118,28 @@ struct TimelineScreenTests {
     // One row for tracks: it says both are not shown rather than show one without a word.
     #expect(short[2].hasPrefix("… 2 more tracks"))
   }
+
+  /// Wide characters (CJK: two columns each) are measured in columns: a track name keeps the
+  /// clips in their columns under the ruler, and a header or footer of them never takes more
+  /// than the width (a line that wraps pushes the screen off the terminal).
+  @Test func wideCharactersAreMeasuredInColumns() {
+    var project = Fixture.project(
+      [Fixture.clip(1, start: 48_000, length: 96_000)],
+      secondTrack: [Fixture.clip(2, start: 240_000, length: 48_000)])
+    project.tracks[0].name = "人声人声人声人声"
+    let wide = String(repeating: "声", count: 80)
+    let lines = TimelineScreen.lines(
+      of: project, width: 114, height: 8, span: span, header: "v3 \"\(wide)\"",
+      footer: wide, colour: false)
+    #expect(lines.count == 8)
+    for line in lines {
+      #expect(TerminalText.width(line) <= 114, "\(line)")
+    }
+    // The name takes its 14 columns (a wide character that would straddle them left out), and
+    // c1 starts at column 10 of the timeline as on the ruler.
+    #expect(lines[2].hasPrefix("t1 人声人声人 "))
+    #expect(TerminalText.width(lines[2].prefix { $0 != "[" }) == 14 + 10)
+    #expect(TerminalText.width(lines[0]) == 114)
+    #expect(TerminalText.width("声部 1") == 6 && TerminalText.prefix("声部 1", columns: 3) == "声")
+  }
 }
