@@ -81,6 +81,17 @@ enum SnapshotReader {
       }
       try EffectRow.place(effects, in: &project)
     }
+    // Ids are primary keys, so unique, unless the file's pages are damaged (a scan then can
+    // see one row twice): every later step keys by id.
+    func requireUnique<ID: Hashable>(_ ids: [ID], _ table: String) throws {
+      guard Set(ids).count == ids.count else {
+        throw StoreError.corrupt(detail: "the \(table) table holds an id twice")
+      }
+    }
+    try requireUnique(project.sources.map(\.id), SourceRow.table)
+    try requireUnique(project.tracks.map(\.id), TrackRow.table)
+    try requireUnique(project.allClips.map(\.id), ClipRow.table)
+    try requireUnique(project.allEffects.map(\.effect.id), EffectRow.table)
     return HeldProject(
       project: project, positions: positions, points: points, clips: ClipIndex(project))
   }

@@ -181,5 +181,162 @@ extension ProcessHeavyTests {
         return
       }
     }
+
+    /// A reverb's tail goes on through an edit of clips: while a burst's tail rings through a
+    /// plate reverb, another process moves a clip that has not played yet. The capture equals
+    /// the render of the new version throughout, tail included (a reverb started afresh at the
+    /// swap would cut the tail to silence there).
+    @Test func aReverbTailGoesOnThroughAClipMove() throws {
+      let plate = "http://plugin.org.uk/swh-plugins/plate"
+      let installed = try ReferenceRender.run("/usr/bin/lv2ls", [])
+      try #require(
+        installed.split(separator: "\n").contains(Substring(plate)),
+        "\(plate) is not installed: apt-get install swh-lv2 (scripts/setup.sh does)")
+      for attempt in 1...2 {
+        let space = try Workspace()
+        _ = try writeHashedNoise(space.path("noise.wav"), frames: 48_000)
+        let file = space.path("tail.tape")
+        try space.tape("new", file)
+        try space.tape("import", file, space.path("noise.wav"))
+        try space.tape("track", "add", file, "Room")
+        // A 0.3 s burst, and a clip at 3 s that the edit moves to 3.5 s.
+        try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "0.3s")
+        try space.tape("clip", "add", file, "t1", "s1", "--at", "3s", "--length", "0.3s")
+        try space.tape("fx", "add", file, "t1", plate, "--set", "time=6", "--set", "wet=0.8")
+        let device = try PacedDevice()
+        try device.record(seconds: 6)
+        let (player, out, errors) = try startTape(
+          ["play", file, "--device", "jackrec", "--period", "256", "--json"],
+          environment: device.environment)
+        Thread.sleep(forTimeInterval: 1.2)
+        try space.tape("clip", "move", file, "c2", "--to", "3.5s")
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        player.waitUntilExit()
+        let said = String(
+          decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let report = try #require(
+          try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(said)")
+        let swaps = try #require(report["swaps"] as? [[String: Any]])
+        try space.tape("render", file, "-o", space.path("new.wav"), "--bits", "32f")
+        let render = try ReferenceRender.decode(space.path("new.wav"))
+        let captured = try device.recorded()
+        let loud = { (samples: [Float]) in samples.firstIndex { abs($0) > 0.01 }.map { $0 / 2 } }
+        let start = try #require(loud(captured)) - (try #require(loud(render)))
+        try #require(start >= 0)
+        let body = Array(captured[(start * 2)..<min(captured.count, start * 2 + render.count)])
+        let worst = zip(body, render).map { abs($0 - $1) }.max() ?? 1
+        // The swap's frame, and the tail's level there (what a reverb restarted would cut).
+        let swapFrame = (swaps.last?["frame"] as? Int ?? 0)
+        let tail =
+          render[(swapFrame * 2)..<min(render.count, swapFrame * 2 + 4_800)]
+          .map { abs($0) }.max() ?? 0
+        let verdict = device.verdict(
+          differs: worst > 1e-6 || body.count != render.count, attempt: attempt,
+          playerXruns: report["xruns"] as? Int ?? -1,
+          playerRealtime: report["realtimePriority"] as? Bool ?? false)
+        print(
+          "reverb tail: swaps \(swaps.map { $0["kind"] ?? "" }), tail at the swap \(tail), capture vs render \(worst), attempt \(attempt)"
+        )
+        if verdict == .retry { continue }
+        #expect(swaps.map { $0["kind"] as? String } == ["first", "crossfade"], "\(said)")
+        #expect(tail > 0.01, "no tail rang at the swap: the test proves nothing")
+        if case .unjudged(let reason) = verdict {
+          print("reverb tail: not judged: \(reason)")
+          return
+        }
+        #expect(body.count == render.count)
+        #expect(worst <= 1e-6, "the capture differs from the new version's render by \(worst)")
+        return
+      }
+    }
+
+    /// Over 10 s of paced playback with 100 swaps (effect values, bypasses, track gains and
+    /// clip moves committed by this process) through three plugins (an EQ and a compressor on
+    /// the track, a limiter on the master), the audio thread allocates and frees nothing.
+    @Test func theAudioThreadNeverAllocatesWithEffects() throws {
+      try Plugins.require(Plugins.eq, Plugins.compressor, Plugins.limiter)
+      let space = try Workspace()
+      let counter = try allocationCounter(in: space)
+      let file = try RenderCommandTests.project(in: space)
+      try space.tape("fx", "add", file, "t1", Plugins.eq, "--set", "gain=-3")
+      try space.tape("fx", "add", file, "t1", Plugins.compressor)
+      try space.tape("fx", "add", file, "master", Plugins.limiter, "--set", "threshold=-3")
+      let device = try PacedDevice()
+      try device.record(seconds: 2)
+      var environment = device.environment
+      environment["LD_PRELOAD"] = counter
+      environment["TAPE_ALLOC_REPORT"] = space.path("allocations")
+      let (player, out, errors) = try startTape(
+        ["play", file, "--device", "jackrec", "--json", "--to", "10s", "--loop"],
+        environment: environment)
+      let store = try TimelineStore.open(at: file)
+      for step in 0..<100 {
+        Thread.sleep(forTimeInterval: 0.085)
+        try store.commit(label: "Step \(step)") { project, _ in
+          switch step % 4 {
+          case 0:
+            return try project.setEffect(
+              Effect.ID(1), parameters: ["gain": -Double(step % 12)])
+          case 1: return try project.setEffect(Effect.ID(3), bypassed: step % 8 == 1)
+          case 2:
+            return try project.setTrack(Track.ID(1), gain: Gain(decibels: -Double(step % 6)))
+          default:
+            return try project.moveClip(
+              Clip.ID(2), to: FramePosition(Int64(step % 10) * 4_800), track: nil)
+          }
+        }
+      }
+      try store.close()
+      Thread.sleep(forTimeInterval: 0.5)
+      kill(player.processIdentifier, SIGINT)
+      let output = out.fileHandleForReading.readDataToEndOfFile()
+      player.waitUntilExit()
+      let report = try #require(
+        try JSONSerialization.jsonObject(with: output) as? [String: Any],
+        "\(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+      let swaps = try #require(report["swaps"] as? [[String: Any]]).count - 1
+      let counts = try String(contentsOfFile: space.path("allocations"), encoding: .utf8)
+        .split(separator: " ").compactMap {
+          Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+      print("audio thread with effects: \(counts) mallocs/frees over \(swaps) swaps")
+      #expect(counts == [0, 0])
+      #expect(swaps >= 80, "only \(swaps) of 100 commits were swapped in")
+      #expect(report["missingFrames"] as? Int == 0)
+    }
+
+    /// Latency in playback: an impulse at 1 s on two tracks, one through a look-ahead limiter
+    /// and one dry, is heard at exactly 1 s on both (one impulse of their sum), through ALSA's
+    /// file PCM.
+    @Test func latencyIsCompensatedInPlayback() throws {
+      try Plugins.require(Plugins.limiter)
+      let space = try Workspace()
+      var impulse = [Float](repeating: 0, count: 96_000 * 2)
+      impulse[48_000 * 2] = 0.25
+      impulse[48_000 * 2 + 1] = 0.25
+      let raw = space.path("impulse.f32")
+      try impulse.withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: raw)) }
+      let wav = space.path("impulse.wav")
+      try ReferenceRender.run(
+        "/usr/bin/sox", ["-t", "f32", "-r", "48000", "-c", "2", raw, "-e", "floating-point", wav])
+      let file = space.path("latency.tape")
+      try space.tape("new", file)
+      try space.tape("import", file, wav)
+      try space.tape("track", "add", file, "Limited")
+      try space.tape("track", "add", file, "Dry")
+      try space.tape("clip", "add", file, "t1", "s1", "--at", "0")
+      try space.tape("clip", "add", file, "t2", "s1", "--at", "0")
+      try space.tape("fx", "add", file, "t1", Plugins.limiter, "--set", "threshold=0")
+      let home = space.path("home")
+      try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+      let tap = space.path("tap.raw")
+      try "pcm.tap { type file slave.pcm \"null\" file \"\(tap)\" format \"raw\" }\n".write(
+        toFile: home + "/.asoundrc", atomically: true, encoding: .utf8)
+      try space.tape(["play", file, "--device", "tap"], environment: ["HOME": home])
+      let heard = try ReferenceRender.readFloats(tap)
+      let loudest = heard.indices.max { abs(heard[$0]) < abs(heard[$1]) } ?? 0
+      #expect(loudest / 2 == 48_000, "the impulse is heard at frame \(loudest / 2)")
+      #expect(abs(heard[loudest] - 0.5) < 1e-6, "\(heard[loudest])")
+    }
   }
 }

@@ -193,7 +193,9 @@ struct WatchAndDiffTests {
       var tracks: [String: NSDictionary] = [:]
       for (index, track) in (json["tracks"] as? [[String: Any]] ?? []).enumerated() {
         var settings = track
+        // A track's clips and effects are changes of their own (kinds clip and effect).
         settings["clips"] = nil
+        settings["effects"] = nil
         settings["index"] = index
         tracks[track["id"] as? String ?? ""] = settings as NSDictionary
         for clip in track["clips"] as? [[String: Any]] ?? [] {

@@ -71,6 +71,37 @@ struct BadFileTests {
     #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == data)
   }
 
+  /// A table whose damaged pages show one id twice (the byte-flip fuzzer made a source table
+  /// do so: `tape diff` then died of a duplicate dictionary key) is a damaged project when it
+  /// is read, not a crash later. Rebuilt here as a source table without its primary key.
+  @Test func aRowSeenTwiceIsDamage() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let (store, _) = try StoreFixture.populated(at: path)
+    try store.close()
+    let queue = try DatabaseQueue(path: path)
+    try queue.writeWithoutTransaction { db in
+      try db.execute(sql: "PRAGMA foreign_keys = OFF")
+      try db.inTransaction {
+        try db.execute(
+          sql: """
+            CREATE TABLE source_copy AS SELECT * FROM source;
+            INSERT INTO source_copy SELECT * FROM source;
+            DROP TABLE source;
+            ALTER TABLE source_copy RENAME TO source;
+            """)
+        return .commit
+      }
+    }
+    try queue.close()
+    let error = #expect(throws: StoreError.self) { try TimelineStore.open(at: path, access: .read) }
+    guard case .corrupt(let detail) = error else {
+      Issue.record("expected .corrupt, got \(String(describing: error))")
+      return
+    }
+    #expect(detail == "the source table holds an id twice")
+  }
+
   @Test func aNewerSchemaIsRefusedUntouched() throws {
     let dir = try TemporaryDirectory()
     let path = dir.path("song.tape")
