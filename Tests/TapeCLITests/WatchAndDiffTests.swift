@@ -194,6 +194,8 @@ struct WatchAndDiffTests {
       for (index, track) in (json["tracks"] as? [[String: Any]] ?? []).enumerated() {
         var settings = track
         settings["clips"] = nil
+        // A track change carries its settings; its effects are changes of their own.
+        settings["effects"] = nil
         settings["index"] = index
         tracks[track["id"] as? String ?? ""] = settings as NSDictionary
         for clip in track["clips"] as? [[String: Any]] ?? [] {
