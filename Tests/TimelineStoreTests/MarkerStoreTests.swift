@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import ReferenceRenders
 import Testing
 import Timeline
@@ -66,6 +67,40 @@ struct MarkerStoreTests {
     }
     #expect(first.newIDs == ["m1"])
     #expect(second.newIDs == ["m2"])
+  }
+
+  /// A project made before markers (no `marker` tables, no v8 migration) is read as it is,
+  /// without a byte written; the first edit upgrades it, and its markers then undo and redo.
+  @Test func aProjectMadeBeforeMarkersIsReadAsItIsAndUpgradedByAnEdit() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("old.tape")
+    let (writer, states) = try StoreFixture.populated(at: path)
+    try writer.close()
+    let queue = try DatabaseQueue(path: path)
+    try queue.write { db in
+      try db.execute(
+        sql: """
+          DROP TABLE marker; DROP TABLE marker_sequence;
+          DELETE FROM grdb_migrations WHERE identifier = 'v8'
+          """)
+    }
+    try queue.close()
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+    let reader = try TimelineStore.open(at: path, access: .read)
+    #expect(reader.snapshot.project == states.last)
+    #expect(reader.snapshot.project.markers.isEmpty)
+    try reader.close()
+    #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
+    let editor = try TimelineStore.open(at: path)
+    let added = try editor.commit(label: "Marker") { p, ids in
+      try p.addMarker(ids.newMarkerID(), named: "chorus", at: 48_000)
+    }
+    #expect(added.newIDs == ["m1"])
+    try editor.undo()
+    #expect(editor.snapshot.project == states.last)
+    try editor.redo()
+    #expect(editor.snapshot.project.markers.map(\.name) == ["chorus"])
+    try editor.close()
   }
 
   /// A follower's diff names the marker and its values before and after.
