@@ -185,11 +185,13 @@ struct MarkerCommandTests {
     clip add @chorus s1 --at @verse-1s --length 1s
     marker move chorus --to @verse+1s
     cut --from @verse --to @verse+500ms --tracks t1 --ripple
+    marker add 0.5s bridge --as b
+    marker rename @b coda
     """.write(toFile: script, atomically: true, encoding: .utf8)
-    #expect(try space.tape("batch", song, script).stdout == "m2\nt2\nc2\nc3\n")
+    #expect(try space.tape("batch", song, script).stdout == "m2\nt2\nc2\nc3\nm3\n")
     #expect(
       try Self.markers(space, song).map { "\($0["name"] ?? "") \($0["frame"] ?? "")" }
-        == ["verse 192000", "chorus 216000"])
+        == ["coda 24000", "verse 192000", "chorus 216000"])
     let listing = try #require(
       try parseJSON(space.tape("ls", song, "--json").stdout) as? [String: Any])
     #expect(RangeAndBatchTests.layout(listing)[1] == ["c2 144000 0 48000"])
