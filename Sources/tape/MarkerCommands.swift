@@ -62,12 +62,7 @@ extension MarkerCommand {
     var label: String { "Add marker \(name) at \(time)" }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
-      let position = try parsePosition(time, project)
-      try Marker.validate(name: name)
-      if let existing = project.marker(named: name) {
-        throw TimelineError.duplicateMarkerName(name, existing: existing.id)
-      }
-      return try project.addMarker(ids.newMarkerID(), named: name, at: position)
+      try project.addMarker(ids.newMarkerID(), named: name, at: try parsePosition(time, project))
     }
   }
 

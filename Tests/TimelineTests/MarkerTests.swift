@@ -70,6 +70,19 @@ struct MarkerTests {
     }
   }
 
+  /// The whole-project check finds what the commands refuse: two markers of one name, a
+  /// marker twice.
+  @Test func theWholeProjectCheckCoversMarkers() throws {
+    var project = try Self.marked()
+    try project.validate()
+    project.markers.append(Self.marker(9, "intro", at: 0))
+    #expect(throws: TimelineError.duplicateMarkerName("intro", existing: Marker.ID(9))) {
+      try project.validate()
+    }
+    project.markers[project.markers.count - 1] = Self.marker(1, "other", at: 0)
+    #expect(throws: TimelineError.duplicateID("m1")) { try project.validate() }
+  }
+
   /// A ripple cut of 1–2 s: the marker after moves left by 1 s, the one inside to 1 s, the
   /// ones before and at the start stay. Without ripple nothing moves.
   @Test func aRippleCutMovesTheMarkersAfterItAndInsideIt() throws {
