@@ -109,6 +109,15 @@ struct MarkerCommandTests {
     #expect(
       try space.tape("clip", "ls", song, "--from", "@verse", "--to", "@verse+1s").stdout
         .contains("c2"))
+    // A render of the second after the chorus marker.
+    let render = try #require(
+      try parseJSON(
+        space.tape(
+          "render", song, "-o", space.path("chorus.wav"), "--from", "@chorus", "--to",
+          "@chorus+1s", "--json"
+        ).stdout) as? [String: Any])
+    #expect(render["from"] as? Int == 96_000)
+    #expect(render["frames"] as? Int == 48_000)
   }
 
   /// Ripple edits move the markers: a cut (the one inside the range to its start, the one
