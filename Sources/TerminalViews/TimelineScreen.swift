@@ -52,6 +52,12 @@ public enum TimelineScreen {
     var lines: [String] = [fit(printable(header), width)]
     lines.append(ruler(columns: columns, start: start, span: span, rate: rate))
     var rows = height - 2 - footerLines.count
+    // The markers under the ruler, on a row of their own where a track row is left after it.
+    if !project.markers.isEmpty && rows > 1 {
+      lines.append(
+        fit("markers", nameWidth - 1) + " " + markerRow(project.markers, columns: columns, column))
+      rows -= 1
+    }
     let firstTrack = max(0, min(firstTrack, project.tracks.count - 1))
     // The "above" line only where a track row is left after it.
     if firstTrack > 0 && rows > 1 {
@@ -165,6 +171,20 @@ public enum TimelineScreen {
       max(first + max(1, min(fadeIn, last - first - id.count)), innerFirst),
       innerLast - id.count + 1)
     for (offset, character) in id.enumerated() { cells[start + offset] = character }
+  }
+
+  /// Each marker in view as `▾name` from its column, the name cut where the next one starts.
+  static func markerRow(_ markers: [Marker], columns: Int, _ column: (Int64) -> Int) -> String {
+    var cells = Array(repeating: Character(" "), count: columns)
+    for marker in markers {
+      let first = column(marker.position.frames)
+      guard first >= 0, first < columns else { continue }
+      let label = Array("▾" + printable(marker.name))
+      for (offset, character) in label.enumerated() where first + offset < columns {
+        cells[first + offset] = character
+      }
+    }
+    return String(cells)
   }
 
   /// Time marks every ten columns or so, at round seconds.

@@ -13,10 +13,13 @@ public struct ChangedIDs: Sendable, Hashable {
   public var format: Bool
   /// Whether any effect chain may have changed (chains are short: a reader compares them all).
   public var effects: Bool
+  /// Whether any marker may have changed (a reader compares them all).
+  public var markers: Bool
 
   public init(
     sources: Set<Source.ID> = [], tracks: Set<Track.ID> = [], clips: Set<Clip.ID> = [],
-    trackOrder: Bool = false, format: Bool = false, effects: Bool = false
+    trackOrder: Bool = false, format: Bool = false, effects: Bool = false,
+    markers: Bool = false
   ) {
     self.sources = sources
     self.tracks = tracks
@@ -24,16 +27,19 @@ public struct ChangedIDs: Sendable, Hashable {
     self.trackOrder = trackOrder
     self.format = format
     self.effects = effects
+    self.markers = markers
   }
 
   public var isEmpty: Bool {
     sources.isEmpty && tracks.isEmpty && clips.isEmpty && !trackOrder && !format && !effects
+      && !markers
   }
 
   /// Everything in `project`: the change from nothing to it.
   public init(everythingIn project: Project) {
     self.init(
       sources: Set(project.sources.map(\.id)), tracks: Set(project.tracks.map(\.id)),
-      clips: Set(project.allClips.map(\.id)), trackOrder: true, format: true, effects: true)
+      clips: Set(project.allClips.map(\.id)), trackOrder: true, format: true, effects: true,
+      markers: true)
   }
 }

@@ -33,6 +33,10 @@ public enum Command: Sendable, Hashable {
   /// that sat in another chain moves to this one; effects the chain held that are not listed
   /// are removed.
   case setEffects([Effect], on: ChainOwner)
+  /// Adds the marker, or replaces the marker with the same id (moved, renamed).
+  case setMarker(Marker)
+  /// Removes markers.
+  case removeMarkers([Marker.ID])
 }
 
 extension Project {
@@ -168,6 +172,18 @@ extension Project {
         if let index = tracks.firstIndex(where: { $0.id == id }) { tracks[index].effects = effects }
       }
       changed.effects = true
+    case .setMarker(let marker):
+      try validate(marker)
+      markers.removeAll { $0.id == marker.id }
+      let position = markers.firstIndex { Marker.timelineOrder(marker, $0) } ?? markers.endIndex
+      markers.insert(marker, at: position)
+      changed.markers = true
+    case .removeMarkers(let ids):
+      for id in ids {
+        guard markers.contains(where: { $0.id == id }) else { throw .unknownMarker(id) }
+        markers.removeAll { $0.id == id }
+      }
+      changed.markers = true
     case .removeClips(let ids):
       for id in ids {
         guard let (_, track) = clip(id), let index = tracks.firstIndex(where: { $0.id == track.id })

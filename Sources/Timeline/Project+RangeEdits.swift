@@ -104,6 +104,7 @@ extension Project {
       if ripple { edited.envelope = track.envelope?.removing(range) }
       if edited != track { commands.append(.setTrack(edited)) }
     }
+    if ripple { commands += markersRippled(removing: range) }
     return (commands, shortfalls)
   }
 
@@ -135,7 +136,7 @@ extension Project {
       edited.envelope = track.envelope?.opening(at: position, length: length)
       if edited != track { commands.append(.setTrack(edited)) }
     }
-    return commands
+    return commands + markersShifted(openingAt: position, length: length)
   }
 
   /// Removes a clip; with `ripple`, every clip of its track that starts at or after its end
@@ -163,7 +164,7 @@ extension Project {
         ? other.moved(to: other.timelineStart - clip.length) : other
     }
     edited.envelope = track.envelope?.removing(clip.timelineRange)
-    return [.setTrack(edited)]
+    return [.setTrack(edited)] + markersRippled(removing: clip.timelineRange)
   }
 
   /// Splits every clip of `tracks` (every track when nil) that plays across `position` there:

@@ -3,7 +3,8 @@
 #endif
 
 extension Project {
-  /// Checks the whole project: format, sources, tracks and every clip against its source.
+  /// Checks the whole project: format, sources, tracks, every clip against its source, and
+  /// the markers.
   ///
   /// Throws the first problem found. The store validates only what a commit touches
   /// (``validate(_:)-clip``, ``validate(_:)-track``), so this full check is for tests, imports
@@ -25,6 +26,11 @@ extension Project {
         guard seenClips.insert(clip.id).inserted else { throw .duplicateID("\(clip.id)") }
         try validate(clip)
       }
+    }
+    var seenMarkers = Set<Marker.ID>()
+    for marker in markers {
+      guard seenMarkers.insert(marker.id).inserted else { throw .duplicateID("\(marker.id)") }
+      try validate(marker)
     }
   }
 

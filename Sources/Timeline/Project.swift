@@ -20,10 +20,12 @@ public struct Project: Sendable, Hashable, Codable {
   public var masterGain: Gain
   /// The master's effect chain, in the order it runs, after the master gain.
   public var masterEffects: [Effect]
+  /// The markers, sorted by position, then by id (``Marker/timelineOrder(_:_:)``).
+  public var markers: [Marker]
 
   public init(
     sampleRate: Int, channels: Int, sources: [Source] = [], tracks: [Track] = [],
-    masterGain: Gain = .unity, masterEffects: [Effect] = []
+    masterGain: Gain = .unity, masterEffects: [Effect] = [], markers: [Marker] = []
   ) {
     self.sampleRate = sampleRate
     self.channels = channels
@@ -31,6 +33,7 @@ public struct Project: Sendable, Hashable, Codable {
     self.tracks = tracks
     self.masterGain = masterGain
     self.masterEffects = masterEffects
+    self.markers = markers.sorted(by: Marker.timelineOrder)
   }
 
   public static let supportedSampleRates = [

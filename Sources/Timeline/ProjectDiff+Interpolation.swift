@@ -27,6 +27,15 @@ extension ProjectDiff {
         decibels: Self.tween(old.gain.decibels, new.gain.decibels, u))
       project.tracks[index].pan = Self.tween(old.pan, new.pan, u)
     }
+    // Markers: a moved one slides (added and removed ones are as they end).
+    for change in markers {
+      guard let old = change.before, let new = change.after,
+        let index = project.markers.firstIndex(where: { $0.id == change.id })
+      else { continue }
+      project.markers[index].position = FramePosition(
+        Self.tween(old.position.frames, new.position.frames, u))
+    }
+    if !markers.isEmpty { project.markers.sort(by: Marker.timelineOrder) }
     // Clips: each changed one taken out and put back at its tweened place.
     let changedIDs = Set(clips.map(\.id))
     for index in project.tracks.indices {

@@ -12,7 +12,7 @@ public struct ProjectDiff: Sendable, Hashable {
   public static func == (a: ProjectDiff, b: ProjectDiff) -> Bool {
     a.sources == b.sources && a.tracks == b.tracks && a.clips == b.clips
       && a.formatChanged == b.formatChanged && a.masterGainChanged == b.masterGainChanged
-      && a.effects == b.effects
+      && a.effects == b.effects && a.markers == b.markers
   }
 
   public func hash(into hasher: inout Hasher) {
@@ -22,6 +22,20 @@ public struct ProjectDiff: Sendable, Hashable {
     hasher.combine(formatChanged)
     hasher.combine(masterGainChanged)
     hasher.combine(effects)
+    hasher.combine(markers)
+  }
+
+  /// One marker's change: `before == nil` is an addition, `after == nil` a removal.
+  public struct MarkerChange: Sendable, Hashable {
+    public var id: Marker.ID
+    public var before: Marker?
+    public var after: Marker?
+
+    public init(id: Marker.ID, before: Marker?, after: Marker?) {
+      self.id = id
+      self.before = before
+      self.after = after
+    }
   }
 
   /// An effect, the chain it is in and its place there.
@@ -138,6 +152,8 @@ public struct ProjectDiff: Sendable, Hashable {
   public var masterGainChanged: Bool
   /// Effects added, removed, changed or moved in their chains; sorted by id.
   public var effects: [EffectChange]
+  /// Markers added, removed, moved or renamed; sorted by id.
+  public var markers: [MarkerChange]
   /// The two snapshots, for ``interpolated(at:easing:)``; not part of the diff's value (two
   /// diffs that list the same changes are equal).
   public let before: Project?
@@ -145,7 +161,7 @@ public struct ProjectDiff: Sendable, Hashable {
 
   public var isEmpty: Bool {
     sources.isEmpty && tracks.isEmpty && clips.isEmpty && !formatChanged && !masterGainChanged
-      && effects.isEmpty
+      && effects.isEmpty && markers.isEmpty
   }
 
   /// The diff from `old` to `new`, examining only `changed` (everything when `nil`).
@@ -167,6 +183,7 @@ public struct ProjectDiff: Sendable, Hashable {
         return all
       }()
     effects = changed.effects ? Self.effectChanges(from: old, to: new) : []
+    markers = changed.markers ? Self.markerChanges(from: old, to: new) : []
     formatChanged = old.sampleRate != new.sampleRate || old.channels != new.channels
     masterGainChanged = old.masterGain != new.masterGain
     before = old
@@ -206,6 +223,14 @@ public struct ProjectDiff: Sendable, Hashable {
       let before = oldClips[id]
       let after = newClips[id]
       return before == after ? nil : ClipChange(id: id, before: before, after: after)
+    }
+  }
+
+  private static func markerChanges(from old: Project, to new: Project) -> [MarkerChange] {
+    let before = Dictionary(uniqueKeysWithValues: old.markers.map { ($0.id, $0) })
+    let after = Dictionary(uniqueKeysWithValues: new.markers.map { ($0.id, $0) })
+    return Set(before.keys).union(after.keys).sorted().compactMap { id in
+      before[id] == after[id] ? nil : MarkerChange(id: id, before: before[id], after: after[id])
     }
   }
 

@@ -74,6 +74,10 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case unknownEffect(Effect.ID)
   case invalidEffect(Effect.ID, reason: String)
   case effectPositionOutOfRange(Effect.ID, position: Int, chainLength: Int)
+  case unknownMarker(Marker.ID)
+  case duplicateMarkerName(String, existing: Marker.ID)
+  case invalidMarkerName(String, reason: Marker.NameProblem)
+  case negativeMarkerPosition(Marker.ID, position: FramePosition, sampleRate: Int)
 
   public var description: String {
     switch self {
@@ -123,6 +127,33 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
     case .effectPositionOutOfRange(let id, let position, let length):
       return
         "position \(position) is outside \(id)'s chain of \(length) effect\(length == 1 ? "" : "s"); use --to 0 to \(max(length - 1, 0))"
+    case .unknownMarker(let id):
+      return "no marker \(id) in this project; 'tape marker ls' lists the markers"
+    case .duplicateMarkerName(let name, let existing):
+      return
+        "marker \(existing) is already named '\(name)'; marker names are unique (rename it with 'tape marker rename FILE \(existing) NAME', or choose another name)"
+    case .invalidMarkerName(let name, let reason):
+      switch reason {
+      case .blank: return "a marker's name cannot be empty; give it a word such as chorus"
+      case .controlCharacter:
+        let shown = name.unicodeScalars.map { scalar in
+          scalar.properties.generalCategory == .control
+            ? "\\u{\(String(scalar.value, radix: 16, uppercase: true))}" : String(scalar)
+        }.joined()
+        return
+          "the marker name \"\(shown)\" holds a control character (a newline, a tab…); use a name on one line"
+      case .blanksAround:
+        return "the marker name '\(name)' starts or ends with a blank; write it without them"
+      case .idForm:
+        return
+          "'\(name)' looks like an id (m1, c3, 12); a marker's name must not, so that @NAME never means an id: use a word such as chorus or bar-12"
+      case .at:
+        return
+          "the marker name '\(name)' starts with @; name it without the @ (it is written @NAME where a time is taken)"
+      }
+    case .negativeMarkerPosition(let id, let position, let rate):
+      return
+        "marker \(id) would be at \(TimeValue.seconds(FrameCount(position.frames), sampleRate: rate)), before the timeline's start; times are 0 or later"
     case .duplicateID(let id):
       return "\(id) is already used in this project; every id must be unique"
     case .controlCharacterInName(let name):

@@ -195,6 +195,7 @@ struct NetChanges: Sendable {
       case EnvelopeRow.index: changed.tracks.insert(Track.ID(key.id))
       case EnvelopePointRow.index: changed.tracks.insert(EnvelopePointRow.track(ofPoint: key.id))
       case EffectRow.index: changed.effects = true
+      case MarkerRow.index: changed.markers = true
       default: changed.format = true
       }
     }

@@ -100,6 +100,16 @@ enum RowWriter {
       }
     }
 
+    if changed.markers {
+      let before = Dictionary(uniqueKeysWithValues: old.markers.map { ($0.id, $0) })
+      let after = Dictionary(uniqueKeysWithValues: new.markers.map { ($0.id, $0) })
+      for id in Set(before.keys).union(after.keys).sorted() {
+        rows.record(
+          key(MarkerRow.index, id.rawValue), from: before[id].map(MarkerRow.values),
+          to: after[id].map(MarkerRow.values))
+      }
+    }
+
     var placements: [(Clip.ID, ClipIndex.Change)] = []
     let (was, placed) = (old.locate(changed.clips), new.locate(changed.clips))
     for id in changed.clips {
@@ -149,7 +159,7 @@ enum RowWriter {
     // Foreign keys are checked per statement: parents are written before the rows that point at
     // them, and removed after.
     let order: [(String, NetChanges.Kind?)] = [
-      (Schema.projectTable, nil), (Schema.masterTable, nil),
+      (Schema.projectTable, nil), (Schema.masterTable, nil), (Schema.markerTable, nil),
       (Schema.sourceTable, .insert), (Schema.sourceTable, .update),
       (Schema.trackTable, .insert), (Schema.trackTable, .update),
       (Schema.envelopeTable, .insert), (Schema.envelopeTable, .update),

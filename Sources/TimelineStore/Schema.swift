@@ -19,6 +19,7 @@ enum Schema {
   static let masterTable = MasterRow.table
   static let envelopePointTable = EnvelopePointRow.table
   static let effectTable = EffectRow.table
+  static let markerTable = MarkerRow.table
 
   /// The tables whose changes are history; everything else (ids, head, transient state) is not.
   /// New tables are added at the end, never columns to a table: a changeset records a table's
@@ -26,7 +27,7 @@ enum Schema {
   /// ``TrackedRow/index`` is its position here (a test checks it).
   static let trackedRows: [any TrackedRow.Type] = [
     ProjectRow.self, SourceRow.self, TrackRow.self, ClipRow.self, EnvelopeRow.self,
-    MasterRow.self, EnvelopePointRow.self, EffectRow.self,
+    MasterRow.self, EnvelopePointRow.self, EffectRow.self, MarkerRow.self,
   ]
   static let trackedTables = trackedRows.map { $0.table }
 
@@ -39,8 +40,8 @@ enum Schema {
 
   /// The migrations a reader needs: it reads a file that has these as it is. The later ones
   /// add tables that a reader takes as empty when they are absent (v5: envelopes and master
-  /// gain; v6: envelope points; v7: effects), so reading an older project neither needs it writable nor
-  /// upgrades it.
+  /// gain; v6: envelope points; v7: effects; v8: markers), so reading an older project neither
+  /// needs it writable nor upgrades it.
   static let readerMigrations: Set<String> = ["v1", "v2", "v3", "v4"]
 
   /// `PRAGMA application_id` of a Tape project: "TAPE".
@@ -245,6 +246,25 @@ enum Schema {
             nextEffect INTEGER NOT NULL CHECK (nextEffect > 0)
           );
           INSERT INTO effect_sequence (id, nextEffect) VALUES (1, 1);
+          """)
+    }
+    migrator.registerMigration("v8") { db in
+      try db.execute(
+        sql: """
+          -- Markers (MarkerRow): a name at a frame of the timeline. Names are unique, which
+          -- the model checks: a UNIQUE index would refuse a changeset that swaps two names
+          -- row by row.
+          CREATE TABLE marker (
+            id INTEGER PRIMARY KEY CHECK (id > 0),
+            position INTEGER NOT NULL CHECK (position >= 0),
+            name TEXT NOT NULL CHECK (trim(name) <> '')
+          );
+          -- Marker ids, never reused (not history, like the other counters).
+          CREATE TABLE marker_sequence (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            nextMarker INTEGER NOT NULL CHECK (nextMarker > 0)
+          );
+          INSERT INTO marker_sequence (id, nextMarker) VALUES (1, 1);
           """)
     }
     return migrator

@@ -81,6 +81,13 @@ enum SnapshotReader {
       }
       try EffectRow.place(effects, in: &project)
     }
+    // Projects made before markers have no marker table until opened for writing.
+    if try db.tableExists(Schema.markerTable) {
+      try all(MarkerRow.self, orderedBy: "position, id", db) { row in
+        project.markers.append(
+          try MarkerRow.read(row, id: Marker.ID(row.int64(0)), updating: nil))
+      }
+    }
     // Ids are primary keys, so unique, unless the file's pages are damaged (a scan then can
     // see one row twice): every later step keys by id.
     func requireUnique<ID: Hashable>(_ ids: [ID], _ table: String) throws {
@@ -92,6 +99,7 @@ enum SnapshotReader {
     try requireUnique(project.tracks.map(\.id), TrackRow.table)
     try requireUnique(project.allClips.map(\.id), ClipRow.table)
     try requireUnique(project.allEffects.map(\.effect.id), EffectRow.table)
+    try requireUnique(project.markers.map(\.id), MarkerRow.table)
     return HeldProject(
       project: project, positions: positions, points: points, clips: ClipIndex(project))
   }
@@ -282,6 +290,20 @@ enum SnapshotReader {
         }
       }
       try EffectRow.place(Array(effects.values), in: &project)
+    }
+    if changed.markers {
+      var markers = Dictionary(uniqueKeysWithValues: old.markers.map { ($0.id, $0) })
+      try changes.forEach { key, kind, _, new in
+        guard key.table == MarkerRow.index else { return }
+        let id = Marker.ID(key.id)
+        if kind == .delete {
+          markers[id] = nil
+        } else {
+          markers[id] = try MarkerRow.read(
+            Columns(new, changes), id: id, updating: kind == .insert ? nil : markers[id])
+        }
+      }
+      project.markers = markers.values.sorted(by: Marker.timelineOrder)
     }
     let placed = Set(placements.map(\.0))
     for id in changed.clips where !placed.contains(id) { placements.append((id, .removed)) }

@@ -157,6 +157,11 @@ enum IDSequence {
         db.cachedStatement(sql: "SELECT nextEffect FROM effect_sequence WHERE id = 1"))
     else { throw StoreError.corrupt(detail: "the effect id sequence row is missing") }
     ids.nextEffect = try effects.value("nextEffect", of: "effect_sequence")
+    guard
+      let markers = try Row.fetchOne(
+        db.cachedStatement(sql: "SELECT nextMarker FROM marker_sequence WHERE id = 1"))
+    else { throw StoreError.corrupt(detail: "the marker id sequence row is missing") }
+    ids.nextMarker = try markers.value("nextMarker", of: "marker_sequence")
     return ids
   }
 
@@ -166,5 +171,7 @@ enum IDSequence {
     ).execute(arguments: [ids.nextSource, ids.nextTrack, ids.nextClip])
     try db.cachedStatement(sql: "UPDATE effect_sequence SET nextEffect = ? WHERE id = 1")
       .execute(arguments: [ids.nextEffect])
+    try db.cachedStatement(sql: "UPDATE marker_sequence SET nextMarker = ? WHERE id = 1")
+      .execute(arguments: [ids.nextMarker])
   }
 }

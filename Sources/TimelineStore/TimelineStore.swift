@@ -59,6 +59,7 @@ public struct IDAllocator: Sendable {
   var nextTrack: Int64
   var nextClip: Int64
   var nextEffect: Int64 = 1
+  var nextMarker: Int64 = 1
 
   public mutating func newSourceID() -> Source.ID {
     defer { nextSource += 1 }
@@ -80,13 +81,19 @@ public struct IDAllocator: Sendable {
     return Effect.ID(nextEffect)
   }
 
+  public mutating func newMarkerID() -> Marker.ID {
+    defer { nextMarker += 1 }
+    return Marker.ID(nextMarker)
+  }
+
   /// The ids allocated since `earlier` (this allocator at an earlier moment): sources, then
-  /// tracks, then clips, then effects, each in order.
+  /// tracks, then clips, then effects, then markers, each in order.
   public func created(since earlier: IDAllocator) -> [String] {
     (earlier.nextSource..<nextSource).map { Source.ID($0).description }
       + (earlier.nextTrack..<nextTrack).map { Track.ID($0).description }
       + (earlier.nextClip..<nextClip).map { Clip.ID($0).description }
       + (earlier.nextEffect..<nextEffect).map { Effect.ID($0).description }
+      + (earlier.nextMarker..<nextMarker).map { Marker.ID($0).description }
   }
 }
 

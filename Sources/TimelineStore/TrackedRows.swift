@@ -425,3 +425,26 @@ enum EffectRow: TrackedRow {
     }
   }
 }
+
+/// One marker: `(id, position, name)`, the position in frames at the project rate.
+enum MarkerRow: TrackedRow {
+  static let table = "marker"
+  static let index = 8
+  static let columns = ["id", "position", "name"]
+
+  static func values(_ marker: Marker) -> [ChangeValue] {
+    [.integer(marker.id.rawValue), .integer(marker.position.frames), .text(marker.name)]
+  }
+
+  /// A marker as a row holds it, taking what an update leaves alone from `base`.
+  static func read(
+    _ row: some ColumnReader, id: Marker.ID, updating base: Marker?
+  ) throws
+    -> Marker
+  {
+    guard let position = try row.integer(1).map({ FramePosition($0) }) ?? base?.position,
+      let name = try row.text(2) ?? base?.name
+    else { throw unreadable(id.rawValue) }
+    return Marker(id: id, name: name, position: position)
+  }
+}

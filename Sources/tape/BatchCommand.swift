@@ -16,11 +16,13 @@ struct Batch: ParsableCommand {
     discussion: """
       Each line is a tape editing command without 'tape' and the project: clip add, split, \
       copy, move, trim, slip, set, crossfade, rm; track add, set, envelope, move, duplicate, \
-      rm; fx add, set, bypass, move, rm; import; relink; cut; insert; split; master. Words are split as a shell splits them ('…' and "…" quote, \\ escapes), and # \
+      rm; fx add, set, bypass, move, rm; marker add, move, rename, rm; import; relink; cut; \
+      insert; split; master. Words are split as a shell splits them ('…' and "…" quote, \\ escapes), and # \
       starts a comment. Every line is checked and applied in order, each seeing the ones \
       before it; an error on any line is reported as 'line N: …' and nothing is applied.
       A line's --as NAME names the id it creates (the first, if several); later lines use it \
-      as @NAME.
+      as @NAME. A word @NAME that no earlier line named is a marker, for a time \
+      (--at @chorus, @chorus+2s); a name given by --as wins over a marker's.
       Example: tape batch song.tape edits.txt -m "Rough cut"
       Example: printf 'track add Drums --as d\\nclip add @d s1 --at 0\\n' | tape batch song.tape
       """)
@@ -32,7 +34,7 @@ struct Batch: ParsableCommand {
 
   /// The subcommands a batch takes, as their first words.
   static let editing = [
-    "clip", "track", "fx", "import", "relink", "cut", "insert", "split", "master",
+    "clip", "track", "fx", "import", "relink", "cut", "insert", "split", "master", "marker",
   ]
 
   func run() throws {
@@ -95,6 +97,19 @@ struct Batch: ParsableCommand {
               named[name] = first
             }
           } catch {
+            // An @NAME that is neither an earlier line's --as nor a marker: say so rather
+            // than what the parser made of it.
+            if let unknown = line.words.first(where: {
+              $0.hasPrefix("@") && named[String($0.dropFirst())] == nil
+                && (try? parsePosition($0, current)) == nil
+            }) {
+              throw BatchLineError(
+                line: line.number,
+                underlying: UsageError(
+                  message:
+                    "\(unknown) is not named by an earlier line (name an id with --as NAME), nor a marker ('tape marker ls' lists them)"
+                ))
+            }
             throw BatchLineError(line: line.number, underlying: error)
           }
         }
@@ -115,7 +130,8 @@ struct BatchLine {
   /// The words as written, `--as NAME` taken out.
   let words: [String]
   let name: String?
-  /// Whether a word is `@NAME`: parsed again once the names are known.
+  /// Whether a word is `@NAME` for a name an earlier line gave with `--as`: parsed again once
+  /// the names are known.
   let usesNames: Bool
   var command: any EditingCommand
 
@@ -150,17 +166,11 @@ struct BatchLine {
       name = given
       words.removeSubrange(index...index + 1)
     }
-    for word in words where word.hasPrefix("@") && word.count > 1 {
-      guard known.contains(String(word.dropFirst())) else {
-        throw BatchLineError(
-          line: number,
-          underlying: UsageError(
-            message: "\(word) is not named by an earlier line (name an id with --as NAME)"))
-      }
-    }
+    // Any other @WORD is left for a time argument to read as a marker (checked when the line
+    // is applied, against the project as the earlier lines left it).
     self.words = words
     self.name = name
-    usesNames = words.contains { $0.hasPrefix("@") && $0.count > 1 }
+    usesNames = words.contains { $0.hasPrefix("@") && known.contains(String($0.dropFirst())) }
     command = try Self.parse(words, file: file, line: number)
   }
 

@@ -43,6 +43,7 @@ func ids(_ kind: Character) -> CompletionKind {
     case "c": all = project.tracks.flatMap(\.clips).map(\.id.description)
     case "t": all = project.tracks.map(\.id.description)
     case "s": all = project.sources.map(\.id.description)
+    case "m": all = project.markers.map(\.id.description)
     default:
       all = ((try? store.history())?.versions ?? []).reversed().map { "\($0.version)" }
     }
@@ -392,6 +393,9 @@ func parseTime(_ text: String, _ project: Project) throws -> FrameCount {
 /// - where the option has a time to be relative to (`base`: a clip's own start for `clip move
 ///   --to`, the range's start for `cut --to`…), a nudge from it: `+10ms`, `-1s`.
 ///
+/// - a marker, `@chorus`, with an offset if wanted (`@chorus+2s`, `@chorus-500ms`); a name
+///   that itself ends in what reads as an offset (`take-2s`) is taken whole first.
+///
 /// A result before the timeline's start is refused.
 func parsePosition(
   _ text: String, _ project: Project, relativeTo base: FramePosition? = nil
@@ -407,6 +411,8 @@ func parsePosition(
     guard let (clip, _) = project.clip(id) else { throw TimelineError.unknownClip(id) }
     position = (edge.2 == "start" ? clip.timelineStart : clip.timelineEnd).frames
     if let sign = edge.3?.first, let time = edge.4 { position += try offset(sign, time) }
+  } else if trimmed.hasPrefix("@") {
+    position = try markerPosition(trimmed, project, offset: offset)
   } else if let sign = trimmed.first, sign == "+" || (sign == "-" && base != nil) {
     guard let base else {
       throw UsageError(
@@ -425,6 +431,34 @@ func parsePosition(
     )
   }
   return FramePosition(position)
+}
+
+/// The frame `@NAME`, `@NAME+TIME` or `@NAME-TIME` names: the marker's position, offset.
+/// The whole text after `@` is tried as a name first, then each split at a `+` or `-` (the
+/// last first) whose right side is a time.
+private func markerPosition(
+  _ text: String, _ project: Project, offset: (Character, Substring) throws -> Int64
+) throws -> Int64 {
+  let body = text.dropFirst()
+  guard !body.isEmpty else {
+    throw UsageError(message: "'@' names no marker; write @NAME ('tape marker ls' lists them)")
+  }
+  if let marker = project.marker(named: String(body)) { return marker.position.frames }
+  var split = body.endIndex
+  var wanted = String(body)
+  while let sign = body[..<split].lastIndex(where: { $0 == "+" || $0 == "-" }) {
+    split = sign
+    let name = String(body[..<sign])
+    let time = body[body.index(after: sign)...]
+    guard let first = time.first, first.isASCII, first.isNumber else { continue }
+    if let marker = project.marker(named: name) {
+      return marker.position.frames + (try offset(body[sign], time))
+    }
+    if (try? TimeValue(parsing: String(time), sampleRate: project.sampleRate)) != nil {
+      wanted = name
+    }
+  }
+  throw UsageError(message: unknownMarkerName(wanted, project, given: text))
 }
 
 func parseCurve(_ text: String) throws -> FadeCurve {

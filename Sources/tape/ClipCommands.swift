@@ -398,7 +398,9 @@ struct ClipCommand: ParsableCommand {
       discussion: """
         With --ripple, every later clip of its track (starting at or after its end) moves \
         left by its length; other tracks do not move (to keep them in sync, cut the clip's \
-        time range from every track with 'tape cut --ripple').
+        time range from every track with 'tape cut --ripple'). Markers move as a ripple cut \
+        of the clip's time moves them: those after it left by its length, those inside it to \
+        its start.
         Example: tape clip rm song.tape c3 --ripple
         """,
       aliases: ["remove"]

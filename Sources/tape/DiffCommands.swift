@@ -283,7 +283,34 @@ struct DiffWords {
     for change in diff.effects {
       lines.append(effectWords(change))
     }
+    for change in diff.markers {
+      lines.append(markerWords(change))
+    }
     return lines
+  }
+
+  /// `m1 "chorus" added at 1:02.000`, `m1 "chorus" moved 1:02.000 → 1:03.000`,
+  /// `m1 renamed "chorus" → "refrain"`, `m1 "chorus" removed (at 1:02.000)`.
+  private func markerWords(_ change: ProjectDiff.MarkerChange) -> String {
+    let id = change.id
+    func quoted(_ name: String) -> String { "\"\(escaped(name))\"" }
+    switch (change.before, change.after) {
+    case (nil, let new?):
+      return "\(id) \(quoted(new.name)) added at \(time(new.position.frames))"
+    case (let old?, nil):
+      return "\(id) \(quoted(old.name)) removed (at \(time(old.position.frames)))"
+    case (let old?, let new?):
+      var parts: [String] = []
+      if old.name != new.name { parts.append("renamed \(quoted(old.name)) → \(quoted(new.name))") }
+      if old.position != new.position {
+        parts.append(
+          (old.name == new.name ? "\(quoted(new.name)) " : "")
+            + "moved \(time(old.position.frames)) → \(time(new.position.frames))")
+      }
+      return "\(id) " + parts.joined(separator: ", ")
+    default:
+      return "\(id)"
+    }
   }
 
   /// `f1 added to t1 at 0 (fil4#stereo)`, `f1 gain -6 → -12, bypassed`, `f1 moved t1 #1 → #0`,
@@ -518,6 +545,15 @@ struct DiffWords {
           ("words", .string(effectWords(change))),
           ("before", change.before.map(placed) ?? .null),
           ("after", change.after.map(placed) ?? .null),
+        ]))
+    }
+    for change in diff.markers {
+      items.append(
+        .object([
+          ("kind", .string("marker")), ("id", .string(change.id.description)),
+          ("words", .string(markerWords(change))),
+          ("before", change.before.map(markerJSON) ?? .null),
+          ("after", change.after.map(markerJSON) ?? .null),
         ]))
     }
     return items

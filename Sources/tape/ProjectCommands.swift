@@ -151,6 +151,7 @@ func projectJSON(_ snapshot: StoreSnapshot, file: String) -> JSONValue {
         })
     ),
     ("masterEffects", .array(project.masterEffects.map(effectFields))),
+    ("markers", .array(project.markers.map(markerJSON))),
   ])
 }
 
@@ -288,6 +289,9 @@ struct TimelineTable {
     var lines = [
       "version \(snapshot.version) · \(rate) Hz · \(project.channels == 1 ? "mono" : "stereo") · length \(clock(project.timelineEnd.frames))\(project.masterGain == .unity ? "" : " · master \(project.masterGain)")"
     ]
+    if !project.markers.isEmpty {
+      lines.append("markers \(markersText(project.markers) { clock($0) })")
+    }
     lines.append("")
     if project.sources.isEmpty {
       lines.append("no sources yet: tape import FILE AUDIO...")

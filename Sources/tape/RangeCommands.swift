@@ -47,10 +47,12 @@ struct Cut: EditingCommand {
       of a fade-out (or the start of a fade-in) shortens it to what remains, which keeps its \
       curve and still reaches silence at the new edge; a range that starts inside a fade-in \
       or ends inside a fade-out is refused, since the rest of that fade would jump to full \
-      level (the message says where to cut instead). Volume envelopes move with --ripple. \
-      Everywhere else the audio outside the range is exactly what it was.
+      level (the message says where to cut instead). Volume envelopes move with --ripple, \
+      and so do markers: those after the range move left by its length, those inside it to \
+      its start. Everywhere else the audio outside the range is exactly what it was.
       Example: tape cut song.tape --from 12.3s --to 12.8s --ripple --crossfade 5ms
       Example: tape cut song.tape --from 1:00 --to 1:30 --tracks t1,t2
+      Example: tape cut song.tape --from @chorus --to @chorus+2s
       """
   ).parsedAlone()
 
@@ -131,7 +133,8 @@ struct Insert: EditingCommand {
     abstract: "Open a gap of silence in tracks, moving everything after it right.",
     discussion: """
       A clip playing across --at is split there (its right part gets a new id, printed) and \
-      moves with the rest; a split inside a fade is refused, as 'clip split' refuses it.
+      moves with the rest; a split inside a fade is refused, as 'clip split' refuses it. \
+      Markers at or after --at move right with it.
       Example: tape insert song.tape --at 30s --length 2s
       """
   ).parsedAlone()

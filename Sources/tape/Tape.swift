@@ -11,7 +11,8 @@ struct Tape: ParsableCommand {
     discussion: """
       A project is one SQLite file (song.tape) holding the timeline, its sources and its whole \
       undo history. Times are written 1.5, 1.5s, 250ms, 1:02.5, 01:02:03.250 or 96000f; gains \
-      as -3, -3dB or +2.5dB. Ids are short and stable: s1 (source), t1 (track), c1 (clip). \
+      as -3, -3dB or +2.5dB. Ids are short and stable: s1 (source), t1 (track), c1 (clip), m1 (marker); \
+      a time can name a marker: @chorus, @chorus+2s. \
       'tape --version' prints the version; 'tape -v COMMAND …' also prints on stderr what it \
       does (files read, cache hits, commits and their times; as TAPE_LOG=debug).
       """,
@@ -21,7 +22,9 @@ struct Tape: ParsableCommand {
       CommandGroup(name: "Clips", subcommands: [ClipCommand.self]),
       CommandGroup(
         name: "Time ranges and the mix",
-        subcommands: [Cut.self, Insert.self, SplitAll.self, Silences.self, Master.self]),
+        subcommands: [
+          Cut.self, Insert.self, SplitAll.self, Silences.self, Master.self, MarkerCommand.self,
+        ]),
       CommandGroup(name: "Effects", subcommands: [Fx.self]),
       CommandGroup(name: "Scripts", subcommands: [Batch.self]),
       CommandGroup(
@@ -126,6 +129,9 @@ struct Tape: ParsableCommand {
     ["undo"]: Undo.self, ["redo"]: Redo.self, ["ls"]: List.self,
     ["fx", "add"]: Fx.Add.self, ["fx", "set"]: Fx.Set.self, ["fx", "bypass"]: Fx.Bypass.self,
     ["fx", "move"]: Fx.Move.self, ["fx", "rm"]: Fx.Remove.self, ["fx", "remove"]: Fx.Remove.self,
+    ["marker", "add"]: MarkerCommand.Add.self, ["marker", "move"]: MarkerCommand.Move.self,
+    ["marker", "rename"]: MarkerCommand.Rename.self, ["marker", "rm"]: MarkerCommand.Remove.self,
+    ["marker", "remove"]: MarkerCommand.Remove.self, ["marker", "ls"]: MarkerCommand.List.self,
   ]
 
   /// `arguments` parsed as one of ``quickCommands``; nil when they name none, ask for help, or

@@ -200,6 +200,7 @@ struct Fuzzer {
     try tape("clip", "add", file, "t1", "s1", "--at", "0.5s", "--length", "2s")
     try tape("clip", "add", file, "t2", "s2", "--at", "0", "--length", "1.5s")
     try tape("clip", "add", file, "t3", "s1", "--at", "1s", "--from", "1s", "--length", "1s")
+    try tape("marker", "add", file, "1s", "verse")
     listing = try list()
   }
 
@@ -215,8 +216,13 @@ struct Fuzzer {
     pick([
       "1s", "0", "1.5", "250ms", "0:01.5", "00:00:02.250", "96000f", "2", "0.001s", "10s",
       "-1s", "1e10", "nan", "", "abc", "99999999999999", "1:60", "inf", "1099511627777f", "--",
-      "0.0000001s", "3:", ":3", "1:2:3:4", "١",
+      "0.0000001s", "3:", ":3", "1:2:3:4", "١", "@verse", "@verse+250ms", "@verse-2s", "@",
+      "@nosuch", "@verse+x",
     ])
+  }
+  mutating func marker() -> String { pick(["m1", "m2", "m9", "verse", "@verse", "c1", "", "m0"]) }
+  mutating func markerName() -> String {
+    pick(["chorus", "verse", "m3", "12", "@x", "bridge two", "", " pad", "a\nb", "t\u{7}"])
   }
   mutating func clip() -> String {
     pick(["c1", "c2", "c3", "c4", "c99", "c0", "x1", "", "t1", "c-1"])
@@ -260,7 +266,7 @@ struct Fuzzer {
   /// One command line and extra environment.
   mutating func commandLine() -> ([String], [String: String]) {
     var arguments: [String]
-    switch next(32) {
+    switch next(33) {
     case 0:
       arguments = ["track", "add", file, name()] + maybe(["--gain", gain()], ["--pan", pan()])
     case 1:
@@ -383,6 +389,14 @@ struct Fuzzer {
           "fx", "info", pick(["http://gareus.org/oss/lv2/dpl#stereo", "dpl", "", file, "http://"]),
         ]
           + maybe(["--json"])
+    case 32:
+      switch next(5) {
+      case 0: arguments = ["marker", "add", file, time(), markerName()]
+      case 1: arguments = ["marker", "move", file, marker(), "--to", pick([time(), "+1s", "-1s"])]
+      case 2: arguments = ["marker", "rename", file, marker(), markerName()]
+      case 3: arguments = ["marker", "rm", file, marker()] + maybe([marker()])
+      default: arguments = ["marker", "ls", file] + maybe(["--json"], ["--frames"])
+      }
     case 20:
       arguments = [
         pick(["new", "ls", "history", "undo", "render"]),

@@ -339,7 +339,8 @@ enum HelpExamples {
   /// A project, song.tape, that has what the examples name: sources s1 (100 s) and s2
   /// (drums.flac, also as ~/audio/moved/drums.wav), tracks t1–t3, clip c3 across 0–94 s (from 1 s
   /// of s1) and c4 right after it, an envelope on t1 (points at 0, 10 and 12 s), an EQ f1 on t1
-  /// (x42's fil4), 21 versions and one to redo; vocals.wav, drums.flac and edits.txt beside it.
+  /// (x42's fil4), a marker m1 "chorus" at 62 s, 22 versions and one to redo; vocals.wav,
+  /// drums.flac and edits.txt beside it.
   static func fixture(in space: Workspace) throws -> String {
     let folder = space.path("fixture")
     // The sources outside the project's folder, so that the project names them absolutely
@@ -375,6 +376,7 @@ enum HelpExamples {
       ["clip", "add", song, "t3", "s1", "--at", "94s", "--from", "95s", "--length", "5s"],
       ["track", "envelope", song, "t1", "--set", "0s:0dB,10s:-6dB,12s:-inf"],
       ["fx", "add", song, "t1", "http://gareus.org/oss/lv2/fil4#stereo"],
+      ["marker", "add", song, "62s", "chorus"],
     ] {
       try TapeBinary.run(arguments).checked(arguments)
     }

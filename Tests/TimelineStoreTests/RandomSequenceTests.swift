@@ -144,6 +144,42 @@ struct RandomSequenceTests {
         default: return try project.removeEffects([effect.id])
         }
       }
+      // Markers: added, moved, renamed (a taken name is refused: no edit), removed; and moved
+      // by ripple edits (a gap opened, a range cut with ripple).
+      if choice == 6 || (choice == 7 && project.markers.isEmpty) {
+        let id = ids.newMarkerID()
+        return try project.addMarker(
+          id, named: "mark \(id.rawValue)",
+          at: FramePosition(Int64.random(in: 0...2_000_000, using: &rng)))
+      }
+      if choice == 7 {
+        let marker = project.markers.randomElement(using: &rng)!
+        switch Int.random(in: 0..<5, using: &rng) {
+        case 0:
+          return try project.moveMarker(
+            marker.id, to: FramePosition(Int64.random(in: 0...2_000_000, using: &rng)))
+        case 1:
+          return
+            (try? project.renameMarker(
+              marker.id, to: "name \(Int.random(in: 0..<20, using: &rng))")) ?? []
+        case 2:
+          return
+            (try? project.insertGap(
+              at: FramePosition(Int64.random(in: 0...2_000_000, using: &rng)),
+              length: FrameCount(Int64.random(in: 1...48_000, using: &rng))
+            ) { ids.newClipID() }) ?? []
+        case 3:
+          let start = Int64.random(in: 0...2_000_000, using: &rng)
+          return
+            (try? project.cutRange(
+              FrameRange(
+                start: FramePosition(start),
+                end: FramePosition(start + Int64.random(in: 1...96_000, using: &rng))),
+              ripple: true
+            ) { ids.newClipID() }) ?? []
+        default: return try project.removeMarkers([marker.id])
+        }
+      }
       return try project.removeClips([clips.randomElement(using: &rng)!.id])
     default:
       let clip = clips.randomElement(using: &rng)!

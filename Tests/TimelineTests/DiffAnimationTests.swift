@@ -32,6 +32,19 @@ struct DiffAnimationTests {
     #expect(diff.interpolated(at: 7) == after)
   }
 
+  /// A moved marker slides from its old time to its new one, kept in time order on the way.
+  @Test func aMovedMarkerSlides() throws {
+    let old = try before.applying([
+      .setMarker(Marker(id: Marker.ID(1), name: "a", position: 0)),
+      .setMarker(Marker(id: Marker.ID(2), name: "b", position: 50_000)),
+    ])
+    let new = try old.applying([.setMarker(Marker(id: Marker.ID(1), name: "a", position: 100_000))])
+    let diff = ProjectDiff(from: old, to: new)
+    #expect(diff.interpolated(at: 0.25).markers.map(\.position) == [25_000, 50_000])
+    #expect(diff.interpolated(at: 0.75).markers.map(\.id) == [Marker.ID(2), Marker.ID(1)])
+    #expect(diff.interpolated(at: 0.75).markers.map(\.position) == [50_000, 75_000])
+  }
+
   /// Positions move monotonically from the old place to the new one, with either easing.
   @Test(arguments: Easing.allCases)
   func positionsAreMonotone(easing: Easing) throws {

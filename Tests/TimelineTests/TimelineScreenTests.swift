@@ -35,6 +35,31 @@ struct TimelineScreenTests {
     #expect(lines[0].hasPrefix("v3") && lines[7].hasPrefix("q quit"))
   }
 
+  /// Markers get a row under the ruler: `▾name` at each one's column (0.1 s a column here),
+  /// a later marker's mark cutting the name before it; the tracks move down one row.
+  @Test func markersAreDrawnUnderTheRuler() throws {
+    let project = try Fixture.project([Fixture.clip(1, start: 48_000, length: 96_000)]).applying([
+      .setMarker(Marker(id: Marker.ID(1), name: "chorus", position: 48_000)),
+      .setMarker(Marker(id: Marker.ID(2), name: "out", position: 72_000)),
+      .setMarker(Marker(id: Marker.ID(3), name: "late", position: 960_000)),
+    ])
+    let lines = TimelineScreen.lines(
+      of: project, width: 114, height: 8, span: span, header: "v3", footer: "q quit",
+      colour: false)
+    #expect(lines.count == 8)
+    #expect(lines.allSatisfy { $0.count <= 114 })
+    let row = Array(lines[2])
+    #expect(String(row.prefix(14)) == "markers       ")
+    #expect(String(row[(14 + 10)..<(14 + 19)]) == "▾chor▾out")
+    #expect(row.count == 14 + 19 || row[(14 + 19)...].allSatisfy { $0 == " " })
+    #expect(lines[3].hasPrefix("t1 Voice"))
+    // Without markers, no row.
+    let plain = TimelineScreen.lines(
+      of: Fixture.project(), width: 114, height: 8, span: span, header: "v3", footer: "q quit",
+      colour: false)
+    #expect(plain[2].hasPrefix("t1 Voice"))
+  }
+
   /// A track with volume automation gets a row under it: block heights of its gain, ▁ at
   /// −60 dB to █ at +6 dB, blank where it is silent; when rows run short the envelope row goes
   /// first, and every screen still fits.
