@@ -74,6 +74,12 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case unknownEffect(Effect.ID)
   case invalidEffect(Effect.ID, reason: String)
   case effectPositionOutOfRange(Effect.ID, position: Int, chainLength: Int)
+  case invalidClipboardName(String)
+  case clipboardTrackCount(name: String, copied: [Track.ID], given: Int)
+  case clipboardTrackGone(name: String, track: Track.ID)
+  case clipboardSourceGone(name: String, source: Source.ID)
+  case trackNamedTwice(Track.ID)
+  case unknownClipboard(String, known: [String])
 
   public var description: String {
     switch self {
@@ -279,6 +285,28 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
         : "it is \(seconds(room)) long after the cut"
       return
         "a \(seconds(fade)) fade does not fit at the new \(edge) of clip \(clip) (\(left)); use --crossfade \(TimeValue.exact(room, sampleRate: rate)) or less"
+    case .invalidClipboardName(let name):
+      return
+        "'\(name)' is not a clipboard name; use 1 to \(Clipboard.maximumNameLength) letters, digits, '-', '_' and '.', starting with a letter or digit"
+    case .clipboardTrackCount(let name, let copied, let given):
+      let list = copied.map(\.description).joined(separator: ",")
+      return
+        "clipboard \(name) holds \(copied.count) track\(copied.count == 1 ? "" : "s") (\(list)) and --tracks names \(given); name \(copied.count), in that order (the first takes what was copied from \(copied.first?.description ?? "it"))"
+    case .clipboardTrackGone(let name, let track):
+      return
+        "clipboard \(name) was copied from track \(track), which is no longer in the project; paste it onto other tracks with --tracks"
+    case .clipboardSourceGone(let name, let source):
+      return
+        "clipboard \(name) plays audio of source \(source), which is no longer in the project; import the file again and copy the range again"
+    case .unknownClipboard(let name, let known):
+      let list =
+        known.isEmpty
+        ? "it has none"
+        : "it has \(known.joined(separator: ", ")); 'tape copy FILE --list' lists them"
+      return
+        "no clipboard \(name) in this project (\(list)); a clipboard belongs to the project it was copied in: pasting into another project is not supported"
+    case .trackNamedTwice(let track):
+      return "\(track) is named twice in --tracks; name each track once"
     case .notJoinable(let left, let right):
       return
         "clips \(left) and \(right) cannot be joined; the second must continue the first in the same source, on the timeline, with the same gain and no fade between them"

@@ -16,7 +16,7 @@ struct Batch: ParsableCommand {
     discussion: """
       Each line is a tape editing command without 'tape' and the project: clip add, split, \
       copy, move, trim, slip, set, crossfade, rm; track add, set, envelope, move, duplicate, \
-      rm; fx add, set, bypass, move, rm; import; relink; cut; insert; split; master. Words are split as a shell splits them ('…' and "…" quote, \\ escapes), and # \
+      rm; fx add, set, bypass, move, rm; import; relink; cut; insert; split; paste; master. Words are split as a shell splits them ('…' and "…" quote, \\ escapes), and # \
       starts a comment. Every line is checked and applied in order, each seeing the ones \
       before it; an error on any line is reported as 'line N: …' and nothing is applied.
       A line's --as NAME names the id it creates (the first, if several); later lines use it \
@@ -32,7 +32,7 @@ struct Batch: ParsableCommand {
 
   /// The subcommands a batch takes, as their first words.
   static let editing = [
-    "clip", "track", "fx", "import", "relink", "cut", "insert", "split", "master",
+    "clip", "track", "fx", "import", "relink", "cut", "insert", "split", "paste", "master",
   ]
 
   func run() throws {
@@ -54,6 +54,13 @@ struct Batch: ParsableCommand {
         )
         try MutationOutput(version: store.snapshot.version, ids: []).print(json: options.json)
         return
+      }
+      for index in parsed.indices {
+        do {
+          try parsed[index].command.load(from: store)
+        } catch {
+          throw BatchLineError(line: parsed[index].number, underlying: error)
+        }
       }
       for index in parsed.indices where !parsed[index].usesNames {
         do {
@@ -79,6 +86,7 @@ struct Batch: ParsableCommand {
             var command = line.command
             if line.usesNames {
               command = try line.reparsed(with: named, file: file)
+              command.takeLoaded(from: line.command)
               try command.prepare(current)
             }
             let before = ids
