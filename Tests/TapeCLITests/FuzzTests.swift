@@ -208,7 +208,7 @@ struct Fuzzer {
     return Int((state >> 33) % UInt64(bound))
   }
 
-  mutating func pick(_ options: [String]) -> String { options[next(options.count)] }
+  mutating func pick<Option>(_ options: [Option]) -> Option { options[next(options.count)] }
 
   /// Sometimes a valid value, sometimes one of many invalid ones.
   mutating func time() -> String {
@@ -220,6 +220,11 @@ struct Fuzzer {
   }
   mutating func clip() -> String {
     pick(["c1", "c2", "c3", "c4", "c99", "c0", "x1", "", "t1", "c-1"])
+  }
+  /// A clipboard name: mostly `x` (which a copy makes and a paste then finds), sometimes one
+  /// never copied or one that is not a name.
+  mutating func clipboard() -> String {
+    pick(["x", "x", "x", "y", "", "a/b", "-x", "ü", String(repeating: "n", count: 65)])
   }
   mutating func track() -> String { pick(["t1", "t2", "t3", "t9", "t0", "c1", "", "T1"]) }
   mutating func source() -> String { pick(["s1", "s2", "s9", "t1", ""]) }
@@ -260,7 +265,7 @@ struct Fuzzer {
   /// One command line and extra environment.
   mutating func commandLine() -> ([String], [String: String]) {
     var arguments: [String]
-    switch next(32) {
+    switch next(34) {
     case 0:
       arguments = ["track", "add", file, name()] + maybe(["--gain", gain()], ["--pan", pan()])
     case 1:
@@ -383,6 +388,24 @@ struct Fuzzer {
           "fx", "info", pick(["http://gareus.org/oss/lv2/dpl#stereo", "dpl", "", file, "http://"]),
         ]
           + maybe(["--json"])
+    case 32:
+      arguments =
+        next(5) == 0
+        ? ["copy", file]
+          + pick([
+            ["--list"], ["--list", "--json"], ["--delete", clipboard()], ["--list", "--as", "x"],
+          ])
+        : [
+          "copy", file, "--from", time(), "--to", pick([time(), "+1s", "c1.end"]), "--as",
+          clipboard(),
+        ]
+          + maybe(["--tracks", pick(["t1", "t1,t2", "t9", ""])], ["--json"])
+    case 33:
+      arguments =
+        ["paste", file, clipboard(), "--at", pick([time(), "c1.end", "+1s"])]
+        + maybe(
+          ["--tracks", pick(["t1", "t1,t2,t3", "t3,t2,t1", "t1,t1,t2", "t9", ""])], ["--ripple"],
+          ["--json"])
     case 20:
       arguments = [
         pick(["new", "ls", "history", "undo", "render"]),
