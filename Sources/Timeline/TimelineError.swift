@@ -80,6 +80,7 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case clipboardSourceGone(name: String, source: Source.ID)
   case trackNamedTwice(Track.ID)
   case unknownClipboard(String, known: [String])
+  case invalidSnap(String)
 
   public var description: String {
     switch self {
@@ -305,6 +306,9 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
         : "it has \(known.joined(separator: ", ")); 'tape copy FILE --list' lists them"
       return
         "no clipboard \(name) in this project (\(list)); a clipboard belongs to the project it was copied in: pasting into another project is not supported"
+    case .invalidSnap(let text):
+      return
+        "'\(text)' is not a snap; use clips (the nearest clip edge within 100 ms), zero (the nearest zero crossing within 10 ms) or a grid: a time (500ms, 0.25s, 1200f) or a note at a tempo (1/4@120bpm)"
     case .trackNamedTwice(let track):
       return "\(track) is named twice in --tracks; name each track once"
     case .notJoinable(let left, let right):

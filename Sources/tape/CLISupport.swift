@@ -141,7 +141,8 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
     switch error {
     case .invalidTime, .timeTooLarge, .invalidGain, .invalidPan, .emptyClip, .emptyRange,
       .invalidEnvelopePoint, .emptyEnvelope, .invalidEnvelopeShape, .envelopeShapeCount,
-      .envelopeShapeInPoint, .invalidClipboardName, .clipboardTrackCount, .trackNamedTwice:
+      .envelopeShapeInPoint, .invalidClipboardName, .clipboardTrackCount, .trackNamedTwice,
+      .invalidSnap:
       return (Exit.usage, error.description)
     default: return (Exit.dataError, error.description)
     }

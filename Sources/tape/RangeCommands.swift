@@ -51,6 +51,11 @@ struct Cut: EditingCommand {
       Everywhere else the audio outside the range is exactly what it was.
       Example: tape cut song.tape --from 12.3s --to 12.8s --ripple --crossfade 5ms
       Example: tape cut song.tape --from 1:00 --to 1:30 --tracks t1,t2
+      --snap moves --from and --to: clips to the nearest clip edge on any track within 100 ms \
+      (farther, the time stays), zero to the nearest zero crossing of the mix (its channels \
+      summed, before effects) within 10 ms, or a grid to its nearest line from 0: a time \
+      (250ms) or a note at a tempo (1/4@120bpm is 0.5 s).
+      Example: tape cut song.tape --from 0:59.97 --to 1:30.04 --snap clips
       """
   ).parsedAlone()
 
@@ -66,10 +71,11 @@ struct Cut: EditingCommand {
   @Option(
     help: "The crossfade's curves: equal-power (default), linear or s-curve (the same recording).")
   var crossfadeCurve: String = "equal-power"
+  @OptionGroup var snapping: SnapOption
   @OptionGroup var options: EditOptions
 
   var label: String {
-    "Cut \(from)–\(to)\(choice.shown)\(ripple ? " with ripple" : "")"
+    "Cut \(from)–\(to)\(choice.shown)\(ripple ? " with ripple" : "")\(snapping.snap.map { " snapped to \($0)" } ?? "")"
   }
 
   func validate() throws {
@@ -79,10 +85,19 @@ struct Cut: EditingCommand {
   }
 
   private func range(_ project: Project) throws -> FrameRange {
-    let start = try parsePosition(from, project)
-    let end = try parsePosition(to, project, relativeTo: start)
+    let typed = try parsePosition(from, project)
+    let start = try snapping.apply(typed, project, file: self.project.file)
+    // A nudge (--to +0.5s) counts from --from as typed.
+    let end = try snapping.apply(
+      try parsePosition(to, project, relativeTo: typed), project, file: self.project.file)
     guard end > start else {
-      throw UsageError(message: "--to \(to) must come after --from \(from)")
+      guard snapping.snap != nil, try parsePosition(to, project, relativeTo: typed) > typed else {
+        throw UsageError(message: "--to \(to) must come after --from \(from)")
+      }
+      throw UsageError(
+        message:
+          "--from \(from) and --to \(to) snap to the same time (\(TimeValue.exact(FrameCount(start.frames), sampleRate: project.sampleRate))); choose a finer --snap or times farther apart"
+      )
     }
     return FrameRange(start: start, end: end)
   }

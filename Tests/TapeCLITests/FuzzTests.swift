@@ -226,6 +226,9 @@ struct Fuzzer {
   mutating func clipboard() -> String {
     pick(["x", "x", "x", "y", "", "a/b", "-x", "ü", String(repeating: "n", count: 65)])
   }
+  mutating func snap() -> String {
+    pick(["clips", "zero", "250ms", "1/4@120bpm", "1/3@97.5bpm", "x", "0", "1/0@1bpm", "", "-1s"])
+  }
   mutating func track() -> String { pick(["t1", "t2", "t3", "t9", "t0", "c1", "", "T1"]) }
   mutating func source() -> String { pick(["s1", "s2", "s9", "t1", ""]) }
   mutating func gain() -> String {
@@ -281,9 +284,12 @@ struct Fuzzer {
         + maybe(
           ["--from", time()], ["--length", time()], ["--to", time()], ["--gain", gain()],
           ["--fade-in", time()], ["--fade-out", time()], ["--curve", curve()])
-    case 4: arguments = ["clip", "split", file, clip(), "--at", time()]
+    case 4:
+      arguments = ["clip", "split", file, clip(), "--at", time()] + maybe(["--snap", snap()])
     case 5:
-      arguments = ["clip", "move", file, clip()] + maybe(["--to", time()], ["--track", track()])
+      arguments =
+        ["clip", "move", file, clip()]
+        + maybe(["--to", time()], ["--track", track()], ["--snap", snap()])
     case 6:
       arguments = ["clip", "trim", file, clip()] + maybe(["--start", time()], ["--end", time()])
     case 7:
@@ -340,7 +346,7 @@ struct Fuzzer {
         ["cut", file, "--from", time(), "--to", time()]
         + maybe(
           ["--ripple"], ["--crossfade", time()], ["--crossfade-curve", curve()],
-          ["--tracks", pick(["t1", "t1,t2", "t9", ""])])
+          ["--tracks", pick(["t1", "t1,t2", "t9", ""])], ["--snap", snap()])
     case 27:
       arguments =
         ["clip", "crossfade", file, clip(), clip(), "--length", time()]
