@@ -108,10 +108,12 @@ extension Project {
     let target = Dictionary(uniqueKeysWithValues: zip(copied, targets))
     let place = Dictionary(uniqueKeysWithValues: tracks.enumerated().map { ($1.id, $0) })
     // The new ids first, in timeline order: the order they are printed in.
-    let ordered = clipboard.pieces.sorted {
-      ($0.offset, place[target[$0.track] ?? $0.track] ?? 0)
-        < ($1.offset, place[target[$1.track] ?? $1.track] ?? 0)
-    }
+    // By offset, then the destination's place, then the clipboard's own order (a sort is not
+    // stable).
+    let ordered = clipboard.pieces.enumerated().sorted {
+      ($0.element.offset, place[target[$0.element.track] ?? $0.element.track] ?? 0, $0.offset)
+        < ($1.element.offset, place[target[$1.element.track] ?? $1.element.track] ?? 0, $1.offset)
+    }.map(\.element)
     let pasted = ordered.map { piece in
       (track: target[piece.track] ?? piece.track, clip: piece.clip(id: newClipID(), at: position))
     }
