@@ -180,6 +180,29 @@ struct CopyPasteTests {
     #expect((all["clipboards"] as? [[String: Any]])?.map { $0["name"] as? String } == ["b.2"])
   }
 
+  /// A fade the range cuts through is copied shortened to its part inside the range, and the
+  /// copy says so; a range where nothing plays copies silence, and says that.
+  @Test func cutFadesAndSilenceAreNamed() throws {
+    let space = try Workspace()
+    let song = try Self.project(space)
+    let copy = try space.tape(
+      "copy", song, "--from", "0.1s", "--to", "1s", "--tracks", "t1", "--as", "head", "--json",
+      environment: ["NO_COLOR": "1"])
+    #expect(
+      copy.stderr
+        == "note: the range cuts through the fade-in of c1 (0s–0.2s): copied as a 0.1s fade-in, which does not sound exactly as the range did\n"
+    )
+    let json = try #require(try parseJSON(copy.stdout) as? [String: Any])
+    let piece = try #require((json["clips"] as? [[String: Any]])?.first)
+    #expect((piece["fadeIn"] as? [String: Any])?["length"] as? Int == 4_800)
+    let silence = try space.tape(
+      "copy", song, "--from", "5s", "--to", "6s", "--as", "quiet", environment: ["NO_COLOR": "1"])
+    #expect(
+      silence.stderr
+        == "note: no clip plays in that range on those tracks; quiet holds 1s of silence\n")
+    #expect(silence.stdout == "quiet\t0:01.000\t0 clips\tt1,t2,t3\t0:05.000–0:06.000\tversion 11\n")
+  }
+
   /// Every refusal says what is wrong in one line and leaves the file as it was.
   @Test func refusalsChangeNothing() throws {
     let space = try Workspace()
