@@ -32,10 +32,13 @@ struct CopyRange: ParsableCommand {
   var from: String?
   @Option(parsing: .unconditional, help: "Where it ends (exclusive).") var to: String?
   @OptionGroup var choice: TrackChoice
-  @Option(name: .customLong("as"), help: "The clipboard's name (replaced if it exists).")
+  @Option(
+    name: .customLong("as"),
+    help: ArgumentHelp("The clipboard's name (replaced if it exists).", valueName: "name"))
   var name: String?
   @Flag(help: "List the clipboards.") var list = false
-  @Option(help: "Delete the clipboard with this name.") var delete: String?
+  @Option(help: ArgumentHelp("Delete the clipboard with this name.", valueName: "name"))
+  var delete: String?
   @OptionGroup var times: TimeDisplayOption
   @OptionGroup var output: JSONOption
 

@@ -49,12 +49,12 @@ struct Cut: EditingCommand {
       or ends inside a fade-out is refused, since the rest of that fade would jump to full \
       level (the message says where to cut instead). Volume envelopes move with --ripple. \
       Everywhere else the audio outside the range is exactly what it was.
-      Example: tape cut song.tape --from 12.3s --to 12.8s --ripple --crossfade 5ms
-      Example: tape cut song.tape --from 1:00 --to 1:30 --tracks t1,t2
       --snap moves --from and --to: clips to the nearest clip edge on any track within 100 ms \
       (farther, the time stays), zero to the nearest zero crossing of the mix (its channels \
       summed, before effects) within 10 ms, or a grid to its nearest line from 0: a time \
       (250ms) or a note at a tempo (1/4@120bpm is 0.5 s).
+      Example: tape cut song.tape --from 12.3s --to 12.8s --ripple --crossfade 5ms
+      Example: tape cut song.tape --from 1:00 --to 1:30 --tracks t1,t2
       Example: tape cut song.tape --from 0:59.97 --to 1:30.04 --snap clips
       """
   ).parsedAlone()
