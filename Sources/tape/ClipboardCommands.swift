@@ -181,7 +181,8 @@ struct Paste: EditingCommand {
       gap of the clipboard's length opens at --at on those tracks first, as 'tape insert' \
       opens one (a clip across --at is split; its right part's new id is not printed). \
       A clipboard whose tracks (without --tracks) or sources are no longer in the project is \
-      refused. Clipboards belong to the project they were copied in.
+      refused. Clipboards belong to the project they were copied in. --snap moves --at \
+      first, as for 'tape cut' (clips: to the nearest clip edge within 100 ms).
       Example: tape paste song.tape verse --at 1:00 --ripple
       Example: tape paste song.tape verse --at 30s --tracks t2,t1,t3
       """
@@ -197,15 +198,16 @@ struct Paste: EditingCommand {
   var tracks: String?
   @Flag(help: "Open a gap of the clipboard's length first, moving later clips right.")
   var ripple = false
+  @OptionGroup var snapping: SnapOption
   @OptionGroup var options: EditOptions
 
   /// The clipboard, read by ``load(from:)``.
   var clipboard: Clipboard?
 
-  enum CodingKeys: CodingKey { case project, name, at, tracks, ripple, options }
+  enum CodingKeys: CodingKey { case project, name, at, tracks, ripple, snapping, options }
 
   var label: String {
-    "Paste \(name) at \(at)\(tracks.map { " on \($0)" } ?? "")\(ripple ? " with ripple" : "")"
+    "Paste \(name) at \(at)\(snapping.snap.map { " snapped to \($0)" } ?? "")\(tracks.map { " on \($0)" } ?? "")\(ripple ? " with ripple" : "")"
   }
 
   mutating func load(from store: TimelineStore) throws {
@@ -221,8 +223,10 @@ struct Paste: EditingCommand {
 
   func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
     guard let clipboard else { throw unknownClipboard(name, known: []) }
+    let position = try snapping.apply(
+      try parsePosition(at, project), project, file: self.project.file)
     return try project.paste(
-      clipboard, at: try parsePosition(at, project), tracks: try tracks.map(parseTrackIDs),
+      clipboard, at: position, tracks: try tracks.map(parseTrackIDs),
       ripple: ripple
     ) { ids.newClipID() }
   }

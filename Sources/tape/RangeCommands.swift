@@ -192,7 +192,7 @@ struct SplitAll: EditingCommand {
     discussion: """
       Each clip playing across --at is cut in two there (as 'clip split' cuts one): the left \
       part keeps its id, the right part gets a new one, printed in track order. A split inside \
-      a fade is refused, as 'clip split' refuses it.
+      a fade is refused, as 'clip split' refuses it. --snap moves --at first, as for 'tape cut'.
       Example: tape split song.tape --at 1:02.5
       Example: tape split song.tape --at c3.end --tracks t1,t2
       """
@@ -201,13 +201,16 @@ struct SplitAll: EditingCommand {
   @OptionGroup var project: ProjectArgument
   @Option(parsing: .unconditional, help: "The timeline time to split at.") var at: String
   @OptionGroup var choice: TrackChoice
+  @OptionGroup var snapping: SnapOption
   @OptionGroup var options: EditOptions
 
-  var label: String { "Split at \(at)\(choice.shown)" }
+  var label: String {
+    "Split at \(at)\(choice.shown)\(snapping.snap.map { " snapped to \($0)" } ?? "")"
+  }
 
   func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
-    try project.splitAll(at: try parsePosition(at, project), tracks: try choice.chosen()) {
-      ids.newClipID()
-    }
+    let position = try snapping.apply(
+      try parsePosition(at, project), project, file: self.project.file)
+    return try project.splitAll(at: position, tracks: try choice.chosen()) { ids.newClipID() }
   }
 }

@@ -36,6 +36,15 @@ struct SnapCommandTests {
     #expect(
       try space.tape("history", file).stdout.contains("Cut 2.1s–+0.3s on t1 snapped to 250ms"))
 
+    // tape split and tape paste take it too.
+    #expect(try space.tape("split", file, "--at", "0.3s", "--snap", "0.5s").stdout == "c5\n")
+    try space.tape("copy", file, "--from", "0", "--to", "0.5s", "--tracks", "t1", "--as", "a")
+    #expect(
+      try space.tape("paste", file, "a", "--at", "4.03s", "--snap", "clips").stdout == "c6\n")
+    #expect(
+      try space.tape("clip", "ls", file, "--from", "4s", "--tracks", "t1", "--frames").stdout
+        == "c6\tt1\t192000f\t216000f\ts1\t48000f\n")
+
     let before = try space.fingerprint("edit.tape")
     for (arguments, message) in [
       (
