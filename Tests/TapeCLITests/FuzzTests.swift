@@ -354,7 +354,7 @@ struct Fuzzer {
     case 28:
       arguments =
         ["split", file, "--at", pick([time(), "c1.end", "c2.start+0.1s", "c9.end", "+1s"])]
-        + maybe(["--tracks", pick(["t1", "t1,t2", "t9", ""])])
+        + maybe(["--tracks", pick(["t1", "t1,t2", "t9", ""])], ["--snap", snap()])
     case 29:
       arguments = [
         "clip", "slip", file, clip(), "--by", pick([time(), "-" + time(), "+1s", "--"]),
@@ -411,7 +411,7 @@ struct Fuzzer {
         ["paste", file, clipboard(), "--at", pick([time(), "c1.end", "+1s"])]
         + maybe(
           ["--tracks", pick(["t1", "t1,t2,t3", "t3,t2,t1", "t1,t1,t2", "t9", ""])], ["--ripple"],
-          ["--json"])
+          ["--json"], ["--snap", snap()])
     case 20:
       arguments = [
         pick(["new", "ls", "history", "undo", "render"]),
