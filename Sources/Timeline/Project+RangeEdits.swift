@@ -239,7 +239,7 @@ extension Project {
   }
 
   /// The tracks `ids` names (every track when nil), in display order; unknown ids refused.
-  private func chosenTracks(_ ids: [Track.ID]?) throws(TimelineError) -> [Track] {
+  func chosenTracks(_ ids: [Track.ID]?) throws(TimelineError) -> [Track] {
     guard let ids else { return tracks }
     for id in ids where track(id) == nil { throw .unknownTrack(id) }
     let chosen = Set(ids)

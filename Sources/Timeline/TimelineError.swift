@@ -78,6 +78,13 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case duplicateMarkerName(String, existing: Marker.ID)
   case invalidMarkerName(String, reason: Marker.NameProblem)
   case negativeMarkerPosition(Marker.ID, position: FramePosition, sampleRate: Int)
+  case invalidClipboardName(String)
+  case clipboardTrackCount(name: String, copied: [Track.ID], given: Int)
+  case clipboardTrackGone(name: String, track: Track.ID)
+  case clipboardSourceGone(name: String, source: Source.ID)
+  case trackNamedTwice(Track.ID)
+  case unknownClipboard(String, known: [String])
+  case invalidSnap(String)
 
   public var description: String {
     switch self {
@@ -310,6 +317,31 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
         : "it is \(seconds(room)) long after the cut"
       return
         "a \(seconds(fade)) fade does not fit at the new \(edge) of clip \(clip) (\(left)); use --crossfade \(TimeValue.exact(room, sampleRate: rate)) or less"
+    case .invalidClipboardName(let name):
+      return
+        "'\(name)' is not a clipboard name; use 1 to \(Clipboard.maximumNameLength) letters, digits, '-', '_' and '.', starting with a letter or digit"
+    case .clipboardTrackCount(let name, let copied, let given):
+      let list = copied.map(\.description).joined(separator: ",")
+      return
+        "clipboard \(name) holds \(copied.count) track\(copied.count == 1 ? "" : "s") (\(list)) and --tracks names \(given); name \(copied.count), in that order (the first takes what was copied from \(copied.first?.description ?? "it"))"
+    case .clipboardTrackGone(let name, let track):
+      return
+        "clipboard \(name) was copied from track \(track), which is no longer in the project; paste it onto other tracks with --tracks"
+    case .clipboardSourceGone(let name, let source):
+      return
+        "clipboard \(name) plays audio of source \(source), which is no longer in the project; import the file again and copy the range again"
+    case .unknownClipboard(let name, let known):
+      let list =
+        known.isEmpty
+        ? "it has none"
+        : "it has \(known.joined(separator: ", ")); 'tape copy FILE --list' lists them"
+      return
+        "no clipboard \(name) in this project (\(list)); a clipboard belongs to the project it was copied in: pasting into another project is not supported"
+    case .invalidSnap(let text):
+      return
+        "'\(text)' is not a snap; use clips (the nearest clip edge within 100 ms), zero (the nearest zero crossing within 10 ms) or a grid: a time (500ms, 0.25s, 1200f) or a note at a tempo (1/4@120bpm)"
+    case .trackNamedTwice(let track):
+      return "\(track) is named twice in --tracks; name each track once"
     case .notJoinable(let left, let right):
       return
         "clips \(left) and \(right) cannot be joined; the second must continue the first in the same source, on the timeline, with the same gain and no fade between them"

@@ -40,8 +40,8 @@ enum Schema {
 
   /// The migrations a reader needs: it reads a file that has these as it is. The later ones
   /// add tables that a reader takes as empty when they are absent (v5: envelopes and master
-  /// gain; v6: envelope points; v7: effects; v8: markers), so reading an older project neither
-  /// needs it writable nor upgrades it.
+  /// gain; v6: envelope points; v7: effects; v8: markers; v9: clipboards), so reading an older
+  /// project neither needs it writable nor upgrades it.
   static let readerMigrations: Set<String> = ["v1", "v2", "v3", "v4"]
 
   /// `PRAGMA application_id` of a Tape project: "TAPE".
@@ -265,6 +265,52 @@ enum Schema {
             nextMarker INTEGER NOT NULL CHECK (nextMarker > 0)
           );
           INSERT INTO marker_sequence (id, nextMarker) VALUES (1, 1);
+          """)
+    }
+    migrator.registerMigration("v9") { db in
+      let curves = FadeCurve.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+      try db.execute(
+        sql: """
+          -- Named clipboards of `tape copy` (Clipboard). Not history, like transient state:
+          -- undo, redo and checkout never touch them, and copying makes no version. Ids of
+          -- tracks, sources and clips are plain numbers, no foreign keys: a clipboard outlives
+          -- an undo that removes what it was copied from (a paste then says so).
+          CREATE TABLE clipboard (
+            name TEXT PRIMARY KEY NOT NULL CHECK (name <> ''),
+            rangeStart INTEGER NOT NULL CHECK (rangeStart >= 0),
+            length INTEGER NOT NULL CHECK (length > 0),
+            version INTEGER NOT NULL,
+            createdAt INTEGER NOT NULL
+          );
+          -- The tracks copied, in order, with the envelope over the range (storage text,
+          -- times from the range's start; NULL for none).
+          CREATE TABLE clipboard_track (
+            clipboard TEXT NOT NULL REFERENCES clipboard(name),
+            position INTEGER NOT NULL CHECK (position >= 0),
+            trackID INTEGER NOT NULL CHECK (trackID > 0),
+            envelope TEXT CHECK (envelope <> ''),
+            PRIMARY KEY (clipboard, position),
+            UNIQUE (clipboard, trackID)
+          );
+          -- The pieces: clips cut to the range, in timeline order, `offset` from its start.
+          CREATE TABLE clipboard_clip (
+            clipboard TEXT NOT NULL REFERENCES clipboard(name),
+            position INTEGER NOT NULL CHECK (position >= 0),
+            trackID INTEGER NOT NULL,
+            copiedFrom INTEGER NOT NULL CHECK (copiedFrom > 0),
+            sourceID INTEGER NOT NULL CHECK (sourceID > 0),
+            offset INTEGER NOT NULL CHECK (offset >= 0),
+            sourceStart INTEGER NOT NULL CHECK (sourceStart >= 0),
+            length INTEGER NOT NULL CHECK (length > 0),
+            gainDB REAL NOT NULL CHECK (gainDB BETWEEN \(Gain.minimumDecibels) AND \(Gain.maximumDecibels)),
+            fadeInLength INTEGER NOT NULL CHECK (fadeInLength >= 0),
+            fadeInCurve TEXT NOT NULL CHECK (fadeInCurve IN (\(curves))),
+            fadeOutLength INTEGER NOT NULL CHECK (fadeOutLength >= 0),
+            fadeOutCurve TEXT NOT NULL CHECK (fadeOutCurve IN (\(curves))),
+            CHECK (fadeInLength + fadeOutLength <= length),
+            PRIMARY KEY (clipboard, position),
+            FOREIGN KEY (clipboard, trackID) REFERENCES clipboard_track(clipboard, trackID)
+          );
           """)
     }
     return migrator

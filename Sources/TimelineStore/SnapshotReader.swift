@@ -88,8 +88,15 @@ enum SnapshotReader {
           try MarkerRow.read(row, id: Marker.ID(row.int64(0)), updating: nil))
       }
     }
-    // Ids are primary keys, so unique, unless the file's pages are damaged (a scan then can
-    // see one row twice): every later step keys by id.
+    try requireUniqueIDs(project)
+    return HeldProject(
+      project: project, positions: positions, points: points, clips: ClipIndex(project))
+  }
+
+  /// Refuses a project that holds an id twice: ids are primary keys, so unique, unless the
+  /// file's pages are damaged (a scan then can see one row twice) or a damaged recorded change
+  /// brings a row back twice; every later step keys by id, and would trap.
+  static func requireUniqueIDs(_ project: Project) throws {
     func requireUnique<ID: Hashable>(_ ids: [ID], _ table: String) throws {
       guard Set(ids).count == ids.count else {
         throw StoreError.corrupt(detail: "the \(table) table holds an id twice")
@@ -100,8 +107,6 @@ enum SnapshotReader {
     try requireUnique(project.allClips.map(\.id), ClipRow.table)
     try requireUnique(project.allEffects.map(\.effect.id), EffectRow.table)
     try requireUnique(project.markers.map(\.id), MarkerRow.table)
-    return HeldProject(
-      project: project, positions: positions, points: points, clips: ClipIndex(project))
   }
 
   /// Calls `body` with every row of `table`, all its columns in ``TrackedRow/columns`` order.
@@ -128,6 +133,7 @@ enum SnapshotReader {
     var placements: [(Clip.ID, ClipIndex.Change)] = []
     var project = old
     // Format, sources and track settings first: clips are placed on the tracks as they end up.
+    try requireUniqueIDs(old)
     var sources = Dictionary(uniqueKeysWithValues: project.sources.map { ($0.id, $0) })
     var trackIndex = Dictionary(
       uniqueKeysWithValues: project.tracks.enumerated().map { ($1.id, $0) })
@@ -305,6 +311,7 @@ enum SnapshotReader {
       }
       project.markers = markers.values.sorted(by: Marker.timelineOrder)
     }
+    try requireUniqueIDs(project)
     let placed = Set(placements.map(\.0))
     for id in changed.clips where !placed.contains(id) { placements.append((id, .removed)) }
     return HeldProject(

@@ -408,8 +408,10 @@ enum EffectRow: TrackedRow {
     for (effect, owner, position) in effects {
       chains[owner, default: []].append((position, effect))
     }
+    // Not uniqueKeysWithValues: a damaged history may bring a track twice, which the reader
+    // refuses once the project is rebuilt (``SnapshotReader/requireUniqueIDs(_:)``).
     let trackIndex = Dictionary(
-      uniqueKeysWithValues: project.tracks.enumerated().map { ($1.id, $0) })
+      project.tracks.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
     project.masterEffects = []
     for index in project.tracks.indices { project.tracks[index].effects = [] }
     for (owner, chain) in chains {

@@ -17,7 +17,7 @@ struct Batch: ParsableCommand {
       Each line is a tape editing command without 'tape' and the project: clip add, split, \
       copy, move, trim, slip, set, crossfade, rm; track add, set, envelope, move, duplicate, \
       rm; fx add, set, bypass, move, rm; marker add, move, rename, rm; import; relink; cut; \
-      insert; split; master. Words are split as a shell splits them ('…' and "…" quote, \\ escapes), and # \
+      insert; split; paste; master. Words are split as a shell splits them ('…' and "…" quote, \\ escapes), and # \
       starts a comment. Every line is checked and applied in order, each seeing the ones \
       before it; an error on any line is reported as 'line N: …' and nothing is applied.
       A line's --as NAME names the id it creates (the first, if several); later lines use it \
@@ -34,7 +34,8 @@ struct Batch: ParsableCommand {
 
   /// The subcommands a batch takes, as their first words.
   static let editing = [
-    "clip", "track", "fx", "import", "relink", "cut", "insert", "split", "master", "marker",
+    "clip", "track", "fx", "import", "relink", "cut", "insert", "split", "paste", "master",
+    "marker",
   ]
 
   func run() throws {
@@ -56,6 +57,13 @@ struct Batch: ParsableCommand {
         )
         try MutationOutput(version: store.snapshot.version, ids: []).print(json: options.json)
         return
+      }
+      for index in parsed.indices {
+        do {
+          try parsed[index].command.load(from: store)
+        } catch {
+          throw BatchLineError(line: parsed[index].number, underlying: error)
+        }
       }
       for index in parsed.indices where !parsed[index].usesNames {
         do {
@@ -81,6 +89,7 @@ struct Batch: ParsableCommand {
             var command = line.command
             if line.usesNames {
               command = try line.reparsed(with: named, file: file)
+              command.takeLoaded(from: line.command)
               try command.prepare(current)
             }
             let before = ids

@@ -110,7 +110,7 @@ func reportingErrors(readerMayStop: Bool = false, _ body: () throws -> Void) thr
 func describe(_ error: any Error) -> (Int32, String) {
   let (code, message) = describeInGeneral(error)
   // A fix that names the project: the one on the command line, in a form a shell takes.
-  let commands = ["tape relink FILE ", "tape cut FILE ", "sqlite3 FILE "]
+  let commands = ["tape relink FILE ", "tape cut FILE ", "tape copy FILE ", "sqlite3 FILE "]
   guard let file = ProjectArgument.named, commands.contains(where: message.contains) else {
     return (code, message)
   }
@@ -142,7 +142,8 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
     switch error {
     case .invalidTime, .timeTooLarge, .invalidGain, .invalidPan, .emptyClip, .emptyRange,
       .invalidEnvelopePoint, .emptyEnvelope, .invalidEnvelopeShape, .envelopeShapeCount,
-      .envelopeShapeInPoint:
+      .envelopeShapeInPoint, .invalidClipboardName, .clipboardTrackCount, .trackNamedTwice,
+      .invalidSnap:
       return (Exit.usage, error.description)
     default: return (Exit.dataError, error.description)
     }

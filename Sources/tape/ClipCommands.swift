@@ -230,20 +230,28 @@ struct ClipCommand: ParsableCommand {
   struct Split: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Cut a clip in two at a timeline time; prints both ids (left, then right).",
-      discussion: "Example: tape clip split song.tape c3 --at 1:02.5"
+      discussion: """
+        --snap moves --at first: clips to the nearest edge of another clip within 100 ms, zero \
+        to the nearest zero crossing of the mix within 10 ms (where a cut does not click), or \
+        a grid to its nearest line (250ms, 1/4@120bpm); see 'tape cut --help'.
+        Example: tape clip split song.tape c3 --at 1:02.5
+        Example: tape clip split song.tape c3 --at 1:02.5 --snap zero
+        """
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
     @Option(parsing: .unconditional, help: "The timeline time to cut at.") var at: String
+    @OptionGroup var snapping: SnapOption
     @OptionGroup var options: EditOptions
 
-    var label: String { "Split \(clip) at \(at)" }
+    var label: String { "Split \(clip) at \(at)\(snapping.snap.map { " snapped to \($0)" } ?? "")" }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseID(clip, as: Clip.ID.self)
+      let typed = try parsePosition(at, project, relativeTo: project.clip(id)?.clip.timelineStart)
       return try project.splitClip(
-        id, at: try parsePosition(at, project, relativeTo: project.clip(id)?.clip.timelineStart),
+        id, at: try snapping.apply(typed, project, file: self.project.file, excluding: id),
         newID: ids.newClipID())
     }
 
@@ -280,29 +288,44 @@ struct ClipCommand: ParsableCommand {
   struct Move: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Move a clip to another time and/or track.",
-      discussion: "Example: tape clip move song.tape c3 --to 12s --track t2"
+      discussion: """
+        --snap moves the new start first: clips to the nearest edge of another clip within \
+        100 ms (to butt it against a neighbour), zero to the nearest zero crossing of the mix \
+        within 10 ms, or a grid to its nearest line (250ms, 1/4@120bpm); see 'tape cut --help'.
+        Example: tape clip move song.tape c3 --to 12s --track t2
+        Example: tape clip move song.tape c4 --to 1:33.95 --snap clips
+        """
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
     @Option(parsing: .unconditional, help: "The new timeline start.") var to: String?
     @Option(help: "The track to move it to.", completion: ids("t")) var track: String?
+    @OptionGroup var snapping: SnapOption
     @OptionGroup var options: EditOptions
 
     func validate() throws {
       guard to != nil || track != nil else {
         throw ValidationError("say where to: --to TIME and/or --track TRACK")
       }
+      if snapping.snap != nil && to == nil { throw ValidationError("--snap goes with --to") }
     }
 
-    var label: String { historyLabel("Move \(clip)", [("to", to), ("onto", track)]) }
+    var label: String {
+      historyLabel("Move \(clip)", [("to", to), ("snapped to", snapping.snap), ("onto", track)])
+    }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseID(clip, as: Clip.ID.self)
       let trackID = try track.map { try parseID($0, as: Track.ID.self) }
       let start = project.clip(id)?.clip.timelineStart
+      let file = self.project.file
       return try project.moveClip(
-        id, to: try to.map { try parsePosition($0, project, relativeTo: start) }, track: trackID)
+        id,
+        to: try to.map {
+          try snapping.apply(
+            try parsePosition($0, project, relativeTo: start), project, file: file, excluding: id)
+        }, track: trackID)
     }
   }
 

@@ -38,6 +38,12 @@ protocol EditingCommand: ParsableCommand {
   var options: EditOptions { get }
   /// The version's label unless `-m` gives one.
   var label: String { get }
+  /// Reads from the store what the edit needs besides the project (a paste's clipboard),
+  /// before the write transaction opens. Nothing by default.
+  mutating func load(from store: TimelineStore) throws
+  /// Takes what `other`, the same batch line parsed before its `@NAME`s were known, loaded.
+  /// Nothing by default.
+  mutating func takeLoaded(from other: any EditingCommand)
   /// Slow work done before the write transaction opens (reading and decoding audio files),
   /// with the project as it is then. Nothing by default.
   mutating func prepare(_ project: Project) throws
@@ -54,6 +60,10 @@ protocol EditingCommand: ParsableCommand {
 }
 
 extension EditingCommand {
+  mutating func load(from store: TimelineStore) throws {}
+
+  mutating func takeLoaded(from other: any EditingCommand) {}
+
   mutating func prepare(_ project: Project) throws {}
 
   func printed(created: [String]) -> [String] { created }
@@ -67,6 +77,7 @@ extension EditingCommand {
   mutating func run() throws {
     try reportingErrors {
       let store = try openStore(project.file)
+      try load(from: store)
       try prepare(store.snapshot.project)
       let upgrades = sourceHashUpgrades(store.snapshot.project)
       let command = self

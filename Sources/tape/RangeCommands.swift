@@ -50,9 +50,14 @@ struct Cut: EditingCommand {
       level (the message says where to cut instead). Volume envelopes move with --ripple, \
       and so do markers: those after the range move left by its length, those inside it to \
       its start. Everywhere else the audio outside the range is exactly what it was.
+      --snap moves --from and --to: clips to the nearest clip edge on any track within 100 ms \
+      (farther, the time stays), zero to the nearest zero crossing of the mix (its channels \
+      summed, before effects) within 10 ms, or a grid to its nearest line from 0: a time \
+      (250ms) or a note at a tempo (1/4@120bpm is 0.5 s).
       Example: tape cut song.tape --from 12.3s --to 12.8s --ripple --crossfade 5ms
       Example: tape cut song.tape --from 1:00 --to 1:30 --tracks t1,t2
       Example: tape cut song.tape --from @chorus --to @chorus+2s
+      Example: tape cut song.tape --from 0:59.97 --to 1:30.04 --snap clips
       """
   ).parsedAlone()
 
@@ -68,10 +73,11 @@ struct Cut: EditingCommand {
   @Option(
     help: "The crossfade's curves: equal-power (default), linear or s-curve (the same recording).")
   var crossfadeCurve: String = "equal-power"
+  @OptionGroup var snapping: SnapOption
   @OptionGroup var options: EditOptions
 
   var label: String {
-    "Cut \(from)–\(to)\(choice.shown)\(ripple ? " with ripple" : "")"
+    "Cut \(from)–\(to)\(choice.shown)\(ripple ? " with ripple" : "")\(snapping.snap.map { " snapped to \($0)" } ?? "")"
   }
 
   func validate() throws {
@@ -81,10 +87,19 @@ struct Cut: EditingCommand {
   }
 
   private func range(_ project: Project) throws -> FrameRange {
-    let start = try parsePosition(from, project)
-    let end = try parsePosition(to, project, relativeTo: start)
+    let typed = try parsePosition(from, project)
+    let start = try snapping.apply(typed, project, file: self.project.file)
+    // A nudge (--to +0.5s) counts from --from as typed.
+    let end = try snapping.apply(
+      try parsePosition(to, project, relativeTo: typed), project, file: self.project.file)
     guard end > start else {
-      throw UsageError(message: "--to \(to) must come after --from \(from)")
+      guard snapping.snap != nil, try parsePosition(to, project, relativeTo: typed) > typed else {
+        throw UsageError(message: "--to \(to) must come after --from \(from)")
+      }
+      throw UsageError(
+        message:
+          "--from \(from) and --to \(to) snap to the same time (\(TimeValue.exact(FrameCount(start.frames), sampleRate: project.sampleRate))); choose a finer --snap or times farther apart"
+      )
     }
     return FrameRange(start: start, end: end)
   }
@@ -180,7 +195,7 @@ struct SplitAll: EditingCommand {
     discussion: """
       Each clip playing across --at is cut in two there (as 'clip split' cuts one): the left \
       part keeps its id, the right part gets a new one, printed in track order. A split inside \
-      a fade is refused, as 'clip split' refuses it.
+      a fade is refused, as 'clip split' refuses it. --snap moves --at first, as for 'tape cut'.
       Example: tape split song.tape --at 1:02.5
       Example: tape split song.tape --at c3.end --tracks t1,t2
       """
@@ -189,13 +204,16 @@ struct SplitAll: EditingCommand {
   @OptionGroup var project: ProjectArgument
   @Option(parsing: .unconditional, help: "The timeline time to split at.") var at: String
   @OptionGroup var choice: TrackChoice
+  @OptionGroup var snapping: SnapOption
   @OptionGroup var options: EditOptions
 
-  var label: String { "Split at \(at)\(choice.shown)" }
+  var label: String {
+    "Split at \(at)\(choice.shown)\(snapping.snap.map { " snapped to \($0)" } ?? "")"
+  }
 
   func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
-    try project.splitAll(at: try parsePosition(at, project), tracks: try choice.chosen()) {
-      ids.newClipID()
-    }
+    let position = try snapping.apply(
+      try parsePosition(at, project), project, file: self.project.file)
+    return try project.splitAll(at: position, tracks: try choice.chosen()) { ids.newClipID() }
   }
 }

@@ -23,7 +23,8 @@ struct Tape: ParsableCommand {
       CommandGroup(
         name: "Time ranges and the mix",
         subcommands: [
-          Cut.self, Insert.self, SplitAll.self, Silences.self, Master.self, MarkerCommand.self,
+          Cut.self, Insert.self, SplitAll.self, CopyRange.self, Paste.self, Silences.self,
+          Master.self, MarkerCommand.self,
         ]),
       CommandGroup(name: "Effects", subcommands: [Fx.self]),
       CommandGroup(name: "Scripts", subcommands: [Batch.self]),
@@ -125,7 +126,8 @@ struct Tape: ParsableCommand {
     ["track", "envelope"]: TrackCommand.EnvelopeCommand.self,
     ["track", "move"]: TrackCommand.Move.self, ["track", "duplicate"]: TrackCommand.Duplicate.self,
     ["track", "rm"]: TrackCommand.Remove.self, ["track", "remove"]: TrackCommand.Remove.self,
-    ["cut"]: Cut.self, ["insert"]: Insert.self, ["master"]: Master.self,
+    ["cut"]: Cut.self, ["insert"]: Insert.self, ["master"]: Master.self, ["copy"]: CopyRange.self,
+    ["paste"]: Paste.self,
     ["undo"]: Undo.self, ["redo"]: Redo.self, ["ls"]: List.self,
     ["fx", "add"]: Fx.Add.self, ["fx", "set"]: Fx.Set.self, ["fx", "bypass"]: Fx.Bypass.self,
     ["fx", "move"]: Fx.Move.self, ["fx", "rm"]: Fx.Remove.self, ["fx", "remove"]: Fx.Remove.self,

@@ -209,7 +209,7 @@ struct Fuzzer {
     return Int((state >> 33) % UInt64(bound))
   }
 
-  mutating func pick(_ options: [String]) -> String { options[next(options.count)] }
+  mutating func pick<Option>(_ options: [Option]) -> Option { options[next(options.count)] }
 
   /// Sometimes a valid value, sometimes one of many invalid ones.
   mutating func time() -> String {
@@ -226,6 +226,14 @@ struct Fuzzer {
   }
   mutating func clip() -> String {
     pick(["c1", "c2", "c3", "c4", "c99", "c0", "x1", "", "t1", "c-1"])
+  }
+  /// A clipboard name: mostly `x` (which a copy makes and a paste then finds), sometimes one
+  /// never copied or one that is not a name.
+  mutating func clipboard() -> String {
+    pick(["x", "x", "x", "y", "", "a/b", "-x", "ü", String(repeating: "n", count: 65)])
+  }
+  mutating func snap() -> String {
+    pick(["clips", "zero", "250ms", "1/4@120bpm", "1/3@97.5bpm", "x", "0", "1/0@1bpm", "", "-1s"])
   }
   mutating func track() -> String { pick(["t1", "t2", "t3", "t9", "t0", "c1", "", "T1"]) }
   mutating func source() -> String { pick(["s1", "s2", "s9", "t1", ""]) }
@@ -266,7 +274,7 @@ struct Fuzzer {
   /// One command line and extra environment.
   mutating func commandLine() -> ([String], [String: String]) {
     var arguments: [String]
-    switch next(33) {
+    switch next(35) {
     case 0:
       arguments = ["track", "add", file, name()] + maybe(["--gain", gain()], ["--pan", pan()])
     case 1:
@@ -282,9 +290,12 @@ struct Fuzzer {
         + maybe(
           ["--from", time()], ["--length", time()], ["--to", time()], ["--gain", gain()],
           ["--fade-in", time()], ["--fade-out", time()], ["--curve", curve()])
-    case 4: arguments = ["clip", "split", file, clip(), "--at", time()]
+    case 4:
+      arguments = ["clip", "split", file, clip(), "--at", time()] + maybe(["--snap", snap()])
     case 5:
-      arguments = ["clip", "move", file, clip()] + maybe(["--to", time()], ["--track", track()])
+      arguments =
+        ["clip", "move", file, clip()]
+        + maybe(["--to", time()], ["--track", track()], ["--snap", snap()])
     case 6:
       arguments = ["clip", "trim", file, clip()] + maybe(["--start", time()], ["--end", time()])
     case 7:
@@ -341,7 +352,7 @@ struct Fuzzer {
         ["cut", file, "--from", time(), "--to", time()]
         + maybe(
           ["--ripple"], ["--crossfade", time()], ["--crossfade-curve", curve()],
-          ["--tracks", pick(["t1", "t1,t2", "t9", ""])])
+          ["--tracks", pick(["t1", "t1,t2", "t9", ""])], ["--snap", snap()])
     case 27:
       arguments =
         ["clip", "crossfade", file, clip(), clip(), "--length", time()]
@@ -349,7 +360,7 @@ struct Fuzzer {
     case 28:
       arguments =
         ["split", file, "--at", pick([time(), "c1.end", "c2.start+0.1s", "c9.end", "+1s"])]
-        + maybe(["--tracks", pick(["t1", "t1,t2", "t9", ""])])
+        + maybe(["--tracks", pick(["t1", "t1,t2", "t9", ""])], ["--snap", snap()])
     case 29:
       arguments = [
         "clip", "slip", file, clip(), "--by", pick([time(), "-" + time(), "+1s", "--"]),
@@ -397,6 +408,24 @@ struct Fuzzer {
       case 3: arguments = ["marker", "rm", file, marker()] + maybe([marker()])
       default: arguments = ["marker", "ls", file] + maybe(["--json"], ["--frames"])
       }
+    case 33:
+      arguments =
+        next(5) == 0
+        ? ["copy", file]
+          + pick([
+            ["--list"], ["--list", "--json"], ["--delete", clipboard()], ["--list", "--as", "x"],
+          ])
+        : [
+          "copy", file, "--from", time(), "--to", pick([time(), "+1s", "c1.end"]), "--as",
+          clipboard(),
+        ]
+          + maybe(["--tracks", pick(["t1", "t1,t2", "t9", ""])], ["--json"])
+    case 34:
+      arguments =
+        ["paste", file, clipboard(), "--at", pick([time(), "c1.end", "+1s"])]
+        + maybe(
+          ["--tracks", pick(["t1", "t1,t2,t3", "t3,t2,t1", "t1,t1,t2", "t9", ""])], ["--ripple"],
+          ["--json"], ["--snap", snap()])
     case 20:
       arguments = [
         pick(["new", "ls", "history", "undo", "render"]),

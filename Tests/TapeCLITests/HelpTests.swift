@@ -19,6 +19,7 @@ struct HelpTests {
     ["new"], ["import"], ["relink"], ["ls"], ["track", "add"], ["track", "set"], ["track", "rm"],
     ["clip", "add"], ["clip", "split"], ["clip", "move"], ["clip", "trim"], ["clip", "set"],
     ["clip", "rm"], ["clip", "crossfade"], ["clip", "slip"], ["clip", "ls"], ["split"], ["cut"],
+    ["copy"], ["paste"],
     ["silences"], ["fx", "plugins"], ["fx", "info"], ["marker", "add"], ["marker", "move"],
     ["marker", "rename"], ["marker", "rm"], ["marker", "ls"],
     ["undo"], ["redo"], ["checkout"], ["history"], ["diff"], ["watch"],

@@ -339,8 +339,8 @@ enum HelpExamples {
   /// A project, song.tape, that has what the examples name: sources s1 (100 s) and s2
   /// (drums.flac, also as ~/audio/moved/drums.wav), tracks t1–t3, clip c3 across 0–94 s (from 1 s
   /// of s1) and c4 right after it, an envelope on t1 (points at 0, 10 and 12 s), an EQ f1 on t1
-  /// (x42's fil4), a marker m1 "chorus" at 62 s, 22 versions and one to redo; vocals.wav,
-  /// drums.flac and edits.txt beside it.
+  /// (x42's fil4), a marker m1 "chorus" at 62 s, 22 versions and one to redo, a clipboard
+  /// `verse` (10–20 s of every track); vocals.wav, drums.flac and edits.txt beside it.
   static func fixture(in space: Workspace) throws -> String {
     let folder = space.path("fixture")
     // The sources outside the project's folder, so that the project names them absolutely
@@ -385,6 +385,9 @@ enum HelpExamples {
       try TapeBinary.run(arguments).checked(arguments)
     }
     try TapeBinary.run(["undo", song]).checked(["undo"])
+    // A clipboard for the paste examples (not a version).
+    let copy = ["copy", song, "--from", "10s", "--to", "20s", "--as", "verse"]
+    try TapeBinary.run(copy).checked(copy)
     return folder
   }
 

@@ -1,0 +1,244 @@
+import ArgumentParser
+import Foundation
+import Timeline
+import TimelineStore
+
+/// `tape copy`: a stretch of time kept in the project under a name; also lists and deletes
+/// them. Not an edit: no version, nothing to undo.
+struct CopyRange: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "copy",
+    abstract: "Keep what plays in a stretch of time under a name, to paste it elsewhere.",
+    discussion: """
+      Every clip that plays in [--from, --to) on those tracks (all by default) is kept cut to \
+      the range, with its gain and the fades that lie in it, and each track's volume envelope \
+      over the range: 'tape paste' then plays exactly what the range played. A fade outside \
+      the range is dropped (the copy starts or ends as the range does); a fade the range cuts \
+      through is shortened to the part inside it, keeping its curve, so it still runs from \
+      silence, and a note says so (that part will not sound exactly as before). Track gain, \
+      pan and effects are not copied: they are the settings of the track pasted onto.
+      The clipboard is kept in the project file, not in its history: copying makes no \
+      version and undo never removes one. A name copied again is replaced (a note says so). \
+      --list shows the clipboards (--json: {"clipboards": [...]}, times in frames); --delete \
+      removes one. Names are letters, digits, '-', '_' and '.'.
+      Example: tape copy song.tape --from 10s --to 20s --as verse
+      Example: tape copy song.tape --from c3.start --to +4s --tracks t3 --as hook
+      Example: tape copy song.tape --list
+      """
+  ).parsedAlone()
+
+  @OptionGroup var project: ProjectArgument
+  @Option(parsing: .unconditional, help: "Where the range starts on the timeline.")
+  var from: String?
+  @Option(parsing: .unconditional, help: "Where it ends (exclusive).") var to: String?
+  @OptionGroup var choice: TrackChoice
+  @Option(
+    name: .customLong("as"),
+    help: ArgumentHelp("The clipboard's name (replaced if it exists).", valueName: "name"))
+  var name: String?
+  @Flag(help: "List the clipboards.") var list = false
+  @Option(help: ArgumentHelp("Delete the clipboard with this name.", valueName: "name"))
+  var delete: String?
+  @OptionGroup var times: TimeDisplayOption
+  @OptionGroup var output: JSONOption
+
+  func validate() throws {
+    let copying = from != nil || to != nil || name != nil || choice.tracks != nil || choice.all
+    if list && delete != nil { throw ValidationError("give --list or --delete, not both") }
+    if (list || delete != nil) && copying {
+      throw ValidationError(
+        "\(list ? "--list" : "--delete") takes no range; copy with --from, --to and --as alone")
+    }
+    if !list && delete == nil {
+      guard from != nil, to != nil else {
+        throw ValidationError("give the range to copy: --from TIME --to TIME --as NAME")
+      }
+      guard name != nil else { throw ValidationError("name the clipboard: --as NAME") }
+    }
+  }
+
+  func run() throws {
+    try reportingErrors(readerMayStop: list) {
+      if list {
+        let file = project.file
+        let store = try retryingReads { try openStore(file, access: .read) }
+        let saved = try store.clipboards()
+        let rate = store.snapshot.project.sampleRate
+        if output.json {
+          printJSON(.object([("clipboards", .array(saved.map(clipboardJSON)))]))
+        } else {
+          for entry in saved { print(clipboardLine(entry, sampleRate: rate)) }
+        }
+        return
+      }
+      let file = project.file
+      let store = try openStore(file)
+      if let delete {
+        guard try store.removeClipboard(named: delete) else {
+          throw unknownClipboard(delete, in: store)
+        }
+        return
+      }
+      guard let from, let to, let name else { return }
+      let current = store.snapshot.project
+      let start = try parsePosition(from, current)
+      let end = try parsePosition(to, current, relativeTo: start)
+      guard end > start else {
+        throw UsageError(message: "--to \(to) must come after --from \(from)")
+      }
+      let (clipboard, shortened) = try current.copyRange(
+        FrameRange(start: start, end: end), tracks: try choice.chosen(), name: name)
+      let replaced = try store.saveClipboard(clipboard)
+      let seconds = { (n: FrameCount) in TimeValue.seconds(n, sampleRate: current.sampleRate) }
+      if replaced { writeOut("note: clipboard \(name) replaced\n") }
+      for fade in shortened {
+        writeOut(
+          "note: the range cuts through the \(fade.end.rawValue) of \(fade.clip) (\(seconds(FrameCount(fade.fade.start.frames)))–\(seconds(FrameCount(fade.fade.end.frames)))): copied as a \(seconds(fade.kept)) \(fade.end.rawValue), which does not sound exactly as the range did\n"
+        )
+      }
+      if clipboard.pieces.isEmpty {
+        writeOut(
+          "note: no clip plays in that range on those tracks; \(name) holds \(seconds(clipboard.length)) of silence\n"
+        )
+      }
+      guard let saved = try store.clipboard(named: name) else { return }
+      if output.json {
+        printJSON(clipboardJSON(saved))
+      } else {
+        print(clipboardLine(saved, sampleRate: current.sampleRate))
+      }
+    }
+  }
+
+  /// One clipboard for people: name, length, clips, tracks, where it was copied from and at
+  /// which version, separated by tabs.
+  func clipboardLine(_ saved: SavedClipboard, sampleRate: Int) -> String {
+    let board = saved.clipboard
+    let show = { (frames: Int64) in times.show(frames, sampleRate: sampleRate) }
+    let count = board.pieces.count
+    return [
+      board.name, show(board.length.frames), "\(count) clip\(count == 1 ? "" : "s")",
+      board.tracks.map(\.id.description).joined(separator: ","),
+      "\(show(board.range.start.frames))–\(show(board.range.end.frames))",
+      "version \(saved.version)",
+    ].joined(separator: "\t")
+  }
+}
+
+/// A clipboard as `copy --json` and `copy --list --json` show it, times in frames.
+func clipboardJSON(_ saved: SavedClipboard) -> JSONValue {
+  let board = saved.clipboard
+  let fade = { (fade: Fade) in
+    JSONValue.object([
+      ("length", .int(fade.length.frames)), ("curve", .string(fade.curve.rawValue)),
+    ])
+  }
+  return .object([
+    ("name", .string(board.name)), ("from", .int(board.range.start.frames)),
+    ("to", .int(board.range.end.frames)), ("length", .int(board.length.frames)),
+    ("version", .int(saved.version)),
+    (
+      "tracks",
+      .array(
+        board.tracks.map {
+          .object([("id", .string($0.id.description)), ("envelope", envelopeJSON($0.envelope))])
+        })
+    ),
+    (
+      "clips",
+      .array(
+        board.pieces.map { piece in
+          .object([
+            ("copiedFrom", .string(piece.copiedFrom.description)),
+            ("track", .string(piece.track.description)),
+            ("source", .string(piece.source.description)), ("offset", .int(piece.offset.frames)),
+            ("sourceStart", .int(piece.sourceRange.start.frames)),
+            ("length", .int(piece.sourceRange.count.frames)),
+            ("gainDB", .double(piece.gain.decibels)), ("fadeIn", fade(piece.fadeIn)),
+            ("fadeOut", fade(piece.fadeOut)),
+          ])
+        })
+    ),
+  ])
+}
+
+/// No clipboard `name` in the project: what it has, and that a clipboard stays in its project.
+func unknownClipboard(_ name: String, in store: TimelineStore) -> TimelineError {
+  let known = ((try? store.clipboards()) ?? []).map(\.clipboard.name)
+  return .unknownClipboard(name, known: known)
+}
+
+struct Paste: EditingCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Place a copied range at a time: new clips, one undo step; prints their ids.",
+    discussion: """
+      Each clip of the clipboard (see 'tape copy') becomes a new clip at --at plus its offset \
+      in the range, with the copied crop, gain and fades, on the track it was copied from, or \
+      on --tracks (the copied tracks mapped in order onto as many tracks, each named once). \
+      The new ids are printed in timeline order. Each track's envelope over the pasted range \
+      becomes the copied one, so the paste plays exactly what the range played. Without \
+      --ripple the clips play over whatever is there (clips on a track add up); with it, a \
+      gap of the clipboard's length opens at --at on those tracks first, as 'tape insert' \
+      opens one (a clip across --at is split; its right part's new id is not printed). \
+      A clipboard whose tracks (without --tracks) or sources are no longer in the project is \
+      refused. Clipboards belong to the project they were copied in. --snap moves --at \
+      first, as for 'tape cut' (clips: to the nearest clip edge within 100 ms).
+      Example: tape paste song.tape verse --at 1:00 --ripple
+      Example: tape paste song.tape verse --at 30s --tracks t2,t1,t3
+      """
+  ).parsedAlone()
+
+  @OptionGroup var project: ProjectArgument
+  @Argument(help: "The clipboard's name ('tape copy FILE --list' lists them).") var name: String
+  @Option(parsing: .unconditional, help: "Where the range's start lands on the timeline.")
+  var at: String
+  @Option(
+    help: "Paste onto these tracks instead, comma-separated, one per copied track, in order.",
+    completion: ids("t"))
+  var tracks: String?
+  @Flag(help: "Open a gap of the clipboard's length first, moving later clips right.")
+  var ripple = false
+  @OptionGroup var snapping: SnapOption
+  @OptionGroup var options: EditOptions
+
+  /// The clipboard, read by ``load(from:)``.
+  var clipboard: Clipboard?
+
+  enum CodingKeys: CodingKey { case project, name, at, tracks, ripple, snapping, options }
+
+  var label: String {
+    "Paste \(name) at \(at)\(snapping.snap.map { " snapped to \($0)" } ?? "")\(tracks.map { " on \($0)" } ?? "")\(ripple ? " with ripple" : "")"
+  }
+
+  mutating func load(from store: TimelineStore) throws {
+    guard let saved = try store.clipboard(named: name) else {
+      throw unknownClipboard(name, in: store)
+    }
+    clipboard = saved.clipboard
+  }
+
+  mutating func takeLoaded(from other: any EditingCommand) {
+    if let other = other as? Paste, other.name == name { clipboard = other.clipboard }
+  }
+
+  func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+    guard let clipboard else { throw unknownClipboard(name, known: []) }
+    let position = try snapping.apply(
+      try parsePosition(at, project), project, file: self.project.file)
+    return try project.paste(
+      clipboard, at: position, tracks: try tracks.map(parseTrackIDs),
+      ripple: ripple
+    ) { ids.newClipID() }
+  }
+
+  /// The pasted clips (their ids are taken first, in timeline order), not the right parts of
+  /// clips the gap split.
+  func printed(created: [String]) -> [String] {
+    Array(created.prefix(clipboard?.pieces.count ?? created.count))
+  }
+}
+
+/// ``TimelineError/unknownClipboard(_:known:)``, for a command that has no store at hand.
+func unknownClipboard(_ name: String, known: [String]) -> TimelineError {
+  .unknownClipboard(name, known: known)
+}

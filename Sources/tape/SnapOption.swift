@@ -1,0 +1,57 @@
+import ArgumentParser
+import AudioFiles
+import Mixing
+import Timeline
+
+/// `--snap clips|zero|GRID`: where the times an edit takes land (``Timeline/SnapRule``).
+struct SnapOption: ParsableArguments {
+  @Option(
+    help: """
+      Snap the time: clips (to the nearest clip edge within 100 ms), zero (to the nearest \
+      zero crossing of the mix within 10 ms) or a grid (500ms, 1/4@120bpm: its nearest line).
+      """)
+  var snap: String?
+
+  /// `position` snapped as asked (unchanged without `--snap`); `excluding`'s edges do not
+  /// count as clip edges; `file` is the project, whose audio `zero` renders.
+  func apply(
+    _ position: FramePosition, _ project: Project, file: String, excluding: Clip.ID? = nil
+  ) throws -> FramePosition {
+    guard let snap else { return position }
+    let rule = try SnapRule(parsing: snap, sampleRate: project.sampleRate)
+    guard rule == .zeroCrossing else {
+      return project.snapped(position, to: rule, excluding: excluding)
+    }
+    return try zeroCrossing(near: position, project, file: file)
+  }
+
+  /// The nearest zero crossing of the mix (before effects, as `tape silences` hears it) within
+  /// ``SnapRule/zeroWindowSeconds`` of `position`, rendering just that stretch; `position`
+  /// when there is none.
+  private func zeroCrossing(
+    near position: FramePosition, _ project: Project, file: String
+  ) throws -> FramePosition {
+    let window = Int((SnapRule.zeroWindowSeconds * Double(project.sampleRate)).rounded())
+    let start = max(0, position.frames - Int64(window) - 1)
+    let end = position.frames + Int64(window) + 1
+    var analysed = project
+    analysed.masterEffects = []
+    for index in analysed.tracks.indices { analysed.tracks[index].effects = [] }
+    let audio = try AudioCache(forProject: file).sources(for: analysed)
+    let plan = try RenderPlan(project: analysed, audio: audio.audio)
+    let channels = plan.outputChannels
+    let frames = Int(end - start)
+    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: frames * channels)
+    defer { buffer.deallocate() }
+    try audio.makeResident(plan, range: start..<end)
+    RenderKernel.render(plan.view, from: start, frames: frames, into: buffer)
+    let mix = (0..<frames).map { frame in
+      (0..<channels).reduce(0.0) { $0 + Double(buffer[frame * channels + $1]) }
+    }
+    guard
+      let index = ZeroCrossing.nearest(
+        in: mix, center: Int(position.frames - start), window: window)
+    else { return position }
+    return FramePosition(start + Int64(index))
+  }
+}
