@@ -72,9 +72,11 @@ struct BadFileTests {
   }
 
   /// A table whose damaged pages show one id twice (the byte-flip fuzzer made a source table
-  /// do so: `tape diff` then died of a duplicate dictionary key) is a damaged project when it
-  /// is read, not a crash later. Rebuilt here as a source table without its primary key.
-  @Test func aRowSeenTwiceIsDamage() throws {
+  /// and a track table do so: `tape diff`, `tape redo` and `tape track add` then died of a
+  /// duplicate dictionary key, the track table's inside the reading of the effect chains) is
+  /// a damaged project when it is read, not a crash. Rebuilt here as the table without its
+  /// primary key, every row twice.
+  @Test(arguments: ["source", "track"]) func aRowSeenTwiceIsDamage(table: String) throws {
     let dir = try TemporaryDirectory()
     let path = dir.path("song.tape")
     let (store, _) = try StoreFixture.populated(at: path)
@@ -85,10 +87,10 @@ struct BadFileTests {
       try db.inTransaction {
         try db.execute(
           sql: """
-            CREATE TABLE source_copy AS SELECT * FROM source;
-            INSERT INTO source_copy SELECT * FROM source;
-            DROP TABLE source;
-            ALTER TABLE source_copy RENAME TO source;
+            CREATE TABLE copy AS SELECT * FROM \(table);
+            INSERT INTO copy SELECT * FROM \(table);
+            DROP TABLE \(table);
+            ALTER TABLE copy RENAME TO \(table);
             """)
         return .commit
       }
@@ -99,7 +101,7 @@ struct BadFileTests {
       Issue.record("expected .corrupt, got \(String(describing: error))")
       return
     }
-    #expect(detail == "the source table holds an id twice")
+    #expect(detail == "the \(table) table holds an id twice")
   }
 
   @Test func aNewerSchemaIsRefusedUntouched() throws {
