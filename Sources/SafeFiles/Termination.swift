@@ -46,7 +46,14 @@ public enum Termination {
     if let text {
       replace(message, with: strdup(text))
     }
-    _ = slots.count  // initialise the slots before any signal can arrive
+    // Every static the handler reads is made here, before any signal can arrive: a static
+    // is made on first use, and a Slot is a class, allocated; made inside the handler, that
+    // malloc could interrupt another (glibc then aborts: "malloc(): invalid size"; a `tape
+    // new` stopped by SIGTERM or SIGINT died so, 2 rounds of 30 on a fresh-clone CI run).
+    _ = (slots.count, message, terminal, terminalReset)
+    _ = handling.load(ordering: .sequentiallyConsistent)
+    _ = deferring.load(ordering: .sequentiallyConsistent)
+    _ = pending.load(ordering: .sequentiallyConsistent)
     signal(SIGPIPE, SIG_IGN)
     var action = sigaction()
     action.__sigaction_handler.sa_handler = { signal in Termination.handle(signal) }
