@@ -57,7 +57,7 @@ extension TimelineStore {
       guard !changeset.isEmpty else {
         return (nil, CommitResult(version: head.version, changed: ChangedIDs(), newIDs: []))
       }
-      try IDSequence.write(ids, db)
+      try IDSequence.write(ids, since: firstIDs, db)
       let (newHead, pending) = try record(
         changeset, label: label, coalescingKey: coalescingKey, head: head, db)
       let step = WriteStep(
@@ -152,26 +152,39 @@ enum IDSequence {
       nextSource: try row.value("nextSource", of: "id_sequence"),
       nextTrack: try row.value("nextTrack", of: "id_sequence"),
       nextClip: try row.value("nextClip", of: "id_sequence"))
-    guard
-      let effects = try Row.fetchOne(
-        db.cachedStatement(sql: "SELECT nextEffect FROM effect_sequence WHERE id = 1"))
-    else { throw StoreError.corrupt(detail: "the effect id sequence row is missing") }
-    ids.nextEffect = try effects.value("nextEffect", of: "effect_sequence")
-    guard
-      let markers = try Row.fetchOne(
-        db.cachedStatement(sql: "SELECT nextMarker FROM marker_sequence WHERE id = 1"))
-    else { throw StoreError.corrupt(detail: "the marker id sequence row is missing") }
-    ids.nextMarker = try markers.value("nextMarker", of: "marker_sequence")
+    ids.nextEffect = try counter("nextEffect", in: "effect_sequence", named: "effect", db)
+    ids.nextMarker = try counter("nextMarker", in: "marker_sequence", named: "marker", db)
     return ids
   }
 
-  static func write(_ ids: IDAllocator, _ db: Database) throws {
-    try db.cachedStatement(
-      sql: "UPDATE id_sequence SET nextSource = ?, nextTrack = ?, nextClip = ? WHERE id = 1"
-    ).execute(arguments: [ids.nextSource, ids.nextTrack, ids.nextClip])
-    try db.cachedStatement(sql: "UPDATE effect_sequence SET nextEffect = ? WHERE id = 1")
-      .execute(arguments: [ids.nextEffect])
-    try db.cachedStatement(sql: "UPDATE marker_sequence SET nextMarker = ? WHERE id = 1")
-      .execute(arguments: [ids.nextMarker])
+  /// Writes the counters that moved since `earlier` (what ``read(_:)`` gave): an edit that
+  /// made no effect or marker writes neither of their rows.
+  static func write(_ ids: IDAllocator, since earlier: IDAllocator, _ db: Database) throws {
+    if (ids.nextSource, ids.nextTrack, ids.nextClip)
+      != (earlier.nextSource, earlier.nextTrack, earlier.nextClip)
+    {
+      try db.cachedStatement(
+        sql: "UPDATE id_sequence SET nextSource = ?, nextTrack = ?, nextClip = ? WHERE id = 1"
+      ).execute(arguments: [ids.nextSource, ids.nextTrack, ids.nextClip])
+    }
+    if ids.nextEffect != earlier.nextEffect {
+      try db.cachedStatement(sql: "UPDATE effect_sequence SET nextEffect = ? WHERE id = 1")
+        .execute(arguments: [ids.nextEffect])
+    }
+    if ids.nextMarker != earlier.nextMarker {
+      try db.cachedStatement(sql: "UPDATE marker_sequence SET nextMarker = ? WHERE id = 1")
+        .execute(arguments: [ids.nextMarker])
+    }
+  }
+
+  /// The one counter of a one-row sequence table (`effect_sequence`, `marker_sequence`).
+  private static func counter(
+    _ column: String, in table: String, named kind: String, _ db: Database
+  ) throws -> Int64 {
+    guard
+      let row = try Row.fetchOne(
+        db.cachedStatement(sql: "SELECT \(column) FROM \(table) WHERE id = 1"))
+    else { throw StoreError.corrupt(detail: "the \(kind) id sequence row is missing") }
+    return try row.value(column, of: table)
   }
 }
