@@ -80,12 +80,10 @@ struct FxCommandTests {
     #expect(a.contains { $0 != 0 })
   }
 
-  /// Latency compensation: an impulse at 1 s on two tracks, one through a look-ahead limiter
-  /// (64 frames of latency) and one dry, lands at exactly frame 48,000 on both: in each
-  /// track's stem and in the mix, where the two add up to one impulse.
-  @Test func latencyIsCompensatedSampleExactly() throws {
-    try Plugins.require(Plugins.limiter)
-    let space = try Workspace()
+  /// Two seconds of stereo silence but for a 0.25 impulse at frame 48,000, on two tracks from
+  /// 0: t1 "Limited" through a look-ahead limiter (threshold 0 dB: it lets the impulse through,
+  /// 64 frames late), t2 "Dry".
+  static func impulseProject(in space: Workspace) throws -> String {
     var impulse = [Float](repeating: 0, count: 96_000 * 2)
     impulse[48_000 * 2] = 0.25
     impulse[48_000 * 2 + 1] = 0.25
@@ -102,6 +100,16 @@ struct FxCommandTests {
     try space.tape("clip", "add", file, "t1", "s1", "--at", "0")
     try space.tape("clip", "add", file, "t2", "s1", "--at", "0")
     try space.tape("fx", "add", file, "t1", Plugins.limiter, "--set", "threshold=0")
+    return file
+  }
+
+  /// Latency compensation: an impulse at 1 s on two tracks, one through a look-ahead limiter
+  /// (64 frames of latency) and one dry, lands at exactly frame 48,000 on both: in each
+  /// track's stem and in the mix, where the two add up to one impulse.
+  @Test func latencyIsCompensatedSampleExactly() throws {
+    try Plugins.require(Plugins.limiter)
+    let space = try Workspace()
+    let file = try Self.impulseProject(in: space)
     try space.tape("render", file, "--stems", space.path("stems"), "--bits", "32f")
     try space.tape("render", file, "-o", space.path("mix.wav"), "--bits", "32f")
     for name in ["stems/t1-Limited.wav", "stems/t2-Dry.wav", "mix.wav"] {

@@ -30,14 +30,7 @@ extension ProcessHeavyTests {
       // Bit for bit through ALSA's file PCM, which keeps the floats (unpaced, a period of 256
       // and one of 1,024).
       for period in ["256", "1024"] {
-        let home = space.path("home-\(period)")
-        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-        let raw = space.path("tap-\(period).raw")
-        try "pcm.tap { type file slave.pcm \"null\" file \"\(raw)\" format \"raw\" }\n".write(
-          toFile: home + "/.asoundrc", atomically: true, encoding: .utf8)
-        try space.tape(
-          ["play", file, "--device", "tap", "--period", period], environment: ["HOME": home])
-        let tapped = try ReferenceRender.readFloats(raw)
+        let tapped = try playedThroughFilePCM(space, file, period: period)
         #expect(Array(tapped.prefix(render.count)) == render, "period \(period)")
         #expect(tapped.dropFirst(render.count).allSatisfy { $0 == 0 }, "period \(period)")
       }
@@ -316,32 +309,24 @@ extension ProcessHeavyTests {
     @Test func latencyIsCompensatedInPlayback() throws {
       try Plugins.require(Plugins.limiter)
       let space = try Workspace()
-      var impulse = [Float](repeating: 0, count: 96_000 * 2)
-      impulse[48_000 * 2] = 0.25
-      impulse[48_000 * 2 + 1] = 0.25
-      let raw = space.path("impulse.f32")
-      try impulse.withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: raw)) }
-      let wav = space.path("impulse.wav")
-      try ReferenceRender.run(
-        "/usr/bin/sox", ["-t", "f32", "-r", "48000", "-c", "2", raw, "-e", "floating-point", wav])
-      let file = space.path("latency.tape")
-      try space.tape("new", file)
-      try space.tape("import", file, wav)
-      try space.tape("track", "add", file, "Limited")
-      try space.tape("track", "add", file, "Dry")
-      try space.tape("clip", "add", file, "t1", "s1", "--at", "0")
-      try space.tape("clip", "add", file, "t2", "s1", "--at", "0")
-      try space.tape("fx", "add", file, "t1", Plugins.limiter, "--set", "threshold=0")
-      let home = space.path("home")
-      try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-      let tap = space.path("tap.raw")
-      try "pcm.tap { type file slave.pcm \"null\" file \"\(tap)\" format \"raw\" }\n".write(
-        toFile: home + "/.asoundrc", atomically: true, encoding: .utf8)
-      try space.tape(["play", file, "--device", "tap"], environment: ["HOME": home])
-      let heard = try ReferenceRender.readFloats(tap)
+      let file = try FxCommandTests.impulseProject(in: space)
+      let heard = try playedThroughFilePCM(space, file, period: "256")
       let loudest = heard.indices.max { abs(heard[$0]) < abs(heard[$1]) } ?? 0
       #expect(loudest / 2 == 48_000, "the impulse is heard at frame \(loudest / 2)")
       #expect(abs(heard[loudest] - 0.5) < 1e-6, "\(heard[loudest])")
     }
   }
+}
+
+/// What `tape play FILE --period PERIOD` sends to ALSA's file PCM (unpaced, the floats as they
+/// were played), read back as interleaved floats: a `tap` device in a home of its own.
+func playedThroughFilePCM(_ space: Workspace, _ file: String, period: String) throws -> [Float] {
+  let home = space.path("home-\(period)")
+  try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+  let raw = space.path("tap-\(period).raw")
+  try "pcm.tap { type file slave.pcm \"null\" file \"\(raw)\" format \"raw\" }\n".write(
+    toFile: home + "/.asoundrc", atomically: true, encoding: .utf8)
+  try space.tape(
+    ["play", file, "--device", "tap", "--period", period], environment: ["HOME": home])
+  return try ReferenceRender.readFloats(raw)
 }
