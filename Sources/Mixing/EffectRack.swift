@@ -56,6 +56,12 @@ public final class EffectRack: @unchecked Sendable {
     }.sorted { $0.id < $1.id }
   }
 
+  /// `effect`'s value of each of `plugin`'s control ports, in their order (the plugin's
+  /// default for a port the effect does not name): what a processor takes.
+  public static func values(of effect: Effect, for plugin: PluginInfo) -> [Float] {
+    plugin.controls.map { Float(effect.parameters[$0.symbol] ?? Double($0.defaultValue)) }
+  }
+
   /// The processor of `effect`: the running one of its id (same plugin), or a new one; nil
   /// when its plugin is missing and ``bypassMissing`` lets it be skipped.
   func processor(for effect: Effect) throws(MixingError) -> EffectProcessor? {
@@ -69,9 +75,7 @@ public final class EffectRack: @unchecked Sendable {
     }
     // Ports given as fractions of the rate (swh's cutoffs) read in Hz at this one.
     let plugin = installed.atSampleRate(sampleRate)
-    let values = plugin.controls.map { port in
-      Float(effect.parameters[port.symbol] ?? Double(port.defaultValue))
-    }
+    let values = Self.values(of: effect, for: plugin)
     do throws(EffectError) {
       let processor = try EffectProcessor(
         plugin: plugin, catalog: catalog, sampleRate: sampleRate, channels: channels,
@@ -111,11 +115,10 @@ public final class EffectRack: @unchecked Sendable {
     for effect in effects {
       do {
         guard let processor = try processor(for: effect) else { continue }
-        let values = processor.plugin.controls.map { port in
-          Float(effect.parameters[port.symbol] ?? Double(port.defaultValue))
-        }
         entries.append(
-          ChainEntry(processor: processor, values: values, bypassed: effect.isBypassed))
+          ChainEntry(
+            processor: processor, values: Self.values(of: effect, for: processor.plugin),
+            bypassed: effect.isBypassed))
       } catch .pluginsMissing(let list) {
         missing += list
       }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Effects
 import Foundation
+import Mixing
 import Timeline
 import TimelineStore
 
@@ -169,18 +170,16 @@ extension Fx {
       values.merge(try parameters.values(for: plugin)) { _, set in set }
       // A plugin with state of its own (LV2 State) has it saved with the effect, as it is
       // with these values: every later start restores the same.
-      var state: [UInt8]?
+      var effect = Effect(
+        id: ids.newEffectID(), plugin: plugin.uri, parameters: values, isBypassed: bypass)
       if plugin.hasState {
         let processor = try EffectProcessor(
           plugin: plugin, catalog: PluginCatalog.load(), sampleRate: project.sampleRate,
           channels: project.channels, maximumFrames: 64,
-          values: plugin.controls.map { Float(values[$0.symbol] ?? Double($0.defaultValue)) },
-          bypassed: false, state: nil, worker: .inline)
-        state = processor.saveState()
+          values: EffectRack.values(of: effect, for: plugin), bypassed: false, state: nil,
+          worker: .inline)
+        effect.state = processor.saveState()
       }
-      let effect = Effect(
-        id: ids.newEffectID(), plugin: plugin.uri, parameters: values, isBypassed: bypass,
-        state: state)
       return try project.addEffect(effect, to: owner, at: at)
     }
   }
