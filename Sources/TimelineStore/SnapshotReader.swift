@@ -88,19 +88,33 @@ enum SnapshotReader {
           try MarkerRow.read(row, id: Marker.ID(row.int64(0)), updating: nil))
       }
     }
-    try requireUniqueIDs(project)
+    try requireSound(project)
     return HeldProject(
       project: project, positions: positions, points: points, clips: ClipIndex(project))
   }
 
-  /// Refuses a project that holds an id twice: ids are primary keys, so unique, unless the
-  /// file's pages are damaged (a scan then can see one row twice) or a damaged recorded change
-  /// brings a row back twice; every later step keys by id, and would trap.
-  static func requireUniqueIDs(_ project: Project) throws {
+  /// Refuses a project that the tables' own checks would have refused: an id twice, or a
+  /// format or source no valid write could store. Ids are primary keys and the columns carry
+  /// CHECK constraints, so none of this happens unless the file's pages are damaged (a scan can
+  /// then see one row twice, or a column as NULL or 0) or a damaged recorded change brings such
+  /// a row back; every later step keys by id and divides by the rates, and would trap.
+  static func requireSound(_ project: Project) throws {
     func requireUnique<ID: Hashable>(_ ids: [ID], _ table: String) throws {
       guard Set(ids).count == ids.count else {
         throw StoreError.corrupt(detail: "the \(table) table holds an id twice")
       }
+    }
+    guard (try? project.validateFormat()) != nil else {
+      throw StoreError.corrupt(
+        detail:
+          "the project row holds an impossible format (\(project.sampleRate) Hz, \(project.channels) channels)"
+      )
+    }
+    for source in project.sources
+    where source.sampleRate <= 0 || !(1...2).contains(source.channels)
+      || source.frameCount.frames <= 0
+    {
+      throw StoreError.corrupt(detail: "source \(source.id) holds an impossible format")
     }
     try requireUnique(project.sources.map(\.id), SourceRow.table)
     try requireUnique(project.tracks.map(\.id), TrackRow.table)
@@ -133,7 +147,7 @@ enum SnapshotReader {
     var placements: [(Clip.ID, ClipIndex.Change)] = []
     var project = old
     // Format, sources and track settings first: clips are placed on the tracks as they end up.
-    try requireUniqueIDs(old)
+    try requireSound(old)
     var sources = Dictionary(uniqueKeysWithValues: project.sources.map { ($0.id, $0) })
     var trackIndex = Dictionary(
       uniqueKeysWithValues: project.tracks.enumerated().map { ($1.id, $0) })
@@ -311,7 +325,7 @@ enum SnapshotReader {
       }
       project.markers = markers.values.sorted(by: Marker.timelineOrder)
     }
-    try requireUniqueIDs(project)
+    try requireSound(project)
     let placed = Set(placements.map(\.0))
     for id in changed.clips where !placed.contains(id) { placements.append((id, .removed)) }
     return HeldProject(

@@ -409,7 +409,7 @@ enum EffectRow: TrackedRow {
       chains[owner, default: []].append((position, effect))
     }
     // Not uniqueKeysWithValues: a damaged history may bring a track twice, which the reader
-    // refuses once the project is rebuilt (``SnapshotReader/requireUniqueIDs(_:)``).
+    // refuses once the project is rebuilt (``SnapshotReader/requireSound(_:)``).
     let trackIndex = Dictionary(
       project.tracks.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
     project.masterEffects = []

@@ -32,7 +32,8 @@ extension ProcessHeavyTests {
     /// header's first 100 bytes, or in it now and then), then one command of many: no signal
     /// death, a documented exit code, and a failure is one `error:` line, prints nothing on
     /// stdout and leaves the file byte for byte as it was. `TAPE_FLIP_RUNS` sets how many
-    /// (default 300); the seed is `TAPE_FUZZ_SEED`'s.
+    /// (default 300); the seed is `TAPE_FUZZ_SEED`'s; `TAPE_FLIP_KEEP=DIR` keeps each file
+    /// that killed a command there.
     @Test func byteFlipsFailInOneLineAndChangeNothing() async throws {
       let (seed, failures) = try await withCheckedThrowingContinuation {
         (done: CheckedContinuation<(UInt64, [String]), any Error>) in
@@ -80,6 +81,12 @@ extension ProcessHeavyTests {
           command, environment: ["NO_COLOR": "1"], directory: fuzzer.space.url, killAfter: 30)
         counts[result.status, default: 0] += 1
         let shown = "run \(run): tape \(fuzzer.shown(command))"
+        if result.killedBySignal, let keep = environment["TAPE_FLIP_KEEP"] {
+          // Keeps the damaged file that killed the command, to replay it by hand.
+          try? FileManager.default.createDirectory(
+            atPath: keep, withIntermediateDirectories: true)
+          try? bytes.write(to: URL(fileURLWithPath: keep + "/run-\(run).tape"))
+        }
         if result.killedBySignal {
           failures.append(
             "\(shown) → killed by signal \(result.status): \(result.stderr.prefix(300))")
