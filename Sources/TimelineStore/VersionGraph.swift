@@ -44,17 +44,45 @@ enum VersionGraph {
   ) throws
     -> VersionNode
   {
-    precondition(depth >= 0 && depth <= node.depth, "ancestor depth out of range")
+    guard depth >= 0 && depth <= node.depth else {
+      throw StoreError.corrupt(
+        detail: "version \(node.id) at depth \(node.depth) has no ancestor at depth \(depth)")
+    }
     var current = node
     while current.depth > depth {
-      let jump = try self.node(current.jump, db)
+      let jump = try below(current, current.jump, db)
       if jump.depth >= depth {
         current = jump
       } else if let parent = current.parent {
-        current = try self.node(parent, db)
+        current = try below(current, parent, db)
+      } else {
+        throw StoreError.corrupt(
+          detail: "version \(current.id) has no parent at depth \(current.depth)")
       }
     }
     return current
+  }
+
+  /// Version `id`, which `child` points to (as parent or jump): refused unless it lies above
+  /// `child`, a parent just one level up. Every walk up the tree then ends, even in a file whose
+  /// version rows are damaged (a jump to itself, a depth out of step), where it would loop
+  /// forever or trap.
+  private static func below(
+    _ child: VersionNode, _ id: Int64, _ db: Database
+  ) throws -> VersionNode {
+    let node: VersionNode
+    do {
+      node = try self.node(id, db)
+    } catch StoreError.unknownVersion {
+      throw StoreError.corrupt(detail: "version \(child.id) points to version \(id), which is missing")
+    }
+    guard node.depth < child.depth, id != child.parent || node.depth == child.depth - 1 else {
+      throw StoreError.corrupt(
+        detail:
+          "version \(child.id) at depth \(child.depth) points to version \(id) at depth \(node.depth)"
+      )
+    }
+    return node
   }
 
   /// The deepest version that is an ancestor-or-self of both.
@@ -67,13 +95,17 @@ enum VersionGraph {
     var b = try ancestor(of: b, atDepth: min(a.depth, b.depth), db)
     while a.id != b.id {
       if a.jump != b.jump {
-        a = try node(a.jump, db)
-        b = try node(b.jump, db)
+        a = try below(a, a.jump, db)
+        b = try below(b, b.jump, db)
       } else if let pa = a.parent, let pb = b.parent {
-        a = try node(pa, db)
-        b = try node(pb, db)
+        a = try below(a, pa, db)
+        b = try below(b, pb, db)
       } else {
         throw StoreError.corrupt(detail: "versions \(a.id) and \(b.id) share no root")
+      }
+      guard a.depth == b.depth else {
+        throw StoreError.corrupt(
+          detail: "versions \(a.id) and \(b.id) should be at one depth, are at \(a.depth) and \(b.depth)")
       }
     }
     return a

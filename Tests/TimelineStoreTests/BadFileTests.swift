@@ -135,6 +135,42 @@ struct BadFileTests {
     #expect(try Self.bytes(path) == before)
   }
 
+  /// Version rows whose links damaged pages changed (the byte-flip fuzzer made version 3's
+  /// depth -4: `tape checkout 2` then trapped on a precondition; a jump to itself or to a deeper
+  /// version would walk forever) are a damaged project when a history move walks them, not a
+  /// crash or a hang; the file is left as it was.
+  @Test(
+    .timeLimit(.minutes(1)),
+    arguments: [
+      ("depth = -4 WHERE id = 3", 2),
+      ("jump = 4 WHERE id = 4", 1),
+      ("jump = 4 WHERE id = 3", 2),
+      ("parent = 99 WHERE id = 4", 2),
+      ("parent = 4 WHERE id = 3", 2),
+    ])
+  func damagedVersionLinksAreDamage(change: String, target: Int64) throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let (store, _) = try StoreFixture.populated(at: path)
+    try store.close()
+    let queue = try DatabaseQueue(path: path)
+    try queue.writeWithoutTransaction { db in
+      try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
+      try db.execute(sql: "PRAGMA foreign_keys = OFF")
+      try db.execute(sql: "UPDATE version SET \(change)")
+    }
+    try queue.close()
+    let before = try Self.bytes(path)
+    let damaged = try TimelineStore.open(at: path)
+    let error = #expect(throws: StoreError.self) { try damaged.checkout(target) }
+    try damaged.close()
+    guard case .corrupt = error else {
+      Issue.record("expected .corrupt, got \(String(describing: error))")
+      return
+    }
+    #expect(try Self.bytes(path) == before)
+  }
+
   @Test func aNewerSchemaIsRefusedUntouched() throws {
     let dir = try TemporaryDirectory()
     let path = dir.path("song.tape")
