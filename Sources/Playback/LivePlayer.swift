@@ -247,6 +247,7 @@ public final class LivePlayer: @unchecked Sendable {
   /// its audio read, and published. (Tests call it, then drive the threads' passes by hand.)
   func prime(_ project: Project, version: Int64, cause: String? = nil) throws {
     let plan = try compile(project, version, 0)
+    RealtimeThread.lockCode()
     try loadAroundOrThrow(
       [plan], position: configuration.range.lowerBound, loop: configuration.loop)
     // Everything the audio thread will touch, the first plan too.
@@ -474,6 +475,8 @@ public final class LivePlayer: @unchecked Sendable {
     if let cause = offer.cause { shared.withLock { $0.causes[sequence] = cause } }
     do {
       let plan = try compile(offer.project, offer.version, sequence)
+      // A plan may have loaded a plugin the audio thread has never run.
+      RealtimeThread.lockCode()
       // Live before its audio is read: the loader may not let go of any of it from now on.
       shared.withLock { state in
         state.live.append(plan)

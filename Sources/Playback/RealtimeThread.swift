@@ -1,5 +1,6 @@
 internal import CRealtime
 import Foundation
+import Synchronization
 import Mixing
 
 /// A thread for the audio device: SCHED_FIFO when the system permits it, its stack locked in
@@ -70,6 +71,32 @@ enum RealtimeThread {
   static func lockMemory(_ address: UnsafeRawPointer, _ bytes: Int) -> Int32 {
     mlock(address, bytes) == 0 ? 0 : errno
   }
+
+  /// Brings the code and constant data the audio thread runs (the program, the Swift and C
+  /// runtimes, ALSA and its plugins, JACK, every LV2 plugin loaded) into memory, once for each
+  /// set of loaded objects: locked when the process may lock without limit (root,
+  /// `memlock unlimited`: ``mayLockCode``), else read a page at a time so that the page cache holds them (a
+  /// limited budget, 8 MiB by default, is kept for the audio the thread reads). Why: pages mapped
+  /// from files that the audio thread runs for the first time (a kind of swap first seen
+  /// minutes in) are a disk read, a dropout, when the page cache has let them go.
+  static func lockCode() {
+    let loaded = tape_loaded_objects()
+    let due = codeLock.withLock { covered in
+      guard covered != loaded else { return false }
+      covered = loaded
+      return true
+    }
+    guard due else { return }
+    var bytes: UInt = 0
+    _ = tape_lock_code(mayLockCode ? 1 : 0, &bytes)
+  }
+
+  /// Whether ``lockCode()`` locks: as root (CAP_IPC_LOCK: no limit applies) or under an
+  /// unlimited RLIMIT_MEMLOCK. Under a limit, code would take the budget the audio needs.
+  static var mayLockCode: Bool { geteuid() == 0 || tape_memory_lock_limit() == 0 }
+
+  /// How many loaded objects ``lockCode()`` last covered.
+  private static let codeLock = Mutex<UInt64>(0)
 
   /// What a failure to lock memory means, and what to do about it: one line.
   static func lockFailure(_ code: Int32) -> String {
