@@ -174,6 +174,8 @@ public final class RenderPlan: @unchecked Sendable {
     } else {
       compiledGraph = nil
       rack?.forgetChains()
+      // Effects added later join a play under way (see ``EffectRack/chain(_:_:)``).
+      rack?.compiled()
     }
     var compiled: [(record: ClipRecord, source: Int)] = []
     var sources: [SourceAudio] = []
