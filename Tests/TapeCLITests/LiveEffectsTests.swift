@@ -127,15 +127,9 @@ extension ProcessHeavyTests {
           Thread.sleep(forTimeInterval: 0.8)
         }
         try store.close()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        player.waitUntilExit()
+        let (report, swaps, said) = try playReport(player, out, errors)
         #expect(player.terminationStatus == 0)
-        let said = String(
-          decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let report = try #require(
-          try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(said)")
         let captured = try device.recorded()
-        let swaps = try #require(report["swaps"] as? [[String: Any]])
         // A click is a discontinuity: the second difference of a 100 Hz sine at half scale is
         // at most (2π·100/48000)²·0.5 ≈ 0.0001, a 20 ms ramp adds as little, the corner of a
         // 256-frame dip 0.002); a step of even -50 dBFS shows as 0.003.
@@ -214,13 +208,7 @@ extension ProcessHeavyTests {
         try space.tape("fx", "add", file, "t1", Plugins.eq, "--set", "gain=-12")
         Thread.sleep(forTimeInterval: 1.5)
         try space.tape("fx", "rm", file, "f1")
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        player.waitUntilExit()
-        let said = String(
-          decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let report = try #require(
-          try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(said)")
-        let swaps = try #require(report["swaps"] as? [[String: Any]])
+        let (report, swaps, said) = try playReport(player, out, errors)
         let captured = try device.recorded()
         try #require(swaps.count >= 3, "\(swaps)")
         var renders: [[Float]] = []
@@ -324,13 +312,7 @@ extension ProcessHeavyTests {
           environment: device.environment)
         Thread.sleep(forTimeInterval: 1.2)
         try space.tape("clip", "move", file, "c2", "--to", "3.5s")
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        player.waitUntilExit()
-        let said = String(
-          decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let report = try #require(
-          try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(said)")
-        let swaps = try #require(report["swaps"] as? [[String: Any]])
+        let (report, swaps, said) = try playReport(player, out, errors)
         try space.tape("render", file, "-o", space.path("new.wav"), "--bits", "32f")
         let render = try ReferenceRender.decode(space.path("new.wav"))
         let captured = try device.recorded()
@@ -449,4 +431,17 @@ func playedThroughFilePCM(_ space: Workspace, _ file: String, period: String) th
   try space.tape(
     ["play", file, "--device", "tap", "--period", period], environment: ["HOME": home])
   return try ReferenceRender.readFloats(raw)
+}
+
+/// What a `tape play --json` started by ``startTape(_:environment:executable:)`` reported once
+/// it ended: its JSON, its swaps, and what it said on stderr.
+func playReport(
+  _ player: Process, _ out: Pipe, _ errors: Pipe
+) throws -> (report: [String: Any], swaps: [[String: Any]], said: String) {
+  let output = out.fileHandleForReading.readDataToEndOfFile()
+  player.waitUntilExit()
+  let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+  let report = try #require(
+    try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(said)")
+  return (report, try #require(report["swaps"] as? [[String: Any]]), said)
 }
