@@ -510,7 +510,8 @@ private struct Drawing {
   }
 
   /// The waveform: a filled outline through each column's largest sample, left to right, and
-  /// back through its smallest; `data-first-column` names the column of the first point.
+  /// back through its smallest, one point per column; `data-first-column` names the column of
+  /// the first point, `data-top` and `data-bottom` where +1 and −1 are (0 halfway).
   mutating func waveform(
     _ clip: Clip, peaks: Peaks, top: Double, bottom: Double, left boxLeft: Double,
     right boxRight: Double, colour: String
@@ -547,7 +548,7 @@ private struct Drawing {
     }
     path += "Z"
     line(
-      "<path class='wave' data-first-column='\(first)' data-columns='\(points.count)' d='\(path)' fill='\(colour)' fill-opacity='0.85' stroke='\(colour)' stroke-width='0.6'/>"
+      "<path class='wave' data-first-column='\(first)' data-columns='\(points.count)' data-top='\(n(top))' data-bottom='\(n(bottom))' d='\(path)' fill='\(colour)' fill-opacity='0.85' stroke='\(colour)' stroke-width='0.6'/>"
     )
   }
 

@@ -278,10 +278,20 @@ struct Fuzzer {
     ])
   }
 
+  /// Where `tape draw` writes: mostly pictures, sometimes a path it must refuse.
+  mutating func pictureOutputPath() -> String {
+    pick([
+      space.path("out.svg"), space.path("out.png"), space.path("OUT.SVG"), space.path("out.jpg"),
+      space.path("folder"), space.path("folder.svg"), file, space.path("fifo"), "", "-",
+      space.path("no/such/dir/out.svg"), space.path("out\(Self.latin1E9).svg"),
+      space.path(".svg"), space.path("out\nput.png"),
+    ])
+  }
+
   /// One command line and extra environment.
   mutating func commandLine() -> ([String], [String: String]) {
     var arguments: [String]
-    switch next(35) {
+    switch next(36) {
     case 0:
       arguments = ["track", "add", file, name()] + maybe(["--gain", gain()], ["--pan", pan()])
     case 1:
@@ -433,6 +443,15 @@ struct Fuzzer {
         + maybe(
           ["--tracks", pick(["t1", "t1,t2,t3", "t3,t2,t1", "t1,t1,t2", "t9", ""])], ["--ripple"],
           ["--json"], ["--snap", snap()])
+    case 35:
+      arguments =
+        ["draw", file]
+        + (next(4) == 0 ? [version(), version()] : [])
+        + ["-o", pictureOutputPath()]
+        + maybe(
+          ["--from", time()], ["--to", pick([time(), "+1s", "c1.end", "@verse"])],
+          ["--width", pick(["400", "1200", "399", "0", "-5", "x", "16385", "900"])],
+          ["--version", version()])
     case 20:
       arguments = [
         pick(["new", "ls", "history", "undo", "render"]),
