@@ -64,12 +64,8 @@ struct PeakFileLayout: Equatable {
     put(UInt64(blockCount), at: 32)
     let hash = Array(storedContentHash.utf8)
     bytes.replaceSubrange(40..<40 + hash.count, with: hash)
-    var data: [UInt8] = []
-    data.reserveCapacity(peaks.values.count * 4)
-    for value in peaks.values {
-      let bits = value.bitPattern
-      for index in 0..<4 { data.append(UInt8(truncatingIfNeeded: bits >> (index * 8))) }
-    }
+    // Little-endian float32, as the decoded audio beside it (`Float.bitPattern.littleEndian`).
+    let data = peaks.values.map { $0.bitPattern.littleEndian }.withUnsafeBytes { Array($0) }
     put(data.withUnsafeBytes { XXH64.digest($0) }, at: 104)
     put(bytes[0..<112].withUnsafeBytes { XXH64.digest($0) }, at: 112)
     return bytes + data
@@ -91,9 +87,12 @@ struct PeakFileLayout: Equatable {
       get(UInt64.self, at: 104)
         == bytes[Self.headerBytes...].withUnsafeBytes({ XXH64.digest($0) })
     else { return nil }
-    var values = [Float](repeating: 0, count: blockCount * channels * 2)
-    for index in values.indices {
-      values[index] = Float(bitPattern: get(UInt32.self, at: Self.headerBytes + 4 * index))
+    let values = bytes[Self.headerBytes...].withUnsafeBytes { raw in
+      (0..<blockCount * channels * 2).map {
+        Float(
+          bitPattern: UInt32(
+            littleEndian: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self)))
+      }
     }
     return Peaks(framesPerBlock: framesPerBlock, channels: channels, frames: frames, values: values)
   }

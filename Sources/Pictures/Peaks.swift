@@ -87,14 +87,26 @@ public struct PeakSummarizer: Sendable {
     precondition(samples.count % channels == 0, "samples must be whole frames")
     var index = 0
     while index < samples.count {
-      for channel in 0..<channels {
-        let sample = samples[index + channel]
-        if sample < current[2 * channel] { current[2 * channel] = sample }
-        if sample > current[2 * channel + 1] { current[2 * channel + 1] = sample }
+      // The rest of this block, or of the samples: one pass per channel over it.
+      let count = min(framesPerBlock - inBlock, (samples.count - index) / channels)
+      current.withUnsafeMutableBufferPointer { extremes in
+        for channel in 0..<channels {
+          var low = extremes[2 * channel]
+          var high = extremes[2 * channel + 1]
+          var position = index + channel
+          for _ in 0..<count {
+            let sample = samples[position]
+            if sample < low { low = sample }
+            if sample > high { high = sample }
+            position += channels
+          }
+          extremes[2 * channel] = low
+          extremes[2 * channel + 1] = high
+        }
       }
-      index += channels
-      inBlock += 1
-      frames += 1
+      index += count * channels
+      inBlock += count
+      frames += count
       if inBlock == framesPerBlock { closeBlock() }
     }
   }

@@ -152,7 +152,9 @@ private struct Drawing {
 
   var rulerTop: Double { Self.titleHeight + (hasMarkers ? Self.markerBand : 0) }
   var lanesTop: Double { rulerTop + Self.rulerHeight + 4 }
-  func laneTop(_ index: Int) -> Double { lanesTop + Double(index) * (Self.laneHeight + Self.laneGap) }
+  func laneTop(_ index: Int) -> Double {
+    lanesTop + Double(index) * (Self.laneHeight + Self.laneGap)
+  }
 
   /// The lanes drawn: every track of the project, then (comparing) the tracks only the older
   /// version has.
@@ -192,7 +194,11 @@ private struct Drawing {
     line(
       "<svg xmlns='http://www.w3.org/2000/svg' width='\(width)' height='\(n(height))' viewBox='0 0 \(width) \(n(height))' font-family='DejaVu Sans, Verdana, sans-serif' font-size='11' data-from='\(from)' data-to='\(from + span)' data-sample-rate='\(rate)' data-timeline-left='\(TimelinePicture.timelineLeft)' data-timeline-width='\(area)'>"
     )
-    let heading = "\(picture.title) · \(clock(from))–\(clock(from + span)) · \(rate) Hz"
+    var heading = "\(picture.title) · \(clock(from))–\(clock(from + span)) · \(rate) Hz"
+    if project.masterGain != .unity { heading += " · master \(project.masterGain)" }
+    if !project.masterEffects.isEmpty {
+      heading += " · master fx " + Self.chain(project.masterEffects)
+    }
     line("<title>\(text(heading))</title>")
     line("<defs>")
     line(
@@ -208,7 +214,9 @@ private struct Drawing {
       "<marker id='arrow' viewBox='0 0 10 10' refX='9' refY='5' markerWidth='7' markerHeight='7' orient='auto'><path d='M0 0L10 5L0 10Z' fill='#1f77b4'/></marker>"
     )
     line("</defs>")
-    line("<rect class='background' x='0' y='0' width='\(width)' height='\(n(height))' fill='#ffffff'/>")
+    line(
+      "<rect class='background' x='0' y='0' width='\(width)' height='\(n(height))' fill='#ffffff'/>"
+    )
     line(
       "<text class='title' x='8' y='17' font-size='13' font-weight='bold' fill='#222222'>\(text(SVGText.truncated(heading, toCharacters: SVGText.characters(fitting: Double(width) - 16, size: 13))))</text>"
     )
@@ -342,7 +350,16 @@ private struct Drawing {
     project.audibleTracks.contains { $0.id == track.id }
   }
 
-  static func pan(_ pan: Double) -> String {
+  /// `f1 fil4#stereo · f2 dpl#stereo (bypassed)`: each effect's id and the end of its URI, as
+  /// `tape ls` says them.
+  static func chain(_ effects: [Effect]) -> String {
+    effects.map { effect in
+      let short = effect.plugin.split(separator: "/").last.map(String.init) ?? effect.plugin
+      return "\(effect.id) \(short)\(effect.isBypassed ? " (bypassed)" : "")"
+    }.joined(separator: " · ")
+  }
+
+    static func pan(_ pan: Double) -> String {
     if pan == 0 { return "C" }
     let percent = Int((abs(pan) * 100).rounded())
     return pan < 0 ? "L\(percent)" : "R\(percent)"
@@ -395,10 +412,7 @@ private struct Drawing {
     badge("M", on: track.isMuted, colour: "#d62728", x: left - 46, y: top + 24, kind: "mute")
     badge("S", on: track.isSolo, colour: "#e6b800", x: left - 26, y: top + 24, kind: "solo")
     if !track.effects.isEmpty {
-      let chain = track.effects.map { effect in
-        let short = effect.plugin.split(separator: "/").last.map(String.init) ?? effect.plugin
-        return "\(effect.id) \(short)\(effect.isBypassed ? " (bypassed)" : "")"
-      }.joined(separator: " · ")
+      let chain = Self.chain(track.effects)
       line(
         "<text class='effects' x='10' y='\(n(top + 51))' font-size='10' fill='#555555'>\(text(SVGText.truncated("fx " + chain, toCharacters: SVGText.characters(fitting: left - 18, size: 10))))</text>"
       )
@@ -412,8 +426,10 @@ private struct Drawing {
     // The timeline part.
     line("<g clip-path='url(#timeline)'>")
     if removed {
+      // A clip of a removed track may live on elsewhere: then it moved.
+      let kept = Set(project.tracks.flatMap(\.clips).map(\.id))
       for clip in track.clips where visible(clip) {
-        ghost(clip, top: top, kind: "removed")
+        ghost(clip, top: top, kind: kept.contains(clip.id) ? "moved" : "removed")
       }
     } else {
       // The overlaps' hatching under the clips (it shows through their boxes, and leaves
@@ -442,8 +458,9 @@ private struct Drawing {
     line("</g>")
   }
 
-  mutating func badge(_ letter: String, on: Bool, colour: String, x: Double, y: Double, kind: String)
-  {
+  mutating func badge(
+    _ letter: String, on: Bool, colour: String, x: Double, y: Double, kind: String
+  ) {
     line(
       "<g class='badge \(kind)\(on ? " on" : "")'><rect x='\(n(x))' y='\(n(y))' width='16' height='14' rx='2' fill='\(on ? colour : "none")' stroke='\(on ? colour : "#aaaaaa")'/><text x='\(n(x + 8))' y='\(n(y + 11))' font-size='10' font-weight='bold' text-anchor='middle' fill='\(on ? "#ffffff" : "#aaaaaa")'>\(letter)</text></g>"
     )
@@ -485,7 +502,9 @@ private struct Drawing {
     let waveTop = top + Self.labelBand
     let waveBottom = top + height - 2
     if let peaks = picture.peaks[clip.source] {
-      waveform(clip, peaks: peaks, top: waveTop, bottom: waveBottom, left: start, right: start + width, colour: colour)
+      waveform(
+        clip, peaks: peaks, top: waveTop, bottom: waveBottom, left: start, right: start + width,
+        colour: colour)
     }
     fade(clip, end: .fadeIn, top: waveTop, bottom: waveBottom)
     fade(clip, end: .fadeOut, top: waveTop, bottom: waveBottom)

@@ -141,7 +141,7 @@ struct Draw: ParsableCommand {
       }.count
       let rate = shown.sampleRate
       print(
-        "\(output): \(format.rawValue), \(width) px wide, \(shown.tracks.count) track\(shown.tracks.count == 1 ? "" : "s"), \(clips) clip\(clips == 1 ? "" : "s"), \(TimeValue.clock(FrameCount(range.start.frames), sampleRate: rate))–\(TimeValue.clock(FrameCount(range.end.frames), sampleRate: rate))"
+        "\(escaped(output)): \(format.rawValue), \(width) px wide, \(shown.tracks.count) track\(shown.tracks.count == 1 ? "" : "s"), \(clips) clip\(clips == 1 ? "" : "s"), \(TimeValue.clock(FrameCount(range.start.frames), sampleRate: rate))–\(TimeValue.clock(FrameCount(range.end.frames), sampleRate: rate))"
       )
     }
   }
@@ -263,7 +263,8 @@ struct Draw: ParsableCommand {
     guard process.terminationReason == .exit, process.terminationStatus == 0,
       Array(png.prefix(8)) == signature
     else {
-      let message = String(decoding: said.bytes, as: UTF8.self)
+      let message =
+        String(decoding: said.bytes, as: UTF8.self)
         .split(separator: "\n").first.map(String.init) ?? "exit \(process.terminationStatus)"
       throw ToolFailure(
         message:

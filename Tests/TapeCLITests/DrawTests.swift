@@ -151,9 +151,12 @@ struct DrawTests {
         let low = Double(try #require(block.min())) * gain
         let index = column - first
         guard index >= 0, index < columns else { continue }
-        let y = { (value: Double) in (top + bottom) / 2 - min(1, max(-1, value)) * (bottom - top) / 2 }
+        let y = { (value: Double) in
+          (top + bottom) / 2 - min(1, max(-1, value)) * (bottom - top) / 2
+        }
         #expect(abs(points[index].y - y(high)) <= 0.0015, "\(id) column \(column) max")
-        #expect(abs(points[2 * columns - 1 - index].y - y(low)) <= 0.0015, "\(id) column \(column) min")
+        #expect(
+          abs(points[2 * columns - 1 - index].y - y(low)) <= 0.0015, "\(id) column \(column) min")
         checked += 1
       }
       #expect(expectedColumns.first == first && expectedColumns.count == columns, "\(id)")
@@ -300,7 +303,8 @@ struct DrawTests {
     #expect(marked("ghost", "removed") == ["c2"])
     #expect(marked("ghost", "moved") == ["c1"])
     #expect(root.first("ghost")?.parent?.parent?.attributes["data-track"] == "t1")
-    #expect(root.all("ghost").first { $0.classes.contains("moved") }?.attributes["data-start"] == "12000")
+    #expect(
+      root.all("ghost").first { $0.classes.contains("moved") }?.attributes["data-start"] == "12000")
     let counts = Dictionary(
       uniqueKeysWithValues: root.all("count").compactMap { node in
         node.attributes["data-kind"].map { ($0, node.attributes["data-count"] ?? "") }
@@ -330,7 +334,9 @@ struct DrawTests {
     let two = space.path("two.svg")
     try space.tape("draw", file, "-o", one)
     try space.tape("draw", file, "-o", two)
-    #expect(try Data(contentsOf: URL(fileURLWithPath: one)) == Data(contentsOf: URL(fileURLWithPath: two)))
+    #expect(
+      try Data(contentsOf: URL(fileURLWithPath: one)) == Data(contentsOf: URL(fileURLWithPath: two))
+    )
     try FileManager.default.removeItem(atPath: audio)
     let result = try space.tape("draw", file, "-o", two, environment: ["NO_COLOR": "1"])
     #expect(result.stderr.hasPrefix("note: s1 is drawn without its waveform"), "\(result.stderr)")
