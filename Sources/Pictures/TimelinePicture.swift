@@ -87,6 +87,8 @@ private struct Drawing {
   /// Pixels of timeline.
   let area: Int
   let left: Double
+  /// The clip changes of the comparison, by clip.
+  let changes: [Clip.ID: ProjectDiff.ClipChange]
   var out = ""
 
   // Vertical layout, in pixels.
@@ -114,6 +116,8 @@ private struct Drawing {
     span = picture.range.count.frames
     area = picture.width - TimelinePicture.timelineLeft - TimelinePicture.rightMargin
     left = Double(TimelinePicture.timelineLeft)
+    changes = Dictionary(
+      (picture.comparison?.diff.clips ?? []).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
   }
 
   // MARK: Geometry
@@ -359,7 +363,7 @@ private struct Drawing {
     }.joined(separator: " · ")
   }
 
-    static func pan(_ pan: Double) -> String {
+  static func pan(_ pan: Double) -> String {
     if pan == 0 { return "C" }
     let percent = Int((abs(pan) * 100).rounded())
     return pan < 0 ? "L\(percent)" : "R\(percent)"
@@ -472,7 +476,7 @@ private struct Drawing {
 
   /// How a clip of the newer version differs from the older, if it does.
   func clipStatus(_ clip: Clip) -> [String] {
-    guard let change = comparison?.diff.clips.first(where: { $0.id == clip.id }) else { return [] }
+    guard let change = changes[clip.id] else { return [] }
     guard let before = change.before, let after = change.after else { return ["added"] }
     var status: [String] = []
     if change.isMove { status.append("moved") }

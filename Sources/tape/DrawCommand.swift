@@ -20,8 +20,8 @@ struct Draw: ParsableCommand {
       (default 1200); --from and --to take any time, a marker (@chorus) or a clip's edge, and \
       --to also +TIME after --from. With two versions A B, B is drawn and the clips added, \
       removed, moved or changed since A are marked (as 'tape diff A B' lists them).
-      Example: tape draw song.tape -o timeline.svg
-      Example: tape draw song.tape -o chorus.png --from @chorus --to +10s --width 1600
+      Example: tape draw song.tape -o timeline.svg --width 1600
+      Example: tape draw song.tape -o chorus.png --from @chorus --to +10s
       Example: tape draw song.tape 12 17 -o changes.svg
       """)
 
@@ -40,7 +40,7 @@ struct Draw: ParsableCommand {
   @Option(parsing: .unconditional, help: "Start on the timeline (default 0).") var from: String?
   @Option(
     parsing: .unconditional,
-    help: "End on the timeline, or +TIME after --from (default: the end of the last clip).")
+    help: "End on the timeline, or +TIME after --from (default: the last clip's end or marker).")
   var to: String?
 
   /// The formats a picture is written in, by the output's extension.

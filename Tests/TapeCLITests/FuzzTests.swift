@@ -71,12 +71,16 @@ extension ProcessHeavyTests {
           "ls", "ls --json", "history", "history --json", "undo", "redo", "checkout 2",
           "checkout 1",
           "diff 1 4", "render -o OUT", "clip set c1 --gain -6", "track add X", "clip rm c2",
-          "cut --from 0.1s --to 0.2s",
+          "cut --from 0.1s --to 0.2s", "draw -o PICTURE", "draw 1 4 -o PICTURE",
         ]).split(separator: " ").map(String.init)
         let words = ["clip", "track"].contains(arguments[0]) ? 2 : 1
         let command =
           Array(arguments.prefix(words)) + [damaged]
-          + arguments.dropFirst(words).map { $0 == "OUT" ? fuzzer.space.path("flip.wav") : $0 }
+          + arguments.dropFirst(words).map {
+            $0 == "OUT"
+              ? fuzzer.space.path("flip.wav")
+              : $0 == "PICTURE" ? fuzzer.space.path("flip.svg") : $0
+          }
         let result = try TapeBinary.run(
           command, environment: ["NO_COLOR": "1"], directory: fuzzer.space.url, killAfter: 30)
         counts[result.status, default: 0] += 1
