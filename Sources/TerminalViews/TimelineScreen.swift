@@ -60,7 +60,8 @@ public enum TimelineScreen {
     }
     // The master's effects next, the same way.
     if !project.masterEffects.isEmpty && rows > 1 {
-      lines.append(fit("master fx", nameWidth - 1) + " " + fit(chain(project.masterEffects), columns))
+      lines.append(
+        fit("master fx", nameWidth - 1) + " " + fit(chain(project.masterEffects), columns))
       rows -= 1
     }
     let firstTrack = max(0, min(firstTrack, project.tracks.count - 1))

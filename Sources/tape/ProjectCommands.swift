@@ -314,7 +314,9 @@ struct TimelineTable {
       if let envelope = track.envelope {
         lines.append("  envelope \(envelopeText(envelope, sampleRate: rate, frames: inFrames))")
       }
-      if !track.effects.isEmpty { lines.append("  effects \(TimelineScreen.chain(track.effects, separator: " · "))") }
+      if !track.effects.isEmpty {
+        lines.append("  effects \(TimelineScreen.chain(track.effects, separator: " · "))")
+      }
       if track.clips.isEmpty {
         lines.append("  (no clips)")
         continue
@@ -334,7 +336,8 @@ struct TimelineTable {
     }
     if !project.masterEffects.isEmpty {
       lines.append("")
-      lines.append("master effects \(TimelineScreen.chain(project.masterEffects, separator: " · "))")
+      lines.append(
+        "master effects \(TimelineScreen.chain(project.masterEffects, separator: " · "))")
     }
     if !missing.isEmpty {
       let ids = project.sources.filter { missing.contains($0.id) }.map(\.id.description)

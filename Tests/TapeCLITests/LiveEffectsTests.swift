@@ -188,7 +188,9 @@ extension ProcessHeavyTests {
     /// (A dip, fading to silence and back, made 5 ms holes here before.) The same from a
     /// project without effects: the first EQ comes (the mixes without buses and with them
     /// crossfade) and goes (its refresh takes the buses away again).
-    @Test(arguments: [true, false]) func effectsEnterAndLeaveByCrossfades(startsWithEffect: Bool)
+    @Test(arguments: [true, false]) func effectsEnterAndLeaveByCrossfades(
+      startsWithEffect: Bool
+    )
       throws
     {
       try Plugins.require(Plugins.eq)

@@ -126,7 +126,9 @@ struct BadFileTests {
   /// past the tables' CHECK constraints, as damage would.
   @Test(arguments: [
     ("project", "sampleRate = 0", "the project row holds an impossible format (0 Hz, 2 channels)"),
-    ("project", "channels = 7", "the project row holds an impossible format (48000 Hz, 7 channels)"),
+    (
+      "project", "channels = 7", "the project row holds an impossible format (48000 Hz, 7 channels)"
+    ),
     ("source", "sampleRate = 0", "source s1 holds an impossible format"),
     ("source", "frameCount = -1", "source s1 holds an impossible format"),
   ])

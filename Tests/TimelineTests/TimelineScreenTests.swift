@@ -71,10 +71,11 @@ struct TimelineScreenTests {
       [Fixture.clip(1, start: 48_000, length: 96_000)],
       secondTrack: [Fixture.clip(2, start: 240_000, length: 48_000)]
     ).applying([
-      .setEffects([
-        Effect(id: Effect.ID(1), plugin: eq),
-        Effect(id: Effect.ID(2), plugin: compressor, isBypassed: true),
-      ], on: .track(Track.ID(1))),
+      .setEffects(
+        [
+          Effect(id: Effect.ID(1), plugin: eq),
+          Effect(id: Effect.ID(2), plugin: compressor, isBypassed: true),
+        ], on: .track(Track.ID(1))),
       .setEffects([Effect(id: Effect.ID(3), plugin: limiter)], on: .master),
     ])
     let lines = TimelineScreen.lines(
