@@ -16,6 +16,7 @@ let package = Package(
     .library(name: "Playback", targets: ["Playback"]),
     .library(name: "TerminalViews", targets: ["TerminalViews"]),
     .library(name: "Effects", targets: ["Effects"]),
+    .library(name: "Interchange", targets: ["Interchange"]),
   ],
   dependencies: [
     .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -81,6 +82,8 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
+    // Other editors' formats: OpenTimelineIO in and out, CMX3600 EDLs out. Pure, no I/O.
+    .target(name: "Interchange", dependencies: ["Timeline"]),
     // Text views of a project for terminals (tape scrub): pure, measurable without a terminal.
     .target(name: "TerminalViews", dependencies: ["Timeline"]),
     // Pure DSP: render plans, fades, gain, pan law, the render kernel.
@@ -133,6 +136,7 @@ let package = Package(
         "SafeFiles",
         "TerminalViews",
         "Effects",
+        "Interchange",
         "CStandardOutput",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),

@@ -35,6 +35,7 @@ struct Tape: ParsableCommand {
           Scrub.self,
         ]),
       CommandGroup(name: "Render and play", subcommands: [Render.self, Play.self]),
+      CommandGroup(name: "Other editors", subcommands: [Export.self, ImportOTIO.self]),
       CommandGroup(name: "Getting started", subcommands: [Demo.self]),
     ]
   )
