@@ -76,10 +76,31 @@ struct Export: ParsableCommand {
       let path = { (source: Source) in source.path.resolved(against: folder).normalized.bytes }
       var title = (file as NSString).lastPathComponent
       if title.hasSuffix(".tape") { title = String(title.dropLast(5)) }
+      /// Refuses an output that is the project itself or one of its sources (by identity,
+      /// whatever its name: `tape export x.otio -o x.otio` would replace the project).
+      func refuseDestroying(_ name: String) throws {
+        guard let target = FileIdentity(path: name) else { return }
+        let protected =
+          [(file, "the project itself")]
+          + current.sources.map {
+            (
+              path($0).withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) },
+              "source \($0.id)"
+            )
+          }
+        for (path, what) in protected where FileIdentity(path: path).map(target.isSameFile) == true
+        {
+          throw UsageError(
+            message:
+              "-o \(name) is \(what); exporting there would destroy it, so choose another output name"
+          )
+        }
+      }
       var written: [String] = []
       switch format {
       case .otio:
         let document = OTIOExport.document(current, name: title, path: path)
+        try refuseDestroying(output)
         try Self.write(document.rendered(), to: output)
         written.append(output)
       case .edl, nil:
@@ -90,6 +111,7 @@ struct Export: ParsableCommand {
           || export.documents.contains { $0.lanes.contains { $0.index > 0 } }
         for (index, document) in export.documents.enumerated() {
           let name = index == 0 ? output : Self.numbered(output, index + 1)
+          try refuseDestroying(name)
           try Self.write(document.text, to: name)
           written.append(name)
           if extra {

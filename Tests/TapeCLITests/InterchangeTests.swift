@@ -317,6 +317,16 @@ struct InterchangeTests {
     let fps = try ws.tape("export", song, "-o", ws.path("edit.edl"), "--fps", "29", status: 64)
     #expect(fps.stderr.hasPrefix("error: --fps 29 is not an EDL rate; give 24, 25 or 30"))
     #expect(!FileManager.default.fileExists(atPath: ws.path("edit.edl")))
+    // A project named like an export is not overwritten by its own export.
+    let named = ws.path("p.otio")
+    try ws.tape("new", named)
+    let before = try ws.fingerprint("p.otio")
+    let itself = try ws.tape("export", named, "-o", named, status: 64)
+    #expect(
+      itself.stderr
+        == "error: -o \(named) is the project itself; exporting there would destroy it, so choose another output name\n"
+    )
+    #expect(try ws.fingerprint("p.otio") == before)
   }
 
   /// Malformed OTIO, no audio tracks, missing media and a crop outside its media: one clear
