@@ -45,7 +45,8 @@ enum ReferenceOTIO {
 struct InterchangeTests {
   /// A project with what an export must carry: two tracks, overlapping clips on one (a
   /// crossfade), gaps, fades of every curve, clip and track gains, pan, mute, solo, an
-  /// envelope, a marker, the master gain, and a source no clip uses.
+  /// envelope, a marker, the master gain, effects on a track and the master, and a source no
+  /// clip uses.
   func demoProject(_ ws: Workspace) throws -> String {
     let song = ws.path("song.tape")
     try ws.tape("new", song)
@@ -70,6 +71,8 @@ struct InterchangeTests {
     try ws.tape("track", "envelope", song, "t1", "--set", "0s:0dB,2s:-6,3s:-inf")
     try ws.tape("marker", "add", song, "1s", "chorus")
     try ws.tape("master", song, "--gain", "-1dB")
+    try ws.tape("fx", "add", song, "t1", "http://gareus.org/oss/lv2/fil4#stereo")
+    try ws.tape("fx", "add", song, "master", "http://gareus.org/oss/lv2/dpl#stereo", "--bypass")
     return song
   }
 
@@ -170,14 +173,29 @@ struct InterchangeTests {
     #expect(imported.stderr == "")
     let original = try listing(ws, song)
     let copy = try listing(ws, back)
-    #expect(
-      (withoutIDs(original) as? NSDictionary) == (withoutIDs(copy) as? NSDictionary),
-      "\(copy)")
+    let canonical = { (value: Any) throws -> String in
+      String(
+        decoding: try JSONSerialization.data(
+          withJSONObject: withoutIDs(value), options: [.sortedKeys, .withoutEscapingSlashes]),
+        as: UTF8.self)
+    }
+    let expected = try canonical(original)
+    #expect(expected.contains("\"plugin\":\"http://gareus.org/oss/lv2/fil4#stereo\""))
+    #expect(try canonical(copy) == expected)
     try ws.tape("render", song, "-o", ws.path("a.wav"), "--bits", "32f")
     try ws.tape("render", back, "-o", ws.path("b.wav"), "--bits", "32f")
     let mix = try pcm(ws.path("a.wav"))
     #expect(mix.count > 100_000)
     #expect(mix == (try pcm(ws.path("b.wav"))))
+    // Every track as it plays, its mute and solo aside (Piano is soloed, so the mix alone
+    // would not hear Voice).
+    try ws.tape("render", song, "--stems", ws.path("a"), "--bits", "32f")
+    try ws.tape("render", back, "--stems", ws.path("b"), "--bits", "32f")
+    for stem in ["t1-Voice.wav", "t2-Piano.wav"] {
+      let original = try pcm(ws.path("a/" + stem))
+      #expect(original.contains { $0 != 0 })
+      #expect(original == (try pcm(ws.path("b/" + stem))), "\(stem)")
+    }
     let history = try #require(
       try parseJSON(ws.tape("history", back, "--json").stdout) as? [String: Any])
     #expect((history["versions"] as? [Any])?.count == 2)
@@ -194,17 +212,20 @@ struct InterchangeTests {
   }
 
   /// A timeline the reference library wrote (gaps, a video track, a dissolve between two clips,
-  /// a fade from a gap, a disabled track) imports into the clips OTIO means.
-  @Test func aTimelineWrittenByTheReferenceLibraryImports() throws {
+  /// a fade from a gap, a disabled track), at an audio rate and at 25 fps, imports into the
+  /// clips OTIO means.
+  @Test(arguments: [48_000, 25])
+  func aTimelineWrittenByTheReferenceLibraryImports(rate: Int) throws {
     let ws = try Workspace()
     let otio = ws.path("made.otio")
     let speech = TestAudio.path("speech-mono-48k-16.wav")
     let piano = TestAudio.path("piano-stereo-44k-24.wav")
-    _ = try ReferenceOTIO.check(["make", otio, "48000", speech, piano])
+    _ = try ReferenceOTIO.check(["make", otio, "\(rate)", speech, piano])
     let song = ws.path("made.tape")
     let result = try ws.tape("import-otio", otio, song)
     #expect(result.stderr == "note: skipped 1 track that is not audio: V1\n")
     let project = try listing(ws, song)
+    #expect(project["sampleRate"] as? Int == 48_000)
     let tracks = try #require(project["tracks"] as? [[String: Any]])
     let summary = tracks.map { track in
       [track["name"] as? String ?? "", "\(track["muted"] ?? "")"]
@@ -214,13 +235,24 @@ struct InterchangeTests {
             "\(clip["timelineStart"] ?? "") \(clip["length"] ?? "") \(clip["sourceStart"] ?? "") \(fade("fadeIn")) \(fade("fadeOut"))"
         }
     }
-    // Dialog: a 0.5 s gap, "one" (0.1 s into the file, 1 s long), then a dissolve 0.1 s before
-    // and 0.05 s after the cut into "two" (2 s into the file, 0.5 s long): "one" runs on 0.05 s
-    // and fades out over 0.15 s, "two" starts 0.1 s early and fades in over 0.15 s.
+    // What otio-check.py make wrote, in its frames, and at 48 kHz.
+    let r = rate
+    let k = 48_000 / rate
+    let (gap, oneFrom, one) = (r / 2 * k, r / 10 * k, r * k)
+    let (inOffset, outOffset) = (r / 10 * k, r / 20 * k)
+    let (twoFrom, two) = (2 * r * k, r / 2 * k)
+    let (musicGap, fadeIn, pianoLength) = (r / 4 * k, r / 8 * k, r * k)
+    // Dialog: a gap, "one", then a dissolve into "two": "one" runs on into it by its
+    // out_offset and fades out over all of it; "two" starts earlier by its in_offset (from
+    // earlier in its file) and fades in over all of it.
+    let fade = inOffset + outOffset
     #expect(
       summary == [
-        ["Dialog", "0", "24000 50400 4800 0 7200", "67200 28800 91200 7200 0"],
-        ["Music", "1", "12000 48000 0 6000 0"],
+        [
+          "Dialog", "0", "\(gap) \(one + outOffset) \(oneFrom) 0 \(fade)",
+          "\(gap + one - inOffset) \(two + inOffset) \(twoFrom - inOffset) \(fade) 0",
+        ],
+        ["Music", "1", "\(musicGap) \(pianoLength) 0 \(fadeIn) 0"],
       ])
     let sources = try #require(project["sources"] as? [[String: Any]])
     #expect(sources.map { $0["absolutePath"] as? String } == [speech, piano])
