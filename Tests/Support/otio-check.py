@@ -9,8 +9,15 @@ timelines with OTIO's own Python API for `tape import-otio` to read.
                                           a transition between two clips and a fade from a gap
 """
 import sys
+import urllib.parse
 
 import opentimelineio as otio
+
+
+def path_of(url):
+    """The file a file:// URL names (percent-decoded), or the URL as it is."""
+    parsed = urllib.parse.urlparse(url)
+    return urllib.parse.unquote(parsed.path) if parsed.scheme == "file" else url
 
 
 def frames(time, rate):
@@ -27,7 +34,7 @@ def read(path, rate):
                       f"{frames(item.out_offset, rate)}\t{item.transition_type}")
             elif isinstance(item, otio.schema.Clip):
                 placed = track.range_of_child_at_index(index)
-                url = item.media_reference.target_url
+                url = path_of(item.media_reference.target_url)
                 print(f"clip\t{track.name}\t{frames(placed.start_time, rate)}\t"
                       f"{frames(placed.duration, rate)}\t{frames(item.source_range.start_time, rate)}\t{url}")
 
