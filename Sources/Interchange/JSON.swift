@@ -186,7 +186,12 @@ private struct JSONParser {
   }
 
   mutating func skipBlanks() {
-    while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+    while index < bytes.count {
+      switch bytes[index] {
+      case 0x20, 0x09, 0x0A, 0x0D: index += 1
+      default: return
+      }
+    }
   }
 
   var described: String {
@@ -316,6 +321,17 @@ private struct JSONParser {
 
   mutating func parseString() throws(JSONSyntaxError) -> String {
     index += 1
+    // Most strings hold no escape: decoded from the bytes at once.
+    var end = index
+    while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"),
+      bytes[end] >= 0x20
+    {
+      end += 1
+    }
+    if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+      defer { index = end + 1 }
+      return String(decoding: bytes[index..<end], as: UTF8.self)
+    }
     var scalars = String.UnicodeScalarView()
     var run: [UInt8] = []
     func flush() {

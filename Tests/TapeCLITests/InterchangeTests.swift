@@ -354,6 +354,13 @@ struct InterchangeTests {
     let fps = try ws.tape("export", song, "-o", ws.path("edit.edl"), "--fps", "29", status: 64)
     #expect(fps.stderr.hasPrefix("error: --fps 29 is not an EDL rate; give 24, 25 or 30"))
     #expect(!FileManager.default.fileExists(atPath: ws.path("edit.edl")))
+    // Version 1, before any track: an empty list of tracks (never null, which the reference
+    // reader cannot read), and an import of it is refused for having no audio track.
+    let empty = ws.path("empty.otio")
+    try ws.tape("export", song, "-o", empty, "--version", "1")
+    #expect(try ReferenceOTIO.check(["read", empty, "48000"]) == "")
+    #expect(try String(contentsOfFile: empty, encoding: .utf8).contains("\"children\": []"))
+    try ws.tape("import-otio", empty, ws.path("empty.tape"), status: 65)
     // A project named like an export is not overwritten by its own export.
     let named = ws.path("p.otio")
     try ws.tape("new", named)
