@@ -31,7 +31,7 @@ public struct EDLExport: Sendable {
   public private(set) var droppedClips: [Clip.ID] = []
 
   /// The EDLs of `project` titled `title` at `fps` frames per second; `path` gives a source's
-  /// absolute path, `name` its file name.
+  /// absolute path (its last component names the clip and its reel).
   public init(
     _ project: Project, title: String, fps: Int, path: (Source) -> [UInt8]
   ) {

@@ -430,8 +430,7 @@ public struct OTIOTimeline: Sendable {
     var commands: [Command] = []
     var sources: [Source] = []
     for source in made {
-      var registered = source
-      registered = Source(
+      let registered = Source(
         id: ids.newSourceID(), path: source.path, contentHash: source.contentHash,
         sampleRate: source.sampleRate, channels: source.channels, frameCount: source.frameCount)
       sources.append(registered)
