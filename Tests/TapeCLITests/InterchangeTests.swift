@@ -342,9 +342,14 @@ struct InterchangeTests {
     try ws.tape("import", song, TestAudio.path("speech-mono-48k-16.wav"))
     try ws.tape("track", "add", song, "A")
     try ws.tape("clip", "add", song, "t1", "s1", "--at", "1s", "--length", "2s")
-    for fps in ["24", "25", "30"] {
-      let result = try ws.tape("export", song, "-o", ws.path("e\(fps).edl"), "--fps", fps)
+    for fps in [24, 25, 30] {
+      let edl = ws.path("e\(fps).edl")
+      let result = try ws.tape("export", song, "-o", edl, "--fps", "\(fps)")
       #expect(result.stderr == "")
+      // At 1 s for 2 s, whatever the rate.
+      #expect(
+        try ReferenceOTIO.check(["edl", edl, "\(fps)"])
+          == "event\tA1\t\(fps)\t\(2 * fps)\t0\t\(TestAudio.path("speech-mono-48k-16.wav"))\n")
     }
     let text = try ws.tape("export", song, "-o", ws.path("edit.txt"), status: 64)
     #expect(
