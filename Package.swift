@@ -15,6 +15,7 @@ let package = Package(
     .library(name: "AudioFiles", targets: ["AudioFiles"]),
     .library(name: "Playback", targets: ["Playback"]),
     .library(name: "TerminalViews", targets: ["TerminalViews"]),
+    .library(name: "Pictures", targets: ["Pictures"]),
     .library(name: "Effects", targets: ["Effects"]),
     .library(name: "Interchange", targets: ["Interchange"]),
   ],
@@ -86,6 +87,8 @@ let package = Package(
     .target(name: "Interchange", dependencies: ["Timeline"]),
     // Text views of a project for terminals (tape scrub): pure, measurable without a terminal.
     .target(name: "TerminalViews", dependencies: ["Timeline"]),
+    // Pictures of a project (tape draw): SVG drawn from the model and waveform peaks. Pure.
+    .target(name: "Pictures", dependencies: ["Timeline"]),
     // Pure DSP: render plans, fades, gain, pan law, the render kernel.
     .target(
       name: "Mixing",
@@ -96,6 +99,7 @@ let package = Package(
       dependencies: [
         "Timeline",
         "Mixing",
+        "Pictures",
         "SafeFiles",
         "CSndfile",
         "CCrypto",
@@ -135,6 +139,7 @@ let package = Package(
         "Playback",
         "SafeFiles",
         "TerminalViews",
+        "Pictures",
         "Effects",
         "Interchange",
         "CStandardOutput",
@@ -146,6 +151,7 @@ let package = Package(
     .testTarget(
       name: "TimelineTests", dependencies: ["Timeline", "TerminalViews", "ReferenceRenders"]),
     .testTarget(name: "SafeFilesTests", dependencies: ["SafeFiles"]),
+    .testTarget(name: "PicturesTests", dependencies: ["Pictures", "Timeline", "ReferenceRenders"]),
     .testTarget(
       name: "TimelineStoreTests",
       dependencies: [

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building, testing and playing Tape needs on Debian/Ubuntu: the C libraries
 # (libsndfile, ALSA, libsoxr, SQLite, lilv), the reference tools the tests compare against (sox,
-# ffmpeg), the ALSA/JACK pieces the real-playback tests use, and the OpenTimelineIO reference
-# library the interchange tests read every export with (in a virtualenv, .venv at the top of
-# the checkout). Safe to run again.
+# ffmpeg), the ALSA/JACK pieces the real-playback tests use, rsvg-convert for PNG pictures,
+# and the OpenTimelineIO reference library the interchange tests read every export with (in a
+# virtualenv, .venv at the top of the checkout). Safe to run again.
 set -euo pipefail
 
 packages=(
@@ -18,6 +18,7 @@ packages=(
   alsa-utils jackd2 libasound2-plugins                        # real ALSA playback in tests
   tmux                                                        # drives tape scrub in a terminal in tests
   strace                                                      # the audio thread's system calls in tests
+  librsvg2-bin fonts-dejavu-core                              # tape draw -o x.png (rsvg-convert) and its font
   python3 python3-venv                                        # the OTIO reference library's virtualenv
 )
 

@@ -104,6 +104,22 @@ struct BadFileTests {
     #expect(detail == "the \(table) table holds an id twice")
   }
 
+  /// The populated fixture project in `dir`, changed by `sql` past its CHECK constraints and
+  /// foreign keys, as damaged pages would show it; its path.
+  static func damaged(in dir: TemporaryDirectory, _ sql: String) throws -> String {
+    let path = dir.path("song.tape")
+    let (store, _) = try StoreFixture.populated(at: path)
+    try store.close()
+    let queue = try DatabaseQueue(path: path)
+    try queue.writeWithoutTransaction { db in
+      try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
+      try db.execute(sql: "PRAGMA foreign_keys = OFF")
+      try db.execute(sql: sql)
+    }
+    try queue.close()
+    return path
+  }
+
   /// A format column that damaged pages show as NULL or 0 (the byte-flip fuzzer damaged the
   /// project table's page so that its row read as NULLs: `tape ls` then divided by a 0 Hz
   /// sample rate and died) is a damaged project when it is read, not a crash. Written here
@@ -116,15 +132,7 @@ struct BadFileTests {
   ])
   func anImpossibleFormatIsDamage(table: String, change: String, expected: String) throws {
     let dir = try TemporaryDirectory()
-    let path = dir.path("song.tape")
-    let (store, _) = try StoreFixture.populated(at: path)
-    try store.close()
-    let queue = try DatabaseQueue(path: path)
-    try queue.writeWithoutTransaction { db in
-      try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
-      try db.execute(sql: "UPDATE \(table) SET \(change) WHERE rowid = 1")
-    }
-    try queue.close()
+    let path = try Self.damaged(in: dir, "UPDATE \(table) SET \(change) WHERE rowid = 1")
     let before = try Self.bytes(path)
     let error = #expect(throws: StoreError.self) { try TimelineStore.open(at: path, access: .read) }
     guard case .corrupt(let detail) = error else {
@@ -150,16 +158,7 @@ struct BadFileTests {
     ])
   func damagedVersionLinksAreDamage(change: String, target: Int64) throws {
     let dir = try TemporaryDirectory()
-    let path = dir.path("song.tape")
-    let (store, _) = try StoreFixture.populated(at: path)
-    try store.close()
-    let queue = try DatabaseQueue(path: path)
-    try queue.writeWithoutTransaction { db in
-      try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
-      try db.execute(sql: "PRAGMA foreign_keys = OFF")
-      try db.execute(sql: "UPDATE version SET \(change)")
-    }
-    try queue.close()
+    let path = try Self.damaged(in: dir, "UPDATE version SET \(change)")
     let before = try Self.bytes(path)
     let damaged = try TimelineStore.open(at: path)
     let error = #expect(throws: StoreError.self) { try damaged.checkout(target) }
