@@ -17,6 +17,7 @@ let package = Package(
     .library(name: "TerminalViews", targets: ["TerminalViews"]),
     .library(name: "Pictures", targets: ["Pictures"]),
     .library(name: "Effects", targets: ["Effects"]),
+    .library(name: "Interchange", targets: ["Interchange"]),
   ],
   dependencies: [
     .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -82,6 +83,8 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
+    // Other editors' formats: OpenTimelineIO in and out, CMX3600 EDLs out. Pure, no I/O.
+    .target(name: "Interchange", dependencies: ["Timeline"]),
     // Text views of a project for terminals (tape scrub): pure, measurable without a terminal.
     .target(name: "TerminalViews", dependencies: ["Timeline"]),
     // Pictures of a project (tape draw): SVG drawn from the model and waveform peaks. Pure.
@@ -138,6 +141,7 @@ let package = Package(
         "TerminalViews",
         "Pictures",
         "Effects",
+        "Interchange",
         "CStandardOutput",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building, testing and playing Tape needs on Debian/Ubuntu: the C libraries
 # (libsndfile, ALSA, libsoxr, SQLite, lilv), the reference tools the tests compare against (sox,
-# ffmpeg), the ALSA/JACK pieces the real-playback tests use, and rsvg-convert for PNG pictures.
-# Safe to run again.
+# ffmpeg), the ALSA/JACK pieces the real-playback tests use, rsvg-convert for PNG pictures,
+# and the OpenTimelineIO reference library the interchange tests read every export with (in a
+# virtualenv, .venv at the top of the checkout). Safe to run again.
 set -euo pipefail
 
 packages=(
@@ -18,6 +19,7 @@ packages=(
   tmux                                                        # drives tape scrub in a terminal in tests
   strace                                                      # the audio thread's system calls in tests
   librsvg2-bin fonts-dejavu-core                              # tape draw -o x.png (rsvg-convert) and its font
+  python3 python3-venv                                        # the OTIO reference library's virtualenv
 )
 
 if ! command -v swift >/dev/null 2>&1; then
@@ -37,4 +39,17 @@ echo "setup: installing ${packages[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+
+# OpenTimelineIO 0.18.1 and its CMX3600 adapter from PyPI, which read what `tape export` writes
+# in the interchange tests (Tests/TapeCLITests/InterchangeTests.swift finds .venv/bin/python, or
+# TAPE_REFERENCE_PYTHON).
+venv="$(cd "$(dirname "$0")/.." && pwd)/.venv"
+check='import opentimelineio, otio_cmx3600_adapter; assert opentimelineio.__version__ == "0.18.1"'
+if ! "$venv/bin/python" -c "$check" 2>/dev/null; then
+  echo "setup: installing opentimelineio 0.18.1 and otio-cmx3600-adapter into $venv" >&2
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check \
+    opentimelineio==0.18.1 otio-cmx3600-adapter==1.0.0
+  "$venv/bin/python" -c "$check"
+fi
 echo "setup: done" >&2

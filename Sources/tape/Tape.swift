@@ -36,6 +36,7 @@ struct Tape: ParsableCommand {
         ]),
       CommandGroup(
         name: "Render, play and draw", subcommands: [Render.self, Play.self, Draw.self]),
+      CommandGroup(name: "Other editors", subcommands: [Export.self, ImportOTIO.self]),
       CommandGroup(name: "Getting started", subcommands: [Demo.self]),
     ]
   )

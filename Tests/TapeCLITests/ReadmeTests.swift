@@ -340,7 +340,8 @@ enum HelpExamples {
   /// (drums.flac, also as ~/audio/moved/drums.wav), tracks t1–t3, clip c3 across 0–94 s (from 1 s
   /// of s1) and c4 right after it, an envelope on t1 (points at 0, 10 and 12 s), an EQ f1 on t1
   /// (x42's fil4), a marker m1 "chorus" at 62 s, 22 versions and one to redo, a clipboard
-  /// `verse` (10–20 s of every track); vocals.wav, drums.flac and edits.txt beside it.
+  /// `verse` (10–20 s of every track); vocals.wav, drums.flac, edits.txt and edit.otio (its
+  /// export) beside it.
   static func fixture(in space: Workspace) throws -> String {
     let folder = space.path("fixture")
     // The sources outside the project's folder, so that the project names them absolutely
@@ -388,6 +389,9 @@ enum HelpExamples {
     // A clipboard for the paste examples (not a version).
     let copy = ["copy", song, "--from", "10s", "--to", "20s", "--as", "verse"]
     try TapeBinary.run(copy).checked(copy)
+    // An OpenTimelineIO export for `import-otio`.
+    let export = ["export", song, "-o", folder + "/edit.otio"]
+    try TapeBinary.run(export).checked(export)
     return folder
   }
 
@@ -396,7 +400,7 @@ enum HelpExamples {
   static func copy(_ fixture: String, to folder: String, creates: Bool) throws {
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     guard !creates else { return }
-    for name in ["song.tape", "vocals.wav", "drums.flac", "edits.txt"] {
+    for name in ["song.tape", "vocals.wav", "drums.flac", "edits.txt", "edit.otio"] {
       try FileManager.default.copyItem(atPath: fixture + "/" + name, toPath: folder + "/" + name)
     }
   }

@@ -1,0 +1,299 @@
+import ArgumentParser
+import AudioFiles
+import Foundation
+import Interchange
+import SafeFiles
+import Timeline
+import TimelineStore
+
+struct Export: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract:
+      "Write the timeline for other editors: OpenTimelineIO (.otio) or a CMX3600 EDL (.edl).",
+    discussion: """
+      The output's extension picks the format. .otio: OpenTimelineIO JSON (as OTIO 0.18 writes \
+      it): one audio track per track (a track whose clips overlap is spread over extra tracks \
+      named after it: Drums, Drums (2)), each clip's crop at the project rate with an absolute \
+      file:// URL to its source, gaps where nothing plays, fades also as dissolve transitions; \
+      gain, pan, mute, solo, envelopes, effects and exact fades are kept in metadata["tape"], \
+      so that 'tape import-otio' gets the same project back.
+      .edl: a CMX3600 audio EDL at --fps (24, 25 or 30, non-drop; default 25). Each track (each \
+      of its lanes, when its clips overlap) is one channel, A then A2; a project with more than \
+      two writes the others to further EDLs, edit-2.edl (A, A2), edit-3.edl… Fades are \
+      dissolves from and to black; gain, pan, mute and effects have no place in an EDL. Every \
+      edit is rounded to the nearest frame, with a warning when that moves any. The files \
+      written are printed, one per line.
+      Example: tape export song.tape -o edit.otio
+      Example: tape export song.tape -o edit.edl --fps 25
+      """)
+
+  @OptionGroup var project: ProjectArgument
+  @Option(
+    name: .shortAndLong, help: "The file to write: edit.otio or edit.edl.",
+    completion: .file(extensions: ["otio", "edl"]))
+  var output: String
+  @Option(help: "Export this version instead of the current one (the head does not move).")
+  var version: Int64?
+  @Option(help: "Frames per second of an EDL's timecode: 24, 25 or 30 (default 25).")
+  var fps: Int?
+
+  /// The format the output's extension names.
+  enum Format { case otio, edl }
+
+  var format: Format? {
+    switch (output as NSString).pathExtension.lowercased() {
+    case "otio": .otio
+    case "edl": .edl
+    default: nil
+    }
+  }
+
+  func validate() throws {
+    try RawArguments.requireUTF8Path(output, "output")
+    guard let format else {
+      throw ValidationError(
+        "tape export writes OpenTimelineIO (.otio) or a CMX3600 EDL (.edl); name the output edit.otio or edit.edl"
+      )
+    }
+    if let fps {
+      guard format == .edl else {
+        throw ValidationError("--fps is for EDLs; name the output edit.edl")
+      }
+      guard [24, 25, 30].contains(fps) else {
+        throw ValidationError("--fps \(fps) is not an EDL rate; give 24, 25 or 30")
+      }
+    }
+  }
+
+  func run() throws {
+    try reportingErrors {
+      let file = project.file
+      let current = try retryingReads {
+        let store = try openStore(file, access: .read)
+        return try version.map { try store.project(at: $0) } ?? store.snapshot.project
+      }
+      let folder = projectFolder(file)
+      let path = { (source: Source) in source.path.resolved(against: folder).normalized.bytes }
+      var title = (file as NSString).lastPathComponent
+      if title.hasSuffix(".tape") { title = String(title.dropLast(5)) }
+      /// Refuses an output that is the project itself or one of its sources (by identity,
+      /// whatever its name: `tape export x.otio -o x.otio` would replace the project).
+      func refuseDestroying(_ name: String) throws {
+        guard let target = FileIdentity(path: name) else { return }
+        let protected =
+          [(file, "the project itself")]
+          + current.sources.map {
+            (
+              path($0).withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) },
+              "source \($0.id)"
+            )
+          }
+        for (path, what) in protected where FileIdentity(path: path).map(target.isSameFile) == true
+        {
+          throw UsageError(
+            message:
+              "-o \(name) is \(what); exporting there would destroy it, so choose another output name"
+          )
+        }
+      }
+      var written: [String] = []
+      switch format {
+      case .otio:
+        let document = OTIOExport.document(current, name: title, path: path)
+        try refuseDestroying(output)
+        try Self.write(document.rendered(), to: output)
+        written.append(output)
+      case .edl, nil:
+        let rate = fps ?? 25
+        let export = EDLExport(current, title: title, fps: rate, path: path)
+        let extra =
+          export.documents.count > 1
+          || export.documents.contains { $0.lanes.contains { $0.index > 0 } }
+        for (index, document) in export.documents.enumerated() {
+          let name = index == 0 ? output : Self.numbered(output, index + 1)
+          try refuseDestroying(name)
+          try Self.write(document.text, to: name)
+          written.append(name)
+          if extra {
+            let channels = zip(["A", "A2"], document.lanes).map { channel, lane in
+              "\(channel) \(lane.track.id) \(escaped(lane.name))"
+            }
+            writeOut("note: \(escaped(name)) holds \(channels.joined(separator: ", "))\n")
+          }
+        }
+        if export.roundedEdits > 0 {
+          let most = Double(export.largestRounding) / Double(current.sampleRate) * 1000
+          writeOut(
+            "warning: \(export.roundedEdits) edit\(export.roundedEdits == 1 ? " is" : "s are") not on a frame at \(rate) fps and \(export.roundedEdits == 1 ? "was" : "were") rounded to the nearest (by up to \(String(format: "%.1f", most)) ms); export .otio to keep them exact\n"
+          )
+        }
+        if !export.droppedClips.isEmpty {
+          writeOut(
+            "warning: \(export.droppedClips.map(\.description).joined(separator: ", ")) \(export.droppedClips.count == 1 ? "is" : "are") shorter than a frame at \(rate) fps and left out of the EDL\n"
+          )
+        }
+      }
+      StandardOutput.done = "\(written.joined(separator: ", ")) written all the same"
+      for name in written { print(name) }
+    }
+  }
+
+  /// `edit-2.edl` for `edit.edl` and 2.
+  static func numbered(_ path: String, _ number: Int) -> String {
+    let ext = (path as NSString).pathExtension
+    return (path as NSString).deletingPathExtension + "-\(number)." + ext
+  }
+
+  /// Writes `text` to `path` whole: it appears complete or not at all, replacing what was there.
+  static func write(_ text: String, to path: String) throws {
+    let output = try SafeOutput(OutputDestination.resolve(path))
+    var bytes = Array(text.utf8)
+    try bytes.withUnsafeMutableBytes { try output.write(UnsafeRawBufferPointer($0)) }
+    try output.commit()
+  }
+}
+
+/// The store's allocator as the import's source of ids.
+struct StoreIDs: ImportIDs {
+  var ids: IDAllocator
+
+  mutating func newSourceID() -> Source.ID { ids.newSourceID() }
+  mutating func newTrackID() -> Track.ID { ids.newTrackID() }
+  mutating func newClipID() -> Clip.ID { ids.newClipID() }
+  mutating func newEffectID() -> Effect.ID { ids.newEffectID() }
+  mutating func newMarkerID() -> Marker.ID { ids.newMarkerID() }
+}
+
+struct ImportOTIO: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "import-otio",
+    abstract: "Make a new project from an OpenTimelineIO (.otio) timeline; prints its tracks' ids.",
+    discussion: """
+      Audio tracks only: video tracks are named on stderr and skipped. Every clip's file is \
+      registered as a source through the same checks as 'tape import' (missing, unreadable or \
+      truncated audio is refused) and decoded into the new project's cache. metadata["tape"] \
+      (written by 'tape export') is honoured: tracks spread over several OTIO tracks become one \
+      again, with their gain, pan, mute, solo, envelope, effects and exact fades. Otherwise a \
+      transition is a linear fade (a dissolve between two clips lengthens both into it, as OTIO \
+      means) and a disabled track is muted. Relative media paths are taken from the .otio \
+      file's folder. The project's rate is --rate, else the one Tape wrote, else the clips' \
+      rate when it is an audio rate, else 48000 Hz.
+      FILE must not exist: import-otio makes a new project and never changes an existing one. \
+      The whole import is one version after 'New project', so one 'tape undo' empties it. \
+      On any error nothing is written.
+      Example: tape import-otio edit.otio imported.tape
+      """)
+
+  @Argument(help: "The OpenTimelineIO file to read.", completion: .file(extensions: ["otio"]))
+  var otio: String
+  @OptionGroup var project: ProjectArgument
+  @Option(help: "Sample rate of the new project in Hz (default: from the file, else 48000).")
+  var rate: Int?
+  @Option(help: "Output channels of the new project: 1 or 2 (default: from the file, else 2).")
+  var channels: Int?
+  @OptionGroup var options: EditOptions
+
+  func run() throws {
+    Termination.install(
+      message: escaped("import-otio interrupted; \(project.file) was not created"))
+    try reportingErrors {
+      let file = project.file
+      guard FileIdentity(path: file) == nil else {
+        throw UsageError(
+          message:
+            "\(file) already exists; import-otio makes a new project: name a file that does not exist, or remove \(file) first"
+        )
+      }
+      let otioPath = RawArguments.path(otio)
+      guard
+        let data = otioPath.withCString({
+          FileManager.default.contents(atPath: String(cString: $0))
+        })
+      else {
+        throw MissingInput(message: "cannot read \(otio); give the path of an .otio file")
+      }
+      let name = escaped((otio as NSString).lastPathComponent)
+      guard let text = String(validating: data, as: UTF8.self) else {
+        throw DataError(
+          message: "\(name) is not text (not UTF-8); give an .otio file (OpenTimelineIO JSON)")
+      }
+      var timeline: OTIOTimeline
+      do {
+        timeline = try OTIOTimeline(
+          parsing: text, folder: otioPath.absolute.folder, rate: rate, channels: channels)
+      } catch {
+        throw DataError(message: "cannot import \(name): \(error)")
+      }
+      // The same reading and checks as `tape import`, every file before anything is written.
+      let probed = try timeline.media.map { try AudioProbe.probe($0.path) }
+      let sources = probed.map { info in
+        Source(
+          id: Source.ID(0), path: storedPath(info.path, project: file),
+          contentHash: info.contentHash, sampleRate: info.sampleRate, channels: info.channels,
+          frameCount: FrameCount(info.frameCount))
+      }
+      var counting = LocalIDs()
+      var checked = timeline
+      let commands: [Command]
+      do {
+        commands = try checked.commands(sources: sources, ids: &counting)
+      } catch {
+        throw DataError(message: "cannot import \(name): \(error)")
+      }
+      try Project(sampleRate: timeline.sampleRate, channels: timeline.channels).validateFormat()
+      _ = try Project(sampleRate: timeline.sampleRate, channels: timeline.channels).applying(
+        commands)
+      let cache = AudioCache(forProject: file)
+      for source in sources { _ = try cache.load(source, projectRate: timeline.sampleRate) }
+      let store = try TimelineStore.create(
+        at: file, sampleRate: timeline.sampleRate, channels: timeline.channels)
+      StoresClosedAtExit.keep(store)
+      // Until the import is committed, a signal or a failure removes the new project.
+      let tokens = ["", "-wal", "-shm"].map { Termination.remember(file + $0) }
+      let result: TimelineStore.CommitResult
+      do {
+        result = try store.edit(label: options.message ?? "Import \(name)") { _, ids in
+          var store = StoreIDs(ids: ids)
+          defer { ids = store.ids }
+          return try timeline.commands(sources: sources, ids: &store)
+        }
+      } catch {
+        try? store.close()
+        for suffix in ["", "-wal", "-shm"] { unlink(file + suffix) }
+        tokens.forEach(Termination.forget)
+        throw error
+      }
+      tokens.forEach(Termination.forget)
+      Termination.install(message: escaped("interrupted; \(file) was created all the same"))
+      if !timeline.skippedTracks.isEmpty {
+        let count = timeline.skippedTracks.count
+        writeOut(
+          escaped(
+            "note: skipped \(count) track\(count == 1 ? "" : "s") that \(count == 1 ? "is" : "are") not audio: \(timeline.skippedTracks.joined(separator: ", "))"
+          ) + "\n")
+      }
+      for note in checked.notes { writeOut(escaped("note: \(note)") + "\n") }
+      let tracks = result.newIDs.filter { $0.hasPrefix("t") }
+      try MutationOutput(
+        version: result.version, ids: tracks, done: "\(file) was imported all the same"
+      ).print(json: options.json)
+    }
+  }
+}
+
+/// Ids counted from 1, as a new project's store gives them: for checking an import before
+/// its project exists.
+struct LocalIDs: ImportIDs {
+  var next: [Character: Int64] = [:]
+
+  mutating func take(_ kind: Character) -> Int64 {
+    defer { next[kind, default: 1] += 1 }
+    return next[kind, default: 1]
+  }
+
+  mutating func newSourceID() -> Source.ID { Source.ID(take("s")) }
+  mutating func newTrackID() -> Track.ID { Track.ID(take("t")) }
+  mutating func newClipID() -> Clip.ID { Clip.ID(take("c")) }
+  mutating func newEffectID() -> Effect.ID { Effect.ID(take("f")) }
+  mutating func newMarkerID() -> Marker.ID { Marker.ID(take("m")) }
+}
