@@ -32,7 +32,7 @@ struct Tape: ParsableCommand {
         name: "History",
         subcommands: [
           Undo.self, Redo.self, Checkout.self, HistoryCommand.self, Diff.self, Watch.self,
-          Scrub.self,
+          Scrub.self, Tag.self, CacheCommand.self,
         ]),
       CommandGroup(name: "Render and play", subcommands: [Render.self, Play.self]),
       CommandGroup(name: "Getting started", subcommands: [Demo.self]),
