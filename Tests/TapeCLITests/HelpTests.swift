@@ -22,7 +22,8 @@ struct HelpTests {
     ["copy"], ["paste"],
     ["silences"], ["fx", "plugins"], ["fx", "info"], ["marker", "add"], ["marker", "move"],
     ["marker", "rename"], ["marker", "rm"], ["marker", "ls"],
-    ["undo"], ["redo"], ["checkout"], ["history"], ["diff"], ["watch"],
+    ["undo"], ["redo"], ["checkout"], ["history"], ["history", "prune"], ["diff"], ["watch"],
+    ["tag"], ["cache"],
     ["scrub"], ["render"], ["play"], ["demo"],
   ])
   func everyCommandsHelpIsClean(command: [String]) throws {
