@@ -121,15 +121,26 @@ struct HeadMoveOutput {
   }
 }
 
-struct HistoryCommand: ParsableCommand {
+/// `tape history`: shows the tree (``HistoryCommand``, the default, so `tape history FILE`
+/// shows it) or prunes it (`tape history prune FILE …`, ``HistoryPrune``). A group, because a
+/// command with a FILE argument of its own takes `prune` for the file.
+struct HistoryGroup: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "history",
-    abstract: "Show the version tree, with the head and the tags marked.",
+    abstract: "Show the version tree, with the head and the tags marked; prune it.",
     discussion: """
-      'tape history prune' drops old versions or abandoned branches (see its --help).
+      'tape history FILE' shows the tree (as 'tape history show FILE'); 'tape history prune \
+      FILE' drops old versions or abandoned branches (see 'tape history prune --help').
       Example: tape history song.tape --json
       """,
-    subcommands: [HistoryPrune.self])
+    subcommands: [HistoryCommand.self, HistoryPrune.self], defaultSubcommand: HistoryCommand.self)
+}
+
+struct HistoryCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "show",
+    abstract: "Show the version tree, with the head and the tags marked.",
+    discussion: "Example: tape history song.tape --json")
 
   @OptionGroup var project: ProjectArgument
   @OptionGroup var output: JSONOption

@@ -31,7 +31,7 @@ struct Tape: ParsableCommand {
       CommandGroup(
         name: "History",
         subcommands: [
-          Undo.self, Redo.self, Checkout.self, HistoryCommand.self, Diff.self, Watch.self,
+          Undo.self, Redo.self, Checkout.self, HistoryGroup.self, Diff.self, Watch.self,
           Scrub.self, Tag.self, CacheCommand.self,
         ]),
       CommandGroup(name: "Render and play", subcommands: [Render.self, Play.self]),

@@ -51,7 +51,7 @@ struct TagAndPruneCommandTests {
     let history = try Self.historyWithoutTags(ws, song)
     #expect(before.count == 5)
 
-    #expect(try ws.tape("tag", song, "branch-b").stdout == "tagged branch-b: v5 \"Set t2\"\n")
+    #expect(try ws.tape("tag", song, "branch-b").stdout.hasPrefix("tagged branch-b: v5 \""))
     try ws.tape("tag", song, "4", "gain-3")
     try ws.tape("tag", song, "v2", "one-track")
     try ws.tape("tag", song, "gain-3", "same-as-gain")
@@ -70,7 +70,6 @@ struct TagAndPruneCommandTests {
     #expect(
       try ws.tape("diff", song, "one-track", "branch-b", "--json").stdout
         == ws.tape("diff", song, "2", "5", "--json").stdout)
-    try ws.tape("render", song, "-o", ws.path("tagged.wav"), "--version", "gain-3", "--to", "0")
     try ws.tape("checkout", song, "gain-3")
     #expect(try ws.head(of: song) == 4)
     try ws.tape("checkout", song, "one-track")
@@ -91,6 +90,8 @@ struct TagAndPruneCommandTests {
       (["checkout", song, "nope"], 65, "error: no version or tag 'nope' in this project"),
       (["ls", song, "--version", "nope"], 65, "error: no version or tag 'nope'"),
       (["diff", song, "branch-b", "nope"], 65, "error: no version or tag 'nope'"),
+      (["render", song, "-o", ws.path("x.wav"), "--version", "nope"], 65, "error: no version or tag 'nope'"),
+      (["play", song, "--version", "nope"], 65, "error: no version or tag 'nope'"),
       (["tag", song], 64, "error: name the version"),
     ] {
       let result = try TapeBinary.run(arguments, environment: ["NO_COLOR": "1"])
