@@ -139,8 +139,8 @@ struct HistoryGroup: ParsableCommand {
 struct HistoryCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "show",
-    abstract: "Show the version tree, with the head and the tags marked.",
-    discussion: "Example: tape history song.tape --json")
+    abstract: "Show the version tree, with the head and the tags marked (the default).",
+    discussion: "'tape history FILE' is 'tape history show FILE' (see 'tape history --help').")
 
   @OptionGroup var project: ProjectArgument
   @OptionGroup var output: JSONOption

@@ -84,7 +84,7 @@ struct HelpTests {
   /// usage block. Negative times reach Tape's own parser, which says what is wrong.
   @Test(arguments: [
     (
-      ["play", "song.tape", "--version", "abc"], "the value 'abc' is invalid for '--version'",
+      ["play", "song.tape", "--period", "abc"], "the value 'abc' is invalid for '--period'",
       "play"
     ),
     (["clip", "add", "song.tape"], "missing expected argument '<track>'", "clip add"),
