@@ -104,7 +104,8 @@ extension AudioCache {
     for pid in processes where pid.allSatisfy(\.isNumber) {
       let folder = "/proc/\(pid)/fd"
       for fd in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
-        if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\(fd)")
+        if let target = try? FileManager.default.destinationOfSymbolicLink(
+          atPath: "\(folder)/\(fd)")
         {
           open.insert(target)
         }

@@ -40,8 +40,8 @@ enum Schema {
 
   /// The migrations a reader needs: it reads a file that has these as it is. The later ones
   /// add tables that a reader takes as empty when they are absent (v5: envelopes and master
-  /// gain; v6: envelope points; v7: effects; v8: markers; v9: clipboards; v10: tags), so reading an older
-  /// project neither needs it writable nor upgrades it.
+  /// gain; v6: envelope points; v7: effects; v8: markers; v9: clipboards; v10: tags), so
+  /// reading an older project neither needs it writable nor upgrades it.
   static let readerMigrations: Set<String> = ["v1", "v2", "v3", "v4"]
 
   /// `PRAGMA application_id` of a Tape project: "TAPE".

@@ -204,7 +204,8 @@ extension TimelineStore {
       // The root: version 1, or the oldest version a prune kept. Its stored changes build the
       // whole project at it from nothing (for version 1, the empty project).
       let (root, rootChanges) = try queue.read { db -> (Int64?, Data?) in
-        let row = try Row.fetchOne(db, sql: "SELECT id, changeset FROM version WHERE parent IS NULL")
+        let row = try Row.fetchOne(
+          db, sql: "SELECT id, changeset FROM version WHERE parent IS NULL")
         return (
           try row.map { try $0.value("id", of: "version") },
           try row.map { try $0.value("changeset", of: "version") }

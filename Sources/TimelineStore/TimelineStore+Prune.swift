@@ -16,7 +16,9 @@ public struct PruneRequest: Sendable, Hashable {
   /// Drop the tags of the versions dropped, instead of refusing.
   public var dropTags: Bool
 
-  public init(keepLast: Int? = nil, before: Date? = nil, branches: Bool = false, dropTags: Bool = false) {
+  public init(
+    keepLast: Int? = nil, before: Date? = nil, branches: Bool = false, dropTags: Bool = false
+  ) {
     self.keepLast = keepLast
     self.before = before
     self.branches = branches
@@ -65,7 +67,9 @@ extension TimelineStore {
   /// let report = try store.prune(PruneRequest(keepLast: 100), dryRun: true)
   /// print(report.dropped.count, report.bytesBefore - report.bytesAfter)
   /// ```
-  public func prune(_ request: PruneRequest, dryRun: Bool = false) throws(StoreError)
+  public func prune(
+    _ request: PruneRequest, dryRun: Bool = false
+  ) throws(StoreError)
     -> PruneReport
   {
     if dryRun { return try pruneCopy(request) }
@@ -172,7 +176,8 @@ extension TimelineStore {
         children[parent, default: []].append(node.id)
       } else {
         guard oldRoot == nil else {
-          throw StoreError.corrupt(detail: "versions \(oldRoot ?? 0) and \(node.id) both have no parent")
+          throw StoreError.corrupt(
+            detail: "versions \(oldRoot ?? 0) and \(node.id) both have no parent")
         }
         oldRoot = node.id
       }
@@ -246,7 +251,8 @@ extension TimelineStore {
         if id == root {
           node = VersionNode(id: id, parent: nil, jump: id, depth: 0)
           try db.execute(
-            sql: "UPDATE version SET parent = NULL, jump = ?, depth = 0, changeset = ? WHERE id = ?",
+            sql:
+              "UPDATE version SET parent = NULL, jump = ?, depth = 0, changeset = ? WHERE id = ?",
             arguments: [id, whole.packed(), id])
         } else {
           guard let parentID = old.parent, let parent = renumbered[parentID],

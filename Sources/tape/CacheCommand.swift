@@ -49,7 +49,8 @@ struct CacheCommand: ParsableCommand {
       func json(_ entry: CacheListing) -> JSONValue {
         .object([
           ("path", .string(entry.path)), ("kind", .string(entry.kind.rawValue)),
-          ("bytes", .int(entry.bytes)), ("modified", .string(formatter.string(from: entry.modified))),
+          ("bytes", .int(entry.bytes)),
+          ("modified", .string(formatter.string(from: entry.modified))),
           ("sources", .array(entry.sources.map { .string($0.description) })),
           (
             "firstVersions",

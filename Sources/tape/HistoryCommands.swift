@@ -62,7 +62,8 @@ struct Checkout: ParsableCommand {
 
   @OptionGroup var project: ProjectArgument
   @Argument(
-    help: "The version: its number ('tape history' lists them) or a tag's name ('tape tag FILE --list').",
+    help:
+      "The version: its number ('tape history' lists them) or a tag's name ('tape tag FILE --list').",
     completion: ids("v"))
   var version: String
   @OptionGroup var output: JSONOption

@@ -38,7 +38,9 @@ struct Tag: ParsableCommand {
       )
     }
     if !list && delete == nil {
-      guard !words.isEmpty else { throw ValidationError("name the version: tape tag FILE [VERSION] NAME") }
+      guard !words.isEmpty else {
+        throw ValidationError("name the version: tape tag FILE [VERSION] NAME")
+      }
       guard words.count <= 2 else {
         throw ValidationError("too many words: tape tag FILE [VERSION] NAME (a name has no spaces)")
       }
@@ -167,7 +169,8 @@ struct HistoryPrune: ParsableCommand {
       if output.json {
         printJSON(
           .object([
-            ("dryRun", .bool(report.dryRun)), ("versionsBefore", .int(Int64(report.versionsBefore))),
+            ("dryRun", .bool(report.dryRun)),
+            ("versionsBefore", .int(Int64(report.versionsBefore))),
             ("versionsAfter", .int(Int64(report.versionsAfter))),
             ("dropped", .array(report.dropped.map(JSONValue.int))), ("root", .int(report.root)),
             ("tagsDropped", .array(report.tagsDropped.map(JSONValue.string))),

@@ -59,7 +59,8 @@ struct TagAndPruneCommandTests {
     let list = try #require(
       try parseJSON(ws.tape("tag", song, "--list", "--json").stdout) as? [String: Any])
     let tags = try #require(list["tags"] as? [[String: Any]])
-    #expect(tags.map { $0["name"] as? String } == ["branch-b", "gain-3", "one-track", "same-as-gain"])
+    #expect(
+      tags.map { $0["name"] as? String } == ["branch-b", "gain-3", "one-track", "same-as-gain"])
     #expect(tags.map { $0["version"] as? Int } == [5, 4, 2, 4])
     let tree = try ws.tape("history", song).stdout
     #expect(tree.contains("[gain-3] [same-as-gain]") && tree.contains("[branch-b]  ← head"))
@@ -82,7 +83,10 @@ struct TagAndPruneCommandTests {
     // Errors: one line, the fix named, nothing changed.
     let fingerprint = try ws.fingerprint("song.tape")
     for (arguments, status, message) in [
-      (["tag", song, "12"], Int32(64), "error: '12' cannot name a version: it reads as a version number"),
+      (
+        ["tag", song, "12"], Int32(64),
+        "error: '12' cannot name a version: it reads as a version number"
+      ),
       (["tag", song, "a b"], 64, "error: 'a b' cannot name a version: a name cannot hold spaces"),
       (["tag", song, "2", "branch-b"], 65, "error: tag 'branch-b' already names version 5"),
       (["tag", song, "9", "later"], 65, "error: no version 9 in this project"),
@@ -90,7 +94,10 @@ struct TagAndPruneCommandTests {
       (["checkout", song, "nope"], 65, "error: no version or tag 'nope' in this project"),
       (["ls", song, "--version", "nope"], 65, "error: no version or tag 'nope'"),
       (["diff", song, "branch-b", "nope"], 65, "error: no version or tag 'nope'"),
-      (["render", song, "-o", ws.path("x.wav"), "--version", "nope"], 65, "error: no version or tag 'nope'"),
+      (
+        ["render", song, "-o", ws.path("x.wav"), "--version", "nope"], 65,
+        "error: no version or tag 'nope'"
+      ),
       (["play", song, "--version", "nope"], 65, "error: no version or tag 'nope'"),
       (["tag", song], 64, "error: name the version"),
     ] {
@@ -147,7 +154,9 @@ struct TagAndPruneCommandTests {
     #expect(try Self.everyVersion(ws, song) == before)
 
     let pruned = try ws.tape("history", "prune", song, "--keep-last", "5", "--drop-tags").stdout
-    #expect(pruned.hasPrefix("dropped 20 of 25 versions (v1–v20)\ndropped tags early\nthe history starts at v21\n"))
+    #expect(
+      pruned.hasPrefix(
+        "dropped 20 of 25 versions (v1–v20)\ndropped tags early\nthe history starts at v21\n"))
     print("tape history prune: \(pruned)")
     let after = try Self.everyVersion(ws, song)
     #expect(Set(after.keys) == Set(21...25))
@@ -195,7 +204,9 @@ struct TagAndPruneCommandTests {
     text = try ws.tape("cache", song, "--clean").stdout
     #expect(text.contains("kept \(stale): in use"))
     #expect(FileManager.default.fileExists(atPath: stale))
-    var old = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
+    var old = [
+      timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0),
+    ]
     #expect(utimensat(AT_FDCWD, stale, &old, 0) == 0)
     let cleaned = try #require(
       try parseJSON(ws.tape("cache", song, "--clean", "--json").stdout) as? [String: Any])

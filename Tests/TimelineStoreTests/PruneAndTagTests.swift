@@ -255,7 +255,9 @@ struct PruneAndTagTests {
       try store.tag(2, as: "final")
     }
     try store.tag(4, as: "final")  // the same: nothing to do
-    for bad in ["", "12", "v7", "-x", "two words", "tab\there", "nl\n", String(repeating: "a", count: 101)] {
+    for bad in [
+      "", "12", "v7", "-x", "two words", "tab\there", "nl\n", String(repeating: "a", count: 101),
+    ] {
       #expect(throws: StoreError.self, "'\(bad)'") { try store.tag(as: bad) }
     }
     #expect(throws: StoreError.unknownVersion(50)) { try store.tag(50, as: "ghost") }
