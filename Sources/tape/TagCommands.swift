@@ -161,7 +161,8 @@ struct HistoryPrune: ParsableCommand {
 
   func run() throws {
     try reportingErrors {
-      let store = try openStore(project.file)
+      // A dry run only reads the project (it prunes a copy): a read-only project can be asked.
+      let store = try openStore(project.file, access: dryRun ? .read : .write)
       let request = PruneRequest(
         keepLast: keepLast, before: before.flatMap(Self.date), branches: branches,
         dropTags: dropTags)
