@@ -173,7 +173,12 @@ struct HistoryPrune: ParsableCommand {
             ("dryRun", .bool(report.dryRun)),
             ("versionsBefore", .int(Int64(report.versionsBefore))),
             ("versionsAfter", .int(Int64(report.versionsAfter))),
-            ("dropped", .array(report.dropped.map(JSONValue.int))), ("root", .int(report.root)),
+            ("versionsDropped", .int(Int64(report.dropped.count))),
+            (
+              "dropped",
+              .array(Self.runs(report.dropped).map { .array([.int($0.first), .int($0.last)]) })
+            ),
+            ("root", .int(report.root)),
             ("tagsDropped", .array(report.tagsDropped.map(JSONValue.string))),
             ("bytesBefore", .int(report.bytesBefore)), ("bytesAfter", .int(report.bytesAfter)),
             ("bytesFreed", .int(report.bytesBefore - report.bytesAfter)),
@@ -199,17 +204,22 @@ struct HistoryPrune: ParsableCommand {
     }
   }
 
+  /// The runs of consecutive versions in `versions` (ascending): first and last of each.
+  static func runs(_ versions: [Int64]) -> [(first: Int64, last: Int64)] {
+    var runs: [(first: Int64, last: Int64)] = []
+    for version in versions {
+      if let last = runs.last, last.last + 1 == version {
+        runs[runs.count - 1].last = version
+      } else {
+        runs.append((version, version))
+      }
+    }
+    return runs
+  }
+
   /// `v1–v120, v130, v140–v141`.
   static func ranges(_ versions: [Int64]) -> String {
-    var parts: [String] = []
-    var index = 0
-    while index < versions.count {
-      var end = index
-      while end + 1 < versions.count && versions[end + 1] == versions[end] + 1 { end += 1 }
-      parts.append(
-        end == index ? "v\(versions[index])" : "v\(versions[index])–v\(versions[end])")
-      index = end + 1
-    }
-    return parts.joined(separator: ", ")
+    runs(versions).map { $0.first == $0.last ? "v\($0.first)" : "v\($0.first)–v\($0.last)" }
+      .joined(separator: ", ")
   }
 }
