@@ -277,6 +277,36 @@ struct PruneAndTagTests {
     #expect(try store.verify().isOK)
   }
 
+  /// A store that had the project open across a prune (a player following it, an editor)
+  /// carries on: it reads versions kept, it follows later commits, and its own commits extend
+  /// the pruned history.
+  @Test func storesOpenAcrossAPruneCarryOn() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("open.tape")
+    let (writer, projects) = try StoreFixture.populated(at: path)
+    let follower = try TimelineStore.open(at: path, access: .follow)
+    let other = try TimelineStore.open(at: path)
+    #expect(try follower.project(at: 2) == projects[1])
+    let pruner = try TimelineStore.open(at: path)
+    #expect(try pruner.prune(PruneRequest(keepLast: 2)).dropped == [1, 2])
+    try pruner.close()
+    #expect(try follower.project(at: 3) == projects[2])
+    #expect(throws: StoreError.unknownVersion(2)) { try follower.project(at: 2) }
+    try other.commit(label: "After") { project, ids in
+      try project.addTrack(Track(id: ids.newTrackID(), name: "Later"))
+    }
+    let later = other.snapshot
+    #expect(try follower.read(later.version).project == later.project)
+    try writer.commit(label: "Writer") { project, _ in
+      try project.setMasterGain(Gain(decibels: -2))
+    }
+    #expect(writer.snapshot.project.tracks.count == later.project.tracks.count, "caught up first")
+    #expect(try writer.undo().project == later.project)
+    #expect(try writer.undo(steps: 2).project == projects[2])
+    #expect(throws: StoreError.nothingToUndo) { try writer.undo() }
+    #expect(try writer.verify().isOK)
+  }
+
   /// A prune waits for another writer no longer than the busy timeout, then fails with
   /// ``StoreError/busy`` having changed nothing.
   @Test func aPruneIsRefusedWhileAnotherWriterHoldsTheLock() throws {
