@@ -41,8 +41,6 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
   case unknownTag(String)
   /// A prune would drop versions that tags name; `tags` are those names.
   case tagsOnPrunedVersions([String])
-  /// A prune that keeps every version.
-  case nothingToPrune(reason: String)
   /// A recorded change no longer matches the data it should apply to.
   case historyDiverged
   case internalFailure(String)
@@ -98,8 +96,6 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case .tagsOnPrunedVersions(let tags):
       return
         "the prune would drop versions named by tags \(tags.map { "'\($0)'" }.joined(separator: ", ")); keep them (a smaller prune), delete the tags (tape tag FILE --delete NAME), or add --drop-tags; nothing was changed"
-    case .nothingToPrune(let reason):
-      return "nothing to prune: \(reason); nothing was changed"
     case .historyDiverged:
       return
         "the project's history no longer matches its data, so nothing was changed; please report this with the project file"
