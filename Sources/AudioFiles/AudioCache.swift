@@ -36,6 +36,10 @@ public struct AudioCache: Sendable {
   /// Whether the first directory is the user's cache, whose parents (`~/.cache`) are made as
   /// needed; a project's own cache folder is made only beside an existing project.
   let isUserCache: Bool
+  /// The project's own cache folder (`song.tape-cache`) when this cache uses it (it is
+  /// trusted); the one folder of a cache made with ``init(directory:projectFolder:)``. Only
+  /// entries here may be cleaned: the user's cache is shared by other projects.
+  public let projectDirectory: String?
   /// Where the chunks of the sources loaded through this cache live in memory.
   let memory: ChunkPool
   /// Whose cache folders and entries are trusted: this user's and the project file's owner's
@@ -58,6 +62,7 @@ public struct AudioCache: Sendable {
   /// A cache in one folder whose chunks live in `memory`.
   init(directory: String, projectFolder: RawPath = ".", memory: ChunkPool) {
     directories = [directory]
+    projectDirectory = directory
     self.projectFolder = projectFolder
     isUserCache = false
     self.memory = memory
@@ -99,6 +104,7 @@ public struct AudioCache: Sendable {
       directories = [Self.userDirectory(environment), beside]
     }
     isUserCache = !writable || !trusted
+    projectDirectory = directories.contains(beside) ? beside : nil
   }
 
   private static let warned = Atomic<Bool>(false)

@@ -40,8 +40,8 @@ enum Schema {
 
   /// The migrations a reader needs: it reads a file that has these as it is. The later ones
   /// add tables that a reader takes as empty when they are absent (v5: envelopes and master
-  /// gain; v6: envelope points; v7: effects; v8: markers; v9: clipboards), so reading an older
-  /// project neither needs it writable nor upgrades it.
+  /// gain; v6: envelope points; v7: effects; v8: markers; v9: clipboards; v10: tags), so
+  /// reading an older project neither needs it writable nor upgrades it.
   static let readerMigrations: Set<String> = ["v1", "v2", "v3", "v4"]
 
   /// `PRAGMA application_id` of a Tape project: "TAPE".
@@ -311,6 +311,21 @@ enum Schema {
             PRIMARY KEY (clipboard, position),
             FOREIGN KEY (clipboard, trackID) REFERENCES clipboard_track(clipboard, trackID)
           );
+          """)
+    }
+    migrator.registerMigration("v10") { db in
+      try db.execute(
+        sql: """
+          -- Names of versions (`tape tag`, VersionTag). Not history, like the clipboards of v9:
+          -- tagging makes no version, and undo, redo and checkout never touch them. A name is
+          -- never all digits (it would read as a version number); the model checks the other
+          -- rules. A prune drops or refuses the tags of the versions it drops (the foreign key).
+          CREATE TABLE tag (
+            name TEXT PRIMARY KEY NOT NULL CHECK (name GLOB '*[^0-9]*'),
+            version INTEGER NOT NULL REFERENCES version(id),
+            createdAt INTEGER NOT NULL
+          );
+          CREATE INDEX tag_by_version ON tag(version);
           """)
     }
     return migrator

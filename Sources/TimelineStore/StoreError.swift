@@ -31,6 +31,16 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
   /// Fewer steps are available than asked for.
   case notEnoughSteps(requested: Int, available: Int, direction: String)
   case unknownVersion(Int64)
+  /// A version reference that is neither a version number nor a tag's name.
+  case unknownReference(String)
+  /// A tag name the rules refuse (see ``VersionTag/check(name:)``); `reason` says which rule.
+  case invalidTagName(name: String, reason: String)
+  /// `tape tag` with a name another version already has.
+  case tagExists(name: String, version: Int64)
+  /// A name with no tag, for `tape tag --delete`.
+  case unknownTag(String)
+  /// A prune would drop versions that tags name; `tags` are those names.
+  case tagsOnPrunedVersions([String])
   /// A recorded change no longer matches the data it should apply to.
   case historyDiverged
   case internalFailure(String)
@@ -73,6 +83,19 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         "cannot \(direction) \(requested) steps: only \(available) available; use --steps \(available)"
     case .unknownVersion(let version):
       return "no version \(version) in this project; 'tape history' lists the versions"
+    case .unknownReference(let reference):
+      return
+        "no version or tag '\(reference)' in this project; 'tape history' lists the versions, 'tape tag FILE --list' the tags"
+    case .invalidTagName(let name, let reason):
+      return "'\(name)' cannot name a version: \(reason)"
+    case .tagExists(let name, let version):
+      return
+        "tag '\(name)' already names version \(version); delete it first (tape tag FILE --delete \(name)) or choose another name"
+    case .unknownTag(let name):
+      return "no tag '\(name)' in this project; 'tape tag FILE --list' lists the tags"
+    case .tagsOnPrunedVersions(let tags):
+      return
+        "the prune would drop versions named by tags \(tags.map { "'\($0)'" }.joined(separator: ", ")); keep them (a smaller prune), delete the tags (tape tag FILE --delete NAME), or add --drop-tags; nothing was changed"
     case .historyDiverged:
       return
         "the project's history no longer matches its data, so nothing was changed; please report this with the project file"

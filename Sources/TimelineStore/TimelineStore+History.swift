@@ -171,7 +171,8 @@ public struct VerificationReport: Sendable, Hashable, Codable {
   public let foreignKeyViolations: Int
   public let head: Int64
   public let versions: Int
-  /// Reversing the whole history from the head gives the empty project of version 1.
+  /// Reversing the whole history from the head gives the project its root stores: the empty
+  /// project of version 1, or the whole project at the oldest version a prune kept.
   public let undoToFirstVersionWorks: Bool
   /// How many history blocks are stored, and whether each equals the merge of the versions it
   /// stands for.
@@ -186,8 +187,8 @@ public struct VerificationReport: Sendable, Hashable, Codable {
 
 extension TimelineStore {
   /// Checks the file and its history without changing anything: SQLite's integrity check, the
-  /// foreign keys, that undoing everything from the head (in a transaction that is rolled
-  /// back) reaches the empty first version, and that every history block equals the versions
+  /// foreign keys, that undoing everything from the head (in a read) reaches what the root
+  /// version stores (the empty project for version 1), and that every history block equals the versions
   /// it stands for, merged one by one.
   public func verify() throws(StoreError) -> VerificationReport {
     do {
@@ -200,18 +201,38 @@ extension TimelineStore {
         )
       }
       let format = snapshot.project
+      // The root: version 1, or the oldest version a prune kept. Its stored changes build the
+      // whole project at it from nothing (for version 1, the empty project).
+      let (root, rootChanges) = try queue.read { db -> (Int64?, Data?) in
+        let row = try Row.fetchOne(
+          db, sql: "SELECT id, changeset FROM version WHERE parent IS NULL")
+        return (
+          try row.map { try $0.value("id", of: "version") },
+          try row.map { try $0.value("changeset", of: "version") }
+        )
+      }
       // Damaged history is a finding, not a failure to verify.
-      let first: Project?
+      var first: Project?
+      var stored: Project?
       do {
-        first = try project(at: 1)
-      } catch .corrupt, .historyDiverged {
+        if let root, let rootChanges {
+          first = try project(at: root)
+          var changes = NetChanges()
+          try changes.append(changeset: Changeset(data: rootChanges))
+          let empty = Project(sampleRate: format.sampleRate, channels: format.channels)
+          stored =
+            try SnapshotReader.applying(
+              changes, changed: changes.changedIDs,
+              to: HeldProject(project: empty, positions: [:], clips: ClipIndex(empty))
+            ).project
+        }
+      } catch StoreError.corrupt, StoreError.historyDiverged {
         first = nil
       }
       let (blocks, blocksMatch) = try queue.read { db in try checkHistoryBlocks(db) }
       return VerificationReport(
         integrity: integrity, foreignKeyViolations: violations, head: head, versions: versions,
-        undoToFirstVersionWorks: first
-          == Project(sampleRate: format.sampleRate, channels: format.channels),
+        undoToFirstVersionWorks: first != nil && first == stored,
         historyBlocks: blocks, historyBlocksMatch: blocksMatch)
     } catch {
       throw Self.translate(error)
@@ -276,6 +297,42 @@ extension TimelineStore {
       throw Self.translate(error)
     }
     return paths
+  }
+}
+
+extension TimelineStore {
+  /// Every source any version has had (each distinct value: a relinked source appears with
+  /// each path), with the oldest version that has it: what the decoded-audio cache may hold
+  /// for this project (`tape cache`).
+  ///
+  /// Reads the root and each version whose changeset touches the `source` table: every other
+  /// version has the sources of its nearest such ancestor, so nothing is missed.
+  public func sourcesInHistory() throws(StoreError) -> [(source: Source, firstVersion: Int64)] {
+    let versions: [Int64]
+    do {
+      versions = try queue.read { db in
+        try Int64.fetchAll(
+          db,
+          sql:
+            "SELECT id FROM version WHERE parent IS NULL OR instr(changeset, ?) > 0 ORDER BY id",
+          arguments: [Data((Schema.sourceTable + "\0").utf8)])
+      }
+    } catch {
+      throw Self.translate(error)
+    }
+    var first: [Source: Int64] = [:]
+    var previous: StoreVersion?
+    for version in versions {
+      let read = try self.read(version, from: previous)
+      for source in read.project.sources where first[source] == nil { first[source] = version }
+      previous = read
+    }
+    for source in snapshot.project.sources where first[source] == nil {
+      first[source] = snapshot.version
+    }
+    return first.map { ($0.key, $0.value) }.sorted {
+      ($0.source.id.rawValue, $0.firstVersion) < ($1.source.id.rawValue, $1.firstVersion)
+    }
   }
 }
 

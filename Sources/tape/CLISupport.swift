@@ -110,7 +110,9 @@ func reportingErrors(readerMayStop: Bool = false, _ body: () throws -> Void) thr
 func describe(_ error: any Error) -> (Int32, String) {
   let (code, message) = describeInGeneral(error)
   // A fix that names the project: the one on the command line, in a form a shell takes.
-  let commands = ["tape relink FILE ", "tape cut FILE ", "tape copy FILE ", "sqlite3 FILE "]
+  let commands = [
+    "tape relink FILE ", "tape cut FILE ", "tape copy FILE ", "sqlite3 FILE ", "tape tag FILE ",
+  ]
   guard let file = ProjectArgument.named, commands.contains(where: message.contains) else {
     return (code, message)
   }
@@ -133,7 +135,7 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
     case .busy, .changedWhileReading: return (Exit.busy, error.description)
     case .readOnly, .cannotRead: return (Exit.noPermission, error.description)
     case .io: return (Exit.ioError, error.description)
-    case .alreadyExists: return (Exit.usage, error.description)
+    case .alreadyExists, .invalidTagName: return (Exit.usage, error.description)
     case .invalidEdit(let inner): return describe(inner)
     case .internalFailure: return (Exit.software, error.description)
     default: return (Exit.dataError, error.description)

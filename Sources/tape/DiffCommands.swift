@@ -117,14 +117,19 @@ struct Diff: ParsableCommand {
       """)
 
   @OptionGroup var project: ProjectArgument
-  @Argument(help: "The version to compare from.", completion: ids("v")) var from: Int64
-  @Argument(help: "The version to compare to.", completion: ids("v")) var to: Int64
+  @Argument(help: "The version to compare from (a number or a tag's name).", completion: ids("v"))
+  var from: String
+  @Argument(help: "The version to compare to (a number or a tag's name).", completion: ids("v"))
+  var to: String
   @OptionGroup var json: JSONOption
 
   func run() throws {
     try reportingErrors(readerMayStop: true) {
       let (a, b, diff) = try retryingReads {
-        try openStore(project.file, access: .read).diff(from: from, to: to)
+        let store = try openStore(project.file, access: .read)
+        return try store.diff(
+          from: store.resolveVersion(from),
+          to: store.resolveVersion(to))
       }
       let words = DiffWords(sampleRate: b.project.sampleRate)
       if json.json {
@@ -135,7 +140,9 @@ struct Diff: ParsableCommand {
           ]))
       } else {
         let lines = words.lines(diff)
-        print(lines.isEmpty ? "v\(from) and v\(to) are the same" : lines.joined(separator: "\n"))
+        print(
+          lines.isEmpty
+            ? "v\(a.version) and v\(b.version) are the same" : lines.joined(separator: "\n"))
       }
     }
   }

@@ -61,15 +61,18 @@ struct Checkout: ParsableCommand {
     discussion: "Example: tape checkout song.tape 12")
 
   @OptionGroup var project: ProjectArgument
-  @Argument(help: "The version number ('tape history' lists them).", completion: ids("v"))
-  var version: Int64
+  @Argument(
+    help:
+      "The version: its number ('tape history' lists them) or a tag's name ('tape tag FILE --list').",
+    completion: ids("v"))
+  var version: String
   @OptionGroup var output: JSONOption
 
   func run() throws {
     try reportingErrors {
       let store = try openStore(project.file)
       let before = store.snapshot.version
-      let snapshot = try store.checkout(version)
+      let snapshot = try store.checkout(store.resolveVersion(version))
       try HeadMoveOutput(store: store, verb: "checkout", from: before, to: snapshot.version)
         .print(json: output.json)
     }
@@ -119,29 +122,48 @@ struct HeadMoveOutput {
   }
 }
 
-struct HistoryCommand: ParsableCommand {
+/// `tape history`: shows the tree (``HistoryCommand``, the default, so `tape history FILE`
+/// shows it) or prunes it (`tape history prune FILE …`, ``HistoryPrune``). A group, because a
+/// command with a FILE argument of its own takes `prune` for the file.
+struct HistoryGroup: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "history",
-    abstract: "Show the version tree, with the head marked.",
-    discussion: "Example: tape history song.tape --json")
+    abstract: "Show the version tree, with the head and the tags marked; prune it.",
+    discussion: """
+      'tape history FILE' shows the tree (as 'tape history show FILE'); 'tape history prune \
+      FILE' drops old versions or abandoned branches (see 'tape history prune --help').
+      Example: tape history song.tape --json
+      """,
+    subcommands: [HistoryCommand.self, HistoryPrune.self], defaultSubcommand: HistoryCommand.self)
+}
+
+struct HistoryCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "show",
+    abstract: "Show the version tree, with the head and the tags marked (the default).",
+    discussion: "'tape history FILE' is 'tape history show FILE' (see 'tape history --help').")
 
   @OptionGroup var project: ProjectArgument
   @OptionGroup var output: JSONOption
 
   func run() throws {
     try reportingErrors(readerMayStop: true) {
-      let history = try retryingReads { try openStore(project.file, access: .read).history() }
+      let (history, tags) = try retryingReads {
+        let store = try openStore(project.file, access: .read)
+        return (try store.history(), try store.tags())
+      }
       if output.json {
-        printJSON(historyJSON(history))
+        printJSON(historyJSON(history, tags: tags))
       } else {
-        print(HistoryTree(history).text, terminator: "")
+        print(HistoryTree(history, tags: tags).text, terminator: "")
       }
     }
   }
 }
 
 /// The `tape history --json` contract. Documented in the README; keep stable.
-func historyJSON(_ history: History) -> JSONValue {
+func historyJSON(_ history: History, tags: [VersionTag] = []) -> JSONValue {
+  let names = Dictionary(grouping: tags, by: \.version).mapValues { $0.map(\.name) }
   let formatter = ISO8601DateFormatter()
   formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
   return .object([
@@ -153,6 +175,7 @@ func historyJSON(_ history: History) -> JSONValue {
           .object([
             ("version", .int(entry.version)), ("parent", entry.parent.map(JSONValue.int) ?? .null),
             ("label", .string(entry.label)), ("date", .string(formatter.string(from: entry.date))),
+            ("tags", .array((names[entry.version] ?? []).map(JSONValue.string))),
           ])
         })
     ),
@@ -164,7 +187,8 @@ func historyJSON(_ history: History) -> JSONValue {
 struct HistoryTree {
   let text: String
 
-  init(_ history: History) {
+  init(_ history: History, tags: [VersionTag] = []) {
+    let names = Dictionary(grouping: tags, by: \.version).mapValues { $0.map(\.name) }
     var children: [Int64: [HistoryEntry]] = [:]
     var roots: [HistoryEntry] = []
     for entry in history.versions {
@@ -182,7 +206,8 @@ struct HistoryTree {
       ($0, "", "")
     }
     while let (entry, prefix, branch) = stack.popLast() {
-      let marker = entry.version == history.head ? "  ← head" : ""
+      let named = (names[entry.version] ?? []).map { " [\(escaped($0))]" }.joined()
+      let marker = named + (entry.version == history.head ? "  ← head" : "")
       lines.append(
         "\(prefix)\(branch)\(pad(String(entry.version), 5)) \(formatter.string(from: entry.date))  \(escaped(entry.label))\(marker)"
       )

@@ -14,8 +14,17 @@ struct SpanOptions: ParsableArguments {
   @Option(parsing: .unconditional, help: "Start on the timeline (default 0).") var from: String?
   @Option(parsing: .unconditional, help: "End on the timeline (default: the end of the last clip).")
   var to: String?
-  @Option(help: "Use this version instead of the current one (the head does not move).")
-  var version: Int64?
+  @Option(
+    help: ArgumentHelp(
+      "Use this version (a number or a tag's name) instead of the current one (the head does not move).",
+      valueName: "version"))
+  var version: String?
+
+  /// The version `--version` names in `store`, a number or a tag's name (the store's one
+  /// resolver, ``TimelineStore/resolveVersion(_:mustExist:)``); nil without it.
+  func version(in store: TimelineStore) throws -> Int64? {
+    try version.map { try store.resolveVersion($0) }
+  }
 
   /// The chosen version of the project in `store`, the range to cover, and the version compiled
   /// into a render plan over its decoded audio. The range is checked before any audio is loaded.
@@ -33,7 +42,12 @@ struct SpanOptions: ParsableArguments {
   ) throws -> (
     project: Project, plan: RenderPlan, audio: ProjectAudio, range: FrameRange, rack: EffectRack?
   ) {
-    let whole = if let version { try store.project(at: version) } else { store.snapshot.project }
+    let whole =
+      if let version = try version(in: store) {
+        try store.project(at: version)
+      } else {
+        store.snapshot.project
+      }
     let range = try range(of: whole)
     let project = try stem.map { try whole.stem(of: $0.tracks, masterGain: $0.masterGain) } ?? whole
     var rack: EffectRack?
@@ -149,10 +163,9 @@ struct Play: ParsableCommand {
       try request.validate()
       let follow = span.version == nil && !noFollow
       let store = try openStore(project.file, access: follow ? .follow : .read)
-      let version = span.version ?? store.snapshot.version
-      let project =
-        span.version.map { _ in () } != nil
-        ? try store.project(at: version) : store.snapshot.project
+      let chosen = try span.version(in: store)
+      let version = chosen ?? store.snapshot.version
+      let project = chosen != nil ? try store.project(at: version) : store.snapshot.project
       let range = try span.range(of: project)
       if loop { try Self.checkLoop(range, sampleRate: project.sampleRate) }
       let library = AudioLibrary(

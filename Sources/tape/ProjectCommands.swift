@@ -96,15 +96,19 @@ struct List: ParsableCommand {
 
   @OptionGroup var project: ProjectArgument
   @OptionGroup var output: JSONOption
-  @Option(help: "Show this version instead of the current one (the head does not move).")
-  var version: Int64?
+  @Option(
+    help: ArgumentHelp(
+      "Show this version (a number or a tag's name) instead of the current one (the head does not move).",
+      valueName: "version"))
+  var version: String?
   @OptionGroup var times: TimeDisplayOption
 
   func run() throws {
     try reportingErrors(readerMayStop: true) {
       let shown = try retryingReads {
         let store = try openStore(project.file, access: .read)
-        if let version {
+        if let reference = version {
+          let version = try store.resolveVersion(reference)
           return StoreSnapshot(version: version, project: try store.project(at: version))
         }
         return store.snapshot

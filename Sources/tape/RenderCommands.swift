@@ -233,7 +233,7 @@ struct Render: ParsableCommand {
       let file = self.project.file
       let store = try retryingReads { try openStore(file, access: .read) }
       let whole =
-        if let version = span.version { try store.project(at: version) } else {
+        if let version = try span.version(in: store) { try store.project(at: version) } else {
           store.snapshot.project
         }
       guard !whole.tracks.isEmpty else {

@@ -31,8 +31,8 @@ struct Tape: ParsableCommand {
       CommandGroup(
         name: "History",
         subcommands: [
-          Undo.self, Redo.self, Checkout.self, HistoryCommand.self, Diff.self, Watch.self,
-          Scrub.self,
+          Undo.self, Redo.self, Checkout.self, HistoryGroup.self, Diff.self, Watch.self,
+          Scrub.self, Tag.self, CacheCommand.self,
         ]),
       CommandGroup(
         name: "Render, play and draw", subcommands: [Render.self, Play.self, Draw.self]),

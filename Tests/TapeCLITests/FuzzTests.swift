@@ -295,7 +295,7 @@ struct Fuzzer {
   /// One command line and extra environment.
   mutating func commandLine() -> ([String], [String: String]) {
     var arguments: [String]
-    switch next(37) {
+    switch next(40) {
     case 0:
       arguments = ["track", "add", file, name()] + maybe(["--gain", gain()], ["--pan", pan()])
     case 1:
@@ -468,6 +468,26 @@ struct Fuzzer {
           pick([space.path("out.otio"), space.path("out.edl"), space.path("out.txt"), ""]),
         ]
           + maybe(["--fps", pick(["24", "25", "29", "x"])], ["--version", version()])
+    case 37:
+      let tag = pick(["mix", "mix", "take-2", "v2", "12", "", "-x", "a b", "ü", "t\n2"])
+      arguments =
+        switch next(4) {
+        case 0: ["tag", file, tag]
+        case 1: ["tag", file, version(), tag]
+        case 2: ["tag", file, "--list"]
+        default: ["tag", file, "--delete", tag]
+        }
+      arguments += maybe(["--json"])
+    case 38:
+      arguments =
+        ["history", "prune", file]
+        + pick([
+          ["--keep-last", pick(["1", "3", "50", "0", "-2", "x"])],
+          ["--before", pick(["2020-01-01", "2999-01-01", "yesterday", ""])], ["--branches"], [],
+          ["--keep-last", "2", "--before", "2020-01-01"],
+        ])
+        + maybe(["--dry-run"], ["--drop-tags"], ["--json"])
+    case 39: arguments = ["cache", file] + maybe(["--clean"], ["--json"])
     case 20:
       arguments = [
         pick(["new", "ls", "history", "undo", "render"]),

@@ -22,7 +22,8 @@ struct HelpTests {
     ["copy"], ["paste"],
     ["silences"], ["fx", "plugins"], ["fx", "info"], ["marker", "add"], ["marker", "move"],
     ["marker", "rename"], ["marker", "rm"], ["marker", "ls"],
-    ["undo"], ["redo"], ["checkout"], ["history"], ["diff"], ["watch"],
+    ["undo"], ["redo"], ["checkout"], ["history"], ["history", "prune"], ["diff"], ["watch"],
+    ["tag"], ["cache"],
     ["scrub"], ["render"], ["play"], ["draw"], ["demo"], ["export"], ["import-otio"],
   ])
   func everyCommandsHelpIsClean(command: [String]) throws {
@@ -83,7 +84,7 @@ struct HelpTests {
   /// usage block. Negative times reach Tape's own parser, which says what is wrong.
   @Test(arguments: [
     (
-      ["play", "song.tape", "--version", "abc"], "the value 'abc' is invalid for '--version'",
+      ["play", "song.tape", "--period", "abc"], "the value 'abc' is invalid for '--period'",
       "play"
     ),
     (["clip", "add", "song.tape"], "missing expected argument '<track>'", "clip add"),

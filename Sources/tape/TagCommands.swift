@@ -1,0 +1,225 @@
+import ArgumentParser
+import Foundation
+import TimelineStore
+
+/// `tape tag`: names a version, lists and deletes names. Not an edit: no version, nothing to
+/// undo, and so not a batch command (a batch is one version; a name is not part of one).
+struct Tag: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Name a version, so that any command that takes a version takes the name.",
+    discussion: """
+      'tape tag FILE NAME' names the current version, 'tape tag FILE V NAME' version V (a \
+      number, or another tag's name). Every command that takes a version takes the name too: \
+      checkout, diff, ls --version, render --version, play --version. A tag is kept in the \
+      project file but is not history: tagging makes no version, undo, redo and checkout \
+      never move or remove one, and no version's content changes. A name has up to 100 \
+      characters, at least one that is not a digit (12 and v12 are version numbers), no \
+      spaces or control characters, and does not start with '-'. A name another version \
+      has is refused: delete it first. --list shows the tags (--json: {"tags": [...]}); \
+      --delete removes one (the version stays).
+      Example: tape tag song.tape rough-mix
+      Example: tape tag song.tape 2 first-take
+      Example: tape tag song.tape --list
+      """)
+
+  @OptionGroup var project: ProjectArgument
+  @Argument(help: ArgumentHelp("[VERSION] NAME: the version (the head by default) and its name."))
+  var words: [String] = []
+  @Flag(help: "List the tags.") var list = false
+  @Option(help: ArgumentHelp("Delete the tag with this name.", valueName: "name"))
+  var delete: String?
+  @OptionGroup var output: JSONOption
+
+  func validate() throws {
+    if list && delete != nil { throw ValidationError("give --list or --delete, not both") }
+    if (list || delete != nil) && !words.isEmpty {
+      throw ValidationError(
+        "\(list ? "--list" : "--delete") takes no version or name; tag with 'tape tag FILE [VERSION] NAME' alone"
+      )
+    }
+    if !list && delete == nil {
+      guard !words.isEmpty else {
+        throw ValidationError("name the version: tape tag FILE [VERSION] NAME")
+      }
+      guard words.count <= 2 else {
+        throw ValidationError("too many words: tape tag FILE [VERSION] NAME (a name has no spaces)")
+      }
+    }
+  }
+
+  func run() throws {
+    try reportingErrors(readerMayStop: list) {
+      let file = project.file
+      if list {
+        let store = try retryingReads { try openStore(file, access: .read) }
+        let tags = try store.tags()
+        let labels = try tags.map { try store.entry($0.version)?.label ?? "" }
+        if output.json {
+          printJSON(.object([("tags", .array(zip(tags, labels).map(tagJSON)))]))
+        } else {
+          for (tag, label) in zip(tags, labels) {
+            print("\(tag.name)\tv\(tag.version)\t\(escaped(label))")
+          }
+        }
+        return
+      }
+      let store = try openStore(file)
+      let tag: VersionTag
+      let verb: String
+      if let delete {
+        tag = try store.deleteTag(named: delete)
+        verb = "deleted tag"
+      } else {
+        let version = try words.count == 2 ? store.resolveVersion(words[0]) : nil
+        tag = try store.tag(version, as: words[words.count - 1])
+        verb = "tagged"
+      }
+      let label = try store.entry(tag.version)?.label ?? ""
+      if output.json {
+        printJSON(tagJSON(tag, label: label))
+      } else {
+        print("\(verb) \(tag.name): v\(tag.version) \(DiffWords(sampleRate: 1).quoted(label))")
+      }
+    }
+  }
+}
+
+/// A tag as `tape tag --json` and `tape tag --list --json` show it.
+func tagJSON(_ tag: VersionTag, label: String) -> JSONValue {
+  let formatter = ISO8601DateFormatter()
+  formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+  return .object([
+    ("name", .string(tag.name)), ("version", .int(tag.version)), ("label", .string(label)),
+    ("date", .string(formatter.string(from: tag.date))),
+  ])
+}
+
+/// `tape history prune`: drops old versions or abandoned branches, explicitly, after saying
+/// what goes.
+struct HistoryPrune: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "prune",
+    abstract: "Drop old versions or abandoned branches to make the file smaller.",
+    discussion: """
+      --keep-last N keeps the head and the N-1 versions above it on its line (and everything \
+      below the oldest of them); --before DATE drops the versions of the head's line made \
+      before DATE (2026-11-25, or 2026-11-25T14:00:00, local time; the head always stays); \
+      either drops every branch that splits off above the oldest version kept, which \
+      becomes the first version (undo stops there). --branches drops every version that is \
+      not on the line to the head and to where redo leads; it combines with the others. The \
+      versions kept read, check out, render and undo exactly as before, and the head is not \
+      touched; then the file is compacted (VACUUM). Tags on dropped versions refuse the \
+      prune, unless --drop-tags drops them too. --dry-run shows what would go and the bytes \
+      it would free (measured on a copy) and changes nothing. Refused, with nothing changed, \
+      while another process is writing to the project.
+      Example: tape history prune song.tape --keep-last 2 --dry-run
+      Example: tape history prune song.tape --branches --json
+      """)
+
+  @OptionGroup var project: ProjectArgument
+  @Option(help: ArgumentHelp("Keep this many versions of the head's line.", valueName: "n"))
+  var keepLast: Int?
+  @Option(help: ArgumentHelp("Drop the versions made before this date.", valueName: "date"))
+  var before: String?
+  @Flag(help: "Drop the abandoned branches.") var branches = false
+  @Flag(help: "Drop the tags of the versions dropped instead of refusing.") var dropTags = false
+  @Flag(help: "Only show what would be dropped and the bytes it would free.") var dryRun = false
+  @OptionGroup var output: JSONOption
+
+  func validate() throws {
+    guard keepLast != nil || before != nil || branches else {
+      throw ValidationError("say what to drop: --keep-last N, --before DATE or --branches")
+    }
+    if keepLast != nil && before != nil {
+      throw ValidationError("give --keep-last or --before, not both")
+    }
+    if let keepLast, keepLast < 1 { throw ValidationError("--keep-last must be 1 or more") }
+    if let before, Self.date(before) == nil {
+      throw ValidationError(
+        "--before \(before) is not a date; write 2026-11-25 or 2026-11-25T14:00:00 (local time), or add a zone (Z, +01:00)"
+      )
+    }
+  }
+
+  /// `2026-11-25`, `2026-11-25T14:00[:00]` or with a space, in local time; or ISO 8601 with a
+  /// zone.
+  static func date(_ text: String) -> Date? {
+    let zoned = ISO8601DateFormatter()
+    if let date = zoned.date(from: text) { return date }
+    let local = DateFormatter()
+    local.locale = Locale(identifier: "en_US_POSIX")
+    local.timeZone = .current
+    for format in [
+      "yyyy-MM-dd", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd HH:mm:ss",
+      "yyyy-MM-dd HH:mm",
+    ] {
+      local.dateFormat = format
+      if let date = local.date(from: text) { return date }
+    }
+    return nil
+  }
+
+  func run() throws {
+    try reportingErrors {
+      // A dry run only reads the project (it prunes a copy): a read-only project can be asked.
+      let store = try openStore(project.file, access: dryRun ? .read : .write)
+      let request = PruneRequest(
+        keepLast: keepLast, before: before.flatMap(Self.date), branches: branches,
+        dropTags: dropTags)
+      let report = try store.prune(request, dryRun: dryRun)
+      if output.json {
+        printJSON(
+          .object([
+            ("dryRun", .bool(report.dryRun)),
+            ("versionsBefore", .int(Int64(report.versionsBefore))),
+            ("versionsAfter", .int(Int64(report.versionsAfter))),
+            ("versionsDropped", .int(Int64(report.dropped.count))),
+            (
+              "dropped",
+              .array(Self.runs(report.dropped).map { .array([.int($0.first), .int($0.last)]) })
+            ),
+            ("root", .int(report.root)),
+            ("tagsDropped", .array(report.tagsDropped.map(JSONValue.string))),
+            ("bytesBefore", .int(report.bytesBefore)), ("bytesAfter", .int(report.bytesAfter)),
+            ("bytesFreed", .int(report.bytesBefore - report.bytesAfter)),
+            ("fileBytesBefore", .int(report.fileBytesBefore)),
+            ("fileBytesAfter", .int(report.fileBytesAfter)),
+          ]))
+        return
+      }
+      let would = report.dryRun ? "would drop" : "dropped"
+      let versions =
+        report.dropped.isEmpty
+        ? "no version"
+        : "\(report.dropped.count) of \(report.versionsBefore) versions (\(Self.ranges(report.dropped)))"
+      var lines = ["\(report.dryRun ? "dry run: " : "")\(would) \(versions)"]
+      if !report.tagsDropped.isEmpty {
+        lines.append("\(would) tags \(report.tagsDropped.joined(separator: ", "))")
+      }
+      lines.append("the history \(report.dryRun ? "would start" : "starts") at v\(report.root)")
+      lines.append(
+        "database \(report.bytesBefore) → \(report.bytesAfter) bytes (\(report.dryRun ? "would free" : "freed") \(report.bytesBefore - report.bytesAfter)); on disk with its log \(report.fileBytesBefore) → \(report.fileBytesAfter) bytes"
+      )
+      print(lines.joined(separator: "\n"))
+    }
+  }
+
+  /// The runs of consecutive versions in `versions` (ascending): first and last of each.
+  static func runs(_ versions: [Int64]) -> [(first: Int64, last: Int64)] {
+    var runs: [(first: Int64, last: Int64)] = []
+    for version in versions {
+      if let last = runs.last, last.last + 1 == version {
+        runs[runs.count - 1].last = version
+      } else {
+        runs.append((version, version))
+      }
+    }
+    return runs
+  }
+
+  /// `v1–v120, v130, v140–v141`.
+  static func ranges(_ versions: [Int64]) -> String {
+    runs(versions).map { $0.first == $0.last ? "v\($0.first)" : "v\($0.first)–v\($0.last)" }
+      .joined(separator: ", ")
+  }
+}
