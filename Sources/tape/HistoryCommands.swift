@@ -123,39 +123,114 @@ struct HistoryCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "history",
     abstract: "Show the version tree, with the head marked.",
-    discussion: "Example: tape history song.tape --json")
+    discussion: """
+      A history of more than 30 versions shows the last 30 of the head's line (its ancestors, \
+      the head, and the versions redo leads to) and says at the end how many it left out; \
+      --limit N shows the last N, --all the whole tree. --json lists every version unless \
+      --limit is given (and says how many it left out in "omitted").
+      Example: tape history song.tape --json
+      Example: tape history song.tape --limit 5
+      """)
+
+  /// How many versions `tape history` shows without --limit or --all.
+  static let defaultLimit = 30
 
   @OptionGroup var project: ProjectArgument
+  @Flag(help: "Every version, on every branch (the whole tree).") var all = false
+  @Option(
+    parsing: .unconditional, help: "Show the last N versions of the head's line (default 30).")
+  var limit: Int?
   @OptionGroup var output: JSONOption
+
+  func validate() throws {
+    if let limit, limit < 1 { throw ValidationError("--limit must be 1 or more") }
+    if all && limit != nil { throw ValidationError("give --all or --limit, not both") }
+  }
 
   func run() throws {
     try reportingErrors(readerMayStop: true) {
       let history = try retryingReads { try openStore(project.file, access: .read).history() }
+      let limit = all ? nil : limit ?? (output.json ? nil : Self.defaultLimit)
+      let shown = limit.map { HeadLine(history).window(last: $0) } ?? history.versions
+      let omitted = history.versions.count - shown.count
       if output.json {
-        printJSON(historyJSON(history))
-      } else {
-        print(HistoryTree(history).text, terminator: "")
+        printJSON(historyJSON(history, shown: shown))
+        return
+      }
+      print(HistoryTree(head: history.head, versions: shown).text, terminator: "")
+      if omitted > 0 {
+        let line = HeadLine(history)
+        let earlier = line.versions.firstIndex(of: shown.first?.version ?? 0) ?? 0
+        let others = omitted - earlier - (line.versions.count - earlier - shown.count)
+        var parts = ["\(earlier) earlier on this line"]
+        if line.versions.count - earlier - shown.count > 0 {
+          parts.append("\(line.versions.count - earlier - shown.count) later on it")
+        }
+        if others > 0 { parts.append("\(others) on other branches") }
+        print(
+          "(\(omitted) more version\(omitted == 1 ? "" : "s") not shown: \(parts.joined(separator: ", ")); 'tape history \(project.file) --all' shows every version, --limit N the last N)"
+        )
       }
     }
   }
 }
 
-/// The `tape history --json` contract. Documented in the README; keep stable.
-func historyJSON(_ history: History) -> JSONValue {
+/// The head's line through a history: its ancestors from the first version, the head, then
+/// the versions redo leads to (down to the tip), oldest first.
+struct HeadLine {
+  let versions: [Int64]
+  private let entries: [Int64: HistoryEntry]
+
+  init(_ history: History) {
+    var entries: [Int64: HistoryEntry] = [:]
+    for entry in history.versions { entries[entry.version] = entry }
+    self.entries = entries
+    // Up from the tip when the head is on its way (redo leads there), else from the head.
+    func ancestors(of version: Int64) -> [Int64] {
+      var line: [Int64] = []
+      var seen = Set<Int64>()
+      var cursor: Int64? = version
+      while let id = cursor, seen.insert(id).inserted, let entry = entries[id] {
+        line.append(id)
+        cursor = entry.parent
+      }
+      return line.reversed()
+    }
+    let toTip = ancestors(of: history.tip)
+    versions = toTip.contains(history.head) ? toTip : ancestors(of: history.head)
+    headIndex = versions.firstIndex(of: history.head) ?? versions.count - 1
+  }
+
+  private let headIndex: Int
+
+  /// The last `count` versions of the line, moved back as far as needed to show the head;
+  /// the whole tree when the history has no more than `count` versions.
+  func window(last count: Int) -> [HistoryEntry] {
+    guard entries.count > count else { return entries.values.sorted { $0.version < $1.version } }
+    let start = max(0, min(headIndex, versions.count - count))
+    return versions[start..<min(versions.count, start + count)].compactMap { entries[$0] }
+  }
+}
+
+/// The `tape history --json` contract. Documented in the README; keep stable. `shown` are the
+/// versions listed (every one unless --limit); `omitted` counts the others.
+func historyJSON(_ history: History, shown: [HistoryEntry]? = nil) -> JSONValue {
   let formatter = ISO8601DateFormatter()
   formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+  let versions = shown ?? history.versions
   return .object([
     ("head", .int(history.head)),
     (
       "versions",
       .array(
-        history.versions.map { entry in
+        versions.map { entry in
           .object([
             ("version", .int(entry.version)), ("parent", entry.parent.map(JSONValue.int) ?? .null),
             ("label", .string(entry.label)), ("date", .string(formatter.string(from: entry.date))),
           ])
         })
     ),
+    ("omitted", .int(Int64(history.versions.count - versions.count))),
   ])
 }
 
@@ -164,11 +239,13 @@ func historyJSON(_ history: History) -> JSONValue {
 struct HistoryTree {
   let text: String
 
-  init(_ history: History) {
+  /// The tree of `versions` (each whose parent is not among them is drawn as a root).
+  init(head: Int64, versions: [HistoryEntry]) {
     var children: [Int64: [HistoryEntry]] = [:]
     var roots: [HistoryEntry] = []
-    for entry in history.versions {
-      if let parent = entry.parent {
+    let shown = Set(versions.map(\.version))
+    for entry in versions {
+      if let parent = entry.parent, shown.contains(parent) {
         children[parent, default: []].append(entry)
       } else {
         roots.append(entry)
@@ -182,7 +259,7 @@ struct HistoryTree {
       ($0, "", "")
     }
     while let (entry, prefix, branch) = stack.popLast() {
-      let marker = entry.version == history.head ? "  ← head" : ""
+      let marker = entry.version == head ? "  ← head" : ""
       lines.append(
         "\(prefix)\(branch)\(pad(String(entry.version), 5)) \(formatter.string(from: entry.date))  \(escaped(entry.label))\(marker)"
       )

@@ -22,7 +22,7 @@ struct HelpTests {
     ["copy"], ["paste"],
     ["silences"], ["fx", "plugins"], ["fx", "info"], ["marker", "add"], ["marker", "move"],
     ["marker", "rename"], ["marker", "rm"], ["marker", "ls"],
-    ["undo"], ["redo"], ["checkout"], ["history"], ["diff"], ["watch"],
+    ["undo"], ["redo"], ["checkout"], ["history"], ["diff"], ["compare"], ["log"], ["watch"],
     ["scrub"], ["render"], ["play"], ["demo"],
   ])
   func everyCommandsHelpIsClean(command: [String]) throws {
