@@ -117,9 +117,9 @@ struct Compare: ParsableCommand {
             buffer.update(repeating: 0, count: count * projectA.channels)
           }
         }
-      } else {
-        while try differ?.next() != nil {}
       }
+      // The rest (all of it without -o; with it, the end, which closes the last stretch).
+      while try differ?.next() != nil {}
       let found = differ?.found ?? []
       let report = Report(
         a: a, b: b, found: found, changes: changes, rendered: differ?.rendered ?? 0,
