@@ -22,7 +22,7 @@ struct Compare: ParsableCommand {
       branches; neither becomes the head. -o writes the difference A − B (32-bit float WAV or \
       AIFF, over the whole project; silence where nothing could differ).
       Example: tape compare song.tape 12 17
-      Example: tape compare song.tape 3 4 --threshold -90dB --json
+      Example: tape compare song.tape 13 14 --threshold -90dB --json
       """)
 
   @OptionGroup var project: ProjectArgument
