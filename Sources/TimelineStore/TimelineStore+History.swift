@@ -11,6 +11,13 @@ public struct HistoryEntry: Sendable, Hashable {
   public let label: String
   public let date: Date
 
+  init(version: Int64, parent: Int64?, label: String, date: Date) {
+    self.version = version
+    self.parent = parent
+    self.label = label
+    self.date = date
+  }
+
   /// A row of `SELECT id, parent, label, createdAt FROM version`.
   init(_ row: Row) throws(StoreError) {
     version = try row.value("id", of: "version")

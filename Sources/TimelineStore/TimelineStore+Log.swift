@@ -176,10 +176,20 @@ extension TimelineStore {
           cursor = parents[id]
         }
         var entries: [LogEntry] = []
+        let read = try db.cachedStatement(
+          sql: "SELECT parent, label, createdAt, changeset FROM version WHERE id = ?")
         for id in touching.sorted(by: >) where allBranches || line.contains(id) {
-          guard let entry = try HistoryEntry.read(id, db) else { continue }
-          let data = try Data.fetchOne(
-            db, sql: "SELECT changeset FROM version WHERE id = ?", arguments: [id]) ?? Data()
+          var found: (HistoryEntry, Data)?
+          try RawStatement.query(read.sqliteStatement, on: handle, binding: [.integer(id)]) { row in
+            found = (
+              HistoryEntry(
+                version: id, parent: row.isNull(0) ? nil : row.int64(0),
+                label: row.text(1) ?? "",
+                date: Date(timeIntervalSince1970: Double(row.int64(2)) / 1000)),
+              row.blob(3)
+            )
+          }
+          guard let (entry, data) = found else { continue }
           var changes = NetChanges()
           try changes.append(changeset: Changeset(data: data))
           entries.append(

@@ -125,10 +125,12 @@ struct Compare: ParsableCommand {
         a: a, b: b, found: found, changes: changes, rendered: differ?.rendered ?? 0,
         end: end, level: level, isDefault: threshold == nil, output: output,
         sampleRate: projectA.sampleRate, times: times)
-      if json.json {
-        printJSON(report.json)
+      let text = json.json ? report.json.rendered + "\n" : report.text
+      if destination?.kind == .standardOutput {
+        // The difference itself is on standard output: the report goes beside it.
+        writeOut(text)
       } else {
-        print(report.text, terminator: "")
+        print(text, terminator: "")
       }
     }
   }

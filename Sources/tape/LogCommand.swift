@@ -164,10 +164,16 @@ struct LogFormat {
   let times: TimeDisplayOption
 
   static func date(_ date: Date) -> String {
+    // One formatter for every line: making one costs more than a line (a log may have
+    // thousands).
+    dateFormatter.string(from: date)
+  }
+
+  private static let dateFormatter = {
     let formatter = DateFormatter()
     formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-    return formatter.string(from: date)
-  }
+    return formatter
+  }()
 
   /// What a stored column is called in the output, and how its value reads.
   fileprivate enum Kind {
