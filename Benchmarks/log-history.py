@@ -18,6 +18,7 @@ Not run by CI (building the fixture takes minutes). Build both products first:
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import tempfile
@@ -32,15 +33,20 @@ def run(command):
 
 
 def timed(command, runs):
-    """Wall-clock milliseconds of `runs` whole processes: median, p90, and the last output."""
+    """Milliseconds of `runs` whole processes: wall-clock median and p90, the median CPU time
+    (user + system: steadier than wall-clock time on a shared machine), the last output."""
     samples = []
+    cpu = []
     output = ""
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         output = run(command)
         samples.append((time.perf_counter() - start) * 1000)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
     samples.sort()
-    return statistics.median(samples), samples[int(len(samples) * 0.9)], output
+    return statistics.median(samples), samples[int(len(samples) * 0.9)], statistics.median(cpu), output
 
 
 def main():
@@ -78,9 +84,10 @@ def main():
         ("tape history FILE (last 30)", [tape, "history", path]),
         ("tape ls FILE (for scale: open and list)", [tape, "ls", path]),
     ]:
-        median, p90, output = timed(command, arguments.runs)
+        median, p90, cpu, output = timed(command, arguments.runs)
         lines = output.count("\n")
-        print(f"{label}: median {median:.1f} ms, p90 {p90:.1f} ms ({lines:,} lines)")
+        print(f"{label}: median {median:.1f} ms, p90 {p90:.1f} ms, CPU {cpu:.1f} ms "
+              f"({lines:,} lines)")
 
 
 if __name__ == "__main__":

@@ -141,7 +141,7 @@ extension TimelineStore {
       let log = try queue.read { db -> SubjectLog in
         let head = try Head.read(db)
         let handle = try connection(db)
-        var parents: [Int64: Int64] = [:]
+        var parents = VersionParents()
         var touching: [Int64] = []
         // The tables' names are stored at the start of every version's changes (as SQLite's
         // own changesets name them), so SQLite skips the versions that cannot touch them.
@@ -158,7 +158,7 @@ extension TimelineStore {
         ) { row in
           let id = row.int64(0)
           total += 1
-          if !row.isNull(1) { parents[id] = row.int64(1) }
+          parents.set(id, parent: row.isNull(1) ? nil : row.int64(1))
           guard !row.isNull(2), failure == nil else { return }
           do {
             if try row.withBlob(2, { try NetChanges.touches($0, where: subject.owns) }) {
@@ -170,11 +170,7 @@ extension TimelineStore {
         }
         if let failure { throw failure }
         // The head's line: the head and its ancestors, by their parents.
-        var line = Set<Int64>()
-        var cursor: Int64? = head.version
-        while let id = cursor, line.insert(id).inserted {
-          cursor = parents[id]
-        }
+        let line = parents.line(from: head.version)
         var entries: [LogEntry] = []
         let read = try db.cachedStatement(
           sql: "SELECT parent, label, createdAt, changeset FROM version WHERE id = ?")
@@ -238,5 +234,73 @@ extension TimelineStore {
     }
     if envelope { fields.append(LogEntry.Field(name: "envelope", before: nil, after: nil)) }
     return LogEntry(entry: entry, change: change, fields: fields, isOnHeadLine: onLine)
+  }
+}
+
+/// Each version's parent, read in one pass over the version table: an array indexed by id
+/// (ids are handed out in order, so they are dense), which a 100,000-version history fills in
+/// a fraction of what a dictionary costs; ids far beyond the count go to a dictionary.
+private struct VersionParents {
+  /// By id: the parent, `root` for a version without one, `missing` for no such version.
+  private var byID: [Int64] = []
+  private var sparse: [Int64: Int64] = [:]
+  private static let root: Int64 = -1
+  private static let missing: Int64 = -2
+  private static let denseLimit: Int64 = 1 << 24
+
+  mutating func set(_ id: Int64, parent: Int64?) {
+    let value = parent ?? Self.root
+    guard id >= 0, id < Self.denseLimit else {
+      sparse[id] = value
+      return
+    }
+    if id >= byID.count {
+      byID.append(contentsOf: repeatElement(Self.missing, count: Int(id) - byID.count + 1))
+    }
+    byID[Int(id)] = value
+  }
+
+  /// The parent of `id`: ``root`` for the first version, ``missing`` for no such version.
+  func parent(of id: Int64) -> Int64 {
+    id >= 0 && id < byID.count ? byID[Int(id)] : sparse[id] ?? Self.missing
+  }
+
+  /// The versions from `head` up to the first (a damaged loop ends where it meets itself).
+  func line(from head: Int64) -> VersionSet {
+    var line = VersionSet(capacity: byID.count)
+    var cursor = head
+    while cursor >= 0, line.insert(cursor) {
+      let next = parent(of: cursor)
+      guard next != Self.missing else { break }
+      cursor = next
+    }
+    return line
+  }
+}
+
+/// A set of versions as a bitmap over dense ids (and a `Set` beyond it).
+private struct VersionSet {
+  private var dense: [Bool]
+  private var sparse = Set<Int64>()
+  private(set) var count = 0
+
+  init(capacity: Int) {
+    dense = Array(repeating: false, count: capacity)
+  }
+
+  /// Adds `id`; false when it was there already.
+  mutating func insert(_ id: Int64) -> Bool {
+    if id >= 0 && id < dense.count {
+      guard !dense[Int(id)] else { return false }
+      dense[Int(id)] = true
+    } else {
+      guard sparse.insert(id).inserted else { return false }
+    }
+    count += 1
+    return true
+  }
+
+  func contains(_ id: Int64) -> Bool {
+    id >= 0 && id < dense.count ? dense[Int(id)] : sparse.contains(id)
   }
 }

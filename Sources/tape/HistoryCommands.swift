@@ -149,88 +149,55 @@ struct HistoryCommand: ParsableCommand {
 
   func run() throws {
     try reportingErrors(readerMayStop: true) {
-      let history = try retryingReads { try openStore(project.file, access: .read).history() }
+      let store = try retryingReads { try openStore(project.file, access: .read) }
       let limit = all ? nil : limit ?? (output.json ? nil : Self.defaultLimit)
-      let shown = limit.map { HeadLine(history).window(last: $0) } ?? history.versions
-      let omitted = history.versions.count - shown.count
-      if output.json {
-        printJSON(historyJSON(history, shown: shown))
+      // A long history is not read whole for its last versions.
+      let window = try limit.map { count in try retryingReads { try store.headLine(last: count) } }
+      // Up to the limit, the whole tree, branches and all.
+      guard let limit, let window, window.total > limit else {
+        let history = try retryingReads { try store.history() }
+        if output.json {
+          printJSON(historyJSON(head: history.head, shown: history.versions, omitted: 0))
+        } else {
+          print(HistoryTree(head: history.head, versions: history.versions).text, terminator: "")
+        }
         return
       }
-      print(HistoryTree(head: history.head, versions: shown).text, terminator: "")
-      if omitted > 0 {
-        let line = HeadLine(history)
-        let earlier = line.versions.firstIndex(of: shown.first?.version ?? 0) ?? 0
-        let others = omitted - earlier - (line.versions.count - earlier - shown.count)
-        var parts = ["\(earlier) earlier on this line"]
-        if line.versions.count - earlier - shown.count > 0 {
-          parts.append("\(line.versions.count - earlier - shown.count) later on it")
-        }
-        if others > 0 { parts.append("\(others) on other branches") }
-        print(
-          "(\(omitted) more version\(omitted == 1 ? "" : "s") not shown: \(parts.joined(separator: ", ")); 'tape history \(project.file) --all' shows every version, --limit N the last N)"
-        )
+      let omitted = window.total - window.entries.count
+      if output.json {
+        printJSON(historyJSON(head: window.head, shown: window.entries, omitted: omitted))
+        return
       }
+      print(HistoryTree(head: window.head, versions: window.entries).text, terminator: "")
+      var parts = ["\(window.earlier) earlier on this line"]
+      if window.later > 0 { parts.append("\(window.later) later on it") }
+      let others = omitted - window.earlier - window.later
+      if others > 0 { parts.append("\(others) on other branches") }
+      print(
+        "(\(omitted) more version\(omitted == 1 ? "" : "s") not shown: \(parts.joined(separator: ", ")); 'tape history \(project.file) --all' shows every version, --limit N the last N)"
+      )
     }
-  }
-}
-
-/// The head's line through a history: its ancestors from the first version, the head, then
-/// the versions redo leads to (down to the tip), oldest first.
-struct HeadLine {
-  let versions: [Int64]
-  private let entries: [Int64: HistoryEntry]
-
-  init(_ history: History) {
-    var entries: [Int64: HistoryEntry] = [:]
-    for entry in history.versions { entries[entry.version] = entry }
-    self.entries = entries
-    // Up from the tip when the head is on its way (redo leads there), else from the head.
-    func ancestors(of version: Int64) -> [Int64] {
-      var line: [Int64] = []
-      var seen = Set<Int64>()
-      var cursor: Int64? = version
-      while let id = cursor, seen.insert(id).inserted, let entry = entries[id] {
-        line.append(id)
-        cursor = entry.parent
-      }
-      return line.reversed()
-    }
-    let toTip = ancestors(of: history.tip)
-    versions = toTip.contains(history.head) ? toTip : ancestors(of: history.head)
-    headIndex = versions.firstIndex(of: history.head) ?? versions.count - 1
-  }
-
-  private let headIndex: Int
-
-  /// The last `count` versions of the line, moved back as far as needed to show the head;
-  /// the whole tree when the history has no more than `count` versions.
-  func window(last count: Int) -> [HistoryEntry] {
-    guard entries.count > count else { return entries.values.sorted { $0.version < $1.version } }
-    let start = max(0, min(headIndex, versions.count - count))
-    return versions[start..<min(versions.count, start + count)].compactMap { entries[$0] }
   }
 }
 
 /// The `tape history --json` contract. Documented in the README; keep stable. `shown` are the
 /// versions listed (every one unless --limit); `omitted` counts the others.
-func historyJSON(_ history: History, shown: [HistoryEntry]? = nil) -> JSONValue {
+func historyJSON(head: Int64, shown: [HistoryEntry], omitted: Int) -> JSONValue {
   let formatter = ISO8601DateFormatter()
   formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-  let versions = shown ?? history.versions
   return .object([
-    ("head", .int(history.head)),
+    ("head", .int(head)),
     (
       "versions",
       .array(
-        versions.map { entry in
+        shown.map { entry in
           .object([
             ("version", .int(entry.version)), ("parent", entry.parent.map(JSONValue.int) ?? .null),
             ("label", .string(entry.label)), ("date", .string(formatter.string(from: entry.date))),
           ])
         })
     ),
-    ("omitted", .int(Int64(history.versions.count - versions.count))),
+    ("omitted", .int(Int64(omitted))),
   ])
 }
 

@@ -94,18 +94,12 @@ struct Log: ParsableCommand {
   /// Without an id: the last versions of the head's line, newest first, each with what it
   /// changed in the words of `tape diff`.
   private func printRecent(_ store: TimelineStore) throws {
-    let history = try retryingReads { try store.history() }
-    var line: [Int64] = []
-    var parents: [Int64: HistoryEntry] = [:]
-    for entry in history.versions { parents[entry.version] = entry }
-    var cursor: Int64? = history.head
-    var seen = Set<Int64>()
-    while let version = cursor, seen.insert(version).inserted, let entry = parents[version] {
-      line.append(version)
-      cursor = entry.parent
+    let window = try retryingReads {
+      try store.headLine(last: limit ?? 30, throughTip: false)
     }
-    let count = limit ?? 30
-    let shown = line.prefix(count)
+    var parents: [Int64: HistoryEntry] = [:]
+    for entry in window.entries { parents[entry.version] = entry }
+    let shown = window.entries.reversed().map(\.version)
     let words = DiffWords(sampleRate: store.snapshot.project.sampleRate)
     var objects: [JSONValue] = []
     let formatter = ISO8601DateFormatter()
@@ -141,11 +135,11 @@ struct Log: ParsableCommand {
         )
       }
     }
-    let omitted = line.count - shown.count
+    let omitted = window.earlier
     if json.json {
       printJSON(
         .object([
-          ("head", .int(history.head)), ("versions", .array(objects)),
+          ("head", .int(window.head)), ("versions", .array(objects)),
           ("omitted", .int(Int64(omitted))),
         ]))
     } else if omitted > 0 {
