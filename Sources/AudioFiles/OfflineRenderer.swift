@@ -530,7 +530,9 @@ extension OfflineRenderer {
     private let lastReads: [[Int64]]
     private var position: Int64
 
-    public init(_ plan: RenderPlan, audio: ProjectAudio, range: FrameRange)
+    public init(
+      _ plan: RenderPlan, audio: ProjectAudio, range: FrameRange
+    )
       throws(AudioFileError)
     {
       self.plan = plan

@@ -140,7 +140,9 @@ extension TimelineStore {
   /// `throughTip`, on to the tip redo leads to (when the head is on its way there); the window
   /// is moved back as far as needed to hold the head. O(`count` + log n) reads, so `tape
   /// history` stays instant on 100,000 versions.
-  public func headLine(last count: Int, throughTip: Bool = true) throws(StoreError) -> HeadLineWindow {
+  public func headLine(
+    last count: Int, throughTip: Bool = true
+  ) throws(StoreError) -> HeadLineWindow {
     do {
       let window = try queue.read { db -> HeadLineWindow in
         let head = try Head.read(db)

@@ -134,7 +134,9 @@ extension TimelineStore {
   /// let log = try store.log(of: .clip(Clip.ID(3)))
   /// for entry in log.entries { print(entry.entry.version, entry.fields.map(\.name)) }
   /// ```
-  public func log(of subject: LogSubject, allBranches: Bool = false) throws(StoreError)
+  public func log(
+    of subject: LogSubject, allBranches: Bool = false
+  ) throws(StoreError)
     -> SubjectLog
   {
     do {

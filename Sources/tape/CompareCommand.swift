@@ -33,7 +33,8 @@ struct Compare: ParsableCommand {
     help: "The level a difference must rise above, such as -90dB (default: the 24-bit floor).")
   var threshold: String?
   @Option(
-    name: .shortAndLong, help: "Write the difference A − B to this WAV or AIFF file (32-bit float).",
+    name: .shortAndLong,
+    help: "Write the difference A − B to this WAV or AIFF file (32-bit float).",
     completion: .file())
   var output: String?
   @Flag(
@@ -137,8 +138,7 @@ struct Compare: ParsableCommand {
 
   /// A version's plan over its decoded audio, as `tape render` compiles it (its own effect
   /// rack; a missing plugin refused unless --bypass-missing).
-  private func compile(_ project: Project, cache: AudioCache) throws -> (RenderPlan, ProjectAudio)
-  {
+  private func compile(_ project: Project, cache: AudioCache) throws -> (RenderPlan, ProjectAudio) {
     var rack: EffectRack?
     if !project.allEffects.isEmpty {
       let missing = EffectRack.missingPlugins(in: project)
@@ -196,7 +196,8 @@ final class Differ {
   private var written: Int64 = 0
   /// The stretch being measured: its start, its last differing frame, its peak, the sum of
   /// squares up to that frame and up to the current one.
-  private var open: (start: Int64, last: Int64, peak: Float, squaresAtLast: Double, squares: Double)?
+  private var open:
+    (start: Int64, last: Int64, peak: Float, squaresAtLast: Double, squares: Double)?
   private(set) var found: [DifferingRange] = []
   /// Frames rendered (of each version).
   private(set) var rendered: Int64 = 0
@@ -314,7 +315,8 @@ final class Differ {
       (buffer + done * channels).update(
         from: blockA + block.offset * channels, count: count * channels)
       done += count
-      pending = block.offset + count == block.count ? nil : (block.start, block.offset + count, block.count)
+      pending =
+        block.offset + count == block.count ? nil : (block.start, block.offset + count, block.count)
     }
     written += Int64(frames)
   }
@@ -369,7 +371,8 @@ struct Report {
       TimeValue.seconds(FrameCount(frames), sampleRate: sampleRate)
     }
     if changes.isEmpty {
-      lines.append("v\(a) and v\(b) sound the same: nothing that changed can sound (nothing rendered)")
+      lines.append(
+        "v\(a) and v\(b) sound the same: nothing that changed can sound (nothing rendered)")
     } else if found.isEmpty {
       lines.append(
         "v\(a) and v\(b) sound the same: no difference above \(threshold) (\(seconds(rendered)) rendered of \(seconds(end)))"

@@ -30,7 +30,10 @@ struct CompareTests {
     try space.tape("render", file, "--version", "\(b)", "-o", pathB, "--bits", "32f")
     try tool(
       "/usr/bin/sox",
-      ["-D", "-m", "-v", "1", pathA, "-v", "-1", pathB, "-e", "floating-point", "-b", "32", difference])
+      [
+        "-D", "-m", "-v", "1", pathA, "-v", "-1", pathB, "-e", "floating-point", "-b", "32",
+        difference,
+      ])
     return try ReferenceRender.decode(difference)
   }
 
@@ -84,7 +87,9 @@ struct CompareTests {
       #expect(abs(20 * log10(rms) - range.rms) < 0.01, sourceLocation: sourceLocation)
     }
     let missed = (0..<frames).filter { !inside[$0] && loud($0) }
-    #expect(missed.isEmpty, "differences outside the ranges at \(missed.prefix(5))", sourceLocation: sourceLocation)
+    #expect(
+      missed.isEmpty, "differences outside the ranges at \(missed.prefix(5))",
+      sourceLocation: sourceLocation)
   }
 
   @Test func identicalVersionsNeedNoRender() throws {
@@ -130,7 +135,8 @@ struct CompareTests {
     #expect(json["renderedFrames"] as? Int == 96_000)
     #expect(json["projectFrames"] as? Int == 288_000)
     try #require(ranges.count == 2)
-    #expect((48_000..<48_010).contains(ranges[0].start) && (95_990...96_000).contains(ranges[0].end))
+    #expect(
+      (48_000..<48_010).contains(ranges[0].start) && (95_990...96_000).contains(ranges[0].end))
     #expect(
       (240_000..<240_010).contains(ranges[1].start) && (287_990...288_000).contains(ranges[1].end))
     #expect(ranges.allSatisfy { $0.blame == ["c1"] })
@@ -206,7 +212,8 @@ struct CompareTests {
     let space = try Workspace()
     let file = try Self.project(in: space)
     let unknown = try space.tape("compare", file, "9", "99", status: 65)
-    #expect(unknown.stderr == "error: no version 99 in this project; 'tape history' lists the versions\n")
+    #expect(
+      unknown.stderr == "error: no version 99 in this project; 'tape history' lists the versions\n")
     #expect(unknown.stdout.isEmpty)
     let word = try space.tape("compare", file, "x", "9", status: 64)
     #expect(word.stderr.hasPrefix("error: 'x' is not a version"))
@@ -224,7 +231,8 @@ struct CompareTests {
     let whole = space.path("whole.wav")
     let part = space.path("part.wav")
     try space.tape("render", file, "-o", whole, "--bits", "32f")
-    try space.tape("render", file, "-o", part, "--bits", "32f", "--from", "17001f", "--to", "100003f")
+    try space.tape(
+      "render", file, "-o", part, "--bits", "32f", "--from", "17001f", "--to", "100003f")
     let all = try ReferenceRender.decode(whole)
     let range = try ReferenceRender.decode(part)
     #expect(range.count == 2 * (100_003 - 17_001))

@@ -31,7 +31,9 @@ struct LogAndHistoryTests {
     }
   }
 
-  static func log(_ space: Workspace, _ file: String, _ id: String, all: Bool = false) throws
+  static func log(
+    _ space: Workspace, _ file: String, _ id: String, all: Bool = false
+  ) throws
     -> [Version]
   {
     let json = try #require(
@@ -116,7 +118,8 @@ struct LogAndHistoryTests {
     #expect(lines.count == 4)
     #expect(lines[0].hasPrefix("v10  ") && lines[0].hasSuffix(": gainDB 0 dB → -3 dB"))
     #expect(lines[2].hasSuffix(": length 0:02.000 → 0:01.000"))
-    #expect(try space.tape("log", file, "c1", "--limit", "1").stdout.split(separator: "\n").count == 2)
+    #expect(
+      try space.tape("log", file, "c1", "--limit", "1").stdout.split(separator: "\n").count == 2)
   }
 
   @Test func aTrackRenameAndItsEnvelope() throws {

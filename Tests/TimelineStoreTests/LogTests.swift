@@ -37,12 +37,16 @@ struct LogTests {
       }.filter { !keys.contains($0) }
       for encoding in [data, changes.changeset().data] {
         for key in keys {
-          let hit = try encoding.withUnsafeBytes { try NetChanges.touches($0, where: { $0 == key }) }
+          let hit = try encoding.withUnsafeBytes {
+            try NetChanges.touches($0, where: { $0 == key })
+          }
           #expect(hit)
           found += 1
         }
         for key in others {
-          let hit = try encoding.withUnsafeBytes { try NetChanges.touches($0, where: { $0 == key }) }
+          let hit = try encoding.withUnsafeBytes {
+            try NetChanges.touches($0, where: { $0 == key })
+          }
           #expect(!hit)
         }
       }
@@ -88,7 +92,8 @@ struct LogTests {
         clipVersions[change.id, default: []].append(entry.version)
         clipFields[entry.version, default: [:]][change.id] = change
       }
-      for change in diff.tracks where change.before == nil || change.after == nil
+      for change in diff.tracks
+      where change.before == nil || change.after == nil
         || change.before?.index == change.after?.index
       {
         trackVersions[change.id, default: []].append(entry.version)
@@ -134,7 +139,8 @@ struct LogTests {
     // Tracks: every version that changed a track's settings or envelope is listed (a track
     // may also be listed where only its stored position moved, which the diff words as a row).
     for (track, versions) in trackVersions {
-      let listed = Set(try store.log(of: .track(track), allBranches: true).entries.map(\.entry.version))
+      let listed = Set(
+        try store.log(of: .track(track), allBranches: true).entries.map(\.entry.version))
       #expect(Set(versions).isSubset(of: listed), "\(track)")
     }
     try store.close()
