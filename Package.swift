@@ -15,6 +15,7 @@ let package = Package(
     .library(name: "AudioFiles", targets: ["AudioFiles"]),
     .library(name: "Playback", targets: ["Playback"]),
     .library(name: "TerminalViews", targets: ["TerminalViews"]),
+    .library(name: "Pictures", targets: ["Pictures"]),
     .library(name: "Effects", targets: ["Effects"]),
   ],
   dependencies: [
@@ -83,6 +84,8 @@ let package = Package(
     ),
     // Text views of a project for terminals (tape scrub): pure, measurable without a terminal.
     .target(name: "TerminalViews", dependencies: ["Timeline"]),
+    // Pictures of a project (tape draw): SVG drawn from the model and waveform peaks. Pure.
+    .target(name: "Pictures", dependencies: ["Timeline"]),
     // Pure DSP: render plans, fades, gain, pan law, the render kernel.
     .target(
       name: "Mixing",
@@ -93,6 +96,7 @@ let package = Package(
       dependencies: [
         "Timeline",
         "Mixing",
+        "Pictures",
         "SafeFiles",
         "CSndfile",
         "CCrypto",
@@ -132,6 +136,7 @@ let package = Package(
         "Playback",
         "SafeFiles",
         "TerminalViews",
+        "Pictures",
         "Effects",
         "CStandardOutput",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -142,6 +147,7 @@ let package = Package(
     .testTarget(
       name: "TimelineTests", dependencies: ["Timeline", "TerminalViews", "ReferenceRenders"]),
     .testTarget(name: "SafeFilesTests", dependencies: ["SafeFiles"]),
+    .testTarget(name: "PicturesTests", dependencies: ["Pictures", "Timeline", "ReferenceRenders"]),
     .testTarget(
       name: "TimelineStoreTests",
       dependencies: [

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Renders one reference project with `tape render` and with sox, in the same run, checks that
-the two agree, and prints both wall times and their ratio.
+"""Renders one reference project with `tape render`, with sox and with a plain C mixer
+(Benchmarks/c-mixer/mix.c: libsndfile in, float mix, libsndfile out), in the same run, checks
+that they agree, and prints the wall times and their ratios.
 
 The project: N tracks (default 4, 16 and 64) x 8 clips, each clip cut at a random place from one
 of four 5-minute 48 kHz sources (mono and stereo, 16- and 24-bit), fades of 10-500 ms, clip
@@ -24,6 +25,7 @@ import math
 import os
 import random
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -137,6 +139,68 @@ def sox_command(sources, edit_list, output):
     return ["sox", "-D", "-m"] + inputs + ["-e", "floating-point", "-b", "32", output]
 
 
+def clip_pipeline(sources, clip, pad):
+    """One clip as a sox pipeline: trimmed, faded, remixed to stereo with its gains and Tape's
+    pan law, `pad` frames of silence before it."""
+    path, channels = sources[clip["source"]]
+    gain = 10 ** (clip["gain"] / 20)
+    theta = (clip["pan"] + 1) * math.pi / 4
+    if channels == 1:
+        remix = [f"1v{gain * math.cos(theta)!r}", f"1v{gain * math.sin(theta)!r}"]
+    else:
+        remix = [f"1v{gain * min(1, math.sqrt(2) * math.cos(theta))!r}",
+                 f"2v{gain * min(1, math.sqrt(2) * math.sin(theta))!r}"]
+    return " ".join([
+        "sox", "-D", shlex.quote(path), "-p", "trim", f"{clip['crop']}s", f"{clip['length']}s",
+        "fade", "t", f"{clip['fade_in']}s", f"{clip['length']}s", f"{clip['fade_out']}s",
+        "remix", "-m", *remix, "pad", f"{pad}s"])
+
+
+def fast_sox_command(sources, edit_list, output):
+    """The fastest sox setup we could write: per track, its clips spliced in order with silence
+    for the gaps, in two streams (even and odd clips: neighbours overlap, every other one never
+    does), then one `sox -m` of those streams. Two 5-minute streams a track instead of one padded
+    stream a clip."""
+    inputs = []
+    for first in range(0, len(edit_list), CLIPS_PER_TRACK):
+        track = edit_list[first:first + CLIPS_PER_TRACK]
+        for parity in (0, 1):
+            pieces, end = [], 0
+            for clip in track[parity::2]:
+                pieces.append(shlex.quote("|" + clip_pipeline(sources, clip, clip["start"] - end)))
+                end = clip["start"] + clip["length"]
+            inputs += ["-v", "1", "|sox -D " + " ".join(pieces) + " -p"]
+    return ["sox", "-D", "-m"] + inputs + ["-e", "floating-point", "-b", "32", output]
+
+
+def build_c_mixer(work):
+    """Benchmarks/c-mixer/mix.c, built as an expert would build it (-O3 -march=native)."""
+    binary = os.path.join(work, "c-mix")
+    source = os.path.join(ROOT, "Benchmarks", "c-mixer", "mix.c")
+    run(["cc", "-O3", "-march=native", "-o", binary, source, "-lsndfile"])
+    return binary
+
+
+def c_edit_list(sources, edit_list, path):
+    """The edit list as mix.c reads it: per clip its left and right gains (clip x track gain x
+    Tape's pan law), as the sox pipelines use them."""
+    with open(path, "w") as out:
+        out.write(f"{RATE} 2 {MINUTES_5}\n")
+        for source_path, channels in sources:
+            out.write(f"S {source_path} {channels}\n")
+        for clip in edit_list:
+            _, channels = sources[clip["source"]]
+            gain = 10 ** (clip["gain"] / 20)
+            theta = (clip["pan"] + 1) * math.pi / 4
+            if channels == 1:
+                left, right = gain * math.cos(theta), gain * math.sin(theta)
+            else:
+                left = gain * min(1, math.sqrt(2) * math.cos(theta))
+                right = gain * min(1, math.sqrt(2) * math.sin(theta))
+            out.write(f"C {clip['source']} {clip['crop']} {clip['length']} {clip['start']} "
+                      f"{clip['fade_in']} {clip['fade_out']} {left!r} {right!r}\n")
+
+
 def difference_dbfs(a, b):
     """The peak of a minus b in dBFS, measured by sox's `stats` (its 32-bit path)."""
     stats = subprocess.run(["sox", "-D", "-m", "-v", "1", a, "-v", "-1", b, "-n", "stats"],
@@ -172,6 +236,7 @@ def main():
         tapes = [os.path.join(bin_path, "tape")]
     tape = tapes[0]
     sources = make_sources(args.work)
+    mixer = build_c_mixer(args.work)
 
     rows = []
     for tracks in [int(t) for t in args.tracks.split(",")]:
@@ -193,9 +258,20 @@ def main():
         for binary in tapes:
             run([binary, "render", projects[binary], "-o", tape_out, "--bits", "32f"],
                 stdout=subprocess.DEVNULL)
+        edits = os.path.join(args.work, f"edits-{tracks}.txt")
+        c_edit_list(sources, edit_list, edits)
+        c_out = os.path.join(args.work, f"c-{tracks}.wav")
+        run([mixer, edits, c_out])  # the sources warm in the page cache too
+        c_walls, c_rss = [], []
         walls = {binary: [] for binary in tapes}
         rss = {binary: [] for binary in tapes}
         for _ in range(args.runs):
+            # The C mixer takes its turn with the tape binaries, run by run.
+            if os.path.exists(c_out):
+                os.remove(c_out)
+            wall, maxrss = timed_with_rusage([mixer, edits, c_out])
+            c_walls.append(wall)
+            c_rss.append(maxrss)
             for binary in tapes:
                 # Replacing an existing output costs the filesystem time (freeing its blocks)
                 # that is not rendering: every run writes to a fresh name.
@@ -219,18 +295,40 @@ def main():
             sys.exit(f"sox failed: {sox.stderr}")
         if "clipped" in sox.stderr:
             print(f"warning: sox clipped: {sox.stderr.strip()}", file=sys.stderr)
+        print(f"fast sox render of {tracks} tracks", file=sys.stderr)
+        fast_out = os.path.join(args.work, f"sox-fast-{tracks}.wav")
+        if os.path.exists(fast_out):
+            os.remove(fast_out)
+        fast_start = time.perf_counter()
+        fast = subprocess.run(fast_sox_command(sources, edit_list, fast_out), capture_output=True,
+                              text=True)
+        fast_wall = time.perf_counter() - fast_start
+        if fast.returncode != 0:
+            sys.exit(f"fast sox failed: {fast.stderr}")
         diff = difference_dbfs(tape_out, sox_out)
+        c_diff = difference_dbfs(tape_out, c_out)
+        fast_diff = difference_dbfs(tape_out, fast_out)
         clip_seconds = sum(c["length"] for c in edit_list) / RATE
         rows.append((tracks, len(edit_list), clip_seconds, import_seconds, median(walls[tape]),
-                     min(walls[tape]), sox_wall, max(rss[tape]) / 1024, cache_bytes / 2**20, diff))
+                     min(walls[tape]), sox_wall, max(rss[tape]) / 1024, cache_bytes / 2**20, diff,
+                     median(c_walls), max(c_rss) / 1024, c_diff, fast_wall, fast_diff))
 
     print()
     print("tracks clips clip-audio  import   tape(median/best)     sox     ratio   tape-RSS  cache  RSS-cache  max |tape-sox|")
-    for (tracks, clips, clip_seconds, imp, med, best, sox_wall, rss_mib, cache_mib, diff) in rows:
+    for (tracks, clips, clip_seconds, imp, med, best, sox_wall, rss_mib, cache_mib, diff, *_) in rows:
         print(f"{tracks:>6} {clips:>5} {clip_seconds / 60:7.1f} min {imp:6.2f} s "
               f"{med:7.3f} s / {best:6.3f} s {sox_wall:7.2f} s {sox_wall / med:6.1f}x "
               f"{rss_mib:6.0f} MiB {cache_mib:4.0f} MiB {rss_mib - cache_mib:6.0f} MiB {diff:9.1f} dBFS")
-    failed = [r for r in rows if r[-1] >= -120]
+    print()
+    print("tracks   tape(median)  C mixer(median)  tape/C   C RSS    max |tape-C|   (C: Benchmarks/c-mixer/mix.c, -O3 -march=native)")
+    for (tracks, _, _, _, med, _, _, _, _, _, c_med, c_rss_mib, c_diff, *_) in rows:
+        print(f"{tracks:>6} {med:10.3f} s {c_med:12.3f} s {med / c_med:9.2f}x {c_rss_mib:5.0f} MiB "
+              f"{c_diff:9.1f} dBFS")
+    print()
+    print("tracks   tape(median)  sox, fast setup  sox/tape   max |tape-sox|   (one stream per track parity, see fast_sox_command)")
+    for (tracks, _, _, _, med, _, _, _, _, _, _, _, _, fast_wall, fast_diff) in rows:
+        print(f"{tracks:>6} {med:10.3f} s {fast_wall:12.2f} s {fast_wall / med:9.1f}x {fast_diff:11.1f} dBFS")
+    failed = [r for r in rows if r[9] >= -120 or r[12] >= -120 or r[14] >= -120]
     if failed:
         sys.exit(f"renders disagree beyond -120 dBFS: {failed}")
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building, testing and playing Tape needs on Debian/Ubuntu: the C libraries
 # (libsndfile, ALSA, libsoxr, SQLite, lilv), the reference tools the tests compare against (sox,
-# ffmpeg), and the ALSA/JACK pieces the real-playback tests use. Safe to run again.
+# ffmpeg), the ALSA/JACK pieces the real-playback tests use, and rsvg-convert for PNG pictures.
+# Safe to run again.
 set -euo pipefail
 
 packages=(
@@ -16,6 +17,7 @@ packages=(
   alsa-utils jackd2 libasound2-plugins                        # real ALSA playback in tests
   tmux                                                        # drives tape scrub in a terminal in tests
   strace                                                      # the audio thread's system calls in tests
+  librsvg2-bin fonts-dejavu-core                              # tape draw -o x.png (rsvg-convert) and its font
 )
 
 if ! command -v swift >/dev/null 2>&1; then

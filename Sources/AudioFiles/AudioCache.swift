@@ -557,6 +557,19 @@ public final class CachedSource: @unchecked Sendable {
   public func makeResident(_ index: Int) throws(AudioFileError) {
     if audio.isResident(index) { return }
     let buffer = cache.memory.chunk(channels: audio.channels)
+    do {
+      try read(index, into: buffer)
+    } catch {
+      cache.memory.release(buffer)
+      throw error
+    }
+    audio.publish(buffer, at: index)
+  }
+
+  /// Reads chunk `index` (``SourceAudio/samplesInChunk(_:)`` floats) into `buffer`, verified
+  /// against its checksum, without making it resident: for a pass over the whole source (its
+  /// peaks) that must not keep it all in memory.
+  func read(_ index: Int, into buffer: UnsafeMutablePointer<Float>) throws(AudioFileError) {
     let result: Result<Void, AudioFileError> = entry.withLock { state in
       if state.current.read(index, into: buffer) { return .success(()) }
       guard !state.rebuilt else {
@@ -584,13 +597,7 @@ public final class CachedSource: @unchecked Sendable {
             path: state.current.path,
             detail: "chunk \(index) does not read back as written; check the disk (dmesg)"))
     }
-    switch result {
-    case .success:
-      audio.publish(buffer, at: index)
-    case .failure(let error):
-      cache.memory.release(buffer)
-      throw error
-    }
+    if case .failure(let error) = result { throw error }
   }
 
   /// Every sample, interleaved (reads every chunk).

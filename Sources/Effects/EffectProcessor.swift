@@ -116,6 +116,11 @@ public final class EffectProcessor: @unchecked Sendable {
   private let delay: UnsafeMutablePointer<Float>
   private let dry: UnsafeMutablePointer<Float>
   private let run: UnsafeMutablePointer<RunState>
+  /// The input of a call, undelayed, while the processor enters or leaves a chain.
+  private let undelayed: UnsafeMutablePointer<Float>
+  /// Set by the audio thread once an exit has reached absence (the processor is then the
+  /// identity, and a plan may drop it); cleared when it enters again. Read by the planner.
+  private let absence: UnsafeAtomic<Bool>
 
   private struct RunState {
     var frames = 0
@@ -127,6 +132,13 @@ public final class EffectProcessor: @unchecked Sendable {
     var bypassed = false
     var pendingBypass = false
     var hasPendingTargets = false
+    /// 0 (absent: the input passes undelayed, the plugin does not run) … rampFrames
+    /// (present: the processor's own output): where an entry or exit is (see ``setPresent(_:)``).
+    var presence = 0
+    var present = true
+    /// Frames given since the entry began: the output is the plugin's only once `latency` of
+    /// them have gone through it.
+    var warmed = 0
   }
 
   /// Makes and starts the effect, off the audio thread: instantiates the plugin (twice for
@@ -145,7 +157,7 @@ public final class EffectProcessor: @unchecked Sendable {
   public init(
     plugin: PluginInfo, catalog: PluginCatalog, sampleRate: Int, channels: Int,
     maximumFrames: Int, values: [Float], bypassed: Bool, state: [UInt8]?,
-    worker: WorkerMode = .thread, alignment: StepAlignment = .fifo
+    worker: WorkerMode = .thread, alignment: StepAlignment = .fifo, present: Bool = true
   ) throws(EffectError) {
     guard channels == 1 || channels == 2 else { throw .unsupportedChannels(channels) }
     guard sampleRate > 0 else {
@@ -358,6 +370,11 @@ public final class EffectProcessor: @unchecked Sendable {
     run.pointee.bypassed = bypassed
     run.pointee.pendingBypass = bypassed
     run.pointee.wetPosition = bypassed ? 0 : rampFrames
+    run.pointee.present = present
+    run.pointee.presence = present ? rampFrames : 0
+    undelayed = .allocate(capacity: maximumFrames * channels)
+    undelayed.initialize(repeating: 0, count: maximumFrames * channels)
+    absence = .create(!present)
   }
 
   deinit {
@@ -387,6 +404,8 @@ public final class EffectProcessor: @unchecked Sendable {
     fifoIn.deallocate()
     fifoOut.deallocate()
     run.deallocate()
+    undelayed.deallocate()
+    absence.destroy()
   }
 
   /// New target values, in ``PluginInfo/controls`` order (`controls.count` of them), taking
@@ -421,6 +440,83 @@ public final class EffectProcessor: @unchecked Sendable {
     run.pointee.pendingBypass = bypassed
   }
 
+  /// Enters the chain (`true`) or leaves it (`false`), without a gap or a click, for a player
+  /// whose chain gains, loses or reorders effects while it plays (an offline render never
+  /// calls it: its processors are present from the start).
+  ///
+  /// Entering: the input passes undelayed (as if the processor were not there: the chain sounds
+  /// as before) while the plugin is fed ``latency`` frames to fill its FIFO and its own
+  /// latency; then the output crossfades linearly to the processor's own over ``rampFrames``.
+  /// Leaving: the output crossfades back to the undelayed input over ``rampFrames``; the
+  /// processor is then the identity, stops running its plugin, and says so (``isAbsent``).
+  /// Only the processor's own latency moves: the player's delay lines move the track's
+  /// alignment by as much, crossfading too.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks. Call on the audio thread, between
+  ///   ``process(_:frames:)`` calls.
+  @_noLocks
+  public func setPresent(_ present: Bool) {
+    guard present != run.pointee.present else { return }
+    run.pointee.present = present
+    if present {
+      run.pointee.warmed = 0
+      absence.store(false, ordering: .releasing)
+    }
+  }
+
+  /// Whether the processor has left its chain and is the identity now (see
+  /// ``setPresent(_:)``): a plan compiled after this may leave it out without a change in the
+  /// sound. Any thread.
+  public var isAbsent: Bool { absence.load(ordering: .acquiring) }
+
+  /// Processes `frames` interleaved frames of ``channels`` channels in place (see
+  /// ``processPresent(_:frames:)``), entering or leaving the chain as ``setPresent(_:)`` asked.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks, no reference counting, no I/O (as far
+  ///   as the plugin's own `run` is; see ``PluginInfo/isHardRTCapable``).
+  @_noLocks
+  public func process(_ buffer: UnsafeMutablePointer<Float>, frames: Int) {
+    // No `&&` with a property read on its right (an autoclosure that retains self).
+    let full = rampFrames
+    let present = run.pointee.present
+    let presence = run.pointee.presence
+    if present == true, presence == full {
+      processPresent(buffer, frames: frames)
+      return
+    }
+    if present == false, presence == 0 { return }
+    let channels = self.channels
+    var done = 0
+    while done < frames {
+      let count = min(frames - done, maximumFrames)
+      let block = buffer + done * channels
+      for sample in 0..<count * channels { undelayed[sample] = block[sample] }
+      processPresent(block, frames: count)
+      var presence = run.pointee.presence
+      var warmed = run.pointee.warmed
+      for frame in 0..<count {
+        if present {
+          if warmed < latency {
+            warmed += 1
+          } else if presence < full {
+            presence += 1
+          }
+        } else if presence > 0 {
+          presence -= 1
+        }
+        let gain = Float(presence) / Float(full)
+        for channel in 0..<channels {
+          let i = frame * channels + channel
+          block[i] = undelayed[i] + (block[i] - undelayed[i]) * gain
+        }
+      }
+      run.pointee.presence = presence
+      run.pointee.warmed = warmed
+      done += count
+    }
+    if present == false, run.pointee.presence == 0 { absence.store(true, ordering: .releasing) }
+  }
+
   /// Processes `frames` interleaved frames of ``channels`` channels in place.
   ///
   /// With ``StepAlignment/fifo`` the signal passes through a 64-frame FIFO: each frame in is
@@ -433,7 +529,7 @@ public final class EffectProcessor: @unchecked Sendable {
   /// - Note: Realtime-safe: no allocation, no locks, no reference counting, no I/O (as far
   ///   as the plugin's own `run` is; see ``PluginInfo/isHardRTCapable``).
   @_noLocks
-  public func process(_ buffer: UnsafeMutablePointer<Float>, frames: Int) {
+  private func processPresent(_ buffer: UnsafeMutablePointer<Float>, frames: Int) {
     let step = EffectProcessor.stepFrames
     let channels = self.channels
     var done = 0

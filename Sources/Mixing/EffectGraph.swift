@@ -25,6 +25,8 @@ public struct ChainRecord: @unchecked Sendable, BitwiseCopyable {
 public struct EffectSettings: @unchecked Sendable, BitwiseCopyable {
   public var values: UnsafePointer<Float>
   public var bypassed: Bool
+  /// False for a processor leaving its chain (see ``Effects/EffectProcessor/setPresent(_:)``).
+  public var present: Bool
 }
 
 /// The effects part of a plan: a chain per track (every track of a project with effects runs
@@ -44,10 +46,6 @@ public struct GraphView: @unchecked Sendable, BitwiseCopyable {
   /// the master chain's. A render feeds the kernel this far ahead and drops as many frames at
   /// the start, so that what it writes lines up with the timeline.
   public var latency: Int
-  /// A hash of which processors run where, in which order (not their settings): two plans
-  /// with the same structure differ at most in values and bypass, which ramp; any other
-  /// change needs the player to dip (see ``LiveMixer``).
-  public var structure: UInt64
 }
 
 /// What a plan with effects owns besides its clips.
@@ -80,7 +78,9 @@ final class CompiledGraph: @unchecked Sendable {
     /// in this plan.
     func chain(
       _ owner: ChainOwner, _ effects: [Effect]
-    ) throws(MixingError) -> ([EffectProcessor], UnsafeMutableBufferPointer<EffectSettings>) {
+    ) throws(MixingError) -> (
+      [EffectProcessor], UnsafeMutableBufferPointer<EffectSettings>, latency: Int
+    ) {
       var entries: [EffectRack.ChainEntry] = []
       do {
         entries = try rack.chain(owner, effects)
@@ -92,16 +92,20 @@ final class CompiledGraph: @unchecked Sendable {
         let values = UnsafeMutablePointer<Float>.allocate(capacity: max(entry.values.count, 1))
         values.initialize(from: entry.values, count: entry.values.count)
         valueLists.append(values)
-        settings.append(EffectSettings(values: UnsafePointer(values), bypassed: entry.bypassed))
+        settings.append(
+          EffectSettings(
+            values: UnsafePointer(values), bypassed: entry.bypassed, present: entry.present))
       }
       let list = UnsafeMutableBufferPointer<EffectSettings>.allocate(
         capacity: max(settings.count, 1))
       _ = list.initialize(from: settings)
       settingLists.append(list)
-      return (entries.map(\.processor), list)
+      // What the chain will delay by once its entries have entered or left.
+      let latency = entries.filter(\.present).reduce(0) { $0 + $1.processor.latency }
+      return (entries.map(\.processor), list, latency)
     }
     for track in project.tracks {
-      let (chain, settings) = try chain(.track(track.id), track.effects)
+      let (chain, settings, latency) = try chain(.track(track.id), track.effects)
       let bus = rack.bus(.track(track.id))
       let list = UnsafeMutableBufferPointer<UnsafeRawPointer>.allocate(
         capacity: max(chain.count, 1))
@@ -112,7 +116,7 @@ final class CompiledGraph: @unchecked Sendable {
       lists.append(list)
       processors += chain
       buses.append(bus)
-      latencies.append(chain.reduce(0) { $0 + $1.latency })
+      latencies.append(latency)
       records.append(
         ChainRecord(
           buffer: bus.buffer, scratch: bus.scratch, delayLine: bus.delay, delay: 0,
@@ -120,26 +124,13 @@ final class CompiledGraph: @unchecked Sendable {
           settings: UnsafePointer(settings.baseAddress), processorCount: chain.count,
           postGain: audible.contains(track.id) ? Float(project.masterGain.linear) : 0))
     }
-    let (masterChain, masterSettings) = try chain(.master, project.masterEffects)
+    let (masterChain, masterSettings, masterLatency) = try chain(.master, project.masterEffects)
     if !missing.isEmpty { throw .pluginsMissing(missing.sorted { $0.0 < $1.0 }) }
     let longest = latencies.max() ?? 0
     guard longest <= rack.maximumDelay else {
       throw .latencyTooLong(frames: longest, most: rack.maximumDelay)
     }
     for index in records.indices { records[index].delay = longest - latencies[index] }
-    var structure: UInt64 = 0xCBF2_9CE4_8422_2325
-    func mix(_ value: Int) {
-      structure = (structure ^ UInt64(UInt(bitPattern: value))) &* 0x100_0000_01B3
-    }
-    for (record, list) in zip(records, lists) {
-      mix(Int(bitPattern: record.buffer))
-      mix(record.delay)
-      for index in 0..<record.processorCount { mix(Int(bitPattern: list[index])) }
-    }
-    mix(-1)
-    for processor in masterChain {
-      mix(Int(bitPattern: Unmanaged.passUnretained(processor).toOpaque()))
-    }
     masterList = .allocate(capacity: max(masterChain.count, 1))
     for (index, processor) in masterChain.enumerated() {
       masterList.initializeElement(
@@ -158,7 +149,7 @@ final class CompiledGraph: @unchecked Sendable {
         chains: UnsafePointer(chains.baseAddress),
         chainCount: records.count, master: UnsafePointer(masterList.baseAddress),
         masterSettings: UnsafePointer(masterSettings.baseAddress), masterCount: masterChain.count,
-        latency: longest + masterChain.reduce(0) { $0 + $1.latency }, structure: structure))
+        latency: longest + masterLatency))
     rack.compiled()
     effectIDs = Set(project.allEffects.map(\.effect.id))
     owners = Set(project.tracks.map { ChainOwner.track($0.id) }).union([.master])
@@ -284,6 +275,7 @@ public enum EffectKernel {
       Unmanaged<EffectProcessor>.fromOpaque(processors[index])._withUnsafeGuaranteedRef {
         $0.setTargets(settings[index].values)
         $0.setBypassed(settings[index].bypassed)
+        $0.setPresent(settings[index].present)
       }
     }
   }

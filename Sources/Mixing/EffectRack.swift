@@ -19,8 +19,8 @@ public final class EffectRack: @unchecked Sendable {
   public let maximumFrames: Int
   /// Effects whose plugin is missing play as if bypassed (with no latency) instead of refusing.
   public let bypassMissing: Bool
-  /// For a player: a new processor starts bypassed, and the plan that brings it turns it on,
-  /// so that it fades in over its ramp instead of cutting in.
+  /// For a player: after the first plan, a chain that changes its effects crossfades from the
+  /// old chain to the new (see ``chain(_:_:)``).
   public let live: Bool
   /// The block an offline render runs its effects in (any block size gives the same result:
   /// processors cut every block at the same places of their own running count).
@@ -64,8 +64,10 @@ public final class EffectRack: @unchecked Sendable {
 
   /// The processor of `effect`: the running one of its id (same plugin), or a new one; nil
   /// when its plugin is missing and ``bypassMissing`` lets it be skipped.
-  func processor(for effect: Effect) throws(MixingError) -> EffectProcessor? {
-    if let running = processors[effect.id], running.plugin == effect.plugin {
+  func processor(
+    for effect: Effect, fresh: Bool = false
+  ) throws(MixingError) -> EffectProcessor? {
+    if !fresh, let running = processors[effect.id], running.plugin == effect.plugin {
       return running.processor
     }
     guard let installed = catalog.plugin(effect.plugin) else {
@@ -80,11 +82,12 @@ public final class EffectRack: @unchecked Sendable {
       let processor = try EffectProcessor(
         plugin: plugin, catalog: catalog, sampleRate: sampleRate, channels: channels,
         maximumFrames: maximumFrames, values: values,
-        bypassed: (live && hasCompiled) || effect.isBypassed,
-        state: effect.state,
+        bypassed: effect.isBypassed, state: effect.state,
         // A render runs a plugin's background work in line, so that it is reproducible; a
         // player on a worker thread, off the audio thread.
-        worker: live ? .thread : .inline)
+        worker: live ? .thread : .inline,
+        // Joining a chain that plays: absent until its plan enters it (see ``chain(_:_:)``).
+        present: !(live && hasCompiled))
       processors[effect.id] = (effect.plugin, processor)
       return processor
     } catch {
@@ -98,7 +101,13 @@ public final class EffectRack: @unchecked Sendable {
     let processor: EffectProcessor
     let values: [Float]
     let bypassed: Bool
+    /// False for a processor leaving the chain (see ``EffectProcessor/setPresent(_:)``).
+    var present = true
   }
+
+  /// Each chain as the last plan compiled it (leaving processors included), for the next
+  /// plan's transition.
+  private var lastChains: [ChainOwner: [ChainEntry]] = [:]
 
   /// Whether a plan was compiled from this rack: the first plan's effects start as they are
   /// (a play begins as a render does), later ones fade in.
@@ -109,29 +118,130 @@ public final class EffectRack: @unchecked Sendable {
 
   /// The chain of `owner` for a new plan: `effects`' processors (missing plugins skipped, or
   /// refused together).
+  ///
+  /// In a player, after its first plan, a chain that gains, loses or reorders effects changes
+  /// without a gap or a click, each running processor running once (two chains cannot both
+  /// run: they would share instances): the effects both chains keep in the same order (their
+  /// longest common run) stay; every other effect of the old chain stays in place, leaving
+  /// (it crossfades to the identity), and every other effect of the new one enters where it
+  /// belongs (it passes its input while it fills, then crossfades in); an effect that moved
+  /// does both, a new instance of it entering while the old one leaves. At either end of the
+  /// crossfades the chain is exactly the old one or the new one. A leaving processor that has
+  /// reached the identity is left out of the next plan (see ``hasFinishedLeaving``).
   func chain(_ owner: ChainOwner, _ effects: [Effect]) throws(MixingError) -> [ChainEntry] {
-    var entries: [ChainEntry] = []
     var missing: [(Effect.ID, String)] = []
-    for effect in effects {
+    func entry(_ effect: Effect, fresh: Bool) throws(MixingError) -> ChainEntry? {
       do {
-        guard let processor = try processor(for: effect) else { continue }
-        entries.append(
-          ChainEntry(
-            processor: processor, values: Self.values(of: effect, for: processor.plugin),
-            bypassed: effect.isBypassed))
+        guard let processor = try processor(for: effect, fresh: fresh) else { return nil }
+        return ChainEntry(
+          processor: processor, values: Self.values(of: effect, for: processor.plugin),
+          bypassed: effect.isBypassed)
       } catch .pluginsMissing(let list) {
         missing += list
+        return nil
       }
     }
+    let old = (lastChains[owner] ?? []).filter { $0.present || !$0.processor.isAbsent }
+    var entries: [ChainEntry] = []
+    if !(live && hasCompiled) || old.isEmpty {
+      for effect in effects {
+        if let made = try entry(effect, fresh: false) { entries.append(made) }
+      }
+    } else {
+      // The running processor each effect would keep, and the longest common run of the old
+      // chain and the new one by it.
+      let running = effects.map { effect in
+        processors[effect.id].flatMap { $0.plugin == effect.plugin ? $0.processor : nil }
+      }
+      let anchors = Self.longestCommonRun(
+        old.map { ObjectIdentifier($0.processor) },
+        running.map { $0.map(ObjectIdentifier.init) })
+      let inOld = Set(old.map { ObjectIdentifier($0.processor) })
+      var (i, j) = (0, 0)
+      func leave(upTo end: Int) {
+        while i < end {
+          var leaving = old[i]
+          leaving.present = false
+          entries.append(leaving)
+          i += 1
+        }
+      }
+      func enter(upTo end: Int) throws(MixingError) {
+        while j < end {
+          // An effect that moved: a new instance enters while the old one leaves.
+          let moved = running[j].map { inOld.contains(ObjectIdentifier($0)) } ?? false
+          if let made = try entry(effects[j], fresh: moved) { entries.append(made) }
+          j += 1
+        }
+      }
+      for (a, b) in anchors {
+        leave(upTo: a)
+        try enter(upTo: b)
+        if let kept = try entry(effects[b], fresh: false) { entries.append(kept) }
+        (i, j) = (a + 1, b + 1)
+      }
+      leave(upTo: old.count)
+      try enter(upTo: effects.count)
+    }
     if !missing.isEmpty { throw .pluginsMissing(missing) }
+    lastChains[owner] = entries
     return entries
+  }
+
+  /// Pairs of indices `(a, b)`, increasing in both, with `old[a] == new[b]`: a longest common
+  /// subsequence (chains hold a handful of effects: the quadratic table is nothing).
+  static func longestCommonRun(
+    _ old: [ObjectIdentifier], _ new: [ObjectIdentifier?]
+  ) -> [(Int, Int)] {
+    let (m, n) = (old.count, new.count)
+    var table = Array(repeating: Array(repeating: 0, count: n + 1), count: m + 1)
+    for a in stride(from: m - 1, through: 0, by: -1) {
+      for b in stride(from: n - 1, through: 0, by: -1) {
+        table[a][b] =
+          old[a] == new[b] ? table[a + 1][b + 1] + 1 : max(table[a + 1][b], table[a][b + 1])
+      }
+    }
+    var pairs: [(Int, Int)] = []
+    var (a, b) = (0, 0)
+    while a < m && b < n {
+      if old[a] == new[b] {
+        pairs.append((a, b))
+        (a, b) = (a + 1, b + 1)
+      } else if table[a + 1][b] >= table[a][b + 1] {
+        a += 1
+      } else {
+        b += 1
+      }
+    }
+    return pairs
+  }
+
+  /// Whether a chain of the last plan holds a processor that still sounds (present, or not
+  /// yet done leaving): a plan of a project without effects then still needs its graph.
+  public var isSounding: Bool {
+    lastChains.values.contains { chain in
+      chain.contains { $0.present || !$0.processor.isAbsent }
+    }
+  }
+
+  /// Forgets the last plan's chains: a plan without effects was compiled.
+  func forgetChains() { lastChains = [:] }
+
+  /// Whether a chain of the last plan holds a processor that has left it and is the identity
+  /// now: a plan compiled again from the same project would drop it (and let its instance go)
+  /// without a change in the sound.
+  public var hasFinishedLeaving: Bool {
+    lastChains.values.contains { chain in chain.contains { !$0.present && $0.processor.isAbsent } }
   }
 
   /// The bus of `owner`'s chain, kept from plan to plan (its delay line's contents with it).
   func bus(_ owner: ChainOwner) -> ChainBus {
     if let bus = buses[owner] { return bus }
+    // A bus that starts while a player plays (its track is new, or effects came into the
+    // project) comes in undelayed and crossfades to its delay, without a gap.
     let bus = ChainBus(
-      channels: channels, maximumFrames: maximumFrames, maximumDelay: maximumDelay)
+      channels: channels, maximumFrames: maximumFrames, maximumDelay: maximumDelay,
+      startsUndelayed: live && hasCompiled)
     buses[owner] = bus
     return bus
   }
@@ -142,6 +252,7 @@ public final class EffectRack: @unchecked Sendable {
   public func keepOnly(effects: Set<Effect.ID>, owners: Set<ChainOwner>) {
     processors = processors.filter { effects.contains($0.key) }
     buses = buses.filter { owners.contains($0.key) }
+    lastChains = lastChains.filter { owners.contains($0.key) }
   }
 }
 
@@ -155,7 +266,7 @@ final class ChainBus: @unchecked Sendable {
   /// Bytes in each of `buffer` and `scratch`.
   let bytes: Int
 
-  init(channels: Int, maximumFrames: Int, maximumDelay: Int) {
+  init(channels: Int, maximumFrames: Int, maximumDelay: Int, startsUndelayed: Bool = false) {
     bytes = maximumFrames * channels * MemoryLayout<Float>.stride
     buffer = .allocate(capacity: maximumFrames * channels)
     buffer.initialize(repeating: 0, count: maximumFrames * channels)
@@ -163,6 +274,8 @@ final class ChainBus: @unchecked Sendable {
     scratch.initialize(repeating: 0, count: maximumFrames * channels)
     delay = .allocate(capacity: 1)
     delay.initialize(to: DelayLine(channels: channels, capacity: maximumDelay + maximumFrames))
+    // From a delay of 0, so that its first call crossfades to the one it is asked for.
+    delay.pointee.hasDelay = startsUndelayed
   }
 
   deinit {

@@ -10,10 +10,6 @@ public enum SwapKind: UInt8, Sendable, BitwiseCopyable {
   /// What plays changed (a move, trim, split, removal, another version): the old plan's
   /// output crossfades into the new plan's.
   case crossfade
-  /// An effect chain changed its processors (one added, removed or moved): the sound fades
-  /// out, the new plan takes over in the silence (its new effects fed for their latency), and
-  /// fades in. (The two chains cannot both run: they share their other effects' instances.)
-  case dip
 }
 
 /// One plan swap on the audio thread, as logged for the player's report.
@@ -322,7 +318,7 @@ public final class LiveMixer: @unchecked Sendable {
     // The effects' latency, fed and dropped before the first frame heard (see ``preroll``).
     while engine.pointee.preroll > 0 {
       let count = Int(min(Int64(frames), engine.pointee.preroll))
-      // Unheard: a fade-in waiting after a dip does not move on.
+      // Unheard: a fade-in under way does not move on.
       let (declick, level) = (engine.pointee.declick, engine.pointee.declickLevel)
       guard engine.pointee.renderSegment(count, into: output) else { break }
       (engine.pointee.declick, engine.pointee.declickLevel) = (declick, level)
@@ -467,13 +463,8 @@ public struct EngineState: @unchecked Sendable {
   /// Frames of the period left after the last segment.
   @usableFromInline var remainingAfterSegment = 0
   /// Frames still to render and drop at the start of the play: the first plan's effects'
-  /// latency, so that what is heard lines up with the timeline, as in a render. (Also after
-  /// a dip, for the new effects.)
+  /// latency, so that what is heard lines up with the timeline, as in a render.
   @usableFromInline var preroll: Int64 = 0
-  /// A plan waiting for the sound to fade out before it takes over (see ``SwapKind/dip``):
-  /// its bits, 0 for none; and whether the fade-out has reached silence.
-  @usableFromInline var held: UInt = 0
-  @usableFromInline var holding = false
 
   @usableFromInline
   enum Declick: UInt8, Sendable, BitwiseCopyable {
@@ -589,7 +580,7 @@ public struct EngineState: @unchecked Sendable {
     } else if paused {
       paused = false
       declick = .fadingIn
-    } else if declick == .fadingOut && pendingSeek == .min && held == 0 {
+    } else if declick == .fadingOut && pendingSeek == .min {
       // A resume while the pause fades out: back up from where it got to.
       declick = .fadingIn
     }
@@ -608,10 +599,6 @@ public struct EngineState: @unchecked Sendable {
     if pauseWanted {
       paused = true
       declick = .none
-    } else if held != 0 {
-      // Silent now: the held plan takes over at the next period.
-      holding = true
-      declick = .none
     } else {
       declick = .fadingIn
     }
@@ -625,43 +612,19 @@ public struct EngineState: @unchecked Sendable {
     guard fading.bits == 0 else { return }
     let head = retiredHead.load(ordering: .relaxed)
     guard head - retiredTail.load(ordering: .acquiring) <= retiredCapacity - 2 else { return }
-    var bits = inbox.exchange(0, ordering: .acquiringAndReleasing)
-    if bits != 0 && held != 0 {
-      // A newer plan replaces the one held (never heard).
-      retire(held)
-      held = 0
-    }
-    var dipped = false
-    if bits == 0 {
-      guard held != 0, holding || paused else { return }
-      (bits, held, holding, dipped) = (held, 0, false, true)
-    } else if current.bits != 0 && Self.needsDip(from: current.view, to: PlanHandle.at(bits).view) {
-      if holding || paused {
-        (holding, dipped) = (false, true)
-      } else {
-        held = bits
-        declick = .fadingOut
-        return
-      }
-    }
+    let bits = inbox.exchange(0, ordering: .acquiringAndReleasing)
+    guard bits != 0 else { return }
     let incoming = PlanHandle.at(bits)
     var kind = SwapKind.first
     var length: Int64 = 0
-    if dipped {
-      // In silence: the old plan goes at once; the new one's effects are fed for their
-      // latency, then it fades in (from where a seek asked for, if one waited).
-      kind = .dip
-      length = declickFrames
-      retire(current.bits)
-      if pendingSeek != .min {
-        position = pendingSeek
-        pendingSeek = .min
-      }
-      preroll = Int64(incoming.view.graph?.pointee.latency ?? 0)
-      if !paused {
-        declickLevel = 0
-        declick = .fadingIn
-      }
+    if current.bits != 0 && (current.view.graph == nil) != (incoming.view.graph == nil) {
+      // Effects come into the project or leave it: the mixes without buses and with them
+      // crossfade whole. (Effects that enter or leave a chain crossfade themselves, see
+      // ``EffectRack/chain(_:_:)``; the last to leave has left before a plan without them.)
+      kind = .crossfade
+      length = crossfadeFrames
+      fading = current
+      crossfadeStart = clock
     } else if current.bits != 0 {
       if current.view.layoutHash == incoming.view.layoutHash
         && Self.startRamps(from: current.view, to: incoming.view, at: clock, length: rampFrames)
@@ -724,16 +687,6 @@ public struct EngineState: @unchecked Sendable {
     return true
   }
 
-  /// Whether going from `old` to `new` changes which effect processors run where (or brings
-  /// effects in or takes them out): a swap that must dip (see ``SwapKind/dip``).
-  @_noLocks
-  @inlinable
-  static func needsDip(from old: PlanView, to new: PlanView) -> Bool {
-    let before = old.graph?.pointee.structure ?? 0
-    let after = new.graph?.pointee.structure ?? 0
-    return (old.graph != nil || new.graph != nil) && before != after
-  }
-
   /// Hands a plan back to the planner for release (the caller made sure there is room).
   @_noLocks
   @inlinable
@@ -749,7 +702,7 @@ public struct EngineState: @unchecked Sendable {
   @_noLocks
   @inlinable
   mutating func renderSegment(_ frames: Int, into output: UnsafeMutablePointer<Float>) -> Bool {
-    guard !finished, current.bits != 0, !paused, !holding else { return false }
+    guard !finished, current.bits != 0, !paused else { return false }
     if declick == .fadingOut && declickLevel == 0 {
       // Asked to fade out at silence (a pause as a fade-in began).
       finishFadeOut()

@@ -166,12 +166,16 @@ public final class RenderPlan: @unchecked Sendable {
     outputChannels = project.channels
     end = project.timelineEnd
     let audible = Set(project.audibleTracks.map(\.id))
-    let hasEffects = !project.allEffects.isEmpty
+    // A player's last effects still leaving their chains keep a graph until they have left.
+    let hasEffects = !project.allEffects.isEmpty || rack?.isSounding == true
     if hasEffects {
       guard let rack else { throw .effectsNeedRack }
       compiledGraph = try CompiledGraph(project: project, rack: rack)
     } else {
       compiledGraph = nil
+      rack?.forgetChains()
+      // Effects added later join a play under way (see ``EffectRack/chain(_:_:)``).
+      rack?.compiled()
     }
     var compiled: [(record: ClipRecord, source: Int)] = []
     var sources: [SourceAudio] = []

@@ -159,6 +159,11 @@ public final class LivePlayer: @unchecked Sendable {
   }
   var hooks = Hooks()
 
+  /// Asked by the planner when no new snapshot waits: whether compiling the snapshot playing
+  /// again would give another plan (effects that have left their chains, now the identity,
+  /// to let go of). Then it does, and swaps it in (cause `refresh`). Set before ``start``.
+  public var refresh: (@Sendable () -> Bool)?
+
   /// Opens the device (the period and buffer exactly as asked, see ``DeviceRequest``).
   public init(
     _ configuration: Configuration, compile: @escaping Compile, load: @escaping Load
@@ -464,7 +469,17 @@ public final class LivePlayer: @unchecked Sendable {
       return (state.offer, state.stopping, state.sequence)
     }
     if stopping { return false }
-    guard let offer else { return true }
+    guard let offer else {
+      guard refresh?() == true, let published = shared.withLock({ $0.published }) else {
+        return true
+      }
+      let next = shared.withLock { state in
+        state.sequence += 1
+        return state.sequence
+      }
+      publish((published.project, published.version, "refresh"), sequence: next)
+      return true
+    }
     // The snapshot heard (or about to be) again, from a repeated checkout or an edit and its
     // undo within one look: nothing changes, so there is no swap to make or to report. (The
     // same version number is not enough: a coalesced commit rewrites its version in place.)
@@ -472,6 +487,15 @@ public final class LivePlayer: @unchecked Sendable {
     if let published, published.version == offer.version, published.project == offer.project {
       return true
     }
+    publish(offer, sequence: sequence)
+    return true
+  }
+
+  /// Compiles `offer` as plan `sequence`, reads its audio, and publishes it; a failure is a
+  /// message, and the plan playing goes on.
+  private func publish(
+    _ offer: (project: Project, version: Int64, cause: String?), sequence: Int64
+  ) {
     if let cause = offer.cause { shared.withLock { $0.causes[sequence] = cause } }
     do {
       let plan = try compile(offer.project, offer.version, sequence)
@@ -497,7 +521,6 @@ public final class LivePlayer: @unchecked Sendable {
           "version \(offer.version) cannot be played (\(error)); still playing \(playing)")
       }
     }
-    return true
   }
 
   /// Takes out of ``Shared/live`` the plans the mixer says can no longer sound (released here,

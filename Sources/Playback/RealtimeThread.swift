@@ -1,7 +1,7 @@
 internal import CRealtime
 import Foundation
-import Synchronization
 import Mixing
+import Synchronization
 
 /// A thread for the audio device: SCHED_FIFO when the system permits it, its stack locked in
 /// memory, and its page faults counted.

@@ -58,6 +58,12 @@ public enum TimelineScreen {
         fit("markers", nameWidth - 1) + " " + markerRow(project.markers, columns: columns, column))
       rows -= 1
     }
+    // The master's effects next, the same way.
+    if !project.masterEffects.isEmpty && rows > 1 {
+      lines.append(
+        fit("master fx", nameWidth - 1) + " " + fit(chain(project.masterEffects), columns))
+      rows -= 1
+    }
     let firstTrack = max(0, min(firstTrack, project.tracks.count - 1))
     // The "above" line only where a track row is left after it.
     if firstTrack > 0 && rows > 1 {
@@ -105,6 +111,11 @@ public enum TimelineScreen {
         lines.append(dim ? "\u{1B}[2m\(curve)\u{1B}[22m" : curve)
         used += 1
       }
+      if !track.effects.isEmpty, used + 1 + reserve <= rows {
+        let effects = fit("  fx", nameWidth - 1) + " " + fit(chain(track.effects), columns)
+        lines.append(dim ? "\u{1B}[2m\(effects)\u{1B}[22m" : effects)
+        used += 1
+      }
     }
     let below = shown.count - drawn
     if below > 0 && used < rows { lines.append(fit("… \(below) more tracks", width)) }
@@ -112,6 +123,16 @@ public enum TimelineScreen {
     while lines.count < height - footerLines.count { lines.append("") }
     lines += footerLines.map { fit($0, width) }
     return lines
+  }
+
+  /// A chain for people: `f1 fil4#stereo → f2 dpl#stereo (bypassed)`: each effect's id and the
+  /// end of its plugin's URI, in the order the sound goes through them.
+  public static func chain(_ effects: [Effect], separator: String = " → ") -> String {
+    effects.map { effect in
+      let uri = effect.plugin
+      let short = uri.split(separator: "/").last.map(String.init) ?? uri
+      return "\(effect.id) \(printable(short))\(effect.isBypassed ? " (bypassed)" : "")"
+    }.joined(separator: separator)
   }
 
   /// An envelope as a row of block heights, one per column: its gain at the column's first

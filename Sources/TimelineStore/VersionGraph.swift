@@ -74,7 +74,8 @@ enum VersionGraph {
     do {
       node = try self.node(id, db)
     } catch StoreError.unknownVersion {
-      throw StoreError.corrupt(detail: "version \(child.id) points to version \(id), which is missing")
+      throw StoreError.corrupt(
+        detail: "version \(child.id) points to version \(id), which is missing")
     }
     guard node.depth < child.depth, id != child.parent || node.depth == child.depth - 1 else {
       throw StoreError.corrupt(
@@ -105,7 +106,8 @@ enum VersionGraph {
       }
       guard a.depth == b.depth else {
         throw StoreError.corrupt(
-          detail: "versions \(a.id) and \(b.id) should be at one depth, are at \(a.depth) and \(b.depth)")
+          detail:
+            "versions \(a.id) and \(b.id) should be at one depth, are at \(a.depth) and \(b.depth)")
       }
     }
     return a

@@ -188,6 +188,8 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
     return (Exit.noInput, error.message)
   case let error as DataError:
     return (Exit.dataError, error.message)
+  case let error as ToolFailure:
+    return (Exit.ioError, error.message)
   case let error as BatchLineError:
     let (code, message) = describe(error.underlying)
     return (code, "line \(error.line): \(message)")

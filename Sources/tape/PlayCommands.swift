@@ -647,9 +647,12 @@ final class LiveEffects: @unchecked Sendable {
 
   /// Makes the rack for `player`'s device: processors take its period at most per call.
   func prepare(for player: LivePlayer, project: Project) {
-    rack = EffectRack(
+    let rack = EffectRack(
       sampleRate: project.sampleRate, channels: project.channels,
       maximumFrames: player.granted.period, bypassMissing: bypassMissing, live: true)
+    self.rack = rack
+    // Effects that have left their chains are let go of by a plan compiled again.
+    player.refresh = { rack.hasFinishedLeaving }
   }
 
   /// The player's compile step: a plan whose effects come from the rack, which then lets go of
@@ -660,7 +663,7 @@ final class LiveEffects: @unchecked Sendable {
   ) throws -> RenderPlan {
     let plan = try RenderPlan(
       project: project, audio: try library.audio(for: project), version: version,
-      sequence: sequence, effects: project.allEffects.isEmpty ? nil : rack)
+      sequence: sequence, effects: rack)
     if let rack {
       let (effects, owners) = plan.effectsInUse
       rack.keepOnly(effects: effects, owners: owners)

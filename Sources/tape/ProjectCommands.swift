@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioFiles
 import Foundation
 import SafeFiles
+import TerminalViews
 import Timeline
 import TimelineStore
 
@@ -169,16 +170,6 @@ func effectFields(_ effect: Effect) -> JSONValue {
   ])
 }
 
-/// A chain for people: `f1 fil4#stereo · f2 dpl#stereo (bypassed)`: each effect's id and the
-/// end of its URI.
-func chainText(_ effects: [Effect]) -> String {
-  effects.map { effect in
-    let uri = effect.plugin
-    let short = uri.split(separator: "/").last.map(String.init) ?? uri
-    return "\(effect.id) \(escaped(short))\(effect.isBypassed ? " (bypassed)" : "")"
-  }.joined(separator: " · ")
-}
-
 /// A source as `ls --json` and the diffs show it: `path` as the project holds it (relative to
 /// the project's folder, or absolute; bytes that are not UTF-8 written `\xE9`, their exact
 /// bytes then in `pathHex`), `frames` at the source's own `sampleRate`, `projectFrames` the same
@@ -323,7 +314,9 @@ struct TimelineTable {
       if let envelope = track.envelope {
         lines.append("  envelope \(envelopeText(envelope, sampleRate: rate, frames: inFrames))")
       }
-      if !track.effects.isEmpty { lines.append("  effects \(chainText(track.effects))") }
+      if !track.effects.isEmpty {
+        lines.append("  effects \(TimelineScreen.chain(track.effects, separator: " · "))")
+      }
       if track.clips.isEmpty {
         lines.append("  (no clips)")
         continue
@@ -343,7 +336,8 @@ struct TimelineTable {
     }
     if !project.masterEffects.isEmpty {
       lines.append("")
-      lines.append("master effects \(chainText(project.masterEffects))")
+      lines.append(
+        "master effects \(TimelineScreen.chain(project.masterEffects, separator: " · "))")
     }
     if !missing.isEmpty {
       let ids = project.sources.filter { missing.contains($0.id) }.map(\.id.description)

@@ -34,7 +34,8 @@ struct Tape: ParsableCommand {
           Undo.self, Redo.self, Checkout.self, HistoryCommand.self, Diff.self, Compare.self,
           Log.self, Watch.self, Scrub.self,
         ]),
-      CommandGroup(name: "Render and play", subcommands: [Render.self, Play.self]),
+      CommandGroup(
+        name: "Render, play and draw", subcommands: [Render.self, Play.self, Draw.self]),
       CommandGroup(name: "Getting started", subcommands: [Demo.self]),
     ]
   )

@@ -67,7 +67,8 @@ struct CodeLockTests {
       ("libc", { (path: String) in path.hasSuffix("/libc.so.6") }),
     ] {
       let code = try Self.code(of: matches)
-      print("code lock: \(name): \(code.size) kB, \(code.rss) kB resident, \(code.locked) kB locked")
+      print(
+        "code lock: \(name): \(code.size) kB, \(code.rss) kB resident, \(code.locked) kB locked")
       #expect(code.size > 0, "\(name) is not mapped")
       #expect(code.rss == code.size, "\(name): \(code.rss) of \(code.size) kB resident")
       if unlimited {

@@ -71,12 +71,16 @@ extension ProcessHeavyTests {
           "ls", "ls --json", "history", "history --json", "undo", "redo", "checkout 2",
           "checkout 1",
           "diff 1 4", "render -o OUT", "clip set c1 --gain -6", "track add X", "clip rm c2",
-          "cut --from 0.1s --to 0.2s",
+          "cut --from 0.1s --to 0.2s", "draw -o PICTURE", "draw 1 4 -o PICTURE",
         ]).split(separator: " ").map(String.init)
         let words = ["clip", "track"].contains(arguments[0]) ? 2 : 1
         let command =
           Array(arguments.prefix(words)) + [damaged]
-          + arguments.dropFirst(words).map { $0 == "OUT" ? fuzzer.space.path("flip.wav") : $0 }
+          + arguments.dropFirst(words).map {
+            $0 == "OUT"
+              ? fuzzer.space.path("flip.wav")
+              : $0 == "PICTURE" ? fuzzer.space.path("flip.svg") : $0
+          }
         let result = try TapeBinary.run(
           command, environment: ["NO_COLOR": "1"], directory: fuzzer.space.url, killAfter: 30)
         counts[result.status, default: 0] += 1
@@ -278,10 +282,20 @@ struct Fuzzer {
     ])
   }
 
+  /// Where `tape draw` writes: mostly pictures, sometimes a path it must refuse.
+  mutating func pictureOutputPath() -> String {
+    pick([
+      space.path("out.svg"), space.path("out.png"), space.path("OUT.SVG"), space.path("out.jpg"),
+      space.path("folder"), space.path("folder.svg"), file, space.path("fifo"), "", "-",
+      space.path("no/such/dir/out.svg"), space.path("out\(Self.latin1E9).svg"),
+      space.path(".svg"), space.path("out\nput.png"),
+    ])
+  }
+
   /// One command line and extra environment.
   mutating func commandLine() -> ([String], [String: String]) {
     var arguments: [String]
-    switch next(37) {
+    switch next(38) {
     case 0:
       arguments = ["track", "add", file, name()] + maybe(["--gain", gain()], ["--pan", pan()])
     case 1:
@@ -327,12 +341,12 @@ struct Fuzzer {
       arguments =
         ["history", file]
         + maybe(["--json"], ["--all"], ["--limit", pick(["1", "3", "0", "-1", "x"])])
-    case 35:
+    case 36:
       arguments =
         ["log", file]
         + maybe([pick(["c1", "c2", "t1", "t3", "s1", "m1", "f1", "c99", "x1", "", "v1"])])
         + maybe(["--all"], ["--json"], ["--frames"], ["--limit", pick(["1", "0", "x"])])
-    case 36:
+    case 37:
       arguments =
         ["compare", file, version(), pick([version(), "v1", "x", "-1"])]
         + maybe(
@@ -447,6 +461,15 @@ struct Fuzzer {
         + maybe(
           ["--tracks", pick(["t1", "t1,t2,t3", "t3,t2,t1", "t1,t1,t2", "t9", ""])], ["--ripple"],
           ["--json"], ["--snap", snap()])
+    case 35:
+      arguments =
+        ["draw", file]
+        + (next(4) == 0 ? [version(), version()] : [])
+        + ["-o", pictureOutputPath()]
+        + maybe(
+          ["--from", time()], ["--to", pick([time(), "+1s", "c1.end", "@verse"])],
+          ["--width", pick(["400", "1200", "399", "0", "-5", "x", "16385", "900"])],
+          ["--version", version()])
     case 20:
       arguments = [
         pick(["new", "ls", "history", "undo", "render"]),

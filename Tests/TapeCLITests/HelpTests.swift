@@ -23,7 +23,7 @@ struct HelpTests {
     ["silences"], ["fx", "plugins"], ["fx", "info"], ["marker", "add"], ["marker", "move"],
     ["marker", "rename"], ["marker", "rm"], ["marker", "ls"],
     ["undo"], ["redo"], ["checkout"], ["history"], ["diff"], ["compare"], ["log"], ["watch"],
-    ["scrub"], ["render"], ["play"], ["demo"],
+    ["scrub"], ["render"], ["play"], ["draw"], ["demo"],
   ])
   func everyCommandsHelpIsClean(command: [String]) throws {
     let result = try TapeBinary.run(command + ["--help"])

@@ -80,8 +80,8 @@ extension ProcessHeavyTests {
     }
 
     /// While a 100 Hz sine plays through an EQ, another process sets the EQ's gain (a ramp),
-    /// bypasses it and turns it back on (crossfades), adds a compressor and removes it (dips:
-    /// fade out, swap, fade in) and moves the clip (a crossfade of the clips before the EQ):
+    /// bypasses it and turns it back on (crossfades), adds a compressor, moves it before the EQ
+    /// and removes it (each crossfades in or out of the chain) and moves the clip (a crossfade of the clips before the EQ):
     /// each change makes the swap it should, none clicks, and the audio thread allocates
     /// nothing. (One retry when jackd itself logged xruns, as ALSA-TESTING.md advises.)
     @Test func effectChangesWhilePlayingNeverClick() throws {
@@ -116,6 +116,8 @@ extension ProcessHeavyTests {
                   parameters: ["threshold": -20, "Ratio": 0.5]), to: .track(Track.ID(1)))
             }
           ),
+          // The compressor moved before the EQ: a new instance enters there, the old leaves.
+          ("move fx", { p, _ in try p.moveEffect(Effect.ID(2), to: 0) }),
           ("rm", { p, _ in try p.removeEffects([Effect.ID(2)]) }),
           ("move", { p, _ in try p.moveClip(Clip.ID(1), to: FramePosition(4_800), track: nil) }),
         ]
@@ -125,18 +127,12 @@ extension ProcessHeavyTests {
           Thread.sleep(forTimeInterval: 0.8)
         }
         try store.close()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        player.waitUntilExit()
+        let (report, swaps, said) = try playReport(player, out, errors)
         #expect(player.terminationStatus == 0)
-        let said = String(
-          decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let report = try #require(
-          try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(said)")
         let captured = try device.recorded()
-        let swaps = try #require(report["swaps"] as? [[String: Any]])
         // A click is a discontinuity: the second difference of a 100 Hz sine at half scale is
         // at most (2π·100/48000)²·0.5 ≈ 0.0001, a 20 ms ramp adds as little, the corner of a
-        // 256-frame dip 0.002; a step of even -50 dBFS shows as 0.003.
+        // 256-frame dip 0.002); a step of even -50 dBFS shows as 0.003.
         let left = stride(from: 0, to: captured.count, by: 2).map { captured[$0] }
         var bends: [Float] = []
         for index in 1..<max(left.count - 1, 1) {
@@ -154,10 +150,17 @@ extension ProcessHeavyTests {
           "live effects: largest second difference \(largest) (limit \(limit)), swaps \(swaps.map { $0["kind"] ?? "" }), jackd xruns \(device.serverXruns), attempt \(attempt)"
         )
         if verdict == .retry { continue }
+        // Effects added and removed crossfade inside the chain (a ramp swap: the clips are the
+        // same), and the removed one's instance goes in a refresh once it has left.
         #expect(
           swaps.map { $0["kind"] as? String } == [
-            "first", "ramp", "ramp", "ramp", "dip", "dip", "crossfade",
+            "first", "ramp", "ramp", "ramp", "ramp", "ramp", "ramp", "ramp", "ramp", "crossfade",
           ], "\(said)")
+        // After the move (the old instance has left) and after the removal.
+        #expect(
+          swaps.map { $0["cause"] as? String } == [
+            nil, "edit", "edit", "edit", "edit", "edit", "refresh", "edit", "refresh", "edit",
+          ])
         #expect(report["xruns"] as? Int == 0)
         let counts = try String(contentsOfFile: space.path("allocations"), encoding: .utf8)
           .split(separator: " ").compactMap {
@@ -171,6 +174,113 @@ extension ProcessHeavyTests {
         #expect(
           largest <= limit,
           "a click: a second difference of \(largest) at capture frame \(String(describing: at))")
+        return
+      }
+    }
+
+    /// While a 100 Hz sine plays through an EQ (f1, −6 dB), another process adds a second EQ
+    /// (f2, −12 dB), then removes the first. Each change crossfades one chain into the other,
+    /// every instance running once: the capture equals the render of the version playing
+    /// before the add; from the add's crossfade on, the render of the version with both
+    /// (64 frames later: the chain's latency grew by f2's FIFO); after the removal, the render
+    /// of the version with f2 alone, aligned again. A follow-up plan (`refresh`) lets f1's
+    /// instance go once it has left. No click anywhere (the second difference of the capture).
+    /// (A dip, fading to silence and back, made 5 ms holes here before.) The same from a
+    /// project without effects: the first EQ comes (the mixes without buses and with them
+    /// crossfade) and goes (its refresh takes the buses away again).
+    @Test(arguments: [true, false]) func effectsEnterAndLeaveByCrossfades(
+      startsWithEffect: Bool
+    )
+      throws
+    {
+      try Plugins.require(Plugins.eq)
+      for attempt in 1...2 {
+        let space = try Workspace()
+        let file = try sineProject(in: space, hertz: 100)
+        try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "6s")
+        if startsWithEffect {
+          try space.tape("fx", "add", file, "t1", Plugins.eq, "--set", "gain=-6")
+        }
+        let device = try PacedDevice()
+        try device.record(seconds: 8)
+        let (player, out, errors) = try startTape(
+          ["play", file, "--device", "jackrec", "--period", "256", "--json"],
+          environment: device.environment)
+        Thread.sleep(forTimeInterval: 1.5)
+        try space.tape("fx", "add", file, "t1", Plugins.eq, "--set", "gain=-12")
+        Thread.sleep(forTimeInterval: 1.5)
+        try space.tape("fx", "rm", file, "f1")
+        let (report, swaps, said) = try playReport(player, out, errors)
+        let captured = try device.recorded()
+        try #require(swaps.count >= 3, "\(swaps)")
+        var renders: [[Float]] = []
+        for swap in swaps.prefix(3) {
+          let path = space.path("v\(swap["version"] as? Int ?? 0).wav")
+          try space.tape(
+            "render", file, "--version", "\(swap["version"] as? Int ?? 0)", "-o", path, "--bits",
+            "32f")
+          renders.append(try ReferenceRender.decode(path))
+        }
+        let added = swaps[1]["frame"] as? Int ?? 0
+        let removed = swaps[2]["frame"] as? Int ?? 0
+        // The largest difference from `render` (delayed by `lag`) over output frames `range`,
+        // the play starting at capture frame `start`.
+        func worst(_ render: [Float], lag: Int, _ range: Range<Int>, start: Int) -> Float {
+          var worst: Float = 0
+          for frame in range where frame - lag >= 0 && (frame - lag) * 2 + 1 < render.count {
+            for channel in 0..<2 {
+              let heard = captured[(start + frame) * 2 + channel]
+              worst = max(worst, abs(heard - render[(frame - lag) * 2 + channel]))
+            }
+          }
+          return worst
+        }
+        // Where the play starts in the capture: by the onsets, to the frame that fits best (the
+        // sine's first samples are too small for 32-bit capture to place them exactly).
+        let guess = try #require(onset(captured)) - (try #require(onset(renders[0])))
+        let start = try #require(
+          ((guess - 8)...(guess + 8)).filter { $0 >= 0 }.min { a, b in
+            worst(renders[0], lag: 0, 4_800..<9_600, start: a)
+              < worst(renders[0], lag: 0, 4_800..<9_600, start: b)
+          })
+        let settle = 64 + 960 + 4_800
+        let before = worst(renders[0], lag: 0, 0..<added, start: start)
+        // fil4 glides its own gain from its default for ~0.8 s after it starts (as it did at
+        // the render's start): compared once it has settled.
+        let both = worst(renders[1], lag: 64, (added + 48_000)..<removed, start: start)
+        let after = worst(
+          renders[2], lag: 0, (removed + settle)..<(removed + 48_000), start: start)
+        let left = stride(from: start * 2, to: captured.count, by: 2).map { captured[$0] }
+        var largest: Float = 0
+        var largestAt = 0
+        // Between the clip's own edges (it starts and ends without fades: a step in the
+        // render too).
+        for index in 4_800..<min(288_000 - 4_800, left.count - 1) {
+          let bend = abs(left[index + 1] - 2 * left[index] + left[index - 1])
+          if bend > largest { (largest, largestAt) = (bend, index) }
+        }
+        let verdict = device.verdict(
+          differs: max(before, both, after) > 1e-6 || largest > 0.003, attempt: attempt,
+          playerXruns: report["xruns"] as? Int ?? -1,
+          playerRealtime: report["realtimePriority"] as? Bool ?? false)
+        print(
+          "enter and leave: swaps \(swaps.map { "\($0["kind"] ?? "")/\($0["cause"] ?? "-")" }), capture vs renders \(before), \(both), \(after), largest second difference \(largest) at output frame \(largestAt) (swaps at \(swaps.map { $0["frame"] as? Int ?? 0 })), attempt \(attempt)"
+        )
+        if verdict == .retry { continue }
+        #expect(
+          swaps.map { $0["kind"] as? String }
+            == (startsWithEffect
+              ? ["first", "ramp", "ramp", "ramp"] : ["first", "crossfade", "ramp", "crossfade"]),
+          "\(said)")
+        #expect(swaps.map { $0["cause"] as? String } == [nil, "edit", "edit", "refresh"])
+        if case .unjudged(let reason) = verdict {
+          print("enter and leave: not judged: \(reason)")
+          return
+        }
+        #expect(before <= 1e-6, "before the add, the capture differs from its render")
+        #expect(both <= 1e-6, "with both EQs, the capture differs from their render, 64 frames on")
+        #expect(after <= 1e-6, "after the removal, the capture differs from its render")
+        #expect(largest <= 0.003, "a click: a second difference of \(largest)")
         return
       }
     }
@@ -204,13 +314,7 @@ extension ProcessHeavyTests {
           environment: device.environment)
         Thread.sleep(forTimeInterval: 1.2)
         try space.tape("clip", "move", file, "c2", "--to", "3.5s")
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        player.waitUntilExit()
-        let said = String(
-          decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let report = try #require(
-          try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(said)")
-        let swaps = try #require(report["swaps"] as? [[String: Any]])
+        let (report, swaps, said) = try playReport(player, out, errors)
         try space.tape("render", file, "-o", space.path("new.wav"), "--bits", "32f")
         let render = try ReferenceRender.decode(space.path("new.wav"))
         let captured = try device.recorded()
@@ -329,4 +433,17 @@ func playedThroughFilePCM(_ space: Workspace, _ file: String, period: String) th
   try space.tape(
     ["play", file, "--device", "tap", "--period", period], environment: ["HOME": home])
   return try ReferenceRender.readFloats(raw)
+}
+
+/// What a `tape play --json` started by ``startTape(_:environment:executable:)`` reported once
+/// it ended: its JSON, its swaps, and what it said on stderr.
+func playReport(
+  _ player: Process, _ out: Pipe, _ errors: Pipe
+) throws -> (report: [String: Any], swaps: [[String: Any]], said: String) {
+  let output = out.fileHandleForReading.readDataToEndOfFile()
+  player.waitUntilExit()
+  let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+  let report = try #require(
+    try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(said)")
+  return (report, try #require(report["swaps"] as? [[String: Any]]), said)
 }

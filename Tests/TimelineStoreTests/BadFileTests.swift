@@ -104,27 +104,37 @@ struct BadFileTests {
     #expect(detail == "the \(table) table holds an id twice")
   }
 
-  /// A format column that damaged pages show as NULL or 0 (the byte-flip fuzzer damaged the
-  /// project table's page so that its row read as NULLs: `tape ls` then divided by a 0 Hz
-  /// sample rate and died) is a damaged project when it is read, not a crash. Written here
-  /// past the tables' CHECK constraints, as damage would.
-  @Test(arguments: [
-    ("project", "sampleRate = 0", "the project row holds an impossible format (0 Hz, 2 channels)"),
-    ("project", "channels = 7", "the project row holds an impossible format (48000 Hz, 7 channels)"),
-    ("source", "sampleRate = 0", "source s1 holds an impossible format"),
-    ("source", "frameCount = -1", "source s1 holds an impossible format"),
-  ])
-  func anImpossibleFormatIsDamage(table: String, change: String, expected: String) throws {
-    let dir = try TemporaryDirectory()
+  /// The populated fixture project in `dir`, changed by `sql` past its CHECK constraints and
+  /// foreign keys, as damaged pages would show it; its path.
+  static func damaged(in dir: TemporaryDirectory, _ sql: String) throws -> String {
     let path = dir.path("song.tape")
     let (store, _) = try StoreFixture.populated(at: path)
     try store.close()
     let queue = try DatabaseQueue(path: path)
     try queue.writeWithoutTransaction { db in
       try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
-      try db.execute(sql: "UPDATE \(table) SET \(change) WHERE rowid = 1")
+      try db.execute(sql: "PRAGMA foreign_keys = OFF")
+      try db.execute(sql: sql)
     }
     try queue.close()
+    return path
+  }
+
+  /// A format column that damaged pages show as NULL or 0 (the byte-flip fuzzer damaged the
+  /// project table's page so that its row read as NULLs: `tape ls` then divided by a 0 Hz
+  /// sample rate and died) is a damaged project when it is read, not a crash. Written here
+  /// past the tables' CHECK constraints, as damage would.
+  @Test(arguments: [
+    ("project", "sampleRate = 0", "the project row holds an impossible format (0 Hz, 2 channels)"),
+    (
+      "project", "channels = 7", "the project row holds an impossible format (48000 Hz, 7 channels)"
+    ),
+    ("source", "sampleRate = 0", "source s1 holds an impossible format"),
+    ("source", "frameCount = -1", "source s1 holds an impossible format"),
+  ])
+  func anImpossibleFormatIsDamage(table: String, change: String, expected: String) throws {
+    let dir = try TemporaryDirectory()
+    let path = try Self.damaged(in: dir, "UPDATE \(table) SET \(change) WHERE rowid = 1")
     let before = try Self.bytes(path)
     let error = #expect(throws: StoreError.self) { try TimelineStore.open(at: path, access: .read) }
     guard case .corrupt(let detail) = error else {
@@ -150,16 +160,7 @@ struct BadFileTests {
     ])
   func damagedVersionLinksAreDamage(change: String, target: Int64) throws {
     let dir = try TemporaryDirectory()
-    let path = dir.path("song.tape")
-    let (store, _) = try StoreFixture.populated(at: path)
-    try store.close()
-    let queue = try DatabaseQueue(path: path)
-    try queue.writeWithoutTransaction { db in
-      try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
-      try db.execute(sql: "PRAGMA foreign_keys = OFF")
-      try db.execute(sql: "UPDATE version SET \(change)")
-    }
-    try queue.close()
+    let path = try Self.damaged(in: dir, "UPDATE version SET \(change)")
     let before = try Self.bytes(path)
     let damaged = try TimelineStore.open(at: path)
     let error = #expect(throws: StoreError.self) { try damaged.checkout(target) }

@@ -60,6 +60,50 @@ struct TimelineScreenTests {
     #expect(plain[2].hasPrefix("t1 Voice"))
   }
 
+  /// A track with effects gets a row under it naming its chain in order (`f1 fil4#stereo →
+  /// f2 darc#stereo (bypassed)`), and the master's effects a row under the ruler; when rows
+  /// run short the effects row goes first, and every screen still fits.
+  @Test func effectsAreDrawnUnderTheirTracks() throws {
+    let eq = "http://gareus.org/oss/lv2/fil4#stereo"
+    let compressor = "http://gareus.org/oss/lv2/darc#stereo"
+    let limiter = "http://gareus.org/oss/lv2/dpl#stereo"
+    let project = try Fixture.project(
+      [Fixture.clip(1, start: 48_000, length: 96_000)],
+      secondTrack: [Fixture.clip(2, start: 240_000, length: 48_000)]
+    ).applying([
+      .setEffects(
+        [
+          Effect(id: Effect.ID(1), plugin: eq),
+          Effect(id: Effect.ID(2), plugin: compressor, isBypassed: true),
+        ], on: .track(Track.ID(1))),
+      .setEffects([Effect(id: Effect.ID(3), plugin: limiter)], on: .master),
+    ])
+    let lines = TimelineScreen.lines(
+      of: project, width: 114, height: 9, span: span, header: "v3", footer: "q quit",
+      colour: false)
+    #expect(lines.count == 9)
+    #expect(lines.allSatisfy { $0.count <= 114 })
+    func trimmed(_ line: String) -> String {
+      String(line.reversed().drop { $0 == " " }.reversed())
+    }
+    #expect(trimmed(lines[2]) == "master fx     f3 dpl#stereo")
+    #expect(lines[3].hasPrefix("t1 Voice"))
+    #expect(trimmed(lines[4]) == "  fx          f1 fil4#stereo → f2 darc#stereo (bypassed)")
+    #expect(lines[5].hasPrefix("t2 "))
+    // Short of rows: the tracks keep theirs, the effects row goes.
+    let short = TimelineScreen.lines(
+      of: project, width: 114, height: 6, span: span, header: "v3", footer: "q quit",
+      colour: false)
+    #expect(short.count == 6)
+    #expect(short.contains { $0.hasPrefix("t1 Voice") } && short.contains { $0.hasPrefix("t2 ") })
+    #expect(!short.contains { $0.hasPrefix("  fx") })
+    // A narrow screen cuts the chain, never a line too wide.
+    let narrow = TimelineScreen.lines(
+      of: project, width: 30, height: 9, span: span, header: "v3", footer: "q quit",
+      colour: false)
+    #expect(narrow.allSatisfy { $0.count <= 30 })
+  }
+
   /// A track with volume automation gets a row under it: block heights of its gain, ▁ at
   /// −60 dB to █ at +6 dB, blank where it is silent; when rows run short the envelope row goes
   /// first, and every screen still fits.
