@@ -500,3 +500,125 @@ extension Duration {
     return Double(whole) + Double(fraction) * 1e-18
   }
 }
+
+extension OfflineRenderer {
+  /// Renders a range of a plan into memory, block after block, computing every block exactly
+  /// as ``render(_:audio:range:to:settings:progress:isCancelled:)`` does for the same range
+  /// (the same blocks from the range's start, the same effects' latency preroll, non-finite
+  /// samples silenced), without the gain, measuring or writing: what `tape compare` reads two
+  /// versions through, side by side, a block of each at a time.
+  ///
+  /// Without effects a frame's value does not depend on where the range starts, so a range
+  /// renders the frames a whole render has there; with effects it does (they start afresh at
+  /// the range's start), and only a range from 0 equals the whole render.
+  ///
+  /// ```swift
+  /// let stream = try OfflineRenderer.RangeStream(plan, audio: audio, range: range)
+  /// let block = UnsafeMutablePointer<Float>.allocate(
+  ///   capacity: OfflineRenderer.RangeStream.blockFrames * plan.outputChannels)
+  /// while case let frames = try stream.next(into: block), frames > 0 { … }
+  /// ```
+  public final class RangeStream {
+    /// The most frames one ``next(into:)`` renders.
+    public static let blockFrames = OfflineRenderer.blockFrames
+
+    private let plan: RenderPlan
+    private let audio: ProjectAudio
+    private let view: PlanView
+    private let end: Int64
+    private let shift: Int64
+    private let lastReads: [[Int64]]
+    private var position: Int64
+
+    public init(
+      _ plan: RenderPlan, audio: ProjectAudio, range: FrameRange
+    )
+      throws(AudioFileError)
+    {
+      self.plan = plan
+      self.audio = audio
+      view = plan.view
+      position = range.start.frames
+      end = range.end.frames
+      shift = Int64(plan.latency)
+      lastReads = plan.lastReads()
+      guard shift > 0 else { return }
+      // As the render does: the effects' latency, rendered and dropped.
+      let preroll = UnsafeMutablePointer<Float>.allocate(
+        capacity: EffectRack.offlineFrames * plan.outputChannels)
+      defer { preroll.deallocate() }
+      var fed = position
+      while fed < position + shift {
+        let count = Int(min(Int64(EffectRack.offlineFrames), position + shift - fed))
+        try audio.makeResident(plan, range: fed..<fed + Int64(count))
+        EffectKernel.render(
+          view, from: fed, frames: count, maximumFrames: EffectRack.offlineFrames, into: preroll)
+        fed += Int64(count)
+      }
+    }
+
+    /// Renders the next block (``blockFrames`` at most) into `samples` (interleaved, room for
+    /// ``blockFrames`` frames); returns how many frames it rendered, 0 at the end of the range.
+    public func next(into samples: UnsafeMutablePointer<Float>) throws(AudioFileError) -> Int {
+      guard position < end else { return 0 }
+      let count = Int(min(Int64(Self.blockFrames), end - position))
+      let from = position + shift
+      try audio.makeResident(plan, range: from..<from + Int64(count))
+      let missing = EffectKernel.render(
+        view, from: from, frames: count, maximumFrames: EffectRack.offlineFrames, into: samples)
+      precondition(missing == 0, "rendered \(missing) frames whose audio was not read")
+      _ = NonFinite.silence(samples, count: count * plan.outputChannels)
+      position += Int64(count)
+      for (index, source) in plan.sources.enumerated() {
+        for chunk in source.residentChunks where lastReads[index][chunk] <= position + shift {
+          source.evict(chunk)
+        }
+      }
+      return count
+    }
+  }
+
+  /// Writes `frames` interleaved float frames, which `fill` provides a block at a time (its
+  /// buffer, the frames wanted), to `destination` as 32-bit float WAV or AIFF: a file appears
+  /// only when complete, as a render's does. What `tape compare -o` writes the difference with.
+  public static func writeFloats(
+    frames: Int64, sampleRate: Int, channels: Int, format: ExportFormat,
+    to destination: OutputDestination,
+    fill: (UnsafeMutablePointer<Float>, Int) throws -> Void
+  ) throws {
+    guard format == .wav || format == .aiff else {
+      throw AudioFileError.unsupportedOutput(
+        format: format.description, detail: "a difference signal; write it as .wav or .aiff")
+    }
+    let output: SafeOutput
+    do {
+      output = try SafeOutput(destination)
+    } catch {
+      throw AudioFileError.output(error)
+    }
+    let writer: any SampleWriter =
+      output.destination.isStream
+      ? try PCMStreamWriter(
+        output: output, format: format, sampleFormat: .float32, sampleRate: sampleRate,
+        channels: channels, frames: frames)
+      : try SndfileWriter(
+        output: output, format: format, sampleFormat: .float32, sampleRate: sampleRate,
+        channels: channels)
+    let block = RangeStream.blockFrames
+    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: block * channels)
+    defer { buffer.deallocate() }
+    var done: Int64 = 0
+    while done < frames {
+      let count = Int(min(Int64(block), frames - done))
+      try fill(buffer, count)
+      try writer.write(UnsafePointer(buffer), frames: count)
+      done += Int64(count)
+    }
+    try writer.close()
+    do {
+      try output.commit()
+    } catch {
+      throw AudioFileError.output(error)
+    }
+  }
+}

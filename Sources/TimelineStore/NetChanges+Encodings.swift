@@ -480,6 +480,73 @@ extension NetChanges {
     }
   }
 
+  /// Whether a version's stored changes (either encoding) touch a row that `matches`: what
+  /// `tape log` asks of every version, so it reads only each row's header, id and value
+  /// lengths, never a value (a packed changeset's rows are skipped without decoding; a session
+  /// changeset, what older versions stored, is decoded).
+  static func touches(
+    _ bytes: UnsafeRawBufferPointer, where matches: (Key) -> Bool
+  ) throws -> Bool {
+    guard let first = bytes.first else { return false }
+    guard first == packedFormat else {
+      var changes = NetChanges()
+      try changes.append(changeset: Changeset(data: Data(bytes)))
+      var found = false
+      changes.forEach { key, _, _, _ in if !found && matches(key) { found = true } }
+      return found
+    }
+    var reader = ByteReader(bytes)
+    _ = try reader.byte()
+    var ended = false
+    while !ended {
+      var empty = true
+      while try reader.byte() != 0 { empty = false }
+      ended = empty
+    }
+    var (table, id, kind) = (-1, Int64(0), Kind.insert)
+    var types: [UInt8] = []
+    while !reader.isAtEnd {
+      let header = try reader.byte()
+      let rowTable = Int(header & 0x0F)
+      guard rowTable < Schema.trackedColumns.count, let rowKind = Kind(rawValue: (header >> 4) & 3)
+      else { throw ByteReader.malformed("a version names an unknown table or change") }
+      if header & 0x40 != 0 {
+        guard table == rowTable else {
+          throw ByteReader.malformed("a version's row follows no row of its table")
+        }
+        id &+= 1
+      } else {
+        let zigzag = try reader.leb128()
+        id &+= Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
+      }
+      if rowTable != table { types = [] }
+      table = rowTable
+      if matches(Key(table: table, id: id)) { return true }
+      if header & 0x80 != 0 {
+        guard !types.isEmpty, kind == rowKind else {
+          throw ByteReader.malformed("a version's row repeats a shape it has not named")
+        }
+      } else {
+        var count = 0
+        if rowKind != .insert { count += (try reader.leb128()).nonzeroBitCount }
+        if rowKind != .delete { count += (try reader.leb128()).nonzeroBitCount }
+        types.removeAll(keepingCapacity: true)
+        for _ in 0..<count { types.append(try reader.byte()) }
+      }
+      kind = rowKind
+      for type in types {
+        switch type {
+        case Slot.integer, deltaType: _ = try reader.leb128()
+        case Slot.real: _ = try reader.take(8)
+        case Slot.text, Slot.blob: _ = try reader.take(Int(truncatingIfNeeded: try reader.leb128()))
+        case repeatedDeltaType, Slot.null: break
+        default: throw ByteReader.malformed("a version value has type \(type)")
+        }
+      }
+    }
+    return false
+  }
+
   /// One value of the packed encoding of `type`: an integer relative to `base` (the previous
   /// row's, when the shape is the same), or a new integer relative to `old`.
   private mutating func packedValue(

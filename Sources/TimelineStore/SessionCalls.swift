@@ -123,6 +123,13 @@ enum RawStatement {
       guard let bytes = sqlite3_column_blob(statement, column) else { return Data() }
       return Data(bytes: bytes, count: Int(sqlite3_column_bytes(statement, column)))
     }
+    /// Calls `body` with the bytes of a blob column, in SQLite's memory (valid only during the
+    /// call): no copy.
+    func withBlob<T>(_ column: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+      let bytes = sqlite3_column_blob(statement, column)
+      let count = Int(sqlite3_column_bytes(statement, column))
+      return try body(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : count))
+    }
     /// Text by its length in bytes (a NUL inside it is part of it); `nil` when NULL.
     func text(_ column: Int32) -> String? {
       guard let text = sqlite3_column_text(statement, column) else { return nil }

@@ -11,6 +11,13 @@ public struct HistoryEntry: Sendable, Hashable {
   public let label: String
   public let date: Date
 
+  init(version: Int64, parent: Int64?, label: String, date: Date) {
+    self.version = version
+    self.parent = parent
+    self.label = label
+    self.date = date
+  }
+
   /// A row of `SELECT id, parent, label, createdAt FROM version`.
   init(_ row: Row) throws(StoreError) {
     version = try row.value("id", of: "version")
@@ -26,6 +33,19 @@ public struct HistoryEntry: Sendable, Hashable {
       db, sql: "SELECT id, parent, label, createdAt FROM version WHERE id = ?", arguments: [id]
     ).map { row in try HistoryEntry(row) }
   }
+}
+
+/// The last versions of the head's line (``TimelineStore/headLine(last:throughTip:)``).
+public struct HeadLineWindow: Sendable, Hashable {
+  public let head: Int64
+  public let tip: Int64
+  /// Oldest first.
+  public let entries: [HistoryEntry]
+  /// The versions of the line before the window, and after it.
+  public let earlier: Int
+  public let later: Int
+  /// Every version of the history, on every branch.
+  public let total: Int
 }
 
 /// A project's whole history: a tree of versions, the head, and where redo leads.
@@ -110,6 +130,46 @@ extension TimelineStore {
       }
       try checkUnchanged()
       return history
+    } catch {
+      throw Self.translate(error)
+    }
+  }
+
+  /// The last `count` versions of the head's line, oldest first, read without the rest of
+  /// the history: the line runs from the first version through the head and, with
+  /// `throughTip`, on to the tip redo leads to (when the head is on its way there); the window
+  /// is moved back as far as needed to hold the head. O(`count` + log n) reads, so `tape
+  /// history` stays instant on 100,000 versions.
+  public func headLine(
+    last count: Int, throughTip: Bool = true
+  ) throws(StoreError) -> HeadLineWindow {
+    do {
+      let window = try queue.read { db -> HeadLineWindow in
+        let head = try Head.read(db)
+        let headNode = try VersionGraph.node(head.version, db)
+        let tipNode = try VersionGraph.node(head.tip, db)
+        let end =
+          try throughTip && VersionGraph.isAncestor(headNode, of: tipNode, db) ? tipNode : headNode
+        let length = end.depth + 1
+        let first = max(0, min(headNode.depth, length - Int64(count)))
+        let last = min(length, first + Int64(count)) - 1
+        var node = try VersionGraph.ancestor(of: end, atDepth: last, db)
+        var entries: [HistoryEntry] = []
+        while true {
+          guard let entry = try HistoryEntry.read(node.id, db) else {
+            throw StoreError.unknownVersion(node.id)
+          }
+          entries.append(entry)
+          guard node.depth > first, let parent = node.parent else { break }
+          node = try VersionGraph.node(parent, db)
+        }
+        let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM version") ?? 0
+        return HeadLineWindow(
+          head: head.version, tip: head.tip, entries: entries.reversed(), earlier: Int(first),
+          later: Int(length - 1 - last), total: total)
+      }
+      try checkUnchanged()
+      return window
     } catch {
       throw Self.translate(error)
     }

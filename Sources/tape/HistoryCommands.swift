@@ -132,7 +132,12 @@ struct HistoryGroup: ParsableCommand {
     discussion: """
       'tape history FILE' shows the tree (as 'tape history show FILE'); 'tape history prune \
       FILE' drops old versions or abandoned branches (see 'tape history prune --help').
+      A history of more than 30 versions shows the last 30 of the head's line (its ancestors, \
+      the head, and the versions redo leads to) and says at the end how many it left out; \
+      --limit N shows the last N, --all the whole tree. --json lists every version unless \
+      --limit is given (and says how many it left out in "omitted").
       Example: tape history song.tape --json
+      Example: tape history song.tape --limit 5
       """,
     subcommands: [HistoryCommand.self, HistoryPrune.self], defaultSubcommand: HistoryCommand.self)
 }
@@ -143,35 +148,74 @@ struct HistoryCommand: ParsableCommand {
     abstract: "Show the version tree, with the head and the tags marked (the default).",
     discussion: "'tape history FILE' is 'tape history show FILE' (see 'tape history --help').")
 
+  /// How many versions `tape history` shows without --limit or --all.
+  static let defaultLimit = 30
+
   @OptionGroup var project: ProjectArgument
+  @Flag(help: "Every version, on every branch (the whole tree).") var all = false
+  @Option(
+    parsing: .unconditional, help: "Show the last N versions of the head's line (default 30).")
+  var limit: Int?
   @OptionGroup var output: JSONOption
+
+  func validate() throws {
+    if let limit, limit < 1 { throw ValidationError("--limit must be 1 or more") }
+    if all && limit != nil { throw ValidationError("give --all or --limit, not both") }
+  }
 
   func run() throws {
     try reportingErrors(readerMayStop: true) {
-      let (history, tags) = try retryingReads {
-        let store = try openStore(project.file, access: .read)
-        return (try store.history(), try store.tags())
+      let store = try retryingReads { try openStore(project.file, access: .read) }
+      let tags = try retryingReads { try store.tags() }
+      let limit = all ? nil : limit ?? (output.json ? nil : Self.defaultLimit)
+      // A long history is not read whole for its last versions.
+      let window = try limit.map { count in try retryingReads { try store.headLine(last: count) } }
+      // Up to the limit, the whole tree, branches and all.
+      guard let limit, let window, window.total > limit else {
+        let history = try retryingReads { try store.history() }
+        if output.json {
+          printJSON(
+            historyJSON(head: history.head, shown: history.versions, omitted: 0, tags: tags))
+        } else {
+          print(
+            HistoryTree(head: history.head, versions: history.versions, tags: tags).text,
+            terminator: "")
+        }
+        return
       }
+      let omitted = window.total - window.entries.count
       if output.json {
-        printJSON(historyJSON(history, tags: tags))
-      } else {
-        print(HistoryTree(history, tags: tags).text, terminator: "")
+        printJSON(
+          historyJSON(head: window.head, shown: window.entries, omitted: omitted, tags: tags))
+        return
       }
+      print(
+        HistoryTree(head: window.head, versions: window.entries, tags: tags).text, terminator: "")
+      var parts = ["\(window.earlier) earlier on this line"]
+      if window.later > 0 { parts.append("\(window.later) later on it") }
+      let others = omitted - window.earlier - window.later
+      if others > 0 { parts.append("\(others) on other branches") }
+      print(
+        "(\(omitted) more version\(omitted == 1 ? "" : "s") not shown: \(parts.joined(separator: ", ")); 'tape history \(project.file) --all' shows every version, --limit N the last N)"
+      )
     }
   }
 }
 
-/// The `tape history --json` contract. Documented in the README; keep stable.
-func historyJSON(_ history: History, tags: [VersionTag] = []) -> JSONValue {
+/// The `tape history --json` contract. Documented in the README; keep stable. `shown` are the
+/// versions listed (every one unless --limit); `omitted` counts the others.
+func historyJSON(
+  head: Int64, shown: [HistoryEntry], omitted: Int, tags: [VersionTag] = []
+) -> JSONValue {
   let names = Dictionary(grouping: tags, by: \.version).mapValues { $0.map(\.name) }
   let formatter = ISO8601DateFormatter()
   formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
   return .object([
-    ("head", .int(history.head)),
+    ("head", .int(head)),
     (
       "versions",
       .array(
-        history.versions.map { entry in
+        shown.map { entry in
           .object([
             ("version", .int(entry.version)), ("parent", entry.parent.map(JSONValue.int) ?? .null),
             ("label", .string(entry.label)), ("date", .string(formatter.string(from: entry.date))),
@@ -179,6 +223,7 @@ func historyJSON(_ history: History, tags: [VersionTag] = []) -> JSONValue {
           ])
         })
     ),
+    ("omitted", .int(Int64(omitted))),
   ])
 }
 
@@ -187,12 +232,15 @@ func historyJSON(_ history: History, tags: [VersionTag] = []) -> JSONValue {
 struct HistoryTree {
   let text: String
 
-  init(_ history: History, tags: [VersionTag] = []) {
+  /// The tree of `versions` (each whose parent is not among them is drawn as a root), each
+  /// version with its tags.
+  init(head: Int64, versions: [HistoryEntry], tags: [VersionTag] = []) {
     let names = Dictionary(grouping: tags, by: \.version).mapValues { $0.map(\.name) }
     var children: [Int64: [HistoryEntry]] = [:]
     var roots: [HistoryEntry] = []
-    for entry in history.versions {
-      if let parent = entry.parent {
+    let shown = Set(versions.map(\.version))
+    for entry in versions {
+      if let parent = entry.parent, shown.contains(parent) {
         children[parent, default: []].append(entry)
       } else {
         roots.append(entry)
@@ -207,7 +255,7 @@ struct HistoryTree {
     }
     while let (entry, prefix, branch) = stack.popLast() {
       let named = (names[entry.version] ?? []).map { " [\(escaped($0))]" }.joined()
-      let marker = named + (entry.version == history.head ? "  ← head" : "")
+      let marker = named + (entry.version == head ? "  ← head" : "")
       lines.append(
         "\(prefix)\(branch)\(pad(String(entry.version), 5)) \(formatter.string(from: entry.date))  \(escaped(entry.label))\(marker)"
       )

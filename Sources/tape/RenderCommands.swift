@@ -302,7 +302,7 @@ struct Render: ParsableCommand {
       let (settings, project, plan, audio, range, rack) = try retryingReads {
         () throws -> (RenderSettings, Project, RenderPlan, ProjectAudio, FrameRange, EffectRack?) in
         let store = try openStore(self.project.file, access: .read)
-        try refuseDestroying(destination, store: store, cache: cache)
+        try Self.refuseDestroying(destination, target: target, store: store, cache: cache)
         // Its own rack: the effects start fresh, as they did in a measuring pass.
         let compiled = try span.compile(
           store, cache: cache, stem: stem, bypassMissing: bypassMissing)
@@ -350,8 +350,8 @@ struct Render: ParsableCommand {
   /// or that is named as the project's `-wal`, `-shm` or `-journal`, or lies in its cache
   /// folder, whether or not that file exists yet (SQLite may create it any moment). Standard
   /// output is checked too when it is a file (`1<> song.tape` does not truncate it).
-  private func refuseDestroying(
-    _ destination: OutputDestination, store: TimelineStore, cache: AudioCache
+  static func refuseDestroying(
+    _ destination: OutputDestination, target: String, store: TimelineStore, cache: AudioCache
   ) throws {
     let file = store.path
     func refuse(_ what: String, _ path: String) -> UsageError {

@@ -31,8 +31,8 @@ struct Tape: ParsableCommand {
       CommandGroup(
         name: "History",
         subcommands: [
-          Undo.self, Redo.self, Checkout.self, HistoryGroup.self, Diff.self, Watch.self,
-          Scrub.self, Tag.self, CacheCommand.self,
+          Undo.self, Redo.self, Checkout.self, HistoryGroup.self, Diff.self, Compare.self,
+          Log.self, Watch.self, Scrub.self, Tag.self, CacheCommand.self,
         ]),
       CommandGroup(
         name: "Render, play and draw", subcommands: [Render.self, Play.self, Draw.self]),
@@ -130,7 +130,7 @@ struct Tape: ParsableCommand {
     ["track", "rm"]: TrackCommand.Remove.self, ["track", "remove"]: TrackCommand.Remove.self,
     ["cut"]: Cut.self, ["insert"]: Insert.self, ["master"]: Master.self, ["copy"]: CopyRange.self,
     ["paste"]: Paste.self,
-    ["undo"]: Undo.self, ["redo"]: Redo.self, ["ls"]: List.self,
+    ["undo"]: Undo.self, ["redo"]: Redo.self, ["ls"]: List.self, ["log"]: Log.self,
     ["fx", "add"]: Fx.Add.self, ["fx", "set"]: Fx.Set.self, ["fx", "bypass"]: Fx.Bypass.self,
     ["fx", "move"]: Fx.Move.self, ["fx", "rm"]: Fx.Remove.self, ["fx", "remove"]: Fx.Remove.self,
     ["marker", "add"]: MarkerCommand.Add.self, ["marker", "move"]: MarkerCommand.Move.self,

@@ -295,7 +295,7 @@ struct Fuzzer {
   /// One command line and extra environment.
   mutating func commandLine() -> ([String], [String: String]) {
     var arguments: [String]
-    switch next(40) {
+    switch next(42) {
     case 0:
       arguments = ["track", "add", file, name()] + maybe(["--gain", gain()], ["--pan", pan()])
     case 1:
@@ -337,7 +337,21 @@ struct Fuzzer {
         ? ["relink", file, "--folder", pick([space.path("folder"), space.url.path, file, "x"])]
         : ["relink", file, source(), audioPath()] + maybe(["--force"])
     case 14: arguments = ["ls", file] + maybe(["--json"], ["--frames"], ["--version", version()])
-    case 15: arguments = ["history", file] + maybe(["--json"])
+    case 15:
+      arguments =
+        ["history", file]
+        + maybe(["--json"], ["--all"], ["--limit", pick(["1", "3", "0", "-1", "x"])])
+    case 40:
+      arguments =
+        ["log", file]
+        + maybe([pick(["c1", "c2", "t1", "t3", "s1", "m1", "f1", "c99", "x1", "", "v1"])])
+        + maybe(["--all"], ["--json"], ["--frames"], ["--limit", pick(["1", "0", "x"])])
+    case 41:
+      arguments =
+        ["compare", file, version(), pick([version(), "v1", "x", "-1"])]
+        + maybe(
+          ["--json"], ["--threshold", pick(["-90dB", "-60", "3dB", "x", ""])],
+          ["-o", pick([outputPath(), space.path("diff.aiff"), "-"])], ["--frames"])
     case 16: arguments = ["diff", file, version(), version()] + maybe(["--json"])
     case 17:
       arguments =

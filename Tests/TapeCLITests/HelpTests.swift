@@ -22,8 +22,8 @@ struct HelpTests {
     ["copy"], ["paste"],
     ["silences"], ["fx", "plugins"], ["fx", "info"], ["marker", "add"], ["marker", "move"],
     ["marker", "rename"], ["marker", "rm"], ["marker", "ls"],
-    ["undo"], ["redo"], ["checkout"], ["history"], ["history", "prune"], ["diff"], ["watch"],
-    ["tag"], ["cache"],
+    ["undo"], ["redo"], ["checkout"], ["history"], ["history", "prune"], ["diff"], ["compare"],
+    ["log"], ["watch"], ["tag"], ["cache"],
     ["scrub"], ["render"], ["play"], ["draw"], ["demo"], ["export"], ["import-otio"],
   ])
   func everyCommandsHelpIsClean(command: [String]) throws {
