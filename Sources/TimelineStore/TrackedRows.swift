@@ -450,3 +450,77 @@ enum MarkerRow: TrackedRow {
     return Marker(id: id, name: name, position: position)
   }
 }
+
+/// What a clip holds beyond its ``ClipRow``: the parts of its fades' curves an edit cut away
+/// (``Timeline/Fade/silentCut``, ``Timeline/Fade/fullCut``). `(clipID, name, fadeInSilentCut,
+/// fadeInFullCut, fadeOutSilentCut, fadeOutFullCut)`; no row for a clip with whole fades, so
+/// projects and history without cut fades are as they were. A table of its own because a
+/// tracked table never gains columns (``Schema/trackedRows``). `name` is NULL: kept for clip
+/// names, which a later version gives a meaning.
+enum ClipDetailRow: TrackedRow {
+  static let table = "clip_detail"
+  static let index = 9
+  static let columns = [
+    "clipID", "name", "fadeInSilentCut", "fadeInFullCut", "fadeOutSilentCut", "fadeOutFullCut",
+  ]
+
+  /// The cut parts of a clip's fades.
+  struct Detail: Hashable {
+    var fadeIn: (silent: FrameCount, full: FrameCount)
+    var fadeOut: (silent: FrameCount, full: FrameCount)
+
+    static func == (a: Detail, b: Detail) -> Bool {
+      a.fadeIn == b.fadeIn && a.fadeOut == b.fadeOut
+    }
+
+    func hash(into hasher: inout Hasher) {
+      for value in [fadeIn.silent, fadeIn.full, fadeOut.silent, fadeOut.full] {
+        hasher.combine(value.frames)
+      }
+    }
+
+    static let whole = Detail(fadeIn: (.zero, .zero), fadeOut: (.zero, .zero))
+
+    init(fadeIn: (silent: FrameCount, full: FrameCount), fadeOut: (silent: FrameCount, full: FrameCount)) {
+      self.fadeIn = fadeIn
+      self.fadeOut = fadeOut
+    }
+
+    init(_ clip: Clip) {
+      fadeIn = (clip.fadeIn.silentCut, clip.fadeIn.fullCut)
+      fadeOut = (clip.fadeOut.silentCut, clip.fadeOut.fullCut)
+    }
+
+    /// `clip` with these cut parts.
+    func applied(to clip: Clip) -> Clip {
+      var clip = clip
+      (clip.fadeIn.silentCut, clip.fadeIn.fullCut) = fadeIn
+      (clip.fadeOut.silentCut, clip.fadeOut.fullCut) = fadeOut
+      return clip
+    }
+  }
+
+  /// The row of `clip`, nil when its fades are whole.
+  static func values(_ clip: Clip) -> [ChangeValue]? {
+    let detail = Detail(clip)
+    guard detail != .whole else { return nil }
+    return [
+      .integer(clip.id.rawValue), .null, .integer(detail.fadeIn.silent.frames),
+      .integer(detail.fadeIn.full.frames), .integer(detail.fadeOut.silent.frames),
+      .integer(detail.fadeOut.full.frames),
+    ]
+  }
+
+  /// The detail a row holds, taking what an update leaves alone from `base`.
+  static func read(_ row: some ColumnReader, id: Clip.ID, updating base: Detail?) throws -> Detail {
+    let base = base ?? .whole
+    func frames(_ column: Int, _ old: FrameCount) throws -> FrameCount {
+      guard let value = try row.integer(column) else { return old }
+      guard value >= 0 else { throw unreadable(id.rawValue) }
+      return FrameCount(value)
+    }
+    return Detail(
+      fadeIn: (try frames(2, base.fadeIn.silent), try frames(3, base.fadeIn.full)),
+      fadeOut: (try frames(4, base.fadeOut.silent), try frames(5, base.fadeOut.full)))
+  }
+}

@@ -474,9 +474,12 @@ struct DiffWords {
   }
 
   private func fade(_ fade: Fade) -> String {
-    fade.length.frames == 0
+    let seconds = { (frames: FrameCount) in TimeValue.seconds(frames, sampleRate: sampleRate) }
+    return fade.length.frames == 0
       ? "none"
-      : "\(TimeValue.seconds(fade.length, sampleRate: sampleRate)) \(fade.curve.displayName)"
+      : fade.isPartial
+        ? "\(seconds(fade.length)) of \(seconds(fade.curveLength)) \(fade.curve.displayName)"
+        : "\(seconds(fade.length)) \(fade.curve.displayName)"
   }
 
   /// Every change with its values before and after, as `ls --json` shows them (a clip's with

@@ -43,11 +43,10 @@ struct Cut: EditingCommand {
       equal-power, the default, for different material either side; linear or s-curve for \
       the same recording). Where a side has less audio than that, the crossfade is shorter \
       and a note says so. Without --ripple there is nothing to cross to: each new edge fades \
-      over D instead. A range that cuts off the end \
-      of a fade-out (or the start of a fade-in) shortens it to what remains, which keeps its \
-      curve and still reaches silence at the new edge; a range that starts inside a fade-in \
-      or ends inside a fade-out is refused, since the rest of that fade would jump to full \
-      level (the message says where to cut instead). Volume envelopes move with --ripple, \
+      over D instead (refused, naming every clip in the way, where D does not fit beside a \
+      clip's other fade). A range that cuts through a fade keeps the gain of every frame \
+      that remains: what is left of the fade is the part of its curve that remains ('ls' \
+      shows it as '0.1s of 0.3s'). Volume envelopes move with --ripple, \
       and so do markers: those after the range move left by its length, those inside it to \
       its start. Everywhere else the audio outside the range is exactly what it was.
       --snap moves --from and --to: clips to the nearest clip edge on any track within 100 ms \
@@ -148,7 +147,7 @@ struct Insert: EditingCommand {
     abstract: "Open a gap of silence in tracks, moving everything after it right.",
     discussion: """
       A clip playing across --at is split there (its right part gets a new id, printed) and \
-      moves with the rest; a split inside a fade is refused, as 'clip split' refuses it. \
+      moves with the rest; inside a fade each part keeps its part of the fade's curve. \
       Markers at or after --at move right with it.
       Example: tape insert song.tape --at 30s --length 2s
       """
