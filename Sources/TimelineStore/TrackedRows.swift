@@ -147,11 +147,14 @@ enum ClipRow: TrackedRow {
         ?? base?.clip.fadeOut.length,
       let fadeOutCurve = try row.curve(10) ?? base?.clip.fadeOut.curve, length.frames >= 0
     else { throw unreadable(id.rawValue) }
-    let clip = Clip(
+    var clip = Clip(
       id: id, source: source, timelineStart: start,
       sourceRange: FrameRange(start: sourceStart, count: length), gain: gain,
       fadeIn: Fade(length: fadeInLength, curve: fadeInCurve),
       fadeOut: Fade(length: fadeOutLength, curve: fadeOutCurve))
+    // The cut parts of its fades live in its detail row (``ClipDetailRow``): an update keeps
+    // them, and a change of that row comes after.
+    if let base { clip = ClipDetailRow.Detail(base.clip).applied(to: clip) }
     return (clip, track)
   }
 }
