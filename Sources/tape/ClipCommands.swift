@@ -261,7 +261,12 @@ struct ClipCommand: ParsableCommand {
   struct Copy: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Copy a clip (its source range, gain and fades) to another time; prints its id.",
-      discussion: "Example: tape clip copy song.tape c3 --to 1:30 --track t2"
+      discussion: """
+        --snap moves --to first: clips to the nearest clip edge within 100 ms (the copied \
+        clip's own too, to butt the copy against it), zero or a grid; see 'tape cut --help'.
+        Example: tape clip copy song.tape c3 --to 1:30 --track t2
+        Example: tape clip copy song.tape c3 --to c3.end --snap clips
+        """
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
@@ -269,18 +274,21 @@ struct ClipCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Where the copy starts on the timeline.") var to: String
     @Option(help: "The track to put it on (default: the clip's own).", completion: ids("t"))
     var track: String?
+    @OptionGroup var snapping: SnapOption
     @OptionGroup var options: EditOptions
 
-    var label: String { historyLabel("Copy \(clip) to \(to)", [("onto", track)]) }
+    var label: String {
+      historyLabel("Copy \(clip) to \(to)", [("snapped to", snapping.snap), ("onto", track)])
+    }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseID(clip, as: Clip.ID.self)
       let trackID = try track.map { try parseID($0, as: Track.ID.self) }
+      let typed = try parsePosition(to, project, relativeTo: project.clip(id)?.clip.timelineStart)
+      let start = try snapping.apply(typed, project, file: self.project.file)
       let newID = ids.newClipID()
       return try namingTheNewClip(newID) {
-        try project.copyClip(
-          id, to: try parsePosition(to, project, relativeTo: project.clip(id)?.clip.timelineStart),
-          track: trackID, newID: newID)
+        try project.copyClip(id, to: start, track: trackID, newID: newID)
       }
     }
   }
@@ -332,13 +340,19 @@ struct ClipCommand: ParsableCommand {
   struct Trim: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Move a clip's edges on the timeline; the audio stays where it is.",
-      discussion: "Example: tape clip trim song.tape c3 --start 2.5s --end 0:07"
+      discussion: """
+        --snap moves --start and --end first: clips to the nearest edge of another clip \
+        within 100 ms, zero or a grid; see 'tape cut --help'.
+        Example: tape clip trim song.tape c3 --start 2.5s --end 0:07
+        Example: tape clip trim song.tape c3 --end 0:07 --snap zero
+        """
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
     @Option(parsing: .unconditional, help: "The new timeline start.") var start: String?
     @Option(parsing: .unconditional, help: "The new timeline end.") var end: String?
+    @OptionGroup var snapping: SnapOption
     @OptionGroup var options: EditOptions
 
     func validate() throws {
@@ -347,15 +361,26 @@ struct ClipCommand: ParsableCommand {
       }
     }
 
-    var label: String { historyLabel("Trim \(clip)", [("start to", start), ("end to", end)]) }
+    var label: String {
+      historyLabel(
+        "Trim \(clip)", [("start to", start), ("end to", end), ("snapped to", snapping.snap)])
+    }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseID(clip, as: Clip.ID.self)
       let edges = project.clip(id)?.clip
+      let file = self.project.file
+      let snapped = { (typed: FramePosition) in
+        try snapping.apply(typed, project, file: file, excluding: id)
+      }
       return try project.trimClip(
         id,
-        start: try start.map { try parsePosition($0, project, relativeTo: edges?.timelineStart) },
-        end: try end.map { try parsePosition($0, project, relativeTo: edges?.timelineEnd) })
+        start: try start.map {
+          try snapped(try parsePosition($0, project, relativeTo: edges?.timelineStart))
+        },
+        end: try end.map {
+          try snapped(try parsePosition($0, project, relativeTo: edges?.timelineEnd))
+        })
     }
   }
 

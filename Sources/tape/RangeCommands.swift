@@ -148,8 +148,9 @@ struct Insert: EditingCommand {
     discussion: """
       A clip playing across --at is split there (its right part gets a new id, printed) and \
       moves with the rest; inside a fade each part keeps its part of the fade's curve. \
-      Markers at or after --at move right with it.
+      Markers at or after --at move right with it. --snap moves --at first, as for 'tape cut'.
       Example: tape insert song.tape --at 30s --length 2s
+      Example: tape insert song.tape --at 29.9s --length 2s --snap clips
       """
   ).parsedAlone()
 
@@ -157,14 +158,17 @@ struct Insert: EditingCommand {
   @Option(parsing: .unconditional, help: "Where the gap starts on the timeline.") var at: String
   @Option(parsing: .unconditional, help: "How long the gap is.") var length: String
   @OptionGroup var choice: TrackChoice
+  @OptionGroup var snapping: SnapOption
   @OptionGroup var options: EditOptions
 
-  var label: String { "Insert \(length) at \(at)\(choice.shown)" }
+  var label: String {
+    "Insert \(length) at \(at)\(snapping.snap.map { " snapped to \($0)" } ?? "")\(choice.shown)"
+  }
 
   func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
     try project.insertGap(
-      at: try parsePosition(at, project), length: try parseTime(length, project),
-      tracks: try choice.chosen()
+      at: try snapping.apply(try parsePosition(at, project), project, file: self.project.file),
+      length: try parseTime(length, project), tracks: try choice.chosen()
     ) { ids.newClipID() }
   }
 }
@@ -193,8 +197,8 @@ struct SplitAll: EditingCommand {
     abstract: "Split every clip under a time, on every track or some; prints the new right parts.",
     discussion: """
       Each clip playing across --at is cut in two there (as 'clip split' cuts one): the left \
-      part keeps its id, the right part gets a new one, printed in track order. A split inside \
-      a fade is refused, as 'clip split' refuses it. --snap moves --at first, as for 'tape cut'.
+      part keeps its id, the right part gets a new one, printed in track order. Inside a fade \
+      each part keeps its part of the fade's curve. --snap moves --at first, as for 'tape cut'.
       Example: tape split song.tape --at 1:02.5
       Example: tape split song.tape --at c3.end --tracks t1,t2
       """
