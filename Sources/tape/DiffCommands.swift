@@ -10,8 +10,11 @@ struct Watch: ParsableCommand {
     discussion: """
       One line per edit, undo, redo or checkout, from any process, until Ctrl-C (or --count \
       moves): the cause, the versions, the label and the change in words (c3 moved 0:01.000 → \
-      0:03.000, t1 → t2; t2 gain -3 dB → -6 dB). Every move is printed, however fast they \
-      come: the store journals each one. --json prints one object a line (see the README).
+      0:03.000, t1 → t2; t2 gain -3 dB → -6 dB), bounded as undo's line is (clips moved \
+      alike are one phrase, c4…c5003 (5,000 clips) moved 0.3s left; past 12 phrases the \
+      rest are counted). Every move is printed, however fast they \
+      come: the store journals each one. --json prints one object a line (see the README), \
+      with every change.
       Example: tape watch song.tape --json | jq .cause
       """)
 
@@ -112,7 +115,9 @@ struct Diff: ParsableCommand {
     abstract: "Show what differs between two versions, on any branches.",
     discussion: """
       The same words and JSON as 'tape watch': every clip, track and source that differs, with \
-      its value in A and in B. Neither version becomes the head.
+      its value in A and in B, a phrase a line (clips moved alike are one phrase, past 12 \
+      phrases the rest are counted; --json lists every change). Neither version becomes the \
+      head.
       Example: tape diff song.tape 12 17 --json
       """)
 
@@ -134,7 +139,9 @@ struct Diff: ParsableCommand {
             ("changes", .array(words.changesJSON(diff))),
           ]))
       } else {
-        let lines = words.lines(diff)
+        // Bounded, as undo's line: a ripple edit's moved clips are one phrase (`--json` lists
+        // each).
+        let lines = words.boundedLines(diff)
         print(lines.isEmpty ? "v\(from) and v\(to) are the same" : lines.joined(separator: "\n"))
       }
     }
@@ -159,7 +166,7 @@ struct DiffWords {
     let named =
       move.cause == .undo && fromLabel != nil
       ? "(undid \(quoted(fromLabel ?? "")))" : quoted(label)
-    let changes = lines(diff)
+    let changes = boundedLines(diff)
     return
       "\(move.cause.rawValue) \(versions) \(named)\(changes.isEmpty ? "" : ": " + changes.joined(separator: "; "))"
   }

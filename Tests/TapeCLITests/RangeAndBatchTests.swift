@@ -544,5 +544,24 @@ struct BoundedUndoLineTests {
     let json = try #require(
       try parseJSON(ws.tape("redo", song, "--json").stdout) as? [String: Any])
     #expect((json["changes"] as? [Any])?.count == 378 + 2 + 1)
+
+    // diff and watch say it as briefly (they printed a line per clip); their JSON keeps all.
+    let head = try ws.head(of: song)
+    let diff = try ws.tape("diff", song, "\(head - 1)", "\(head)").stdout
+    #expect(diff.split(separator: "\n").count <= 6, "\(diff)")
+    #expect(diff.utf8.count < 400, "\(diff.utf8.count) bytes: \(diff)")
+    #expect(diff.contains("c12…c400 (378 clips) moved 0.05s left"), "\(diff)")
+    let diffJSON = try #require(
+      try parseJSON(ws.tape("diff", song, "\(head - 1)", "\(head)", "--json").stdout)
+        as? [String: Any])
+    #expect((diffJSON["changes"] as? [Any])?.count == 378 + 2 + 1)
+    let (watcher, output, _) = try startTape(["watch", song, "--count", "1"])
+    Thread.sleep(forTimeInterval: 1)
+    try ws.tape("undo", song)
+    watcher.waitUntilExit()
+    let line = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    #expect(line.split(separator: "\n").count == 1)
+    #expect(line.utf8.count < 400, "\(line.utf8.count) bytes: \(line)")
+    #expect(line.contains("c12…c400 (378 clips) moved 0.05s right"), "\(line)")
   }
 }
