@@ -255,7 +255,7 @@ extension Project {
 }
 
 extension Clip {
-  /// The same clip under another id.
+  /// The same clip under another id, and without a name (a name calls one clip).
   public func withID(_ newID: Clip.ID) -> Clip {
     Clip(
       id: newID, source: source, timelineStart: timelineStart, sourceRange: sourceRange,

@@ -75,6 +75,9 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case invalidMarkerName(String, reason: Marker.NameProblem)
   case negativeMarkerPosition(Marker.ID, position: FramePosition, sampleRate: Int)
   case invalidClipboardName(String)
+  case invalidClipName(String)
+  case duplicateClipName(String, existing: Clip.ID)
+  case unknownClipName(String)
   case clipboardTrackCount(name: String, copied: [Track.ID], given: Int)
   case clipboardTrackGone(name: String, track: Track.ID)
   case clipboardSourceGone(name: String, source: Source.ID)
@@ -308,6 +311,14 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
         : "cut without --crossfade, or elsewhere"
       return
         "a \(seconds(misfits[0].fade)) fade does not fit beside the other fade of \(misfits.count) clips: \(each.joined(separator: ", ")); \(fix)"
+    case .invalidClipName(let name):
+      return
+        "'\(name)' is not a clip name; use 1 to \(Clip.maximumNameLength) letters, digits, '-', '_' and '.', starting with a letter or digit, and not an id's form such as c3"
+    case .duplicateClipName(let name, let existing):
+      return
+        "clip \(existing) is already named '\(name)'; clip names are unique (rename it with 'tape clip set FILE \(existing) --name NAME', or choose another name)"
+    case .unknownClipName(let name):
+      return "no clip is named '\(name)'; 'tape ls' shows the clips' names"
     case .invalidClipboardName(let name):
       return
         "'\(name)' is not a clipboard name; use 1 to \(Clipboard.maximumNameLength) letters, digits, '-', '_' and '.', starting with a letter or digit"

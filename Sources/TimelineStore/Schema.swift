@@ -41,7 +41,7 @@ enum Schema {
 
   /// The migrations a reader needs: it reads a file that has these as it is. The later ones
   /// add tables that a reader takes as empty when they are absent (v5: envelopes and master
-  /// gain; v6: envelope points; v7: effects; v8: markers; v9: clipboards; v11: cut fades), so
+  /// gain; v6: envelope points; v7: effects; v8: markers; v9: clipboards; v11: clip names and cut fades), so
   /// reading an older
   /// project neither needs it writable nor upgrades it.
   static let readerMigrations: Set<String> = ["v1", "v2", "v3", "v4"]
@@ -319,9 +319,10 @@ enum Schema {
     migrator.registerMigration("v11") { db in
       try db.execute(
         sql: """
-          -- What a clip holds beyond its clip row (ClipDetailRow): the parts of its fades'
+          -- What a clip holds beyond its clip row (ClipDetailRow): its name (NULL for none;
+          -- unique, which the model checks, as for markers), and the parts of its fades'
           -- curves that a range edit cut away, so that the audio that stays keeps its gain.
-          -- No row for a clip whose fades are whole. `name` is kept for clip names (NULL).
+          -- No row for a clip without a name whose fades are whole.
           CREATE TABLE clip_detail (
             clipID INTEGER PRIMARY KEY REFERENCES clip(id),
             name TEXT CHECK (name <> ''),

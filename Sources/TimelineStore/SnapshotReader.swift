@@ -45,7 +45,7 @@ enum SnapshotReader {
       clipsByTrack[track, default: []].append(clip)
     }
     if let orphan = details.keys.first {
-      throw StoreError.corrupt(detail: "the fade detail of missing clip \(orphan) is stored")
+      throw StoreError.corrupt(detail: "the detail of missing clip \(orphan) is stored")
     }
     // Projects made before envelopes existed have neither table until opened for writing.
     var envelopes: [Track.ID: Envelope] = [:]
@@ -307,14 +307,14 @@ enum SnapshotReader {
         let id = Clip.ID(key.id)
         guard !deleted.contains(id) else {
           if kind == .delete { return }
-          throw StoreError.corrupt(detail: "a change gives removed clip \(id) a fade detail")
+          throw StoreError.corrupt(detail: "a change gives removed clip \(id) a detail")
         }
         guard let base = placed[id] ?? before[id] else {
-          throw StoreError.corrupt(detail: "a change gives missing clip \(id) a fade detail")
+          throw StoreError.corrupt(detail: "a change gives missing clip \(id) a detail")
         }
         let detail =
           kind == .delete
-          ? ClipDetailRow.Detail.whole
+          ? ClipDetailRow.Detail.none
           : try ClipDetailRow.read(
             Columns(new, changes), id: id,
             updating: kind == .insert ? nil : ClipDetailRow.Detail(base.clip))

@@ -454,12 +454,12 @@ enum MarkerRow: TrackedRow {
   }
 }
 
-/// What a clip holds beyond its ``ClipRow``: the parts of its fades' curves an edit cut away
-/// (``Timeline/Fade/silentCut``, ``Timeline/Fade/fullCut``). `(clipID, name, fadeInSilentCut,
-/// fadeInFullCut, fadeOutSilentCut, fadeOutFullCut)`; no row for a clip with whole fades, so
-/// projects and history without cut fades are as they were. A table of its own because a
-/// tracked table never gains columns (``Schema/trackedRows``). `name` is NULL: kept for clip
-/// names, which a later version gives a meaning.
+/// What a clip holds beyond its ``ClipRow``: its name, and the parts of its fades' curves an
+/// edit cut away (``Timeline/Fade/silentCut``, ``Timeline/Fade/fullCut``). `(clipID, name,
+/// fadeInSilentCut, fadeInFullCut, fadeOutSilentCut, fadeOutFullCut)`, `name` NULL for none; no
+/// row for a clip without a name whose fades are whole, so projects and history without either
+/// are as they were. A table of its own because a tracked table never gains columns
+/// (``Schema/trackedRows``).
 enum ClipDetailRow: TrackedRow {
   static let table = "clip_detail"
   static let index = 9
@@ -467,63 +467,78 @@ enum ClipDetailRow: TrackedRow {
     "clipID", "name", "fadeInSilentCut", "fadeInFullCut", "fadeOutSilentCut", "fadeOutFullCut",
   ]
 
-  /// The cut parts of a clip's fades.
+  /// A clip's name and the cut parts of its fades.
   struct Detail: Hashable {
+    var name: String?
     var fadeIn: (silent: FrameCount, full: FrameCount)
     var fadeOut: (silent: FrameCount, full: FrameCount)
 
     static func == (a: Detail, b: Detail) -> Bool {
-      a.fadeIn == b.fadeIn && a.fadeOut == b.fadeOut
+      a.name == b.name && a.fadeIn == b.fadeIn && a.fadeOut == b.fadeOut
     }
 
     func hash(into hasher: inout Hasher) {
+      hasher.combine(name)
       for value in [fadeIn.silent, fadeIn.full, fadeOut.silent, fadeOut.full] {
         hasher.combine(value.frames)
       }
     }
 
-    static let whole = Detail(fadeIn: (.zero, .zero), fadeOut: (.zero, .zero))
+    static let none = Detail(name: nil, fadeIn: (.zero, .zero), fadeOut: (.zero, .zero))
 
-    init(fadeIn: (silent: FrameCount, full: FrameCount), fadeOut: (silent: FrameCount, full: FrameCount)) {
+    init(
+      name: String?, fadeIn: (silent: FrameCount, full: FrameCount),
+      fadeOut: (silent: FrameCount, full: FrameCount)
+    ) {
+      self.name = name
       self.fadeIn = fadeIn
       self.fadeOut = fadeOut
     }
 
     init(_ clip: Clip) {
+      name = clip.name
       fadeIn = (clip.fadeIn.silentCut, clip.fadeIn.fullCut)
       fadeOut = (clip.fadeOut.silentCut, clip.fadeOut.fullCut)
     }
 
-    /// `clip` with these cut parts.
+    /// `clip` with this name and these cut parts.
     func applied(to clip: Clip) -> Clip {
       var clip = clip
+      clip.name = name
       (clip.fadeIn.silentCut, clip.fadeIn.fullCut) = fadeIn
       (clip.fadeOut.silentCut, clip.fadeOut.fullCut) = fadeOut
       return clip
     }
   }
 
-  /// The row of `clip`, nil when its fades are whole.
+  /// The row of `clip`, nil when it has no name and whole fades.
   static func values(_ clip: Clip) -> [ChangeValue]? {
     let detail = Detail(clip)
-    guard detail != .whole else { return nil }
+    guard detail != .none else { return nil }
     return [
-      .integer(clip.id.rawValue), .null, .integer(detail.fadeIn.silent.frames),
-      .integer(detail.fadeIn.full.frames), .integer(detail.fadeOut.silent.frames),
-      .integer(detail.fadeOut.full.frames),
+      .integer(clip.id.rawValue), detail.name.map(ChangeValue.text) ?? .null,
+      .integer(detail.fadeIn.silent.frames), .integer(detail.fadeIn.full.frames),
+      .integer(detail.fadeOut.silent.frames), .integer(detail.fadeOut.full.frames),
     ]
   }
 
   /// The detail a row holds, taking what an update leaves alone from `base`.
   static func read(_ row: some ColumnReader, id: Clip.ID, updating base: Detail?) throws -> Detail {
-    let base = base ?? .whole
+    let base = base ?? .none
     func frames(_ column: Int, _ old: FrameCount) throws -> FrameCount {
       guard let value = try row.integer(column) else { return old }
       guard value >= 0 else { throw unreadable(id.rawValue) }
       return FrameCount(value)
     }
+    let name: String?
+    switch try row.value(1) {
+    case nil: name = base.name
+    case .null?: name = nil
+    case .text(let text)?: name = text
+    default: throw unreadable(id.rawValue)
+    }
     return Detail(
-      fadeIn: (try frames(2, base.fadeIn.silent), try frames(3, base.fadeIn.full)),
+      name: name, fadeIn: (try frames(2, base.fadeIn.silent), try frames(3, base.fadeIn.full)),
       fadeOut: (try frames(4, base.fadeOut.silent), try frames(5, base.fadeOut.full)))
   }
 }

@@ -426,6 +426,7 @@ struct DiffWords {
       if clip.gain != .unity { settings.append("gain \(clip.gain)") }
       if clip.fadeIn.length.frames > 0 { settings.append("fade-in \(fade(clip.fadeIn))") }
       if clip.fadeOut.length.frames > 0 { settings.append("fade-out \(fade(clip.fadeOut))") }
+      if let name = clip.name { settings.append("named \(quoted(name))") }
       return
         "\(id) added on \(new.track) at \(time(clip.timelineStart.frames)) (\(settings.joined(separator: ", ")))"
     case (let old?, nil):
@@ -466,6 +467,13 @@ struct DiffWords {
       if a.gain != b.gain { parts.append("gain \(a.gain) → \(b.gain)") }
       if a.fadeIn != b.fadeIn { parts.append(fadeChange("fade-in", a.fadeIn, b.fadeIn)) }
       if a.fadeOut != b.fadeOut { parts.append(fadeChange("fade-out", a.fadeOut, b.fadeOut)) }
+      switch (a.name, b.name) {
+      case (nil, let new?): parts.append("named \(quoted(new))")
+      case (let old?, nil): parts.append("name \(quoted(old)) removed")
+      case (let old?, let new?) where old != new:
+        parts.append("renamed \(quoted(old)) → \(quoted(new))")
+      default: break
+      }
       return "\(id) " + parts.joined(separator: ", ")
     default:
       return "\(id)"

@@ -271,7 +271,7 @@ func clipFields(_ clip: Clip) -> [(String, JSONValue)] {
     ("timelineStart", .int(clip.timelineStart.frames)),
     ("sourceStart", .int(clip.sourceRange.start.frames)), ("length", .int(clip.length.frames)),
     ("gainDB", .double(clip.gain.decibels)), ("fadeIn", fade(clip.fadeIn)),
-    ("fadeOut", fade(clip.fadeOut)),
+    ("fadeOut", fade(clip.fadeOut)), ("name", clip.name.map(JSONValue.string) ?? .null),
   ]
 }
 
@@ -346,7 +346,7 @@ struct TimelineTable {
               : "\(time(fade.length)) \(fade.curve.displayName)"
         }
         lines.append(
-          "\(missing.contains(clip.source) ? "! " : "  ")\(pad(clip.id.description, 6)) \(pad(clip.source.description, 7)) \(pad(clock(clip.timelineStart.frames), 10)) \(pad(clock(clip.timelineEnd.frames), 10)) \(pad(clock(clip.sourceRange.start.frames), 10)) \(pad(clip.gain.description, 8)) \(pad(fade(clip.fadeIn), 18)) \(fade(clip.fadeOut))"
+          "\(missing.contains(clip.source) ? "! " : "  ")\(pad(clip.id.description, 6)) \(pad(clip.source.description, 7)) \(pad(clock(clip.timelineStart.frames), 10)) \(pad(clock(clip.timelineEnd.frames), 10)) \(pad(clock(clip.sourceRange.start.frames), 10)) \(pad(clip.gain.description, 8)) \(pad(fade(clip.fadeIn), 18)) \(fade(clip.fadeOut))\(clip.name.map { "  @\($0)" } ?? "")"
         )
       }
     }
