@@ -331,6 +331,16 @@ enum Schema {
             fadeOutSilentCut INTEGER NOT NULL CHECK (fadeOutSilentCut >= 0),
             fadeOutFullCut INTEGER NOT NULL CHECK (fadeOutFullCut >= 0)
           );
+          -- A clipboard's pieces keep the cut parts of their fades too (not history: columns
+          -- may be added here).
+          ALTER TABLE clipboard_clip ADD COLUMN fadeInSilentCut INTEGER NOT NULL DEFAULT 0
+            CHECK (fadeInSilentCut >= 0);
+          ALTER TABLE clipboard_clip ADD COLUMN fadeInFullCut INTEGER NOT NULL DEFAULT 0
+            CHECK (fadeInFullCut >= 0);
+          ALTER TABLE clipboard_clip ADD COLUMN fadeOutSilentCut INTEGER NOT NULL DEFAULT 0
+            CHECK (fadeOutSilentCut >= 0);
+          ALTER TABLE clipboard_clip ADD COLUMN fadeOutFullCut INTEGER NOT NULL DEFAULT 0
+            CHECK (fadeOutFullCut >= 0);
           """)
     }
     return migrator
