@@ -118,7 +118,8 @@ enum RowWriter {
         from: was[id].map { ClipRow.values($0.clip, on: $0.track) },
         to: placed[id].map { ClipRow.values($0.clip, on: $0.track) })
       rows.record(
-        key(ClipDetailRow.index, id.rawValue), from: was[id].flatMap { ClipDetailRow.values($0.clip) },
+        key(ClipDetailRow.index, id.rawValue),
+        from: was[id].flatMap { ClipDetailRow.values($0.clip) },
         to: placed[id].flatMap { ClipDetailRow.values($0.clip) })
       placements.append((id, placed[id].map { .placed($0.clip, on: $0.track) } ?? .removed))
     }

@@ -503,7 +503,9 @@ extension ProcessHeavyTests {
       try terminal.start(
         "\(shellQuoted(TapeBinary.url.path)) play \(shellQuoted(file)) --device null --loop 2>&1; sleep 60"
       )
-      _ = try terminal.waitFor(steady: false) { $0.contains("playing ") && $0.contains("v\(head) ") }
+      _ = try terminal.waitFor(steady: false) {
+        $0.contains("playing ") && $0.contains("v\(head) ")
+      }
       try terminal.send(" ")
       _ = try terminal.waitFor(steady: false) { $0.contains("paused ") }
       try space.tape("track", "set", file, "t1", "--gain", "-7")

@@ -23,8 +23,10 @@ struct SnapCommandTests {
       try space.tape("history", file).stdout.contains("Trim c2 start to 1.13s, snapped to 250ms"))
     // A copy of c1 on t2, 40 ms after c2's end: butted against it.
     #expect(
-      try space.tape("clip", "copy", file, "c1", "--to", "4.04s", "--track", "t2", "--snap", "clips")
-        .stdout == "c3\n")
+      try space.tape(
+        "clip", "copy", file, "c1", "--to", "4.04s", "--track", "t2", "--snap", "clips"
+      )
+      .stdout == "c3\n")
     #expect(
       try Self.clips(space, file, "t2")
         == "c2\tt2\t60000f\t192000f\ts1\t12000f\nc3\tt2\t192000f\t384000f\ts1\t48000f\n")

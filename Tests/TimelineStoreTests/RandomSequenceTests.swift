@@ -60,7 +60,8 @@ struct RandomSequenceTests {
       // curve: clip detail rows).
       let clip = clips.randomElement(using: &rng)!
       guard clip.length.frames > 1 else { return [] }
-      let at = clip.timelineStart + FrameCount(Int64.random(in: 1..<clip.length.frames, using: &rng))
+      let at =
+        clip.timelineStart + FrameCount(Int64.random(in: 1..<clip.length.frames, using: &rng))
       return try project.splitClip(clip.id, at: at, newID: ids.newClipID())
     case 6:
       let clip = clips.randomElement(using: &rng)!
