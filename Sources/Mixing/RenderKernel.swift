@@ -11,7 +11,8 @@ public import Timeline
 /// `out[timelineStart + i] += src[sourceRange.start + i] · gain · fade(i)`, where `gain` is clip
 /// gain × track gain × the pan law's factor for the output channel (see ``PanLaw``) and
 /// `fade(i)` is ``Timeline/FadeCurve/shape(_:)`` applied to the fade-in ramp `i / fadeIn` (for
-/// `i < fadeIn`) times the fade-out ramp `(length − i) / fadeOut` (for `i ≥ length − fadeOut`).
+/// `i < fadeIn`) times the fade-out ramp `(length − i) / fadeOut` (for `i ≥ length − fadeOut`),
+/// each ramp offset into a longer curve for a fade an edit cut (``Timeline/Fade/silentCut``).
 /// The mix is a plain sum: no normalisation, no limiter.
 public enum RenderKernel {
   /// Renders `frames` frames starting at timeline frame `from` into `output`, interleaved with
@@ -355,7 +356,9 @@ public enum RenderKernel {
   public static func fadeGain(_ clip: ClipRecord, at i: Int64) -> Double {
     Fade.gain(
       at: i, length: clip.length, fadeIn: clip.fadeInLength, inCurve: clip.fadeInCurve,
-      fadeOut: clip.fadeOutLength, outCurve: clip.fadeOutCurve)
+      inSkip: clip.fadeInSkip, inSpan: max(clip.fadeInSpan, clip.fadeInLength),
+      fadeOut: clip.fadeOutLength, outCurve: clip.fadeOutCurve, outSkip: clip.fadeOutSkip,
+      outSpan: max(clip.fadeOutSpan, clip.fadeOutLength))
   }
 }
 

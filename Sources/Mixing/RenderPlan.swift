@@ -38,6 +38,12 @@ public struct ClipRecord: @unchecked Sendable, BitwiseCopyable {
   public var fadeOutLength: Int64
   public var fadeInCurve: FadeCurve
   public var fadeOutCurve: FadeCurve
+  /// The fades' ``Timeline/Fade/silentCut`` and ``Timeline/Fade/curveLength``: where in its
+  /// curve each fade starts and how long the whole curve is (the length, for a whole fade).
+  public var fadeInSkip: Int64 = 0
+  public var fadeInSpan: Int64 = 0
+  public var fadeOutSkip: Int64 = 0
+  public var fadeOutSpan: Int64 = 0
   public var routing: ChannelRouting
   /// The clip's gain in the mix for the left (or only) and right outputs: clip gain × track
   /// gain × the pan law's factor, and 0 on a muted track (or an unsoloed one while another is
@@ -387,6 +393,10 @@ public final class RenderPlan: @unchecked Sendable {
       trackID: track.id.rawValue, layout: 0,
       envelope: envelope.flatMap { UnsafePointer($0.0.baseAddress) },
       envelopeCount: envelope?.0.count ?? 0)
+    record.fadeInSkip = clip.fadeIn.silentCut.frames
+    record.fadeInSpan = clip.fadeIn.curveLength.frames
+    record.fadeOutSkip = clip.fadeOut.silentCut.frames
+    record.fadeOutSpan = clip.fadeOut.curveLength.frames
     record.layout = Self.layout(of: record) ^ (envelope?.1 ?? 0)
     return record
   }
@@ -399,7 +409,8 @@ public final class RenderPlan: @unchecked Sendable {
       record.clipID, Int64(Int(bitPattern: record.chunks)), record.sourceStart,
       record.timelineStart, record.length, record.fadeInLength, record.fadeOutLength,
       Int64(record.fadeInCurve.ordinal), Int64(record.fadeOutCurve.ordinal),
-      Int64(record.routing.rawValue),
+      Int64(record.routing.rawValue), record.fadeInSkip, record.fadeInSpan, record.fadeOutSkip,
+      record.fadeOutSpan,
     ] {
       value = (value ^ UInt64(bitPattern: field)) &* 0x100_0000_01B3
     }

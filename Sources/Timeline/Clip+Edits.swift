@@ -3,8 +3,9 @@ extension Clip {
   /// this one played.
   ///
   /// The left half keeps this clip's id and fade-in; the right half gets `newID` and keeps the
-  /// fade-out. `position` must lie strictly inside the clip, and not inside a fade: a fade cut
-  /// in two could not sound the same.
+  /// fade-out. `position` must lie strictly inside the clip. A split inside a fade keeps every
+  /// frame's gain: each half keeps its part of the fade's curve (``leftPart(endingAt:)``,
+  /// ``rightPart(startingAt:)``).
   ///
   /// ```swift
   /// let (left, right) = try clip.split(at: 96_000, newID: Clip.ID(9), sampleRate: 48_000)
@@ -17,26 +18,7 @@ extension Clip {
     guard position > timelineStart, position < timelineEnd else {
       throw .splitOutsideClip(clip: id, at: position, range: timelineRange, sampleRate: sampleRate)
     }
-    let leftLength = position - timelineStart
-    guard leftLength >= fadeIn.length else {
-      throw .splitInsideFade(
-        clip: id, end: .fadeIn, at: position, range: timelineRange, fade: fadeIn.length,
-        sampleRate: sampleRate)
-    }
-    guard timelineEnd - position >= fadeOut.length else {
-      throw .splitInsideFade(
-        clip: id, end: .fadeOut, at: position, range: timelineRange, fade: fadeOut.length,
-        sampleRate: sampleRate)
-    }
-    let cut = sourceRange.start + leftLength
-    var left = self
-    left.sourceRange = sourceRange.withEnd(cut)
-    left.fadeOut = .none
-    var right = Clip(
-      id: newID, source: source, timelineStart: position, sourceRange: sourceRange.withStart(cut),
-      gain: gain, fadeIn: .none, fadeOut: fadeOut)
-    right.fadeOut = fadeOut
-    return (left, right)
+    return (leftPart(endingAt: position), rightPart(startingAt: position).withID(newID))
   }
 
   /// The clip with new timeline edges; the audio stays where it was on the timeline.
@@ -74,15 +56,34 @@ extension Clip {
   /// ``split(at:newID:sampleRate:)``. The result keeps this clip's id.
   ///
   /// `right` must start where this clip ends, on the timeline and in the same source, with the
-  /// same gain, and there must be no fade between them.
+  /// same gain, and no fade between them, or the two parts of one fade a split cut in two
+  /// (which join back into it).
   public func joined(with right: Clip) throws(TimelineError) -> Clip {
     guard right.source == source, right.timelineStart == timelineEnd,
-      right.sourceRange.start == sourceRange.end, right.gain == gain,
-      fadeOut.length == .zero, right.fadeIn.length == .zero
+      right.sourceRange.start == sourceRange.end, right.gain == gain
     else { throw .notJoinable(id, right.id) }
     var joined = self
     joined.sourceRange = sourceRange.withEnd(right.sourceRange.end)
     joined.fadeOut = right.fadeOut
+    // A fade-in the split cut (its full-level end in `right`), a fade-out (its silent end here).
+    if fadeIn.fullCut > .zero {
+      guard right.fadeIn.silentCut == fadeIn.silentCut + fadeIn.length,
+        right.fadeIn.curve == fadeIn.curve, right.fadeIn.curveLength == fadeIn.curveLength
+      else { throw .notJoinable(id, right.id) }
+      joined.fadeIn.length = fadeIn.length + right.fadeIn.length
+      joined.fadeIn.fullCut = right.fadeIn.fullCut
+    } else if right.fadeIn.length > .zero {
+      throw .notJoinable(id, right.id)
+    }
+    if right.fadeOut.fullCut > .zero {
+      guard fadeOut.silentCut == right.fadeOut.silentCut + right.fadeOut.length,
+        fadeOut.curve == right.fadeOut.curve, fadeOut.curveLength == right.fadeOut.curveLength
+      else { throw .notJoinable(id, right.id) }
+      joined.fadeOut.length = right.fadeOut.length + fadeOut.length
+      joined.fadeOut.fullCut = fadeOut.fullCut
+    } else if fadeOut.length > .zero {
+      throw .notJoinable(id, right.id)
+    }
     return joined
   }
 }

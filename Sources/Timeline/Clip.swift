@@ -26,10 +26,13 @@ public struct Clip: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity 
   public var gain: Gain
   public var fadeIn: Fade
   public var fadeOut: Fade
+  /// A name the clip can be called by (`@intro` where a clip id is taken), unique in the
+  /// project (``validateName(_:)``); nil for none. A copy or a new part of it has none.
+  public var name: String?
 
   public init(
     id: ID, source: Source.ID, timelineStart: FramePosition, sourceRange: FrameRange,
-    gain: Gain = .unity, fadeIn: Fade = .none, fadeOut: Fade = .none
+    gain: Gain = .unity, fadeIn: Fade = .none, fadeOut: Fade = .none, name: String? = nil
   ) {
     self.id = id
     self.source = source
@@ -38,6 +41,22 @@ public struct Clip: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity 
     self.gain = gain
     self.fadeIn = fadeIn
     self.fadeOut = fadeOut
+    self.name = name
+  }
+
+  /// The most characters a clip's name has.
+  public static let maximumNameLength = 64
+
+  /// Refuses a clip name that is not 1–64 letters, digits, `-`, `_` and `.` starting with a
+  /// letter or digit (so that `@NAME` reads as one word in a script), or that is written as an
+  /// id (`c3`, `12`), which a command would read as one.
+  public static func validateName(_ name: String) throws(TimelineError) {
+    guard let first = name.unicodeScalars.first, name.count <= maximumNameLength,
+      first.properties.isAlphabetic || ("0"..."9").contains(first),
+      name.unicodeScalars.allSatisfy({
+        $0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0)
+      }), !Marker.looksLikeID(name)
+    else { throw .invalidClipName(name) }
   }
 
   /// The clip's length in frames (the crop's length).

@@ -8,7 +8,7 @@
 /// name the sources they play, which must still be in the project when it is pasted.
 ///
 /// ```swift
-/// let (board, _) = try project.copyRange(FrameRange(start: 480_000, count: 96_000), name: "hook")
+/// let board = try project.copyRange(FrameRange(start: 480_000, count: 96_000), name: "hook")
 /// let commands = try project.paste(board, at: 1_440_000, ripple: false) { ids.newClipID() }
 /// ```
 public struct Clipboard: Sendable, Hashable, Codable {
@@ -93,24 +93,5 @@ public struct Clipboard: Sendable, Hashable, Codable {
         $0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0)
       })
     else { throw .invalidClipboardName(name) }
-  }
-}
-
-/// A fade that a copy's range cut through: the piece has it shortened to the part inside the
-/// range, which still runs from silence to full level (the one thing a paste does not play
-/// exactly as the original did).
-public struct ShortenedFade: Sendable, Hashable {
-  public var clip: Clip.ID
-  public var end: TimelineError.FadeEnd
-  /// The whole fade, on the timeline.
-  public var fade: FrameRange
-  /// What the piece keeps of it.
-  public var kept: FrameCount
-
-  public init(clip: Clip.ID, end: TimelineError.FadeEnd, fade: FrameRange, kept: FrameCount) {
-    self.clip = clip
-    self.end = end
-    self.fade = fade
-    self.kept = kept
   }
 }

@@ -2,55 +2,35 @@
 /// again elsewhere on the timeline.
 extension Project {
   /// What plays in `range` on `tracks` (every track when nil, in display order), as a clipboard
-  /// named `name`, and the fades the range cut through.
+  /// named `name`.
   ///
   /// Every clip that overlaps the range becomes a piece cut to it (its crop moved and
-  /// shortened as a trim would), with its gain and the fades that lie in the range:
+  /// shortened as a trim would), with its gain and the fades that lie in the range, every frame
+  /// at exactly the gain it had (``Clip/leftPart(endingAt:)``, ``Clip/rightPart(startingAt:)``):
   /// - a fade wholly inside the range is kept as it is;
   /// - a fade wholly outside it is dropped: the piece starts (or ends) with what played at the
   ///   range's edge, a hard edge, exactly as the range played;
-  /// - a fade the range cuts through is shortened to the part inside it, keeping its curve, so
-  ///   that it still runs from silence to full level (the rule of ``cutRange(_:tracks:ripple:edgeFade:crossfade:newClipID:)``).
-  ///   Such a piece does not play exactly what the range played: each is returned as a
-  ///   ``ShortenedFade`` for the caller to say so.
+  /// - a fade the range cuts through keeps the part of its curve inside the range
+  ///   (``Fade/silentCut``, ``Fade/fullCut``), as a cut keeps what remains of one.
   ///
   /// Each track's envelope over the range is copied too (``Envelope/excerpt(_:)``), so that
   /// the pieces pasted on a track with the same settings play exactly what the range played.
   /// Track gain, pan and effects are not copied: they belong to the track pasted onto.
   public func copyRange(
     _ range: FrameRange, tracks: [Track.ID]? = nil, name: String
-  ) throws(TimelineError) -> (clipboard: Clipboard, shortened: [ShortenedFade]) {
+  ) throws(TimelineError) -> Clipboard {
     try Clipboard.validate(name: name)
     guard range.count > .zero else { throw .emptyRange(range, sampleRate: sampleRate) }
     let chosen = try chosenTracks(tracks)
     var pieces: [(order: Int, piece: Clipboard.Piece)] = []
-    var shortened: [ShortenedFade] = []
     for (order, track) in chosen.enumerated() {
       for clip in track.clips {
         guard let part = clip.timelineRange.intersection(range) else { continue }
-        var piece = Clipboard.Piece(
+        let kept = clip.rightPart(startingAt: part.start).leftPart(endingAt: part.end)
+        let piece = Clipboard.Piece(
           track: track.id, copiedFrom: clip.id, source: clip.source,
-          offset: part.start - range.start,
-          sourceRange: FrameRange(
-            start: clip.sourceRange.start + (part.start - clip.timelineStart), count: part.count),
-          gain: clip.gain, fadeIn: .none, fadeOut: .none)
-        let fadeIn = FrameRange(start: clip.timelineStart, count: clip.fadeIn.length)
-        if let kept = fadeIn.intersection(part) {
-          piece.fadeIn = Fade(length: kept.count, curve: clip.fadeIn.curve)
-          if kept.count < clip.fadeIn.length {
-            shortened.append(
-              ShortenedFade(clip: clip.id, end: .fadeIn, fade: fadeIn, kept: kept.count))
-          }
-        }
-        let fadeOut = FrameRange(
-          start: clip.timelineEnd - clip.fadeOut.length, end: clip.timelineEnd)
-        if let kept = fadeOut.intersection(part) {
-          piece.fadeOut = Fade(length: kept.count, curve: clip.fadeOut.curve)
-          if kept.count < clip.fadeOut.length {
-            shortened.append(
-              ShortenedFade(clip: clip.id, end: .fadeOut, fade: fadeOut, kept: kept.count))
-          }
-        }
+          offset: part.start - range.start, sourceRange: kept.sourceRange, gain: clip.gain,
+          fadeIn: kept.fadeIn, fadeOut: kept.fadeOut)
         pieces.append((order, piece))
       }
     }
@@ -62,9 +42,7 @@ extension Project {
     let copied = chosen.map { track in
       Clipboard.CopiedTrack(id: track.id, envelope: track.envelope?.excerpt(range))
     }
-    return (
-      Clipboard(name: name, range: range, tracks: copied, pieces: pieces.map(\.piece)), shortened
-    )
+    return Clipboard(name: name, range: range, tracks: copied, pieces: pieces.map(\.piece))
   }
 
   /// Places `clipboard` at `position`: a new clip for each piece (ids from `newClipID`, taken

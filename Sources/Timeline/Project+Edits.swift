@@ -13,7 +13,30 @@ extension Project {
     guard self.track(track) != nil else { throw .unknownTrack(track) }
     guard self.clip(clip.id) == nil else { throw .duplicateID("\(clip.id)") }
     try validate(clip)
+    if let name = clip.name { try checkClipName(name, for: clip.id) }
     return [.setClip(clip, track: track)]
+  }
+
+  /// Names clip `id` (`nil` removes its name); a name another clip has is refused.
+  public func nameClip(_ id: Clip.ID, _ name: String?) throws(TimelineError) -> [Command] {
+    let (clip, track) = try existingClip(id)
+    if let name { try checkClipName(name, for: id) }
+    var named = clip
+    named.name = name
+    return [.setClip(named, track: track.id)]
+  }
+
+  /// The clip named `name`, if any.
+  public func clip(named name: String) -> Clip? {
+    allClips.first { $0.name == name }
+  }
+
+  /// Refuses `name` for clip `id` when it is not a valid name or another clip has it.
+  func checkClipName(_ name: String, for id: Clip.ID) throws(TimelineError) {
+    try Clip.validateName(name)
+    if let other = clip(named: name), other.id != id {
+      throw .duplicateClipName(name, existing: other.id)
+    }
   }
 
   /// A new clip `id` playing `source` from `sourceStart` to `sourceEnd` (the source's end when
@@ -21,7 +44,7 @@ extension Project {
   public func addClip(
     _ id: Clip.ID, source sourceID: Source.ID, track: Track.ID, at position: FramePosition,
     sourceStart: FramePosition = .zero, sourceEnd: FramePosition? = nil, gain: Gain = .unity,
-    fadeIn: Fade = .none, fadeOut: Fade = .none
+    fadeIn: Fade = .none, fadeOut: Fade = .none, name: String? = nil
   ) throws(TimelineError) -> [Command] {
     guard let source = source(sourceID) else { throw .unknownSource(sourceID) }
     let end = sourceEnd ?? FramePosition(source.frameCount(atRate: sampleRate).frames)
@@ -30,7 +53,7 @@ extension Project {
       Clip(
         id: id, source: sourceID, timelineStart: position,
         sourceRange: FrameRange(start: sourceStart, end: end), gain: gain, fadeIn: fadeIn,
-        fadeOut: fadeOut),
+        fadeOut: fadeOut, name: name),
       to: track)
   }
 

@@ -10,13 +10,12 @@ extension Project {
   /// those tracks moves left by its length, closing the gap, their envelopes too
   /// (``Envelope/removing(_:)``).
   ///
-  /// The new edges are hard cuts, or fade over `edgeFade` when its length is not zero. A range
-  /// that ends a clip inside its fade-out, or starts one inside its fade-in, shortens that fade
-  /// to what remains of it: it keeps its curve and its outer end and now ends (or starts) at
-  /// the new edge, so the audio still reaches silence there. A range that starts inside a
-  /// fade-in or ends inside a fade-out is refused (``TimelineError/rangeCutsFade``): the part
-  /// left of that fade would have to jump to full level. Wherever no fade is cut, the audio
-  /// outside the range is exactly what it was.
+  /// Everywhere outside the range the audio is exactly what it was: a fade the range cuts
+  /// through keeps the gain of every frame that remains, as the part of its curve that
+  /// remains (``Fade/silentCut``, ``Fade/fullCut``), the rule envelopes follow. A new edge that
+  /// cut no fade is a hard cut, or fades over `edgeFade` when its length is not zero; an edge
+  /// fade that does not fit beside a part's other fade is refused, naming every such part at
+  /// once (``TimelineError/edgeFadeDoesNotFit``, ``TimelineError/edgeFadesDoNotFit``).
   ///
   /// ```swift
   /// // Remove the "um" at 12.3–12.8 s from every track and close the gap.
@@ -58,6 +57,7 @@ extension Project {
     let joins = ripple && crossfade != nil
     var commands: [Command] = []
     var shortfalls: [ShortCrossfade] = []
+    var misfits: [EdgeFadeMisfit] = []
     for track in try chosenTracks(tracks) {
       var edited = track
       var clips: [Clip] = []
@@ -68,8 +68,8 @@ extension Project {
       // old id is the one a note can name.
       var rightOrigins: [Clip.ID] = []
       for clip in track.clips {
-        let (before, after) = try clip.parts(
-          outside: range, edgeFade: joins ? .none : edgeFade, sampleRate: sampleRate)
+        let (before, after) = clip.parts(
+          outside: range, edgeFade: joins ? .none : edgeFade, misfits: &misfits)
         if let before {
           if joins && clip.timelineEnd > range.start && before.fadeOut.length == .zero {
             lefts.append(clips.count)
@@ -104,14 +104,21 @@ extension Project {
       if ripple { edited.envelope = track.envelope?.removing(range) }
       if edited != track { commands.append(.setTrack(edited)) }
     }
+    if let first = misfits.first {
+      throw misfits.count == 1
+        ? .edgeFadeDoesNotFit(
+          clip: first.clip, end: first.end, fade: first.fade, room: first.room,
+          otherFade: first.otherFade, sampleRate: sampleRate)
+        : .edgeFadesDoNotFit(misfits, sampleRate: sampleRate)
+    }
     if ripple { commands += markersRippled(removing: range) }
     return (commands, shortfalls)
   }
 
   /// Opens a gap of `length` at `position` on `tracks` (every track when nil): clips starting
   /// at or after it move right by `length`; a clip playing across it is split there (the right
-  /// part gets a new id) and its right part moves. A split inside a fade is refused, as
-  /// ``splitClip(_:at:newID:)`` refuses it.
+  /// part gets a new id) and its right part moves. A split inside a fade keeps every frame's
+  /// gain, as ``Clip/split(at:newID:sampleRate:)`` does.
   public func insertGap(
     at position: FramePosition, length: FrameCount, tracks: [Track.ID]? = nil,
     newClipID: () -> Clip.ID
@@ -169,7 +176,7 @@ extension Project {
 
   /// Splits every clip of `tracks` (every track when nil) that plays across `position` there:
   /// each left part keeps its id, each right part gets one from `newClipID`, in display order.
-  /// A split inside a fade is refused, as ``splitClip(_:at:newID:)`` refuses it.
+  /// A split inside a fade keeps every frame's gain (``Clip/split(at:newID:sampleRate:)``).
   public func splitAll(
     at position: FramePosition, tracks: [Track.ID]? = nil, newClipID: () -> Clip.ID
   ) throws(TimelineError) -> [Command] {
@@ -248,7 +255,7 @@ extension Project {
 }
 
 extension Clip {
-  /// The same clip under another id.
+  /// The same clip under another id, and without a name (a name calls one clip).
   public func withID(_ newID: Clip.ID) -> Clip {
     Clip(
       id: newID, source: source, timelineStart: timelineStart, sourceRange: sourceRange,
@@ -256,63 +263,92 @@ extension Clip {
   }
 
   /// What remains of this clip outside `range`: the part before it and the part after it
-  /// (either nil when nothing remains there; both keep this clip's id, see
-  /// ``Project/cutRange(_:tracks:ripple:edgeFade:newClipID:)`` for fades).
+  /// (either nil when nothing remains there; both keep this clip's id). Every frame that
+  /// remains keeps its gain exactly: a fade the range cuts through keeps the part of its curve
+  /// that remains (``leftPart(endingAt:)``, ``rightPart(startingAt:)``). A new edge that cut no
+  /// fade gets `edgeFade`; one that does not fit beside the part's other fade is returned in
+  /// `misfits` for the caller to name with the others.
   func parts(
-    outside range: FrameRange, edgeFade: Fade, sampleRate: Int
-  ) throws(TimelineError) -> (before: Clip?, after: Clip?) {
+    outside range: FrameRange, edgeFade: Fade, misfits: inout [EdgeFadeMisfit]
+  ) -> (before: Clip?, after: Clip?) {
     let (start, end) = (timelineStart, timelineEnd)
     guard start < range.end, end > range.start else {
       return start >= range.end ? (nil, self) : (self, nil)
     }
     var before: Clip?
     if start < range.start {
-      var part = self
-      part.sourceRange = sourceRange.withEnd(sourceRange.start + (range.start - start))
-      if start + fadeIn.length > range.start {
-        throw .rangeCutsFade(
-          clip: id, end: .fadeIn, fade: FrameRange(start: start, count: fadeIn.length),
-          at: range.start, sampleRate: sampleRate)
-      }
-      let fadeOutStart = end - fadeOut.length
-      if fadeOut.length > .zero && fadeOutStart < range.start {
-        part.fadeOut.length = range.start - fadeOutStart
-      } else {
+      var part = leftPart(endingAt: range.start)
+      if part.fadeOut.length == .zero && edgeFade.length > .zero {
         part.fadeOut = edgeFade
-        try part.checkEdgeFade(edgeFade, at: .fadeOut, sampleRate: sampleRate)
+        if let misfit = part.edgeFadeMisfit(edgeFade, at: .fadeOut) { misfits.append(misfit) }
       }
       before = part
     }
     var after: Clip?
     if end > range.end {
-      var part = self
-      part.timelineStart = range.end
-      part.sourceRange = sourceRange.withStart(sourceRange.start + (range.end - start))
-      if end - fadeOut.length < range.end {
-        throw .rangeCutsFade(
-          clip: id, end: .fadeOut, fade: FrameRange(start: end - fadeOut.length, end: end),
-          at: range.end, sampleRate: sampleRate)
-      }
-      let fadeInEnd = start + fadeIn.length
-      if fadeIn.length > .zero && fadeInEnd > range.end {
-        part.fadeIn.length = fadeInEnd - range.end
-      } else {
+      var part = rightPart(startingAt: range.end)
+      if part.fadeIn.length == .zero && edgeFade.length > .zero {
         part.fadeIn = edgeFade
-        try part.checkEdgeFade(edgeFade, at: .fadeIn, sampleRate: sampleRate)
+        if let misfit = part.edgeFadeMisfit(edgeFade, at: .fadeIn) { misfits.append(misfit) }
       }
       after = part
     }
     return (before, after)
   }
 
-  /// Refuses a new edge's fade that does not fit beside the clip's other fade.
-  private func checkEdgeFade(
-    _ fade: Fade, at end: TimelineError.FadeEnd, sampleRate: Int
-  ) throws(TimelineError) {
-    guard fade.length > .zero, fadeIn.length + fadeOut.length > length else { return }
+  /// The part of this clip before timeline frame `position` (`timelineStart < position ≤
+  /// timelineEnd`), under the same id, every frame at exactly the gain it had: a fade-out the
+  /// new end cuts keeps the part of its curve before it (its silent end cut away), a fade-in
+  /// longer than the part keeps its first frames (its full-level end cut away).
+  public func leftPart(endingAt position: FramePosition) -> Clip {
+    let kept = position - timelineStart
+    var part = self
+    part.sourceRange = sourceRange.withEnd(sourceRange.start + kept)
+    part.fadeIn = fadeIn.keepingSilentEnd(kept)
+    part.fadeOut = fadeOut.droppingSilentEnd(timelineEnd - position)
+    return part
+  }
+
+  /// The part of this clip from timeline frame `position` on (`timelineStart ≤ position <
+  /// timelineEnd`), under the same id, every frame at exactly the gain it had (the mirror of
+  /// ``leftPart(endingAt:)``).
+  public func rightPart(startingAt position: FramePosition) -> Clip {
+    let kept = timelineEnd - position
+    var part = self
+    part.timelineStart = position
+    part.sourceRange = sourceRange.withStart(sourceRange.start + (position - timelineStart))
+    part.fadeIn = fadeIn.droppingSilentEnd(position - timelineStart)
+    part.fadeOut = fadeOut.keepingSilentEnd(kept)
+    return part
+  }
+
+  /// Why a new edge's fade (already set at `end`) does not fit beside the clip's other fade;
+  /// nil when it fits.
+  private func edgeFadeMisfit(_ fade: Fade, at end: TimelineError.FadeEnd) -> EdgeFadeMisfit? {
+    guard fadeIn.length + fadeOut.length > length else { return nil }
     let otherFade = end == .fadeIn ? fadeOut.length : fadeIn.length
-    throw .edgeFadeDoesNotFit(
-      clip: id, end: end, fade: fade.length, room: length - otherFade, otherFade: otherFade,
-      sampleRate: sampleRate)
+    return EdgeFadeMisfit(
+      clip: id, end: end, fade: fade.length, room: length - otherFade, otherFade: otherFade)
+  }
+}
+
+/// A new edge's fade that does not fit beside the other fade of the clip part it was put on:
+/// which clip, at which end, how long the fade, and how much room the other fade leaves.
+public struct EdgeFadeMisfit: Sendable, Hashable {
+  public var clip: Clip.ID
+  public var end: TimelineError.FadeEnd
+  public var fade: FrameCount
+  public var room: FrameCount
+  public var otherFade: FrameCount
+
+  public init(
+    clip: Clip.ID, end: TimelineError.FadeEnd, fade: FrameCount, room: FrameCount,
+    otherFade: FrameCount
+  ) {
+    self.clip = clip
+    self.end = end
+    self.fade = fade
+    self.room = room
+    self.otherFade = otherFade
   }
 }

@@ -67,10 +67,15 @@ extension Project {
 }
 
 extension Clip {
-  /// Checks that both fades are non-negative, each fits in the clip, and together they fit.
+  /// Checks that both fades are non-negative (their cut parts too), each fits in the clip, and
+  /// together they fit.
   public func validateFades(sampleRate: Int) throws(TimelineError) {
-    guard fadeIn.length >= .zero else { throw .negativeFade(clip: id, end: .fadeIn) }
-    guard fadeOut.length >= .zero else { throw .negativeFade(clip: id, end: .fadeOut) }
+    guard fadeIn.length >= .zero, fadeIn.silentCut >= .zero, fadeIn.fullCut >= .zero else {
+      throw .negativeFade(clip: id, end: .fadeIn)
+    }
+    guard fadeOut.length >= .zero, fadeOut.silentCut >= .zero, fadeOut.fullCut >= .zero else {
+      throw .negativeFade(clip: id, end: .fadeOut)
+    }
     guard fadeIn.length <= length else {
       throw .fadeLongerThanClip(
         clip: id, end: .fadeIn, fade: fadeIn.length, clipLength: length, sampleRate: sampleRate)

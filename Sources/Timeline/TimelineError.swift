@@ -36,9 +36,6 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
     clip: Clip.ID, fadeIn: FrameCount, fadeOut: FrameCount, clipLength: FrameCount, sampleRate: Int)
   case negativeFade(clip: Clip.ID, end: FadeEnd)
   case splitOutsideClip(clip: Clip.ID, at: FramePosition, range: FrameRange, sampleRate: Int)
-  case splitInsideFade(
-    clip: Clip.ID, end: FadeEnd, at: FramePosition, range: FrameRange, fade: FrameCount,
-    sampleRate: Int)
   case trimInverted(clip: Clip.ID, start: FramePosition, end: FramePosition, sampleRate: Int)
   case sourceInUse(Source.ID, clips: [Clip.ID])
   case trackOrderMismatch
@@ -51,8 +48,6 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
     track: Track.ID, from: FramePosition, to: FramePosition, other: FramePosition, sampleRate: Int)
   case slipOutsideSource(clip: Clip.ID, offset: Int64, most: Int64, sampleRate: Int)
   case emptyClip
-  case rangeCutsFade(
-    clip: Clip.ID, end: FadeEnd, fade: FrameRange, at: FramePosition, sampleRate: Int)
   case emptyEnvelope(track: Track.ID)
   case envelopeTimeOutOfRange(track: Track.ID, time: FramePosition, sampleRate: Int)
   case envelopeNotIncreasing(track: Track.ID, time: FramePosition, sampleRate: Int)
@@ -66,6 +61,7 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case edgeFadeDoesNotFit(
     clip: Clip.ID, end: FadeEnd, fade: FrameCount, room: FrameCount, otherFade: FrameCount,
     sampleRate: Int)
+  case edgeFadesDoNotFit([EdgeFadeMisfit], sampleRate: Int)
   case crossfadeCurve(FadeCurve)
   case crossfadeDoesNotFit(clip: Clip.ID, crossfade: FrameCount, room: FrameCount, sampleRate: Int)
   case notAdjacent(
@@ -79,6 +75,9 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case invalidMarkerName(String, reason: Marker.NameProblem)
   case negativeMarkerPosition(Marker.ID, position: FramePosition, sampleRate: Int)
   case invalidClipboardName(String)
+  case invalidClipName(String)
+  case duplicateClipName(String, existing: Clip.ID)
+  case unknownClipName(String)
   case clipboardTrackCount(name: String, copied: [Track.ID], given: Int)
   case clipboardTrackGone(name: String, track: Track.ID)
   case clipboardSourceGone(name: String, source: Source.ID)
@@ -204,14 +203,6 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
       let s = { (p: FramePosition) in TimeValue.seconds(FrameCount(p.frames), sampleRate: rate) }
       return
         "\(s(at)) is not inside clip \(clip), which spans \(s(range.start))–\(s(range.end)); split strictly between its edges"
-    case .splitInsideFade(let clip, let end, let at, let range, let fade, let rate):
-      let s = { (p: FramePosition) in TimeValue.seconds(FrameCount(p.frames), sampleRate: rate) }
-      let limit = TimeValue.exact(
-        FrameCount((end == .fadeIn ? range.start + fade : range.end - fade).frames),
-        sampleRate: rate)
-      let side = end == .fadeIn ? "at \(limit) or later" : "at \(limit) or earlier"
-      return
-        "\(s(at)) is inside the \(end.rawValue) of clip \(clip) (\(TimeValue.seconds(fade, sampleRate: rate))), where a split cannot keep the sound unchanged; split \(side), or shorten the \(end.rawValue) first"
     case .trimInverted(let clip, let start, let end, let rate):
       let s = { (p: FramePosition) in TimeValue.seconds(FrameCount(p.frames), sampleRate: rate) }
       return
@@ -245,15 +236,6 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
       let exact = { (p: FramePosition) in TimeValue.exact(FrameCount(p.frames), sampleRate: rate) }
       return
         "\(staying) overlaps \(removed) and would stay where it is while the clips after \(removed)\(envelope ? " and the envelope of \(track)" : "") moved left under it; remove \(removed) without --ripple, or cut its time, which cuts \(staying) too: tape cut FILE --from \(exact(range.start)) --to \(exact(range.end)) --tracks \(track) --ripple"
-    case .rangeCutsFade(let clip, let end, let fade, let at, let rate):
-      let s = { (p: FramePosition) in TimeValue.seconds(FrameCount(p.frames), sampleRate: rate) }
-      let exact = { (n: Int64) in TimeValue.exact(FrameCount(n), sampleRate: rate) }
-      if end == .fadeIn {
-        return
-          "the range starts at \(s(at)), inside the fade-in of clip \(clip) (\(s(fade.start))–\(s(fade.end))), where what is left of the fade would end at full level; start the range at \(exact(fade.end.frames)) or later, or shorten the fade-in to \(exact((at - fade.start).frames)) first"
-      }
-      return
-        "the range ends at \(s(at)), inside the fade-out of clip \(clip) (\(s(fade.start))–\(s(fade.end))), where what is left of the fade would start at full level; end the range at \(exact(fade.start.frames)) or earlier, or shorten the fade-out to \(exact((fade.end - at).frames)) first"
     case .emptyClip:
       return "the clip would be empty: its end in the source must come after --from"
     case .slipOutsideSource(let clip, let offset, let most, let rate):
@@ -317,6 +299,26 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
         : "it is \(seconds(room)) long after the cut"
       return
         "a \(seconds(fade)) fade does not fit at the new \(edge) of clip \(clip) (\(left)); use --crossfade \(TimeValue.exact(room, sampleRate: rate)) or less"
+    case .edgeFadesDoNotFit(let misfits, let rate):
+      let seconds = { (n: FrameCount) in TimeValue.seconds(n, sampleRate: rate) }
+      let each = misfits.map { misfit in
+        "\(misfit.clip) (at its new \(misfit.end == .fadeIn ? "start" : "end"), \(seconds(misfit.room)) left)"
+      }
+      let room = misfits.map(\.room).min() ?? .zero
+      let fix =
+        room > .zero
+        ? "use --crossfade \(TimeValue.exact(room, sampleRate: rate)) or less"
+        : "cut without --crossfade, or elsewhere"
+      return
+        "a \(seconds(misfits[0].fade)) fade does not fit beside the other fade of \(misfits.count) clips: \(each.joined(separator: ", ")); \(fix)"
+    case .invalidClipName(let name):
+      return
+        "'\(name)' is not a clip name; use 1 to \(Clip.maximumNameLength) letters, digits, '-', '_' and '.', starting with a letter or digit, and not an id's form such as c3"
+    case .duplicateClipName(let name, let existing):
+      return
+        "clip \(existing) is already named '\(name)'; clip names are unique (rename it with 'tape clip set FILE \(existing) --name NAME', or choose another name)"
+    case .unknownClipName(let name):
+      return "no clip is named '\(name)'; 'tape ls' shows the clips' names"
     case .invalidClipboardName(let name):
       return
         "'\(name)' is not a clipboard name; use 1 to \(Clipboard.maximumNameLength) letters, digits, '-', '_' and '.', starting with a letter or digit"

@@ -187,7 +187,7 @@ struct NetChanges: Sendable {
     var changed = ChangedIDs()
     forEach { key, _, _, _ in
       switch key.table {
-      case ClipRow.index: changed.clips.insert(Clip.ID(key.id))
+      case ClipRow.index, ClipDetailRow.index: changed.clips.insert(Clip.ID(key.id))
       case TrackRow.index:
         changed.tracks.insert(Track.ID(key.id))
         changed.trackOrder = true

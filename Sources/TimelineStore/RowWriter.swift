@@ -117,6 +117,10 @@ enum RowWriter {
         key(ClipRow.index, id.rawValue),
         from: was[id].map { ClipRow.values($0.clip, on: $0.track) },
         to: placed[id].map { ClipRow.values($0.clip, on: $0.track) })
+      rows.record(
+        key(ClipDetailRow.index, id.rawValue),
+        from: was[id].flatMap { ClipDetailRow.values($0.clip) },
+        to: placed[id].flatMap { ClipDetailRow.values($0.clip) })
       placements.append((id, placed[id].map { .placed($0.clip, on: $0.track) } ?? .removed))
     }
     return (rows, positions, points, placements)
@@ -165,7 +169,9 @@ enum RowWriter {
       (Schema.envelopeTable, .insert), (Schema.envelopeTable, .update),
       (Schema.envelopePointTable, .insert), (Schema.envelopePointTable, .update),
       (Schema.effectTable, .insert), (Schema.effectTable, .update),
+      (Schema.clipDetailTable, .delete),
       (Schema.clipTable, .delete), (Schema.clipTable, .update), (Schema.clipTable, .insert),
+      (Schema.clipDetailTable, .insert), (Schema.clipDetailTable, .update),
       (Schema.envelopeTable, .delete), (Schema.envelopePointTable, .delete),
       (Schema.effectTable, .delete), (Schema.trackTable, .delete), (Schema.sourceTable, .delete),
     ]

@@ -20,6 +20,7 @@ enum Schema {
   static let envelopePointTable = EnvelopePointRow.table
   static let effectTable = EffectRow.table
   static let markerTable = MarkerRow.table
+  static let clipDetailTable = ClipDetailRow.table
 
   /// The tables whose changes are history; everything else (ids, head, transient state) is not.
   /// New tables are added at the end, never columns to a table: a changeset records a table's
@@ -27,7 +28,7 @@ enum Schema {
   /// ``TrackedRow/index`` is its position here (a test checks it).
   static let trackedRows: [any TrackedRow.Type] = [
     ProjectRow.self, SourceRow.self, TrackRow.self, ClipRow.self, EnvelopeRow.self,
-    MasterRow.self, EnvelopePointRow.self, EffectRow.self, MarkerRow.self,
+    MasterRow.self, EnvelopePointRow.self, EffectRow.self, MarkerRow.self, ClipDetailRow.self,
   ]
   static let trackedTables = trackedRows.map { $0.table }
 
@@ -40,8 +41,9 @@ enum Schema {
 
   /// The migrations a reader needs: it reads a file that has these as it is. The later ones
   /// add tables that a reader takes as empty when they are absent (v5: envelopes and master
-  /// gain; v6: envelope points; v7: effects; v8: markers; v9: clipboards; v10: tags), so
-  /// reading an older project neither needs it writable nor upgrades it.
+  /// gain; v6: envelope points; v7: effects; v8: markers; v9: clipboards; v10: tags; v11: clip
+  /// names and cut fades), so reading an older project neither needs it writable nor upgrades
+  /// it.
   static let readerMigrations: Set<String> = ["v1", "v2", "v3", "v4"]
 
   /// `PRAGMA application_id` of a Tape project: "TAPE".
@@ -326,6 +328,33 @@ enum Schema {
             createdAt INTEGER NOT NULL
           );
           CREATE INDEX tag_by_version ON tag(version);
+          """)
+    }
+    migrator.registerMigration("v11") { db in
+      try db.execute(
+        sql: """
+          -- What a clip holds beyond its clip row (ClipDetailRow): its name (NULL for none;
+          -- unique, which the model checks, as for markers), and the parts of its fades'
+          -- curves that a range edit cut away, so that the audio that stays keeps its gain.
+          -- No row for a clip without a name whose fades are whole.
+          CREATE TABLE clip_detail (
+            clipID INTEGER PRIMARY KEY REFERENCES clip(id),
+            name TEXT CHECK (name <> ''),
+            fadeInSilentCut INTEGER NOT NULL CHECK (fadeInSilentCut >= 0),
+            fadeInFullCut INTEGER NOT NULL CHECK (fadeInFullCut >= 0),
+            fadeOutSilentCut INTEGER NOT NULL CHECK (fadeOutSilentCut >= 0),
+            fadeOutFullCut INTEGER NOT NULL CHECK (fadeOutFullCut >= 0)
+          );
+          -- A clipboard's pieces keep the cut parts of their fades too (not history: columns
+          -- may be added here).
+          ALTER TABLE clipboard_clip ADD COLUMN fadeInSilentCut INTEGER NOT NULL DEFAULT 0
+            CHECK (fadeInSilentCut >= 0);
+          ALTER TABLE clipboard_clip ADD COLUMN fadeInFullCut INTEGER NOT NULL DEFAULT 0
+            CHECK (fadeInFullCut >= 0);
+          ALTER TABLE clipboard_clip ADD COLUMN fadeOutSilentCut INTEGER NOT NULL DEFAULT 0
+            CHECK (fadeOutSilentCut >= 0);
+          ALTER TABLE clipboard_clip ADD COLUMN fadeOutFullCut INTEGER NOT NULL DEFAULT 0
+            CHECK (fadeOutFullCut >= 0);
           """)
     }
     return migrator

@@ -29,10 +29,23 @@ enum SnapshotReader {
       project.sources.append(
         try SourceRow.read(row, id: Source.ID(row.int64(0)), updating: nil))
     }
+    // Projects made before cut fades have no detail table until opened for writing.
+    var details: [Clip.ID: ClipDetailRow.Detail] = [:]
+    if try db.tableExists(Schema.clipDetailTable) {
+      try all(ClipDetailRow.self, db) { row in
+        let id = Clip.ID(row.int64(0))
+        details[id] = try ClipDetailRow.read(row, id: id, updating: nil)
+      }
+    }
     var clipsByTrack: [Track.ID: [Clip]] = [:]
     try all(ClipRow.self, orderedBy: "trackID, timelineStart, id", db) { row in
-      let (clip, track) = try ClipRow.read(row, id: Clip.ID(row.int64(0)), updating: nil)
+      var (clip, track) = try ClipRow.read(row, id: Clip.ID(row.int64(0)), updating: nil)
+      if let detail = details.removeValue(forKey: clip.id) { clip = detail.applied(to: clip) }
+      try requireSound(clip)
       clipsByTrack[track, default: []].append(clip)
+    }
+    if let orphan = details.keys.first {
+      throw StoreError.corrupt(detail: "the detail of missing clip \(orphan) is stored")
     }
     // Projects made before envelopes existed have neither table until opened for writing.
     var envelopes: [Track.ID: Envelope] = [:]
@@ -121,6 +134,14 @@ enum SnapshotReader {
     try requireUnique(project.allClips.map(\.id), ClipRow.table)
     try requireUnique(project.allEffects.map(\.effect.id), EffectRow.table)
     try requireUnique(project.markers.map(\.id), MarkerRow.table)
+  }
+
+  /// Refuses a clip whose fades no valid write could store (a damaged detail row, or one
+  /// left behind by a damaged change): every later step trusts them.
+  static func requireSound(_ clip: Clip) throws {
+    guard (try? clip.validateFades(sampleRate: 1)) != nil else {
+      throw StoreError.corrupt(detail: "clip \(clip.id) holds impossible fades")
+    }
   }
 
   /// Calls `body` with every row of `table`, all its columns in ``TrackedRow/columns`` order.
@@ -267,15 +288,44 @@ enum SnapshotReader {
       for index in leaving {
         project.tracks[index].clips.removeAll { filter.contains($0.id) }
       }
-      var arriving: [Int: [Clip]] = [:]
+      // The new state of each changed clip: its clip row's change, then its detail's (a clip
+      // whose detail alone changed keeps its row as it was).
+      var placed: [Clip.ID: (clip: Clip, track: Track.ID)] = [:]
+      var deleted: Set<Clip.ID> = []
       try changes.forEach { key, kind, _, new in
-        guard key.table == ClipRow.index, kind != .delete else { return }
+        guard key.table == ClipRow.index else { return }
         let id = Clip.ID(key.id)
-        let (clip, trackID) = try ClipRow.read(
-          Columns(new, changes), id: id, updating: kind == .insert ? nil : before[id])
-        guard let index = trackIndex[trackID], !removedTracks.contains(trackID) else {
-          throw StoreError.corrupt(detail: "clip \(clip.id) is on missing track \(trackID)")
+        guard kind != .delete else {
+          deleted.insert(id)
+          return
         }
+        placed[id] = try ClipRow.read(
+          Columns(new, changes), id: id, updating: kind == .insert ? nil : before[id])
+      }
+      try changes.forEach { key, kind, _, new in
+        guard key.table == ClipDetailRow.index else { return }
+        let id = Clip.ID(key.id)
+        guard !deleted.contains(id) else {
+          if kind == .delete { return }
+          throw StoreError.corrupt(detail: "a change gives removed clip \(id) a detail")
+        }
+        guard let base = placed[id] ?? before[id] else {
+          throw StoreError.corrupt(detail: "a change gives missing clip \(id) a detail")
+        }
+        let detail =
+          kind == .delete
+          ? ClipDetailRow.Detail.none
+          : try ClipDetailRow.read(
+            Columns(new, changes), id: id,
+            updating: kind == .insert ? nil : ClipDetailRow.Detail(base.clip))
+        placed[id] = (detail.applied(to: base.clip), base.track)
+      }
+      var arriving: [Int: [Clip]] = [:]
+      for (id, (clip, trackID)) in placed.sorted(by: { $0.key < $1.key }) {
+        guard let index = trackIndex[trackID], !removedTracks.contains(trackID) else {
+          throw StoreError.corrupt(detail: "clip \(id) is on missing track \(trackID)")
+        }
+        try requireSound(clip)
         arriving[index, default: []].append(clip)
         placements.append((clip.id, .placed(clip, on: trackID)))
       }

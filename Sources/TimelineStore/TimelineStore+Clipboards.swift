@@ -50,15 +50,17 @@ extension TimelineStore {
             sql: """
               INSERT INTO clipboard_clip (clipboard, position, trackID, copiedFrom, sourceID,
                 offset, sourceStart, length, gainDB, fadeInLength, fadeInCurve, fadeOutLength,
-                fadeOutCurve)
-              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                fadeOutCurve, fadeInSilentCut, fadeInFullCut, fadeOutSilentCut, fadeOutFullCut)
+              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
               """,
             arguments: [
               clipboard.name, position, piece.track.rawValue, piece.copiedFrom.rawValue,
               piece.source.rawValue, piece.offset.frames, piece.sourceRange.start.frames,
               piece.sourceRange.count.frames, piece.gain.decibels, piece.fadeIn.length.frames,
               piece.fadeIn.curve.rawValue, piece.fadeOut.length.frames,
-              piece.fadeOut.curve.rawValue,
+              piece.fadeOut.curve.rawValue, piece.fadeIn.silentCut.frames,
+              piece.fadeIn.fullCut.frames, piece.fadeOut.silentCut.frames,
+              piece.fadeOut.fullCut.frames,
             ])
         }
         return replaced
@@ -136,6 +138,16 @@ extension TimelineStore {
             }
             return curve
           }
+          // The cut parts of its fades (v11); a file read without that migration has none.
+          let cut = { (column: String) throws -> FrameCount in
+            guard row.hasColumn(column) else { return .zero }
+            let frames: Int64 = try row.value(column, of: table)
+            guard frames >= 0 else {
+              throw StoreError.corrupt(
+                detail: "table \(table): column \(column) holds a value Tape never writes")
+            }
+            return FrameCount(frames)
+          }
           pieces[owner, default: []].append(
             Clipboard.Piece(
               track: Track.ID(try row.value("trackID", of: table)),
@@ -148,10 +160,12 @@ extension TimelineStore {
               gain: Gain(decibels: try row.value("gainDB", of: table)),
               fadeIn: Fade(
                 length: FrameCount(try row.value("fadeInLength", of: table)),
-                curve: try curve("fadeInCurve")),
+                curve: try curve("fadeInCurve"), silentCut: try cut("fadeInSilentCut"),
+                fullCut: try cut("fadeInFullCut")),
               fadeOut: Fade(
                 length: FrameCount(try row.value("fadeOutLength", of: table)),
-                curve: try curve("fadeOutCurve"))))
+                curve: try curve("fadeOutCurve"), silentCut: try cut("fadeOutSilentCut"),
+                fullCut: try cut("fadeOutFullCut"))))
         }
         return try heads.map { row in
           let owner: String = try row.value("name", of: "clipboard")

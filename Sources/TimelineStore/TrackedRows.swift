@@ -147,11 +147,14 @@ enum ClipRow: TrackedRow {
         ?? base?.clip.fadeOut.length,
       let fadeOutCurve = try row.curve(10) ?? base?.clip.fadeOut.curve, length.frames >= 0
     else { throw unreadable(id.rawValue) }
-    let clip = Clip(
+    var clip = Clip(
       id: id, source: source, timelineStart: start,
       sourceRange: FrameRange(start: sourceStart, count: length), gain: gain,
       fadeIn: Fade(length: fadeInLength, curve: fadeInCurve),
       fadeOut: Fade(length: fadeOutLength, curve: fadeOutCurve))
+    // The cut parts of its fades live in its detail row (``ClipDetailRow``): an update keeps
+    // them, and a change of that row comes after.
+    if let base { clip = ClipDetailRow.Detail(base.clip).applied(to: clip) }
     return (clip, track)
   }
 }
@@ -448,5 +451,94 @@ enum MarkerRow: TrackedRow {
       let name = try row.text(2) ?? base?.name
     else { throw unreadable(id.rawValue) }
     return Marker(id: id, name: name, position: position)
+  }
+}
+
+/// What a clip holds beyond its ``ClipRow``: its name, and the parts of its fades' curves an
+/// edit cut away (``Timeline/Fade/silentCut``, ``Timeline/Fade/fullCut``). `(clipID, name,
+/// fadeInSilentCut, fadeInFullCut, fadeOutSilentCut, fadeOutFullCut)`, `name` NULL for none; no
+/// row for a clip without a name whose fades are whole, so projects and history without either
+/// are as they were. A table of its own because a tracked table never gains columns
+/// (``Schema/trackedRows``).
+enum ClipDetailRow: TrackedRow {
+  static let table = "clip_detail"
+  static let index = 9
+  static let columns = [
+    "clipID", "name", "fadeInSilentCut", "fadeInFullCut", "fadeOutSilentCut", "fadeOutFullCut",
+  ]
+
+  /// A clip's name and the cut parts of its fades.
+  struct Detail: Hashable {
+    var name: String?
+    var fadeIn: (silent: FrameCount, full: FrameCount)
+    var fadeOut: (silent: FrameCount, full: FrameCount)
+
+    static func == (a: Detail, b: Detail) -> Bool {
+      a.name == b.name && a.fadeIn == b.fadeIn && a.fadeOut == b.fadeOut
+    }
+
+    func hash(into hasher: inout Hasher) {
+      hasher.combine(name)
+      for value in [fadeIn.silent, fadeIn.full, fadeOut.silent, fadeOut.full] {
+        hasher.combine(value.frames)
+      }
+    }
+
+    static let none = Detail(name: nil, fadeIn: (.zero, .zero), fadeOut: (.zero, .zero))
+
+    init(
+      name: String?, fadeIn: (silent: FrameCount, full: FrameCount),
+      fadeOut: (silent: FrameCount, full: FrameCount)
+    ) {
+      self.name = name
+      self.fadeIn = fadeIn
+      self.fadeOut = fadeOut
+    }
+
+    init(_ clip: Clip) {
+      name = clip.name
+      fadeIn = (clip.fadeIn.silentCut, clip.fadeIn.fullCut)
+      fadeOut = (clip.fadeOut.silentCut, clip.fadeOut.fullCut)
+    }
+
+    /// `clip` with this name and these cut parts.
+    func applied(to clip: Clip) -> Clip {
+      var clip = clip
+      clip.name = name
+      (clip.fadeIn.silentCut, clip.fadeIn.fullCut) = fadeIn
+      (clip.fadeOut.silentCut, clip.fadeOut.fullCut) = fadeOut
+      return clip
+    }
+  }
+
+  /// The row of `clip`, nil when it has no name and whole fades.
+  static func values(_ clip: Clip) -> [ChangeValue]? {
+    let detail = Detail(clip)
+    guard detail != .none else { return nil }
+    return [
+      .integer(clip.id.rawValue), detail.name.map(ChangeValue.text) ?? .null,
+      .integer(detail.fadeIn.silent.frames), .integer(detail.fadeIn.full.frames),
+      .integer(detail.fadeOut.silent.frames), .integer(detail.fadeOut.full.frames),
+    ]
+  }
+
+  /// The detail a row holds, taking what an update leaves alone from `base`.
+  static func read(_ row: some ColumnReader, id: Clip.ID, updating base: Detail?) throws -> Detail {
+    let base = base ?? .none
+    func frames(_ column: Int, _ old: FrameCount) throws -> FrameCount {
+      guard let value = try row.integer(column) else { return old }
+      guard value >= 0 else { throw unreadable(id.rawValue) }
+      return FrameCount(value)
+    }
+    let name: String?
+    switch try row.value(1) {
+    case nil: name = base.name
+    case .null?: name = nil
+    case .text(let text)?: name = text
+    default: throw unreadable(id.rawValue)
+    }
+    return Detail(
+      name: name, fadeIn: (try frames(2, base.fadeIn.silent), try frames(3, base.fadeIn.full)),
+      fadeOut: (try frames(4, base.fadeOut.silent), try frames(5, base.fadeOut.full)))
   }
 }

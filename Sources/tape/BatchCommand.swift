@@ -22,7 +22,8 @@ struct Batch: ParsableCommand {
       before it; an error on any line is reported as 'line N: …' and nothing is applied.
       A line's --as NAME names the id it creates (the first, if several); later lines use it \
       as @NAME. A word @NAME that no earlier line named is a marker, for a time \
-      (--at @chorus, @chorus+2s); a name given by --as wins over a marker's.
+      (--at @chorus, @chorus+2s), or a clip's name, for a clip (clip set @intro); a name \
+      given by --as wins over a marker's and a clip's.
       Example: tape batch song.tape edits.txt -m "Rough cut"
       Example: printf 'track add Drums --as d\\nclip add @d s1 --at 0\\n' | tape batch song.tape
       """)
@@ -111,6 +112,7 @@ struct Batch: ParsableCommand {
             if let unknown = line.words.first(where: {
               $0.hasPrefix("@") && named[String($0.dropFirst())] == nil
                 && (try? parsePosition($0, current)) == nil
+                && current.clip(named: String($0.dropFirst())) == nil
             }) {
               throw BatchLineError(
                 line: line.number,

@@ -145,7 +145,7 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
     case .invalidTime, .timeTooLarge, .invalidGain, .invalidPan, .emptyClip, .emptyRange,
       .invalidEnvelopePoint, .emptyEnvelope, .invalidEnvelopeShape, .envelopeShapeCount,
       .envelopeShapeInPoint, .invalidClipboardName, .clipboardTrackCount, .trackNamedTwice,
-      .invalidSnap:
+      .invalidSnap, .invalidClipName:
       return (Exit.usage, error.description)
     default: return (Exit.dataError, error.description)
     }
@@ -376,6 +376,17 @@ func historyLabel(_ action: String, _ changes: [(String, String?)]) -> String {
 }
 
 // MARK: Parsing values that need the project
+
+/// A clip given by its id (`c3`) or by its name (`@intro`, ``Timeline/Clip/name``). Where a
+/// clip is taken, `@NAME` is a clip's name; in a time argument it is a marker (`--at @chorus`):
+/// different arguments, so the two never meet. In a batch, a name an earlier line gave with
+/// `--as` wins over both.
+func parseClipID(_ text: String, _ project: Project) throws -> Clip.ID {
+  guard text.hasPrefix("@") else { return try parseID(text, as: Clip.ID.self) }
+  let name = String(text.dropFirst())
+  guard let clip = project.clip(named: name) else { throw TimelineError.unknownClipName(name) }
+  return clip.id
+}
 
 func parseID<Entity>(_ text: String, as _: EntityID<Entity>.Type) throws -> EntityID<Entity> {
   guard let id = EntityID<Entity>(parsing: text) else {

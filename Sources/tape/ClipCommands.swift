@@ -44,7 +44,7 @@ struct ClipCommand: ParsableCommand {
     var label: String { "Slip \(clip) by \(by)" }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
-      let id = try parseID(clip, as: Clip.ID.self)
+      let id = try parseClipID(clip, project)
       var text = by.trimmingCharacters(in: .whitespaces)
       var sign: Int64 = 1
       if let first = text.first, first == "-" || first == "+" {
@@ -152,7 +152,7 @@ struct ClipCommand: ParsableCommand {
         throw UsageError(message: "--length \(self.length) is no time; give the crossfade a length")
       }
       return (
-        try parseID(left, as: Clip.ID.self), try parseID(right, as: Clip.ID.self),
+        try parseClipID(left, project), try parseClipID(right, project),
         Timeline.Crossfade(length: length, curve: try parseCurve(curve))
       )
     }
@@ -175,8 +175,10 @@ struct ClipCommand: ParsableCommand {
       abstract: "Place part of a source on a track; prints the clip's id.",
       discussion: """
         --from and --to/--length choose the part of the source (default: all of it); --at is \
-        where it starts on the timeline.
+        where it starts on the timeline. --name gives it a name that later commands take \
+        instead of its id, as @NAME (clip set @intro --gain -3).
         Example: tape clip add song.tape t1 s1 --at 2s --from 0:10 --length 4s --fade-in 50ms
+        Example: tape clip add song.tape t1 s1 --at 20s --length 4s --name intro
         """
     ).parsedAlone()
 
@@ -195,6 +197,8 @@ struct ClipCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Fade-out length.") var fadeOut: String?
     @Option(help: "Curve of both fades: linear, equal-power, s-curve, exponential.")
     var curve: String = "linear"
+    @Option(help: "A name to call the clip by (@NAME where a clip id is taken); unique.")
+    var name: String?
     @OptionGroup var options: EditOptions
 
     func validate() throws {
@@ -222,7 +226,8 @@ struct ClipCommand: ParsableCommand {
           fadeIn: Fade(
             length: try fadeIn.map { try parseTime($0, project) } ?? .zero, curve: curve),
           fadeOut: Fade(
-            length: try fadeOut.map { try parseTime($0, project) } ?? .zero, curve: curve))
+            length: try fadeOut.map { try parseTime($0, project) } ?? .zero, curve: curve),
+          name: name)
       }
     }
   }
@@ -248,11 +253,16 @@ struct ClipCommand: ParsableCommand {
     var label: String { "Split \(clip) at \(at)\(snapping.snap.map { " snapped to \($0)" } ?? "")" }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
-      let id = try parseID(clip, as: Clip.ID.self)
+      let id = try parseClipID(clip, project)
       let typed = try parsePosition(at, project, relativeTo: project.clip(id)?.clip.timelineStart)
       return try project.splitClip(
         id, at: try snapping.apply(typed, project, file: self.project.file, excluding: id),
         newID: ids.newClipID())
+    }
+
+    /// `@NAME` as the id it names, so that the id is what is printed.
+    mutating func prepare(_ project: Project) throws {
+      if let id = try? parseClipID(clip, project) { clip = id.description }
     }
 
     func printed(created: [String]) -> [String] { [clip] + created }
@@ -261,7 +271,12 @@ struct ClipCommand: ParsableCommand {
   struct Copy: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Copy a clip (its source range, gain and fades) to another time; prints its id.",
-      discussion: "Example: tape clip copy song.tape c3 --to 1:30 --track t2"
+      discussion: """
+        --snap moves --to first: clips to the nearest clip edge within 100 ms (the copied \
+        clip's own too, to butt the copy against it), zero or a grid; see 'tape cut --help'.
+        Example: tape clip copy song.tape c3 --to 1:30 --track t2
+        Example: tape clip copy song.tape c3 --to c3.end --snap clips
+        """
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
@@ -269,18 +284,21 @@ struct ClipCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Where the copy starts on the timeline.") var to: String
     @Option(help: "The track to put it on (default: the clip's own).", completion: ids("t"))
     var track: String?
+    @OptionGroup var snapping: SnapOption
     @OptionGroup var options: EditOptions
 
-    var label: String { historyLabel("Copy \(clip) to \(to)", [("onto", track)]) }
+    var label: String {
+      historyLabel("Copy \(clip) to \(to)", [("snapped to", snapping.snap), ("onto", track)])
+    }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
-      let id = try parseID(clip, as: Clip.ID.self)
+      let id = try parseClipID(clip, project)
       let trackID = try track.map { try parseID($0, as: Track.ID.self) }
+      let typed = try parsePosition(to, project, relativeTo: project.clip(id)?.clip.timelineStart)
+      let start = try snapping.apply(typed, project, file: self.project.file)
       let newID = ids.newClipID()
       return try namingTheNewClip(newID) {
-        try project.copyClip(
-          id, to: try parsePosition(to, project, relativeTo: project.clip(id)?.clip.timelineStart),
-          track: trackID, newID: newID)
+        try project.copyClip(id, to: start, track: trackID, newID: newID)
       }
     }
   }
@@ -316,7 +334,7 @@ struct ClipCommand: ParsableCommand {
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
-      let id = try parseID(clip, as: Clip.ID.self)
+      let id = try parseClipID(clip, project)
       let trackID = try track.map { try parseID($0, as: Track.ID.self) }
       let start = project.clip(id)?.clip.timelineStart
       let file = self.project.file
@@ -332,13 +350,19 @@ struct ClipCommand: ParsableCommand {
   struct Trim: EditingCommand {
     static let configuration = CommandConfiguration(
       abstract: "Move a clip's edges on the timeline; the audio stays where it is.",
-      discussion: "Example: tape clip trim song.tape c3 --start 2.5s --end 0:07"
+      discussion: """
+        --snap moves --start and --end first: clips to the nearest edge of another clip \
+        within 100 ms, zero or a grid; see 'tape cut --help'.
+        Example: tape clip trim song.tape c3 --start 2.5s --end 0:07
+        Example: tape clip trim song.tape c3 --end 0:07 --snap zero
+        """
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
     @Option(parsing: .unconditional, help: "The new timeline start.") var start: String?
     @Option(parsing: .unconditional, help: "The new timeline end.") var end: String?
+    @OptionGroup var snapping: SnapOption
     @OptionGroup var options: EditOptions
 
     func validate() throws {
@@ -347,23 +371,38 @@ struct ClipCommand: ParsableCommand {
       }
     }
 
-    var label: String { historyLabel("Trim \(clip)", [("start to", start), ("end to", end)]) }
+    var label: String {
+      historyLabel(
+        "Trim \(clip)", [("start to", start), ("end to", end), ("snapped to", snapping.snap)])
+    }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
-      let id = try parseID(clip, as: Clip.ID.self)
+      let id = try parseClipID(clip, project)
       let edges = project.clip(id)?.clip
+      let file = self.project.file
+      let snapped = { (typed: FramePosition) in
+        try snapping.apply(typed, project, file: file, excluding: id)
+      }
       return try project.trimClip(
         id,
-        start: try start.map { try parsePosition($0, project, relativeTo: edges?.timelineStart) },
-        end: try end.map { try parsePosition($0, project, relativeTo: edges?.timelineEnd) })
+        start: try start.map {
+          try snapped(try parsePosition($0, project, relativeTo: edges?.timelineStart))
+        },
+        end: try end.map {
+          try snapped(try parsePosition($0, project, relativeTo: edges?.timelineEnd))
+        })
     }
   }
 
   struct Set: EditingCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Change a clip's gain and fades.",
-      discussion:
-        "Example: tape clip set song.tape c3 --gain -4dB --fade-out 2s --fade-out-curve s-curve"
+      abstract: "Change a clip's gain, fades and name.",
+      discussion: """
+        --name names the clip (later commands take @NAME for its id; names are unique), \
+        --no-name removes its name.
+        Example: tape clip set song.tape c3 --gain -4dB --fade-out 2s --fade-out-curve s-curve
+        Example: tape clip set song.tape c3 --name verse
+        """
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
@@ -374,15 +413,21 @@ struct ClipCommand: ParsableCommand {
     @Option(help: "Fade-in curve: linear, equal-power, s-curve, exponential.") var fadeInCurve:
       String?
     @Option(help: "Fade-out curve.") var fadeOutCurve: String?
+    @Option(help: "A name to call the clip by (@NAME where a clip id is taken); unique.")
+    var name: String?
+    @Flag(help: "Remove the clip's name.") var noName = false
     @OptionGroup var options: EditOptions
 
     func validate() throws {
       guard
         gain != nil || fadeIn != nil || fadeOut != nil || fadeInCurve != nil || fadeOutCurve != nil
+          || name != nil || noName
       else {
         throw ValidationError(
-          "say what to change: --gain, --fade-in, --fade-out, --fade-in-curve or --fade-out-curve")
+          "say what to change: --gain, --fade-in, --fade-out, --fade-in-curve, --fade-out-curve, --name or --no-name"
+        )
       }
+      if name != nil && noName { throw ValidationError("give --name or --no-name, not both") }
     }
 
     var label: String {
@@ -390,12 +435,13 @@ struct ClipCommand: ParsableCommand {
         "Set \(clip)",
         [
           ("gain", gain), ("fade-in", fadeIn), ("fade-out", fadeOut),
-          ("fade-in curve", fadeInCurve), ("fade-out curve", fadeOutCurve),
+          ("fade-in curve", fadeInCurve), ("fade-out curve", fadeOutCurve), ("name", name),
+          ("", noName ? "no name" : nil),
         ])
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
-      let id = try parseID(clip, as: Clip.ID.self)
+      let id = try parseClipID(clip, project)
       let gain = try gain.map(Gain.init(parsing:))
       let inCurve = try fadeInCurve.map(parseCurve)
       let outCurve = try fadeOutCurve.map(parseCurve)
@@ -410,7 +456,14 @@ struct ClipCommand: ParsableCommand {
         ? Fade(
           length: try fadeOut.map { try parseTime($0, project) } ?? clip.fadeOut.length,
           curve: outCurve ?? clip.fadeOut.curve) : nil
-      return try project.setClip(id, gain: gain, fadeIn: newIn, fadeOut: newOut)
+      var commands: [Command] = []
+      var current = project
+      if gain != nil || newIn != nil || newOut != nil {
+        commands = try project.setClip(id, gain: gain, fadeIn: newIn, fadeOut: newOut)
+        current = try project.applying(commands)
+      }
+      if name != nil || noName { commands += try current.nameClip(id, name) }
+      return commands
     }
   }
 
@@ -437,7 +490,7 @@ struct ClipCommand: ParsableCommand {
     var label: String { "Remove \(clip)\(ripple ? " with ripple" : "")" }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
-      try project.removeClip(try parseID(clip, as: Clip.ID.self), ripple: ripple)
+      try project.removeClip(try parseClipID(clip, project), ripple: ripple)
     }
   }
 }

@@ -14,8 +14,7 @@ struct CopyRange: ParsableCommand {
       the range, with its gain and the fades that lie in it, and each track's volume envelope \
       over the range: 'tape paste' then plays exactly what the range played. A fade outside \
       the range is dropped (the copy starts or ends as the range does); a fade the range cuts \
-      through is shortened to the part inside it, keeping its curve, so it still runs from \
-      silence, and a note says so (that part will not sound exactly as before). Track gain, \
+      through keeps the part of its curve inside it, every frame at the gain it had. Track gain, \
       pan and effects are not copied: they are the settings of the track pasted onto.
       The clipboard is kept in the project file, not in its history: copying makes no \
       version and undo never removes one. A name copied again is replaced (a note says so). \
@@ -86,16 +85,11 @@ struct CopyRange: ParsableCommand {
       guard end > start else {
         throw UsageError(message: "--to \(to) must come after --from \(from)")
       }
-      let (clipboard, shortened) = try current.copyRange(
+      let clipboard = try current.copyRange(
         FrameRange(start: start, end: end), tracks: try choice.chosen(), name: name)
       let replaced = try store.saveClipboard(clipboard)
       let seconds = { (n: FrameCount) in TimeValue.seconds(n, sampleRate: current.sampleRate) }
       if replaced { writeOut("note: clipboard \(name) replaced\n") }
-      for fade in shortened {
-        writeOut(
-          "note: the range cuts through the \(fade.end.rawValue) of \(fade.clip) (\(seconds(FrameCount(fade.fade.start.frames)))–\(seconds(FrameCount(fade.fade.end.frames)))): copied as a \(seconds(fade.kept)) \(fade.end.rawValue), which does not sound exactly as the range did\n"
-        )
-      }
       if clipboard.pieces.isEmpty {
         writeOut(
           "note: no clip plays in that range on those tracks; \(name) holds \(seconds(clipboard.length)) of silence\n"
@@ -131,6 +125,7 @@ func clipboardJSON(_ saved: SavedClipboard) -> JSONValue {
   let fade = { (fade: Fade) in
     JSONValue.object([
       ("length", .int(fade.length.frames)), ("curve", .string(fade.curve.rawValue)),
+      ("silentCut", .int(fade.silentCut.frames)), ("fullCut", .int(fade.fullCut.frames)),
     ])
   }
   return .object([

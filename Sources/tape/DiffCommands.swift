@@ -10,8 +10,11 @@ struct Watch: ParsableCommand {
     discussion: """
       One line per edit, undo, redo or checkout, from any process, until Ctrl-C (or --count \
       moves): the cause, the versions, the label and the change in words (c3 moved 0:01.000 → \
-      0:03.000, t1 → t2; t2 gain -3 dB → -6 dB). Every move is printed, however fast they \
-      come: the store journals each one. --json prints one object a line (see the README).
+      0:03.000, t1 → t2; t2 gain -3 dB → -6 dB), bounded as undo's line is (clips moved \
+      alike are one phrase, c4…c5003 (5,000 clips) moved 0.3s left; past 12 phrases the \
+      rest are counted). Every move is printed, however fast they \
+      come: the store journals each one. --json prints one object a line (see the README), \
+      with every change.
       Example: tape watch song.tape --json | jq .cause
       """)
 
@@ -112,7 +115,9 @@ struct Diff: ParsableCommand {
     abstract: "Show what differs between two versions, on any branches.",
     discussion: """
       The same words and JSON as 'tape watch': every clip, track and source that differs, with \
-      its value in A and in B. Neither version becomes the head.
+      its value in A and in B, a phrase a line (clips moved alike are one phrase, past 12 \
+      phrases the rest are counted; --json lists every change). Neither version becomes the \
+      head.
       Example: tape diff song.tape 12 17 --json
       """)
 
@@ -139,10 +144,13 @@ struct Diff: ParsableCommand {
             ("changes", .array(words.changesJSON(diff))),
           ]))
       } else {
-        let lines = words.lines(diff)
+        // Bounded, as undo's line: a ripple edit's moved clips are one phrase (`--json` lists
+        // each).
+        let lines = words.boundedLines(diff)
         print(
           lines.isEmpty
-            ? "v\(a.version) and v\(b.version) are the same" : lines.joined(separator: "\n"))
+            ? "v\(a.version) and v\(b.version) are the same" : lines.joined(separator: "
+"))
       }
     }
   }
@@ -166,7 +174,7 @@ struct DiffWords {
     let named =
       move.cause == .undo && fromLabel != nil
       ? "(undid \(quoted(fromLabel ?? "")))" : quoted(label)
-    let changes = lines(diff)
+    let changes = boundedLines(diff)
     return
       "\(move.cause.rawValue) \(versions) \(named)\(changes.isEmpty ? "" : ": " + changes.joined(separator: "; "))"
   }
@@ -426,6 +434,7 @@ struct DiffWords {
       if clip.gain != .unity { settings.append("gain \(clip.gain)") }
       if clip.fadeIn.length.frames > 0 { settings.append("fade-in \(fade(clip.fadeIn))") }
       if clip.fadeOut.length.frames > 0 { settings.append("fade-out \(fade(clip.fadeOut))") }
+      if let name = clip.name { settings.append("named \(quoted(name))") }
       return
         "\(id) added on \(new.track) at \(time(clip.timelineStart.frames)) (\(settings.joined(separator: ", ")))"
     case (let old?, nil):
@@ -466,6 +475,13 @@ struct DiffWords {
       if a.gain != b.gain { parts.append("gain \(a.gain) → \(b.gain)") }
       if a.fadeIn != b.fadeIn { parts.append(fadeChange("fade-in", a.fadeIn, b.fadeIn)) }
       if a.fadeOut != b.fadeOut { parts.append(fadeChange("fade-out", a.fadeOut, b.fadeOut)) }
+      switch (a.name, b.name) {
+      case (nil, let new?): parts.append("named \(quoted(new))")
+      case (let old?, nil): parts.append("name \(quoted(old)) removed")
+      case (let old?, let new?) where old != new:
+        parts.append("renamed \(quoted(old)) → \(quoted(new))")
+      default: break
+      }
       return "\(id) " + parts.joined(separator: ", ")
     default:
       return "\(id)"
@@ -481,9 +497,12 @@ struct DiffWords {
   }
 
   private func fade(_ fade: Fade) -> String {
-    fade.length.frames == 0
+    let seconds = { (frames: FrameCount) in TimeValue.seconds(frames, sampleRate: sampleRate) }
+    return fade.length.frames == 0
       ? "none"
-      : "\(TimeValue.seconds(fade.length, sampleRate: sampleRate)) \(fade.curve.displayName)"
+      : fade.isPartial
+        ? "\(seconds(fade.length)) of \(seconds(fade.curveLength)) \(fade.curve.displayName)"
+        : "\(seconds(fade.length)) \(fade.curve.displayName)"
   }
 
   /// Every change with its values before and after, as `ls --json` shows them (a clip's with

@@ -203,6 +203,12 @@ struct Play: ParsableCommand {
         player: player, store: store, device: device, sampleRate: project.sampleRate,
         times: times, json: json.json, notices: { library.takeNotices() })
       session.watch(self.project.file)
+      let followsEnd = span.to == nil
+      session.loopRange = { [store] in
+        guard followsEnd else { return range }
+        let end = max(range.start, store.snapshot.project.timelineEnd)
+        return FrameRange(start: range.start, end: end)
+      }
       if follow && !store.canFollow {
         session.note(
           "\(self.project.file) is opened read-only without its log, so edits made while it plays will not be heard"
@@ -227,15 +233,23 @@ extension Play {
   /// Refuses a loop too short for its wrap's fades (out over the last 5.3 ms, in over the
   /// first): the player would wrap it without them, with a click at every wrap.
   static func checkLoop(_ range: FrameRange, sampleRate: Int) throws {
+    guard let shortfall = loopShortfall(range.count, sampleRate: sampleRate) else { return }
+    throw UsageError(
+      message:
+        "--loop over \(shortfall); loop a longer range, or play it without --loop")
+  }
+
+  /// Why a loop of `length` frames is too short for its wrap's fades (`400 frames (8.3 ms) is
+  /// shorter than the 513 frames (10.7 ms) its wrap needs to fade out and in without a
+  /// click`), nil when it is long enough: `--loop`, play's `l` key and scrub say it alike.
+  static func loopShortfall(_ length: FrameCount, sampleRate: Int) -> String? {
     let shortest = 2 * LiveMixer.transitionFrames(sampleRate: sampleRate) + 1
-    guard range.count.frames < shortest else { return }
+    guard length.frames < shortest else { return nil }
     let milliseconds = { (frames: Int64) in
       String(format: "%.1f ms", Double(frames) / Double(sampleRate) * 1_000)
     }
-    throw UsageError(
-      message:
-        "--loop over \(range.count.frames) frames (\(milliseconds(range.count.frames))) is shorter than the \(shortest) frames (\(milliseconds(shortest))) its wrap needs to fade out and in without a click; loop a longer range, or play it without --loop"
-    )
+    return
+      "\(length.frames) frames (\(milliseconds(length.frames))) is shorter than the \(shortest) frames (\(milliseconds(shortest))) its wrap needs to fade out and in without a click"
   }
 }
 
@@ -265,6 +279,10 @@ final class PlaySession: @unchecked Sendable {
   private var keyInput = KeyInput()
   /// Lines for the user from the decoded audio's library (a source file that went away).
   private let notices: @Sendable () -> [String]
+
+  /// The range `l` would loop, as it is now (to the project's end as edits move it, without
+  /// `--to`); nil, not checked.
+  var loopRange: (() -> FrameRange)?
 
   init(
     player: LivePlayer, store: TimelineStore, device: String, sampleRate: Int,
@@ -449,7 +467,14 @@ final class PlaySession: @unchecked Sendable {
         pauseRequested.toggle()
         player.setPaused(pauseRequested)
       case UInt8(ascii: "l"), UInt8(ascii: "L"):
-        player.setLoop(!player.status.loop)
+        // A loop too short for its wrap's fades is refused in one line, as --loop is.
+        if !player.status.loop, let range = loopRange?(),
+          let shortfall = Play.loopShortfall(range.count, sampleRate: sampleRate)
+        {
+          note("l: a loop over \(shortfall); play a longer range to loop it")
+        } else {
+          player.setLoop(!player.status.loop)
+        }
       case 0x1B where index + 2 < count && bytes[index + 1] == UInt8(ascii: "["):
         let position = player.destination
         if bytes[index + 2] == UInt8(ascii: "C") { player.seek(to: position + step) }

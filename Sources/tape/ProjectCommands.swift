@@ -253,9 +253,12 @@ func clipJSON(_ clip: Clip) -> JSONValue {
 }
 
 func clipFields(_ clip: Clip) -> [(String, JSONValue)] {
+  // `silentCut`/`fullCut`: the frames of a longer curve a range edit cut away (0, 0 for a
+  // whole fade).
   let fade = { (fade: Fade) in
     JSONValue.object([
       ("length", .int(fade.length.frames)), ("curve", .string(fade.curve.rawValue)),
+      ("silentCut", .int(fade.silentCut.frames)), ("fullCut", .int(fade.fullCut.frames)),
     ])
   }
   return [
@@ -263,7 +266,7 @@ func clipFields(_ clip: Clip) -> [(String, JSONValue)] {
     ("timelineStart", .int(clip.timelineStart.frames)),
     ("sourceStart", .int(clip.sourceRange.start.frames)), ("length", .int(clip.length.frames)),
     ("gainDB", .double(clip.gain.decibels)), ("fadeIn", fade(clip.fadeIn)),
-    ("fadeOut", fade(clip.fadeOut)),
+    ("fadeOut", fade(clip.fadeOut)), ("name", clip.name.map(JSONValue.string) ?? .null),
   ]
 }
 
@@ -328,13 +331,19 @@ struct TimelineTable {
       lines.append(
         "  clip   source  start      end        from       gain     fade in            fade out")
       for clip in track.clips {
+        let time = { (frames: FrameCount) in
+          inFrames ? "\(frames.frames)f" : TimeValue.seconds(frames, sampleRate: rate)
+        }
+        // A fade a range edit cut: the part that plays, of how long a curve.
         let fade = { (fade: Fade) in
           fade.length.frames == 0
             ? "-"
-            : "\(inFrames ? "\(fade.length.frames)f" : TimeValue.seconds(fade.length, sampleRate: rate)) \(fade.curve.displayName)"
+            : fade.isPartial
+              ? "\(time(fade.length)) of \(time(fade.curveLength)) \(fade.curve.displayName)"
+              : "\(time(fade.length)) \(fade.curve.displayName)"
         }
         lines.append(
-          "\(missing.contains(clip.source) ? "! " : "  ")\(pad(clip.id.description, 6)) \(pad(clip.source.description, 7)) \(pad(clock(clip.timelineStart.frames), 10)) \(pad(clock(clip.timelineEnd.frames), 10)) \(pad(clock(clip.sourceRange.start.frames), 10)) \(pad(clip.gain.description, 8)) \(pad(fade(clip.fadeIn), 18)) \(fade(clip.fadeOut))"
+          "\(missing.contains(clip.source) ? "! " : "  ")\(pad(clip.id.description, 6)) \(pad(clip.source.description, 7)) \(pad(clock(clip.timelineStart.frames), 10)) \(pad(clock(clip.timelineEnd.frames), 10)) \(pad(clock(clip.sourceRange.start.frames), 10)) \(pad(clip.gain.description, 8)) \(pad(fade(clip.fadeIn), 18)) \(fade(clip.fadeOut))\(clip.name.map { "  @\($0)" } ?? "")"
         )
       }
     }

@@ -43,11 +43,10 @@ struct Cut: EditingCommand {
       equal-power, the default, for different material either side; linear or s-curve for \
       the same recording). Where a side has less audio than that, the crossfade is shorter \
       and a note says so. Without --ripple there is nothing to cross to: each new edge fades \
-      over D instead. A range that cuts off the end \
-      of a fade-out (or the start of a fade-in) shortens it to what remains, which keeps its \
-      curve and still reaches silence at the new edge; a range that starts inside a fade-in \
-      or ends inside a fade-out is refused, since the rest of that fade would jump to full \
-      level (the message says where to cut instead). Volume envelopes move with --ripple, \
+      over D instead (refused, naming every clip in the way, where D does not fit beside a \
+      clip's other fade). A range that cuts through a fade keeps the gain of every frame \
+      that remains: what is left of the fade is the part of its curve that remains ('ls' \
+      shows it as '0.1s of 0.3s'). Volume envelopes move with --ripple, \
       and so do markers: those after the range move left by its length, those inside it to \
       its start. Everywhere else the audio outside the range is exactly what it was.
       --snap moves --from and --to: clips to the nearest clip edge on any track within 100 ms \
@@ -148,9 +147,10 @@ struct Insert: EditingCommand {
     abstract: "Open a gap of silence in tracks, moving everything after it right.",
     discussion: """
       A clip playing across --at is split there (its right part gets a new id, printed) and \
-      moves with the rest; a split inside a fade is refused, as 'clip split' refuses it. \
-      Markers at or after --at move right with it.
+      moves with the rest; inside a fade each part keeps its part of the fade's curve. \
+      Markers at or after --at move right with it. --snap moves --at first, as for 'tape cut'.
       Example: tape insert song.tape --at 30s --length 2s
+      Example: tape insert song.tape --at 29.9s --length 2s --snap clips
       """
   ).parsedAlone()
 
@@ -158,14 +158,17 @@ struct Insert: EditingCommand {
   @Option(parsing: .unconditional, help: "Where the gap starts on the timeline.") var at: String
   @Option(parsing: .unconditional, help: "How long the gap is.") var length: String
   @OptionGroup var choice: TrackChoice
+  @OptionGroup var snapping: SnapOption
   @OptionGroup var options: EditOptions
 
-  var label: String { "Insert \(length) at \(at)\(choice.shown)" }
+  var label: String {
+    "Insert \(length) at \(at)\(snapping.snap.map { " snapped to \($0)" } ?? "")\(choice.shown)"
+  }
 
   func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
     try project.insertGap(
-      at: try parsePosition(at, project), length: try parseTime(length, project),
-      tracks: try choice.chosen()
+      at: try snapping.apply(try parsePosition(at, project), project, file: self.project.file),
+      length: try parseTime(length, project), tracks: try choice.chosen()
     ) { ids.newClipID() }
   }
 }
@@ -194,8 +197,8 @@ struct SplitAll: EditingCommand {
     abstract: "Split every clip under a time, on every track or some; prints the new right parts.",
     discussion: """
       Each clip playing across --at is cut in two there (as 'clip split' cuts one): the left \
-      part keeps its id, the right part gets a new one, printed in track order. A split inside \
-      a fade is refused, as 'clip split' refuses it. --snap moves --at first, as for 'tape cut'.
+      part keeps its id, the right part gets a new one, printed in track order. Inside a fade \
+      each part keeps its part of the fade's curve. --snap moves --at first, as for 'tape cut'.
       Example: tape split song.tape --at 1:02.5
       Example: tape split song.tape --at c3.end --tracks t1,t2
       """

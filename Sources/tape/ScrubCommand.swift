@@ -84,6 +84,8 @@ final class ScrubSession: @unchecked Sendable {
   /// Keys read while a decode held the main thread, handled once it is free.
   private var typedAhead: [UInt8] = []
   private var message = ""
+  /// The footer's line while (and after) a project too short to loop plays once.
+  private var playedOnce: String?
   /// Set by the follower task when another process moves the head.
   private let headMoved = AtomicFlag()
   private var follower: Task<Void, Never>?
@@ -356,8 +358,9 @@ final class ScrubSession: @unchecked Sendable {
     self.player = nil
     library = nil
     playing = false
-    // A failure's line says that playback stopped.
-    say(report.failure.map { "\($0)" } ?? lines.last ?? "playback stopped")
+    // A failure's line says that playback stopped; a project played once says so still.
+    say(report.failure.map { "\($0)" } ?? lines.last ?? playedOnce ?? "playback stopped")
+    playedOnce = nil
   }
 
   /// A line in the footer until the next step.
@@ -432,10 +435,14 @@ final class ScrubSession: @unchecked Sendable {
       do {
         try LiveEffects.check(project, bypassMissing: false)
         let effects = LiveEffects(bypassMissing: false)
+        // A project shorter than the loop's wrap fades plays once: looped, it would click at
+        // every wrap.
+        let shortfall = Play.loopShortfall(
+          FrameCount(project.timelineEnd.frames), sampleRate: project.sampleRate)
         let started = try LivePlayer(
           LivePlayer.Configuration(
             device: DeviceRequest(name: device), sampleRate: project.sampleRate,
-            channels: project.channels, range: 0..<Int64.max, loop: true),
+            channels: project.channels, range: 0..<Int64.max, loop: shortfall == nil),
           compile: { project, version, sequence in
             try effects.compile(project, version: version, sequence: sequence, library: library)
           },
@@ -445,6 +452,10 @@ final class ScrubSession: @unchecked Sendable {
         player = started
         self.library = library
         playing = true
+        playedOnce = shortfall.map {
+          "v\(shown.version) plays once: a loop over its \($0); space plays it again"
+        }
+        if let playedOnce { message = playedOnce }
       } catch {
         message = "cannot play: \(describe(error).1)"
       }

@@ -180,21 +180,32 @@ struct CopyPasteTests {
     #expect((all["clipboards"] as? [[String: Any]])?.map { $0["name"] as? String } == ["b.2"])
   }
 
-  /// A fade the range cuts through is copied shortened to its part inside the range, and the
-  /// copy says so; a range where nothing plays copies silence, and says that.
+  /// A fade the range cuts through is copied as its part inside the range, every frame at the
+  /// gain it had (it was shortened to run from silence, with a note); a range where nothing
+  /// plays copies silence, and says that.
   @Test func cutFadesAndSilenceAreNamed() throws {
     let space = try Workspace()
     let song = try Self.project(space)
     let copy = try space.tape(
       "copy", song, "--from", "0.1s", "--to", "1s", "--tracks", "t1", "--as", "head", "--json",
       environment: ["NO_COLOR": "1"])
-    #expect(
-      copy.stderr
-        == "note: the range cuts through the fade-in of c1 (0s–0.2s): copied as a 0.1s fade-in, which does not sound exactly as the range did\n"
-    )
+    #expect(copy.stderr == "")
     let json = try #require(try parseJSON(copy.stdout) as? [String: Any])
     let piece = try #require((json["clips"] as? [[String: Any]])?.first)
     #expect((piece["fadeIn"] as? [String: Any])?["length"] as? Int == 4_800)
+    #expect((piece["fadeIn"] as? [String: Any])?["silentCut"] as? Int == 4_800)
+    #expect((piece["fadeIn"] as? [String: Any])?["fullCut"] as? Int == 0)
+    // Kept so by the project file: pasted in another process, the clip has it.
+    let pasted = try space.tape("paste", song, "head", "--at", "20s").stdout
+      .trimmingCharacters(in: .whitespacesAndNewlines)
+    let listing = try #require(
+      try parseJSON(space.tape("ls", song, "--json").stdout) as? [String: Any])
+    let clip = try #require(
+      ((listing["tracks"] as? [[String: Any]]) ?? []).flatMap {
+        ($0["clips"] as? [[String: Any]]) ?? []
+      }.first { $0["id"] as? String == pasted })
+    #expect((clip["fadeIn"] as? [String: Any])?["silentCut"] as? Int == 4_800)
+    try space.tape("undo", song)
     let silence = try space.tape(
       "copy", song, "--from", "5s", "--to", "6s", "--as", "quiet", environment: ["NO_COLOR": "1"])
     #expect(

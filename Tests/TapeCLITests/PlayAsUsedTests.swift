@@ -490,6 +490,66 @@ extension ProcessHeavyTests {
       #expect(long.terminationReason == .uncaughtSignal && long.terminationStatus == SIGINT)
     }
 
+    /// While paused, the status line shows the version the head is at once another shell
+    /// commits, not the one heard before the pause (it showed v6 while the head was v26 until
+    /// the play resumed).
+    @Test func pausedStatusShowsTheHeadsVersion() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let head = try #require(
+        (try parseJSON(space.tape("history", file, "--json").stdout) as? [String: Any])?["head"]
+          as? Int)
+      let terminal = try Tmux(width: 200, height: 10)
+      defer { terminal.kill() }
+      try terminal.start(
+        "\(shellQuoted(TapeBinary.url.path)) play \(shellQuoted(file)) --device null --loop 2>&1; sleep 60"
+      )
+      _ = try terminal.waitFor(steady: false) {
+        $0.contains("playing ") && $0.contains("v\(head) ")
+      }
+      try terminal.send(" ")
+      _ = try terminal.waitFor(steady: false) { $0.contains("paused ") }
+      try space.tape("track", "set", file, "t1", "--gain", "-7")
+      try space.tape("track", "set", file, "t1", "--gain", "-8")
+      let screen = try terminal.waitFor(steady: false) {
+        $0.contains("paused ") && $0.contains("v\(head + 2) ")
+      }
+      try terminal.send("q")
+      let status = screen.split(separator: "\n").last { $0.contains("paused ") } ?? ""
+      #expect(status.contains("v\(head + 2) "), "\(screen)")
+    }
+
+    /// Play's `l` key refuses a loop too short for its wrap's fades in one line, as `--loop`
+    /// does (it looped it, clicking at every wrap): here a loop to the project's end, which
+    /// another shell's cut brought 240 frames after `--from`.
+    @Test func theLoopKeyRefusesATooShortLoop() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let terminal = try Tmux(width: 250, height: 10)
+      defer { terminal.kill() }
+      try terminal.start(
+        "\(shellQuoted(TapeBinary.url.path)) play \(shellQuoted(file)) --device null --loop --from 2s 2>&1; sleep 60"
+      )
+      _ = try terminal.waitFor(steady: false) { $0.contains("[loop]") }
+      try terminal.send(" ")
+      _ = try terminal.waitFor(steady: false) { $0.contains("paused ") }
+      try terminal.send("l")
+      _ = try terminal.waitFor(steady: false) { $0.contains("paused ") && !$0.contains("[loop]") }
+      try space.tape("cut", file, "--from", "2.005s", "--to", "60s")
+      let head = try space.head(of: file)
+      _ = try terminal.waitFor(steady: false) { $0.contains("v\(head) ") }
+      try terminal.send("l")
+      let screen = try terminal.waitFor(steady: false) { $0.contains("l: a loop over") }
+      Thread.sleep(forTimeInterval: 0.3)
+      let later = try terminal.capture()
+      try terminal.send("q")
+      #expect(
+        screen.contains(
+          "l: a loop over 240 frames (5.0 ms) is shorter than the 513 frames (10.7 ms) its wrap needs to fade out and in without a click; play a longer range to loop it"
+        ), "\(screen)")
+      #expect(!later.contains("[loop]"), "\(later)")
+    }
+
     /// In a terminal one column wide the status line is cut to that column (it was not cut
     /// at all below two columns, and wrapped down the screen on every redraw).
     @Test func aOneColumnTerminalsStatusLineIsCut() throws {

@@ -107,30 +107,22 @@ struct RangeAndBatchTests {
     #expect(NSDictionary(dictionary: after).isEqual(to: old))
   }
 
-  /// `--crossfade` fades both new edges; a fade the range cuts through is shortened to what
-  /// remains (shown by `ls`); a crossfade that does not fit is refused with the fix, and an
-  /// empty range with its own.
+  /// `--crossfade` fades both new edges; a fade the range cuts through keeps what remains of
+  /// its curve (shown by `ls --json`); a crossfade that does not fit is refused with the fix,
+  /// and an empty range with its own.
   @Test func cutFadesAndRefusals() throws {
     let ws = try Workspace()
     let song = try Self.project(ws)
-    // A range ending inside c3's fade-out (3.2–3.5 s) would leave the rest of that fade
-    // starting at full level: refused, with the fix.
-    let inside = try TapeBinary.run(
-      ["cut", song, "--from", "3.3s", "--to", "3.4s", "--tracks", "t2"],
-      environment: ["NO_COLOR": "1"])
-    #expect(inside.status == 65)
-    #expect(
-      inside.stderr
-        == "error: the range ends at 3.4s, inside the fade-out of clip c3 (3.2s–3.5s), where what is left of the fade would start at full level; end the range at 3.2s or earlier, or shorten the fade-out to 0.1s first\n"
-    )
-    // One that cuts off the end of the fade-out shortens it: what remains (3.2–3.3 s) still
-    // reaches silence, at the new end.
+    // A range that cuts off the end of c3's fade-out (3.2–3.5 s): what remains (3.2–3.3 s)
+    // keeps its gains, the last 0.2 s of the curve cut away at its silent end.
     try ws.tape("cut", song, "--from", "3.3s", "--to", "3.6s", "--tracks", "t2")
     let piano = try Self.json(ws, "ls", song, "--json")
     let clips = try #require(
       ((piano["tracks"] as? [[String: Any]])?[1])?["clips"] as? [[String: Any]])
     #expect(clips.count == 1)
     #expect((clips[0]["fadeOut"] as? [String: Any])?["length"] as? Int == 4_800)
+    #expect((clips[0]["fadeOut"] as? [String: Any])?["silentCut"] as? Int == 9_600)
+    #expect((clips[0]["fadeOut"] as? [String: Any])?["fullCut"] as? Int == 0)
     #expect((clips[0]["fadeIn"] as? [String: Any])?["length"] as? Int == 9_600)
 
     try ws.tape("cut", song, "--from", "1s", "--to", "1.1s", "--tracks", "t1", "--crossfade", "5ms")
@@ -552,5 +544,24 @@ struct BoundedUndoLineTests {
     let json = try #require(
       try parseJSON(ws.tape("redo", song, "--json").stdout) as? [String: Any])
     #expect((json["changes"] as? [Any])?.count == 378 + 2 + 1)
+
+    // diff and watch say it as briefly (they printed a line per clip); their JSON keeps all.
+    let head = try ws.head(of: song)
+    let diff = try ws.tape("diff", song, "\(head - 1)", "\(head)").stdout
+    #expect(diff.split(separator: "\n").count <= 6, "\(diff)")
+    #expect(diff.utf8.count < 400, "\(diff.utf8.count) bytes: \(diff)")
+    #expect(diff.contains("c12…c400 (378 clips) moved 0.05s left"), "\(diff)")
+    let diffJSON = try #require(
+      try parseJSON(ws.tape("diff", song, "\(head - 1)", "\(head)", "--json").stdout)
+        as? [String: Any])
+    #expect((diffJSON["changes"] as? [Any])?.count == 378 + 2 + 1)
+    let (watcher, output, _) = try startTape(["watch", song, "--count", "1"])
+    Thread.sleep(forTimeInterval: 1)
+    try ws.tape("undo", song)
+    watcher.waitUntilExit()
+    let line = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    #expect(line.split(separator: "\n").count == 1)
+    #expect(line.utf8.count < 400, "\(line.utf8.count) bytes: \(line)")
+    #expect(line.contains("c12…c400 (378 clips) moved 0.05s right"), "\(line)")
   }
 }

@@ -192,6 +192,31 @@ struct ScrubTests {
     try terminal.send("q")
   }
 
+  /// A project shorter than the loop's wrap fades (400 frames, of the 513 needed at 48 kHz)
+  /// plays once, with a line in the footer that stays after it ended, instead of looping with
+  /// a click at every wrap.
+  @Test func aProjectTooShortToLoopPlaysOnce() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    try space.tape("cut", file, "--from", "400f", "--to", "1:00")
+    let head = try space.head(of: file)
+    let terminal = try Tmux(width: 200, height: 24)
+    defer { terminal.kill() }
+    try terminal.start(
+      "\(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file)) --device null; sleep 60")
+    _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
+    try terminal.send("Space")
+    let screen = try terminal.waitFor(steady: false) { $0.contains("plays once") }
+    #expect(
+      screen.contains(
+        "v\(head) plays once: a loop over its 400 frames (8.3 ms) is shorter than the 513 frames (10.7 ms) its wrap needs to fade out and in without a click; space plays it again"
+      ), "\(screen)")
+    // Once played, the header no longer says playing, and the line stays.
+    let ended = try terminal.waitFor { !$0.contains("playing") && $0.contains("plays once") }
+    try terminal.send("q")
+    #expect(ended.contains("plays once"), "\(ended)")
+  }
+
   /// Two spaces read together (typed faster than the pause's fade) pause and resume: space
   /// toggles what was asked for, not the status, which says paused only once the fade ends.
   @Test func twoQuickSpacesResume() throws {

@@ -9,6 +9,38 @@ struct SnapCommandTests {
     try space.tape("clip", "ls", file, "--tracks", track, "--frames").stdout
   }
 
+  /// `clip trim --start/--end`, `clip copy --to` and `insert --at` snap too (they refused
+  /// `--snap` before); the label says so.
+  @Test func trimCopyAndInsertSnap() throws {
+    let space = try Workspace()
+    let (file, _) = try EditorToolkitTests.project(in: space)
+    // t1: c1 0–4 s; t2: c2 1–3 s. c2's end 30 ms short of c1's: snapped onto it.
+    try space.tape("clip", "trim", file, "c2", "--end", "3.97s", "--snap", "clips")
+    #expect(try Self.clips(space, file, "t2") == "c2\tt2\t48000f\t192000f\ts1\t0f\n")
+    try space.tape("clip", "trim", file, "c2", "--start", "1.13s", "--snap", "250ms")
+    #expect(try Self.clips(space, file, "t2") == "c2\tt2\t60000f\t192000f\ts1\t12000f\n")
+    #expect(
+      try space.tape("history", file).stdout.contains("Trim c2 start to 1.13s, snapped to 250ms"))
+    // A copy of c1 on t2, 40 ms after c2's end: butted against it.
+    #expect(
+      try space.tape(
+        "clip", "copy", file, "c1", "--to", "4.04s", "--track", "t2", "--snap", "clips"
+      )
+      .stdout == "c3\n")
+    #expect(
+      try Self.clips(space, file, "t2")
+        == "c2\tt2\t60000f\t192000f\ts1\t12000f\nc3\tt2\t192000f\t384000f\ts1\t48000f\n")
+    // A gap at 0.98 s snapped to the 0.5 s grid: at 1 s, on t1 (c1 split there).
+    #expect(
+      try space.tape(
+        "insert", file, "--at", "0.98s", "--length", "1s", "--tracks", "t1", "--snap", "0.5s"
+      ).stdout == "c4\n")
+    #expect(
+      try Self.clips(space, file, "t1")
+        == "c1\tt1\t0f\t48000f\ts1\t48000f\nc4\tt1\t96000f\t240000f\ts1\t96000f\n")
+    #expect(try space.tape("history", file).stdout.contains("Insert 1s at 0.98s snapped to 0.5s"))
+  }
+
   /// clips: a move within 100 ms of another clip's edge butts against it, farther stays;
   /// a grid: a split and a cut land on its lines.
   @Test func clipEdgesAndGrids() throws {

@@ -22,7 +22,7 @@ struct ClipboardStoreTests {
         ]))
     }
     let version = store.snapshot.version
-    let (board, _) = try store.snapshot.project.copyRange(
+    let board = try store.snapshot.project.copyRange(
       FrameRange(start: 20_000, end: 70_000), name: "hook")
     #expect(board.pieces.count == 3 && board.tracks[0].envelope != nil)
     #expect(try store.saveClipboard(board) == false)
@@ -53,9 +53,10 @@ struct ClipboardStoreTests {
     try editor.close()
   }
 
-  /// A project made before clipboards (no v9, no tables) reads as having none, without an
-  /// upgrade; the first writer adds the tables. v9 needs nothing of v8 (markers, registered by
-  /// another branch): the migration runs after whatever came before it.
+  /// A project made before clipboards (no v9, no tables, nor v11's clip details and the
+  /// clipboard columns it adds) reads as having none, without an upgrade; the first writer
+  /// adds the tables. v9 needs nothing of v8 (markers, registered by another branch): the
+  /// migration runs after whatever came before it.
   @Test func aProjectWithoutClipboardTablesReadsAsNone() throws {
     let directory = try TemporaryDirectory()
     let path = directory.path("old.tape")
@@ -66,7 +67,8 @@ struct ClipboardStoreTests {
       try db.execute(
         sql: """
           DROP TABLE clipboard_clip; DROP TABLE clipboard_track; DROP TABLE clipboard;
-          DELETE FROM grdb_migrations WHERE identifier = 'v9'
+          DROP TABLE clip_detail;
+          DELETE FROM grdb_migrations WHERE identifier IN ('v9', 'v11')
           """)
     }
     try queue.close()
@@ -77,7 +79,7 @@ struct ClipboardStoreTests {
     try reader.close()
     #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
     let editor = try TimelineStore.open(at: path)
-    let (board, _) = try editor.snapshot.project.copyRange(
+    let board = try editor.snapshot.project.copyRange(
       FrameRange(start: 0, count: 10), name: "x")
     try editor.saveClipboard(board)
     #expect(try editor.clipboard(named: "x")?.clipboard == board)

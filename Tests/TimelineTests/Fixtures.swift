@@ -1,3 +1,4 @@
+import Foundation
 import Timeline
 
 /// Small hand-built projects for the tests. Every value is written out so a failing assertion
@@ -43,6 +44,42 @@ enum Fixture {
           SourceSample(
             source: clip.source, frame: clip.sourceRange.start.frames + i,
             gain: clip.gain.linear * clip.fadeGain(at: i)))
+      }
+    }
+    return out
+  }
+
+  /// What `clips` play, as ``playback(of:)``, with the fade gains from the tests' own model:
+  /// the documented curve formulas written out here, over the part of each fade's curve that
+  /// the clip keeps (frames `silentCut ..< silentCut + length` of `curveLength`), so nothing of
+  /// `Fade.gain` is reused.
+  static func modelPlayback(of clips: [Clip]) -> [Int64: [SourceSample]] {
+    func shape(_ curve: FadeCurve, _ x: Double) -> Double {
+      switch curve {
+      case .linear: x
+      case .equalPower: sin(x * Double.pi / 2)
+      case .sCurve: (1 - cos(Double.pi * x)) / 2
+      case .exponential: (exp2(10 * x) - 1) / 1023
+      }
+    }
+    var out: [Int64: [SourceSample]] = [:]
+    for clip in clips {
+      let n = clip.length.frames
+      for i in 0..<n {
+        var gain = clip.gain.linear
+        let fadeIn = clip.fadeIn
+        if i < fadeIn.length.frames {
+          let along = fadeIn.silentCut.frames + i
+          gain *= shape(fadeIn.curve, Double(along) / Double(fadeIn.curveLength.frames))
+        }
+        let fadeOut = clip.fadeOut
+        if n - i <= fadeOut.length.frames {
+          let along = fadeOut.silentCut.frames + (n - i)
+          gain *= shape(fadeOut.curve, Double(along) / Double(fadeOut.curveLength.frames))
+        }
+        out[clip.timelineStart.frames + i, default: []].append(
+          SourceSample(
+            source: clip.source, frame: clip.sourceRange.start.frames + i, gain: gain))
       }
     }
     return out

@@ -11,6 +11,15 @@ struct RangeEditsTests {
     Fixture.playback(of: clips).mapValues(Set.init)
   }
 
+  /// What the whole project plays, per track, frame by frame, by the tests' own fade model
+  /// (``Fixture/modelPlayback(of:)``).
+  static func modelPlayback(_ project: Project) -> [Track.ID: Playback] {
+    Dictionary(
+      uniqueKeysWithValues: project.tracks.map {
+        ($0.id, Fixture.modelPlayback(of: $0.clips).mapValues(Set.init))
+      })
+  }
+
   /// What the whole project plays, per track, frame by frame.
   static func playback(_ project: Project) -> [Track.ID: Playback] {
     Dictionary(uniqueKeysWithValues: project.tracks.map { ($0.id, playback(of: $0.clips)) })
@@ -30,13 +39,14 @@ struct RangeEditsTests {
     return out
   }
 
-  /// Random clips (some overlapping, some with fades) on two tracks, random ranges: wherever
-  /// the range cuts no fade, every track plays exactly the old audio minus the range; ids stay
-  /// unique and the project stays valid.
+  /// Random clips (some overlapping, some with fades) on two tracks, random ranges: every
+  /// track plays exactly the old audio minus the range, wherever the range starts or ends
+  /// (inside fades too, by the tests' own fade model); ids stay unique and the project stays
+  /// valid.
   @Test(arguments: [1, 2, 3, 4, 5, 6] as [UInt64])
   func randomCutsRemoveExactlyTheRange(seed: UInt64) throws {
     var rng = SeededGenerator(seed: seed)
-    var checked = 0
+    var (checked, cutFades) = (0, 0)
     for _ in 0..<300 {
       var nextID: Int64 = 1
       func clips() -> [Clip] {
@@ -67,33 +77,31 @@ struct RangeEditsTests {
           [a, b].contains { fade.0 < $0 && $0 < fade.1 }
         }
       }
-      var commands: [Command] = []
-      do {
-        commands = try project.cutRange(
-          FrameRange(start: FramePosition(a), end: FramePosition(b)), ripple: ripple
-        ) {
-          defer { newID += 1 }
-          return Clip.ID(newID)
-        }
-      } catch {
-        // Refused only where a fade is cut on its loud side.
-        guard case .rangeCutsFade = error else { throw error }
-        #expect(cutsAFade)
-        continue
+      let commands = try project.cutRange(
+        FrameRange(start: FramePosition(a), end: FramePosition(b)), ripple: ripple
+      ) {
+        defer { newID += 1 }
+        return Clip.ID(newID)
       }
       let after = try project.applying(commands)
       let ids = after.allClips.map { $0.id }
       #expect(Set(ids).count == ids.count)
-      guard !cutsAFade else { continue }
       checked += 1
-      let old = Self.playback(project)
-      let new = Self.playback(after)
+      if cutsAFade { cutFades += 1 }
+      // The tests' own fade model, and the code's gains, each against itself before the cut.
+      let (modelOld, modelNew) = (Self.modelPlayback(project), Self.modelPlayback(after))
+      let (old, new) = (Self.playback(project), Self.playback(after))
       for track in project.tracks {
+        let model =
+          modelNew[track.id]
+          == Self.expected(modelOld[track.id] ?? [:], cutting: a, b, ripple: ripple)
+        #expect(model, "seed \(seed): cut \(a)–\(b) ripple \(ripple) of \(track.clips)")
         let same =
           new[track.id] == Self.expected(old[track.id] ?? [:], cutting: a, b, ripple: ripple)
         #expect(same, "seed \(seed): cut \(a)–\(b) ripple \(ripple) of \(track.clips)")
       }
     }
+    #expect(cutFades > 30)
     #expect(checked > 100)
   }
 
@@ -120,9 +128,10 @@ struct RangeEditsTests {
     #expect(after.tracks[1] == project.tracks[1])
   }
 
-  /// A fade the range cuts through keeps its curve and outer end and now ends at the new edge;
-  /// a new edge that cut no fade gets the edge fade.
-  @Test func aCutFadeIsShortenedToWhatRemains() throws {
+  /// A fade the range cuts through keeps the gain of every frame that remains, as the part of
+  /// its curve that remains; a new edge that cut no fade gets the edge fade; edge fades that do
+  /// not fit are refused naming every clip at once.
+  @Test func aCutFadeKeepsWhatRemainsOfItsCurve() throws {
     let project = Fixture.project([
       Fixture.clip(1, start: 0, length: 100, fadeIn: 10, fadeOut: 40, curve: .sCurve),
       Fixture.clip(2, start: 200, length: 100, fadeIn: 50, fadeOut: 10, curve: .equalPower),
@@ -135,16 +144,30 @@ struct RangeEditsTests {
       ) { Clip.ID(9) })
     let (left, right) = (after.tracks[0].clips[0], after.tracks[0].clips[1])
     #expect(left.timelineRange == FrameRange(start: 0, end: 80))
-    #expect(left.fadeOut == Fade(length: 20, curve: .sCurve))
+    #expect(left.fadeOut == Fade(length: 20, curve: .sCurve, silentCut: 20))
     #expect(left.fadeIn == Fade(length: 10, curve: .sCurve))
     #expect(right.timelineRange == FrameRange(start: 230, end: 300))
     #expect(right.sourceRange.start == 30)
-    #expect(right.fadeIn == Fade(length: 20, curve: .equalPower))
-    // The shortened fade-out ends at silence where the old one was 20 frames from it...
-    #expect(left.fadeGain(at: 79) < 0.01)
-    // ...and before the cut fade started, every frame plays as before.
-    for frame in 0..<60 {
-      #expect(left.fadeGain(at: Int64(frame)) == project.allClips[0].fadeGain(at: Int64(frame)))
+    #expect(right.fadeIn == Fade(length: 20, curve: .equalPower, silentCut: 30))
+    // Every frame that stays plays at the gain it had (the tests' own fade model).
+    let before = Fixture.modelPlayback(of: project.allClips)
+    for (frame, samples) in Fixture.modelPlayback(of: after.allClips) {
+      #expect(before[frame] == samples, "frame \(frame)")
+    }
+
+    // A range inside one fade-out, and one from inside a fade-in past the clip's end: the
+    // parts keep their gains (the loud end of a fade cut away too).
+    for range in [FrameRange(start: 70, end: 90), FrameRange(start: 5, end: 150)] {
+      for ripple in [false, true] {
+        let cut = try project.applying(
+          project.cutRange(range, ripple: ripple) { Clip.ID(9) })
+        #expect(
+          Self.modelPlayback(cut)
+            == Self.modelPlayback(project).mapValues {
+              Self.expected(
+                $0, cutting: range.start.frames, range.end.frames, ripple: ripple)
+            })
+      }
     }
 
     // Where no fade is cut, the edge fade: the split clip's new edges fade over 5 frames.
@@ -165,21 +188,17 @@ struct RangeEditsTests {
         FrameRange(start: 12, end: 40), ripple: false, edgeFade: Fade(length: 15, curve: .linear)
       ) { Clip.ID(9) }
     }
-    // A range that starts inside a fade-in or ends inside a fade-out would leave the rest of
-    // that fade at full level: refused with the fix.
+    // Several, all named at once.
     #expect(
-      throws: TimelineError.rangeCutsFade(
-        clip: Clip.ID(1), end: .fadeIn, fade: FrameRange(start: 0, count: 10), at: 5,
-        sampleRate: 48_000)
+      throws: TimelineError.edgeFadesDoNotFit(
+        [
+          EdgeFadeMisfit(clip: Clip.ID(1), end: .fadeOut, fade: 15, room: 2, otherFade: 10),
+          EdgeFadeMisfit(clip: Clip.ID(2), end: .fadeIn, fade: 15, room: 8, otherFade: 10),
+        ], sampleRate: 48_000)
     ) {
-      try project.cutRange(FrameRange(start: 5, end: 40), ripple: true) { Clip.ID(9) }
-    }
-    #expect(
-      throws: TimelineError.rangeCutsFade(
-        clip: Clip.ID(1), end: .fadeOut, fade: FrameRange(start: 60, count: 40), at: 70,
-        sampleRate: 48_000)
-    ) {
-      try project.cutRange(FrameRange(start: 30, end: 70), ripple: false) { Clip.ID(9) }
+      try project.cutRange(
+        FrameRange(start: 12, end: 282), ripple: false, edgeFade: Fade(length: 15, curve: .linear)
+      ) { Clip.ID(9) }
     }
     #expect(throws: TimelineError.emptyRange(FrameRange(start: 5, end: 5), sampleRate: 48_000)) {
       try project.cutRange(FrameRange(start: 5, end: 5), ripple: true) { Clip.ID(9) }
@@ -187,7 +206,8 @@ struct RangeEditsTests {
   }
 
   /// Insert opens a gap: a clip across the point is split there and its right part moves;
-  /// everything later moves right; the audio before the point is untouched.
+  /// everything later moves right; the audio before the point is untouched, and inside a fade
+  /// every frame keeps its gain.
   @Test func insertOpensAGap() throws {
     let project = Fixture.project(
       [Fixture.clip(1, start: 0, length: 100), Fixture.clip(2, start: 150, length: 10)],
@@ -199,11 +219,14 @@ struct RangeEditsTests {
     for (frame, samples) in old { expected[frame < 50 ? frame : frame + 25] = samples }
     #expect(Self.playback(of: after.tracks[0].clips) == expected)
     #expect(after.tracks[1] == project.tracks[1])
-    // Inside a fade, refused as a split would be.
+    // Inside a fade, split as a split is: both parts keep their gains (the tests' own model).
     let faded = Fixture.project([Fixture.clip(1, start: 0, length: 100, fadeIn: 60)])
-    #expect(throws: TimelineError.self) {
-      try faded.insertGap(at: 50, length: 25) { Clip.ID(9) }
+    let opened = try faded.applying(faded.insertGap(at: 50, length: 25) { Clip.ID(9) })
+    var model: [Int64: [Fixture.SourceSample]] = [:]
+    for (frame, samples) in Fixture.modelPlayback(of: faded.allClips) {
+      model[frame < 50 ? frame : frame + 25] = samples
     }
+    #expect(Fixture.modelPlayback(of: opened.allClips) == model)
   }
 
   @Test func removeWithRippleClosesTheHole() throws {
