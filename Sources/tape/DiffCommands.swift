@@ -149,8 +149,7 @@ struct Diff: ParsableCommand {
         let lines = words.boundedLines(diff)
         print(
           lines.isEmpty
-            ? "v\(a.version) and v\(b.version) are the same" : lines.joined(separator: "
-"))
+            ? "v\(a.version) and v\(b.version) are the same" : lines.joined(separator: "\n"))
       }
     }
   }
