@@ -32,7 +32,7 @@ struct EditorRoughEdgesTests {
   }
 
   /// A listing whose reader stops early (`| head`) ends quietly with exit 0, past the 64 KB a
-  /// pipe holds: ls, history and diff (it was "could not write the result…", exit 74; diff's
+  /// pipe holds: ls, history --all (its default shows the last 30) and diff (it was "could not write the result…", exit 74; diff's
   /// words are bounded now, its `--json` lists every change).
   @Test func aListingWhoseReaderStopsIsNoError() throws {
     let ws = try Workspace()
@@ -40,7 +40,9 @@ struct EditorRoughEdgesTests {
     let made = try TapeBinary.run(
       TapeBinary.testing, ["fixture", song, "--clips", "1500", "--versions", "2000"])
     #expect(made.status == 0, "\(made.stderr)")
-    for arguments in [["ls", song], ["history", song], ["diff", song, "1", "2000", "--json"]] {
+    for arguments in [
+      ["ls", song], ["history", song, "--all"], ["diff", song, "1", "2000", "--json"],
+    ] {
       let piped = try TapeBinary.run(
         URL(fileURLWithPath: "/bin/bash"),
         [
