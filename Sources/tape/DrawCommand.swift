@@ -29,13 +29,13 @@ struct Draw: ParsableCommand {
   @Argument(
     help: "Two versions to compare (A B): B is drawn, what changed since A marked.",
     completion: ids("v"))
-  var versions: [Int64] = []
+  var versions: [String] = []
   @Option(
     name: .shortAndLong, help: "The picture to write: a .svg or .png file.",
     completion: .file(extensions: ["svg", "png"]))
   var output: String
   @Option(help: "Draw this version instead of the current one (the head does not move).")
-  var version: Int64?
+  var version: String?
   @Option(help: "The picture's width in pixels, 400 to 16384.") var width = 1200
   @Option(parsing: .unconditional, help: "Start on the timeline (default 0).") var from: String?
   @Option(
@@ -110,15 +110,18 @@ struct Draw: ParsableCommand {
       var comparison: TimelinePicture.Comparison?
       var title = (file as NSString).lastPathComponent
       if versions.count == 2 {
+        // Numbers or tags' names, as everywhere a version is taken.
         let (a, b, diff) = try retryingReads {
-          try store.diff(from: versions[0], to: versions[1])
+          try store.diff(
+            from: store.resolveVersion(versions[0]), to: store.resolveVersion(versions[1]))
         }
         shown = b.project
         comparison = TimelinePicture.Comparison(before: a.project, diff: diff)
         title += " · version \(a.version) → \(b.version)"
       } else if let version {
-        shown = try retryingReads { try store.project(at: version) }
-        title += " · version \(version)"
+        let number = try store.resolveVersion(version)
+        shown = try retryingReads { try store.project(at: number) }
+        title += " · version \(number)"
       } else {
         shown = store.snapshot.project
         title += " · version \(store.snapshot.version)"

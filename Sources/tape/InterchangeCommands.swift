@@ -33,7 +33,7 @@ struct Export: ParsableCommand {
     completion: .file(extensions: ["otio", "edl"]))
   var output: String
   @Option(help: "Export this version instead of the current one (the head does not move).")
-  var version: Int64?
+  var version: String?
   @Option(help: "Frames per second of an EDL's timecode: 24, 25 or 30 (default 25).")
   var fps: Int?
 
@@ -70,7 +70,9 @@ struct Export: ParsableCommand {
       let file = project.file
       let current = try retryingReads {
         let store = try openStore(file, access: .read)
-        return try version.map { try store.project(at: $0) } ?? store.snapshot.project
+        // A number or a tag's name, as everywhere a version is taken.
+        return try version.map { try store.project(at: store.resolveVersion($0)) }
+          ?? store.snapshot.project
       }
       let folder = projectFolder(file)
       let path = { (source: Source) in source.path.resolved(against: folder).normalized.bytes }

@@ -71,6 +71,23 @@ struct TagAndPruneCommandTests {
     #expect(
       try ws.tape("diff", song, "one-track", "branch-b", "--json").stdout
         == ws.tape("diff", song, "2", "5", "--json").stdout)
+    #expect(
+      try ws.tape("compare", song, "gain-3", "4", "--json").stdout
+        == ws.tape("compare", song, "4", "4", "--json").stdout)
+    try ws.tape("export", song, "-o", ws.path("tagged.otio"), "--version", "one-track")
+    try ws.tape("export", song, "-o", ws.path("numbered.otio"), "--version", "2")
+    #expect(
+      try Data(contentsOf: URL(fileURLWithPath: ws.path("tagged.otio")))
+        == Data(contentsOf: URL(fileURLWithPath: ws.path("numbered.otio"))))
+    for (name, versions) in [("tagged", ["one-track", "branch-b"]), ("numbered", ["2", "5"])] {
+      try ws.tape(["draw", song] + versions + ["-o", ws.path("\(name).svg")])
+      try ws.tape("draw", song, "--version", versions[0], "-o", ws.path("\(name)-one.svg"))
+    }
+    for suffix in [".svg", "-one.svg"] {
+      #expect(
+        try Data(contentsOf: URL(fileURLWithPath: ws.path("tagged\(suffix)")))
+          == Data(contentsOf: URL(fileURLWithPath: ws.path("numbered\(suffix)"))))
+    }
     try ws.tape("checkout", song, "gain-3")
     #expect(try ws.head(of: song) == 4)
     try ws.tape("checkout", song, "one-track")
@@ -99,6 +116,16 @@ struct TagAndPruneCommandTests {
         "error: no version or tag 'nope'"
       ),
       (["play", song, "--version", "nope"], 65, "error: no version or tag 'nope'"),
+      (["compare", song, "nope", "2"], 65, "error: no version or tag 'nope'"),
+      (
+        ["export", song, "-o", ws.path("x.otio"), "--version", "nope"], 65,
+        "error: no version or tag 'nope'"
+      ),
+      (
+        ["draw", song, "--version", "nope", "-o", ws.path("x.svg")], 65,
+        "error: no version or tag 'nope'"
+      ),
+      (["draw", song, "branch-b", "nope", "-o", ws.path("x.svg")], 65, "error: no version or tag"),
       (["tag", song], 64, "error: name the version"),
     ] {
       let result = try TapeBinary.run(arguments, environment: ["NO_COLOR": "1"])
