@@ -90,6 +90,17 @@ extension ProcessHeavyTests {
       while !FileManager.default.fileExists(atPath: status), Date() < deadline {
         Thread.sleep(forTimeInterval: 0.05)
       }
+      // Scrub looks at its path every 200 ms: 10 s without an exit is a scrub that hung. What
+      // it was doing, for whoever reads the failure (seen once in a CI run, not reproduced).
+      guard FileManager.default.fileExists(atPath: status) else {
+        let screen = (try? terminal.capture()) ?? "(no screen)"
+        let said = (try? String(contentsOfFile: space.path("errors"), encoding: .utf8)) ?? ""
+        let waits = Self.threadWaits(of: "scrub \(file)")
+        Issue.record(
+          "scrub did not exit within 10 s of its file being \(how): screen:\n\(screen)\nstderr: \(said)\nthreads: \(waits)"
+        )
+        return
+      }
       Thread.sleep(forTimeInterval: 0.2)
       if how == "replaced" {
         #expect(
@@ -106,6 +117,30 @@ extension ProcessHeavyTests {
         errors
           == "error: \(file) was deleted or replaced while it was scrubbed; nothing was written to it; scrub the new one\n"
       )
+    }
+
+    /// Where each thread of the process whose command line contains `command` waits
+    /// (`/proc/PID/task/TID/wchan`, and its state), for a failure message.
+    static func threadWaits(of command: String) -> String {
+      let processes = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+      for pid in processes where pid.allSatisfy(\.isNumber) {
+        guard
+          let line = try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)
+            .replacingOccurrences(of: "\0", with: " "),
+          line.contains(command), !line.contains("sh -c"), !line.hasPrefix("tmux")
+        else { continue }
+        let tasks =
+          (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.sorted().map { task in
+          let wchan =
+            (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/wchan", encoding: .utf8)) ?? "?"
+          let stat =
+            (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8)) ?? ""
+          let state = stat.split(separator: ")").last?.split(separator: " ").first ?? "?"
+          return "\(task) \(state) \(wchan)"
+        }.joined(separator: ", ")
+      }
+      return "(no such process)"
     }
 
     /// A project deleted while it plays: one line says so, the play goes on with what it has,
