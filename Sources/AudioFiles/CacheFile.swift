@@ -70,9 +70,7 @@ struct CacheFileLayout: Equatable {
   func encoded() -> [UInt8] {
     var bytes = [UInt8](repeating: 0, count: dataOffset)
     func put<T: FixedWidthInteger>(_ value: T, at offset: Int) {
-      for index in 0..<T.bitWidth / 8 {
-        bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (index * 8))
-      }
+      bytes.putLittleEndian(value, at: offset)
     }
     bytes.replaceSubrange(0..<8, with: Self.magic)
     put(Self.version, at: 8)
@@ -98,8 +96,8 @@ struct CacheFileLayout: Equatable {
     guard bytes.count >= Self.fixedHeaderBytes, Array(bytes[0..<8]) == Self.magic else {
       return nil
     }
-    func get<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
-      (0..<T.bitWidth / 8).reduce(T.zero) { $0 | (T(bytes[offset + $1]) << ($1 * 8)) }
+    func get<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
+      bytes.littleEndian(type, at: offset)
     }
     guard get(UInt32.self, at: 8) == Self.version,
       get(UInt64.self, at: 112) == bytes[0..<112].withUnsafeBytes({ XXH64.digest($0) }),
@@ -118,5 +116,21 @@ struct CacheFileLayout: Equatable {
       contentHash: String(decoding: hash, as: UTF8.self))
     guard chunkCount == count else { return nil }
     chunkChecksums = (0..<count).map { get(UInt64.self, at: Self.fixedHeaderBytes + 8 * $0) }
+  }
+}
+
+/// The little-endian integers of the files Tape writes beside the decoded audio (cache files,
+/// peak files): one writer and one reader for both headers.
+extension [UInt8] {
+  /// Writes `value` little-endian at `offset` (the bytes must be there).
+  mutating func putLittleEndian<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+    for index in 0..<T.bitWidth / 8 {
+      self[offset + index] = UInt8(truncatingIfNeeded: value >> (index * 8))
+    }
+  }
+
+  /// The little-endian `T` at `offset`.
+  func littleEndian<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
+    (0..<T.bitWidth / 8).reduce(T.zero) { $0 | (T(self[offset + $1]) << ($1 * 8)) }
   }
 }

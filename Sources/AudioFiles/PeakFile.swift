@@ -51,9 +51,7 @@ struct PeakFileLayout: Equatable {
     precondition(peaks.values.count == blockCount * channels * 2)
     var bytes = [UInt8](repeating: 0, count: Self.headerBytes)
     func put<T: FixedWidthInteger>(_ value: T, at offset: Int) {
-      for index in 0..<T.bitWidth / 8 {
-        bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (index * 8))
-      }
+      bytes.putLittleEndian(value, at: offset)
     }
     bytes.replaceSubrange(0..<8, with: Self.magic)
     put(Self.version, at: 8)
@@ -74,8 +72,8 @@ struct PeakFileLayout: Equatable {
   /// The peaks in `bytes` (a whole file), or nil when it is not exactly a file of this layout.
   func decoded(_ bytes: [UInt8]) -> Peaks? {
     guard bytes.count == fileBytes, Array(bytes[0..<8]) == Self.magic else { return nil }
-    func get<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
-      (0..<T.bitWidth / 8).reduce(T.zero) { $0 | (T(bytes[offset + $1]) << ($1 * 8)) }
+    func get<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
+      bytes.littleEndian(type, at: offset)
     }
     let hash = bytes[40..<104].prefix { $0 != 0 }
     guard get(UInt64.self, at: 112) == bytes[0..<112].withUnsafeBytes({ XXH64.digest($0) }),

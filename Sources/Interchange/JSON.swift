@@ -120,7 +120,9 @@ extension JSON {
     return "\(value)"
   }
 
-  private static func write(string text: String, into out: inout String) {
+  /// Appends `text` to `out` as a JSON string: quoted, with `"`, `\\` and control characters
+  /// escaped (the only escaping JSON needs; `tape`'s own `--json` writer uses it too).
+  public static func write(string text: String, into out: inout String) {
     out += "\""
     for scalar in text.unicodeScalars {
       switch scalar {

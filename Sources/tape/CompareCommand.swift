@@ -139,18 +139,9 @@ struct Compare: ParsableCommand {
   /// A version's plan over its decoded audio, as `tape render` compiles it (its own effect
   /// rack; a missing plugin refused unless --bypass-missing).
   private func compile(_ project: Project, cache: AudioCache) throws -> (RenderPlan, ProjectAudio) {
-    var rack: EffectRack?
-    if !project.allEffects.isEmpty {
-      let missing = EffectRack.missingPlugins(in: project)
-      if !missing.isEmpty && !bypassMissing {
-        throw MixingError.pluginsMissing(missing.map { ($0.id, $0.plugin) })
-      }
-      rack = EffectRack(
-        sampleRate: project.sampleRate, channels: project.channels,
-        maximumFrames: EffectRack.offlineFrames, bypassMissing: bypassMissing)
-    }
-    let audio = try cache.sources(for: project)
-    return (try RenderPlan(project: project, audio: audio.audio, effects: rack), audio)
+    let (plan, audio, _) = try SpanOptions.offlinePlan(
+      project, cache: cache, bypassMissing: bypassMissing)
+    return (plan, audio)
   }
 
   /// `ranges` sorted, with those that overlap or touch joined.

@@ -50,6 +50,17 @@ struct SpanOptions: ParsableArguments {
       }
     let range = try range(of: whole)
     let project = try stem.map { try whole.stem(of: $0.tracks, masterGain: $0.masterGain) } ?? whole
+    let (plan, audio, rack) = try Self.offlinePlan(
+      project, cache: cache, bypassMissing: bypassMissing)
+    return (project, plan, audio, range, rack)
+  }
+
+  /// The plan an offline render of `project` runs: its audio from `cache`, its effects from a
+  /// rack of their own (a missing plugin refused unless `bypassMissing`, checked before any
+  /// audio is read). What `render` and `compare` both render.
+  static func offlinePlan(
+    _ project: Project, cache: AudioCache, bypassMissing: Bool
+  ) throws -> (plan: RenderPlan, audio: ProjectAudio, rack: EffectRack?) {
     var rack: EffectRack?
     if !project.allEffects.isEmpty {
       let missing = EffectRack.missingPlugins(in: project)
@@ -61,8 +72,7 @@ struct SpanOptions: ParsableArguments {
         maximumFrames: EffectRack.offlineFrames, bypassMissing: bypassMissing)
     }
     let audio = try cache.sources(for: project)
-    let plan = try RenderPlan(project: project, audio: audio.audio, effects: rack)
-    return (project, plan, audio, range, rack)
+    return (try RenderPlan(project: project, audio: audio.audio, effects: rack), audio, rack)
   }
 
   /// Refuses a bare number for --from/--to next to `--frames`: it is seconds, and a script
