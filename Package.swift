@@ -24,6 +24,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
+    .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
   ],
   targets: [
     // C libraries, each behind one module map.
@@ -68,7 +69,9 @@ let package = Package(
     .systemLibrary(name: "CStandardOutput"),
 
     // Pure core: model values, time, validation, edits, commands, diffs. No I/O, no C.
-    .target(name: "Timeline"),
+    .target(
+      name: "Timeline",
+      dependencies: [.product(name: "HashTreeCollections", package: "swift-collections")]),
     // How Tape writes a file safely (unnamed temporary files, streams, signals): one small
     // shell every writer uses. No dependencies.
     .target(name: "SafeFiles"),

@@ -1,3 +1,5 @@
+internal import HashTreeCollections
+
 /// Where each clip of a project is: its track and its start, so that a clip is found by a
 /// binary search in its track (clips are kept in ``Clip/timelineOrder``) instead of a scan of
 /// the whole project.
@@ -29,16 +31,16 @@ public struct ClipIndex: Sendable, Hashable {
     case removed
   }
 
-  private var places: [Clip.ID: Place]
+  /// A persistent map (a CHAMP trie): an updated copy shares all but O(log n) nodes with this
+  /// one, so updating an index another snapshot holds does not copy it.
+  private var places: TreeDictionary<Clip.ID, Place>
 
   /// The index of every clip of `project` (a scan: once per project, not per change).
   public init(_ project: Project) {
-    var places: [Clip.ID: Place] = [:]
-    places.reserveCapacity(project.tracks.reduce(0) { $0 + $1.clips.count })
+    var places: TreeDictionary<Clip.ID, Place> = [:]
     for track in project.tracks {
-      for index in track.clips.indices {
-        places[track.clips[index].id] = Place(
-          track: track.id, start: track.clips[index].timelineStart)
+      for clip in track.clips {
+        places[clip.id] = Place(track: track.id, start: clip.timelineStart)
       }
     }
     self.places = places
@@ -67,21 +69,9 @@ public struct ClipIndex: Sendable, Hashable {
   /// The clip `id` of `project` (which this index describes) and its track.
   public func clip(_ id: Clip.ID, in project: Project) -> ProjectDiff.PlacedClip? {
     guard let place = places[id],
-      let track = project.tracks.first(where: { $0.id == place.track })
+      let track = project.tracks.first(where: { $0.id == place.track }),
+      let clip = track.clips.clip(id)
     else { return nil }
-    let clips = track.clips
-    // The first clip at or after (start, id) in timeline order.
-    var (low, high) = (clips.startIndex, clips.endIndex)
-    while low < high {
-      let middle = (low + high) / 2
-      let candidate = clips[middle]
-      if (candidate.timelineStart, candidate.id) < (place.start, id) {
-        low = middle + 1
-      } else {
-        high = middle
-      }
-    }
-    guard low < clips.endIndex, clips[low].id == id else { return nil }
-    return ProjectDiff.PlacedClip(clip: clips[low], track: track.id)
+    return ProjectDiff.PlacedClip(clip: clip, track: track.id)
   }
 }

@@ -99,15 +99,16 @@ extension Project {
       guard incoming.count == track.clips.count else {
         throw .duplicateID(track.clips.map(\.id.description).joined(separator: ","))
       }
-      // Touch only the tracks that lose a clip: mutating a shared clip array copies it.
-      for index in tracks.indices
-      where tracks[index].id != track.id
-        && tracks[index].clips.contains(where: { incoming.contains($0.id) })
-      {
-        tracks[index].clips.removeAll { incoming.contains($0.id) }
+      // Touch only the tracks that lose a clip, found by lookups while the track is long.
+      for index in tracks.indices where tracks[index].id != track.id {
+        let leaving: [Clip.ID] =
+          incoming.count < tracks[index].clips.count
+          ? incoming.filter { tracks[index].clips.contains(id: $0) }
+          : tracks[index].clips.map(\.id).filter { incoming.contains($0) }
+        if !leaving.isEmpty { tracks[index].clips.remove(ids: leaving) }
       }
       var sorted = track
-      sorted.clips.sort(by: Clip.timelineOrder)
+      if !sorted.clips.isSorted { sorted.clips.sort(by: Clip.timelineOrder) }
       let incomingEffects = Set(track.effects.map(\.id))
       if !incomingEffects.isEmpty
         || tracks.first(where: { $0.id == track.id }).map({ !$0.effects.isEmpty }) == true
@@ -149,13 +150,10 @@ extension Project {
       guard let target = tracks.firstIndex(where: { $0.id == trackID }) else {
         throw .unknownTrack(trackID)
       }
-      for index in tracks.indices where tracks[index].clips.contains(where: { $0.id == clip.id }) {
-        tracks[index].clips.removeAll { $0.id == clip.id }
+      for index in tracks.indices where tracks[index].clips.contains(id: clip.id) {
+        tracks[index].clips.remove(id: clip.id)
       }
-      let position =
-        tracks[target].clips.firstIndex { Clip.timelineOrder(clip, $0) }
-        ?? tracks[target].clips.endIndex
-      tracks[target].clips.insert(clip, at: position)
+      tracks[target].clips.insertInOrder(clip)
       changed.clips.insert(clip.id)
     case .setMasterGain(let gain):
       try gain.validate(as: "master gain")
@@ -186,9 +184,8 @@ extension Project {
       changed.markers = true
     case .removeClips(let ids):
       for id in ids {
-        guard let (_, track) = clip(id), let index = tracks.firstIndex(where: { $0.id == track.id })
-        else { throw .unknownClip(id) }
-        tracks[index].clips.removeAll { $0.id == id }
+        guard let (index, _) = place(of: id) else { throw .unknownClip(id) }
+        tracks[index].clips.remove(id: id)
         changed.clips.insert(id)
       }
     }

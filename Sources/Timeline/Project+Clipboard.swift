@@ -105,8 +105,9 @@ extension Project {
     var commands: [Command] = []
     for (copiedTrack, id) in zip(clipboard.tracks, targets) {
       guard let original = track(id), var edited = base.track(id) else { continue }
-      edited.clips = (edited.clips + pasted.filter { $0.track == id }.map(\.clip)).sorted(
-        by: Clip.timelineOrder)
+      edited.clips = ClipList(
+        (edited.clips + pasted.filter { $0.track == id }.map(\.clip)).sorted(
+          by: Clip.timelineOrder))
       if edited.envelope != nil || copiedTrack.envelope != nil {
         let replaced = (edited.envelope ?? flat).replacing(
           range, with: copiedTrack.envelope ?? flat)

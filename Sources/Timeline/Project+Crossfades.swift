@@ -61,9 +61,10 @@ extension Project {
     let (a, b, track) = try adjacentPair(left, right)
     let joined = try joining(lefts: [a], rights: [b], at: b.timelineStart, crossfade)
     var edited = track
-    edited.clips = track.clips.map { clip in
-      (joined.lefts + joined.rights).first { $0.id == clip.id } ?? clip
-    }
+    edited.clips = ClipList(
+      track.clips.map { clip in
+        (joined.lefts + joined.rights).first { $0.id == clip.id } ?? clip
+      })
     return [.setTrack(edited)]
   }
 

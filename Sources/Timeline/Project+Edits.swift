@@ -28,7 +28,10 @@ extension Project {
 
   /// The clip named `name`, if any.
   public func clip(named name: String) -> Clip? {
-    allClips.first { $0.name == name }
+    for track in tracks {
+      if let clip = track.clips.first(where: { $0.name == name }) { return clip }
+    }
+    return nil
   }
 
   /// Refuses `name` for clip `id` when it is not a valid name or another clip has it.

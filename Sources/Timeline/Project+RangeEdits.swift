@@ -100,7 +100,7 @@ extension Project {
           shortfalls.append(short)
         }
       }
-      edited.clips = clips
+      edited.clips = ClipList(clips)
       if ripple { edited.envelope = track.envelope?.removing(range) }
       if edited != track { commands.append(.setTrack(edited)) }
     }
@@ -139,7 +139,7 @@ extension Project {
           clips.append(clip)
         }
       }
-      edited.clips = clips
+      edited.clips = ClipList(clips)
       edited.envelope = track.envelope?.opening(at: position, length: length)
       if edited != track { commands.append(.setTrack(edited)) }
     }
@@ -165,11 +165,12 @@ extension Project {
         envelope: track.envelope != nil, sampleRate: sampleRate)
     }
     var edited = track
-    edited.clips = track.clips.compactMap { other in
-      if other.id == id { return nil }
-      return other.timelineStart >= clip.timelineEnd
-        ? other.moved(to: other.timelineStart - clip.length) : other
-    }
+    edited.clips = ClipList(
+      track.clips.compactMap { other in
+        if other.id == id { return nil }
+        return other.timelineStart >= clip.timelineEnd
+          ? other.moved(to: other.timelineStart - clip.length) : other
+      })
     edited.envelope = track.envelope?.removing(clip.timelineRange)
     return [.setTrack(edited)] + markersRippled(removing: clip.timelineRange)
   }
@@ -233,7 +234,7 @@ extension Project {
       id: newID, name: name, gain: track.gain, pan: track.pan, isMuted: track.isMuted,
       isSolo: track.isSolo, envelope: track.envelope)
     try copy.validateSettings(sampleRate: sampleRate)
-    copy.clips = track.clips.map { $0.withID(newClipID()) }
+    copy.clips = ClipList(track.clips.map { $0.withID(newClipID()) })
     // The copy's effects, under the ids given (one per effect of the track; none, no effects).
     copy.effects = zip(track.effects, effectIDs).map { effect, id in
       Effect(

@@ -50,11 +50,22 @@ public struct Project: Sendable, Hashable, Codable {
 
   /// The clip with `id` and the track it is on.
   public func clip(_ id: Clip.ID) -> (clip: Clip, track: Track)? {
-    for track in tracks {
+    for track in tracks where track.clips.contains(id: id) {
       if let clip = track.clip(id) { return (clip, track) }
     }
     return nil
   }
+
+  /// The index of the track holding clip `id`, and the clip's index in it: O(tracks · log n).
+  public func place(of id: Clip.ID) -> (track: Int, clip: Int)? {
+    for index in tracks.indices where tracks[index].clips.contains(id: id) {
+      if let position = tracks[index].clips.index(of: id) { return (index, position) }
+    }
+    return nil
+  }
+
+  /// How many clips the tracks hold.
+  public var clipCount: Int { tracks.reduce(0) { $0 + $1.clips.count } }
 
   /// Every clip in the project, track by track.
   public var allClips: [Clip] { tracks.flatMap(\.clips) }
@@ -73,21 +84,27 @@ public struct Project: Sendable, Hashable, Codable {
 
 extension Project {
   /// Where each of `ids` is: the clip and its track. Ids not in the project are absent.
+  ///
+  /// A lookup per id and track (O(k · tracks · log n)) while the ids are few against the
+  /// clips, one pass over the clips otherwise.
   public func locate(_ ids: Set<Clip.ID>) -> [Clip.ID: (clip: Clip, track: Track.ID)] {
     var found: [Clip.ID: (clip: Clip, track: Track.ID)] = [:]
     found.reserveCapacity(ids.count)
-    if ids.count <= 8 {
-      // Comparing ids is much cheaper than hashing every clip of a large project.
+    if ids.count * max(tracks.count, 1) * 16 <= clipCount || ids.count <= 8 {
       for id in ids {
-        if let (clip, track) = clip(id) { found[id] = (clip, track.id) }
+        for track in tracks {
+          if let clip = track.clips.clip(id) {
+            found[id] = (clip, track.id)
+            break
+          }
+        }
       }
       return found
     }
     let filter = EntityIDFilter(ids)
     for track in tracks {
-      // By index: binding each clip to a loop variable would copy every clip of the project.
-      for index in track.clips.indices where filter.contains(track.clips[index].id) {
-        found[track.clips[index].id] = (track.clips[index], track.id)
+      for clip in track.clips where filter.contains(clip.id) {
+        found[clip.id] = (clip, track.id)
       }
     }
     return found

@@ -16,8 +16,8 @@ public struct Track: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity
   public var isSolo: Bool
   /// Volume automation over the track's gain; nil for none.
   public var envelope: Envelope?
-  /// Sorted by `timelineStart`, then by id.
-  public var clips: [Clip]
+  /// Sorted by `timelineStart`, then by id (``Clip/timelineOrder(_:_:)``).
+  public var clips: ClipList
   /// The track's effect chain, in the order it runs: after its clips are summed and its gain,
   /// pan and envelope applied, before mute and solo.
   public var effects: [Effect]
@@ -33,13 +33,25 @@ public struct Track: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity
     self.isMuted = isMuted
     self.isSolo = isSolo
     self.envelope = envelope
-    self.clips = clips.sorted(by: Clip.timelineOrder)
+    self.clips = ClipList(clips.sorted(by: Clip.timelineOrder))
     self.effects = effects
   }
 
-  /// The clip with `id`, if it is on this track.
+  /// A track holding `clips`, sorted by ``Clip/timelineOrder(_:_:)`` (shared when they are).
+  public init(
+    id: ID, name: String, gain: Gain = .unity, pan: Double = 0, isMuted: Bool = false,
+    isSolo: Bool = false, envelope: Envelope? = nil, clips: ClipList, effects: [Effect] = []
+  ) {
+    self.init(
+      id: id, name: name, gain: gain, pan: pan, isMuted: isMuted, isSolo: isSolo,
+      envelope: envelope, effects: effects)
+    self.clips = clips
+    if !clips.isSorted { self.clips.sort(by: Clip.timelineOrder) }
+  }
+
+  /// The clip with `id`, if it is on this track: O(log n).
   public func clip(_ id: Clip.ID) -> Clip? {
-    clips.first { $0.id == id }
+    clips.clip(id)
   }
 }
 

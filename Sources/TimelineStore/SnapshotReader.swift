@@ -82,7 +82,7 @@ enum SnapshotReader {
     try all(TrackRow.self, orderedBy: "position, id", db) { row in
       var (track, position) = try TrackRow.read(row, id: Track.ID(row.int64(0)), updating: nil)
       track.envelope = envelopes[track.id]
-      track.clips = clipsByTrack[track.id] ?? []
+      track.clips = ClipList(clipsByTrack[track.id] ?? [])
       positions[track.id] = position
       project.tracks.append(track)
     }
@@ -111,7 +111,10 @@ enum SnapshotReader {
   /// CHECK constraints, so none of this happens unless the file's pages are damaged (a scan can
   /// then see one row twice, or a column as NULL or 0) or a damaged recorded change brings such
   /// a row back; every later step keys by id and divides by the rates, and would trap.
-  static func requireSound(_ project: Project) throws {
+  ///
+  /// With `clips`, only those clip ids are checked for a second place (the project is otherwise
+  /// known sound: the snapshot these clips changed in was checked).
+  static func requireSound(_ project: Project, clips: Set<Clip.ID>? = nil) throws {
     func requireUnique<ID: Hashable>(_ ids: [ID], _ table: String) throws {
       guard Set(ids).count == ids.count else {
         throw StoreError.corrupt(detail: "the \(table) table holds an id twice")
@@ -131,7 +134,13 @@ enum SnapshotReader {
     }
     try requireUnique(project.sources.map(\.id), SourceRow.table)
     try requireUnique(project.tracks.map(\.id), TrackRow.table)
-    try requireUnique(project.allClips.map(\.id), ClipRow.table)
+    if let clips, clips.count * project.tracks.count <= project.clipCount {
+      for id in clips where project.tracks.reduce(0, { $0 + $1.clips.count(of: id) }) > 1 {
+        throw StoreError.corrupt(detail: "the \(ClipRow.table) table holds an id twice")
+      }
+    } else {
+      try requireUnique(project.allClips.map(\.id), ClipRow.table)
+    }
     try requireUnique(project.allEffects.map(\.effect.id), EffectRow.table)
     try requireUnique(project.markers.map(\.id), MarkerRow.table)
   }
@@ -168,7 +177,8 @@ enum SnapshotReader {
     var placements: [(Clip.ID, ClipIndex.Change)] = []
     var project = old
     // Format, sources and track settings first: clips are placed on the tracks as they end up.
-    try requireSound(old)
+    // (`old` was checked whole when loaded, and each step since checks what it changed.)
+    try requireSound(old, clips: [])
     var sources = Dictionary(uniqueKeysWithValues: project.sources.map { ($0.id, $0) })
     var trackIndex = Dictionary(
       uniqueKeysWithValues: project.tracks.enumerated().map { ($1.id, $0) })
@@ -283,10 +293,12 @@ enum SnapshotReader {
         uniqueKeysWithValues: changed.clips.compactMap { id in
           held.clips.clip(id, in: old).map { (id, (clip: $0.clip, track: $0.track)) }
         })
-      let leaving = Set(before.values.compactMap { trackIndex[$0.track] })
-      let filter = EntityIDFilter(changed.clips)
-      for index in leaving {
-        project.tracks[index].clips.removeAll { filter.contains($0.id) }
+      var leaving: [Int: [Clip.ID]] = [:]
+      for (id, place) in before {
+        if let index = trackIndex[place.track] { leaving[index, default: []].append(id) }
+      }
+      for (index, ids) in leaving {
+        project.tracks[index].clips.remove(ids: ids)
       }
       // The new state of each changed clip: its clip row's change, then its detail's (a clip
       // whose detail alone changed keeps its row as it was).
@@ -330,7 +342,7 @@ enum SnapshotReader {
         placements.append((clip.id, .placed(clip, on: trackID)))
       }
       for (index, clips) in arriving {
-        project.tracks[index].clips.insertSorted(clips)
+        project.tracks[index].clips.insertInOrder(clips)
       }
     }
     if !removedTracks.isEmpty {
@@ -375,12 +387,14 @@ enum SnapshotReader {
       }
       project.markers = markers.values.sorted(by: Marker.timelineOrder)
     }
-    try requireSound(project)
+    try requireSound(project, clips: changed.clips)
     let placed = Set(placements.map(\.0))
     for id in changed.clips where !placed.contains(id) { placements.append((id, .removed)) }
-    return HeldProject(
-      project: project, positions: positions, points: points,
-      clips: held.clips.updating(placements))
+    // Many changes: a new index costs less than as many persistent updates.
+    let index =
+      placements.count > held.clips.count / 2
+      ? ClipIndex(project) : held.clips.updating(placements)
+    return HeldProject(project: project, positions: positions, points: points, clips: index)
   }
 }
 
@@ -437,25 +451,5 @@ private struct Columns: ColumnReader {
       throw StoreError.corrupt(detail: "a recorded clip has an unknown fade curve")
     }
     return curve
-  }
-}
-
-extension [Clip] {
-  /// Adds `clips` to this array, sorted by ``Clip/timelineOrder``: a few by binary insertion
-  /// (a checkout or undo usually moves a few clips of a long track), many by one sort.
-  fileprivate mutating func insertSorted(_ clips: [Clip]) {
-    guard clips.count <= 16 else {
-      append(contentsOf: clips)
-      sort(by: Clip.timelineOrder)
-      return
-    }
-    for clip in clips {
-      var (low, high) = (startIndex, endIndex)
-      while low < high {
-        let middle = (low + high) / 2
-        if Clip.timelineOrder(self[middle], clip) { low = middle + 1 } else { high = middle }
-      }
-      insert(clip, at: low)
-    }
   }
 }

@@ -2,16 +2,81 @@ import Foundation
 import Timeline
 import TimelineStore
 
-// Usage: StoreProfile FIXTURE.tape [commits]
-// Copies the fixture, then times one-clip commits, undos and redos on the copy, the file growth
-// per one-field edit, far checkouts and cross-process observation.
-// With CHECKOUTS_ONLY=N it only checks out version CHECKOUT_TO (default 1,000) and back N times
-// (for callgrind / perf).
+// Usage:
+//   StoreProfile fixture FILE --clips N --versions M
+//     builds a benchmark project through the store's API: one (absent) source, 10 tracks, N
+//     clips in version 2, then one-clip gain edits up to M versions (each on clip
+//     step × 7,919 mod N, so every clip is edited once per N versions), and prints the time taken.
+//     10,000 clips / 100,000 versions take about a minute; 100,000 clips / 1,000,000 versions
+//     take tens of minutes (see the README): not for CI.
+//   StoreProfile FIXTURE.tape [count]
+//     on a copy of the fixture: one-clip commit p50/p99 and undo+redo p50/p99 (count of each,
+//     default 500), checkouts with up to 2,300 clips differing, and checkouts where every clip
+//     differs (version 2, the setup, and version 1, the empty project); with EXTRA=1 also the
+//     file growth per one-field edit, far and cross-branch checkouts and cross-process
+//     observation.
+//   CHECKOUTS_ONLY=N StoreProfile FIXTURE.tape
+//     only checks out version CHECKOUT_TO (default 1,000) and back N times (for perf/callgrind).
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
-  FileHandle.standardError.write(Data("usage: StoreProfile FIXTURE.tape [count]\n".utf8))
+  FileHandle.standardError.write(
+    Data(
+      "usage: StoreProfile FIXTURE.tape [count] | StoreProfile fixture FILE --clips N --versions M\n"
+        .utf8))
   exit(64)
 }
+
+func option(_ name: String) -> Int? {
+  guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+  return Int(arguments[index + 1])
+}
+
+func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+if arguments[1] == "fixture", arguments.count >= 3 {
+  let file = arguments[2]
+  let clips = option("--clips") ?? 10_000
+  let versions = option("--versions") ?? 100_000
+  let start = now()
+  _ = try TimelineStore.create(at: file)
+  let store = try TimelineStore.open(at: file, durability: .normal)
+  try store.commit(label: "Setup") { _, ids in
+    let source = Source(
+      id: ids.newSourceID(), path: "/benchmark/source.wav", contentHash: "benchmark",
+      sampleRate: 48_000, channels: 2, frameCount: FrameCount(48_000 * 3_600))
+    var commands: [Command] = [.setSource(source)]
+    var tracks = (0..<10).map { Track(id: ids.newTrackID(), name: "Track \($0 + 1)") }
+    for index in 0..<clips {
+      tracks[index % 10].clips.append(
+        Clip(
+          id: ids.newClipID(), source: source.id,
+          timelineStart: FramePosition(Int64(index / 10) * 96_000),
+          sourceRange: FrameRange(start: FramePosition(Int64(index) * 1_000), count: 48_000)))
+    }
+    commands += tracks.map(Command.setTrack)
+    return commands
+  }
+  var step = 0
+  while store.snapshot.version < Int64(versions) {
+    step += 1
+    let id = Clip.ID(Int64(step * 7_919 % clips + 1))
+    try store.commit(label: "Gain \(id)") { project, _ in
+      // Clip and gain cycles of 1,000 and 40 steps would repeat after 1,000 (an edit that
+      // changes nothing makes no version): the gain also moves on every 1,000 steps.
+      try project.setClipGain(id, Gain(decibels: -Double((step + step / 1_000) % 40) / 4 - 0.125))
+    }
+    if step % 100_000 == 0 {
+      print("\(step) versions: \(Int(Double(now() - start) / 1e9)) s")
+    }
+  }
+  try store.close()
+  let size = (try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
+  print(
+    "fixture: \(clips) clips, \(versions) versions, \(size) bytes, built in \(Int(Double(now() - start) / 1e9)) s"
+  )
+  exit(0)
+}
+
 let count = arguments.count > 2 ? Int(arguments[2]) ?? 500 : 500
 let copy = FileManager.default.temporaryDirectory.appendingPathComponent("profile-\(getpid()).tape")
   .path
@@ -34,9 +99,9 @@ let clips = store.snapshot.project.allClips.map(\.id)
 func time(_ label: String, _ body: () throws -> Void) rethrows {
   var samples: [Double] = []
   for _ in 0..<count {
-    let start = DispatchTime.now().uptimeNanoseconds
+    let start = now()
     try body()
-    samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000)
+    samples.append(Double(now() - start) / 1_000)
   }
   samples.sort()
   print(
@@ -56,7 +121,34 @@ try time("undo+redo") {
   try store.undo()
   try store.redo()
 }
+
+// Checkouts: from the head to a version and back, the median of 5 of the way there; the clips
+// that differ counted by the model's diff.
+let head = store.snapshot.version
+let headProject = store.snapshot.project
+func checkouts(_ label: String, to target: Int64) throws {
+  var samples: [Double] = []
+  var differing = 0
+  for _ in 0..<5 {
+    let start = now()
+    let snapshot = try store.checkout(target)
+    samples.append(Double(now() - start) / 1e6)
+    differing = ProjectDiff(from: snapshot.project, to: headProject).clips.count
+    try store.checkout(head)
+  }
+  samples.sort()
+  print(
+    "checkout \(label) (version \(target)): \(differing) clips differ, median \(String(format: "%.2f", samples[2])) ms, min \(String(format: "%.2f", samples[0])) ms, max \(String(format: "%.2f", samples[4])) ms"
+  )
+}
+for distance in [Int64(10), 100, 1_000, 2_300] where distance < head - 2 {
+  try checkouts("\(distance) versions back", to: head - distance)
+}
+try checkouts("to the setup, every clip differs", to: 2)
+try checkouts("to the empty project, every clip differs", to: 1)
 try store.close()
+
+guard ProcessInfo.processInfo.environment["EXTRA"] == "1" else { exit(0) }
 
 // File growth per one-field edit: checkpointed size before and after 16,384 clip-gain edits,
 // each on a different clip (the worst case for the history blocks: nothing merges), so the
@@ -76,13 +168,13 @@ let growthStore = try TimelineStore.open(at: growthCopy)
 var blockCommits: [Double] = []
 for step in 0..<growthEdits {
   let id = clips[(step * 7919) % clips.count]
-  let start = DispatchTime.now().uptimeNanoseconds
+  let start = now()
   try growthStore.commit(label: "Clip gain") { project, _ in
     try project.setClipGain(id, Gain(decibels: -Double(step % 90) / 4 - 0.375))
   }
   // The commits that complete a block of 8,192 versions (the largest block build).
   if growthStore.snapshot.version % 8_192 == 1 {
-    blockCommits.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000)
+    blockCommits.append(Double(now() - start) / 1_000)
   }
 }
 try growthStore.close()
@@ -92,7 +184,7 @@ print(
 )
 print("commits that complete an 8,192-version block: \(blockCommits.map { "\(Int($0)) µs" })")
 
-// A checkout across the whole history and back, ≤ 2,000 rows differing in the fixture.
+// A checkout across the whole history and back.
 let farCopy = FileManager.default.temporaryDirectory.appendingPathComponent("far-\(getpid()).tape")
   .path
 try FileManager.default.copyItem(atPath: arguments[1], toPath: farCopy)
@@ -101,24 +193,15 @@ defer {
 }
 let farStore = try TimelineStore.open(at: farCopy)
 let farHead = farStore.snapshot.version
-var farSamples: [Double] = []
-for _ in 0..<5 {
-  let start = DispatchTime.now().uptimeNanoseconds
-  try farStore.checkout(1_000)
-  farSamples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
-  try farStore.checkout(farHead)
-}
-print("checkout \(farHead - 1_000) versions back: \(farSamples.sorted().map { "\(Int($0)) ms" })")
-// The cost follows the rows that differ, not the versions crossed: median of 5 at each distance.
-let headProject = farStore.snapshot.project
-for distance in [Int64(10), 100, 1_000, 10_000, 50_000] {
+let farProject = farStore.snapshot.project
+for distance in [Int64(10_000), 50_000] where distance < farHead - 2 {
   var samples: [Double] = []
   var rows = 0
   for _ in 0..<5 {
-    let start = DispatchTime.now().uptimeNanoseconds
+    let start = now()
     let snapshot = try farStore.checkout(farHead - distance)
-    samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e3)
-    rows = ProjectDiff(from: snapshot.project, to: headProject).clips.count
+    samples.append(Double(now() - start) / 1e3)
+    rows = ProjectDiff(from: snapshot.project, to: farProject).clips.count
     try farStore.checkout(farHead)
   }
   print(
@@ -126,27 +209,28 @@ for distance in [Int64(10), 100, 1_000, 10_000, 50_000] {
   )
 }
 // Across branches: a branch of 300 edits from version 50,000, then jumps from its tip to the
-// main head (up 300 versions to the common ancestor, down 50,000).
-try farStore.checkout(50_000)
-for step in 0..<300 {
-  // The fixture's edits touch its first 2,000 clips; so does the branch.
-  let id = Clip.ID(Int64(1 + (step * 7) % 2_000))
-  try farStore.commit(label: "Branch gain") { project, _ in
-    try project.setClipGain(id, Gain(decibels: -Double(step % 90) / 4 - 0.875))
+// main head (up 300 versions to the common ancestor, down the rest).
+if farHead > 50_000 {
+  try farStore.checkout(50_000)
+  for step in 0..<300 {
+    let id = clips[(step * 7) % min(2_000, clips.count)]
+    try farStore.commit(label: "Branch gain") { project, _ in
+      try project.setClipGain(id, Gain(decibels: -Double(step % 90) / 4 - 0.875))
+    }
   }
+  let branchTip = farStore.snapshot.version
+  var branchSamples: [Double] = []
+  for _ in 0..<5 {
+    let start = now()
+    try farStore.checkout(farHead)
+    branchSamples.append(Double(now() - start) / 1e6)
+    try farStore.checkout(branchTip)
+  }
+  let branchRows = ProjectDiff(from: farStore.snapshot.project, to: farProject).clips.count
+  print(
+    "checkout from a 300-version branch at 50,000 to the main head: \(branchRows) clips differ, \(branchSamples.sorted().map { "\(Int($0)) ms" })"
+  )
 }
-let branchTip = farStore.snapshot.version
-var branchSamples: [Double] = []
-for _ in 0..<5 {
-  let start = DispatchTime.now().uptimeNanoseconds
-  try farStore.checkout(farHead)
-  branchSamples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
-  try farStore.checkout(branchTip)
-}
-let branchRows = ProjectDiff(from: farStore.snapshot.project, to: headProject).clips.count
-print(
-  "checkout from a 300-version branch at 50,000 to the main head: \(branchRows) clips differ, \(branchSamples.sorted().map { "\(Int($0)) ms" })"
-)
 try farStore.close()
 
 // How soon a commit made through another connection (as by another process) reaches a
@@ -166,12 +250,12 @@ let latencies = try await { () async throws -> [Double] in
   var samples: [Double] = []
   for step in 0..<40 {
     let id = clips[(step * 104_729) % clips.count]
-    let start = DispatchTime.now().uptimeNanoseconds
+    let start = now()
     try writer.commit(label: "Clip gain") { project, _ in
       try project.setClipGain(id, Gain(decibels: -Double(step % 90) / 4 - 0.625))
     }
     _ = await updates.next()
-    samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+    samples.append(Double(now() - start) / 1e6)
     try await Task.sleep(for: .milliseconds(Int(step % 7) * 3))
   }
   return samples.sorted()

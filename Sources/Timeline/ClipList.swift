@@ -1,0 +1,483 @@
+public import HashTreeCollections
+
+/// A track's clips, in the order they were put there (``Clip/timelineOrder`` on a track): an
+/// array to read, a persistent structure underneath, so that snapshots share it.
+///
+/// The clips are held in chunks of up to ``chunkCapacity`` clips, and an id → start map (a CHAMP
+/// trie) says where each clip is. A copy shares every chunk and the map's nodes; a change to one
+/// clip of a copy copies one chunk (at most 128 clips), the list of chunk references (n / 64 of
+/// them) and O(log n) map nodes, instead of the whole array. Iteration walks the chunks in order.
+/// Finding a clip by id is a map lookup and a binary search: O(log n).
+///
+/// ```swift
+/// var clips: ClipList = [first, second]
+/// let copy = clips                          // shares everything
+/// clips.insertInOrder(third)                // copies one chunk of `copy`'s storage
+/// clips.index(of: third.id)                 // O(log n)
+/// ```
+public struct ClipList: Sendable {
+  /// Where a clip is: its start, and how many clips of the list have its id (a list may hold an
+  /// id twice while an edit is being checked; such ids are found by a scan).
+  @usableFromInline
+  struct Entry: Sendable, Hashable {
+    var start: FramePosition
+    var count: Int
+  }
+
+  /// The most clips a chunk holds; a chunk that grows past it splits in two.
+  public static let chunkCapacity = 128
+  /// The size of the chunks a list is built in.
+  static let chunkSize = 64
+
+  /// Never holds an empty chunk.
+  @usableFromInline var chunks: [[Clip]]
+  /// `ends[j]`: the number of clips in chunks 0 through j.
+  @usableFromInline var ends: [Int]
+  @usableFromInline var entries: TreeDictionary<Clip.ID, Entry>
+
+  public init() {
+    chunks = []
+    ends = []
+    entries = [:]
+  }
+
+  public init(_ clips: some Sequence<Clip>) {
+    self.init()
+    var chunk: [Clip] = []
+    chunk.reserveCapacity(Self.chunkSize)
+    for clip in clips {
+      chunk.append(clip)
+      enter(clip)
+      if chunk.count == Self.chunkSize {
+        appendChunk(chunk)
+        chunk.removeAll(keepingCapacity: true)
+      }
+    }
+    if !chunk.isEmpty { appendChunk(chunk) }
+  }
+
+  private mutating func appendChunk(_ chunk: [Clip]) {
+    chunks.append(chunk)
+    ends.append((ends.last ?? 0) + chunk.count)
+  }
+
+  // MARK: The id map
+
+  private mutating func enter(_ clip: Clip) {
+    if var entry = entries[clip.id] {
+      entry.count += 1
+      entries[clip.id] = entry
+    } else {
+      entries[clip.id] = Entry(start: clip.timelineStart, count: 1)
+    }
+  }
+
+  private mutating func leave(_ clip: Clip) {
+    guard var entry = entries[clip.id] else { return }
+    if entry.count <= 1 {
+      entries[clip.id] = nil
+    } else {
+      entry.count -= 1
+      // Which of the clips with this id stays is not known: found by a scan from now on.
+      entry.start = FramePosition(-1)
+      entries[clip.id] = entry
+    }
+  }
+
+  // MARK: Finding
+
+  /// The chunk holding position `index` (which must be in bounds) and the position within it.
+  @inlinable
+  func location(of index: Int) -> (chunk: Int, offset: Int) {
+    if chunks.count == 1 { return (0, index) }
+    var (low, high) = (0, ends.count - 1)
+    while low < high {
+      let middle = (low + high) / 2
+      if ends[middle] <= index { low = middle + 1 } else { high = middle }
+    }
+    return (low, index - (low == 0 ? 0 : ends[low - 1]))
+  }
+
+  /// The position of the first clip not before (`start`, `id`) in timeline order, for a list in
+  /// timeline order.
+  func insertionIndex(start: FramePosition, id: Clip.ID) -> Int {
+    // The first chunk whose last clip is not before the key, then the first clip in it.
+    var (low, high) = (0, chunks.count)
+    while low < high {
+      let middle = (low + high) / 2
+      let last = chunks[middle][chunks[middle].count - 1]
+      if (last.timelineStart, last.id) < (start, id) { low = middle + 1 } else { high = middle }
+    }
+    guard low < chunks.count else { return count }
+    let chunk = chunks[low]
+    var (first, past) = (0, chunk.count)
+    while first < past {
+      let middle = (first + past) / 2
+      if (chunk[middle].timelineStart, chunk[middle].id) < (start, id) {
+        first = middle + 1
+      } else {
+        past = middle
+      }
+    }
+    return (low == 0 ? 0 : ends[low - 1]) + first
+  }
+
+  /// How many clips of the list have `id` (more than one only in a list being checked).
+  public func count(of id: Clip.ID) -> Int { entries[id]?.count ?? 0 }
+
+  /// Whether a clip with `id` is in the list: O(log n).
+  public func contains(id: Clip.ID) -> Bool { entries[id] != nil }
+
+  /// The position of the clip with `id` (the first, if the list holds it twice): O(log n) in a
+  /// list in timeline order, a scan otherwise.
+  public func index(of id: Clip.ID) -> Int? {
+    guard let entry = entries[id] else { return nil }
+    if entry.count == 1 {
+      let index = insertionIndex(start: entry.start, id: id)
+      if index < count, self[index].id == id { return index }
+    }
+    return firstIndex { $0.id == id }
+  }
+
+  /// The clip with `id`, if it is in the list: O(log n).
+  public func clip(_ id: Clip.ID) -> Clip? {
+    index(of: id).map { self[$0] }
+  }
+
+  /// Whether the clips are in ``Clip/timelineOrder(_:_:)``.
+  public var isSorted: Bool {
+    var previous: Clip?
+    for clip in self {
+      if let previous, Clip.timelineOrder(clip, previous) { return false }
+      previous = clip
+    }
+    return true
+  }
+
+  // MARK: Editing
+
+  /// Inserts `clip` where ``Clip/timelineOrder(_:_:)`` puts it (before any clip equal to it in
+  /// that order): the list must be in that order.
+  public mutating func insertInOrder(_ clip: Clip) {
+    insert(clip, at: insertionIndex(start: clip.timelineStart, id: clip.id))
+  }
+
+  /// Inserts `clips` in timeline order (see ``insertInOrder(_:)``): a few by binary insertion,
+  /// many by one merge.
+  public mutating func insertInOrder(_ clips: some Collection<Clip>) {
+    guard clips.count > 16 else {
+      for clip in clips { insertInOrder(clip) }
+      return
+    }
+    var merged = Array(self)
+    merged.append(contentsOf: clips)
+    merged.sort(by: Clip.timelineOrder)
+    self = ClipList(merged)
+  }
+
+  /// Removes the clip with `id` (every clip with it, if the list holds it twice) and returns
+  /// the one removed first; nil when it is not there. O(log n) in a list in timeline order.
+  @discardableResult
+  public mutating func remove(id: Clip.ID) -> Clip? {
+    var removed: Clip?
+    while let index = index(of: id) {
+      let clip = remove(at: index)
+      if removed == nil { removed = clip }
+    }
+    return removed
+  }
+
+  /// Removes every clip whose id is in `ids`: by lookup when they are few, else by one pass.
+  public mutating func remove(ids: some Collection<Clip.ID>) {
+    if ids.count <= 64 {
+      for id in ids { remove(id: id) }
+    } else {
+      let set = Set(ids)
+      removeAll { set.contains($0.id) }
+    }
+  }
+
+  /// Replaces the clip at `index` in its chunk; the map follows.
+  private mutating func replace(at index: Int, with clip: Clip) {
+    let (chunk, offset) = location(of: index)
+    let old = chunks[chunk][offset]
+    chunks[chunk][offset] = clip
+    if old.id != clip.id || old.timelineStart != clip.timelineStart {
+      leave(old)
+      enter(clip)
+    }
+  }
+}
+
+extension ClipList {
+  /// What is wrong with the list's structure (for tests): empty or oversized chunks, ends that
+  /// do not add up, a map that does not match the clips. Nil when sound.
+  func structureProblem() -> String? {
+    var total = 0
+    var expected: [Clip.ID: Int] = [:]
+    for (index, chunk) in chunks.enumerated() {
+      if chunk.isEmpty { return "chunk \(index) is empty" }
+      if chunk.count > Self.chunkCapacity { return "chunk \(index) holds \(chunk.count)" }
+      total += chunk.count
+      if ends[index] != total { return "end \(index) is \(ends[index]), not \(total)" }
+      for clip in chunk { expected[clip.id, default: 0] += 1 }
+    }
+    if ends.count != chunks.count { return "\(ends.count) ends for \(chunks.count) chunks" }
+    if entries.count != expected.count { return "the map holds \(entries.count) ids" }
+    for (id, count) in expected {
+      guard let entry = entries[id], entry.count == count else {
+        return "the map has \(entries[id]?.count ?? 0) of \(id), not \(count)"
+      }
+      if count == 1, entry.start != FramePosition(-1), entry.start != clip(id)?.timelineStart {
+        return "the map has a wrong start for \(id)"
+      }
+    }
+    return nil
+  }
+}
+
+extension ClipList: RandomAccessCollection, MutableCollection, RangeReplaceableCollection {
+  public typealias Index = Int
+  public typealias Indices = Range<Int>
+  public typealias SubSequence = Slice<ClipList>
+
+  @inlinable public var startIndex: Int { 0 }
+  @inlinable public var endIndex: Int { ends.last ?? 0 }
+  @inlinable public var count: Int { ends.last ?? 0 }
+  @inlinable public var isEmpty: Bool { chunks.isEmpty }
+  @inlinable public func index(after i: Int) -> Int { i + 1 }
+  @inlinable public func index(before i: Int) -> Int { i - 1 }
+  @inlinable public func index(_ i: Int, offsetBy distance: Int) -> Int { i + distance }
+  @inlinable public func distance(from start: Int, to end: Int) -> Int { end - start }
+  @inlinable public var indices: Range<Int> { 0..<count }
+
+  public subscript(position: Int) -> Clip {
+    get {
+      precondition(position >= 0 && position < count, "ClipList index out of range")
+      let (chunk, offset) = location(of: position)
+      return chunks[chunk][offset]
+    }
+    set {
+      precondition(position >= 0 && position < count, "ClipList index out of range")
+      replace(at: position, with: newValue)
+    }
+  }
+
+  public subscript(bounds: Range<Int>) -> Slice<ClipList> {
+    get { Slice(base: self, bounds: bounds) }
+    set { replaceSubrange(bounds, with: Array(newValue)) }
+  }
+
+  /// Walks the chunks in order: no lookup per clip.
+  public struct Iterator: IteratorProtocol {
+    let chunks: [[Clip]]
+    var chunk = 0
+    var offset = 0
+
+    public mutating func next() -> Clip? {
+      guard chunk < chunks.count else { return nil }
+      let clip = chunks[chunk][offset]
+      offset += 1
+      if offset == chunks[chunk].count {
+        chunk += 1
+        offset = 0
+      }
+      return clip
+    }
+  }
+
+  public func makeIterator() -> Iterator { Iterator(chunks: chunks) }
+
+  /// By chunks, not by index (an index costs a search among the chunks).
+  public func map<T, E>(_ transform: (Clip) throws(E) -> T) throws(E) -> [T] {
+    var result: [T] = []
+    result.reserveCapacity(count)
+    for chunk in chunks {
+      for clip in chunk { result.append(try transform(clip)) }
+    }
+    return result
+  }
+
+  /// By chunks, not by index.
+  public func firstIndex(where predicate: (Clip) throws -> Bool) rethrows -> Int? {
+    var base = 0
+    for chunk in chunks {
+      if let offset = try chunk.firstIndex(where: predicate) { return base + offset }
+      base += chunk.count
+    }
+    return nil
+  }
+
+  public func withContiguousStorageIfAvailable<R>(
+    _ body: (UnsafeBufferPointer<Clip>) throws -> R
+  ) rethrows -> R? {
+    guard chunks.count <= 1 else { return nil }
+    return try (chunks.first ?? []).withUnsafeBufferPointer(body)
+  }
+
+  public func _copyToContiguousArray() -> ContiguousArray<Clip> {
+    var result = ContiguousArray<Clip>()
+    result.reserveCapacity(count)
+    for chunk in chunks { result.append(contentsOf: chunk) }
+    return result
+  }
+
+  public mutating func replaceSubrange(
+    _ subrange: Range<Int>, with newElements: some Collection<Clip>
+  ) {
+    precondition(subrange.lowerBound >= 0 && subrange.upperBound <= count, "range out of bounds")
+    if subrange.isEmpty && newElements.isEmpty { return }
+    // The chunks the range touches (an insertion at a chunk's end goes into that chunk).
+    let first: Int
+    let last: Int
+    if chunks.isEmpty {
+      chunks = [[]]
+      ends = [0]
+      (first, last) = (0, 0)
+    } else {
+      first =
+        subrange.lowerBound == count
+        ? chunks.count - 1 : location(of: subrange.lowerBound).chunk
+      last = subrange.isEmpty ? first : location(of: subrange.upperBound - 1).chunk
+    }
+    let base = first == 0 ? 0 : ends[first - 1]
+    for index in subrange { leave(chunks[location(of: index).chunk][location(of: index).offset]) }
+    for clip in newElements { enter(clip) }
+    let lower = subrange.lowerBound - base
+    let upper = subrange.upperBound - base
+    if first == last {
+      chunks[first].replaceSubrange(lower..<upper, with: newElements)
+      rechunk(first...first)
+      return
+    }
+    var joined: [Clip] = []
+    joined.reserveCapacity(ends[last] - base - subrange.count + newElements.count)
+    for index in first...last { joined.append(contentsOf: chunks[index]) }
+    joined.replaceSubrange(lower..<upper, with: newElements)
+    chunks.replaceSubrange(first...last, with: [joined])
+    ends.replaceSubrange(first...last, with: [0])
+    rechunk(first...first)
+  }
+
+  /// Splits chunks in `range` that grew past the capacity, drops empty ones, merges a small
+  /// chunk into its neighbour when they fit in one, and recounts the ends from there on.
+  private mutating func rechunk(_ range: ClosedRange<Int>) {
+    var index = range.lowerBound
+    var stop = range.upperBound
+    while index <= stop {
+      let size = chunks[index].count
+      if size == 0 {
+        chunks.remove(at: index)
+        ends.remove(at: index)
+        stop -= 1
+        continue
+      }
+      if size > Self.chunkCapacity {
+        let whole = chunks[index]
+        var pieces: [[Clip]] = []
+        var start = 0
+        let pieceCount = (size + Self.chunkSize - 1) / Self.chunkSize
+        for piece in 0..<pieceCount {
+          let end = size * (piece + 1) / pieceCount
+          pieces.append(Array(whole[start..<end]))
+          start = end
+        }
+        chunks.replaceSubrange(index...index, with: pieces)
+        ends.replaceSubrange(index...index, with: Array(repeating: 0, count: pieces.count))
+        index += pieces.count
+        stop += pieces.count - 1
+        continue
+      }
+      if size < Self.chunkSize / 4, index + 1 < chunks.count,
+        size + chunks[index + 1].count <= Self.chunkCapacity
+      {
+        chunks[index].append(contentsOf: chunks[index + 1])
+        chunks.remove(at: index + 1)
+        ends.remove(at: index + 1)
+        stop = Swift.max(stop - 1, index)
+        continue
+      }
+      index += 1
+    }
+    var total = range.lowerBound == 0 ? 0 : ends[range.lowerBound - 1]
+    for chunk in range.lowerBound..<chunks.count {
+      total += chunks[chunk].count
+      if ends[chunk] == total && chunk > stop { break }
+      ends[chunk] = total
+    }
+  }
+
+  public mutating func append(_ clip: Clip) {
+    if let last = chunks.indices.last, chunks[last].count < Self.chunkCapacity {
+      chunks[last].append(clip)
+      ends[last] += 1
+      enter(clip)
+    } else {
+      chunks.append([clip])
+      ends.append(count + 1)
+      enter(clip)
+    }
+  }
+
+  public mutating func append(contentsOf clips: some Sequence<Clip>) {
+    for clip in clips { append(clip) }
+  }
+
+  public mutating func removeAll(keepingCapacity: Bool = false) {
+    self = ClipList()
+  }
+
+  /// Touches only the chunks holding a clip to remove: the others stay shared.
+  public mutating func removeAll(where shouldBeRemoved: (Clip) throws -> Bool) rethrows {
+    var changed = false
+    for index in chunks.indices where try chunks[index].contains(where: shouldBeRemoved) {
+      var kept: [Clip] = []
+      for clip in chunks[index] {
+        if try shouldBeRemoved(clip) { leave(clip) } else { kept.append(clip) }
+      }
+      chunks[index] = kept
+      changed = true
+    }
+    if changed { rechunk(0...(chunks.count - 1)) }
+  }
+
+  /// Sorts by `areInIncreasingOrder` through one array.
+  public mutating func sort(by areInIncreasingOrder: (Clip, Clip) throws -> Bool) rethrows {
+    var clips = Array(self)
+    try clips.sort(by: areInIncreasingOrder)
+    self = ClipList(clips)
+  }
+}
+
+extension ClipList: ExpressibleByArrayLiteral {
+  public init(arrayLiteral clips: Clip...) {
+    self.init(clips)
+  }
+}
+
+extension ClipList: Hashable {
+  public static func == (a: ClipList, b: ClipList) -> Bool {
+    a.count == b.count && (a.chunks == b.chunks || a.elementsEqual(b))
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(count)
+    for clip in self { hasher.combine(clip) }
+  }
+}
+
+/// The same JSON as an array of clips.
+extension ClipList: Codable {
+  public init(from decoder: any Decoder) throws {
+    self.init(try [Clip](from: decoder))
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    try Array(self).encode(to: encoder)
+  }
+}
+
+extension ClipList: CustomStringConvertible, CustomDebugStringConvertible {
+  public var description: String { Array(self).description }
+  public var debugDescription: String { Array(self).debugDescription }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import GRDB
+import ReferenceRenders
+import Testing
+
+@testable import Timeline
+@testable import TimelineStore
+
+/// The snapshots a store builds in memory (sharing structure with the one before) against a
+/// rebuild from the file: after every step of a seeded random walk of commits (every command
+/// kind, through the edit functions and as raw commands), undos, redos and checkouts across
+/// branches, the store's project, track positions, envelope point ids and clip index equal
+/// what ``SnapshotReader/load(_:)`` reads from the tables.
+@Suite("Snapshots against a rebuild from the file")
+struct SnapshotRebuildTests {
+  /// A command of a kind the edit functions seldom give, made directly: sources removed, whole
+  /// tracks set (taking clips from other tracks), the track order, clips set and removed in
+  /// several tracks at once.
+  static func rawEdit(
+    _ project: Project, _ ids: inout IDAllocator, _ rng: inout SeededGenerator
+  ) -> [Command] {
+    let clips = project.allClips
+    switch Int.random(in: 0..<6, using: &rng) {
+    case 0:
+      let used = Set(clips.map(\.source))
+      let unused = project.sources.filter { !used.contains($0.id) }.map(\.id)
+      return unused.isEmpty ? [] : [.removeSources(unused)]
+    case 1:
+      // A track takes a few clips of other tracks, keeps some of its own, and drops the rest.
+      guard var track = project.tracks.randomElement(using: &rng) else { return [] }
+      let taken = clips.filter { _ in Int.random(in: 0..<5, using: &rng) == 0 }
+      let kept = track.clips.filter { _ in Int.random(in: 0..<4, using: &rng) > 0 }
+      track.clips = ClipList(kept + taken.filter { !track.clips.contains(id: $0.id) })
+      track.name = "Set \(Int.random(in: 0..<100, using: &rng))"
+      return [.setTrack(track)]
+    case 2:
+      return [.setTrackOrder(project.tracks.map(\.id).shuffled(using: &rng))]
+    case 3:
+      guard let track = project.tracks.randomElement(using: &rng) else { return [] }
+      return clips.filter { _ in Int.random(in: 0..<6, using: &rng) == 0 }.map { clip in
+        var moved = clip
+        moved.timelineStart = FramePosition(Int64.random(in: 0...2_000_000, using: &rng))
+        return .setClip(moved, track: track.id)
+      }
+    case 4:
+      let gone = clips.filter { _ in Int.random(in: 0..<8, using: &rng) == 0 }.map(\.id)
+      return gone.isEmpty ? [] : [.removeClips(gone)]
+    default:
+      guard let source = project.sources.first, let track = project.tracks.first else { return [] }
+      // Many clips at once (more than the in-order insertion handles one by one).
+      return (0..<Int.random(in: 1...40, using: &rng)).map { _ in
+        .setClip(
+          Clip(
+            id: ids.newClipID(), source: source.id,
+            timelineStart: FramePosition(Int64.random(in: 0...2_000_000, using: &rng)),
+            sourceRange: FrameRange(start: .zero, count: 1_000)),
+          track: track.id)
+      }
+    }
+  }
+
+  @Test(arguments: [UInt64(21), 22, 23])
+  func randomHistoryMatchesTheFile(seed: UInt64) throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("walk.tape")
+    let store = try TimelineStore.create(at: path)
+    var configuration = Configuration()
+    configuration.readonly = true
+    let file = try DatabaseQueue(path: path, configuration: configuration)
+    var rng = SeededGenerator(seed: seed)
+    var versions: [Int64] = [store.snapshot.version]
+    var kinds: [String: Int] = [:]
+    for step in 0..<400 {
+      let roll = Int.random(in: 0..<10, using: &rng)
+      let kind: String
+      if roll == 0 {
+        kind = "undo"
+        _ = try? store.undo(steps: Int.random(in: 1...3, using: &rng))
+      } else if roll == 1 {
+        kind = "redo"
+        _ = try? store.redo(steps: Int.random(in: 1...3, using: &rng))
+      } else if roll == 2 {
+        kind = "checkout"
+        try store.checkout(versions.randomElement(using: &rng)!)
+      } else {
+        kind = roll == 3 ? "raw" : "edit"
+        let result = try store.commit(label: "Step \(step)") { project, ids in
+          roll == 3
+            ? Self.rawEdit(project, &ids, &rng)
+            : (try? RandomSequenceTests.randomEdit(project, &ids, &rng)) ?? []
+        }
+        if !result.changed.isEmpty { versions.append(result.version) }
+      }
+      kinds[kind, default: 0] += 1
+      let held = store.state.withLock { $0.held }
+      let rebuilt = try file.read { try SnapshotReader.load($0) }
+      #expect(held.project == rebuilt.project, "step \(step) (\(kind))")
+      #expect(held.positions == rebuilt.positions, "step \(step) (\(kind))")
+      #expect(held.points == rebuilt.points, "step \(step) (\(kind))")
+      #expect(held.clips == rebuilt.clips, "step \(step) (\(kind))")
+      for track in held.project.tracks {
+        #expect(track.clips.structureProblem() == nil, "step \(step): \(track.id)")
+        #expect(track.clips.isSorted, "step \(step): \(track.id)")
+      }
+      if held.project != rebuilt.project { break }
+    }
+    // The walk went everywhere it should.
+    #expect(kinds.keys.sorted() == ["checkout", "edit", "raw", "redo", "undo"])
+    #expect(store.snapshot.project.allClips.count > 20)
+  }
+}

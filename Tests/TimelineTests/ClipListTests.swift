@@ -1,0 +1,204 @@
+import Foundation
+import Testing
+
+@testable import Timeline
+
+/// ``ClipList`` against a plain array of clips: every operation on lists of every size and
+/// chunk layout, over every range worth telling apart, must leave the same clips in the same
+/// order, a sound structure, and every copy taken before it unchanged.
+@Suite("ClipList: a persistent list compared with an array")
+struct ClipListTests {
+  /// Clip `id` at `start` (ids and starts chosen by the tests, never by the list).
+  static func clip(_ id: Int64, start: Int64) -> Clip {
+    Clip(
+      id: Clip.ID(id), source: Source.ID(1), timelineStart: FramePosition(start),
+      sourceRange: FrameRange(start: .zero, count: 100))
+  }
+
+  /// `count` clips in timeline order, ids 1…count, starts 10 apart.
+  static func model(_ count: Int, idBase: Int64 = 0) -> [Clip] {
+    (0..<count).map { clip(idBase + Int64($0) + 1, start: Int64($0) * 10) }
+  }
+
+  /// The same clips in the chunk layouts different histories give: built at once, appended one
+  /// by one, inserted at the front one by one, inserted in the middle, and left by removals of
+  /// a longer list.
+  static func layouts(of clips: [Clip]) -> [(String, ClipList)] {
+    var appended = ClipList()
+    for clip in clips { appended.append(clip) }
+    var prepended = ClipList()
+    for clip in clips.reversed() { prepended.insert(clip, at: 0) }
+    var middle = ClipList()
+    for clip in clips { middle.insertInOrder(clip) }
+    var thinned = ClipList()
+    for (index, clip) in clips.enumerated() {
+      thinned.append(clip)
+      thinned.append(Self.clip(1_000_000 + Int64(index), start: clip.timelineStart.frames))
+    }
+    thinned.removeAll { $0.id.rawValue >= 1_000_000 }
+    return [
+      ("built", ClipList(clips)), ("appended", appended), ("prepended", prepended),
+      ("inserted in order", middle), ("thinned", thinned),
+    ]
+  }
+
+  static let sizes = [0, 1, 2, 3, 63, 64, 65, 127, 128, 129, 130, 200, 257]
+
+  /// Positions worth telling apart in a list of `count`: the ends, chunk edges and the middle.
+  static func positions(_ count: Int) -> [Int] {
+    Set([0, 1, 2, count / 2, count - 2, count - 1, count, 63, 64, 65, 127, 128, 129, 192])
+      .filter { $0 >= 0 && $0 <= count }.sorted()
+  }
+
+  func expectSame(
+    _ list: ClipList, _ model: [Clip], _ what: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) {
+    #expect(Array(list) == model, "\(what): the clips", sourceLocation: sourceLocation)
+    #expect(list.count == model.count, "\(what): count", sourceLocation: sourceLocation)
+    #expect(list.isEmpty == model.isEmpty, "\(what): isEmpty", sourceLocation: sourceLocation)
+    #expect(list.structureProblem() == nil, "\(what)", sourceLocation: sourceLocation)
+    for index in model.indices where list[index] != model[index] {
+      Issue.record("\(what): subscript \(index)", sourceLocation: sourceLocation)
+      return
+    }
+    for (index, clip) in model.enumerated() where list.index(of: clip.id) != index {
+      Issue.record("\(what): index(of: \(clip.id))", sourceLocation: sourceLocation)
+      return
+    }
+    #expect(list == ClipList(model), "\(what): ==", sourceLocation: sourceLocation)
+    #expect(list.hashValue == ClipList(model).hashValue, sourceLocation: sourceLocation)
+  }
+
+  @Test func layoutsHoldTheirClips() {
+    for size in Self.sizes {
+      let model = Self.model(size)
+      for (name, list) in Self.layouts(of: model) {
+        expectSame(list, model, "\(name) \(size)")
+        #expect(list.isSorted)
+        #expect(!list.contains(id: Clip.ID(999_999)))
+        #expect(list.clip(Clip.ID(999_999)) == nil)
+        #expect(list.index(of: Clip.ID(999_999)) == nil)
+      }
+    }
+  }
+
+  @Test func replaceSubrangeEveryRange() {
+    for size in Self.sizes {
+      let model = Self.model(size)
+      let positions = Self.positions(size)
+      for (name, list) in Self.layouts(of: model) {
+        for lower in positions {
+          for upper in positions where upper >= lower {
+            for inserted in [0, 1, 70, 150] {
+              let new = Self.model(inserted, idBase: 500_000)
+              var expected = model
+              expected.replaceSubrange(lower..<upper, with: new)
+              var edited = list
+              edited.replaceSubrange(lower..<upper, with: new)
+              expectSame(edited, expected, "\(name) \(size) [\(lower)..<\(upper)] + \(inserted)")
+              expectSame(list, model, "the copy of \(name) \(size)")
+            }
+          }
+        }
+      }
+    }
+  }
+
+  @Test func singleElementEditsAtEveryPosition() {
+    for size in Self.sizes {
+      let model = Self.model(size)
+      for (name, list) in Self.layouts(of: model) {
+        for position in 0...size {
+          let clip = Self.clip(700_000, start: 5)
+          var expected = model
+          expected.insert(clip, at: position)
+          var edited = list
+          edited.insert(clip, at: position)
+          expectSame(edited, expected, "\(name) \(size) insert at \(position)")
+          guard position < size else { continue }
+          expected = model
+          let removed = expected.remove(at: position)
+          edited = list
+          #expect(edited.remove(at: position) == removed)
+          expectSame(edited, expected, "\(name) \(size) remove at \(position)")
+          expected = model
+          expected[position].gain = Gain(decibels: -6)
+          expected[position].timelineStart = FramePosition(3)
+          edited = list
+          edited[position].gain = Gain(decibels: -6)
+          edited[position].timelineStart = FramePosition(3)
+          expectSame(edited, expected, "\(name) \(size) set at \(position)")
+          expectSame(list, model, "the copy of \(name) \(size)")
+        }
+      }
+    }
+  }
+
+  @Test func inOrderEditsByID() {
+    for size in Self.sizes {
+      let model = Self.model(size)
+      for (name, list) in Self.layouts(of: model) {
+        for position in Self.positions(size) where position < size {
+          let id = model[position].id
+          // Moved later in time: out at its place, in at its new one.
+          var moved = model[position]
+          moved.timelineStart = FramePosition(Int64(size) * 5 + 1)
+          var expected = model
+          expected.remove(at: position)
+          expected.append(moved)
+          expected.sort(by: Clip.timelineOrder)
+          var edited = list
+          #expect(edited.remove(id: id) == model[position])
+          edited.insertInOrder(moved)
+          expectSame(edited, expected, "\(name) \(size) move \(id)")
+          #expect(edited.clip(id) == moved)
+          #expect(edited.isSorted)
+        }
+        // Many at once: every third removed, then put back in order.
+        let third = model.enumerated().filter { $0.offset % 3 == 0 }.map(\.element)
+        var edited = list
+        edited.remove(ids: third.map(\.id))
+        expectSame(
+          edited, model.enumerated().filter { $0.offset % 3 != 0 }.map(\.element),
+          "\(name) \(size) thirds out")
+        edited.insertInOrder(third)
+        expectSame(edited, model, "\(name) \(size) thirds back")
+        expectSame(list, model, "the copy of \(name) \(size)")
+      }
+    }
+  }
+
+  @Test func anIDTwiceIsStillFound() {
+    var list = ClipList(Self.model(200))
+    list.append(Self.clip(5, start: 10_000))
+    #expect(list.count(of: Clip.ID(5)) == 2)
+    #expect(list.index(of: Clip.ID(5)) == 4)
+    list.remove(at: 4)
+    #expect(list.count(of: Clip.ID(5)) == 1)
+    #expect(list.index(of: Clip.ID(5)) == 199)
+    #expect(list.structureProblem() == nil)
+    list.remove(id: Clip.ID(5))
+    #expect(!list.contains(id: Clip.ID(5)))
+    #expect(list.structureProblem() == nil)
+  }
+
+  @Test func unsortedListsAreFoundByScanning() {
+    let model = Self.model(300).reversed().map { $0 }
+    let list = ClipList(model)
+    #expect(!list.isSorted)
+    for (index, clip) in model.enumerated() { #expect(list.index(of: clip.id) == index) }
+    var sorted = list
+    sorted.sort(by: Clip.timelineOrder)
+    expectSame(sorted, Self.model(300), "sorted")
+  }
+
+  @Test func codableAsAnArray() throws {
+    let model = Self.model(150)
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    let list = try encoder.encode(ClipList(model))
+    #expect(list == (try encoder.encode(model)))
+    #expect(try JSONDecoder().decode(ClipList.self, from: list) == ClipList(model))
+  }
+}
