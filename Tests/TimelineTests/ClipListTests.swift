@@ -42,11 +42,11 @@ struct ClipListTests {
     ]
   }
 
-  static let sizes = [0, 1, 2, 3, 63, 64, 65, 127, 128, 129, 130, 200, 257]
+  static let sizes = [0, 1, 2, 63, 64, 65, 128, 129, 200]
 
   /// Positions worth telling apart in a list of `count`: the ends, chunk edges and the middle.
   static func positions(_ count: Int) -> [Int] {
-    Set([0, 1, 2, count / 2, count - 2, count - 1, count, 63, 64, 65, 127, 128, 129, 192])
+    Set([0, 1, count / 2, count - 1, count, 63, 64, 65, 128])
       .filter { $0 >= 0 && $0 <= count }.sorted()
   }
 
@@ -90,14 +90,14 @@ struct ClipListTests {
       for (name, list) in Self.layouts(of: model) {
         for lower in positions {
           for upper in positions where upper >= lower {
-            for inserted in [0, 1, 70, 150] {
+            for inserted in [0, 150] {
               let new = Self.model(inserted, idBase: 500_000)
               var expected = model
               expected.replaceSubrange(lower..<upper, with: new)
               var edited = list
               edited.replaceSubrange(lower..<upper, with: new)
               expectSame(edited, expected, "\(name) \(size) [\(lower)..<\(upper)] + \(inserted)")
-              expectSame(list, model, "the copy of \(name) \(size)")
+              #expect(Array(list) == model, "the copy of \(name) \(size)")
             }
           }
         }
@@ -109,7 +109,7 @@ struct ClipListTests {
     for size in Self.sizes {
       let model = Self.model(size)
       for (name, list) in Self.layouts(of: model) {
-        for position in 0...size {
+        for position in Self.positions(size) {
           let clip = Self.clip(700_000, start: 5)
           var expected = model
           expected.insert(clip, at: position)

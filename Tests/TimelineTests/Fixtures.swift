@@ -36,7 +36,7 @@ enum Fixture {
   }
 
   /// What a clip plays, frame by frame: timeline frame → (source frame, gain).
-  static func playback(of clips: [Clip]) -> [Int64: [SourceSample]] {
+  static func playback(of clips: some Sequence<Clip>) -> [Int64: [SourceSample]] {
     var out: [Int64: [SourceSample]] = [:]
     for clip in clips {
       for i in 0..<clip.length.frames {
@@ -53,7 +53,7 @@ enum Fixture {
   /// the documented curve formulas written out here, over the part of each fade's curve that
   /// the clip keeps (frames `silentCut ..< silentCut + length` of `curveLength`), so nothing of
   /// `Fade.gain` is reused.
-  static func modelPlayback(of clips: [Clip]) -> [Int64: [SourceSample]] {
+  static func modelPlayback(of clips: some Sequence<Clip>) -> [Int64: [SourceSample]] {
     func shape(_ curve: FadeCurve, _ x: Double) -> Double {
       switch curve {
       case .linear: x

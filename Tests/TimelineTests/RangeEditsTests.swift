@@ -7,7 +7,7 @@ struct RangeEditsTests {
   /// What sounds at each frame (overlapping clips in no particular order).
   typealias Playback = [Int64: Set<Fixture.SourceSample>]
 
-  static func playback(of clips: [Clip]) -> Playback {
+  static func playback(of clips: some Sequence<Clip>) -> Playback {
     Fixture.playback(of: clips).mapValues(Set.init)
   }
 
