@@ -163,17 +163,37 @@ public struct ClipList: Sendable {
   }
 
   /// Inserts `clips` in timeline order (see ``insertInOrder(_:)``): a few by binary insertion,
-  /// many by one merge.
+  /// many by one merge that keeps the id map and adds theirs.
   public mutating func insertInOrder(_ clips: some Collection<Clip>) {
-    guard clips.count > 16 else {
+    guard clips.count > 16 && clips.count * 32 > count else {
       for clip in clips { insertInOrder(clip) }
       return
     }
-    var merged = Array(self)
-    merged.append(contentsOf: clips)
-    merged.sort(by: Clip.timelineOrder)
-    self = ClipList(merged)
+    let incoming = clips.sorted(by: Clip.timelineOrder)
+    var merged: [Clip] = []
+    merged.reserveCapacity(count + incoming.count)
+    var next = 0
+    for clip in self {
+      while next < incoming.count, Clip.timelineOrder(incoming[next], clip) {
+        merged.append(incoming[next])
+        next += 1
+      }
+      merged.append(clip)
+    }
+    merged.append(contentsOf: incoming[next...])
+    for clip in incoming { enter(clip) }
+    chunks = []
+    ends = []
+    var start = 0
+    while start < merged.count {
+      let end = Swift.min(start + Self.chunkSize, merged.count)
+      appendChunk(Array(merged[start..<end]))
+      start = end
+    }
   }
+
+  /// Whether the list holds an id twice.
+  public var hasRepeatedIDs: Bool { entries.count != count }
 
   /// Removes the clip with `id` (every clip with it, if the list holds it twice) and returns
   /// the one removed first; nil when it is not there. O(log n) in a list in timeline order.
@@ -189,7 +209,7 @@ public struct ClipList: Sendable {
 
   /// Removes every clip whose id is in `ids`: by lookup when they are few, else by one pass.
   public mutating func remove(ids: some Collection<Clip.ID>) {
-    if ids.count <= 64 {
+    if ids.count <= 64 || ids.count * 8 <= count {
       for id in ids { remove(id: id) }
     } else {
       let set = Set(ids)

@@ -134,8 +134,14 @@ enum SnapshotReader {
     }
     try requireUnique(project.sources.map(\.id), SourceRow.table)
     try requireUnique(project.tracks.map(\.id), TrackRow.table)
-    if let clips, clips.count * project.tracks.count <= project.clipCount {
-      for id in clips where project.tracks.reduce(0, { $0 + $1.clips.count(of: id) }) > 1 {
+    if let clips {
+      // A few ids by lookups; many: every track holds each of its ids once, and the ids are
+      // not on two tracks (in-memory steps take each changed clip off its old track first).
+      if clips.count * project.tracks.count <= project.clipCount {
+        for id in clips where project.tracks.reduce(0, { $0 + $1.clips.count(of: id) }) > 1 {
+          throw StoreError.corrupt(detail: "the \(ClipRow.table) table holds an id twice")
+        }
+      } else if project.tracks.contains(where: \.clips.hasRepeatedIDs) {
         throw StoreError.corrupt(detail: "the \(ClipRow.table) table holds an id twice")
       }
     } else {
@@ -289,10 +295,14 @@ enum SnapshotReader {
     if !changed.clips.isEmpty {
       // Take the changed clips out of the tracks that hold them (the other tracks keep sharing
       // storage with `old`), then put back the new state of those that still exist.
-      let before = Dictionary(
-        uniqueKeysWithValues: changed.clips.compactMap { id in
-          held.clips.clip(id, in: old).map { (id, (clip: $0.clip, track: $0.track)) }
-        })
+      // By the index when they are few, by one pass over the clips when they are many.
+      let before =
+        changed.clips.count * old.tracks.count > old.clipCount
+        ? old.locate(changed.clips)
+        : Dictionary(
+          uniqueKeysWithValues: changed.clips.compactMap { id in
+            held.clips.clip(id, in: old).map { (id, (clip: $0.clip, track: $0.track)) }
+          })
       var leaving: [Int: [Clip.ID]] = [:]
       for (id, place) in before {
         if let index = trackIndex[place.track] { leaving[index, default: []].append(id) }
