@@ -70,7 +70,7 @@ public struct ClipIndex: Sendable, Hashable {
   public func clip(_ id: Clip.ID, in project: Project) -> ProjectDiff.PlacedClip? {
     guard let place = places[id],
       let track = project.tracks.first(where: { $0.id == place.track }),
-      let clip = track.clips.clip(id)
+      let clip = track.clips.clip(id, at: place.start) ?? track.clips.clip(id)
     else { return nil }
     return ProjectDiff.PlacedClip(clip: clip, track: track.id)
   }

@@ -98,6 +98,30 @@ public struct ClipList: Sendable {
     return (low, index - (low == 0 ? 0 : ends[low - 1]))
   }
 
+  /// The clip with `id` that starts at `start`, in a list in timeline order: one binary search
+  /// (what ``ClipIndex`` knows of a clip is enough).
+  public func clip(_ id: Clip.ID, at start: FramePosition) -> Clip? {
+    var (low, high) = (0, chunks.count)
+    while low < high {
+      let middle = (low + high) / 2
+      let last = chunks[middle][chunks[middle].count - 1]
+      if (last.timelineStart, last.id) < (start, id) { low = middle + 1 } else { high = middle }
+    }
+    guard low < chunks.count else { return nil }
+    let chunk = chunks[low]
+    var (first, past) = (0, chunk.count)
+    while first < past {
+      let middle = (first + past) / 2
+      if (chunk[middle].timelineStart, chunk[middle].id) < (start, id) {
+        first = middle + 1
+      } else {
+        past = middle
+      }
+    }
+    guard first < chunk.count, chunk[first].id == id else { return nil }
+    return chunk[first]
+  }
+
   /// The position of the first clip not before (`start`, `id`) in timeline order, for a list in
   /// timeline order.
   func insertionIndex(start: FramePosition, id: Clip.ID) -> Int {

@@ -66,6 +66,12 @@ struct ClipListTests {
       Issue.record("\(what): index(of: \(clip.id))", sourceLocation: sourceLocation)
       return
     }
+    if model.indices.dropFirst().allSatisfy({ !Clip.timelineOrder(model[$0], model[$0 - 1]) }) {
+      for clip in model where list.clip(clip.id, at: clip.timelineStart) != clip {
+        Issue.record("\(what): clip(\(clip.id), at:)", sourceLocation: sourceLocation)
+        return
+      }
+    }
     #expect(list == ClipList(model), "\(what): ==", sourceLocation: sourceLocation)
     #expect(list.hashValue == ClipList(model).hashValue, sourceLocation: sourceLocation)
   }
