@@ -63,13 +63,10 @@ public struct ClipList: Sendable {
 
   // MARK: The id map
 
+  /// One walk of the map: a new id gets its start, a repeated one a count of two or more (its
+  /// start no longer matters).
   private mutating func enter(_ clip: Clip) {
-    if var entry = entries[clip.id] {
-      entry.count += 1
-      entries[clip.id] = entry
-    } else {
-      entries[clip.id] = Entry(start: clip.timelineStart, count: 1)
-    }
+    entries[clip.id, default: Entry(start: clip.timelineStart, count: 0)].count += 1
   }
 
   private mutating func leave(_ clip: Clip) {
@@ -312,21 +309,21 @@ extension ClipList: RandomAccessCollection, MutableCollection, RangeReplaceableC
     set { replaceSubrange(bounds, with: Array(newValue)) }
   }
 
-  /// Walks the chunks in order: no lookup per clip.
+  /// Walks the chunks in order, each as an array: no lookup per clip.
   public struct Iterator: IteratorProtocol {
     let chunks: [[Clip]]
-    var chunk = 0
-    var offset = 0
+    var nextChunk = 0
+    var current: IndexingIterator<[Clip]> = [Clip]().makeIterator()
+
+    init(chunks: [[Clip]]) { self.chunks = chunks }
 
     public mutating func next() -> Clip? {
-      guard chunk < chunks.count else { return nil }
-      let clip = chunks[chunk][offset]
-      offset += 1
-      if offset == chunks[chunk].count {
-        chunk += 1
-        offset = 0
+      while true {
+        if let clip = current.next() { return clip }
+        guard nextChunk < chunks.count else { return nil }
+        current = chunks[nextChunk].makeIterator()
+        nextChunk += 1
       }
-      return clip
     }
   }
 
