@@ -260,6 +260,12 @@ struct ClipCommand: ParsableCommand {
         newID: ids.newClipID())
     }
 
+    /// The clip and any whose edge `--at` names; snapping looks at every clip, and `@NAME` is
+    /// printed as the id ``prepare(_:)`` finds in the whole project.
+    func scope() throws -> EditScope? {
+      snapping.snap == nil && !clip.hasPrefix("@") ? clipScope(clip, times: [at]) : nil
+    }
+
     /// `@NAME` as the id it names, so that the id is what is printed.
     mutating func prepare(_ project: Project) throws {
       if let id = try? parseClipID(clip, project) { clip = id.description }
@@ -345,6 +351,11 @@ struct ClipCommand: ParsableCommand {
             try parsePosition($0, project, relativeTo: start), project, file: file, excluding: id)
         }, track: trackID)
     }
+
+    /// The clip and any whose edge `--to` names; snapping looks at every clip.
+    func scope() throws -> EditScope? {
+      snapping.snap == nil ? clipScope(clip, times: [to]) : nil
+    }
   }
 
   struct Trim: EditingCommand {
@@ -391,6 +402,11 @@ struct ClipCommand: ParsableCommand {
         end: try end.map {
           try snapped(try parsePosition($0, project, relativeTo: edges?.timelineEnd))
         })
+    }
+
+    /// The clip and any whose edges `--start` and `--end` name; snapping looks at every clip.
+    func scope() throws -> EditScope? {
+      snapping.snap == nil ? clipScope(clip, times: [start, end]) : nil
     }
   }
 
@@ -465,6 +481,13 @@ struct ClipCommand: ParsableCommand {
       if name != nil || noName { commands += try current.nameClip(id, name) }
       return commands
     }
+
+    /// The clip, and any clip with the name it is to be given (which must be unique).
+    func scope() throws -> EditScope? {
+      guard var scope = clipScope(clip) else { return nil }
+      if let name { scope.clipNames.insert(name) }
+      return scope
+    }
   }
 
   struct Remove: EditingCommand {
@@ -492,5 +515,29 @@ struct ClipCommand: ParsableCommand {
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       try project.removeClip(try parseClipID(clip, project), ripple: ripple)
     }
+
+    /// The clip alone; a ripple moves the clips after it.
+    func scope() throws -> EditScope? { ripple ? nil : clipScope(clip) }
   }
+}
+
+/// The scope of an edit of the clip `text` names (`c3` or `@NAME`), for
+/// ``EditingCommand/scope()``, with the clips whose edges `times` name (`c5.end-1s`, as
+/// ``parsePosition(_:_:relativeTo:)`` reads them; markers are read whole); nil when the text
+/// is neither, or an edge's id does not parse (the whole project's edit says why).
+func clipScope(_ text: String, times: [String?] = []) -> EditScope? {
+  var scope: EditScope
+  if text.hasPrefix("@") {
+    scope = EditScope(clipNames: [String(text.dropFirst())])
+  } else if let id = Clip.ID(parsing: text) {
+    scope = EditScope(clips: [id])
+  } else {
+    return nil
+  }
+  for time in times.compactMap({ $0 }) {
+    guard let edge = clipEdge(time.trimmingCharacters(in: .whitespaces)) else { continue }
+    guard let id = Clip.ID(parsing: String(edge.1)) else { return nil }
+    scope.clips.insert(id)
+  }
+  return scope
 }
