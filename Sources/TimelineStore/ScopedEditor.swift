@@ -1,5 +1,5 @@
-internal import GRDB
 public import Foundation
+internal import GRDB
 public import Timeline
 
 /// What a scoped edit reads of a project: every table whole but the clips, and of the clips

@@ -26,6 +26,7 @@ struct ClipCommand: ParsableCommand {
 
   struct Slip: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "slip",
       abstract: "Move the audio inside a clip that stays in place.",
       discussion: """
         The clip keeps its place, length and fades on the timeline; what it plays moves \
@@ -124,6 +125,7 @@ struct ClipCommand: ParsableCommand {
 
   struct Crossfade: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "crossfade",
       abstract: "Join two clips that touch with an overlapping crossfade.",
       discussion: """
         The first clip plays on half the length past the join and the second starts half \
@@ -172,6 +174,7 @@ struct ClipCommand: ParsableCommand {
 
   struct Add: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "add",
       abstract: "Place part of a source on a track; prints the clip's id.",
       discussion: """
         --from and --to/--length choose the part of the source (default: all of it); --at is \
@@ -234,6 +237,7 @@ struct ClipCommand: ParsableCommand {
 
   struct Split: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "split",
       abstract: "Cut a clip in two at a timeline time; prints both ids (left, then right).",
       discussion: """
         --snap moves --at first: clips to the nearest edge of another clip within 100 ms, zero \
@@ -276,6 +280,7 @@ struct ClipCommand: ParsableCommand {
 
   struct Copy: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "copy",
       abstract: "Copy a clip (its source range, gain and fades) to another time; prints its id.",
       discussion: """
         --snap moves --to first: clips to the nearest clip edge within 100 ms (the copied \
@@ -311,6 +316,7 @@ struct ClipCommand: ParsableCommand {
 
   struct Move: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "move",
       abstract: "Move a clip to another time and/or track.",
       discussion: """
         --snap moves the new start first: clips to the nearest edge of another clip within \
@@ -360,6 +366,7 @@ struct ClipCommand: ParsableCommand {
 
   struct Trim: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "trim",
       abstract: "Move a clip's edges on the timeline; the audio stays where it is.",
       discussion: """
         --snap moves --start and --end first: clips to the nearest edge of another clip \
@@ -412,6 +419,7 @@ struct ClipCommand: ParsableCommand {
 
   struct Set: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "set",
       abstract: "Change a clip's gain, fades and name.",
       discussion: """
         --name names the clip (later commands take @NAME for its id; names are unique), \

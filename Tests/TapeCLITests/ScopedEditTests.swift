@@ -24,7 +24,8 @@ extension ProcessHeavyTests {
       try #require(made.status == 0, "\(made.stderr)")
       let whole = ["TAPE_SCOPED_EDITS": "0"]
       for clip in stride(from: 2, through: 40, by: 4) {
-        try space.tape(["clip", "set", base, "c\(clip)", "--name", "n\(clip)"], environment: whole)
+        try space.tape(
+          ["clip", "set", base, "c\(clip)", "--name", "name-\(clip)"], environment: whole)
       }
       let files = (scoped: space.path("scoped.tape"), whole: space.path("whole.tape"))
       for file in [files.scoped, files.whole] {
@@ -65,7 +66,7 @@ extension ProcessHeavyTests {
       func clip() -> String {
         switch random.next(10) {
         case 0: return "c\(41 + random.next(3))"  // no such clip
-        case 1: return "@n\(2 + 4 * random.next(12))"  // named, or a name nobody has
+        case 1: return "@name-\(2 + 4 * random.next(12))"  // named, or a name nobody has
         case 2: return "x\(random.next(3))"  // not an id
         default: return "c\(1 + random.next(40))"
         }
@@ -91,7 +92,7 @@ extension ProcessHeavyTests {
         line = ["clip", "rm", "FILE", clip()]
         if random.next(4) == 0 { line.append("--ripple") }
       case 2:
-        line = ["clip", "set", "FILE", clip(), "--name", "n\(random.next(50))"]
+        line = ["clip", "set", "FILE", clip(), "--name", "name-\(random.next(50))"]
       case 3:
         line = ["clip", "set", "FILE", clip(), "--no-name"]
       case 4:

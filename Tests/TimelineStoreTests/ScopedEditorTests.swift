@@ -28,7 +28,7 @@ struct ScopedEditorTests {
 
   static func randomEdit(_ rng: inout SeededGenerator) -> Edit {
     let id = Clip.ID(Int64.random(in: 1...34, using: &rng))  // 31...34: no such clip
-    let name = "n\(Int.random(in: 0...12, using: &rng))"
+    let name = "name-\(Int.random(in: 0...12, using: &rng))"
     switch Int.random(in: 0..<9, using: &rng) {
     case 0:
       return Edit(label: "Name \(id) \(name)", scope: EditScope(clips: [id], clipNames: [name])) {
@@ -93,7 +93,7 @@ struct ScopedEditorTests {
               id: ids.newClipID(), source: source.id,
               timelineStart: FramePosition(Int64(index / 3) * 96_000),
               sourceRange: FrameRange(start: FramePosition(Int64(index) * 1_000), count: 48_000),
-              name: index % 3 == 0 ? "n\(index / 3)" : nil))
+              name: index % 3 == 0 ? "name-\(index / 3)" : nil))
         }
         return [.setSource(source)] + tracks.map(Command.setTrack)
       }
