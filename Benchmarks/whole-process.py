@@ -10,7 +10,7 @@ own copy of each project; a `clip set` run always commits (hyperfine's --prepare
 gain first, untimed).
 
   Benchmarks/whole-process.py --tape NEW --tape BASE [--runs 30] [--large FILE]
-      [--skip-large] [--testing PATH]
+      [--skip-large] [--testing PATH] [--order small-first|large-first]
 
 `--large FILE` reuses a 100k/1M fixture built before (`tape-testing fixture FILE --clips
 100000 --versions 1000000`: about 45 minutes on the project's 2-core machine, 241 MB; the
@@ -55,6 +55,7 @@ def main():
     parser.add_argument("--large", default=None)
     parser.add_argument("--skip-large", action="store_true")
     parser.add_argument("--testing", default=None)
+    parser.add_argument("--order", choices=["small-first", "large-first"], default="small-first")
     options = parser.parse_args()
     binaries = [os.path.abspath(path) for path in options.tape]
     testing = options.testing or os.path.join(os.path.dirname(binaries[0]), "tape-testing")
@@ -71,7 +72,7 @@ def main():
             projects.append(("100k clips / 1M versions", large, "c50000"))
         labels = [f"#{index + 1}" for index in range(len(binaries))]
         print(f"{options.runs} runs each (hyperfine -N, 3 warm-up runs), ms: "
-              "median, mean ± sd, min, max")
+              "median, mean ± sd, min, max of the wall time; mean user + system CPU time")
         for index, binary in enumerate(binaries):
             print(f"  {labels[index]} = {binary}")
 
@@ -81,7 +82,8 @@ def main():
                 result = results[label]
                 print(f"  {label:4s} {result['median'] * 1000:7.2f}  "
                       f"{result['mean'] * 1000:7.2f} ± {result['stddev'] * 1000:5.2f}  "
-                      f"{result['min'] * 1000:7.2f}  {result['max'] * 1000:7.2f}")
+                      f"{result['min'] * 1000:7.2f}  {result['max'] * 1000:7.2f}  "
+                      f"cpu {(result['user'] + result['system']) * 1000:6.2f}")
 
         report("tape --help", hyperfine(
             [(label, f"{binary} --help", None) for label, binary in zip(labels, binaries)],
@@ -89,7 +91,8 @@ def main():
         report("tape ls, 10 clips / 20 versions", hyperfine(
             [(label, f"{binary} ls {small}", None) for label, binary in zip(labels, binaries)],
             options.runs, folder))
-        for title, project, clip in projects:
+        for title, project, clip in (projects if options.order == "small-first"
+                                     else list(reversed(projects))):
             rows = []
             for label, binary in zip(labels, binaries):
                 copy = os.path.join(folder, f"copy-{label[1:]}.tape")
