@@ -142,7 +142,7 @@ public struct Quantizer: Sendable {
       clamps &-= SIMD8<Int32>.zero.replacing(with: -1, where: over .| under)
       raised.replace(with: maximum, where: over)
       raised.replace(with: minimum, where: under)
-      raised.replace(with: .zero, where: raised .!= raised)
+      raised.replace(with: 0 as Float, where: raised .!= raised)
       let sum = raised + magic
       let nearest = unsafeBitCast(sum, to: SIMD8<Int32>.self) &- magicBits
       let floor = nearest &+ SIMD8<Int32>.zero.replacing(with: -1, where: sum - magic .> raised)

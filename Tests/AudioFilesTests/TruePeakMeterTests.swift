@@ -6,14 +6,17 @@ import Testing
 @Suite("True-peak meter")
 struct TruePeakMeterTests {
   /// Five seconds of stereo at 48 kHz: left a sine at a quarter of the rate whose samples all
-  /// fall at ±0.5·√2/2 of its ±0.5 crests (so its true peak, 0.5, lies between them), right
-  /// seeded noise with a loud burst in the middle.
+  /// fall at ±0.5·√2/2 of its ±0.5 crests (so its true peak, 0.5, lies between them), faded in
+  /// and out; right seeded noise with a loud burst in the middle.
   static func programme() -> [Float] {
     let frames = 240_000
     var state: UInt64 = 7
     var samples = [Float](repeating: 0, count: 2 * frames)
     for i in 0..<frames {
-      samples[2 * i] = Float(0.5 * sin(Double.pi / 2 * Double(i) + Double.pi / 4))
+      // Faded in and out over half a second (sin²): no step to ring at either end.
+      let edge = min(i, frames - 1 - i)
+      let envelope = edge < 24_000 ? pow(sin(Double.pi / 2 * Double(edge) / 24_000), 2) : 1
+      samples[2 * i] = Float(envelope * 0.5 * sin(Double.pi / 2 * Double(i) + Double.pi / 4))
       state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
       let noise = Double(Int64(bitPattern: state) >> 11) * 0x1.0p-52
       samples[2 * i + 1] = Float(noise * (100_000..<110_000 ~= i ? 0.7 : 0.2))
