@@ -148,6 +148,21 @@ let package = Package(
         "CStandardOutput",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
+      ],
+      // A release `tape` carries the Swift runtime and Foundation (static: the libraries
+      // static Foundation needs are named, as `--static-swift-stdlib` does) and is not
+      // position-independent: each process then skips loading and relocating the shared runtime
+      // (README, "One edit, one process"). Debug builds and the tests, which link the tape
+      // target with XCTest, keep the shared runtime.
+      linkerSettings: [
+        .unsafeFlags(
+          [
+            "-static-stdlib", "-Xlinker", "-no-pie", "-lFoundation",
+            "-lFoundationInternationalization", "-lFoundationEssentials", "-lCoreFoundation",
+            "-l_FoundationICU", "-l_FoundationCShims", "-l_FoundationCollections",
+            "-lswiftSynchronization",
+          ],
+          .when(platforms: [.linux], configuration: .release))
       ]
     ),
 

@@ -14,10 +14,15 @@ cache warm. Peak memory is tape's maximum resident set (wait4), minus nothing: t
 pages it touched are part of it, so the script prints the cache size beside it.
 
     Benchmarks/render-vs-sox.py [--tracks 4,16,64] [--runs 5] [--work DIR] [--tape PATH ...]
-                                [--layout random|sequential]
+                                [--layout random|sequential] [--no-slow-sox]
 
 With --tape (repeatable), those binaries are timed instead of this checkout's release build,
-side by side on the same project and cache: how one change of tape compares with another.
+side by side on the same project and cache: how one change of tape compares with another (the
+summary tables are of the first; the per-binary lines and the goals cover each).
+Each binary also renders 16-bit with its default TPDF dither in the same rotation (the issue's
+goal: within 1.2x of 32-bit float). --no-slow-sox leaves out the per-clip sox setup (minutes at
+64 tracks); the fast sox setup is always timed. The load average is printed at the start and
+the end: on a shared machine only ratios taken in one run mean anything.
 """
 
 import argparse
@@ -220,11 +225,14 @@ def main():
     parser.add_argument("--runs", type=int, default=5, help="tape renders per size (the median is reported)")
     parser.add_argument("--work", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "tape-render-bench"))
     parser.add_argument("--tape", action="append", help="a tape binary to time (repeatable)")
+    parser.add_argument("--no-slow-sox", action="store_true",
+                        help="do not time the per-clip sox setup (the fast one is always timed)")
     parser.add_argument("--layout", choices=["random", "sequential"], default="random",
                         help="clips cut at random from the sources (the default), or each track "
                              "playing one source in order, as a multitrack recording does")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
     if args.tape:
         tapes = args.tape
@@ -265,6 +273,9 @@ def main():
         c_walls, c_rss = [], []
         walls = {binary: [] for binary in tapes}
         rss = {binary: [] for binary in tapes}
+        walls16 = {binary: [] for binary in tapes}
+        rss16 = {binary: [] for binary in tapes}
+        tape_out16 = os.path.join(args.work, f"tape-{tracks}-16.wav")
         for _ in range(args.runs):
             # The C mixer takes its turn with the tape binaries, run by run.
             if os.path.exists(c_out):
@@ -281,20 +292,37 @@ def main():
                     [binary, "render", projects[binary], "-o", tape_out, "--bits", "32f"])
                 walls[binary].append(wall)
                 rss[binary].append(maxrss)
-        if len(tapes) > 1:
-            for binary in tapes:
-                print(f"{tracks} tracks: {binary}: median {median(walls[binary]):.3f} s, "
-                      f"best {min(walls[binary]):.3f} s, peak RSS {max(rss[binary]) / 1024:.0f} MiB")
-        print(f"sox render of {tracks} tracks", file=sys.stderr)
-        if os.path.exists(sox_out):
-            os.remove(sox_out)
-        sox_start = time.perf_counter()
-        sox = subprocess.run(sox_command(sources, edit_list, sox_out), capture_output=True, text=True)
-        sox_wall = time.perf_counter() - sox_start
-        if sox.returncode != 0:
-            sys.exit(f"sox failed: {sox.stderr}")
-        if "clipped" in sox.stderr:
-            print(f"warning: sox clipped: {sox.stderr.strip()}", file=sys.stderr)
+                # 16-bit with the default TPDF dither, in the same rotation.
+                if os.path.exists(tape_out16):
+                    os.remove(tape_out16)
+                wall, maxrss = timed_with_rusage(
+                    [binary, "render", projects[binary], "-o", tape_out16, "--bits", "16"])
+                walls16[binary].append(wall)
+                rss16[binary].append(maxrss)
+        c_median = median(c_walls)
+        for binary in tapes:
+            med, med16 = median(walls[binary]), median(walls16[binary])
+            print(f"{tracks} tracks: {binary}: 32f median {med:.3f} s (best {min(walls[binary]):.3f}, "
+                  f"runs {' '.join(f'{w:.3f}' for w in walls[binary])}), peak RSS "
+                  f"{max(rss[binary]) / 1024:.0f} MiB; 16-bit dithered median {med16:.3f} s "
+                  f"({med16 / med:.2f}x of 32f), peak RSS {max(rss16[binary]) / 1024:.0f} MiB; "
+                  f"tape/C {med / c_median:.2f}x (C median {c_median:.3f} s, runs "
+                  f"{' '.join(f'{w:.3f}' for w in c_walls)})")
+        print(f"load average after {tracks} tracks: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        if args.no_slow_sox:
+            sox_wall, sox_out = math.nan, None
+        else:
+            print(f"sox render of {tracks} tracks", file=sys.stderr)
+            if os.path.exists(sox_out):
+                os.remove(sox_out)
+            sox_start = time.perf_counter()
+            sox = subprocess.run(sox_command(sources, edit_list, sox_out), capture_output=True,
+                                 text=True)
+            sox_wall = time.perf_counter() - sox_start
+            if sox.returncode != 0:
+                sys.exit(f"sox failed: {sox.stderr}")
+            if "clipped" in sox.stderr:
+                print(f"warning: sox clipped: {sox.stderr.strip()}", file=sys.stderr)
         print(f"fast sox render of {tracks} tracks", file=sys.stderr)
         fast_out = os.path.join(args.work, f"sox-fast-{tracks}.wav")
         if os.path.exists(fast_out):
@@ -305,13 +333,15 @@ def main():
         fast_wall = time.perf_counter() - fast_start
         if fast.returncode != 0:
             sys.exit(f"fast sox failed: {fast.stderr}")
-        diff = difference_dbfs(tape_out, sox_out)
+        diff = difference_dbfs(tape_out, sox_out) if sox_out else -math.inf
         c_diff = difference_dbfs(tape_out, c_out)
         fast_diff = difference_dbfs(tape_out, fast_out)
         clip_seconds = sum(c["length"] for c in edit_list) / RATE
         rows.append((tracks, len(edit_list), clip_seconds, import_seconds, median(walls[tape]),
                      min(walls[tape]), sox_wall, max(rss[tape]) / 1024, cache_bytes / 2**20, diff,
-                     median(c_walls), max(c_rss) / 1024, c_diff, fast_wall, fast_diff))
+                     median(c_walls), max(c_rss) / 1024, c_diff, fast_wall, fast_diff,
+                     median(walls16[tape]), max(rss16[tape]) / 1024,
+                     {b: (median(walls[b]), median(walls16[b]), max(rss[b]) / 1024) for b in tapes}))
 
     print()
     print("tracks clips clip-audio  import   tape(median/best)     sox     ratio   tape-RSS  cache  RSS-cache  max |tape-sox|")
@@ -326,8 +356,24 @@ def main():
               f"{c_diff:9.1f} dBFS")
     print()
     print("tracks   tape(median)  sox, fast setup  sox/tape   max |tape-sox|   (one stream per track parity, see fast_sox_command)")
-    for (tracks, _, _, _, med, _, _, _, _, _, _, _, _, fast_wall, fast_diff) in rows:
+    for (tracks, _, _, _, med, _, _, _, _, _, _, _, _, fast_wall, fast_diff, *_) in rows:
         print(f"{tracks:>6} {med:10.3f} s {fast_wall:12.2f} s {fast_wall / med:9.1f}x {fast_diff:11.1f} dBFS")
+    print()
+    print("tracks   tape 32f   tape 16-bit dithered   16/32f   32f RSS   16-bit RSS   (goal: 16-bit within 1.2x)")
+    for (tracks, _, _, _, med, _, _, rss_mib, _, _, _, _, _, _, _, med16, rss16_mib, _) in rows:
+        print(f"{tracks:>6} {med:8.3f} s {med16:14.3f} s {med16 / med:14.2f}x {rss_mib:6.0f} MiB "
+              f"{rss16_mib:8.0f} MiB")
+    print()
+    print("issue 25's goals (this run), for each tape binary:")
+    for (tracks, _, _, _, _, _, _, _, _, _, c_med, _, _, fast_wall, _, _, _, per_binary) in rows:
+        sox_goal = 60 if tracks >= 64 else 30
+        for binary, (med, med16, rss_mib) in per_binary.items():
+            print(f"  {tracks:>3} tracks, {binary}: tape/C {med / c_med:.2f}x (goal <= 1.0: "
+                  f"{'met' if med <= c_med else 'not met'}); 16-bit/32f {med16 / med:.2f}x "
+                  f"(goal <= 1.2: {'met' if med16 <= 1.2 * med else 'not met'}); fast sox/tape "
+                  f"{fast_wall / med:.1f}x (goal >= {sox_goal}: "
+                  f"{'met' if fast_wall >= sox_goal * med else 'not met'}); peak RSS {rss_mib:.0f} MiB")
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     failed = [r for r in rows if r[9] >= -120 or r[12] >= -120 or r[14] >= -120]
     if failed:
         sys.exit(f"renders disagree beyond -120 dBFS: {failed}")

@@ -168,7 +168,11 @@ public enum OfflineRenderer {
     }
     let sink = try Sink(writer: writer, sampleRate: plan.sampleRate, channels: channels)
     let writeQueue = DispatchQueue(label: "tape.render.write")
+    // The loudness meter and the true-peak meter are serial each, and independent: each on
+    // its own queue, so neither waits for the other.
     let meterQueue = DispatchQueue(label: "tape.render.loudness")
+    // The true peak: one meter and one queue per channel (libsoxr filters channels apart).
+    let truePeakQueues = (0..<channels).map { DispatchQueue(label: "tape.render.true-peak.\($0)") }
     let view = plan.view
     let batchFrames = Int64(blockFrames * batchBlocks)
     let loader = ChunkLoader(plan: plan, audio: audio)
@@ -224,15 +228,20 @@ public enum OfflineRenderer {
         view, from: position + shift, frames: frames, firstBlock: firstBlock)
       precondition(missing == 0, "rendered \(missing) frames whose audio was not read")
       loader.release(before: batchRange.upperBound + shift)
-      batch.done.enter()
-      batch.done.enter()
+      for _ in 0..<2 + truePeakQueues.count { batch.done.enter() }
       writeQueue.async {
         sink.write(batch)
         batch.done.leave()
       }
       meterQueue.async {
-        sink.measure(batch)
+        sink.measureLoudness(batch)
         batch.done.leave()
+      }
+      for (channel, queue) in truePeakQueues.enumerated() {
+        queue.async {
+          sink.measureTruePeak(batch, channel: channel)
+          batch.done.leave()
+        }
       }
       position += Int64(frames)
       batchIndex += 1
@@ -242,11 +251,12 @@ public enum OfflineRenderer {
     _ = loader.wait()
     withExtendedLifetime(plan) {}
     if let failure = failure ?? sink.error { throw failure }
-    try sink.truePeak.finish()
+    for meter in sink.truePeaks { try meter.finish() }
     return RenderSummary(
       frames: range.count.frames, sampleRate: plan.sampleRate, channels: channels,
       peak: Double(sink.peak), loudness: sink.meter.integratedLoudness,
-      loudnessRange: sink.meter.loudnessRange, truePeak: Double(sink.truePeak.peak),
+      loudnessRange: sink.meter.loudnessRange,
+      truePeak: Double(max(sink.peak, sink.truePeaks.map(\.peak).max() ?? 0)),
       clippedSamples: sink.clipped + sink.nonFinite, nonFiniteSamples: sink.nonFinite,
       firstNonFiniteFrame: sink.firstNonFinite.map { $0 - range.start.frames }, seconds: 0)
   }
@@ -408,13 +418,27 @@ private final class Batch: @unchecked Sendable {
 enum NonFinite {
   /// Replaces every infinite or NaN sample among `count` with 0; returns how many there were
   /// and the index of the first.
+  ///
+  /// Eight samples at a time look for an exponent of all ones (what infinity and NaN share);
+  /// only a run that has one is gone through sample by sample.
   static func silence(_ samples: UnsafeMutablePointer<Float>, count: Int) -> (Int, Int?) {
+    let raw = UnsafeRawPointer(samples)
+    let exponent = SIMD8<UInt32>(repeating: 0x7F80_0000)
+    var i = 0
+    while i + 8 <= count {
+      let bits = raw.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<UInt32>.self)
+      if any(bits & exponent .== exponent) { break }
+      i += 8
+    }
     var found = 0
     var first: Int?
-    for i in 0..<count where !samples[i].isFinite {
-      samples[i] = 0
-      found += 1
-      if first == nil { first = i }
+    while i < count {
+      if !samples[i].isFinite {
+        samples[i] = 0
+        found += 1
+        if first == nil { first = i }
+      }
+      i += 1
     }
     return (found, first)
   }
@@ -442,14 +466,17 @@ enum Peak {
   }
 }
 
-/// The serial side of a render: the writer and the loudness meter, each on its own queue.
+/// The serial side of a render: the writer, the loudness meter and the true-peak meter, each
+/// on its own queue.
 ///
-/// `write` runs only on the write queue and `measure` only on the loudness queue; the render
-/// loop reads their results after both queues have drained.
+/// `write` runs only on the write queue, `measureLoudness` only on the loudness queue and
+/// `measureTruePeak` for each channel only on that channel's true-peak queue; the render loop
+/// reads their results after the queues have drained.
 private final class Sink: @unchecked Sendable {
   let writer: (any SampleWriter)?
   var meter: LoudnessMeter
-  let truePeak: TruePeakMeter
+  /// One per channel; the true peak is the largest of theirs and the sample peak.
+  let truePeaks: [TruePeakMeter]
   var peak: Float = 0
   var clipped = 0
   var nonFinite = 0
@@ -462,7 +489,9 @@ private final class Sink: @unchecked Sendable {
   init(writer: (any SampleWriter)?, sampleRate: Int, channels: Int) throws(AudioFileError) {
     self.writer = writer
     meter = LoudnessMeter(sampleRate: sampleRate, channels: channels)
-    truePeak = try TruePeakMeter(sampleRate: sampleRate, channels: channels)
+    var meters: [TruePeakMeter] = []
+    for _ in 0..<channels { meters.append(try TruePeakMeter(sampleRate: sampleRate, channels: 1)) }
+    truePeaks = meters
   }
 
   func write(_ batch: Batch) {
@@ -484,10 +513,15 @@ private final class Sink: @unchecked Sendable {
     }
   }
 
-  func measure(_ batch: Batch) {
+  func measureLoudness(_ batch: Batch) {
     meter.process(batch.floats, frames: batch.frames)
+  }
+
+  /// Oversamples one channel of the batch (its sample peak is counted by ``write(_:)``).
+  func measureTruePeak(_ batch: Batch, channel: Int) {
     do {
-      try truePeak.process(batch.floats, frames: batch.frames)
+      try truePeaks[channel].process(
+        batch.floats, frames: batch.frames, channel: channel, of: batch.channels)
     } catch {
       failure.withLock { $0 = $0 ?? error }
     }

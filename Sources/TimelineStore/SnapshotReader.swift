@@ -11,13 +11,24 @@ struct HeldProject: Sendable, Hashable {
   /// entry for a track without an envelope or whose envelope is still one text row.
   var points: [Track.ID: [Int64]] = [:]
   var clips: ClipIndex
+
+  /// No project at all: the snapshot of a store that reads only parts (``ScopedEditor``).
+  static var none: HeldProject {
+    let empty = Project(sampleRate: 0, channels: 0)
+    return HeldProject(project: empty, positions: [:], clips: ClipIndex(empty))
+  }
 }
 
 /// Reads projects out of the tracked tables: whole, or by applying the rows that changed in
 /// memory and sharing everything else with the previous snapshot.
 enum SnapshotReader {
-  /// The whole project, with each track's stored position and the clip index.
-  static func load(_ db: Database) throws -> HeldProject {
+  /// The whole project, with each track's stored position and the clip index; with `clips`,
+  /// a part of it: every table whole but the clips, of which only those (read by primary key,
+  /// an id with no row is skipped). A part is for a scoped edit alone
+  /// (``TimelineStore/ScopedEditor``), which checks that its commands touch nothing else; it
+  /// never becomes a store's snapshot.
+  static func load(_ db: Database, clips part: Set<Clip.ID>? = nil) throws -> HeldProject {
+    let only = part.map { ids in ids.map { String($0.rawValue) }.sorted().joined(separator: ", ") }
     var project = Project(sampleRate: 0, channels: 0)
     var found = false
     try all(ProjectRow.self, db) { row in
@@ -32,13 +43,15 @@ enum SnapshotReader {
     // Projects made before cut fades have no detail table until opened for writing.
     var details: [Clip.ID: ClipDetailRow.Detail] = [:]
     if try db.tableExists(Schema.clipDetailTable) {
-      try all(ClipDetailRow.self, db) { row in
+      try all(ClipDetailRow.self, where: only.map { "clipID IN (\($0))" }, db) { row in
         let id = Clip.ID(row.int64(0))
         details[id] = try ClipDetailRow.read(row, id: id, updating: nil)
       }
     }
     var clipsByTrack: [Track.ID: [Clip]] = [:]
-    try all(ClipRow.self, orderedBy: "trackID, timelineStart, id", db) { row in
+    try all(
+      ClipRow.self, where: only.map { "id IN (\($0))" }, orderedBy: "trackID, timelineStart, id", db
+    ) { row in
       var (clip, track) = try ClipRow.read(row, id: Clip.ID(row.int64(0)), updating: nil)
       if let detail = details.removeValue(forKey: clip.id) { clip = detail.applied(to: clip) }
       try requireSound(clip)
@@ -155,14 +168,19 @@ enum SnapshotReader {
     }
   }
 
-  /// Calls `body` with every row of `table`, all its columns in ``TrackedRow/columns`` order.
+  /// Calls `body` with every row of `table` (those `condition` selects when given), all its
+  /// columns in ``TrackedRow/columns`` order.
   private static func all<Table: TrackedRow>(
-    _ table: Table.Type, orderedBy order: String? = nil, _ db: Database,
-    _ body: (RawStatement.ResultRow) throws -> Void
+    _ table: Table.Type, where condition: String? = nil, orderedBy order: String? = nil,
+    _ db: Database, _ body: (RawStatement.ResultRow) throws -> Void
   ) throws {
     let columns = Table.columns.joined(separator: ", ")
-    let sql = "SELECT \(columns) FROM \(Table.table)" + (order.map { " ORDER BY \($0)" } ?? "")
-    try RawStatement.query(db.cachedStatement(sql: sql).sqliteStatement, on: connection(db), body)
+    let sql =
+      "SELECT \(columns) FROM \(Table.table)" + (condition.map { " WHERE \($0)" } ?? "")
+      + (order.map { " ORDER BY \($0)" } ?? "")
+    // A part's ids are in its text: not cached, or the cache grows by one statement per edit.
+    let statement = try condition == nil ? db.cachedStatement(sql: sql) : db.makeStatement(sql: sql)
+    try RawStatement.query(statement.sqliteStatement, on: connection(db), body)
   }
 
   /// `old` with `changes` taken in, in memory, from the changes' own values: the project at

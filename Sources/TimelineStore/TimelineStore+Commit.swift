@@ -34,7 +34,16 @@ extension TimelineStore {
     label: String, coalescingKey: String? = nil,
     _ edit: (Project, inout IDAllocator) throws -> [Command]
   ) throws(StoreError) -> CommitResult {
-    try write(.edit) { head, held, db in
+    try commit(label: label, coalescingKey: coalescingKey, part: nil, edit)
+  }
+
+  /// ``commit(label:coalescingKey:_:)``, run on the store's snapshot (`part` nil) or on the
+  /// part of the project `part` names, read in the transaction (``ScopedEditor``).
+  func commit(
+    label: String, coalescingKey: String?, part: EditScope?,
+    _ edit: (Project, inout IDAllocator) throws -> [Command]
+  ) throws(StoreError) -> CommitResult {
+    try write(.edit, part: part) { head, held, db in
       var ids = try IDSequence.read(db)
       let firstIDs = ids
       let commands = try edit(held.project, &ids)

@@ -22,8 +22,12 @@ extension TimelineStore {
   /// applies the change, records it and writes the new head), journal the head's move with its
   /// `cause`; then, committed, adopt the new snapshot and notify subscribers (in commit order,
   /// on the database queue) and wake the history-block builder. ``writes`` counts the calls.
+  ///
+  /// With `part` (a ``ScopedEditor``'s edit, on a store that holds no snapshot), `body` gets
+  /// that part of the project, read in the transaction, so there is nothing to catch up with;
+  /// nothing is adopted or sent, as the part is not the project.
   func write<Value>(
-    _ cause: HeadMove.Cause,
+    _ cause: HeadMove.Cause, part: EditScope? = nil,
     _ body: (_ head: Head, _ held: HeldProject, _ db: Database) throws -> (WriteStep?, Value)
   ) throws(StoreError) -> Value {
     try checkWriteAccess()
@@ -34,21 +38,28 @@ extension TimelineStore {
         var value: Value?
         var done: (step: WriteStep, old: HeldProject, moves: [HeadMove])?
         try db.inTransaction(.immediate) {
-          let head = try catchUp(db)
-          let old = state.withLock { $0.held }
+          let head = try part == nil ? catchUp(db) : Head.read(db)
+          let old =
+            try part.map { try SnapshotReader.load(db, clips: $0.clipIDs(db)) }
+            ?? state.withLock { $0.held }
           let (step, result) = try body(head, old, db)
           value = result
           guard let step else { return .rollback }
           try HeadJournal.record(from: head.version, to: step.head.version, cause: cause, db)
+          // A part is never adopted: it has no moves to send.
           done = (
-            step, old, try HeadJournal.moves(after: state.withLock { $0.journalSequence }, db)
+            step, old,
+            part != nil
+              ? [] : try HeadJournal.moves(after: state.withLock { $0.journalSequence }, db)
           )
           return .commit
         }
         guard let value else {
           throw StoreError.internalFailure("the write finished without a result")
         }
-        if let done {
+        if let done, part != nil {
+          if done.step.blocksPending { blockBuilder.schedule() }
+        } else if let done {
           adopt(
             version: done.step.head.version, revision: done.step.head.revision,
             held: done.step.held, changed: done.step.changed, from: done.old, moves: done.moves)

@@ -311,9 +311,13 @@ public final class TimelineStore: Sendable {
   }
 
   /// Opens with other history block spans: tests use small ones to cross many blocks.
+  ///
+  /// With `loadingSnapshot` false the store reads no project (its snapshot is an empty
+  /// stand-in): only ``ScopedEditor`` opens one so, keeps it to itself, and reads the part each
+  /// edit needs in that edit's transaction.
   static func open(
     at path: String, access: Access = .write, busyTimeout: TimeInterval = defaultBusyTimeout,
-    durability: Durability = .full, historyBlocks: HistoryBlocks
+    durability: Durability = .full, historyBlocks: HistoryBlocks, loadingSnapshot: Bool = true
   ) throws(StoreError) -> TimelineStore {
     let lease = try checkHeader(path)
     // Handed to the store; given back here if no store comes of it.
@@ -363,7 +367,8 @@ public final class TimelineStore: Sendable {
         let head = try Head.read(db)
         return State(
           version: head.version, revision: head.revision,
-          journalSequence: try HeadJournal.lastSequence(db), held: try SnapshotReader.load(db))
+          journalSequence: try HeadJournal.lastSequence(db),
+          held: loadingSnapshot ? try SnapshotReader.load(db) : HeldProject.none)
       }
       let store = TimelineStore(
         path: path, access: access, immutableIdentity: immutable, queue: queue, state: loaded,

@@ -12,6 +12,7 @@ struct BatchLineError: Error {
 
 struct Batch: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "batch",
     abstract: "Apply a script of edits as one version: one undo step, all or nothing.",
     discussion: """
       Each line is a tape editing command without 'tape' and the project: clip add, split, \

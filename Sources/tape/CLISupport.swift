@@ -422,7 +422,7 @@ func parsePosition(
     return sign == "-" ? -frames : frames
   }
   var position: Int64
-  if let edge = trimmed.wholeMatch(of: /(c[0-9]+)\.(start|end)(?:([+-])(.+))?/) {
+  if let edge = clipEdge(trimmed) {
     let id = try parseID(String(edge.1), as: Clip.ID.self)
     guard let (clip, _) = project.clip(id) else { throw TimelineError.unknownClip(id) }
     position = (edge.2 == "start" ? clip.timelineStart : clip.timelineEnd).frames
@@ -447,6 +447,14 @@ func parsePosition(
     )
   }
   return FramePosition(position)
+}
+
+/// `text` (trimmed) read as a clip's edge, `c3.end-100ms`: the clip id, the edge, and the
+/// offset's sign and time if any.
+func clipEdge(
+  _ text: String
+) -> Regex<(Substring, Substring, Substring, Substring?, Substring?)>.Match? {
+  text.wholeMatch(of: /(c[0-9]+)\.(start|end)(?:([+-])(.+))?/)
 }
 
 /// The frame `@NAME`, `@NAME+TIME` or `@NAME-TIME` names: the marker's position, offset.
@@ -531,9 +539,10 @@ func openStore(
 /// `tape demo` runs many commands in one process and closes their stores after each, as their
 /// own processes would.
 enum StoresClosedAtExit {
-  private static let stores = Mutex<(open: [TimelineStore], closed: [TimelineStore])>(([], []))
+  private static let stores = Mutex<(open: [any ClosedAtExit], closed: [any ClosedAtExit])>(
+    ([], []))
 
-  static func keep(_ store: TimelineStore) {
+  static func keep(_ store: any ClosedAtExit) {
     stores.withLock { $0.open.append(store) }
   }
 
@@ -554,3 +563,12 @@ enum StoresClosedAtExit {
     for store in open.reversed() { try? store.close() }
   }
 }
+
+/// A store ``StoresClosedAtExit`` keeps: a whole project's or a scoped editor's.
+protocol ClosedAtExit: Sendable {
+  func close() throws(StoreError)
+}
+
+extension TimelineStore: ClosedAtExit {}
+
+extension ScopedEditor: ClosedAtExit {}

@@ -26,6 +26,7 @@ struct ClipCommand: ParsableCommand {
 
   struct Slip: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "slip",
       abstract: "Move the audio inside a clip that stays in place.",
       discussion: """
         The clip keeps its place, length and fades on the timeline; what it plays moves \
@@ -124,6 +125,7 @@ struct ClipCommand: ParsableCommand {
 
   struct Crossfade: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "crossfade",
       abstract: "Join two clips that touch with an overlapping crossfade.",
       discussion: """
         The first clip plays on half the length past the join and the second starts half \
@@ -172,6 +174,7 @@ struct ClipCommand: ParsableCommand {
 
   struct Add: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "add",
       abstract: "Place part of a source on a track; prints the clip's id.",
       discussion: """
         --from and --to/--length choose the part of the source (default: all of it); --at is \
@@ -234,6 +237,7 @@ struct ClipCommand: ParsableCommand {
 
   struct Split: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "split",
       abstract: "Cut a clip in two at a timeline time; prints both ids (left, then right).",
       discussion: """
         --snap moves --at first: clips to the nearest edge of another clip within 100 ms, zero \
@@ -260,6 +264,12 @@ struct ClipCommand: ParsableCommand {
         newID: ids.newClipID())
     }
 
+    /// The clip and any whose edge `--at` names; snapping looks at every clip, and `@NAME` is
+    /// printed as the id ``prepare(_:)`` finds in the whole project.
+    func scope() throws -> EditScope? {
+      snapping.snap == nil && !clip.hasPrefix("@") ? clipScope(clip, times: [at]) : nil
+    }
+
     /// `@NAME` as the id it names, so that the id is what is printed.
     mutating func prepare(_ project: Project) throws {
       if let id = try? parseClipID(clip, project) { clip = id.description }
@@ -270,6 +280,7 @@ struct ClipCommand: ParsableCommand {
 
   struct Copy: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "copy",
       abstract: "Copy a clip (its source range, gain and fades) to another time; prints its id.",
       discussion: """
         --snap moves --to first: clips to the nearest clip edge within 100 ms (the copied \
@@ -305,6 +316,7 @@ struct ClipCommand: ParsableCommand {
 
   struct Move: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "move",
       abstract: "Move a clip to another time and/or track.",
       discussion: """
         --snap moves the new start first: clips to the nearest edge of another clip within \
@@ -345,10 +357,16 @@ struct ClipCommand: ParsableCommand {
             try parsePosition($0, project, relativeTo: start), project, file: file, excluding: id)
         }, track: trackID)
     }
+
+    /// The clip and any whose edge `--to` names; snapping looks at every clip.
+    func scope() throws -> EditScope? {
+      snapping.snap == nil ? clipScope(clip, times: [to]) : nil
+    }
   }
 
   struct Trim: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "trim",
       abstract: "Move a clip's edges on the timeline; the audio stays where it is.",
       discussion: """
         --snap moves --start and --end first: clips to the nearest edge of another clip \
@@ -392,10 +410,16 @@ struct ClipCommand: ParsableCommand {
           try snapped(try parsePosition($0, project, relativeTo: edges?.timelineEnd))
         })
     }
+
+    /// The clip and any whose edges `--start` and `--end` name; snapping looks at every clip.
+    func scope() throws -> EditScope? {
+      snapping.snap == nil ? clipScope(clip, times: [start, end]) : nil
+    }
   }
 
   struct Set: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "set",
       abstract: "Change a clip's gain, fades and name.",
       discussion: """
         --name names the clip (later commands take @NAME for its id; names are unique), \
@@ -465,6 +489,13 @@ struct ClipCommand: ParsableCommand {
       if name != nil || noName { commands += try current.nameClip(id, name) }
       return commands
     }
+
+    /// The clip, and any clip with the name it is to be given (which must be unique).
+    func scope() throws -> EditScope? {
+      guard var scope = clipScope(clip) else { return nil }
+      if let name { scope.clipNames.insert(name) }
+      return scope
+    }
   }
 
   struct Remove: EditingCommand {
@@ -492,5 +523,29 @@ struct ClipCommand: ParsableCommand {
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       try project.removeClip(try parseClipID(clip, project), ripple: ripple)
     }
+
+    /// The clip alone; a ripple moves the clips after it.
+    func scope() throws -> EditScope? { ripple ? nil : clipScope(clip) }
   }
+}
+
+/// The scope of an edit of the clip `text` names (`c3` or `@NAME`), for
+/// ``EditingCommand/scope()``, with the clips whose edges `times` name (`c5.end-1s`, as
+/// ``parsePosition(_:_:relativeTo:)`` reads them; markers are read whole); nil when the text
+/// is neither, or an edge's id does not parse (the whole project's edit says why).
+func clipScope(_ text: String, times: [String?] = []) -> EditScope? {
+  var scope: EditScope
+  if text.hasPrefix("@") {
+    scope = EditScope(clipNames: [String(text.dropFirst())])
+  } else if let id = Clip.ID(parsing: text) {
+    scope = EditScope(clips: [id])
+  } else {
+    return nil
+  }
+  for time in times.compactMap({ $0 }) {
+    guard let edge = clipEdge(time.trimmingCharacters(in: .whitespaces)) else { continue }
+    guard let id = Clip.ID(parsing: String(edge.1)) else { return nil }
+    scope.clips.insert(id)
+  }
+  return scope
 }

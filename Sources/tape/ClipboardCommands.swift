@@ -165,6 +165,7 @@ func unknownClipboard(_ name: String, in store: TimelineStore) -> TimelineError 
 
 struct Paste: EditingCommand {
   static let configuration = CommandConfiguration(
+    commandName: "paste",
     abstract: "Place a copied range at a time: new clips, one undo step; prints their ids.",
     discussion: """
       Each clip of the clipboard (see 'tape copy') becomes a new clip at --at plus its offset \

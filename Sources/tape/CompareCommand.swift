@@ -8,6 +8,7 @@ import TimelineStore
 
 struct Compare: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "compare",
     abstract: "Null-test two versions: where do their mixes differ, and which edit is to blame?",
     discussion: """
       Renders only the stretches the diff between A and B says can sound different (the clips \

@@ -6,6 +6,7 @@ import TimelineStore
 
 struct Demo: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "demo",
     abstract: "Build, edit, render and play a demo project, showing each command it runs.",
     discussion: """
       Cuts speech, piano, strings and a noise bed from TestAudio/ into a project in DIR, with \

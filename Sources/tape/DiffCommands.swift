@@ -6,6 +6,7 @@ import TimelineStore
 
 struct Watch: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "watch",
     abstract: "Print every move of the project's head as it happens, with what changed.",
     discussion: """
       One line per edit, undo, redo or checkout, from any process, until Ctrl-C (or --count \
@@ -112,6 +113,7 @@ final class ErrorBox: @unchecked Sendable {
 
 struct Diff: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "diff",
     abstract: "Show what differs between two versions, on any branches.",
     discussion: """
       The same words and JSON as 'tape watch': every clip, track and source that differs, with \

@@ -8,6 +8,7 @@ import TimelineStore
 
 struct Draw: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "draw",
     abstract: "Draw the timeline as a picture (SVG or PNG): tracks, clips, waveforms, fades.",
     discussion: """
       A ruler with times; one lane per track with its name, gain, pan, mute (M) and solo (S) \

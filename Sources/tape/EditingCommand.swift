@@ -1,5 +1,6 @@
 import ArgumentParser
 import AudioFiles
+import Foundation
 import Timeline
 import TimelineStore
 
@@ -57,6 +58,9 @@ protocol EditingCommand: ParsableCommand {
   /// Notes for stderr about what the edit made of `project` where it could not do all that was
   /// asked (a crossfade shorter than asked, say): none by default.
   func notes(_ project: Project) throws -> [String]
+  /// What the edit reads of the project, when it can say (the clips its arguments name): then
+  /// it reads only that (``runScoped(_:)``). nil, the default, reads the whole project.
+  func scope() throws -> EditScope?
 }
 
 extension EditingCommand {
@@ -70,12 +74,19 @@ extension EditingCommand {
 
   func notes(_ project: Project) throws -> [String] { [] }
 
+  func scope() throws -> EditScope? { nil }
+
   func unchanged(version: Int64) -> String? {
     "note: nothing changed; the project stays at version \(version)"
   }
 
   mutating func run() throws {
     try reportingErrors {
+      if ProcessInfo.processInfo.environment["TAPE_SCOPED_EDITS"] != "0",
+        let scope = try scope(), try runScoped(scope)
+      {
+        return
+      }
       let store = try openStore(project.file)
       try load(from: store)
       try prepare(store.snapshot.project)
@@ -115,5 +126,54 @@ extension EditingCommand {
       after.contentHash = hash
       return (source.id, source, after)
     }
+  }
+}
+
+extension EditingCommand {
+  /// Makes the edit on the part of the project `scope` names (``TimelineStore/ScopedEditor``),
+  /// and prints as ``run()`` does: a one-clip edit of a 100,000-clip project reads one clip,
+  /// not every row. False when it needs the whole project (nothing was written).
+  ///
+  /// A command with a scope must look up no clip in `edit` but those its scope names; the
+  /// commands it makes are checked against the part, and anything beyond it (or a source to
+  /// upgrade, ``sourceHashUpgrades(_:)``) makes the edit on the whole project, as every other
+  /// command does. A scoped run calls neither ``load(from:)``, ``prepare(_:)`` nor
+  /// ``notes(_:)``: a command that needs them gives no scope. `TAPE_SCOPED_EDITS=0` makes every
+  /// edit on the whole project: tests run both paths on copies of the same projects and compare
+  /// the files (ScopedEditTests).
+  func runScoped(_ scope: EditScope) throws -> Bool {
+    let editor = try ScopedEditor(
+      at: project.file, busyTimeout: try busyTimeout() ?? TimelineStore.defaultBusyTimeout)
+    StoresClosedAtExit.keep(editor)
+    let command = self
+    var own: (any Error)?
+    let outcome: ScopedEditor.ScopedCommit
+    do {
+      outcome = try editor.commit(scope: scope, label: options.message ?? label) { part, ids in
+        // A source that may need its SHA-256 identity (``sourceHashUpgrades(_:)``): the whole
+        // project's edit sees to it.
+        guard !part.sources.contains(where: { $0.contentHash.hasPrefix("xh64:") }) else {
+          return nil
+        }
+        do {
+          return try command.edit(part, &ids)
+        } catch let error as TimelineError {
+          throw error
+        } catch {
+          own = error
+          throw error
+        }
+      }
+    } catch {
+      if let own { throw own }
+      throw error
+    }
+    guard case .committed(let result) = outcome else { return false }
+    if result.changed.isEmpty, let note = unchanged(version: result.version) {
+      writeOut(escaped(note) + "\n")
+    }
+    try MutationOutput(version: result.version, ids: printed(created: result.newIDs)).print(
+      json: options.json)
+    return true
   }
 }

@@ -128,6 +128,7 @@ enum FxNames {
 extension Fx {
   struct Add: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "add",
       abstract: "Add an LV2 effect to a track's chain or the master's; prints its id (f1).",
       discussion: """
         The effect runs after the track's clips are summed and its gain, pan and envelope \
@@ -186,6 +187,7 @@ extension Fx {
 
   struct Set: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "set",
       abstract: "Change an effect's parameters (heard live in 'tape play', ramped).",
       discussion: "Example: tape fx set song.tape f1 --set gain=-6 --set sec1=on --set freq1=120"
     ).parsedAlone()
@@ -227,6 +229,7 @@ extension Fx {
 
   struct Bypass: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "bypass",
       abstract: "Bypass an effect, or turn it back on with --on (crossfaded in 'tape play').",
       discussion: """
         A bypassed effect keeps running, and the track hears its input delayed by the \
@@ -250,6 +253,7 @@ extension Fx {
 
   struct Move: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "move",
       abstract: "Move an effect to another place in its chain (0 runs first).",
       discussion: "Example: tape fx move song.tape f1 --to 0"
     ).parsedAlone()

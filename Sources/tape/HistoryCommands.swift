@@ -15,6 +15,7 @@ struct StepsOption: ParsableArguments {
 
 struct Undo: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "undo",
     abstract: "Step back through history (survives quitting and crashes).",
     discussion: "Example: tape undo song.tape --steps 3"
   ).parsedAlone()
@@ -36,6 +37,7 @@ struct Undo: ParsableCommand {
 
 struct Redo: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "redo",
     abstract: "Step forward again, toward the version you were last at.",
     discussion: "Example: tape redo song.tape"
   ).parsedAlone()
@@ -57,6 +59,7 @@ struct Redo: ParsableCommand {
 
 struct Checkout: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "checkout",
     abstract: "Go to any version in history, on any branch.",
     discussion: "Example: tape checkout song.tape 12")
 

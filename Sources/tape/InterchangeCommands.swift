@@ -8,6 +8,7 @@ import TimelineStore
 
 struct Export: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "export",
     abstract:
       "Write the timeline for other editors: OpenTimelineIO (.otio) or a CMX3600 EDL (.edl).",
     discussion: """

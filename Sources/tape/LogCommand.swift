@@ -5,6 +5,7 @@ import TimelineStore
 
 struct Log: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "log",
     abstract: "Show every version that changed a clip, track, source, marker or effect.",
     discussion: """
       Newest first, on the head's line (the head and its ancestors; --all: every branch, \

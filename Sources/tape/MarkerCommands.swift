@@ -41,6 +41,7 @@ func unknownMarkerName(
 extension MarkerCommand {
   struct Add: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "add",
       abstract: "Add a marker: a name at a time; prints its id (m1).",
       discussion: """
         The name is one line, unique in the project, and not an id's form (m1, c3, 12).
@@ -68,6 +69,7 @@ extension MarkerCommand {
 
   struct Move: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "move",
       abstract: "Move a marker to another time.",
       discussion: """
         --to takes any time, or a nudge from where the marker is (+1s, -250ms).
@@ -95,6 +97,7 @@ extension MarkerCommand {
 
   struct Rename: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "rename",
       abstract: "Rename a marker.",
       discussion: "Example: tape marker rename song.tape m1 refrain"
     ).parsedAlone()

@@ -119,6 +119,7 @@ struct SpanOptions: ParsableArguments {
 
 struct Play: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "play",
     abstract: "Play the project through ALSA, hearing every edit as it is made.",
     discussion: """
       Plays what 'tape render' would write, from --from to --to (by default the whole \

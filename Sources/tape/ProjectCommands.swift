@@ -8,6 +8,7 @@ import TimelineStore
 
 struct New: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "new",
     abstract: "Create an empty project file.",
     discussion: "Example: tape new song.tape --rate 48000 --channels 2")
 
@@ -31,6 +32,7 @@ struct New: ParsableCommand {
 
 struct Import: EditingCommand {
   static let configuration = CommandConfiguration(
+    commandName: "import",
     abstract: "Register audio files as sources; prints their ids.",
     discussion: """
       Every file is opened and read completely first; if any is missing, unreadable, not audio, \
@@ -376,6 +378,7 @@ func formatPan(_ pan: Double) -> String {
 
 struct Relink: EditingCommand {
   static let configuration = CommandConfiguration(
+    commandName: "relink",
     abstract: "Point a source at its file's new place, or find every missing source in a folder.",
     discussion: """
       The new file must hold the same audio (same content hash) unless --force is given; with \

@@ -30,6 +30,7 @@ func parseTrackIDs(_ text: String) throws -> [Track.ID] {
 
 struct Cut: EditingCommand {
   static let configuration = CommandConfiguration(
+    commandName: "cut",
     abstract: "Remove a stretch of time from tracks; --ripple closes the gap.",
     discussion: """
       Clips inside the range are removed, clips crossing an edge are trimmed to it, and a clip \
@@ -144,6 +145,7 @@ func shortCrossfadeNote(_ short: ShortCrossfade, _ project: Project) -> String {
 
 struct Insert: EditingCommand {
   static let configuration = CommandConfiguration(
+    commandName: "insert",
     abstract: "Open a gap of silence in tracks, moving everything after it right.",
     discussion: """
       A clip playing across --at is split there (its right part gets a new id, printed) and \
@@ -175,6 +177,7 @@ struct Insert: EditingCommand {
 
 struct Master: EditingCommand {
   static let configuration = CommandConfiguration(
+    commandName: "master",
     abstract: "Set the gain of the whole mix.",
     discussion: "Example: tape master song.tape --gain -3dB"
   ).parsedAlone()

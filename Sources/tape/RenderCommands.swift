@@ -9,6 +9,7 @@ import TimelineStore
 
 struct Render: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "render",
     abstract: "Mix the project to an audio file (WAV, FLAC, AIFF, Ogg, MP3 or Opus).",
     discussion: """
       Renders from 0 to the end of the last clip unless --from/--to say otherwise. Integer \

@@ -11,6 +11,7 @@ import TimelineStore
 
 struct Scrub: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "scrub",
     abstract: "Step through the project's history on a full-screen timeline, and listen.",
     discussion: """
       Tracks as rows, clips as blocks to scale with their ids and fade ramps, a time ruler, \

@@ -7,6 +7,7 @@ import TimelineStore
 
 struct Silences: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "silences",
     abstract: "List the quiet stretches of the mix or a track, or cut them out (strip silence).",
     discussion: """
       A quiet stretch is one where every sample of the mix (or of --track's stem: the track as \

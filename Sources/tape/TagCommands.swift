@@ -6,6 +6,7 @@ import TimelineStore
 /// undo, and so not a batch command (a batch is one version; a name is not part of one).
 struct Tag: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "tag",
     abstract: "Name a version, so that any command that takes a version takes the name.",
     discussion: """
       'tape tag FILE NAME' names the current version, 'tape tag FILE V NAME' version V (a \

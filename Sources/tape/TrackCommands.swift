@@ -12,6 +12,7 @@ struct TrackCommand: ParsableCommand {
 
   struct Add: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "add",
       abstract: "Add a track after the existing ones; prints its id.",
       discussion: "Example: tape track add song.tape Drums --gain -3dB --pan -0.2"
     ).parsedAlone()
@@ -43,6 +44,7 @@ struct TrackCommand: ParsableCommand {
 
   struct Set: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "set",
       abstract: "Change a track's name, gain, pan, mute or solo.",
       discussion: "Example: tape track set song.tape t2 --gain -6 --pan 0.5 --solo"
     ).parsedAlone()
@@ -190,6 +192,7 @@ struct TrackCommand: ParsableCommand {
 
   struct Move: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "move",
       abstract: "Move a track to another place in the order (1 is the top).",
       discussion: "Example: tape track move song.tape t3 --to 1"
     ).parsedAlone()
@@ -216,6 +219,7 @@ struct TrackCommand: ParsableCommand {
 
   struct Duplicate: EditingCommand {
     static let configuration = CommandConfiguration(
+      commandName: "duplicate",
       abstract: "Copy a track with its settings and clips, right below it; prints the new ids.",
       discussion: """
         Prints the new track's id, then its clips' ids in timeline order, then its effects'.

@@ -37,22 +37,40 @@ extension ProcessHeavyTests {
       let cases = Project.supportedSampleRates.flatMap { rate in [(rate, 1), (rate, 2)] }
       for (rate, channels) in cases {
         let file = try Self.sine(in: space, rate: rate, channels: channels)
-        try device.record(seconds: 3)
-        let played = try TapeBinary.run(
-          ["play", file, "--device", "jackrec", "--json"], environment: device.environment)
-        #expect(played.status == 0, "\(rate) Hz, \(channels) channels: \(played.stderr)")
-        let report = try parseJSON(played.stdout) as? [String: Any] ?? [:]
-        #expect(report["frames"] as? Int == rate, "\(rate) Hz, \(channels) channels: \(report)")
-        #expect(report["xruns"] as? Int == 0, "\(rate) Hz, \(channels) channels: \(report)")
-        let captured = try device.recorded()
-        // A second of sound at the device's rate, give or take the converter's edges.
-        let first = onset(captured)
-        let last = stride(from: captured.count - 2, through: 0, by: -2).first {
-          captured[$0] != 0 || captured[$0 + 1] != 0
-        }.map { $0 / 2 }
-        let heard = first.flatMap { first in last.map { $0 - first } } ?? 0
-        #expect(
-          abs(heard - 48_000) < 480, "\(rate) Hz, \(channels) channels: \(heard) frames heard")
+        // A capture that lost frames while jackd, on a loaded machine, logged xruns of its own
+        // is retried once (ALSA-TESTING.md); the player's own xruns always fail.
+        for attempt in 1...2 {
+          let serverXruns = device.serverXruns
+          try device.record(seconds: 3)
+          let played = try TapeBinary.run(
+            ["play", file, "--device", "jackrec", "--json"], environment: device.environment)
+          #expect(played.status == 0, "\(rate) Hz, \(channels) channels: \(played.stderr)")
+          let report = try parseJSON(played.stdout) as? [String: Any] ?? [:]
+          #expect(report["frames"] as? Int == rate, "\(rate) Hz, \(channels) channels: \(report)")
+          #expect(report["xruns"] as? Int == 0, "\(rate) Hz, \(channels) channels: \(report)")
+          let captured = try device.recorded()
+          // A second of sound at the device's rate, give or take the converter's edges.
+          let first = onset(captured)
+          let last = stride(from: captured.count - 2, through: 0, by: -2).first {
+            captured[$0] != 0 || captured[$0 + 1] != 0
+          }.map { $0 / 2 }
+          let heard = first.flatMap { first in last.map { $0 - first } } ?? 0
+          let verdict = device.verdict(
+            differs: abs(heard - 48_000) >= 480, attempt: attempt,
+            playerXruns: report["xruns"] as? Int ?? -1,
+            playerRealtime: report["realtimePriority"] as? Bool ?? false,
+            serverXrunsBefore: serverXruns)
+          if verdict == .retry { continue }
+          if case .unjudged(let reason) = verdict {
+            print("\(rate) Hz, \(channels) channels: not judged: \(reason)")
+            break
+          }
+          #expect(
+            abs(heard - 48_000) < 480,
+            "\(rate) Hz, \(channels) channels: \(heard) frames heard (attempt \(attempt), jackd xruns \(device.serverXruns - serverXruns))"
+          )
+          break
+        }
       }
     }
 

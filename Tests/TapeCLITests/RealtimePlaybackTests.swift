@@ -92,7 +92,8 @@ final class PacedDevice {
     ]
     process.environment = environment
     process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
+    _ = FileManager.default.createFile(atPath: recorderLog, contents: nil)
+    process.standardError = FileHandle(forWritingAtPath: recorderLog)
     try process.run()
     recorder = process
     // jack_rec's ports exist before the player connects to them.
@@ -109,6 +110,18 @@ final class PacedDevice {
   func recorded() throws -> [Float] {
     recorder?.waitUntilExit()
     return try ReferenceRender.decode(capture)
+  }
+
+  /// What the last `jack_rec` wrote to stderr.
+  var recorderLog: String { home.path("jackrec.log") }
+
+  /// Cycles the last recording lost because `jack_rec`'s disk thread fell behind (it says
+  /// "jackrec failed with N overruns." at its end): environment noise like jackd's xruns.
+  var recorderOverruns: Int {
+    let log = (try? String(contentsOfFile: recorderLog, encoding: .utf8)) ?? ""
+    guard let line = log.split(separator: "\n").first(where: { $0.contains(" overruns") })
+    else { return 0 }
+    return line.split(separator: " ").compactMap { Int($0) }.first ?? 0
   }
 
   /// Lines where jackd reports an xrun of its own (environment noise on a loaded machine).
@@ -130,20 +143,24 @@ final class PacedDevice {
   /// is the player's fault, and fails; one that jackd logged xruns for is retried once; if it
   /// happens again and neither jackd nor the player had realtime priority (a user who may not
   /// have it), the capture cannot tell whose dropout it saw and is not judged, saying so; any
-  /// other difference fails.
+  /// other difference fails. jack_rec's own overruns (its disk thread fell behind) count as
+  /// jackd's. A device that serves several plays counts only the xruns jackd logged after
+  /// `serverXrunsBefore` (what ``serverXruns`` said before this play started).
   func verdict(
-    differs: Bool, attempt: Int, playerXruns: Int, playerRealtime: Bool
+    differs: Bool, attempt: Int, playerXruns: Int, playerRealtime: Bool,
+    serverXrunsBefore: Int = 0
   ) -> PacedVerdict {
-    guard differs, playerXruns == 0, serverXruns > 0 else { return .judge }
+    let xruns = serverXruns - serverXrunsBefore + recorderOverruns
+    guard differs, playerXruns == 0, xruns > 0 else { return .judge }
     if attempt == 1 { return .retry }
     guard !serverRealtime && !playerRealtime else { return .judge }
     return .unjudged(
-      "jackd, without realtime priority, logged \(serverXruns) xruns of its own on the second attempt too, and the player counted none: the capture's gap is jackd's; its samples are not compared"
+      "jackd, without realtime priority, logged \(xruns) xruns of its own (jack_rec's overruns included) on the second attempt too, and the player counted none: the capture's gap is jackd's; its samples are not compared"
     )
   }
 }
 
-/// See ``PacedDevice/verdict(differs:attempt:playerXruns:playerRealtime:)``.
+/// See ``PacedDevice/verdict(differs:attempt:playerXruns:playerRealtime:serverXrunsBefore:)``.
 enum PacedVerdict: Equatable {
   case judge
   case retry
