@@ -57,16 +57,22 @@ extension TimelineStore {
         guard let value else {
           throw StoreError.internalFailure("the write finished without a result")
         }
-        if let done, part != nil {
-          if done.step.blocksPending { blockBuilder.schedule() }
-        } else if let done {
-          adopt(
-            version: done.step.head.version, revision: done.step.head.revision,
-            held: done.step.held, changed: done.step.changed, from: done.old, moves: done.moves)
+        if let done {
+          if part == nil {
+            adopt(
+              version: done.step.head.version, revision: done.step.head.revision,
+              held: done.step.held, changed: done.step.changed, from: done.old,
+              moves: done.moves)
+          }
           // After the transaction, so the builder's own connection sees the new version.
           if done.step.blocksPending { blockBuilder.schedule() }
+          // Scoped or not, `tape -v` says when the commit returned (the live-edit latency
+          // tests read this stamp).
+          let read = part.map { _ in
+            "; scoped, clips read: \(done.old.project.tracks.reduce(0) { $0 + $1.clips.count })"
+          }
           logger.debug(
-            "committed version \(done.step.head.version) (\(cause.rawValue)) monotonic=\(monotonicNanoseconds())"
+            "committed version \(done.step.head.version) (\(cause.rawValue)\(read ?? "")) monotonic=\(monotonicNanoseconds())"
           )
         }
         return value

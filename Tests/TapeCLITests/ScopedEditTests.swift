@@ -61,6 +61,30 @@ extension ProcessHeavyTests {
       }
     }
 
+    /// A scoped edit reads the clip it names and nothing more, and says when its commit
+    /// returned as every commit does (`tape -v`: the live-edit latency tests read that stamp;
+    /// the scoped path once left the line out); `TAPE_SCOPED_EDITS=0` reads the whole project.
+    @Test func aScopedEditReadsOneClipAndLogsItsCommit() throws {
+      let space = try Workspace()
+      let file = space.path("song.tape")
+      let made = try TapeBinary.run(
+        TapeBinary.testing, ["fixture", file, "--clips", "40", "--versions", "3"])
+      try #require(made.status == 0, "\(made.stderr)")
+      let scoped = try TapeBinary.run(
+        ["clip", "set", file, "c7", "--gain", "-3"], environment: ["TAPE_LOG": "debug"])
+      #expect(scoped.status == 0, "\(scoped.stderr)")
+      #expect(
+        scoped.stderr.contains(
+          #/committed version \d+ \(edit; scoped, clips read: 1\) monotonic=\d+/#),
+        "\(scoped.stderr)")
+      let whole = try TapeBinary.run(
+        ["clip", "set", file, "c7", "--gain", "-4"],
+        environment: ["TAPE_LOG": "debug", "TAPE_SCOPED_EDITS": "0"])
+      #expect(whole.status == 0, "\(whole.stderr)")
+      #expect(
+        whole.stderr.contains(#/committed version \d+ \(edit\) monotonic=\d+/#), "\(whole.stderr)")
+    }
+
     /// One random command line of `clip set` or `clip rm`, FILE standing for the project.
     private func commandLine(_ random: inout SplitMix) -> [String] {
       func clip() -> String {
