@@ -98,6 +98,25 @@ public struct ClipList: Sendable {
   /// The clip with `id` that starts at `start`, in a list in timeline order: one binary search
   /// (what ``ClipIndex`` knows of a clip is enough).
   public func clip(_ id: Clip.ID, at start: FramePosition) -> Clip? {
+    guard let (chunk, offset) = firstNotBefore(start: start, id: id),
+      chunks[chunk][offset].id == id
+    else { return nil }
+    return chunks[chunk][offset]
+  }
+
+  /// The position of the first clip not before (`start`, `id`) in timeline order, for a list in
+  /// timeline order.
+  func insertionIndex(start: FramePosition, id: Clip.ID) -> Int {
+    guard let (chunk, offset) = firstNotBefore(start: start, id: id) else { return count }
+    return (chunk == 0 ? 0 : ends[chunk - 1]) + offset
+  }
+
+  /// The chunk and place in it of the first clip not before (`start`, `id`) in timeline order,
+  /// nil when every clip is before it: the first chunk whose last clip is not before the key,
+  /// then the first clip in it.
+  private func firstNotBefore(
+    start: FramePosition, id: Clip.ID
+  ) -> (chunk: Int, offset: Int)? {
     var (low, high) = (0, chunks.count)
     while low < high {
       let middle = (low + high) / 2
@@ -115,32 +134,7 @@ public struct ClipList: Sendable {
         past = middle
       }
     }
-    guard first < chunk.count, chunk[first].id == id else { return nil }
-    return chunk[first]
-  }
-
-  /// The position of the first clip not before (`start`, `id`) in timeline order, for a list in
-  /// timeline order.
-  func insertionIndex(start: FramePosition, id: Clip.ID) -> Int {
-    // The first chunk whose last clip is not before the key, then the first clip in it.
-    var (low, high) = (0, chunks.count)
-    while low < high {
-      let middle = (low + high) / 2
-      let last = chunks[middle][chunks[middle].count - 1]
-      if (last.timelineStart, last.id) < (start, id) { low = middle + 1 } else { high = middle }
-    }
-    guard low < chunks.count else { return count }
-    let chunk = chunks[low]
-    var (first, past) = (0, chunk.count)
-    while first < past {
-      let middle = (first + past) / 2
-      if (chunk[middle].timelineStart, chunk[middle].id) < (start, id) {
-        first = middle + 1
-      } else {
-        past = middle
-      }
-    }
-    return (low == 0 ? 0 : ends[low - 1]) + first
+    return (low, first)
   }
 
   /// How many clips of the list have `id` (more than one only in a list being checked).
