@@ -68,11 +68,8 @@ extension TimelineStore {
           if done.step.blocksPending { blockBuilder.schedule() }
           // Scoped or not, `tape -v` says when the commit returned (the live-edit latency
           // tests read this stamp).
-          let read = part.map { _ in
-            "; scoped, clips read: \(done.old.project.tracks.reduce(0) { $0 + $1.clips.count })"
-          }
           logger.debug(
-            "committed version \(done.step.head.version) (\(cause.rawValue)\(read ?? "")) monotonic=\(monotonicNanoseconds())"
+            "committed version \(done.step.head.version) (\(cause.rawValue)\(part == nil ? "" : "; scoped, clips read: \(done.old.project.tracks.reduce(0) { $0 + $1.clips.count })")) monotonic=\(monotonicNanoseconds())"
           )
         }
         return value
