@@ -219,6 +219,21 @@ def median(values):
     return values[len(values) // 2]
 
 
+def timed_sox(name, command, out, tracks, warn_clipped=False):
+    """Runs one sox setup into `out` (removed first) and returns its wall time."""
+    print(f"{name} render of {tracks} tracks", file=sys.stderr)
+    if os.path.exists(out):
+        os.remove(out)
+    start = time.perf_counter()
+    run = subprocess.run(command, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if run.returncode != 0:
+        sys.exit(f"{name} failed: {run.stderr}")
+    if warn_clipped and "clipped" in run.stderr:
+        print(f"warning: {name} clipped: {run.stderr.strip()}", file=sys.stderr)
+    return wall
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tracks", default="4,16,64")
@@ -312,27 +327,11 @@ def main():
         if args.no_slow_sox:
             sox_wall, sox_out = math.nan, None
         else:
-            print(f"sox render of {tracks} tracks", file=sys.stderr)
-            if os.path.exists(sox_out):
-                os.remove(sox_out)
-            sox_start = time.perf_counter()
-            sox = subprocess.run(sox_command(sources, edit_list, sox_out), capture_output=True,
-                                 text=True)
-            sox_wall = time.perf_counter() - sox_start
-            if sox.returncode != 0:
-                sys.exit(f"sox failed: {sox.stderr}")
-            if "clipped" in sox.stderr:
-                print(f"warning: sox clipped: {sox.stderr.strip()}", file=sys.stderr)
-        print(f"fast sox render of {tracks} tracks", file=sys.stderr)
+            sox_wall = timed_sox("sox", sox_command(sources, edit_list, sox_out), sox_out,
+                                 tracks, warn_clipped=True)
         fast_out = os.path.join(args.work, f"sox-fast-{tracks}.wav")
-        if os.path.exists(fast_out):
-            os.remove(fast_out)
-        fast_start = time.perf_counter()
-        fast = subprocess.run(fast_sox_command(sources, edit_list, fast_out), capture_output=True,
-                              text=True)
-        fast_wall = time.perf_counter() - fast_start
-        if fast.returncode != 0:
-            sys.exit(f"fast sox failed: {fast.stderr}")
+        fast_wall = timed_sox("fast sox", fast_sox_command(sources, edit_list, fast_out),
+                              fast_out, tracks)
         diff = difference_dbfs(tape_out, sox_out) if sox_out else -math.inf
         c_diff = difference_dbfs(tape_out, c_out)
         fast_diff = difference_dbfs(tape_out, fast_out)
