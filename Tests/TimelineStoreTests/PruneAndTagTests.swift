@@ -35,7 +35,8 @@ struct PruneAndTagTests {
       } else if dice < 83 {
         _ = try? store.redo(steps: Int.random(in: 1...3, using: &rng))
       } else {
-        try store.checkout(states.keys.randomElement(using: &rng)!)
+        // Sorted: a dictionary's order changes from process to process, and the walk must not.
+        try store.checkout(states.keys.sorted().randomElement(using: &rng)!)
       }
     }
     return states
@@ -137,7 +138,9 @@ struct PruneAndTagTests {
     }!
     switch kind {
     case .keepLast: request.keepLast = max(2, headDepth / 2)
-    case .keepFew: request.keepLast = 3
+    case .keepFew:
+      request.keepLast = 3
+      try #require(headDepth > 3, "the walk must end deeper than the three versions kept")
     case .before:
       // The date of a version halfway down the head's line.
       let line = history.versions.filter { (try? store.project(at: $0.version)) != nil }
