@@ -250,5 +250,8 @@ func waitUntilWatching(_ file: String, seconds: Double = 60) throws {
     }
     Thread.sleep(forTimeInterval: 0.02)
   } while Date() < deadline
-  throw NotWatching(description: "no tape watch of \(file) followed it after \(seconds) s")
+  throw NotWatching(
+    description:
+      "no tape watch of \(file) followed it after \(seconds) s (with TAPE_NO_INOTIFY set, a watch opens no inotify descriptor to wait for: unset it)"
+  )
 }
