@@ -47,7 +47,8 @@ public struct Effect: Sendable, Hashable, Codable, Identifiable, IdentifiedEntit
     guard !plugin.trimmingBlanks.isEmpty, !plugin.contains(where: { $0.isNewline }) else {
       throw .invalidEffect(id, reason: "its plugin URI is empty")
     }
-    for (symbol, value) in parameters {
+    // By name: a dictionary's order changes from process to process, and the error must not.
+    for (symbol, value) in parameters.sorted(by: { $0.key < $1.key }) {
       guard !symbol.isEmpty,
         symbol.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
       else { throw .invalidEffect(id, reason: "'\(symbol)' is not a port symbol") }

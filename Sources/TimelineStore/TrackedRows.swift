@@ -282,7 +282,8 @@ enum EnvelopePointRow: TrackedRow {
     var byTrack: [Track.ID: [Int64: [ChangeValue?]]] = [:]
     for (id, row) in rows { byTrack[track(ofPoint: id), default: [:]][id] = row }
     var result: [Track.ID: (envelope: Envelope, ids: [Int64])] = [:]
-    for (track, rows) in byTrack {
+    // In track order: the broken chain named is the same in every process.
+    for (track, rows) in byTrack.sorted(by: { $0.key < $1.key }) {
       var first: Int64?
       var next: [Int64: Int64] = [:]
       for (id, row) in rows {
@@ -417,7 +418,8 @@ enum EffectRow: TrackedRow {
       project.tracks.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
     project.masterEffects = []
     for index in project.tracks.indices { project.tracks[index].effects = [] }
-    for (owner, chain) in chains {
+    // In owner order: the first missing track named is the same in every process.
+    for (owner, chain) in chains.sorted(by: { $0.key < $1.key }) {
       let ordered = chain.sorted { ($0.0, $0.1.id) < ($1.0, $1.1.id) }.map(\.1)
       switch owner {
       case .master: project.masterEffects = ordered

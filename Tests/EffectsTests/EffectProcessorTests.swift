@@ -332,7 +332,9 @@ struct EffectProcessorTests {
     let samples = try decoded(testAudio("strings-stereo-48k-float.wav"))
     let effect = try processor(info)
     var output = run(effect, Array(samples[..<9_600]), block: 256)
-    let deadline = Date().addingTimeInterval(5)
+    // A minute: the wait ends as soon as the worker answers; 5 s was a guess a loaded machine
+    // (the worker thread sets up a convolution) could overrun.
+    let deadline = Date().addingTimeInterval(60)
     while effect.workerRequestsHandled == 0 && Date() < deadline {
       Thread.sleep(forTimeInterval: 0.01)
     }

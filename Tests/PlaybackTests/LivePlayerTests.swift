@@ -46,18 +46,35 @@ struct LivePlayerTests {
       },
       load: { _, _ in })
     try player.start(project(gain: 0), version: 1)
+    // Each offer that must swap is waited for: only the newest offer is compiled, so an edit
+    // still waiting when the next offer came was replaced by it, and one not swapped in before
+    // the stop was never heard (a fixed 0.3 s, which a loaded machine can overrun, was all the
+    // test gave them). The other offers get the 0.3 s, in which a wrong swap would show.
+    try Self.waitForSwaps(player, after: 0, version: 1)
     player.offer(project(gain: 0), version: 1, cause: "checkout")
     Thread.sleep(forTimeInterval: 0.3)
+    var swaps = player.status.swaps
     player.offer(project(gain: -6), version: 2, cause: "edit")
-    Thread.sleep(forTimeInterval: 0.3)
+    try Self.waitForSwaps(player, after: swaps, version: 2)
     player.offer(project(gain: -6), version: 2, cause: "checkout")
     Thread.sleep(forTimeInterval: 0.3)
     // A coalesced commit rewrites version 2 in place (a fader drag): it is heard.
+    swaps = player.status.swaps
     player.offer(project(gain: -9), version: 2, cause: "edit")
-    Thread.sleep(forTimeInterval: 0.3)
+    try Self.waitForSwaps(player, after: swaps, version: 2)
     player.stop()
     let report = player.wait()
     #expect(report.swaps.map(\.event.version) == [1, 2, 2])
     #expect(report.swaps.map(\.cause) == [nil, "edit", "edit"])
+  }
+
+  /// Waits until the player has made more than `count` swaps and plays `version`; throws after
+  /// a minute.
+  static func waitForSwaps(_ player: LivePlayer, after count: Int, version: Int64) throws {
+    let deadline = Date().addingTimeInterval(60)
+    while player.status.swaps <= count || player.status.version != version {
+      try #require(Date() < deadline, "no swap to version \(version) in a minute")
+      Thread.sleep(forTimeInterval: 0.01)
+    }
   }
 }

@@ -127,8 +127,11 @@ struct SafeOutputTests {
     let pipe = Pipe()
     reader.standardOutput = pipe
     try reader.run()
+    // Until cat has opened its end: up to a minute (2 s was a guess a loaded machine could
+    // overrun starting cat).
     var output: SafeOutput?
-    for _ in 0..<200 where output == nil {
+    let deadline = Date().addingTimeInterval(60)
+    while output == nil, Date() < deadline {
       output = try? SafeOutput(destination)
       if output == nil { usleep(10_000) }
     }

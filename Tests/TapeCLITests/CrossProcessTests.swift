@@ -107,21 +107,41 @@ struct CrossProcessTests {
 /// One run of `tape-testing commit-loop`, killed with SIGKILL after a delay; returns the lines it
 /// acknowledged.
 enum CrashRound {
+  /// The delay counts from the start, but the kill waits for two acknowledgements: a loaded
+  /// machine may take longer than the delay to start the loop, and rounds that acknowledged
+  /// nothing then left `acknowledgedCommits > kills` to chance.
   static func run(song: String, killAfter delay: Duration) throws -> [String] {
+    let started = ContinuousClock.now
     let process = Process()
     process.executableURL = TapeBinary.testing
     process.arguments = ["commit-loop", song]
     let pipe = Pipe()
     process.standardOutput = pipe
     try process.run()
-    Thread.sleep(
-      forTimeInterval: Double(delay.components.attoseconds) / 1e18
-        + Double(delay.components.seconds))
+    // Never wait forever for a loop that does not get going: killed, its output ends.
+    let pid = process.processIdentifier
+    let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+    DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: watchdog)
+    let reader = pipe.fileHandleForReading
+    var output = Data()
+    while output.count(where: { $0 == UInt8(ascii: "\n") }) < 2 {
+      let chunk = reader.availableData
+      if chunk.isEmpty { break }
+      output.append(chunk)
+    }
+    watchdog.cancel()
+    let left = delay - (ContinuousClock.now - started)
+    if left > .zero {
+      Thread.sleep(
+        forTimeInterval: Double(left.components.attoseconds) / 1e18
+          + Double(left.components.seconds))
+    }
     kill(process.processIdentifier, SIGKILL)
     process.waitUntilExit()
-    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    output.append(reader.readDataToEndOfFile())
     // A line cut off by the kill is not an acknowledgement.
-    return output.split(separator: "\n", omittingEmptySubsequences: true)
+    return String(decoding: output, as: UTF8.self)
+      .split(separator: "\n", omittingEmptySubsequences: true)
       .filter { $0.split(separator: " ").count == 2 && Int($0.split(separator: " ")[1]) != nil }
       .map(String.init)
   }

@@ -51,8 +51,11 @@ struct InterruptionTests {
     let mix = ws.path("mix.wav")
     let (process, _, _) = try startTape(
       ["render", song, "-o", mix, "--to", "2:00:00"], environment: ["TAPE_NO_TMPFILE": "1"])
+    // Until the render has named its temporary: up to a minute (2 s was a guess a loaded
+    // machine could overrun, decoding the sources into the cache first).
     var left: [String] = []
-    for _ in 0..<200 where left.isEmpty {
+    let deadline = Date().addingTimeInterval(60)
+    while left.isEmpty, Date() < deadline {
       usleep(10_000)
       left = listing(ws.url.path).filter(isTemporaryName)
     }

@@ -95,7 +95,7 @@ extension ProcessHeavyTests {
       defer { terminal.kill() }
       let status = space.path("status")
       try terminal.start(
-        "\(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file)) 2> \(shellQuoted(space.path("errors"))); echo $? > \(shellQuoted(status)); sleep 60"
+        "\(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file)) 2> \(shellQuoted(space.path("errors"))); echo $? > \(shellQuoted(status + ".part")); mv \(shellQuoted(status + ".part")) \(shellQuoted(status)); sleep 60"
       )
       _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
       if how == "replaced" {
@@ -401,7 +401,7 @@ extension ProcessHeavyTests {
       defer { terminal.kill() }
       let status = space.path("status")
       try terminal.start(
-        "\(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file)) --device null; echo $? > \(shellQuoted(status)); sleep 60"
+        "\(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file)) --device null; echo $? > \(shellQuoted(status + ".part")); mv \(shellQuoted(status + ".part")) \(shellQuoted(status)); sleep 60"
       )
       _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
       try terminal.send("Space")
@@ -427,7 +427,7 @@ extension ProcessHeavyTests {
       defer { terminal.kill() }
       let status = space.path("status")
       try terminal.start(
-        "stty -a > \(shellQuoted(space.path("before"))); \(shellQuoted(TapeBinary.url.path)) play \(shellQuoted(file)) --device null; echo $? > \(shellQuoted(status)); stty -a > \(shellQuoted(space.path("after"))); sleep 60"
+        "stty -a > \(shellQuoted(space.path("before"))); \(shellQuoted(TapeBinary.url.path)) play \(shellQuoted(file)) --device null; echo $? > \(shellQuoted(status)); stty -a > \(shellQuoted(space.path("after.part"))); mv \(shellQuoted(space.path("after.part"))) \(shellQuoted(space.path("after"))); sleep 60"
       )
       Self.waitForDecode(cache)
       try terminal.send("q")
@@ -464,7 +464,7 @@ extension ProcessHeavyTests {
       defer { terminal.kill() }
       let status = space.path("status")
       try terminal.start(
-        "TAPE_BUSY_TIMEOUT=60 \(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file)); echo $? > \(shellQuoted(status)); sleep 60"
+        "TAPE_BUSY_TIMEOUT=60 \(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file)); echo $? > \(shellQuoted(status + ".part")); mv \(shellQuoted(status + ".part")) \(shellQuoted(status)); sleep 60"
       )
       _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
       try terminal.send("Left")

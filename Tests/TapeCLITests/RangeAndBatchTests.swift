@@ -556,7 +556,7 @@ struct BoundedUndoLineTests {
         as? [String: Any])
     #expect((diffJSON["changes"] as? [Any])?.count == 378 + 2 + 1)
     let (watcher, output, _) = try startTape(["watch", song, "--count", "1"])
-    Thread.sleep(forTimeInterval: 1)
+    try waitUntilWatching(song)
     try ws.tape("undo", song)
     watcher.waitUntilExit()
     let line = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -12,7 +12,7 @@ struct WatchAndDiffTests {
       try #require(try parseJSON(space.tape("history", file, "--json").stdout) as? [String: Any])[
         "head"] as? Int ?? 0
     let (watcher, out, errors) = try startTape(["watch", file, "--json", "--count", "4"])
-    Thread.sleep(forTimeInterval: 0.5)
+    try waitUntilWatching(file)
     try space.tape("clip", "move", file, "c1", "--to", "1s", "--track", "t2")
     try space.tape("undo", file)
     try space.tape("redo", file)
@@ -49,7 +49,7 @@ struct WatchAndDiffTests {
     let space = try Workspace()
     let file = try RenderCommandTests.project(in: space)
     let (watcher, out, _) = try startTape(["watch", file, "--count", "2"])
-    Thread.sleep(forTimeInterval: 0.5)
+    try waitUntilWatching(file)
     try space.tape("track", "set", file, "t2", "--gain", "-9dB", "--mute")
     try space.tape("undo", file)
     let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -79,14 +79,14 @@ struct WatchAndDiffTests {
     pipeline.standardError = errors
     pipeline.standardOutput = FileHandle.nullDevice
     try pipeline.run()
-    Thread.sleep(forTimeInterval: 0.5)
+    try waitUntilWatching(file)
     try space.tape("track", "set", file, "t1", "--gain", "-1")
     pipeline.waitUntilExit()
     let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     #expect(said == "watch exit 0\n")
 
     let (deleted, deletedOut, deletedErrors) = try startTape(["watch", file])
-    Thread.sleep(forTimeInterval: 0.5)
+    try waitUntilWatching(file)
     // An edit just before the deletion is still printed.
     try space.tape("track", "set", file, "t1", "--gain", "-2")
     for suffix in ["", "-wal", "-shm"] {
@@ -104,7 +104,7 @@ struct WatchAndDiffTests {
     let otherSpace = try Workspace()
     let other = try RenderCommandTests.project(in: otherSpace)
     let (quit, _, _) = try startTape(["watch", other])
-    Thread.sleep(forTimeInterval: 0.5)
+    try waitUntilWatching(other)
     kill(quit.processIdentifier, SIGQUIT)
     quit.waitUntilExit()
     #expect(
@@ -221,4 +221,37 @@ struct WatchAndDiffTests {
     #expect(!changes.isEmpty)
   }
 
+}
+
+/// Waits until a `tape watch` of `file` follows it: a process whose arguments are `watch` and
+/// `file` holds the inotify descriptor a store subscription opens, after the store was opened
+/// (so every later move is printed). Throws after `seconds`.
+///
+/// Why not a fixed sleep: half a second was the guess, and a loaded machine can take longer to
+/// start the watcher; an edit made before it opened the project was never printed, and a test
+/// waiting for `--count` lines waited forever.
+func waitUntilWatching(_ file: String, seconds: Double = 60) throws {
+  struct NotWatching: Error, CustomStringConvertible {
+    let description: String
+  }
+  let deadline = Date().addingTimeInterval(seconds)
+  let files = FileManager.default
+  repeat {
+    for pid in (try? files.contentsOfDirectory(atPath: "/proc")) ?? [] where Int(pid) != nil {
+      guard let line = files.contents(atPath: "/proc/\(pid)/cmdline") else { continue }
+      let arguments = line.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+      guard arguments.contains("watch"), arguments.contains(file) else { continue }
+      let descriptors = (try? files.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+      let watching = descriptors.contains {
+        (try? files.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)"))
+          == "anon_inode:inotify"
+      }
+      if watching { return }
+    }
+    Thread.sleep(forTimeInterval: 0.02)
+  } while Date() < deadline
+  throw NotWatching(
+    description:
+      "no tape watch of \(file) followed it after \(seconds) s (with TAPE_NO_INOTIFY set, a watch opens no inotify descriptor to wait for: unset it)"
+  )
 }

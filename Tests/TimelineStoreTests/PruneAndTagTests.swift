@@ -151,6 +151,11 @@ struct PruneAndTagTests {
       request.branches = true
     }
     let (kept, root) = Self.expectedKept(history, request)
+    // What the checks below rely on, worked out from the history alone: a prune of this walk
+    // drops something (else the report, the file size and the graph would show nothing).
+    try #require(
+      kept.count < history.versions.count,
+      "the walk must leave versions for a \(kind) prune to drop (head depth \(headDepth))")
     let head = store.snapshot
     let sizeBefore = Self.fileBytes(path)
 
