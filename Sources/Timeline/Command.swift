@@ -60,13 +60,26 @@ extension Project {
     for command in commands {
       try result.apply(command, changed: &changed)
     }
-    for id in changed.tracks {
-      if let track = result.track(id) { try track.validateSettings(sampleRate: result.sampleRate) }
-    }
-    for (clip, _) in result.locate(changed.clips).values {
-      try result.validate(clip)
+    if (try? result.validateChanged(changed, inIDOrder: false)) == nil {
+      // Sets iterate in an order that differs per process: when several things are invalid,
+      // go again in id order so the error names the same one every time.
+      try result.validateChanged(changed, inIDOrder: true)
     }
     return (result, changed)
+  }
+
+  /// Validates the tracks and clips `changed` names (in id order when asked; otherwise in the
+  /// sets' own order, which is cheaper).
+  private func validateChanged(_ changed: ChangedIDs, inIDOrder: Bool) throws(TimelineError) {
+    let tracks = inIDOrder ? changed.tracks.sorted() : Array(changed.tracks)
+    for id in tracks {
+      if let track = track(id) { try track.validateSettings(sampleRate: sampleRate) }
+    }
+    let located = locate(changed.clips)
+    let clips = inIDOrder ? located.keys.sorted() : Array(located.keys)
+    for id in clips {
+      if let (clip, _) = located[id] { try validate(clip) }
+    }
   }
 
   private mutating func apply(

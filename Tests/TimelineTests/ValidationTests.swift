@@ -127,3 +127,27 @@ struct ValidationTests {
     }
   }
 }
+
+@Suite("Validation names the same problem every time")
+struct ValidationOrderTests {
+  /// Twenty clips made empty in one edit: the error names the lowest id, not whichever a set
+  /// happens to yield first (a set's order changes from process to process).
+  @Test func severalInvalidClipsNameTheLowestID() throws {
+    let ids = (10..<30).map { Int64($0) }
+    let commands = ids.shuffled().map {
+      Command.setClip(Fixture.clip($0, start: 0, length: 0), track: Track.ID(1))
+    }
+    #expect(throws: TimelineError.nonPositiveLength(clip: Clip.ID(10))) {
+      try Fixture.project().applying(commands)
+    }
+  }
+
+  @Test func severalInvalidTracksNameTheLowestID() throws {
+    let commands = (10..<30).shuffled().map {
+      Command.setTrack(Track(id: Track.ID(Int64($0)), name: "T\($0)", pan: 2))
+    }
+    #expect(throws: TimelineError.panOutOfRange(track: Track.ID(10), pan: 2)) {
+      try Fixture.project().applying(commands)
+    }
+  }
+}
