@@ -8,7 +8,7 @@ set -euo pipefail
 
 packages=(
   pkg-config
-  libsndfile1-dev libasound2-dev libsoxr-dev libsqlite3-dev   # linked by Tape
+  libsndfile1-dev libasound2-dev libsoxr-dev libsqlite3-dev   # used by Tape
   libssl-dev                                                  # SHA-256 of sources (libcrypto)
   liblilv-dev lv2-dev                                         # LV2 plugin hosting (lilv)
   x42-plugins lsp-plugins-lv2 swh-lv2                         # the plugins the effects tests run

@@ -1,5 +1,5 @@
 // lilv (the LV2 host library) and the LV2 extension headers Tape's host implements.
-#include <lilv/lilv.h>
+#include <lilv-0/lilv/lilv.h>
 #include <lv2/atom/atom.h>
 #include <lv2/buf-size/buf-size.h>
 #include <lv2/core/lv2.h>

@@ -271,10 +271,16 @@ extension TimelineStore {
   }
 }
 
+/// The environment variable `name`, or nil. `ProcessInfo.processInfo.environment` builds a
+/// dictionary of the whole environment at each use, a cost every command paid at start.
+func environmentVariable(_ name: String) -> String? {
+  getenv(name).map { String(cString: $0) }
+}
+
 /// `TAPE_BUSY_TIMEOUT` in seconds (0 to 3600), nil when unset; anything else is refused
 /// (it used to trap on `nan` or `1e10`, and a typo was silently ignored).
 func busyTimeout() throws -> Double? {
-  guard let text = ProcessInfo.processInfo.environment["TAPE_BUSY_TIMEOUT"] else { return nil }
+  guard let text = environmentVariable("TAPE_BUSY_TIMEOUT") else { return nil }
   // Digits with at most one point, as documented: not ` 5`, `+3`, `0x10` or `1e2`, which
   // Double(_:) would also take.
   let pieces = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
@@ -331,7 +337,7 @@ func writeOut(_ text: String, to descriptor: Int32 = STDERR_FILENO) -> Bool {
 /// message over 1,000 characters (one quoting thousands of stray arguments) keeps its start and
 /// its end, where the fix is.
 func printError(_ message: String) {
-  let colour = isatty(STDERR_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+  let colour = isatty(STDERR_FILENO) == 1 && environmentVariable("NO_COLOR") == nil
   let prefix = colour ? "\u{1B}[1;31merror:\u{1B}[0m" : "error:"
   // A name with a newline, ESC or BEL in it (a file, a source) is shown as `ls` shows it, so
   // an error is always one line and never moves the cursor or rings the bell.

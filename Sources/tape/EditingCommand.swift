@@ -82,7 +82,7 @@ extension EditingCommand {
 
   mutating func run() throws {
     try reportingErrors {
-      if ProcessInfo.processInfo.environment["TAPE_SCOPED_EDITS"] != "0",
+      if environmentVariable("TAPE_SCOPED_EDITS") != "0",
         let scope = try scope(), try runScoped(scope)
       {
         return

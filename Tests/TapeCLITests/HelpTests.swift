@@ -12,6 +12,23 @@ struct HelpTests {
     #expect(result.stderr == "")
   }
 
+  /// `tape --help`, `-h` and `-v --help` are printed without parsing (Tape.main); `tape help`
+  /// and `tape --help --help` take the parser's path: all print the same, at the default width
+  /// and at another.
+  @Test func theRootHelpIsTheParsersWhicheverWayItIsAsked() throws {
+    for columns in [nil, "100"] {
+      let environment = columns.map { ["COLUMNS": $0] } ?? [:]
+      let parsed = try TapeBinary.run(["help"], environment: environment)
+      #expect(parsed.status == 0 && parsed.stdout.hasPrefix("OVERVIEW: "))
+      for asked in [["--help"], ["-h"], ["-v", "--help"], ["--help", "--help"]] {
+        let result = try TapeBinary.run(asked, environment: environment)
+        #expect(result.status == 0, "\(asked)")
+        #expect(result.stdout == parsed.stdout, "\(asked) \(columns ?? "")")
+        #expect(result.stderr == "")
+      }
+    }
+  }
+
   /// Every command's help: one `--version` at most (ls, render and play have their own
   /// `--version V`; the tool's version is `tape --version` alone), no default said twice, no
   /// stray line-continuation backslash, and an example.
