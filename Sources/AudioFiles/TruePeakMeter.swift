@@ -7,11 +7,12 @@ import Foundation
 /// ``tapsPerPhase`` input samples per interpolated value, a Kaiser-windowed sinc (β
 /// ``kaiserBeta``) cut off at the input's Nyquist frequency, each phase normalised to unity gain
 /// at DC. The Annex's example droops early in its passband, so it reads low on bright material;
-/// this one reads within 0.06 dB of ffmpeg's `ebur128=peak=true` on full-band white noise (the
-/// worst case of the test files; within 0.02 dB on music and on the benchmark mixes), and a
-/// sine's crest between its samples to 0.001 dB. Only the three phases between the samples
-/// are computed: the samples themselves are the caller's to count (the renderer has their peak
-/// already) — ``process(_:frames:)`` counts them.
+/// this one reads 0.050 dB under ffmpeg's `ebur128=peak=true` (0.040 dB under libsoxr at high
+/// quality, what measured before) on full-band white noise, the worst of the test files; 0.006 dB
+/// at most from either on the other files; a sine's crest between its samples to 0.003 dB
+/// (`TruePeakMeterTests`). Only the three phases between the samples are computed: the samples
+/// themselves are the caller's to count (the renderer has their peak already) —
+/// ``process(_:frames:)`` counts them.
 ///
 /// The filter's state (the last samples of the previous call) carries over exactly: every
 /// interpolated value is computed by the same operations in the same order whatever the
@@ -19,8 +20,9 @@ import Foundation
 /// The signal is taken as silence before the first sample and after the last (``finish()``).
 ///
 /// Four interpolated values at a time (SIMD), and each phase pair (the first and third are
-/// mirror images) from one sum and one difference of mirrored samples: a sixth of the work of
-/// the textbook loop, and a fraction of what the libsoxr resampler it replaces cost a render.
+/// mirror images) from one sum and one difference of mirrored samples (two thirds of the
+/// arithmetic of the plain loop): about 0.04 s of one core per channel of a 5-minute programme
+/// at 48 kHz, where the libsoxr resampler it replaces took about 0.25 s.
 ///
 /// Each channel is filtered on its own, so one meter per channel, each fed its channel
 /// (``process(_:frames:channel:of:)``), reads exactly what one meter of all the channels does,
