@@ -111,14 +111,14 @@ final class TruePeakMeter {
     _ samples: UnsafePointer<Float>, frames: Int, channel: Int, of stride: Int
   ) throws(AudioFileError) {
     precondition(channels == 1, "a meter of one channel")
-    feed(line: 0, samples + channel, frames: frames, stride: stride)
+    feed(line: 0, samples, channel: channel, frames: frames, stride: stride)
   }
 
   /// Measures `frames` interleaved frames, continuing where the previous call stopped.
   func process(_ samples: UnsafePointer<Float>, frames: Int) throws(AudioFileError) {
     peak = max(peak, Peak.of(samples, count: frames * channels))
     for channel in 0..<channels {
-      feed(line: channel, samples + channel, frames: frames, stride: channels)
+      feed(line: channel, samples, channel: channel, frames: frames, stride: channels)
     }
   }
 
@@ -132,18 +132,33 @@ final class TruePeakMeter {
     }
   }
 
-  /// Appends `frames` samples `stride` apart to channel `line`'s history and filters them.
-  private func feed(line index: Int, _ samples: UnsafePointer<Float>, frames: Int, stride: Int) {
+  /// Appends channel `channel` of `frames` interleaved frames of `stride` channels to line
+  /// `index` and filters them.
+  private func feed(
+    line index: Int, _ samples: UnsafePointer<Float>, channel: Int, frames: Int, stride: Int
+  ) {
     let line = lines + index * Self.lineLength
+    let target = line + Self.history
     var done = 0
     while done < frames {
       let count = min(Self.blockFrames, frames - done)
       let source = samples + done * stride
-      let target = line + Self.history
-      if stride == 1 {
-        target.update(from: source, count: count)
-      } else {
-        for i in 0..<count { target[i] = source[i * stride] }
+      var i = 0
+      if stride == 2 {
+        // Four stereo frames at a time (only within the frames given).
+        let raw = UnsafeRawPointer(source)
+        let out = UnsafeMutableRawPointer(target)
+        while i + 4 <= count {
+          let four = raw.loadUnaligned(fromByteOffset: i * 8, as: SIMD8<Float>.self)
+          out.storeBytes(
+            of: channel == 0 ? four.evenHalf : four.oddHalf, toByteOffset: i * 4,
+            as: SIMD4<Float>.self)
+          i += 4
+        }
+      }
+      while i < count {
+        target[i] = source[i * stride + channel]
+        i += 1
       }
       filter(line, count: count)
       done += count
