@@ -1,4 +1,5 @@
 import Foundation
+import ReferenceRenders
 import Testing
 
 @testable import AudioFiles
@@ -58,5 +59,123 @@ struct TruePeakMeterTests {
     #expect(abs(Double(left.peak) - 0.5) < 0.003, "\(left.peak)")
     let leftSamples = stride(from: 0, to: samples.count, by: 2).map { abs(samples[$0]) }
     #expect(abs(Double(leftSamples.max() ?? 0) - 0.5 * sqrt(0.5)) < 1e-6)
+  }
+
+  /// Feeds `samples` (interleaved, `channels` channels) to a new meter in pieces of the sizes
+  /// `cuts` gives in turn; returns the meter's reading (the samples' peak included) as linear.
+  static func read(
+    _ samples: [Float], channels: Int, rate: Int = 48_000, cuts: [Int] = [1 << 20]
+  ) throws -> Float {
+    let meter = try TruePeakMeter(sampleRate: rate, channels: channels)
+    let frames = samples.count / channels
+    try samples.withUnsafeBufferPointer { buffer in
+      let base = try #require(buffer.baseAddress)
+      var done = 0
+      var cut = 0
+      while done < frames {
+        let count = min(cuts[cut % cuts.count], frames - done)
+        try meter.process(base + channels * done, frames: count)
+        done += count
+        cut += 1
+      }
+    }
+    try meter.finish()
+    return meter.peak
+  }
+
+  /// The filter's state carries over exactly: the programme fed in pieces of every awkward
+  /// size (one frame, fewer than the filter's taps, not a multiple of the four values
+  /// computed at once, around the meter's own block) reads the same, bit for bit, as fed whole.
+  @Test func piecesOfAnySizeReadTheSame() throws {
+    let samples = Self.programme()
+    let whole = try Self.read(samples, channels: 2)
+    let cutPatterns = [
+      [1], [7], [8], [13, 3, 1], [4_095], [4_096], [4_097], [15, 16, 17], [65_537],
+    ]
+    for cuts in cutPatterns {
+      #expect(try Self.read(samples, channels: 2, cuts: cuts) == whole, "cuts \(cuts)")
+    }
+    var state: UInt64 = 3
+    let random = (0..<200).map { _ -> Int in
+      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+      return 1 + Int(state >> 33) % 9_000
+    }
+    #expect(try Self.read(samples, channels: 2, cuts: random) == whole)
+  }
+
+  /// A sine at a quarter of the rate, its phase set so that its crest falls a quarter, a half
+  /// or three quarters of the way between two samples (where the 4x oversampled grid has a
+  /// value): its true peak is its amplitude, known exactly, while its samples reach only
+  /// cos 22.5° (−0.69 dB) or cos 45° (−3.01 dB) of it. Read within 0.005 dB (0.0030 dB off
+  /// at most, measured: the filter's ripple at a quarter of the rate).
+  @Test(arguments: [(Double.pi / 4, 0.5), (Double.pi / 8, 0.9), (3 * Double.pi / 8, 0.25)])
+  func aQuarterRateSineReadsItsCrest(phase: Double, amplitude: Double) throws {
+    let frames = 96_000
+    let samples = (0..<frames).map { i -> Float in
+      let edge = min(i, frames - 1 - i)
+      let envelope = edge < 4_800 ? pow(sin(Double.pi / 2 * Double(edge) / 4_800), 2) : 1
+      return Float(envelope * amplitude * sin(Double.pi / 2 * Double(i) + phase))
+    }
+    let samplePeak = Double(samples.map(abs).max() ?? 0)
+    #expect(samplePeak < amplitude * 0.93)
+    let reading = 20 * log10(Double(try Self.read(samples, channels: 1)))
+    #expect(abs(reading - 20 * log10(amplitude)) < 0.005, "\(reading) dBTP")
+  }
+
+  /// A 997 Hz sine at 0.8: its true peak is 0.8 (the 4x grid comes within 1/8 sample of each
+  /// crest: at most 0.0012 dB under). Read within 0.005 dB (0.0020 dB off, measured).
+  @Test func anOddSineReadsItsAmplitude() throws {
+    let frames = 96_000
+    let samples = (0..<frames).map { i -> Float in
+      let edge = min(i, frames - 1 - i)
+      let envelope = edge < 4_800 ? pow(sin(Double.pi / 2 * Double(edge) / 4_800), 2) : 1
+      return Float(envelope * 0.8 * sin(2 * Double.pi * 997 * Double(i) / 48_000 + 0.3))
+    }
+    let reading = 20 * log10(Double(try Self.read(samples, channels: 1)))
+    #expect(abs(reading - 20 * log10(0.8)) < 0.005, "\(reading) dBTP")
+  }
+
+  /// Every test file's true peak against two independent 4x oversamplers: ffmpeg's
+  /// `ebur128=peak=true` (the linear reading from its metadata) and libsoxr at high quality
+  /// (the resampler this meter replaced). Within 0.07 dB of each. Measured: on the full-band
+  /// white noise, where an interpolator's droop near Nyquist shows most, 0.050 dB under ffmpeg
+  /// and 0.040 dB under libsoxr; on the other files 0.006 dB at most.
+  @Test(arguments: [
+    ("speech-mono-48k-16.wav", 48_000, 1), ("piano-stereo-44k-24.wav", 44_100, 2),
+    ("strings-stereo-48k-float.wav", 48_000, 2), ("noise-stereo-48k-16.flac", 48_000, 2),
+    ("tone-mono-44k-24.aiff", 44_100, 1), ("front-center-mono-48k-16.wav", 48_000, 1),
+  ])
+  func testFilesReadAsFfmpegAndLibsoxrRead(name: String, rate: Int, channels: Int) throws {
+    let path = TestAudio.path(name)
+    let samples = try ReferenceRender.decode(path)
+    let reading = 20 * log10(Double(try Self.read(samples, channels: channels, rate: rate)))
+    let ffmpeg = try ReferenceRender.ebur128(path).truePeak
+    #expect(abs(reading - ffmpeg) < 0.07, "\(name): \(reading) vs ffmpeg \(ffmpeg)")
+    let soxr = 20 * log10(Double(try Self.soxrTruePeak(samples, channels: channels, rate: rate)))
+    #expect(abs(reading - soxr) < 0.07, "\(name): \(reading) vs libsoxr \(soxr)")
+  }
+
+  /// The largest magnitude of `samples` and of libsoxr's 4x oversampling of them (SOXR_HQ).
+  static func soxrTruePeak(_ samples: [Float], channels: Int, rate: Int) throws -> Float {
+    let resampler = try SoxrResampler(from: rate, to: 4 * rate, channels: channels)
+    let capacity = 65_536
+    var output = [Float](repeating: 0, count: capacity * channels)
+    var peak = samples.map(abs).max() ?? 0
+    let frames = samples.count / channels
+    try samples.withUnsafeBufferPointer { input in
+      try output.withUnsafeMutableBufferPointer { out in
+        let target = try #require(out.baseAddress)
+        var done = 0
+        while true {
+          let (consumed, produced) = try resampler.process(
+            done < frames ? input.baseAddress.map { $0 + done * channels } : nil,
+            frames: frames - done, into: target, capacity: capacity)
+          done += consumed
+          peak = max(peak, out.prefix(produced * channels).map(abs).max() ?? 0)
+          if done >= frames && produced == 0 { break }
+        }
+      }
+    }
+    return peak
   }
 }
