@@ -250,9 +250,9 @@ public struct ClipList: Sendable {
     let (removals, incoming, places) = plan
     var rebuilt: [[Clip]] = []
     rebuilt.reserveCapacity(chunks.count + incoming.count / Self.chunkSize + 1)
-    // Entered after every removal has left the map, so that a clip moving to an earlier chunk
-    // is never counted twice on the way.
-    var entering: [Clip] = []
+    // The map changes, made once every chunk is placed: removals leave before any clip
+    // enters, so that a clip moving to an earlier chunk is never counted twice on the way.
+    var (leaving, entering): ([Clip], [Clip]) = ([], [])
     var (nextRemoval, nextIncoming) = (0, 0)
     for chunk in chunks.indices {
       let removes = nextRemoval < removals.count && removals[nextRemoval].chunk == chunk
@@ -295,7 +295,7 @@ public struct ClipList: Sendable {
           merged.append(clip)
           nextIncoming += 1
         } else {
-          if keptEntry != next { leave(old[next]) }
+          if keptEntry != next { leaving.append(old[next]) }
           copied = next + 1
           nextRemoval += 1
         }
@@ -303,7 +303,6 @@ public struct ClipList: Sendable {
       if copied < old.count { merged.append(contentsOf: old[copied...]) }
       Self.place(merged, into: &rebuilt)
     }
-    for clip in entering { enter(clip) }
     chunks = rebuilt
     ends = []
     ends.reserveCapacity(chunks.count)
@@ -311,6 +310,16 @@ public struct ClipList: Sendable {
     for chunk in chunks {
       total += chunk.count
       ends.append(total)
+    }
+    // When most of the list moves or goes, a new map costs less than as many updates.
+    if (leaving.count + entering.count) * 2 > total {
+      entries = [:]
+      for chunk in chunks {
+        for clip in chunk { enter(clip) }
+      }
+    } else {
+      for clip in leaving { leave(clip) }
+      for clip in entering { enter(clip) }
     }
   }
 
