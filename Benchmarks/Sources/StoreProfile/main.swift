@@ -17,8 +17,8 @@ import TimelineStore
 //     observation.
 //   CHECKOUTS_ONLY=N StoreProfile FIXTURE.tape
 //     only checks out version CHECKOUT_TO (default 1,000) and back N times (for perf/callgrind).
-//   COMMITS_ONLY=N StoreProfile FIXTURE.tape
-//     only makes N one-clip commits, then N undo+redo pairs (for perf/callgrind).
+//   COMMITS_ONLY=1 StoreProfile FIXTURE.tape [count]
+//     only the commit and undo+redo figures.
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
   FileHandle.standardError.write(
@@ -97,21 +97,6 @@ if let rounds = ProcessInfo.processInfo.environment["CHECKOUTS_ONLY"].flatMap(In
 }
 let store = try TimelineStore.open(at: copy)
 let clips = store.snapshot.project.allClips.map(\.id)
-if let rounds = ProcessInfo.processInfo.environment["COMMITS_ONLY"].flatMap(Int.init) {
-  for step in 1...rounds {
-    let id = clips[(step * 7919) % clips.count]
-    try store.commit(label: "Clip gain") { project, _ in
-      try project.setClipGain(id, Gain(decibels: -Double(step % 90) / 4 - 0.125))
-    }
-  }
-  for _ in 0..<rounds {
-    try store.undo()
-    try store.redo()
-  }
-  try store.close()
-  exit(0)
-}
-
 func time(_ label: String, _ body: () throws -> Void) rethrows {
   var samples: [Double] = []
   for _ in 0..<count {
@@ -136,6 +121,10 @@ try time("commit") {
 try time("undo+redo") {
   try store.undo()
   try store.redo()
+}
+if ProcessInfo.processInfo.environment["COMMITS_ONLY"] != nil {
+  try store.close()
+  exit(0)
 }
 
 // Checkouts: from the head to a version and back, the median of 5 of the way there; the clips
