@@ -83,7 +83,11 @@ let count = arguments.count > 2 ? Int(arguments[2]) ?? 500 : 500
 let copy = FileManager.default.temporaryDirectory.appendingPathComponent("profile-\(getpid()).tape")
   .path
 try FileManager.default.copyItem(atPath: arguments[1], toPath: copy)
-defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: copy + s) } }
+// At exit, which every mode ends with (a top-level `defer` does not run on `exit`, so each run
+// used to leave its 200 MB copy behind).
+atexit {
+  for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: copy + s) }
+}
 if let rounds = ProcessInfo.processInfo.environment["CHECKOUTS_ONLY"].flatMap(Int.init) {
   let store = try TimelineStore.open(at: copy)
   let head = store.snapshot.version
