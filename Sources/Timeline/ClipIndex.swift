@@ -66,6 +66,34 @@ public struct ClipIndex: Sendable, Hashable {
 
   public var count: Int { places.count }
 
+  /// Where each of `ids` is in `project` (which this index describes): the clip and its
+  /// track, found track by track (a lookup in the index and a binary search in the track
+  /// each). Ids not in the project are absent.
+  public func locate(
+    _ ids: some Collection<Clip.ID>, in project: Project
+  ) -> [Clip.ID: (clip: Clip, track: Track.ID)] {
+    var trackIndex: [Track.ID: Int] = [:]
+    for (index, track) in project.tracks.enumerated() { trackIndex[track.id] = index }
+    var byTrack = Array(repeating: [(Clip.ID, FramePosition)](), count: project.tracks.count)
+    for id in ids {
+      guard let place = places[id], let index = trackIndex[place.track] else { continue }
+      byTrack[index].append((id, place.start))
+    }
+    var found: [Clip.ID: (clip: Clip, track: Track.ID)] = [:]
+    found.reserveCapacity(ids.count)
+    for (index, wanted) in byTrack.enumerated() where !wanted.isEmpty {
+      let clips = project.tracks[index].clips
+      let track = project.tracks[index].id
+      let keys = wanted.map { (start: $0.1, id: $0.0) }.sorted {
+        ($0.start, $0.id) < ($1.start, $1.id)
+      }
+      for (key, clip) in zip(keys, clips.clips(at: keys)) {
+        if let clip = clip ?? clips.clip(key.id) { found[key.id] = (clip, track) }
+      }
+    }
+    return found
+  }
+
   /// The clip `id` of `project` (which this index describes) and its track.
   public func clip(_ id: Clip.ID, in project: Project) -> ProjectDiff.PlacedClip? {
     guard let place = places[id],

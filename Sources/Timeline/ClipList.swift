@@ -232,6 +232,213 @@ public struct ClipList: Sendable {
     }
   }
 
+  /// Removes the clips with `ids` and inserts `clips` in timeline order: the same list as
+  /// ``remove(ids:)`` then ``insertInOrder(_:)``, for a list in timeline order, in one pass
+  /// over the chunks the changes touch. Each touched chunk is copied once however many of its
+  /// clips change (the others stay shared), and a clip put back at its own start with its own
+  /// id leaves the id map as it was: O(k log n + touched chunks × their size + n / 64) for k
+  /// changes. A list that holds an id twice is edited one clip at a time.
+  public mutating func replace(
+    removing ids: some Collection<Clip.ID>, inserting clips: some Collection<Clip>
+  ) {
+    if ids.isEmpty && clips.isEmpty { return }
+    guard !chunks.isEmpty, let plan = batchPlan(removing: ids, inserting: clips) else {
+      remove(ids: ids)
+      insertInOrder(clips)
+      return
+    }
+    let (removals, incoming, places) = plan
+    var rebuilt: [[Clip]] = []
+    rebuilt.reserveCapacity(chunks.count + incoming.count / Self.chunkSize + 1)
+    // The map changes, made once every chunk is placed: removals leave before any clip
+    // enters, so that a clip moving to an earlier chunk is never counted twice on the way.
+    var (leaving, entering): ([Clip], [Clip]) = ([], [])
+    var (nextRemoval, nextIncoming) = (0, 0)
+    for chunk in chunks.indices {
+      let removes = nextRemoval < removals.count && removals[nextRemoval].chunk == chunk
+      let inserts = nextIncoming < incoming.count && places[nextIncoming].chunk == chunk
+      guard removes || inserts else {
+        rebuilt.append(chunks[chunk])
+        continue
+      }
+      let old = chunks[chunk]
+      var arrivals = nextIncoming
+      while arrivals < incoming.count, places[arrivals].chunk == chunk { arrivals += 1 }
+      var merged: [Clip] = []
+      merged.reserveCapacity(old.count + arrivals - nextIncoming)
+      // The offset of a removed clip that comes back unmoved: its map entry stays.
+      var keptEntry = -1
+      // The old clips before `copied` are placed (or removed); those between changes are
+      // copied a run at a time.
+      var copied = 0
+      while true {
+        let removal =
+          nextRemoval < removals.count && removals[nextRemoval].chunk == chunk
+          ? removals[nextRemoval].offset : Int.max
+        let arrival = nextIncoming < arrivals ? places[nextIncoming].offset : Int.max
+        let next = Swift.min(removal, arrival)
+        if next == Int.max { break }
+        if next > copied {
+          merged.append(contentsOf: old[copied..<next])
+          copied = next
+        }
+        if arrival == next {
+          // A clip goes before the old one at `next`, and before its removal.
+          let clip = incoming[nextIncoming]
+          if removal == next && old[next].id == clip.id
+            && old[next].timelineStart == clip.timelineStart
+          {
+            keptEntry = next
+          } else {
+            entering.append(clip)
+          }
+          merged.append(clip)
+          nextIncoming += 1
+        } else {
+          if keptEntry != next { leaving.append(old[next]) }
+          copied = next + 1
+          nextRemoval += 1
+        }
+      }
+      if copied < old.count { merged.append(contentsOf: old[copied...]) }
+      Self.place(merged, into: &rebuilt)
+    }
+    chunks = rebuilt
+    ends = []
+    ends.reserveCapacity(chunks.count)
+    var total = 0
+    for chunk in chunks {
+      total += chunk.count
+      ends.append(total)
+    }
+    // When most of the list moves or goes, a new map costs less than as many updates.
+    if (leaving.count + entering.count) * 2 > total {
+      entries = [:]
+      for chunk in chunks {
+        for clip in chunk { enter(clip) }
+      }
+    } else {
+      for clip in leaving { leave(clip) }
+      for clip in entering { enter(clip) }
+    }
+  }
+
+  /// Where a batch's clips go: the clips to remove by chunk and offset (in order, each once),
+  /// the clips to insert in timeline order, and the chunk and offset each goes before. Nil when
+  /// the batch must be made one clip at a time: an id held twice (by the list, or by the
+  /// clips to insert), or a removal not found where the map says (a list out of order).
+  private func batchPlan(
+    removing ids: some Collection<Clip.ID>, inserting clips: some Collection<Clip>
+  ) -> (
+    removals: [(chunk: Int, offset: Int)], incoming: [Clip], places: [(chunk: Int, offset: Int)]
+  )? {
+    var keys: [(start: FramePosition, id: Clip.ID)] = []
+    keys.reserveCapacity(ids.count)
+    for id in ids {
+      guard let entry = entries[id] else { continue }
+      guard entry.count == 1 else { return nil }
+      keys.append((entry.start, id))
+    }
+    keys.sort { ($0.start, $0.id) < ($1.start, $1.id) }
+    var unique = 0
+    for key in keys where unique == 0 || keys[unique - 1] != key {
+      keys[unique] = key
+      unique += 1
+    }
+    keys.removeLast(keys.count - unique)
+    let removals = places(of: keys)
+    for (key, place) in zip(keys, removals)
+    where place.offset == chunks[place.chunk].count
+      || chunks[place.chunk][place.offset].id != key.id
+    {
+      return nil
+    }
+    let incoming = clips.sorted(by: Clip.timelineOrder)
+    for position in incoming.indices.dropFirst()
+    where !Clip.timelineOrder(incoming[position - 1], incoming[position]) {
+      return nil
+    }
+    return (removals, incoming, places(of: incoming.map { ($0.timelineStart, $0.id) }))
+  }
+
+  /// The chunk and offset of the first clip not before each key (keys in timeline order), the
+  /// end of the last chunk for a key after every clip: many keys by one walk along the chunks,
+  /// few by a binary search each.
+  private func places(
+    of keys: [(start: FramePosition, id: Clip.ID)]
+  ) -> [(chunk: Int, offset: Int)] {
+    var places: [(chunk: Int, offset: Int)] = []
+    places.reserveCapacity(keys.count)
+    guard !chunks.isEmpty else { return places }
+    let walk = keys.count * 8 >= chunks.count
+    var chunk = 0
+    for key in keys {
+      if walk {
+        while chunk < chunks.count - 1 {
+          let last = chunks[chunk][chunks[chunk].count - 1]
+          guard (last.timelineStart, last.id) < key else { break }
+          chunk += 1
+        }
+        places.append((chunk, Self.firstNotBefore(key, in: chunks[chunk])))
+      } else if let place = firstNotBefore(start: key.start, id: key.id) {
+        places.append(place)
+      } else {
+        places.append((chunks.count - 1, chunks[chunks.count - 1].count))
+      }
+    }
+    return places
+  }
+
+  /// The clips with these ids and starts (in timeline order), nil for one not there: one
+  /// walk along the chunks when they are many, a binary search each when few.
+  public func clips(at keys: [(start: FramePosition, id: Clip.ID)]) -> [Clip?] {
+    zip(keys, places(of: keys)).map { key, place in
+      guard place.offset < chunks[place.chunk].count else { return nil }
+      let clip = chunks[place.chunk][place.offset]
+      return clip.id == key.id ? clip : nil
+    }
+  }
+
+  /// The first position in `chunk` whose clip is not before `key` in timeline order.
+  private static func firstNotBefore(
+    _ key: (start: FramePosition, id: Clip.ID), in chunk: [Clip]
+  ) -> Int {
+    var (first, past) = (0, chunk.count)
+    while first < past {
+      let middle = (first + past) / 2
+      if (chunk[middle].timelineStart, chunk[middle].id) < key {
+        first = middle + 1
+      } else {
+        past = middle
+      }
+    }
+    return first
+  }
+
+  /// Appends a rebuilt chunk: dropped when empty, split when past the capacity, joined to the
+  /// chunk before it when small and they fit in one.
+  private static func place(_ chunk: [Clip], into rebuilt: inout [[Clip]]) {
+    let size = chunk.count
+    if size == 0 { return }
+    if size > chunkCapacity {
+      let pieces = (size + chunkSize - 1) / chunkSize
+      var start = 0
+      for piece in 0..<pieces {
+        let end = size * (piece + 1) / pieces
+        rebuilt.append(Array(chunk[start..<end]))
+        start = end
+      }
+      return
+    }
+    if size < chunkSize / 4, let last = rebuilt.indices.last,
+      rebuilt[last].count + size <= chunkCapacity
+    {
+      rebuilt[last].append(contentsOf: chunk)
+      return
+    }
+    rebuilt.append(chunk)
+  }
+
   /// Replaces the clip at `index` in its chunk; the map follows.
   private mutating func replace(at index: Int, with clip: Clip) {
     let (chunk, offset) = location(of: index)

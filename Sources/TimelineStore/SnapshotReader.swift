@@ -312,17 +312,10 @@ enum SnapshotReader {
       // By the index when they are few, by one pass over the clips when they are many.
       let before =
         changed.clips.count * old.tracks.count > old.clipCount
-        ? old.locate(changed.clips)
-        : Dictionary(
-          uniqueKeysWithValues: changed.clips.compactMap { id in
-            held.clips.clip(id, in: old).map { (id, (clip: $0.clip, track: $0.track)) }
-          })
+        ? old.locate(changed.clips) : held.clips.locate(changed.clips, in: old)
       var leaving: [Int: [Clip.ID]] = [:]
       for (id, place) in before {
         if let index = trackIndex[place.track] { leaving[index, default: []].append(id) }
-      }
-      for (index, ids) in leaving {
-        project.tracks[index].clips.remove(ids: ids)
       }
       // The new state of each changed clip: its clip row's change, then its detail's (a clip
       // whose detail alone changed keeps its row as it was).
@@ -363,11 +356,21 @@ enum SnapshotReader {
         }
         try requireSound(clip)
         arriving[index, default: []].append(clip)
+        // The index holds a clip's track and start: one that keeps both keeps its place.
+        if let was = before[id], was.track == trackID,
+          was.clip.timelineStart == clip.timelineStart
+        {
+          continue
+        }
         placements.append((clip.id, .placed(clip, on: trackID)))
       }
-      for (index, clips) in arriving {
-        project.tracks[index].clips.insertInOrder(clips)
+      // Each track's changes in one batch: a chunk of its clips is copied once, however many
+      // of its clips change.
+      for index in Set(leaving.keys).union(arriving.keys) {
+        project.tracks[index].clips.replace(
+          removing: leaving[index] ?? [], inserting: arriving[index] ?? [])
       }
+      for id in changed.clips where placed[id] == nil { placements.append((id, .removed)) }
     }
     if !removedTracks.isEmpty {
       for track in project.tracks where removedTracks.contains(track.id) && !track.clips.isEmpty {
@@ -412,8 +415,6 @@ enum SnapshotReader {
       project.markers = markers.values.sorted(by: Marker.timelineOrder)
     }
     try requireSound(project, clips: changed.clips)
-    let placed = Set(placements.map(\.0))
-    for id in changed.clips where !placed.contains(id) { placements.append((id, .removed)) }
     // Many changes: a new index costs less than as many persistent updates.
     let index =
       placements.count > held.clips.count / 2

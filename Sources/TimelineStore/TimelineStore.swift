@@ -579,6 +579,10 @@ public final class TimelineStore: Sendable {
       try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
       // After a checkpoint lets the log restart, trim the file back to this size.
       try db.execute(sql: "PRAGMA journal_size_limit = \(64 << 20)")
+      // Up to 64 MiB of pages (SQLite's default is 2 MiB), taken only as pages are read: a
+      // checkout of thousands of clips rewrites rows on as many pages, which then stay cached
+      // instead of spilling to the log mid-transaction and being read back from the file.
+      try db.execute(sql: "PRAGMA cache_size = -65536")
     }
     return configuration
   }

@@ -1,4 +1,5 @@
 import Foundation
+import ReferenceRenders
 import Testing
 
 @testable import Timeline
@@ -173,6 +174,113 @@ struct ClipListTests {
         expectSame(list, model, "the copy of \(name) \(size)")
       }
     }
+  }
+
+  /// A batch (``ClipList/replace(removing:inserting:)``) against the same changes made one by
+  /// one and against a sorted array: random removals (some of ids the list does not hold),
+  /// clips put back where they were with a new gain, moved, and new ones, on every size and
+  /// layout; then the edges: whole chunks emptied, hundreds of clips into one chunk, every clip
+  /// out, an empty list filled, an id given twice.
+  @Test(arguments: [UInt64(1), 2, 3])
+  func batchesEqualOneByOne(seed: UInt64) {
+    var rng = SeededGenerator(seed: seed)
+    for size in Self.sizes + [1_000] {
+      let model = Self.model(size)
+      for (name, list) in Self.layouts(of: model) {
+        for round in 0..<4 {
+          var removed: [Clip.ID] = []
+          var incoming: [Clip] = []
+          for clip in model where Int.random(in: 0..<5, using: &rng) == 0 {
+            removed.append(clip.id)
+            switch Int.random(in: 0..<3, using: &rng) {
+            case 0:
+              var same = clip
+              same.gain = Gain(decibels: -Double(round + 1))
+              incoming.append(same)
+            case 1:
+              var moved = clip
+              moved.timelineStart = FramePosition(
+                Int64.random(in: 0...(Int64(size) * 10 + 20), using: &rng))
+              incoming.append(moved)
+            default:
+              break
+            }
+          }
+          removed += (0..<3).map { _ in Clip.ID(Int64.random(in: 900_000...900_100, using: &rng)) }
+          for index in 0..<Int.random(in: 0...(round == 3 ? 300 : 20), using: &rng) {
+            incoming.append(
+              Self.clip(
+                600_000 + Int64(index),
+                start: Int64.random(in: 0...(Int64(size) * 10 + 20), using: &rng)))
+          }
+          expectBatch(
+            list, removing: removed.shuffled(using: &rng),
+            inserting: incoming.shuffled(using: &rng), "\(name) \(size) round \(round)")
+        }
+      }
+    }
+    // Edges: chunks emptied whole (the second and third of a built list), hundreds of clips
+    // into one chunk, everything out, everything in, and clips in and out at chunk edges.
+    let model = Self.model(1_000)
+    let built = ClipList(model)
+    expectBatch(built, removing: model[64..<192].map(\.id), inserting: [], "two chunks out")
+    expectBatch(
+      built, removing: [],
+      inserting: (0..<400).map { Self.clip(700_000 + Int64($0), start: 5_005) },
+      "400 into one chunk")
+    expectBatch(built, removing: model.map(\.id), inserting: [], "every clip out")
+    expectBatch(ClipList(), removing: [], inserting: model.reversed(), "an empty list filled")
+    expectBatch(
+      built, removing: model.map(\.id),
+      inserting: model.map { clip in
+        var moved = clip
+        moved.timelineStart = FramePosition(20_000 - clip.timelineStart.frames)
+        return moved
+      }, "every clip moved")
+    let edges = [0, 63, 64, 127, 128, 999].map { model[$0] }
+    expectBatch(
+      built, removing: edges.map(\.id),
+      inserting: edges.map { clip in
+        var moved = clip
+        moved.timelineStart = FramePosition(clip.timelineStart.frames + 5)
+        return moved
+      }, "chunk edges moved")
+    var twice = built
+    twice.append(Self.clip(7, start: 20_000))
+    expectBatch(twice, removing: [Clip.ID(7), Clip.ID(8)], inserting: [], "an id held twice")
+    expectBatch(
+      built, removing: [],
+      inserting: [Self.clip(7, start: 20_000), Self.clip(900_001, start: 3)], "an id given twice")
+  }
+
+  /// Checks one batch against the same changes made one by one and against a sorted array.
+  func expectBatch(
+    _ list: ClipList, removing ids: [Clip.ID], inserting clips: [Clip], _ what: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) {
+    var oneByOne = list
+    oneByOne.remove(ids: ids)
+    oneByOne.insertInOrder(clips)
+    let gone = Set(ids)
+    var expected = Array(list).filter { !gone.contains($0.id) }
+    for clip in clips {
+      let index = expected.firstIndex { !Clip.timelineOrder($0, clip) } ?? expected.count
+      expected.insert(clip, at: index)
+    }
+    #expect(Array(oneByOne) == expected, "\(what): one by one", sourceLocation: sourceLocation)
+    var batch = list
+    batch.replace(removing: ids, inserting: clips)
+    if Set(expected.map(\.id)).count == expected.count {
+      expectSame(batch, expected, what, sourceLocation: sourceLocation)
+    } else {
+      // An id held twice is found by a scan: only the clips and the structure are compared.
+      #expect(Array(batch) == expected, "\(what)", sourceLocation: sourceLocation)
+      #expect(batch.structureProblem() == nil, "\(what)", sourceLocation: sourceLocation)
+    }
+    for id in Set(expected.map(\.id)) where batch.count(of: id) != oneByOne.count(of: id) {
+      Issue.record("\(what): count of \(id)", sourceLocation: sourceLocation)
+    }
+    #expect(batch.isSorted, "\(what)", sourceLocation: sourceLocation)
   }
 
   @Test func anIDTwiceIsStillFound() {
