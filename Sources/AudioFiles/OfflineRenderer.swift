@@ -171,7 +171,7 @@ public enum OfflineRenderer {
     // The loudness meter and the true-peak meter are serial each, and independent: each on
     // its own queue, so neither waits for the other.
     let meterQueue = DispatchQueue(label: "tape.render.loudness")
-    // The true peak: one meter and one queue per channel (libsoxr filters channels apart).
+    // The true peak: one meter and one queue per channel (it filters each channel on its own).
     let truePeakQueues = (0..<channels).map { DispatchQueue(label: "tape.render.true-peak.\($0)") }
     let view = plan.view
     let batchFrames = Int64(blockFrames * batchBlocks)

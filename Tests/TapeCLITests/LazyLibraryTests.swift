@@ -60,3 +60,40 @@ import Testing
     #expect(try loaded(ws, "fx", "plugins").contains("liblilv-0.so.0"))
   }
 }
+
+/// A library that cannot be loaded when a command first calls it: one `error:` line naming the
+/// Debian package, exit 69, and the project unchanged. The loader looks in `LD_LIBRARY_PATH`
+/// first, so an empty file there under the library's SONAME stands in for a missing or broken
+/// installation, root or not.
+@Suite struct MissingLibraryTests {
+  @Test(arguments: [
+    ("libsoxr.so.0", "libsoxr0", "piano-stereo-44k-24.wav"),
+    ("libsndfile.so.1", "libsndfile1", "speech-mono-48k-16.wav"),
+  ])
+  func aMissingLibraryNamesItsPackageAndChangesNothing(
+    soname: String, package: String, source: String
+  ) throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    try ws.tape("track", "add", song, "A")
+    let broken = ws.path("broken-libraries")
+    try FileManager.default.createDirectory(atPath: broken, withIntermediateDirectories: true)
+    try Data().write(to: URL(fileURLWithPath: broken + "/" + soname))
+    let before = try Data(contentsOf: URL(fileURLWithPath: song))
+    let listing = try ws.tape("ls", song, "--json").stdout
+    let history = try ws.tape("history", song).stdout
+    let result = try ws.tape(
+      ["import", song, TestAudio.path(source)], status: 69,
+      environment: ["LD_LIBRARY_PATH": broken])
+    #expect(result.stderr.hasPrefix("error: cannot load \(soname) ("), "\(result.stderr)")
+    #expect(result.stderr.hasSuffix("; install the Debian package \(package)\n"))
+    #expect(result.stderr.split(separator: "\n").count == 1)
+    #expect(result.stdout.isEmpty)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: song)) == before)
+    #expect(try ws.tape("history", song).stdout == history)
+    // What needs no audio library still works beside the broken one.
+    let listed = try ws.tape(["ls", song, "--json"], environment: ["LD_LIBRARY_PATH": broken])
+    #expect(listed.stdout == listing)
+  }
+}
