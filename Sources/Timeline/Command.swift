@@ -60,26 +60,28 @@ extension Project {
     for command in commands {
       try result.apply(command, changed: &changed)
     }
-    if (try? result.validateChanged(changed, inIDOrder: false)) == nil {
+    let located = result.locate(changed.clips)
+    do {
+      try result.validate(tracks: changed.tracks, clips: located.values.lazy.map(\.clip))
+    } catch {
       // Sets iterate in an order that differs per process: when several things are invalid,
       // go again in id order so the error names the same one every time.
-      try result.validateChanged(changed, inIDOrder: true)
+      try result.validate(
+        tracks: changed.tracks.sorted(),
+        clips: located.sorted { $0.key < $1.key }.lazy.map(\.value.clip))
     }
     return (result, changed)
   }
 
-  /// Validates the tracks and clips `changed` names (in id order when asked; otherwise in the
-  /// sets' own order, which is cheaper).
-  private func validateChanged(_ changed: ChangedIDs, inIDOrder: Bool) throws(TimelineError) {
-    let tracks = inIDOrder ? changed.tracks.sorted() : Array(changed.tracks)
+  /// Validates the settings of `tracks` (those still in the project) and `clips`, in the order
+  /// given.
+  private func validate(
+    tracks: some Sequence<Track.ID>, clips: some Sequence<Clip>
+  ) throws(TimelineError) {
     for id in tracks {
       if let track = track(id) { try track.validateSettings(sampleRate: sampleRate) }
     }
-    let located = locate(changed.clips)
-    let clips = inIDOrder ? located.keys.sorted() : Array(located.keys)
-    for id in clips {
-      if let (clip, _) = located[id] { try validate(clip) }
-    }
+    for clip in clips { try validate(clip) }
   }
 
   private mutating func apply(
