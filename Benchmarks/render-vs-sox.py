@@ -299,21 +299,17 @@ def main():
             c_walls.append(wall)
             c_rss.append(maxrss)
             for binary in tapes:
-                # Replacing an existing output costs the filesystem time (freeing its blocks)
-                # that is not rendering: every run writes to a fresh name.
-                if os.path.exists(tape_out):
-                    os.remove(tape_out)
-                wall, maxrss = timed_with_rusage(
-                    [binary, "render", projects[binary], "-o", tape_out, "--bits", "32f"])
-                walls[binary].append(wall)
-                rss[binary].append(maxrss)
-                # 16-bit with the default TPDF dither, in the same rotation.
-                if os.path.exists(tape_out16):
-                    os.remove(tape_out16)
-                wall, maxrss = timed_with_rusage(
-                    [binary, "render", projects[binary], "-o", tape_out16, "--bits", "16"])
-                walls16[binary].append(wall)
-                rss16[binary].append(maxrss)
+                # 32-bit float, then 16-bit with the default TPDF dither, in the same rotation.
+                for out, bits, w, r in ((tape_out, "32f", walls, rss),
+                                        (tape_out16, "16", walls16, rss16)):
+                    # Replacing an existing output costs the filesystem time (freeing its
+                    # blocks) that is not rendering: every run writes to a fresh name.
+                    if os.path.exists(out):
+                        os.remove(out)
+                    wall, maxrss = timed_with_rusage(
+                        [binary, "render", projects[binary], "-o", out, "--bits", bits])
+                    w[binary].append(wall)
+                    r[binary].append(maxrss)
         c_median = median(c_walls)
         for binary in tapes:
             med, med16 = median(walls[binary]), median(walls16[binary])
