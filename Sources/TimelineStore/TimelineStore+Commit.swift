@@ -50,25 +50,21 @@ extension TimelineStore {
       let (newProject, changed) = try held.project.applyingWithChanges(commands)
       let (rows, newPositions, newPoints, placements) = RowWriter.changes(
         from: held, to: newProject, changed: changed)
-      let changeset =
-        rows.isEmpty
-        ? Changeset()
-        : try SessionCalls.capture(on: connection(db), tables: Schema.trackedTables) {
-          do {
-            try RowWriter.apply(rows, match: .key, db)
-          } catch StoreError.historyDiverged {
-            // A row the snapshot has (caught up above) is not in the file: a bug, and the
-            // transaction is abandoned.
-            throw StoreError.internalFailure(
-              "an edit's rows disagree with the project file, which is left unchanged")
-          }
-        }
-      guard !changeset.isEmpty else {
+      let recorded: NetChanges
+      do {
+        recorded = try RowWriter.applyRecording(rows, db)
+      } catch StoreError.historyDiverged {
+        // A row the snapshot has (caught up above) is not in the file: a bug, and the
+        // transaction is abandoned.
+        throw StoreError.internalFailure(
+          "an edit's rows disagree with the project file, which is left unchanged")
+      }
+      guard !recorded.isEmpty else {
         return (nil, CommitResult(version: head.version, changed: ChangedIDs(), newIDs: []))
       }
       try IDSequence.write(ids, since: firstIDs, db)
       let (newHead, pending) = try record(
-        changeset, label: label, coalescingKey: coalescingKey, head: head, db)
+        recorded, label: label, coalescingKey: coalescingKey, head: head, db)
       let step = WriteStep(
         head: newHead,
         held: HeldProject(
@@ -94,12 +90,12 @@ extension TimelineStore {
     try commit(label: label, coalescingKey: coalescingKey) { _, _ in commands }
   }
 
-  /// Stores `changeset` as a new child of the head, or folds it into the head when coalescing,
+  /// Stores `recorded` as a new child of the head, or folds it into the head when coalescing,
   /// and writes the new head. Returns it, and whether a large history block awaits the
-  /// background builder. The version keeps the session's changes in the packed encoding
-  /// (``NetChanges/packed()``), a fifth of the changeset's size for a ripple edit.
+  /// background builder. The version keeps the changes in the packed encoding
+  /// (``NetChanges/packed()``), a fifth of a session changeset's size for a ripple edit.
   private func record(
-    _ changeset: Changeset, label: String, coalescingKey: String?, head: Head, _ db: Database
+    _ recorded: NetChanges, label: String, coalescingKey: String?, head: Head, _ db: Database
   ) throws -> (head: Head, blocksPending: Bool) {
     let revision = head.revision + 1
     let headNode = try VersionGraph.node(head.version, db)
@@ -117,7 +113,7 @@ extension TimelineStore {
     {
       var net = NetChanges()
       try net.append(changeset: Changeset(data: try row.value("changeset", of: "version")))
-      try net.append(changeset: changeset)
+      try net.append(recorded)
       try db.cachedStatement(
         sql: "UPDATE version SET changeset = ?, createdAt = ?, revision = ? WHERE id = ?"
       ).execute(arguments: [net.packed(), now(), revision, head.version])
@@ -126,8 +122,6 @@ extension TimelineStore {
       try newHead.write(db)
       return (newHead, pending)
     }
-    var recorded = NetChanges()
-    try recorded.append(changeset: changeset)
     let jump = try VersionGraph.jump(forChildOf: headNode, db)
     try db.cachedStatement(
       sql: """

@@ -49,12 +49,14 @@ struct RowWriterTests {
         let (new, changed) = try held.project.applyingWithChanges(commands)
         let (rows, positions, points, placements) = RowWriter.changes(
           from: held, to: new, changed: changed)
+        var written = NetChanges()
         let changeset = try SessionCalls.capture(
           on: connection(db), tables: Schema.trackedTables
-        ) { try RowWriter.apply(rows, match: .key, db) }
+        ) { written = try RowWriter.applyRecording(rows, db) }
         var recorded = NetChanges()
         try recorded.append(changeset: changeset)
         #expect(recorded.rows == rows.rows, "step \(step)")
+        #expect(written.rows == recorded.rows, "step \(step)")
         tablesSeen.formUnion(rows.rows.keys.map(\.table))
 
         held = HeldProject(
@@ -112,6 +114,46 @@ struct RowWriterTests {
     try store.redo()
     #expect(try stored() == ["-3.0", nil, "-9.0", "0:-9.0"])
     #expect(try TimelineStore.open(at: path).snapshot == store.snapshot)
+  }
+
+  /// Where the file holds a row otherwise than the snapshot reads it (a 0 dB master row, an
+  /// envelope text row not in canonical form, a clip gain changed and a clip removed behind
+  /// the store's back), an edit records what the file
+  /// held, exactly as SQLite's session records the same writes.
+  @Test func anEditRecordsWhatTheFileHeldAsTheSessionDoes() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let (first, _) = try StoreFixture.populated(at: path)
+    try first.close()
+    let queue = try DatabaseQueue(path: path)
+    try queue.write { db in
+      let held = try SnapshotReader.load(db)
+      try db.execute(sql: "INSERT INTO master (id, gainDB) VALUES (1, 0)")
+      try db.execute(sql: "INSERT INTO envelope (trackID, points) VALUES (1, '0:-6')")
+      try db.execute(sql: "UPDATE clip SET gainDB = -1 WHERE id = 1")
+      try db.execute(sql: "DELETE FROM clip WHERE id = 2")
+      let commands =
+        try held.project.setMasterGain(Gain(decibels: -3))
+        + held.project.setEnvelope(
+          Track.ID(1), Envelope(points: [Envelope.Point(time: 0, decibels: -9)]))
+        + held.project.setClipGain(Clip.ID(1), Gain(decibels: -9))
+        + held.project.removeClip(Clip.ID(2), ripple: false)
+      let (new, changed) = try held.project.applyingWithChanges(commands)
+      let rows = RowWriter.changes(from: held, to: new, changed: changed).rows
+      var written = NetChanges()
+      let changeset = try SessionCalls.capture(
+        on: connection(db), tables: Schema.trackedTables
+      ) { written = try RowWriter.applyRecording(rows, db) }
+      var recorded = NetChanges()
+      try recorded.append(changeset: changeset)
+      #expect(written.rows == recorded.rows)
+      // The file's values, not the snapshot's: the session's old values differ from the edit's.
+      #expect(recorded.rows != rows.rows)
+      let master = NetChanges.Key(table: MasterRow.index, id: 1)
+      #expect(written.rows[master]?.kind == .update)
+      let removed = NetChanges.Key(table: ClipRow.index, id: 2)
+      #expect(written.rows[removed] == nil)
+    }
   }
 
   /// Text is compared by its bytes: a name or path written the other Unicode way (`é` as one
