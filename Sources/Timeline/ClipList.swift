@@ -247,6 +247,32 @@ public struct ClipList: Sendable {
       insertInOrder(clips)
       return
     }
+    apply(plan)
+  }
+
+  /// ``replace(removing:inserting:)`` for clips whose places the caller knows: each clip to
+  /// remove by its start and id (as ``ClipIndex`` has them), so that no id is looked up in
+  /// the list's map. A key that does not name a clip of the list where it says makes the
+  /// batch go by ids.
+  public mutating func replace(
+    removingAt keys: [(start: FramePosition, id: Clip.ID)], inserting clips: [Clip]
+  ) {
+    if keys.isEmpty && clips.isEmpty { return }
+    guard !chunks.isEmpty, !hasRepeatedIDs,
+      let plan = batchPlan(removingAt: keys, inserting: clips)
+    else {
+      replace(removing: keys.map(\.id), inserting: clips)
+      return
+    }
+    apply(plan)
+  }
+
+  /// Makes a batch as ``batchPlan(removing:inserting:)`` planned it.
+  private mutating func apply(
+    _ plan: (
+      removals: [(chunk: Int, offset: Int)], incoming: [Clip], places: [(chunk: Int, offset: Int)]
+    )
+  ) {
     let (removals, incoming, places) = plan
     var rebuilt: [[Clip]] = []
     rebuilt.reserveCapacity(chunks.count + incoming.count / Self.chunkSize + 1)
@@ -339,6 +365,17 @@ public struct ClipList: Sendable {
       guard entry.count == 1 else { return nil }
       keys.append((entry.start, id))
     }
+    return batchPlan(removingAt: keys, inserting: Array(clips))
+  }
+
+  /// ``batchPlan(removing:inserting:)`` from the start and id of each clip to remove; nil
+  /// when a key does not name a clip of the list where it says.
+  private func batchPlan(
+    removingAt keys: [(start: FramePosition, id: Clip.ID)], inserting clips: [Clip]
+  ) -> (
+    removals: [(chunk: Int, offset: Int)], incoming: [Clip], places: [(chunk: Int, offset: Int)]
+  )? {
+    var keys = keys
     keys.sort { ($0.start, $0.id) < ($1.start, $1.id) }
     var unique = 0
     for key in keys where unique == 0 || keys[unique - 1] != key {
@@ -353,12 +390,20 @@ public struct ClipList: Sendable {
     {
       return nil
     }
-    let incoming = clips.sorted(by: Clip.timelineOrder)
-    for position in incoming.indices.dropFirst()
-    where !Clip.timelineOrder(incoming[position - 1], incoming[position]) {
+    // Sorted by their keys (a clip is ten times the size of its key, and costs a copy).
+    let order = clips.indices.map { (start: clips[$0].timelineStart, id: clips[$0].id, at: $0) }
+      .sorted { ($0.start, $0.id) < ($1.start, $1.id) }
+    for position in order.indices.dropFirst()
+    where
+      !((order[position - 1].start, order[position - 1].id) < (
+        order[position].start, order[position].id
+      ))
+    {
       return nil
     }
-    return (removals, incoming, places(of: incoming.map { ($0.timelineStart, $0.id) }))
+    return (
+      removals, order.map { clips[$0.at] }, places(of: order.map { ($0.start, $0.id) })
+    )
   }
 
   /// The chunk and offset of the first clip not before each key (keys in timeline order), the

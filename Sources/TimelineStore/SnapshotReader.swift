@@ -313,13 +313,20 @@ enum SnapshotReader {
       let before =
         changed.clips.count * old.tracks.count > old.clipCount
         ? old.locate(changed.clips) : held.clips.locate(changed.clips, in: old)
-      var leaving: [Int: [Clip.ID]] = [:]
+      // Where each leaves from, by its start and id: the tracks find them without a lookup.
+      var leaving = Array(
+        repeating: [(start: FramePosition, id: Clip.ID)](), count: project.tracks.count)
       for (id, place) in before {
-        if let index = trackIndex[place.track] { leaving[index, default: []].append(id) }
+        if let index = trackIndex[place.track] {
+          leaving[index].append((place.clip.timelineStart, id))
+        }
       }
       // The new state of each changed clip: its clip row's change, then its detail's (a clip
-      // whose detail alone changed keeps its row as it was).
-      var placed: [Clip.ID: (clip: Clip, track: Track.ID)] = [:]
+      // whose detail alone changed keeps its row as it was). In an array, found by id through
+      // `placed`.
+      var states: [(clip: Clip, track: Track.ID)] = []
+      var placed: [Clip.ID: Int] = [:]
+      placed.reserveCapacity(changed.clips.count)
       var deleted: Set<Clip.ID> = []
       try changes.forEach { key, kind, _, new in
         guard key.table == ClipRow.index else { return }
@@ -328,8 +335,10 @@ enum SnapshotReader {
           deleted.insert(id)
           return
         }
-        placed[id] = try ClipRow.read(
-          Columns(new, changes), id: id, updating: kind == .insert ? nil : before[id])
+        placed[id] = states.count
+        states.append(
+          try ClipRow.read(
+            Columns(new, changes), id: id, updating: kind == .insert ? nil : before[id]))
       }
       try changes.forEach { key, kind, _, new in
         guard key.table == ClipDetailRow.index else { return }
@@ -338,7 +347,8 @@ enum SnapshotReader {
           if kind == .delete { return }
           throw StoreError.corrupt(detail: "a change gives removed clip \(id) a detail")
         }
-        guard let base = placed[id] ?? before[id] else {
+        let position = placed[id]
+        guard let base = position.map({ states[$0] }) ?? before[id] else {
           throw StoreError.corrupt(detail: "a change gives missing clip \(id) a detail")
         }
         let detail =
@@ -347,28 +357,46 @@ enum SnapshotReader {
           : try ClipDetailRow.read(
             Columns(new, changes), id: id,
             updating: kind == .insert ? nil : ClipDetailRow.Detail(base.clip))
-        placed[id] = (detail.applied(to: base.clip), base.track)
-      }
-      var arriving: [Int: [Clip]] = [:]
-      for (id, (clip, trackID)) in placed.sorted(by: { $0.key < $1.key }) {
-        guard let index = trackIndex[trackID], !removedTracks.contains(trackID) else {
-          throw StoreError.corrupt(detail: "clip \(id) is on missing track \(trackID)")
+        let state = (detail.applied(to: base.clip), base.track)
+        if let position {
+          states[position] = state
+        } else {
+          placed[id] = states.count
+          states.append(state)
         }
-        try requireSound(clip)
-        arriving[index, default: []].append(clip)
+      }
+      // Checked in any order; what is refused is the lowest id refused, so the same damage
+      // gets the same message every time.
+      var arriving = Array(repeating: [Clip](), count: project.tracks.count)
+      var refused: (id: Clip.ID, error: StoreError)?
+      for (clip, trackID) in states {
+        let problem: StoreError?
+        if let index = trackIndex[trackID], !removedTracks.contains(trackID) {
+          arriving[index].append(clip)
+          do {
+            try requireSound(clip)
+            problem = nil
+          } catch let error as StoreError {
+            problem = error
+          }
+        } else {
+          problem = StoreError.corrupt(detail: "clip \(clip.id) is on missing track \(trackID)")
+        }
+        if let problem, refused.map({ clip.id < $0.id }) ?? true { refused = (clip.id, problem) }
         // The index holds a clip's track and start: one that keeps both keeps its place.
-        if let was = before[id], was.track == trackID,
+        if let was = before[clip.id], was.track == trackID,
           was.clip.timelineStart == clip.timelineStart
         {
           continue
         }
         placements.append((clip.id, .placed(clip, on: trackID)))
       }
+      if let refused { throw refused.error }
       // Each track's changes in one batch: a chunk of its clips is copied once, however many
       // of its clips change.
-      for index in Set(leaving.keys).union(arriving.keys) {
-        project.tracks[index].clips.replace(
-          removing: leaving[index] ?? [], inserting: arriving[index] ?? [])
+      for index in project.tracks.indices where !leaving[index].isEmpty || !arriving[index].isEmpty
+      {
+        project.tracks[index].clips.replace(removingAt: leaving[index], inserting: arriving[index])
       }
       for id in changed.clips where placed[id] == nil { placements.append((id, .removed)) }
     }

@@ -281,6 +281,23 @@ struct ClipListTests {
       Issue.record("\(what): count of \(id)", sourceLocation: sourceLocation)
     }
     #expect(batch.isSorted, "\(what)", sourceLocation: sourceLocation)
+    // By place: each clip to remove by its start as the list holds it (an id the list does
+    // not hold has none), then with one start wrong, which the list must notice.
+    var starts: [Clip.ID: FramePosition] = [:]
+    for clip in list where starts[clip.id] == nil { starts[clip.id] = clip.timelineStart }
+    let keys = ids.compactMap { id in starts[id].map { (start: $0, id: id) } }
+    var keyed = list
+    keyed.replace(removingAt: keys, inserting: clips)
+    #expect(Array(keyed) == expected, "\(what): by place", sourceLocation: sourceLocation)
+    #expect(keyed.structureProblem() == nil, "\(what)", sourceLocation: sourceLocation)
+    if let first = keys.first {
+      var wrong = list
+      wrong.replace(
+        removingAt: [(FramePosition(first.start.frames + 1), first.id)] + keys.dropFirst(),
+        inserting: clips)
+      #expect(Array(wrong) == expected, "\(what): a wrong place", sourceLocation: sourceLocation)
+      #expect(wrong.structureProblem() == nil, "\(what)", sourceLocation: sourceLocation)
+    }
   }
 
   @Test func anIDTwiceIsStillFound() {
