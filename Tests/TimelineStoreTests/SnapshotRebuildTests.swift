@@ -114,3 +114,53 @@ struct SnapshotRebuildTests {
     #expect(mostClips > 20)
   }
 }
+
+@Suite("Damaged changes")
+struct DamagedChangeTests {
+  /// Changes that give several clips impossible fades are refused naming the lowest id,
+  /// whatever order the changes are held in (they used to be checked in a dictionary's order,
+  /// which differs from run to run).
+  @Test func theLowestDamagedClipIsNamedInEveryOrder() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let (store, _) = try StoreFixture.populated(at: path)
+    try store.close()
+    let queue = try DatabaseQueue(path: path)
+    let fadeIn = try #require(
+      Schema.trackedColumns[ClipRow.index].firstIndex(of: "fadeInLength"))
+    var messages: Set<String> = []
+    try queue.read { db in
+      let held = try SnapshotReader.load(db)
+      func stored(_ id: Int64) throws -> [ChangeValue] {
+        let row = try #require(
+          try Row.fetchOne(db, sql: "SELECT * FROM clip WHERE id = ?", arguments: [id]))
+        return row.databaseValues.map { value in
+          switch value.storage {
+          case .null: .null
+          case .int64(let integer): .integer(integer)
+          case .double(let real): .real(real)
+          case .string(let text): .text(text)
+          case .blob(let data): .blob([UInt8](data))
+          }
+        }
+      }
+      for order: [Int64] in [[1, 2, 3], [3, 2, 1], [2, 3, 1], [3, 1, 2]] {
+        var changes = NetChanges()
+        for id in order {
+          let old = try stored(id)
+          var new = old
+          new[fadeIn] = .integer(100_000_000)
+          changes.record(NetChanges.Key(table: ClipRow.index, id: id), from: old, to: new)
+        }
+        do {
+          _ = try SnapshotReader.applying(changes, changed: changes.changedIDs, to: held)
+          Issue.record("damaged clips were taken in (order \(order))")
+        } catch let error as StoreError {
+          messages.insert(error.description)
+        }
+      }
+    }
+    #expect(messages.count == 1)
+    #expect(messages.first?.contains("clip \(Clip.ID(1)) ") == true, "\(messages)")
+  }
+}
