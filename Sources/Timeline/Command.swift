@@ -165,10 +165,19 @@ extension Project {
       guard let target = tracks.firstIndex(where: { $0.id == trackID }) else {
         throw .unknownTrack(trackID)
       }
-      for index in tracks.indices where tracks[index].clips.contains(id: clip.id) {
-        tracks[index].clips.remove(id: clip.id)
+      if let place = tracks[target].clips.index(of: clip.id),
+        tracks[target].clips[place].timelineStart == clip.timelineStart,
+        !tracks.indices.contains(where: { $0 != target && tracks[$0].clips.contains(id: clip.id) })
+      {
+        // Where it was (a gain, a fade, a crop that keeps the start): replaced in place, one
+        // chunk copied, instead of taken out and put back.
+        tracks[target].clips[place] = clip
+      } else {
+        for index in tracks.indices where tracks[index].clips.contains(id: clip.id) {
+          tracks[index].clips.remove(id: clip.id)
+        }
+        tracks[target].clips.insertInOrder(clip)
       }
-      tracks[target].clips.insertInOrder(clip)
       changed.clips.insert(clip.id)
     case .setMasterGain(let gain):
       try gain.validate(as: "master gain")

@@ -74,8 +74,10 @@ enum RowWriter {
       let position = positions[track.id] ?? ((positions.values.max() ?? -1) + 1)
       positions[track.id] = position
     }
-    let oldTracks = Dictionary(uniqueKeysWithValues: old.tracks.map { ($0.id, $0) })
-    let newTracks = Dictionary(uniqueKeysWithValues: new.tracks.map { ($0.id, $0) })
+    let oldTracks =
+      tracks.isEmpty ? [:] : Dictionary(uniqueKeysWithValues: old.tracks.map { ($0.id, $0) })
+    let newTracks =
+      tracks.isEmpty ? [:] : Dictionary(uniqueKeysWithValues: new.tracks.map { ($0.id, $0) })
     for id in tracks {
       let before = oldTracks[id]
       let after = newTracks[id]
@@ -182,32 +184,9 @@ enum RowWriter {
   ) throws -> NetChanges {
     var recorded = NetChanges()
     if netChanges.isEmpty { return recorded }
-    // Foreign keys are checked per statement: parents are written before the rows that point at
-    // them, and removed after.
-    let order: [(String, NetChanges.Kind?)] = [
-      (Schema.projectTable, nil), (Schema.masterTable, nil), (Schema.markerTable, nil),
-      (Schema.sourceTable, .insert), (Schema.sourceTable, .update),
-      (Schema.trackTable, .insert), (Schema.trackTable, .update),
-      (Schema.envelopeTable, .insert), (Schema.envelopeTable, .update),
-      (Schema.envelopePointTable, .insert), (Schema.envelopePointTable, .update),
-      (Schema.effectTable, .insert), (Schema.effectTable, .update),
-      (Schema.clipDetailTable, .delete),
-      (Schema.clipTable, .delete), (Schema.clipTable, .update), (Schema.clipTable, .insert),
-      (Schema.clipDetailTable, .insert), (Schema.clipDetailTable, .update),
-      (Schema.envelopeTable, .delete), (Schema.envelopePointTable, .delete),
-      (Schema.effectTable, .delete), (Schema.trackTable, .delete), (Schema.sourceTable, .delete),
-    ]
-    // The step of each (table, kind), by table index and kind.
-    var steps = Array(repeating: [NetChanges.Kind: Int](), count: Schema.trackedTables.count)
-    for (step, (table, kind)) in order.enumerated() {
-      guard let table = Schema.trackedTables.firstIndex(of: table) else { continue }
-      for each in [NetChanges.Kind.insert, .update, .delete] where kind == nil || kind == each {
-        steps[table][each] = step
-      }
-    }
-    var byStep = Array(repeating: [Change](), count: order.count)
+    var byStep = Array(repeating: [Change](), count: stepCount)
     netChanges.forEach { key, kind, old, new in
-      guard let step = steps[key.table][kind] else { return }
+      guard let step = steps[key.table][Int(kind.rawValue)] else { return }
       byStep[step].append(Change(key: key, kind: kind, old: old, new: new))
     }
     let connection = try connection(db)
@@ -278,6 +257,37 @@ enum RowWriter {
     }
     return values
   }
+
+  /// The order changes are written in. Foreign keys are checked per statement: parents are
+  /// written before the rows that point at them, and removed after.
+  private static let order: [(String, NetChanges.Kind?)] = [
+    (Schema.projectTable, nil), (Schema.masterTable, nil), (Schema.markerTable, nil),
+    (Schema.sourceTable, .insert), (Schema.sourceTable, .update),
+    (Schema.trackTable, .insert), (Schema.trackTable, .update),
+    (Schema.envelopeTable, .insert), (Schema.envelopeTable, .update),
+    (Schema.envelopePointTable, .insert), (Schema.envelopePointTable, .update),
+    (Schema.effectTable, .insert), (Schema.effectTable, .update),
+    (Schema.clipDetailTable, .delete),
+    (Schema.clipTable, .delete), (Schema.clipTable, .update), (Schema.clipTable, .insert),
+    (Schema.clipDetailTable, .insert), (Schema.clipDetailTable, .update),
+    (Schema.envelopeTable, .delete), (Schema.envelopePointTable, .delete),
+    (Schema.effectTable, .delete), (Schema.trackTable, .delete), (Schema.sourceTable, .delete),
+  ]
+  private static var stepCount: Int { order.count }
+
+  /// The step of each (table, kind) in ``order``, by table index and the kind's raw value
+  /// (made once: finding the tables by name cost more than writing a one-row edit).
+  private static let steps: [[Int?]] = {
+    var steps = Array(
+      repeating: [Int?](repeating: nil, count: 4), count: Schema.trackedTables.count)
+    for (step, (table, kind)) in order.enumerated() {
+      guard let table = Schema.trackedTables.firstIndex(of: table) else { continue }
+      for each in [NetChanges.Kind.insert, .update, .delete] where kind == nil || kind == each {
+        steps[table][Int(each.rawValue)] = step
+      }
+    }
+    return steps
+  }()
 
   private struct Change {
     let key: NetChanges.Key
