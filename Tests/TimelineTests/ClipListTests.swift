@@ -245,6 +245,9 @@ struct ClipListTests {
         moved.timelineStart = FramePosition(clip.timelineStart.frames + 5)
         return moved
       }, "chunk edges moved")
+    var louder = model[70]
+    louder.gain = Gain(decibels: -4)
+    expectBatch(built, removing: [louder.id], inserting: [louder], "one clip changed in place")
     var twice = built
     twice.append(Self.clip(7, start: 20_000))
     expectBatch(twice, removing: [Clip.ID(7), Clip.ID(8)], inserting: [], "an id held twice")
