@@ -45,9 +45,12 @@ struct NetChanges: Sendable {
 
   /// One row's old or new values, read by column.
   struct Values {
+    /// The entry's slots (old and new values interleaved), and 0 for its old values, 1 for
+    /// its new ones.
     fileprivate let slots: ArraySlice<Slot>
+    fileprivate let offset: Int
 
-    subscript(column: Int) -> Slot { slots[slots.startIndex + column] }
+    subscript(column: Int) -> Slot { slots[slots.startIndex + 2 * column + offset] }
   }
 
   private struct Entry: Sendable {
@@ -57,8 +60,10 @@ struct NetChanges: Sendable {
   }
 
   private var entries: [Entry] = []
-  /// Each entry's old values then its new values, ``maximumColumns`` slots each, in entry order:
-  /// one flat array, so a merge writes in place.
+  /// Each entry's values, ``stride`` slots in entry order, a column's old value then its new
+  /// one (``oldSlot(_:)``, ``newSlot(_:)``): one flat array, so a merge writes in place, and a
+  /// column's two values share a cache line (a far checkout's merge is bound by memory).
+  /// Scratch rows elsewhere (``merge(_:_:_:)``'s `later`) hold the old values then the new.
   private var slots: [Slot] = []
   private var index = RowIndex()
   /// Text and blob values, which slots refer to by position.
@@ -68,6 +73,20 @@ struct NetChanges: Sendable {
 
   static let width = maximumColumns
   static let stride = 2 * maximumColumns
+
+  /// Where column `column`'s old value is in an entry's slots.
+  @inline(__always) private static func oldSlot(_ column: Int) -> Int { 2 * column }
+  /// Where column `column`'s new value is in an entry's slots.
+  @inline(__always) private static func newSlot(_ column: Int) -> Int { 2 * column + 1 }
+
+  /// Adds an entry's slots from a scratch row (old values, then new ones).
+  private mutating func appendSlots(_ scratch: some Collection<Slot>) {
+    let start = scratch.startIndex
+    for column in 0..<Self.width {
+      slots.append(scratch[scratch.index(start, offsetBy: column)])
+      slots.append(scratch[scratch.index(start, offsetBy: Self.width + column)])
+    }
+  }
 
   var isEmpty: Bool { count == 0 }
 
@@ -81,7 +100,7 @@ struct NetChanges: Sendable {
       for (column, value) in row.new.enumerated() { scratch[Self.width + column] = slot(value) }
       index.insert(key, at: entries.count)
       entries.append(Entry(key: key, kind: row.kind))
-      slots.append(contentsOf: scratch)
+      appendSlots(scratch)
       count += 1
     }
   }
@@ -103,9 +122,9 @@ struct NetChanges: Sendable {
     for (position, entry) in entries.enumerated() {
       guard let kind = entry.kind else { continue }
       let base = position * Self.stride
+      let values = slots[base..<base + Self.stride]
       try body(
-        entry.key, kind, Values(slots: slots[base..<base + Self.width]),
-        Values(slots: slots[base + Self.width..<base + Self.stride]))
+        entry.key, kind, Values(slots: values, offset: 0), Values(slots: values, offset: 1))
     }
   }
 
@@ -126,14 +145,14 @@ struct NetChanges: Sendable {
       guard let kind = entries[position].kind else { continue }
       let base = position * Self.stride
       for column in 0..<Self.width {
-        slots.swapAt(base + column, base + Self.width + column)
+        slots.swapAt(base + Self.oldSlot(column), base + Self.newSlot(column))
       }
       switch kind {
       case .insert: entries[position].kind = .delete
       case .delete: entries[position].kind = .insert
       case .update:
         // An update's old values carry the primary key; its new values do not.
-        slots.swapAt(base, base + Self.width)
+        slots.swapAt(base + Self.oldSlot(0), base + Self.newSlot(0))
       }
     }
   }
@@ -166,7 +185,7 @@ struct NetChanges: Sendable {
     }
     index.insert(key, at: entries.count)
     entries.append(Entry(key: key, kind: kind))
-    slots.append(contentsOf: scratch)
+    appendSlots(scratch)
     count += 1
   }
 
@@ -175,9 +194,13 @@ struct NetChanges: Sendable {
     var scratch = Array(repeating: Slot.absent, count: Self.stride)
     for (position, entry) in later.entries.enumerated() {
       guard let kind = entry.kind else { continue }
-      for column in 0..<Self.stride {
-        let slot = later.slots[position * Self.stride + column]
-        scratch[column] = slot.refersToPayload ? self.slot(later.value(slot)) : slot
+      let base = position * Self.stride
+      for column in 0..<Self.width {
+        let (old, new) = (
+          later.slots[base + Self.oldSlot(column)], later.slots[base + Self.newSlot(column)]
+        )
+        scratch[column] = old.refersToPayload ? slot(later.value(old)) : old
+        scratch[Self.width + column] = new.refersToPayload ? slot(later.value(new)) : new
       }
       try scratch.withUnsafeBufferPointer { try merge(entry.key, kind, $0) }
     }
@@ -210,13 +233,14 @@ struct NetChanges: Sendable {
     guard let position = index.position(of: key) else {
       index.insert(key, at: entries.count)
       entries.append(Entry(key: key, kind: kind))
-      slots.append(contentsOf: later)
+      appendSlots(later)
       count += 1
       return
     }
     let (width, base) = (Self.width, position * Self.stride)
     let payloads = payloads
-    let (old, new) = (base, base + width)
+    // Column c's old value is at old + 2c, its new value at new + 2c.
+    let (old, new) = (base + Self.oldSlot(0), base + Self.newSlot(0))
     func isIdentical(_ a: Slot, _ b: Slot) -> Bool {
       // Equal as stored: reals by bit pattern (−0.0 is not 0.0), as SQLite's sessions compare.
       guard a.isPresent, a.tag == b.tag else { return false }
@@ -226,49 +250,52 @@ struct NetChanges: Sendable {
     guard let earlier = entries[position].kind else {
       // The row's earlier changes cancelled out: this one stands alone.
       entries[position].kind = kind
-      for column in 0..<Self.stride { slots[base + column] = later[column] }
+      for column in 0..<width {
+        slots[base + Self.oldSlot(column)] = later[column]
+        slots[base + Self.newSlot(column)] = later[width + column]
+      }
       count += 1
       return
     }
     let result: Kind? = try slots.withUnsafeMutableBufferPointer { slots in
       func changesAnyColumn() -> Bool {
-        (1..<width).contains { slots[new + $0].isPresent }
+        (1..<width).contains { slots[new + 2 * $0].isPresent }
       }
       var result: Kind? = earlier
       switch (earlier, kind) {
       case (.insert, .update):
         for column in 1..<width where later[width + column].isPresent {
-          slots[new + column] = later[width + column]
+          slots[new + 2 * column] = later[width + column]
         }
       case (.insert, .delete):
         result = nil
       case (.update, .update):
         var dropped = false
         for column in 1..<width where later[width + column].isPresent {
-          if !slots[old + column].isPresent { slots[old + column] = later[column] }
-          if isIdentical(slots[old + column], later[width + column]) {
-            slots[old + column] = .absent
-            slots[new + column] = .absent
+          if !slots[old + 2 * column].isPresent { slots[old + 2 * column] = later[column] }
+          if isIdentical(slots[old + 2 * column], later[width + column]) {
+            slots[old + 2 * column] = .absent
+            slots[new + 2 * column] = .absent
             dropped = true
           } else {
-            slots[new + column] = later[width + column]
+            slots[new + 2 * column] = later[width + column]
           }
         }
         if dropped && !changesAnyColumn() { result = nil }
       case (.update, .delete):
         result = .delete
         for column in 0..<width {
-          if !slots[old + column].isPresent { slots[old + column] = later[column] }
-          slots[new + column] = .absent
+          if !slots[old + 2 * column].isPresent { slots[old + 2 * column] = later[column] }
+          slots[new + 2 * column] = .absent
         }
       case (.delete, .insert):
         result = .update
         for column in 1..<width {
-          if isIdentical(slots[old + column], later[width + column]) {
-            slots[old + column] = .absent
-            slots[new + column] = .absent
+          if isIdentical(slots[old + 2 * column], later[width + column]) {
+            slots[old + 2 * column] = .absent
+            slots[new + 2 * column] = .absent
           } else {
-            slots[new + column] = later[width + column]
+            slots[new + 2 * column] = later[width + column]
           }
         }
         if !changesAnyColumn() { result = nil }
