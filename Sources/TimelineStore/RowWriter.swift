@@ -170,14 +170,29 @@ enum RowWriter {
   /// that ends as it was, or a delete that found nothing, is not there). So undo restores
   /// what the file held, also where the snapshot reads a stored form normalized.
   ///
-  /// Why not a session (`sqlite3session_create`, `_attach` and `_changeset` around the
-  /// writes, as commits did until now): a new session looks up each table it records anew,
-  /// and the session cost about 110 µs of a one-clip edit's 240 µs of CPU at 100,000 clips
-  /// (measured here); reading each written row by key before and after costs a few µs.
-  /// `RowWriterTests` checks the result against a session's.
-  static func applyRecording(_ netChanges: NetChanges, _ db: Database) throws -> NetChanges {
-    try write(netChanges, match: .key, recording: true, db)
+  /// Why not always a session (`sqlite3session_create`, `_attach` and `_changeset` around the
+  /// writes, as every commit did until now): a new session looks up each table it records
+  /// anew, about 110 µs of a one-clip edit's 240 µs of CPU at 100,000 clips (measured here),
+  /// while reading each written row by key before and after costs a few µs. Past
+  /// ``sessionAbove`` rows the session costs less (a ripple cut of 5,000 clips took 2 ms more
+  /// with the reads), so large edits still record through one. `RowWriterTests` checks the
+  /// reads against a session's record.
+  static func applyRecording(
+    _ netChanges: NetChanges, sessionAbove: Int = sessionAbove, _ db: Database
+  ) throws -> NetChanges {
+    guard netChanges.count > sessionAbove else {
+      return try write(netChanges, match: .key, recording: true, db)
+    }
+    let changeset = try SessionCalls.capture(on: connection(db), tables: Schema.trackedTables) {
+      _ = try write(netChanges, match: .key, recording: false, db)
+    }
+    var recorded = NetChanges()
+    try recorded.append(changeset: changeset)
+    return recorded
   }
+
+  /// How many rows an edit writes before a session records them for less than reading each.
+  static let sessionAbove = 256
 
   private static func write(
     _ netChanges: NetChanges, match: Match, recording: Bool, _ db: Database

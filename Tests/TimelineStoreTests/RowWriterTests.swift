@@ -52,7 +52,7 @@ struct RowWriterTests {
         var written = NetChanges()
         let changeset = try SessionCalls.capture(
           on: connection(db), tables: Schema.trackedTables
-        ) { written = try RowWriter.applyRecording(rows, db) }
+        ) { written = try RowWriter.applyRecording(rows, sessionAbove: .max, db) }
         var recorded = NetChanges()
         try recorded.append(changeset: changeset)
         #expect(recorded.rows == rows.rows, "step \(step)")
@@ -143,7 +143,7 @@ struct RowWriterTests {
       var written = NetChanges()
       let changeset = try SessionCalls.capture(
         on: connection(db), tables: Schema.trackedTables
-      ) { written = try RowWriter.applyRecording(rows, db) }
+      ) { written = try RowWriter.applyRecording(rows, sessionAbove: .max, db) }
       var recorded = NetChanges()
       try recorded.append(changeset: changeset)
       #expect(written.rows == recorded.rows)
