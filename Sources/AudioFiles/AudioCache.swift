@@ -539,7 +539,8 @@ final class CacheEntry: @unchecked Sendable {
 /// ``audio`` is what render plans point at; ``makeResident(_:)`` reads a chunk (with `pread`,
 /// verified against its checksum) and publishes it there. A chunk that fails its check, or a
 /// file that became shorter, makes the source be decoded again, once; a second failure is an
-/// error naming the cache file. Thread-safe: one loader at a time, others wait.
+/// error naming the cache file. Thread-safe: chunks are read in parallel; replacing a damaged
+/// entry is done by one reader while the others wait.
 public final class CachedSource: @unchecked Sendable {
   public let source: Source
   public let audio: SourceAudio
@@ -576,8 +577,23 @@ public final class CachedSource: @unchecked Sendable {
   /// against its checksum, without making it resident: for a pass over the whole source (its
   /// peaks) that must not keep it all in memory.
   func read(_ index: Int, into buffer: UnsafeMutablePointer<Float>) throws(AudioFileError) {
+    // Reading needs no lock (an entry is immutable, `pread` has no shared position), so
+    // chunks of one source are read in parallel; the lock is taken only to replace a
+    // damaged entry, once.
+    let reading = entry.withLock { $0.current }
+    if reading.read(index, into: buffer) { return }
     let result: Result<Void, AudioFileError> = entry.withLock { state in
-      if state.current.read(index, into: buffer) { return .success(()) }
+      if state.current !== reading {
+        // Another reader replaced the entry meanwhile: read from the new one, once.
+        return state.current.read(index, into: buffer)
+          ? .success(())
+          : .failure(
+            .cache(
+              path: state.current.path,
+              detail:
+                "chunk \(index) is damaged even after decoding the source again; check the disk (dmesg)"
+            ))
+      }
       guard !state.rebuilt else {
         return .failure(
           .cache(

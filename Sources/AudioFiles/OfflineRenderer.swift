@@ -262,8 +262,9 @@ public enum OfflineRenderer {
   }
 }
 
-/// Reads the decoded audio a render needs into memory, one batch ahead, on its own thread, and
-/// lets each chunk go after the last batch that reads it.
+/// Reads the decoded audio a render needs into memory, one batch ahead, on its own queue (a
+/// batch's new chunks on two threads, see ``ProjectAudio/makeResident(_:range:)``), and lets
+/// each chunk go after the last batch that reads it.
 ///
 /// A chunk is read once per render (kept until its last read rather than re-read each time a
 /// clip comes back to it: a copy from the page cache costs more here than holding the memory),

@@ -1,6 +1,7 @@
 import Foundation
 import Mixing
 import SafeFiles
+import Synchronization
 import Testing
 import Timeline
 
@@ -271,6 +272,121 @@ struct CacheIntegrityTests {
     #expect(try decoded.samples() == clean)
   }
 
+  /// A cache file cut short while many threads read its chunks at once (as a render's loader
+  /// does): every chunk read is the right audio, the source is decoded again once (the entry
+  /// is whole again), and damage after that is an error naming the file, not another decode.
+  @Test func chunksReadInParallelFromATruncatedFileAreDecodedAgainOnce() throws {
+    let fixture = try Fixture()
+    let clean = try fixture.cache.load(fixture.source, projectRate: 48_000).samples()
+    let decoded = try fixture.cache.load(fixture.source, projectRate: 48_000)
+    let size = try #require(FileIdentity(path: fixture.entry)?.size)
+    #expect(truncate(fixture.entry, off_t(size / 2)) == 0)
+    let audio = decoded.audio
+    #expect(audio.chunkCount >= 4)
+    let reads = Mutex<[(chunk: Int, samples: [Float])]>([])
+    let failures = Mutex<[AudioFileError]>([])
+    DispatchQueue.concurrentPerform(iterations: 4 * audio.chunkCount) { task in
+      let chunk = task % audio.chunkCount
+      let count = audio.samplesInChunk(chunk)
+      let buffer = UnsafeMutablePointer<Float>.allocate(capacity: count)
+      defer { buffer.deallocate() }
+      do throws(AudioFileError) {
+        try decoded.read(chunk, into: buffer)
+        let samples = Array(UnsafeBufferPointer(start: buffer, count: count))
+        reads.withLock { $0.append((chunk, samples)) }
+      } catch {
+        failures.withLock { $0.append(error) }
+      }
+    }
+    #expect(failures.withLock { $0 }.isEmpty)
+    let all = reads.withLock { $0 }
+    #expect(all.count == 4 * audio.chunkCount)
+    for (chunk, samples) in all {
+      let first = chunk * SourceAudio.chunkFrames * audio.channels
+      #expect(samples == Array(clean[first..<first + samples.count]), "chunk \(chunk)")
+    }
+    #expect(FileIdentity(path: fixture.entry)?.size == size)
+    // Decoded again once already: cut short again, the last chunk is an error naming the file.
+    #expect(truncate(fixture.entry, off_t(size / 2)) == 0)
+    let last = audio.chunkCount - 1
+    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: audio.samplesInChunk(last))
+    defer { buffer.deallocate() }
+    do {
+      try decoded.read(last, into: buffer)
+      Issue.record("a chunk of a file cut short twice was read")
+    } catch {
+      guard case .cache(let path, _) = error else {
+        Issue.record("unexpected error \(error)")
+        return
+      }
+      #expect(path == fixture.entry)
+    }
+  }
+
+  /// A render's loader reads a range's new chunks on two threads: every chunk the plan reads
+  /// becomes resident with the audio a plain load reads; when chunks of two sources cannot be
+  /// read (their cache files cut short, their source files gone), the error is that of the
+  /// first chunk in the plan's order that failed, every time.
+  @Test func aPlansChunksAreReadInParallelAndTheFirstFailureIsSaid() throws {
+    let folder = try RenderFolder()
+    var builder = ProjectBuilder()
+    var paths: [String] = []
+    for name in ["speech-mono-48k-16.wav", "noise-stereo-48k-16.flac"] {
+      let path = folder.path + "/" + name
+      try FileManager.default.copyItem(atPath: TestAudio.path(name), toPath: path)
+      let info = try AudioProbe.probe(path)
+      builder.project.sources.append(
+        Source(
+          id: Source.ID(Int64(paths.count + 1)), path: RawPath(path),
+          contentHash: info.contentHash, sampleRate: info.sampleRate, channels: info.channels,
+          frameCount: FrameCount(info.frameCount)))
+      paths.append(path)
+    }
+    let speech = builder.project.sources[0].id
+    let noise = builder.project.sources[1].id
+    builder.track([builder.clip(speech, at: 0, from: 0, length: 307_233)])
+    builder.track([builder.clip(noise, at: 1_000, from: 0, length: 190_000)])
+    let project = builder.project
+    let cache = AudioCache(directory: folder.path + "/cache")
+    let range = 0..<project.timelineEnd.frames
+
+    let audio = try cache.sources(for: project)
+    let plan = try RenderPlan(project: project, audio: audio.audio)
+    try audio.makeResident(plan, range: range)
+    for source in project.sources {
+      let loaded = try #require(audio.sources[source.id])
+      #expect(loaded.audio.residentChunks == Array(0..<loaded.audio.chunkCount))
+      var resident: [Float] = []
+      for chunk in 0..<loaded.audio.chunkCount {
+        let samples = try #require(loaded.audio.chunk(chunk))
+        resident += UnsafeBufferPointer(start: samples, count: loaded.audio.samplesInChunk(chunk))
+      }
+      let plain = try AudioCache(directory: folder.path + "/cache")
+        .load(source, projectRate: 48_000).samples()
+      #expect(resident == plain)
+    }
+
+    // Six loads of the same project, each with its own plan, opened before the damage.
+    let attempts = try (0..<6).map { _ in
+      let audio = try cache.sources(for: project)
+      return (audio, try RenderPlan(project: project, audio: audio.audio))
+    }
+    for path in paths { try FileManager.default.removeItem(atPath: path) }
+    // The speech's chunks read but its last; none of the noise's does. Read in the plan's order
+    // on two threads, the noise's first chunk may fail before the speech's last: still the
+    // speech's failure is the one said.
+    let speechEntry = cache.path(for: project.sources[0], projectRate: 48_000)
+    let speechSize = try #require(FileIdentity(path: speechEntry)?.size)
+    let lastChunk = speechSize - 307_233 * 4 + Int64(4 * SourceAudio.chunkFrames * 4)
+    #expect(truncate(speechEntry, off_t(lastChunk + 100)) == 0)
+    #expect(truncate(cache.path(for: project.sources[1], projectRate: 48_000), 8_192) == 0)
+    for (audio, plan) in attempts {
+      #expect(throws: AudioFileError.sourceMissing(source: "s1", path: paths[0])) {
+        try audio.makeResident(plan, range: range)
+      }
+    }
+  }
+
   /// A source replaced by other audio of the same length, with its old modification time (as
   /// `cp -p` or `rsync -t` leave it), is refused even though its old audio is cached.
   @Test func aReplacedSourceIsRefusedEvenWhenCached() throws {
@@ -319,5 +435,14 @@ struct CacheIntegrityTests {
       contentsOfFile: fixture.folder.path + "/cache/" + records[0], encoding: .utf8)
     #expect(updated != record)
     #expect(updated.contains(try #require(FileIdentity(path: fixture.sourcePath)).description))
+  }
+}
+
+@Suite("Writing a render")
+struct RenderWritebackTests {
+  /// The writer starts each file's writeback as it writes (so the commit's `fsync` does not wait
+  /// for the whole file at the end): the call is found in the C library.
+  @Test func theWritebackCallIsFound() {
+    #expect(Writeback.start != nil)
   }
 }
