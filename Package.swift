@@ -149,7 +149,14 @@ let package = Package(
             "-l_FoundationICU", "-l_FoundationCShims", "-l_FoundationCollections",
             "-lswiftSynchronization",
           ],
-          .when(platforms: [.linux], configuration: .release))
+          .when(platforms: [.linux], configuration: .release)),
+        // A release `tape` exports its symbols (the static runtime's link does so); a debug one
+        // did not, so the tests ran a binary that differed from the shipped one where it
+        // mattered: stubs of the lazily loaded libraries were exported in release only, and
+        // ALSA bound its own calls to them there and opened no device (`tape play` failed on
+        // every release build while the tests, on debug builds, passed). Export here too.
+        .unsafeFlags(
+          ["-Xlinker", "--export-dynamic"], .when(platforms: [.linux], configuration: .debug)),
       ]
     ),
 

@@ -104,8 +104,14 @@ def main():
                 f"__typeof__({type}) a{i}" for i, type in enumerate(parameters)) or "void"
             call = f"((__typeof__(&{name}))tape_lazy_function({library}, {slot}))({arguments})"
             returns = "" if result == "void" else "return "
+            # Hidden (the assembler's directive: some headers declare their functions visible
+            # by attribute): a Swift executable exports its symbols, and exported stubs took
+            # each library's calls of its own functions; ALSA, which finds itself with
+            # dladdr(snd_dlopen), opened the tape binary instead and could open no device but
+            # a bare card.
             stubs.append(
-                f"__typeof__({result}) {name}({declared}) {{\n  {returns}{call};\n}}\n")
+                f"__typeof__({result}) {name}({declared}) {{\n  {returns}{call};\n}}\n"
+                f'__asm__(".hidden {name}");\n')
         if not names:
             sys.exit(f"no functions found for {soname}")
         tables.append((soname, package, names))

@@ -690,2615 +690,3269 @@ struct tape_lazy_library tape_lazy_libraries[] = {
 __typeof__(SNDFILE *) sf_open(__typeof__(const char *) a0, __typeof__(int) a1, __typeof__(SF_INFO *) a2) {
   return ((__typeof__(&sf_open))tape_lazy_function(0, 0))(a0, a1, a2);
 }
+__asm__(".hidden sf_open");
 
 __typeof__(SNDFILE *) sf_open_fd(__typeof__(int) a0, __typeof__(int) a1, __typeof__(SF_INFO *) a2, __typeof__(int) a3) {
   return ((__typeof__(&sf_open_fd))tape_lazy_function(0, 1))(a0, a1, a2, a3);
 }
+__asm__(".hidden sf_open_fd");
 
 __typeof__(SNDFILE *) sf_open_virtual(__typeof__(SF_VIRTUAL_IO *) a0, __typeof__(int) a1, __typeof__(SF_INFO *) a2, __typeof__(void *) a3) {
   return ((__typeof__(&sf_open_virtual))tape_lazy_function(0, 2))(a0, a1, a2, a3);
 }
+__asm__(".hidden sf_open_virtual");
 
 __typeof__(int) sf_error(__typeof__(SNDFILE *) a0) {
   return ((__typeof__(&sf_error))tape_lazy_function(0, 3))(a0);
 }
+__asm__(".hidden sf_error");
 
 __typeof__(const char *) sf_strerror(__typeof__(SNDFILE *) a0) {
   return ((__typeof__(&sf_strerror))tape_lazy_function(0, 4))(a0);
 }
+__asm__(".hidden sf_strerror");
 
 __typeof__(const char *) sf_error_number(__typeof__(int) a0) {
   return ((__typeof__(&sf_error_number))tape_lazy_function(0, 5))(a0);
 }
+__asm__(".hidden sf_error_number");
 
 __typeof__(int) sf_perror(__typeof__(SNDFILE *) a0) {
   return ((__typeof__(&sf_perror))tape_lazy_function(0, 6))(a0);
 }
+__asm__(".hidden sf_perror");
 
 __typeof__(int) sf_error_str(__typeof__(SNDFILE *) a0, __typeof__(char *) a1, __typeof__(size_t) a2) {
   return ((__typeof__(&sf_error_str))tape_lazy_function(0, 7))(a0, a1, a2);
 }
+__asm__(".hidden sf_error_str");
 
 __typeof__(int) sf_command(__typeof__(SNDFILE *) a0, __typeof__(int) a1, __typeof__(void *) a2, __typeof__(int) a3) {
   return ((__typeof__(&sf_command))tape_lazy_function(0, 8))(a0, a1, a2, a3);
 }
+__asm__(".hidden sf_command");
 
 __typeof__(int) sf_format_check(__typeof__(const SF_INFO *) a0) {
   return ((__typeof__(&sf_format_check))tape_lazy_function(0, 9))(a0);
 }
+__asm__(".hidden sf_format_check");
 
 __typeof__(sf_count_t) sf_seek(__typeof__(SNDFILE *) a0, __typeof__(sf_count_t) a1, __typeof__(int) a2) {
   return ((__typeof__(&sf_seek))tape_lazy_function(0, 10))(a0, a1, a2);
 }
+__asm__(".hidden sf_seek");
 
 __typeof__(int) sf_set_string(__typeof__(SNDFILE *) a0, __typeof__(int) a1, __typeof__(const char *) a2) {
   return ((__typeof__(&sf_set_string))tape_lazy_function(0, 11))(a0, a1, a2);
 }
+__asm__(".hidden sf_set_string");
 
 __typeof__(const char *) sf_get_string(__typeof__(SNDFILE *) a0, __typeof__(int) a1) {
   return ((__typeof__(&sf_get_string))tape_lazy_function(0, 12))(a0, a1);
 }
+__asm__(".hidden sf_get_string");
 
 __typeof__(const char *) sf_version_string(void) {
   return ((__typeof__(&sf_version_string))tape_lazy_function(0, 13))();
 }
+__asm__(".hidden sf_version_string");
 
 __typeof__(int) sf_current_byterate(__typeof__(SNDFILE *) a0) {
   return ((__typeof__(&sf_current_byterate))tape_lazy_function(0, 14))(a0);
 }
+__asm__(".hidden sf_current_byterate");
 
 __typeof__(sf_count_t) sf_read_raw(__typeof__(SNDFILE *) a0, __typeof__(void *) a1, __typeof__(sf_count_t) a2) {
   return ((__typeof__(&sf_read_raw))tape_lazy_function(0, 15))(a0, a1, a2);
 }
+__asm__(".hidden sf_read_raw");
 
 __typeof__(sf_count_t) sf_write_raw(__typeof__(SNDFILE *) a0, __typeof__(const void *) a1, __typeof__(sf_count_t) a2) {
   return ((__typeof__(&sf_write_raw))tape_lazy_function(0, 16))(a0, a1, a2);
 }
+__asm__(".hidden sf_write_raw");
 
 __typeof__(sf_count_t) sf_readf_short(__typeof__(SNDFILE *) a0, __typeof__(short *) a1, __typeof__(sf_count_t) a2) {
   return ((__typeof__(&sf_readf_short))tape_lazy_function(0, 17))(a0, a1, a2);
 }
+__asm__(".hidden sf_readf_short");
 
 __typeof__(sf_count_t) sf_writef_short(__typeof__(SNDFILE *) a0, __typeof__(const short *) a1, __typeof__(sf_count_t) a2) {
   return ((__typeof__(&sf_writef_short))tape_lazy_function(0, 18))(a0, a1, a2);
 }
+__asm__(".hidden sf_writef_short");
 
 __typeof__(sf_count_t) sf_readf_int(__typeof__(SNDFILE *) a0, __typeof__(int *) a1, __typeof__(sf_count_t) a2) {
   return ((__typeof__(&sf_readf_int))tape_lazy_function(0, 19))(a0, a1, a2);
 }
+__asm__(".hidden sf_readf_int");
 
 __typeof__(sf_count_t) sf_writef_int(__typeof__(SNDFILE *) a0, __typeof__(const int *) a1, __typeof__(sf_count_t) a2) {
   return ((__typeof__(&sf_writef_int))tape_lazy_function(0, 20))(a0, a1, a2);
 }
+__asm__(".hidden sf_writef_int");
 
 __typeof__(sf_count_t) sf_readf_float(__typeof__(SNDFILE *) a0, __typeof__(float *) a1, __typeof__(sf_count_t) a2) {
   return ((__typeof__(&sf_readf_float))tape_lazy_function(0, 21))(a0, a1, a2);
 }
+__asm__(".hidden sf_readf_float");
 
 __typeof__(sf_count_t) sf_writef_float(__typeof__(SNDFILE *) a0, __typeof__(const float *) a1, __typeof__(sf_count_t) a2) {
   return ((__typeof__(&sf_writef_float))tape_lazy_function(0, 22))(a0, a1, a2);
 }
+__asm__(".hidden sf_writef_float");
 
 __typeof__(sf_count_t) sf_readf_double(__typeof__(SNDFILE *) a0, __typeof__(double *) a1, __typeof__(sf_count_t) a2) {
   return ((__typeof__(&sf_readf_double))tape_lazy_function(0, 23))(a0, a1, a2);
 }
+__asm__(".hidden sf_readf_double");
 
 __typeof__(sf_count_t) sf_writef_double(__typeof__(SNDFILE *) a0, __typeof__(const double *) a1, __typeof__(sf_count_t) a2) {
   return ((__typeof__(&sf_writef_double))tape_lazy_function(0, 24))(a0, a1, a2);
 }
+__asm__(".hidden sf_writef_double");
 
 __typeof__(sf_count_t) sf_read_short(__typeof__(SNDFILE *) a0, __typeof__(short *) a1, __typeof__(sf_count_t) a2) {
   return ((__typeof__(&sf_read_short))tape_lazy_function(0, 25))(a0, a1, a2);
 }
+__asm__(".hidden sf_read_short");
 
 __typeof__(sf_count_t) sf_write_short(__typeof__(SNDFILE *) a0, __typeof__(const short *) a1, __typeof__(sf_count_t) a2) {
   return ((__typeof__(&sf_write_short))tape_lazy_function(0, 26))(a0, a1, a2);
 }
+__asm__(".hidden sf_write_short");
 
 __typeof__(sf_count_t) sf_read_int(__typeof__(SNDFILE *) a0, __typeof__(int *) a1, __typeof__(sf_count_t) a2) {
   return ((__typeof__(&sf_read_int))tape_lazy_function(0, 27))(a0, a1, a2);
 }
+__asm__(".hidden sf_read_int");
 
 __typeof__(sf_count_t) sf_write_int(__typeof__(SNDFILE *) a0, __typeof__(const int *) a1, __typeof__(sf_count_t) a2) {
   return ((__typeof__(&sf_write_int))tape_lazy_function(0, 28))(a0, a1, a2);
 }
+__asm__(".hidden sf_write_int");
 
 __typeof__(sf_count_t) sf_read_float(__typeof__(SNDFILE *) a0, __typeof__(float *) a1, __typeof__(sf_count_t) a2) {
   return ((__typeof__(&sf_read_float))tape_lazy_function(0, 29))(a0, a1, a2);
 }
+__asm__(".hidden sf_read_float");
 
 __typeof__(sf_count_t) sf_write_float(__typeof__(SNDFILE *) a0, __typeof__(const float *) a1, __typeof__(sf_count_t) a2) {
   return ((__typeof__(&sf_write_float))tape_lazy_function(0, 30))(a0, a1, a2);
 }
+__asm__(".hidden sf_write_float");
 
 __typeof__(sf_count_t) sf_read_double(__typeof__(SNDFILE *) a0, __typeof__(double *) a1, __typeof__(sf_count_t) a2) {
   return ((__typeof__(&sf_read_double))tape_lazy_function(0, 31))(a0, a1, a2);
 }
+__asm__(".hidden sf_read_double");
 
 __typeof__(sf_count_t) sf_write_double(__typeof__(SNDFILE *) a0, __typeof__(const double *) a1, __typeof__(sf_count_t) a2) {
   return ((__typeof__(&sf_write_double))tape_lazy_function(0, 32))(a0, a1, a2);
 }
+__asm__(".hidden sf_write_double");
 
 __typeof__(int) sf_close(__typeof__(SNDFILE *) a0) {
   return ((__typeof__(&sf_close))tape_lazy_function(0, 33))(a0);
 }
+__asm__(".hidden sf_close");
 
 __typeof__(void) sf_write_sync(__typeof__(SNDFILE *) a0) {
   ((__typeof__(&sf_write_sync))tape_lazy_function(0, 34))(a0);
 }
+__asm__(".hidden sf_write_sync");
 
 __typeof__(int) sf_set_chunk(__typeof__(SNDFILE *) a0, __typeof__(const SF_CHUNK_INFO *) a1) {
   return ((__typeof__(&sf_set_chunk))tape_lazy_function(0, 35))(a0, a1);
 }
+__asm__(".hidden sf_set_chunk");
 
 __typeof__(SF_CHUNK_ITERATOR *) sf_get_chunk_iterator(__typeof__(SNDFILE *) a0, __typeof__(const SF_CHUNK_INFO *) a1) {
   return ((__typeof__(&sf_get_chunk_iterator))tape_lazy_function(0, 36))(a0, a1);
 }
+__asm__(".hidden sf_get_chunk_iterator");
 
 __typeof__(SF_CHUNK_ITERATOR *) sf_next_chunk_iterator(__typeof__(SF_CHUNK_ITERATOR *) a0) {
   return ((__typeof__(&sf_next_chunk_iterator))tape_lazy_function(0, 37))(a0);
 }
+__asm__(".hidden sf_next_chunk_iterator");
 
 __typeof__(int) sf_get_chunk_size(__typeof__(const SF_CHUNK_ITERATOR *) a0, __typeof__(SF_CHUNK_INFO *) a1) {
   return ((__typeof__(&sf_get_chunk_size))tape_lazy_function(0, 38))(a0, a1);
 }
+__asm__(".hidden sf_get_chunk_size");
 
 __typeof__(int) sf_get_chunk_data(__typeof__(const SF_CHUNK_ITERATOR *) a0, __typeof__(SF_CHUNK_INFO *) a1) {
   return ((__typeof__(&sf_get_chunk_data))tape_lazy_function(0, 39))(a0, a1);
 }
+__asm__(".hidden sf_get_chunk_data");
 
 __typeof__(const char *) soxr_version(void) {
   return ((__typeof__(&soxr_version))tape_lazy_function(1, 0))();
 }
+__asm__(".hidden soxr_version");
 
 __typeof__(soxr_t) soxr_create(__typeof__(double) a0, __typeof__(double) a1, __typeof__(unsigned int) a2, __typeof__(soxr_error_t *) a3, __typeof__(const soxr_io_spec_t *) a4, __typeof__(const soxr_quality_spec_t *) a5, __typeof__(const soxr_runtime_spec_t *) a6) {
   return ((__typeof__(&soxr_create))tape_lazy_function(1, 1))(a0, a1, a2, a3, a4, a5, a6);
 }
+__asm__(".hidden soxr_create");
 
 __typeof__(soxr_error_t) soxr_process(__typeof__(soxr_t) a0, __typeof__(soxr_in_t) a1, __typeof__(size_t) a2, __typeof__(size_t *) a3, __typeof__(soxr_out_t) a4, __typeof__(size_t) a5, __typeof__(size_t *) a6) {
   return ((__typeof__(&soxr_process))tape_lazy_function(1, 2))(a0, a1, a2, a3, a4, a5, a6);
 }
+__asm__(".hidden soxr_process");
 
 __typeof__(soxr_error_t) soxr_set_input_fn(__typeof__(soxr_t) a0, __typeof__(soxr_input_fn_t) a1, __typeof__(void *) a2, __typeof__(size_t) a3) {
   return ((__typeof__(&soxr_set_input_fn))tape_lazy_function(1, 3))(a0, a1, a2, a3);
 }
+__asm__(".hidden soxr_set_input_fn");
 
 __typeof__(size_t) soxr_output(__typeof__(soxr_t) a0, __typeof__(soxr_out_t) a1, __typeof__(size_t) a2) {
   return ((__typeof__(&soxr_output))tape_lazy_function(1, 4))(a0, a1, a2);
 }
+__asm__(".hidden soxr_output");
 
 __typeof__(soxr_error_t) soxr_error(__typeof__(soxr_t) a0) {
   return ((__typeof__(&soxr_error))tape_lazy_function(1, 5))(a0);
 }
+__asm__(".hidden soxr_error");
 
 __typeof__(size_t *) soxr_num_clips(__typeof__(soxr_t) a0) {
   return ((__typeof__(&soxr_num_clips))tape_lazy_function(1, 6))(a0);
 }
+__asm__(".hidden soxr_num_clips");
 
 __typeof__(double) soxr_delay(__typeof__(soxr_t) a0) {
   return ((__typeof__(&soxr_delay))tape_lazy_function(1, 7))(a0);
 }
+__asm__(".hidden soxr_delay");
 
 __typeof__(const char *) soxr_engine(__typeof__(soxr_t) a0) {
   return ((__typeof__(&soxr_engine))tape_lazy_function(1, 8))(a0);
 }
+__asm__(".hidden soxr_engine");
 
 __typeof__(soxr_error_t) soxr_clear(__typeof__(soxr_t) a0) {
   return ((__typeof__(&soxr_clear))tape_lazy_function(1, 9))(a0);
 }
+__asm__(".hidden soxr_clear");
 
 __typeof__(void) soxr_delete(__typeof__(soxr_t) a0) {
   ((__typeof__(&soxr_delete))tape_lazy_function(1, 10))(a0);
 }
+__asm__(".hidden soxr_delete");
 
 __typeof__(soxr_error_t) soxr_oneshot(__typeof__(double) a0, __typeof__(double) a1, __typeof__(unsigned int) a2, __typeof__(soxr_in_t) a3, __typeof__(size_t) a4, __typeof__(size_t *) a5, __typeof__(soxr_out_t) a6, __typeof__(size_t) a7, __typeof__(size_t *) a8, __typeof__(const soxr_io_spec_t *) a9, __typeof__(const soxr_quality_spec_t *) a10, __typeof__(const soxr_runtime_spec_t *) a11) {
   return ((__typeof__(&soxr_oneshot))tape_lazy_function(1, 11))(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11);
 }
+__asm__(".hidden soxr_oneshot");
 
 __typeof__(soxr_error_t) soxr_set_io_ratio(__typeof__(soxr_t) a0, __typeof__(double) a1, __typeof__(size_t) a2) {
   return ((__typeof__(&soxr_set_io_ratio))tape_lazy_function(1, 12))(a0, a1, a2);
 }
+__asm__(".hidden soxr_set_io_ratio");
 
 __typeof__(soxr_quality_spec_t) soxr_quality_spec(__typeof__(unsigned long) a0, __typeof__(unsigned long) a1) {
   return ((__typeof__(&soxr_quality_spec))tape_lazy_function(1, 13))(a0, a1);
 }
+__asm__(".hidden soxr_quality_spec");
 
 __typeof__(soxr_runtime_spec_t) soxr_runtime_spec(__typeof__(unsigned int) a0) {
   return ((__typeof__(&soxr_runtime_spec))tape_lazy_function(1, 14))(a0);
 }
+__asm__(".hidden soxr_runtime_spec");
 
 __typeof__(soxr_io_spec_t) soxr_io_spec(__typeof__(soxr_datatype_t) a0, __typeof__(soxr_datatype_t) a1) {
   return ((__typeof__(&soxr_io_spec))tape_lazy_function(1, 15))(a0, a1);
 }
+__asm__(".hidden soxr_io_spec");
 
 __typeof__(soxr_error_t) soxr_set_error(__typeof__(soxr_t) a0, __typeof__(soxr_error_t) a1) {
   return ((__typeof__(&soxr_set_error))tape_lazy_function(1, 16))(a0, a1);
 }
+__asm__(".hidden soxr_set_error");
 
 __typeof__(soxr_error_t) soxr_set_num_channels(__typeof__(soxr_t) a0, __typeof__(unsigned int) a1) {
   return ((__typeof__(&soxr_set_num_channels))tape_lazy_function(1, 17))(a0, a1);
 }
+__asm__(".hidden soxr_set_num_channels");
 
 __typeof__(int) EVP_MD_get_type(__typeof__(const EVP_MD *) a0) {
   return ((__typeof__(&EVP_MD_get_type))tape_lazy_function(2, 0))(a0);
 }
+__asm__(".hidden EVP_MD_get_type");
 
 __typeof__(int) EVP_MD_get_pkey_type(__typeof__(const EVP_MD *) a0) {
   return ((__typeof__(&EVP_MD_get_pkey_type))tape_lazy_function(2, 1))(a0);
 }
+__asm__(".hidden EVP_MD_get_pkey_type");
 
 __typeof__(int) EVP_MD_get_size(__typeof__(const EVP_MD *) a0) {
   return ((__typeof__(&EVP_MD_get_size))tape_lazy_function(2, 2))(a0);
 }
+__asm__(".hidden EVP_MD_get_size");
 
 __typeof__(int) EVP_MD_get_block_size(__typeof__(const EVP_MD *) a0) {
   return ((__typeof__(&EVP_MD_get_block_size))tape_lazy_function(2, 3))(a0);
 }
+__asm__(".hidden EVP_MD_get_block_size");
 
 __typeof__(unsigned long) EVP_MD_get_flags(__typeof__(const EVP_MD *) a0) {
   return ((__typeof__(&EVP_MD_get_flags))tape_lazy_function(2, 4))(a0);
 }
+__asm__(".hidden EVP_MD_get_flags");
 
 __typeof__(const EVP_MD *) EVP_MD_CTX_get0_md(__typeof__(const EVP_MD_CTX *) a0) {
   return ((__typeof__(&EVP_MD_CTX_get0_md))tape_lazy_function(2, 5))(a0);
 }
+__asm__(".hidden EVP_MD_CTX_get0_md");
 
 __typeof__(EVP_MD *) EVP_MD_CTX_get1_md(__typeof__(EVP_MD_CTX *) a0) {
   return ((__typeof__(&EVP_MD_CTX_get1_md))tape_lazy_function(2, 6))(a0);
 }
+__asm__(".hidden EVP_MD_CTX_get1_md");
 
 __typeof__(const EVP_MD *) EVP_MD_CTX_md(__typeof__(const EVP_MD_CTX *) a0) {
   return ((__typeof__(&EVP_MD_CTX_md))tape_lazy_function(2, 7))(a0);
 }
+__asm__(".hidden EVP_MD_CTX_md");
 
 __typeof__(void) EVP_MD_CTX_set_update_fn(__typeof__(EVP_MD_CTX *) a0, __typeof__(int (*)(EVP_MD_CTX *, const void *, size_t)) a1) {
   ((__typeof__(&EVP_MD_CTX_set_update_fn))tape_lazy_function(2, 8))(a0, a1);
 }
+__asm__(".hidden EVP_MD_CTX_set_update_fn");
 
 __typeof__(EVP_PKEY_CTX *) EVP_MD_CTX_get_pkey_ctx(__typeof__(const EVP_MD_CTX *) a0) {
   return ((__typeof__(&EVP_MD_CTX_get_pkey_ctx))tape_lazy_function(2, 9))(a0);
 }
+__asm__(".hidden EVP_MD_CTX_get_pkey_ctx");
 
 __typeof__(void) EVP_MD_CTX_set_pkey_ctx(__typeof__(EVP_MD_CTX *) a0, __typeof__(EVP_PKEY_CTX *) a1) {
   ((__typeof__(&EVP_MD_CTX_set_pkey_ctx))tape_lazy_function(2, 10))(a0, a1);
 }
+__asm__(".hidden EVP_MD_CTX_set_pkey_ctx");
 
 __typeof__(void *) EVP_MD_CTX_get0_md_data(__typeof__(const EVP_MD_CTX *) a0) {
   return ((__typeof__(&EVP_MD_CTX_get0_md_data))tape_lazy_function(2, 11))(a0);
 }
+__asm__(".hidden EVP_MD_CTX_get0_md_data");
 
 __typeof__(int) EVP_MD_get_params(__typeof__(const EVP_MD *) a0, __typeof__(OSSL_PARAM *) a1) {
   return ((__typeof__(&EVP_MD_get_params))tape_lazy_function(2, 12))(a0, a1);
 }
+__asm__(".hidden EVP_MD_get_params");
 
 __typeof__(int) EVP_MD_CTX_set_params(__typeof__(EVP_MD_CTX *) a0, __typeof__(const OSSL_PARAM *) a1) {
   return ((__typeof__(&EVP_MD_CTX_set_params))tape_lazy_function(2, 13))(a0, a1);
 }
+__asm__(".hidden EVP_MD_CTX_set_params");
 
 __typeof__(int) EVP_MD_CTX_get_params(__typeof__(EVP_MD_CTX *) a0, __typeof__(OSSL_PARAM *) a1) {
   return ((__typeof__(&EVP_MD_CTX_get_params))tape_lazy_function(2, 14))(a0, a1);
 }
+__asm__(".hidden EVP_MD_CTX_get_params");
 
 __typeof__(const OSSL_PARAM *) EVP_MD_CTX_settable_params(__typeof__(EVP_MD_CTX *) a0) {
   return ((__typeof__(&EVP_MD_CTX_settable_params))tape_lazy_function(2, 15))(a0);
 }
+__asm__(".hidden EVP_MD_CTX_settable_params");
 
 __typeof__(const OSSL_PARAM *) EVP_MD_CTX_gettable_params(__typeof__(EVP_MD_CTX *) a0) {
   return ((__typeof__(&EVP_MD_CTX_gettable_params))tape_lazy_function(2, 16))(a0);
 }
+__asm__(".hidden EVP_MD_CTX_gettable_params");
 
 __typeof__(int) EVP_MD_CTX_ctrl(__typeof__(EVP_MD_CTX *) a0, __typeof__(int) a1, __typeof__(int) a2, __typeof__(void *) a3) {
   return ((__typeof__(&EVP_MD_CTX_ctrl))tape_lazy_function(2, 17))(a0, a1, a2, a3);
 }
+__asm__(".hidden EVP_MD_CTX_ctrl");
 
 __typeof__(EVP_MD_CTX *) EVP_MD_CTX_new(void) {
   return ((__typeof__(&EVP_MD_CTX_new))tape_lazy_function(2, 18))();
 }
+__asm__(".hidden EVP_MD_CTX_new");
 
 __typeof__(int) EVP_MD_CTX_reset(__typeof__(EVP_MD_CTX *) a0) {
   return ((__typeof__(&EVP_MD_CTX_reset))tape_lazy_function(2, 19))(a0);
 }
+__asm__(".hidden EVP_MD_CTX_reset");
 
 __typeof__(void) EVP_MD_CTX_free(__typeof__(EVP_MD_CTX *) a0) {
   ((__typeof__(&EVP_MD_CTX_free))tape_lazy_function(2, 20))(a0);
 }
+__asm__(".hidden EVP_MD_CTX_free");
 
 __typeof__(int) EVP_MD_CTX_copy_ex(__typeof__(EVP_MD_CTX *) a0, __typeof__(const EVP_MD_CTX *) a1) {
   return ((__typeof__(&EVP_MD_CTX_copy_ex))tape_lazy_function(2, 21))(a0, a1);
 }
+__asm__(".hidden EVP_MD_CTX_copy_ex");
 
 __typeof__(void) EVP_MD_CTX_set_flags(__typeof__(EVP_MD_CTX *) a0, __typeof__(int) a1) {
   ((__typeof__(&EVP_MD_CTX_set_flags))tape_lazy_function(2, 22))(a0, a1);
 }
+__asm__(".hidden EVP_MD_CTX_set_flags");
 
 __typeof__(void) EVP_MD_CTX_clear_flags(__typeof__(EVP_MD_CTX *) a0, __typeof__(int) a1) {
   ((__typeof__(&EVP_MD_CTX_clear_flags))tape_lazy_function(2, 23))(a0, a1);
 }
+__asm__(".hidden EVP_MD_CTX_clear_flags");
 
 __typeof__(int) EVP_MD_CTX_test_flags(__typeof__(const EVP_MD_CTX *) a0, __typeof__(int) a1) {
   return ((__typeof__(&EVP_MD_CTX_test_flags))tape_lazy_function(2, 24))(a0, a1);
 }
+__asm__(".hidden EVP_MD_CTX_test_flags");
 
 __typeof__(int) EVP_DigestInit_ex2(__typeof__(EVP_MD_CTX *) a0, __typeof__(const EVP_MD *) a1, __typeof__(const OSSL_PARAM *) a2) {
   return ((__typeof__(&EVP_DigestInit_ex2))tape_lazy_function(2, 25))(a0, a1, a2);
 }
+__asm__(".hidden EVP_DigestInit_ex2");
 
 __typeof__(int) EVP_DigestInit_ex(__typeof__(EVP_MD_CTX *) a0, __typeof__(const EVP_MD *) a1, __typeof__(ENGINE *) a2) {
   return ((__typeof__(&EVP_DigestInit_ex))tape_lazy_function(2, 26))(a0, a1, a2);
 }
+__asm__(".hidden EVP_DigestInit_ex");
 
 __typeof__(int) EVP_DigestUpdate(__typeof__(EVP_MD_CTX *) a0, __typeof__(const void *) a1, __typeof__(size_t) a2) {
   return ((__typeof__(&EVP_DigestUpdate))tape_lazy_function(2, 27))(a0, a1, a2);
 }
+__asm__(".hidden EVP_DigestUpdate");
 
 __typeof__(int) EVP_DigestFinal_ex(__typeof__(EVP_MD_CTX *) a0, __typeof__(unsigned char *) a1, __typeof__(unsigned int *) a2) {
   return ((__typeof__(&EVP_DigestFinal_ex))tape_lazy_function(2, 28))(a0, a1, a2);
 }
+__asm__(".hidden EVP_DigestFinal_ex");
 
 __typeof__(int) EVP_Digest(__typeof__(const void *) a0, __typeof__(size_t) a1, __typeof__(unsigned char *) a2, __typeof__(unsigned int *) a3, __typeof__(const EVP_MD *) a4, __typeof__(ENGINE *) a5) {
   return ((__typeof__(&EVP_Digest))tape_lazy_function(2, 29))(a0, a1, a2, a3, a4, a5);
 }
+__asm__(".hidden EVP_Digest");
 
 __typeof__(int) EVP_MD_CTX_copy(__typeof__(EVP_MD_CTX *) a0, __typeof__(const EVP_MD_CTX *) a1) {
   return ((__typeof__(&EVP_MD_CTX_copy))tape_lazy_function(2, 30))(a0, a1);
 }
+__asm__(".hidden EVP_MD_CTX_copy");
 
 __typeof__(int) EVP_DigestInit(__typeof__(EVP_MD_CTX *) a0, __typeof__(const EVP_MD *) a1) {
   return ((__typeof__(&EVP_DigestInit))tape_lazy_function(2, 31))(a0, a1);
 }
+__asm__(".hidden EVP_DigestInit");
 
 __typeof__(int) EVP_DigestFinal(__typeof__(EVP_MD_CTX *) a0, __typeof__(unsigned char *) a1, __typeof__(unsigned int *) a2) {
   return ((__typeof__(&EVP_DigestFinal))tape_lazy_function(2, 32))(a0, a1, a2);
 }
+__asm__(".hidden EVP_DigestFinal");
 
 __typeof__(int) EVP_DigestFinalXOF(__typeof__(EVP_MD_CTX *) a0, __typeof__(unsigned char *) a1, __typeof__(size_t) a2) {
   return ((__typeof__(&EVP_DigestFinalXOF))tape_lazy_function(2, 33))(a0, a1, a2);
 }
+__asm__(".hidden EVP_DigestFinalXOF");
 
 __typeof__(EVP_MD *) EVP_MD_fetch(__typeof__(OSSL_LIB_CTX *) a0, __typeof__(const char *) a1, __typeof__(const char *) a2) {
   return ((__typeof__(&EVP_MD_fetch))tape_lazy_function(2, 34))(a0, a1, a2);
 }
+__asm__(".hidden EVP_MD_fetch");
 
 __typeof__(void) EVP_MD_free(__typeof__(EVP_MD *) a0) {
   ((__typeof__(&EVP_MD_free))tape_lazy_function(2, 35))(a0);
 }
+__asm__(".hidden EVP_MD_free");
 
 __typeof__(int) EVP_DigestSign(__typeof__(EVP_MD_CTX *) a0, __typeof__(unsigned char *) a1, __typeof__(size_t *) a2, __typeof__(const unsigned char *) a3, __typeof__(size_t) a4) {
   return ((__typeof__(&EVP_DigestSign))tape_lazy_function(2, 36))(a0, a1, a2, a3, a4);
 }
+__asm__(".hidden EVP_DigestSign");
 
 __typeof__(int) EVP_DigestVerify(__typeof__(EVP_MD_CTX *) a0, __typeof__(const unsigned char *) a1, __typeof__(size_t) a2, __typeof__(const unsigned char *) a3, __typeof__(size_t) a4) {
   return ((__typeof__(&EVP_DigestVerify))tape_lazy_function(2, 37))(a0, a1, a2, a3, a4);
 }
+__asm__(".hidden EVP_DigestVerify");
 
 __typeof__(int) EVP_DigestSignInit_ex(__typeof__(EVP_MD_CTX *) a0, __typeof__(EVP_PKEY_CTX **) a1, __typeof__(const char *) a2, __typeof__(OSSL_LIB_CTX *) a3, __typeof__(const char *) a4, __typeof__(EVP_PKEY *) a5, __typeof__(const OSSL_PARAM *) a6) {
   return ((__typeof__(&EVP_DigestSignInit_ex))tape_lazy_function(2, 38))(a0, a1, a2, a3, a4, a5, a6);
 }
+__asm__(".hidden EVP_DigestSignInit_ex");
 
 __typeof__(int) EVP_DigestSignInit(__typeof__(EVP_MD_CTX *) a0, __typeof__(EVP_PKEY_CTX **) a1, __typeof__(const EVP_MD *) a2, __typeof__(ENGINE *) a3, __typeof__(EVP_PKEY *) a4) {
   return ((__typeof__(&EVP_DigestSignInit))tape_lazy_function(2, 39))(a0, a1, a2, a3, a4);
 }
+__asm__(".hidden EVP_DigestSignInit");
 
 __typeof__(int) EVP_DigestSignUpdate(__typeof__(EVP_MD_CTX *) a0, __typeof__(const void *) a1, __typeof__(size_t) a2) {
   return ((__typeof__(&EVP_DigestSignUpdate))tape_lazy_function(2, 40))(a0, a1, a2);
 }
+__asm__(".hidden EVP_DigestSignUpdate");
 
 __typeof__(int) EVP_DigestSignFinal(__typeof__(EVP_MD_CTX *) a0, __typeof__(unsigned char *) a1, __typeof__(size_t *) a2) {
   return ((__typeof__(&EVP_DigestSignFinal))tape_lazy_function(2, 41))(a0, a1, a2);
 }
+__asm__(".hidden EVP_DigestSignFinal");
 
 __typeof__(int) EVP_DigestVerifyInit_ex(__typeof__(EVP_MD_CTX *) a0, __typeof__(EVP_PKEY_CTX **) a1, __typeof__(const char *) a2, __typeof__(OSSL_LIB_CTX *) a3, __typeof__(const char *) a4, __typeof__(EVP_PKEY *) a5, __typeof__(const OSSL_PARAM *) a6) {
   return ((__typeof__(&EVP_DigestVerifyInit_ex))tape_lazy_function(2, 42))(a0, a1, a2, a3, a4, a5, a6);
 }
+__asm__(".hidden EVP_DigestVerifyInit_ex");
 
 __typeof__(int) EVP_DigestVerifyInit(__typeof__(EVP_MD_CTX *) a0, __typeof__(EVP_PKEY_CTX **) a1, __typeof__(const EVP_MD *) a2, __typeof__(ENGINE *) a3, __typeof__(EVP_PKEY *) a4) {
   return ((__typeof__(&EVP_DigestVerifyInit))tape_lazy_function(2, 43))(a0, a1, a2, a3, a4);
 }
+__asm__(".hidden EVP_DigestVerifyInit");
 
 __typeof__(int) EVP_DigestVerifyUpdate(__typeof__(EVP_MD_CTX *) a0, __typeof__(const void *) a1, __typeof__(size_t) a2) {
   return ((__typeof__(&EVP_DigestVerifyUpdate))tape_lazy_function(2, 44))(a0, a1, a2);
 }
+__asm__(".hidden EVP_DigestVerifyUpdate");
 
 __typeof__(int) EVP_DigestVerifyFinal(__typeof__(EVP_MD_CTX *) a0, __typeof__(const unsigned char *) a1, __typeof__(size_t) a2) {
   return ((__typeof__(&EVP_DigestVerifyFinal))tape_lazy_function(2, 45))(a0, a1, a2);
 }
+__asm__(".hidden EVP_DigestVerifyFinal");
 
 __typeof__(const EVP_MD *) EVP_sha1(void) {
   return ((__typeof__(&EVP_sha1))tape_lazy_function(2, 46))();
 }
+__asm__(".hidden EVP_sha1");
 
 __typeof__(const EVP_MD *) EVP_sha224(void) {
   return ((__typeof__(&EVP_sha224))tape_lazy_function(2, 47))();
 }
+__asm__(".hidden EVP_sha224");
 
 __typeof__(const EVP_MD *) EVP_sha256(void) {
   return ((__typeof__(&EVP_sha256))tape_lazy_function(2, 48))();
 }
+__asm__(".hidden EVP_sha256");
 
 __typeof__(const EVP_MD *) EVP_sha384(void) {
   return ((__typeof__(&EVP_sha384))tape_lazy_function(2, 49))();
 }
+__asm__(".hidden EVP_sha384");
 
 __typeof__(const EVP_MD *) EVP_sha512(void) {
   return ((__typeof__(&EVP_sha512))tape_lazy_function(2, 50))();
 }
+__asm__(".hidden EVP_sha512");
 
 __typeof__(const EVP_MD *) EVP_sha512_224(void) {
   return ((__typeof__(&EVP_sha512_224))tape_lazy_function(2, 51))();
 }
+__asm__(".hidden EVP_sha512_224");
 
 __typeof__(const EVP_MD *) EVP_sha512_256(void) {
   return ((__typeof__(&EVP_sha512_256))tape_lazy_function(2, 52))();
 }
+__asm__(".hidden EVP_sha512_256");
 
 __typeof__(const EVP_MD *) EVP_sha3_224(void) {
   return ((__typeof__(&EVP_sha3_224))tape_lazy_function(2, 53))();
 }
+__asm__(".hidden EVP_sha3_224");
 
 __typeof__(const EVP_MD *) EVP_sha3_256(void) {
   return ((__typeof__(&EVP_sha3_256))tape_lazy_function(2, 54))();
 }
+__asm__(".hidden EVP_sha3_256");
 
 __typeof__(const EVP_MD *) EVP_sha3_384(void) {
   return ((__typeof__(&EVP_sha3_384))tape_lazy_function(2, 55))();
 }
+__asm__(".hidden EVP_sha3_384");
 
 __typeof__(const EVP_MD *) EVP_sha3_512(void) {
   return ((__typeof__(&EVP_sha3_512))tape_lazy_function(2, 56))();
 }
+__asm__(".hidden EVP_sha3_512");
 
 __typeof__(const EVP_MD *) EVP_shake128(void) {
   return ((__typeof__(&EVP_shake128))tape_lazy_function(2, 57))();
 }
+__asm__(".hidden EVP_shake128");
 
 __typeof__(const EVP_MD *) EVP_shake256(void) {
   return ((__typeof__(&EVP_shake256))tape_lazy_function(2, 58))();
 }
+__asm__(".hidden EVP_shake256");
 
 __typeof__(void) lilv_free(__typeof__(void *) a0) {
   ((__typeof__(&lilv_free))tape_lazy_function(3, 0))(a0);
 }
+__asm__(".hidden lilv_free");
 
 __typeof__(const char *) lilv_uri_to_path(__typeof__(const char *) a0) {
   return ((__typeof__(&lilv_uri_to_path))tape_lazy_function(3, 1))(a0);
 }
+__asm__(".hidden lilv_uri_to_path");
 
 __typeof__(char *) lilv_file_uri_parse(__typeof__(const char *) a0, __typeof__(char **) a1) {
   return ((__typeof__(&lilv_file_uri_parse))tape_lazy_function(3, 2))(a0, a1);
 }
+__asm__(".hidden lilv_file_uri_parse");
 
 __typeof__(LilvNode *) lilv_new_uri(__typeof__(LilvWorld *) a0, __typeof__(const char *) a1) {
   return ((__typeof__(&lilv_new_uri))tape_lazy_function(3, 3))(a0, a1);
 }
+__asm__(".hidden lilv_new_uri");
 
 __typeof__(LilvNode *) lilv_new_file_uri(__typeof__(LilvWorld *) a0, __typeof__(const char *) a1, __typeof__(const char *) a2) {
   return ((__typeof__(&lilv_new_file_uri))tape_lazy_function(3, 4))(a0, a1, a2);
 }
+__asm__(".hidden lilv_new_file_uri");
 
 __typeof__(LilvNode *) lilv_new_string(__typeof__(LilvWorld *) a0, __typeof__(const char *) a1) {
   return ((__typeof__(&lilv_new_string))tape_lazy_function(3, 5))(a0, a1);
 }
+__asm__(".hidden lilv_new_string");
 
 __typeof__(LilvNode *) lilv_new_int(__typeof__(LilvWorld *) a0, __typeof__(int) a1) {
   return ((__typeof__(&lilv_new_int))tape_lazy_function(3, 6))(a0, a1);
 }
+__asm__(".hidden lilv_new_int");
 
 __typeof__(LilvNode *) lilv_new_float(__typeof__(LilvWorld *) a0, __typeof__(float) a1) {
   return ((__typeof__(&lilv_new_float))tape_lazy_function(3, 7))(a0, a1);
 }
+__asm__(".hidden lilv_new_float");
 
 __typeof__(LilvNode *) lilv_new_bool(__typeof__(LilvWorld *) a0, __typeof__(_Bool) a1) {
   return ((__typeof__(&lilv_new_bool))tape_lazy_function(3, 8))(a0, a1);
 }
+__asm__(".hidden lilv_new_bool");
 
 __typeof__(void) lilv_node_free(__typeof__(LilvNode *) a0) {
   ((__typeof__(&lilv_node_free))tape_lazy_function(3, 9))(a0);
 }
+__asm__(".hidden lilv_node_free");
 
 __typeof__(LilvNode *) lilv_node_duplicate(__typeof__(const LilvNode *) a0) {
   return ((__typeof__(&lilv_node_duplicate))tape_lazy_function(3, 10))(a0);
 }
+__asm__(".hidden lilv_node_duplicate");
 
 __typeof__(_Bool) lilv_node_equals(__typeof__(const LilvNode *) a0, __typeof__(const LilvNode *) a1) {
   return ((__typeof__(&lilv_node_equals))tape_lazy_function(3, 11))(a0, a1);
 }
+__asm__(".hidden lilv_node_equals");
 
 __typeof__(char *) lilv_node_get_turtle_token(__typeof__(const LilvNode *) a0) {
   return ((__typeof__(&lilv_node_get_turtle_token))tape_lazy_function(3, 12))(a0);
 }
+__asm__(".hidden lilv_node_get_turtle_token");
 
 __typeof__(_Bool) lilv_node_is_uri(__typeof__(const LilvNode *) a0) {
   return ((__typeof__(&lilv_node_is_uri))tape_lazy_function(3, 13))(a0);
 }
+__asm__(".hidden lilv_node_is_uri");
 
 __typeof__(const char *) lilv_node_as_uri(__typeof__(const LilvNode *) a0) {
   return ((__typeof__(&lilv_node_as_uri))tape_lazy_function(3, 14))(a0);
 }
+__asm__(".hidden lilv_node_as_uri");
 
 __typeof__(_Bool) lilv_node_is_blank(__typeof__(const LilvNode *) a0) {
   return ((__typeof__(&lilv_node_is_blank))tape_lazy_function(3, 15))(a0);
 }
+__asm__(".hidden lilv_node_is_blank");
 
 __typeof__(const char *) lilv_node_as_blank(__typeof__(const LilvNode *) a0) {
   return ((__typeof__(&lilv_node_as_blank))tape_lazy_function(3, 16))(a0);
 }
+__asm__(".hidden lilv_node_as_blank");
 
 __typeof__(_Bool) lilv_node_is_literal(__typeof__(const LilvNode *) a0) {
   return ((__typeof__(&lilv_node_is_literal))tape_lazy_function(3, 17))(a0);
 }
+__asm__(".hidden lilv_node_is_literal");
 
 __typeof__(_Bool) lilv_node_is_string(__typeof__(const LilvNode *) a0) {
   return ((__typeof__(&lilv_node_is_string))tape_lazy_function(3, 18))(a0);
 }
+__asm__(".hidden lilv_node_is_string");
 
 __typeof__(const char *) lilv_node_as_string(__typeof__(const LilvNode *) a0) {
   return ((__typeof__(&lilv_node_as_string))tape_lazy_function(3, 19))(a0);
 }
+__asm__(".hidden lilv_node_as_string");
 
 __typeof__(char *) lilv_node_get_path(__typeof__(const LilvNode *) a0, __typeof__(char **) a1) {
   return ((__typeof__(&lilv_node_get_path))tape_lazy_function(3, 20))(a0, a1);
 }
+__asm__(".hidden lilv_node_get_path");
 
 __typeof__(_Bool) lilv_node_is_float(__typeof__(const LilvNode *) a0) {
   return ((__typeof__(&lilv_node_is_float))tape_lazy_function(3, 21))(a0);
 }
+__asm__(".hidden lilv_node_is_float");
 
 __typeof__(float) lilv_node_as_float(__typeof__(const LilvNode *) a0) {
   return ((__typeof__(&lilv_node_as_float))tape_lazy_function(3, 22))(a0);
 }
+__asm__(".hidden lilv_node_as_float");
 
 __typeof__(_Bool) lilv_node_is_int(__typeof__(const LilvNode *) a0) {
   return ((__typeof__(&lilv_node_is_int))tape_lazy_function(3, 23))(a0);
 }
+__asm__(".hidden lilv_node_is_int");
 
 __typeof__(int) lilv_node_as_int(__typeof__(const LilvNode *) a0) {
   return ((__typeof__(&lilv_node_as_int))tape_lazy_function(3, 24))(a0);
 }
+__asm__(".hidden lilv_node_as_int");
 
 __typeof__(_Bool) lilv_node_is_bool(__typeof__(const LilvNode *) a0) {
   return ((__typeof__(&lilv_node_is_bool))tape_lazy_function(3, 25))(a0);
 }
+__asm__(".hidden lilv_node_is_bool");
 
 __typeof__(_Bool) lilv_node_as_bool(__typeof__(const LilvNode *) a0) {
   return ((__typeof__(&lilv_node_as_bool))tape_lazy_function(3, 26))(a0);
 }
+__asm__(".hidden lilv_node_as_bool");
 
 __typeof__(void) lilv_plugin_classes_free(__typeof__(LilvPluginClasses *) a0) {
   ((__typeof__(&lilv_plugin_classes_free))tape_lazy_function(3, 27))(a0);
 }
+__asm__(".hidden lilv_plugin_classes_free");
 
 __typeof__(unsigned int) lilv_plugin_classes_size(__typeof__(const LilvPluginClasses *) a0) {
   return ((__typeof__(&lilv_plugin_classes_size))tape_lazy_function(3, 28))(a0);
 }
+__asm__(".hidden lilv_plugin_classes_size");
 
 __typeof__(LilvIter *) lilv_plugin_classes_begin(__typeof__(const LilvPluginClasses *) a0) {
   return ((__typeof__(&lilv_plugin_classes_begin))tape_lazy_function(3, 29))(a0);
 }
+__asm__(".hidden lilv_plugin_classes_begin");
 
 __typeof__(const LilvPluginClass *) lilv_plugin_classes_get(__typeof__(const LilvPluginClasses *) a0, __typeof__(LilvIter *) a1) {
   return ((__typeof__(&lilv_plugin_classes_get))tape_lazy_function(3, 30))(a0, a1);
 }
+__asm__(".hidden lilv_plugin_classes_get");
 
 __typeof__(LilvIter *) lilv_plugin_classes_next(__typeof__(const LilvPluginClasses *) a0, __typeof__(LilvIter *) a1) {
   return ((__typeof__(&lilv_plugin_classes_next))tape_lazy_function(3, 31))(a0, a1);
 }
+__asm__(".hidden lilv_plugin_classes_next");
 
 __typeof__(_Bool) lilv_plugin_classes_is_end(__typeof__(const LilvPluginClasses *) a0, __typeof__(LilvIter *) a1) {
   return ((__typeof__(&lilv_plugin_classes_is_end))tape_lazy_function(3, 32))(a0, a1);
 }
+__asm__(".hidden lilv_plugin_classes_is_end");
 
 __typeof__(const LilvPluginClass *) lilv_plugin_classes_get_by_uri(__typeof__(const LilvPluginClasses *) a0, __typeof__(const LilvNode *) a1) {
   return ((__typeof__(&lilv_plugin_classes_get_by_uri))tape_lazy_function(3, 33))(a0, a1);
 }
+__asm__(".hidden lilv_plugin_classes_get_by_uri");
 
 __typeof__(void) lilv_scale_points_free(__typeof__(LilvScalePoints *) a0) {
   ((__typeof__(&lilv_scale_points_free))tape_lazy_function(3, 34))(a0);
 }
+__asm__(".hidden lilv_scale_points_free");
 
 __typeof__(unsigned int) lilv_scale_points_size(__typeof__(const LilvScalePoints *) a0) {
   return ((__typeof__(&lilv_scale_points_size))tape_lazy_function(3, 35))(a0);
 }
+__asm__(".hidden lilv_scale_points_size");
 
 __typeof__(LilvIter *) lilv_scale_points_begin(__typeof__(const LilvScalePoints *) a0) {
   return ((__typeof__(&lilv_scale_points_begin))tape_lazy_function(3, 36))(a0);
 }
+__asm__(".hidden lilv_scale_points_begin");
 
 __typeof__(const LilvScalePoint *) lilv_scale_points_get(__typeof__(const LilvScalePoints *) a0, __typeof__(LilvIter *) a1) {
   return ((__typeof__(&lilv_scale_points_get))tape_lazy_function(3, 37))(a0, a1);
 }
+__asm__(".hidden lilv_scale_points_get");
 
 __typeof__(LilvIter *) lilv_scale_points_next(__typeof__(const LilvScalePoints *) a0, __typeof__(LilvIter *) a1) {
   return ((__typeof__(&lilv_scale_points_next))tape_lazy_function(3, 38))(a0, a1);
 }
+__asm__(".hidden lilv_scale_points_next");
 
 __typeof__(_Bool) lilv_scale_points_is_end(__typeof__(const LilvScalePoints *) a0, __typeof__(LilvIter *) a1) {
   return ((__typeof__(&lilv_scale_points_is_end))tape_lazy_function(3, 39))(a0, a1);
 }
+__asm__(".hidden lilv_scale_points_is_end");
 
 __typeof__(void) lilv_uis_free(__typeof__(LilvUIs *) a0) {
   ((__typeof__(&lilv_uis_free))tape_lazy_function(3, 40))(a0);
 }
+__asm__(".hidden lilv_uis_free");
 
 __typeof__(unsigned int) lilv_uis_size(__typeof__(const LilvUIs *) a0) {
   return ((__typeof__(&lilv_uis_size))tape_lazy_function(3, 41))(a0);
 }
+__asm__(".hidden lilv_uis_size");
 
 __typeof__(LilvIter *) lilv_uis_begin(__typeof__(const LilvUIs *) a0) {
   return ((__typeof__(&lilv_uis_begin))tape_lazy_function(3, 42))(a0);
 }
+__asm__(".hidden lilv_uis_begin");
 
 __typeof__(const LilvUI *) lilv_uis_get(__typeof__(const LilvUIs *) a0, __typeof__(LilvIter *) a1) {
   return ((__typeof__(&lilv_uis_get))tape_lazy_function(3, 43))(a0, a1);
 }
+__asm__(".hidden lilv_uis_get");
 
 __typeof__(LilvIter *) lilv_uis_next(__typeof__(const LilvUIs *) a0, __typeof__(LilvIter *) a1) {
   return ((__typeof__(&lilv_uis_next))tape_lazy_function(3, 44))(a0, a1);
 }
+__asm__(".hidden lilv_uis_next");
 
 __typeof__(_Bool) lilv_uis_is_end(__typeof__(const LilvUIs *) a0, __typeof__(LilvIter *) a1) {
   return ((__typeof__(&lilv_uis_is_end))tape_lazy_function(3, 45))(a0, a1);
 }
+__asm__(".hidden lilv_uis_is_end");
 
 __typeof__(const LilvUI *) lilv_uis_get_by_uri(__typeof__(const LilvUIs *) a0, __typeof__(const LilvNode *) a1) {
   return ((__typeof__(&lilv_uis_get_by_uri))tape_lazy_function(3, 46))(a0, a1);
 }
+__asm__(".hidden lilv_uis_get_by_uri");
 
 __typeof__(void) lilv_nodes_free(__typeof__(LilvNodes *) a0) {
   ((__typeof__(&lilv_nodes_free))tape_lazy_function(3, 47))(a0);
 }
+__asm__(".hidden lilv_nodes_free");
 
 __typeof__(unsigned int) lilv_nodes_size(__typeof__(const LilvNodes *) a0) {
   return ((__typeof__(&lilv_nodes_size))tape_lazy_function(3, 48))(a0);
 }
+__asm__(".hidden lilv_nodes_size");
 
 __typeof__(LilvIter *) lilv_nodes_begin(__typeof__(const LilvNodes *) a0) {
   return ((__typeof__(&lilv_nodes_begin))tape_lazy_function(3, 49))(a0);
 }
+__asm__(".hidden lilv_nodes_begin");
 
 __typeof__(const LilvNode *) lilv_nodes_get(__typeof__(const LilvNodes *) a0, __typeof__(LilvIter *) a1) {
   return ((__typeof__(&lilv_nodes_get))tape_lazy_function(3, 50))(a0, a1);
 }
+__asm__(".hidden lilv_nodes_get");
 
 __typeof__(LilvIter *) lilv_nodes_next(__typeof__(const LilvNodes *) a0, __typeof__(LilvIter *) a1) {
   return ((__typeof__(&lilv_nodes_next))tape_lazy_function(3, 51))(a0, a1);
 }
+__asm__(".hidden lilv_nodes_next");
 
 __typeof__(_Bool) lilv_nodes_is_end(__typeof__(const LilvNodes *) a0, __typeof__(LilvIter *) a1) {
   return ((__typeof__(&lilv_nodes_is_end))tape_lazy_function(3, 52))(a0, a1);
 }
+__asm__(".hidden lilv_nodes_is_end");
 
 __typeof__(LilvNode *) lilv_nodes_get_first(__typeof__(const LilvNodes *) a0) {
   return ((__typeof__(&lilv_nodes_get_first))tape_lazy_function(3, 53))(a0);
 }
+__asm__(".hidden lilv_nodes_get_first");
 
 __typeof__(_Bool) lilv_nodes_contains(__typeof__(const LilvNodes *) a0, __typeof__(const LilvNode *) a1) {
   return ((__typeof__(&lilv_nodes_contains))tape_lazy_function(3, 54))(a0, a1);
 }
+__asm__(".hidden lilv_nodes_contains");
 
 __typeof__(LilvNodes *) lilv_nodes_merge(__typeof__(const LilvNodes *) a0, __typeof__(const LilvNodes *) a1) {
   return ((__typeof__(&lilv_nodes_merge))tape_lazy_function(3, 55))(a0, a1);
 }
+__asm__(".hidden lilv_nodes_merge");
 
 __typeof__(unsigned int) lilv_plugins_size(__typeof__(const LilvPlugins *) a0) {
   return ((__typeof__(&lilv_plugins_size))tape_lazy_function(3, 56))(a0);
 }
+__asm__(".hidden lilv_plugins_size");
 
 __typeof__(LilvIter *) lilv_plugins_begin(__typeof__(const LilvPlugins *) a0) {
   return ((__typeof__(&lilv_plugins_begin))tape_lazy_function(3, 57))(a0);
 }
+__asm__(".hidden lilv_plugins_begin");
 
 __typeof__(const LilvPlugin *) lilv_plugins_get(__typeof__(const LilvPlugins *) a0, __typeof__(LilvIter *) a1) {
   return ((__typeof__(&lilv_plugins_get))tape_lazy_function(3, 58))(a0, a1);
 }
+__asm__(".hidden lilv_plugins_get");
 
 __typeof__(LilvIter *) lilv_plugins_next(__typeof__(const LilvPlugins *) a0, __typeof__(LilvIter *) a1) {
   return ((__typeof__(&lilv_plugins_next))tape_lazy_function(3, 59))(a0, a1);
 }
+__asm__(".hidden lilv_plugins_next");
 
 __typeof__(_Bool) lilv_plugins_is_end(__typeof__(const LilvPlugins *) a0, __typeof__(LilvIter *) a1) {
   return ((__typeof__(&lilv_plugins_is_end))tape_lazy_function(3, 60))(a0, a1);
 }
+__asm__(".hidden lilv_plugins_is_end");
 
 __typeof__(const LilvPlugin *) lilv_plugins_get_by_uri(__typeof__(const LilvPlugins *) a0, __typeof__(const LilvNode *) a1) {
   return ((__typeof__(&lilv_plugins_get_by_uri))tape_lazy_function(3, 61))(a0, a1);
 }
+__asm__(".hidden lilv_plugins_get_by_uri");
 
 __typeof__(LilvWorld *) lilv_world_new(void) {
   return ((__typeof__(&lilv_world_new))tape_lazy_function(3, 62))();
 }
+__asm__(".hidden lilv_world_new");
 
 __typeof__(void) lilv_world_set_option(__typeof__(LilvWorld *) a0, __typeof__(const char *) a1, __typeof__(const LilvNode *) a2) {
   ((__typeof__(&lilv_world_set_option))tape_lazy_function(3, 63))(a0, a1, a2);
 }
+__asm__(".hidden lilv_world_set_option");
 
 __typeof__(void) lilv_world_free(__typeof__(LilvWorld *) a0) {
   ((__typeof__(&lilv_world_free))tape_lazy_function(3, 64))(a0);
 }
+__asm__(".hidden lilv_world_free");
 
 __typeof__(void) lilv_world_load_all(__typeof__(LilvWorld *) a0) {
   ((__typeof__(&lilv_world_load_all))tape_lazy_function(3, 65))(a0);
 }
+__asm__(".hidden lilv_world_load_all");
 
 __typeof__(void) lilv_world_load_bundle(__typeof__(LilvWorld *) a0, __typeof__(const LilvNode *) a1) {
   ((__typeof__(&lilv_world_load_bundle))tape_lazy_function(3, 66))(a0, a1);
 }
+__asm__(".hidden lilv_world_load_bundle");
 
 __typeof__(void) lilv_world_load_specifications(__typeof__(LilvWorld *) a0) {
   ((__typeof__(&lilv_world_load_specifications))tape_lazy_function(3, 67))(a0);
 }
+__asm__(".hidden lilv_world_load_specifications");
 
 __typeof__(void) lilv_world_load_plugin_classes(__typeof__(LilvWorld *) a0) {
   ((__typeof__(&lilv_world_load_plugin_classes))tape_lazy_function(3, 68))(a0);
 }
+__asm__(".hidden lilv_world_load_plugin_classes");
 
 __typeof__(int) lilv_world_unload_bundle(__typeof__(LilvWorld *) a0, __typeof__(const LilvNode *) a1) {
   return ((__typeof__(&lilv_world_unload_bundle))tape_lazy_function(3, 69))(a0, a1);
 }
+__asm__(".hidden lilv_world_unload_bundle");
 
 __typeof__(int) lilv_world_load_resource(__typeof__(LilvWorld *) a0, __typeof__(const LilvNode *) a1) {
   return ((__typeof__(&lilv_world_load_resource))tape_lazy_function(3, 70))(a0, a1);
 }
+__asm__(".hidden lilv_world_load_resource");
 
 __typeof__(int) lilv_world_unload_resource(__typeof__(LilvWorld *) a0, __typeof__(const LilvNode *) a1) {
   return ((__typeof__(&lilv_world_unload_resource))tape_lazy_function(3, 71))(a0, a1);
 }
+__asm__(".hidden lilv_world_unload_resource");
 
 __typeof__(const LilvPluginClass *) lilv_world_get_plugin_class(__typeof__(const LilvWorld *) a0) {
   return ((__typeof__(&lilv_world_get_plugin_class))tape_lazy_function(3, 72))(a0);
 }
+__asm__(".hidden lilv_world_get_plugin_class");
 
 __typeof__(const LilvPluginClasses *) lilv_world_get_plugin_classes(__typeof__(const LilvWorld *) a0) {
   return ((__typeof__(&lilv_world_get_plugin_classes))tape_lazy_function(3, 73))(a0);
 }
+__asm__(".hidden lilv_world_get_plugin_classes");
 
 __typeof__(const LilvPlugins *) lilv_world_get_all_plugins(__typeof__(const LilvWorld *) a0) {
   return ((__typeof__(&lilv_world_get_all_plugins))tape_lazy_function(3, 74))(a0);
 }
+__asm__(".hidden lilv_world_get_all_plugins");
 
 __typeof__(LilvNodes *) lilv_world_find_nodes(__typeof__(LilvWorld *) a0, __typeof__(const LilvNode *) a1, __typeof__(const LilvNode *) a2, __typeof__(const LilvNode *) a3) {
   return ((__typeof__(&lilv_world_find_nodes))tape_lazy_function(3, 75))(a0, a1, a2, a3);
 }
+__asm__(".hidden lilv_world_find_nodes");
 
 __typeof__(LilvNode *) lilv_world_get(__typeof__(LilvWorld *) a0, __typeof__(const LilvNode *) a1, __typeof__(const LilvNode *) a2, __typeof__(const LilvNode *) a3) {
   return ((__typeof__(&lilv_world_get))tape_lazy_function(3, 76))(a0, a1, a2, a3);
 }
+__asm__(".hidden lilv_world_get");
 
 __typeof__(_Bool) lilv_world_ask(__typeof__(LilvWorld *) a0, __typeof__(const LilvNode *) a1, __typeof__(const LilvNode *) a2, __typeof__(const LilvNode *) a3) {
   return ((__typeof__(&lilv_world_ask))tape_lazy_function(3, 77))(a0, a1, a2, a3);
 }
+__asm__(".hidden lilv_world_ask");
 
 __typeof__(LilvNode *) lilv_world_get_symbol(__typeof__(LilvWorld *) a0, __typeof__(const LilvNode *) a1) {
   return ((__typeof__(&lilv_world_get_symbol))tape_lazy_function(3, 78))(a0, a1);
 }
+__asm__(".hidden lilv_world_get_symbol");
 
 __typeof__(_Bool) lilv_plugin_verify(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_verify))tape_lazy_function(3, 79))(a0);
 }
+__asm__(".hidden lilv_plugin_verify");
 
 __typeof__(const LilvNode *) lilv_plugin_get_uri(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_get_uri))tape_lazy_function(3, 80))(a0);
 }
+__asm__(".hidden lilv_plugin_get_uri");
 
 __typeof__(const LilvNode *) lilv_plugin_get_bundle_uri(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_get_bundle_uri))tape_lazy_function(3, 81))(a0);
 }
+__asm__(".hidden lilv_plugin_get_bundle_uri");
 
 __typeof__(const LilvNodes *) lilv_plugin_get_data_uris(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_get_data_uris))tape_lazy_function(3, 82))(a0);
 }
+__asm__(".hidden lilv_plugin_get_data_uris");
 
 __typeof__(const LilvNode *) lilv_plugin_get_library_uri(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_get_library_uri))tape_lazy_function(3, 83))(a0);
 }
+__asm__(".hidden lilv_plugin_get_library_uri");
 
 __typeof__(LilvNode *) lilv_plugin_get_name(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_get_name))tape_lazy_function(3, 84))(a0);
 }
+__asm__(".hidden lilv_plugin_get_name");
 
 __typeof__(const LilvPluginClass *) lilv_plugin_get_class(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_get_class))tape_lazy_function(3, 85))(a0);
 }
+__asm__(".hidden lilv_plugin_get_class");
 
 __typeof__(LilvNodes *) lilv_plugin_get_value(__typeof__(const LilvPlugin *) a0, __typeof__(const LilvNode *) a1) {
   return ((__typeof__(&lilv_plugin_get_value))tape_lazy_function(3, 86))(a0, a1);
 }
+__asm__(".hidden lilv_plugin_get_value");
 
 __typeof__(_Bool) lilv_plugin_has_feature(__typeof__(const LilvPlugin *) a0, __typeof__(const LilvNode *) a1) {
   return ((__typeof__(&lilv_plugin_has_feature))tape_lazy_function(3, 87))(a0, a1);
 }
+__asm__(".hidden lilv_plugin_has_feature");
 
 __typeof__(LilvNodes *) lilv_plugin_get_supported_features(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_get_supported_features))tape_lazy_function(3, 88))(a0);
 }
+__asm__(".hidden lilv_plugin_get_supported_features");
 
 __typeof__(LilvNodes *) lilv_plugin_get_required_features(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_get_required_features))tape_lazy_function(3, 89))(a0);
 }
+__asm__(".hidden lilv_plugin_get_required_features");
 
 __typeof__(LilvNodes *) lilv_plugin_get_optional_features(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_get_optional_features))tape_lazy_function(3, 90))(a0);
 }
+__asm__(".hidden lilv_plugin_get_optional_features");
 
 __typeof__(_Bool) lilv_plugin_has_extension_data(__typeof__(const LilvPlugin *) a0, __typeof__(const LilvNode *) a1) {
   return ((__typeof__(&lilv_plugin_has_extension_data))tape_lazy_function(3, 91))(a0, a1);
 }
+__asm__(".hidden lilv_plugin_has_extension_data");
 
 __typeof__(LilvNodes *) lilv_plugin_get_extension_data(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_get_extension_data))tape_lazy_function(3, 92))(a0);
 }
+__asm__(".hidden lilv_plugin_get_extension_data");
 
 __typeof__(uint32_t) lilv_plugin_get_num_ports(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_get_num_ports))tape_lazy_function(3, 93))(a0);
 }
+__asm__(".hidden lilv_plugin_get_num_ports");
 
 __typeof__(void) lilv_plugin_get_port_ranges_float(__typeof__(const LilvPlugin *) a0, __typeof__(float *) a1, __typeof__(float *) a2, __typeof__(float *) a3) {
   ((__typeof__(&lilv_plugin_get_port_ranges_float))tape_lazy_function(3, 94))(a0, a1, a2, a3);
 }
+__asm__(".hidden lilv_plugin_get_port_ranges_float");
 
 __typeof__(_Bool) lilv_plugin_has_latency(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_has_latency))tape_lazy_function(3, 95))(a0);
 }
+__asm__(".hidden lilv_plugin_has_latency");
 
 __typeof__(uint32_t) lilv_plugin_get_latency_port_index(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_get_latency_port_index))tape_lazy_function(3, 96))(a0);
 }
+__asm__(".hidden lilv_plugin_get_latency_port_index");
 
 __typeof__(const LilvPort *) lilv_plugin_get_port_by_index(__typeof__(const LilvPlugin *) a0, __typeof__(uint32_t) a1) {
   return ((__typeof__(&lilv_plugin_get_port_by_index))tape_lazy_function(3, 97))(a0, a1);
 }
+__asm__(".hidden lilv_plugin_get_port_by_index");
 
 __typeof__(const LilvPort *) lilv_plugin_get_port_by_symbol(__typeof__(const LilvPlugin *) a0, __typeof__(const LilvNode *) a1) {
   return ((__typeof__(&lilv_plugin_get_port_by_symbol))tape_lazy_function(3, 98))(a0, a1);
 }
+__asm__(".hidden lilv_plugin_get_port_by_symbol");
 
 __typeof__(const LilvPort *) lilv_plugin_get_port_by_designation(__typeof__(const LilvPlugin *) a0, __typeof__(const LilvNode *) a1, __typeof__(const LilvNode *) a2) {
   return ((__typeof__(&lilv_plugin_get_port_by_designation))tape_lazy_function(3, 99))(a0, a1, a2);
 }
+__asm__(".hidden lilv_plugin_get_port_by_designation");
 
 __typeof__(LilvNode *) lilv_plugin_get_project(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_get_project))tape_lazy_function(3, 100))(a0);
 }
+__asm__(".hidden lilv_plugin_get_project");
 
 __typeof__(LilvNode *) lilv_plugin_get_author_name(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_get_author_name))tape_lazy_function(3, 101))(a0);
 }
+__asm__(".hidden lilv_plugin_get_author_name");
 
 __typeof__(LilvNode *) lilv_plugin_get_author_email(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_get_author_email))tape_lazy_function(3, 102))(a0);
 }
+__asm__(".hidden lilv_plugin_get_author_email");
 
 __typeof__(LilvNode *) lilv_plugin_get_author_homepage(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_get_author_homepage))tape_lazy_function(3, 103))(a0);
 }
+__asm__(".hidden lilv_plugin_get_author_homepage");
 
 __typeof__(_Bool) lilv_plugin_is_replaced(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_is_replaced))tape_lazy_function(3, 104))(a0);
 }
+__asm__(".hidden lilv_plugin_is_replaced");
 
 __typeof__(void) lilv_plugin_write_description(__typeof__(LilvWorld *) a0, __typeof__(const LilvPlugin *) a1, __typeof__(const LilvNode *) a2, __typeof__(FILE *) a3) {
   ((__typeof__(&lilv_plugin_write_description))tape_lazy_function(3, 105))(a0, a1, a2, a3);
 }
+__asm__(".hidden lilv_plugin_write_description");
 
 __typeof__(void) lilv_plugin_write_manifest_entry(__typeof__(LilvWorld *) a0, __typeof__(const LilvPlugin *) a1, __typeof__(const LilvNode *) a2, __typeof__(FILE *) a3, __typeof__(const char *) a4) {
   ((__typeof__(&lilv_plugin_write_manifest_entry))tape_lazy_function(3, 106))(a0, a1, a2, a3, a4);
 }
+__asm__(".hidden lilv_plugin_write_manifest_entry");
 
 __typeof__(LilvNodes *) lilv_plugin_get_related(__typeof__(const LilvPlugin *) a0, __typeof__(const LilvNode *) a1) {
   return ((__typeof__(&lilv_plugin_get_related))tape_lazy_function(3, 107))(a0, a1);
 }
+__asm__(".hidden lilv_plugin_get_related");
 
 __typeof__(const LilvNode *) lilv_port_get_node(__typeof__(const LilvPlugin *) a0, __typeof__(const LilvPort *) a1) {
   return ((__typeof__(&lilv_port_get_node))tape_lazy_function(3, 108))(a0, a1);
 }
+__asm__(".hidden lilv_port_get_node");
 
 __typeof__(LilvNodes *) lilv_port_get_value(__typeof__(const LilvPlugin *) a0, __typeof__(const LilvPort *) a1, __typeof__(const LilvNode *) a2) {
   return ((__typeof__(&lilv_port_get_value))tape_lazy_function(3, 109))(a0, a1, a2);
 }
+__asm__(".hidden lilv_port_get_value");
 
 __typeof__(LilvNode *) lilv_port_get(__typeof__(const LilvPlugin *) a0, __typeof__(const LilvPort *) a1, __typeof__(const LilvNode *) a2) {
   return ((__typeof__(&lilv_port_get))tape_lazy_function(3, 110))(a0, a1, a2);
 }
+__asm__(".hidden lilv_port_get");
 
 __typeof__(LilvNodes *) lilv_port_get_properties(__typeof__(const LilvPlugin *) a0, __typeof__(const LilvPort *) a1) {
   return ((__typeof__(&lilv_port_get_properties))tape_lazy_function(3, 111))(a0, a1);
 }
+__asm__(".hidden lilv_port_get_properties");
 
 __typeof__(_Bool) lilv_port_has_property(__typeof__(const LilvPlugin *) a0, __typeof__(const LilvPort *) a1, __typeof__(const LilvNode *) a2) {
   return ((__typeof__(&lilv_port_has_property))tape_lazy_function(3, 112))(a0, a1, a2);
 }
+__asm__(".hidden lilv_port_has_property");
 
 __typeof__(_Bool) lilv_port_supports_event(__typeof__(const LilvPlugin *) a0, __typeof__(const LilvPort *) a1, __typeof__(const LilvNode *) a2) {
   return ((__typeof__(&lilv_port_supports_event))tape_lazy_function(3, 113))(a0, a1, a2);
 }
+__asm__(".hidden lilv_port_supports_event");
 
 __typeof__(uint32_t) lilv_port_get_index(__typeof__(const LilvPlugin *) a0, __typeof__(const LilvPort *) a1) {
   return ((__typeof__(&lilv_port_get_index))tape_lazy_function(3, 114))(a0, a1);
 }
+__asm__(".hidden lilv_port_get_index");
 
 __typeof__(const LilvNode *) lilv_port_get_symbol(__typeof__(const LilvPlugin *) a0, __typeof__(const LilvPort *) a1) {
   return ((__typeof__(&lilv_port_get_symbol))tape_lazy_function(3, 115))(a0, a1);
 }
+__asm__(".hidden lilv_port_get_symbol");
 
 __typeof__(LilvNode *) lilv_port_get_name(__typeof__(const LilvPlugin *) a0, __typeof__(const LilvPort *) a1) {
   return ((__typeof__(&lilv_port_get_name))tape_lazy_function(3, 116))(a0, a1);
 }
+__asm__(".hidden lilv_port_get_name");
 
 __typeof__(const LilvNodes *) lilv_port_get_classes(__typeof__(const LilvPlugin *) a0, __typeof__(const LilvPort *) a1) {
   return ((__typeof__(&lilv_port_get_classes))tape_lazy_function(3, 117))(a0, a1);
 }
+__asm__(".hidden lilv_port_get_classes");
 
 __typeof__(_Bool) lilv_port_is_a(__typeof__(const LilvPlugin *) a0, __typeof__(const LilvPort *) a1, __typeof__(const LilvNode *) a2) {
   return ((__typeof__(&lilv_port_is_a))tape_lazy_function(3, 118))(a0, a1, a2);
 }
+__asm__(".hidden lilv_port_is_a");
 
 __typeof__(void) lilv_port_get_range(__typeof__(const LilvPlugin *) a0, __typeof__(const LilvPort *) a1, __typeof__(LilvNode **) a2, __typeof__(LilvNode **) a3, __typeof__(LilvNode **) a4) {
   ((__typeof__(&lilv_port_get_range))tape_lazy_function(3, 119))(a0, a1, a2, a3, a4);
 }
+__asm__(".hidden lilv_port_get_range");
 
 __typeof__(LilvScalePoints *) lilv_port_get_scale_points(__typeof__(const LilvPlugin *) a0, __typeof__(const LilvPort *) a1) {
   return ((__typeof__(&lilv_port_get_scale_points))tape_lazy_function(3, 120))(a0, a1);
 }
+__asm__(".hidden lilv_port_get_scale_points");
 
 __typeof__(LilvState *) lilv_state_new_from_world(__typeof__(LilvWorld *) a0, __typeof__(LV2_URID_Map *) a1, __typeof__(const LilvNode *) a2) {
   return ((__typeof__(&lilv_state_new_from_world))tape_lazy_function(3, 121))(a0, a1, a2);
 }
+__asm__(".hidden lilv_state_new_from_world");
 
 __typeof__(LilvState *) lilv_state_new_from_file(__typeof__(LilvWorld *) a0, __typeof__(LV2_URID_Map *) a1, __typeof__(const LilvNode *) a2, __typeof__(const char *) a3) {
   return ((__typeof__(&lilv_state_new_from_file))tape_lazy_function(3, 122))(a0, a1, a2, a3);
 }
+__asm__(".hidden lilv_state_new_from_file");
 
 __typeof__(LilvState *) lilv_state_new_from_string(__typeof__(LilvWorld *) a0, __typeof__(LV2_URID_Map *) a1, __typeof__(const char *) a2) {
   return ((__typeof__(&lilv_state_new_from_string))tape_lazy_function(3, 123))(a0, a1, a2);
 }
+__asm__(".hidden lilv_state_new_from_string");
 
 __typeof__(LilvState *) lilv_state_new_from_instance(__typeof__(const LilvPlugin *) a0, __typeof__(LilvInstance *) a1, __typeof__(LV2_URID_Map *) a2, __typeof__(const char *) a3, __typeof__(const char *) a4, __typeof__(const char *) a5, __typeof__(const char *) a6, __typeof__(LilvGetPortValueFunc) a7, __typeof__(void *) a8, __typeof__(uint32_t) a9, __typeof__(const LV2_Feature *const *) a10) {
   return ((__typeof__(&lilv_state_new_from_instance))tape_lazy_function(3, 124))(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10);
 }
+__asm__(".hidden lilv_state_new_from_instance");
 
 __typeof__(void) lilv_state_free(__typeof__(LilvState *) a0) {
   ((__typeof__(&lilv_state_free))tape_lazy_function(3, 125))(a0);
 }
+__asm__(".hidden lilv_state_free");
 
 __typeof__(_Bool) lilv_state_equals(__typeof__(const LilvState *) a0, __typeof__(const LilvState *) a1) {
   return ((__typeof__(&lilv_state_equals))tape_lazy_function(3, 126))(a0, a1);
 }
+__asm__(".hidden lilv_state_equals");
 
 __typeof__(unsigned int) lilv_state_get_num_properties(__typeof__(const LilvState *) a0) {
   return ((__typeof__(&lilv_state_get_num_properties))tape_lazy_function(3, 127))(a0);
 }
+__asm__(".hidden lilv_state_get_num_properties");
 
 __typeof__(const LilvNode *) lilv_state_get_plugin_uri(__typeof__(const LilvState *) a0) {
   return ((__typeof__(&lilv_state_get_plugin_uri))tape_lazy_function(3, 128))(a0);
 }
+__asm__(".hidden lilv_state_get_plugin_uri");
 
 __typeof__(const LilvNode *) lilv_state_get_uri(__typeof__(const LilvState *) a0) {
   return ((__typeof__(&lilv_state_get_uri))tape_lazy_function(3, 129))(a0);
 }
+__asm__(".hidden lilv_state_get_uri");
 
 __typeof__(const char *) lilv_state_get_label(__typeof__(const LilvState *) a0) {
   return ((__typeof__(&lilv_state_get_label))tape_lazy_function(3, 130))(a0);
 }
+__asm__(".hidden lilv_state_get_label");
 
 __typeof__(void) lilv_state_set_label(__typeof__(LilvState *) a0, __typeof__(const char *) a1) {
   ((__typeof__(&lilv_state_set_label))tape_lazy_function(3, 131))(a0, a1);
 }
+__asm__(".hidden lilv_state_set_label");
 
 __typeof__(int) lilv_state_set_metadata(__typeof__(LilvState *) a0, __typeof__(uint32_t) a1, __typeof__(const void *) a2, __typeof__(size_t) a3, __typeof__(uint32_t) a4, __typeof__(uint32_t) a5) {
   return ((__typeof__(&lilv_state_set_metadata))tape_lazy_function(3, 132))(a0, a1, a2, a3, a4, a5);
 }
+__asm__(".hidden lilv_state_set_metadata");
 
 __typeof__(void) lilv_state_emit_port_values(__typeof__(const LilvState *) a0, __typeof__(LilvSetPortValueFunc) a1, __typeof__(void *) a2) {
   ((__typeof__(&lilv_state_emit_port_values))tape_lazy_function(3, 133))(a0, a1, a2);
 }
+__asm__(".hidden lilv_state_emit_port_values");
 
 __typeof__(void) lilv_state_restore(__typeof__(const LilvState *) a0, __typeof__(LilvInstance *) a1, __typeof__(LilvSetPortValueFunc) a2, __typeof__(void *) a3, __typeof__(uint32_t) a4, __typeof__(const LV2_Feature *const *) a5) {
   ((__typeof__(&lilv_state_restore))tape_lazy_function(3, 134))(a0, a1, a2, a3, a4, a5);
 }
+__asm__(".hidden lilv_state_restore");
 
 __typeof__(int) lilv_state_save(__typeof__(LilvWorld *) a0, __typeof__(LV2_URID_Map *) a1, __typeof__(LV2_URID_Unmap *) a2, __typeof__(const LilvState *) a3, __typeof__(const char *) a4, __typeof__(const char *) a5, __typeof__(const char *) a6) {
   return ((__typeof__(&lilv_state_save))tape_lazy_function(3, 135))(a0, a1, a2, a3, a4, a5, a6);
 }
+__asm__(".hidden lilv_state_save");
 
 __typeof__(char *) lilv_state_to_string(__typeof__(LilvWorld *) a0, __typeof__(LV2_URID_Map *) a1, __typeof__(LV2_URID_Unmap *) a2, __typeof__(const LilvState *) a3, __typeof__(const char *) a4, __typeof__(const char *) a5) {
   return ((__typeof__(&lilv_state_to_string))tape_lazy_function(3, 136))(a0, a1, a2, a3, a4, a5);
 }
+__asm__(".hidden lilv_state_to_string");
 
 __typeof__(int) lilv_state_delete(__typeof__(LilvWorld *) a0, __typeof__(const LilvState *) a1) {
   return ((__typeof__(&lilv_state_delete))tape_lazy_function(3, 137))(a0, a1);
 }
+__asm__(".hidden lilv_state_delete");
 
 __typeof__(const LilvNode *) lilv_scale_point_get_label(__typeof__(const LilvScalePoint *) a0) {
   return ((__typeof__(&lilv_scale_point_get_label))tape_lazy_function(3, 138))(a0);
 }
+__asm__(".hidden lilv_scale_point_get_label");
 
 __typeof__(const LilvNode *) lilv_scale_point_get_value(__typeof__(const LilvScalePoint *) a0) {
   return ((__typeof__(&lilv_scale_point_get_value))tape_lazy_function(3, 139))(a0);
 }
+__asm__(".hidden lilv_scale_point_get_value");
 
 __typeof__(const LilvNode *) lilv_plugin_class_get_parent_uri(__typeof__(const LilvPluginClass *) a0) {
   return ((__typeof__(&lilv_plugin_class_get_parent_uri))tape_lazy_function(3, 140))(a0);
 }
+__asm__(".hidden lilv_plugin_class_get_parent_uri");
 
 __typeof__(const LilvNode *) lilv_plugin_class_get_uri(__typeof__(const LilvPluginClass *) a0) {
   return ((__typeof__(&lilv_plugin_class_get_uri))tape_lazy_function(3, 141))(a0);
 }
+__asm__(".hidden lilv_plugin_class_get_uri");
 
 __typeof__(const LilvNode *) lilv_plugin_class_get_label(__typeof__(const LilvPluginClass *) a0) {
   return ((__typeof__(&lilv_plugin_class_get_label))tape_lazy_function(3, 142))(a0);
 }
+__asm__(".hidden lilv_plugin_class_get_label");
 
 __typeof__(LilvPluginClasses *) lilv_plugin_class_get_children(__typeof__(const LilvPluginClass *) a0) {
   return ((__typeof__(&lilv_plugin_class_get_children))tape_lazy_function(3, 143))(a0);
 }
+__asm__(".hidden lilv_plugin_class_get_children");
 
 __typeof__(LilvInstance *) lilv_plugin_instantiate(__typeof__(const LilvPlugin *) a0, __typeof__(double) a1, __typeof__(const LV2_Feature *const *) a2) {
   return ((__typeof__(&lilv_plugin_instantiate))tape_lazy_function(3, 144))(a0, a1, a2);
 }
+__asm__(".hidden lilv_plugin_instantiate");
 
 __typeof__(void) lilv_instance_free(__typeof__(LilvInstance *) a0) {
   ((__typeof__(&lilv_instance_free))tape_lazy_function(3, 145))(a0);
 }
+__asm__(".hidden lilv_instance_free");
 
 __typeof__(LilvUIs *) lilv_plugin_get_uis(__typeof__(const LilvPlugin *) a0) {
   return ((__typeof__(&lilv_plugin_get_uis))tape_lazy_function(3, 146))(a0);
 }
+__asm__(".hidden lilv_plugin_get_uis");
 
 __typeof__(const LilvNode *) lilv_ui_get_uri(__typeof__(const LilvUI *) a0) {
   return ((__typeof__(&lilv_ui_get_uri))tape_lazy_function(3, 147))(a0);
 }
+__asm__(".hidden lilv_ui_get_uri");
 
 __typeof__(const LilvNodes *) lilv_ui_get_classes(__typeof__(const LilvUI *) a0) {
   return ((__typeof__(&lilv_ui_get_classes))tape_lazy_function(3, 148))(a0);
 }
+__asm__(".hidden lilv_ui_get_classes");
 
 __typeof__(_Bool) lilv_ui_is_a(__typeof__(const LilvUI *) a0, __typeof__(const LilvNode *) a1) {
   return ((__typeof__(&lilv_ui_is_a))tape_lazy_function(3, 149))(a0, a1);
 }
+__asm__(".hidden lilv_ui_is_a");
 
 __typeof__(unsigned int) lilv_ui_is_supported(__typeof__(const LilvUI *) a0, __typeof__(LilvUISupportedFunc) a1, __typeof__(const LilvNode *) a2, __typeof__(const LilvNode **) a3) {
   return ((__typeof__(&lilv_ui_is_supported))tape_lazy_function(3, 150))(a0, a1, a2, a3);
 }
+__asm__(".hidden lilv_ui_is_supported");
 
 __typeof__(const LilvNode *) lilv_ui_get_bundle_uri(__typeof__(const LilvUI *) a0) {
   return ((__typeof__(&lilv_ui_get_bundle_uri))tape_lazy_function(3, 151))(a0);
 }
+__asm__(".hidden lilv_ui_get_bundle_uri");
 
 __typeof__(const LilvNode *) lilv_ui_get_binary_uri(__typeof__(const LilvUI *) a0) {
   return ((__typeof__(&lilv_ui_get_binary_uri))tape_lazy_function(3, 152))(a0);
 }
+__asm__(".hidden lilv_ui_get_binary_uri");
 
 __typeof__(const char *) snd_asoundlib_version(void) {
   return ((__typeof__(&snd_asoundlib_version))tape_lazy_function(4, 0))();
 }
+__asm__(".hidden snd_asoundlib_version");
 
 __typeof__(int) snd_dlpath(__typeof__(char *) a0, __typeof__(size_t) a1, __typeof__(const char *) a2) {
   return ((__typeof__(&snd_dlpath))tape_lazy_function(4, 1))(a0, a1, a2);
 }
+__asm__(".hidden snd_dlpath");
 
 __typeof__(void *) snd_dlopen(__typeof__(const char *) a0, __typeof__(int) a1, __typeof__(char *) a2, __typeof__(size_t) a3) {
   return ((__typeof__(&snd_dlopen))tape_lazy_function(4, 2))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_dlopen");
 
 __typeof__(void *) snd_dlsym(__typeof__(void *) a0, __typeof__(const char *) a1, __typeof__(const char *) a2) {
   return ((__typeof__(&snd_dlsym))tape_lazy_function(4, 3))(a0, a1, a2);
 }
+__asm__(".hidden snd_dlsym");
 
 __typeof__(int) snd_dlclose(__typeof__(void *) a0) {
   return ((__typeof__(&snd_dlclose))tape_lazy_function(4, 4))(a0);
 }
+__asm__(".hidden snd_dlclose");
 
 __typeof__(int) snd_async_add_handler(__typeof__(snd_async_handler_t **) a0, __typeof__(int) a1, __typeof__(snd_async_callback_t) a2, __typeof__(void *) a3) {
   return ((__typeof__(&snd_async_add_handler))tape_lazy_function(4, 5))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_async_add_handler");
 
 __typeof__(int) snd_async_del_handler(__typeof__(snd_async_handler_t *) a0) {
   return ((__typeof__(&snd_async_del_handler))tape_lazy_function(4, 6))(a0);
 }
+__asm__(".hidden snd_async_del_handler");
 
 __typeof__(int) snd_async_handler_get_fd(__typeof__(snd_async_handler_t *) a0) {
   return ((__typeof__(&snd_async_handler_get_fd))tape_lazy_function(4, 7))(a0);
 }
+__asm__(".hidden snd_async_handler_get_fd");
 
 __typeof__(int) snd_async_handler_get_signo(__typeof__(snd_async_handler_t *) a0) {
   return ((__typeof__(&snd_async_handler_get_signo))tape_lazy_function(4, 8))(a0);
 }
+__asm__(".hidden snd_async_handler_get_signo");
 
 __typeof__(void *) snd_async_handler_get_callback_private(__typeof__(snd_async_handler_t *) a0) {
   return ((__typeof__(&snd_async_handler_get_callback_private))tape_lazy_function(4, 9))(a0);
 }
+__asm__(".hidden snd_async_handler_get_callback_private");
 
 __typeof__(struct snd_shm_area *) snd_shm_area_create(__typeof__(int) a0, __typeof__(void *) a1) {
   return ((__typeof__(&snd_shm_area_create))tape_lazy_function(4, 10))(a0, a1);
 }
+__asm__(".hidden snd_shm_area_create");
 
 __typeof__(struct snd_shm_area *) snd_shm_area_share(__typeof__(struct snd_shm_area *) a0) {
   return ((__typeof__(&snd_shm_area_share))tape_lazy_function(4, 11))(a0);
 }
+__asm__(".hidden snd_shm_area_share");
 
 __typeof__(int) snd_shm_area_destroy(__typeof__(struct snd_shm_area *) a0) {
   return ((__typeof__(&snd_shm_area_destroy))tape_lazy_function(4, 12))(a0);
 }
+__asm__(".hidden snd_shm_area_destroy");
 
 __typeof__(int) snd_user_file(__typeof__(const char *) a0, __typeof__(char **) a1) {
   return ((__typeof__(&snd_user_file))tape_lazy_function(4, 13))(a0, a1);
 }
+__asm__(".hidden snd_user_file");
 
 __typeof__(const char *) snd_strerror(__typeof__(int) a0) {
   return ((__typeof__(&snd_strerror))tape_lazy_function(4, 14))(a0);
 }
+__asm__(".hidden snd_strerror");
 
 __typeof__(int) snd_lib_error_set_handler(__typeof__(snd_lib_error_handler_t) a0) {
   return ((__typeof__(&snd_lib_error_set_handler))tape_lazy_function(4, 15))(a0);
 }
+__asm__(".hidden snd_lib_error_set_handler");
 
 __typeof__(snd_local_error_handler_t) snd_lib_error_set_local(__typeof__(snd_local_error_handler_t) a0) {
   return ((__typeof__(&snd_lib_error_set_local))tape_lazy_function(4, 16))(a0);
 }
+__asm__(".hidden snd_lib_error_set_local");
 
 __typeof__(int) snd_pcm_open(__typeof__(snd_pcm_t **) a0, __typeof__(const char *) a1, __typeof__(snd_pcm_stream_t) a2, __typeof__(int) a3) {
   return ((__typeof__(&snd_pcm_open))tape_lazy_function(4, 17))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_open");
 
 __typeof__(int) snd_pcm_open_lconf(__typeof__(snd_pcm_t **) a0, __typeof__(const char *) a1, __typeof__(snd_pcm_stream_t) a2, __typeof__(int) a3, __typeof__(snd_config_t *) a4) {
   return ((__typeof__(&snd_pcm_open_lconf))tape_lazy_function(4, 18))(a0, a1, a2, a3, a4);
 }
+__asm__(".hidden snd_pcm_open_lconf");
 
 __typeof__(int) snd_pcm_open_fallback(__typeof__(snd_pcm_t **) a0, __typeof__(snd_config_t *) a1, __typeof__(const char *) a2, __typeof__(const char *) a3, __typeof__(snd_pcm_stream_t) a4, __typeof__(int) a5) {
   return ((__typeof__(&snd_pcm_open_fallback))tape_lazy_function(4, 19))(a0, a1, a2, a3, a4, a5);
 }
+__asm__(".hidden snd_pcm_open_fallback");
 
 __typeof__(int) snd_pcm_close(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_close))tape_lazy_function(4, 20))(a0);
 }
+__asm__(".hidden snd_pcm_close");
 
 __typeof__(const char *) snd_pcm_name(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_name))tape_lazy_function(4, 21))(a0);
 }
+__asm__(".hidden snd_pcm_name");
 
 __typeof__(snd_pcm_type_t) snd_pcm_type(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_type))tape_lazy_function(4, 22))(a0);
 }
+__asm__(".hidden snd_pcm_type");
 
 __typeof__(snd_pcm_stream_t) snd_pcm_stream(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_stream))tape_lazy_function(4, 23))(a0);
 }
+__asm__(".hidden snd_pcm_stream");
 
 __typeof__(int) snd_pcm_poll_descriptors_count(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_poll_descriptors_count))tape_lazy_function(4, 24))(a0);
 }
+__asm__(".hidden snd_pcm_poll_descriptors_count");
 
 __typeof__(int) snd_pcm_poll_descriptors(__typeof__(snd_pcm_t *) a0, __typeof__(struct pollfd *) a1, __typeof__(unsigned int) a2) {
   return ((__typeof__(&snd_pcm_poll_descriptors))tape_lazy_function(4, 25))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_poll_descriptors");
 
 __typeof__(int) snd_pcm_poll_descriptors_revents(__typeof__(snd_pcm_t *) a0, __typeof__(struct pollfd *) a1, __typeof__(unsigned int) a2, __typeof__(unsigned short *) a3) {
   return ((__typeof__(&snd_pcm_poll_descriptors_revents))tape_lazy_function(4, 26))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_poll_descriptors_revents");
 
 __typeof__(int) snd_pcm_nonblock(__typeof__(snd_pcm_t *) a0, __typeof__(int) a1) {
   return ((__typeof__(&snd_pcm_nonblock))tape_lazy_function(4, 27))(a0, a1);
 }
+__asm__(".hidden snd_pcm_nonblock");
 
 __typeof__(int) snd_async_add_pcm_handler(__typeof__(snd_async_handler_t **) a0, __typeof__(snd_pcm_t *) a1, __typeof__(snd_async_callback_t) a2, __typeof__(void *) a3) {
   return ((__typeof__(&snd_async_add_pcm_handler))tape_lazy_function(4, 28))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_async_add_pcm_handler");
 
 __typeof__(snd_pcm_t *) snd_async_handler_get_pcm(__typeof__(snd_async_handler_t *) a0) {
   return ((__typeof__(&snd_async_handler_get_pcm))tape_lazy_function(4, 29))(a0);
 }
+__asm__(".hidden snd_async_handler_get_pcm");
 
 __typeof__(int) snd_pcm_info(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_info_t *) a1) {
   return ((__typeof__(&snd_pcm_info))tape_lazy_function(4, 30))(a0, a1);
 }
+__asm__(".hidden snd_pcm_info");
 
 __typeof__(int) snd_pcm_hw_params_current(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1) {
   return ((__typeof__(&snd_pcm_hw_params_current))tape_lazy_function(4, 31))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_current");
 
 __typeof__(int) snd_pcm_hw_params(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1) {
   return ((__typeof__(&snd_pcm_hw_params))tape_lazy_function(4, 32))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params");
 
 __typeof__(int) snd_pcm_hw_free(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_hw_free))tape_lazy_function(4, 33))(a0);
 }
+__asm__(".hidden snd_pcm_hw_free");
 
 __typeof__(int) snd_pcm_sw_params_current(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_sw_params_t *) a1) {
   return ((__typeof__(&snd_pcm_sw_params_current))tape_lazy_function(4, 34))(a0, a1);
 }
+__asm__(".hidden snd_pcm_sw_params_current");
 
 __typeof__(int) snd_pcm_sw_params(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_sw_params_t *) a1) {
   return ((__typeof__(&snd_pcm_sw_params))tape_lazy_function(4, 35))(a0, a1);
 }
+__asm__(".hidden snd_pcm_sw_params");
 
 __typeof__(int) snd_pcm_prepare(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_prepare))tape_lazy_function(4, 36))(a0);
 }
+__asm__(".hidden snd_pcm_prepare");
 
 __typeof__(int) snd_pcm_reset(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_reset))tape_lazy_function(4, 37))(a0);
 }
+__asm__(".hidden snd_pcm_reset");
 
 __typeof__(int) snd_pcm_status(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_status_t *) a1) {
   return ((__typeof__(&snd_pcm_status))tape_lazy_function(4, 38))(a0, a1);
 }
+__asm__(".hidden snd_pcm_status");
 
 __typeof__(int) snd_pcm_start(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_start))tape_lazy_function(4, 39))(a0);
 }
+__asm__(".hidden snd_pcm_start");
 
 __typeof__(int) snd_pcm_drop(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_drop))tape_lazy_function(4, 40))(a0);
 }
+__asm__(".hidden snd_pcm_drop");
 
 __typeof__(int) snd_pcm_drain(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_drain))tape_lazy_function(4, 41))(a0);
 }
+__asm__(".hidden snd_pcm_drain");
 
 __typeof__(int) snd_pcm_pause(__typeof__(snd_pcm_t *) a0, __typeof__(int) a1) {
   return ((__typeof__(&snd_pcm_pause))tape_lazy_function(4, 42))(a0, a1);
 }
+__asm__(".hidden snd_pcm_pause");
 
 __typeof__(snd_pcm_state_t) snd_pcm_state(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_state))tape_lazy_function(4, 43))(a0);
 }
+__asm__(".hidden snd_pcm_state");
 
 __typeof__(int) snd_pcm_hwsync(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_hwsync))tape_lazy_function(4, 44))(a0);
 }
+__asm__(".hidden snd_pcm_hwsync");
 
 __typeof__(int) snd_pcm_delay(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_sframes_t *) a1) {
   return ((__typeof__(&snd_pcm_delay))tape_lazy_function(4, 45))(a0, a1);
 }
+__asm__(".hidden snd_pcm_delay");
 
 __typeof__(int) snd_pcm_resume(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_resume))tape_lazy_function(4, 46))(a0);
 }
+__asm__(".hidden snd_pcm_resume");
 
 __typeof__(int) snd_pcm_htimestamp(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_uframes_t *) a1, __typeof__(snd_htimestamp_t *) a2) {
   return ((__typeof__(&snd_pcm_htimestamp))tape_lazy_function(4, 47))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_htimestamp");
 
 __typeof__(snd_pcm_sframes_t) snd_pcm_avail(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_avail))tape_lazy_function(4, 48))(a0);
 }
+__asm__(".hidden snd_pcm_avail");
 
 __typeof__(snd_pcm_sframes_t) snd_pcm_avail_update(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_avail_update))tape_lazy_function(4, 49))(a0);
 }
+__asm__(".hidden snd_pcm_avail_update");
 
 __typeof__(int) snd_pcm_avail_delay(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_sframes_t *) a1, __typeof__(snd_pcm_sframes_t *) a2) {
   return ((__typeof__(&snd_pcm_avail_delay))tape_lazy_function(4, 50))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_avail_delay");
 
 __typeof__(snd_pcm_sframes_t) snd_pcm_rewindable(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_rewindable))tape_lazy_function(4, 51))(a0);
 }
+__asm__(".hidden snd_pcm_rewindable");
 
 __typeof__(snd_pcm_sframes_t) snd_pcm_rewind(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_uframes_t) a1) {
   return ((__typeof__(&snd_pcm_rewind))tape_lazy_function(4, 52))(a0, a1);
 }
+__asm__(".hidden snd_pcm_rewind");
 
 __typeof__(snd_pcm_sframes_t) snd_pcm_forwardable(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_forwardable))tape_lazy_function(4, 53))(a0);
 }
+__asm__(".hidden snd_pcm_forwardable");
 
 __typeof__(snd_pcm_sframes_t) snd_pcm_forward(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_uframes_t) a1) {
   return ((__typeof__(&snd_pcm_forward))tape_lazy_function(4, 54))(a0, a1);
 }
+__asm__(".hidden snd_pcm_forward");
 
 __typeof__(snd_pcm_sframes_t) snd_pcm_writei(__typeof__(snd_pcm_t *) a0, __typeof__(const void *) a1, __typeof__(snd_pcm_uframes_t) a2) {
   return ((__typeof__(&snd_pcm_writei))tape_lazy_function(4, 55))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_writei");
 
 __typeof__(snd_pcm_sframes_t) snd_pcm_readi(__typeof__(snd_pcm_t *) a0, __typeof__(void *) a1, __typeof__(snd_pcm_uframes_t) a2) {
   return ((__typeof__(&snd_pcm_readi))tape_lazy_function(4, 56))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_readi");
 
 __typeof__(snd_pcm_sframes_t) snd_pcm_writen(__typeof__(snd_pcm_t *) a0, __typeof__(void **) a1, __typeof__(snd_pcm_uframes_t) a2) {
   return ((__typeof__(&snd_pcm_writen))tape_lazy_function(4, 57))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_writen");
 
 __typeof__(snd_pcm_sframes_t) snd_pcm_readn(__typeof__(snd_pcm_t *) a0, __typeof__(void **) a1, __typeof__(snd_pcm_uframes_t) a2) {
   return ((__typeof__(&snd_pcm_readn))tape_lazy_function(4, 58))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_readn");
 
 __typeof__(int) snd_pcm_wait(__typeof__(snd_pcm_t *) a0, __typeof__(int) a1) {
   return ((__typeof__(&snd_pcm_wait))tape_lazy_function(4, 59))(a0, a1);
 }
+__asm__(".hidden snd_pcm_wait");
 
 __typeof__(int) snd_pcm_link(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_t *) a1) {
   return ((__typeof__(&snd_pcm_link))tape_lazy_function(4, 60))(a0, a1);
 }
+__asm__(".hidden snd_pcm_link");
 
 __typeof__(int) snd_pcm_unlink(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_unlink))tape_lazy_function(4, 61))(a0);
 }
+__asm__(".hidden snd_pcm_unlink");
 
 __typeof__(snd_pcm_chmap_query_t **) snd_pcm_query_chmaps(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_query_chmaps))tape_lazy_function(4, 62))(a0);
 }
+__asm__(".hidden snd_pcm_query_chmaps");
 
 __typeof__(snd_pcm_chmap_query_t **) snd_pcm_query_chmaps_from_hw(__typeof__(int) a0, __typeof__(int) a1, __typeof__(int) a2, __typeof__(snd_pcm_stream_t) a3) {
   return ((__typeof__(&snd_pcm_query_chmaps_from_hw))tape_lazy_function(4, 63))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_query_chmaps_from_hw");
 
 __typeof__(void) snd_pcm_free_chmaps(__typeof__(snd_pcm_chmap_query_t **) a0) {
   ((__typeof__(&snd_pcm_free_chmaps))tape_lazy_function(4, 64))(a0);
 }
+__asm__(".hidden snd_pcm_free_chmaps");
 
 __typeof__(snd_pcm_chmap_t *) snd_pcm_get_chmap(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_get_chmap))tape_lazy_function(4, 65))(a0);
 }
+__asm__(".hidden snd_pcm_get_chmap");
 
 __typeof__(int) snd_pcm_set_chmap(__typeof__(snd_pcm_t *) a0, __typeof__(const snd_pcm_chmap_t *) a1) {
   return ((__typeof__(&snd_pcm_set_chmap))tape_lazy_function(4, 66))(a0, a1);
 }
+__asm__(".hidden snd_pcm_set_chmap");
 
 __typeof__(const char *) snd_pcm_chmap_type_name(__typeof__(enum snd_pcm_chmap_type) a0) {
   return ((__typeof__(&snd_pcm_chmap_type_name))tape_lazy_function(4, 67))(a0);
 }
+__asm__(".hidden snd_pcm_chmap_type_name");
 
 __typeof__(const char *) snd_pcm_chmap_name(__typeof__(enum snd_pcm_chmap_position) a0) {
   return ((__typeof__(&snd_pcm_chmap_name))tape_lazy_function(4, 68))(a0);
 }
+__asm__(".hidden snd_pcm_chmap_name");
 
 __typeof__(const char *) snd_pcm_chmap_long_name(__typeof__(enum snd_pcm_chmap_position) a0) {
   return ((__typeof__(&snd_pcm_chmap_long_name))tape_lazy_function(4, 69))(a0);
 }
+__asm__(".hidden snd_pcm_chmap_long_name");
 
 __typeof__(int) snd_pcm_chmap_print(__typeof__(const snd_pcm_chmap_t *) a0, __typeof__(size_t) a1, __typeof__(char *) a2) {
   return ((__typeof__(&snd_pcm_chmap_print))tape_lazy_function(4, 70))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_chmap_print");
 
 __typeof__(unsigned int) snd_pcm_chmap_from_string(__typeof__(const char *) a0) {
   return ((__typeof__(&snd_pcm_chmap_from_string))tape_lazy_function(4, 71))(a0);
 }
+__asm__(".hidden snd_pcm_chmap_from_string");
 
 __typeof__(snd_pcm_chmap_t *) snd_pcm_chmap_parse_string(__typeof__(const char *) a0) {
   return ((__typeof__(&snd_pcm_chmap_parse_string))tape_lazy_function(4, 72))(a0);
 }
+__asm__(".hidden snd_pcm_chmap_parse_string");
 
 __typeof__(int) snd_pcm_recover(__typeof__(snd_pcm_t *) a0, __typeof__(int) a1, __typeof__(int) a2) {
   return ((__typeof__(&snd_pcm_recover))tape_lazy_function(4, 73))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_recover");
 
 __typeof__(int) snd_pcm_set_params(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_format_t) a1, __typeof__(snd_pcm_access_t) a2, __typeof__(unsigned int) a3, __typeof__(unsigned int) a4, __typeof__(int) a5, __typeof__(unsigned int) a6) {
   return ((__typeof__(&snd_pcm_set_params))tape_lazy_function(4, 74))(a0, a1, a2, a3, a4, a5, a6);
 }
+__asm__(".hidden snd_pcm_set_params");
 
 __typeof__(int) snd_pcm_get_params(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_uframes_t *) a1, __typeof__(snd_pcm_uframes_t *) a2) {
   return ((__typeof__(&snd_pcm_get_params))tape_lazy_function(4, 75))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_get_params");
 
 __typeof__(size_t) snd_pcm_info_sizeof(void) {
   return ((__typeof__(&snd_pcm_info_sizeof))tape_lazy_function(4, 76))();
 }
+__asm__(".hidden snd_pcm_info_sizeof");
 
 __typeof__(int) snd_pcm_info_malloc(__typeof__(snd_pcm_info_t **) a0) {
   return ((__typeof__(&snd_pcm_info_malloc))tape_lazy_function(4, 77))(a0);
 }
+__asm__(".hidden snd_pcm_info_malloc");
 
 __typeof__(void) snd_pcm_info_free(__typeof__(snd_pcm_info_t *) a0) {
   ((__typeof__(&snd_pcm_info_free))tape_lazy_function(4, 78))(a0);
 }
+__asm__(".hidden snd_pcm_info_free");
 
 __typeof__(void) snd_pcm_info_copy(__typeof__(snd_pcm_info_t *) a0, __typeof__(const snd_pcm_info_t *) a1) {
   ((__typeof__(&snd_pcm_info_copy))tape_lazy_function(4, 79))(a0, a1);
 }
+__asm__(".hidden snd_pcm_info_copy");
 
 __typeof__(unsigned int) snd_pcm_info_get_device(__typeof__(const snd_pcm_info_t *) a0) {
   return ((__typeof__(&snd_pcm_info_get_device))tape_lazy_function(4, 80))(a0);
 }
+__asm__(".hidden snd_pcm_info_get_device");
 
 __typeof__(unsigned int) snd_pcm_info_get_subdevice(__typeof__(const snd_pcm_info_t *) a0) {
   return ((__typeof__(&snd_pcm_info_get_subdevice))tape_lazy_function(4, 81))(a0);
 }
+__asm__(".hidden snd_pcm_info_get_subdevice");
 
 __typeof__(snd_pcm_stream_t) snd_pcm_info_get_stream(__typeof__(const snd_pcm_info_t *) a0) {
   return ((__typeof__(&snd_pcm_info_get_stream))tape_lazy_function(4, 82))(a0);
 }
+__asm__(".hidden snd_pcm_info_get_stream");
 
 __typeof__(int) snd_pcm_info_get_card(__typeof__(const snd_pcm_info_t *) a0) {
   return ((__typeof__(&snd_pcm_info_get_card))tape_lazy_function(4, 83))(a0);
 }
+__asm__(".hidden snd_pcm_info_get_card");
 
 __typeof__(const char *) snd_pcm_info_get_id(__typeof__(const snd_pcm_info_t *) a0) {
   return ((__typeof__(&snd_pcm_info_get_id))tape_lazy_function(4, 84))(a0);
 }
+__asm__(".hidden snd_pcm_info_get_id");
 
 __typeof__(const char *) snd_pcm_info_get_name(__typeof__(const snd_pcm_info_t *) a0) {
   return ((__typeof__(&snd_pcm_info_get_name))tape_lazy_function(4, 85))(a0);
 }
+__asm__(".hidden snd_pcm_info_get_name");
 
 __typeof__(const char *) snd_pcm_info_get_subdevice_name(__typeof__(const snd_pcm_info_t *) a0) {
   return ((__typeof__(&snd_pcm_info_get_subdevice_name))tape_lazy_function(4, 86))(a0);
 }
+__asm__(".hidden snd_pcm_info_get_subdevice_name");
 
 __typeof__(snd_pcm_class_t) snd_pcm_info_get_class(__typeof__(const snd_pcm_info_t *) a0) {
   return ((__typeof__(&snd_pcm_info_get_class))tape_lazy_function(4, 87))(a0);
 }
+__asm__(".hidden snd_pcm_info_get_class");
 
 __typeof__(snd_pcm_subclass_t) snd_pcm_info_get_subclass(__typeof__(const snd_pcm_info_t *) a0) {
   return ((__typeof__(&snd_pcm_info_get_subclass))tape_lazy_function(4, 88))(a0);
 }
+__asm__(".hidden snd_pcm_info_get_subclass");
 
 __typeof__(unsigned int) snd_pcm_info_get_subdevices_count(__typeof__(const snd_pcm_info_t *) a0) {
   return ((__typeof__(&snd_pcm_info_get_subdevices_count))tape_lazy_function(4, 89))(a0);
 }
+__asm__(".hidden snd_pcm_info_get_subdevices_count");
 
 __typeof__(unsigned int) snd_pcm_info_get_subdevices_avail(__typeof__(const snd_pcm_info_t *) a0) {
   return ((__typeof__(&snd_pcm_info_get_subdevices_avail))tape_lazy_function(4, 90))(a0);
 }
+__asm__(".hidden snd_pcm_info_get_subdevices_avail");
 
 __typeof__(snd_pcm_sync_id_t) snd_pcm_info_get_sync(__typeof__(const snd_pcm_info_t *) a0) {
   return ((__typeof__(&snd_pcm_info_get_sync))tape_lazy_function(4, 91))(a0);
 }
+__asm__(".hidden snd_pcm_info_get_sync");
 
 __typeof__(void) snd_pcm_info_set_device(__typeof__(snd_pcm_info_t *) a0, __typeof__(unsigned int) a1) {
   ((__typeof__(&snd_pcm_info_set_device))tape_lazy_function(4, 92))(a0, a1);
 }
+__asm__(".hidden snd_pcm_info_set_device");
 
 __typeof__(void) snd_pcm_info_set_subdevice(__typeof__(snd_pcm_info_t *) a0, __typeof__(unsigned int) a1) {
   ((__typeof__(&snd_pcm_info_set_subdevice))tape_lazy_function(4, 93))(a0, a1);
 }
+__asm__(".hidden snd_pcm_info_set_subdevice");
 
 __typeof__(void) snd_pcm_info_set_stream(__typeof__(snd_pcm_info_t *) a0, __typeof__(snd_pcm_stream_t) a1) {
   ((__typeof__(&snd_pcm_info_set_stream))tape_lazy_function(4, 94))(a0, a1);
 }
+__asm__(".hidden snd_pcm_info_set_stream");
 
 __typeof__(int) snd_pcm_hw_params_any(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1) {
   return ((__typeof__(&snd_pcm_hw_params_any))tape_lazy_function(4, 95))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_any");
 
 __typeof__(int) snd_pcm_hw_params_can_mmap_sample_resolution(__typeof__(const snd_pcm_hw_params_t *) a0) {
   return ((__typeof__(&snd_pcm_hw_params_can_mmap_sample_resolution))tape_lazy_function(4, 96))(a0);
 }
+__asm__(".hidden snd_pcm_hw_params_can_mmap_sample_resolution");
 
 __typeof__(int) snd_pcm_hw_params_is_double(__typeof__(const snd_pcm_hw_params_t *) a0) {
   return ((__typeof__(&snd_pcm_hw_params_is_double))tape_lazy_function(4, 97))(a0);
 }
+__asm__(".hidden snd_pcm_hw_params_is_double");
 
 __typeof__(int) snd_pcm_hw_params_is_batch(__typeof__(const snd_pcm_hw_params_t *) a0) {
   return ((__typeof__(&snd_pcm_hw_params_is_batch))tape_lazy_function(4, 98))(a0);
 }
+__asm__(".hidden snd_pcm_hw_params_is_batch");
 
 __typeof__(int) snd_pcm_hw_params_is_block_transfer(__typeof__(const snd_pcm_hw_params_t *) a0) {
   return ((__typeof__(&snd_pcm_hw_params_is_block_transfer))tape_lazy_function(4, 99))(a0);
 }
+__asm__(".hidden snd_pcm_hw_params_is_block_transfer");
 
 __typeof__(int) snd_pcm_hw_params_is_monotonic(__typeof__(const snd_pcm_hw_params_t *) a0) {
   return ((__typeof__(&snd_pcm_hw_params_is_monotonic))tape_lazy_function(4, 100))(a0);
 }
+__asm__(".hidden snd_pcm_hw_params_is_monotonic");
 
 __typeof__(int) snd_pcm_hw_params_can_overrange(__typeof__(const snd_pcm_hw_params_t *) a0) {
   return ((__typeof__(&snd_pcm_hw_params_can_overrange))tape_lazy_function(4, 101))(a0);
 }
+__asm__(".hidden snd_pcm_hw_params_can_overrange");
 
 __typeof__(int) snd_pcm_hw_params_can_pause(__typeof__(const snd_pcm_hw_params_t *) a0) {
   return ((__typeof__(&snd_pcm_hw_params_can_pause))tape_lazy_function(4, 102))(a0);
 }
+__asm__(".hidden snd_pcm_hw_params_can_pause");
 
 __typeof__(int) snd_pcm_hw_params_can_resume(__typeof__(const snd_pcm_hw_params_t *) a0) {
   return ((__typeof__(&snd_pcm_hw_params_can_resume))tape_lazy_function(4, 103))(a0);
 }
+__asm__(".hidden snd_pcm_hw_params_can_resume");
 
 __typeof__(int) snd_pcm_hw_params_is_half_duplex(__typeof__(const snd_pcm_hw_params_t *) a0) {
   return ((__typeof__(&snd_pcm_hw_params_is_half_duplex))tape_lazy_function(4, 104))(a0);
 }
+__asm__(".hidden snd_pcm_hw_params_is_half_duplex");
 
 __typeof__(int) snd_pcm_hw_params_is_joint_duplex(__typeof__(const snd_pcm_hw_params_t *) a0) {
   return ((__typeof__(&snd_pcm_hw_params_is_joint_duplex))tape_lazy_function(4, 105))(a0);
 }
+__asm__(".hidden snd_pcm_hw_params_is_joint_duplex");
 
 __typeof__(int) snd_pcm_hw_params_can_sync_start(__typeof__(const snd_pcm_hw_params_t *) a0) {
   return ((__typeof__(&snd_pcm_hw_params_can_sync_start))tape_lazy_function(4, 106))(a0);
 }
+__asm__(".hidden snd_pcm_hw_params_can_sync_start");
 
 __typeof__(int) snd_pcm_hw_params_can_disable_period_wakeup(__typeof__(const snd_pcm_hw_params_t *) a0) {
   return ((__typeof__(&snd_pcm_hw_params_can_disable_period_wakeup))tape_lazy_function(4, 107))(a0);
 }
+__asm__(".hidden snd_pcm_hw_params_can_disable_period_wakeup");
 
 __typeof__(int) snd_pcm_hw_params_supports_audio_wallclock_ts(__typeof__(const snd_pcm_hw_params_t *) a0) {
   return ((__typeof__(&snd_pcm_hw_params_supports_audio_wallclock_ts))tape_lazy_function(4, 108))(a0);
 }
+__asm__(".hidden snd_pcm_hw_params_supports_audio_wallclock_ts");
 
 __typeof__(int) snd_pcm_hw_params_supports_audio_ts_type(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(int) a1) {
   return ((__typeof__(&snd_pcm_hw_params_supports_audio_ts_type))tape_lazy_function(4, 109))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_supports_audio_ts_type");
 
 __typeof__(int) snd_pcm_hw_params_get_rate_numden(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(unsigned int *) a1, __typeof__(unsigned int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_rate_numden))tape_lazy_function(4, 110))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_rate_numden");
 
 __typeof__(int) snd_pcm_hw_params_get_sbits(__typeof__(const snd_pcm_hw_params_t *) a0) {
   return ((__typeof__(&snd_pcm_hw_params_get_sbits))tape_lazy_function(4, 111))(a0);
 }
+__asm__(".hidden snd_pcm_hw_params_get_sbits");
 
 __typeof__(int) snd_pcm_hw_params_get_fifo_size(__typeof__(const snd_pcm_hw_params_t *) a0) {
   return ((__typeof__(&snd_pcm_hw_params_get_fifo_size))tape_lazy_function(4, 112))(a0);
 }
+__asm__(".hidden snd_pcm_hw_params_get_fifo_size");
 
 __typeof__(size_t) snd_pcm_hw_params_sizeof(void) {
   return ((__typeof__(&snd_pcm_hw_params_sizeof))tape_lazy_function(4, 113))();
 }
+__asm__(".hidden snd_pcm_hw_params_sizeof");
 
 __typeof__(int) snd_pcm_hw_params_malloc(__typeof__(snd_pcm_hw_params_t **) a0) {
   return ((__typeof__(&snd_pcm_hw_params_malloc))tape_lazy_function(4, 114))(a0);
 }
+__asm__(".hidden snd_pcm_hw_params_malloc");
 
 __typeof__(void) snd_pcm_hw_params_free(__typeof__(snd_pcm_hw_params_t *) a0) {
   ((__typeof__(&snd_pcm_hw_params_free))tape_lazy_function(4, 115))(a0);
 }
+__asm__(".hidden snd_pcm_hw_params_free");
 
 __typeof__(void) snd_pcm_hw_params_copy(__typeof__(snd_pcm_hw_params_t *) a0, __typeof__(const snd_pcm_hw_params_t *) a1) {
   ((__typeof__(&snd_pcm_hw_params_copy))tape_lazy_function(4, 116))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_copy");
 
 __typeof__(int) snd_pcm_hw_params_get_access(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(snd_pcm_access_t *) a1) {
   return ((__typeof__(&snd_pcm_hw_params_get_access))tape_lazy_function(4, 117))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_get_access");
 
 __typeof__(int) snd_pcm_hw_params_test_access(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_access_t) a2) {
   return ((__typeof__(&snd_pcm_hw_params_test_access))tape_lazy_function(4, 118))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_test_access");
 
 __typeof__(int) snd_pcm_hw_params_set_access(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_access_t) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_access))tape_lazy_function(4, 119))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_access");
 
 __typeof__(int) snd_pcm_hw_params_set_access_first(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_access_t *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_access_first))tape_lazy_function(4, 120))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_access_first");
 
 __typeof__(int) snd_pcm_hw_params_set_access_last(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_access_t *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_access_last))tape_lazy_function(4, 121))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_access_last");
 
 __typeof__(int) snd_pcm_hw_params_set_access_mask(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_access_mask_t *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_access_mask))tape_lazy_function(4, 122))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_access_mask");
 
 __typeof__(int) snd_pcm_hw_params_get_access_mask(__typeof__(snd_pcm_hw_params_t *) a0, __typeof__(snd_pcm_access_mask_t *) a1) {
   return ((__typeof__(&snd_pcm_hw_params_get_access_mask))tape_lazy_function(4, 123))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_get_access_mask");
 
 __typeof__(int) snd_pcm_hw_params_get_format(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(snd_pcm_format_t *) a1) {
   return ((__typeof__(&snd_pcm_hw_params_get_format))tape_lazy_function(4, 124))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_get_format");
 
 __typeof__(int) snd_pcm_hw_params_test_format(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_format_t) a2) {
   return ((__typeof__(&snd_pcm_hw_params_test_format))tape_lazy_function(4, 125))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_test_format");
 
 __typeof__(int) snd_pcm_hw_params_set_format(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_format_t) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_format))tape_lazy_function(4, 126))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_format");
 
 __typeof__(int) snd_pcm_hw_params_set_format_first(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_format_t *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_format_first))tape_lazy_function(4, 127))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_format_first");
 
 __typeof__(int) snd_pcm_hw_params_set_format_last(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_format_t *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_format_last))tape_lazy_function(4, 128))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_format_last");
 
 __typeof__(int) snd_pcm_hw_params_set_format_mask(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_format_mask_t *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_format_mask))tape_lazy_function(4, 129))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_format_mask");
 
 __typeof__(void) snd_pcm_hw_params_get_format_mask(__typeof__(snd_pcm_hw_params_t *) a0, __typeof__(snd_pcm_format_mask_t *) a1) {
   ((__typeof__(&snd_pcm_hw_params_get_format_mask))tape_lazy_function(4, 130))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_get_format_mask");
 
 __typeof__(int) snd_pcm_hw_params_get_subformat(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(snd_pcm_subformat_t *) a1) {
   return ((__typeof__(&snd_pcm_hw_params_get_subformat))tape_lazy_function(4, 131))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_get_subformat");
 
 __typeof__(int) snd_pcm_hw_params_test_subformat(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_subformat_t) a2) {
   return ((__typeof__(&snd_pcm_hw_params_test_subformat))tape_lazy_function(4, 132))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_test_subformat");
 
 __typeof__(int) snd_pcm_hw_params_set_subformat(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_subformat_t) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_subformat))tape_lazy_function(4, 133))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_subformat");
 
 __typeof__(int) snd_pcm_hw_params_set_subformat_first(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_subformat_t *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_subformat_first))tape_lazy_function(4, 134))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_subformat_first");
 
 __typeof__(int) snd_pcm_hw_params_set_subformat_last(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_subformat_t *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_subformat_last))tape_lazy_function(4, 135))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_subformat_last");
 
 __typeof__(int) snd_pcm_hw_params_set_subformat_mask(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_subformat_mask_t *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_subformat_mask))tape_lazy_function(4, 136))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_subformat_mask");
 
 __typeof__(void) snd_pcm_hw_params_get_subformat_mask(__typeof__(snd_pcm_hw_params_t *) a0, __typeof__(snd_pcm_subformat_mask_t *) a1) {
   ((__typeof__(&snd_pcm_hw_params_get_subformat_mask))tape_lazy_function(4, 137))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_get_subformat_mask");
 
 __typeof__(int) snd_pcm_hw_params_get_channels(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(unsigned int *) a1) {
   return ((__typeof__(&snd_pcm_hw_params_get_channels))tape_lazy_function(4, 138))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_get_channels");
 
 __typeof__(int) snd_pcm_hw_params_get_channels_min(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(unsigned int *) a1) {
   return ((__typeof__(&snd_pcm_hw_params_get_channels_min))tape_lazy_function(4, 139))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_get_channels_min");
 
 __typeof__(int) snd_pcm_hw_params_get_channels_max(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(unsigned int *) a1) {
   return ((__typeof__(&snd_pcm_hw_params_get_channels_max))tape_lazy_function(4, 140))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_get_channels_max");
 
 __typeof__(int) snd_pcm_hw_params_test_channels(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int) a2) {
   return ((__typeof__(&snd_pcm_hw_params_test_channels))tape_lazy_function(4, 141))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_test_channels");
 
 __typeof__(int) snd_pcm_hw_params_set_channels(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_channels))tape_lazy_function(4, 142))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_channels");
 
 __typeof__(int) snd_pcm_hw_params_set_channels_min(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_channels_min))tape_lazy_function(4, 143))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_channels_min");
 
 __typeof__(int) snd_pcm_hw_params_set_channels_max(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_channels_max))tape_lazy_function(4, 144))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_channels_max");
 
 __typeof__(int) snd_pcm_hw_params_set_channels_minmax(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(unsigned int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_channels_minmax))tape_lazy_function(4, 145))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_channels_minmax");
 
 __typeof__(int) snd_pcm_hw_params_set_channels_near(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_channels_near))tape_lazy_function(4, 146))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_channels_near");
 
 __typeof__(int) snd_pcm_hw_params_set_channels_first(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_channels_first))tape_lazy_function(4, 147))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_channels_first");
 
 __typeof__(int) snd_pcm_hw_params_set_channels_last(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_channels_last))tape_lazy_function(4, 148))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_channels_last");
 
 __typeof__(int) snd_pcm_hw_params_get_rate(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(unsigned int *) a1, __typeof__(int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_rate))tape_lazy_function(4, 149))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_rate");
 
 __typeof__(int) snd_pcm_hw_params_get_rate_min(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(unsigned int *) a1, __typeof__(int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_rate_min))tape_lazy_function(4, 150))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_rate_min");
 
 __typeof__(int) snd_pcm_hw_params_get_rate_max(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(unsigned int *) a1, __typeof__(int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_rate_max))tape_lazy_function(4, 151))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_rate_max");
 
 __typeof__(int) snd_pcm_hw_params_test_rate(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int) a2, __typeof__(int) a3) {
   return ((__typeof__(&snd_pcm_hw_params_test_rate))tape_lazy_function(4, 152))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_test_rate");
 
 __typeof__(int) snd_pcm_hw_params_set_rate(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int) a2, __typeof__(int) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_rate))tape_lazy_function(4, 153))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_rate");
 
 __typeof__(int) snd_pcm_hw_params_set_rate_min(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_rate_min))tape_lazy_function(4, 154))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_rate_min");
 
 __typeof__(int) snd_pcm_hw_params_set_rate_max(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_rate_max))tape_lazy_function(4, 155))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_rate_max");
 
 __typeof__(int) snd_pcm_hw_params_set_rate_minmax(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3, __typeof__(unsigned int *) a4, __typeof__(int *) a5) {
   return ((__typeof__(&snd_pcm_hw_params_set_rate_minmax))tape_lazy_function(4, 156))(a0, a1, a2, a3, a4, a5);
 }
+__asm__(".hidden snd_pcm_hw_params_set_rate_minmax");
 
 __typeof__(int) snd_pcm_hw_params_set_rate_near(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_rate_near))tape_lazy_function(4, 157))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_rate_near");
 
 __typeof__(int) snd_pcm_hw_params_set_rate_first(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_rate_first))tape_lazy_function(4, 158))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_rate_first");
 
 __typeof__(int) snd_pcm_hw_params_set_rate_last(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_rate_last))tape_lazy_function(4, 159))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_rate_last");
 
 __typeof__(int) snd_pcm_hw_params_set_rate_resample(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_rate_resample))tape_lazy_function(4, 160))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_rate_resample");
 
 __typeof__(int) snd_pcm_hw_params_get_rate_resample(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_rate_resample))tape_lazy_function(4, 161))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_rate_resample");
 
 __typeof__(int) snd_pcm_hw_params_set_export_buffer(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_export_buffer))tape_lazy_function(4, 162))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_export_buffer");
 
 __typeof__(int) snd_pcm_hw_params_get_export_buffer(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_export_buffer))tape_lazy_function(4, 163))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_export_buffer");
 
 __typeof__(int) snd_pcm_hw_params_set_period_wakeup(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_period_wakeup))tape_lazy_function(4, 164))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_period_wakeup");
 
 __typeof__(int) snd_pcm_hw_params_get_period_wakeup(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_period_wakeup))tape_lazy_function(4, 165))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_period_wakeup");
 
 __typeof__(int) snd_pcm_hw_params_get_period_time(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(unsigned int *) a1, __typeof__(int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_period_time))tape_lazy_function(4, 166))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_period_time");
 
 __typeof__(int) snd_pcm_hw_params_get_period_time_min(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(unsigned int *) a1, __typeof__(int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_period_time_min))tape_lazy_function(4, 167))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_period_time_min");
 
 __typeof__(int) snd_pcm_hw_params_get_period_time_max(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(unsigned int *) a1, __typeof__(int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_period_time_max))tape_lazy_function(4, 168))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_period_time_max");
 
 __typeof__(int) snd_pcm_hw_params_test_period_time(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int) a2, __typeof__(int) a3) {
   return ((__typeof__(&snd_pcm_hw_params_test_period_time))tape_lazy_function(4, 169))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_test_period_time");
 
 __typeof__(int) snd_pcm_hw_params_set_period_time(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int) a2, __typeof__(int) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_period_time))tape_lazy_function(4, 170))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_period_time");
 
 __typeof__(int) snd_pcm_hw_params_set_period_time_min(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_period_time_min))tape_lazy_function(4, 171))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_period_time_min");
 
 __typeof__(int) snd_pcm_hw_params_set_period_time_max(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_period_time_max))tape_lazy_function(4, 172))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_period_time_max");
 
 __typeof__(int) snd_pcm_hw_params_set_period_time_minmax(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3, __typeof__(unsigned int *) a4, __typeof__(int *) a5) {
   return ((__typeof__(&snd_pcm_hw_params_set_period_time_minmax))tape_lazy_function(4, 173))(a0, a1, a2, a3, a4, a5);
 }
+__asm__(".hidden snd_pcm_hw_params_set_period_time_minmax");
 
 __typeof__(int) snd_pcm_hw_params_set_period_time_near(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_period_time_near))tape_lazy_function(4, 174))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_period_time_near");
 
 __typeof__(int) snd_pcm_hw_params_set_period_time_first(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_period_time_first))tape_lazy_function(4, 175))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_period_time_first");
 
 __typeof__(int) snd_pcm_hw_params_set_period_time_last(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_period_time_last))tape_lazy_function(4, 176))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_period_time_last");
 
 __typeof__(int) snd_pcm_hw_params_get_period_size(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(snd_pcm_uframes_t *) a1, __typeof__(int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_period_size))tape_lazy_function(4, 177))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_period_size");
 
 __typeof__(int) snd_pcm_hw_params_get_period_size_min(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(snd_pcm_uframes_t *) a1, __typeof__(int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_period_size_min))tape_lazy_function(4, 178))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_period_size_min");
 
 __typeof__(int) snd_pcm_hw_params_get_period_size_max(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(snd_pcm_uframes_t *) a1, __typeof__(int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_period_size_max))tape_lazy_function(4, 179))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_period_size_max");
 
 __typeof__(int) snd_pcm_hw_params_test_period_size(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_uframes_t) a2, __typeof__(int) a3) {
   return ((__typeof__(&snd_pcm_hw_params_test_period_size))tape_lazy_function(4, 180))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_test_period_size");
 
 __typeof__(int) snd_pcm_hw_params_set_period_size(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_uframes_t) a2, __typeof__(int) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_period_size))tape_lazy_function(4, 181))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_period_size");
 
 __typeof__(int) snd_pcm_hw_params_set_period_size_min(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_uframes_t *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_period_size_min))tape_lazy_function(4, 182))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_period_size_min");
 
 __typeof__(int) snd_pcm_hw_params_set_period_size_max(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_uframes_t *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_period_size_max))tape_lazy_function(4, 183))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_period_size_max");
 
 __typeof__(int) snd_pcm_hw_params_set_period_size_minmax(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_uframes_t *) a2, __typeof__(int *) a3, __typeof__(snd_pcm_uframes_t *) a4, __typeof__(int *) a5) {
   return ((__typeof__(&snd_pcm_hw_params_set_period_size_minmax))tape_lazy_function(4, 184))(a0, a1, a2, a3, a4, a5);
 }
+__asm__(".hidden snd_pcm_hw_params_set_period_size_minmax");
 
 __typeof__(int) snd_pcm_hw_params_set_period_size_near(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_uframes_t *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_period_size_near))tape_lazy_function(4, 185))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_period_size_near");
 
 __typeof__(int) snd_pcm_hw_params_set_period_size_first(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_uframes_t *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_period_size_first))tape_lazy_function(4, 186))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_period_size_first");
 
 __typeof__(int) snd_pcm_hw_params_set_period_size_last(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_uframes_t *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_period_size_last))tape_lazy_function(4, 187))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_period_size_last");
 
 __typeof__(int) snd_pcm_hw_params_set_period_size_integer(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1) {
   return ((__typeof__(&snd_pcm_hw_params_set_period_size_integer))tape_lazy_function(4, 188))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_set_period_size_integer");
 
 __typeof__(int) snd_pcm_hw_params_get_periods(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(unsigned int *) a1, __typeof__(int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_periods))tape_lazy_function(4, 189))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_periods");
 
 __typeof__(int) snd_pcm_hw_params_get_periods_min(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(unsigned int *) a1, __typeof__(int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_periods_min))tape_lazy_function(4, 190))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_periods_min");
 
 __typeof__(int) snd_pcm_hw_params_get_periods_max(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(unsigned int *) a1, __typeof__(int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_periods_max))tape_lazy_function(4, 191))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_periods_max");
 
 __typeof__(int) snd_pcm_hw_params_test_periods(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int) a2, __typeof__(int) a3) {
   return ((__typeof__(&snd_pcm_hw_params_test_periods))tape_lazy_function(4, 192))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_test_periods");
 
 __typeof__(int) snd_pcm_hw_params_set_periods(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int) a2, __typeof__(int) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_periods))tape_lazy_function(4, 193))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_periods");
 
 __typeof__(int) snd_pcm_hw_params_set_periods_min(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_periods_min))tape_lazy_function(4, 194))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_periods_min");
 
 __typeof__(int) snd_pcm_hw_params_set_periods_max(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_periods_max))tape_lazy_function(4, 195))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_periods_max");
 
 __typeof__(int) snd_pcm_hw_params_set_periods_minmax(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3, __typeof__(unsigned int *) a4, __typeof__(int *) a5) {
   return ((__typeof__(&snd_pcm_hw_params_set_periods_minmax))tape_lazy_function(4, 196))(a0, a1, a2, a3, a4, a5);
 }
+__asm__(".hidden snd_pcm_hw_params_set_periods_minmax");
 
 __typeof__(int) snd_pcm_hw_params_set_periods_near(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_periods_near))tape_lazy_function(4, 197))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_periods_near");
 
 __typeof__(int) snd_pcm_hw_params_set_periods_first(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_periods_first))tape_lazy_function(4, 198))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_periods_first");
 
 __typeof__(int) snd_pcm_hw_params_set_periods_last(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_periods_last))tape_lazy_function(4, 199))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_periods_last");
 
 __typeof__(int) snd_pcm_hw_params_set_periods_integer(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1) {
   return ((__typeof__(&snd_pcm_hw_params_set_periods_integer))tape_lazy_function(4, 200))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_set_periods_integer");
 
 __typeof__(int) snd_pcm_hw_params_get_buffer_time(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(unsigned int *) a1, __typeof__(int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_buffer_time))tape_lazy_function(4, 201))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_buffer_time");
 
 __typeof__(int) snd_pcm_hw_params_get_buffer_time_min(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(unsigned int *) a1, __typeof__(int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_buffer_time_min))tape_lazy_function(4, 202))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_buffer_time_min");
 
 __typeof__(int) snd_pcm_hw_params_get_buffer_time_max(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(unsigned int *) a1, __typeof__(int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_buffer_time_max))tape_lazy_function(4, 203))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_buffer_time_max");
 
 __typeof__(int) snd_pcm_hw_params_test_buffer_time(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int) a2, __typeof__(int) a3) {
   return ((__typeof__(&snd_pcm_hw_params_test_buffer_time))tape_lazy_function(4, 204))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_test_buffer_time");
 
 __typeof__(int) snd_pcm_hw_params_set_buffer_time(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int) a2, __typeof__(int) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_buffer_time))tape_lazy_function(4, 205))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_buffer_time");
 
 __typeof__(int) snd_pcm_hw_params_set_buffer_time_min(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_buffer_time_min))tape_lazy_function(4, 206))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_buffer_time_min");
 
 __typeof__(int) snd_pcm_hw_params_set_buffer_time_max(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_buffer_time_max))tape_lazy_function(4, 207))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_buffer_time_max");
 
 __typeof__(int) snd_pcm_hw_params_set_buffer_time_minmax(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3, __typeof__(unsigned int *) a4, __typeof__(int *) a5) {
   return ((__typeof__(&snd_pcm_hw_params_set_buffer_time_minmax))tape_lazy_function(4, 208))(a0, a1, a2, a3, a4, a5);
 }
+__asm__(".hidden snd_pcm_hw_params_set_buffer_time_minmax");
 
 __typeof__(int) snd_pcm_hw_params_set_buffer_time_near(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_buffer_time_near))tape_lazy_function(4, 209))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_buffer_time_near");
 
 __typeof__(int) snd_pcm_hw_params_set_buffer_time_first(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_buffer_time_first))tape_lazy_function(4, 210))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_buffer_time_first");
 
 __typeof__(int) snd_pcm_hw_params_set_buffer_time_last(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_buffer_time_last))tape_lazy_function(4, 211))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_buffer_time_last");
 
 __typeof__(int) snd_pcm_hw_params_get_buffer_size(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(snd_pcm_uframes_t *) a1) {
   return ((__typeof__(&snd_pcm_hw_params_get_buffer_size))tape_lazy_function(4, 212))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_get_buffer_size");
 
 __typeof__(int) snd_pcm_hw_params_get_buffer_size_min(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(snd_pcm_uframes_t *) a1) {
   return ((__typeof__(&snd_pcm_hw_params_get_buffer_size_min))tape_lazy_function(4, 213))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_get_buffer_size_min");
 
 __typeof__(int) snd_pcm_hw_params_get_buffer_size_max(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(snd_pcm_uframes_t *) a1) {
   return ((__typeof__(&snd_pcm_hw_params_get_buffer_size_max))tape_lazy_function(4, 214))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_get_buffer_size_max");
 
 __typeof__(int) snd_pcm_hw_params_test_buffer_size(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_uframes_t) a2) {
   return ((__typeof__(&snd_pcm_hw_params_test_buffer_size))tape_lazy_function(4, 215))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_test_buffer_size");
 
 __typeof__(int) snd_pcm_hw_params_set_buffer_size(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_uframes_t) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_buffer_size))tape_lazy_function(4, 216))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_buffer_size");
 
 __typeof__(int) snd_pcm_hw_params_set_buffer_size_min(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_uframes_t *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_buffer_size_min))tape_lazy_function(4, 217))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_buffer_size_min");
 
 __typeof__(int) snd_pcm_hw_params_set_buffer_size_max(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_uframes_t *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_buffer_size_max))tape_lazy_function(4, 218))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_buffer_size_max");
 
 __typeof__(int) snd_pcm_hw_params_set_buffer_size_minmax(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_uframes_t *) a2, __typeof__(snd_pcm_uframes_t *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_buffer_size_minmax))tape_lazy_function(4, 219))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_buffer_size_minmax");
 
 __typeof__(int) snd_pcm_hw_params_set_buffer_size_near(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_uframes_t *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_buffer_size_near))tape_lazy_function(4, 220))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_buffer_size_near");
 
 __typeof__(int) snd_pcm_hw_params_set_buffer_size_first(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_uframes_t *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_buffer_size_first))tape_lazy_function(4, 221))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_buffer_size_first");
 
 __typeof__(int) snd_pcm_hw_params_set_buffer_size_last(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(snd_pcm_uframes_t *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_set_buffer_size_last))tape_lazy_function(4, 222))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_set_buffer_size_last");
 
 __typeof__(int) snd_pcm_hw_params_get_min_align(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(snd_pcm_uframes_t *) a1) {
   return ((__typeof__(&snd_pcm_hw_params_get_min_align))tape_lazy_function(4, 223))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_get_min_align");
 
 __typeof__(size_t) snd_pcm_sw_params_sizeof(void) {
   return ((__typeof__(&snd_pcm_sw_params_sizeof))tape_lazy_function(4, 224))();
 }
+__asm__(".hidden snd_pcm_sw_params_sizeof");
 
 __typeof__(int) snd_pcm_sw_params_malloc(__typeof__(snd_pcm_sw_params_t **) a0) {
   return ((__typeof__(&snd_pcm_sw_params_malloc))tape_lazy_function(4, 225))(a0);
 }
+__asm__(".hidden snd_pcm_sw_params_malloc");
 
 __typeof__(void) snd_pcm_sw_params_free(__typeof__(snd_pcm_sw_params_t *) a0) {
   ((__typeof__(&snd_pcm_sw_params_free))tape_lazy_function(4, 226))(a0);
 }
+__asm__(".hidden snd_pcm_sw_params_free");
 
 __typeof__(void) snd_pcm_sw_params_copy(__typeof__(snd_pcm_sw_params_t *) a0, __typeof__(const snd_pcm_sw_params_t *) a1) {
   ((__typeof__(&snd_pcm_sw_params_copy))tape_lazy_function(4, 227))(a0, a1);
 }
+__asm__(".hidden snd_pcm_sw_params_copy");
 
 __typeof__(int) snd_pcm_sw_params_get_boundary(__typeof__(const snd_pcm_sw_params_t *) a0, __typeof__(snd_pcm_uframes_t *) a1) {
   return ((__typeof__(&snd_pcm_sw_params_get_boundary))tape_lazy_function(4, 228))(a0, a1);
 }
+__asm__(".hidden snd_pcm_sw_params_get_boundary");
 
 __typeof__(int) snd_pcm_sw_params_set_tstamp_mode(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_sw_params_t *) a1, __typeof__(snd_pcm_tstamp_t) a2) {
   return ((__typeof__(&snd_pcm_sw_params_set_tstamp_mode))tape_lazy_function(4, 229))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_sw_params_set_tstamp_mode");
 
 __typeof__(int) snd_pcm_sw_params_get_tstamp_mode(__typeof__(const snd_pcm_sw_params_t *) a0, __typeof__(snd_pcm_tstamp_t *) a1) {
   return ((__typeof__(&snd_pcm_sw_params_get_tstamp_mode))tape_lazy_function(4, 230))(a0, a1);
 }
+__asm__(".hidden snd_pcm_sw_params_get_tstamp_mode");
 
 __typeof__(int) snd_pcm_sw_params_set_tstamp_type(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_sw_params_t *) a1, __typeof__(snd_pcm_tstamp_type_t) a2) {
   return ((__typeof__(&snd_pcm_sw_params_set_tstamp_type))tape_lazy_function(4, 231))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_sw_params_set_tstamp_type");
 
 __typeof__(int) snd_pcm_sw_params_get_tstamp_type(__typeof__(const snd_pcm_sw_params_t *) a0, __typeof__(snd_pcm_tstamp_type_t *) a1) {
   return ((__typeof__(&snd_pcm_sw_params_get_tstamp_type))tape_lazy_function(4, 232))(a0, a1);
 }
+__asm__(".hidden snd_pcm_sw_params_get_tstamp_type");
 
 __typeof__(int) snd_pcm_sw_params_set_avail_min(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_sw_params_t *) a1, __typeof__(snd_pcm_uframes_t) a2) {
   return ((__typeof__(&snd_pcm_sw_params_set_avail_min))tape_lazy_function(4, 233))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_sw_params_set_avail_min");
 
 __typeof__(int) snd_pcm_sw_params_get_avail_min(__typeof__(const snd_pcm_sw_params_t *) a0, __typeof__(snd_pcm_uframes_t *) a1) {
   return ((__typeof__(&snd_pcm_sw_params_get_avail_min))tape_lazy_function(4, 234))(a0, a1);
 }
+__asm__(".hidden snd_pcm_sw_params_get_avail_min");
 
 __typeof__(int) snd_pcm_sw_params_set_period_event(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_sw_params_t *) a1, __typeof__(int) a2) {
   return ((__typeof__(&snd_pcm_sw_params_set_period_event))tape_lazy_function(4, 235))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_sw_params_set_period_event");
 
 __typeof__(int) snd_pcm_sw_params_get_period_event(__typeof__(const snd_pcm_sw_params_t *) a0, __typeof__(int *) a1) {
   return ((__typeof__(&snd_pcm_sw_params_get_period_event))tape_lazy_function(4, 236))(a0, a1);
 }
+__asm__(".hidden snd_pcm_sw_params_get_period_event");
 
 __typeof__(int) snd_pcm_sw_params_set_start_threshold(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_sw_params_t *) a1, __typeof__(snd_pcm_uframes_t) a2) {
   return ((__typeof__(&snd_pcm_sw_params_set_start_threshold))tape_lazy_function(4, 237))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_sw_params_set_start_threshold");
 
 __typeof__(int) snd_pcm_sw_params_get_start_threshold(__typeof__(const snd_pcm_sw_params_t *) a0, __typeof__(snd_pcm_uframes_t *) a1) {
   return ((__typeof__(&snd_pcm_sw_params_get_start_threshold))tape_lazy_function(4, 238))(a0, a1);
 }
+__asm__(".hidden snd_pcm_sw_params_get_start_threshold");
 
 __typeof__(int) snd_pcm_sw_params_set_stop_threshold(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_sw_params_t *) a1, __typeof__(snd_pcm_uframes_t) a2) {
   return ((__typeof__(&snd_pcm_sw_params_set_stop_threshold))tape_lazy_function(4, 239))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_sw_params_set_stop_threshold");
 
 __typeof__(int) snd_pcm_sw_params_get_stop_threshold(__typeof__(const snd_pcm_sw_params_t *) a0, __typeof__(snd_pcm_uframes_t *) a1) {
   return ((__typeof__(&snd_pcm_sw_params_get_stop_threshold))tape_lazy_function(4, 240))(a0, a1);
 }
+__asm__(".hidden snd_pcm_sw_params_get_stop_threshold");
 
 __typeof__(int) snd_pcm_sw_params_set_silence_threshold(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_sw_params_t *) a1, __typeof__(snd_pcm_uframes_t) a2) {
   return ((__typeof__(&snd_pcm_sw_params_set_silence_threshold))tape_lazy_function(4, 241))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_sw_params_set_silence_threshold");
 
 __typeof__(int) snd_pcm_sw_params_get_silence_threshold(__typeof__(const snd_pcm_sw_params_t *) a0, __typeof__(snd_pcm_uframes_t *) a1) {
   return ((__typeof__(&snd_pcm_sw_params_get_silence_threshold))tape_lazy_function(4, 242))(a0, a1);
 }
+__asm__(".hidden snd_pcm_sw_params_get_silence_threshold");
 
 __typeof__(int) snd_pcm_sw_params_set_silence_size(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_sw_params_t *) a1, __typeof__(snd_pcm_uframes_t) a2) {
   return ((__typeof__(&snd_pcm_sw_params_set_silence_size))tape_lazy_function(4, 243))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_sw_params_set_silence_size");
 
 __typeof__(int) snd_pcm_sw_params_get_silence_size(__typeof__(const snd_pcm_sw_params_t *) a0, __typeof__(snd_pcm_uframes_t *) a1) {
   return ((__typeof__(&snd_pcm_sw_params_get_silence_size))tape_lazy_function(4, 244))(a0, a1);
 }
+__asm__(".hidden snd_pcm_sw_params_get_silence_size");
 
 __typeof__(size_t) snd_pcm_access_mask_sizeof(void) {
   return ((__typeof__(&snd_pcm_access_mask_sizeof))tape_lazy_function(4, 245))();
 }
+__asm__(".hidden snd_pcm_access_mask_sizeof");
 
 __typeof__(int) snd_pcm_access_mask_malloc(__typeof__(snd_pcm_access_mask_t **) a0) {
   return ((__typeof__(&snd_pcm_access_mask_malloc))tape_lazy_function(4, 246))(a0);
 }
+__asm__(".hidden snd_pcm_access_mask_malloc");
 
 __typeof__(void) snd_pcm_access_mask_free(__typeof__(snd_pcm_access_mask_t *) a0) {
   ((__typeof__(&snd_pcm_access_mask_free))tape_lazy_function(4, 247))(a0);
 }
+__asm__(".hidden snd_pcm_access_mask_free");
 
 __typeof__(void) snd_pcm_access_mask_copy(__typeof__(snd_pcm_access_mask_t *) a0, __typeof__(const snd_pcm_access_mask_t *) a1) {
   ((__typeof__(&snd_pcm_access_mask_copy))tape_lazy_function(4, 248))(a0, a1);
 }
+__asm__(".hidden snd_pcm_access_mask_copy");
 
 __typeof__(void) snd_pcm_access_mask_none(__typeof__(snd_pcm_access_mask_t *) a0) {
   ((__typeof__(&snd_pcm_access_mask_none))tape_lazy_function(4, 249))(a0);
 }
+__asm__(".hidden snd_pcm_access_mask_none");
 
 __typeof__(void) snd_pcm_access_mask_any(__typeof__(snd_pcm_access_mask_t *) a0) {
   ((__typeof__(&snd_pcm_access_mask_any))tape_lazy_function(4, 250))(a0);
 }
+__asm__(".hidden snd_pcm_access_mask_any");
 
 __typeof__(int) snd_pcm_access_mask_test(__typeof__(const snd_pcm_access_mask_t *) a0, __typeof__(snd_pcm_access_t) a1) {
   return ((__typeof__(&snd_pcm_access_mask_test))tape_lazy_function(4, 251))(a0, a1);
 }
+__asm__(".hidden snd_pcm_access_mask_test");
 
 __typeof__(int) snd_pcm_access_mask_empty(__typeof__(const snd_pcm_access_mask_t *) a0) {
   return ((__typeof__(&snd_pcm_access_mask_empty))tape_lazy_function(4, 252))(a0);
 }
+__asm__(".hidden snd_pcm_access_mask_empty");
 
 __typeof__(void) snd_pcm_access_mask_set(__typeof__(snd_pcm_access_mask_t *) a0, __typeof__(snd_pcm_access_t) a1) {
   ((__typeof__(&snd_pcm_access_mask_set))tape_lazy_function(4, 253))(a0, a1);
 }
+__asm__(".hidden snd_pcm_access_mask_set");
 
 __typeof__(void) snd_pcm_access_mask_reset(__typeof__(snd_pcm_access_mask_t *) a0, __typeof__(snd_pcm_access_t) a1) {
   ((__typeof__(&snd_pcm_access_mask_reset))tape_lazy_function(4, 254))(a0, a1);
 }
+__asm__(".hidden snd_pcm_access_mask_reset");
 
 __typeof__(size_t) snd_pcm_format_mask_sizeof(void) {
   return ((__typeof__(&snd_pcm_format_mask_sizeof))tape_lazy_function(4, 255))();
 }
+__asm__(".hidden snd_pcm_format_mask_sizeof");
 
 __typeof__(int) snd_pcm_format_mask_malloc(__typeof__(snd_pcm_format_mask_t **) a0) {
   return ((__typeof__(&snd_pcm_format_mask_malloc))tape_lazy_function(4, 256))(a0);
 }
+__asm__(".hidden snd_pcm_format_mask_malloc");
 
 __typeof__(void) snd_pcm_format_mask_free(__typeof__(snd_pcm_format_mask_t *) a0) {
   ((__typeof__(&snd_pcm_format_mask_free))tape_lazy_function(4, 257))(a0);
 }
+__asm__(".hidden snd_pcm_format_mask_free");
 
 __typeof__(void) snd_pcm_format_mask_copy(__typeof__(snd_pcm_format_mask_t *) a0, __typeof__(const snd_pcm_format_mask_t *) a1) {
   ((__typeof__(&snd_pcm_format_mask_copy))tape_lazy_function(4, 258))(a0, a1);
 }
+__asm__(".hidden snd_pcm_format_mask_copy");
 
 __typeof__(void) snd_pcm_format_mask_none(__typeof__(snd_pcm_format_mask_t *) a0) {
   ((__typeof__(&snd_pcm_format_mask_none))tape_lazy_function(4, 259))(a0);
 }
+__asm__(".hidden snd_pcm_format_mask_none");
 
 __typeof__(void) snd_pcm_format_mask_any(__typeof__(snd_pcm_format_mask_t *) a0) {
   ((__typeof__(&snd_pcm_format_mask_any))tape_lazy_function(4, 260))(a0);
 }
+__asm__(".hidden snd_pcm_format_mask_any");
 
 __typeof__(int) snd_pcm_format_mask_test(__typeof__(const snd_pcm_format_mask_t *) a0, __typeof__(snd_pcm_format_t) a1) {
   return ((__typeof__(&snd_pcm_format_mask_test))tape_lazy_function(4, 261))(a0, a1);
 }
+__asm__(".hidden snd_pcm_format_mask_test");
 
 __typeof__(int) snd_pcm_format_mask_empty(__typeof__(const snd_pcm_format_mask_t *) a0) {
   return ((__typeof__(&snd_pcm_format_mask_empty))tape_lazy_function(4, 262))(a0);
 }
+__asm__(".hidden snd_pcm_format_mask_empty");
 
 __typeof__(void) snd_pcm_format_mask_set(__typeof__(snd_pcm_format_mask_t *) a0, __typeof__(snd_pcm_format_t) a1) {
   ((__typeof__(&snd_pcm_format_mask_set))tape_lazy_function(4, 263))(a0, a1);
 }
+__asm__(".hidden snd_pcm_format_mask_set");
 
 __typeof__(void) snd_pcm_format_mask_reset(__typeof__(snd_pcm_format_mask_t *) a0, __typeof__(snd_pcm_format_t) a1) {
   ((__typeof__(&snd_pcm_format_mask_reset))tape_lazy_function(4, 264))(a0, a1);
 }
+__asm__(".hidden snd_pcm_format_mask_reset");
 
 __typeof__(size_t) snd_pcm_subformat_mask_sizeof(void) {
   return ((__typeof__(&snd_pcm_subformat_mask_sizeof))tape_lazy_function(4, 265))();
 }
+__asm__(".hidden snd_pcm_subformat_mask_sizeof");
 
 __typeof__(int) snd_pcm_subformat_mask_malloc(__typeof__(snd_pcm_subformat_mask_t **) a0) {
   return ((__typeof__(&snd_pcm_subformat_mask_malloc))tape_lazy_function(4, 266))(a0);
 }
+__asm__(".hidden snd_pcm_subformat_mask_malloc");
 
 __typeof__(void) snd_pcm_subformat_mask_free(__typeof__(snd_pcm_subformat_mask_t *) a0) {
   ((__typeof__(&snd_pcm_subformat_mask_free))tape_lazy_function(4, 267))(a0);
 }
+__asm__(".hidden snd_pcm_subformat_mask_free");
 
 __typeof__(void) snd_pcm_subformat_mask_copy(__typeof__(snd_pcm_subformat_mask_t *) a0, __typeof__(const snd_pcm_subformat_mask_t *) a1) {
   ((__typeof__(&snd_pcm_subformat_mask_copy))tape_lazy_function(4, 268))(a0, a1);
 }
+__asm__(".hidden snd_pcm_subformat_mask_copy");
 
 __typeof__(void) snd_pcm_subformat_mask_none(__typeof__(snd_pcm_subformat_mask_t *) a0) {
   ((__typeof__(&snd_pcm_subformat_mask_none))tape_lazy_function(4, 269))(a0);
 }
+__asm__(".hidden snd_pcm_subformat_mask_none");
 
 __typeof__(void) snd_pcm_subformat_mask_any(__typeof__(snd_pcm_subformat_mask_t *) a0) {
   ((__typeof__(&snd_pcm_subformat_mask_any))tape_lazy_function(4, 270))(a0);
 }
+__asm__(".hidden snd_pcm_subformat_mask_any");
 
 __typeof__(int) snd_pcm_subformat_mask_test(__typeof__(const snd_pcm_subformat_mask_t *) a0, __typeof__(snd_pcm_subformat_t) a1) {
   return ((__typeof__(&snd_pcm_subformat_mask_test))tape_lazy_function(4, 271))(a0, a1);
 }
+__asm__(".hidden snd_pcm_subformat_mask_test");
 
 __typeof__(int) snd_pcm_subformat_mask_empty(__typeof__(const snd_pcm_subformat_mask_t *) a0) {
   return ((__typeof__(&snd_pcm_subformat_mask_empty))tape_lazy_function(4, 272))(a0);
 }
+__asm__(".hidden snd_pcm_subformat_mask_empty");
 
 __typeof__(void) snd_pcm_subformat_mask_set(__typeof__(snd_pcm_subformat_mask_t *) a0, __typeof__(snd_pcm_subformat_t) a1) {
   ((__typeof__(&snd_pcm_subformat_mask_set))tape_lazy_function(4, 273))(a0, a1);
 }
+__asm__(".hidden snd_pcm_subformat_mask_set");
 
 __typeof__(void) snd_pcm_subformat_mask_reset(__typeof__(snd_pcm_subformat_mask_t *) a0, __typeof__(snd_pcm_subformat_t) a1) {
   ((__typeof__(&snd_pcm_subformat_mask_reset))tape_lazy_function(4, 274))(a0, a1);
 }
+__asm__(".hidden snd_pcm_subformat_mask_reset");
 
 __typeof__(size_t) snd_pcm_status_sizeof(void) {
   return ((__typeof__(&snd_pcm_status_sizeof))tape_lazy_function(4, 275))();
 }
+__asm__(".hidden snd_pcm_status_sizeof");
 
 __typeof__(int) snd_pcm_status_malloc(__typeof__(snd_pcm_status_t **) a0) {
   return ((__typeof__(&snd_pcm_status_malloc))tape_lazy_function(4, 276))(a0);
 }
+__asm__(".hidden snd_pcm_status_malloc");
 
 __typeof__(void) snd_pcm_status_free(__typeof__(snd_pcm_status_t *) a0) {
   ((__typeof__(&snd_pcm_status_free))tape_lazy_function(4, 277))(a0);
 }
+__asm__(".hidden snd_pcm_status_free");
 
 __typeof__(void) snd_pcm_status_copy(__typeof__(snd_pcm_status_t *) a0, __typeof__(const snd_pcm_status_t *) a1) {
   ((__typeof__(&snd_pcm_status_copy))tape_lazy_function(4, 278))(a0, a1);
 }
+__asm__(".hidden snd_pcm_status_copy");
 
 __typeof__(snd_pcm_state_t) snd_pcm_status_get_state(__typeof__(const snd_pcm_status_t *) a0) {
   return ((__typeof__(&snd_pcm_status_get_state))tape_lazy_function(4, 279))(a0);
 }
+__asm__(".hidden snd_pcm_status_get_state");
 
 __typeof__(void) snd_pcm_status_get_trigger_tstamp(__typeof__(const snd_pcm_status_t *) a0, __typeof__(snd_timestamp_t *) a1) {
   ((__typeof__(&snd_pcm_status_get_trigger_tstamp))tape_lazy_function(4, 280))(a0, a1);
 }
+__asm__(".hidden snd_pcm_status_get_trigger_tstamp");
 
 __typeof__(void) snd_pcm_status_get_trigger_htstamp(__typeof__(const snd_pcm_status_t *) a0, __typeof__(snd_htimestamp_t *) a1) {
   ((__typeof__(&snd_pcm_status_get_trigger_htstamp))tape_lazy_function(4, 281))(a0, a1);
 }
+__asm__(".hidden snd_pcm_status_get_trigger_htstamp");
 
 __typeof__(void) snd_pcm_status_get_tstamp(__typeof__(const snd_pcm_status_t *) a0, __typeof__(snd_timestamp_t *) a1) {
   ((__typeof__(&snd_pcm_status_get_tstamp))tape_lazy_function(4, 282))(a0, a1);
 }
+__asm__(".hidden snd_pcm_status_get_tstamp");
 
 __typeof__(void) snd_pcm_status_get_htstamp(__typeof__(const snd_pcm_status_t *) a0, __typeof__(snd_htimestamp_t *) a1) {
   ((__typeof__(&snd_pcm_status_get_htstamp))tape_lazy_function(4, 283))(a0, a1);
 }
+__asm__(".hidden snd_pcm_status_get_htstamp");
 
 __typeof__(void) snd_pcm_status_get_audio_htstamp(__typeof__(const snd_pcm_status_t *) a0, __typeof__(snd_htimestamp_t *) a1) {
   ((__typeof__(&snd_pcm_status_get_audio_htstamp))tape_lazy_function(4, 284))(a0, a1);
 }
+__asm__(".hidden snd_pcm_status_get_audio_htstamp");
 
 __typeof__(void) snd_pcm_status_get_driver_htstamp(__typeof__(const snd_pcm_status_t *) a0, __typeof__(snd_htimestamp_t *) a1) {
   ((__typeof__(&snd_pcm_status_get_driver_htstamp))tape_lazy_function(4, 285))(a0, a1);
 }
+__asm__(".hidden snd_pcm_status_get_driver_htstamp");
 
 __typeof__(void) snd_pcm_status_get_audio_htstamp_report(__typeof__(const snd_pcm_status_t *) a0, __typeof__(snd_pcm_audio_tstamp_report_t *) a1) {
   ((__typeof__(&snd_pcm_status_get_audio_htstamp_report))tape_lazy_function(4, 286))(a0, a1);
 }
+__asm__(".hidden snd_pcm_status_get_audio_htstamp_report");
 
 __typeof__(void) snd_pcm_status_set_audio_htstamp_config(__typeof__(snd_pcm_status_t *) a0, __typeof__(snd_pcm_audio_tstamp_config_t *) a1) {
   ((__typeof__(&snd_pcm_status_set_audio_htstamp_config))tape_lazy_function(4, 287))(a0, a1);
 }
+__asm__(".hidden snd_pcm_status_set_audio_htstamp_config");
 
 __typeof__(snd_pcm_sframes_t) snd_pcm_status_get_delay(__typeof__(const snd_pcm_status_t *) a0) {
   return ((__typeof__(&snd_pcm_status_get_delay))tape_lazy_function(4, 288))(a0);
 }
+__asm__(".hidden snd_pcm_status_get_delay");
 
 __typeof__(snd_pcm_uframes_t) snd_pcm_status_get_avail(__typeof__(const snd_pcm_status_t *) a0) {
   return ((__typeof__(&snd_pcm_status_get_avail))tape_lazy_function(4, 289))(a0);
 }
+__asm__(".hidden snd_pcm_status_get_avail");
 
 __typeof__(snd_pcm_uframes_t) snd_pcm_status_get_avail_max(__typeof__(const snd_pcm_status_t *) a0) {
   return ((__typeof__(&snd_pcm_status_get_avail_max))tape_lazy_function(4, 290))(a0);
 }
+__asm__(".hidden snd_pcm_status_get_avail_max");
 
 __typeof__(snd_pcm_uframes_t) snd_pcm_status_get_overrange(__typeof__(const snd_pcm_status_t *) a0) {
   return ((__typeof__(&snd_pcm_status_get_overrange))tape_lazy_function(4, 291))(a0);
 }
+__asm__(".hidden snd_pcm_status_get_overrange");
 
 __typeof__(const char *) snd_pcm_type_name(__typeof__(snd_pcm_type_t) a0) {
   return ((__typeof__(&snd_pcm_type_name))tape_lazy_function(4, 292))(a0);
 }
+__asm__(".hidden snd_pcm_type_name");
 
 __typeof__(const char *) snd_pcm_stream_name(__typeof__(const snd_pcm_stream_t) a0) {
   return ((__typeof__(&snd_pcm_stream_name))tape_lazy_function(4, 293))(a0);
 }
+__asm__(".hidden snd_pcm_stream_name");
 
 __typeof__(const char *) snd_pcm_access_name(__typeof__(const snd_pcm_access_t) a0) {
   return ((__typeof__(&snd_pcm_access_name))tape_lazy_function(4, 294))(a0);
 }
+__asm__(".hidden snd_pcm_access_name");
 
 __typeof__(const char *) snd_pcm_format_name(__typeof__(const snd_pcm_format_t) a0) {
   return ((__typeof__(&snd_pcm_format_name))tape_lazy_function(4, 295))(a0);
 }
+__asm__(".hidden snd_pcm_format_name");
 
 __typeof__(const char *) snd_pcm_format_description(__typeof__(const snd_pcm_format_t) a0) {
   return ((__typeof__(&snd_pcm_format_description))tape_lazy_function(4, 296))(a0);
 }
+__asm__(".hidden snd_pcm_format_description");
 
 __typeof__(const char *) snd_pcm_subformat_name(__typeof__(const snd_pcm_subformat_t) a0) {
   return ((__typeof__(&snd_pcm_subformat_name))tape_lazy_function(4, 297))(a0);
 }
+__asm__(".hidden snd_pcm_subformat_name");
 
 __typeof__(const char *) snd_pcm_subformat_description(__typeof__(const snd_pcm_subformat_t) a0) {
   return ((__typeof__(&snd_pcm_subformat_description))tape_lazy_function(4, 298))(a0);
 }
+__asm__(".hidden snd_pcm_subformat_description");
 
 __typeof__(snd_pcm_format_t) snd_pcm_format_value(__typeof__(const char *) a0) {
   return ((__typeof__(&snd_pcm_format_value))tape_lazy_function(4, 299))(a0);
 }
+__asm__(".hidden snd_pcm_format_value");
 
 __typeof__(const char *) snd_pcm_tstamp_mode_name(__typeof__(const snd_pcm_tstamp_t) a0) {
   return ((__typeof__(&snd_pcm_tstamp_mode_name))tape_lazy_function(4, 300))(a0);
 }
+__asm__(".hidden snd_pcm_tstamp_mode_name");
 
 __typeof__(const char *) snd_pcm_state_name(__typeof__(const snd_pcm_state_t) a0) {
   return ((__typeof__(&snd_pcm_state_name))tape_lazy_function(4, 301))(a0);
 }
+__asm__(".hidden snd_pcm_state_name");
 
 __typeof__(int) snd_pcm_dump(__typeof__(snd_pcm_t *) a0, __typeof__(snd_output_t *) a1) {
   return ((__typeof__(&snd_pcm_dump))tape_lazy_function(4, 302))(a0, a1);
 }
+__asm__(".hidden snd_pcm_dump");
 
 __typeof__(int) snd_pcm_dump_hw_setup(__typeof__(snd_pcm_t *) a0, __typeof__(snd_output_t *) a1) {
   return ((__typeof__(&snd_pcm_dump_hw_setup))tape_lazy_function(4, 303))(a0, a1);
 }
+__asm__(".hidden snd_pcm_dump_hw_setup");
 
 __typeof__(int) snd_pcm_dump_sw_setup(__typeof__(snd_pcm_t *) a0, __typeof__(snd_output_t *) a1) {
   return ((__typeof__(&snd_pcm_dump_sw_setup))tape_lazy_function(4, 304))(a0, a1);
 }
+__asm__(".hidden snd_pcm_dump_sw_setup");
 
 __typeof__(int) snd_pcm_dump_setup(__typeof__(snd_pcm_t *) a0, __typeof__(snd_output_t *) a1) {
   return ((__typeof__(&snd_pcm_dump_setup))tape_lazy_function(4, 305))(a0, a1);
 }
+__asm__(".hidden snd_pcm_dump_setup");
 
 __typeof__(int) snd_pcm_hw_params_dump(__typeof__(snd_pcm_hw_params_t *) a0, __typeof__(snd_output_t *) a1) {
   return ((__typeof__(&snd_pcm_hw_params_dump))tape_lazy_function(4, 306))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hw_params_dump");
 
 __typeof__(int) snd_pcm_sw_params_dump(__typeof__(snd_pcm_sw_params_t *) a0, __typeof__(snd_output_t *) a1) {
   return ((__typeof__(&snd_pcm_sw_params_dump))tape_lazy_function(4, 307))(a0, a1);
 }
+__asm__(".hidden snd_pcm_sw_params_dump");
 
 __typeof__(int) snd_pcm_status_dump(__typeof__(snd_pcm_status_t *) a0, __typeof__(snd_output_t *) a1) {
   return ((__typeof__(&snd_pcm_status_dump))tape_lazy_function(4, 308))(a0, a1);
 }
+__asm__(".hidden snd_pcm_status_dump");
 
 __typeof__(int) snd_pcm_mmap_begin(__typeof__(snd_pcm_t *) a0, __typeof__(const snd_pcm_channel_area_t **) a1, __typeof__(snd_pcm_uframes_t *) a2, __typeof__(snd_pcm_uframes_t *) a3) {
   return ((__typeof__(&snd_pcm_mmap_begin))tape_lazy_function(4, 309))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_mmap_begin");
 
 __typeof__(snd_pcm_sframes_t) snd_pcm_mmap_commit(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_uframes_t) a1, __typeof__(snd_pcm_uframes_t) a2) {
   return ((__typeof__(&snd_pcm_mmap_commit))tape_lazy_function(4, 310))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_mmap_commit");
 
 __typeof__(snd_pcm_sframes_t) snd_pcm_mmap_writei(__typeof__(snd_pcm_t *) a0, __typeof__(const void *) a1, __typeof__(snd_pcm_uframes_t) a2) {
   return ((__typeof__(&snd_pcm_mmap_writei))tape_lazy_function(4, 311))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_mmap_writei");
 
 __typeof__(snd_pcm_sframes_t) snd_pcm_mmap_readi(__typeof__(snd_pcm_t *) a0, __typeof__(void *) a1, __typeof__(snd_pcm_uframes_t) a2) {
   return ((__typeof__(&snd_pcm_mmap_readi))tape_lazy_function(4, 312))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_mmap_readi");
 
 __typeof__(snd_pcm_sframes_t) snd_pcm_mmap_writen(__typeof__(snd_pcm_t *) a0, __typeof__(void **) a1, __typeof__(snd_pcm_uframes_t) a2) {
   return ((__typeof__(&snd_pcm_mmap_writen))tape_lazy_function(4, 313))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_mmap_writen");
 
 __typeof__(snd_pcm_sframes_t) snd_pcm_mmap_readn(__typeof__(snd_pcm_t *) a0, __typeof__(void **) a1, __typeof__(snd_pcm_uframes_t) a2) {
   return ((__typeof__(&snd_pcm_mmap_readn))tape_lazy_function(4, 314))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_mmap_readn");
 
 __typeof__(int) snd_pcm_format_signed(__typeof__(snd_pcm_format_t) a0) {
   return ((__typeof__(&snd_pcm_format_signed))tape_lazy_function(4, 315))(a0);
 }
+__asm__(".hidden snd_pcm_format_signed");
 
 __typeof__(int) snd_pcm_format_unsigned(__typeof__(snd_pcm_format_t) a0) {
   return ((__typeof__(&snd_pcm_format_unsigned))tape_lazy_function(4, 316))(a0);
 }
+__asm__(".hidden snd_pcm_format_unsigned");
 
 __typeof__(int) snd_pcm_format_linear(__typeof__(snd_pcm_format_t) a0) {
   return ((__typeof__(&snd_pcm_format_linear))tape_lazy_function(4, 317))(a0);
 }
+__asm__(".hidden snd_pcm_format_linear");
 
 __typeof__(int) snd_pcm_format_float(__typeof__(snd_pcm_format_t) a0) {
   return ((__typeof__(&snd_pcm_format_float))tape_lazy_function(4, 318))(a0);
 }
+__asm__(".hidden snd_pcm_format_float");
 
 __typeof__(int) snd_pcm_format_little_endian(__typeof__(snd_pcm_format_t) a0) {
   return ((__typeof__(&snd_pcm_format_little_endian))tape_lazy_function(4, 319))(a0);
 }
+__asm__(".hidden snd_pcm_format_little_endian");
 
 __typeof__(int) snd_pcm_format_big_endian(__typeof__(snd_pcm_format_t) a0) {
   return ((__typeof__(&snd_pcm_format_big_endian))tape_lazy_function(4, 320))(a0);
 }
+__asm__(".hidden snd_pcm_format_big_endian");
 
 __typeof__(int) snd_pcm_format_cpu_endian(__typeof__(snd_pcm_format_t) a0) {
   return ((__typeof__(&snd_pcm_format_cpu_endian))tape_lazy_function(4, 321))(a0);
 }
+__asm__(".hidden snd_pcm_format_cpu_endian");
 
 __typeof__(int) snd_pcm_format_width(__typeof__(snd_pcm_format_t) a0) {
   return ((__typeof__(&snd_pcm_format_width))tape_lazy_function(4, 322))(a0);
 }
+__asm__(".hidden snd_pcm_format_width");
 
 __typeof__(int) snd_pcm_format_physical_width(__typeof__(snd_pcm_format_t) a0) {
   return ((__typeof__(&snd_pcm_format_physical_width))tape_lazy_function(4, 323))(a0);
 }
+__asm__(".hidden snd_pcm_format_physical_width");
 
 __typeof__(snd_pcm_format_t) snd_pcm_build_linear_format(__typeof__(int) a0, __typeof__(int) a1, __typeof__(int) a2, __typeof__(int) a3) {
   return ((__typeof__(&snd_pcm_build_linear_format))tape_lazy_function(4, 324))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_build_linear_format");
 
 __typeof__(ssize_t) snd_pcm_format_size(__typeof__(snd_pcm_format_t) a0, __typeof__(size_t) a1) {
   return ((__typeof__(&snd_pcm_format_size))tape_lazy_function(4, 325))(a0, a1);
 }
+__asm__(".hidden snd_pcm_format_size");
 
 __typeof__(uint8_t) snd_pcm_format_silence(__typeof__(snd_pcm_format_t) a0) {
   return ((__typeof__(&snd_pcm_format_silence))tape_lazy_function(4, 326))(a0);
 }
+__asm__(".hidden snd_pcm_format_silence");
 
 __typeof__(uint16_t) snd_pcm_format_silence_16(__typeof__(snd_pcm_format_t) a0) {
   return ((__typeof__(&snd_pcm_format_silence_16))tape_lazy_function(4, 327))(a0);
 }
+__asm__(".hidden snd_pcm_format_silence_16");
 
 __typeof__(uint32_t) snd_pcm_format_silence_32(__typeof__(snd_pcm_format_t) a0) {
   return ((__typeof__(&snd_pcm_format_silence_32))tape_lazy_function(4, 328))(a0);
 }
+__asm__(".hidden snd_pcm_format_silence_32");
 
 __typeof__(uint64_t) snd_pcm_format_silence_64(__typeof__(snd_pcm_format_t) a0) {
   return ((__typeof__(&snd_pcm_format_silence_64))tape_lazy_function(4, 329))(a0);
 }
+__asm__(".hidden snd_pcm_format_silence_64");
 
 __typeof__(int) snd_pcm_format_set_silence(__typeof__(snd_pcm_format_t) a0, __typeof__(void *) a1, __typeof__(unsigned int) a2) {
   return ((__typeof__(&snd_pcm_format_set_silence))tape_lazy_function(4, 330))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_format_set_silence");
 
 __typeof__(snd_pcm_sframes_t) snd_pcm_bytes_to_frames(__typeof__(snd_pcm_t *) a0, __typeof__(ssize_t) a1) {
   return ((__typeof__(&snd_pcm_bytes_to_frames))tape_lazy_function(4, 331))(a0, a1);
 }
+__asm__(".hidden snd_pcm_bytes_to_frames");
 
 __typeof__(ssize_t) snd_pcm_frames_to_bytes(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_sframes_t) a1) {
   return ((__typeof__(&snd_pcm_frames_to_bytes))tape_lazy_function(4, 332))(a0, a1);
 }
+__asm__(".hidden snd_pcm_frames_to_bytes");
 
 __typeof__(long) snd_pcm_bytes_to_samples(__typeof__(snd_pcm_t *) a0, __typeof__(ssize_t) a1) {
   return ((__typeof__(&snd_pcm_bytes_to_samples))tape_lazy_function(4, 333))(a0, a1);
 }
+__asm__(".hidden snd_pcm_bytes_to_samples");
 
 __typeof__(ssize_t) snd_pcm_samples_to_bytes(__typeof__(snd_pcm_t *) a0, __typeof__(long) a1) {
   return ((__typeof__(&snd_pcm_samples_to_bytes))tape_lazy_function(4, 334))(a0, a1);
 }
+__asm__(".hidden snd_pcm_samples_to_bytes");
 
 __typeof__(int) snd_pcm_area_silence(__typeof__(const snd_pcm_channel_area_t *) a0, __typeof__(snd_pcm_uframes_t) a1, __typeof__(unsigned int) a2, __typeof__(snd_pcm_format_t) a3) {
   return ((__typeof__(&snd_pcm_area_silence))tape_lazy_function(4, 335))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_area_silence");
 
 __typeof__(int) snd_pcm_areas_silence(__typeof__(const snd_pcm_channel_area_t *) a0, __typeof__(snd_pcm_uframes_t) a1, __typeof__(unsigned int) a2, __typeof__(snd_pcm_uframes_t) a3, __typeof__(snd_pcm_format_t) a4) {
   return ((__typeof__(&snd_pcm_areas_silence))tape_lazy_function(4, 336))(a0, a1, a2, a3, a4);
 }
+__asm__(".hidden snd_pcm_areas_silence");
 
 __typeof__(int) snd_pcm_area_copy(__typeof__(const snd_pcm_channel_area_t *) a0, __typeof__(snd_pcm_uframes_t) a1, __typeof__(const snd_pcm_channel_area_t *) a2, __typeof__(snd_pcm_uframes_t) a3, __typeof__(unsigned int) a4, __typeof__(snd_pcm_format_t) a5) {
   return ((__typeof__(&snd_pcm_area_copy))tape_lazy_function(4, 337))(a0, a1, a2, a3, a4, a5);
 }
+__asm__(".hidden snd_pcm_area_copy");
 
 __typeof__(int) snd_pcm_areas_copy(__typeof__(const snd_pcm_channel_area_t *) a0, __typeof__(snd_pcm_uframes_t) a1, __typeof__(const snd_pcm_channel_area_t *) a2, __typeof__(snd_pcm_uframes_t) a3, __typeof__(unsigned int) a4, __typeof__(snd_pcm_uframes_t) a5, __typeof__(snd_pcm_format_t) a6) {
   return ((__typeof__(&snd_pcm_areas_copy))tape_lazy_function(4, 338))(a0, a1, a2, a3, a4, a5, a6);
 }
+__asm__(".hidden snd_pcm_areas_copy");
 
 __typeof__(int) snd_pcm_areas_copy_wrap(__typeof__(const snd_pcm_channel_area_t *) a0, __typeof__(snd_pcm_uframes_t) a1, __typeof__(const snd_pcm_uframes_t) a2, __typeof__(const snd_pcm_channel_area_t *) a3, __typeof__(snd_pcm_uframes_t) a4, __typeof__(const snd_pcm_uframes_t) a5, __typeof__(const unsigned int) a6, __typeof__(snd_pcm_uframes_t) a7, __typeof__(const snd_pcm_format_t) a8) {
   return ((__typeof__(&snd_pcm_areas_copy_wrap))tape_lazy_function(4, 339))(a0, a1, a2, a3, a4, a5, a6, a7, a8);
 }
+__asm__(".hidden snd_pcm_areas_copy_wrap");
 
 __typeof__(snd_pcm_t *) snd_pcm_hook_get_pcm(__typeof__(snd_pcm_hook_t *) a0) {
   return ((__typeof__(&snd_pcm_hook_get_pcm))tape_lazy_function(4, 340))(a0);
 }
+__asm__(".hidden snd_pcm_hook_get_pcm");
 
 __typeof__(void *) snd_pcm_hook_get_private(__typeof__(snd_pcm_hook_t *) a0) {
   return ((__typeof__(&snd_pcm_hook_get_private))tape_lazy_function(4, 341))(a0);
 }
+__asm__(".hidden snd_pcm_hook_get_private");
 
 __typeof__(void) snd_pcm_hook_set_private(__typeof__(snd_pcm_hook_t *) a0, __typeof__(void *) a1) {
   ((__typeof__(&snd_pcm_hook_set_private))tape_lazy_function(4, 342))(a0, a1);
 }
+__asm__(".hidden snd_pcm_hook_set_private");
 
 __typeof__(int) snd_pcm_hook_add(__typeof__(snd_pcm_hook_t **) a0, __typeof__(snd_pcm_t *) a1, __typeof__(snd_pcm_hook_type_t) a2, __typeof__(snd_pcm_hook_func_t) a3, __typeof__(void *) a4) {
   return ((__typeof__(&snd_pcm_hook_add))tape_lazy_function(4, 343))(a0, a1, a2, a3, a4);
 }
+__asm__(".hidden snd_pcm_hook_add");
 
 __typeof__(int) snd_pcm_hook_remove(__typeof__(snd_pcm_hook_t *) a0) {
   return ((__typeof__(&snd_pcm_hook_remove))tape_lazy_function(4, 344))(a0);
 }
+__asm__(".hidden snd_pcm_hook_remove");
 
 __typeof__(snd_pcm_uframes_t) snd_pcm_meter_get_bufsize(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_meter_get_bufsize))tape_lazy_function(4, 345))(a0);
 }
+__asm__(".hidden snd_pcm_meter_get_bufsize");
 
 __typeof__(unsigned int) snd_pcm_meter_get_channels(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_meter_get_channels))tape_lazy_function(4, 346))(a0);
 }
+__asm__(".hidden snd_pcm_meter_get_channels");
 
 __typeof__(unsigned int) snd_pcm_meter_get_rate(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_meter_get_rate))tape_lazy_function(4, 347))(a0);
 }
+__asm__(".hidden snd_pcm_meter_get_rate");
 
 __typeof__(snd_pcm_uframes_t) snd_pcm_meter_get_now(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_meter_get_now))tape_lazy_function(4, 348))(a0);
 }
+__asm__(".hidden snd_pcm_meter_get_now");
 
 __typeof__(snd_pcm_uframes_t) snd_pcm_meter_get_boundary(__typeof__(snd_pcm_t *) a0) {
   return ((__typeof__(&snd_pcm_meter_get_boundary))tape_lazy_function(4, 349))(a0);
 }
+__asm__(".hidden snd_pcm_meter_get_boundary");
 
 __typeof__(int) snd_pcm_meter_add_scope(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_scope_t *) a1) {
   return ((__typeof__(&snd_pcm_meter_add_scope))tape_lazy_function(4, 350))(a0, a1);
 }
+__asm__(".hidden snd_pcm_meter_add_scope");
 
 __typeof__(snd_pcm_scope_t *) snd_pcm_meter_search_scope(__typeof__(snd_pcm_t *) a0, __typeof__(const char *) a1) {
   return ((__typeof__(&snd_pcm_meter_search_scope))tape_lazy_function(4, 351))(a0, a1);
 }
+__asm__(".hidden snd_pcm_meter_search_scope");
 
 __typeof__(int) snd_pcm_scope_malloc(__typeof__(snd_pcm_scope_t **) a0) {
   return ((__typeof__(&snd_pcm_scope_malloc))tape_lazy_function(4, 352))(a0);
 }
+__asm__(".hidden snd_pcm_scope_malloc");
 
 __typeof__(void) snd_pcm_scope_set_ops(__typeof__(snd_pcm_scope_t *) a0, __typeof__(const snd_pcm_scope_ops_t *) a1) {
   ((__typeof__(&snd_pcm_scope_set_ops))tape_lazy_function(4, 353))(a0, a1);
 }
+__asm__(".hidden snd_pcm_scope_set_ops");
 
 __typeof__(void) snd_pcm_scope_set_name(__typeof__(snd_pcm_scope_t *) a0, __typeof__(const char *) a1) {
   ((__typeof__(&snd_pcm_scope_set_name))tape_lazy_function(4, 354))(a0, a1);
 }
+__asm__(".hidden snd_pcm_scope_set_name");
 
 __typeof__(const char *) snd_pcm_scope_get_name(__typeof__(snd_pcm_scope_t *) a0) {
   return ((__typeof__(&snd_pcm_scope_get_name))tape_lazy_function(4, 355))(a0);
 }
+__asm__(".hidden snd_pcm_scope_get_name");
 
 __typeof__(void *) snd_pcm_scope_get_callback_private(__typeof__(snd_pcm_scope_t *) a0) {
   return ((__typeof__(&snd_pcm_scope_get_callback_private))tape_lazy_function(4, 356))(a0);
 }
+__asm__(".hidden snd_pcm_scope_get_callback_private");
 
 __typeof__(void) snd_pcm_scope_set_callback_private(__typeof__(snd_pcm_scope_t *) a0, __typeof__(void *) a1) {
   ((__typeof__(&snd_pcm_scope_set_callback_private))tape_lazy_function(4, 357))(a0, a1);
 }
+__asm__(".hidden snd_pcm_scope_set_callback_private");
 
 __typeof__(int) snd_pcm_scope_s16_open(__typeof__(snd_pcm_t *) a0, __typeof__(const char *) a1, __typeof__(snd_pcm_scope_t **) a2) {
   return ((__typeof__(&snd_pcm_scope_s16_open))tape_lazy_function(4, 358))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_scope_s16_open");
 
 __typeof__(int16_t *) snd_pcm_scope_s16_get_channel_buffer(__typeof__(snd_pcm_scope_t *) a0, __typeof__(unsigned int) a1) {
   return ((__typeof__(&snd_pcm_scope_s16_get_channel_buffer))tape_lazy_function(4, 359))(a0, a1);
 }
+__asm__(".hidden snd_pcm_scope_s16_get_channel_buffer");
 
 __typeof__(int) snd_spcm_init(__typeof__(snd_pcm_t *) a0, __typeof__(unsigned int) a1, __typeof__(unsigned int) a2, __typeof__(snd_pcm_format_t) a3, __typeof__(snd_pcm_subformat_t) a4, __typeof__(snd_spcm_latency_t) a5, __typeof__(snd_pcm_access_t) a6, __typeof__(snd_spcm_xrun_type_t) a7) {
   return ((__typeof__(&snd_spcm_init))tape_lazy_function(4, 360))(a0, a1, a2, a3, a4, a5, a6, a7);
 }
+__asm__(".hidden snd_spcm_init");
 
 __typeof__(int) snd_spcm_init_duplex(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_t *) a1, __typeof__(unsigned int) a2, __typeof__(unsigned int) a3, __typeof__(snd_pcm_format_t) a4, __typeof__(snd_pcm_subformat_t) a5, __typeof__(snd_spcm_latency_t) a6, __typeof__(snd_pcm_access_t) a7, __typeof__(snd_spcm_xrun_type_t) a8, __typeof__(snd_spcm_duplex_type_t) a9) {
   return ((__typeof__(&snd_spcm_init_duplex))tape_lazy_function(4, 361))(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9);
 }
+__asm__(".hidden snd_spcm_init_duplex");
 
 __typeof__(int) snd_spcm_init_get_params(__typeof__(snd_pcm_t *) a0, __typeof__(unsigned int *) a1, __typeof__(snd_pcm_uframes_t *) a2, __typeof__(snd_pcm_uframes_t *) a3) {
   return ((__typeof__(&snd_spcm_init_get_params))tape_lazy_function(4, 362))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_spcm_init_get_params");
 
 __typeof__(const char *) snd_pcm_start_mode_name(__typeof__(snd_pcm_start_t) a0) {
   return ((__typeof__(&snd_pcm_start_mode_name))tape_lazy_function(4, 363))(a0);
 }
+__asm__(".hidden snd_pcm_start_mode_name");
 
 __typeof__(const char *) snd_pcm_xrun_mode_name(__typeof__(snd_pcm_xrun_t) a0) {
   return ((__typeof__(&snd_pcm_xrun_mode_name))tape_lazy_function(4, 364))(a0);
 }
+__asm__(".hidden snd_pcm_xrun_mode_name");
 
 __typeof__(int) snd_pcm_sw_params_set_start_mode(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_sw_params_t *) a1, __typeof__(snd_pcm_start_t) a2) {
   return ((__typeof__(&snd_pcm_sw_params_set_start_mode))tape_lazy_function(4, 365))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_sw_params_set_start_mode");
 
 __typeof__(snd_pcm_start_t) snd_pcm_sw_params_get_start_mode(__typeof__(const snd_pcm_sw_params_t *) a0) {
   return ((__typeof__(&snd_pcm_sw_params_get_start_mode))tape_lazy_function(4, 366))(a0);
 }
+__asm__(".hidden snd_pcm_sw_params_get_start_mode");
 
 __typeof__(int) snd_pcm_sw_params_set_xrun_mode(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_sw_params_t *) a1, __typeof__(snd_pcm_xrun_t) a2) {
   return ((__typeof__(&snd_pcm_sw_params_set_xrun_mode))tape_lazy_function(4, 367))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_sw_params_set_xrun_mode");
 
 __typeof__(snd_pcm_xrun_t) snd_pcm_sw_params_get_xrun_mode(__typeof__(const snd_pcm_sw_params_t *) a0) {
   return ((__typeof__(&snd_pcm_sw_params_get_xrun_mode))tape_lazy_function(4, 368))(a0);
 }
+__asm__(".hidden snd_pcm_sw_params_get_xrun_mode");
 
 __typeof__(int) snd_pcm_sw_params_set_xfer_align(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_sw_params_t *) a1, __typeof__(snd_pcm_uframes_t) a2) {
   return ((__typeof__(&snd_pcm_sw_params_set_xfer_align))tape_lazy_function(4, 369))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_sw_params_set_xfer_align");
 
 __typeof__(int) snd_pcm_sw_params_get_xfer_align(__typeof__(const snd_pcm_sw_params_t *) a0, __typeof__(snd_pcm_uframes_t *) a1) {
   return ((__typeof__(&snd_pcm_sw_params_get_xfer_align))tape_lazy_function(4, 370))(a0, a1);
 }
+__asm__(".hidden snd_pcm_sw_params_get_xfer_align");
 
 __typeof__(int) snd_pcm_sw_params_set_sleep_min(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_sw_params_t *) a1, __typeof__(unsigned int) a2) {
   return ((__typeof__(&snd_pcm_sw_params_set_sleep_min))tape_lazy_function(4, 371))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_sw_params_set_sleep_min");
 
 __typeof__(int) snd_pcm_sw_params_get_sleep_min(__typeof__(const snd_pcm_sw_params_t *) a0, __typeof__(unsigned int *) a1) {
   return ((__typeof__(&snd_pcm_sw_params_get_sleep_min))tape_lazy_function(4, 372))(a0, a1);
 }
+__asm__(".hidden snd_pcm_sw_params_get_sleep_min");
 
 __typeof__(int) snd_pcm_hw_params_get_tick_time(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(unsigned int *) a1, __typeof__(int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_tick_time))tape_lazy_function(4, 373))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_tick_time");
 
 __typeof__(int) snd_pcm_hw_params_get_tick_time_min(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(unsigned int *) a1, __typeof__(int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_tick_time_min))tape_lazy_function(4, 374))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_tick_time_min");
 
 __typeof__(int) snd_pcm_hw_params_get_tick_time_max(__typeof__(const snd_pcm_hw_params_t *) a0, __typeof__(unsigned int *) a1, __typeof__(int *) a2) {
   return ((__typeof__(&snd_pcm_hw_params_get_tick_time_max))tape_lazy_function(4, 375))(a0, a1, a2);
 }
+__asm__(".hidden snd_pcm_hw_params_get_tick_time_max");
 
 __typeof__(int) snd_pcm_hw_params_test_tick_time(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int) a2, __typeof__(int) a3) {
   return ((__typeof__(&snd_pcm_hw_params_test_tick_time))tape_lazy_function(4, 376))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_test_tick_time");
 
 __typeof__(int) snd_pcm_hw_params_set_tick_time(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int) a2, __typeof__(int) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_tick_time))tape_lazy_function(4, 377))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_tick_time");
 
 __typeof__(int) snd_pcm_hw_params_set_tick_time_min(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_tick_time_min))tape_lazy_function(4, 378))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_tick_time_min");
 
 __typeof__(int) snd_pcm_hw_params_set_tick_time_max(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_tick_time_max))tape_lazy_function(4, 379))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_tick_time_max");
 
 __typeof__(int) snd_pcm_hw_params_set_tick_time_minmax(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3, __typeof__(unsigned int *) a4, __typeof__(int *) a5) {
   return ((__typeof__(&snd_pcm_hw_params_set_tick_time_minmax))tape_lazy_function(4, 380))(a0, a1, a2, a3, a4, a5);
 }
+__asm__(".hidden snd_pcm_hw_params_set_tick_time_minmax");
 
 __typeof__(int) snd_pcm_hw_params_set_tick_time_near(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_tick_time_near))tape_lazy_function(4, 381))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_tick_time_near");
 
 __typeof__(int) snd_pcm_hw_params_set_tick_time_first(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_tick_time_first))tape_lazy_function(4, 382))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_tick_time_first");
 
 __typeof__(int) snd_pcm_hw_params_set_tick_time_last(__typeof__(snd_pcm_t *) a0, __typeof__(snd_pcm_hw_params_t *) a1, __typeof__(unsigned int *) a2, __typeof__(int *) a3) {
   return ((__typeof__(&snd_pcm_hw_params_set_tick_time_last))tape_lazy_function(4, 383))(a0, a1, a2, a3);
 }
+__asm__(".hidden snd_pcm_hw_params_set_tick_time_last");

@@ -59,6 +59,38 @@ import Testing
     #expect(bytes.count > 48_000 && bytes.prefix(4) == Data("RIFF".utf8))
     #expect(try loaded(ws, "fx", "plugins").contains("liblilv-0.so.0"))
   }
+
+  /// The stubs stay inside the binary. A release `tape` exports its symbols, and exported
+  /// stubs took the libraries' calls of their own functions: ALSA, which finds itself with
+  /// `dladdr(snd_dlopen)`, opened the tape binary as libasound and then no device at all, not
+  /// even `null` (every release build since the libraries were made lazy). Debug builds now
+  /// export their symbols too (Package.swift), so this and every `--device null` test run the
+  /// binary as it ships.
+  @Test func theStubsAreNotExportedAndADeviceOpens() throws {
+    let nm = Process()
+    nm.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    nm.arguments = ["nm", "-D", "--defined-only", TapeBinary.url.path]
+    let output = Pipe()
+    nm.standardOutput = output
+    try nm.run()
+    let symbols = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    nm.waitUntilExit()
+    #expect(nm.terminationStatus == 0)
+    // The binary exports symbols (its Swift ones), so the list would show the stubs.
+    #expect(symbols.contains("$s"), "nm listed no exported symbol: \(symbols.prefix(200))")
+    let exported = symbols.split(separator: "\n").compactMap { $0.split(separator: " ").last }
+      .filter { name in ["snd_", "sf_", "soxr_", "lilv_", "EVP_"].contains { name.hasPrefix($0) } }
+    #expect(exported.count == 0, "\(exported.count) stubs exported: \(exported.prefix(5))")
+
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    try ws.tape("import", song, TestAudio.path("speech-mono-48k-16.wav"))
+    try ws.tape("track", "add", song, "A")
+    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0", "--length", "0.2s")
+    let played = try ws.tape("play", song, "--device", "null")
+    #expect(played.status == 0, "\(played.stderr)")
+  }
 }
 
 /// A library that cannot be loaded when a command first calls it: one `error:` line naming the
