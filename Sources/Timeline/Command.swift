@@ -165,7 +165,8 @@ extension Project {
       guard let target = tracks.firstIndex(where: { $0.id == trackID }) else {
         throw .unknownTrack(trackID)
       }
-      if let place = tracks[target].clips.index(of: clip.id),
+      if tracks[target].clips.count(of: clip.id) == 1,
+        let place = tracks[target].clips.index(of: clip.id),
         tracks[target].clips[place].timelineStart == clip.timelineStart,
         !tracks.indices.contains(where: { $0 != target && tracks[$0].clips.contains(id: clip.id) })
       {

@@ -291,7 +291,7 @@ enum RowWriter {
   private static var stepCount: Int { order.count }
 
   /// The step of each (table, kind) in ``order``, by table index and the kind's raw value
-  /// (made once: finding the tables by name cost more than writing a one-row edit).
+  /// (made once, not on every write).
   private static let steps: [[Int?]] = {
     var steps = Array(
       repeating: [Int?](repeating: nil, count: 4), count: Schema.trackedTables.count)
