@@ -400,7 +400,7 @@ public struct ClipList: Sendable {
     {
       return nil
     }
-    // Sorted by their keys (a clip is ten times the size of its key, and costs a copy).
+    // Sorted by their keys (a clip is five times the size of its key, and costs a copy).
     let order = clips.indices.map { (start: clips[$0].timelineStart, id: clips[$0].id, at: $0) }
       .sorted { ($0.start, $0.id) < ($1.start, $1.id) }
     for position in order.indices.dropFirst()
