@@ -1,4 +1,5 @@
 import Foundation
+import ReferenceRenders
 import Testing
 
 /// libsndfile, soxr, libcrypto, lilv and ALSA are loaded when a command first calls them
@@ -23,13 +24,19 @@ import Testing
     return Set(names).intersection(Self.lazy)
   }
 
-  @Test func commandsThatReadNoAudioLoadNone() throws {
-    let ws = try Workspace()
+  /// A project of one speech clip on one track (`clip` options added to the clip's).
+  func oneClip(_ ws: Workspace, _ clip: String...) throws -> String {
     let song = ws.path("song.tape")
     try ws.tape("new", song)
     try ws.tape("import", song, TestAudio.path("speech-mono-48k-16.wav"))
     try ws.tape("track", "add", song, "A")
-    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0")
+    try ws.tape(["clip", "add", song, "t1", "s1", "--at", "0"] + clip)
+    return song
+  }
+
+  @Test func commandsThatReadNoAudioLoadNone() throws {
+    let ws = try Workspace()
+    let song = try oneClip(ws)
     #expect(try loaded(ws, "--help") == [])
     #expect(try loaded(ws, "ls", song) == [])
     #expect(try loaded(ws, "clip", "set", song, "c1", "--gain", "-2") == [])
@@ -67,15 +74,8 @@ import Testing
   /// export their symbols too (Package.swift), so this and every `--device null` test run the
   /// binary as it ships.
   @Test func theStubsAreNotExportedAndADeviceOpens() throws {
-    let nm = Process()
-    nm.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    nm.arguments = ["nm", "-D", "--defined-only", TapeBinary.url.path]
-    let output = Pipe()
-    nm.standardOutput = output
-    try nm.run()
-    let symbols = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    nm.waitUntilExit()
-    #expect(nm.terminationStatus == 0)
+    let symbols = try ReferenceRender.run(
+      "/usr/bin/env", ["nm", "-D", "--defined-only", TapeBinary.url.path])
     // The binary exports symbols (its Swift ones), so the list would show the stubs.
     #expect(symbols.contains("$s"), "nm listed no exported symbol: \(symbols.prefix(200))")
     let exported = symbols.split(separator: "\n").compactMap { $0.split(separator: " ").last }
@@ -83,13 +83,8 @@ import Testing
     #expect(exported.count == 0, "\(exported.count) stubs exported: \(exported.prefix(5))")
 
     let ws = try Workspace()
-    let song = ws.path("song.tape")
-    try ws.tape("new", song)
-    try ws.tape("import", song, TestAudio.path("speech-mono-48k-16.wav"))
-    try ws.tape("track", "add", song, "A")
-    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0", "--length", "0.2s")
-    let played = try ws.tape("play", song, "--device", "null")
-    #expect(played.status == 0, "\(played.stderr)")
+    let song = try oneClip(ws, "--length", "0.2s")
+    try ws.tape("play", song, "--device", "null")
   }
 }
 

@@ -118,8 +118,8 @@ struct RowWriterTests {
 
   /// Where the file holds a row otherwise than the snapshot reads it (a 0 dB master row, an
   /// envelope text row not in canonical form, a clip gain changed and a clip removed behind
-  /// the store's back), an edit records what the file
-  /// held, exactly as SQLite's session records the same writes.
+  /// the store's back), an edit records what the file held, exactly as SQLite's session
+  /// records the same writes.
   @Test func anEditRecordsWhatTheFileHeldAsTheSessionDoes() throws {
     let dir = try TemporaryDirectory()
     let path = dir.path("song.tape")
