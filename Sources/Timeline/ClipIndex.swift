@@ -72,14 +72,6 @@ public struct ClipIndex: Sendable, Hashable {
   public func locate(
     _ ids: some Collection<Clip.ID>, in project: Project
   ) -> [Clip.ID: (clip: Clip, track: Track.ID)] {
-    if ids.count <= 4 {
-      // A few: each by its place, without grouping by track.
-      var found: [Clip.ID: (clip: Clip, track: Track.ID)] = [:]
-      for id in ids {
-        if let placed = clip(id, in: project) { found[id] = (placed.clip, placed.track) }
-      }
-      return found
-    }
     var trackIndex: [Track.ID: Int] = [:]
     for (index, track) in project.tracks.enumerated() { trackIndex[track.id] = index }
     var byTrack = Array(repeating: [(Clip.ID, FramePosition)](), count: project.tracks.count)

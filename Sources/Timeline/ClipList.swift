@@ -258,16 +258,6 @@ public struct ClipList: Sendable {
     removingAt keys: [(start: FramePosition, id: Clip.ID)], inserting clips: [Clip]
   ) {
     if keys.isEmpty && clips.isEmpty { return }
-    // One clip that stays where it is (an undone gain): replaced in its chunk.
-    if keys.count == 1, clips.count == 1, clips[0].id == keys[0].id,
-      clips[0].timelineStart == keys[0].start, !hasRepeatedIDs
-    {
-      let index = insertionIndex(start: keys[0].start, id: keys[0].id)
-      if index < count, self[index].id == keys[0].id {
-        self[index] = clips[0]
-        return
-      }
-    }
     guard !chunks.isEmpty, !hasRepeatedIDs,
       let plan = batchPlan(removingAt: keys, inserting: clips)
     else {

@@ -199,7 +199,7 @@ enum RowWriter {
   ) throws -> NetChanges {
     var recorded = NetChanges()
     if netChanges.isEmpty { return recorded }
-    var byStep = Array(repeating: [Change](), count: stepCount)
+    var byStep = Array(repeating: [Change](), count: order.count)
     netChanges.forEach { key, kind, old, new in
       guard let step = steps[key.table][Int(kind.rawValue)] else { return }
       byStep[step].append(Change(key: key, kind: kind, old: old, new: new))
@@ -288,7 +288,6 @@ enum RowWriter {
     (Schema.envelopeTable, .delete), (Schema.envelopePointTable, .delete),
     (Schema.effectTable, .delete), (Schema.trackTable, .delete), (Schema.sourceTable, .delete),
   ]
-  private static var stepCount: Int { order.count }
 
   /// The step of each (table, kind) in ``order``, by table index and the kind's raw value
   /// (made once, not on every write).
