@@ -87,6 +87,8 @@ final class ScrubSession: @unchecked Sendable {
   private var message = ""
   /// The footer's line while (and after) a project too short to loop plays once.
   private var playedOnce: String?
+  /// The latest line the player or its audio library sent during this play.
+  private var playNews: String?
   /// Set by the follower task when another process moves the head.
   private let headMoved = AtomicFlag()
   private var follower: Task<Void, Never>?
@@ -353,15 +355,20 @@ final class ScrubSession: @unchecked Sendable {
   /// starts a new one).
   private func listen(to player: LivePlayer) {
     let lines = player.takeMessages() + (library?.takeNotices() ?? [])
-    if let newest = lines.last { say(newest) }
+    // A project played once keeps saying so beside the play's latest news (a notice that
+    // memory could not be locked must not hide why the play did not loop).
+    if let newest = lines.last { playNews = newest }
+    let news = [playedOnce, playNews].compactMap { $0 }.joined(separator: " — ")
+    if !lines.isEmpty { say(news) }
     guard !player.isPlaying else { return }
     let report = player.wait()
     self.player = nil
     library = nil
     playing = false
-    // A failure's line says that playback stopped; a project played once says so still.
-    say(report.failure.map { "\($0)" } ?? lines.last ?? playedOnce ?? "playback stopped")
+    // A failure's line says that playback stopped.
+    say(report.failure.map { "\($0)" } ?? (news.isEmpty ? "playback stopped" : news))
     playedOnce = nil
+    playNews = nil
   }
 
   /// A line in the footer until the next step.
@@ -453,6 +460,7 @@ final class ScrubSession: @unchecked Sendable {
         player = started
         self.library = library
         playing = true
+        playNews = nil
         playedOnce = shortfall.map {
           "v\(shown.version) plays once: a loop over its \($0); space plays it again"
         }

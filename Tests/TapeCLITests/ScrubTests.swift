@@ -217,6 +217,29 @@ struct ScrubTests {
     #expect(ended.contains("plays once"), "\(ended)")
   }
 
+  /// Where memory cannot be locked (a user without the privilege: every user but root), the
+  /// lock notice joins the plays-once line instead of replacing it. Root is run without
+  /// CAP_IPC_LOCK and every user with a lock limit of 0, so the notice comes on every machine.
+  @Test func aPlayedOnceLineStaysBesideALockNotice() throws {
+    let space = try Workspace()
+    let file = try RenderCommandTests.project(in: space)
+    try space.tape("cut", file, "--from", "400f", "--to", "1:00")
+    let head = try space.head(of: file)
+    let terminal = try Tmux(width: 200, height: 24)
+    defer { terminal.kill() }
+    let unprivileged = geteuid() == 0 ? "setpriv --bounding-set -ipc_lock " : ""
+    try terminal.start(
+      "ulimit -l 0; \(unprivileged)\(shellQuoted(TapeBinary.url.path)) scrub \(shellQuoted(file)) --device null; sleep 60"
+    )
+    _ = try terminal.waitFor { $0.hasPrefix("v\(head) ") }
+    try terminal.send("Space")
+    let ended = try terminal.waitFor {
+      !$0.contains("playing") && $0.contains("could not lock")
+    }
+    try terminal.send("q")
+    #expect(ended.contains("v\(head) plays once: a loop over its 400 frames"), "\(ended)")
+  }
+
   /// Two spaces read together (typed faster than the pause's fade) pause and resume: space
   /// toggles what was asked for, not the status, which says paused only once the fade ends.
   @Test func twoQuickSpacesResume() throws {
