@@ -42,8 +42,8 @@ enum Schema {
   /// The migrations a reader needs: it reads a file that has these as it is. The later ones
   /// add tables that a reader takes as empty when they are absent (v5: envelopes and master
   /// gain; v6: envelope points; v7: effects; v8: markers; v9: clipboards; v10: tags; v11: clip
-  /// names and cut fades), so reading an older project neither needs it writable nor upgrades
-  /// it.
+  /// names and cut fades) or blocks it can do without (v12: a third span of history blocks), so
+  /// reading an older project neither needs it writable nor upgrades it.
   static let readerMigrations: Set<String> = ["v1", "v2", "v3", "v4"]
 
   /// `PRAGMA application_id` of a Tape project: "TAPE".
@@ -356,6 +356,12 @@ enum Schema {
           ALTER TABLE clipboard_clip ADD COLUMN fadeOutFullCut INTEGER NOT NULL DEFAULT 0
             CHECK (fadeOutFullCut >= 0);
           """)
+    }
+    migrator.registerMigration("v12") { db in
+      // History blocks of 262,144 versions (the third of HistoryBlocks.standard's spans): the
+      // versions of a longer history that end one are queued, and the background builder
+      // makes their blocks once the file is open for writing.
+      try HistoryBlocks.standard.queueMissingBlocks(db)
     }
     return migrator
   }

@@ -253,14 +253,35 @@ enum VersionGraph {
 /// ancestor at depth d − span down to itself. Blocks are keyed by version and span, so they
 /// serve every branch. With spans 256 and 8,192, the jump from version 100,000 to 1,000 reads
 /// 11 large blocks, 34 small ones and 184 single changesets (at most 255 + 31 at each end).
+/// The third span, 262,144, halves what a jump across a million versions merges, as a
+/// block's net change holds each row once however many of its versions touch it: on 100,000
+/// clips edited one at a time, the jump from version 1,000,004 to the first version merges 3
+/// such blocks of at most 100,000 rows and 26 of at most 8,192 (about 513,000 row changes)
+/// instead of 122 blocks of 8,192 (about 1,000,000).
 ///
 /// Cost: each level stores at most one entry per edit (fewer when edits repeat rows) in a
 /// compact encoding of ~24 bytes per one-field edit. A commit that completes a 256-version
-/// block merges its 256 changesets (about 1 ms); the 8,192-version blocks (32 small blocks
-/// merged, 11–16 ms) are built by ``BlockBuilder`` in the background.
+/// block merges its 256 changesets (about 1 ms); the larger blocks (32 blocks of the span below
+/// merged: 11–16 ms for 8,192 versions) are built by ``BlockBuilder`` in the background.
 struct HistoryBlocks: Sendable, Hashable {
   /// Ascending, each a multiple of the one before.
   let spans: [Int64]
 
-  static let standard = HistoryBlocks(spans: [256, 8_192])
+  static let standard = HistoryBlocks(spans: [256, 8_192, 262_144])
+
+  /// Queues for ``BlockBuilder`` every version that ends a run of one of the larger spans and
+  /// has no block of it: what a project made when the spans were fewer lacks. One scan of the
+  /// versions; the builder then merges the blocks in the background.
+  func queueMissingBlocks(_ db: Database) throws {
+    for span in spans.dropFirst() {
+      try db.execute(
+        sql: """
+          INSERT OR IGNORE INTO history_block_pending (version)
+          SELECT id FROM version
+          WHERE depth > 0 AND depth % ? = 0 AND NOT EXISTS (
+            SELECT 1 FROM history_block WHERE history_block.version = version.id AND span = ?)
+          """,
+        arguments: [span, span])
+    }
+  }
 }

@@ -11,14 +11,21 @@ import Timeline
 @Suite("History blocks and far checkouts")
 struct HistoryBlockTests {
   static let small = HistoryBlocks(spans: [4, 16])
+  static let threeSpans = HistoryBlocks(spans: [4, 16, 64])
+  /// Three spans that a walk's depth (a few dozen versions) crosses many times.
+  static let threeShortSpans = HistoryBlocks(spans: [2, 6, 24])
 
   /// A random walk over the history tree: edits (some coalesced, some after an undo, so on new
   /// branches), undos, redos and checkouts to any version. After every step the snapshot is the
   /// one that version had when it was made, and so is the file reopened.
-  @Test(arguments: [UInt64(11), 12])
-  func everyVersionIsReachedExactly(seed: UInt64) throws {
+  ///
+  /// Seed 13 walks with three spans (2, 6 and 24), as the standard blocks have three.
+  @Test(
+    arguments: [(11, Self.small), (12, Self.small), (13, Self.threeShortSpans)]
+      as [(UInt64, HistoryBlocks)])
+  func everyVersionIsReachedExactly(seed: UInt64, blocks: HistoryBlocks) throws {
     let dir = try TemporaryDirectory()
-    let (store, path) = try Self.newStore(in: dir, "walk.tape")
+    let (store, path) = try Self.newStore(in: dir, "walk.tape", blocks: blocks)
     var rng = SeededGenerator(seed: seed)
     var states: [Int64: Project] = [store.snapshot.version: store.snapshot.project]
     for step in 0..<700 {
@@ -45,7 +52,7 @@ struct HistoryBlockTests {
       }
       #expect(store.snapshot.project == states[store.snapshot.version], "step \(step)")
       if step % 100 == 99 {
-        let reopened = try TimelineStore.open(at: path, historyBlocks: Self.small)
+        let reopened = try TimelineStore.open(at: path, historyBlocks: blocks)
         #expect(reopened.snapshot == store.snapshot, "reopened at step \(step)")
         try reopened.close()
       }
@@ -66,20 +73,28 @@ struct HistoryBlockTests {
       #expect(try unblocked.checkout(version).project == states[version], "version \(version)")
     }
     try unblocked.close()
-    try Self.expectEveryBlockMatchesItsVersions(path, Self.small)
+    try Self.expectEveryBlockMatchesItsVersions(path, blocks)
     let blockCount = try DatabaseQueue(path: path).read { db in
       try Int.fetchOne(db, sql: "SELECT count(*) FROM history_block") ?? 0
     }
     #expect(blockCount > 60)
+    if let largest = blocks.spans.last, blocks.spans.count > 2 {
+      let largeBlocks = try DatabaseQueue(path: path).read { db in
+        try Int.fetchOne(
+          db, sql: "SELECT count(*) FROM history_block WHERE span = ?", arguments: [largest])
+          ?? 0
+      }
+      #expect(largeBlocks > 0, "the walk crossed blocks of the largest span")
+    }
   }
 
   /// A new, empty project opened with the small spans.
   static func newStore(
-    in dir: TemporaryDirectory, _ name: String
+    in dir: TemporaryDirectory, _ name: String, blocks: HistoryBlocks = small
   ) throws -> (TimelineStore, String) {
     let path = dir.path(name)
     try TimelineStore.create(at: path).close()
-    return (try TimelineStore.open(at: path, historyBlocks: small), path)
+    return (try TimelineStore.open(at: path, historyBlocks: blocks), path)
   }
 
   /// Commits random edits until the head is version `last`; returns the project of each version.
@@ -336,5 +351,41 @@ struct HistoryBlockTests {
     #expect(try blocks() == ([4, 16], []))
     try reopened.close()
     try Self.expectEveryBlockMatchesItsVersions(path, Self.small)
+  }
+
+  /// A history made with fewer spans gains the blocks of a larger one, as migration v12 gives
+  /// older projects the 262,144-version blocks: the versions that end one are queued, the
+  /// next store to open the file builds them, and far checkouts reading them reach the same
+  /// projects.
+  @Test func aLargerSpanIsAddedToAnOlderHistory() throws {
+    let dir = try TemporaryDirectory()
+    let (store, path) = try Self.newStore(in: dir, "spans.tape")
+    let states = try Self.commitRandomEdits(to: store, until: 140, seed: 17)
+    try store.close()
+    let queue = try DatabaseQueue(path: path)
+    defer { try? queue.close() }
+    func versions(_ sql: String) throws -> [Int64] {
+      try queue.read { db in try Int64.fetchAll(db, sql: sql) }
+    }
+    // One line of 140 versions: version v is at depth v − 1, so 65 and 129 end runs of 64.
+    #expect(try versions("SELECT id FROM version WHERE parent IS NOT id - 1") == [1])
+    try queue.write { db in try Self.threeSpans.queueMissingBlocks(db) }
+    let pending = "SELECT version FROM history_block_pending ORDER BY version"
+    #expect(try versions(pending) == [65, 129])
+
+    let reopened = try TimelineStore.open(at: path, historyBlocks: Self.threeSpans)
+    reopened.blockBuilder.waitUntilIdle()
+    #expect(
+      try versions("SELECT version FROM history_block WHERE span = 64 ORDER BY version")
+        == [65, 129])
+    #expect(try versions(pending) == [])
+    for version in [Int64(1), 140, 2, 129, 66, 140] {
+      #expect(try reopened.checkout(version).project == states[version], "version \(version)")
+    }
+    try reopened.close()
+    try Self.expectEveryBlockMatchesItsVersions(path, Self.threeSpans)
+    // Nothing is missing now: queueing again queues nothing.
+    try queue.write { db in try Self.threeSpans.queueMissingBlocks(db) }
+    #expect(try versions(pending) == [])
   }
 }

@@ -15,6 +15,9 @@ import TimelineStore
 //     differs (version 2, the setup, and version 1, the empty project); with EXTRA=1 also the
 //     file growth per one-field edit, far and cross-branch checkouts and cross-process
 //     observation.
+//   StoreProfile upgrade FILE
+//     opens FILE for writing (its migrations run) and closes it once the history blocks the
+//     open queued are built: a fixture made by an earlier Tape, upgraded in place.
 //   CHECKOUTS_ONLY=N StoreProfile FIXTURE.tape
 //     only checks out version CHECKOUT_TO (default 1,000) and back N times (for perf/callgrind).
 //   COMMITS_ONLY=1 StoreProfile FIXTURE.tape [count]
@@ -76,6 +79,13 @@ if arguments[1] == "fixture", arguments.count >= 3 {
   print(
     "fixture: \(clips) clips, \(versions) versions, \(size) bytes, built in \(Int(Double(now() - start) / 1e9)) s"
   )
+  exit(0)
+}
+
+if arguments[1] == "upgrade", arguments.count >= 3 {
+  let start = now()
+  try TimelineStore.open(at: arguments[2]).close()
+  print("upgraded in \(Int(Double(now() - start) / 1e6)) ms")
   exit(0)
 }
 
