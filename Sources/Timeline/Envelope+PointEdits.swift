@@ -12,6 +12,37 @@ extension Envelope {
       points: (points.filter { !times.contains($0.time) } + added).sorted { $0.time < $1.time })
   }
 
+  /// This envelope with the points `text` types added (``init(parsing:shapes:sampleRate:)``'s
+  /// form), each with the shape of the segment it starts: `shapes` names one shape for every
+  /// added point or one per point, in the order typed. A point that ends up last starts no
+  /// segment and has the default shape, as the last point of `--set` has.
+  ///
+  /// ```swift
+  /// // 0 s at 0 dB, 2 s at -12 dB: -6 dB held from 1 s to 2 s.
+  /// let held = try envelope.addingPoints(parsing: "1s:-6dB", shapes: "hold", sampleRate: 48_000)
+  /// ```
+  public func addingPoints(
+    parsing text: String, shapes: String?, sampleRate: Int
+  ) throws(TimelineError) -> Envelope {
+    var added = try Envelope(parsing: text, sampleRate: sampleRate).points
+    if let shapes {
+      var named = try Self.shapes(parsing: shapes)
+      if named.count == 1 {
+        named = Array(repeating: named[0], count: added.count)
+      } else if named.count != added.count {
+        throw .envelopeShapeCountForAddedPoints(given: named.count, points: added.count)
+      }
+      for index in added.indices { added[index].shape = named[index] }
+    }
+    var envelope = addingPoints(added)
+    if let last = envelope.points.indices.last,
+      added.contains(where: { $0.time == envelope.points[last].time })
+    {
+      envelope.points[last].shape = .decibels
+    }
+    return envelope
+  }
+
   /// This envelope without its point at `time`; nil when that was its only point (no envelope
   /// is left). A time with no point is refused, naming the times that have one.
   public func removingPoint(

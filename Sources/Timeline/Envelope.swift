@@ -235,14 +235,7 @@ extension Envelope {
       points.append(Point(time: FramePosition(frames.frames), decibels: decibels))
     }
     if let shapes {
-      var named: [EnvelopeShape] = []
-      for part in shapes.split(separator: ",", omittingEmptySubsequences: false) {
-        let name = part.trimmingBlanks
-        guard let shape = EnvelopeShape(rawValue: name.lowercased()) else {
-          throw .invalidEnvelopeShape(name)
-        }
-        named.append(shape)
-      }
+      var named = try Self.shapes(parsing: shapes)
       let segments = points.count - 1
       if named.count == 1 {
         named = Array(repeating: named[0], count: segments)
@@ -252,6 +245,19 @@ extension Envelope {
       for (index, shape) in named.enumerated() { points[index].shape = shape }
     }
     self.init(points: points)
+  }
+
+  /// Segment shapes as typed: ``EnvelopeShape``'s raw values, comma-separated, in any case.
+  static func shapes(parsing text: String) throws(TimelineError) -> [EnvelopeShape] {
+    var named: [EnvelopeShape] = []
+    for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+      let name = part.trimmingBlanks
+      guard let shape = EnvelopeShape(rawValue: name.lowercased()) else {
+        throw .invalidEnvelopeShape(name)
+      }
+      named.append(shape)
+    }
+    return named
   }
 
   /// The form the store keeps: `frames:dB` pairs separated by `;` (`-inf` for silence), the

@@ -58,6 +58,7 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
     removed: Clip.ID, range: FrameRange, staying: Clip.ID, track: Track.ID, envelope: Bool,
     sampleRate: Int)
   case envelopeShapeCount(given: Int, segments: Int)
+  case envelopeShapeCountForAddedPoints(given: Int, points: Int)
   case edgeFadeDoesNotFit(
     clip: Clip.ID, end: FadeEnd, fade: FrameCount, room: FrameCount, otherFade: FrameCount,
     sampleRate: Int)
@@ -230,6 +231,9 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
     case .envelopeShapeCount(let given, let segments):
       return
         "\(given) shapes for \(segments) segment\(segments == 1 ? "" : "s"); give one shape for all, or one per segment (a segment runs from one point to the next)"
+    case .envelopeShapeCountForAddedPoints(let given, let points):
+      return
+        "\(given) shapes for \(points) added point\(points == 1 ? "" : "s"); give one shape for all, or one per point (each shapes the segment it starts)"
     case .envelopeShapeInPoint(let text):
       return "'\(text)' is not an envelope point; write TIME:GAIN and give shapes with --shape"
     case .rippleOverlap(let removed, let range, let staying, let track, let envelope, let rate):

@@ -144,6 +144,7 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
     switch error {
     case .invalidTime, .timeTooLarge, .invalidGain, .invalidPan, .emptyClip, .emptyRange,
       .invalidEnvelopePoint, .emptyEnvelope, .invalidEnvelopeShape, .envelopeShapeCount,
+      .envelopeShapeCountForAddedPoints,
       .envelopeShapeInPoint, .invalidClipboardName, .clipboardTrackCount, .trackNamedTwice,
       .invalidSnap, .invalidClipName:
       return (Exit.usage, error.description)

@@ -120,7 +120,9 @@ struct TrackCommand: ParsableCommand {
       help: "Breakpoints: TIME:GAIN pairs, comma-separated (0s:0dB,10s:-6dB,12s:-inf).")
     var set: String?
     @Option(
-      help: "Segment shapes: db, linear or hold, one for all or one per segment (linear,hold).")
+      help:
+        "Segment shapes: db, linear or hold, one for all or one per segment (linear,hold); with --add, one for all or one per added point."
+    )
     var shape: String?
     @Flag(help: "Remove the track's envelope.") var clear = false
     @Option(parsing: .unconditional, help: "Points to add: TIME:GAIN pairs, comma-separated.")
@@ -162,8 +164,8 @@ struct TrackCommand: ParsableCommand {
       let current = existing.envelope
       let envelope: Envelope?
       if let add {
-        let added = try Envelope(parsing: add, shapes: shape, sampleRate: rate).points
-        envelope = (current ?? Envelope(points: [])).addingPoints(added)
+        envelope = try (current ?? Envelope(points: [])).addingPoints(
+          parsing: add, shapes: shape, sampleRate: rate)
       } else if let remove {
         var left = current
         for time in remove.split(separator: ",", omittingEmptySubsequences: false) {

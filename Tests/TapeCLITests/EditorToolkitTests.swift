@@ -117,6 +117,47 @@ struct EditorToolkitTests {
   /// Envelope points one at a time: --add (a point at an existing time replaces it), --move
   /// (keeps gain and shape, cannot pass a neighbour), --remove (the last one removes the
   /// envelope), each one version; what is refused names the points there are.
+  /// A point added with a shape keeps it: `--add 1s:-6dB --shape hold` between two points
+  /// renders as the same envelope set whole (`--shape db,hold`), also for several added points
+  /// with one shape each; a count of shapes that fits neither form is refused (found by a user:
+  /// a single added point lost its shape, and the render followed the dB ramp).
+  @Test func anAddedPointKeepsItsShape() throws {
+    let space = try Workspace()
+    let (file, _) = try Self.project(in: space)
+    try space.tape("track", "envelope", file, "t1", "--set", "0s:0dB,2s:-12dB")
+    try space.tape("track", "envelope", file, "t1", "--add", "1s:-6dB", "--shape", "hold")
+    let added = try Self.render(space, file, "added.wav")
+    try space.tape(
+      "track", "envelope", file, "t1", "--set", "0s:0dB,1s:-6dB,2s:-12dB", "--shape", "db,hold")
+    let whole = try Self.render(space, file, "whole.wav")
+    let largestDifference = zip(added, whole).map { abs($0 - $1) }.max() ?? 0
+    #expect(
+      added.count == whole.count && largestDifference == 0,
+      "\(added.count) and \(whole.count) samples, largest difference \(largestDifference)")
+    let listing = try space.tape("ls", file).stdout
+    #expect(listing.contains("0:01.000 -6 dB hold → 0:02.000 -12 dB"), "\(listing)")
+
+    // Several points, one shape each; the point that ends up last shapes nothing.
+    try space.tape("track", "envelope", file, "t1", "--set", "0s:0dB,4s:-12dB")
+    try space.tape(
+      "track", "envelope", file, "t1", "--add", "1s:-3dB,2s:-6dB,5s:-1dB", "--shape",
+      "linear,hold,hold")
+    let shapes =
+      try #require(
+        (parseJSON(space.tape("ls", file, "--json").stdout) as? [String: Any])?["tracks"]
+          as? [[String: Any]])[0]["envelope"] as? [[String: Any]]
+    #expect(shapes?.map { $0["shape"] as? String } == ["db", "linear", "hold", "db", "db"])
+    let before = try space.fingerprint("edit.tape")
+    let refused = try space.tape(
+      "track", "envelope", file, "t1", "--add", "1.5s:-3dB,2.5s:-6dB", "--shape", "db,hold,hold",
+      status: 64, environment: ["NO_COLOR": "1"])
+    #expect(
+      refused.stderr
+        == "error: 3 shapes for 2 added points; give one shape for all, or one per point (each shapes the segment it starts)\n"
+    )
+    #expect(try space.fingerprint("edit.tape") == before)
+  }
+
   @Test func envelopePointsOneAtATime() throws {
     let space = try Workspace()
     let (file, _) = try Self.project(in: space)
