@@ -53,6 +53,46 @@ struct DamagedProjectTests {
     try ws.tape("ls", song)
   }
 
+  /// A page of the clip table zeroed (a disk's damage): every command refuses the project,
+  /// also a one-clip edit, which reads only the clips it names (it had committed two versions
+  /// into the damaged file; found by a user trial). The edit walks every page of the clip
+  /// tables first.
+  @Test func aDamagedClipPageStopsOneClipEdits() throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    try ws.tape("import", song, TestAudio.path("tone-mono-44k-24.aiff"))
+    try ws.tape("track", "add", song, "A")
+    let adds = (0..<300).map { "clip add t1 s1 --at \($0)s --length 0.5s" }.joined(separator: "\n")
+    let script = ws.path("adds.txt")
+    try (adds + "\n").write(toFile: script, atomically: true, encoding: .utf8)
+    try ws.tape("batch", song, script)
+    try sqlite3(song, "PRAGMA wal_checkpoint(TRUNCATE)")
+    let pages = try TapeBinary.run(
+      URL(fileURLWithPath: "/usr/bin/sqlite3"),
+      [song, "SELECT pageno FROM dbstat WHERE name = 'clip' AND pagetype = 'leaf' ORDER BY pageno"]
+    ).stdout.split(separator: "\n").compactMap { Int($0) }
+    try #require(pages.count >= 3, "\(pages)")
+    // A leaf in the middle: c1 is on the first, c300 on the last.
+    let file = try FileHandle(forWritingTo: URL(fileURLWithPath: song))
+    try file.seek(toOffset: UInt64(pages[pages.count / 2] - 1) * 4_096)
+    try file.write(contentsOf: Data(count: 4_096))
+    try file.close()
+    let before = try ws.fingerprint("song.tape")
+    let head = try storedHead(song)
+    for command in [
+      ["ls", song], ["clip", "set", song, "c1", "--gain", "-3"],
+      ["clip", "move", song, "c300", "--to", "+1s"],
+    ] {
+      let result = try TapeBinary.run(command, environment: ["NO_COLOR": "1"])
+      #expect(result.status == 65, "\(command): \(result.stderr)")
+      #expect(
+        result.stderr == Self.damaged("table clip: its pages are damaged", song), "\(command)")
+      #expect(try ws.fingerprint("song.tape") == before, "\(command)")
+      #expect(try storedHead(song) == head, "\(command)")
+    }
+  }
+
   /// A schema whose text was damaged: a column renamed by one byte (`no such column: gainDB`
   /// was exit 70, "internal error") and a statement that no longer parses (SQLite's message
   /// quoted the damaged bytes). Readers and edits alike: exit 65, the table named, the fix.
