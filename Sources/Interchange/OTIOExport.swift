@@ -82,8 +82,20 @@ public enum OTIOExport {
     ])
   }
 
+  /// A fade: its length and curve, and the parts of its curve a range edit cut away when there
+  /// are any (``Fade/silentCut``, ``Fade/fullCut``), so that the audio that stays keeps its gain.
   static func fadeJSON(_ fade: Fade) -> JSON {
-    .object(["length": .number(Double(fade.length.frames)), "curve": .string(fade.curve.rawValue)])
+    var members = [
+      JSON.Member("length", .number(Double(fade.length.frames))),
+      JSON.Member("curve", .string(fade.curve.rawValue)),
+    ]
+    if fade.silentCut.frames > 0 {
+      members.append(JSON.Member("silentCut", .number(Double(fade.silentCut.frames))))
+    }
+    if fade.fullCut.frames > 0 {
+      members.append(JSON.Member("fullCut", .number(Double(fade.fullCut.frames))))
+    }
+    return .object(members)
   }
 
   static func effectJSON(_ effect: Effect) -> JSON {
@@ -227,17 +239,19 @@ public enum OTIOExport {
           "name": .string(""),
         ])
       }
-    let tape = JSON.object([
-      "id": .string(clip.id.description),
-      "source": .string(clip.source.description),
-      "gainDB": .number(clip.gain.decibels),
-      "fadeIn": fadeJSON(clip.fadeIn),
-      "fadeOut": fadeJSON(clip.fadeOut),
-    ])
+    var tape = [
+      JSON.Member("id", .string(clip.id.description)),
+      JSON.Member("source", .string(clip.source.description)),
+      JSON.Member("gainDB", .number(clip.gain.decibels)),
+      JSON.Member("fadeIn", fadeJSON(clip.fadeIn)),
+      JSON.Member("fadeOut", fadeJSON(clip.fadeOut)),
+    ]
+    if let name = clip.name { tape.append(JSON.Member("name", .string(name))) }
     return .object([
       "OTIO_SCHEMA": .string("Clip.2"),
-      "metadata": .object(["tape": tape]),
-      "name": .string(fileName.isEmpty ? clip.id.description : fileName),
+      "metadata": .object(["tape": .object(tape)]),
+      // A clip's own name where it has one: what another tool shows.
+      "name": .string(clip.name ?? (fileName.isEmpty ? clip.id.description : fileName)),
       "source_range": range(clip.sourceRange.start.frames, clip.length.frames, rate),
       "effects": .array([]),
       "markers": .array([]),

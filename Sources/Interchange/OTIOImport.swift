@@ -53,6 +53,8 @@ public struct OTIOTimeline: Sendable {
     var exact: Bool
     /// The original Tape id's number, which orders clips that start together.
     var order: Int64
+    /// From `metadata["tape"]`: the clip's Tape name (`@NAME`).
+    var clipName: String? = nil
   }
 
   /// One Tape track to make.
@@ -381,6 +383,7 @@ public struct OTIOTimeline: Sendable {
           order: (meta?["id"]?.string).flatMap(Self.idNumber) ?? Int64(Int32.max)
             + Int64(result.count))
         if let meta {
+          clip.clipName = meta["name"]?.string
           clip.gain = Gain(decibels: try Self.number(meta["gainDB"], "gainDB") ?? 0)
           clip.fadeIn = try Self.fade(meta["fadeIn"])
           clip.fadeOut = try Self.fade(meta["fadeOut"])
@@ -418,7 +421,15 @@ public struct OTIOTimeline: Sendable {
       throw InterchangeError(
         "metadata[\"tape\"] has an unknown fade curve; export it again from Tape")
     }
-    return Fade(length: FrameCount(Int64(length)), curve: curve)
+    let silentCut = try number(value["silentCut"], "fade silentCut") ?? 0
+    let fullCut = try number(value["fullCut"], "fade fullCut") ?? 0
+    guard length >= 0, silentCut >= 0, fullCut >= 0 else {
+      throw InterchangeError(
+        "metadata[\"tape\"] has a negative fade length; export it again from Tape")
+    }
+    return Fade(
+      length: FrameCount(Int64(length)), curve: curve, silentCut: FrameCount(Int64(silentCut)),
+      fullCut: FrameCount(Int64(fullCut)))
   }
 
   /// The commands that make the project: `sources[i]` is ``media``[i] registered (its length
@@ -437,6 +448,9 @@ public struct OTIOTimeline: Sendable {
       commands.append(.setSource(registered))
     }
     if masterGain != .unity { commands.append(.setMasterGain(masterGain)) }
+    // Clip names, checked as a Tape edit checks them: a name that is not one, or a second clip
+    // of that name, is left out with a note (the clip is kept).
+    var clipNames: Set<String> = []
     for track in tracks {
       let id = ids.newTrackID()
       var clips: [Clip] = []
@@ -486,13 +500,25 @@ public struct OTIOTimeline: Sendable {
           clip.fadeOut.length = FrameCount(min(clip.fadeOut.length.frames, clip.length - fadeIn))
           notes.append("\(clip.name): its transitions overlap; its fades were shortened to fit")
         }
+        var clipName = clip.clipName
+        if let name = clipName {
+          do {
+            try Clip.validateName(name)
+            guard clipNames.insert(name).inserted else {
+              throw InterchangeError("a second clip is called '\(name)'")
+            }
+          } catch {
+            notes.append("\(clip.name): its name '\(name)' was left out: \(error)")
+            clipName = nil
+          }
+        }
         clips.append(
           Clip(
             id: ids.newClipID(), source: source.id,
             timelineStart: FramePosition(clip.timelineStart),
             sourceRange: FrameRange(
               start: FramePosition(clip.sourceStart), count: FrameCount(clip.length)),
-            gain: clip.gain, fadeIn: clip.fadeIn, fadeOut: clip.fadeOut))
+            gain: clip.gain, fadeIn: clip.fadeIn, fadeOut: clip.fadeOut, name: clipName))
       }
       commands.append(
         .setTrack(

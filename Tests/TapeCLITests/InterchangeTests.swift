@@ -167,9 +167,17 @@ struct InterchangeTests {
 
   /// Export, then import into a new project: `ls --json` is the original's (ids aside), the
   /// render is the original's bit for bit, and the import is one version that one undo empties.
+  /// Clip names and fades a range edit cut through come back too (both were lost: found by a
+  /// user trial).
   @Test func aRoundTripIsExact() throws {
     let ws = try Workspace()
     let song = try demoProject(ws)
+    try ws.tape("clip", "set", song, "c1", "--name", "intro")
+    // Through c1's fade-out (3.7–4 s) and c2's fade-in (3.5–4 s): both keep cut curves.
+    try ws.tape("cut", song, "--from", "3.8s", "--to", "3.9s", "--tracks", "t1")
+    let cut = try #require(
+      try parseJSON(ws.tape("clip", "ls", song, "--json").stdout) as? [[String: Any]])
+    #expect(cut.contains { $0["name"] as? String == "intro" })
     let out = ws.path("edit.otio")
     try ws.tape("export", song, "-o", out)
     let back = ws.path("back.tape")
