@@ -342,6 +342,17 @@ public struct AudioCache: Sendable {
     makeUserCacheParents()
     let folder = (path as NSString).deletingLastPathComponent
     guard prepare(folder) else {
+      if FileIdentity(path: folder) == nil {
+        // Not there and not made: a home folder that does not exist (a service's), a
+        // read-only one.
+        let reason = String(cString: strerror(errno))
+        throw .cache(
+          path: folder,
+          detail: (isUserCache
+            ? "the project's folder cannot be written, so its audio is decoded into your own cache, which does not exist and cannot be made (\(reason)); "
+            : "it does not exist and cannot be made (\(reason)); ")
+            + "set XDG_CACHE_HOME to a folder you can write")
+      }
       throw .cache(
         path: folder,
         detail:

@@ -623,6 +623,34 @@ extension ProcessHeavyTests {
       try space.tape("track", "add", file, "Owner's")
     }
 
+    /// A read-only project's audio goes to the user's cache; when that cannot be made (a
+    /// service whose home does not exist), the render says so and names the fix, instead of
+    /// calling the missing folder "not only yours" (found by a user trial); with the fix it
+    /// renders.
+    @Test func aUserCacheThatCannotBeMadeIsSaidSo() throws {
+      let space = try Workspace()
+      let (folder, file) = try readOnlyProject(in: space)
+      defer {
+        try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder)
+      }
+      // A home that cannot be made, even by root: its parent is a file.
+      try Data().write(to: URL(fileURLWithPath: space.path("a-file")))
+      let home = space.path("a-file") + "/home"
+      let result = try TapeBinary.run(
+        ["render", file, "-o", space.path("mix.wav")],
+        environment: ["NO_COLOR": "1", "HOME": home, "XDG_CACHE_HOME": ""])
+      #expect(result.status == 74)
+      #expect(
+        result.stderr
+          == "error: the decoded-audio cache \(home)/.cache/tape is unusable: the project's folder cannot be written, so its audio is decoded into your own cache, which does not exist and cannot be made (Not a directory); set XDG_CACHE_HOME to a folder you can write\n"
+      )
+      #expect(FileIdentity(path: space.path("mix.wav")) == nil)
+      let fixed = try TapeBinary.run(
+        ["render", file, "-o", space.path("mix.wav")],
+        environment: ["NO_COLOR": "1", "HOME": home, "XDG_CACHE_HOME": space.path("cache")])
+      #expect(fixed.status == 0, "\(fixed.stderr)")
+    }
+
     /// Root passes every permission check, but a project of mode 444 in a folder of mode 555
     /// says nobody meant files to be written there: playing it (which would follow edits
     /// through a log it creates) and rendering it, as root, leave the folder as it was.
