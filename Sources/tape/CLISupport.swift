@@ -456,6 +456,22 @@ func parsePosition(
   return FramePosition(position)
 }
 
+/// A time into a source (`clip add --from`, `--to`): a time from the source's start, never a
+/// place on the timeline (a clip's edge, a marker, a nudge), which would be taken for one
+/// without a word.
+func parseSourceTime(
+  _ text: String, option: String, _ project: Project
+) throws -> FramePosition {
+  let trimmed = text.trimmingCharacters(in: .whitespaces)
+  if clipEdge(trimmed) != nil || trimmed.hasPrefix("@") || trimmed.hasPrefix("+") {
+    throw UsageError(
+      message:
+        "\(option) \(trimmed) names a place on the timeline, but \(option) is a time in the source (from its start): give one, such as 2.5s or 1:02.5"
+    )
+  }
+  return FramePosition(try parseTime(trimmed, project).frames)
+}
+
 /// `text` (trimmed) read as a clip's edge, `c3.end-100ms`: the clip id, the edge, and the
 /// offset's sign and time if any.
 func clipEdge(

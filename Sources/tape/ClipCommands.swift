@@ -219,10 +219,10 @@ struct ClipCommand: ParsableCommand {
       let gain = try gain.map(Gain.init(parsing:)) ?? .unity
       let id = ids.newClipID()
       return try namingTheNewClip(id) {
-        let start = try from.map { try parsePosition($0, project) } ?? .zero
+        let start = try from.map { try parseSourceTime($0, option: "--from", project) } ?? .zero
         let end =
           try length.map { start + (try parseTime($0, project)) }
-          ?? to.map { try parsePosition($0, project) }
+          ?? to.map { try parseSourceTime($0, option: "--to", project) }
         return try project.addClip(
           id, source: sourceID, track: trackID, at: try parsePosition(at, project),
           sourceStart: start, sourceEnd: end, gain: gain,

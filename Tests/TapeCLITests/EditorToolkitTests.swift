@@ -117,6 +117,35 @@ struct EditorToolkitTests {
   /// Envelope points one at a time: --add (a point at an existing time replaces it), --move
   /// (keeps gain and shape, cannot pass a neighbour), --remove (the last one removes the
   /// envelope), each one version; what is refused names the points there are.
+  /// `clip add --from` and `--to` are times in the source: a clip's edge or a marker (places
+  /// on the timeline) is refused, naming the option, instead of being taken as a source offset
+  /// without a word (found by a user trial); a plain time still works.
+  @Test func clipAddTakesSourceTimes() throws {
+    let space = try Workspace()
+    let (file, _) = try Self.project(in: space)
+    try space.tape("marker", "add", file, "2s", "verse")
+    let before = try space.fingerprint("edit.tape")
+    for (option, value) in [
+      ("--from", "c1.end"), ("--from", "@verse"), ("--to", "c2.start+1s"), ("--from", "+1s"),
+    ] {
+      let refused = try space.tape(
+        "clip", "add", file, "t2", "s1", "--at", "8s", option, value, status: 64,
+        environment: ["NO_COLOR": "1"])
+      #expect(
+        refused.stderr
+          == "error: \(option) \(value) names a place on the timeline, but \(option) is a time in the source (from its start): give one, such as 2.5s or 1:02.5\n"
+      )
+    }
+    let negative = try space.tape(
+      "clip", "add", file, "t2", "s1", "--at", "8s", "--from", "-1s", status: 64,
+      environment: ["NO_COLOR": "1"])
+    #expect(
+      negative.stderr
+        == "error: '-1s' is negative; times and lengths are 0 or more\n")
+    #expect(try space.fingerprint("edit.tape") == before)
+    try space.tape("clip", "add", file, "t2", "s1", "--at", "8s", "--from", "0.5s", "--to", "1.5s")
+  }
+
   /// A point added with a shape keeps it: `--add 1s:-6dB --shape hold` between two points
   /// renders as the same envelope set whole (`--shape db,hold`), also for several added points
   /// with one shape each; a count of shapes that fits neither form is refused (found by a user:
