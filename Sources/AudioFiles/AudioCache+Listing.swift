@@ -17,6 +17,9 @@ public struct CacheListing: Sendable, Hashable {
   public let modified: Date
   /// The sources (of any version) this entry serves; empty when none does any more.
   public let sources: [Source.ID]
+  /// Those sources as the versions have them (a relinked source has one value per file): the
+  /// values whose audio (by content hash) or whose file's identity this entry is.
+  public let users: [Source]
   /// In the project's own cache folder (`song.tape-cache/`), not the user's shared one.
   public let isProjectFolder: Bool
 }
@@ -34,11 +37,12 @@ extension AudioCache {
   /// marker), symlinks and files not owned safely (``SafeFiles/isOwnedSafely(path:owners:)``)
   /// are left out.
   public func entries(for sources: [Source], projectRate: Int) -> [CacheListing] {
-    var owners: [String: [Source.ID]] = [:]
+    var owners: [String: [Source]] = [:]
     for source in sources {
-      owners[Self.entryName(for: source, projectRate: projectRate), default: []].append(source.id)
-      owners[Self.identityName(for: source, file: file(of: source)), default: []].append(
-        source.id)
+      owners[Self.entryName(for: source, projectRate: projectRate), default: []].append(source)
+      // Named as ``checkSourceFile(_:)`` names the record: by the file's absolute path.
+      owners[Self.identityName(for: source, file: file(of: source).absolute), default: []]
+        .append(source)
     }
     var found: [CacheListing] = []
     var seen = Set<String>()
@@ -67,7 +71,8 @@ extension AudioCache {
             modified: Date(
               timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec)
                 / 1e9),
-            sources: users.sorted { $0.rawValue < $1.rawValue }, isProjectFolder: own))
+            sources: Set(users.map(\.id)).sorted { $0.rawValue < $1.rawValue }, users: users,
+            isProjectFolder: own))
       }
     }
     return found

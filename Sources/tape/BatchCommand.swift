@@ -204,6 +204,9 @@ struct BatchLine {
             "\(help) has no place in a batch; run 'tape \(words.prefix(2).joined(separator: " ")) --help' to read the help"
         ))
     }
+    if let message = RawArguments.dashedValue(in: words, shownAs: []) {
+      throw BatchLineError(line: line, underlying: UsageError(message: message))
+    }
     guard let first = words.first, Batch.editing.contains(first) else {
       let shown = words.first ?? ""
       throw BatchLineError(

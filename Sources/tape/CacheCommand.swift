@@ -37,9 +37,18 @@ struct CacheCommand: ParsableCommand {
       let head = Set(store.snapshot.project.sources)
       let cache = AudioCache(forProject: file)
       let entries = cache.entries(for: history.map(\.source), projectRate: rate)
-      let first = Dictionary(
-        history.map { ($0.source.id, $0.firstVersion) }, uniquingKeysWith: min)
-      let inHead = Set(head.map(\.id))
+      // By the source's value, not its id: a relinked source has other audio (another entry)
+      // from the version of the relink on, and only one of them is the head's.
+      let firstVersion = Dictionary(
+        history.map { ($0.source, $0.firstVersion) }, uniquingKeysWith: min)
+      /// The first version that has `id` as `entry` serves it.
+      func first(_ id: Source.ID, _ entry: CacheListing) -> Int64? {
+        entry.users.filter { $0.id == id }.compactMap { firstVersion[$0] }.min()
+      }
+      /// Whether the head has `id` as `entry` serves it.
+      func inHead(_ id: Source.ID, _ entry: CacheListing) -> Bool {
+        entry.users.contains { $0.id == id && head.contains($0) }
+      }
       var removed: [CacheListing] = []
       var inUse: [CacheListing] = []
       if clean { (removed, inUse) = cache.clean(entries) }
@@ -54,9 +63,9 @@ struct CacheCommand: ParsableCommand {
           ("sources", .array(entry.sources.map { .string($0.description) })),
           (
             "firstVersions",
-            .array(entry.sources.compactMap { first[$0] }.map(JSONValue.int))
+            .array(entry.sources.compactMap { first($0, entry) }.map(JSONValue.int))
           ),
-          ("usedByHead", .bool(entry.sources.contains(where: inHead.contains))),
+          ("usedByHead", .bool(entry.sources.contains { inHead($0, entry) })),
           ("unused", .bool(entry.sources.isEmpty)),
           ("projectFolder", .bool(entry.isProjectFolder)),
         ])
@@ -80,7 +89,7 @@ struct CacheCommand: ParsableCommand {
           entry.sources.isEmpty
           ? "unused"
           : entry.sources.map { id in
-            "\(id) since v\(first[id].map(String.init) ?? "?")\(inHead.contains(id) ? " (head)" : "")"
+            "\(id) since v\(first(id, entry).map(String.init) ?? "?")\(inHead(id, entry) ? " (head)" : "")"
           }.joined(separator: ", ")
         print("\(entry.path)\t\(entry.kind.rawValue)\t\(entry.bytes) bytes\t\(used)")
       }

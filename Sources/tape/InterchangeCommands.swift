@@ -22,8 +22,9 @@ struct Export: ParsableCommand {
       of its lanes, when its clips overlap) is one channel, A then A2; a project with more than \
       two writes the others to further EDLs, edit-2.edl (A, A2), edit-3.edl… Fades are \
       dissolves from and to black; gain, pan, mute and effects have no place in an EDL. Every \
-      edit is rounded to the nearest frame, with a warning when that moves any. The files \
-      written are printed, one per line.
+      edit is rounded to the nearest frame, with a warning when that moves any. Every file \
+      is checked before the first is written; edit-2.edl and the others replace only EDLs. \
+      The files written are printed, one per line.
       Example: tape export song.tape -o edit.otio
       Example: tape export song.tape -o edit.edl --fps 25
       """)
@@ -69,61 +70,54 @@ struct Export: ParsableCommand {
   func run() throws {
     try reportingErrors {
       let file = project.file
-      let current = try retryingReads {
-        let store = try openStore(file, access: .read)
-        // A number or a tag's name, as everywhere a version is taken.
-        return try version.map { try store.project(at: store.resolveVersion($0)) }
-          ?? store.snapshot.project
-      }
       let folder = projectFolder(file)
       let path = { (source: Source) in source.path.resolved(against: folder).normalized.bytes }
       var title = (file as NSString).lastPathComponent
       if title.hasSuffix(".tape") { title = String(title.dropLast(5)) }
-      /// Refuses an output that is the project itself or one of its sources (by identity,
-      /// whatever its name: `tape export x.otio -o x.otio` would replace the project).
-      func refuseDestroying(_ name: String) throws {
-        guard let target = FileIdentity(path: name) else { return }
-        let protected =
-          [(file, "the project itself")]
-          + current.sources.map {
-            (
-              path($0).withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) },
-              "source \($0.id)"
-            )
+      let rate = fps ?? 25
+      // Every file to write, each checked before the first is written: a refusal writes
+      // nothing.
+      let (current, export, files) = try retryingReads {
+        () throws -> (Project, EDLExport?, [(name: String, text: String)]) in
+        let store = try openStore(file, access: .read)
+        // A number or a tag's name, as everywhere a version is taken.
+        let current =
+          try version.map { try store.project(at: store.resolveVersion($0)) }
+          ?? store.snapshot.project
+        var export: EDLExport?
+        var files: [(name: String, text: String)]
+        switch format {
+        case .otio:
+          files = [(output, OTIOExport.document(current, name: title, path: path).rendered())]
+        case .edl, nil:
+          let edl = EDLExport(current, title: title, fps: rate, path: path)
+          export = edl
+          files = edl.documents.enumerated().map { index, document in
+            (index == 0 ? output : Self.numbered(output, index + 1), document.text)
           }
-        for (path, what) in protected where FileIdentity(path: path).map(target.isSameFile) == true
-        {
-          throw UsageError(
-            message:
-              "-o \(name) is \(what); exporting there would destroy it, so choose another output name"
-          )
         }
+        let cache = AudioCache(forProject: file)
+        for (index, name) in files.map(\.name).enumerated() {
+          try refuseDestroying(name, extra: index > 0, store: store, cache: cache)
+        }
+        return (current, export, files)
       }
       var written: [String] = []
-      switch format {
-      case .otio:
-        let document = OTIOExport.document(current, name: title, path: path)
-        try refuseDestroying(output)
-        try Self.write(document.rendered(), to: output)
-        written.append(output)
-      case .edl, nil:
-        let rate = fps ?? 25
-        let export = EDLExport(current, title: title, fps: rate, path: path)
+      for (index, (name, text)) in files.enumerated() {
+        try Self.write(text, to: name)
+        written.append(name)
+        guard let export else { continue }
         let extra =
           export.documents.count > 1
           || export.documents.contains { $0.lanes.contains { $0.index > 0 } }
-        for (index, document) in export.documents.enumerated() {
-          let name = index == 0 ? output : Self.numbered(output, index + 1)
-          try refuseDestroying(name)
-          try Self.write(document.text, to: name)
-          written.append(name)
-          if extra {
-            let channels = zip(["A", "A2"], document.lanes).map { channel, lane in
-              "\(channel) \(lane.track.id) \(escaped(lane.name))"
-            }
-            writeOut("note: \(escaped(name)) holds \(channels.joined(separator: ", "))\n")
+        if extra {
+          let channels = zip(["A", "A2"], export.documents[index].lanes).map { channel, lane in
+            "\(channel) \(lane.track.id) \(escaped(lane.name))"
           }
+          writeOut("note: \(escaped(name)) holds \(channels.joined(separator: ", "))\n")
         }
+      }
+      if let export {
         if export.roundedEdits > 0 {
           let most = Double(export.largestRounding) / Double(current.sampleRate) * 1000
           writeOut(
@@ -139,6 +133,48 @@ struct Export: ParsableCommand {
       StandardOutput.done = "\(written.joined(separator: ", ")) written all the same"
       for name in written { print(name) }
     }
+  }
+
+  /// Refuses to write `name` over the project, its `-wal`, `-shm` or `-journal`, a source of
+  /// any version, or the decoded-audio cache (as a render refuses them); and, for an `extra`
+  /// file (`edit-2.edl`, which the user did not name), over anything but an EDL: a file there
+  /// that is not one (another project, an audio file) is the user's, not an earlier export's.
+  func refuseDestroying(
+    _ name: String, extra: Bool, store: TimelineStore, cache: AudioCache
+  ) throws {
+    let shown = extra ? "-o \(output) would also write \(name), which" : "-o \(name)"
+    let destination = try OutputDestination.resolve(name)
+    try Render.refuseDestroying(
+      destination, target: name, store: store, cache: cache,
+      refusal: { what, path in
+        let named = path == name ? "" : " (\(path))"
+        return UsageError(
+          message:
+            "\(shown) is \(what)\(named); exporting there would destroy it, so choose another output name"
+        )
+      })
+    guard extra, let existing = destination.existing else { return }
+    let header = Self.header(of: destination.target)
+    guard !existing.isRegularFile || !header.starts(with: Array("TITLE: ".utf8)) else { return }
+    let kind =
+      header.starts(with: Array("SQLite format 3\0".utf8))
+      ? "a SQLite database (a Tape project?)"
+      : existing.isRegularFile ? "a file that is not an EDL" : "not a regular file"
+    throw UsageError(
+      message:
+        "\(shown) is \(kind); an export replaces only EDLs there, so choose another output name or move \(name) away"
+    )
+  }
+
+  /// The first 16 bytes of the regular file at `path` (fewer when it is shorter or cannot be
+  /// read), read without waiting on a FIFO.
+  static func header(of path: String) -> [UInt8] {
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+    guard fd >= 0 else { return [] }
+    defer { close(fd) }
+    var bytes = [UInt8](repeating: 0, count: 16)
+    let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+    return Array(bytes.prefix(max(0, count)))
   }
 
   /// `edit-2.edl` for `edit.edl` and 2.

@@ -53,4 +53,51 @@ enum RawArguments {
     guard isRaw(argument) else { return }
     throw ValidationError("\(what) '\(argument)' is not valid UTF-8; write it in UTF-8")
   }
+
+  /// The short names of Tape's options: `-h` (help), `-o` (an output file), `-m` (a version's
+  /// label). HelpTests checks it against every command's help.
+  static let shortNames: Set<Character> = ["h", "o", "m"]
+
+  /// Why `words` (a command line after `tape`, or a batch line) would not parse as meant: a
+  /// word, before any `--`, that starts with one `-` and a letter but is no short option of
+  /// Tape nor a bundle of them (`-dash`, `-x`); nil when there is none.
+  ///
+  /// Why: the parser takes `-dash` for the short options -d -a -s -h, and the -h among them
+  /// printed the help and exited 0 with nothing done (a script took the help for the new
+  /// track's id); `-x` gave "missing expected argument". Such a word is refused, for every
+  /// command, with the fix: a value that starts with `-` goes after `--` (`tape track add
+  /// song.tape -- -dash`), or joined to its option with `=` (`--name=-dash`). `-help` still
+  /// asks for the help; `-3dB`, `-250ms`, `-` and `--name=-x` are not such words.
+  static func dashedValue(in words: [String], shownAs prefix: [String]) -> String? {
+    for (index, word) in words.enumerated() {
+      if word == "--" { return nil }
+      let letters = word.dropFirst()
+      guard word.first == "-", let first = letters.first, first.isLetter, !word.contains("="),
+        word != "-help", !letters.allSatisfy(shortNames.contains)
+      else { continue }
+      let path = Tape.subcommand(named: words.prefix(index)).length
+      let command = (prefix + words.prefix(path)).joined(separator: " ")
+      let fixed = (prefix + words[..<index] + ["--"] + words[index...]).map(quoted)
+        .joined(separator: " ")
+      var message = "'\(word)' is not an option of \(command)"
+      if index > 0, words[index - 1].hasPrefix("-"), words[index - 1] != "-" {
+        message +=
+          "; if it is the value of \(words[index - 1]), join them with '=': \(words[index - 1])=\(quoted(word)); if it is an argument, write '--' before it (and any options before that): \(fixed)"
+      } else {
+        message +=
+          "; if it is a value, write '--' before it (and any options before that): \(fixed)"
+      }
+      return message
+    }
+    return nil
+  }
+
+  /// `word` as a shell would need it written: as it is, or in single quotes.
+  static func quoted(_ word: String) -> String {
+    let plain = word.allSatisfy {
+      $0.isASCII && ($0.isLetter || $0.isNumber || "@%+=:,./_-".contains($0))
+    }
+    if plain && !word.isEmpty { return word }
+    return "'" + word.replacing("'", with: #"'\''"#) + "'"
+  }
 }

@@ -242,10 +242,12 @@ struct Render: ParsableCommand {
           message: "the project has no tracks, so no stems; add one with 'tape track add'")
       }
       var isFolder: ObjCBool = false
+      var created = false
       if !FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) {
         do {
           try FileManager.default.createDirectory(
             atPath: folder, withIntermediateDirectories: false)
+          created = true
         } catch {
           throw MissingInput(
             message:
@@ -263,17 +265,36 @@ struct Render: ParsableCommand {
           track.id, (folder as NSString).appendingPathComponent("\(track.id)-\(name).\(suffix)")
         )
       }
+      // Every stem's file is checked before the first is written: a refusal writes nothing
+      // (and leaves no folder it made).
+      do {
+        let cache = AudioCache(forProject: file)
+        try retryingReads {
+          let store = try openStore(file, access: .read)
+          for (_, path) in ids {
+            try Self.refuseDestroying(
+              OutputDestination.resolve(path), target: path, store: store, cache: cache,
+              stems: folder)
+          }
+        }
+      } catch {
+        if created { rmdir(folder) }
+        throw error
+      }
     }
     for (id, path) in ids {
       var one = self
       one.output = path
       one.stems = nil
-      try one.render(stem: ([id], !noMasterGain), loudness: loudness)
+      try one.render(stem: ([id], !noMasterGain), loudness: loudness, stems: stems)
     }
   }
 
+  /// Renders to ``target``; `stems` is the folder given with --stems when this is one of its
+  /// files (refusals name it).
   private func render(
-    stem: (tracks: [Track.ID], masterGain: Bool)?, loudness: Normalization? = nil
+    stem: (tracks: [Track.ID], masterGain: Bool)?, loudness: Normalization? = nil,
+    stems: String? = nil
   ) throws {
     let output = target
     Termination.install(
@@ -303,7 +324,8 @@ struct Render: ParsableCommand {
       let (settings, project, plan, audio, range, rack) = try retryingReads {
         () throws -> (RenderSettings, Project, RenderPlan, ProjectAudio, FrameRange, EffectRack?) in
         let store = try openStore(self.project.file, access: .read)
-        try Self.refuseDestroying(destination, target: target, store: store, cache: cache)
+        try Self.refuseDestroying(
+          destination, target: target, store: store, cache: cache, stems: stems)
         // Its own rack: the effects start fresh, as they did in a measuring pass.
         let compiled = try span.compile(
           store, cache: cache, stem: stem, bypassMissing: bypassMissing)
@@ -351,12 +373,23 @@ struct Render: ParsableCommand {
   /// or that is named as the project's `-wal`, `-shm` or `-journal`, or lies in its cache
   /// folder, whether or not that file exists yet (SQLite may create it any moment). Standard
   /// output is checked too when it is a file (`1<> song.tape` does not truncate it).
+  ///
+  /// `stems`: the folder of `--stems`, when `target` is one of its files, for the message.
+  /// `refusal`: the error for an output that is `what` (`path`), when not a render's.
   static func refuseDestroying(
-    _ destination: OutputDestination, target: String, store: TimelineStore, cache: AudioCache
+    _ destination: OutputDestination, target: String, store: TimelineStore, cache: AudioCache,
+    stems: String? = nil, refusal: ((_ what: String, _ path: String) -> UsageError)? = nil
   ) throws {
     let file = store.path
     func refuse(_ what: String, _ path: String) -> UsageError {
+      if let refusal { return refusal(what, path) }
       let named = path == target ? "" : " (\(path))"
+      if let stems {
+        return UsageError(
+          message:
+            "--stems \(stems) would write the stem \(target), which is \(what)\(named); rendering there would destroy it, so give --stems another folder"
+        )
+      }
       let shown = target == "-" ? "standard output" : "-o \(target)"
       return UsageError(
         message:

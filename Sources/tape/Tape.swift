@@ -87,6 +87,10 @@ struct Tape: ParsableCommand {
         return
       }
       try refuseNegativeVersion(arguments)
+      if let message = RawArguments.dashedValue(in: arguments, shownAs: ["tape"]) {
+        printError(message)
+        throw ExitCode(Exit.usage)
+      }
       // `tape --help`, rendered once: the parser's path builds the whole command tree, then
       // renders the help twice (for the exit code, then for the text), 2 of its 5 ms.
       // `tape help` takes that path; HelpTests checks that both print the same.

@@ -156,6 +156,72 @@ struct ErrorPathTests {
     #expect(try ws.tape("ls", song, "--json").stdout == lsBefore)
   }
 
+  /// A value that starts with `-` and a letter (`-dash`) was read as bundled short options
+  /// (-d -a -s -h): the -h printed the help on stdout and exited 0 with nothing made, so a
+  /// script took the help for the new track's id. Such a word is refused, for every command
+  /// and in a batch, with the fix: `--` before it, or `=` after its option. Real short
+  /// options, negative numbers and `-help` keep working.
+  @Test func aValueThatLooksLikeShortOptionsIsRefused() throws {
+    let ws = try Workspace()
+    let song = ws.path("n.tape")
+    try ws.tape("new", song)
+    let before = try ws.fingerprint("n.tape")
+    let refused: [([String], String)] = [
+      (
+        ["track", "add", song, "-dash"],
+        "error: '-dash' is not an option of tape track add; if it is a value, write '--' before it (and any options before that): tape track add \(song) -- -dash\n"
+      ),
+      (
+        ["marker", "add", song, "1s", "-hook"],
+        "error: '-hook' is not an option of tape marker add; if it is a value, write '--' before it (and any options before that): tape marker add \(song) 1s -- -hook\n"
+      ),
+      (
+        ["track", "add", song, "-x"],
+        "error: '-x' is not an option of tape track add; if it is a value, write '--' before it (and any options before that): tape track add \(song) -- -x\n"
+      ),
+      (
+        ["track", "add", song, "Voice", "--gain", "-hi"],
+        "error: '-hi' is not an option of tape track add; if it is the value of --gain, join them with '=': --gain=-hi; if it is an argument, write '--' before it (and any options before that): tape track add \(song) Voice --gain -- -hi\n"
+      ),
+    ]
+    for (arguments, message) in refused {
+      let result = try TapeBinary.run(arguments, environment: ["NO_COLOR": "1"])
+      #expect(result.status == 64, "\(arguments)")
+      #expect(result.stdout == "", "\(arguments)")
+      #expect(result.stderr == message)
+    }
+    let script = ws.path("edits.txt")
+    try "track add Voice\ntrack add -dash\n".write(
+      toFile: script, atomically: true, encoding: .utf8)
+    let batch = try TapeBinary.run(["batch", song, script], environment: ["NO_COLOR": "1"])
+    #expect(batch.status == 64)
+    #expect(batch.stdout == "")
+    #expect(
+      batch.stderr.contains(
+        "'-dash' is not an option of track add; if it is a value, write '--' before it (and any options before that): track add -- -dash"
+      ), "\(batch.stderr)")
+    #expect(try ws.fingerprint("n.tape") == before)
+
+    // The fixes the messages give work, and so do real short options and negative values.
+    #expect(try ws.tape("track", "add", song, "--", "-dash").stdout == "t1\n")
+    #expect(try ws.tape("marker", "add", song, "1s", "--", "-hook").stdout == "m1\n")
+    #expect(
+      try ws.tape("track", "add", song, "X", "--gain", "-3dB", "-m", "label").stdout == "t2\n")
+    try ws.tape("track", "set", song, "t2", "--name=-x")
+    let listing = try #require(
+      try parseJSON(ws.tape("ls", song, "--json").stdout) as? [String: Any])
+    let tracks = try #require(listing["tracks"] as? [[String: Any]])
+    #expect(tracks.map { $0["name"] as? String } == ["-dash", "-x"])
+    let markers = try #require(listing["markers"] as? [[String: Any]])
+    #expect(markers.map { $0["name"] as? String } == ["-hook"])
+    for help in [
+      ["track", "add", "-h"], ["track", "add", "-help"], ["track", "add", song, "--help"],
+    ] {
+      let result = try ws.tape(help)
+      #expect(result.stdout.hasPrefix("OVERVIEW: Add a track"), "\(help)")
+    }
+  }
+
   @Test func missingAndNonAudioFilesImportNothing() throws {
     let ws = try Workspace()
     let song = try Self.project(ws)

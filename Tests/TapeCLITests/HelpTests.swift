@@ -92,6 +92,19 @@ struct HelpTests {
       ], "\(result.stdout)\(result.stderr)")
   }
 
+  /// The short options of every command (as the fish completion script lists them) are those
+  /// `RawArguments.shortNames` knows: a word made of other letters (`-dash`) is refused as a
+  /// value written without `--`, so a new short option must be added there.
+  @Test func everyShortOptionIsOneTheArgumentCheckKnows() throws {
+    let script = try TapeBinary.run(["--generate-completion-script", "fish"])
+    #expect(script.status == 0)
+    let names = Set(
+      script.stdout.matches(of: /^complete .* -s '([^']+)'/.anchorsMatchLineEndings()).map {
+        String($0.1)
+      })
+    #expect(names == ["h", "m", "o"])
+  }
+
   @Test func theVersion() throws {
     let result = try TapeBinary.run(["--version"])
     #expect(result.status == 0 && result.stdout == "0.1.0\n")

@@ -381,9 +381,61 @@ struct InterchangeTests {
     let itself = try ws.tape("export", named, "-o", named, status: 64)
     #expect(
       itself.stderr
-        == "error: -o \(named) is the project itself; exporting there would destroy it, so choose another output name\n"
+        == "error: -o \(named) is the project file itself; exporting there would destroy it, so choose another output name\n"
     )
     #expect(try ws.fingerprint("p.otio") == before)
+  }
+
+  /// An export to several EDLs checks every file it would write before it writes any: the
+  /// second EDL's name held by another project, or the third's by the project itself, refuses
+  /// it with nothing written and nothing changed. EDLs an earlier export wrote are replaced.
+  @Test func everyEDLIsCheckedBeforeAnyIsWritten() throws {
+    let ws = try Workspace()
+    // A project named as the third EDL of `-o e.edl` would be: five lanes (four tracks, one of
+    // them with overlapping clips) make three EDLs.
+    let song = ws.path("e-3.edl")
+    try ws.tape("new", song)
+    try ws.tape("import", song, TestAudio.path("speech-mono-48k-16.wav"))
+    for (index, name) in ["A", "B", "C", "D"].enumerated() {
+      try ws.tape("track", "add", song, name)
+      try ws.tape("clip", "add", song, "t\(index + 1)", "s1", "--at", "0", "--length", "2s")
+    }
+    try ws.tape("clip", "add", song, "t4", "s1", "--at", "1s", "--length", "2s")
+    let other = ws.path("e-2.edl")
+    try ws.tape("new", other)
+    try ws.tape("track", "add", other, "Keep me")
+    let project = try ws.fingerprint("e-3.edl")
+    let kept = try ws.fingerprint("e-2.edl")
+    let out = ws.path("e.edl")
+
+    let overOther = try ws.tape(
+      "export", song, "-o", out, status: 64, environment: ["NO_COLOR": "1"])
+    #expect(
+      overOther.stderr
+        == "error: -o \(out) would also write \(other), which is a SQLite database (a Tape project?); an export replaces only EDLs there, so choose another output name or move \(other) away\n"
+    )
+    #expect(overOther.stdout == "")
+    #expect(try ws.fingerprint("e-2.edl") == kept)
+    #expect(try ws.fingerprint("e-3.edl") == project)
+    #expect(!FileManager.default.fileExists(atPath: out))
+
+    try FileManager.default.removeItem(atPath: other)
+    let overItself = try ws.tape(
+      "export", song, "-o", out, status: 64, environment: ["NO_COLOR": "1"])
+    #expect(
+      overItself.stderr
+        == "error: -o \(out) would also write \(song), which is the project file itself; exporting there would destroy it, so choose another output name\n"
+    )
+    #expect(try ws.fingerprint("e-3.edl") == project)
+    #expect(!FileManager.default.fileExists(atPath: out))
+    #expect(!FileManager.default.fileExists(atPath: other))
+
+    // Elsewhere, twice: the second export replaces the EDLs of the first.
+    let edit = ws.path("edit.edl")
+    let files = [edit, ws.path("edit-2.edl"), ws.path("edit-3.edl")]
+    #expect(try ws.tape("export", song, "-o", edit).stdout == files.map { $0 + "\n" }.joined())
+    #expect(try ws.tape("export", song, "-o", edit).stdout == files.map { $0 + "\n" }.joined())
+    #expect(try String(contentsOfFile: files[2], encoding: .utf8).hasPrefix("TITLE: e-3.edl\n"))
   }
 
   /// Malformed OTIO, no audio tracks, missing media and a crop outside its media: one clear

@@ -64,4 +64,43 @@ struct StemTests {
     #expect(
       both.stderr.hasPrefix("error: --stems writes every track; give --tracks with -o instead"))
   }
+
+  /// A stem whose file would be a source of the project is refused before any stem is
+  /// written: the other stems are not written either, the source is unchanged, and the message
+  /// names --stems, the option given.
+  @Test func aStemOverASourceIsRefusedBeforeAnyIsWritten() throws {
+    let space = try Workspace()
+    let file = space.path("st.tape")
+    try space.tape("new", file)
+    try space.tape("import", file, TestAudio.path("speech-mono-48k-16.wav"))
+    try space.tape("track", "add", file, "Voice")
+    try space.tape("track", "add", file, "Piano")
+    try space.tape("clip", "add", file, "t1", "s1", "--at", "0")
+    let out = space.path("out")
+    try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+    let piano = out + "/t2-Piano.wav"
+    try FileManager.default.copyItem(
+      atPath: TestAudio.path("tone-mono-44k-24.aiff"), toPath: piano)
+    try space.tape("import", file, piano)
+    let before = try Data(contentsOf: URL(fileURLWithPath: piano))
+    let project = try space.fingerprint("st.tape")
+
+    let refused = try space.tape(
+      "render", file, "--stems", out, status: 64, environment: ["NO_COLOR": "1"])
+    #expect(
+      refused.stderr
+        == "error: --stems \(out) would write the stem \(piano), which is a source of this project; rendering there would destroy it, so give --stems another folder\n"
+    )
+    #expect(refused.stdout == "")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["t2-Piano.wav"])
+    #expect(try Data(contentsOf: URL(fileURLWithPath: piano)) == before)
+    #expect(try space.fingerprint("st.tape") == project)
+
+    // Another folder takes the stems.
+    try space.tape("render", file, "--stems", space.path("stems"))
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: space.path("stems")).sorted() == [
+        "t1-Voice.wav", "t2-Piano.wav",
+      ])
+  }
 }

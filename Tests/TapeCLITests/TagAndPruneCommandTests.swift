@@ -246,4 +246,92 @@ struct TagAndPruneCommandTests {
       try Data(contentsOf: URL(fileURLWithPath: ws.path("again.wav")))
         == Data(contentsOf: URL(fileURLWithPath: ws.path("mix.wav"))))
   }
+
+  /// After a relink to other audio and an undo of it, `tape cache` says which entry serves
+  /// which version: the relinked audio (and its file's identity) from the version of the
+  /// relink, not the head's; every identity record of a source in the history is in use, and
+  /// `--clean` keeps them all (the next render does not hash the source again). Run as the
+  /// user ran it: in the project's folder, with relative names (the sources' stored paths).
+  @Test func cacheAttributesEachEntryToTheAudioItServes() throws {
+    let ws = try Workspace()
+    /// `tape ARGUMENTS` in the workspace; its exit status must be 0.
+    @discardableResult
+    func tape(_ arguments: String...) throws -> TapeBinary.Result {
+      let result = try TapeBinary.run(arguments, directory: ws.url)
+      #expect(result.status == 0, "tape \(arguments): \(result.stderr)")
+      return result
+    }
+    // a.wav, and b.wav: the same format and length, other audio (one sample changed).
+    var bytes = try Data(contentsOf: URL(fileURLWithPath: TestAudio.path("speech-mono-48k-16.wav")))
+    try bytes.write(to: URL(fileURLWithPath: ws.path("a.wav")))
+    bytes[bytes.count - 2] ^= 0x40
+    try bytes.write(to: URL(fileURLWithPath: ws.path("b.wav")))
+    try tape("new", "p.tape")
+    try tape("import", "p.tape", "a.wav")
+    try tape("track", "add", "p.tape", "T")
+    try tape("clip", "add", "p.tape", "t1", "s1", "--at", "0")
+    try tape("relink", "p.tape", "s1", "b.wav", "--force")
+    try tape("render", "p.tape", "-o", "/dev/null", "--format", "wav")
+    try tape("undo", "p.tape")
+    try tape("render", "p.tape", "-o", "/dev/null", "--format", "wav")
+
+    let listing = try #require(
+      try parseJSON(tape("cache", "p.tape", "--json").stdout) as? [String: Any])
+    let entries = try #require(listing["entries"] as? [[String: Any]])
+    /// An entry's file, by its path as listed (relative to the workspace).
+    func file(_ entry: [String: Any]) -> String {
+      let path = entry["path"] as? String ?? ""
+      return path.hasPrefix("/") ? path : ws.path(path)
+    }
+    // Whose audio each entry is, from the identity records themselves (a record holds the
+    // file's path, then its content hash, which names its entries).
+    var keys: [String: String] = [:]
+    for entry in entries where entry["kind"] as? String == "identity" {
+      let record = try String(contentsOfFile: file(entry), encoding: .utf8)
+        .split(separator: "\n").map(String.init)
+      try #require(record.count > 2)
+      let key = String(record[2].map { $0.isLetter || $0.isNumber ? $0 : "-" })
+      keys[key] =
+        record[1].hasSuffix("/a.wav") ? "a" : record[1].hasSuffix("/b.wav") ? "b" : record[1]
+    }
+    let headKey = try #require(keys.first { $0.value == "a" }?.key)
+    let relinkedKey = try #require(keys.first { $0.value == "b" }?.key)
+    #expect(headKey != relinkedKey)
+    /// Each entry as (kind, whose audio, sources, first versions, used by the head, unused).
+    let found = entries.map { entry in
+      let name = ((entry["path"] as? String ?? "") as NSString).lastPathComponent
+      return [
+        entry["kind"] as? String ?? "",
+        name.hasPrefix(headKey + "-") ? "a" : name.hasPrefix(relinkedKey + "-") ? "b" : name,
+        "\(entry["sources"] as? [String] ?? [])", "\(entry["firstVersions"] as? [Int] ?? [])",
+        "\(entry["usedByHead"] as? Bool ?? false)", "\(entry["unused"] as? Bool ?? true)",
+      ]
+    }
+    #expect(
+      Set(found) == [
+        ["audio", "a", "[\"s1\"]", "[2]", "true", "false"],
+        ["audio", "b", "[\"s1\"]", "[5]", "false", "false"],
+        ["identity", "a", "[\"s1\"]", "[2]", "true", "false"],
+        ["identity", "b", "[\"s1\"]", "[5]", "false", "false"],
+      ], "\(entries)")
+    #expect(found.count == 4)
+    #expect(listing["unusedBytes"] as? Int == 0)
+    let text = try tape("cache", "p.tape").stdout
+    let lines = text.split(separator: "\n").map(String.init)
+    #expect(lines.filter { $0.hasSuffix("\ts1 since v2 (head)") }.count == 2, "\(text)")
+    #expect(lines.filter { $0.hasSuffix("\ts1 since v5") }.count == 2, "\(text)")
+
+    // Old enough to clean: none of them goes, and the render reads its source as checked.
+    var old = [
+      timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0),
+    ]
+    for entry in entries { #expect(utimensat(AT_FDCWD, file(entry), &old, 0) == 0) }
+    let cleaned = try #require(
+      try parseJSON(tape("cache", "p.tape", "--clean", "--json").stdout) as? [String: Any])
+    #expect((cleaned["removed"] as? [[String: Any]])?.isEmpty == true, "\(cleaned)")
+    for entry in entries { #expect(FileManager.default.fileExists(atPath: file(entry))) }
+    let render = try tape("-v", "render", "p.tape", "-o", "/dev/null", "--format", "wav")
+    #expect(render.stderr.contains("decoded audio found in the cache"), "\(render.stderr)")
+    #expect(!render.stderr.contains("hashing it"), "\(render.stderr)")
+  }
 }
