@@ -287,6 +287,16 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
         return
           "\(left) and \(right) are on different tracks; a crossfade joins two clips of one track (move one with tape clip move … --track)"
       }
+      if left == right {
+        return
+          "\(left) is named twice; a crossfade joins two clips of one track, the first ending where the second starts"
+      }
+      if rightStart < leftEnd {
+        // Overlapping (a crossfade made before), or named in the wrong order: moving the
+        // second clip would shift its audio; trimming the first keeps both in place.
+        return
+          "\(left) ends at \(exact(leftEnd)), after \(right) starts at \(exact(rightStart)); a crossfade joins clips that touch: trim \(left) to end there first (tape clip trim FILE \(left) --end \(exact(rightStart))), or, if \(right) comes first, name it first (tape clip crossfade FILE \(right) \(left) …)"
+      }
       return
         "\(left) ends at \(exact(leftEnd)) and \(right) starts at \(exact(rightStart)); a crossfade joins clips that touch: move \(right) to \(exact(leftEnd)) first (tape clip move FILE \(right) --to \(exact(leftEnd)))"
     case .edgeFadeDoesNotFit(let clip, let end, let fade, let room, let otherFade, let rate):

@@ -109,22 +109,18 @@ func reportingErrors(readerMayStop: Bool = false, _ body: () throws -> Void) thr
 
 func describe(_ error: any Error) -> (Int32, String) {
   let (code, message) = describeInGeneral(error)
-  // A fix that names the project: the one on the command line, in a form a shell takes.
-  let commands = [
-    "tape relink FILE ", "tape cut FILE ", "tape copy FILE ", "sqlite3 FILE ", "tape tag FILE ",
-  ]
-  guard let file = ProjectArgument.named, commands.contains(where: message.contains) else {
+  // A fix that names the project (`tape clip move FILE c3 …`, `sqlite3 FILE .recover`): the
+  // one on the command line, in a form a shell takes.
+  let command = /(?<command>tape(?: [a-z][a-z-]*){1,2}|sqlite3) FILE(?<after>[ )]|$)/
+  guard let file = ProjectArgument.named, message.contains(command) else {
     return (code, message)
   }
   let quoted =
     file.allSatisfy { $0.isLetter || $0.isNumber || "/._-+".contains($0) }
     ? file : "'\(file.replacingOccurrences(of: "'", with: "'\\''"))'"
-  var named = message
-  for command in commands {
-    named = named.replacingOccurrences(
-      of: command, with: command.replacingOccurrences(of: "FILE", with: quoted))
-  }
-  return (code, named)
+  return (
+    code, message.replacing(command) { "\($0.output.command) \(quoted)\($0.output.after)" }
+  )
 }
 
 private func describeInGeneral(_ error: any Error) -> (Int32, String) {

@@ -123,7 +123,21 @@ struct CrossfadeRenderTests {
       "clip", "crossfade", file, "c2", "c3", "--length", "20ms", status: 65)
     #expect(
       apart.stderr
-        == "error: c2 ends at 4s and c3 starts at 5s; a crossfade joins clips that touch: move c3 to 4s first (tape clip move FILE c3 --to 4s)\n"
+        == "error: c2 ends at 4s and c3 starts at 5s; a crossfade joins clips that touch: move c3 to 4s first (tape clip move \(file) c3 --to 4s)\n"
+    )
+    // Clips a crossfade made overlap: moving the second would shift its audio, so the advice
+    // is to trim the first (a user was told to move c2); a clip named twice is said so.
+    let again = try space.tape(
+      "clip", "crossfade", file, "c1", "c2", "--length", "100ms", status: 65)
+    #expect(
+      again.stderr
+        == "error: c1 ends at 2.01s, after c2 starts at 1.99s; a crossfade joins clips that touch: trim c1 to end there first (tape clip trim \(file) c1 --end 1.99s), or, if c2 comes first, name it first (tape clip crossfade \(file) c2 c1 …)\n"
+    )
+    let twice = try space.tape(
+      "clip", "crossfade", file, "c1", "c1", "--length", "100ms", status: 65)
+    #expect(
+      twice.stderr
+        == "error: c1 is named twice; a crossfade joins two clips of one track, the first ending where the second starts\n"
     )
   }
 }
