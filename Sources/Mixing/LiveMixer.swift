@@ -534,9 +534,16 @@ public struct EngineState: @unchecked Sendable {
     self.pendingSeek = pendingSeek
   }
 
-  /// The end of the range: `--to`, or the sounding plan's end.
+  /// The end of the range: `--to`, or the sounding plan's end. Both are where the mix's input
+  /// ends plus the effects' latency (the plan's end counts it): the preroll fed the effects
+  /// that far ahead, so the range's last frame comes out of them that much later, as in a
+  /// render. A loop wraps at `--to` itself, one period the length of the range.
   @inlinable
-  var end: Int64 { rangeEnd == .max ? current.view.end : rangeEnd }
+  var end: Int64 {
+    guard rangeEnd != .max else { return current.view.end }
+    guard !loop, let graph = current.view.graph else { return rangeEnd }
+    return rangeEnd + Int64(graph.pointee.latency)
+  }
 
   /// Where the play ends or wraps now: ``end``, or later while a crossfade is under way, which
   /// always plays out whole. Why: an edit that removes the last clip under the playhead makes

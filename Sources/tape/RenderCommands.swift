@@ -1,5 +1,6 @@
 import ArgumentParser
 import AudioFiles
+import Effects
 import Foundation
 import Mixing
 import SafeFiles
@@ -184,15 +185,20 @@ struct Render: ParsableCommand {
         target.map {
           "at \(shown($0)) LUFS (a gain of \(Self.signed(gain)) dB) the true peak would be \(shown(truePeak)) dBTP"
         } ?? "the true peak is \(shown(truePeak)) dBTP"
-      // The loudest target that fits, rounded down to a tenth.
-      let fits =
-        target.map {
-          "; or aim lower, at --loudness \(shown((($0 - (truePeak - ceiling)) * 10).rounded(.down) / 10))LUFS"
-        }
-        ?? "; or turn the mix down (tape master \(project.file) --gain \(shown(((mixed.masterGain.decibels - (truePeak - ceiling)) * 10).rounded(.down) / 10))dB)"
+      let (reachable, fixes) = remedies(
+        for: mixed, truePeak: truePeak, target: target, gain: gain, ceiling: ceiling,
+        integerBits: settings.sampleFormat.integerBits
+      ) { project in
+        let (plan, audio, _) = try SpanOptions.offlinePlan(
+          project, cache: cache, bypassMissing: bypassMissing)
+        let bar = ProgressBar(
+          total: range.count.frames, sampleRate: sampleRate, verb: "checking a fix")
+        defer { bar.finish() }
+        return try OfflineRenderer.measure(plan, audio: audio, range: range, progress: bar.update)
+      }
       throw DataError(
         message:
-          "\(reach), over the \(shown(ceiling)) dBTP ceiling; put a limiter on the master (tape fx add \(project.file) master http://gareus.org/oss/lv2/dpl#stereo --set threshold=\(shown(ceiling)))\(fits)"
+          "\(reach), over the \(shown(ceiling)) dBTP ceiling\(reachable); \(fixes.joined(separator: "; or "))"
       )
     }
     let samplePeak = mix.peak * pow(10, gain / 20)
@@ -203,6 +209,145 @@ struct Render: ParsableCommand {
       )
     }
     return Normalization(target: target, ceiling: ceiling, measured: mix.loudness, gain: gain)
+  }
+
+  /// The look-ahead limiter a refused ceiling suggests (x42's dpl), and its ports' ranges
+  /// where the plugin is not installed to say them.
+  static let limiter = "http://gareus.org/oss/lv2/dpl#stereo"
+  static let limiterRanges = ["threshold": -10.0...0.0, "gain": -10.0...30.0]
+
+  /// What brings a mix whose true peak would pass `ceiling` (at the loudness `gain` when there
+  /// is a `target`) under it, each as a command that is accepted as it is written and that,
+  /// run, makes the same render pass: the mix is measured again with it (`measure`, a pass of
+  /// the range), except a change of gain that moves the true peak exactly (the loudness gain,
+  /// and the master gain with no active master effect after it). A limiter keeps its
+  /// threshold in the plugin's range and is the master's own when its chain ends with one; a
+  /// ceiling out of its reach is said so (`note`, to follow the ceiling), and where the master's
+  /// effects undo every master gain tried, what to turn down instead.
+  private func remedies(
+    for mixed: Project, truePeak: Double, target: Double?, gain: Double, ceiling: Double,
+    integerBits: Int?, measure: (Project) throws -> RenderSummary
+  ) -> (note: String, fixes: [String]) {
+    let shown = { (value: Double) in Self.format(value) }
+    let file = project.file
+    // How far over the ceiling `project` renders (nil: not measured, such as a missing plugin).
+    func excess(_ project: Project) -> Double? {
+      guard let mix = try? measure(project) else { return nil }
+      let gain = target.map { $0 - mix.loudness } ?? 0
+      guard gain.isFinite else { return nil }
+      if let integerBits, integerBits > 0, mix.peak * pow(10, gain / 20) >= 1 { return nil }
+      return mix.truePeakDecibels + gain - ceiling
+    }
+    var fixes: [String] = []
+    let active = mixed.masterEffects.filter { !$0.isBypassed }
+    let catalog = PluginCatalog.load()
+    // The master's limiter: its chain's last active effect, when that is one.
+    let existing = active.last.flatMap {
+      $0.plugin.hasPrefix("http://gareus.org/oss/lv2/dpl#") ? $0 : nil
+    }
+    let plugin = catalog.plugin(existing?.plugin ?? Self.limiter)
+    let range = { (symbol: String) -> ClosedRange<Double> in
+      plugin?.controls.first { $0.symbol == symbol }.map {
+        Double($0.minimum)...Double($0.maximum)
+      } ?? Self.limiterRanges[symbol] ?? 0...0
+    }
+    let thresholds = range("threshold")
+    let limiterName = existing.map { "the master's limiter \($0.id)" } ?? "a limiter"
+    var note = ""
+    if thresholds.contains(ceiling) {
+      var limiter =
+        existing
+        ?? Effect(
+          id: Effect.ID((mixed.allEffects.map(\.effect.id.rawValue).max() ?? 0) + 1),
+          plugin: Self.limiter,
+          parameters: Dictionary(
+            uniqueKeysWithValues: (plugin?.controls ?? []).map {
+              ($0.symbol, Double($0.defaultValue))
+            }))
+      // At the ceiling, in its true-peak mode. With --loudness the gain comes after the master:
+      // the limiter is driven by about as much (its input gain), so that what it holds is then
+      // turned down to the target, not up; driven harder while the loudness gain still lifts
+      // it over. Without, its threshold is lowered by what is still over.
+      let gains = range("gain")
+      var drive = limiter.parameters["gain"] ?? 0
+      if gain > 0 { drive += gain.rounded(.up) + 1 }
+      var threshold = ceiling
+      for _ in 0..<3 {
+        guard gains.contains(drive), thresholds.contains(threshold) else { break }
+        let settings = (target != nil ? [("gain", drive)] : []) + [("threshold", threshold)]
+        for (symbol, value) in settings + [("truepeak", 1)] { limiter.parameters[symbol] = value }
+        var trial = mixed
+        if let index = trial.masterEffects.firstIndex(where: { $0.id == limiter.id }) {
+          trial.masterEffects[index] = limiter
+        } else {
+          trial.masterEffects.append(limiter)
+        }
+        guard let over = excess(trial) else { break }
+        if over <= 0.005 {
+          let command =
+            settings.map { "--set \($0.0)=\(shown($0.1))" }.joined(separator: " ")
+            + " --set truepeak=on"
+          fixes.append(
+            existing.map {
+              "set \(limiterName) to it (tape fx set \(file) \($0.id) \(command))"
+            }
+              ?? "put a limiter on the master (tape fx add \(file) master \(Self.limiter) \(command))"
+          )
+          break
+        }
+        if target != nil {
+          drive += over.rounded(.up) + 1
+        } else {
+          threshold = ((threshold - over) * 10).rounded(.down) / 10
+        }
+      }
+    } else {
+      note =
+        ", out of the reach of \(limiterName) (its threshold goes down to \(shown(thresholds.lowerBound)) dB)"
+    }
+    if let target {
+      // The loudness gain comes after everything: the true peak moves with it exactly.
+      fixes.append(
+        "aim lower, at --loudness \(shown(((target - (truePeak - ceiling)) * 10).rounded(.down) / 10))LUFS"
+      )
+      return (note, fixes)
+    }
+    // The master gain: exact with no active effect after it. With some, measured: lowered by
+    // what is still over where the true peak follows the gain, twice as far again where it
+    // does not (a limiter holds its output until its input falls under its threshold); once
+    // under, raised back by as much as it went under, if that passes too.
+    let tenths = { (value: Double) in (value * 10).rounded(.down) / 10 }
+    var (tried, peak) = (mixed.masterGain.decibels, truePeak)
+    var next = tenths(tried - (truePeak - ceiling))
+    var found: Double?
+    for _ in 0..<(active.isEmpty ? 1 : 6) {
+      guard next >= Gain.minimumDecibels, next < tried else { break }
+      var trial = mixed
+      trial.masterGain = Gain(decibels: next)
+      guard let over = active.isEmpty ? 0 : excess(trial) else { break }
+      let lowered = tried - next
+      let followed = peak - (over + ceiling) >= 0.9 * lowered
+      (tried, peak) = (next, over + ceiling)
+      if over <= 0.005 {
+        found = next
+        if over < -0.5 {
+          var closer = mixed
+          closer.masterGain = Gain(decibels: tenths(next - over))
+          if let again = excess(closer), again <= 0.005 { found = closer.masterGain.decibels }
+        }
+        break
+      }
+      next = tenths(next - (followed ? over : max(over, 2 * lowered)))
+    }
+    if let found {
+      fixes.append("turn the mix down (tape master \(file) --gain \(shown(found))dB)")
+    }
+    if fixes.isEmpty {
+      fixes.append(
+        "turn down the master's effects (tape fx ls \(file) lists them): the master gain comes before them, and they bring the level back up"
+      )
+    }
+    return (note, fixes)
   }
 
   /// `-16`, `-16LUFS`, `-16 LUFS`, `-1dBTP`, `-1dB`: a level in `unit`.

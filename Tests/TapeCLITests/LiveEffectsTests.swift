@@ -419,19 +419,59 @@ extension ProcessHeavyTests {
       #expect(loudest / 2 == 48_000, "the impulse is heard at frame \(loudest / 2)")
       #expect(abs(heard[loudest] - 0.5) < 1e-6, "\(heard[loudest])")
     }
+
+    /// `--to` with an effect of latency on the track (the limiter: 128 frames): the play ends
+    /// where the render of its range ends, its last 128 frames (the limiter's look-ahead)
+    /// included, with and without `--from`, and up to the project's end; it counts the range's
+    /// frames, as the same play did before the effect was added.
+    @Test(arguments: [
+      ["--to", "1s"], ["--from", "0.5s", "--to", "1.75s"], ["--from", "2s", "--to", "3s"],
+    ])
+    func aPlayToAnEndEqualsTheRenderOfItsRange(range: [String]) throws {
+      try Plugins.require(Plugins.limiter)
+      let space = try Workspace()
+      _ = try writeHashedNoise(space.path("noise.wav"), frames: 48_000 * 4)
+      let file = space.path("to.tape")
+      try space.tape("new", file)
+      try space.tape("import", file, space.path("noise.wav"))
+      try space.tape("track", "add", file, "Noise")
+      try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "3s")
+      let frames = { () throws -> Int? in
+        let played = try space.tape(["play", file, "--device", "null", "--json"] + range)
+        return try #require(try parseJSON(played.stdout) as? [String: Any])["frames"] as? Int
+      }
+      let dry = try frames()
+      try space.tape("fx", "add", file, "t1", Plugins.limiter, "--set", "threshold=-6")
+      try space.tape(["render", file, "-o", space.path("render.wav"), "--bits", "32f"] + range)
+      let render = try ReferenceRender.decode(space.path("render.wav"))
+      #expect(try frames() == dry)
+      #expect(dry == render.count / 2, "\(range)")
+      let tapped = try playedThroughFilePCM(space, file, period: "256", arguments: range)
+      #expect(tapped.count >= render.count, "\(range)")
+      #expect(Array(tapped.prefix(render.count)) == render, "\(range)")
+      #expect(tapped.dropFirst(render.count).allSatisfy { $0 == 0 }, "\(range)")
+      let text = try space.tape(["play", file, "--device", "null"] + range).stdout
+      let seconds = Double(render.count / 2) / 48_000
+      let shown = String(
+        format: "%d:%06.3f", Int(seconds) / 60, seconds.truncatingRemainder(dividingBy: 60))
+      #expect(text.contains("played \(shown) on null"), "\(text)")
+    }
   }
 }
 
 /// What `tape play FILE --period PERIOD` sends to ALSA's file PCM (unpaced, the floats as they
 /// were played), read back as interleaved floats: a `tap` device in a home of its own.
-func playedThroughFilePCM(_ space: Workspace, _ file: String, period: String) throws -> [Float] {
+func playedThroughFilePCM(
+  _ space: Workspace, _ file: String, period: String, arguments: [String] = []
+) throws -> [Float] {
   let home = space.path("home-\(period)")
   try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
   let raw = space.path("tap-\(period).raw")
   try "pcm.tap { type file slave.pcm \"null\" file \"\(raw)\" format \"raw\" }\n".write(
     toFile: home + "/.asoundrc", atomically: true, encoding: .utf8)
   try space.tape(
-    ["play", file, "--device", "tap", "--period", period], environment: ["HOME": home])
+    ["play", file, "--device", "tap", "--period", period] + arguments,
+    environment: ["HOME": home])
   return try ReferenceRender.readFloats(raw)
 }
 

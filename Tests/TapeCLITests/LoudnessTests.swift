@@ -132,6 +132,89 @@ struct LoudnessTests {
     // A ceiling of its own: the same, against it.
     try space.tape(
       "render", file, "-o", out, "--loudness", suggestion, "--true-peak", "-3dBTP", status: 65)
+
+    // The limiter it suggests, run as written, lets -16 LUFS render under the ceiling (the
+    // loudness gain comes after the master: the limiter must be driven, not only set at -1).
+    try space.tape(try Self.suggested("tape fx add", in: refused.stderr))
+    let limited = try Self.summary(
+      space.tape("render", file, "-o", out, "--loudness", "-16LUFS", "--json"))
+    #expect(try #require(limited["truePeakDBTP"] as? Double) <= -1)
+    #expect(abs(try #require(limited["loudnessLUFS"] as? Double) + 16) < 0.01)
+  }
+
+  /// The command in parentheses of a refusal that starts with `prefix`, as arguments of `tape`.
+  static func suggested(_ prefix: String, in message: String) throws -> [String] {
+    let commands = message.matches(of: /\((tape [^)]*)\)/).map { String($0.1) }
+    let command = try #require(commands.first { $0.hasPrefix(prefix + " ") }, "\(message)")
+    return Array(command.split(separator: " ").dropFirst().map(String.init))
+  }
+
+  /// A limiter on the master that drives the mix (x42's dpl, gain 20, threshold -3), as a user
+  /// set it: every command a refused ceiling suggests is accepted as written, and run, the same
+  /// render passes. Out of the threshold's reach (-20 dBTP, it goes down to -10) no threshold
+  /// and no second limiter is suggested, and the master gain suggested counts the limiter's
+  /// drive (lowered by the true peak's excess, 17.1 dB, the limiter would still hold -3); in
+  /// reach (-6 dBTP) that limiter is set (`tape fx set`), not another added; with --loudness,
+  /// driven where that helps, and not suggested where the mix is held at its threshold already.
+  @Test func everySuggestedFixIsAcceptedAndPasses() throws {
+    try Plugins.require(Plugins.limiter)
+    let space = try Workspace()
+    let file = try Self.project("piano-stereo-44k-24.wav", rate: 44_100, channels: 2, in: space)
+    try space.tape(
+      "fx", "add", file, "master", Plugins.limiter, "--set", "gain=20", "--set", "threshold=-3")
+    // Its first 1.5 s (each fix checked is a measuring pass of the range).
+    let out = ["-o", space.path("l.wav"), "--to", "1.5s"]
+    let environment = ["NO_COLOR": "1"]
+
+    let far = try space.tape(
+      ["render", file, "--true-peak", "-20"] + out, status: 65, environment: environment)
+    #expect(
+      far.stderr.contains(
+        "over the -20 dBTP ceiling, out of the reach of the master's limiter f1 (its threshold goes down to -10 dB); turn the mix down (tape master"
+      ))
+    #expect(!far.stderr.contains("threshold=-20"), "\(far.stderr)")
+    #expect(!far.stderr.contains("tape fx add"), "\(far.stderr)")
+    try space.tape(try Self.suggested("tape master", in: far.stderr))
+    let fits = try Self.summary(
+      space.tape(["render", file, "--true-peak", "-20", "--json"] + out))
+    #expect(try #require(fits["truePeakDBTP"] as? Double) <= -20)
+    try space.tape("undo", file)
+
+    let near = try space.tape(
+      ["render", file, "--true-peak", "-6"] + out, status: 65, environment: environment)
+    #expect(!near.stderr.contains("tape fx add"), "\(near.stderr)")
+    for prefix in ["tape fx set \(file) f1", "tape master"] {
+      try space.tape(try Self.suggested(prefix, in: near.stderr))
+      let passed = try Self.summary(
+        space.tape(["render", file, "--true-peak", "-6", "--json"] + out))
+      #expect(try #require(passed["truePeakDBTP"] as? Double) <= -6, "\(prefix)")
+      try space.tape("undo", file)
+    }
+
+    // A mix held at the limiter's threshold cannot be made louder by driving it: with
+    // --loudness no limiter command is suggested, only the loudness that fits, which passes.
+    let crushed = try space.tape(
+      ["render", file, "--loudness", "-8", "--true-peak", "-4.5"] + out, status: 65,
+      environment: environment)
+    #expect(!crushed.stderr.contains("tape fx"), "\(crushed.stderr)")
+    let lower = try #require(
+      crushed.stderr.firstMatch(of: /--loudness (-[0-9.]+)LUFS/).map { String($0.1) })
+    try space.tape(["render", file, "--loudness", lower, "--true-peak", "-4.5"] + out)
+
+    // Speech under a limiter that does not reach it (threshold -1, its peaks at -3 dBTP):
+    // brought to -16 LUFS it would peak at +2.6 dBTP; the limiter is set, driven, and passes.
+    let other = try Workspace()
+    let speech = try Self.project("speech-mono-48k-16.wav", rate: 48_000, channels: 1, in: other)
+    try space.tape("fx", "add", speech, "master", Plugins.limiter, "--set", "threshold=-1")
+    let whole = ["-o", space.path("l.wav")]
+    let loud = try space.tape(
+      ["render", speech, "--loudness", "-16"] + whole, status: 65, environment: environment)
+    #expect(!loud.stderr.contains("tape fx add"), "\(loud.stderr)")
+    try space.tape(try Self.suggested("tape fx set \(speech) f1", in: loud.stderr))
+    let passed = try Self.summary(
+      space.tape(["render", speech, "--loudness", "-16", "--json"] + whole))
+    #expect(try #require(passed["truePeakDBTP"] as? Double) <= -1)
+    #expect(abs(try #require(passed["loudnessLUFS"] as? Double) + 16) < 0.01)
   }
 
   /// A gain that takes the samples past full scale is refused for integer output (never
