@@ -131,9 +131,11 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
       return "no effect \(id) in this project; 'tape fx ls' lists the effects"
     case .invalidEffect(let id, let reason):
       return "effect \(id) is not valid: \(reason)"
-    case .effectPositionOutOfRange(let id, let position, let length):
+    case .effectPositionOutOfRange(_, let position, let length):
+      // For an effect being added (whose id is new) or moved: its places, without naming an
+      // option (add takes --at, move --to).
       return
-        "position \(position) is outside \(id)'s chain of \(length) effect\(length == 1 ? "" : "s"); use --to 0 to \(max(length - 1, 0))"
+        "position \(position) is outside the chain: its places run from 0 (first) to \(max(length - 1, 0)); give one of those"
     case .unknownMarker(let id):
       return "no marker \(id) in this project; 'tape marker ls' lists the markers"
     case .duplicateMarkerName(let name, let existing):

@@ -637,6 +637,12 @@ struct Render: ParsableCommand {
       sampleFormat = chosenFormat.defaultSampleFormat
     }
     guard chosenFormat.sampleFormats.contains(sampleFormat) else {
+      if chosenFormat.isLossy {
+        throw UsageError(
+          message:
+            "\(chosenFormat) is lossy and encodes from float: it has no sample format to choose, so leave out --bits (or pick a lossless --format, such as flac or wav, for \(sampleFormat) samples)"
+        )
+      }
       let allowed = chosenFormat.sampleFormats.map(\.rawValue).joined(separator: " or ")
       throw UsageError(
         message:

@@ -44,7 +44,7 @@ struct ClipNameTests {
     for (arguments, status, message) in [
       (
         ["clip", "set", song, "c2", "--name", "intro"], Int32(65),
-        "error: clip c1 is already named 'intro'; clip names are unique (rename it with 'tape clip set FILE c1 --name NAME', or choose another name)\n"
+        "error: clip c1 is already named 'intro'; clip names are unique (rename it with 'tape clip set \(song) c1 --name NAME', or choose another name)\n"
       ),
       (
         ["clip", "set", song, "c2", "--name", "c7"], 64,

@@ -189,6 +189,14 @@ struct FxCommandTests {
     #expect(range.stderr.contains("-10"), "\(range.stderr)")
     let chain = try space.tape("fx", "add", file, "t9", Plugins.eq, status: 65)
     #expect(chain.stderr.contains("no track t9"), "\(chain.stderr)")
+    // A place past the chain's end: the places said, no effect or option named that the user
+    // did not give (it named the new effect's id and `--to`).
+    let place = try space.tape(
+      "fx", "add", file, "t1", Plugins.eq, "--at", "5", status: 65, environment: ["NO_COLOR": "1"])
+    #expect(
+      place.stderr
+        == "error: position 5 is outside the chain: its places run from 0 (first) to 0; give one of those\n"
+    )
     #expect(try space.fingerprint("fx.tape") == before)
     try space.tape("fx", "add", file, "t1", Plugins.limiter, "--set", "truepeak=on")
     let shown = try #require(

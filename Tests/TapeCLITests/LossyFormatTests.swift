@@ -163,6 +163,11 @@ struct LossyFormatTests {
     (["-o", "x.opus", "--bitrate", "600"], "Opus stereo takes 12 to 512 kbit/s"),
     (["-o", "x.flac", "--bitrate", "128"], "--bitrate is for MP3 and Opus"),
     (["-o", "-", "--format", "wav", "--title", "T"], "a WAV stream has no tags"),
+    // A lossy format has no sample format to choose: leave out --bits (it said "use --bits 32f").
+    (
+      ["-o", "x.mp3", "--bits", "24"],
+      "MP3 is lossy and encodes from float: it has no sample format to choose, so leave out --bits"
+    ),
   ])
   func refusals(arguments: [String], message: String) throws {
     let space = try Workspace()
