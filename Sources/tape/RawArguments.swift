@@ -75,12 +75,17 @@ enum RawArguments {
       guard word.first == "-", let first = letters.first, first.isLetter, !word.contains("="),
         word != "-help", !letters.allSatisfy(shortNames.contains)
       else { continue }
-      let path = Tape.subcommand(named: words.prefix(index)).length
+      let (found, path) = Tape.subcommand(named: words.prefix(index))
+      // The value of an option that takes one (`--gain -inf`): the parser reads it as that, and
+      // says what is wrong with it (`'-inf' is not a gain`).
+      if index > 0, takesValue(words[index - 1], found) { continue }
       let command = (prefix + words.prefix(path)).joined(separator: " ")
       let fixed = (prefix + words[..<index] + ["--"] + words[index...]).map(quoted)
         .joined(separator: " ")
       var message = "'\(word)' is not an option of \(command)"
-      if index > 0, words[index - 1].hasPrefix("-"), words[index - 1] != "-" {
+      // After `-m` or `-o` (which take a value, as the long options checked above do not
+      // reach here): the value may be joined to it.
+      if index > 0, ["-m", "-o"].contains(words[index - 1]) {
         message +=
           "; if it is the value of \(words[index - 1]), join them with '=': \(words[index - 1])=\(quoted(word)); if it is an argument, write '--' before it (and any options before that): \(fixed)"
       } else {
@@ -90,6 +95,14 @@ enum RawArguments {
       return message
     }
     return nil
+  }
+
+  /// Whether `option` (`--gain`) is an option of `command` that takes a value: its help shows
+  /// it with a placeholder (`--gain <gain>`). Read only for a word that looks like short
+  /// options, which is rare.
+  static func takesValue(_ option: String, _ command: any ParsableCommand.Type) -> Bool {
+    guard option.hasPrefix("--"), option.count > 2, !option.contains("=") else { return false }
+    return command.helpMessage(includeHidden: true, columns: 10_000).contains("\(option) <")
   }
 
   /// `word` as a shell would need it written: as it is, or in single quotes.

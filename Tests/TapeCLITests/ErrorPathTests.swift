@@ -180,8 +180,18 @@ struct ErrorPathTests {
         "error: '-x' is not an option of tape track add; if it is a value, write '--' before it (and any options before that): tape track add \(song) -- -x\n"
       ),
       (
+        ["track", "add", song, "Voice", "--json", "-dash"],
+        "error: '-dash' is not an option of tape track add; if it is a value, write '--' before it (and any options before that): tape track add \(song) Voice --json -- -dash\n"
+      ),
+      (
+        ["track", "add", song, "Voice", "-m", "-hi"],
+        "error: '-hi' is not an option of tape track add; if it is the value of -m, join them with '=': -m=-hi; if it is an argument, write '--' before it (and any options before that): tape track add \(song) Voice -m -- -hi\n"
+      ),
+      // The value of an option that takes one is the parser's to read: it says what is wrong
+      // with it (a first version of this check took `--gain -inf` for short options).
+      (
         ["track", "add", song, "Voice", "--gain", "-hi"],
-        "error: '-hi' is not an option of tape track add; if it is the value of --gain, join them with '=': --gain=-hi; if it is an argument, write '--' before it (and any options before that): tape track add \(song) Voice --gain -- -hi\n"
+        "error: '-hi' is not a gain; write decibels such as -3, -3dB or +2.5dB\n"
       ),
     ]
     for (arguments, message) in refused {
