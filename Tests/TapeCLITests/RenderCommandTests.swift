@@ -348,7 +348,7 @@ struct RenderCommandTests {
     ),
     (["-o", "mix.mp9"], 64, "name it .wav, .flac, .aiff, .ogg, .mp3 or .opus"),
     (["-o", "mix.flac", "--bits", "32f"], 64, "use --bits 16 or 24"),
-    (["-o", "mix.ogg", "--bits", "16"], 64, "use --bits 32f"),
+    (["-o", "mix.ogg", "--bits", "16"], 64, "has no sample format to choose, so leave out --bits"),
     (["-o", "mix.wav", "--bits", "12"], 64, "use --bits 16, 24 or 32f"),
     (["-o", "mix.wav", "--bits", "32f", "--dither", "tpdf"], 64, "drop --dither"),
     (["-o", "mix.wav", "--from", "3s", "--to", "2s"], 64, "give --to after --from"),
