@@ -192,14 +192,19 @@ struct ScrubTests {
     try terminal.send("q")
   }
 
+  /// A project of 400 frames, shorter than a loop's wrap needs; its file and head.
+  static func tooShortToLoop(in space: Workspace) throws -> (file: String, head: Int) {
+    let file = try RenderCommandTests.project(in: space)
+    try space.tape("cut", file, "--from", "400f", "--to", "1:00")
+    return (file, try space.head(of: file))
+  }
+
   /// A project shorter than the loop's wrap fades (400 frames, of the 513 needed at 48 kHz)
   /// plays once, with a line in the footer that stays after it ended, instead of looping with
   /// a click at every wrap.
   @Test func aProjectTooShortToLoopPlaysOnce() throws {
     let space = try Workspace()
-    let file = try RenderCommandTests.project(in: space)
-    try space.tape("cut", file, "--from", "400f", "--to", "1:00")
-    let head = try space.head(of: file)
+    let (file, head) = try Self.tooShortToLoop(in: space)
     let terminal = try Tmux(width: 200, height: 24)
     defer { terminal.kill() }
     try terminal.start(
@@ -222,9 +227,7 @@ struct ScrubTests {
   /// CAP_IPC_LOCK and every user with a lock limit of 0, so the notice comes on every machine.
   @Test func aPlayedOnceLineStaysBesideALockNotice() throws {
     let space = try Workspace()
-    let file = try RenderCommandTests.project(in: space)
-    try space.tape("cut", file, "--from", "400f", "--to", "1:00")
-    let head = try space.head(of: file)
+    let (file, head) = try Self.tooShortToLoop(in: space)
     let terminal = try Tmux(width: 200, height: 24)
     defer { terminal.kill() }
     let unprivileged = geteuid() == 0 ? "setpriv --bounding-set -ipc_lock " : ""
