@@ -26,11 +26,9 @@ extension Envelope {
   ) throws(TimelineError) -> Envelope {
     var added = try Envelope(parsing: text, sampleRate: sampleRate).points
     if let shapes {
-      var named = try Self.shapes(parsing: shapes)
-      if named.count == 1 {
-        named = Array(repeating: named[0], count: added.count)
-      } else if named.count != added.count {
-        throw .envelopeShapeCountForAddedPoints(given: named.count, points: added.count)
+      let count = added.count
+      let named = try Self.shapes(parsing: shapes, count: count) {
+        .envelopeShapeCountForAddedPoints(given: $0, points: count)
       }
       for index in added.indices { added[index].shape = named[index] }
     }

@@ -235,20 +235,20 @@ extension Envelope {
       points.append(Point(time: FramePosition(frames.frames), decibels: decibels))
     }
     if let shapes {
-      var named = try Self.shapes(parsing: shapes)
       let segments = points.count - 1
-      if named.count == 1 {
-        named = Array(repeating: named[0], count: segments)
-      } else if named.count != segments {
-        throw .envelopeShapeCount(given: named.count, segments: segments)
+      let named = try Self.shapes(parsing: shapes, count: segments) {
+        .envelopeShapeCount(given: $0, segments: segments)
       }
       for (index, shape) in named.enumerated() { points[index].shape = shape }
     }
     self.init(points: points)
   }
 
-  /// Segment shapes as typed: ``EnvelopeShape``'s raw values, comma-separated, in any case.
-  static func shapes(parsing text: String) throws(TimelineError) -> [EnvelopeShape] {
+  /// `count` shapes as typed: ``EnvelopeShape``'s raw values, comma-separated, in any case,
+  /// one for all or one each; another number of them is refused with `mismatch(given)`.
+  static func shapes(
+    parsing text: String, count: Int, mismatch: (Int) -> TimelineError
+  ) throws(TimelineError) -> [EnvelopeShape] {
     var named: [EnvelopeShape] = []
     for part in text.split(separator: ",", omittingEmptySubsequences: false) {
       let name = part.trimmingBlanks
@@ -257,6 +257,8 @@ extension Envelope {
       }
       named.append(shape)
     }
+    if named.count == 1 { return Array(repeating: named[0], count: count) }
+    guard named.count == count else { throw mismatch(named.count) }
     return named
   }
 
