@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One placement of a source's audio on a track: which frames of the source play, where on the
 /// timeline, how loud, and with which fades.
 ///
@@ -28,7 +30,13 @@ public struct Clip: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity 
   public var fadeOut: Fade
   /// A name the clip can be called by (`@intro` where a clip id is taken), unique in the
   /// project (``validateName(_:)``); nil for none. A copy or a new part of it has none.
-  public var name: String?
+  public var name: String? {
+    get { ClipName.text(of: nameNumber) }
+    set { nameNumber = ClipName.number(of: newValue) }
+  }
+  /// The name as its number in ``ClipName``'s table (0 for none): what the clip stores, so
+  /// that a clip holds no reference and copies as plain bytes.
+  private var nameNumber: UInt32
 
   public init(
     id: ID, source: Source.ID, timelineStart: FramePosition, sourceRange: FrameRange,
@@ -41,7 +49,7 @@ public struct Clip: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity 
     self.gain = gain
     self.fadeIn = fadeIn
     self.fadeOut = fadeOut
-    self.name = name
+    self.nameNumber = ClipName.number(of: name)
   }
 
   /// The most characters a clip's name has.
@@ -67,4 +75,67 @@ public struct Clip: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity 
 
   /// The first timeline frame after the clip.
   public var timelineEnd: FramePosition { timelineStart + length }
+}
+
+extension Clip {
+  private enum CodingKeys: String, CodingKey {
+    case id, source, timelineStart, sourceRange, gain, fadeIn, fadeOut, name
+  }
+
+  /// The same keys, in the same order, as the stored properties had when `name` was one.
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(id, forKey: .id)
+    try container.encode(source, forKey: .source)
+    try container.encode(timelineStart, forKey: .timelineStart)
+    try container.encode(sourceRange, forKey: .sourceRange)
+    try container.encode(gain, forKey: .gain)
+    try container.encode(fadeIn, forKey: .fadeIn)
+    try container.encode(fadeOut, forKey: .fadeOut)
+    try container.encodeIfPresent(name, forKey: .name)
+  }
+
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    self.init(
+      id: try container.decode(ID.self, forKey: .id),
+      source: try container.decode(Source.ID.self, forKey: .source),
+      timelineStart: try container.decode(FramePosition.self, forKey: .timelineStart),
+      sourceRange: try container.decode(FrameRange.self, forKey: .sourceRange),
+      gain: try container.decode(Gain.self, forKey: .gain),
+      fadeIn: try container.decode(Fade.self, forKey: .fadeIn),
+      fadeOut: try container.decode(Fade.self, forKey: .fadeOut),
+      name: try container.decodeIfPresent(String.self, forKey: .name))
+  }
+}
+
+/// The table of clip names: each name a clip has had in this process, numbered from 1, so
+/// that a ``Clip`` stores a number instead of a string.
+///
+/// Why: a clip with a `String` is not plain data, so every copy of a clip (a snapshot's chunk
+/// of clips is copied whenever one of its clips changes, and a checkout of thousands of
+/// clips copies most chunks) went through a call per clip and a reference count; with a number,
+/// copying a chunk is copying its bytes. Equal names get the same number, so clips compare and
+/// hash as before. The table only grows (a name stays numbered while the process runs): names
+/// are short and few, and nothing else would know when a number is no longer held.
+enum ClipName {
+  private static let table = Mutex<(names: [String], numbers: [String: UInt32])>(([], [:]))
+
+  /// The number of `name` (0 for nil), numbering it if it is new.
+  static func number(of name: String?) -> UInt32 {
+    guard let name else { return 0 }
+    return table.withLock { table in
+      if let number = table.numbers[name] { return number }
+      table.names.append(name)
+      let number = UInt32(table.names.count)
+      table.numbers[name] = number
+      return number
+    }
+  }
+
+  /// The name numbered `number` (nil for 0).
+  static func text(of number: UInt32) -> String? {
+    guard number > 0 else { return nil }
+    return table.withLock { $0.names[Int(number) - 1] }
+  }
 }

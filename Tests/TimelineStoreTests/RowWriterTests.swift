@@ -209,4 +209,76 @@ struct RowWriterTests {
     try reopened.close()
     #expect(try TimelineStore.open(at: path).snapshot == before)
   }
+
+  /// A history move of hundreds of rows (clips moved between tracks, renamed, refaded): the
+  /// snapshot after undo, redo and checkout equals the one a fresh open reads from the file,
+  /// and equals the project recorded at that version; a diverged row still stops such a move
+  /// and changes nothing.
+  @Test func aLargeMoveBuildsTheSameSnapshotAsTheFile() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("large.tape")
+    let (store, _) = try StoreFixture.populated(at: path)
+    let clips = 612
+    try store.commit(label: "Many clips") { _, ids in
+      var commands: [Command] = []
+      for index in 0..<clips {
+        let clip = Clip(
+          id: ids.newClipID(), source: Source.ID(1),
+          timelineStart: FramePosition(Int64(index) * 1_000),
+          sourceRange: FrameRange(start: FramePosition(Int64(index)), count: 900),
+          fadeIn: index % 3 == 0 ? Fade(length: 10) : .none,
+          name: index % 50 == 0 ? "clip-\(index)" : nil)
+        commands.append(.setClip(clip, track: Track.ID(Int64(1 + index % 2))))
+      }
+      return commands
+    }
+    let placed = store.snapshot
+    // Every clip changes: half of them to the other track and later, all of them in gain, some
+    // lose their fade or name.
+    try store.commit(label: "Change all") { project, _ in
+      project.allClips.map { clip in
+        var changed = clip
+        changed.gain = Gain(decibels: -Double(clip.id.rawValue % 7))
+        if clip.id.rawValue % 2 == 0 {
+          changed.timelineStart = FramePosition(changed.timelineStart.frames + 123)
+        }
+        if clip.id.rawValue % 5 == 0 { changed.fadeIn = .none }
+        if clip.id.rawValue % 100 == 4 { changed.name = nil }
+        let track = project.clip(clip.id)?.track.id ?? Track.ID(1)
+        let other = track == Track.ID(1) ? Track.ID(2) : Track.ID(1)
+        return .setClip(changed, track: clip.id.rawValue % 2 == 0 ? other : track)
+      }
+    }
+    let changedAll = store.snapshot
+    func expectTheFileHolds(_ expected: StoreSnapshot) throws {
+      #expect(store.snapshot == expected)
+      let fresh = try TimelineStore.open(at: path, access: .read)
+      #expect(fresh.snapshot.project == expected.project)
+      try fresh.close()
+    }
+    try store.undo()
+    try expectTheFileHolds(StoreSnapshot(version: placed.version, project: placed.project))
+    try store.redo()
+    try expectTheFileHolds(changedAll)
+    try store.checkout(placed.version - 1)
+    #expect(store.snapshot.project.clipCount == 3)
+    try store.checkout(changedAll.version)
+    try expectTheFileHolds(changedAll)
+    try store.close()
+
+    let queue = try DatabaseQueue(path: path)
+    let tampered = clips / 2
+    try queue.write { db in
+      try db.execute(sql: "UPDATE clip SET gainDB = 5 WHERE id = ?", arguments: [tampered])
+    }
+    try queue.close()
+    let reopened = try TimelineStore.open(at: path)
+    let before = reopened.snapshot
+    #expect(throws: StoreError.historyDiverged) { try reopened.undo() }
+    #expect(reopened.snapshot == before)
+    try reopened.close()
+    let again = try TimelineStore.open(at: path)
+    #expect(again.snapshot == before)
+    try again.close()
+  }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import Timeline
 
@@ -125,6 +126,39 @@ struct ClipEditsTests {
     var expected = clip
     expected.timelineStart = 5_000
     #expect(clip.moved(to: 5_000) == expected)
+  }
+
+  /// A clip is plain data (no reference to count), so a chunk of clips copies as bytes: a
+  /// stored property that holds a reference would make every snapshot copy cost a call and a
+  /// reference count per clip. Its name reads back as set, equal names compare equal, and the
+  /// JSON is what it was when the name was a stored string (the same keys, no `name` key for
+  /// none).
+  @Test func aClipIsPlainDataAndItsNameReadsBack() throws {
+    #expect(_isPOD(Clip.self))
+    var clip = Clip(
+      id: Clip.ID(7), source: Source.ID(2), timelineStart: 10,
+      sourceRange: FrameRange(start: 5, count: 20), name: "intro")
+    #expect(clip.name == "intro")
+    let same = Clip(
+      id: Clip.ID(7), source: Source.ID(2), timelineStart: 10,
+      sourceRange: FrameRange(start: 5, count: 20), name: String("in") + "tro")
+    #expect(same == clip)
+    #expect(Set([same, clip]).count == 1)
+    clip.name = "outro"
+    #expect(clip.name == "outro" && clip != same)
+    clip.name = nil
+    #expect(clip.name == nil)
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    let named = String(decoding: try encoder.encode(same), as: UTF8.self)
+    #expect(
+      named
+        == #"{"fadeIn":{"curve":"linear","fullCut":0,"length":0,"silentCut":0},"fadeOut":{"curve":"linear","fullCut":0,"length":0,"silentCut":0},"gain":0,"id":"c7","name":"intro","source":"s2","sourceRange":{"count":20,"start":5},"timelineStart":10}"#
+    )
+    let unnamed = String(decoding: try encoder.encode(clip), as: UTF8.self)
+    #expect(!unnamed.contains("name"))
+    #expect(try JSONDecoder().decode(Clip.self, from: Data(named.utf8)) == same)
+    #expect(try JSONDecoder().decode(Clip.self, from: Data(unnamed.utf8)) == clip)
   }
 }
 
