@@ -9,7 +9,9 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   }
 
   case invalidTime(String)
-  case timeTooLarge(String)
+  /// A time past ``TimeValue/maximumFrames``, as typed; `option` is the option it was given
+  /// to, where the command line knows it (`--to`).
+  case timeTooLarge(String, sampleRate: Int, option: String? = nil)
   case invalidGain(String)
   case invalidPan(String)
   case gainOutOfRange(what: String, decibels: Double)
@@ -93,8 +95,10 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
     case .invalidTime(let text):
       return
         "'\(text)' is not a time; write seconds (1.5 or 1.5s), milliseconds (250ms), a clock (1:02.5 or 01:02:03.250) or frames (96000f)"
-    case .timeTooLarge(let text):
-      return "'\(text)' is longer than Tape handles (about 265 days at 48 kHz); use a smaller time"
+    case .timeTooLarge(let text, let rate, let option):
+      let limit = TimeValue.maximumFrames
+      return
+        "\(option.map { "\($0) \(text)" } ?? "'\(text)'") is more than \(TimeValue.clock(limit, sampleRate: rate)) (\(limit.frames)f), the largest time Tape handles; give \(option ?? "it") a smaller time"
     case .invalidGain(let text):
       return "'\(text)' is not a gain; write decibels such as -3, -3dB or +2.5dB"
     case .invalidPan(let text):

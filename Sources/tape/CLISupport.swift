@@ -401,8 +401,13 @@ func parseID<Entity>(_ text: String, as _: EntityID<Entity>.Type) throws -> Enti
   return id
 }
 
-func parseTime(_ text: String, _ project: Project) throws -> FrameCount {
-  try TimeValue(parsing: text, sampleRate: project.sampleRate).frames
+/// `text` read as a time (``TimeValue``); a time too large names `option` (`--length`).
+func parseTime(_ text: String, _ project: Project, option: String? = nil) throws -> FrameCount {
+  do {
+    return try TimeValue(parsing: text, sampleRate: project.sampleRate).frames
+  } catch .timeTooLarge(_, let rate, nil) {
+    throw TimelineError.timeTooLarge(text, sampleRate: rate, option: option)
+  }
 }
 
 /// A timeline time as the command line takes it:
@@ -417,11 +422,20 @@ func parseTime(_ text: String, _ project: Project) throws -> FrameCount {
 ///
 /// A result before the timeline's start is refused.
 func parsePosition(
-  _ text: String, _ project: Project, relativeTo base: FramePosition? = nil
+  _ text: String, _ project: Project, relativeTo base: FramePosition? = nil,
+  option: String? = nil
 ) throws -> FramePosition {
   let trimmed = text.trimmingCharacters(in: .whitespaces)
-  let offset = { (sign: Character, time: Substring) throws -> Int64 in
-    let frames = try parseTime(String(time), project).frames
+  let tooLarge = TimelineError.timeTooLarge(text, sampleRate: project.sampleRate, option: option)
+  func time(_ text: Substring) throws -> Int64 {
+    do {
+      return try parseTime(String(text), project).frames
+    } catch TimelineError.timeTooLarge {
+      throw tooLarge
+    }
+  }
+  let offset = { (sign: Character, text: Substring) throws -> Int64 in
+    let frames = try time(text)
     return sign == "-" ? -frames : frames
   }
   var position: Int64
@@ -441,8 +455,9 @@ func parsePosition(
     }
     position = base.frames + (try offset(sign, trimmed.dropFirst()))
   } else {
-    position = try parseTime(trimmed, project).frames
+    position = try time(Substring(trimmed))
   }
+  guard position <= TimeValue.maximumFrames.frames else { throw tooLarge }
   guard position >= 0 else {
     throw UsageError(
       message:
@@ -465,7 +480,7 @@ func parseSourceTime(
         "\(option) \(trimmed) names a place on the timeline, but \(option) is a time in the source (from its start): give one, such as 2.5s or 1:02.5"
     )
   }
-  return FramePosition(try parseTime(trimmed, project).frames)
+  return FramePosition(try parseTime(trimmed, project, option: option).frames)
 }
 
 /// `text` (trimmed) read as a clip's edge, `c3.end-100ms`: the clip id, the edge, and the

@@ -52,7 +52,7 @@ struct ClipCommand: ParsableCommand {
         sign = first == "-" ? -1 : 1
         text.removeFirst()
       }
-      let magnitude = try parseTime(text, project).frames
+      let magnitude = try parseTime(text, project, option: "--by").frames
       guard magnitude > 0 else {
         throw UsageError(
           message:
@@ -90,9 +90,10 @@ struct ClipCommand: ParsableCommand {
         let file = self.project.file
         let store = try retryingReads { try openStore(file, access: .read) }
         let project = store.snapshot.project
-        let start = try from.map { try parsePosition($0, project) } ?? .zero
+        let start = try from.map { try parsePosition($0, project, option: "--from") } ?? .zero
         let end =
-          try to.map { try parsePosition($0, project, relativeTo: start) } ?? .init(Int64.max)
+          try to.map { try parsePosition($0, project, relativeTo: start, option: "--to") }
+          ?? .init(Int64.max)
         guard end > start else {
           throw UsageError(message: "--to \(to ?? "") must come after --from \(from ?? "0")")
         }
@@ -149,7 +150,7 @@ struct ClipCommand: ParsableCommand {
     private func parsed(
       _ project: Project
     ) throws -> (Clip.ID, Clip.ID, Timeline.Crossfade) {
-      let length = try parseTime(length, project)
+      let length = try parseTime(length, project, option: "--length")
       guard length > .zero else {
         throw UsageError(message: "--length \(self.length) is no time; give the crossfade a length")
       }
@@ -221,15 +222,17 @@ struct ClipCommand: ParsableCommand {
       return try namingTheNewClip(id) {
         let start = try from.map { try parseSourceTime($0, option: "--from", project) } ?? .zero
         let end =
-          try length.map { start + (try parseTime($0, project)) }
+          try length.map { start + (try parseTime($0, project, option: "--length")) }
           ?? to.map { try parseSourceTime($0, option: "--to", project) }
         return try project.addClip(
-          id, source: sourceID, track: trackID, at: try parsePosition(at, project),
+          id, source: sourceID, track: trackID, at: try parsePosition(at, project, option: "--at"),
           sourceStart: start, sourceEnd: end, gain: gain,
           fadeIn: Fade(
-            length: try fadeIn.map { try parseTime($0, project) } ?? .zero, curve: curve),
+            length: try fadeIn.map { try parseTime($0, project, option: "--fade-in") } ?? .zero,
+            curve: curve),
           fadeOut: Fade(
-            length: try fadeOut.map { try parseTime($0, project) } ?? .zero, curve: curve),
+            length: try fadeOut.map { try parseTime($0, project, option: "--fade-out") } ?? .zero,
+            curve: curve),
           name: name)
       }
     }
@@ -258,7 +261,8 @@ struct ClipCommand: ParsableCommand {
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseClipID(clip, project)
-      let typed = try parsePosition(at, project, relativeTo: project.clip(id)?.clip.timelineStart)
+      let typed = try parsePosition(
+        at, project, relativeTo: project.clip(id)?.clip.timelineStart, option: "--at")
       return try project.splitClip(
         id, at: try snapping.apply(typed, project, file: self.project.file, excluding: id),
         newID: ids.newClipID())
@@ -305,7 +309,8 @@ struct ClipCommand: ParsableCommand {
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseClipID(clip, project)
       let trackID = try track.map { try parseID($0, as: Track.ID.self) }
-      let typed = try parsePosition(to, project, relativeTo: project.clip(id)?.clip.timelineStart)
+      let typed = try parsePosition(
+        to, project, relativeTo: project.clip(id)?.clip.timelineStart, option: "--to")
       let start = try snapping.apply(typed, project, file: self.project.file)
       let newID = ids.newClipID()
       return try namingTheNewClip(newID) {
@@ -354,7 +359,8 @@ struct ClipCommand: ParsableCommand {
         id,
         to: try to.map {
           try snapping.apply(
-            try parsePosition($0, project, relativeTo: start), project, file: file, excluding: id)
+            try parsePosition($0, project, relativeTo: start, option: "--to"), project, file: file,
+            excluding: id)
         }, track: trackID)
     }
 
@@ -404,10 +410,12 @@ struct ClipCommand: ParsableCommand {
       return try project.trimClip(
         id,
         start: try start.map {
-          try snapped(try parsePosition($0, project, relativeTo: edges?.timelineStart))
+          try snapped(
+            try parsePosition($0, project, relativeTo: edges?.timelineStart, option: "--start"))
         },
         end: try end.map {
-          try snapped(try parsePosition($0, project, relativeTo: edges?.timelineEnd))
+          try snapped(
+            try parsePosition($0, project, relativeTo: edges?.timelineEnd, option: "--end"))
         })
     }
 
@@ -473,12 +481,14 @@ struct ClipCommand: ParsableCommand {
       let newIn =
         fadeIn != nil || inCurve != nil
         ? Fade(
-          length: try fadeIn.map { try parseTime($0, project) } ?? clip.fadeIn.length,
+          length: try fadeIn.map { try parseTime($0, project, option: "--fade-in") }
+            ?? clip.fadeIn.length,
           curve: inCurve ?? clip.fadeIn.curve) : nil
       let newOut =
         fadeOut != nil || outCurve != nil
         ? Fade(
-          length: try fadeOut.map { try parseTime($0, project) } ?? clip.fadeOut.length,
+          length: try fadeOut.map { try parseTime($0, project, option: "--fade-out") }
+            ?? clip.fadeOut.length,
           curve: outCurve ?? clip.fadeOut.curve) : nil
       var commands: [Command] = []
       var current = project

@@ -80,8 +80,8 @@ struct CopyRange: ParsableCommand {
       }
       guard let from, let to, let name else { return }
       let current = store.snapshot.project
-      let start = try parsePosition(from, current)
-      let end = try parsePosition(to, current, relativeTo: start)
+      let start = try parsePosition(from, current, option: "--from")
+      let end = try parsePosition(to, current, relativeTo: start, option: "--to")
       guard end > start else {
         throw UsageError(message: "--to \(to) must come after --from \(from)")
       }
@@ -220,7 +220,7 @@ struct Paste: EditingCommand {
   func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
     guard let clipboard else { throw unknownClipboard(name, known: []) }
     let position = try snapping.apply(
-      try parsePosition(at, project), project, file: self.project.file)
+      try parsePosition(at, project, option: "--at"), project, file: self.project.file)
     return try project.paste(
       clipboard, at: position, tracks: try tracks.map(parseTrackIDs),
       ripple: ripple

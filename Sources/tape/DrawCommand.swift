@@ -153,13 +153,13 @@ struct Draw: ParsableCommand {
   /// `--from`/`--to` over `project`: by default from 0 to the end of its last clip or marker
   /// (of either version when comparing), or 10 s of an empty project.
   func range(of project: Project, before: Project?) throws -> FrameRange {
-    let start = try from.map { try parsePosition($0, project) } ?? .zero
+    let start = try from.map { try parsePosition($0, project, option: "--from") } ?? .zero
     let ends =
       [project.timelineEnd, before?.timelineEnd ?? .zero]
       + (project.markers + (before?.markers ?? [])).map(\.position)
     var end = ends.max() ?? .zero
     if end == .zero { end = FramePosition(Int64(project.sampleRate) * 10) }
-    if let to { end = try parsePosition(to, project, relativeTo: start) }
+    if let to { end = try parsePosition(to, project, relativeTo: start, option: "--to") }
     guard start < end else {
       let shown = { (position: FramePosition) in
         TimeValue.clock(FrameCount(position.frames), sampleRate: project.sampleRate)

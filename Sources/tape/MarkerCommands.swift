@@ -91,7 +91,9 @@ extension MarkerCommand {
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseMarker(marker, project)
       return try project.moveMarker(
-        id, to: try parsePosition(to, project, relativeTo: project.marker(id)?.position))
+        id,
+        to: try parsePosition(to, project, relativeTo: project.marker(id)?.position, option: "--to")
+      )
     }
   }
 

@@ -95,8 +95,8 @@ struct SpanOptions: ParsableArguments {
 
   /// `--from`/`--to` as a frame range; by default the whole project.
   func range(of project: Project) throws -> FrameRange {
-    let start = try from.map { try parsePosition($0, project) } ?? .zero
-    let end = try to.map { try parsePosition($0, project) } ?? project.timelineEnd
+    let start = try from.map { try parsePosition($0, project, option: "--from") } ?? .zero
+    let end = try to.map { try parsePosition($0, project, option: "--to") } ?? project.timelineEnd
     if to == nil && end == .zero {
       throw DataError(
         message:

@@ -21,6 +21,24 @@ struct ErrorPathTests {
       ["clip", "move", "@", "c1", "--to", "1099511627000f"], 65,
       "error: clip c1 would end past 6362:54:52.245 (1099511627776f), the latest time Tape handles; place it earlier\n"
     ),
+    // Too large, wherever it is read: one message naming the option and the largest time
+    // (a clock time said "not a time", an offset "past the time limit").
+    (
+      ["clip", "move", "@", "c1", "--to", "99999:00:00"], 64,
+      "error: --to 99999:00:00 is more than 6362:54:52.245 (1099511627776f), the largest time Tape handles; give --to a smaller time\n"
+    ),
+    (
+      ["cut", "@", "--from", "1s", "--to", "c1.end+23000000s"], 64,
+      "error: --to c1.end+23000000s is more than 6362:54:52.245 (1099511627776f), the largest time Tape handles; give --to a smaller time\n"
+    ),
+    (
+      ["play", "@", "--from", "9999999999999"], 64,
+      "error: --from 9999999999999 is more than 6362:54:52.245 (1099511627776f), the largest time Tape handles; give --from a smaller time\n"
+    ),
+    (
+      ["insert", "@", "--at", "1s", "--length", "23000000s"], 64,
+      "error: --length 23000000s is more than 6362:54:52.245 (1099511627776f), the largest time Tape handles; give --length a smaller time\n"
+    ),
     // A length that rounds to no frame: the command's own error, not "internal error" (exit
     // 70 before; found by the fuzzer).
     (
