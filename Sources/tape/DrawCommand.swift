@@ -37,7 +37,8 @@ struct Draw: ParsableCommand {
   var output: String
   @Option(help: "Draw this version instead of the current one (the head does not move).")
   var version: String?
-  @Option(help: "The picture's width in pixels, 400 to 16384.") var width = 1200
+  @Option(parsing: .unconditional, help: "The picture's width in pixels, 400 to 16384.")
+  var width = 1200
   @Option(parsing: .unconditional, help: "Start on the timeline (default 0).") var from: String?
   @Option(
     parsing: .unconditional,

@@ -143,7 +143,9 @@ extension Fx {
     @Argument(help: "The chain: a track id (t1) or master.") var chain: String
     @Argument(help: "The plugin's LV2 URI ('tape fx plugins' lists them).") var uri: String
     @OptionGroup var parameters: ParameterSettings
-    @Option(help: "Its place in the chain, 0 running first (default: last).") var at: Int?
+    @Option(
+      parsing: .unconditional, help: "Its place in the chain, 0 running first (default: last).")
+    var at: Int?
     @Flag(help: "Add it bypassed.") var bypass = false
     @OptionGroup var options: EditOptions
 

@@ -13,8 +13,9 @@ struct New: ParsableCommand {
     discussion: "Example: tape new song.tape --rate 48000 --channels 2")
 
   @OptionGroup var project: ProjectArgument
-  @Option(help: "Sample rate of the timeline in Hz.") var rate = 48_000
-  @Option(help: "Output channels: 1 (mono) or 2 (stereo).") var channels = 2
+  @Option(parsing: .unconditional, help: "Sample rate of the timeline in Hz.") var rate = 48_000
+  @Option(parsing: .unconditional, help: "Output channels: 1 (mono) or 2 (stereo).")
+  var channels = 2
   @OptionGroup var output: JSONOption
 
   func run() throws {

@@ -149,6 +149,47 @@ struct ErrorPathTests {
       "error: --count must be 1 or more; see: tape watch --help\n"
     ),
     (
+      ["new", "@", "--rate", "-1"], 65,
+      "error: sample rate -1 Hz is not supported; use one of 8000, 11025, 16000, 22050, 32000, 44100, 48000, 88200, 96000, 176400, 192000\n"
+    ),
+    (
+      ["new", "@", "--channels", "-2"], 65,
+      "error: -2 output channels are not supported; use 1 (mono) or 2 (stereo)\n"
+    ),
+    (
+      ["render", "@", "-o", "/dev/null", "--format", "wav", "--bits", "-1"], 64,
+      "error: '-1' is not a sample format; use --bits 16, 24 or 32f\n"
+    ),
+    (
+      ["render", "@", "-o", "/dev/null", "--format", "mp3", "--bitrate", "-5"], 64,
+      "error: --bitrate is in kbit/s and must be positive, such as --bitrate 128; see: tape render --help\n"
+    ),
+    (
+      ["draw", "@", "-o", "/dev/null", "--width", "-5"], 64,
+      "error: --width -5 is out of range; give 400 to 16384 pixels; see: tape draw --help\n"
+    ),
+    (
+      ["play", "@", "--period", "-5"], 64,
+      "error: --period -5 is not a period a device takes; use 16 to 16384 frames (256 is the default)\n"
+    ),
+    (
+      ["play", "@", "--periods", "-2"], 64,
+      "error: --periods -2 is not a buffer a device takes; use 2 to 32 periods (4 is the default)\n"
+    ),
+    (
+      ["history", "prune", "@", "--keep-last", "-1"], 64,
+      "error: --keep-last must be 1 or more; see: tape history prune --help\n"
+    ),
+    (
+      ["export", "@", "-o", "/dev/null/x.edl", "--fps", "-1"], 64,
+      "error: --fps -1 is not an EDL rate; give 24, 25 or 30; see: tape export --help\n"
+    ),
+    // A rate that is no whole number: the rates it takes, not the parser's "invalid value".
+    (
+      ["export", "@", "-o", "/dev/null/x.edl", "--fps", "29.97"], 64,
+      "error: --fps 29.97 is not an EDL rate; give 24, 25 or 30; see: tape export --help\n"
+    ),
+    (
       ["checkout", "@", "-1"], 64,
       "error: -1 is not a version: versions are numbered from 1 ('tape history' lists them)\n"
     ),
