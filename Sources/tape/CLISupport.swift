@@ -21,6 +21,10 @@ struct ProjectArgument: ParsableArguments {
   nonisolated(unsafe) static var named: String?
 
   func validate() throws {
+    // `tape new ""` said SQLite's "unable to open database file".
+    guard !file.isEmpty else {
+      throw ValidationError("the project path is empty; name the project file, such as song.tape")
+    }
     try RawArguments.requireUTF8Path(file, "project")
     Self.named = file
   }

@@ -588,4 +588,17 @@ struct ErrorPathTests {
     #expect(
       exists.stderr == "error: \(song) already exists; choose another name or remove it first\n")
   }
+
+  /// `tape new ""` said SQLite's "unable to open database file", `tape ls ""` "no project at ;
+  /// create one with 'tape new '": the path is empty, and the message says so.
+  @Test(arguments: ["new", "ls", "undo"])
+  func anEmptyProjectPathIsNamed(command: String) throws {
+    let result = try TapeBinary.run([command, ""], environment: ["NO_COLOR": "1"])
+    #expect(result.status == 64)
+    #expect(
+      result.stderr
+        == "error: the project path is empty; name the project file, such as song.tape; see: tape \(command) --help\n"
+    )
+    #expect(result.stdout == "")
+  }
 }
