@@ -85,7 +85,9 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case clipboardTrackGone(name: String, track: Track.ID)
   case clipboardSourceGone(name: String, source: Source.ID)
   case trackNamedTwice(Track.ID)
-  case unknownClipboard(String, known: [String])
+  /// No clipboard of this name; `pasting` when a paste asked for it (the message then says a
+  /// clipboard cannot be pasted into another project).
+  case unknownClipboard(String, known: [String], pasting: Bool = true)
   case invalidSnap(String)
 
   public var description: String {
@@ -352,11 +354,12 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
     case .clipboardSourceGone(let name, let source):
       return
         "clipboard \(name) plays audio of source \(source), which is no longer in the project; import the file again and copy the range again"
-    case .unknownClipboard(let name, let known):
+    case .unknownClipboard(let name, let known, let pasting):
       let list =
         known.isEmpty
         ? "it has none"
         : "it has \(known.joined(separator: ", ")); 'tape copy FILE --list' lists them"
+      guard pasting else { return "no clipboard \(name) in this project (\(list))" }
       return
         "no clipboard \(name) in this project (\(list)); a clipboard belongs to the project it was copied in: pasting into another project is not supported"
     case .invalidSnap(let text):

@@ -74,7 +74,7 @@ struct CopyRange: ParsableCommand {
       let store = try openStore(file)
       if let delete {
         guard try store.removeClipboard(named: delete) else {
-          throw unknownClipboard(delete, in: store)
+          throw unknownClipboard(delete, in: store, pasting: false)
         }
         return
       }
@@ -157,10 +157,13 @@ func clipboardJSON(_ saved: SavedClipboard) -> JSONValue {
   ])
 }
 
-/// No clipboard `name` in the project: what it has, and that a clipboard stays in its project.
-func unknownClipboard(_ name: String, in store: TimelineStore) -> TimelineError {
+/// No clipboard `name` in the project: what it has, and, for a paste, that a clipboard stays in
+/// its project.
+func unknownClipboard(
+  _ name: String, in store: TimelineStore, pasting: Bool = true
+) -> TimelineError {
   let known = ((try? store.clipboards()) ?? []).map(\.clipboard.name)
-  return .unknownClipboard(name, known: known)
+  return .unknownClipboard(name, known: known, pasting: pasting)
 }
 
 struct Paste: EditingCommand {
@@ -234,7 +237,7 @@ struct Paste: EditingCommand {
   }
 }
 
-/// ``TimelineError/unknownClipboard(_:known:)``, for a command that has no store at hand.
+/// ``TimelineError/unknownClipboard(_:known:pasting:)``, for a command that has no store at hand.
 func unknownClipboard(_ name: String, known: [String]) -> TimelineError {
   .unknownClipboard(name, known: known)
 }
