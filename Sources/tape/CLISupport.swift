@@ -417,7 +417,7 @@ func parseTime(_ text: String, _ project: Project, option: String? = nil) throws
 /// A timeline time as the command line takes it:
 /// - any time (`1.5`, `1.5s`, `250ms`, `1:02.5`, `96000f`);
 /// - an edge of a clip, `c3.start` or `c3.end`, with an offset if wanted (`c3.end-100ms`,
-///   `c3.start+2s`);
+///   `c3.start+2s`), the clip given by id or by name (`@verse.end`, ``namedClipEdge(_:_:)``);
 /// - where the option has a time to be relative to (`base`: a clip's own start for `clip move
 ///   --to`, the range's start for `cut --to`…), a nudge from it: `+10ms`, `-1s`.
 ///
@@ -446,6 +446,12 @@ func parsePosition(
   if let edge = clipEdge(trimmed) {
     let id = try parseID(String(edge.1), as: Clip.ID.self)
     guard let (clip, _) = project.clip(id) else { throw TimelineError.unknownClip(id) }
+    position = (edge.2 == "start" ? clip.timelineStart : clip.timelineEnd).frames
+    if let sign = edge.3?.first, let time = edge.4 { position += try offset(sign, time) }
+  } else if let edge = namedClipEdge(trimmed, project) {
+    guard let clip = project.clip(named: String(edge.1)) else {
+      throw TimelineError.unknownClipName(String(edge.1))
+    }
     position = (edge.2 == "start" ? clip.timelineStart : clip.timelineEnd).frames
     if let sign = edge.3?.first, let time = edge.4 { position += try offset(sign, time) }
   } else if trimmed.hasPrefix("@") {
@@ -493,6 +499,20 @@ func clipEdge(
   _ text: String
 ) -> Regex<(Substring, Substring, Substring, Substring?, Substring?)>.Match? {
   text.wholeMatch(of: /(c[0-9]+)\.(start|end)(?:([+-])(.+))?/)
+}
+
+/// `text` (trimmed) read as a named clip's edge, `@verse.end-100ms`: the clip's name, the edge,
+/// and the offset's sign and time if any; nil when it is no such form, or when a marker is
+/// called by the text after `@` (`@drop.end`), or by it up to the offset (`@drop.end+1s`):
+/// markers are read first, as a marker's name that reads as an offset is.
+func namedClipEdge(
+  _ text: String, _ project: Project
+) -> Regex<(Substring, Substring, Substring, Substring?, Substring?)>.Match? {
+  guard let edge = text.wholeMatch(of: /@(.+)\.(start|end)(?:([+-])(.+))?/),
+    project.marker(named: String(text.dropFirst())) == nil,
+    project.marker(named: "\(edge.1).\(edge.2)") == nil
+  else { return nil }
+  return edge
 }
 
 /// The frame `@NAME`, `@NAME+TIME` or `@NAME-TIME` names: the marker's position, offset.

@@ -540,7 +540,8 @@ struct ClipCommand: ParsableCommand {
 }
 
 /// The scope of an edit of the clip `text` names (`c3` or `@NAME`), for
-/// ``EditingCommand/scope()``, with the clips whose edges `times` name (`c5.end-1s`, as
+/// ``EditingCommand/scope()``, with the clips whose edges `times` name (`c5.end-1s`,
+/// `@verse.end`, as
 /// ``parsePosition(_:_:relativeTo:)`` reads them; markers are read whole); nil when the text
 /// is neither, or an edge's id does not parse (the whole project's edit says why).
 func clipScope(_ text: String, times: [String?] = []) -> EditScope? {
@@ -553,7 +554,13 @@ func clipScope(_ text: String, times: [String?] = []) -> EditScope? {
     return nil
   }
   for time in times.compactMap({ $0 }) {
-    guard let edge = clipEdge(time.trimmingCharacters(in: .whitespaces)) else { continue }
+    let trimmed = time.trimmingCharacters(in: .whitespaces)
+    // `@verse.end`: the clip called verse, if it is not a marker (markers are read whole).
+    if let named = trimmed.wholeMatch(of: /@(.+)\.(?:start|end)(?:[+-].+)?/) {
+      scope.clipNames.insert(String(named.1))
+      continue
+    }
+    guard let edge = clipEdge(trimmed) else { continue }
     guard let id = Clip.ID(parsing: String(edge.1)) else { return nil }
     scope.clips.insert(id)
   }
