@@ -382,6 +382,13 @@ func historyLabel(_ action: String, _ changes: [(String, String?)]) -> String {
   return parts.isEmpty ? action : "\(action) \(parts.joined(separator: ", "))"
 }
 
+/// How a label says where a time took something: `to 5s`, or `by -1s` for a nudge (`+10ms`,
+/// `-1s`), which is relative to where it was ("Move c1 to -1s" read as a move to before 0).
+func toOrBy(_ time: String) -> (String, String) {
+  let trimmed = time.trimmingCharacters(in: .whitespaces)
+  return (trimmed.hasPrefix("+") || trimmed.hasPrefix("-") ? "by" : "to", trimmed)
+}
+
 // MARK: Parsing values that need the project
 
 /// A clip given by its id (`c3`) or by its name (`@intro`, ``Timeline/Clip/name``). Where a

@@ -347,7 +347,9 @@ struct ClipCommand: ParsableCommand {
     }
 
     var label: String {
-      historyLabel("Move \(clip)", [("to", to), ("snapped to", snapping.snap), ("onto", track)])
+      historyLabel(
+        "Move \(clip)",
+        [to.map(toOrBy) ?? ("to", nil), ("snapped to", snapping.snap), ("onto", track)])
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
@@ -397,7 +399,12 @@ struct ClipCommand: ParsableCommand {
 
     var label: String {
       historyLabel(
-        "Trim \(clip)", [("start to", start), ("end to", end), ("snapped to", snapping.snap)])
+        "Trim \(clip)",
+        [
+          start.map { ("start " + toOrBy($0).0, toOrBy($0).1) } ?? ("", nil),
+          end.map { ("end " + toOrBy($0).0, toOrBy($0).1) } ?? ("", nil),
+          ("snapped to", snapping.snap),
+        ])
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
