@@ -251,11 +251,11 @@ extension TimelineStore {
   /// while it works out the edit (a clip that would be empty, a bad time) comes out as itself,
   /// with its exit code, not as the store's "internal error" (found by the fuzzer).
   func edit(
-    label: String, _ edit: (Project, inout IDAllocator) throws -> [Command]
+    label: @autoclosure () -> String, _ edit: (Project, inout IDAllocator) throws -> [Command]
   ) throws -> CommitResult {
     var own: (any Error)?
     do {
-      return try commit(label: label) { project, ids in
+      return try commit(label: label()) { project, ids in
         do {
           return try edit(project, &ids)
         } catch let error as TimelineError {

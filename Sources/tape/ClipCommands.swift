@@ -257,7 +257,9 @@ struct ClipCommand: ParsableCommand {
     @OptionGroup var snapping: SnapOption
     @OptionGroup var options: EditOptions
 
-    var label: String { "Split \(clip) at \(at)\(snapping.snap.map { " snapped to \($0)" } ?? "")" }
+    var label: String {
+      "Split \(clip) at \(at)\(snapping.shown.map { " snapped to \($0)" } ?? "")"
+    }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseClipID(clip, project)
@@ -303,7 +305,7 @@ struct ClipCommand: ParsableCommand {
     @OptionGroup var options: EditOptions
 
     var label: String {
-      historyLabel("Copy \(clip) to \(to)", [("snapped to", snapping.snap), ("onto", track)])
+      historyLabel("Copy \(clip) to \(to)", [("snapped to", snapping.shown), ("onto", track)])
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
@@ -349,7 +351,7 @@ struct ClipCommand: ParsableCommand {
     var label: String {
       historyLabel(
         "Move \(clip)",
-        [to.map(toOrBy) ?? ("to", nil), ("snapped to", snapping.snap), ("onto", track)])
+        [to.map(toOrBy) ?? ("to", nil), ("snapped to", snapping.shown), ("onto", track)])
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
@@ -403,7 +405,7 @@ struct ClipCommand: ParsableCommand {
         [
           start.map { ("start " + toOrBy($0).0, toOrBy($0).1) } ?? ("", nil),
           end.map { ("end " + toOrBy($0).0, toOrBy($0).1) } ?? ("", nil),
-          ("snapped to", snapping.snap),
+          ("snapped to", snapping.shown),
         ])
     }
 

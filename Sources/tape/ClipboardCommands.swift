@@ -206,7 +206,7 @@ struct Paste: EditingCommand {
   enum CodingKeys: CodingKey { case project, name, at, tracks, ripple, snapping, options }
 
   var label: String {
-    "Paste \(name) at \(at)\(snapping.snap.map { " snapped to \($0)" } ?? "")\(tracks.map { " on \($0)" } ?? "")\(ripple ? " with ripple" : "")"
+    "Paste \(name) at \(at)\(snapping.shown.map { " snapped to \($0)" } ?? "")\(tracks.map { " on \($0)" } ?? "")\(ripple ? " with ripple" : "")"
   }
 
   mutating func load(from store: TimelineStore) throws {

@@ -77,7 +77,7 @@ struct Cut: EditingCommand {
   @OptionGroup var options: EditOptions
 
   var label: String {
-    "Cut \(from)–\(to)\(choice.shown)\(ripple ? " with ripple" : "")\(snapping.snap.map { " snapped to \($0)" } ?? "")"
+    "Cut \(from)–\(to)\(choice.shown)\(ripple ? " with ripple" : "")\(snapping.shown.map { " snapped to \($0)" } ?? "")"
   }
 
   func validate() throws {
@@ -167,7 +167,7 @@ struct Insert: EditingCommand {
   @OptionGroup var options: EditOptions
 
   var label: String {
-    "Insert \(length) at \(at)\(snapping.snap.map { " snapped to \($0)" } ?? "")\(choice.shown)"
+    "Insert \(length) at \(at)\(snapping.shown.map { " snapped to \($0)" } ?? "")\(choice.shown)"
   }
 
   func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
@@ -218,7 +218,7 @@ struct SplitAll: EditingCommand {
   @OptionGroup var options: EditOptions
 
   var label: String {
-    "Split at \(at)\(choice.shown)\(snapping.snap.map { " snapped to \($0)" } ?? "")"
+    "Split at \(at)\(choice.shown)\(snapping.shown.map { " snapped to \($0)" } ?? "")"
   }
 
   func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
