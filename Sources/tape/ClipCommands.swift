@@ -167,9 +167,32 @@ struct ClipCommand: ParsableCommand {
 
     func notes(_ project: Project) throws -> [String] {
       let (left, right, crossfade) = try parsed(project)
-      return try project.crossfadeShortfall(left, right, crossfade).map {
-        [shortCrossfadeNote($0, project)]
-      } ?? []
+      let short = try project.crossfadeShortfall(left, right, crossfade).map {
+        shortCrossfadeNote($0, project)
+      }
+      return [try replacedFadesNote(left, right, crossfade, project), short].compactMap { $0 }
+    }
+
+    /// The fades the crossfade replaces (`c3's fade-out 0.2s linear`), which it did without a
+    /// word; nil when the clips had none, or had these already.
+    private func replacedFadesNote(
+      _ left: Clip.ID, _ right: Clip.ID, _ crossfade: Timeline.Crossfade, _ project: Project
+    ) throws -> String? {
+      let after = try project.applying(try project.crossfadeClips(left, right, crossfade))
+      guard let (leftBefore, _) = project.clip(left), let (rightBefore, _) = project.clip(right),
+        let (leftAfter, _) = after.clip(left), let (rightAfter, _) = after.clip(right)
+      else { return nil }
+      let show = { (fade: Fade) in
+        "\(TimeValue.seconds(fade.length, sampleRate: project.sampleRate)) \(fade.curve.displayName)"
+      }
+      let replaced = [
+        (left, "fade-out", leftBefore.fadeOut, leftAfter.fadeOut),
+        (right, "fade-in", rightBefore.fadeIn, rightAfter.fadeIn),
+      ].compactMap { clip, end, before, after in
+        before.length > .zero && before != after ? "\(clip)'s \(end) (\(show(before)))" : nil
+      }
+      guard !replaced.isEmpty else { return nil }
+      return "the crossfade replaces \(replaced.joined(separator: " and "))"
     }
   }
 
