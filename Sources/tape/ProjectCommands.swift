@@ -171,7 +171,7 @@ func effectFields(_ effect: Effect) -> JSONValue {
     ("bypassed", .bool(effect.isBypassed)),
     (
       "parameters",
-      .object(effect.parameters.sorted { $0.key < $1.key }.map { ($0.key, .double($0.value)) })
+      .object(effect.parameters.sorted { $0.key < $1.key }.map { ($0.key, FxNames.json($0.value)) })
     ),
     ("hasState", .bool(effect.state != nil)),
   ])
