@@ -300,7 +300,7 @@ struct ErrorPathTests {
       (ws.path("nope.wav"), 66, "error: \(ws.path("nope.wav")) does not exist; check the path\n"),
       (
         TestAudio.path("bad-not-audio.wav"), 65,
-        "error: \(TestAudio.path("bad-not-audio.wav")) is not an audio file Tape can read (format not recognised.); use WAV, FLAC, AIFF, Ogg or another format libsndfile reads\n"
+        "error: \(TestAudio.path("bad-not-audio.wav")) is not an audio file Tape can read (format not recognised); use WAV, FLAC, AIFF, Ogg or another format libsndfile reads\n"
       ),
       (
         TestAudio.path("bad-six-channels.wav"), 65,
