@@ -178,6 +178,29 @@ struct LogAndHistoryTests {
     #expect(text[1].hasSuffix(": envelope edited"))
   }
 
+  /// A track's place: the text counts rows from 1, as `track move --to`, `diff` and `ls` do
+  /// (it said "position 1 → 0" for a move to the top); `--json` keeps `position` from 0.
+  @Test func aTrackMoveCountsRowsFromOne() throws {
+    let space = try Workspace()
+    let file = space.path("song.tape")
+    try space.tape("new", file)
+    try space.tape("track", "add", file, "One")
+    try space.tape("track", "add", file, "Two")
+    try space.tape("track", "move", file, "t2", "--to", "1")
+    let text = try space.tape("log", file, "t2").stdout.split(separator: "\n")
+    #expect(text.count == 2)
+    #expect(text[0].hasSuffix("\"Move track t2 to place 1\": row 2 → 1"), "\(text[0])")
+    #expect(
+      text[1].hasSuffix(": t2 added: row 2, name \"Two\", gainDB 0 dB, pan 0, muted no, solo no"))
+    #expect(
+      try Self.log(space, file, "t2")[0].fields == [
+        Field(name: "position", before: "1", after: "0")
+      ])
+    #expect(
+      try space.tape("diff", file, "3", "4").stdout
+        == "t1 moved from row 1 to 2\nt2 moved from row 2 to 1\n")
+  }
+
   @Test func idsThatAreNotThere() throws {
     let space = try Workspace()
     let file = space.path("song.tape")
