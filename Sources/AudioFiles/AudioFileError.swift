@@ -45,8 +45,12 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
     case .unreadable(let path):
       return "\(path) cannot be read (permission denied); check its permissions"
     case .notAudio(let path, let reason):
+      // libsndfile's reasons end in a full stop ("Format not recognised."), which read as
+      // "(format not recognised.)" inside the sentence.
+      var shown = reason.lowercased()
+      while shown.hasSuffix(".") { shown.removeLast() }
       return
-        "\(path) is not an audio file Tape can read (\(reason.lowercased())); use WAV, FLAC, AIFF, Ogg or another format libsndfile reads"
+        "\(path) is not an audio file Tape can read (\(shown)); use WAV, FLAC, AIFF, Ogg or another format libsndfile reads"
     case .tooManyChannels(let path, let channels):
       return
         "\(path) has \(channels) channels; Tape takes mono or stereo, so mix it down first (for example: sox in.wav out.wav remix 1,3,5 2,4,6)"

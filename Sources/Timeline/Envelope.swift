@@ -309,7 +309,41 @@ extension Envelope {
       moved.time = FramePosition(point.time.frames - (b - a))
       kept.append(moved)
     }
-    return Envelope(points: kept).compacted()
+    return Envelope(points: Self.joined(kept, at: a)).compacted()
+  }
+
+  /// `points` without the points a cut at `a` leaves (at `a − 1` and at `a`, both or one) that
+  /// the segment from the point before them to the point after passes through: the cut then
+  /// joins two pieces of one line. So `insert` then `cut --ripple` of the gap gives back the
+  /// envelope it began with, where the insert's points (one frame apart, the first at an
+  /// interpolated gain such as -4.50003125 dB) stayed. Frames between the points and their
+  /// neighbours may differ in the last bits, as the insert's own split of the line made them.
+  /// (A segment to or from silence in dB keeps the `linear` shape the insert gave the point
+  /// before it, which runs the same: such a segment runs linearly in amplitude.)
+  private static func joined(_ points: [Point], at a: Int64) -> [Point] {
+    guard let cut = points.firstIndex(where: { $0.time.frames == a }) else { return points }
+    let before = cut > 0 && points[cut - 1].time.frames == a - 1 ? cut - 1 : nil
+    for dropped in [before.map { $0...cut }, cut...cut, before.map { $0...$0 }] {
+      guard let dropped, dropped.lowerBound > 0, dropped.upperBound + 1 < points.count else {
+        continue
+      }
+      // The joined segment runs in the shape of the point before; the segment after the last
+      // dropped point must have run so too, unless it was the one frame from a − 1 to a.
+      let last = points[dropped.upperBound]
+      guard points[dropped.lowerBound - 1].shape == last.shape || last.time.frames == a - 1
+      else { continue }
+      var joined = points
+      joined.removeSubrange(dropped)
+      let line = Envelope(points: joined)
+      // On a line in amplitude a point's gain went through a logarithm, so "on the line" is
+      // within 1e-9 dB (a gain 1e-10 apart), not to the last bit.
+      let onTheLine = { (point: Point) in
+        let gain = line.decibels(at: point.time.frames)
+        return gain == point.decibels || abs(gain - point.decibels) <= 1e-9
+      }
+      if points[dropped].allSatisfy(onTheLine) { return joined }
+    }
+    return points
   }
 
   /// This envelope with a gap of `length` opened at `position`, as an insert opens it in the

@@ -44,7 +44,9 @@ public struct TimeValue: Sendable, Hashable {
     guard let parsed = Self.parse(trimmed, sampleRate: Int64(sampleRate)) else {
       throw .invalidTime(text)
     }
-    guard parsed.frames <= Self.maximumFrames else { throw .timeTooLarge(text) }
+    guard parsed.frames <= Self.maximumFrames else {
+      throw .timeTooLarge(text, sampleRate: sampleRate)
+    }
     self = parsed
   }
 
@@ -55,6 +57,9 @@ public struct TimeValue: Sendable, Hashable {
   /// The frame position this time names on an axis starting at 0.
   public var position: FramePosition { FramePosition(frames.frames) }
 
+  /// What a well-formed time too large to convert parses to: refused as past the maximum.
+  private static let beyondTheMaximum = TimeValue(frames: FrameCount(Int64.max), style: .frames)
+
   private static func parse(_ text: String, sampleRate rate: Int64) -> TimeValue? {
     if text.hasSuffix("ms") {
       guard let d = DecimalText(text.dropLast(2)) else { return nil }
@@ -62,9 +67,8 @@ public struct TimeValue: Sendable, Hashable {
     }
     if text.hasSuffix("f") {
       let digits = text.dropLast()
-      guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit), let n = Int64(digits) else {
-        return nil
-      }
+      guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit) else { return nil }
+      guard let n = Int64(digits) else { return Self.beyondTheMaximum }
       return TimeValue(frames: FrameCount(n), style: .frames)
     }
     if text.contains(":") {
@@ -79,6 +83,8 @@ public struct TimeValue: Sendable, Hashable {
           let minutes = DecimalText(parts[1]), minutes.fractionDigits.isEmpty, minutes.integer < 60,
           parts[1].count == 2
         else { return nil }
+        // Hours that would overflow the minutes are past the maximum, not "not a time".
+        guard hours.integer < 1_000_000_000 else { return Self.beyondTheMaximum }
         wholeMinutes = hours.integer * 60 + minutes.integer
       } else {
         guard let minutes = DecimalText(parts[0]), minutes.fractionDigits.isEmpty else {
@@ -86,7 +92,7 @@ public struct TimeValue: Sendable, Hashable {
         }
         wholeMinutes = minutes.integer
       }
-      guard wholeMinutes < 1_000_000 else { return nil }
+      guard wholeMinutes < 1_000_000 else { return Self.beyondTheMaximum }
       let total = DecimalText(
         integer: seconds.integer + wholeMinutes * 60, fractionDigits: seconds.fractionDigits)
       return TimeValue(
@@ -165,12 +171,14 @@ struct DecimalText {
     self.fractionDigits = fractionDigits
   }
 
-  /// Reads `12`, `12.5`, `.5`, `12.`: ASCII digits only, at most 12 integer and 9 fraction digits.
+  /// Reads `12`, `12.5`, `.5`, `12.`: ASCII digits only, at most 18 integer and 9 fraction
+  /// digits (more integer digits than a time can have, so a long one is refused as too large
+  /// rather than as "not a time").
   init?<S: StringProtocol>(_ text: S) {
     let pieces = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
     guard let intText = pieces.first, pieces.count <= 2 else { return nil }
     let fracText = pieces.count == 2 ? pieces[1] : ""
-    guard !(intText.isEmpty && fracText.isEmpty), intText.count <= 12, fracText.count <= 9,
+    guard !(intText.isEmpty && fracText.isEmpty), intText.count <= 18, fracText.count <= 9,
       intText.allSatisfy(\.isASCIIDigit), fracText.allSatisfy(\.isASCIIDigit)
     else { return nil }
     integer = intText.isEmpty ? 0 : Int64(intText) ?? 0
@@ -186,8 +194,13 @@ struct DecimalText {
       fraction = fraction * 10 + digit
     }
     // value = (integer·scale + fraction) / scale units; frames = value · rate / unitsPerSecond.
-    let numerator = (integer * scale + fraction).multipliedReportingOverflow(by: rate)
-    guard !numerator.overflow else { return FrameCount(Int64.max) }
+    // Past 2^62 the result is far beyond any time Tape takes: refused as too large, never
+    // trapped on (an overflow, or the rounding's `n + d / 2`).
+    let scaled = integer.multipliedReportingOverflow(by: scale)
+    let numerator = (scaled.partialValue + fraction).multipliedReportingOverflow(by: rate)
+    guard !scaled.overflow, !numerator.overflow, numerator.partialValue < 1 << 62 else {
+      return FrameCount(Int64.max)
+    }
     return FrameCount(roundedDivision(numerator.partialValue, scale * unitsPerSecond))
   }
 }

@@ -9,7 +9,9 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   }
 
   case invalidTime(String)
-  case timeTooLarge(String)
+  /// A time past ``TimeValue/maximumFrames``, as typed; `option` is the option it was given
+  /// to, where the command line knows it (`--to`).
+  case timeTooLarge(String, sampleRate: Int, option: String? = nil)
   case invalidGain(String)
   case invalidPan(String)
   case gainOutOfRange(what: String, decibels: Double)
@@ -83,7 +85,9 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case clipboardTrackGone(name: String, track: Track.ID)
   case clipboardSourceGone(name: String, source: Source.ID)
   case trackNamedTwice(Track.ID)
-  case unknownClipboard(String, known: [String])
+  /// No clipboard of this name; `pasting` when a paste asked for it (the message then says a
+  /// clipboard cannot be pasted into another project).
+  case unknownClipboard(String, known: [String], pasting: Bool = true)
   case invalidSnap(String)
 
   public var description: String {
@@ -93,8 +97,10 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
     case .invalidTime(let text):
       return
         "'\(text)' is not a time; write seconds (1.5 or 1.5s), milliseconds (250ms), a clock (1:02.5 or 01:02:03.250) or frames (96000f)"
-    case .timeTooLarge(let text):
-      return "'\(text)' is longer than Tape handles (about 265 days at 48 kHz); use a smaller time"
+    case .timeTooLarge(let text, let rate, let option):
+      let limit = TimeValue.maximumFrames
+      return
+        "\(option.map { "\($0) \(text)" } ?? "'\(text)'") is more than \(TimeValue.clock(limit, sampleRate: rate)) (\(limit.frames)f), the largest time Tape handles; give \(option ?? "it") a smaller time"
     case .invalidGain(let text):
       return "'\(text)' is not a gain; write decibels such as -3, -3dB or +2.5dB"
     case .invalidPan(let text):
@@ -348,11 +354,12 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
     case .clipboardSourceGone(let name, let source):
       return
         "clipboard \(name) plays audio of source \(source), which is no longer in the project; import the file again and copy the range again"
-    case .unknownClipboard(let name, let known):
+    case .unknownClipboard(let name, let known, let pasting):
       let list =
         known.isEmpty
         ? "it has none"
         : "it has \(known.joined(separator: ", ")); 'tape copy FILE --list' lists them"
+      guard pasting else { return "no clipboard \(name) in this project (\(list))" }
       return
         "no clipboard \(name) in this project (\(list)); a clipboard belongs to the project it was copied in: pasting into another project is not supported"
     case .invalidSnap(let text):

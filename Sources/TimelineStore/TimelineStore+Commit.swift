@@ -29,18 +29,21 @@ extension TimelineStore {
   ///   try project.splitClip(clipID, at: 96_000, newID: ids.newClipID())
   /// }
   /// ```
+  ///
+  /// `label` is read after `edit` has run, so it can say what the edit found (a time a snap
+  /// moved, say).
   @discardableResult
   public func commit(
-    label: String, coalescingKey: String? = nil,
+    label: @autoclosure () -> String, coalescingKey: String? = nil,
     _ edit: (Project, inout IDAllocator) throws -> [Command]
   ) throws(StoreError) -> CommitResult {
-    try commit(label: label, coalescingKey: coalescingKey, part: nil, edit)
+    try commit(label: label(), coalescingKey: coalescingKey, part: nil, edit)
   }
 
   /// ``commit(label:coalescingKey:_:)``, run on the store's snapshot (`part` nil) or on the
   /// part of the project `part` names, read in the transaction (``ScopedEditor``).
   func commit(
-    label: String, coalescingKey: String?, part: EditScope?,
+    label: @autoclosure () -> String, coalescingKey: String?, part: EditScope?,
     _ edit: (Project, inout IDAllocator) throws -> [Command]
   ) throws(StoreError) -> CommitResult {
     try write(.edit, part: part) { head, held, db in
@@ -64,7 +67,7 @@ extension TimelineStore {
       }
       try IDSequence.write(ids, since: firstIDs, db)
       let (newHead, pending) = try record(
-        recorded, label: label, coalescingKey: coalescingKey, head: head, db)
+        recorded, label: label(), coalescingKey: coalescingKey, head: head, db)
       let step = WriteStep(
         head: newHead,
         held: HeldProject(

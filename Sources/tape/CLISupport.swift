@@ -21,6 +21,10 @@ struct ProjectArgument: ParsableArguments {
   nonisolated(unsafe) static var named: String?
 
   func validate() throws {
+    // `tape new ""` said SQLite's "unable to open database file".
+    guard !file.isEmpty else {
+      throw ValidationError("the project path is empty; name the project file, such as song.tape")
+    }
     try RawArguments.requireUTF8Path(file, "project")
     Self.named = file
   }
@@ -247,11 +251,11 @@ extension TimelineStore {
   /// while it works out the edit (a clip that would be empty, a bad time) comes out as itself,
   /// with its exit code, not as the store's "internal error" (found by the fuzzer).
   func edit(
-    label: String, _ edit: (Project, inout IDAllocator) throws -> [Command]
+    label: @autoclosure () -> String, _ edit: (Project, inout IDAllocator) throws -> [Command]
   ) throws -> CommitResult {
     var own: (any Error)?
     do {
-      return try commit(label: label) { project, ids in
+      return try commit(label: label()) { project, ids in
         do {
           return try edit(project, &ids)
         } catch let error as TimelineError {
@@ -378,6 +382,13 @@ func historyLabel(_ action: String, _ changes: [(String, String?)]) -> String {
   return parts.isEmpty ? action : "\(action) \(parts.joined(separator: ", "))"
 }
 
+/// How a label says where a time took something: `to 5s`, or `by -1s` for a nudge (`+10ms`,
+/// `-1s`), which is relative to where it was ("Move c1 to -1s" read as a move to before 0).
+func toOrBy(_ time: String) -> (String, String) {
+  let trimmed = time.trimmingCharacters(in: .whitespaces)
+  return (trimmed.hasPrefix("+") || trimmed.hasPrefix("-") ? "by" : "to", trimmed)
+}
+
 // MARK: Parsing values that need the project
 
 /// A clip given by its id (`c3`) or by its name (`@intro`, ``Timeline/Clip/name``). Where a
@@ -401,14 +412,19 @@ func parseID<Entity>(_ text: String, as _: EntityID<Entity>.Type) throws -> Enti
   return id
 }
 
-func parseTime(_ text: String, _ project: Project) throws -> FrameCount {
-  try TimeValue(parsing: text, sampleRate: project.sampleRate).frames
+/// `text` read as a time (``TimeValue``); a time too large names `option` (`--length`).
+func parseTime(_ text: String, _ project: Project, option: String? = nil) throws -> FrameCount {
+  do {
+    return try TimeValue(parsing: text, sampleRate: project.sampleRate).frames
+  } catch .timeTooLarge(_, let rate, nil) {
+    throw TimelineError.timeTooLarge(text, sampleRate: rate, option: option)
+  }
 }
 
 /// A timeline time as the command line takes it:
 /// - any time (`1.5`, `1.5s`, `250ms`, `1:02.5`, `96000f`);
 /// - an edge of a clip, `c3.start` or `c3.end`, with an offset if wanted (`c3.end-100ms`,
-///   `c3.start+2s`);
+///   `c3.start+2s`), the clip given by id or by name (`@verse.end`, ``namedClipEdge(_:_:)``);
 /// - where the option has a time to be relative to (`base`: a clip's own start for `clip move
 ///   --to`, the range's start for `cut --to`…), a nudge from it: `+10ms`, `-1s`.
 ///
@@ -417,17 +433,32 @@ func parseTime(_ text: String, _ project: Project) throws -> FrameCount {
 ///
 /// A result before the timeline's start is refused.
 func parsePosition(
-  _ text: String, _ project: Project, relativeTo base: FramePosition? = nil
+  _ text: String, _ project: Project, relativeTo base: FramePosition? = nil,
+  option: String? = nil
 ) throws -> FramePosition {
   let trimmed = text.trimmingCharacters(in: .whitespaces)
-  let offset = { (sign: Character, time: Substring) throws -> Int64 in
-    let frames = try parseTime(String(time), project).frames
+  let tooLarge = TimelineError.timeTooLarge(text, sampleRate: project.sampleRate, option: option)
+  func time(_ text: Substring) throws -> Int64 {
+    do {
+      return try parseTime(String(text), project).frames
+    } catch TimelineError.timeTooLarge {
+      throw tooLarge
+    }
+  }
+  let offset = { (sign: Character, text: Substring) throws -> Int64 in
+    let frames = try time(text)
     return sign == "-" ? -frames : frames
   }
   var position: Int64
   if let edge = clipEdge(trimmed) {
     let id = try parseID(String(edge.1), as: Clip.ID.self)
     guard let (clip, _) = project.clip(id) else { throw TimelineError.unknownClip(id) }
+    position = (edge.2 == "start" ? clip.timelineStart : clip.timelineEnd).frames
+    if let sign = edge.3?.first, let time = edge.4 { position += try offset(sign, time) }
+  } else if let edge = namedClipEdge(trimmed, project) {
+    guard let clip = project.clip(named: String(edge.1)) else {
+      throw TimelineError.unknownClipName(String(edge.1))
+    }
     position = (edge.2 == "start" ? clip.timelineStart : clip.timelineEnd).frames
     if let sign = edge.3?.first, let time = edge.4 { position += try offset(sign, time) }
   } else if trimmed.hasPrefix("@") {
@@ -441,8 +472,9 @@ func parsePosition(
     }
     position = base.frames + (try offset(sign, trimmed.dropFirst()))
   } else {
-    position = try parseTime(trimmed, project).frames
+    position = try time(Substring(trimmed))
   }
+  guard position <= TimeValue.maximumFrames.frames else { throw tooLarge }
   guard position >= 0 else {
     throw UsageError(
       message:
@@ -465,7 +497,7 @@ func parseSourceTime(
         "\(option) \(trimmed) names a place on the timeline, but \(option) is a time in the source (from its start): give one, such as 2.5s or 1:02.5"
     )
   }
-  return FramePosition(try parseTime(trimmed, project).frames)
+  return FramePosition(try parseTime(trimmed, project, option: option).frames)
 }
 
 /// `text` (trimmed) read as a clip's edge, `c3.end-100ms`: the clip id, the edge, and the
@@ -474,6 +506,20 @@ func clipEdge(
   _ text: String
 ) -> Regex<(Substring, Substring, Substring, Substring?, Substring?)>.Match? {
   text.wholeMatch(of: /(c[0-9]+)\.(start|end)(?:([+-])(.+))?/)
+}
+
+/// `text` (trimmed) read as a named clip's edge, `@verse.end-100ms`: the clip's name, the edge,
+/// and the offset's sign and time if any; nil when it is no such form, or when a marker is
+/// called by the text after `@` (`@drop.end`), or by it up to the offset (`@drop.end+1s`):
+/// markers are read first, as a marker's name that reads as an offset is.
+func namedClipEdge(
+  _ text: String, _ project: Project
+) -> Regex<(Substring, Substring, Substring, Substring?, Substring?)>.Match? {
+  guard let edge = text.wholeMatch(of: /@(.+)\.(start|end)(?:([+-])(.+))?/),
+    project.marker(named: String(text.dropFirst())) == nil,
+    project.marker(named: "\(edge.1).\(edge.2)") == nil
+  else { return nil }
+  return edge
 }
 
 /// The frame `@NAME`, `@NAME+TIME` or `@NAME-TIME` names: the marker's position, offset.

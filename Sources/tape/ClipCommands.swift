@@ -52,7 +52,7 @@ struct ClipCommand: ParsableCommand {
         sign = first == "-" ? -1 : 1
         text.removeFirst()
       }
-      let magnitude = try parseTime(text, project).frames
+      let magnitude = try parseTime(text, project, option: "--by").frames
       guard magnitude > 0 else {
         throw UsageError(
           message:
@@ -90,9 +90,10 @@ struct ClipCommand: ParsableCommand {
         let file = self.project.file
         let store = try retryingReads { try openStore(file, access: .read) }
         let project = store.snapshot.project
-        let start = try from.map { try parsePosition($0, project) } ?? .zero
+        let start = try from.map { try parsePosition($0, project, option: "--from") } ?? .zero
         let end =
-          try to.map { try parsePosition($0, project, relativeTo: start) } ?? .init(Int64.max)
+          try to.map { try parsePosition($0, project, relativeTo: start, option: "--to") }
+          ?? .init(Int64.max)
         guard end > start else {
           throw UsageError(message: "--to \(to ?? "") must come after --from \(from ?? "0")")
         }
@@ -149,7 +150,7 @@ struct ClipCommand: ParsableCommand {
     private func parsed(
       _ project: Project
     ) throws -> (Clip.ID, Clip.ID, Timeline.Crossfade) {
-      let length = try parseTime(length, project)
+      let length = try parseTime(length, project, option: "--length")
       guard length > .zero else {
         throw UsageError(message: "--length \(self.length) is no time; give the crossfade a length")
       }
@@ -166,9 +167,32 @@ struct ClipCommand: ParsableCommand {
 
     func notes(_ project: Project) throws -> [String] {
       let (left, right, crossfade) = try parsed(project)
-      return try project.crossfadeShortfall(left, right, crossfade).map {
-        [shortCrossfadeNote($0, project)]
-      } ?? []
+      let short = try project.crossfadeShortfall(left, right, crossfade).map {
+        shortCrossfadeNote($0, project)
+      }
+      return [try replacedFadesNote(left, right, crossfade, project), short].compactMap { $0 }
+    }
+
+    /// The fades the crossfade replaces (`c3's fade-out 0.2s linear`), which it did without a
+    /// word; nil when the clips had none, or had these already.
+    private func replacedFadesNote(
+      _ left: Clip.ID, _ right: Clip.ID, _ crossfade: Timeline.Crossfade, _ project: Project
+    ) throws -> String? {
+      let after = try project.applying(try project.crossfadeClips(left, right, crossfade))
+      guard let (leftBefore, _) = project.clip(left), let (rightBefore, _) = project.clip(right),
+        let (leftAfter, _) = after.clip(left), let (rightAfter, _) = after.clip(right)
+      else { return nil }
+      let show = { (fade: Fade) in
+        "\(TimeValue.seconds(fade.length, sampleRate: project.sampleRate)) \(fade.curve.displayName)"
+      }
+      let replaced = [
+        (left, "fade-out", leftBefore.fadeOut, leftAfter.fadeOut),
+        (right, "fade-in", rightBefore.fadeIn, rightAfter.fadeIn),
+      ].compactMap { clip, end, before, after in
+        before.length > .zero && before != after ? "\(clip)'s \(end) (\(show(before)))" : nil
+      }
+      guard !replaced.isEmpty else { return nil }
+      return "the crossfade replaces \(replaced.joined(separator: " and "))"
     }
   }
 
@@ -221,15 +245,17 @@ struct ClipCommand: ParsableCommand {
       return try namingTheNewClip(id) {
         let start = try from.map { try parseSourceTime($0, option: "--from", project) } ?? .zero
         let end =
-          try length.map { start + (try parseTime($0, project)) }
+          try length.map { start + (try parseTime($0, project, option: "--length")) }
           ?? to.map { try parseSourceTime($0, option: "--to", project) }
         return try project.addClip(
-          id, source: sourceID, track: trackID, at: try parsePosition(at, project),
+          id, source: sourceID, track: trackID, at: try parsePosition(at, project, option: "--at"),
           sourceStart: start, sourceEnd: end, gain: gain,
           fadeIn: Fade(
-            length: try fadeIn.map { try parseTime($0, project) } ?? .zero, curve: curve),
+            length: try fadeIn.map { try parseTime($0, project, option: "--fade-in") } ?? .zero,
+            curve: curve),
           fadeOut: Fade(
-            length: try fadeOut.map { try parseTime($0, project) } ?? .zero, curve: curve),
+            length: try fadeOut.map { try parseTime($0, project, option: "--fade-out") } ?? .zero,
+            curve: curve),
           name: name)
       }
     }
@@ -254,11 +280,14 @@ struct ClipCommand: ParsableCommand {
     @OptionGroup var snapping: SnapOption
     @OptionGroup var options: EditOptions
 
-    var label: String { "Split \(clip) at \(at)\(snapping.snap.map { " snapped to \($0)" } ?? "")" }
+    var label: String {
+      "Split \(clip) at \(at)\(snapping.shown.map { " snapped to \($0)" } ?? "")"
+    }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseClipID(clip, project)
-      let typed = try parsePosition(at, project, relativeTo: project.clip(id)?.clip.timelineStart)
+      let typed = try parsePosition(
+        at, project, relativeTo: project.clip(id)?.clip.timelineStart, option: "--at")
       return try project.splitClip(
         id, at: try snapping.apply(typed, project, file: self.project.file, excluding: id),
         newID: ids.newClipID())
@@ -299,13 +328,14 @@ struct ClipCommand: ParsableCommand {
     @OptionGroup var options: EditOptions
 
     var label: String {
-      historyLabel("Copy \(clip) to \(to)", [("snapped to", snapping.snap), ("onto", track)])
+      historyLabel("Copy \(clip) to \(to)", [("snapped to", snapping.shown), ("onto", track)])
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseClipID(clip, project)
       let trackID = try track.map { try parseID($0, as: Track.ID.self) }
-      let typed = try parsePosition(to, project, relativeTo: project.clip(id)?.clip.timelineStart)
+      let typed = try parsePosition(
+        to, project, relativeTo: project.clip(id)?.clip.timelineStart, option: "--to")
       let start = try snapping.apply(typed, project, file: self.project.file)
       let newID = ids.newClipID()
       return try namingTheNewClip(newID) {
@@ -342,7 +372,9 @@ struct ClipCommand: ParsableCommand {
     }
 
     var label: String {
-      historyLabel("Move \(clip)", [("to", to), ("snapped to", snapping.snap), ("onto", track)])
+      historyLabel(
+        "Move \(clip)",
+        [to.map(toOrBy) ?? ("to", nil), ("snapped to", snapping.shown), ("onto", track)])
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
@@ -354,7 +386,8 @@ struct ClipCommand: ParsableCommand {
         id,
         to: try to.map {
           try snapping.apply(
-            try parsePosition($0, project, relativeTo: start), project, file: file, excluding: id)
+            try parsePosition($0, project, relativeTo: start, option: "--to"), project, file: file,
+            excluding: id)
         }, track: trackID)
     }
 
@@ -391,7 +424,12 @@ struct ClipCommand: ParsableCommand {
 
     var label: String {
       historyLabel(
-        "Trim \(clip)", [("start to", start), ("end to", end), ("snapped to", snapping.snap)])
+        "Trim \(clip)",
+        [
+          start.map { ("start " + toOrBy($0).0, toOrBy($0).1) } ?? ("", nil),
+          end.map { ("end " + toOrBy($0).0, toOrBy($0).1) } ?? ("", nil),
+          ("snapped to", snapping.shown),
+        ])
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
@@ -404,10 +442,12 @@ struct ClipCommand: ParsableCommand {
       return try project.trimClip(
         id,
         start: try start.map {
-          try snapped(try parsePosition($0, project, relativeTo: edges?.timelineStart))
+          try snapped(
+            try parsePosition($0, project, relativeTo: edges?.timelineStart, option: "--start"))
         },
         end: try end.map {
-          try snapped(try parsePosition($0, project, relativeTo: edges?.timelineEnd))
+          try snapped(
+            try parsePosition($0, project, relativeTo: edges?.timelineEnd, option: "--end"))
         })
     }
 
@@ -473,12 +513,14 @@ struct ClipCommand: ParsableCommand {
       let newIn =
         fadeIn != nil || inCurve != nil
         ? Fade(
-          length: try fadeIn.map { try parseTime($0, project) } ?? clip.fadeIn.length,
+          length: try fadeIn.map { try parseTime($0, project, option: "--fade-in") }
+            ?? clip.fadeIn.length,
           curve: inCurve ?? clip.fadeIn.curve) : nil
       let newOut =
         fadeOut != nil || outCurve != nil
         ? Fade(
-          length: try fadeOut.map { try parseTime($0, project) } ?? clip.fadeOut.length,
+          length: try fadeOut.map { try parseTime($0, project, option: "--fade-out") }
+            ?? clip.fadeOut.length,
           curve: outCurve ?? clip.fadeOut.curve) : nil
       var commands: [Command] = []
       var current = project
@@ -530,7 +572,8 @@ struct ClipCommand: ParsableCommand {
 }
 
 /// The scope of an edit of the clip `text` names (`c3` or `@NAME`), for
-/// ``EditingCommand/scope()``, with the clips whose edges `times` name (`c5.end-1s`, as
+/// ``EditingCommand/scope()``, with the clips whose edges `times` name (`c5.end-1s`,
+/// `@verse.end`, as
 /// ``parsePosition(_:_:relativeTo:)`` reads them; markers are read whole); nil when the text
 /// is neither, or an edge's id does not parse (the whole project's edit says why).
 func clipScope(_ text: String, times: [String?] = []) -> EditScope? {
@@ -543,7 +586,13 @@ func clipScope(_ text: String, times: [String?] = []) -> EditScope? {
     return nil
   }
   for time in times.compactMap({ $0 }) {
-    guard let edge = clipEdge(time.trimmingCharacters(in: .whitespaces)) else { continue }
+    let trimmed = time.trimmingCharacters(in: .whitespaces)
+    // `@verse.end`: the clip called verse, if it is not a marker (markers are read whole).
+    if let named = trimmed.wholeMatch(of: /@(.+)\.(?:start|end)(?:[+-].+)?/) {
+      scope.clipNames.insert(String(named.1))
+      continue
+    }
+    guard let edge = clipEdge(trimmed) else { continue }
     guard let id = Clip.ID(parsing: String(edge.1)) else { return nil }
     scope.clips.insert(id)
   }

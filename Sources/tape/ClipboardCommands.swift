@@ -74,14 +74,14 @@ struct CopyRange: ParsableCommand {
       let store = try openStore(file)
       if let delete {
         guard try store.removeClipboard(named: delete) else {
-          throw unknownClipboard(delete, in: store)
+          throw unknownClipboard(delete, in: store, pasting: false)
         }
         return
       }
       guard let from, let to, let name else { return }
       let current = store.snapshot.project
-      let start = try parsePosition(from, current)
-      let end = try parsePosition(to, current, relativeTo: start)
+      let start = try parsePosition(from, current, option: "--from")
+      let end = try parsePosition(to, current, relativeTo: start, option: "--to")
       guard end > start else {
         throw UsageError(message: "--to \(to) must come after --from \(from)")
       }
@@ -157,10 +157,13 @@ func clipboardJSON(_ saved: SavedClipboard) -> JSONValue {
   ])
 }
 
-/// No clipboard `name` in the project: what it has, and that a clipboard stays in its project.
-func unknownClipboard(_ name: String, in store: TimelineStore) -> TimelineError {
+/// No clipboard `name` in the project: what it has, and, for a paste, that a clipboard stays in
+/// its project.
+func unknownClipboard(
+  _ name: String, in store: TimelineStore, pasting: Bool = true
+) -> TimelineError {
   let known = ((try? store.clipboards()) ?? []).map(\.clipboard.name)
-  return .unknownClipboard(name, known: known)
+  return .unknownClipboard(name, known: known, pasting: pasting)
 }
 
 struct Paste: EditingCommand {
@@ -203,7 +206,7 @@ struct Paste: EditingCommand {
   enum CodingKeys: CodingKey { case project, name, at, tracks, ripple, snapping, options }
 
   var label: String {
-    "Paste \(name) at \(at)\(snapping.snap.map { " snapped to \($0)" } ?? "")\(tracks.map { " on \($0)" } ?? "")\(ripple ? " with ripple" : "")"
+    "Paste \(name) at \(at)\(snapping.shown.map { " snapped to \($0)" } ?? "")\(tracks.map { " on \($0)" } ?? "")\(ripple ? " with ripple" : "")"
   }
 
   mutating func load(from store: TimelineStore) throws {
@@ -220,7 +223,7 @@ struct Paste: EditingCommand {
   func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
     guard let clipboard else { throw unknownClipboard(name, known: []) }
     let position = try snapping.apply(
-      try parsePosition(at, project), project, file: self.project.file)
+      try parsePosition(at, project, option: "--at"), project, file: self.project.file)
     return try project.paste(
       clipboard, at: position, tracks: try tracks.map(parseTrackIDs),
       ripple: ripple
@@ -234,7 +237,7 @@ struct Paste: EditingCommand {
   }
 }
 
-/// ``TimelineError/unknownClipboard(_:known:)``, for a command that has no store at hand.
+/// ``TimelineError/unknownClipboard(_:known:pasting:)``, for a command that has no store at hand.
 func unknownClipboard(_ name: String, known: [String]) -> TimelineError {
   .unknownClipboard(name, known: known)
 }

@@ -37,7 +37,8 @@ struct Draw: ParsableCommand {
   var output: String
   @Option(help: "Draw this version instead of the current one (the head does not move).")
   var version: String?
-  @Option(help: "The picture's width in pixels, 400 to 16384.") var width = 1200
+  @Option(parsing: .unconditional, help: "The picture's width in pixels, 400 to 16384.")
+  var width = 1200
   @Option(parsing: .unconditional, help: "Start on the timeline (default 0).") var from: String?
   @Option(
     parsing: .unconditional,
@@ -153,13 +154,13 @@ struct Draw: ParsableCommand {
   /// `--from`/`--to` over `project`: by default from 0 to the end of its last clip or marker
   /// (of either version when comparing), or 10 s of an empty project.
   func range(of project: Project, before: Project?) throws -> FrameRange {
-    let start = try from.map { try parsePosition($0, project) } ?? .zero
+    let start = try from.map { try parsePosition($0, project, option: "--from") } ?? .zero
     let ends =
       [project.timelineEnd, before?.timelineEnd ?? .zero]
       + (project.markers + (before?.markers ?? [])).map(\.position)
     var end = ends.max() ?? .zero
     if end == .zero { end = FramePosition(Int64(project.sampleRate) * 10) }
-    if let to { end = try parsePosition(to, project, relativeTo: start) }
+    if let to { end = try parsePosition(to, project, relativeTo: start, option: "--to") }
     guard start < end else {
       let shown = { (position: FramePosition) in
         TimeValue.clock(FrameCount(position.frames), sampleRate: project.sampleRate)

@@ -120,8 +120,19 @@ enum FxNames {
   static func display(_ effect: Effect, _ plugin: PluginInfo?) -> [(String, String)] {
     effect.parameters.sorted { $0.key < $1.key }.map { symbol, value in
       let port = plugin?.controls.first { $0.symbol == symbol }
-      return (symbol, port.map { $0.display(Float(value)) } ?? "\(value)")
+      return (symbol, port.map { $0.display(Float(value)) } ?? FxInfo.number(Float(value)))
     }
+  }
+
+  /// A stored parameter value as `--json` prints it: a value that is a Float (a plugin's
+  /// ports are) as the shortest decimal that reads back as that Float, 0.3 rather than
+  /// 0.30000001192092896; any other as it is.
+  static func json(_ value: Double) -> JSONValue {
+    let float = Float(value)
+    guard Double(float) == value, let shortest = Double(float.description) else {
+      return .double(value)
+    }
+    return .double(shortest)
   }
 }
 
@@ -143,7 +154,9 @@ extension Fx {
     @Argument(help: "The chain: a track id (t1) or master.") var chain: String
     @Argument(help: "The plugin's LV2 URI ('tape fx plugins' lists them).") var uri: String
     @OptionGroup var parameters: ParameterSettings
-    @Option(help: "Its place in the chain, 0 running first (default: last).") var at: Int?
+    @Option(
+      parsing: .unconditional, help: "Its place in the chain, 0 running first (default: last).")
+    var at: Int?
     @Flag(help: "Add it bypassed.") var bypass = false
     @OptionGroup var options: EditOptions
 
@@ -341,7 +354,7 @@ func effectJSON(
     ("bypassed", .bool(effect.isBypassed)),
     (
       "parameters",
-      .object(effect.parameters.sorted { $0.key < $1.key }.map { ($0.key, .double($0.value)) })
+      .object(effect.parameters.sorted { $0.key < $1.key }.map { ($0.key, FxNames.json($0.value)) })
     ),
     ("hasState", .bool(effect.state != nil)),
   ])

@@ -36,8 +36,10 @@ struct Export: ParsableCommand {
   var output: String
   @Option(help: "Export this version instead of the current one (the head does not move).")
   var version: String?
-  @Option(help: "Frames per second of an EDL's timecode: 24, 25 or 30 (default 25).")
-  var fps: Int?
+  @Option(
+    parsing: .unconditional,
+    help: "Frames per second of an EDL's timecode: 24, 25 or 30 (default 25).")
+  var fps: String?
 
   /// The format the output's extension names.
   enum Format { case otio, edl }
@@ -61,7 +63,8 @@ struct Export: ParsableCommand {
       guard format == .edl else {
         throw ValidationError("--fps is for EDLs; name the output edit.edl")
       }
-      guard [24, 25, 30].contains(fps) else {
+      // Text, not Int: `--fps 29.97` got the parser's "invalid value", which named no rate.
+      guard let rate = Int(fps), [24, 25, 30].contains(rate) else {
         throw ValidationError("--fps \(fps) is not an EDL rate; give 24, 25 or 30")
       }
     }
@@ -74,7 +77,7 @@ struct Export: ParsableCommand {
       let path = { (source: Source) in source.path.resolved(against: folder).normalized.bytes }
       var title = (file as NSString).lastPathComponent
       if title.hasSuffix(".tape") { title = String(title.dropLast(5)) }
-      let rate = fps ?? 25
+      let rate = fps.flatMap { Int($0) } ?? 25
       // Every file to write, each checked before the first is written: a refusal writes
       // nothing.
       let (current, export, files) = try retryingReads {
@@ -226,9 +229,13 @@ struct ImportOTIO: ParsableCommand {
   @Argument(help: "The OpenTimelineIO file to read.", completion: .file(extensions: ["otio"]))
   var otio: String
   @OptionGroup var project: ProjectArgument
-  @Option(help: "Sample rate of the new project in Hz (default: from the file, else 48000).")
+  @Option(
+    parsing: .unconditional,
+    help: "Sample rate of the new project in Hz (default: from the file, else 48000).")
   var rate: Int?
-  @Option(help: "Output channels of the new project: 1 or 2 (default: from the file, else 2).")
+  @Option(
+    parsing: .unconditional,
+    help: "Output channels of the new project: 1 or 2 (default: from the file, else 2).")
   var channels: Int?
   @OptionGroup var options: EditOptions
 

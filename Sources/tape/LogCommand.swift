@@ -173,6 +173,9 @@ struct LogFormat {
   /// What a stored column is called in the output, and how its value reads.
   fileprivate enum Kind {
     case time, gain, id(String), flag, number, text, bytes, chain
+    /// A track's place in the order: 0-based in `--json` (as stored, and as it always was),
+    /// from 1 in the text, as `track move --to`, `tape diff` and `ls` count.
+    case row
   }
 
   private func field(_ column: String) -> (name: String, kind: Kind) {
@@ -183,6 +186,7 @@ struct LogFormat {
       (.clip, "fadeInLength"), (.clip, "fadeOutLength"):
       (column, .time)
     case (.track, "muted"), (.track, "solo"), (.effect, "bypassed"): (column, .flag)
+    case (.track, "position"): (column, .row)
     case (_, "gainDB"): (column, .gain)
     case (.marker, "position"): ("frame", .time)
     case (.effect, "trackID"): ("chain", .chain)
@@ -206,6 +210,7 @@ struct LogFormat {
     case (.integer(let id), .id), (.integer(let id), .chain):
       return kind.prefix + "\(id)"
     case (.integer(let flag), .flag): return flag != 0 ? "yes" : "no"
+    case (.integer(let index), .row): return "\(index + 1)"
     case (.real(let decibels), .gain): return "\(Gain(decibels: decibels))"
     case (.integer(let decibels), .gain): return "\(Gain(decibels: Double(decibels)))"
     case (.integer(let number), _): return "\(number)"
@@ -241,7 +246,9 @@ struct LogFormat {
         parts.append("envelope edited")
         continue
       }
-      let (name, kind) = self.field(field.name)
+      let (column, kind) = self.field(field.name)
+      // Called as `tape diff` calls it ("t2 moved from row 2 to 1").
+      let name = if case .row = kind { "row" } else { column }
       switch entry.change {
       case .added: parts.append("\(name) \(self.words(field.after, kind))")
       case .removed: parts.append("\(name) was \(self.words(field.before, kind))")

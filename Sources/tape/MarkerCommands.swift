@@ -86,12 +86,14 @@ extension MarkerCommand {
     var to: String
     @OptionGroup var options: EditOptions
 
-    var label: String { "Move marker \(marker) to \(to)" }
+    var label: String { "Move marker \(marker) \(toOrBy(to).0) \(toOrBy(to).1)" }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseMarker(marker, project)
       return try project.moveMarker(
-        id, to: try parsePosition(to, project, relativeTo: project.marker(id)?.position))
+        id,
+        to: try parsePosition(to, project, relativeTo: project.marker(id)?.position, option: "--to")
+      )
     }
   }
 

@@ -95,8 +95,8 @@ struct SpanOptions: ParsableArguments {
 
   /// `--from`/`--to` as a frame range; by default the whole project.
   func range(of project: Project) throws -> FrameRange {
-    let start = try from.map { try parsePosition($0, project) } ?? .zero
-    let end = try to.map { try parsePosition($0, project) } ?? project.timelineEnd
+    let start = try from.map { try parsePosition($0, project, option: "--from") } ?? .zero
+    let end = try to.map { try parsePosition($0, project, option: "--to") } ?? project.timelineEnd
     if to == nil && end == .zero {
       throw DataError(
         message:
@@ -151,7 +151,9 @@ struct Play: ParsableCommand {
   @Flag(help: "Start again at --from when the end is reached.") var loop = false
   @Flag(help: "Play the version the head is at now, and follow no later change.")
   var noFollow = false
-  @Option(help: "Frames per period, exactly (default: 256, or the nearest the device takes).")
+  @Option(
+    parsing: .unconditional,
+    help: "Frames per period, exactly (default: 256, or the nearest the device takes).")
   var period: Int?
   @Flag(
     help:
@@ -159,6 +161,7 @@ struct Play: ParsableCommand {
   )
   var bypassMissing = false
   @Option(
+    parsing: .unconditional,
     help: """
       Periods in the device's buffer (default 4; at normal priority, enough for 80 ms).
       """)

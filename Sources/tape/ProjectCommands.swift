@@ -13,8 +13,9 @@ struct New: ParsableCommand {
     discussion: "Example: tape new song.tape --rate 48000 --channels 2")
 
   @OptionGroup var project: ProjectArgument
-  @Option(help: "Sample rate of the timeline in Hz.") var rate = 48_000
-  @Option(help: "Output channels: 1 (mono) or 2 (stereo).") var channels = 2
+  @Option(parsing: .unconditional, help: "Sample rate of the timeline in Hz.") var rate = 48_000
+  @Option(parsing: .unconditional, help: "Output channels: 1 (mono) or 2 (stereo).")
+  var channels = 2
   @OptionGroup var output: JSONOption
 
   func run() throws {
@@ -170,7 +171,7 @@ func effectFields(_ effect: Effect) -> JSONValue {
     ("bypassed", .bool(effect.isBypassed)),
     (
       "parameters",
-      .object(effect.parameters.sorted { $0.key < $1.key }.map { ($0.key, .double($0.value)) })
+      .object(effect.parameters.sorted { $0.key < $1.key }.map { ($0.key, FxNames.json($0.value)) })
     ),
     ("hasState", .bool(effect.state != nil)),
   ])
@@ -330,22 +331,40 @@ struct TimelineTable {
         lines.append("  (no clips)")
         continue
       }
-      lines.append(
-        "  clip   source  start      end        from       gain     fade in            fade out")
-      for clip in track.clips {
-        let time = { (frames: FrameCount) in
-          inFrames ? "\(frames.frames)f" : TimeValue.seconds(frames, sampleRate: rate)
-        }
-        // A fade a range edit cut: the part that plays, of how long a curve.
-        let fade = { (fade: Fade) in
-          fade.length.frames == 0
-            ? "-"
-            : fade.isPartial
-              ? "\(time(fade.length)) of \(time(fade.curveLength)) \(fade.curve.displayName)"
-              : "\(time(fade.length)) \(fade.curve.displayName)"
-        }
+      let time = { (frames: FrameCount) in
+        inFrames ? "\(frames.frames)f" : TimeValue.seconds(frames, sampleRate: rate)
+      }
+      // A fade a range edit cut: the part that plays, of how long a curve.
+      let fade = { (fade: Fade) in
+        fade.length.frames == 0
+          ? "-"
+          : fade.isPartial
+            ? "\(time(fade.length)) of \(time(fade.curveLength)) \(fade.curve.displayName)"
+            : "\(time(fade.length)) \(fade.curve.displayName)"
+      }
+      let rows = track.clips.map { clip in
+        [
+          clip.id.description, clip.source.description, clock(clip.timelineStart.frames),
+          clock(clip.timelineEnd.frames), clock(clip.sourceRange.start.frames),
+          clip.gain.description, fade(clip.fadeIn), fade(clip.fadeOut),
+        ]
+      }
+      // Each column as wide as its longest text, and at least as it always was: a long fade,
+      // gain or time pushed the rest of its line out of line.
+      let header = ["clip", "source", "start", "end", "from", "gain", "fade in", "fade out"]
+      let widths = zip([6, 7, 10, 10, 10, 8, 18, 0], header.indices).map { least, column in
+        rows.reduce(least) { max($0, $1[column].count) }
+      }
+      // The last column padded only where a name follows it.
+      let line = { (cells: [String], named: Bool) in
+        zip(cells, widths).enumerated().map { column, cell in
+          column == cells.count - 1 && !named ? cell.0 : pad(cell.0, cell.1)
+        }.joined(separator: " ")
+      }
+      lines.append("  " + line(header, false))
+      for (clip, row) in zip(track.clips, rows) {
         lines.append(
-          "\(missing.contains(clip.source) ? "! " : "  ")\(pad(clip.id.description, 6)) \(pad(clip.source.description, 7)) \(pad(clock(clip.timelineStart.frames), 10)) \(pad(clock(clip.timelineEnd.frames), 10)) \(pad(clock(clip.sourceRange.start.frames), 10)) \(pad(clip.gain.description, 8)) \(pad(fade(clip.fadeIn), 18)) \(fade(clip.fadeOut))\(clip.name.map { "  @\($0)" } ?? "")"
+          "\(missing.contains(clip.source) ? "! " : "  ")\(line(row, clip.name != nil))\(clip.name.map { "  @\($0)" } ?? "")"
         )
       }
     }

@@ -77,7 +77,7 @@ struct Cut: EditingCommand {
   @OptionGroup var options: EditOptions
 
   var label: String {
-    "Cut \(from)–\(to)\(choice.shown)\(ripple ? " with ripple" : "")\(snapping.snap.map { " snapped to \($0)" } ?? "")"
+    "Cut \(from)–\(to)\(choice.shown)\(ripple ? " with ripple" : "")\(snapping.shown.map { " snapped to \($0)" } ?? "")"
   }
 
   func validate() throws {
@@ -87,13 +87,16 @@ struct Cut: EditingCommand {
   }
 
   private func range(_ project: Project) throws -> FrameRange {
-    let typed = try parsePosition(from, project)
+    let typed = try parsePosition(from, project, option: "--from")
     let start = try snapping.apply(typed, project, file: self.project.file)
     // A nudge (--to +0.5s) counts from --from as typed.
     let end = try snapping.apply(
-      try parsePosition(to, project, relativeTo: typed), project, file: self.project.file)
+      try parsePosition(to, project, relativeTo: typed, option: "--to"), project,
+      file: self.project.file)
     guard end > start else {
-      guard snapping.snap != nil, try parsePosition(to, project, relativeTo: typed) > typed else {
+      guard snapping.snap != nil,
+        try parsePosition(to, project, relativeTo: typed, option: "--to") > typed
+      else {
         throw UsageError(message: "--to \(to) must come after --from \(from)")
       }
       throw UsageError(
@@ -107,7 +110,7 @@ struct Cut: EditingCommand {
   /// The crossfade asked for, if any.
   private func join(_ project: Project) throws -> Crossfade? {
     guard let crossfade else { return nil }
-    let length = try parseTime(crossfade, project)
+    let length = try parseTime(crossfade, project, option: "--crossfade")
     guard length > .zero else { return nil }
     return Crossfade(length: length, curve: try parseCurve(crossfadeCurve))
   }
@@ -164,13 +167,14 @@ struct Insert: EditingCommand {
   @OptionGroup var options: EditOptions
 
   var label: String {
-    "Insert \(length) at \(at)\(snapping.snap.map { " snapped to \($0)" } ?? "")\(choice.shown)"
+    "Insert \(length) at \(at)\(snapping.shown.map { " snapped to \($0)" } ?? "")\(choice.shown)"
   }
 
   func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
     try project.insertGap(
-      at: try snapping.apply(try parsePosition(at, project), project, file: self.project.file),
-      length: try parseTime(length, project), tracks: try choice.chosen()
+      at: try snapping.apply(
+        try parsePosition(at, project, option: "--at"), project, file: self.project.file),
+      length: try parseTime(length, project, option: "--length"), tracks: try choice.chosen()
     ) { ids.newClipID() }
   }
 }
@@ -214,12 +218,12 @@ struct SplitAll: EditingCommand {
   @OptionGroup var options: EditOptions
 
   var label: String {
-    "Split at \(at)\(choice.shown)\(snapping.snap.map { " snapped to \($0)" } ?? "")"
+    "Split at \(at)\(choice.shown)\(snapping.shown.map { " snapped to \($0)" } ?? "")"
   }
 
   func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
     let position = try snapping.apply(
-      try parsePosition(at, project), project, file: self.project.file)
+      try parsePosition(at, project, option: "--at"), project, file: self.project.file)
     return try project.splitAll(at: position, tracks: try choice.chosen()) { ids.newClipID() }
   }
 }

@@ -65,7 +65,9 @@ struct Render: ParsableCommand {
   var bypassMissing = false
   @Option(help: "wav, flac, aiff, ogg, mp3 or opus (default: from the output's extension).")
   var format: String?
-  @Option(help: "16, 24 or 32f (default 24; Ogg, MP3 and Opus are encoded from float).")
+  @Option(
+    parsing: .unconditional,
+    help: "16, 24 or 32f (default 24; Ogg, MP3 and Opus are encoded from float).")
   var bits: String?
   @Option(help: "tpdf or none (default: tpdf for 16-bit output, none otherwise).")
   var dither: String?
@@ -79,6 +81,7 @@ struct Render: ParsableCommand {
     help: "The most the true peak may reach (default -1dBTP with --loudness); refused above it.")
   var truePeak: String?
   @Option(
+    parsing: .unconditional,
     help: "kbit/s: MP3 at a constant rate (default 128), Opus at a variable one (default 96).")
   var bitrate: Int?
   @Option(help: "A title tag for the file.") var title: String?

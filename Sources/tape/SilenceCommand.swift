@@ -47,7 +47,7 @@ struct Silences: ParsableCommand {
       let project = store.snapshot.project
       let chosen = try track.map { try parseID($0, as: Track.ID.self) }
       let threshold = try Gain(parsing: below)
-      let minimum = try parseTime(longer, project)
+      let minimum = try parseTime(longer, project, option: "--longer")
       guard minimum > .zero else {
         throw UsageError(message: "--longer \(longer) is no time; give how long a silence lasts")
       }
@@ -58,7 +58,7 @@ struct Silences: ParsableCommand {
         print(listing(quiet, sampleRate: project.sampleRate), terminator: "")
         return
       }
-      let keep = try parseTime(pad, project)
+      let keep = try parseTime(pad, project, option: "--pad")
       let cuts = quiet.compactMap { range -> FrameRange? in
         let start = range.start + keep
         let end = range.end - keep

@@ -11,6 +11,20 @@ struct SnapOption: ParsableArguments {
       zero crossing of the mix within 10 ms) or a grid (500ms, 1/4@120bpm: its nearest line).
       """)
   var snap: String?
+  /// Whether ``apply(_:_:file:excluding:)`` has moved a time: a reference, so that the label
+  /// (read after the edit, ``TimelineStore/commit(label:coalescingKey:_:)``) can say it.
+  private let moved = Moved()
+
+  enum CodingKeys: CodingKey { case snap }
+
+  /// Set when a snap moves a time.
+  private final class Moved: @unchecked Sendable {
+    var any = false
+  }
+
+  /// `snapped to RULE` for a history label when a snap moved a time; nil when nothing snapped
+  /// (no `--snap`, or every time was already where it would snap to).
+  var shown: String? { moved.any ? snap : nil }
 
   /// `position` snapped as asked (unchanged without `--snap`); `excluding`'s edges do not
   /// count as clip edges; `file` is the project, whose audio `zero` renders.
@@ -19,10 +33,12 @@ struct SnapOption: ParsableArguments {
   ) throws -> FramePosition {
     guard let snap else { return position }
     let rule = try SnapRule(parsing: snap, sampleRate: project.sampleRate)
-    guard rule == .zeroCrossing else {
-      return project.snapped(position, to: rule, excluding: excluding)
-    }
-    return try zeroCrossing(near: position, project, file: file)
+    let snapped =
+      rule == .zeroCrossing
+      ? try zeroCrossing(near: position, project, file: file)
+      : project.snapped(position, to: rule, excluding: excluding)
+    if snapped != position { moved.any = true }
+    return snapped
   }
 
   /// The nearest zero crossing of the mix (before effects, as `tape silences` hears it) within

@@ -118,7 +118,9 @@ struct HistoryPrune: ParsableCommand {
       """)
 
   @OptionGroup var project: ProjectArgument
-  @Option(help: ArgumentHelp("Keep this many versions of the head's line.", valueName: "n"))
+  @Option(
+    parsing: .unconditional,
+    help: ArgumentHelp("Keep this many versions of the head's line.", valueName: "n"))
   var keepLast: Int?
   @Option(help: ArgumentHelp("Drop the versions made before this date.", valueName: "date"))
   var before: String?

@@ -169,7 +169,7 @@ struct TrackCommand: ParsableCommand {
       } else if let remove {
         var left = current
         for time in remove.split(separator: ",", omittingEmptySubsequences: false) {
-          let frame = try parsePosition(String(time), project)
+          let frame = try parsePosition(String(time), project, option: "--remove")
           guard let envelope = left else {
             throw TimelineError.noEnvelopePoint(
               track: id, time: frame, points: [], sampleRate: rate)
@@ -178,12 +178,12 @@ struct TrackCommand: ParsableCommand {
         }
         envelope = left
       } else if let move, let to {
-        let from = try parsePosition(move, project)
+        let from = try parsePosition(move, project, option: "--move")
         guard let current else {
           throw TimelineError.noEnvelopePoint(track: id, time: from, points: [], sampleRate: rate)
         }
         envelope = try current.movingPoint(
-          at: from, to: try parsePosition(to, project, relativeTo: from), track: id,
+          at: from, to: try parsePosition(to, project, relativeTo: from, option: "--to"), track: id,
           sampleRate: rate)
       } else {
         envelope = try set.map { try Envelope(parsing: $0, shapes: shape, sampleRate: rate) }

@@ -81,4 +81,38 @@ struct ClipNameTests {
     try ws.tape("batch", song, script)
     #expect(try Self.clipsJSON(ws, song)[1]["gainDB"] as? Double == -6)
   }
+
+  /// `@NAME.start` and `@NAME.end` are a named clip's edges wherever a time is taken, as
+  /// `c3.start`/`c3.end` are by id (they were read as a marker called `verse.end`), with an
+  /// offset; a marker whose name is the text after `@` (up to the offset) is read first.
+  @Test func aNamedClipsEdgesAreTimes() throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    try ws.tape("import", song, TestAudio.path("speech-mono-48k-16.wav"))
+    try ws.tape("track", "add", song, "Voice")
+    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0", "--length", "1s")
+    try ws.tape(
+      "clip", "add", song, "t1", "s1", "--at", "3s", "--length", "2s", "--name", "verse")
+    let starts = { try Self.clipsJSON(ws, song).map { $0["timelineStart"] as? Int } }
+
+    // Scoped (clip move reads only the clips it names) and whole (cut reads all).
+    try ws.tape("clip", "move", song, "c1", "--to", "@verse.end")
+    #expect(try starts() == [144_000, 240_000])
+    try ws.tape("clip", "move", song, "c1", "--to", "@verse.start-2s")
+    #expect(try starts() == [48_000, 144_000])
+    try ws.tape("cut", song, "--from", "@verse.start+1s", "--to", "@verse.end")
+    #expect(try Self.clipsJSON(ws, song).map { $0["length"] as? Int } == [48_000, 48_000])
+
+    let unknown = try TapeBinary.run(
+      ["clip", "move", song, "c1", "--to", "@chorus.end"], environment: ["NO_COLOR": "1"])
+    #expect(unknown.status == 65)
+    #expect(
+      unknown.stderr == "error: no clip is named 'chorus'; 'tape ls' shows the clips' names\n")
+
+    // A marker called verse.end is read first.
+    try ws.tape("marker", "add", song, "7s", "verse.end")
+    try ws.tape("clip", "move", song, "c1", "--to", "@verse.end+1s")
+    #expect(try starts() == [144_000, 384_000])
+  }
 }

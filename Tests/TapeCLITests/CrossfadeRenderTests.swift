@@ -140,4 +140,27 @@ struct CrossfadeRenderTests {
         == "error: c1 is named twice; a crossfade joins two clips of one track, the first ending where the second starts\n"
     )
   }
+
+  /// A crossfade replaces the fades the clips had at the join: a note names them (it did so
+  /// without a word), on stderr, so `--json` stays one object on stdout; none when there
+  /// were none.
+  @Test func clipCrossfadeNamesTheFadesItReplaces() throws {
+    let space = try Workspace()
+    let (file, _) = try Self.sine(in: space)
+    try space.tape("clip", "split", file, "c1", "--at", "2s")
+    try space.tape("clip", "split", file, "c2", "--at", "3s")
+    try space.tape("clip", "set", file, "c1", "--fade-out", "200ms", "--fade-in", "100ms")
+    try space.tape("clip", "set", file, "c2", "--fade-in", "300ms", "--fade-in-curve", "s-curve")
+    let joined = try space.tape(
+      "clip", "crossfade", file, "c1", "c2", "--length", "20ms", "--json")
+    #expect(
+      joined.stderr
+        == "note: the crossfade replaces c1's fade-out (0.2s linear) and c2's fade-in (0.3s s-curve)\n"
+    )
+    let json = try #require(try parseJSON(joined.stdout) as? [String: Any])
+    #expect(json["ids"] as? [String] == [])
+    // c2's fade-out and c3's fade-in: none, nothing said.
+    let plain = try space.tape("clip", "crossfade", file, "c2", "c3", "--length", "20ms")
+    #expect(plain.stderr == "")
+  }
 }

@@ -127,4 +127,39 @@ struct CutInsideFadeTests {
     try ws.tape("redo", song)
     #expect(try ws.tape("ls", song).stdout == listing)
   }
+
+  /// `ls`'s columns are as wide as their texts: a cut fade of an exponential curve, a gain of
+  /// -100.25 dB and a name no longer push the columns after them out of line.
+  @Test func lsColumnsStayAlignedWithLongTexts() throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    try ws.tape("new", song)
+    try ws.tape("import", song, TestAudio.path("speech-mono-48k-16.wav"))
+    try ws.tape("track", "add", song, "Voice")
+    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0", "--length", "3s")
+    try ws.tape(
+      "clip", "set", song, "c1", "--fade-in", "2.5s", "--fade-in-curve", "exponential",
+      "--fade-out", "0.5s")
+    try ws.tape("cut", song, "--from", "0.5s", "--to", "1s")
+    try ws.tape("clip", "set", song, "c1", "--gain", "-100.25")
+    try ws.tape("clip", "set", song, "c2", "--name", "intro")
+    let lines = try ws.tape("ls", song).stdout.split(separator: "\n").map(String.init)
+    let headerIndex = try #require(lines.firstIndex { $0.hasPrefix("  clip ") })
+    let header = Array(lines[headerIndex])
+    let rows = lines[(headerIndex + 1)...].map(Array.init)
+    #expect(rows.count == 2)
+    #expect(rows.first.map { String($0).contains("0.5s of 2.5s exponential") } == true)
+    // Where each column's heading starts, each row's text starts, after a space.
+    let starts = header.indices.dropFirst().filter { header[$0] != " " && header[$0 - 1] == " " }
+      .filter { header[$0 - 2] == " " }
+    #expect(starts.count == 8, "\(String(header))")
+    for row in rows {
+      for start in starts {
+        #expect(
+          row.count > start && row[start - 1] == " " && row[start] != " ",
+          "column at \(start) of \(String(header)) in \(String(row))")
+      }
+      #expect(row.last != " ")
+    }
+  }
 }

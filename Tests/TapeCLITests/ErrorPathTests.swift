@@ -21,6 +21,24 @@ struct ErrorPathTests {
       ["clip", "move", "@", "c1", "--to", "1099511627000f"], 65,
       "error: clip c1 would end past 6362:54:52.245 (1099511627776f), the latest time Tape handles; place it earlier\n"
     ),
+    // Too large, wherever it is read: one message naming the option and the largest time
+    // (a clock time said "not a time", an offset "past the time limit").
+    (
+      ["clip", "move", "@", "c1", "--to", "99999:00:00"], 64,
+      "error: --to 99999:00:00 is more than 6362:54:52.245 (1099511627776f), the largest time Tape handles; give --to a smaller time\n"
+    ),
+    (
+      ["cut", "@", "--from", "1s", "--to", "c1.end+23000000s"], 64,
+      "error: --to c1.end+23000000s is more than 6362:54:52.245 (1099511627776f), the largest time Tape handles; give --to a smaller time\n"
+    ),
+    (
+      ["play", "@", "--from", "9999999999999"], 64,
+      "error: --from 9999999999999 is more than 6362:54:52.245 (1099511627776f), the largest time Tape handles; give --from a smaller time\n"
+    ),
+    (
+      ["insert", "@", "--at", "1s", "--length", "23000000s"], 64,
+      "error: --length 23000000s is more than 6362:54:52.245 (1099511627776f), the largest time Tape handles; give --length a smaller time\n"
+    ),
     // A length that rounds to no frame: the command's own error, not "internal error" (exit
     // 70 before; found by the fuzzer).
     (
@@ -129,6 +147,47 @@ struct ErrorPathTests {
     (
       ["watch", "@", "--count", "-1"], 64,
       "error: --count must be 1 or more; see: tape watch --help\n"
+    ),
+    (
+      ["new", "@", "--rate", "-1"], 65,
+      "error: sample rate -1 Hz is not supported; use one of 8000, 11025, 16000, 22050, 32000, 44100, 48000, 88200, 96000, 176400, 192000\n"
+    ),
+    (
+      ["new", "@", "--channels", "-2"], 65,
+      "error: -2 output channels are not supported; use 1 (mono) or 2 (stereo)\n"
+    ),
+    (
+      ["render", "@", "-o", "/dev/null", "--format", "wav", "--bits", "-1"], 64,
+      "error: '-1' is not a sample format; use --bits 16, 24 or 32f\n"
+    ),
+    (
+      ["render", "@", "-o", "/dev/null", "--format", "mp3", "--bitrate", "-5"], 64,
+      "error: --bitrate is in kbit/s and must be positive, such as --bitrate 128; see: tape render --help\n"
+    ),
+    (
+      ["draw", "@", "-o", "/dev/null", "--width", "-5"], 64,
+      "error: --width -5 is out of range; give 400 to 16384 pixels; see: tape draw --help\n"
+    ),
+    (
+      ["play", "@", "--period", "-5"], 64,
+      "error: --period -5 is not a period a device takes; use 16 to 16384 frames (256 is the default)\n"
+    ),
+    (
+      ["play", "@", "--periods", "-2"], 64,
+      "error: --periods -2 is not a buffer a device takes; use 2 to 32 periods (4 is the default)\n"
+    ),
+    (
+      ["history", "prune", "@", "--keep-last", "-1"], 64,
+      "error: --keep-last must be 1 or more; see: tape history prune --help\n"
+    ),
+    (
+      ["export", "@", "-o", "/dev/null/x.edl", "--fps", "-1"], 64,
+      "error: --fps -1 is not an EDL rate; give 24, 25 or 30; see: tape export --help\n"
+    ),
+    // A rate that is no whole number: the rates it takes, not the parser's "invalid value".
+    (
+      ["export", "@", "-o", "/dev/null/x.edl", "--fps", "29.97"], 64,
+      "error: --fps 29.97 is not an EDL rate; give 24, 25 or 30; see: tape export --help\n"
     ),
     (
       ["checkout", "@", "-1"], 64,
@@ -241,7 +300,7 @@ struct ErrorPathTests {
       (ws.path("nope.wav"), 66, "error: \(ws.path("nope.wav")) does not exist; check the path\n"),
       (
         TestAudio.path("bad-not-audio.wav"), 65,
-        "error: \(TestAudio.path("bad-not-audio.wav")) is not an audio file Tape can read (format not recognised.); use WAV, FLAC, AIFF, Ogg or another format libsndfile reads\n"
+        "error: \(TestAudio.path("bad-not-audio.wav")) is not an audio file Tape can read (format not recognised); use WAV, FLAC, AIFF, Ogg or another format libsndfile reads\n"
       ),
       (
         TestAudio.path("bad-six-channels.wav"), 65,
@@ -528,5 +587,18 @@ struct ErrorPathTests {
     #expect(exists.status == 64)
     #expect(
       exists.stderr == "error: \(song) already exists; choose another name or remove it first\n")
+  }
+
+  /// `tape new ""` said SQLite's "unable to open database file", `tape ls ""` "no project at ;
+  /// create one with 'tape new '": the path is empty, and the message says so.
+  @Test(arguments: ["new", "ls", "undo"])
+  func anEmptyProjectPathIsNamed(command: String) throws {
+    let result = try TapeBinary.run([command, ""], environment: ["NO_COLOR": "1"])
+    #expect(result.status == 64)
+    #expect(
+      result.stderr
+        == "error: the project path is empty; name the project file, such as song.tape; see: tape \(command) --help\n"
+    )
+    #expect(result.stdout == "")
   }
 }

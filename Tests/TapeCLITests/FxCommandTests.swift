@@ -240,6 +240,30 @@ struct FxCommandTests {
         == Data(contentsOf: URL(fileURLWithPath: space.path("dry.wav"))))
   }
 
+  /// Values are a plugin's Float ports: listed as the shortest decimal that reads back as the
+  /// same Float (-0.3), not the Double it widens to (-0.30000001192092896), in `fx ls`,
+  /// `fx ls --json` and `ls --json`, the plugin installed or not.
+  @Test func valuesAreListedWithoutFloatNoise() throws {
+    try Plugins.require(Plugins.eq)
+    let space = try Workspace()
+    let file = try oneClip(space, "strings-stereo-48k-float.wav")
+    try space.tape("fx", "add", file, "t1", Plugins.eq, "--set", "gain=-0.3")
+    let listed = try #require(
+      try parseJSON(space.tape("fx", "ls", file, "--json").stdout) as? [Any])
+    let effect = try #require(listed.first as? [String: Any])
+    #expect((effect["parameters"] as? [String: Any])?["gain"] as? Double == -0.3)
+    let whole = try #require(
+      try parseJSON(space.tape("ls", file, "--json").stdout) as? [String: Any])
+    let track = try #require((whole["tracks"] as? [[String: Any]])?.first)
+    let stored = try #require((track["effects"] as? [[String: Any]])?.first)
+    #expect((stored["parameters"] as? [String: Any])?["gain"] as? Double == -0.3)
+    let empty = space.path("no-plugins")
+    try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+    let text = try space.tape("fx", "ls", file, environment: ["LV2_PATH": empty]).stdout
+    #expect(text.contains(" gain=-0.3 "), "\(text)")
+    #expect(!text.contains(/[0-9]\.[0-9]{6}/), "\(text)")
+  }
+
   /// A batch takes fx lines; a duplicated track gets copies of its effects under new ids.
   @Test func batchesAndDuplicatesCarryEffects() throws {
     try Plugins.require(Plugins.eq)

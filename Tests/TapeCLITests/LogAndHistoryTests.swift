@@ -122,6 +122,34 @@ struct LogAndHistoryTests {
       try space.tape("log", file, "c1", "--limit", "1").stdout.split(separator: "\n").count == 2)
   }
 
+  /// A nudge is labelled as one: "Move c1 by -500ms", not "Move c1 to -500ms" (which reads as
+  /// a move to before the timeline's start); an absolute time keeps "to".
+  @Test func nudgesAreLabelledAsRelative() throws {
+    let space = try Workspace()
+    let file = space.path("song.tape")
+    try space.tape("new", file)
+    try space.tape("import", file, TestAudio.path("noise-stereo-48k-16.flac"))
+    try space.tape("track", "add", file, "One")
+    try space.tape("clip", "add", file, "t1", "s1", "--at", "1s", "--length", "2s")
+    try space.tape("marker", "add", file, "1s", "verse")
+    try space.tape("clip", "move", file, "c1", "--to", "+1s")
+    try space.tape("clip", "move", file, "c1", "--to", "-500ms")
+    try space.tape("clip", "move", file, "c1", "--to", "2s")
+    try space.tape("clip", "trim", file, "c1", "--start", "+10ms", "--end", "3.5s")
+    try space.tape("marker", "move", file, "verse", "--to", "+1s")
+    let json = try #require(
+      try parseJSON(space.tape("history", file, "--json").stdout) as? [String: Any])
+    let labels = try #require(json["versions"] as? [[String: Any]]).map {
+      $0["label"] as? String ?? ""
+    }
+    #expect(
+      Array(labels.suffix(5)) == [
+        "Move c1 by +1s", "Move c1 by -500ms", "Move c1 to 2s",
+        "Trim c1 start by +10ms, end to 3.5s",
+        "Move marker verse by +1s",
+      ])
+  }
+
   @Test func aTrackRenameAndItsEnvelope() throws {
     let space = try Workspace()
     let file = space.path("song.tape")
@@ -148,6 +176,29 @@ struct LogAndHistoryTests {
     let text = try space.tape("log", file, "t2").stdout.split(separator: "\n")
     #expect(text[2].hasSuffix(": name \"Two\" → \"Bass\", gainDB 0 dB → -3 dB"))
     #expect(text[1].hasSuffix(": envelope edited"))
+  }
+
+  /// A track's place: the text counts rows from 1, as `track move --to`, `diff` and `ls` do
+  /// (it said "position 1 → 0" for a move to the top); `--json` keeps `position` from 0.
+  @Test func aTrackMoveCountsRowsFromOne() throws {
+    let space = try Workspace()
+    let file = space.path("song.tape")
+    try space.tape("new", file)
+    try space.tape("track", "add", file, "One")
+    try space.tape("track", "add", file, "Two")
+    try space.tape("track", "move", file, "t2", "--to", "1")
+    let text = try space.tape("log", file, "t2").stdout.split(separator: "\n")
+    #expect(text.count == 2)
+    #expect(text[0].hasSuffix("\"Move track t2 to place 1\": row 2 → 1"), "\(text[0])")
+    #expect(
+      text[1].hasSuffix(": t2 added: row 2, name \"Two\", gainDB 0 dB, pan 0, muted no, solo no"))
+    #expect(
+      try Self.log(space, file, "t2")[0].fields == [
+        Field(name: "position", before: "1", after: "0")
+      ])
+    #expect(
+      try space.tape("diff", file, "3", "4").stdout
+        == "t1 moved from row 1 to 2\nt2 moved from row 2 to 1\n")
   }
 
   @Test func idsThatAreNotThere() throws {

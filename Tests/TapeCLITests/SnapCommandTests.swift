@@ -41,6 +41,27 @@ struct SnapCommandTests {
     #expect(try space.tape("history", file).stdout.contains("Insert 1s at 0.98s snapped to 0.5s"))
   }
 
+  /// The label says "snapped to" only when a snap moved a time: a time already on the grid,
+  /// or with no clip edge near, is labelled as typed (it said "snapped to" all the same).
+  @Test func theLabelSaysSnappedOnlyWhenASnapMovedTheTime() throws {
+    let space = try Workspace()
+    let (file, _) = try EditorToolkitTests.project(in: space)
+    try space.tape("clip", "move", file, "c2", "--to", "2s", "--snap", "0.5s")
+    try space.tape("clip", "move", file, "c2", "--to", "2.6s", "--snap", "0.5s")
+    try space.tape("clip", "split", file, "c1", "--at", "1.5s", "--snap", "clips")
+    try space.tape("cut", file, "--from", "0.5s", "--to", "0.98s", "--snap", "0.5s")
+    let json = try #require(
+      try parseJSON(space.tape("history", file, "--json").stdout) as? [String: Any])
+    let labels = try #require(json["versions"] as? [[String: Any]]).map {
+      $0["label"] as? String ?? ""
+    }
+    #expect(
+      Array(labels.suffix(4)) == [
+        "Move c2 to 2s", "Move c2 to 2.6s, snapped to 0.5s", "Split c1 at 1.5s",
+        "Cut 0.5s–0.98s snapped to 0.5s",
+      ])
+  }
+
   /// clips: a move within 100 ms of another clip's edge butts against it, farther stays;
   /// a grid: a split and a cut land on its lines.
   @Test func clipEdgesAndGrids() throws {

@@ -153,6 +153,36 @@ struct EnvelopeRangeTests {
     }
   }
 
+  /// An insert then a ripple cut of the gap it opened gives back the envelope it began with,
+  /// point for point (the insert's two points, one frame apart, the first at an interpolated
+  /// gain such as -4.50003125 dB, stayed), for lines in dB and in amplitude, to and from
+  /// silence too.
+  @Test(arguments: [EnvelopeShape.decibels, .linear])
+  func anInsertCutAgainRestoresTheEnvelope(shape: EnvelopeShape) throws {
+    let original = Envelope(points: [
+      Envelope.Point(time: 0, decibels: 0, shape: shape),
+      Envelope.Point(time: 48_000, decibels: -6, shape: shape),
+      Envelope.Point(time: 144_000, decibels: -3, shape: shape),
+      Envelope.Point(time: 192_000, decibels: -.infinity, shape: shape),
+      Envelope.Point(time: 240_000, decibels: -10),
+    ])
+    let gaps: [(Int64, Int64)] = [
+      (96_000, 72_000), (1, 5), (50_001, 1), (150_000, 48_000), (200_000, 999),
+    ]
+    for (at, length) in gaps {
+      let gap = original.opening(at: FramePosition(at), length: FrameCount(length))
+      #expect(gap != original)
+      let back = gap.removing(FrameRange(start: FramePosition(at), count: FrameCount(length)))
+      // A dB segment to or from silence runs linearly in amplitude, and the insert said so
+      // with the linear shape, which stays (the same gains).
+      var expected = original
+      if shape == .decibels && at > 144_000 {
+        expected.points[at > 192_000 ? 3 : 2].shape = .linear
+      }
+      #expect(back == expected, "at \(at)+\(length): \(back.points)")
+    }
+  }
+
   /// A cut inside a segment running to silence adds a point with the gain at the cut, however
   /// far below the least gain a gain may be typed with, so that no frame changes; the points
   /// `ls --json` then shows read back exactly.
