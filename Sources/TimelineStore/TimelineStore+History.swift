@@ -197,6 +197,11 @@ extension TimelineStore {
     }
   }
 
+  /// From how many row changes a history move builds its snapshot while its rows are written
+  /// (see ``ConcurrentResult``). Below it (the undo of an ordinary edit) the move stays on one
+  /// thread: its in-memory part takes microseconds, about what waking another thread costs.
+  static let concurrentMoveRows = 512
+
   /// Moves the head to the version `target` picks (with the tip it returns), applying the path's
   /// changes and journaling the move with its `cause` in one transaction, then publishes the
   /// new snapshot like any commit.
@@ -210,11 +215,29 @@ extension TimelineStore {
       // written, not the command's output after the head has moved.
       _ = try HistoryEntry.read(to.id, db)
       let changes = try VersionGraph.pathChanges(from: from, to: to, blocks: historyBlocks, db)
-      try RowWriter.apply(changes, match: .recorded, db)
-      let newHead = Head(version: to.id, tip: tip, revision: head.revision + 1)
-      try newHead.write(db)
       let changed = changes.changedIDs
-      let held = try SnapshotReader.applying(changes, changed: changed, to: old)
+      let newHead = Head(version: to.id, tip: tip, revision: head.revision + 1)
+      let held: HeldProject
+      if changes.count >= Self.concurrentMoveRows {
+        // The snapshot is built on another core while SQLite writes the rows; it is waited for
+        // before the commit, so a change that cannot be applied still changes nothing, and a
+        // row's error comes first, as when one follows the other.
+        let building = ConcurrentResult {
+          try SnapshotReader.applying(changes, changed: changed, to: old)
+        }
+        do {
+          try RowWriter.apply(changes, match: .recorded, db)
+          try newHead.write(db)
+        } catch {
+          _ = try? building.value()
+          throw error
+        }
+        held = try building.value()
+      } else {
+        try RowWriter.apply(changes, match: .recorded, db)
+        try newHead.write(db)
+        held = try SnapshotReader.applying(changes, changed: changed, to: old)
+      }
       return (
         WriteStep(head: newHead, held: held, changed: changed),
         StoreSnapshot(version: to.id, project: held.project)

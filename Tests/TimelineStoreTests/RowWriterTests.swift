@@ -210,15 +210,17 @@ struct RowWriterTests {
     #expect(try TimelineStore.open(at: path).snapshot == before)
   }
 
-  /// A history move of hundreds of rows (clips moved between tracks, renamed, refaded): the
-  /// snapshot after undo, redo and checkout equals the one a fresh open reads from the file,
-  /// and equals the project recorded at that version; a diverged row still stops such a move
-  /// and changes nothing.
+  /// A history move of hundreds of rows (clips moved between tracks, renamed, refaded), more
+  /// than ``TimelineStore/concurrentMoveRows``, so its snapshot is built on another thread while
+  /// its rows are written: the snapshot after undo, redo and checkout equals the one a fresh
+  /// open reads from the file, and equals the project recorded at that version; a diverged row
+  /// still stops such a move and changes nothing.
   @Test func aLargeMoveBuildsTheSameSnapshotAsTheFile() throws {
     let dir = try TemporaryDirectory()
     let path = dir.path("large.tape")
     let (store, _) = try StoreFixture.populated(at: path)
     let clips = 612
+    #expect(clips > TimelineStore.concurrentMoveRows)
     try store.commit(label: "Many clips") { _, ids in
       var commands: [Command] = []
       for index in 0..<clips {
