@@ -1,5 +1,3 @@
-import Synchronization
-
 /// One placement of a source's audio on a track: which frames of the source play, where on the
 /// timeline, how loud, and with which fades.
 ///
@@ -14,7 +12,7 @@ import Synchronization
 ///                 sourceRange: FrameRange(start: 0, count: 96_000))
 /// clip.timelineRange  // [48000, 144000)
 /// ```
-public struct Clip: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity {
+public struct Clip: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity, BitwiseCopyable {
   public typealias ID = EntityID<Clip>
   public static let idPrefix = "c"
   public static let entityName = "clip"
@@ -75,67 +73,4 @@ public struct Clip: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity 
 
   /// The first timeline frame after the clip.
   public var timelineEnd: FramePosition { timelineStart + length }
-}
-
-extension Clip {
-  private enum CodingKeys: String, CodingKey {
-    case id, source, timelineStart, sourceRange, gain, fadeIn, fadeOut, name
-  }
-
-  /// The same keys, in the same order, as the stored properties had when `name` was one.
-  public func encode(to encoder: any Encoder) throws {
-    var container = encoder.container(keyedBy: CodingKeys.self)
-    try container.encode(id, forKey: .id)
-    try container.encode(source, forKey: .source)
-    try container.encode(timelineStart, forKey: .timelineStart)
-    try container.encode(sourceRange, forKey: .sourceRange)
-    try container.encode(gain, forKey: .gain)
-    try container.encode(fadeIn, forKey: .fadeIn)
-    try container.encode(fadeOut, forKey: .fadeOut)
-    try container.encodeIfPresent(name, forKey: .name)
-  }
-
-  public init(from decoder: any Decoder) throws {
-    let container = try decoder.container(keyedBy: CodingKeys.self)
-    self.init(
-      id: try container.decode(ID.self, forKey: .id),
-      source: try container.decode(Source.ID.self, forKey: .source),
-      timelineStart: try container.decode(FramePosition.self, forKey: .timelineStart),
-      sourceRange: try container.decode(FrameRange.self, forKey: .sourceRange),
-      gain: try container.decode(Gain.self, forKey: .gain),
-      fadeIn: try container.decode(Fade.self, forKey: .fadeIn),
-      fadeOut: try container.decode(Fade.self, forKey: .fadeOut),
-      name: try container.decodeIfPresent(String.self, forKey: .name))
-  }
-}
-
-/// The table of clip names: each name a clip has had in this process, numbered from 1, so
-/// that a ``Clip`` stores a number instead of a string.
-///
-/// Why: a clip with a `String` is not plain data, so every copy of a clip (a snapshot's chunk
-/// of clips is copied whenever one of its clips changes, and a checkout of thousands of
-/// clips copies most chunks) went through a call per clip and a reference count; with a number,
-/// copying a chunk is copying its bytes. Equal names get the same number, so clips compare and
-/// hash as before. The table only grows (a name stays numbered while the process runs): names
-/// are short and few, and nothing else would know when a number is no longer held.
-enum ClipName {
-  private static let table = Mutex<(names: [String], numbers: [String: UInt32])>(([], [:]))
-
-  /// The number of `name` (0 for nil), numbering it if it is new.
-  static func number(of name: String?) -> UInt32 {
-    guard let name else { return 0 }
-    return table.withLock { table in
-      if let number = table.numbers[name] { return number }
-      table.names.append(name)
-      let number = UInt32(table.names.count)
-      table.numbers[name] = number
-      return number
-    }
-  }
-
-  /// The name numbered `number` (nil for 0).
-  static func text(of number: UInt32) -> String? {
-    guard number > 0 else { return nil }
-    return table.withLock { $0.names[Int(number) - 1] }
-  }
 }

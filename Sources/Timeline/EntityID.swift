@@ -18,7 +18,8 @@ public protocol IdentifiedEntity {
 /// Clip.ID(parsing: "c12")     // Clip.ID(12)
 /// Clip.ID(parsing: "t12")     // nil: that is a track id
 /// ```
-public struct EntityID<Entity: IdentifiedEntity>: Sendable, Hashable, Comparable, Codable,
+public struct EntityID<Entity: IdentifiedEntity>: Sendable, BitwiseCopyable, Hashable, Comparable,
+  Codable,
   CustomStringConvertible
 {
   public let rawValue: Int64

@@ -11,7 +11,9 @@
 /// - `sCurve`: `(1 − cos(π·x))/2` (gentle at both ends)
 /// - `exponential`: `(2^(10·x) − 1)/1023` (a −60 dB-ish start that rises fast at the end,
 ///   like a fader moved at a constant speed in dB; exactly 0 at `x = 0` and 1 at `x = 1`)
-public enum FadeCurve: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+public enum FadeCurve: String, Sendable, Hashable, Codable, CaseIterable,
+  CustomStringConvertible
+{
   case linear
   case equalPower
   case sCurve
@@ -70,7 +72,7 @@ public enum FadeCurve: String, Sendable, Hashable, Codable, CaseIterable, Custom
 /// // A 2 s fade-out (96,000 frames at 48 kHz) whose last 0.5 s a cut removed:
 /// Fade(length: 72_000, curve: .sCurve, silentCut: 24_000)
 /// ```
-public struct Fade: Sendable, Hashable, Codable {
+public struct Fade: Sendable, BitwiseCopyable, Hashable, Codable {
   public var length: FrameCount
   public var curve: FadeCurve
   /// Frames of the curve cut away at its silent end (0 for a whole fade).

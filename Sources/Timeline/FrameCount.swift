@@ -9,7 +9,9 @@
 /// let fade = FrameCount(480)
 /// let rest = oneSecond - fade  // 47 520 frames
 /// ```
-public struct FrameCount: Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
+public struct FrameCount: Sendable, BitwiseCopyable, Hashable, Codable, Comparable,
+  CustomStringConvertible
+{
   /// The number of frames; may be negative only as an intermediate result of arithmetic.
   public var frames: Int64
 

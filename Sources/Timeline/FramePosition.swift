@@ -9,7 +9,9 @@
 /// let end = start + FrameCount(48_000)
 /// end - start  // FrameCount(48_000)
 /// ```
-public struct FramePosition: Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
+public struct FramePosition: Sendable, BitwiseCopyable, Hashable, Codable, Comparable,
+  CustomStringConvertible
+{
   /// Frames from the start of the axis.
   public var frames: Int64
 

@@ -9,7 +9,7 @@
 /// crop.withStart(72_000)                               // [1.5 s, 3 s)
 /// crop.contains(FramePosition(144_000))                // false: the end is exclusive
 /// ```
-public struct FrameRange: Sendable, Hashable, Codable, CustomStringConvertible {
+public struct FrameRange: Sendable, BitwiseCopyable, Hashable, Codable, CustomStringConvertible {
   public let start: FramePosition
   public let count: FrameCount
 

@@ -11,7 +11,7 @@
 /// Gain(decibels: -6).linear  // 0.501…
 /// Gain.unity.linear          // 1.0
 /// ```
-public struct Gain: Sendable, Hashable, Codable, CustomStringConvertible {
+public struct Gain: Sendable, BitwiseCopyable, Hashable, Codable, CustomStringConvertible {
   public var decibels: Double
 
   public init(decibels: Double) {

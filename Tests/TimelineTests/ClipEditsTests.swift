@@ -130,9 +130,9 @@ struct ClipEditsTests {
 
   /// A clip is plain data (no reference to count), so a chunk of clips copies as bytes: a
   /// stored property that holds a reference would make every snapshot copy cost a call and a
-  /// reference count per clip. Its name reads back as set, equal names compare equal, and the
-  /// JSON is what it was when the name was a stored string (the same keys, no `name` key for
-  /// none).
+  /// reference count per clip. Its name reads back as set, byte for byte; equal names compare
+  /// equal; the JSON is what it was when the name was a stored string (the same keys, no
+  /// `name` key for none).
   @Test func aClipIsPlainDataAndItsNameReadsBack() throws {
     #expect(_isPOD(Clip.self))
     var clip = Clip(
@@ -159,6 +159,17 @@ struct ClipEditsTests {
     #expect(!unnamed.contains("name"))
     #expect(try JSONDecoder().decode(Clip.self, from: Data(named.utf8)) == same)
     #expect(try JSONDecoder().decode(Clip.self, from: Data(unnamed.utf8)) == clip)
+    // Two spellings of the same Hangul syllable (one code point, or two jamo): `String`
+    // calls them equal, the file stores different bytes, and each clip keeps its own.
+    let (composed, jamo) = ("\u{AC00}", "\u{1100}\u{1161}")
+    #expect(composed == jamo)
+    var first = clip
+    first.name = jamo
+    var second = clip
+    second.name = composed
+    #expect(Array(first.name?.utf8 ?? "".utf8) == Array(jamo.utf8))
+    #expect(Array(second.name?.utf8 ?? "".utf8) == Array(composed.utf8))
+    #expect(first != second)
   }
 }
 
