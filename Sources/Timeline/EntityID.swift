@@ -41,6 +41,15 @@ public struct EntityID<Entity: IdentifiedEntity>: Sendable, BitwiseCopyable, Has
 
   public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
+  public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+
+  /// The hash of the number itself, by `Int64`'s one-shot path: what a `Set`, a `Dictionary`
+  /// or a `TreeDictionary` of ids asks for. The synthesized form fed the number through a
+  /// `Hasher` built and finished for each id, a tenth of the in-memory part of a large
+  /// checkout (perf, 100,000 clips). The same value as `hash(into:)` gives a hasher seeded
+  /// alike, as `Hashable` requires.
+  public func _rawHashValue(seed: Int) -> Int { rawValue._rawHashValue(seed: seed) }
+
   /// Encodes as the prefixed string (`"c12"`), the form scripts see in `--json` output.
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.singleValueContainer()

@@ -332,54 +332,67 @@ enum SnapshotReader {
         }
       }
       // The new state of each changed clip: its clip row's change, then its detail's (a clip
-      // whose detail alone changed keeps its row as it was). In an array, found by id through
-      // `placed`.
-      var states: [(clip: Clip, track: Track.ID)] = []
-      var placed: [Clip.ID: Int] = [:]
-      placed.reserveCapacity(changed.clips.count)
+      // whose detail alone changed keeps its row as it was), with where it was (nil for a new
+      // clip), so that each clip is looked up in `before` once. In an array, found by id
+      // through `placed` when details changed.
+      typealias State = (clip: Clip, track: Track.ID, was: (track: Track.ID, start: FramePosition)?)
+      var states: [State] = []
+      states.reserveCapacity(changed.clips.count)
       var deleted: Set<Clip.ID> = []
+      var detailsChange = false
       try changes.forEach { key, kind, _, new in
-        guard key.table == ClipRow.index else { return }
+        guard key.table == ClipRow.index else {
+          if key.table == ClipDetailRow.index { detailsChange = true }
+          return
+        }
         let id = Clip.ID(key.id)
         guard kind != .delete else {
           deleted.insert(id)
           return
         }
-        placed[id] = states.count
-        states.append(
-          try ClipRow.read(
-            Columns(new, changes), id: id, updating: kind == .insert ? nil : before[id]))
+        let base = kind == .insert ? nil : before[id]
+        let (clip, track) = try ClipRow.read(Columns(new, changes), id: id, updating: base)
+        states.append((clip, track, base.map { ($0.track, $0.clip.timelineStart) }))
       }
-      try changes.forEach { key, kind, _, new in
-        guard key.table == ClipDetailRow.index else { return }
-        let id = Clip.ID(key.id)
-        guard !deleted.contains(id) else {
-          if kind == .delete { return }
-          throw StoreError.corrupt(detail: "a change gives removed clip \(id) a detail")
-        }
-        let position = placed[id]
-        guard let base = position.map({ states[$0] }) ?? before[id] else {
-          throw StoreError.corrupt(detail: "a change gives missing clip \(id) a detail")
-        }
-        let detail =
-          kind == .delete
-          ? ClipDetailRow.Detail.none
-          : try ClipDetailRow.read(
-            Columns(new, changes), id: id,
-            updating: kind == .insert ? nil : ClipDetailRow.Detail(base.clip))
-        let state = (detail.applied(to: base.clip), base.track)
-        if let position {
-          states[position] = state
-        } else {
-          placed[id] = states.count
-          states.append(state)
+      if detailsChange {
+        var placed = Dictionary(
+          uniqueKeysWithValues: states.indices.lazy.map { (states[$0].clip.id, $0) })
+        try changes.forEach { key, kind, _, new in
+          guard key.table == ClipDetailRow.index else { return }
+          let id = Clip.ID(key.id)
+          guard !deleted.contains(id) else {
+            if kind == .delete { return }
+            throw StoreError.corrupt(detail: "a change gives removed clip \(id) a detail")
+          }
+          let position = placed[id]
+          let base: State
+          if let position {
+            base = states[position]
+          } else if let was = before[id] {
+            base = (was.clip, was.track, (was.track, was.clip.timelineStart))
+          } else {
+            throw StoreError.corrupt(detail: "a change gives missing clip \(id) a detail")
+          }
+          let detail =
+            kind == .delete
+            ? ClipDetailRow.Detail.none
+            : try ClipDetailRow.read(
+              Columns(new, changes), id: id,
+              updating: kind == .insert ? nil : ClipDetailRow.Detail(base.clip))
+          let state = (detail.applied(to: base.clip), base.track, base.was)
+          if let position {
+            states[position] = state
+          } else {
+            placed[id] = states.count
+            states.append(state)
+          }
         }
       }
       // Checked in any order; what is refused is the lowest id refused, so the same damage
       // gets the same message every time.
       var arriving = Array(repeating: [Clip](), count: project.tracks.count)
       var refused: (id: Clip.ID, error: StoreError)?
-      for (clip, trackID) in states {
+      for (clip, trackID, was) in states {
         let problem: StoreError?
         if let index = trackIndex[trackID], !removedTracks.contains(trackID) {
           arriving[index].append(clip)
@@ -394,11 +407,7 @@ enum SnapshotReader {
         }
         if let problem, refused.map({ clip.id < $0.id }) ?? true { refused = (clip.id, problem) }
         // The index holds a clip's track and start: one that keeps both keeps its place.
-        if let was = before[clip.id], was.track == trackID,
-          was.clip.timelineStart == clip.timelineStart
-        {
-          continue
-        }
+        if let was, was.track == trackID, was.start == clip.timelineStart { continue }
         placements.append((clip.id, .placed(clip, on: trackID)))
       }
       if let refused { throw refused.error }
@@ -408,7 +417,8 @@ enum SnapshotReader {
       {
         project.tracks[index].clips.replace(removingAt: leaving[index], inserting: arriving[index])
       }
-      for id in changed.clips where placed[id] == nil { placements.append((id, .removed)) }
+      // Every changed clip has a state or was deleted.
+      for id in deleted { placements.append((id, .removed)) }
     }
     if !removedTracks.isEmpty {
       for track in project.tracks where removedTracks.contains(track.id) && !track.clips.isEmpty {
