@@ -129,7 +129,12 @@ struct NetChanges: Sendable {
   }
 
   /// The value a slot stands for (`nil` when absent).
-  func value(_ slot: Slot) -> ChangeValue? {
+  func value(_ slot: Slot) -> ChangeValue? { Self.value(slot, payloads: payloads) }
+
+  /// The value a slot stands for, its text or blob found in `payloads` (a change's
+  /// ``payloads``): what a reader of many rows keeps instead of a copy of the whole change,
+  /// whose every array a copy counts a reference to.
+  static func value(_ slot: Slot, payloads: [ChangeValue]) -> ChangeValue? {
     switch slot.tag {
     case Slot.integer: return .integer(Int64(bitPattern: slot.bits))
     case Slot.real: return .real(Double(bitPattern: slot.bits))
