@@ -71,6 +71,11 @@ struct RowIndex: Sendable {
     used += 1
   }
 
+  /// Makes room for `count` keys in all, so that filling it rehashes nothing.
+  mutating func reserveCapacity(_ count: Int) {
+    while count * 2 > buckets.count { grow() }
+  }
+
   private mutating func grow() {
     let old = buckets
     buckets = Array(repeating: .empty, count: old.count * 2)
