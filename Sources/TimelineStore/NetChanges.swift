@@ -51,6 +51,18 @@ struct NetChanges: Sendable {
     fileprivate let offset: Int
 
     subscript(column: Int) -> Slot { slots[slots.startIndex + 2 * column + offset] }
+
+    /// A bit for each column these values carry (bit 0 for the key column).
+    var presentColumns: UInt64 {
+      slots.withUnsafeBufferPointer { slots in
+        var mask: UInt64 = 0
+        for column in 0..<NetChanges.maximumColumns
+        where slots[2 * column + offset].isPresent {
+          mask |= 1 << column
+        }
+        return mask
+      }
+    }
   }
 
   private struct Entry: Sendable {
@@ -130,6 +142,30 @@ struct NetChanges: Sendable {
   /// Calls `body` with every row that differs: its key, kind, old and new values.
   func forEach(_ body: (Key, Kind, Values, Values) throws -> Void) rethrows {
     for (position, entry) in entries.enumerated() {
+      guard let kind = entry.kind else { continue }
+      let base = position * Self.stride
+      let values = slots[base..<base + Self.stride]
+      try body(
+        entry.key, kind, Values(slots: values, offset: 0), Values(slots: values, offset: 1))
+    }
+  }
+
+  /// Calls `body` with every row that differs and that `rank` gives a place, in the order of
+  /// their places, then of their ids: what a writer that must visit tables in a set order, each
+  /// in key order, asks for. The rows are ordered by their positions, not copied, so a row's
+  /// values are counted as referenced once, while `body` has them.
+  func forEach(
+    orderedBy rank: (Key, Kind) -> Int?, _ body: (Key, Kind, Values, Values) throws -> Void
+  ) rethrows {
+    var order: [(rank: Int, id: Int64, position: Int)] = []
+    order.reserveCapacity(count)
+    for (position, entry) in entries.enumerated() {
+      guard let kind = entry.kind, let place = rank(entry.key, kind) else { continue }
+      order.append((place, entry.key.id, position))
+    }
+    order.sort { ($0.rank, $0.id) < ($1.rank, $1.id) }
+    for (_, _, position) in order {
+      let entry = entries[position]
       guard let kind = entry.kind else { continue }
       let base = position * Self.stride
       let values = slots[base..<base + Self.stride]

@@ -199,49 +199,43 @@ enum RowWriter {
   ) throws -> NetChanges {
     var recorded = NetChanges()
     if netChanges.isEmpty { return recorded }
-    var byStep = Array(repeating: [Change](), count: order.count)
-    netChanges.forEach { key, kind, old, new in
-      guard let step = steps[key.table][Int(kind.rawValue)] else { return }
-      byStep[step].append(Change(key: key, kind: kind, old: old, new: new))
-    }
     let connection = try connection(db)
     var statements: [Shape: Statement] = [:]
     var readers: [Int: Statement] = [:]
     var arguments: [ChangeValue] = []
-    for var changes in byStep {
-      // By key: the same rows in the same order on every run, and each table's b-tree walked
-      // forward.
-      changes.sort { $0.key.id < $1.key.id }
-      for change in changes {
-        let shape = Shape(change, match: match)
-        let statement: Statement
-        if let cached = statements[shape] {
-          statement = cached
-        } else {
-          statement = try db.cachedStatement(sql: shape.sql)
-          statements[shape] = statement
-        }
-        let before =
-          recording ? try storedRow(change.key, readers: &readers, connection, db) : nil
-        shape.arguments(change, from: netChanges, into: &arguments)
-        let changed: Int
-        do {
-          changed = try RawStatement.execute(
-            statement.sqliteStatement, on: connection, binding: arguments)
-        } catch let failure as RawStatement.ConstraintFailure {
-          guard match == .key else { throw StoreError.historyDiverged }
-          throw StoreError.internalFailure(
-            "the project file refused an edit of \(Schema.trackedTables[change.key.table]): "
-              + failure.message)
-        }
-        guard changed == 1 || (match == .key && change.kind == .delete) else {
-          throw StoreError.historyDiverged
-        }
-        if recording {
-          recorded.record(
-            change.key, from: before,
-            to: try storedRow(change.key, readers: &readers, connection, db))
-        }
+    // Step by step, each step by key: the same rows in the same order on every run, and each
+    // table's b-tree walked forward.
+    try netChanges.forEach(orderedBy: { key, kind in steps[key.table][Int(kind.rawValue)] }) {
+      key, kind, old, new in
+      let change = Change(key: key, kind: kind, old: old, new: new)
+      let shape = Shape(change, match: match)
+      let statement: Statement
+      if let cached = statements[shape] {
+        statement = cached
+      } else {
+        statement = try db.cachedStatement(sql: shape.sql)
+        statements[shape] = statement
+      }
+      let before =
+        recording ? try storedRow(change.key, readers: &readers, connection, db) : nil
+      shape.arguments(change, from: netChanges, into: &arguments)
+      let changed: Int
+      do {
+        changed = try RawStatement.execute(
+          statement.sqliteStatement, on: connection, binding: arguments)
+      } catch let failure as RawStatement.ConstraintFailure {
+        guard match == .key else { throw StoreError.historyDiverged }
+        throw StoreError.internalFailure(
+          "the project file refused an edit of \(Schema.trackedTables[change.key.table]): "
+            + failure.message)
+      }
+      guard changed == 1 || (match == .key && change.kind == .delete) else {
+        throw StoreError.historyDiverged
+      }
+      if recording {
+        recorded.record(
+          change.key, from: before,
+          to: try storedRow(change.key, readers: &readers, connection, db))
       }
     }
     return recorded
@@ -319,18 +313,11 @@ enum RowWriter {
     let newMask: UInt64
 
     init(_ change: Change, match: Match) {
-      func mask(_ values: NetChanges.Values) -> UInt64 {
-        var mask: UInt64 = 0
-        for column in 0..<NetChanges.maximumColumns where values[column].isPresent {
-          mask |= 1 << column
-        }
-        return mask
-      }
       table = change.key.table
       kind = change.kind
       self.match = match
-      oldMask = kind == .insert ? 0 : match == .key ? 1 : mask(change.old)
-      newMask = kind == .delete ? 0 : mask(change.new) & ~1
+      oldMask = kind == .insert ? 0 : match == .key ? 1 : change.old.presentColumns
+      newMask = kind == .delete ? 0 : change.new.presentColumns & ~1
     }
 
     private var columns: [String] { Schema.trackedColumns[table] }
