@@ -199,15 +199,26 @@ struct RowWriterTests {
     let (store, _) = try StoreFixture.populated(at: path)
     try store.commit(label: "Gain") { p, _ in try p.setClipGain(Clip.ID(1), Gain(decibels: -9)) }
     try store.close()
+    try Self.expectUndoStopsAfterTampering(path, "UPDATE clip SET gainDB = -1 WHERE id = 1")
+  }
+
+  /// Runs `tampering` on the closed project at `path` (an edit behind Tape's back), then
+  /// expects an undo to stop with ``StoreError/historyDiverged`` and leave the project, in
+  /// memory and in the file, as it was.
+  static func expectUndoStopsAfterTampering(
+    _ path: String, _ tampering: String, arguments: StatementArguments = []
+  ) throws {
     let queue = try DatabaseQueue(path: path)
-    try queue.write { db in try db.execute(sql: "UPDATE clip SET gainDB = -1 WHERE id = 1") }
+    try queue.write { db in try db.execute(sql: tampering, arguments: arguments) }
     try queue.close()
     let reopened = try TimelineStore.open(at: path)
     let before = reopened.snapshot
     #expect(throws: StoreError.historyDiverged) { try reopened.undo() }
     #expect(reopened.snapshot == before)
     try reopened.close()
-    #expect(try TimelineStore.open(at: path).snapshot == before)
+    let again = try TimelineStore.open(at: path)
+    #expect(again.snapshot == before)
+    try again.close()
   }
 
   /// A history move of hundreds of rows (clips moved between tracks, renamed, refaded), more
@@ -268,19 +279,7 @@ struct RowWriterTests {
     try expectTheFileHolds(changedAll)
     try store.close()
 
-    let queue = try DatabaseQueue(path: path)
-    let tampered = clips / 2
-    try queue.write { db in
-      try db.execute(sql: "UPDATE clip SET gainDB = 5 WHERE id = ?", arguments: [tampered])
-    }
-    try queue.close()
-    let reopened = try TimelineStore.open(at: path)
-    let before = reopened.snapshot
-    #expect(throws: StoreError.historyDiverged) { try reopened.undo() }
-    #expect(reopened.snapshot == before)
-    try reopened.close()
-    let again = try TimelineStore.open(at: path)
-    #expect(again.snapshot == before)
-    try again.close()
+    try Self.expectUndoStopsAfterTampering(
+      path, "UPDATE clip SET gainDB = 5 WHERE id = ?", arguments: [clips / 2])
   }
 }
