@@ -74,3 +74,16 @@ public struct Clip: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity,
   /// The first timeline frame after the clip.
   public var timelineEnd: FramePosition { timelineStart + length }
 }
+
+extension Clip: CustomReflectable {
+  /// The clip as its fields, with its name as text: how `print`, `dump` and a failed test's
+  /// message show it (the stored number would show instead).
+  public var customMirror: Mirror {
+    Mirror(
+      self,
+      children: [
+        "id": id, "source": source, "timelineStart": timelineStart, "sourceRange": sourceRange,
+        "gain": gain, "fadeIn": fadeIn, "fadeOut": fadeOut, "name": name as Any,
+      ], displayStyle: .struct)
+  }
+}

@@ -132,7 +132,7 @@ struct ClipEditsTests {
   /// stored property that holds a reference would make every snapshot copy cost a call and a
   /// reference count per clip. Its name reads back as set, byte for byte; equal names compare
   /// equal; the JSON is what it was when the name was a stored string (the same keys, no
-  /// `name` key for none).
+  /// `name` key for none); a printed clip shows its name, not its number.
   @Test func aClipIsPlainDataAndItsNameReadsBack() throws {
     #expect(_isPOD(Clip.self))
     var clip = Clip(
@@ -170,6 +170,7 @@ struct ClipEditsTests {
     #expect(Array(first.name?.utf8 ?? "".utf8) == Array(jamo.utf8))
     #expect(Array(second.name?.utf8 ?? "".utf8) == Array(composed.utf8))
     #expect(first != second)
+    #expect(String(describing: same).hasSuffix(#"name: Optional("intro"))"#))
   }
 }
 
