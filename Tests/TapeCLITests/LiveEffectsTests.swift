@@ -8,18 +8,25 @@ extension ProcessHeavyTests {
   /// Effects in `tape play` on the paced JACK device (ALSA-TESTING.md).
   @Suite("Effects heard live", .timeLimit(.minutes(10)))
   struct LiveEffectsTests {
+    /// A project `name` in `space`: 4 s of hashed noise imported, one track "Noise" with a
+    /// 3-second clip of it at 0.
+    static func noiseProject(in space: Workspace, _ name: String) throws -> String {
+      _ = try writeHashedNoise(space.path("noise.wav"), frames: 48_000 * 4)
+      let file = space.path(name)
+      try space.tape("new", file)
+      try space.tape("import", file, space.path("noise.wav"))
+      try space.tape("track", "add", file, "Noise")
+      try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "3s")
+      return file
+    }
+
     /// A whole play of a project with an EQ and a compressor on its track and a look-ahead
     /// limiter (64 frames of latency) on the master equals its render bit for bit, from the
     /// first frame heard, and is silent after: offline = live, latency taken out in both.
     @Test func aPlayWithEffectsEqualsItsRender() throws {
       try Plugins.require(Plugins.eq, Plugins.compressor, Plugins.limiter)
       let space = try Workspace()
-      _ = try writeHashedNoise(space.path("noise.wav"), frames: 48_000 * 4)
-      let file = space.path("fx.tape")
-      try space.tape("new", file)
-      try space.tape("import", file, space.path("noise.wav"))
-      try space.tape("track", "add", file, "Noise")
-      try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "3s")
+      let file = try Self.noiseProject(in: space, "fx.tape")
       try space.tape(
         "fx", "add", file, "t1", Plugins.eq, "--set", "sec1=on", "--set", "gain1=-9",
         "--set", "freq1=300")
@@ -430,12 +437,7 @@ extension ProcessHeavyTests {
     func aPlayToAnEndEqualsTheRenderOfItsRange(range: [String]) throws {
       try Plugins.require(Plugins.limiter)
       let space = try Workspace()
-      _ = try writeHashedNoise(space.path("noise.wav"), frames: 48_000 * 4)
-      let file = space.path("to.tape")
-      try space.tape("new", file)
-      try space.tape("import", file, space.path("noise.wav"))
-      try space.tape("track", "add", file, "Noise")
-      try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "3s")
+      let file = try Self.noiseProject(in: space, "to.tape")
       let frames = { () throws -> Int? in
         let played = try space.tape(["play", file, "--device", "null", "--json"] + range)
         return try #require(try parseJSON(played.stdout) as? [String: Any])["frames"] as? Int
