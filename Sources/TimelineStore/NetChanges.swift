@@ -174,6 +174,16 @@ struct NetChanges: Sendable {
     }
   }
 
+  /// The change recorded for the row `key` names: its kind and old values (whose text and
+  /// blobs are in these changes' ``payloads``); nil when these changes leave the row alone.
+  func change(of key: Key) -> (kind: Kind, old: Values)? {
+    guard let position = index.position(of: key), let kind = entries[position].kind else {
+      return nil
+    }
+    let base = position * Self.stride
+    return (kind, Values(slots: slots[base..<base + Self.stride], offset: 0))
+  }
+
   /// The value a slot stands for (`nil` when absent).
   func value(_ slot: Slot) -> ChangeValue? { Self.value(slot, payloads: payloads) }
 

@@ -164,6 +164,142 @@ enum RowWriter {
     _ = try write(netChanges, match: match, recording: false, db)
   }
 
+  /// Checks, writing nothing, that every row `netChanges` changes holds what a history move
+  /// must find there (``Match/recorded``): an update's or a delete's old values, no row for an
+  /// insert. A row that `pending` (changes not yet written to the rows, ``PendingMove``) also
+  /// changes must hold `pending`'s old values instead. A row that does not is
+  /// ``StoreError/historyDiverged``. What a deferred move reads instead of writing each row.
+  ///
+  /// Each row is looked up by key, with the statement a write would match it with; a table
+  /// most of whose rows the change covers (a checkout of every clip) is read once in key order
+  /// instead, each row compared in memory (about a third of a lookup's cost) and looked up only
+  /// where the comparison cannot tell.
+  static func check(_ netChanges: NetChanges, under pending: NetChanges?, _ db: Database) throws {
+    if netChanges.isEmpty { return }
+    let checker = try RowChecker(db, connection(db))
+    func expectation(
+      _ key: NetChanges.Key, _ kind: NetChanges.Kind, _ old: NetChanges.Values
+    ) -> (kind: NetChanges.Kind, old: NetChanges.Values, owner: NetChanges) {
+      if let pending, let change = pending.change(of: key) {
+        return (change.kind, change.old, pending)
+      }
+      return (kind, old, netChanges)
+    }
+    let tables = Schema.trackedTables.count
+    var (changes, present) = (
+      [Int](repeating: 0, count: tables), [Int](repeating: 0, count: tables)
+    )
+    netChanges.forEach { key, kind, old, _ in
+      changes[key.table] += 1
+      if expectation(key, kind, old).kind != .insert { present[key.table] += 1 }
+    }
+    var scanned = [Bool](repeating: false, count: tables)
+    for table in 0..<tables where changes[table] >= scanFrom {
+      let rows =
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(Schema.trackedTables[table])") ?? 0
+      guard changes[table] * 4 >= rows else { continue }
+      scanned[table] = true
+      var matched = 0
+      try checker.scan(table) { key, row in
+        guard let change = netChanges.change(of: key) else { return }
+        let (kind, old, owner) = expectation(key, change.kind, change.old)
+        guard kind != .insert else { throw StoreError.historyDiverged }
+        for column in 1..<Schema.trackedColumns[table].count where old[column].isPresent {
+          guard let value = owner.value(old[column]), row.holds(Int32(column), value) else {
+            try checker.check(key, kind, old, owner)
+            break
+          }
+        }
+        matched += 1
+      }
+      // A row the change expects and the table lacks.
+      guard matched == present[table] else { throw StoreError.historyDiverged }
+    }
+    try netChanges.forEach(orderedBy: { key, _ in scanned[key.table] ? nil : key.table }) {
+      key, kind, old, _ in
+      let (kind, old, owner) = expectation(key, kind, old)
+      try checker.check(key, kind, old, owner)
+    }
+  }
+
+  /// From how many changes of one table ``check(_:under:_:)`` counts its rows, to read it
+  /// whole when the changes cover a quarter of them or more.
+  static let scanFrom = 4_096
+
+  /// Reads rows for ``check(_:under:_:)``: by key, one cached statement per shape of
+  /// comparison, or a table whole.
+  private final class RowChecker {
+    let db: Database
+    let connection: SQLiteHandle
+    var statements: [CheckShape: Statement] = [:]
+    var arguments: [ChangeValue] = []
+
+    init(_ db: Database, _ connection: SQLiteHandle) {
+      self.db = db
+      self.connection = connection
+    }
+
+    /// Throws ``StoreError/historyDiverged`` unless the row `key` names holds `old` (which
+    /// `owner` holds), or is absent for an insert.
+    func check(
+      _ key: NetChanges.Key, _ kind: NetChanges.Kind, _ old: NetChanges.Values,
+      _ owner: NetChanges
+    ) throws {
+      let shape = CheckShape(
+        table: key.table, mask: kind == .insert ? 1 : old.presentColumns, absent: kind == .insert)
+      let statement: Statement
+      if let cached = statements[shape] {
+        statement = cached
+      } else {
+        statement = try db.cachedStatement(sql: shape.sql)
+        statements[shape] = statement
+      }
+      arguments.removeAll(keepingCapacity: true)
+      if shape.absent {
+        arguments.append(.integer(key.id))
+      } else {
+        for column in 0..<Schema.trackedColumns[key.table].count
+        where shape.mask & (1 << column) != 0 {
+          if let value = owner.value(old[column]) { arguments.append(value) }
+        }
+      }
+      var found = 0
+      try RawStatement.query(statement.sqliteStatement, on: connection, binding: arguments) {
+        _ in found += 1
+      }
+      guard found == (shape.absent ? 0 : 1) else { throw StoreError.historyDiverged }
+    }
+
+    /// Calls `body` with every row of `table`, in key order.
+    func scan(
+      _ table: Int, _ body: (NetChanges.Key, RawStatement.ResultRow) throws -> Void
+    ) throws {
+      let statement = try db.cachedStatement(
+        sql:
+          "SELECT \(Schema.trackedColumns[table].joined(separator: ", ")) FROM \(Schema.trackedTables[table])"
+      )
+      try RawStatement.query(statement.sqliteStatement, on: connection) { row in
+        try body(NetChanges.Key(table: table, id: row.int64(0)), row)
+      }
+    }
+  }
+
+  /// What a check's statement depends on: its table, the columns it compares, and whether it
+  /// expects no row.
+  private struct CheckShape: Hashable {
+    let table: Int
+    let mask: UInt64
+    let absent: Bool
+
+    var sql: String {
+      let columns = Schema.trackedColumns[table]
+      // `IS` so that a recorded NULL matches a NULL, as the writes compare.
+      let condition = columns.indices.filter { mask & (1 << $0) != 0 }
+        .map { "\(columns[$0]) IS ?" }.joined(separator: " AND ")
+      return "SELECT 1 FROM \(Schema.trackedTables[table]) WHERE \(condition)"
+    }
+  }
+
   /// Writes an edit's `netChanges` by key (``Match/key``) and returns what the file's rows
   /// did: each written row's stored values before and after, in the shape SQLite's session
   /// extension records them (an update carries the key and the columns that changed; a row

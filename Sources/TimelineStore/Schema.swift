@@ -21,6 +21,7 @@ enum Schema {
   static let effectTable = EffectRow.table
   static let markerTable = MarkerRow.table
   static let clipDetailTable = ClipDetailRow.table
+  static let pendingMoveTable = "pending_move"
 
   /// The tables whose changes are history; everything else (ids, head, transient state) is not.
   /// New tables are added at the end, never columns to a table: a changeset records a table's
@@ -42,8 +43,9 @@ enum Schema {
   /// The migrations a reader needs: it reads a file that has these as it is. The later ones
   /// add tables that a reader takes as empty when they are absent (v5: envelopes and master
   /// gain; v6: envelope points; v7: effects; v8: markers; v9: clipboards; v10: tags; v11: clip
-  /// names and cut fades) or blocks it can do without (v12: a third span of history blocks), so
-  /// reading an older project neither needs it writable nor upgrades it.
+  /// names and cut fades) or what it can do without (v12: a third span of history blocks;
+  /// v13: the pending move, ``PendingMove``, which a file without it has none of), so reading
+  /// an older project neither needs it writable nor upgrades it.
   static let readerMigrations: Set<String> = ["v1", "v2", "v3", "v4"]
 
   /// `PRAGMA application_id` of a Tape project: "TAPE".
@@ -362,6 +364,17 @@ enum Schema {
       // versions of a longer history that end one are queued, and the background builder
       // makes their blocks once the file is open for writing.
       try HistoryBlocks.standard.queueMissingBlocks(db)
+    }
+    migrator.registerMigration("v13") { db in
+      // A large history move's net change, not yet written to the tracked tables
+      // (``PendingMove``): at most one row.
+      try db.execute(
+        sql: """
+          CREATE TABLE \(pendingMoveTable) (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            changes BLOB NOT NULL
+          )
+          """)
     }
     return migrator
   }

@@ -139,6 +139,50 @@ enum RawStatement {
 
     func isBlob(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_BLOB }
 
+    /// Whether `column IS value` certainly holds in SQL, read without making a value: the same
+    /// storage class and the same value or bytes (an integer and a real compare as numbers, as
+    /// SQLite compares them). False may still hold in SQL, where SQLite would convert the value
+    /// by the column's affinity first: a caller asks SQLite then.
+    func holds(_ column: Int32, _ value: ChangeValue) -> Bool {
+      let type = sqlite3_column_type(statement, column)
+      switch value {
+      case .null:
+        return type == SQLITE_NULL
+      case .integer(let integer):
+        if type == SQLITE_INTEGER { return sqlite3_column_int64(statement, column) == integer }
+        return type == SQLITE_FLOAT && integer.magnitude < 1 << 53
+          && sqlite3_column_double(statement, column) == Double(integer)
+      case .real(let real):
+        if type == SQLITE_FLOAT { return sqlite3_column_double(statement, column) == real }
+        guard type == SQLITE_INTEGER else { return false }
+        let stored = sqlite3_column_int64(statement, column)
+        return stored.magnitude < 1 << 53 && Double(stored) == real
+      case .text(let text):
+        // The pointer first, then the size, as SQLite's documentation asks.
+        guard type == SQLITE_TEXT, let stored = sqlite3_column_text(statement, column) else {
+          return false
+        }
+        let count = Int(sqlite3_column_bytes(statement, column))
+        guard text.utf8.count == count else { return false }
+        var text = text
+        return text.withUTF8 { utf8 in
+          guard count > 0, let expected = utf8.baseAddress else { return true }
+          return memcmp(stored, expected, count) == 0
+        }
+      case .blob(let bytes):
+        guard type == SQLITE_BLOB else { return false }
+        let stored = sqlite3_column_blob(statement, column)
+        let count = Int(sqlite3_column_bytes(statement, column))
+        guard count == bytes.count else { return false }
+        guard count > 0 else { return true }
+        guard let stored else { return false }
+        return bytes.withUnsafeBufferPointer { expected in
+          guard let expected = expected.baseAddress else { return false }
+          return memcmp(stored, expected, count) == 0
+        }
+      }
+    }
+
     /// Whether the column holds exactly `bytes` as text, without making a String.
     func text(_ column: Int32, equals bytes: [UInt8]) -> Bool {
       guard let text = sqlite3_column_text(statement, column),

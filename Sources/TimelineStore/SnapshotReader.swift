@@ -26,7 +26,8 @@ enum SnapshotReader {
   /// a part of it: every table whole but the clips, of which only those (read by primary key,
   /// an id with no row is skipped). A part is for a scoped edit alone
   /// (``TimelineStore/ScopedEditor``), which checks that its commands touch nothing else; it
-  /// never becomes a store's snapshot.
+  /// never becomes a store's snapshot. A whole project is the head's: a pending history move
+  /// (``PendingMove``) is applied to the rows read.
   static func load(_ db: Database, clips part: Set<Clip.ID>? = nil) throws -> HeldProject {
     let only = part.map { ids in ids.map { String($0.rawValue) }.sorted().joined(separator: ", ") }
     // Projects made before cut fades have no detail table until opened for writing.
@@ -125,8 +126,12 @@ enum SnapshotReader {
       }
     }
     try requireSound(project)
-    return HeldProject(
+    let held = HeldProject(
       project: project, positions: positions, points: points, clips: ClipIndex(project))
+    // The rows hold an earlier version while a history move is pending; a part is read after
+    // the edit's transaction folded it (``PendingMove``).
+    guard part == nil, let pending = try PendingMove.read(db) else { return held }
+    return try applying(pending, changed: pending.changedIDs, to: held)
   }
 
   /// Refuses a project that the tables' own checks would have refused: an id twice, or a

@@ -204,6 +204,11 @@ extension TimelineStore {
   /// measured.
   static let concurrentMoveRows = 512
 
+  /// From how many row changes a history move keeps its change in one row instead of writing
+  /// each row (``PendingMove``). Below it (the undo of an ordinary edit, when nothing is
+  /// pending) writing the rows costs less than the check, the pending row and the fold later.
+  static let standardDeferredMoveRows = 512
+
   /// Moves the head to the version `target` picks (with the tip it returns), applying the path's
   /// changes and journaling the move with its `cause` in one transaction, then publishes the
   /// new snapshot like any commit.
@@ -219,6 +224,23 @@ extension TimelineStore {
       let changes = try VersionGraph.pathChanges(from: from, to: to, blocks: historyBlocks, db)
       let changed = changes.changedIDs
       let newHead = Head(version: to.id, tip: tip, revision: head.revision + 1)
+      let pending = try PendingMove.read(db)
+      // Written to the rows, or (a large move, or any move while one is pending) checked
+      // against them and composed into the pending change (see ``PendingMove``).
+      func writeRows() throws {
+        if pending != nil || changes.count >= deferredMoveRows {
+          try RowWriter.check(changes, under: pending, db)
+          var composed = changes
+          if let pending {
+            composed = pending
+            try composed.append(changes)
+          }
+          try PendingMove.write(composed, db)
+        } else {
+          try RowWriter.apply(changes, match: .recorded, db)
+        }
+        try newHead.write(db)
+      }
       let held: HeldProject
       if changes.count >= Self.concurrentMoveRows {
         // The snapshot is built on another thread while SQLite writes the rows; it is taken
@@ -228,16 +250,14 @@ extension TimelineStore {
           try SnapshotReader.applying(changes, changed: changed, to: old)
         }
         do {
-          try RowWriter.apply(changes, match: .recorded, db)
-          try newHead.write(db)
+          try writeRows()
         } catch {
           building.abandon()
           throw error
         }
         held = try building.value()
       } else {
-        try RowWriter.apply(changes, match: .recorded, db)
-        try newHead.write(db)
+        try writeRows()
         held = try SnapshotReader.applying(changes, changed: changed, to: old)
       }
       return (

@@ -39,6 +39,9 @@ extension TimelineStore {
         var done: (step: WriteStep, old: HeldProject, moves: [HeadMove])?
         try db.inTransaction(.immediate) {
           let head = try part == nil ? catchUp(db) : Head.read(db)
+          // An edit reads and writes rows that hold the head: a pending move is written to
+          // them first (``PendingMove``); a history move composes with it instead.
+          if part != nil || cause == .edit { try PendingMove.fold(db) }
           let old =
             try part.map { try SnapshotReader.load(db, clips: $0.clipIDs(db)) }
             ?? state.withLock { $0.held }

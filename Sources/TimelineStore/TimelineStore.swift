@@ -165,6 +165,9 @@ public final class TimelineStore: Sendable {
   let checkpointer: Checkpointer
   /// The spans of the history blocks this store writes and reads.
   let historyBlocks: HistoryBlocks
+  /// From how many row changes a history move is kept pending (``standardDeferredMoveRows``; tests
+  /// lower it).
+  let deferredMoveRows: Int
   let blockBuilder: BlockBuilder
   /// Calls of ``write(_:_:)``: see ``writeCount``.
   let writes = Atomic<Int>(0)
@@ -184,7 +187,7 @@ public final class TimelineStore: Sendable {
 
   private init(
     path: String, access: Access, immutableIdentity: ImmutableRead?, queue: DatabaseQueue,
-    state: State, checkpointer: Checkpointer, historyBlocks: HistoryBlocks
+    state: State, checkpointer: Checkpointer, historyBlocks: HistoryBlocks, deferredMoveRows: Int
   ) {
     self.path = path
     self.access = access
@@ -193,6 +196,7 @@ public final class TimelineStore: Sendable {
     self.state = Mutex(state)
     self.checkpointer = checkpointer
     self.historyBlocks = historyBlocks
+    self.deferredMoveRows = deferredMoveRows
     blockBuilder = BlockBuilder(path: path, blocks: historyBlocks)
   }
 
@@ -310,14 +314,16 @@ public final class TimelineStore: Sendable {
       historyBlocks: .standard)
   }
 
-  /// Opens with other history block spans: tests use small ones to cross many blocks.
+  /// Opens with other history block spans: tests use small ones to cross many blocks (and a
+  /// lower `deferredMoveRows`, to keep small moves pending).
   ///
   /// With `loadingSnapshot` false the store reads no project (its snapshot is an empty
   /// stand-in): only ``ScopedEditor`` opens one so, keeps it to itself, and reads the part each
   /// edit needs in that edit's transaction.
   static func open(
     at path: String, access: Access = .write, busyTimeout: TimeInterval = defaultBusyTimeout,
-    durability: Durability = .full, historyBlocks: HistoryBlocks, loadingSnapshot: Bool = true
+    durability: Durability = .full, historyBlocks: HistoryBlocks, loadingSnapshot: Bool = true,
+    deferredMoveRows: Int = standardDeferredMoveRows
   ) throws(StoreError) -> TimelineStore {
     let lease = try checkHeader(path)
     // Handed to the store; given back here if no store comes of it.
@@ -372,7 +378,8 @@ public final class TimelineStore: Sendable {
       }
       let store = TimelineStore(
         path: path, access: access, immutableIdentity: immutable, queue: queue, state: loaded,
-        checkpointer: checkpointer, historyBlocks: historyBlocks)
+        checkpointer: checkpointer, historyBlocks: historyBlocks,
+        deferredMoveRows: deferredMoveRows)
       store.headerLease.withLock { $0 = lease }
       leased = false
       try store.checkUnchanged()
@@ -608,6 +615,7 @@ public final class TimelineStore: Sendable {
     }
     // Outside the lock: finishing runs each stream's onTermination, which takes the lock.
     for continuation in subscribers { continuation.finish() }
+    foldPendingMove()
     // The background builder first: it may still be writing a block.
     blockBuilder.close()
     do {
@@ -617,6 +625,25 @@ public final class TimelineStore: Sendable {
     }
     checkpointer.close()
     releaseHeader()
+  }
+
+  /// Writes a pending history move to the rows (``PendingMove``), so that a file no process
+  /// holds open has none. A failure (another process holds the write lock, a row edited behind
+  /// Tape's back) leaves it pending, which every reader applies and the next edit folds: the
+  /// close goes on, and the failure is logged.
+  private func foldPendingMove() {
+    guard access == .write else { return }
+    do {
+      try queue.writeWithoutTransaction { db in
+        guard try PendingMove.read(db) != nil else { return }
+        try db.inTransaction(.immediate) {
+          try PendingMove.fold(db)
+          return .commit
+        }
+      }
+    } catch {
+      logger.warning("the last history move stays pending in \(path): \(Self.translate(error))")
+    }
   }
 
   // MARK: Transient state

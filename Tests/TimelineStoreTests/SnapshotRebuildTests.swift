@@ -60,13 +60,19 @@ struct SnapshotRebuildTests {
     }
   }
 
-  @Test(arguments: [UInt64(21), 22])
-  func randomHistoryMatchesTheFile(seed: UInt64) throws {
+  /// Each seed twice: with the standard threshold of a pending move (which a walk of this size
+  /// never reaches: every move writes its rows), and with every history move kept pending
+  /// (``PendingMove``): composed with the next move, applied by every whole read, folded by the
+  /// next edit and by the close.
+  @Test(arguments: [UInt64(21), 22], [false, true])
+  func randomHistoryMatchesTheFile(seed: UInt64, deferringEveryMove: Bool) throws {
     let dir = try TemporaryDirectory()
     let path = dir.path("walk.tape")
     try TimelineStore.create(at: path).close()
     // What is compared is what the file holds, not whether it reached the disk.
-    let store = try TimelineStore.open(at: path, durability: .normal)
+    let store = try TimelineStore.open(
+      at: path, durability: .normal, historyBlocks: .standard,
+      deferredMoveRows: deferringEveryMove ? 1 : TimelineStore.standardDeferredMoveRows)
     var configuration = Configuration()
     configuration.readonly = true
     let file = try DatabaseQueue(path: path, configuration: configuration)
@@ -74,9 +80,10 @@ struct SnapshotRebuildTests {
     var versions: [Int64] = [store.snapshot.version]
     var kinds: [String: Int] = [:]
     var mostClips = 0
+    var pendingSteps = 0
     for step in 0..<300 {
       let roll = Int.random(in: 0..<10, using: &rng)
-      let kind: String
+      var kind: String
       if roll == 0 {
         kind = "undo"
         _ = try? store.undo(steps: Int.random(in: 1...3, using: &rng))
@@ -94,11 +101,21 @@ struct SnapshotRebuildTests {
             : (try? RandomSequenceTests.randomEdit(project, &ids, &rng)) ?? []
         }
         if !result.changed.isEmpty { versions.append(result.version) }
+        // An edit that changed nothing is rolled back, with the fold it began with.
+        if result.changed.isEmpty { kind += " (nothing)" }
       }
-      kinds[kind, default: 0] += 1
+      kinds[kind.hasSuffix("(nothing)") ? String(kind.prefix { $0 != " " }) : kind, default: 0] +=
+        1
       let held = store.state.withLock { $0.held }
       mostClips = max(mostClips, held.project.clipCount)
-      let rebuilt = try file.read { try SnapshotReader.load($0) }
+      let (rebuilt, pending) = try file.read {
+        (try SnapshotReader.load($0), try PendingMove.read($0) != nil)
+      }
+      if pending { pendingSteps += 1 }
+      #expect(!pending || deferringEveryMove, "step \(step) (\(kind))")
+      #expect(
+        !pending || ["undo", "redo", "checkout"].contains(kind) || kind.hasSuffix("(nothing)"),
+        "step \(step) (\(kind))")
       #expect(held.project == rebuilt.project, "step \(step) (\(kind))")
       #expect(held.positions == rebuilt.positions, "step \(step) (\(kind))")
       #expect(held.points == rebuilt.points, "step \(step) (\(kind))")
@@ -112,6 +129,17 @@ struct SnapshotRebuildTests {
     // The walk went everywhere it should.
     #expect(kinds.keys.sorted() == ["checkout", "edit", "raw", "redo", "undo"])
     #expect(mostClips > 20)
+    #expect((pendingSteps > 20) == deferringEveryMove)
+    // Closing writes a pending move to the rows: the tables alone hold the head.
+    let last = store.state.withLock { $0.held }
+    try store.close()
+    let (closed, pendingAfterClose) = try file.read {
+      (try SnapshotReader.load($0), try PendingMove.read($0) != nil)
+    }
+    #expect(!pendingAfterClose)
+    #expect(closed.project == last.project)
+    #expect(closed.positions == last.positions)
+    #expect(closed.points == last.points)
   }
 }
 

@@ -1,0 +1,269 @@
+import Foundation
+import GRDB
+import Testing
+import Timeline
+
+@testable import TimelineStore
+
+/// History moves kept pending (``PendingMove``): the tables keep an earlier version's rows, and
+/// one row holds the net change to the head. Each store here keeps every move pending
+/// (`deferredMoveRows: 1`) so that a move of one row shows it; `RowWriterTests` covers a move
+/// past the standard threshold.
+@Suite("Pending history moves")
+struct PendingMoveTests {
+  /// The project at `path` (StoreFixture's three clips), reopened to keep every move pending.
+  static func store(at path: String) throws -> TimelineStore {
+    let (store, _) = try StoreFixture.populated(at: path)
+    try store.close()
+    return try TimelineStore.open(at: path, historyBlocks: .standard, deferredMoveRows: 1)
+  }
+
+  /// What the file holds, read by its own connection: clip 1's gain row, whether a move is
+  /// pending, and the project a fresh read-only store reads.
+  static func file(_ path: String) throws -> (gain: Double?, pending: Bool, project: Project) {
+    let queue = try DatabaseQueue(path: path)
+    let (gain, pending) = try queue.read { db in
+      (
+        try Double.fetchOne(db, sql: "SELECT gainDB FROM clip WHERE id = 1"),
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM pending_move") == 1
+      )
+    }
+    try queue.close()
+    let reader = try TimelineStore.open(at: path, access: .read)
+    defer { try? reader.close() }
+    return (gain, pending, reader.snapshot.project)
+  }
+
+  @Test func aPendingMoveLeavesTheRowsAndEveryReaderSeesTheHead() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let store = try Self.store(at: path)
+    defer { try? store.close() }
+    try store.commit(label: "Gain") { p, _ in try p.setClipGain(Clip.ID(1), Gain(decibels: -9)) }
+    let edited = store.snapshot
+
+    try store.undo()
+    let undone = store.snapshot
+    #expect(undone.project.clip(Clip.ID(1))?.clip.gain == .unity)
+    var file = try Self.file(path)
+    #expect(file.gain == -9, "the undo wrote no clip row")
+    #expect(file.pending)
+    #expect(file.project == undone.project)
+    #expect(try store.project(at: edited.version) == edited.project)
+    #expect(try store.verify().isOK)
+
+    // Redo composes with the pending undo: nothing is left to write.
+    try store.redo()
+    file = try Self.file(path)
+    #expect(!file.pending)
+    #expect(file.gain == -9)
+    #expect(file.project == edited.project)
+
+    // An edit writes the pending move to the rows first, then its own.
+    try store.undo()
+    try store.commit(label: "Gain 2") { p, _ in
+      try p.setClipGain(Clip.ID(2), Gain(decibels: -1))
+    }
+    file = try Self.file(path)
+    #expect(!file.pending)
+    #expect(file.gain == 0)
+    #expect(file.project == store.snapshot.project)
+    #expect(file.project.clip(Clip.ID(2))?.clip.gain == Gain(decibels: -1))
+  }
+
+  /// Checking out a far version and back writes no tracked row: the clip table reads the same
+  /// bytes, and nothing stays pending.
+  @Test func thereAndBackWritesNoRow() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let store = try Self.store(at: path)
+    defer { try? store.close() }
+    let head = store.snapshot
+    let queue = try DatabaseQueue(path: path)
+    defer { try? queue.close() }
+    func clipRows() throws -> [[DatabaseValue]] {
+      try queue.read { db in
+        try Row.fetchAll(db, sql: "SELECT * FROM clip ORDER BY id").map { Array($0.databaseValues) }
+      }
+    }
+    let before = try clipRows()
+    try store.checkout(1)
+    #expect(store.snapshot.project.clipCount == 0)
+    #expect(try clipRows() == before)
+    try store.checkout(head.version)
+    #expect(try clipRows() == before)
+    #expect(
+      try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM pending_move") } == 0)
+    #expect(store.snapshot == head)
+  }
+
+  /// A row edited behind Tape's back stops a pending move as it stops one that writes: before
+  /// the move (the move reads the rows it covers), and after it (the edit that folds it finds
+  /// the row changed). Either way nothing changes, in memory or in the file.
+  @Test func aRowChangedBehindTapesBackStopsThePendingMove() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let store = try Self.store(at: path)
+    try store.commit(label: "Gain") { p, _ in try p.setClipGain(Clip.ID(1), Gain(decibels: -9)) }
+    let queue = try DatabaseQueue(path: path)
+    defer { try? queue.close() }
+    func tamper(_ gain: Double) throws {
+      try queue.write { db in
+        try db.execute(sql: "UPDATE clip SET gainDB = ? WHERE id = 1", arguments: [gain])
+      }
+    }
+
+    // Before the move: the undo reads clip 1 and finds what history did not record.
+    try tamper(-4)
+    let head = store.snapshot
+    #expect(throws: StoreError.historyDiverged) { try store.undo() }
+    #expect(store.snapshot == head)
+    #expect(try Self.file(path).pending == false)
+    try tamper(-9)
+
+    // After the move: the pending undo still reads as the head, and the edit that would fold
+    // it fails on the changed row, changing nothing.
+    try store.undo()
+    let undone = store.snapshot
+    try tamper(-5)
+    #expect(throws: StoreError.historyDiverged) {
+      try store.commit(label: "Gain 2") { p, _ in
+        try p.setClipGain(Clip.ID(2), Gain(decibels: -1))
+      }
+    }
+    #expect(store.snapshot == undone)
+    // A further move checks the row against what the pending move expects there.
+    #expect(throws: StoreError.historyDiverged) { try store.redo() }
+    #expect(store.snapshot == undone)
+    let file = try Self.file(path)
+    #expect(file.pending)
+    #expect(file.gain == -5)
+    try store.close()
+
+    // Put back, the pending move folds at the next edit.
+    try tamper(-9)
+    let again = try TimelineStore.open(at: path)
+    #expect(again.snapshot.project == undone.project)
+    try again.commit(label: "Gain 2") { p, _ in try p.setClipGain(Clip.ID(2), Gain(decibels: -1)) }
+    try again.close()
+    let folded = try Self.file(path)
+    #expect(!folded.pending)
+    #expect(folded.gain == 0)
+  }
+
+  /// Another process reads through a pending move, and its scoped edit from the shell folds it
+  /// before editing; the store that made the move catches up with that edit.
+  @Test func anotherProcessReadsAndEditsThroughAPendingMove() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let store = try Self.store(at: path)
+    defer { try? store.close() }
+    try store.commit(label: "Gain") { p, _ in try p.setClipGain(Clip.ID(1), Gain(decibels: -9)) }
+    try store.undo()
+    let undone = store.snapshot
+
+    let other = try TimelineStore.open(at: path)
+    #expect(other.snapshot == undone)
+    try other.close()
+
+    let editor = try ScopedEditor(at: path)
+    let result = try editor.commit(scope: EditScope(clips: [Clip.ID(3)]), label: "Gain 3") {
+      part, _ in try part.setClipGain(Clip.ID(3), Gain(decibels: -2))
+    }
+    try editor.close()
+    guard case .committed = result else {
+      Issue.record("the scoped edit needed the whole project: \(result)")
+      return
+    }
+    let file = try Self.file(path)
+    #expect(!file.pending)
+    #expect(file.gain == 0)
+    #expect(file.project.clip(Clip.ID(3))?.clip.gain == Gain(decibels: -2))
+
+    // The first store's next write catches up with the scoped edit first.
+    try store.commit(label: "Gain 2") { p, _ in try p.setClipGain(Clip.ID(2), Gain(decibels: -1)) }
+    #expect(store.snapshot.project.clip(Clip.ID(3))?.clip.gain == Gain(decibels: -2))
+    #expect(store.snapshot.project.clip(Clip.ID(1))?.clip.gain == .unity)
+    #expect(try Self.file(path).project == store.snapshot.project)
+  }
+
+  /// Closing a store writes its pending move to the rows.
+  @Test func closingFoldsThePendingMove() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let store = try Self.store(at: path)
+    try store.commit(label: "Gain") { p, _ in try p.setClipGain(Clip.ID(1), Gain(decibels: -9)) }
+    try store.checkout(2)
+    let moved = store.snapshot
+    #expect(try Self.file(path).pending)
+    try store.close()
+    let file = try Self.file(path)
+    #expect(!file.pending)
+    #expect(file.gain == nil, "version 2 has no clips")
+    #expect(file.project == moved.project)
+  }
+
+  /// A move covering most of a table's rows (here all 4,200 clips come or go) reads the table
+  /// once instead of each row by key (``RowWriter/scanFrom``), and finds what a lookup finds:
+  /// a changed value, a missing row and a row where none should be each stop the move.
+  @Test func aMoveOfMostOfATableChecksItWhole() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("many.tape")
+    let (store, _) = try StoreFixture.populated(at: path)
+    let clips = 4_200
+    #expect(clips >= RowWriter.scanFrom)
+    try store.commit(label: "Many clips") { _, ids in
+      (0..<clips).map { index in
+        .setClip(
+          Clip(
+            id: ids.newClipID(), source: Source.ID(1),
+            timelineStart: FramePosition(200_000 + Int64(index) * 1_000),
+            sourceRange: FrameRange(start: FramePosition(Int64(index)), count: 900),
+            gain: Gain(decibels: -Double(index % 5))),
+          track: Track.ID(1))
+      }
+    }
+    let many = store.snapshot
+    try store.checkout(many.version - 1)
+    let before = store.snapshot
+    #expect(try Self.file(path).pending)
+    #expect(try Self.file(path).project == before.project)
+    try store.checkout(many.version)
+    #expect(try Self.file(path).pending == false)
+    try store.close()
+
+    /// A copy of the project with `tampering` run on it behind Tape's back, then moved to
+    /// `version`: the move must stop and leave the copy as it was.
+    func expectStopped(
+      _ name: String, at start: Int64, _ tampering: String, to version: Int64
+    )
+      throws
+    {
+      let copy = dir.path(name)
+      try FileManager.default.copyItem(atPath: path, toPath: copy)
+      let opened = try TimelineStore.open(at: copy)
+      if opened.snapshot.version != start { try opened.checkout(start) }
+      try opened.close()
+      let queue = try DatabaseQueue(path: copy)
+      try queue.write { db in try db.execute(sql: tampering) }
+      try queue.close()
+      let tampered = try TimelineStore.open(at: copy)
+      let head = tampered.snapshot
+      #expect(throws: StoreError.historyDiverged, "\(name)") { try tampered.checkout(version) }
+      #expect(tampered.snapshot == head)
+      try tampered.close()
+      #expect(try Self.file(copy).pending == false, "\(name)")
+    }
+    let last = Int64(3 + clips)
+    try expectStopped(
+      "changed.tape", at: many.version, "UPDATE clip SET gainDB = 3 WHERE id = 2000",
+      to: before.version)
+    try expectStopped(
+      "missing.tape", at: many.version, "DELETE FROM clip WHERE id = \(last)",
+      to: before.version)
+    try expectStopped(
+      "planted.tape", at: before.version,
+      "INSERT INTO clip SELECT \(last), trackID, sourceID, timelineStart, sourceStart, length, gainDB, fadeInLength, fadeInCurve, fadeOutLength, fadeOutCurve FROM clip WHERE id = 1",
+      to: many.version)
+  }
+}
