@@ -283,18 +283,24 @@ public struct VerificationReport: Sendable, Hashable, Codable {
   /// stands for.
   public let historyBlocks: Int
   public let historyBlocksMatch: Bool
+  /// The row changes a large history move left to write (``PendingMove``; 0 when none), and
+  /// whether the rows they cover hold what they expect to find there (true when there are
+  /// none; false when the pending move cannot be read).
+  public let pendingMoveRows: Int
+  public let pendingMoveMatches: Bool
 
   public var isOK: Bool {
     integrity == "ok" && foreignKeyViolations == 0 && undoToFirstVersionWorks
-      && historyBlocksMatch
+      && historyBlocksMatch && pendingMoveMatches
   }
 }
 
 extension TimelineStore {
   /// Checks the file and its history without changing anything: SQLite's integrity check, the
   /// foreign keys, that undoing everything from the head (in a read) reaches what the root
-  /// version stores (the empty project for version 1), and that every history block equals the versions
-  /// it stands for, merged one by one.
+  /// version stores (the empty project for version 1), that every history block equals the
+  /// versions it stands for, merged one by one, and that a pending move (``PendingMove``)
+  /// finds the rows it covers as it expects.
   public func verify() throws(StoreError) -> VerificationReport {
     do {
       let (integrity, violations, head, versions) = try queue.read { db in
@@ -335,10 +341,26 @@ extension TimelineStore {
         first = nil
       }
       let (blocks, blocksMatch) = try queue.read { db in try checkHistoryBlocks(db) }
+      let (pendingRows, pendingMatches) = try queue.read { db -> (Int, Bool) in
+        let pending: NetChanges?
+        do {
+          pending = try PendingMove.read(db)
+        } catch StoreError.corrupt {
+          return (0, false)
+        }
+        guard let pending else { return (0, true) }
+        do {
+          try RowWriter.check(pending, under: nil, db)
+          return (pending.count, true)
+        } catch StoreError.historyDiverged {
+          return (pending.count, false)
+        }
+      }
       return VerificationReport(
         integrity: integrity, foreignKeyViolations: violations, head: head, versions: versions,
         undoToFirstVersionWorks: first != nil && first == stored,
-        historyBlocks: blocks, historyBlocksMatch: blocksMatch)
+        historyBlocks: blocks, historyBlocksMatch: blocksMatch, pendingMoveRows: pendingRows,
+        pendingMoveMatches: pendingMatches)
     } catch {
       throw Self.translate(error)
     }

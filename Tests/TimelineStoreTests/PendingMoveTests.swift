@@ -50,7 +50,10 @@ struct PendingMoveTests {
     #expect(file.pending)
     #expect(file.project == undone.project)
     #expect(try store.project(at: edited.version) == edited.project)
-    #expect(try store.verify().isOK)
+    let report = try store.verify()
+    #expect(report.isOK)
+    #expect(report.pendingMoveRows == 1)
+    #expect(report.pendingMoveMatches)
 
     // Redo composes with the pending undo: nothing is left to write.
     try store.redo()
@@ -132,6 +135,11 @@ struct PendingMoveTests {
       }
     }
     #expect(store.snapshot == undone)
+    // `verify` finds it too.
+    let report = try store.verify()
+    #expect(report.pendingMoveRows == 1)
+    #expect(!report.pendingMoveMatches)
+    #expect(!report.isOK)
     // A further move checks the row against what the pending move expects there.
     #expect(throws: StoreError.historyDiverged) { try store.redo() }
     #expect(store.snapshot == undone)

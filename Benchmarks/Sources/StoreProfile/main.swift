@@ -143,9 +143,21 @@ try time("commit") {
     try project.setClipGain(id, Gain(decibels: -Double(step % 90) / 4 - 0.125))
   }
 }
+// The pair, and each of its two moves (each one durable commit) on its own.
+var undos: [Double] = []
+var redos: [Double] = []
 try time("undo+redo") {
+  let start = now()
   try store.undo()
+  let middle = now()
   try store.redo()
+  undos.append(Double(middle - start) / 1_000)
+  redos.append(Double(now() - middle) / 1_000)
+}
+for (label, samples) in [("undo", undos.sorted()), ("redo", redos.sorted())] {
+  print(
+    "  \(label) alone: p50 \(Int(samples[count / 2])) µs, p99 \(Int(samples[count * 99 / 100])) µs"
+  )
 }
 if ProcessInfo.processInfo.environment["COMMITS_ONLY"] != nil {
   try store.close()
@@ -158,17 +170,33 @@ let head = store.snapshot.version
 let headProject = store.snapshot.project
 func checkouts(_ label: String, to target: Int64) throws {
   var samples: [Double] = []
+  var back: [Double] = []
   var differing = 0
   for _ in 0..<5 {
     let start = now()
     let snapshot = try store.checkout(target)
     samples.append(Double(now() - start) / 1e6)
     differing = ProjectDiff(from: snapshot.project, to: headProject).clips.count
+    let backStart = now()
     try store.checkout(head)
+    back.append(Double(now() - backStart) / 1e6)
   }
   samples.sort()
+  back.sort()
   print(
-    "checkout \(label) (version \(target)): \(differing) clips differ, median \(String(format: "%.2f", samples[2])) ms, min \(String(format: "%.2f", samples[0])) ms, max \(String(format: "%.2f", samples[4])) ms"
+    "checkout \(label) (version \(target)): \(differing) clips differ, median \(String(format: "%.2f", samples[2])) ms, min \(String(format: "%.2f", samples[0])) ms, max \(String(format: "%.2f", samples[4])) ms; back to the head: median \(String(format: "%.2f", back[2])) ms"
+  )
+}
+// What the moves above left pending (a large move keeps its change in one row): the next edit
+// writes it to the rows first, and so does closing. Timed: an edit right after the farthest
+// checkout there and back, then after a checkout to the setup left pending.
+func firstEdit(_ label: String) throws {
+  let start = now()
+  try store.commit(label: "First edit") { project, _ in
+    try project.setClipGain(clips[0], Gain(decibels: -0.25))
+  }
+  print(
+    "first edit \(label): \(String(format: "%.2f", Double(now() - start) / 1e6)) ms"
   )
 }
 for distance in [Int64(10), 100, 1_000, 2_300] where distance < head - 2 {
@@ -176,7 +204,15 @@ for distance in [Int64(10), 100, 1_000, 2_300] where distance < head - 2 {
 }
 try checkouts("to the setup, every clip differs", to: 2)
 try checkouts("to the empty project, every clip differs", to: 1)
+try firstEdit("after the checkouts")
+try store.checkout(2)
+try firstEdit("after a checkout of every clip (it writes the pending move first)")
+let closing = now()
+try store.checkout(head)
 try store.close()
+print(
+  "checkout back and close (which writes a pending move): \(String(format: "%.2f", Double(now() - closing) / 1e6)) ms"
+)
 
 guard ProcessInfo.processInfo.environment["EXTRA"] == "1" else { exit(0) }
 
