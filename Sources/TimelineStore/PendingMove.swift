@@ -33,6 +33,8 @@ enum PendingMove {
         db.cachedStatement(sql: "SELECT changes FROM \(Schema.pendingMoveTable) WHERE id = 1"))
     else { return nil }
     var changes = NetChanges()
+    // Room for its rows at once, as a far merge makes (see ``NetChanges/reserveCapacity(rows:)``).
+    changes.reserveCapacity(rows: data.count / VersionGraph.encodedRowGuess)
     do {
       try changes.append(encoded: data)
     } catch {

@@ -305,13 +305,20 @@ public final class TimelineStore: Sendable {
   /// With ``Access/write`` (the default) a project this user may not write is refused at once
   /// (``StoreError/readOnly(path:reason:)``); ``Access/read`` and ``Access/follow`` open it
   /// for reading only, whoever owns it and wherever it is.
+  ///
+  /// With `keepingLargeMovesPending` (the default) a history move of many rows keeps its change
+  /// in one row, written to the rows by the next edit or the close (``PendingMove``): the move
+  /// returns sooner, and moves back and forth compose. A process that closes the store right
+  /// after one move (a command line's undo) passes false: the close would write the rows at
+  /// once, and keeping them pending first only adds the check and a commit.
   public static func open(
     at path: String, access: Access = .write, busyTimeout: TimeInterval = defaultBusyTimeout,
-    durability: Durability = .full
+    durability: Durability = .full, keepingLargeMovesPending: Bool = true
   ) throws(StoreError) -> TimelineStore {
     try open(
       at: path, access: access, busyTimeout: busyTimeout, durability: durability,
-      historyBlocks: .standard)
+      historyBlocks: .standard,
+      deferredMoveRows: keepingLargeMovesPending ? standardDeferredMoveRows : .max)
   }
 
   /// Opens with other history block spans: tests use small ones to cross many blocks (and a

@@ -582,13 +582,17 @@ func retryingReads<Value>(_ body: () throws -> Value) throws -> Value {
 /// (read commands open it read-only: they never wait for an editor, never make one wait, and
 /// write nothing). `TAPE_BUSY_TIMEOUT` (seconds) overrides how long an edit waits for another
 /// process's write before failing with "project is busy". The store stays open until the
-/// command has finished (``StoresClosedAtExit``) unless `closedAtExit` is false.
+/// command has finished (``StoresClosedAtExit``) unless `closedAtExit` is false. A command
+/// that makes one history move and exits passes `keepingLargeMovesPending: false` (see
+/// ``TimelineStore/open(at:access:busyTimeout:durability:keepingLargeMovesPending:)``).
 func openStore(
-  _ file: String, access: TimelineStore.Access = .write, closedAtExit: Bool = true
+  _ file: String, access: TimelineStore.Access = .write, closedAtExit: Bool = true,
+  keepingLargeMovesPending: Bool = true
 ) throws -> TimelineStore {
   let timeout = try busyTimeout()
   let store = try TimelineStore.open(
-    at: file, access: access, busyTimeout: timeout ?? TimelineStore.defaultBusyTimeout)
+    at: file, access: access, busyTimeout: timeout ?? TimelineStore.defaultBusyTimeout,
+    keepingLargeMovesPending: keepingLargeMovesPending)
   if closedAtExit { StoresClosedAtExit.keep(store) }
   return store
 }

@@ -26,7 +26,8 @@ struct Undo: ParsableCommand {
 
   func run() throws {
     try reportingErrors {
-      let store = try openStore(project.file)
+      // The command exits right after its move: its rows are written at once.
+      let store = try openStore(project.file, keepingLargeMovesPending: false)
       let before = store.snapshot.version
       let snapshot = try store.undo(steps: steps.steps)
       try HeadMoveOutput(store: store, verb: "undo", from: before, to: snapshot.version)
@@ -48,7 +49,8 @@ struct Redo: ParsableCommand {
 
   func run() throws {
     try reportingErrors {
-      let store = try openStore(project.file)
+      // The command exits right after its move: its rows are written at once.
+      let store = try openStore(project.file, keepingLargeMovesPending: false)
       let before = store.snapshot.version
       let snapshot = try store.redo(steps: steps.steps)
       try HeadMoveOutput(store: store, verb: "redo", from: before, to: snapshot.version)
@@ -73,7 +75,8 @@ struct Checkout: ParsableCommand {
 
   func run() throws {
     try reportingErrors {
-      let store = try openStore(project.file)
+      // The command exits right after its move: its rows are written at once.
+      let store = try openStore(project.file, keepingLargeMovesPending: false)
       let before = store.snapshot.version
       let snapshot = try store.checkout(store.resolveVersion(version))
       try HeadMoveOutput(store: store, verb: "checkout", from: before, to: snapshot.version)
