@@ -274,4 +274,73 @@ struct PendingMoveTests {
       "INSERT INTO clip SELECT \(last), trackID, sourceID, timelineStart, sourceStart, length, gainDB, fadeInLength, fadeInCurve, fadeOutLength, fadeOutCurve FROM clip WHERE id = 1",
       to: many.version)
   }
+
+  /// A large move whose rows check out but whose recorded values cannot make a project (a
+  /// damaged version: a fade longer than its clip) fails after its pending row was written
+  /// and its snapshot built on another thread: the transaction is rolled back, and nothing
+  /// changes, in memory or in the file.
+  @Test func aMoveWhoseSnapshotCannotBeBuiltChangesNothing() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("damaged.tape")
+    let (store, _) = try StoreFixture.populated(at: path)
+    let clips = 600
+    try store.commit(label: "Many clips") { _, ids in
+      (0..<clips).map { index in
+        .setClip(
+          Clip(
+            id: ids.newClipID(), source: Source.ID(1),
+            timelineStart: FramePosition(200_000 + Int64(index) * 1_000),
+            sourceRange: FrameRange(start: FramePosition(Int64(index)), count: 900)),
+          track: Track.ID(1))
+      }
+    }
+    try store.commit(label: "Gain all") { project, _ in
+      project.allClips.map { clip in
+        var quieter = clip
+        quieter.gain = Gain(decibels: -3)
+        return .setClip(quieter, track: project.clip(clip.id)?.track.id ?? Track.ID(1))
+      }
+    }
+    let head = store.snapshot
+    try store.close()
+
+    // The head version's change, damaged: each clip's fade-in before it was impossible. Its
+    // values after it (what the rows hold) are as recorded, so the rows check out.
+    let fadeIn = try #require(Schema.trackedColumns[ClipRow.index].firstIndex(of: "fadeInLength"))
+    let queue = try DatabaseQueue(path: path)
+    try queue.write { db in
+      let data = try #require(
+        try Data.fetchOne(
+          db, sql: "SELECT changeset FROM version WHERE id = ?", arguments: [head.version]))
+      var recorded = NetChanges()
+      try recorded.append(changeset: Changeset(data: data))
+      var rows = recorded.rows
+      #expect(rows.count >= TimelineStore.standardDeferredMoveRows)
+      for (key, row) in rows where key.table == ClipRow.index && row.kind == .update {
+        let stored = try #require(
+          try Int64.fetchOne(
+            db, sql: "SELECT fadeInLength FROM clip WHERE id = ?", arguments: [key.id]))
+        rows[key]?.old[fadeIn] = .integer(100_000_000)
+        rows[key]?.new[fadeIn] = .integer(stored)
+      }
+      try db.execute(
+        sql: "UPDATE version SET changeset = ? WHERE id = ?",
+        arguments: [NetChanges(rows: rows).packed(), head.version])
+    }
+    try queue.close()
+
+    let reopened = try TimelineStore.open(at: path)
+    #expect(reopened.snapshot == head)
+    #expect {
+      try reopened.undo()
+    } throws: { error in
+      guard case StoreError.corrupt = error else { return false }
+      return true
+    }
+    #expect(reopened.snapshot == head)
+    try reopened.close()
+    let file = try Self.file(path)
+    #expect(!file.pending)
+    #expect(file.project == head.project)
+  }
 }
