@@ -161,10 +161,11 @@ extension NetChanges {
       case Slot.integer, Slot.real:
         values[start + column] = Slot(tag: type, bits: try reader.bigEndian64())
       case Slot.text:
-        let bytes = try reader.take(Int(try reader.sqliteVarint()))
+        let bytes = try reader.take(try ByteReader.length(reader.sqliteVarint()))
         values[start + column] = slot(.text(String(decoding: bytes, as: UTF8.self)))
       case Slot.blob:
-        values[start + column] = slot(.blob(Array(try reader.take(Int(try reader.sqliteVarint())))))
+        values[start + column] = slot(
+          .blob(Array(try reader.take(try ByteReader.length(reader.sqliteVarint())))))
       case Slot.null: values[start + column] = Slot(tag: Slot.null, bits: 0)
       default: throw ByteReader.malformed("a changeset value has type \(type)")
       }
@@ -194,9 +195,10 @@ extension NetChanges {
         let bits = UInt64(littleEndian: try reader.take(8).loadUnaligned(as: UInt64.self))
         values[column] = Slot(tag: Slot.real, bits: bits)
       case Slot.text:
-        let bytes = try reader.take(Int(try reader.leb128()))
+        let bytes = try reader.take(try ByteReader.length(reader.leb128()))
         values[column] = slot(.text(String(decoding: bytes, as: UTF8.self)))
-      case Slot.blob: values[column] = slot(.blob(Array(try reader.take(Int(try reader.leb128())))))
+      case Slot.blob:
+        values[column] = slot(.blob(Array(try reader.take(try ByteReader.length(reader.leb128())))))
       case Slot.null: values[column] = Slot(tag: Slot.null, bits: 0)
       default: throw ByteReader.malformed("a history block value has type \(type)")
       }
@@ -574,10 +576,10 @@ extension NetChanges {
         tag: Slot.real,
         bits: UInt64(littleEndian: try reader.take(8).loadUnaligned(as: UInt64.self)))
     case Slot.text:
-      let bytes = try reader.take(Int(try reader.leb128()))
+      let bytes = try reader.take(try ByteReader.length(reader.leb128()))
       return slot(.text(String(decoding: bytes, as: UTF8.self)))
     case Slot.blob:
-      return slot(.blob(Array(try reader.take(Int(try reader.leb128())))))
+      return slot(.blob(Array(try reader.take(try ByteReader.length(reader.leb128())))))
     case Slot.null:
       return Slot(tag: Slot.null, bits: 0)
     default:
@@ -615,6 +617,13 @@ private struct ByteReader {
     }
     defer { offset += count }
     return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
+  }
+
+  /// A byte count read as `number`: one too large for an `Int` is malformed (a damaged
+  /// length), not a trap.
+  static func length(_ number: UInt64) throws -> Int {
+    guard let count = Int(exactly: number) else { throw malformed("a length is too large") }
+    return count
   }
 
   /// SQLite's varint: big-endian groups of 7 bits, a ninth byte of 8.

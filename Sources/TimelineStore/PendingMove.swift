@@ -11,46 +11,47 @@ internal import GRDB
 /// pages, and a move back toward what the rows hold composes with it and writes less still
 /// (there and back again writes nothing but the head).
 ///
-/// The rule: while the row exists, the tracked tables hold the project at some earlier
-/// version, and `changes` is the net change from it to the head. So:
+/// The rule: while the row exists, the tracked tables hold the project at version `base`, and
+/// `changes` is the net change from it to the head. So:
 /// - a whole read of the project (``SnapshotReader/load(_:clips:)``) applies it after the rows;
 /// - a history move composes its own change with it (``TimelineStore``'s `move`);
-/// - every other write (an edit, a scoped edit) folds it first, in its own transaction, so an
-///   edit reads and writes rows that hold the head, as always; closing a store folds it too,
-///   so a file that no process holds open has none (unless one was stopped);
-/// - history (versions, blocks) never depends on it: it is the tables' state, not history.
+/// - every other write (an edit, a scoped edit, a prune) folds it first, in the write's own
+///   transaction, so an edit reads and writes rows that hold the head, as always; closing a
+///   store folds it too, so a file that no process holds open has none (unless one was
+///   stopped);
+/// - `changes` is what history says between `base` and the head, so a damaged `changes` is
+///   made again from history (``VersionGraph/pathChanges(from:to:blocks:_:)``), and
+///   ``TimelineStore/verify()`` compares the two.
 ///
 /// A move still refuses rows edited behind Tape's back (``StoreError/historyDiverged``) before
 /// it returns: it reads each row its change covers (``RowWriter/check(_:under:_:)``) where it
 /// used to write it. A row edited behind Tape's back after the move is found when the change is
 /// folded, which then fails and changes nothing, as an undo over such a row does.
 enum PendingMove {
-  /// The pending change: the net change from what the tracked tables hold to the head; nil
-  /// when they hold the head (always, in a file made before the table existed).
-  static func read(_ db: Database) throws -> NetChanges? {
-    guard try db.tableExists(Schema.pendingMoveTable),
-      let data = try Data.fetchOne(
-        db.cachedStatement(sql: "SELECT changes FROM \(Schema.pendingMoveTable) WHERE id = 1"))
-    else { return nil }
-    var changes = NetChanges()
-    // Room for its rows at once, as a far merge makes (see ``NetChanges/reserveCapacity(rows:)``).
-    changes.reserveCapacity(rows: data.count / VersionGraph.encodedRowGuess)
-    do {
-      try changes.append(encoded: data)
-    } catch {
-      throw StoreError.corrupt(detail: "the pending history move cannot be read")
-    }
-    return changes
+  /// The pending change: the version the tracked tables hold and the net change from it to
+  /// the head; nil when they hold the head (always, in a file made before the table existed).
+  /// A `changes` that cannot be read is made again from history (with `blocks`, the spans of
+  /// the file's history blocks when the caller knows them).
+  static func read(
+    _ db: Database, blocks: HistoryBlocks = HistoryBlocks(spans: [])
+  ) throws -> (base: Int64, changes: NetChanges)? {
+    guard let (base, data) = try stored(db) else { return nil }
+    if let changes = try? decode(data) { return (base, changes) }
+    return (base, try fromHistory(base: base, blocks: blocks, db))
   }
 
-  /// Stores `changes` as the pending change (none when it is empty).
-  static func write(_ changes: NetChanges, _ db: Database) throws {
+  /// Whether a change is pending (without reading it).
+  static func exists(_ db: Database) throws -> Bool { try stored(db) != nil }
+
+  /// Stores `changes` as the pending change from `base` (none when it is empty).
+  static func write(_ changes: NetChanges, base: Int64, _ db: Database) throws {
     if changes.isEmpty {
       try db.execute(sql: "DELETE FROM \(Schema.pendingMoveTable)")
     } else {
       try db.execute(
-        sql: "INSERT OR REPLACE INTO \(Schema.pendingMoveTable) (id, changes) VALUES (1, ?)",
-        arguments: [changes.encoded()])
+        sql:
+          "INSERT OR REPLACE INTO \(Schema.pendingMoveTable) (id, base, changes) VALUES (1, ?, ?)",
+        arguments: [base, changes.encoded()])
     }
   }
 
@@ -58,10 +59,65 @@ enum PendingMove {
   /// (``RowWriter/Match/recorded``), and removes it: afterwards the tables hold the head.
   /// Returns whether there was one.
   @discardableResult
-  static func fold(_ db: Database) throws -> Bool {
-    guard let pending = try read(db) else { return false }
-    try RowWriter.apply(pending, match: .recorded, db)
+  static func fold(_ db: Database, blocks: HistoryBlocks) throws -> Bool {
+    guard let pending = try read(db, blocks: blocks) else { return false }
+    try RowWriter.apply(pending.changes, match: .recorded, db)
     try db.execute(sql: "DELETE FROM \(Schema.pendingMoveTable)")
     return true
+  }
+
+  /// What ``TimelineStore/verify()`` reports of it: how many rows it changes (0 when there
+  /// is none), and whether its stored change can be read, equals what history says between
+  /// its base and the head, and finds the rows it covers as it expects.
+  static func verify(_ db: Database, blocks: HistoryBlocks) throws -> (rows: Int, matches: Bool) {
+    guard let (base, data) = try stored(db) else { return (0, true) }
+    let recorded: NetChanges
+    do {
+      recorded = try fromHistory(base: base, blocks: blocks, db)
+    } catch StoreError.corrupt {
+      return (0, false)
+    }
+    guard let changes = try? decode(data), changes.rows == recorded.rows else {
+      return (recorded.count, false)
+    }
+    do {
+      try RowWriter.check(recorded, under: nil, db)
+      return (recorded.count, true)
+    } catch StoreError.historyDiverged {
+      return (recorded.count, false)
+    }
+  }
+
+  /// The row as stored: its base version and encoded change.
+  private static func stored(_ db: Database) throws -> (base: Int64, data: Data)? {
+    guard try db.tableExists(Schema.pendingMoveTable),
+      let row = try Row.fetchOne(
+        db.cachedStatement(
+          sql: "SELECT base, changes FROM \(Schema.pendingMoveTable) WHERE id = 1"))
+    else { return nil }
+    return (
+      try row.value("base", of: Schema.pendingMoveTable),
+      try row.value("changes", of: Schema.pendingMoveTable)
+    )
+  }
+
+  private static func decode(_ data: Data) throws -> NetChanges {
+    var changes = NetChanges()
+    // Room for its rows at once, as a far merge makes (see ``NetChanges/reserveCapacity(rows:)``).
+    changes.reserveCapacity(rows: data.count / VersionGraph.encodedRowGuess)
+    try changes.append(encoded: data)
+    return changes
+  }
+
+  /// The net change history records from `base` to the head. Without `blocks` (a reader
+  /// that does not know the file's spans) each version's change is read: slower, and only
+  /// for a damaged pending row.
+  private static func fromHistory(
+    base: Int64, blocks: HistoryBlocks, _ db: Database
+  ) throws -> NetChanges {
+    let head = try Head.read(db)
+    return try VersionGraph.pathChanges(
+      from: VersionGraph.node(base, db), to: VersionGraph.node(head.version, db),
+      blocks: blocks, db)
   }
 }

@@ -166,9 +166,12 @@ enum RowWriter {
 
   /// Checks, writing nothing, that every row `netChanges` changes holds what a history move
   /// must find there (``Match/recorded``): an update's or a delete's old values, no row for an
-  /// insert. A row that `pending` (changes not yet written to the rows, ``PendingMove``) also
-  /// changes must hold `pending`'s old values instead. A row that does not is
-  /// ``StoreError/historyDiverged``. What a deferred move reads instead of writing each row.
+  /// insert. Where `pending` (changes not yet written to the rows, ``PendingMove``) also
+  /// changes the row, the row holds what `pending` found: no row if `pending` inserts it;
+  /// otherwise each column `pending` recorded as `pending` found it, and each other column
+  /// that `netChanges` recorded as `netChanges` found it (`pending` left it alone). A row that
+  /// does not is ``StoreError/historyDiverged``. What a deferred move reads instead of writing
+  /// each row.
   ///
   /// Each row is looked up by key, with the statement a write would match it with; a table
   /// most of whose rows the change covers (a checkout of every clip) is read once in key order
@@ -179,11 +182,14 @@ enum RowWriter {
     let checker = try RowChecker(db, connection(db))
     func expectation(
       _ key: NetChanges.Key, _ kind: NetChanges.Kind, _ old: NetChanges.Values
-    ) -> (kind: NetChanges.Kind, old: NetChanges.Values, owner: NetChanges) {
-      if let pending, let change = pending.change(of: key) {
-        return (change.kind, change.old, pending)
+    ) -> Expectation {
+      let own = (old, netChanges)
+      guard let pending, let earlier = pending.change(of: key) else {
+        return Expectation(absent: kind == .insert, first: own, then: nil)
       }
-      return (kind, old, netChanges)
+      return Expectation(
+        absent: earlier.kind == .insert, first: (earlier.old, pending),
+        then: kind == .insert ? nil : own)
     }
     let tables = Schema.trackedTables.count
     var (changes, present) = (
@@ -191,7 +197,7 @@ enum RowWriter {
     )
     netChanges.forEach { key, kind, old, _ in
       changes[key.table] += 1
-      if expectation(key, kind, old).kind != .insert { present[key.table] += 1 }
+      if !expectation(key, kind, old).absent { present[key.table] += 1 }
     }
     var scanned = [Bool](repeating: false, count: tables)
     for table in 0..<tables where changes[table] >= scanFrom {
@@ -202,11 +208,12 @@ enum RowWriter {
       var matched = 0
       try checker.scan(table) { key, row in
         guard let change = netChanges.change(of: key) else { return }
-        let (kind, old, owner) = expectation(key, change.kind, change.old)
-        guard kind != .insert else { throw StoreError.historyDiverged }
-        for column in 1..<Schema.trackedColumns[table].count where old[column].isPresent {
-          guard let value = owner.value(old[column]), row.holds(Int32(column), value) else {
-            try checker.check(key, kind, old, owner)
+        let expected = expectation(key, change.kind, change.old)
+        guard !expected.absent else { throw StoreError.historyDiverged }
+        for column in 1..<Schema.trackedColumns[table].count {
+          guard let value = expected.value(column) else { continue }
+          guard row.holds(Int32(column), value) else {
+            try checker.check(key, expected)
             break
           }
         }
@@ -217,8 +224,27 @@ enum RowWriter {
     }
     try netChanges.forEach(orderedBy: { key, _ in scanned[key.table] ? nil : key.table }) {
       key, kind, old, _ in
-      let (kind, old, owner) = expectation(key, kind, old)
-      try checker.check(key, kind, old, owner)
+      try checker.check(key, expectation(key, kind, old))
+    }
+  }
+
+  /// What ``check(_:under:_:)`` expects of a row: none, or a value for each column that
+  /// `first` or else `then` recorded (old values, with the changes holding them).
+  private struct Expectation {
+    let absent: Bool
+    let first: (values: NetChanges.Values, owner: NetChanges)
+    let then: (values: NetChanges.Values, owner: NetChanges)?
+
+    /// The columns compared (bit 0, the key, always).
+    var mask: UInt64 {
+      absent ? 1 : first.values.presentColumns | (then?.values.presentColumns ?? 0) | 1
+    }
+
+    /// The value expected in `column`; nil when neither change recorded it.
+    func value(_ column: Int) -> ChangeValue? {
+      if first.values[column].isPresent { return first.owner.value(first.values[column]) }
+      guard let then, then.values[column].isPresent else { return nil }
+      return then.owner.value(then.values[column])
     }
   }
 
@@ -239,14 +265,10 @@ enum RowWriter {
       self.connection = connection
     }
 
-    /// Throws ``StoreError/historyDiverged`` unless the row `key` names holds `old` (which
-    /// `owner` holds), or is absent for an insert.
-    func check(
-      _ key: NetChanges.Key, _ kind: NetChanges.Kind, _ old: NetChanges.Values,
-      _ owner: NetChanges
-    ) throws {
-      let shape = CheckShape(
-        table: key.table, mask: kind == .insert ? 1 : old.presentColumns, absent: kind == .insert)
+    /// Throws ``StoreError/historyDiverged`` unless the row `key` names holds what `expected`
+    /// says.
+    func check(_ key: NetChanges.Key, _ expected: Expectation) throws {
+      let shape = CheckShape(table: key.table, mask: expected.mask, absent: expected.absent)
       let statement: Statement
       if let cached = statements[shape] {
         statement = cached
@@ -260,7 +282,7 @@ enum RowWriter {
       } else {
         for column in 0..<Schema.trackedColumns[key.table].count
         where shape.mask & (1 << column) != 0 {
-          if let value = owner.value(old[column]) { arguments.append(value) }
+          arguments.append(column == 0 ? .integer(key.id) : expected.value(column) ?? .null)
         }
       }
       var found = 0

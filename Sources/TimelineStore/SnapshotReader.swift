@@ -130,7 +130,7 @@ enum SnapshotReader {
       project: project, positions: positions, points: points, clips: ClipIndex(project))
     // The rows hold an earlier version while a history move is pending; a part is read after
     // the edit's transaction folded it (``PendingMove``).
-    guard part == nil, let pending = try PendingMove.read(db) else { return held }
+    guard part == nil, let pending = try PendingMove.read(db)?.changes else { return held }
     return try applying(pending, changed: pending.changedIDs, to: held)
   }
 

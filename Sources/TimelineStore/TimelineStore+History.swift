@@ -224,18 +224,18 @@ extension TimelineStore {
       let changes = try VersionGraph.pathChanges(from: from, to: to, blocks: historyBlocks, db)
       let changed = changes.changedIDs
       let newHead = Head(version: to.id, tip: tip, revision: head.revision + 1)
-      let pending = try PendingMove.read(db)
+      let pending = try PendingMove.read(db, blocks: historyBlocks)
       // Written to the rows, or (a large move, or any move while one is pending) checked
       // against them and composed into the pending change (see ``PendingMove``).
       func writeRows() throws {
         if pending != nil || changes.count >= deferredMoveRows {
-          try RowWriter.check(changes, under: pending, db)
+          try RowWriter.check(changes, under: pending?.changes, db)
           var composed = changes
           if let pending {
-            composed = pending
+            composed = pending.changes
             try composed.append(changes)
           }
-          try PendingMove.write(composed, db)
+          try PendingMove.write(composed, base: pending?.base ?? head.version, db)
         } else {
           try RowWriter.apply(changes, match: .recorded, db)
         }
@@ -341,20 +341,8 @@ extension TimelineStore {
         first = nil
       }
       let (blocks, blocksMatch) = try queue.read { db in try checkHistoryBlocks(db) }
-      let (pendingRows, pendingMatches) = try queue.read { db -> (Int, Bool) in
-        let pending: NetChanges?
-        do {
-          pending = try PendingMove.read(db)
-        } catch StoreError.corrupt {
-          return (0, false)
-        }
-        guard let pending else { return (0, true) }
-        do {
-          try RowWriter.check(pending, under: nil, db)
-          return (pending.count, true)
-        } catch StoreError.historyDiverged {
-          return (pending.count, false)
-        }
+      let (pendingRows, pendingMatches) = try queue.read { db in
+        try PendingMove.verify(db, blocks: historyBlocks)
       }
       return VerificationReport(
         integrity: integrity, foreignKeyViolations: violations, head: head, versions: versions,

@@ -84,6 +84,8 @@ extension TimelineStore {
       let (versions, dropped, root, tags) = try queue.writeWithoutTransaction { db in
         var result: (Int, [Int64], Int64, [String])?
         try db.inTransaction(.immediate) {
+          // A pending move's base version may be dropped: its rows are written first.
+          try PendingMove.fold(db, blocks: historyBlocks)
           result = try Self.pruneRows(request, blocks: historyBlocks, db)
           return .commit
         }

@@ -40,8 +40,9 @@ extension TimelineStore {
         try db.inTransaction(.immediate) {
           let head = try part == nil ? catchUp(db) : Head.read(db)
           // An edit reads and writes rows that hold the head: a pending move is written to
-          // them first (``PendingMove``); a history move composes with it instead.
-          if part != nil || cause == .edit { try PendingMove.fold(db) }
+          // them first, in this transaction (``PendingMove``); a history move composes with
+          // it instead.
+          if part != nil || cause == .edit { try PendingMove.fold(db, blocks: historyBlocks) }
           let old =
             try part.map { try SnapshotReader.load(db, clips: $0.clipIDs(db)) }
             ?? state.withLock { $0.held }

@@ -183,6 +183,8 @@ public final class TimelineStore: Sendable {
     var nextSubscriber = 0
     /// Polls for other processes' commits while anyone subscribes.
     var poller: Poller?
+    /// ``close()`` has run (a second close has nothing to fold).
+    var closed = false
   }
 
   private init(
@@ -614,15 +616,18 @@ public final class TimelineStore: Sendable {
 
   /// Closes the file; later calls fail. Pending log pages are checkpointed into the main file.
   public func close() throws(StoreError) {
-    let subscribers = state.withLock { state in
+    let (subscribers, wasClosed) = state.withLock { state in
       state.poller?.cancel()
       state.poller = nil
-      defer { state.subscribers.removeAll() }
-      return Array(state.subscribers.values)
+      defer {
+        state.subscribers.removeAll()
+        state.closed = true
+      }
+      return (Array(state.subscribers.values), state.closed)
     }
     // Outside the lock: finishing runs each stream's onTermination, which takes the lock.
     for continuation in subscribers { continuation.finish() }
-    foldPendingMove()
+    if !wasClosed { foldPendingMove() }
     // The background builder first: it may still be writing a block.
     blockBuilder.close()
     do {
@@ -642,9 +647,9 @@ public final class TimelineStore: Sendable {
     guard access == .write else { return }
     do {
       try queue.writeWithoutTransaction { db in
-        guard try PendingMove.read(db) != nil else { return }
+        guard try PendingMove.exists(db) else { return }
         try db.inTransaction(.immediate) {
-          try PendingMove.fold(db)
+          try PendingMove.fold(db, blocks: historyBlocks)
           return .commit
         }
       }

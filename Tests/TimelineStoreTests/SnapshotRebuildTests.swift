@@ -108,10 +108,16 @@ struct SnapshotRebuildTests {
         1
       let held = store.state.withLock { $0.held }
       mostClips = max(mostClips, held.project.clipCount)
-      let (rebuilt, pending) = try file.read {
-        (try SnapshotReader.load($0), try PendingMove.read($0) != nil)
+      let (rebuilt, pending, verified) = try file.read {
+        (
+          try SnapshotReader.load($0), try PendingMove.exists($0),
+          try PendingMove.verify($0, blocks: .standard)
+        )
       }
       if pending { pendingSteps += 1 }
+      // The pending change, composed move by move, is what history says from its base to the
+      // head, and finds the rows it covers as it expects.
+      #expect(verified.matches, "step \(step) (\(kind))")
       #expect(!pending || deferringEveryMove, "step \(step) (\(kind))")
       #expect(
         !pending || ["undo", "redo", "checkout"].contains(kind) || kind.hasSuffix("(nothing)"),
@@ -134,7 +140,7 @@ struct SnapshotRebuildTests {
     let last = store.state.withLock { $0.held }
     try store.close()
     let (closed, pendingAfterClose) = try file.read {
-      (try SnapshotReader.load($0), try PendingMove.read($0) != nil)
+      (try SnapshotReader.load($0), try PendingMove.exists($0))
     }
     #expect(!pendingAfterClose)
     #expect(closed.project == last.project)
