@@ -28,39 +28,63 @@ internal import GRDB
 /// used to write it. A row edited behind Tape's back after the move is found when the change is
 /// folded, which then fails and changes nothing, as an undo over such a row does.
 enum PendingMove {
+  /// A pending change as read or written, with its row's stamp: the version the rows hold and
+  /// the head's revision when the row was written. A store keeps the one its last move wrote,
+  /// so that the next move or edit does not decode it again; the stamp tells whether the row
+  /// is still that one (every write of the row comes with a new head revision).
+  struct Kept: Sendable {
+    let base: Int64
+    let revision: Int64
+    let changes: NetChanges
+  }
+
   /// The pending change: the version the tracked tables hold and the net change from it to
   /// the head; nil when they hold the head (always, in a file made before the table existed).
-  /// A `changes` that cannot be read is made again from history (with `blocks`, the spans of
-  /// the file's history blocks when the caller knows them).
+  /// `kept` when the row is still the one it was read from. A `changes` that cannot be read is
+  /// made again from history (with `blocks`, the spans of the file's history blocks when the
+  /// caller knows them).
   static func read(
-    _ db: Database, blocks: HistoryBlocks = HistoryBlocks(spans: [])
-  ) throws -> (base: Int64, changes: NetChanges)? {
-    guard let (base, data) = try stored(db) else { return nil }
-    if let changes = try? decode(data) { return (base, changes) }
-    return (base, try fromHistory(base: base, blocks: blocks, db))
+    _ db: Database, blocks: HistoryBlocks = HistoryBlocks(spans: []), kept: Kept? = nil
+  ) throws -> Kept? {
+    guard let (base, revision) = try stamp(db) else { return nil }
+    if let kept, kept.base == base, kept.revision == revision { return kept }
+    let data = try Data.fetchOne(
+      db.cachedStatement(sql: "SELECT changes FROM \(Schema.pendingMoveTable) WHERE id = 1"))
+    if let data, let changes = try? decode(data) {
+      return Kept(base: base, revision: revision, changes: changes)
+    }
+    return Kept(
+      base: base, revision: revision, changes: try fromHistory(base: base, blocks: blocks, db))
   }
 
   /// Whether a change is pending (without reading it).
-  static func exists(_ db: Database) throws -> Bool { try stored(db) != nil }
+  static func exists(_ db: Database) throws -> Bool { try stamp(db) != nil }
 
-  /// Stores `changes` as the pending change from `base` (none when it is empty).
-  static func write(_ changes: NetChanges, base: Int64, _ db: Database) throws {
+  /// Stores `changes` as the pending change from `base`, written with the head's `revision`
+  /// (none when it is empty); returns it as kept.
+  @discardableResult
+  static func write(
+    _ changes: NetChanges, base: Int64, revision: Int64, _ db: Database
+  ) throws -> Kept? {
     if changes.isEmpty {
       try db.execute(sql: "DELETE FROM \(Schema.pendingMoveTable)")
-    } else {
-      try db.execute(
-        sql:
-          "INSERT OR REPLACE INTO \(Schema.pendingMoveTable) (id, base, changes) VALUES (1, ?, ?)",
-        arguments: [base, changes.encoded()])
+      return nil
     }
+    try db.execute(
+      sql: """
+        INSERT OR REPLACE INTO \(Schema.pendingMoveTable) (id, base, revision, changes)
+        VALUES (1, ?, ?, ?)
+        """,
+      arguments: [base, revision, changes.encoded()])
+    return Kept(base: base, revision: revision, changes: changes)
   }
 
   /// Writes the pending change to the tracked tables, each row as a history move writes it
   /// (``RowWriter/Match/recorded``), and removes it: afterwards the tables hold the head.
   /// Returns whether there was one.
   @discardableResult
-  static func fold(_ db: Database, blocks: HistoryBlocks) throws -> Bool {
-    guard let pending = try read(db, blocks: blocks) else { return false }
+  static func fold(_ db: Database, blocks: HistoryBlocks, kept: Kept? = nil) throws -> Bool {
+    guard let pending = try read(db, blocks: blocks, kept: kept) else { return false }
     try RowWriter.apply(pending.changes, match: .recorded, db)
     try db.execute(sql: "DELETE FROM \(Schema.pendingMoveTable)")
     return true
@@ -70,14 +94,16 @@ enum PendingMove {
   /// is none), and whether its stored change can be read, equals what history says between
   /// its base and the head, and finds the rows it covers as it expects.
   static func verify(_ db: Database, blocks: HistoryBlocks) throws -> (rows: Int, matches: Bool) {
-    guard let (base, data) = try stored(db) else { return (0, true) }
+    guard let (base, _) = try stamp(db) else { return (0, true) }
     let recorded: NetChanges
     do {
       recorded = try fromHistory(base: base, blocks: blocks, db)
     } catch StoreError.corrupt {
       return (0, false)
     }
-    guard let changes = try? decode(data), changes.rows == recorded.rows else {
+    let data = try Data.fetchOne(
+      db, sql: "SELECT changes FROM \(Schema.pendingMoveTable) WHERE id = 1")
+    guard let data, let changes = try? decode(data), changes.rows == recorded.rows else {
       return (recorded.count, false)
     }
     do {
@@ -88,16 +114,16 @@ enum PendingMove {
     }
   }
 
-  /// The row as stored: its base version and encoded change.
-  private static func stored(_ db: Database) throws -> (base: Int64, data: Data)? {
+  /// The row's stamp: its base version and the head's revision when it was written.
+  private static func stamp(_ db: Database) throws -> (base: Int64, revision: Int64)? {
     guard try db.tableExists(Schema.pendingMoveTable),
       let row = try Row.fetchOne(
         db.cachedStatement(
-          sql: "SELECT base, changes FROM \(Schema.pendingMoveTable) WHERE id = 1"))
+          sql: "SELECT base, revision FROM \(Schema.pendingMoveTable) WHERE id = 1"))
     else { return nil }
     return (
       try row.value("base", of: Schema.pendingMoveTable),
-      try row.value("changes", of: Schema.pendingMoveTable)
+      try row.value("revision", of: Schema.pendingMoveTable)
     )
   }
 

@@ -366,13 +366,15 @@ enum Schema {
       try HistoryBlocks.standard.queueMissingBlocks(db)
     }
     migrator.registerMigration("v13") { db in
-      // A large history move's net change, not yet written to the tracked tables, and the
-      // version they hold (``PendingMove``): at most one row.
+      // A large history move's net change, not yet written to the tracked tables, the
+      // version they hold and the head's revision when it was written (``PendingMove``): at
+      // most one row.
       try db.execute(
         sql: """
           CREATE TABLE \(pendingMoveTable) (
             id INTEGER PRIMARY KEY CHECK (id = 1),
             base INTEGER NOT NULL REFERENCES version(id),
+            revision INTEGER NOT NULL,
             changes BLOB NOT NULL
           )
           """)

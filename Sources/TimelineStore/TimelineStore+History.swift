@@ -215,7 +215,9 @@ extension TimelineStore {
   private func move(
     _ cause: HeadMove.Cause, _ target: (Head, Database) throws -> (VersionNode, tip: Int64)
   ) throws(StoreError) -> StoreSnapshot {
-    try write(cause) { head, old, db in
+    // The pending move this move leaves, kept once it is committed.
+    var kept: PendingMove.Kept?
+    let snapshot = try write(cause) { head, old, db in
       let from = try VersionGraph.node(head.version, db)
       let (to, tip) = try target(head, db)
       // A damaged row of the target (its label, its date) fails the move before anything is
@@ -224,7 +226,8 @@ extension TimelineStore {
       let changes = try VersionGraph.pathChanges(from: from, to: to, blocks: historyBlocks, db)
       let changed = changes.changedIDs
       let newHead = Head(version: to.id, tip: tip, revision: head.revision + 1)
-      let pending = try PendingMove.read(db, blocks: historyBlocks)
+      let pending = try PendingMove.read(
+        db, blocks: historyBlocks, kept: state.withLock { $0.pendingMove })
       // Written to the rows, or (a large move, or any move while one is pending) checked
       // against them and composed into the pending change (see ``PendingMove``).
       func writeRows() throws {
@@ -235,7 +238,8 @@ extension TimelineStore {
             composed = pending.changes
             try composed.append(changes)
           }
-          try PendingMove.write(composed, base: pending?.base ?? head.version, db)
+          kept = try PendingMove.write(
+            composed, base: pending?.base ?? head.version, revision: newHead.revision, db)
         } else {
           try RowWriter.apply(changes, match: .recorded, db)
         }
@@ -265,6 +269,8 @@ extension TimelineStore {
         StoreSnapshot(version: to.id, project: held.project)
       )
     }
+    state.withLock { $0.pendingMove = kept }
+    return snapshot
   }
 }
 

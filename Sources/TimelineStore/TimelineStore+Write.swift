@@ -42,7 +42,13 @@ extension TimelineStore {
           // An edit reads and writes rows that hold the head: a pending move is written to
           // them first, in this transaction (``PendingMove``); a history move composes with
           // it instead.
-          if part != nil || cause == .edit { try PendingMove.fold(db, blocks: historyBlocks) }
+          if part != nil || cause == .edit {
+            let kept = state.withLock { state in
+              defer { state.pendingMove = nil }
+              return state.pendingMove
+            }
+            try PendingMove.fold(db, blocks: historyBlocks, kept: kept)
+          }
           let old =
             try part.map { try SnapshotReader.load(db, clips: $0.clipIDs(db)) }
             ?? state.withLock { $0.held }

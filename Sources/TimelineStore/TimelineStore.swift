@@ -185,6 +185,8 @@ public final class TimelineStore: Sendable {
     var poller: Poller?
     /// ``close()`` has run (a second close has nothing to fold).
     var closed = false
+    /// The pending move this store's last move wrote (``PendingMove/Kept``).
+    var pendingMove: PendingMove.Kept?
   }
 
   private init(
@@ -648,8 +650,12 @@ public final class TimelineStore: Sendable {
     do {
       try queue.writeWithoutTransaction { db in
         guard try PendingMove.exists(db) else { return }
+        let kept = state.withLock { state in
+          defer { state.pendingMove = nil }
+          return state.pendingMove
+        }
         try db.inTransaction(.immediate) {
-          try PendingMove.fold(db, blocks: historyBlocks)
+          try PendingMove.fold(db, blocks: historyBlocks, kept: kept)
           return .commit
         }
       }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 import Timeline
 
@@ -480,5 +481,37 @@ struct PendingMoveTests {
     #expect(!file.pending)
     #expect(file.project == undone.project)
     #expect(try store.verify().isOK)
+  }
+
+  /// A store keeps the pending change its last move wrote, and reads the row again when
+  /// another process has written it since: here a second writer composes a move of its own,
+  /// then the first store moves again, and the file still reads as its snapshot says.
+  @Test func aKeptPendingChangeIsReadAgainAfterAnotherWritersMove() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let first = try Self.store(at: path)
+    defer { try? first.close() }
+    try first.commit(label: "Gain") { p, _ in try p.setClipGain(Clip.ID(1), Gain(decibels: -9)) }
+    try first.commit(label: "Gain 2") { p, _ in
+      try p.setClipGain(Clip.ID(2), Gain(decibels: -1))
+    }
+    try first.undo()
+    #expect(first.state.withLock { $0.pendingMove } != nil)
+
+    let second = try TimelineStore.open(at: path, historyBlocks: .standard, deferredMoveRows: 1)
+    try second.undo()
+    // Its own close would fold: the second writer stays open while the first one moves.
+    defer { try? second.close() }
+    #expect(try Self.file(path).pending)
+
+    try first.redo()
+    #expect(first.snapshot.project.clip(Clip.ID(1))?.clip.gain == Gain(decibels: -9))
+    #expect(first.snapshot.project.clip(Clip.ID(2))?.clip.gain == Gain(decibels: -6))
+    let file = try Self.file(path)
+    #expect(file.project == first.snapshot.project)
+    #expect(try first.verify().isOK)
+    try first.commit(label: "Gain 3") { p, _ in try p.setClipGain(Clip.ID(3), Gain(decibels: -2)) }
+    #expect(try Self.file(path).project == first.snapshot.project)
+    #expect(try Self.file(path).pending == false)
   }
 }
