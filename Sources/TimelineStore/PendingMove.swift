@@ -35,7 +35,7 @@ enum PendingMove {
   struct Kept: Sendable {
     let base: Int64
     let revision: Int64
-    let changes: NetChanges
+    var changes: NetChanges
   }
 
   /// The pending change: the version the tracked tables hold and the net change from it to

@@ -180,24 +180,27 @@ enum RowWriter {
   static func check(_ netChanges: NetChanges, under pending: NetChanges?, _ db: Database) throws {
     if netChanges.isEmpty { return }
     let checker = try RowChecker(db, connection(db))
+    // Text and blobs by position, read without copying either change per row.
+    let own = netChanges.payloads
+    let earlier = pending?.payloads ?? []
     func expectation(
       _ key: NetChanges.Key, _ kind: NetChanges.Kind, _ old: NetChanges.Values
     ) -> Expectation {
-      let own = (old, netChanges)
-      guard let pending, let earlier = pending.change(of: key) else {
-        return Expectation(absent: kind == .insert, first: own, then: nil)
+      guard let pending, let change = pending.change(of: key) else {
+        return Expectation(absent: kind == .insert, first: old, firstIsPending: false, then: nil)
       }
       return Expectation(
-        absent: earlier.kind == .insert, first: (earlier.old, pending),
-        then: kind == .insert ? nil : own)
+        absent: change.kind == .insert, first: change.old, firstIsPending: true,
+        then: kind == .insert ? nil : old)
     }
     let tables = Schema.trackedTables.count
     var (changes, present) = (
       [Int](repeating: 0, count: tables), [Int](repeating: 0, count: tables)
     )
-    netChanges.forEach { key, kind, old, _ in
+    netChanges.forEach { key, kind, _, _ in
       changes[key.table] += 1
-      if !expectation(key, kind, old).absent { present[key.table] += 1 }
+      let absent = pending?.change(of: key).map { $0.kind == .insert } ?? (kind == .insert)
+      if !absent { present[key.table] += 1 }
     }
     var scanned = [Bool](repeating: false, count: tables)
     for table in 0..<tables where changes[table] >= scanFrom {
@@ -211,9 +214,10 @@ enum RowWriter {
         let expected = expectation(key, change.kind, change.old)
         guard !expected.absent else { throw StoreError.historyDiverged }
         for column in 1..<Schema.trackedColumns[table].count {
-          guard let value = expected.value(column) else { continue }
-          guard row.holds(Int32(column), value) else {
-            try checker.check(key, expected)
+          guard let (slot, fromPending) = expected.slot(column) else { continue }
+          guard row.holds(Int32(column), slot: slot, payloads: fromPending ? earlier : own)
+          else {
+            try checker.check(key, expected, own: own, pending: earlier)
             break
           }
         }
@@ -224,27 +228,36 @@ enum RowWriter {
     }
     try netChanges.forEach(orderedBy: { key, _ in scanned[key.table] ? nil : key.table }) {
       key, kind, old, _ in
-      try checker.check(key, expectation(key, kind, old))
+      try checker.check(key, expectation(key, kind, old), own: own, pending: earlier)
     }
   }
 
   /// What ``check(_:under:_:)`` expects of a row: none, or a value for each column that
-  /// `first` or else `then` recorded (old values, with the changes holding them).
+  /// `first` (the pending change's old values, or the checked change's own) or else `then`
+  /// (the checked change's, under a pending one) recorded.
   private struct Expectation {
     let absent: Bool
-    let first: (values: NetChanges.Values, owner: NetChanges)
-    let then: (values: NetChanges.Values, owner: NetChanges)?
+    let first: NetChanges.Values
+    let firstIsPending: Bool
+    let then: NetChanges.Values?
 
     /// The columns compared (bit 0, the key, always).
     var mask: UInt64 {
-      absent ? 1 : first.values.presentColumns | (then?.values.presentColumns ?? 0) | 1
+      absent ? 1 : first.presentColumns | (then?.presentColumns ?? 0) | 1
     }
 
-    /// The value expected in `column`; nil when neither change recorded it.
-    func value(_ column: Int) -> ChangeValue? {
-      if first.values[column].isPresent { return first.owner.value(first.values[column]) }
-      guard let then, then.values[column].isPresent else { return nil }
-      return then.owner.value(then.values[column])
+    /// The slot expected in `column`, and whether it is the pending change's; nil when
+    /// neither change recorded it.
+    func slot(_ column: Int) -> (Slot, fromPending: Bool)? {
+      if first[column].isPresent { return (first[column], firstIsPending) }
+      guard let then, then[column].isPresent else { return nil }
+      return (then[column], false)
+    }
+
+    /// The value expected in `column`, its text or blob found in `own` (the checked change's
+    /// payloads) or `pending`'s; nil when neither change recorded it.
+    func value(_ column: Int, own: [ChangeValue], pending: [ChangeValue]) -> ChangeValue? {
+      slot(column).flatMap { NetChanges.value($0.0, payloads: $0.fromPending ? pending : own) }
     }
   }
 
@@ -267,7 +280,9 @@ enum RowWriter {
 
     /// Throws ``StoreError/historyDiverged`` unless the row `key` names holds what `expected`
     /// says.
-    func check(_ key: NetChanges.Key, _ expected: Expectation) throws {
+    func check(
+      _ key: NetChanges.Key, _ expected: Expectation, own: [ChangeValue], pending: [ChangeValue]
+    ) throws {
       let shape = CheckShape(table: key.table, mask: expected.mask, absent: expected.absent)
       let statement: Statement
       if let cached = statements[shape] {
@@ -282,7 +297,9 @@ enum RowWriter {
       } else {
         for column in 0..<Schema.trackedColumns[key.table].count
         where shape.mask & (1 << column) != 0 {
-          arguments.append(column == 0 ? .integer(key.id) : expected.value(column) ?? .null)
+          arguments.append(
+            column == 0
+              ? .integer(key.id) : expected.value(column, own: own, pending: pending) ?? .null)
         }
       }
       var found = 0

@@ -149,14 +149,9 @@ enum RawStatement {
       case .null:
         return type == SQLITE_NULL
       case .integer(let integer):
-        if type == SQLITE_INTEGER { return sqlite3_column_int64(statement, column) == integer }
-        return type == SQLITE_FLOAT && integer.magnitude < 1 << 53
-          && sqlite3_column_double(statement, column) == Double(integer)
+        return holds(column, type, integer: integer)
       case .real(let real):
-        if type == SQLITE_FLOAT { return sqlite3_column_double(statement, column) == real }
-        guard type == SQLITE_INTEGER else { return false }
-        let stored = sqlite3_column_int64(statement, column)
-        return stored.magnitude < 1 << 53 && Double(stored) == real
+        return holds(column, type, real: real)
       case .text(let text):
         // The pointer first, then the size, as SQLite's documentation asks.
         guard type == SQLITE_TEXT, let stored = sqlite3_column_text(statement, column) else {
@@ -181,6 +176,36 @@ enum RawStatement {
           return memcmp(stored, expected, count) == 0
         }
       }
+    }
+
+    /// ``holds(_:_:)`` for a change's slot, its text or blob in `payloads`: a number is
+    /// compared without making a value of it.
+    func holds(_ column: Int32, slot: Slot, payloads: [ChangeValue]) -> Bool {
+      switch slot.tag {
+      case Slot.integer:
+        return holds(
+          column, sqlite3_column_type(statement, column), integer: Int64(bitPattern: slot.bits))
+      case Slot.real:
+        return holds(
+          column, sqlite3_column_type(statement, column), real: Double(bitPattern: slot.bits))
+      case Slot.null:
+        return sqlite3_column_type(statement, column) == SQLITE_NULL
+      default:
+        return NetChanges.value(slot, payloads: payloads).map { holds(column, $0) } ?? false
+      }
+    }
+
+    private func holds(_ column: Int32, _ type: Int32, integer: Int64) -> Bool {
+      if type == SQLITE_INTEGER { return sqlite3_column_int64(statement, column) == integer }
+      return type == SQLITE_FLOAT && integer.magnitude < 1 << 53
+        && sqlite3_column_double(statement, column) == Double(integer)
+    }
+
+    private func holds(_ column: Int32, _ type: Int32, real: Double) -> Bool {
+      if type == SQLITE_FLOAT { return sqlite3_column_double(statement, column) == real }
+      guard type == SQLITE_INTEGER else { return false }
+      let stored = sqlite3_column_int64(statement, column)
+      return stored.magnitude < 1 << 53 && Double(stored) == real
     }
 
     /// Whether the column holds exactly `bytes` as text, without making a String.

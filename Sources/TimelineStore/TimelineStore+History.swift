@@ -226,20 +226,26 @@ extension TimelineStore {
       let changes = try VersionGraph.pathChanges(from: from, to: to, blocks: historyBlocks, db)
       let changed = changes.changedIDs
       let newHead = Head(version: to.id, tip: tip, revision: head.revision + 1)
-      let pending = try PendingMove.read(
-        db, blocks: historyBlocks, kept: state.withLock { $0.pendingMove })
+      // Taken from the state, so that composing with it does not copy it.
+      var pending = try PendingMove.read(
+        db, blocks: historyBlocks,
+        kept: state.withLock { state in
+          defer { state.pendingMove = nil }
+          return state.pendingMove
+        })
       // Written to the rows, or (a large move, or any move while one is pending) checked
       // against them and composed into the pending change (see ``PendingMove``).
       func writeRows() throws {
         if pending != nil || changes.count >= deferredMoveRows {
           try RowWriter.check(changes, under: pending?.changes, db)
+          let base = pending?.base ?? head.version
           var composed = changes
-          if let pending {
-            composed = pending.changes
-            try composed.append(changes)
+          if var earlier = pending.take() {
+            // Appended to in place: `earlier` holds the only reference.
+            try earlier.changes.append(changes)
+            composed = earlier.changes
           }
-          kept = try PendingMove.write(
-            composed, base: pending?.base ?? head.version, revision: newHead.revision, db)
+          kept = try PendingMove.write(composed, base: base, revision: newHead.revision, db)
         } else {
           try RowWriter.apply(changes, match: .recorded, db)
         }
