@@ -116,11 +116,19 @@ enum PendingMove {
 
   /// The row's stamp: its base version and the head's revision when it was written.
   private static func stamp(_ db: Database) throws -> (base: Int64, revision: Int64)? {
-    guard try db.tableExists(Schema.pendingMoveTable),
-      let row = try Row.fetchOne(
-        db.cachedStatement(
-          sql: "SELECT base, revision FROM \(Schema.pendingMoveTable) WHERE id = 1"))
-    else { return nil }
+    // Every move and edit asks: the statement is prepared once per connection, and the table
+    // looked for only when it cannot be (asking GRDB first costs a read of the schema in every
+    // transaction, about 40 µs of an undo's 400).
+    let statement: Statement
+    do {
+      statement = try db.cachedStatement(
+        sql: "SELECT base, revision FROM \(Schema.pendingMoveTable) WHERE id = 1")
+    } catch {
+      // A file made before the table (read as it is, not upgraded) has no pending move.
+      guard try !db.tableExists(Schema.pendingMoveTable) else { throw error }
+      return nil
+    }
+    guard let row = try Row.fetchOne(statement) else { return nil }
     return (
       try row.value("base", of: Schema.pendingMoveTable),
       try row.value("revision", of: Schema.pendingMoveTable)
