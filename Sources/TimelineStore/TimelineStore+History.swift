@@ -296,8 +296,9 @@ public struct VerificationReport: Sendable, Hashable, Codable {
   public let historyBlocks: Int
   public let historyBlocksMatch: Bool
   /// The row changes a large history move left to write (``PendingMove``; 0 when none), and
-  /// whether the rows they cover hold what they expect to find there (true when there are
-  /// none; false when the pending move cannot be read).
+  /// whether the stored change can be read, equals what history says between the version the
+  /// rows hold and the head, and finds the rows it covers as it expects (true when there is
+  /// none).
   public let pendingMoveRows: Int
   public let pendingMoveMatches: Bool
 
