@@ -284,13 +284,7 @@ enum RowWriter {
       _ key: NetChanges.Key, _ expected: Expectation, own: [ChangeValue], pending: [ChangeValue]
     ) throws {
       let shape = CheckShape(table: key.table, mask: expected.mask, absent: expected.absent)
-      let statement: Statement
-      if let cached = statements[shape] {
-        statement = cached
-      } else {
-        statement = try db.cachedStatement(sql: shape.sql)
-        statements[shape] = statement
-      }
+      let statement = try RowWriter.statement(for: shape, in: &statements, db) { $0.sql }
       arguments.removeAll(keepingCapacity: true)
       if shape.absent {
         arguments.append(.integer(key.id))
@@ -384,13 +378,7 @@ enum RowWriter {
       key, kind, old, new in
       let change = Change(key: key, kind: kind, old: old, new: new)
       let shape = Shape(change, match: match)
-      let statement: Statement
-      if let cached = statements[shape] {
-        statement = cached
-      } else {
-        statement = try db.cachedStatement(sql: shape.sql)
-        statements[shape] = statement
-      }
+      let statement = try Self.statement(for: shape, in: &statements, db) { $0.sql }
       let before =
         recording ? try storedRow(change.key, readers: &readers, connection, db) : nil
       shape.arguments(change, from: netChanges, into: &arguments)
@@ -414,6 +402,17 @@ enum RowWriter {
       }
     }
     return recorded
+  }
+
+  /// The statement for `shape`, from `cache` when a change of that shape came before: its SQL
+  /// is built once per write or check, not once per row.
+  private static func statement<Key: Hashable>(
+    for shape: Key, in cache: inout [Key: Statement], _ db: Database, sql: (Key) -> String
+  ) throws -> Statement {
+    if let cached = cache[shape] { return cached }
+    let statement = try db.cachedStatement(sql: sql(shape))
+    cache[shape] = statement
+    return statement
   }
 
   /// Every column of the row `key` names as the file stores it (after the column's
