@@ -192,7 +192,7 @@ public final class EffectProcessor: @unchecked Sendable {
     func undo() {
       for (index, instance) in made.enumerated() {
         workers[index]?.stop()
-        instance.free()
+        world.free(instance)
       }
     }
     let mode = worker
@@ -382,7 +382,7 @@ public final class EffectProcessor: @unchecked Sendable {
     for index in 0..<instanceCount {
       workers[index]?.stop()
       instances[index].deactivate()
-      instances[index].free()
+      world.free(instances[index])
     }
     instances.deallocate()
     workerChannels.deallocate()

@@ -367,6 +367,17 @@ final class LilvWorld: @unchecked Sendable {
     }
   }
 
+  /// Frees `instance` (its plugin's `cleanup`, then lilv closes the plugin's library when no
+  /// other instance of this world uses it), under the same lock as ``instantiate(_:sampleRate:features:)``.
+  /// Why: lilv keeps a world's open libraries in a list with a count of instances; a free
+  /// outside the lock could close a library that an instantiation on another thread had just
+  /// found in the list, and the process crashed in lilv or in the unmapped plugin
+  /// (`InstanceLifetimeTests`). LV2 also asks that a plugin's instantiation functions never
+  /// run at the same time. Off the audio thread.
+  func free(_ instance: LV2Instance) {
+    lock.withLock { _ in lilv_instance_free(instance.pointer) }
+  }
+
   /// The plugin's own default state (`state:loadDefaultState`), restored into `instance`.
   func restoreDefaultState(
     _ uri: String, into instance: LV2Instance,
@@ -523,7 +534,6 @@ struct LV2Instance: @unchecked Sendable {
 
   func activate() { lilv_instance_activate(pointer) }
   func deactivate() { lilv_instance_deactivate(pointer) }
-  func free() { lilv_instance_free(pointer) }
 
   /// Realtime-safe as far as the plugin's `run` is.
   @_noLocks
