@@ -48,9 +48,7 @@ enum PendingMove {
   ) throws -> Kept? {
     guard let (base, revision) = try stamp(db) else { return nil }
     if let kept, kept.base == base, kept.revision == revision { return kept }
-    let data = try Data.fetchOne(
-      db.cachedStatement(sql: "SELECT changes FROM \(Schema.pendingMoveTable) WHERE id = 1"))
-    if let data, let changes = try? decode(data) {
+    if let changes = try storedChanges(db) {
       return Kept(base: base, revision: revision, changes: changes)
     }
     return Kept(
@@ -101,9 +99,7 @@ enum PendingMove {
     } catch StoreError.corrupt {
       return (0, false)
     }
-    let data = try Data.fetchOne(
-      db, sql: "SELECT changes FROM \(Schema.pendingMoveTable) WHERE id = 1")
-    guard let data, let changes = try? decode(data), changes.rows == recorded.rows else {
+    guard let changes = try storedChanges(db), changes.rows == recorded.rows else {
       return (recorded.count, false)
     }
     do {
@@ -133,6 +129,13 @@ enum PendingMove {
       try row.value("base", of: Schema.pendingMoveTable),
       try row.value("revision", of: Schema.pendingMoveTable)
     )
+  }
+
+  /// The stored change, decoded; nil when it cannot be (damaged).
+  private static func storedChanges(_ db: Database) throws -> NetChanges? {
+    let data = try Data.fetchOne(
+      db.cachedStatement(sql: "SELECT changes FROM \(Schema.pendingMoveTable) WHERE id = 1"))
+    return data.flatMap { try? decode($0) }
   }
 
   private static func decode(_ data: Data) throws -> NetChanges {

@@ -325,11 +325,7 @@ enum RowWriter {
     let absent: Bool
 
     var sql: String {
-      let columns = Schema.trackedColumns[table]
-      // `IS` so that a recorded NULL matches a NULL, as the writes compare.
-      let condition = columns.indices.filter { mask & (1 << $0) != 0 }
-        .map { "\(columns[$0]) IS ?" }.joined(separator: " AND ")
-      return "SELECT 1 FROM \(Schema.trackedTables[table]) WHERE \(condition)"
+      "SELECT 1 FROM \(Schema.trackedTables[table]) WHERE \(RowWriter.condition(table, mask))"
     }
   }
 
@@ -402,6 +398,15 @@ enum RowWriter {
       }
     }
     return recorded
+  }
+
+  /// The `WHERE` condition that finds a row by the columns `mask` names of `table` (bit 0 the
+  /// key), one `?` each: `IS`, so that a recorded NULL matches a NULL. A history move's write
+  /// and the check that stands in for it match rows by the same condition.
+  private static func condition(_ table: Int, _ mask: UInt64) -> String {
+    let columns = Schema.trackedColumns[table]
+    return columns.indices.filter { mask & (1 << $0) != 0 }.map { "\(columns[$0]) IS ?" }
+      .joined(separator: " AND ")
   }
 
   /// The statement for `shape`, from `cache` when a change of that shape came before: its SQL
@@ -501,9 +506,8 @@ enum RowWriter {
     }
 
     var sql: String {
+      let condition = RowWriter.condition(table, oldMask)
       let table = Schema.trackedTables[table]
-      // `IS` so that a recorded NULL matches a NULL.
-      let condition = names(oldMask).map { "\($0) IS ?" }.joined(separator: " AND ")
       switch kind {
       case .insert:
         let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")

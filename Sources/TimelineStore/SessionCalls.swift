@@ -153,17 +153,9 @@ enum RawStatement {
       case .real(let real):
         return holds(column, type, real: real)
       case .text(let text):
-        // The pointer first, then the size, as SQLite's documentation asks.
-        guard type == SQLITE_TEXT, let stored = sqlite3_column_text(statement, column) else {
-          return false
-        }
-        let count = Int(sqlite3_column_bytes(statement, column))
-        guard text.utf8.count == count else { return false }
+        guard type == SQLITE_TEXT else { return false }
         var text = text
-        return text.withUTF8 { utf8 in
-          guard count > 0, let expected = utf8.baseAddress else { return true }
-          return memcmp(stored, expected, count) == 0
-        }
+        return text.withUTF8 { self.text(column, equals: UnsafeRawBufferPointer($0)) }
       case .blob(let bytes):
         guard type == SQLITE_BLOB else { return false }
         let stored = sqlite3_column_blob(statement, column)
@@ -210,13 +202,16 @@ enum RawStatement {
 
     /// Whether the column holds exactly `bytes` as text, without making a String.
     func text(_ column: Int32, equals bytes: [UInt8]) -> Bool {
+      bytes.withUnsafeBytes { text(column, equals: $0) }
+    }
+
+    private func text(_ column: Int32, equals bytes: UnsafeRawBufferPointer) -> Bool {
+      // The pointer first, then the size, as SQLite's documentation asks.
       guard let text = sqlite3_column_text(statement, column),
         Int(sqlite3_column_bytes(statement, column)) == bytes.count
       else { return false }
-      return bytes.withUnsafeBufferPointer { expected in
-        guard let expected = expected.baseAddress else { return true }
-        return memcmp(text, expected, bytes.count) == 0
-      }
+      guard let expected = bytes.baseAddress else { return true }
+      return memcmp(text, expected, bytes.count) == 0
     }
   }
 

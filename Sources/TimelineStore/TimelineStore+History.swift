@@ -226,13 +226,7 @@ extension TimelineStore {
       let changes = try VersionGraph.pathChanges(from: from, to: to, blocks: historyBlocks, db)
       let changed = changes.changedIDs
       let newHead = Head(version: to.id, tip: tip, revision: head.revision + 1)
-      // Taken from the state, so that composing with it does not copy it.
-      var pending = try PendingMove.read(
-        db, blocks: historyBlocks,
-        kept: state.withLock { state in
-          defer { state.pendingMove = nil }
-          return state.pendingMove
-        })
+      var pending = try PendingMove.read(db, blocks: historyBlocks, kept: takeKeptPendingMove())
       // Written to the rows, or (a large move, or any move while one is pending) checked
       // against them and composed into the pending change (see ``PendingMove``).
       func writeRows() throws {

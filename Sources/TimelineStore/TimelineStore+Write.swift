@@ -43,11 +43,7 @@ extension TimelineStore {
           // them first, in this transaction (``PendingMove``); a history move composes with
           // it instead.
           if part != nil || cause == .edit {
-            let kept = state.withLock { state in
-              defer { state.pendingMove = nil }
-              return state.pendingMove
-            }
-            try PendingMove.fold(db, blocks: historyBlocks, kept: kept)
+            try PendingMove.fold(db, blocks: historyBlocks, kept: takeKeptPendingMove())
           }
           let old =
             try part.map { try SnapshotReader.load(db, clips: $0.clipIDs(db)) }

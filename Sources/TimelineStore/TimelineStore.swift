@@ -650,10 +650,7 @@ public final class TimelineStore: Sendable {
     do {
       try queue.writeWithoutTransaction { db in
         guard try PendingMove.exists(db) else { return }
-        let kept = state.withLock { state in
-          defer { state.pendingMove = nil }
-          return state.pendingMove
-        }
+        let kept = takeKeptPendingMove()
         try db.inTransaction(.immediate) {
           try PendingMove.fold(db, blocks: historyBlocks, kept: kept)
           return .commit
@@ -661,6 +658,16 @@ public final class TimelineStore: Sendable {
       }
     } catch {
       logger.warning("the last history move stays pending in \(path): \(Self.translate(error))")
+    }
+  }
+
+  /// The pending change this store's last move wrote (``PendingMove/Kept``), taken out of the
+  /// state: so that a move composing with it appends to it without a copy, and so that a
+  /// fold leaves nothing kept.
+  func takeKeptPendingMove() -> PendingMove.Kept? {
+    state.withLock { state in
+      defer { state.pendingMove = nil }
+      return state.pendingMove
     }
   }
 

@@ -28,6 +28,16 @@ struct PendingMoveTests {
     }
   }
 
+  /// The project at `path` with clip 1 at -9 dB, then clip 2 at -1 dB, then that undone: a
+  /// pending move of one row, on a store that keeps every move pending.
+  static func twoGainsAndAnUndo(at path: String) throws -> TimelineStore {
+    let store = try Self.store(at: path)
+    try setGain(of: 1, to: -9, in: store)
+    try setGain(of: 2, to: -1, in: store)
+    try store.undo()
+    return store
+  }
+
   /// What the file holds, read by its own connection: clip 1's gain row, whether a move is
   /// pending, and the project a fresh read-only store reads.
   static func file(_ path: String) throws -> (gain: Double?, pending: Bool, project: Project) {
@@ -443,11 +453,8 @@ struct PendingMoveTests {
   @Test func aPruneFoldsThePendingMove() throws {
     let dir = try TemporaryDirectory()
     let path = dir.path("song.tape")
-    let store = try Self.store(at: path)
+    let store = try Self.twoGainsAndAnUndo(at: path)
     defer { try? store.close() }
-    try Self.setGain(of: 1, to: -9, in: store)
-    try Self.setGain(of: 2, to: -1, in: store)
-    try store.undo()
     #expect(try Self.file(path).pending)
     let undone = store.snapshot
     _ = try store.prune(PruneRequest(keepLast: 1))
@@ -463,11 +470,8 @@ struct PendingMoveTests {
   @Test func aKeptPendingChangeIsReadAgainAfterAnotherWritersMove() throws {
     let dir = try TemporaryDirectory()
     let path = dir.path("song.tape")
-    let first = try Self.store(at: path)
+    let first = try Self.twoGainsAndAnUndo(at: path)
     defer { try? first.close() }
-    try Self.setGain(of: 1, to: -9, in: first)
-    try Self.setGain(of: 2, to: -1, in: first)
-    try first.undo()
     #expect(first.state.withLock { $0.pendingMove } != nil)
 
     let second = try TimelineStore.open(at: path, historyBlocks: .standard, deferredMoveRows: 1)
