@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import Timeline
-import TimelineStore
+@testable import TimelineStore
 
 @Suite("Background checkpoints")
 struct CheckpointTests {
@@ -30,5 +30,31 @@ struct CheckpointTests {
     try store.close()
     #expect(versions > 3_990)
     #expect(try TimelineStore.open(at: path).snapshot.version == Int64(4 + versions))
+  }
+
+  /// A passive pass that copies the whole log does not restart it while commits come back to
+  /// back (each begins before the pass ends), so the log stays past the threshold. Passes are
+  /// then started once per ``Checkpointer/stride`` new frames, not after every commit (which
+  /// had one pass for every two or three commits, each syncing both files twice).
+  @Test func backToBackCommitsStartAPassPerStrideOfFrames() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    try StoreFixture.populated(at: path).0.close()
+    let store = try TimelineStore.open(at: path, durability: .normal)
+    let commits = 2_000
+    for step in 0..<commits {
+      try store.commit(label: "Gain") { project, _ in
+        try project.setClipGain(
+          Clip.ID(Int64(step % 3 + 1)), Gain(decibels: -Double(step % 50) / 4 - 0.125))
+      }
+    }
+    // About 4 frames a commit: 8,000 frames, so 8,000 / 250 passes and one or two for each
+    // restart of the log, against hundreds when every commit past the threshold started one.
+    let frames = commits * 4
+    let bound = frames / Int(Checkpointer.stride) + 2 * (frames / Int(Checkpointer.threshold))
+    #expect(store.checkpointer.passCount > 0)
+    #expect(store.checkpointer.passCount <= bound, "\(store.checkpointer.passCount) passes")
+    #expect(try store.verify().isOK)
+    try store.close()
   }
 }
