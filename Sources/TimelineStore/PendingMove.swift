@@ -124,11 +124,14 @@ enum PendingMove {
       guard try !db.tableExists(Schema.pendingMoveTable) else { throw error }
       return nil
     }
-    guard let row = try Row.fetchOne(statement) else { return nil }
-    return (
-      try row.value("base", of: Schema.pendingMoveTable),
-      try row.value("revision", of: Schema.pendingMoveTable)
-    )
+    var stamp: (base: Int64, revision: Int64)?
+    try RawStatement.query(statement.sqliteStatement, on: connection(db)) { row in
+      stamp = (
+        try row.integer(0, "base", of: Schema.pendingMoveTable),
+        try row.integer(1, "revision", of: Schema.pendingMoveTable)
+      )
+    }
+    return stamp
   }
 
   /// The stored change, decoded; nil when it cannot be (damaged).

@@ -1,5 +1,6 @@
 import Foundation
 internal import GRDB
+import Synchronization
 import Timeline
 
 /// Writes the tracked tables: the one place their rows change, for an edit and for a history
@@ -284,7 +285,9 @@ enum RowWriter {
       _ key: NetChanges.Key, _ expected: Expectation, own: [ChangeValue], pending: [ChangeValue]
     ) throws {
       let shape = CheckShape(table: key.table, mask: expected.mask, absent: expected.absent)
-      let statement = try RowWriter.statement(for: shape, in: &statements, db) { $0.sql }
+      let statement = try RowWriter.statement(
+        for: shape, in: &statements, texts: RowWriter.checkTexts, db
+      ) { $0.sql }
       arguments.removeAll(keepingCapacity: true)
       if shape.absent {
         arguments.append(.integer(key.id))
@@ -374,7 +377,9 @@ enum RowWriter {
       key, kind, old, new in
       let change = Change(key: key, kind: kind, old: old, new: new)
       let shape = Shape(change, match: match)
-      let statement = try Self.statement(for: shape, in: &statements, db) { $0.sql }
+      let statement = try Self.statement(
+        for: shape, in: &statements, texts: writeTexts, db
+      ) { $0.sql }
       let before =
         recording ? try storedRow(change.key, readers: &readers, connection, db) : nil
       shape.arguments(change, from: netChanges, into: &arguments)
@@ -410,15 +415,27 @@ enum RowWriter {
   }
 
   /// The statement for `shape`, from `cache` when a change of that shape came before: its SQL
-  /// is built once per write or check, not once per row.
-  private static func statement<Key: Hashable>(
-    for shape: Key, in cache: inout [Key: Statement], _ db: Database, sql: (Key) -> String
+  /// is built once per write or check, not once per row, and its text once per process
+  /// (`texts`; an undo writes one row, and building its text was a fortieth of its CPU time).
+  private static func statement<Key: Hashable & Sendable>(
+    for shape: Key, in cache: inout [Key: Statement], texts: borrowing Mutex<[Key: String]>,
+    _ db: Database, sql: (Key) -> String
   ) throws -> Statement {
     if let cached = cache[shape] { return cached }
-    let statement = try db.cachedStatement(sql: sql(shape))
+    let text =
+      texts.withLock { $0[shape] }
+      ?? {
+        let text = sql(shape)
+        texts.withLock { $0[shape] = text }
+        return text
+      }()
+    let statement = try db.cachedStatement(sql: text)
     cache[shape] = statement
     return statement
   }
+
+  private static let writeTexts = Mutex<[Shape: String]>([:])
+  private static let checkTexts = Mutex<[CheckShape: String]>([:])
 
   /// Every column of the row `key` names as the file stores it (after the column's
   /// affinity), in ``Schema/columns`` order; nil when there is no such row.

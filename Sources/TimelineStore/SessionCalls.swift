@@ -139,6 +139,42 @@ enum RawStatement {
 
     func isBlob(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_BLOB }
 
+    /// The integer in `column` (named `name` in `table`), or ``StoreError/corrupt(detail:)``
+    /// naming both, as ``GRDB/Row/value(_:of:)`` says it, when the column holds anything else.
+    func integer(_ column: Int32, _ name: String, of table: String) throws(StoreError) -> Int64 {
+      guard let value = try optionalInteger(column, name, of: table) else {
+        throw .corrupt(detail: "table \(table): column \(name) holds NULL")
+      }
+      return value
+    }
+
+    /// ``integer(_:_:of:)`` where NULL is allowed (read as nil).
+    func optionalInteger(
+      _ column: Int32, _ name: String, of table: String
+    ) throws(StoreError) -> Int64? {
+      switch sqlite3_column_type(statement, column) {
+      case SQLITE_NULL: return nil
+      case SQLITE_INTEGER: return int64(column)
+      default:
+        throw .corrupt(detail: "table \(table): column \(name) holds a value of the wrong type")
+      }
+    }
+
+    /// The text in `column`, or ``StoreError/corrupt(detail:)``: as GRDB reads a String, a blob
+    /// of valid UTF-8 is its text.
+    func text(_ column: Int32, _ name: String, of table: String) throws(StoreError) -> String {
+      switch sqlite3_column_type(statement, column) {
+      case SQLITE_TEXT:
+        if let text = text(column) { return text }
+      case SQLITE_BLOB:
+        if let text = withBlob(column, { String(validating: $0, as: UTF8.self) }) { return text }
+      case SQLITE_NULL:
+        throw .corrupt(detail: "table \(table): column \(name) holds NULL")
+      default: break
+      }
+      throw .corrupt(detail: "table \(table): column \(name) holds a value of the wrong type")
+    }
+
     /// Whether `column IS value` certainly holds in SQL, read without making a value: the same
     /// storage class and the same value or bytes (an integer and a real compare as numbers, as
     /// SQLite compares them). False may still hold in SQL, where SQLite would convert the value

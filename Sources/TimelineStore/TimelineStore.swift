@@ -812,14 +812,20 @@ struct Head {
   var tip: Int64
   var revision: Int64
 
+  /// Read at the start of every write (through the C API, as the other reads every move makes).
   static func read(_ db: Database) throws -> Head {
-    guard
-      let row = try Row.fetchOne(
-        db.cachedStatement(sql: "SELECT version, tip, revision FROM head WHERE id = 1"))
-    else { throw StoreError.corrupt(detail: "the head row is missing") }
-    return Head(
-      version: try row.value("version", of: "head"), tip: try row.value("tip", of: "head"),
-      revision: try row.value("revision", of: "head"))
+    var head: Head?
+    try RawStatement.query(
+      db.cachedStatement(sql: "SELECT version, tip, revision FROM head WHERE id = 1")
+        .sqliteStatement, on: connection(db)
+    ) { row in
+      head = Head(
+        version: try row.integer(0, "version", of: "head"),
+        tip: try row.integer(1, "tip", of: "head"),
+        revision: try row.integer(2, "revision", of: "head"))
+    }
+    guard let head else { throw StoreError.corrupt(detail: "the head row is missing") }
+    return head
   }
 
   func write(_ db: Database) throws {
@@ -954,24 +960,28 @@ enum HeadJournal {
     try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(seq) FROM head_move")) ?? 0
   }
 
-  /// The moves after `sequence`, oldest first.
+  /// The moves after `sequence`, oldest first. Every write reads its own move back (through
+  /// the C API).
   static func moves(after sequence: Int64, _ db: Database) throws -> [HeadMove] {
-    try Row.fetchAll(
+    var moves: [HeadMove] = []
+    try RawStatement.query(
       db.cachedStatement(
         sql:
           "SELECT seq, fromVersion, toVersion, cause, createdAt FROM head_move WHERE seq > ? ORDER BY seq"
-      ), arguments: [sequence]
-    ).map { row in
-      guard let cause = HeadMove.Cause(rawValue: try row.value("cause", of: "head_move")) else {
+      ).sqliteStatement, on: connection(db), binding: [.integer(sequence)]
+    ) { row in
+      let table = "head_move"
+      guard let cause = HeadMove.Cause(rawValue: try row.text(3, "cause", of: table)) else {
         throw StoreError.corrupt(detail: "a head move has an unknown cause")
       }
-      return HeadMove(
-        sequence: try row.value("seq", of: "head_move"),
-        from: try row.value("fromVersion", of: "head_move"),
-        to: try row.value("toVersion", of: "head_move"), cause: cause,
-        date: Date(
-          timeIntervalSince1970: Double(try row.value("createdAt", of: "head_move") as Int64)
-            / 1000))
+      moves.append(
+        HeadMove(
+          sequence: try row.integer(0, "seq", of: table),
+          from: try row.optionalInteger(1, "fromVersion", of: table),
+          to: try row.integer(2, "toVersion", of: table), cause: cause,
+          date: Date(
+            timeIntervalSince1970: Double(try row.integer(4, "createdAt", of: table)) / 1000)))
     }
+    return moves
   }
 }
