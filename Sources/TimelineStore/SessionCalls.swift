@@ -90,6 +90,22 @@ enum RawStatement {
     return Int(sqlite3_changes(db))
   }
 
+  /// ``execute(_:on:binding:)`` for a statement of Tape's own bookkeeping (the head, its
+  /// journal), whose values the schema always accepts: a refusal means the rule in the file is
+  /// not the one Tape wrote, reported as the damage it is (as ``TimelineStore/translate(_:)``
+  /// reports GRDB's).
+  static func executeOwn(
+    _ statement: OpaquePointer, on db: SQLiteHandle, binding values: [ChangeValue],
+    table: String
+  ) throws {
+    do {
+      _ = try execute(statement, on: db, binding: values)
+    } catch is ConstraintFailure {
+      throw StoreError.corrupt(
+        detail: "table \(table): a constraint in the file refuses what Tape writes")
+    }
+  }
+
   /// Binds `values`, then calls `body` with each row of the result. Reading columns through
   /// the C API costs a tenth of decoding GRDB rows by name, which matters when a checkout
   /// re-reads thousands of clips and when a project opens.

@@ -829,8 +829,10 @@ struct Head {
   }
 
   func write(_ db: Database) throws {
-    try db.cachedStatement(sql: "UPDATE head SET version = ?, tip = ?, revision = ? WHERE id = 1")
-      .execute(arguments: [version, tip, revision])
+    try RawStatement.executeOwn(
+      db.cachedStatement(sql: "UPDATE head SET version = ?, tip = ?, revision = ? WHERE id = 1")
+        .sqliteStatement, on: connection(db),
+      binding: [.integer(version), .integer(tip), .integer(revision)], table: "head")
   }
 }
 
@@ -951,9 +953,14 @@ enum HeadJournal {
   static func record(
     from: Int64?, to: Int64, cause: HeadMove.Cause, _ db: Database
   ) throws {
-    try db.cachedStatement(
-      sql: "INSERT INTO head_move (fromVersion, toVersion, cause, createdAt) VALUES (?, ?, ?, ?)"
-    ).execute(arguments: [from, to, cause.rawValue, now()])
+    try RawStatement.executeOwn(
+      db.cachedStatement(
+        sql: "INSERT INTO head_move (fromVersion, toVersion, cause, createdAt) VALUES (?, ?, ?, ?)"
+      ).sqliteStatement, on: connection(db),
+      binding: [
+        from.map(ChangeValue.integer) ?? .null, .integer(to), .text(cause.rawValue),
+        .integer(now()),
+      ], table: "head_move")
   }
 
   static func lastSequence(_ db: Database) throws -> Int64 {
