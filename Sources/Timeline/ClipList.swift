@@ -258,6 +258,7 @@ public struct ClipList: Sendable {
     removingAt keys: [(start: FramePosition, id: Clip.ID)], inserting clips: [Clip]
   ) {
     if keys.isEmpty && clips.isEmpty { return }
+    if !hasRepeatedIDs && replaceInPlace(at: keys, with: clips) { return }
     guard !chunks.isEmpty, !hasRepeatedIDs,
       let plan = batchPlan(removingAt: keys, inserting: clips)
     else {
@@ -265,6 +266,44 @@ public struct ClipList: Sendable {
       return
     }
     apply(plan)
+  }
+
+  /// The batch of ``replace(removingAt:inserting:)`` where every clip comes back with its id
+  /// at its start (a change of gain, fades or source range, the commonest edit and its undo):
+  /// each is written over its old self, copying the chunk that holds it and the list of chunk
+  /// references once, and the map stays as it is. False, with nothing changed, for any other
+  /// batch (a clip that moves, comes or goes, or is named twice).
+  private mutating func replaceInPlace(
+    at keys: [(start: FramePosition, id: Clip.ID)], with clips: [Clip]
+  ) -> Bool {
+    guard keys.count == clips.count, !keys.isEmpty else { return false }
+    var slots: [(chunk: Int, offset: Int, clip: Int)] = []
+    slots.reserveCapacity(clips.count)
+    if keys.count == 1 {
+      guard keys[0].start == clips[0].timelineStart, keys[0].id == clips[0].id else {
+        return false
+      }
+    } else {
+      // The same keys both ways, each once.
+      func isBefore(
+        _ a: (start: FramePosition, id: Clip.ID), _ b: (start: FramePosition, id: Clip.ID)
+      ) -> Bool { (a.start, a.id) < (b.start, b.id) }
+      let sortedKeys = keys.sorted(by: isBefore)
+      let clipKeys = clips.map { (start: $0.timelineStart, id: $0.id) }.sorted(by: isBefore)
+      for index in sortedKeys.indices {
+        guard sortedKeys[index] == clipKeys[index],
+          index == 0 || isBefore(sortedKeys[index - 1], sortedKeys[index])
+        else { return false }
+      }
+    }
+    for (position, clip) in clips.enumerated() {
+      guard let (chunk, offset) = firstNotBefore(start: clip.timelineStart, id: clip.id),
+        chunks[chunk][offset].id == clip.id
+      else { return false }
+      slots.append((chunk, offset, position))
+    }
+    for slot in slots { chunks[slot.chunk][slot.offset] = clips[slot.clip] }
+    return true
   }
 
   /// Makes a batch as ``batchPlan(removing:inserting:)`` planned it.

@@ -143,8 +143,19 @@ enum SnapshotReader {
   /// With `clips` (the ids an in-memory step changed), clip ids are checked track by track
   /// only (the step's snapshot was checked before it).
   static func requireSound(_ project: Project, clips: Set<Clip.ID>? = nil) throws {
-    func requireUnique<ID: Hashable>(_ ids: [ID], _ table: String) throws {
-      guard Set(ids).count == ids.count else {
+    // Every in-memory step asks (twice): a few ids are compared pairwise, without a set.
+    func requireUnique<IDs: Collection>(_ ids: IDs, _ table: String) throws
+    where IDs.Element: Hashable {
+      let unique: Bool
+      if ids.count <= 16 {
+        var rest = ids[...]
+        var repeated = false
+        while let first = rest.popFirst(), !repeated { repeated = rest.contains(first) }
+        unique = !repeated
+      } else {
+        unique = Set(ids).count == ids.count
+      }
+      guard unique else {
         throw StoreError.corrupt(detail: "the \(table) table holds an id twice")
       }
     }
@@ -160,8 +171,8 @@ enum SnapshotReader {
     {
       throw StoreError.corrupt(detail: "source \(source.id) holds an impossible format")
     }
-    try requireUnique(project.sources.map(\.id), SourceRow.table)
-    try requireUnique(project.tracks.map(\.id), TrackRow.table)
+    try requireUnique(project.sources.lazy.map(\.id), SourceRow.table)
+    try requireUnique(project.tracks.lazy.map(\.id), TrackRow.table)
     if clips != nil {
       // Every track holds each of its ids once (its id map counts them); no id is on two
       // tracks, as an in-memory step takes each changed clip off its old track first.
@@ -171,8 +182,10 @@ enum SnapshotReader {
     } else {
       try requireUnique(project.allClips.map(\.id), ClipRow.table)
     }
-    try requireUnique(project.allEffects.map(\.effect.id), EffectRow.table)
-    try requireUnique(project.markers.map(\.id), MarkerRow.table)
+    if !project.masterEffects.isEmpty || project.tracks.contains(where: { !$0.effects.isEmpty }) {
+      try requireUnique(project.allEffects.map(\.effect.id), EffectRow.table)
+    }
+    try requireUnique(project.markers.lazy.map(\.id), MarkerRow.table)
   }
 
   /// Refuses a clip whose fades no valid write could store (a damaged detail row, or one

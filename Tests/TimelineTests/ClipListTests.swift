@@ -248,6 +248,19 @@ struct ClipListTests {
     var louder = model[70]
     louder.gain = Gain(decibels: -4)
     expectBatch(built, removing: [louder.id], inserting: [louder], "one clip changed in place")
+    // Written over in place: every fifth clip with a new gain, in any order, across chunks;
+    // then one clip put back twice (an id the list would then hold twice).
+    let quieter = model.enumerated().filter { $0.offset % 5 == 0 }.map { _, clip in
+      var quieter = clip
+      quieter.gain = Gain(decibels: -5)
+      return quieter
+    }
+    expectBatch(
+      built, removing: quieter.map(\.id).reversed(), inserting: quieter.shuffled(using: &rng),
+      "a fifth of the clips changed in place")
+    expectBatch(
+      built, removing: [louder.id, louder.id], inserting: [louder, louder],
+      "one clip put back twice")
     var twice = built
     twice.append(Self.clip(7, start: 20_000))
     expectBatch(twice, removing: [Clip.ID(7), Clip.ID(8)], inserting: [], "an id held twice")
