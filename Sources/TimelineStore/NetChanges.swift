@@ -184,6 +184,24 @@ struct NetChanges: Sendable {
     return (kind, Values(slots: slots[base..<base + Self.stride], offset: 0))
   }
 
+  /// Where `key`'s change keeps its old values: its kind and the position of its first slot
+  /// in ``withOldSlots(_:)``'s buffer (column `c`'s old value at `base + 2 × c`); nil when no
+  /// change of the row is left. For readers of many rows, which a ``Values`` each (a counted
+  /// reference to the slots) made a third slower.
+  func oldSlots(of key: Key) -> (kind: Kind, base: Int)? {
+    guard let position = index.position(of: key), let kind = entries[position].kind else {
+      return nil
+    }
+    return (kind, position * Self.stride + Self.oldSlot(0))
+  }
+
+  /// Calls `body` with the slots ``oldSlots(of:)`` points into.
+  func withOldSlots<Result>(
+    _ body: (UnsafeBufferPointer<Slot>) throws -> Result
+  ) rethrows -> Result {
+    try slots.withUnsafeBufferPointer(body)
+  }
+
   /// The value a slot stands for (`nil` when absent).
   func value(_ slot: Slot) -> ChangeValue? { Self.value(slot, payloads: payloads) }
 

@@ -36,6 +36,10 @@ enum PendingMove {
     let base: Int64
     let revision: Int64
     var changes: NetChanges
+    /// The project at `base`, as the store that made the change pending held it before its
+    /// move: a move back there takes it instead of applying the change turned around (100,000
+    /// clips built again in memory). Nil when the change was read from the file.
+    var baseSnapshot: HeldProject? = nil
   }
 
   /// The pending change: the version the tracked tables hold and the net change from it to
@@ -62,7 +66,8 @@ enum PendingMove {
   /// (none when it is empty); returns it as kept.
   @discardableResult
   static func write(
-    _ changes: NetChanges, base: Int64, revision: Int64, _ db: Database
+    _ changes: NetChanges, base: Int64, revision: Int64, baseSnapshot: HeldProject? = nil,
+    _ db: Database
   ) throws -> Kept? {
     if changes.isEmpty {
       try db.execute(sql: "DELETE FROM \(Schema.pendingMoveTable)")
@@ -74,7 +79,7 @@ enum PendingMove {
         VALUES (1, ?, ?, ?)
         """,
       arguments: [base, revision, changes.encoded()])
-    return Kept(base: base, revision: revision, changes: changes)
+    return Kept(base: base, revision: revision, changes: changes, baseSnapshot: baseSnapshot)
   }
 
   /// Writes the pending change to the tracked tables, each row as a history move writes it

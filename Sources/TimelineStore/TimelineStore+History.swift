@@ -233,33 +233,19 @@ extension TimelineStore {
       // A damaged row of the target (its label, its date) fails the move before anything is
       // written, not the command's output after the head has moved.
       _ = try HistoryEntry.read(to.id, db)
-      let changes = try VersionGraph.pathChanges(from: from, to: to, blocks: historyBlocks, db)
-      let changed = changes.changedIDs
-      let newHead = Head(version: to.id, tip: tip, revision: head.revision + 1)
       var pending = try PendingMove.read(db, blocks: historyBlocks, kept: takeKeptPendingMove())
-      // Written to the rows, or (a large move, or any move while one is pending) checked
-      // against them and composed into the pending change (see ``PendingMove``).
-      func writeRows() throws {
-        if pending != nil || changes.count >= deferredMoveRows {
-          try RowWriter.check(changes, under: pending?.changes, db)
-          let base = pending?.base ?? head.version
-          var composed = changes
-          if var earlier = pending.take() {
-            // Appended to in place: `earlier` holds the only reference.
-            try earlier.changes.append(changes)
-            composed = earlier.changes
-          }
-          kept = try PendingMove.write(composed, base: base, revision: newHead.revision, db)
-        } else {
-          try RowWriter.apply(changes, match: .recorded, db)
+      let newHead = Head(version: to.id, tip: tip, revision: head.revision + 1)
+      /// The snapshot `changes` make of `old`, built on another thread while `writeRows`
+      /// writes or checks the rows when the change is large. It is taken before the commit, so
+      /// a change that cannot be applied still changes nothing, and a row's error comes first,
+      /// as when one follows the other.
+      func snapshot(
+        _ changes: NetChanges, _ changed: ChangedIDs, writing writeRows: () throws -> Void
+      ) throws -> HeldProject {
+        guard changes.count >= Self.concurrentMoveRows else {
+          try writeRows()
+          return try SnapshotReader.applying(changes, changed: changed, to: old)
         }
-        try newHead.write(db)
-      }
-      let held: HeldProject
-      if changes.count >= Self.concurrentMoveRows {
-        // The snapshot is built on another thread while SQLite writes the rows; it is taken
-        // before the commit, so a change that cannot be applied still changes nothing, and a
-        // row's error comes first, as when one follows the other.
         let building = ConcurrentResult {
           try SnapshotReader.applying(changes, changed: changed, to: old)
         }
@@ -269,11 +255,59 @@ extension TimelineStore {
           building.abandon()
           throw error
         }
-        held = try building.value()
-      } else {
-        try writeRows()
-        held = try SnapshotReader.applying(changes, changed: changed, to: old)
+        return try building.value()
       }
+      // Back to the version the rows hold (a look at another version, then back): the way
+      // there is the pending change turned around, which is what history says between the two
+      // (``PendingMove``). No history is merged, nothing is left pending, and the snapshot
+      // there is the one the store held when the change became pending, while it has it.
+      if let back = pending, back.base == to.id {
+        let changed = back.changes.changedIDs
+        func checkRows() throws {
+          // The rows must hold what the change starts from (what a move under it expects).
+          try RowWriter.check(back.changes, under: nil, db)
+          try PendingMove.write(NetChanges(), base: to.id, revision: newHead.revision, db)
+          try newHead.write(db)
+        }
+        let held: HeldProject
+        if let kept = back.baseSnapshot {
+          try checkRows()
+          held = kept
+        } else {
+          var changes = back.changes
+          changes.invert()
+          held = try snapshot(changes, changed, writing: checkRows)
+        }
+        return (
+          WriteStep(head: newHead, held: held, changed: changed),
+          StoreSnapshot(version: to.id, project: held.project)
+        )
+      }
+      let changes = try VersionGraph.pathChanges(from: from, to: to, blocks: historyBlocks, db)
+      let changed = changes.changedIDs
+      // Written to the rows, or (a large move, or any move while one is pending) checked
+      // against them and composed into the pending change (see ``PendingMove``).
+      func writeRows() throws {
+        if pending != nil || changes.count >= deferredMoveRows {
+          try RowWriter.check(changes, under: pending?.changes, db)
+          let base = pending?.base ?? head.version
+          var composed = changes
+          // The snapshot at the base: the one held before the first pending move.
+          var baseSnapshot: HeldProject? = old
+          if var earlier = pending.take() {
+            // Appended to in place: `earlier` holds the only reference.
+            try earlier.changes.append(changes)
+            composed = earlier.changes
+            baseSnapshot = earlier.baseSnapshot
+          }
+          kept = try PendingMove.write(
+            composed, base: base, revision: newHead.revision, baseSnapshot: baseSnapshot, db)
+        } else {
+          try RowWriter.apply(changes, match: .recorded, db)
+        }
+        try newHead.write(db)
+      }
+      let held = try snapshot(changes, changed, writing: writeRows)
       return (
         WriteStep(head: newHead, held: held, changed: changed),
         StoreSnapshot(version: to.id, project: held.project)

@@ -118,6 +118,47 @@ struct PendingMoveTests {
     #expect(store.snapshot == head)
   }
 
+  /// A move back to the version the rows hold takes the pending change turned around (no
+  /// history merged) and, in the store that made it pending, the snapshot it held there; in
+  /// another store (which read the change from the file) it applies the change turned around.
+  /// Either way the snapshot is what the file holds, and nothing is left pending.
+  @Test func aMoveBackToWhatTheRowsHoldBuildsTheSameSnapshot() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let store = try Self.store(at: path)
+    defer { try? store.close() }
+    try Self.setGain(of: 1, to: -9, in: store)
+    try Self.setGain(of: 2, to: -1, in: store)
+    let head = store.snapshot
+    try store.checkout(1)
+    try store.checkout(head.version)
+    #expect(store.snapshot == head)
+    var file = try Self.file(path)
+    #expect(!file.pending)
+    #expect(file.project == head.project)
+    // Two moves and back: the snapshot kept is the one at the base, not the one between.
+    try store.checkout(1)
+    try store.checkout(2)
+    try store.checkout(head.version)
+    #expect(store.snapshot == head)
+
+    // Another writer's move in between: the kept change (and snapshot) no longer stand for
+    // the row, which is read again.
+    try store.checkout(1)
+    let other = try TimelineStore.open(at: path, historyBlocks: .standard, deferredMoveRows: 1)
+    defer { try? other.close() }
+    try other.checkout(2)
+    #expect(try Self.file(path).pending)
+    try store.checkout(head.version)
+    #expect(store.snapshot == head)
+    file = try Self.file(path)
+    #expect(!file.pending)
+    #expect(file.project == head.project)
+    #expect(try store.verify().isOK)
+    #expect(try other.undo().version == head.version - 1)
+    #expect(other.snapshot.project == (try store.project(at: head.version - 1)))
+  }
+
   /// A row edited behind Tape's back stops a pending move as it stops one that writes: before
   /// the move (the move reads the rows it covers), and after it (the edit that folds it finds
   /// the row changed). Either way nothing changes, in memory or in the file.
@@ -294,6 +335,54 @@ struct PendingMoveTests {
       "planted.tape", at: before.version,
       "INSERT INTO clip SELECT \(last), trackID, sourceID, timelineStart, sourceStart, length, gainDB, fadeInLength, fadeInCurve, fadeOutLength, fadeOutCurve FROM clip WHERE id = 1",
       to: many.version)
+  }
+
+  /// A move over a pending one, both covering most of a table (every clip's gain, twice): the
+  /// table is read once, each row compared with what the pending change expects of it (it
+  /// holds the head's rows, not the move's old values); one changed behind Tape's back stops
+  /// the move.
+  @Test func aMoveOverAPendingOneChecksTheTableWhole() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("many.tape")
+    let store = try Self.store(at: path)
+    defer { try? store.close() }
+    let clips = 4_200
+    try store.commit(label: "Many clips") { _, ids in
+      (0..<clips).map { index in
+        .setClip(
+          Clip(
+            id: ids.newClipID(), source: Source.ID(1),
+            timelineStart: FramePosition(200_000 + Int64(index) * 1_000),
+            sourceRange: FrameRange(start: FramePosition(Int64(index)), count: 900)),
+          track: Track.ID(1))
+      }
+    }
+    let ids = store.snapshot.project.allClips.map(\.id)
+    let first = store.snapshot
+    for decibels in [-3.0, -6.0] {
+      try store.commit(label: "All at \(decibels) dB") { project, _ in
+        try ids.flatMap { id in try project.setClipGain(id, Gain(decibels: decibels)) }
+      }
+    }
+    let head = store.snapshot
+    try store.checkout(head.version - 1)
+    #expect(try Self.file(path).pending)
+    let between = store.snapshot
+    let queue = try DatabaseQueue(path: path)
+    defer { try? queue.close() }
+    let tampered = ids[2_000].rawValue
+    try queue.write { db in
+      try db.execute(sql: "UPDATE clip SET gainDB = 7 WHERE id = ?", arguments: [tampered])
+    }
+    #expect(throws: StoreError.historyDiverged) { try store.checkout(first.version) }
+    #expect(store.snapshot == between)
+    try queue.write { db in
+      try db.execute(sql: "UPDATE clip SET gainDB = -6 WHERE id = ?", arguments: [tampered])
+    }
+    try store.checkout(first.version)
+    #expect(store.snapshot.project == first.project)
+    #expect(try Self.file(path).project == first.project)
+    #expect(try store.verify().isOK)
   }
 
   /// A large move whose rows check out but whose recorded values cannot make a project (a
