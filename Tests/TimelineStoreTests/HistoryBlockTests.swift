@@ -88,6 +88,33 @@ struct HistoryBlockTests {
     }
   }
 
+  /// A long path's merge split between two threads (each merging a run of pieces, the later
+  /// run appended to the earlier, its texts moved past the earlier's) gives the merge made in
+  /// one run, wherever the path starts.
+  @Test func aMergeSplitBetweenTwoThreadsEqualsOneRun() throws {
+    let dir = try TemporaryDirectory()
+    let (store, path) = try Self.newStore(in: dir, "split.tape")
+    _ = try Self.commitRandomEdits(to: store, until: 400, seed: 21)
+    try store.close()
+    let queue = try DatabaseQueue(path: path)
+    defer { try? queue.close() }
+    try queue.read { db in
+      let head = try VersionGraph.node(Head.read(db).version, db)
+      for depth in [0, 1, 37, head.depth / 2, head.depth - 3] {
+        let whole = try VersionGraph.changes(
+          downTo: head, fromDepth: depth, blocks: Self.small, concurrentFrom: .max, db)
+        #expect(!whole.changes.isEmpty)
+        for from in [0, 2_000, 20_000] {
+          let split = try VersionGraph.changes(
+            downTo: head, fromDepth: depth, blocks: Self.small, concurrentFrom: from, db)
+          #expect(split.ancestor == whole.ancestor, "from depth \(depth), split from \(from)")
+          #expect(
+            split.changes.rows == whole.changes.rows, "from depth \(depth), split from \(from)")
+        }
+      }
+    }
+  }
+
   /// A new, empty project opened with the small spans.
   static func newStore(
     in dir: TemporaryDirectory, _ name: String, blocks: HistoryBlocks = small
