@@ -268,17 +268,33 @@ public struct ClipList: Sendable {
     apply(plan)
   }
 
+  /// Writes each of `clips` over the clip of the list with its id at its start (a change of
+  /// gain, fades or source range: the commonest edit, its undo, and most of a checkout),
+  /// copying each chunk that holds one and the list of chunk references once; the map stays as
+  /// it is. False, with nothing changed, when one of them is not there (it moved, or is new),
+  /// or the list holds an id twice.
+  public mutating func replaceInPlace(_ clips: [Clip]) -> Bool {
+    guard !hasRepeatedIDs, !clips.isEmpty else { return clips.isEmpty }
+    var slots: [(chunk: Int, offset: Int)] = []
+    slots.reserveCapacity(clips.count)
+    for clip in clips {
+      guard let (chunk, offset) = firstNotBefore(start: clip.timelineStart, id: clip.id),
+        chunks[chunk][offset].id == clip.id
+      else { return false }
+      slots.append((chunk, offset))
+    }
+    for (slot, clip) in zip(slots, clips) { chunks[slot.chunk][slot.offset] = clip }
+    return true
+  }
+
   /// The batch of ``replace(removingAt:inserting:)`` where every clip comes back with its id
-  /// at its start (a change of gain, fades or source range, the commonest edit and its undo):
-  /// each is written over its old self, copying the chunk that holds it and the list of chunk
-  /// references once, and the map stays as it is. False, with nothing changed, for any other
-  /// batch (a clip that moves, comes or goes, or is named twice).
+  /// at its start: ``replaceInPlace(_:)``, once the keys are found to be the clips' own. False,
+  /// with nothing changed, for any other batch (a clip that moves, comes or goes, or is named
+  /// twice).
   private mutating func replaceInPlace(
     at keys: [(start: FramePosition, id: Clip.ID)], with clips: [Clip]
   ) -> Bool {
     guard keys.count == clips.count, !keys.isEmpty else { return false }
-    var slots: [(chunk: Int, offset: Int, clip: Int)] = []
-    slots.reserveCapacity(clips.count)
     if keys.count == 1 {
       guard keys[0].start == clips[0].timelineStart, keys[0].id == clips[0].id else {
         return false
@@ -296,14 +312,7 @@ public struct ClipList: Sendable {
         else { return false }
       }
     }
-    for (position, clip) in clips.enumerated() {
-      guard let (chunk, offset) = firstNotBefore(start: clip.timelineStart, id: clip.id),
-        chunks[chunk][offset].id == clip.id
-      else { return false }
-      slots.append((chunk, offset, position))
-    }
-    for slot in slots { chunks[slot.chunk][slot.offset] = clips[slot.clip] }
-    return true
+    return replaceInPlace(clips)
   }
 
   /// Makes a batch as ``batchPlan(removing:inserting:)`` planned it.

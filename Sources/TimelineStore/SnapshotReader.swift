@@ -409,6 +409,9 @@ enum SnapshotReader {
       // Checked in any order; what is refused is the lowest id refused, so the same damage
       // gets the same message every time.
       var arriving = Array(repeating: [Clip](), count: project.tracks.count)
+      // Tracks whose every arriving clip comes back to its own place (as many as leave it):
+      // written over in place, without a batch plan.
+      var inPlace = Array(repeating: true, count: project.tracks.count)
       var refused: (id: Clip.ID, error: StoreError)?
       for (clip, trackID, was) in states {
         let problem: StoreError?
@@ -426,6 +429,7 @@ enum SnapshotReader {
         if let problem, refused.map({ clip.id < $0.id }) ?? true { refused = (clip.id, problem) }
         // The index holds a clip's track and start: one that keeps both keeps its place.
         if let was, was.track == trackID, was.start == clip.timelineStart { continue }
+        if let index = trackIndex[trackID] { inPlace[index] = false }
         placements.append((clip.id, .placed(clip, on: trackID)))
       }
       if let refused { throw refused.error }
@@ -433,6 +437,11 @@ enum SnapshotReader {
       // of its clips change.
       for index in project.tracks.indices where !leaving[index].isEmpty || !arriving[index].isEmpty
       {
+        if inPlace[index] && leaving[index].count == arriving[index].count
+          && project.tracks[index].clips.replaceInPlace(arriving[index])
+        {
+          continue
+        }
         project.tracks[index].clips.replace(removingAt: leaving[index], inserting: arriving[index])
       }
       // Every changed clip has a state or was deleted.

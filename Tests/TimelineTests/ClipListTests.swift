@@ -261,6 +261,30 @@ struct ClipListTests {
     expectBatch(
       built, removing: [louder.id, louder.id], inserting: [louder, louder],
       "one clip put back twice")
+    // Written over in place by the caller's word: the same list as the batch, or (a clip
+    // moved, a clip new, an id held twice) false and nothing changed.
+    var inPlace = built
+    let written = inPlace.replaceInPlace(quieter.shuffled(using: &rng))
+    #expect(written)
+    var batched = built
+    batched.replace(removing: quieter.map(\.id), inserting: quieter)
+    expectSame(inPlace, Array(batched), "in place")
+    var moved = quieter[3]
+    moved.timelineStart = FramePosition(moved.timelineStart.frames + 1)
+    for refused in [
+      quieter.prefix(5) + [moved], quieter.prefix(5) + [Self.clip(800_000, start: 7)],
+    ] {
+      var untouched = built
+      let refusedWritten = untouched.replaceInPlace(Array(refused))
+      #expect(!refusedWritten)
+      expectSame(untouched, model, "refused in place")
+    }
+    var repeated = built
+    repeated.append(Self.clip(7, start: 20_000))
+    let before = Array(repeated)
+    let repeatedWritten = repeated.replaceInPlace([louder])
+    #expect(!repeatedWritten)
+    #expect(Array(repeated) == before)
     var twice = built
     twice.append(Self.clip(7, start: 20_000))
     expectBatch(twice, removing: [Clip.ID(7), Clip.ID(8)], inserting: [], "an id held twice")
