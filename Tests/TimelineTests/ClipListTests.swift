@@ -43,11 +43,16 @@ struct ClipListTests {
     ]
   }
 
-  static let sizes = [0, 1, 2, 63, 64, 65, 128, 129, 200]
+  /// Sizes around a built chunk and a chunk's capacity, and past them.
+  static let sizes = [
+    0, 1, 2, ClipList.chunkSize - 1, ClipList.chunkSize, ClipList.chunkSize + 1,
+    ClipList.chunkCapacity, ClipList.chunkCapacity + 1, 128, 129, 200,
+  ]
 
   /// Positions worth telling apart in a list of `count`: the ends, chunk edges and the middle.
   static func positions(_ count: Int) -> [Int] {
-    Set([0, 1, count / 2, count - 1, count, 63, 64, 65, 128])
+    let chunk = ClipList.chunkSize
+    return Set([0, 1, count / 2, count - 1, count, chunk - 1, chunk, chunk + 1, 2 * chunk, 128])
       .filter { $0 >= 0 && $0 <= count }.sorted()
   }
 
@@ -223,7 +228,9 @@ struct ClipListTests {
     // into one chunk, everything out, everything in, and clips in and out at chunk edges.
     let model = Self.model(1_000)
     let built = ClipList(model)
-    expectBatch(built, removing: model[64..<192].map(\.id), inserting: [], "two chunks out")
+    let chunk = ClipList.chunkSize
+    expectBatch(
+      built, removing: model[chunk..<3 * chunk].map(\.id), inserting: [], "two chunks out")
     expectBatch(
       built, removing: [],
       inserting: (0..<400).map { Self.clip(700_000 + Int64($0), start: 5_005) },
@@ -237,7 +244,7 @@ struct ClipListTests {
         moved.timelineStart = FramePosition(20_000 - clip.timelineStart.frames)
         return moved
       }, "every clip moved")
-    let edges = [0, 63, 64, 127, 128, 999].map { model[$0] }
+    let edges = [0, chunk - 1, chunk, 2 * chunk - 1, 2 * chunk, 999].map { model[$0] }
     expectBatch(
       built, removing: edges.map(\.id),
       inserting: edges.map { clip in
