@@ -68,7 +68,10 @@ struct CrossProcessTests {
   /// A child process commits in a loop and is killed with SIGKILL at random moments. After each
   /// kill the file passes SQLite's integrity check, every acknowledged operation is there, the
   /// head is the last acknowledged version or the one in flight, undo back to version 1 works,
-  /// and every history block equals the versions it stands for (`tape-testing verify`).
+  /// and every history block equals the versions it stands for (`tape-testing verify`). The loop
+  /// also checks out far versions (600 clips each way), which are kept pending: killed during
+  /// one, the head is where it went or where it was, and the pending change the file keeps is
+  /// what history says (`verify`'s `pendingMoveMatches`).
   @Test func killingAWriterLosesNothingItAcknowledged() throws {
     let ws = try Workspace()
     let song = ws.path("crash.tape")
@@ -76,11 +79,19 @@ struct CrossProcessTests {
     let kills = Int(ProcessInfo.processInfo.environment["TAPE_CRASH_KILLS"] ?? "") ?? 15
     var rng = SystemRandomNumberGenerator()
     var acknowledgedCommits = 0
+    var farCheckouts = 0
+    var killedDuringFarCheckouts = 0
+    var leftPending = 0
     for round in 0..<kills {
       let lines = try CrashRound.run(
         song: song, killAfter: .milliseconds(Int.random(in: 30...400, using: &rng)))
       let verify = try TapeBinary.run(TapeBinary.testing, ["verify", song])
       #expect(verify.status == 0, "round \(round): \(verify.stdout) \(verify.stderr)")
+      if let report = try? parseJSON(verify.stdout) as? [String: Any],
+        (report["pendingMoveRows"] as? Int ?? 0) > 0
+      {
+        leftPending += 1
+      }
       let history = try #require(
         try parseJSON(ws.tape("history", song, "--json").stdout) as? [String: Any])
       let head = try #require(history["head"] as? Int)
@@ -93,14 +104,27 @@ struct CrossProcessTests {
         acknowledgedCommits += 1
       }
       if let last = lines.last, let lastVersion = Int(last.split(separator: " ")[1]) {
-        let inFlight = parents[head] == lastVersion || parents[lastVersion] == head
-        #expect(
-          head == lastVersion || inFlight,
-          "round \(round): head \(head) after acknowledging '\(last)'")
+        if last.hasPrefix("toward ") {
+          // Killed during a far checkout (kept pending): there, or where it started.
+          let started = lines.dropLast().last.flatMap { Int($0.split(separator: " ")[1]) }
+          #expect(
+            head == lastVersion || head == started,
+            "round \(round): head \(head) after '\(last)', from \(started.map(String.init) ?? "?")")
+          killedDuringFarCheckouts += 1
+        } else {
+          let inFlight = parents[head] == lastVersion || parents[lastVersion] == head
+          #expect(
+            head == lastVersion || inFlight,
+            "round \(round): head \(head) after acknowledging '\(last)'")
+        }
       }
+      farCheckouts += lines.filter { $0.hasPrefix("toward ") }.count
     }
     #expect(acknowledgedCommits > kills)
-    print("crash test: \(kills) kills, \(acknowledgedCommits) acknowledged commits, all present")
+    #expect(farCheckouts > 0, "no round reached a far checkout")
+    print(
+      "crash test: \(kills) kills, \(acknowledgedCommits) acknowledged commits, all present; \(farCheckouts) far checkouts, \(killedDuringFarCheckouts) kills during one, \(leftPending) files left with a move pending"
+    )
   }
 }
 

@@ -5,7 +5,8 @@ import TimelineStore
 // `tape-testing`: what the tests need another process for, kept out of the user's `tape`.
 //
 //   tape-testing commit-loop FILE [--count N]   commit in a loop, printing each acknowledged
-//                                               version (`commit 12`, `undo 11`, `redo 12`)
+//                                               version (`commit 12`, `undo 11`, `redo 12`,
+//                                               `checkout 3`; `toward 3` before a far checkout)
 //   tape-testing hold-lock FILE [--seconds S]   hold the write lock (prints `locked`)
 //   tape-testing verify FILE                    the store's own check, as JSON; exit 65 if bad
 //   tape-testing fixture FILE --clips N --versions M
@@ -47,10 +48,37 @@ func commitLoop(_ file: String, count: Int?) throws {
       return [.setSource(source), .setTrack(track)]
     }
   }
+  // A second track of 600 clips, made once: a checkout to the version before it, then back to
+  // it, moves at least 512 rows each way, so the moves are kept pending (`PendingMove`) and a
+  // kill can land while one is. Such a move is announced first (`toward 7`): killed during it,
+  // the head is where it went or where it was.
+  let manyLabel = "Many clips"
+  if try !store.history().versions.contains(where: { $0.label == manyLabel }) {
+    try store.commit(label: manyLabel) { _, ids in
+      let track = Track(id: ids.newTrackID(), name: "Many")
+      return [.setTrack(track)]
+        + (0..<600).map { index in
+          .setClip(
+            Clip(
+              id: ids.newClipID(), source: Source.ID(1),
+              timelineStart: FramePosition(Int64(index) * 48_000),
+              sourceRange: FrameRange(start: FramePosition(Int64(index) * 100), count: 24_000)),
+            track: track.id)
+        }
+    }
+  }
+  guard let many = try store.history().versions.first(where: { $0.label == manyLabel }),
+    let beforeMany = many.parent
+  else { throw StoreError.internalFailure("the crash test's large version is missing") }
   var step = 0
   while count.map({ step < $0 }) ?? true {
     step += 1
-    if step % 7 == 0, store.snapshot.version > 2 {
+    if step % 20 == 5 {
+      for target in [beforeMany, many.version] {
+        acknowledge("toward \(target)")
+        acknowledge("checkout \(try store.checkout(target).version)")
+      }
+    } else if step % 7 == 0, store.snapshot.version > 2 {
       acknowledge("undo \(try store.undo().version)")
       acknowledge("redo \(try store.redo().version)")
     } else if step % 10 == 0 {
