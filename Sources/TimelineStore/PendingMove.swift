@@ -129,14 +129,12 @@ enum PendingMove {
       guard try !db.tableExists(Schema.pendingMoveTable) else { throw error }
       return nil
     }
-    var stamp: (base: Int64, revision: Int64)?
-    try RawStatement.query(statement.sqliteStatement, on: connection(db)) { row in
-      stamp = (
+    return try RawStatement.first(statement.sqliteStatement, on: connection(db)) { row in
+      (
         try row.integer(0, "base", of: Schema.pendingMoveTable),
         try row.integer(1, "revision", of: Schema.pendingMoveTable)
       )
     }
-    return stamp
   }
 
   /// The stored change, decoded; nil when it cannot be (damaged).

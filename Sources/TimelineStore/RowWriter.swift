@@ -477,13 +477,11 @@ enum RowWriter {
       )
       readers[key.table] = statement
     }
-    var values: [ChangeValue]?
-    try RawStatement.query(
+    return try RawStatement.first(
       statement.sqliteStatement, on: connection, binding: [.integer(key.id)]
     ) { row in
-      values = (0..<Schema.trackedColumns[key.table].count).map { row.value($0) ?? .null }
+      (0..<Schema.trackedColumns[key.table].count).map { row.value($0) ?? .null }
     }
-    return values
   }
 
   /// The order changes are written in. Foreign keys are checked per statement: parents are

@@ -127,6 +127,17 @@ enum RawStatement {
     }
   }
 
+  /// ``query(_:on:binding:_:)`` for a statement that finds one row at most (by a key): the
+  /// value `body` makes of it, nil when there is none.
+  static func first<Value>(
+    _ statement: OpaquePointer, on db: SQLiteHandle, binding values: [ChangeValue] = [],
+    _ body: (ResultRow) throws -> Value
+  ) throws -> Value? {
+    var value: Value?
+    try query(statement, on: db, binding: values) { value = try body($0) }
+    return value
+  }
+
   /// The current row of a query, read by column index.
   struct ResultRow {
     fileprivate let statement: OpaquePointer

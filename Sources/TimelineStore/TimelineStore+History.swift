@@ -31,18 +31,16 @@ public struct HistoryEntry: Sendable, Hashable {
   /// reads its target's (through the C API: by GRDB, with its statement prepared anew, this
   /// read was a tenth of an undo's CPU time).
   static func read(_ id: Int64, _ db: Database) throws -> HistoryEntry? {
-    var entry: HistoryEntry?
-    try RawStatement.query(
+    try RawStatement.first(
       db.cachedStatement(sql: "SELECT parent, label, createdAt FROM version WHERE id = ?")
         .sqliteStatement, on: connection(db), binding: [.integer(id)]
     ) { row in
-      entry = HistoryEntry(
+      HistoryEntry(
         version: id, parent: try row.optionalInteger(0, "parent", of: "version"),
         label: try row.text(1, "label", of: "version"),
         date: Date(
           timeIntervalSince1970: Double(try row.integer(2, "createdAt", of: "version")) / 1000))
     }
-    return entry
   }
 }
 

@@ -177,9 +177,10 @@ extension TimelineStore {
         let read = try db.cachedStatement(
           sql: "SELECT parent, label, createdAt, changeset FROM version WHERE id = ?")
         for id in touching.sorted(by: >) where allBranches || line.contains(id) {
-          var found: (HistoryEntry, Data)?
-          try RawStatement.query(read.sqliteStatement, on: handle, binding: [.integer(id)]) { row in
-            found = (
+          let found = try RawStatement.first(
+            read.sqliteStatement, on: handle, binding: [.integer(id)]
+          ) { row in
+            (
               HistoryEntry(
                 version: id, parent: row.isNull(0) ? nil : row.int64(0),
                 label: row.text(1) ?? "",

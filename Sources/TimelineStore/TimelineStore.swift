@@ -814,12 +814,11 @@ struct Head {
 
   /// Read at the start of every write (through the C API, as the other reads every move makes).
   static func read(_ db: Database) throws -> Head {
-    var head: Head?
-    try RawStatement.query(
+    let head = try RawStatement.first(
       db.cachedStatement(sql: "SELECT version, tip, revision FROM head WHERE id = 1")
         .sqliteStatement, on: connection(db)
     ) { row in
-      head = Head(
+      Head(
         version: try row.integer(0, "version", of: "head"),
         tip: try row.integer(1, "tip", of: "head"),
         revision: try row.integer(2, "revision", of: "head"))

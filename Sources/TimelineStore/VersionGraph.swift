@@ -18,12 +18,11 @@ struct VersionNode: Sendable, Hashable {
 /// lookups.
 enum VersionGraph {
   static func node(_ id: Int64, _ db: Database) throws -> VersionNode {
-    var node: VersionNode?
-    try RawStatement.query(
+    let node = try RawStatement.first(
       db.cachedStatement(sql: "SELECT parent, jump, depth FROM version WHERE id = ?")
         .sqliteStatement, on: connection(db), binding: [.integer(id)]
     ) { row in
-      node = VersionNode(
+      VersionNode(
         id: id, parent: row.isNull(0) ? nil : row.int64(0), jump: row.int64(1),
         depth: row.int64(2))
     }

@@ -1,18 +1,24 @@
 import Foundation
 import Testing
 import Timeline
+
 @testable import TimelineStore
 
 @Suite("Background checkpoints")
 struct CheckpointTests {
+  /// The populated fixture at `path`, opened again without syncs (commits in a storm).
+  static func fixture(at path: String) throws -> TimelineStore {
+    try StoreFixture.populated(at: path).0.close()
+    return try TimelineStore.open(at: path, durability: .normal)
+  }
+
   /// Without checkpoints the log grows by every commit (about 16 KB each here: 64 MB after
   /// 4,000); the background checkpointer keeps its high-water mark near the restart threshold
   /// (8 MB) plus what arrives while a checkpoint runs, even under a storm of commits.
   @Test func theLogStaysBoundedAcrossManyCommits() throws {
     let dir = try TemporaryDirectory()
     let path = dir.path("song.tape")
-    try StoreFixture.populated(at: path).0.close()
-    let store = try TimelineStore.open(at: path, durability: .normal)
+    let store = try Self.fixture(at: path)
     var largest = 0
     var versions = 0
     for step in 0..<4_000 {
@@ -39,8 +45,7 @@ struct CheckpointTests {
   @Test func backToBackCommitsStartAPassPerStrideOfFrames() throws {
     let dir = try TemporaryDirectory()
     let path = dir.path("song.tape")
-    try StoreFixture.populated(at: path).0.close()
-    let store = try TimelineStore.open(at: path, durability: .normal)
+    let store = try Self.fixture(at: path)
     let commits = 2_000
     for step in 0..<commits {
       try store.commit(label: "Gain") { project, _ in

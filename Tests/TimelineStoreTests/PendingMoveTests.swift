@@ -21,6 +21,24 @@ struct PendingMoveTests {
       at: path, historyBlocks: .standard, deferredMoveRows: deferredMoveRows)
   }
 
+  /// Commits `count` new clips on track 1, after the fixture's (900 frames each, 1,000 apart),
+  /// clip `index` at `gain(index)`, in one version labelled "Many clips".
+  static func addClips(
+    _ count: Int, to store: TimelineStore, gain: @escaping (Int) -> Gain = { _ in .unity }
+  ) throws {
+    try store.commit(label: "Many clips") { _, ids in
+      (0..<count).map { index in
+        .setClip(
+          Clip(
+            id: ids.newClipID(), source: Source.ID(1),
+            timelineStart: FramePosition(200_000 + Int64(index) * 1_000),
+            sourceRange: FrameRange(start: FramePosition(Int64(index)), count: 900),
+            gain: gain(index)),
+          track: Track.ID(1))
+      }
+    }
+  }
+
   /// Sets clip `clip`'s gain to `decibels` in one commit (an edit of one row).
   static func setGain(of clip: Int64, to decibels: Double, in store: TimelineStore) throws {
     try store.commit(label: "Gain \(clip)") { project, _ in
@@ -282,17 +300,7 @@ struct PendingMoveTests {
     let (store, _) = try StoreFixture.populated(at: path)
     let clips = 4_200
     #expect(clips >= RowWriter.scanFrom)
-    try store.commit(label: "Many clips") { _, ids in
-      (0..<clips).map { index in
-        .setClip(
-          Clip(
-            id: ids.newClipID(), source: Source.ID(1),
-            timelineStart: FramePosition(200_000 + Int64(index) * 1_000),
-            sourceRange: FrameRange(start: FramePosition(Int64(index)), count: 900),
-            gain: Gain(decibels: -Double(index % 5))),
-          track: Track.ID(1))
-      }
-    }
+    try Self.addClips(clips, to: store) { Gain(decibels: -Double($0 % 5)) }
     let many = store.snapshot
     try store.checkout(many.version - 1)
     let before = store.snapshot
@@ -347,16 +355,7 @@ struct PendingMoveTests {
     let store = try Self.store(at: path)
     defer { try? store.close() }
     let clips = 4_200
-    try store.commit(label: "Many clips") { _, ids in
-      (0..<clips).map { index in
-        .setClip(
-          Clip(
-            id: ids.newClipID(), source: Source.ID(1),
-            timelineStart: FramePosition(200_000 + Int64(index) * 1_000),
-            sourceRange: FrameRange(start: FramePosition(Int64(index)), count: 900)),
-          track: Track.ID(1))
-      }
-    }
+    try Self.addClips(clips, to: store)
     let ids = store.snapshot.project.allClips.map(\.id)
     let first = store.snapshot
     for decibels in [-3.0, -6.0] {
@@ -394,16 +393,7 @@ struct PendingMoveTests {
     let path = dir.path("damaged.tape")
     let (store, _) = try StoreFixture.populated(at: path)
     let clips = 600
-    try store.commit(label: "Many clips") { _, ids in
-      (0..<clips).map { index in
-        .setClip(
-          Clip(
-            id: ids.newClipID(), source: Source.ID(1),
-            timelineStart: FramePosition(200_000 + Int64(index) * 1_000),
-            sourceRange: FrameRange(start: FramePosition(Int64(index)), count: 900)),
-          track: Track.ID(1))
-      }
-    }
+    try Self.addClips(clips, to: store)
     try store.commit(label: "Gain all") { project, _ in
       project.allClips.map { clip in
         var quieter = clip
