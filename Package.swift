@@ -51,6 +51,8 @@ let package = Package(
     .systemLibrary(name: "CRealtime"),
     // Flushing and checking C's stdout, which Swift 6 cannot name.
     .systemLibrary(name: "CStandardOutput"),
+    // Cache prefetch hints for the store's loops over many rows.
+    .systemLibrary(name: "CMemoryHints"),
 
     // Pure core: model values, time, validation, edits, commands, diffs. No I/O, no C.
     .target(
@@ -66,6 +68,7 @@ let package = Package(
         "Timeline",
         "SafeFiles",
         "CSQLiteSession",
+        "CMemoryHints",
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "Logging", package: "swift-log"),
       ]

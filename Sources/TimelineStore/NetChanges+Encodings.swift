@@ -47,7 +47,7 @@ extension NetChanges {
   /// Adds changes in the compact encoding (``encoded()``) as happening after these.
   mutating func append(encoded data: Data) throws {
     try data.withUnsafeBytes { bytes in
-      try withUnsafeTemporaryAllocation(of: Slot.self, capacity: Self.stride) { scratch in
+      try Self.withBatch { batch in
         var reader = ByteReader(bytes)
         if reader.isAtEnd { return }
         guard try reader.byte() == Self.encodingVersion else {
@@ -59,7 +59,7 @@ extension NetChanges {
           else { throw ByteReader.malformed("a history block names an unknown table or change") }
           let width = Schema.trackedColumns[table].count
           let id = Int64(bitPattern: try reader.leb128())
-          for column in 0..<Self.stride { scratch[column] = .absent }
+          let scratch = batch.nextRow()
           if kind != .insert {
             try compactRecord(&reader, width, into: scratch, at: 0)
             scratch[0] = Slot(integer: id)
@@ -68,8 +68,10 @@ extension NetChanges {
             try compactRecord(&reader, width, into: scratch, at: Self.width)
             if kind == .insert { scratch[Self.width] = Slot(integer: id) }
           }
-          try merge(Key(table: table, id: id), kind, UnsafeBufferPointer(scratch))
+          batch.append(Key(table: table, id: id), kind)
+          if batch.isFull { try merge(&batch) }
         }
+        try merge(&batch)
       }
     }
   }

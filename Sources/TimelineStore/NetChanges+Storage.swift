@@ -1,3 +1,5 @@
+internal import CMemoryHints
+
 /// A column value inside ``NetChanges``: its type (SQLite's changeset codes) and 8 bytes, the
 /// integer or real itself, or for text and blobs their position in the side table.
 struct Slot: Sendable, BitwiseCopyable {
@@ -59,6 +61,34 @@ struct RowIndex: Sendable {
         bucket = (bucket + 1) & mask
       }
       return nil
+    }
+  }
+
+  /// Asks for the buckets where lookups of `keys` start to be loaded into the cache.
+  func prefetch(_ keys: UnsafeBufferPointer<NetChanges.Key>) {
+    buckets.withUnsafeBufferPointer { buckets in
+      guard let first = buckets.baseAddress else { return }
+      for key in keys { tape_prefetch(first + bucket(key)) }
+    }
+  }
+
+  /// The position of each of `keys`' entries, -1 for a key not there.
+  func positions(
+    of keys: UnsafeBufferPointer<NetChanges.Key>, into found: UnsafeMutableBufferPointer<Int>
+  ) {
+    buckets.withUnsafeBufferPointer { buckets in
+      let mask = buckets.count - 1
+      for (row, key) in keys.enumerated() {
+        var bucket = bucket(key)
+        found[row] = -1
+        while buckets[bucket].position >= 0 {
+          if buckets[bucket].id == key.id && Int(buckets[bucket].table) == key.table {
+            found[row] = Int(buckets[bucket].position)
+            break
+          }
+          bucket = (bucket + 1) & mask
+        }
+      }
     }
   }
 

@@ -1,3 +1,4 @@
+internal import CMemoryHints
 import Foundation
 import Timeline
 
@@ -84,6 +85,8 @@ struct NetChanges: Sendable {
   private(set) var count = 0
 
   static let width = maximumColumns
+  /// How many rows ahead a loop over rows asks for the memory it will read.
+  static let prefetchDistance = 8
   static let stride = 2 * maximumColumns
 
   /// Where column `column`'s old value is in an entry's slots.
@@ -150,6 +153,58 @@ struct NetChanges: Sendable {
     }
   }
 
+  /// One row's values inside ``forEachRow(in:_:)``: a pointer to its slots and the change's
+  /// texts and blobs, valid only while the body runs. Unlike ``Values``, it counts no
+  /// reference: a snapshot built from an every-clip change took and dropped references to the
+  /// slots and the payloads several times per row, a fifth of its time by perf, and more while
+  /// another thread encoded the same change.
+  struct RowSlots {
+    fileprivate let base: UnsafePointer<Slot>
+    let payloads: UnsafeBufferPointer<ChangeValue>
+
+    /// Column `column`'s new value.
+    func new(_ column: Int) -> Slot { base[NetChanges.newSlot(column)] }
+
+    /// The new value of `column` (`nil` when the change leaves it alone).
+    func newValue(_ column: Int) -> ChangeValue? {
+      let slot = new(column)
+      switch slot.tag {
+      case Slot.integer: return .integer(Int64(bitPattern: slot.bits))
+      case Slot.real: return .real(Double(bitPattern: slot.bits))
+      case Slot.text, Slot.blob: return payloads[Int(slot.bits)]
+      case Slot.null: return .null
+      default: return nil
+      }
+    }
+  }
+
+  /// Calls `body` with every row of `tables` (indices in ``Schema/trackedTables``) that
+  /// differs, its values as ``RowSlots``; the other rows are passed over unread. `ahead`, if
+  /// given, is told the key of the row of those tables ``prefetchDistance`` rows on, before
+  /// `body` has each row: a body that looks each row up elsewhere fetches that row's place
+  /// into the cache meanwhile.
+  func forEachRow(
+    in tables: [Int], ahead: ((Key) -> Void)? = nil,
+    _ body: (Key, Kind, RowSlots) throws -> Void
+  ) rethrows {
+    let wanted = tables.reduce(UInt64(0)) { $0 | 1 << UInt64($1) }
+    try slots.withUnsafeBufferPointer { slots in
+      guard let first = slots.baseAddress else { return }
+      try payloads.withUnsafeBufferPointer { payloads in
+        for (position, entry) in entries.enumerated()
+        where wanted & 1 << UInt64(entry.key.table) != 0 {
+          if let ahead, position + Self.prefetchDistance < entries.count {
+            let key = entries[position + Self.prefetchDistance].key
+            if wanted & 1 << UInt64(key.table) != 0 { ahead(key) }
+          }
+          guard let kind = entry.kind else { continue }
+          try body(
+            entry.key, kind, RowSlots(base: first + position * Self.stride, payloads: payloads))
+        }
+      }
+    }
+  }
+
   /// Calls `body` with every row that differs and that `rank` gives a place, in the order of
   /// their places, then of their ids: what a writer that must visit tables in a set order, each
   /// in key order, asks for. The rows are ordered by their positions, not copied, so a row's
@@ -193,6 +248,28 @@ struct NetChanges: Sendable {
       return nil
     }
     return (kind, position * Self.stride + Self.oldSlot(0))
+  }
+
+  /// The rows of `table` that differ, in key order, each with its kind and the position of its
+  /// first slot as ``oldSlots(of:)`` gives it: for a reader that meets the table's rows in key
+  /// order and matches them in one walk, without a hashed lookup (and its cache miss) per row.
+  func rowsInKeyOrder(of table: Int) -> [(id: Int64, kind: Kind, base: Int)] {
+    var rows: [(id: Int64, kind: Kind, base: Int)] = []
+    entries.withUnsafeBufferPointer { entries in
+      for (position, entry) in entries.enumerated() where entry.key.table == table {
+        guard let kind = entry.kind else { continue }
+        rows.append((entry.key.id, kind, position * Self.stride + Self.oldSlot(0)))
+      }
+    }
+    rows.sort { $0.id < $1.id }
+    return rows
+  }
+
+  /// Calls `body` with every row that differs: its key and kind.
+  func forEachKey(_ body: (Key, Kind) throws -> Void) rethrows {
+    for entry in entries {
+      if let kind = entry.kind { try body(entry.key, kind) }
+    }
   }
 
   /// Calls `body` with the slots ``oldSlots(of:)`` points into.
@@ -316,7 +393,85 @@ struct NetChanges: Sendable {
   /// `sqlite3changegroup` does. An update whose columns end where they started, and an insert
   /// later deleted, leave nothing.
   mutating func merge(_ key: Key, _ kind: Kind, _ later: UnsafeBufferPointer<Slot>) throws {
-    guard let position = index.position(of: key) else {
+    try merge(key, kind, later, at: index.position(of: key))
+  }
+
+  /// Rows a decoder has read from one piece and not yet merged: each one's key, kind, and
+  /// values in a scratch row of ``stride`` slots (old values, then new ones).
+  struct Batch {
+    static let capacity = 16
+    let keys: UnsafeMutableBufferPointer<Key>
+    let kinds: UnsafeMutableBufferPointer<Kind>
+    let slots: UnsafeMutableBufferPointer<Slot>
+    var count = 0
+
+    /// The scratch row of the next row to read, cleared.
+    func nextRow() -> UnsafeMutableBufferPointer<Slot> {
+      let row = UnsafeMutableBufferPointer(
+        rebasing: slots[count * NetChanges.stride..<(count + 1) * NetChanges.stride])
+      row.update(repeating: .absent)
+      return row
+    }
+
+    /// Counts in the row read into ``nextRow()``.
+    mutating func append(_ key: Key, _ kind: Kind) {
+      keys[count] = key
+      kinds[count] = kind
+      count += 1
+    }
+
+    var isFull: Bool { count == Self.capacity }
+  }
+
+  /// Calls `body` with an empty ``Batch`` on the stack.
+  static func withBatch<Result>(_ body: (inout Batch) throws -> Result) rethrows -> Result {
+    try withUnsafeTemporaryAllocation(of: Key.self, capacity: Batch.capacity) { keys in
+      try withUnsafeTemporaryAllocation(of: Kind.self, capacity: Batch.capacity) { kinds in
+        try withUnsafeTemporaryAllocation(of: Slot.self, capacity: Batch.capacity * stride) {
+          var batch = Batch(keys: keys, kinds: kinds, slots: $0)
+          return try body(&batch)
+        }
+      }
+    }
+  }
+
+  /// Merges a batch's rows, as ``merge(_:_:_:)`` one after another, and empties it. First it
+  /// asks for every row's index bucket, then for the entry and values of every row found,
+  /// then merges: the rows' cache misses overlap instead of each stalling the merge in turn
+  /// (a far checkout's merge waited on memory most of its time, by perf).
+  mutating func merge(_ batch: inout Batch) throws {
+    let count = batch.count
+    batch.count = 0
+    let keys = UnsafeBufferPointer(rebasing: batch.keys[0..<count])
+    try withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { found in
+      index.prefetch(keys)
+      index.positions(of: keys, into: found)
+      entries.withUnsafeBufferPointer { entries in
+        slots.withUnsafeBufferPointer { slots in
+          guard let entries = entries.baseAddress, let slots = slots.baseAddress else { return }
+          for position in found where position >= 0 {
+            tape_prefetch(entries + position)
+            let row = UnsafeRawPointer(slots + position * Self.stride)
+            for line in Swift.stride(from: 0, to: Self.stride * MemoryLayout<Slot>.stride, by: 64) {
+              tape_prefetch(row + line)
+            }
+          }
+        }
+      }
+      for row in 0..<count {
+        let values = UnsafeBufferPointer(
+          rebasing: batch.slots[row * Self.stride..<(row + 1) * Self.stride])
+        // A row not found may have been added by one before it in this batch.
+        let position = found[row] >= 0 ? found[row] : index.position(of: keys[row])
+        try merge(keys[row], batch.kinds[row], values, at: position)
+      }
+    }
+  }
+
+  private mutating func merge(
+    _ key: Key, _ kind: Kind, _ later: UnsafeBufferPointer<Slot>, at found: Int?
+  ) throws {
+    guard let position = found else {
       index.insert(key, at: entries.count)
       entries.append(Entry(key: key, kind: kind))
       appendSlots(later)

@@ -206,6 +206,54 @@ struct HistoryBlockTests {
     }
   }
 
+  /// The compact decoder merges its rows a batch at a time (``NetChanges/merge(_:)`` looks up
+  /// all of a batch's rows before merging any): the same as merging them one by one, and for
+  /// a damaged piece that names a row twice in one batch, the same as its two halves merged
+  /// one after the other.
+  @Test func blocksMergedByTheBatchEqualRowByRow() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("batches.tape")
+    let store = try TimelineStore.create(at: path)
+    _ = try Self.commitRandomEdits(to: store, until: 300, seed: 8)
+    try store.close()
+    let queue = try DatabaseQueue(path: path)
+    defer { try? queue.close() }
+    let versions = try queue.read { db in
+      try Data.fetchAll(db, sql: "SELECT changeset FROM version ORDER BY id").map(Changeset.init)
+    }
+    func merged(_ range: ClosedRange<Int>) throws -> NetChanges {
+      var changes = NetChanges()
+      for version in versions[range] { try changes.append(changeset: version) }
+      return changes
+    }
+    var rng = SeededGenerator(seed: 9)
+    var keysTwiceInABatch = 0
+    for _ in 0..<80 {
+      let first = Int.random(in: 0..<versions.count - 12, using: &rng)
+      let middle = first + Int.random(in: 0..<6, using: &rng)
+      let last = middle + 1 + Int.random(in: 0..<6, using: &rng)
+      let (earlier, later) = (try merged(first...middle), try merged(middle + 1...last))
+      var rowByRow = try merged(first...last)
+      var byBlocks = NetChanges()
+      try byBlocks.append(encoded: earlier.encoded())
+      try byBlocks.append(encoded: later.encoded())
+      #expect(Self.effect(byBlocks) == Self.effect(rowByRow), "versions \(first + 1)...\(last + 1)")
+      // One piece holding both halves' rows (the second's without its version byte).
+      var joined = NetChanges()
+      try joined.append(encoded: earlier.encoded() + later.encoded().dropFirst())
+      #expect(joined.count == byBlocks.count)
+      #expect(joined.rows == byBlocks.rows)
+      if earlier.count + later.count <= NetChanges.Batch.capacity,
+        !Set(earlier.rows.keys).isDisjoint(with: later.rows.keys)
+      {
+        keysTwiceInABatch += 1
+      }
+      rowByRow.invert()
+      #expect(rowByRow.count == byBlocks.count)
+    }
+    #expect(keysTwiceInABatch >= 10, "pieces that name a row twice in one batch")
+  }
+
   /// What a change does, regardless of how it is spelled: per row, its kind and the columns
   /// whose value it changes (an update that changes nothing is no change).
   static func effect(_ changes: NetChanges) -> [NetChanges.Key: String] {

@@ -149,6 +149,47 @@ struct SnapshotRebuildTests {
   }
 }
 
+@Suite("Where a snapshot's changed clips are")
+struct LocatedClipsTests {
+  /// Every clip asked for is found with its track and, when many are asked for (found by a
+  /// walk along the tracks), its position in the track's list; an id not in the project is
+  /// not found. Ids dense (a table indexed by id) and sparse (a dictionary).
+  @Test(arguments: [Int64(1), 1_000_003])
+  func eachClipIsFoundWhereItIs(idStep: Int64) {
+    let tracks = (1...3).map { track in
+      Track(
+        id: Track.ID(Int64(track)), name: "t\(track)",
+        clips: (0..<40).map { index in
+          Clip(
+            id: Clip.ID((Int64(track) * 100 + Int64(index)) * idStep),
+            source: Source.ID(1), timelineStart: FramePosition(Int64(39 - index) * 1_000),
+            sourceRange: FrameRange(start: .zero, count: 500))
+        })
+    }
+    var project = Project(sampleRate: 48_000, channels: 2)
+    project.tracks = tracks
+    let held = HeldProject(project: project, positions: [:], clips: ClipIndex(project))
+    let missing = Clip.ID(7 * idStep)
+    let every = Set(project.allClips.map(\.id))
+    for (what, ids, walked) in [
+      ("every clip", every.union([missing]), true),
+      ("three", Set(project.allClips.prefix(3).map(\.id)).union([missing]), false),
+    ] {
+      let located = LocatedClips(ids, in: held)
+      #expect(located.places.count == ids.count - 1, "\(what)")
+      #expect(located[missing] == nil, "\(what)")
+      for track in project.tracks {
+        for (position, clip) in track.clips.enumerated() where ids.contains(clip.id) {
+          let place = located[clip.id]
+          #expect(place?.clip == clip, "\(what): \(clip.id)")
+          #expect(place?.track == track.id, "\(what): \(clip.id)")
+          #expect(place?.position == (walked ? position : -1), "\(what): \(clip.id)")
+        }
+      }
+    }
+  }
+}
+
 @Suite("Damaged changes")
 struct DamagedChangeTests {
   /// Changes that give several clips impossible fades are refused naming the lowest id,

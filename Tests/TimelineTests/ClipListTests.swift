@@ -347,6 +347,64 @@ struct ClipListTests {
     }
   }
 
+  /// Written over in place at positions the caller found by walking the list: the same list
+  /// as the batch; or, for positions out of order or out of the list, or a clip that is not
+  /// the one at its position (another id, or its own moved), false and nothing changed.
+  @Test(arguments: [UInt64(1), 2])
+  func replaceInPlaceAtKnownPositions(seed: UInt64) {
+    var rng = SeededGenerator(seed: seed)
+    let model = Self.model(700)
+    for (layout, list) in Self.layouts(of: model) {
+      let positions = model.indices.filter { _ in Int.random(in: 0..<3, using: &rng) == 0 }
+      let louder = positions.map { position in
+        var clip = model[position]
+        clip.gain = Gain(decibels: -Double(position % 7) - 1)
+        return clip
+      }
+      var expected = model
+      for (position, clip) in zip(positions, louder) { expected[position] = clip }
+      var written = list
+      let wrote = written.replaceInPlace(at: positions, with: louder)
+      #expect(wrote, "\(layout)")
+      expectSame(written, expected, "\(layout): at positions")
+      expectSame(list, model, "\(layout): the copy taken before")
+      var moved = louder[4]
+      moved.timelineStart = FramePosition(moved.timelineStart.frames + 1)
+      var other = louder
+      other[4] = model[positions[4] + 1]
+      for (what, refusedPositions, refusedClips) in [
+        ("out of order", [positions[1], positions[0]], [louder[1], louder[0]]),
+        ("a position twice", [positions[0], positions[0]], [louder[0], louder[0]]),
+        ("past the end", [positions[0], model.count], [louder[0], louder[1]]),
+        ("before the start", [-1], [louder[0]]),
+        ("another clip", positions, other),
+        ("a moved clip", Array(positions.prefix(5)), Array(louder.prefix(4)) + [moved]),
+        ("fewer clips than positions", positions, Array(louder.dropLast())),
+      ] {
+        var untouched = list
+        let wrote = untouched.replaceInPlace(at: refusedPositions, with: refusedClips)
+        #expect(!wrote, "\(layout): \(what)")
+        expectSame(untouched, model, "\(layout): \(what) refused")
+      }
+    }
+  }
+
+  /// A clip given at an earlier start than its own, with no clip between the two starts, was
+  /// written over its old self by ``ClipList/replaceInPlace(_:)`` (found by id alone), leaving
+  /// the list's map with its old start. It is refused: it moved.
+  @Test func aClipMovedEarlierIsNotWrittenInPlace() {
+    let model = [Self.clip(1, start: 0), Self.clip(2, start: 100), Self.clip(3, start: 200)]
+    var list = ClipList(model)
+    var moved = model[1]
+    moved.timelineStart = FramePosition(50)
+    let wrote = list.replaceInPlace([moved])
+    #expect(!wrote)
+    expectSame(list, model, "refused")
+    let wroteAtPosition = list.replaceInPlace(at: [1], with: [moved])
+    #expect(!wroteAtPosition)
+    expectSame(list, model, "refused at its position")
+  }
+
   @Test func anIDTwiceIsStillFound() {
     var list = ClipList(Self.model(200))
     list.append(Self.clip(5, start: 10_000))
