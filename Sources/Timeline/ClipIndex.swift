@@ -72,11 +72,31 @@ public struct ClipIndex: Sendable, Hashable {
   public func locate(
     _ ids: some Collection<Clip.ID>, in project: Project
   ) -> [Clip.ID: (clip: Clip, track: Track.ID)] {
+    var found: [Clip.ID: (clip: Clip, track: Track.ID)] = [:]
+    found.reserveCapacity(ids.count)
+    for place in places(of: ids, in: project) { found[place.clip.id] = (place.clip, place.track) }
+    return found
+  }
+
+  /// ``locate(_:in:)`` as a list, with each clip's position in its track's list: what a caller
+  /// that writes the clips back where they are asks for (``ClipList/replaceInPlace(at:with:)``),
+  /// so that each is searched for once. In no set order; an id not in the project is left out.
+  public func places(
+    of ids: some Collection<Clip.ID>, in project: Project
+  ) -> [(clip: Clip, track: Track.ID, position: Int)] {
+    var found: [(clip: Clip, track: Track.ID, position: Int)] = []
+    found.reserveCapacity(ids.count)
     // A few (an undo of one edit): each on its own, without the per-track tables below.
     if ids.count <= 4 {
-      var found: [Clip.ID: (clip: Clip, track: Track.ID)] = [:]
       for id in ids {
-        if let placed = clip(id, in: project) { found[id] = (placed.clip, placed.track) }
+        guard let place = places[id],
+          let track = project.tracks.first(where: { $0.id == place.track })
+        else { continue }
+        if let (clip, position) = track.clips.clips(at: [(place.start, id)])[0] {
+          found.append((clip, track.id, position))
+        } else if let position = track.clips.index(of: id) {
+          found.append((track.clips[position], track.id, position))
+        }
       }
       return found
     }
@@ -87,16 +107,18 @@ public struct ClipIndex: Sendable, Hashable {
       guard let place = places[id], let index = trackIndex[place.track] else { continue }
       byTrack[index].append((id, place.start))
     }
-    var found: [Clip.ID: (clip: Clip, track: Track.ID)] = [:]
-    found.reserveCapacity(ids.count)
     for (index, wanted) in byTrack.enumerated() where !wanted.isEmpty {
       let clips = project.tracks[index].clips
       let track = project.tracks[index].id
       let keys = wanted.map { (start: $0.1, id: $0.0) }.sorted {
         ($0.start, $0.id) < ($1.start, $1.id)
       }
-      for (key, clip) in zip(keys, clips.clips(at: keys)) {
-        if let clip = clip ?? clips.clip(key.id) { found[key.id] = (clip, track) }
+      for (key, placed) in zip(keys, clips.clips(at: keys)) {
+        if let placed {
+          found.append((placed.clip, track, placed.position))
+        } else if let position = clips.index(of: key.id) {
+          found.append((clips[position], track, position))
+        }
       }
     }
     return found

@@ -511,13 +511,17 @@ public struct ClipList: Sendable {
     return places
   }
 
-  /// The clips with these ids and starts (in timeline order), nil for one not there: one
-  /// walk along the chunks when they are many, a binary search each when few.
-  public func clips(at keys: [(start: FramePosition, id: Clip.ID)]) -> [Clip?] {
+  /// The clips with these ids and starts (in timeline order), each with its position in the
+  /// list, nil for one not there: one walk along the chunks when they are many, a binary search
+  /// each when few.
+  public func clips(
+    at keys: [(start: FramePosition, id: Clip.ID)]
+  ) -> [(clip: Clip, position: Int)?] {
     zip(keys, places(of: keys)).map { key, place in
       guard place.offset < chunks[place.chunk].count else { return nil }
       let clip = chunks[place.chunk][place.offset]
-      return clip.id == key.id ? clip : nil
+      guard clip.id == key.id else { return nil }
+      return (clip, (place.chunk == 0 ? 0 : ends[place.chunk - 1]) + place.offset)
     }
   }
 

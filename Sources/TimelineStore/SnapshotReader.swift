@@ -349,9 +349,8 @@ enum SnapshotReader {
       }
       // The new state of each changed clip: its clip row's change, then its detail's (a clip
       // whose detail alone changed keeps its row as it was), with where it was (nil for a new
-      // clip; its position in its track's list, -1 when not known), so that each clip is
-      // looked up in `before` once. In an array, found by id through `placed` when details
-      // changed.
+      // clip; its position in its track's list), so that each clip is looked up in `before`
+      // once. In an array, found by id through `placed` when details changed.
       typealias State = (
         clip: Clip, track: Track.ID, was: (track: Track.ID, start: FramePosition, position: Int)?
       )
@@ -504,13 +503,12 @@ enum SnapshotReader {
 }
 
 extension SnapshotReader {
-  /// Writes `clips` over themselves in `list` (``ClipList/replaceInPlace(_:)``): by their
-  /// positions in one walk when all are known (`positions`, -1 for one not known), else by a
-  /// search each. False, with nothing changed, when one is not where it was.
+  /// Writes `clips` over themselves in `list`, each at its position there before
+  /// (``ClipList/replaceInPlace(at:with:)``, in one walk). False, with nothing changed, when
+  /// one is not where it was, or is new (-1).
   fileprivate static func replaceInPlace(
     _ list: inout ClipList, _ clips: [Clip], at positions: [Int]
   ) -> Bool {
-    guard !positions.contains(where: { $0 < 0 }) else { return list.replaceInPlace(clips) }
     if zip(positions, positions.dropFirst()).allSatisfy({ $0 < $1 }) {
       return list.replaceInPlace(at: positions, with: clips)
     }
@@ -520,11 +518,11 @@ extension SnapshotReader {
 }
 
 /// The changed clips of a snapshot as they are there, each with its track and its position in
-/// the track's list (-1 when not known), found by id.
+/// the track's list (so that a track is written over in place without a search per clip),
+/// found by id.
 ///
-/// Many (a far checkout changes every clip) are found by one walk along the tracks, which also
-/// gives their positions, so that the tracks are written over in place without a search per
-/// clip; few through the snapshot's index. By id through a table indexed by the id itself when
+/// Many (a far checkout changes every clip) are found by one walk along the tracks; few
+/// through the snapshot's index (``Timeline/ClipIndex/places(of:in:)``). By id through a table indexed by the id itself when
 /// ids are dense (project ids are), else a dictionary: a `Dictionary` of 100,000 clips cost a
 /// fifth of an every-clip checkout's snapshot, by perf.
 struct LocatedClips {
@@ -542,9 +540,7 @@ struct LocatedClips {
     }
     places.reserveCapacity(ids.count)
     guard ids.count * project.tracks.count > project.clipCount else {
-      for (_, place) in held.clips.locate(ids, in: project) {
-        add((place.clip, place.track, -1))
-      }
+      for place in held.clips.places(of: ids, in: project) { add(place) }
       return
     }
     let filter = EntityIDFilter(ids)
