@@ -23,6 +23,13 @@ internal import GRDB
 ///   made again from history (``VersionGraph/pathChanges(from:to:blocks:_:)``), and
 ///   ``TimelineStore/verify()`` compares the two.
 ///
+/// A move made while a change is pending composes its own change with it. Writing the whole
+/// composed change again cost a small move after a far one 20–50 ms (a 100,000-row change
+/// encoded and written, megabytes to the log); so the moves made since the row was written are
+/// kept composed in a second row (`pending_move_tail`), written alone while they stay small
+/// beside the first (``tailShare``): the pending change is the row's change followed by the
+/// tail's. A larger step writes the whole change again and removes the tail.
+///
 /// A move still refuses rows edited behind Tape's back (``StoreError/historyDiverged``) before
 /// it returns: it reads each row its change covers (``RowWriter/check(_:under:_:)``) where it
 /// used to write it. A row edited behind Tape's back after the move is found when the change is
@@ -34,13 +41,50 @@ enum PendingMove {
   /// is still that one (every write of the row comes with a new head revision).
   struct Kept: Sendable {
     let base: Int64
-    let revision: Int64
+    var revision: Int64
+    /// The whole pending change: the row's, then the tail's.
     var changes: NetChanges
     /// The project at `base`, as the store that made the change pending held it before its
     /// move: a move back there takes it instead of applying the change turned around (100,000
     /// clips built again in memory). Nil when the change was read from the file.
     var baseSnapshot: HeldProject? = nil
+    /// How many rows the change stored in the pending row holds (0 when it was made again
+    /// from history: the next move writes it whole), and the moves' change stored after it.
+    var stored = 0
+    var tail = NetChanges()
+
+    /// Adds a move's change `step` (made from the head, which is now at `revision`) and
+    /// stores the result: in the tail alone while the tail stays under ``tailShare`` of the
+    /// row's change, else whole. An empty result removes the pending change (the head is back
+    /// at `base`), and the store keeps none.
+    mutating func write(adding step: NetChanges, revision: Int64, _ db: Database) throws {
+      // In place: the caller took the only reference.
+      try changes.append(step)
+      self.revision = revision
+      if changes.isEmpty {
+        try PendingMove.remove(db)
+        (stored, tail) = (0, NetChanges())
+        return
+      }
+      var longer = tail
+      try longer.append(step)
+      guard stored > 0, longer.count * PendingMove.tailShare <= stored else {
+        try PendingMove.writeRow(changes, base: base, revision: revision, db)
+        (stored, tail) = (changes.count, NetChanges())
+        return
+      }
+      // Written also when the moves since cancel out: its revision is the stamp's.
+      try db.execute(
+        sql:
+          "INSERT OR REPLACE INTO \(Schema.pendingTailTable) (id, revision, changes) VALUES (1, ?, ?)",
+        arguments: [revision, longer.encoded()])
+      tail = longer
+    }
   }
+
+  /// The most a tail may hold, as a share of the row's change: 1 / 8. A step past it writes
+  /// the whole change again (which a tail of that size costs an eighth of to encode).
+  static let tailShare = 8
 
   /// The pending change: the version the tracked tables hold and the net change from it to
   /// the head; nil when they hold the head (always, in a file made before the table existed).
@@ -52,8 +96,15 @@ enum PendingMove {
   ) throws -> Kept? {
     guard let (base, revision) = try stamp(db) else { return nil }
     if let kept, kept.base == base, kept.revision == revision { return kept }
-    if let changes = try storedChanges(db) {
-      return Kept(base: base, revision: revision, changes: changes)
+    if let (stored, tail) = try storedChanges(db) {
+      var changes = stored
+      do {
+        try changes.append(tail)
+        return Kept(
+          base: base, revision: revision, changes: changes, stored: stored.count, tail: tail)
+      } catch StoreError.corrupt {
+        // A tail that does not follow the row: made again from history, as a damaged row.
+      }
     }
     return Kept(
       base: base, revision: revision, changes: try fromHistory(base: base, blocks: blocks, db))
@@ -70,16 +121,38 @@ enum PendingMove {
     _ db: Database
   ) throws -> Kept? {
     if changes.isEmpty {
-      try db.execute(sql: "DELETE FROM \(Schema.pendingMoveTable)")
+      try remove(db)
       return nil
     }
+    try writeRow(changes, base: base, revision: revision, db)
+    return Kept(
+      base: base, revision: revision, changes: changes, baseSnapshot: baseSnapshot,
+      stored: changes.count)
+  }
+
+  /// Stores `changes` whole in the pending row, without a tail.
+  private static func writeRow(
+    _ changes: NetChanges, base: Int64, revision: Int64, _ db: Database
+  ) throws {
     try db.execute(
       sql: """
         INSERT OR REPLACE INTO \(Schema.pendingMoveTable) (id, base, revision, changes)
         VALUES (1, ?, ?, ?)
         """,
       arguments: [base, revision, changes.encoded()])
-    return Kept(base: base, revision: revision, changes: changes, baseSnapshot: baseSnapshot)
+    try removeTail(db)
+  }
+
+  /// Removes the pending change: its row and its tail.
+  private static func remove(_ db: Database) throws {
+    try db.execute(sql: "DELETE FROM \(Schema.pendingMoveTable)")
+    try removeTail(db)
+  }
+
+  private static func removeTail(_ db: Database) throws {
+    // A file opened for reading and never upgraded has no tail table; one opened for writing
+    // has been upgraded before any write.
+    try db.execute(sql: "DELETE FROM \(Schema.pendingTailTable)")
   }
 
   /// Writes the pending change to the tracked tables, each row as a history move writes it
@@ -89,7 +162,7 @@ enum PendingMove {
   static func fold(_ db: Database, blocks: HistoryBlocks, kept: Kept? = nil) throws -> Bool {
     guard let pending = try read(db, blocks: blocks, kept: kept) else { return false }
     try RowWriter.apply(pending.changes, match: .recorded, db)
-    try db.execute(sql: "DELETE FROM \(Schema.pendingMoveTable)")
+    try remove(db)
     return true
   }
 
@@ -104,9 +177,14 @@ enum PendingMove {
     } catch StoreError.corrupt {
       return (0, false)
     }
-    guard let changes = try storedChanges(db), changes.rows == recorded.rows else {
+    guard let (row, tail) = try storedChanges(db) else { return (recorded.count, false) }
+    var changes = row
+    do {
+      try changes.append(tail)
+    } catch StoreError.corrupt {
       return (recorded.count, false)
     }
+    guard changes.rows == recorded.rows else { return (recorded.count, false) }
     do {
       try RowWriter.check(recorded, under: nil, db)
       return (recorded.count, true)
@@ -129,19 +207,44 @@ enum PendingMove {
       guard try !db.tableExists(Schema.pendingMoveTable) else { throw error }
       return nil
     }
-    return try RawStatement.first(statement.sqliteStatement, on: connection(db)) { row in
-      (
-        try row.integer(0, "base", of: Schema.pendingMoveTable),
-        try row.integer(1, "revision", of: Schema.pendingMoveTable)
-      )
+    guard
+      let (base, revision) = try RawStatement.first(
+        statement.sqliteStatement, on: connection(db),
+        { row in
+          (
+            try row.integer(0, "base", of: Schema.pendingMoveTable),
+            try row.integer(1, "revision", of: Schema.pendingMoveTable)
+          )
+        })
+    else { return nil }
+    // The tail's revision is the head's when the last move wrote the tail alone.
+    let tailStatement: Statement
+    do {
+      tailStatement = try db.cachedStatement(
+        sql: "SELECT revision FROM \(Schema.pendingTailTable) WHERE id = 1")
+    } catch {
+      guard try !db.tableExists(Schema.pendingTailTable) else { throw error }
+      return (base, revision)
     }
+    let tailRevision = try RawStatement.first(tailStatement.sqliteStatement, on: connection(db)) {
+      try $0.integer(0, "revision", of: Schema.pendingTailTable)
+    }
+    return (base, tailRevision ?? revision)
   }
 
-  /// The stored change, decoded; nil when it cannot be (damaged).
-  private static func storedChanges(_ db: Database) throws -> NetChanges? {
+  /// The stored change, decoded: the row's and its tail's (empty when there is none); nil
+  /// when either cannot be (damaged).
+  private static func storedChanges(_ db: Database) throws -> (row: NetChanges, tail: NetChanges)? {
     let data = try Data.fetchOne(
       db.cachedStatement(sql: "SELECT changes FROM \(Schema.pendingMoveTable) WHERE id = 1"))
-    return data.flatMap { try? decode($0) }
+    guard let row = data.flatMap({ try? decode($0) }) else { return nil }
+    guard try db.tableExists(Schema.pendingTailTable) else { return (row, NetChanges()) }
+    guard
+      let tailData = try Data.fetchOne(
+        db.cachedStatement(sql: "SELECT changes FROM \(Schema.pendingTailTable) WHERE id = 1"))
+    else { return (row, NetChanges()) }
+    guard let tail = try? decode(tailData) else { return nil }
+    return (row, tail)
   }
 
   private static func decode(_ data: Data) throws -> NetChanges {

@@ -22,6 +22,7 @@ enum Schema {
   static let markerTable = MarkerRow.table
   static let clipDetailTable = ClipDetailRow.table
   static let pendingMoveTable = "pending_move"
+  static let pendingTailTable = "pending_move_tail"
 
   /// The tables whose changes are history; everything else (ids, head, transient state) is not.
   /// New tables are added at the end, never columns to a table: a changeset records a table's
@@ -44,7 +45,8 @@ enum Schema {
   /// add tables that a reader takes as empty when they are absent (v5: envelopes and master
   /// gain; v6: envelope points; v7: effects; v8: markers; v9: clipboards; v10: tags; v11: clip
   /// names and cut fades) or what it can do without (v12: a third span of history blocks;
-  /// v13: the pending move, ``PendingMove``, which a file without it has none of), so reading
+  /// v13: the pending move, ``PendingMove``, which a file without it has none of; v14: the
+  /// pending move's tail, likewise), so reading
   /// an older project neither needs it writable nor upgrades it.
   static let readerMigrations: Set<String> = ["v1", "v2", "v3", "v4"]
 
@@ -374,6 +376,19 @@ enum Schema {
           CREATE TABLE \(pendingMoveTable) (
             id INTEGER PRIMARY KEY CHECK (id = 1),
             base INTEGER NOT NULL REFERENCES version(id),
+            revision INTEGER NOT NULL,
+            changes BLOB NOT NULL
+          )
+          """)
+    }
+    migrator.registerMigration("v14") { db in
+      // The moves made since the pending move's row was written, composed (``PendingMove``):
+      // a small move after a large one writes this instead of the large change again. At most
+      // one row, and only beside a pending move.
+      try db.execute(
+        sql: """
+          CREATE TABLE \(pendingTailTable) (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
             revision INTEGER NOT NULL,
             changes BLOB NOT NULL
           )

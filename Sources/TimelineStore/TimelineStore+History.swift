@@ -288,18 +288,15 @@ extension TimelineStore {
       func writeRows() throws {
         if pending != nil || changes.count >= deferredMoveRows {
           try RowWriter.check(changes, under: pending?.changes, db)
-          let base = pending?.base ?? head.version
-          var composed = changes
-          // The snapshot at the base: the one held before the first pending move.
-          var baseSnapshot: HeldProject? = old
           if var earlier = pending.take() {
             // Appended to in place: `earlier` holds the only reference.
-            try earlier.changes.append(changes)
-            composed = earlier.changes
-            baseSnapshot = earlier.baseSnapshot
+            try earlier.write(adding: changes, revision: newHead.revision, db)
+            kept = earlier.changes.isEmpty ? nil : earlier
+          } else {
+            // The snapshot at the base: the one held before this first pending move.
+            kept = try PendingMove.write(
+              changes, base: head.version, revision: newHead.revision, baseSnapshot: old, db)
           }
-          kept = try PendingMove.write(
-            composed, base: base, revision: newHead.revision, baseSnapshot: baseSnapshot, db)
         } else {
           try RowWriter.apply(changes, match: .recorded, db)
         }

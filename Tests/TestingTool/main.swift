@@ -51,7 +51,8 @@ func commitLoop(_ file: String, count: Int?) throws {
   // A second track of 600 clips, made once: a checkout to the version before it, then back to
   // it, moves at least 512 rows each way, so the moves are kept pending (`PendingMove`) and a
   // kill can land while one is. Such a move is announced first (`toward 7`): killed during it,
-  // the head is where it went or where it was.
+  // the head is where it went or where it was. Between the two, an undo and a redo write the
+  // pending change's tail.
   let manyLabel = "Many clips"
   if try !store.history().versions.contains(where: { $0.label == manyLabel }) {
     try store.commit(label: manyLabel) { _, ids in
@@ -74,10 +75,13 @@ func commitLoop(_ file: String, count: Int?) throws {
   while count.map({ step < $0 }) ?? true {
     step += 1
     if step % 20 == 5 {
-      for target in [beforeMany, many.version] {
-        acknowledge("toward \(target)")
-        acknowledge("checkout \(try store.checkout(target).version)")
-      }
+      acknowledge("toward \(beforeMany)")
+      acknowledge("checkout \(try store.checkout(beforeMany).version)")
+      // Small moves while that one is pending: each writes the pending change's tail alone.
+      acknowledge("undo \(try store.undo().version)")
+      acknowledge("redo \(try store.redo().version)")
+      acknowledge("toward \(many.version)")
+      acknowledge("checkout \(try store.checkout(many.version).version)")
     } else if step % 7 == 0, store.snapshot.version > 2 {
       acknowledge("undo \(try store.undo().version)")
       acknowledge("redo \(try store.redo().version)")

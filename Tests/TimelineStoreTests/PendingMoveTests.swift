@@ -569,4 +569,103 @@ struct PendingMoveTests {
     #expect(try Self.file(path).project == first.snapshot.project)
     #expect(try Self.file(path).pending == false)
   }
+
+  /// The pending row and its tail, as stored: the row's revision and change, and the tail's
+  /// (nil for none).
+  static func storedRows(
+    _ path: String
+  ) throws -> (revision: Int64?, changes: Data?, tailRevision: Int64?, tail: Data?) {
+    let queue = try DatabaseQueue(path: path)
+    defer { try? queue.close() }
+    return try queue.read { db in
+      let row = try Row.fetchOne(db, sql: "SELECT revision, changes FROM pending_move")
+      let tail = try Row.fetchOne(db, sql: "SELECT revision, changes FROM pending_move_tail")
+      return (row?["revision"], row?["changes"], tail?["revision"], tail?["changes"])
+    }
+  }
+
+  /// A small move after a large pending one writes the moves since in the tail alone, not the
+  /// large change again; every reader, and another writer, reads the row then the tail; a step
+  /// that makes the tail large writes the whole change again; an edit folds both.
+  @Test func smallMovesAfterALargeOneWriteOnlyTheTail() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let store = try Self.store(at: path)
+    defer { try? store.close() }
+    let fixture = store.snapshot.version
+    try Self.addClips(200, to: store)
+    let many = store.snapshot.version
+    for clip in 1...3 { try Self.setGain(of: Int64(clip), to: -Double(clip), in: store) }
+    for clip in 10...30 { try Self.setGain(of: Int64(clip), to: -4, in: store) }
+    // Far back: 200 clips and 24 gains in one pending change, no tail.
+    try store.checkout(fixture)
+    let large = try Self.storedRows(path)
+    #expect(large.tailRevision == nil)
+    let rowChanges = try #require(large.changes)
+    func expectSound(_ what: String) throws {
+      #expect(try Self.file(path).project == store.snapshot.project, "\(what)")
+      #expect(try store.verify().isOK, "\(what)")
+    }
+    // Another writer reads the row and adds a tail; the first store, which kept the row it
+    // wrote, reads both again before its next move. (The second stays open: its close would
+    // fold.)
+    let second = try TimelineStore.open(at: path, historyBlocks: .standard, deferredMoveRows: 1)
+    defer { try? second.close() }
+    #expect(second.snapshot == store.snapshot)
+    try second.undo()
+    let afterSecond = try Self.storedRows(path)
+    #expect(afterSecond.changes == rowChanges)
+    #expect(afterSecond.tail != nil)
+    try store.redo()
+    #expect(store.snapshot.version == fixture)
+    try expectSound("after another writer's move")
+    // Steps of a few rows: undo through the fixture's own versions, redo, and a checkout; the
+    // last one brings the tail back to nothing (still written: its revision is the stamp's).
+    let steps: [(String, () throws -> Void)] = [
+      ("undo", { try store.undo() }), ("undo", { try store.undo() }),
+      ("redo", { try store.redo() }), ("checkout", { try store.checkout(fixture - 2) }),
+      ("redo", { try store.redo() }), ("redo", { try store.redo() }),
+    ]
+    for (index, (what, step)) in steps.enumerated() {
+      try step()
+      let stored = try Self.storedRows(path)
+      #expect(
+        stored.changes == rowChanges, "\(what) \(index): the large change is not written again")
+      #expect(stored.revision == large.revision, "\(what) \(index)")
+      #expect(stored.tailRevision == store.state.withLock { $0.pendingMove?.revision })
+      try expectSound("\(what) \(index)")
+    }
+    #expect(store.snapshot.version == fixture)
+    // A step as large as the row's change: the whole change is written again, without tail.
+    try store.checkout(many)
+    let rewritten = try Self.storedRows(path)
+    #expect(rewritten.changes != rowChanges)
+    #expect(rewritten.tail == nil)
+    try expectSound("rewritten")
+    // An edit folds the row and its tail: the rows hold the head.
+    try Self.setGain(of: 5, to: -7, in: store)
+    let folded = try Self.storedRows(path)
+    #expect(folded.changes == nil && folded.tail == nil)
+    try expectSound("folded")
+  }
+
+  /// A damaged tail is made again from history with the row, as a damaged row is.
+  @Test func aDamagedTailIsMadeAgainFromHistory() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let store = try Self.store(at: path)
+    let fixture = store.snapshot.version
+    try Self.addClips(40, to: store)
+    try store.checkout(fixture)
+    try store.undo()
+    let undone = store.snapshot
+    #expect(try Self.storedRows(path).tail != nil)
+    try Self.tamper(path, "UPDATE pending_move_tail SET changes = x'ff00'")
+    #expect(try Self.file(path).project == undone.project)
+    #expect(!(try store.verify().pendingMoveMatches))
+    try Self.addClips(1, to: store)
+    #expect(try Self.file(path).project == store.snapshot.project)
+    #expect(try store.verify().isOK)
+    try store.close()
+  }
 }
