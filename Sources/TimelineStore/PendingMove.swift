@@ -127,6 +127,14 @@ enum PendingMove {
     } catch {
       // A file made before the table (read as it is, not upgraded) has no pending move.
       guard try !db.tableExists(Schema.pendingMoveTable) else { throw error }
+      // One upgraded past it has lost the table (dropped or renamed behind Tape's back): the
+      // rows may hold an earlier version than the head, and nothing says which.
+      if try Bool.fetchOne(
+        db, sql: "SELECT EXISTS (SELECT 1 FROM grdb_migrations WHERE identifier = ?)",
+        arguments: [Schema.pendingMoveMigration]) == true
+      {
+        throw StoreError.corrupt(detail: "the \(Schema.pendingMoveTable) table is missing")
+      }
       return nil
     }
     return try RawStatement.first(statement.sqliteStatement, on: connection(db)) { row in

@@ -22,6 +22,9 @@ enum Schema {
   static let markerTable = MarkerRow.table
   static let clipDetailTable = ClipDetailRow.table
   static let pendingMoveTable = "pending_move"
+  /// The migration that made ``pendingMoveTable``: a file that records it and lacks the table
+  /// was damaged, not made before it.
+  static let pendingMoveMigration = "v13"
 
   /// The tables whose changes are history; everything else (ids, head, transient state) is not.
   /// New tables are added at the end, never columns to a table: a changeset records a table's
@@ -365,7 +368,7 @@ enum Schema {
       // makes their blocks once the file is open for writing.
       try HistoryBlocks.standard.queueMissingBlocks(db)
     }
-    migrator.registerMigration("v13") { db in
+    migrator.registerMigration(pendingMoveMigration) { db in
       // A large history move's net change, not yet written to the tracked tables, the
       // version they hold and the head's revision when it was written (``PendingMove``): at
       // most one row.

@@ -528,6 +528,39 @@ struct PendingMoveTests {
     try store.close()
   }
 
+  /// A file whose pending row's table was dropped or renamed behind Tape's back is damaged,
+  /// not a file made before the table: its rows may hold an earlier version than the head,
+  /// and nothing says which. Every store refuses it (reading the rows as the head would show
+  /// the wrong project, and an edit on them would record changes from it), and nothing
+  /// changes. (Both used to read the rows as the head.)
+  @Test(arguments: [
+    "DROP TABLE pending_move", "ALTER TABLE pending_move RENAME TO pending_move_old",
+  ])
+  func aMissingPendingMoveTableIsDamage(tampering: String) throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    // Kept open, as by a process that was stopped: its close would fold.
+    let store = try Self.twoGainsAndAnUndo(at: path)
+    defer { try? store.close() }
+    try Self.tamper(path, tampering)
+    let missing = StoreError.corrupt(detail: "the pending_move table is missing")
+    #expect(throws: missing) { try TimelineStore.open(at: path, access: .read) }
+    #expect(throws: missing) { try TimelineStore.open(at: path) }
+    let editor = try ScopedEditor(at: path, historyBlocks: .standard)
+    defer { try? editor.close() }
+    #expect(throws: missing) {
+      try editor.commit(scope: EditScope(clips: [Clip.ID(3)]), label: "Gain 3") { project, _ in
+        try project.setClipGain(Clip.ID(3), Gain(decibels: -3))
+      }
+    }
+    let queue = try DatabaseQueue(path: path)
+    defer { try? queue.close() }
+    // The rows still hold the version before the undo: clip 2 at -1 dB.
+    #expect(
+      try queue.read { db in try Double.fetchOne(db, sql: "SELECT gainDB FROM clip WHERE id = 2") }
+        == -1)
+  }
+
   /// A prune may drop the version a pending move's rows hold: it writes them first.
   @Test func aPruneFoldsThePendingMove() throws {
     let dir = try TemporaryDirectory()
