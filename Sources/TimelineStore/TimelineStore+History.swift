@@ -264,7 +264,8 @@ extension TimelineStore {
         func checkRows() throws {
           // The rows must hold what the change starts from (what a move under it expects).
           try RowWriter.check(back.changes, under: nil, db)
-          try PendingMove.write(NetChanges(), base: to.id, revision: newHead.revision, db)
+          try PendingMove.write(
+            NetChanges(), base: to.id, head: to.id, revision: newHead.revision, db)
           try newHead.write(db)
         }
         let held: HeldProject
@@ -299,7 +300,8 @@ extension TimelineStore {
             baseSnapshot = earlier.baseSnapshot
           }
           kept = try PendingMove.write(
-            composed, base: base, revision: newHead.revision, baseSnapshot: baseSnapshot, db)
+            composed, base: base, head: newHead.version, revision: newHead.revision,
+            baseSnapshot: baseSnapshot, db)
         } else {
           try RowWriter.apply(changes, match: .recorded, db)
         }

@@ -561,6 +561,93 @@ struct PendingMoveTests {
         == -1)
   }
 
+  /// A pending change's bytes damaged so that they still decode, into another change (a
+  /// gain's 8 bytes rewritten: the undo's new value, or the old value it expects of the row),
+  /// are found by the row's checksum and made again from history: readers read the head, and
+  /// the next edit folds what history says. (Before the checksum, a reader showed the other
+  /// gain, and with the old value changed every edit failed as if a row had been edited
+  /// behind Tape's back.)
+  @Test(arguments: [-1.0, -4.0])
+  func aPendingChangeDamagedIntoAnotherChangeIsMadeAgainFromHistory(gain: Double) throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let store = try Self.store(at: path)
+    defer { try? store.close() }
+    try Self.setGain(of: 2, to: -1, in: store)
+    try Self.setGain(of: 2, to: -4, in: store)
+    try store.undo()
+    let undone = store.snapshot
+    let queue = try DatabaseQueue(path: path)
+    let blob = try #require(
+      try queue.read { db in try Data.fetchOne(db, sql: "SELECT changes FROM pending_move") })
+    func bytes(_ value: Double) -> Data {
+      withUnsafeBytes(of: value.bitPattern.littleEndian) { Data($0) }
+    }
+    let range = try #require(blob.range(of: bytes(gain)))
+    var damaged = blob
+    damaged.replaceSubrange(range, with: bytes(-3))
+    try queue.write { db in
+      try db.execute(sql: "UPDATE pending_move SET changes = ?", arguments: [damaged])
+    }
+    try queue.close()
+    #expect(try Self.file(path).project == undone.project)
+    #expect(try !store.verify().pendingMoveMatches)
+    // Another process's edit (the store that moved keeps the change it wrote).
+    let second = try TimelineStore.open(at: path, historyBlocks: .standard)
+    defer { try? second.close() }
+    try Self.setGain(of: 3, to: -2, in: second)
+    let file = try Self.file(path)
+    #expect(!file.pending)
+    #expect(file.project == second.snapshot.project)
+    #expect(try second.verify().isOK)
+  }
+
+  /// A pending move's `base` changed in its column to another version is taken from the
+  /// stored change, which keeps it under its checksum: readers read the head, and a checkout
+  /// of that version goes there (it used to take the way back to what the rows hold, the
+  /// change turned around, and put the rows' version under that version's number). With the
+  /// change damaged too, nothing says what the rows hold but the column, which they do not:
+  /// the file is refused as damaged, and nothing changes.
+  @Test(arguments: [false, true])
+  func aPendingMovesBaseChangedBehindTapesBackIsFound(changesDamaged: Bool) throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let store = try Self.twoGainsAndAnUndo(at: path)
+    defer { try? store.close() }
+    let head = store.snapshot
+    // Neither the version the rows hold (the head's child) nor the head.
+    let other = head.version - 1
+    let expected = try store.project(at: other)
+    try Self.tamper(
+      path,
+      "UPDATE pending_move SET base = \(other)"
+        + (changesDamaged ? ", changes = x'0102'" : ""))
+    guard changesDamaged else {
+      #expect(try Self.file(path).project == head.project)
+      #expect(try !store.verify().pendingMoveMatches)
+      let second = try TimelineStore.open(
+        at: path, historyBlocks: .standard, deferredMoveRows: 1)
+      defer { try? second.close() }
+      try second.checkout(other)
+      #expect(second.snapshot.project == expected)
+      #expect(try Self.file(path).project == expected)
+      return
+    }
+    let damaged = StoreError.corrupt(
+      detail:
+        "the pending history move is damaged, and the rows do not hold version \(other), which it names"
+    )
+    #expect(throws: damaged) { try TimelineStore.open(at: path, access: .read) }
+    #expect(throws: damaged) { try TimelineStore.open(at: path) }
+    #expect(throws: damaged) { try store.checkout(other) }
+    #expect(store.snapshot == head)
+    let queue = try DatabaseQueue(path: path)
+    defer { try? queue.close() }
+    #expect(
+      try queue.read { db in try Double.fetchOne(db, sql: "SELECT gainDB FROM clip WHERE id = 2") }
+        == -1)
+  }
+
   /// A prune may drop the version a pending move's rows hold: it writes them first.
   @Test func aPruneFoldsThePendingMove() throws {
     let dir = try TemporaryDirectory()
