@@ -419,7 +419,9 @@ public final class TimelineStore: Sendable {
           ? "it is on a read-only file system"
           : "its permissions do not let you write it (chmod u+w \(path), or ask its owner)")
     }
-    let folder = (path as NSString).deletingLastPathComponent
+    // Not NSString's deletingLastPathComponent: this Foundation traps on a one-character name
+    // (`tape new a` died with an illegal instruction).
+    let folder = RawPath(path).folder.description
     for suffix in ["-wal", "-shm"] where FileIdentity(path: path + suffix) != nil {
       guard Glibc.access(path + suffix, R_OK | W_OK) == 0 else {
         throw .readOnly(
@@ -450,7 +452,7 @@ public final class TimelineStore: Sendable {
     guard access != .write else { return (path, nil) }
     let wal = path + "-wal"
     let shm = path + "-shm"
-    let folder = (path as NSString).deletingLastPathComponent
+    let folder = RawPath(path).folder.description
     let folderWritable = invitesWriting(folder.isEmpty ? "." : folder, asFolder: true)
     if let log = FileIdentity(path: wal) {
       // A writer killed right after creating the log leaves its 32-byte header and an index
