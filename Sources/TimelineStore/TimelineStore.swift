@@ -646,7 +646,9 @@ public final class TimelineStore: Sendable {
   /// Writes a pending history move to the rows (``PendingMove``), so that a file no process
   /// holds open has none. A failure (another process holds the write lock, a row edited behind
   /// Tape's back) leaves it pending, which every reader applies and the next edit folds: the
-  /// close goes on, and the failure is logged.
+  /// close goes on, and the failure is logged; at debug level when it is a row edited behind
+  /// Tape's back or damage, which the write that just failed said already (a command's error
+  /// is one line) and every later write says again.
   private func foldPendingMove() {
     guard access == .write else { return }
     do {
@@ -659,7 +661,13 @@ public final class TimelineStore: Sendable {
         }
       }
     } catch {
-      logger.warning("the last history move stays pending in \(path): \(Self.translate(error))")
+      let error = Self.translate(error)
+      switch error {
+      case .historyDiverged, .corrupt:
+        logger.debug("the last history move stays pending in \(path): \(error)")
+      default:
+        logger.warning("the last history move stays pending in \(path): \(error)")
+      }
     }
   }
 

@@ -53,6 +53,38 @@ struct DamagedProjectTests {
     try ws.tape("ls", song)
   }
 
+  /// A clip row edited behind Tape's back while a large history move is pending (left by a
+  /// killed editor): an edit, which folds the move first, and a redo, which checks the rows it
+  /// covers, are refused in one line, and nothing changes. (The store's close tried the fold
+  /// again and logged its failure: a second line, a dated warning, after the error.)
+  @Test func aRowChangedUnderAPendingMoveIsRefusedInOneLine() throws {
+    let ws = try Workspace()
+    let song = ws.path("song.tape")
+    // 600 clips in version 2, one gain edit in version 3.
+    let made = try TapeBinary.run(
+      TapeBinary.testing, ["fixture", song, "--clips", "600", "--versions", "3"])
+    #expect(made.status == 0, "\(made.stderr)")
+    // An editor's checkout of the empty version 1, kept pending; the editor is then killed.
+    let (holder, out, _) = try startTape(
+      ["hold-checkout", song, "1", "--seconds", "60"], executable: TapeBinary.testing)
+    let acknowledged = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+    kill(holder.processIdentifier, SIGKILL)
+    holder.waitUntilExit()
+    #expect(acknowledged == "checkout 1\n")
+    try sqlite3(song, "UPDATE clip SET timelineStart = timelineStart + 1 WHERE id = 5")
+    let before = try ws.fingerprint("song.tape")
+    for command in [["track", "add", song, "A"], ["redo", song]] {
+      let result = try TapeBinary.run(command, environment: ["NO_COLOR": "1"])
+      #expect(result.status == 65, "\(command)")
+      #expect(
+        result.stderr
+          == "error: the project's history no longer matches its data, so nothing was changed; please report this with the project file\n",
+        "\(command)")
+      #expect(try ws.fingerprint("song.tape") == before, "\(command)")
+    }
+    #expect(try storedHead(song) == "1\n")
+  }
+
   /// A page of the clip table zeroed (a disk's damage): every command refuses the project,
   /// also a one-clip edit, which reads only the clips it names (it had committed two versions
   /// into the damaged file; found by a user trial). The edit walks every page of the clip
