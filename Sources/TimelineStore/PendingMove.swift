@@ -16,9 +16,9 @@ internal import GRDB
 /// - a whole read of the project (``SnapshotReader/load(_:clips:)``) applies it after the rows;
 /// - a history move composes its own change with it (``TimelineStore``'s `move`);
 /// - every other write (an edit, a scoped edit, a prune) folds it first, in the write's own
-///   transaction, so an edit reads and writes rows that hold the head, as always; closing a
-///   store folds it too, so a file that no process holds open has none (unless one was
-///   stopped);
+///   transaction, so an edit reads and writes rows that hold the head, as always; closing the
+///   store that made it folds it too, so a file that no process holds open has none (unless
+///   one was stopped);
 /// - `changes` is what history says between `base` and the head, so a damaged `changes` is
 ///   made again from history (``VersionGraph/pathChanges(from:to:blocks:_:)``), and
 ///   ``TimelineStore/verify()`` compares the two. It is stored with a checksum and the

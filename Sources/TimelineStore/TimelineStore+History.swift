@@ -313,7 +313,10 @@ extension TimelineStore {
         StoreSnapshot(version: to.id, project: held.project)
       )
     }
-    state.withLock { $0.pendingMove = kept }
+    state.withLock { state in
+      state.pendingMove = kept
+      if kept != nil { state.madePendingMove = true }
+    }
     return snapshot
   }
 }

@@ -187,6 +187,8 @@ public final class TimelineStore: Sendable {
     var closed = false
     /// The pending move this store's last move wrote (``PendingMove/Kept``).
     var pendingMove: PendingMove.Kept?
+    /// A move of this store has left a move pending: its close folds what is pending.
+    var madePendingMove = false
   }
 
   private init(
@@ -643,14 +645,18 @@ public final class TimelineStore: Sendable {
     releaseHeader()
   }
 
-  /// Writes a pending history move to the rows (``PendingMove``), so that a file no process
-  /// holds open has none. A failure (another process holds the write lock, a row edited behind
-  /// Tape's back) leaves it pending, which every reader applies and the next edit folds: the
-  /// close goes on, and the failure is logged; at debug level when it is a row edited behind
-  /// Tape's back or damage, which the write that just failed said already (a command's error
-  /// is one line) and every later write says again.
+  /// Writes a pending history move to the rows (``PendingMove``) when a move of this store
+  /// left one, so that a file no process holds open has none. A failure (another process holds
+  /// the write lock, a row edited behind Tape's back) leaves it pending, which every reader
+  /// applies and the next edit folds: the close goes on, and the failure is logged (at debug
+  /// level for a row edited behind Tape's back or damage, which every later write says).
+  ///
+  /// A store that made no such move leaves a pending move (another process's, stopped) to the
+  /// next edit: its own write either folded it or failed, busy or over a changed row, and the
+  /// close tried again: a command that failed waited for the lock twice and said its error
+  /// twice, the second time as a dated warning.
   private func foldPendingMove() {
-    guard access == .write else { return }
+    guard access == .write, state.withLock({ $0.madePendingMove }) else { return }
     do {
       try queue.writeWithoutTransaction { db in
         guard try PendingMove.exists(db) else { return }
