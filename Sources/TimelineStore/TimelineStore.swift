@@ -648,8 +648,7 @@ public final class TimelineStore: Sendable {
   /// Writes a pending history move to the rows (``PendingMove``) when a move of this store
   /// left one, so that a file no process holds open has none. A failure (another process holds
   /// the write lock, a row edited behind Tape's back) leaves it pending, which every reader
-  /// applies and the next edit folds: the close goes on, and the failure is logged (at debug
-  /// level for a row edited behind Tape's back or damage, which every later write says).
+  /// applies and the next edit folds: the close goes on, and the failure is logged.
   ///
   /// A store that made no such move leaves a pending move (another process's, stopped) to the
   /// next edit: its own write either folded it or failed, busy or over a changed row, and the
@@ -667,13 +666,7 @@ public final class TimelineStore: Sendable {
         }
       }
     } catch {
-      let error = Self.translate(error)
-      switch error {
-      case .historyDiverged, .corrupt:
-        logger.debug("the last history move stays pending in \(path): \(error)")
-      default:
-        logger.warning("the last history move stays pending in \(path): \(error)")
-      }
+      logger.warning("the last history move stays pending in \(path): \(Self.translate(error))")
     }
   }
 
