@@ -82,7 +82,7 @@ public struct AudioCache: Sendable {
     memory = ChunkPool(locksMemory: lockingMemory)
     projectFolder = RawPath(path).folder
     let beside = Self.directory(forProject: path)
-    let folder = (path as NSString).deletingLastPathComponent
+    let folder = RawPath(path).folder.description
     var info = stat()
     let project = stat(path, &info) == 0 ? info : nil
     owners = [geteuid()] + (project.map { [UInt32($0.st_uid)] } ?? [])
@@ -293,7 +293,7 @@ public struct AudioCache: Sendable {
   /// Writes `bytes` to `path` through ``SafeOutput`` (creating the cache folder on the way).
   func write(_ bytes: [UInt8], to path: String) throws(AudioFileError) {
     makeUserCacheParents()
-    guard prepare((path as NSString).deletingLastPathComponent) else { return }
+    guard prepare(RawPath(path).folder.description) else { return }
     do throws(SafeFileError) {
       let output = try SafeOutput(
         try OutputDestination.resolve(path, creatingFolder: true, ownFile: true))
@@ -340,7 +340,7 @@ public struct AudioCache: Sendable {
       throw .sourceChanged(source: source.id.description, path: file.description)
     }
     makeUserCacheParents()
-    let folder = (path as NSString).deletingLastPathComponent
+    let folder = RawPath(path).folder.description
     guard prepare(folder) else {
       if FileIdentity(path: folder) == nil {
         // Not there and not made: a home folder that does not exist (a service's), a

@@ -4,7 +4,7 @@ import Foundation
 // compact encoding of the history blocks, read and written.
 
 extension NetChanges {
-  private static let encodingVersion: UInt8 = 1
+  static let encodingVersion: UInt8 = 1
 
   /// Adds a version's stored changes as happening after these: a SQLite session changeset (what
   /// versions stored before the packed encoding, read as they are) or the packed encoding
@@ -79,11 +79,13 @@ extension NetChanges {
   /// The compact encoding: a version byte, then per row its table, kind and id, and a bit mask
   /// of the columns present with their values, for the old values and then the new ones.
   /// Integers are zigzag LEB128, reals 8 bytes. A one-field clip update takes about 24 bytes,
-  /// half of a session changeset's entry.
-  func encoded() -> Data {
+  /// half of a session changeset's entry. With `header`, that many zero bytes come first, for
+  /// the caller to fill (a pending move's checksum: see ``PendingMove/Stored``), without a copy.
+  func encoded(after header: Int = 0) -> Data {
     // Bytes first, one Data at the end: appending byte by byte to Data costs several times more.
-    var out: [UInt8] = [Self.encodingVersion]
-    out.reserveCapacity(1 + count * 24)
+    var out = [UInt8](repeating: 0, count: header)
+    out.reserveCapacity(header + 1 + count * 24)
+    out.append(Self.encodingVersion)
     forEach { key, kind, old, new in
       out.append(UInt8(key.table))
       out.append(kind.rawValue)

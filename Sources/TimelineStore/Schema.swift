@@ -23,6 +23,10 @@ enum Schema {
   static let clipDetailTable = ClipDetailRow.table
   static let pendingMoveTable = "pending_move"
   static let pendingTailTable = "pending_move_tail"
+  /// The migrations that made ``pendingMoveTable`` and ``pendingTailTable``: a file that records
+  /// one and lacks its table was damaged, not made before it.
+  static let pendingMoveMigration = "v13"
+  static let pendingTailMigration = "v14"
 
   /// The tables whose changes are history; everything else (ids, head, transient state) is not.
   /// New tables are added at the end, never columns to a table: a changeset records a table's
@@ -367,7 +371,7 @@ enum Schema {
       // makes their blocks once the file is open for writing.
       try HistoryBlocks.standard.queueMissingBlocks(db)
     }
-    migrator.registerMigration("v13") { db in
+    migrator.registerMigration(pendingMoveMigration) { db in
       // A large history move's net change, not yet written to the tracked tables, the
       // version they hold and the head's revision when it was written (``PendingMove``): at
       // most one row.
@@ -381,7 +385,9 @@ enum Schema {
           )
           """)
     }
-    migrator.registerMigration("v14") { db in
+    migrator.registerMigration(pendingTailMigration) { db in
+      // A pending change stored bare (by v13's Tape) gets its checksum and versions.
+      try PendingMove.upgradeBareRow(db)
       // The moves made since the pending move's row was written, composed (``PendingMove``):
       // a small move after a large one writes this instead of the large change again. At most
       // one row, and only beside a pending move.

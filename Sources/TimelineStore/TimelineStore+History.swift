@@ -264,7 +264,8 @@ extension TimelineStore {
         func checkRows() throws {
           // The rows must hold what the change starts from (what a move under it expects).
           try RowWriter.check(back.changes, under: nil, db)
-          try PendingMove.write(NetChanges(), base: to.id, revision: newHead.revision, db)
+          try PendingMove.write(
+            NetChanges(), base: to.id, head: to.id, revision: newHead.revision, db)
           try newHead.write(db)
         }
         let held: HeldProject
@@ -290,12 +291,14 @@ extension TimelineStore {
           try RowWriter.check(changes, under: pending?.changes, db)
           if var earlier = pending.take() {
             // Appended to in place: `earlier` holds the only reference.
-            try earlier.write(adding: changes, revision: newHead.revision, db)
+            try earlier.write(
+              adding: changes, head: newHead.version, revision: newHead.revision, db)
             kept = earlier.changes.isEmpty ? nil : earlier
           } else {
             // The snapshot at the base: the one held before this first pending move.
             kept = try PendingMove.write(
-              changes, base: head.version, revision: newHead.revision, baseSnapshot: old, db)
+              changes, base: head.version, head: newHead.version, revision: newHead.revision,
+              baseSnapshot: old, db)
           }
         } else {
           try RowWriter.apply(changes, match: .recorded, db)
@@ -308,7 +311,10 @@ extension TimelineStore {
         StoreSnapshot(version: to.id, project: held.project)
       )
     }
-    state.withLock { $0.pendingMove = kept }
+    state.withLock { state in
+      state.pendingMove = kept
+      if kept != nil { state.madePendingMove = true }
+    }
     return snapshot
   }
 }

@@ -55,7 +55,7 @@ extension TimelineStore {
         timer.setEventHandler(handler: poll)
         timer.resume()
         let name = (path as NSString).lastPathComponent
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = RawPath(path).folder.description
         // TAPE_NO_INOTIFY=1 leaves only the timer (to measure what inotify gains).
         let watcher =
           ProcessInfo.processInfo.environment["TAPE_NO_INOTIFY"] != nil

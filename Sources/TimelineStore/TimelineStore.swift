@@ -187,6 +187,8 @@ public final class TimelineStore: Sendable {
     var closed = false
     /// The pending move this store's last move wrote (``PendingMove/Kept``).
     var pendingMove: PendingMove.Kept?
+    /// A move of this store has left a move pending: its close folds what is pending.
+    var madePendingMove = false
   }
 
   private init(
@@ -419,7 +421,9 @@ public final class TimelineStore: Sendable {
           ? "it is on a read-only file system"
           : "its permissions do not let you write it (chmod u+w \(path), or ask its owner)")
     }
-    let folder = (path as NSString).deletingLastPathComponent
+    // Not NSString's deletingLastPathComponent: this Foundation traps on a one-character name
+    // (`tape new a` died with an illegal instruction).
+    let folder = RawPath(path).folder.description
     for suffix in ["-wal", "-shm"] where FileIdentity(path: path + suffix) != nil {
       guard Glibc.access(path + suffix, R_OK | W_OK) == 0 else {
         throw .readOnly(
@@ -450,7 +454,7 @@ public final class TimelineStore: Sendable {
     guard access != .write else { return (path, nil) }
     let wal = path + "-wal"
     let shm = path + "-shm"
-    let folder = (path as NSString).deletingLastPathComponent
+    let folder = RawPath(path).folder.description
     let folderWritable = invitesWriting(folder.isEmpty ? "." : folder, asFolder: true)
     if let log = FileIdentity(path: wal) {
       // A writer killed right after creating the log leaves its 32-byte header and an index
@@ -641,12 +645,17 @@ public final class TimelineStore: Sendable {
     releaseHeader()
   }
 
-  /// Writes a pending history move to the rows (``PendingMove``), so that a file no process
-  /// holds open has none. A failure (another process holds the write lock, a row edited behind
-  /// Tape's back) leaves it pending, which every reader applies and the next edit folds: the
-  /// close goes on, and the failure is logged.
+  /// Writes a pending history move to the rows (``PendingMove``) when a move of this store
+  /// left one, so that a file no process holds open has none. A failure (another process holds
+  /// the write lock, a row edited behind Tape's back) leaves it pending, which every reader
+  /// applies and the next edit folds: the close goes on, and the failure is logged.
+  ///
+  /// A store that made no such move leaves a pending move (another process's, stopped) to the
+  /// next edit: its own write either folded it or failed, busy or over a changed row, and the
+  /// close tried again: a command that failed waited for the lock twice and said its error
+  /// twice, the second time as a dated warning.
   private func foldPendingMove() {
-    guard access == .write else { return }
+    guard access == .write, state.withLock({ $0.madePendingMove }) else { return }
     do {
       try queue.writeWithoutTransaction { db in
         guard try PendingMove.exists(db) else { return }

@@ -399,7 +399,7 @@ struct Render: ParsableCommand {
         } catch {
           throw MissingInput(
             message:
-              "cannot create the folder \(folder) for the stems (does \((folder as NSString).deletingLastPathComponent) exist?)"
+              "cannot create the folder \(folder) for the stems (does \(RawPath(folder).folder) exist?)"
           )
         }
       } else if !isFolder.boolValue {
@@ -599,7 +599,7 @@ struct Render: ParsableCommand {
   }
 
   private static func resolvedPath(_ path: String) -> String {
-    let folder = (path as NSString).deletingLastPathComponent
+    let folder = RawPath(path).folder.description
     let name = (path as NSString).lastPathComponent
     guard let real = realpath(folder.isEmpty ? "." : folder, nil) else { return path }
     defer { free(real) }

@@ -31,6 +31,31 @@ struct EditorRoughEdgesTests {
     #expect(try ws.tape("ls", song, "--frames").stdout.contains("c3     s1      96000f"))
   }
 
+  /// A project named by one character in the current folder (`tape new a`): Foundation's
+  /// `deletingLastPathComponent` traps on such a name, and every command that took the
+  /// project's folder from it (new, import, ls, render, diff…) died with an illegal
+  /// instruction (exit 132). Each works, and so does a render to a one-character name.
+  @Test func aOneCharacterProjectNameWorks() throws {
+    let ws = try Workspace()
+    let folder = URL(fileURLWithPath: ws.path(""))
+    @discardableResult
+    func tape(_ arguments: String...) throws -> TapeBinary.Result {
+      let result = try TapeBinary.run(arguments, directory: folder)
+      #expect(
+        result.status == 0 && !result.killedBySignal,
+        "tape \(arguments.joined(separator: " ")) → \(result.status): \(result.stderr)")
+      return result
+    }
+    try tape("new", "a")
+    try tape("import", "a", TestAudio.path("speech-mono-48k-16.wav"))
+    try tape("track", "add", "a", "Voice")
+    try tape("clip", "add", "a", "t1", "s1", "--at", "0", "--length", "1s")
+    #expect(try tape("ls", "a").stdout.hasPrefix("version 4 "))
+    try tape("render", "a", "-o", "m", "--format", "wav")
+    #expect(FileManager.default.fileExists(atPath: ws.path("m")))
+    #expect(try tape("diff", "a", "2", "3").stdout == "t1 added \"Voice\"\n")
+  }
+
   /// A listing whose reader stops early (`| head`) ends quietly with exit 0, past the 64 KB a
   /// pipe holds: ls, history --all (its default shows the last 30) and diff (it was "could not write the result…", exit 74; diff's
   /// words are bounded now, its `--json` lists every change).

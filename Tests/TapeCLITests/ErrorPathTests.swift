@@ -499,6 +499,32 @@ struct ErrorPathTests {
     try ws.tape("clip", "rm", song, "c1")
   }
 
+  /// The same with a large move left pending by a killed editor: an edit, an undo and a
+  /// one-clip edit each say busy once, and nothing changes. (The close tried to fold the move
+  /// too, so each waited for the lock twice and logged a second line, a dated warning.)
+  @Test func aProjectLockedWithAMovePendingIsBusyInOneLine() throws {
+    let ws = try Workspace()
+    let song = try projectWithAMovePending(ws)
+    let before = try ws.fingerprint("song.tape")
+    let (holder, out, _) = try startTape(
+      ["hold-lock", song, "--seconds", "20"], executable: TapeBinary.testing)
+    defer {
+      kill(holder.processIdentifier, SIGKILL)
+      holder.waitUntilExit()
+    }
+    #expect(String(decoding: out.fileHandleForReading.availableData, as: UTF8.self) == "locked\n")
+    for command in [["track", "add", song, "A"], ["undo", song], ["clip", "rm", song, "c1"]] {
+      let busy = try TapeBinary.run(
+        command, environment: ["NO_COLOR": "1", "TAPE_BUSY_TIMEOUT": "0.3"])
+      #expect(busy.status == 75, "\(command)")
+      #expect(
+        busy.stderr
+          == "error: project is busy: another tape process is writing to it; try again when it has finished\n",
+        "\(command)")
+    }
+    #expect(try ws.fingerprint("song.tape") == before)
+  }
+
   /// TAPE_BUSY_TIMEOUT out of range or not a number is one line and exit 64 (it trapped on
   /// nan, inf and 1e10, and a typo was ignored); a valid value works.
   /// Also what `Double(_:)` takes but the documentation does not (hex, blanks, a sign, an

@@ -8,6 +8,11 @@ import TimelineStore
 //                                               version (`commit 12`, `undo 11`, `redo 12`,
 //                                               `checkout 3`; `toward 3` before a far checkout)
 //   tape-testing hold-lock FILE [--seconds S]   hold the write lock (prints `locked`)
+//   tape-testing hold-checkout FILE VERSION [--seconds S]
+//                                               check out VERSION as an editor does (a large
+//                                               move kept pending), print `checkout N`, keep
+//                                               the store open S seconds (or until killed),
+//                                               then close it (which folds the move)
 //   tape-testing verify FILE                    the store's own check, as JSON; exit 65 if bad
 //   tape-testing fixture FILE --clips N --versions M
 //                                               a new project of N clips on 10 tracks and M
@@ -153,6 +158,16 @@ func fixture(_ file: String, clips: Int, versions: Int) throws {
   try editor.close()
 }
 
+/// A long-lived store's checkout (an editor's, the API's default): a large move stays pending
+/// while the store is open, as other processes then find the file.
+func holdCheckout(_ file: String, version: Int64, seconds: Double) throws {
+  let store = try TimelineStore.open(at: file)
+  acknowledge("checkout \(try store.checkout(version).version)")
+  Thread.sleep(forTimeInterval: seconds)
+  try store.close()
+  acknowledge("closed")
+}
+
 func verify(_ file: String) throws -> Bool {
   let report = try TimelineStore.open(at: file, access: .read).verify()
   let encoder = JSONEncoder()
@@ -175,6 +190,14 @@ do {
   case "hold-lock":
     let seconds = option("--seconds", in: arguments).flatMap { Double($0) } ?? 5
     try TimelineStore.open(at: file).holdWriteLock(for: seconds) { acknowledge("locked") }
+  case "hold-checkout":
+    guard let version = arguments.dropFirst(2).first.flatMap({ Int64($0) }) else {
+      FileHandle.standardError.write(Data("usage: tape-testing hold-checkout FILE VERSION\n".utf8))
+      exit(64)
+    }
+    try holdCheckout(
+      file, version: version,
+      seconds: option("--seconds", in: arguments).flatMap { Double($0) } ?? 5)
   case "verify":
     if try !verify(file) { exit(65) }
   case "fixture":

@@ -528,6 +528,126 @@ struct PendingMoveTests {
     try store.close()
   }
 
+  /// A file whose pending row's table was dropped or renamed behind Tape's back is damaged,
+  /// not a file made before the table: its rows may hold an earlier version than the head,
+  /// and nothing says which. Every store refuses it (reading the rows as the head would show
+  /// the wrong project, and an edit on them would record changes from it), and nothing
+  /// changes. (Both used to read the rows as the head.)
+  @Test(arguments: [
+    "DROP TABLE pending_move", "ALTER TABLE pending_move RENAME TO pending_move_old",
+  ])
+  func aMissingPendingMoveTableIsDamage(tampering: String) throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    // Kept open, as by a process that was stopped: its close would fold.
+    let store = try Self.twoGainsAndAnUndo(at: path)
+    defer { try? store.close() }
+    try Self.tamper(path, tampering)
+    let missing = StoreError.corrupt(detail: "the pending_move table is missing")
+    #expect(throws: missing) { try TimelineStore.open(at: path, access: .read) }
+    #expect(throws: missing) { try TimelineStore.open(at: path) }
+    let editor = try ScopedEditor(at: path, historyBlocks: .standard)
+    defer { try? editor.close() }
+    #expect(throws: missing) {
+      try editor.commit(scope: EditScope(clips: [Clip.ID(3)]), label: "Gain 3") { project, _ in
+        try project.setClipGain(Clip.ID(3), Gain(decibels: -3))
+      }
+    }
+    let queue = try DatabaseQueue(path: path)
+    defer { try? queue.close() }
+    // The rows still hold the version before the undo: clip 2 at -1 dB.
+    #expect(
+      try queue.read { db in try Double.fetchOne(db, sql: "SELECT gainDB FROM clip WHERE id = 2") }
+        == -1)
+  }
+
+  /// A pending change's bytes damaged so that they still decode, into another change (a
+  /// gain's 8 bytes rewritten: the undo's new value, or the old value it expects of the row),
+  /// are found by the row's checksum and made again from history: readers read the head, and
+  /// the next edit folds what history says. (Before the checksum, a reader showed the other
+  /// gain, and with the old value changed every edit failed as if a row had been edited
+  /// behind Tape's back.)
+  @Test(arguments: [-1.0, -4.0])
+  func aPendingChangeDamagedIntoAnotherChangeIsMadeAgainFromHistory(gain: Double) throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let store = try Self.store(at: path)
+    defer { try? store.close() }
+    try Self.setGain(of: 2, to: -1, in: store)
+    try Self.setGain(of: 2, to: -4, in: store)
+    try store.undo()
+    let undone = store.snapshot
+    let queue = try DatabaseQueue(path: path)
+    let blob = try #require(
+      try queue.read { db in try Data.fetchOne(db, sql: "SELECT changes FROM pending_move") })
+    func bytes(_ value: Double) -> Data {
+      withUnsafeBytes(of: value.bitPattern.littleEndian) { Data($0) }
+    }
+    let range = try #require(blob.range(of: bytes(gain)))
+    var damaged = blob
+    damaged.replaceSubrange(range, with: bytes(-3))
+    try queue.write { db in
+      try db.execute(sql: "UPDATE pending_move SET changes = ?", arguments: [damaged])
+    }
+    try queue.close()
+    #expect(try Self.file(path).project == undone.project)
+    #expect(try !store.verify().pendingMoveMatches)
+    // Another process's edit (the store that moved keeps the change it wrote).
+    let second = try TimelineStore.open(at: path, historyBlocks: .standard)
+    defer { try? second.close() }
+    try Self.setGain(of: 3, to: -2, in: second)
+    let file = try Self.file(path)
+    #expect(!file.pending)
+    #expect(file.project == second.snapshot.project)
+    #expect(try second.verify().isOK)
+  }
+
+  /// A pending move's `base` changed in its column to another version is taken from the
+  /// stored change, which keeps it under its checksum: readers read the head, and a checkout
+  /// of that version goes there (it used to take the way back to what the rows hold, the
+  /// change turned around, and put the rows' version under that version's number). With the
+  /// change damaged too, nothing says what the rows hold but the column, which they do not:
+  /// the file is refused as damaged, and nothing changes.
+  @Test(arguments: [false, true])
+  func aPendingMovesBaseChangedBehindTapesBackIsFound(changesDamaged: Bool) throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let store = try Self.twoGainsAndAnUndo(at: path)
+    defer { try? store.close() }
+    let head = store.snapshot
+    // Neither the version the rows hold (the head's child) nor the head.
+    let other = head.version - 1
+    let expected = try store.project(at: other)
+    try Self.tamper(
+      path,
+      "UPDATE pending_move SET base = \(other)"
+        + (changesDamaged ? ", changes = x'0102'" : ""))
+    guard changesDamaged else {
+      #expect(try Self.file(path).project == head.project)
+      #expect(try !store.verify().pendingMoveMatches)
+      let second = try TimelineStore.open(
+        at: path, historyBlocks: .standard, deferredMoveRows: 1)
+      defer { try? second.close() }
+      try second.checkout(other)
+      #expect(second.snapshot.project == expected)
+      #expect(try Self.file(path).project == expected)
+      return
+    }
+    let damaged = StoreError.corrupt(
+      detail:
+        "the pending history move is damaged, and the rows do not hold version \(other), which it names"
+    )
+    #expect(throws: damaged) { try TimelineStore.open(at: path, access: .read) }
+    #expect(throws: damaged) { try TimelineStore.open(at: path) }
+    #expect(throws: damaged) { try store.checkout(other) }
+    #expect(store.snapshot == head)
+    let queue = try DatabaseQueue(path: path)
+    defer { try? queue.close() }
+    #expect(
+      try queue.read { db in try Double.fetchOne(db, sql: "SELECT gainDB FROM clip WHERE id = 2") }
+        == -1)
+  }
+
   /// A prune may drop the version a pending move's rows hold: it writes them first.
   @Test func aPruneFoldsThePendingMove() throws {
     let dir = try TemporaryDirectory()
@@ -649,8 +769,13 @@ struct PendingMoveTests {
     try expectSound("folded")
   }
 
-  /// A damaged tail is made again from history with the row, as a damaged row is.
-  @Test func aDamagedTailIsMadeAgainFromHistory() throws {
+  /// A damaged tail (bytes that are no change; one byte changed, which still decodes) is made
+  /// again from history with the row, as a damaged row is: readers read the head, `verify`
+  /// says it is damaged, and the next edit folds what history says.
+  @Test(arguments: [
+    "x'ff00'", "substr(changes, 1, 30) || x'07' || substr(changes, 32)",
+  ])
+  func aDamagedTailIsMadeAgainFromHistory(damage: String) throws {
     let dir = try TemporaryDirectory()
     let path = dir.path("song.tape")
     let store = try Self.store(at: path)
@@ -660,12 +785,44 @@ struct PendingMoveTests {
     try store.undo()
     let undone = store.snapshot
     #expect(try Self.storedRows(path).tail != nil)
-    try Self.tamper(path, "UPDATE pending_move_tail SET changes = x'ff00'")
+    try Self.tamper(path, "UPDATE pending_move_tail SET changes = \(damage)")
     #expect(try Self.file(path).project == undone.project)
     #expect(!(try store.verify().pendingMoveMatches))
     try Self.addClips(1, to: store)
     #expect(try Self.file(path).project == store.snapshot.project)
     #expect(try store.verify().isOK)
     try store.close()
+  }
+
+  /// A pending change stored bare, without checksum or tail, by the Tape before both (schema
+  /// v13), as a stopped editor leaves it: a reader that does not upgrade the file reads it as
+  /// that Tape did, and opening the file to write stores it with its checksum, sound.
+  @Test func aPendingChangeStoredBareByTheTapeBeforeIsReadAndUpgraded() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.path("song.tape")
+    let store = try Self.store(at: path)
+    let fixture = store.snapshot.version
+    try Self.addClips(40, to: store)
+    try store.checkout(fixture)
+    let there = store.snapshot
+    // Stopped, as a killed editor: its close would fold the move.
+    store.state.withLock { $0.pendingMove = nil }
+    store.state.withLock { $0.madePendingMove = false }
+    try store.close()
+    try Self.tamper(
+      path,
+      """
+      UPDATE pending_move SET changes = substr(changes, \(PendingMove.Stored.headerBytes + 1));
+      DROP TABLE pending_move_tail;
+      DELETE FROM grdb_migrations WHERE identifier = '\(Schema.pendingTailMigration)';
+      """)
+    let reader = try TimelineStore.open(at: path, access: .read)
+    #expect(reader.snapshot.project == there.project)
+    try reader.close()
+    let writer = try TimelineStore.open(at: path, historyBlocks: .standard, deferredMoveRows: 1)
+    defer { try? writer.close() }
+    #expect(writer.snapshot.project == there.project)
+    #expect(try writer.verify().isOK)
+    #expect(try Self.storedRows(path).changes?.first == PendingMove.Stored.tag)
   }
 }
