@@ -90,13 +90,11 @@ public struct ClipIndex: Sendable, Hashable {
     if ids.count <= 4 {
       for id in ids {
         guard let place = places[id],
-          let track = project.tracks.first(where: { $0.id == place.track })
+          let track = project.tracks.firstIndex(where: { $0.id == place.track }),
+          let position = project.tracks[track].clips.index(of: id, at: place.start)
+            ?? project.tracks[track].clips.index(of: id)
         else { continue }
-        if let (clip, position) = track.clips.clips(at: [(place.start, id)])[0] {
-          found.append((clip, track.id, position))
-        } else if let position = track.clips.index(of: id) {
-          found.append((track.clips[position], track.id, position))
-        }
+        found.append((project.tracks[track].clips[position], place.track, position))
       }
       return found
     }

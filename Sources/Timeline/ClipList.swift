@@ -106,6 +106,15 @@ public struct ClipList: Sendable {
     return chunks[chunk][offset]
   }
 
+  /// The position of the clip with `id` that starts at `start`, in a list in timeline order:
+  /// one binary search; nil when it is not there.
+  public func index(of id: Clip.ID, at start: FramePosition) -> Int? {
+    guard let (chunk, offset) = firstNotBefore(start: start, id: id),
+      chunks[chunk][offset].id == id
+    else { return nil }
+    return (chunk == 0 ? 0 : ends[chunk - 1]) + offset
+  }
+
   /// The position of the first clip not before (`start`, `id`) in timeline order, for a list in
   /// timeline order.
   func insertionIndex(start: FramePosition, id: Clip.ID) -> Int {

@@ -528,15 +528,22 @@ extension SnapshotReader {
 struct LocatedClips {
   typealias Place = (clip: Clip, track: Track.ID, position: Int)
   private(set) var places: [Place] = []
-  /// `direct[id]`: the place's index + 1, 0 for none; empty when ids are not dense.
+  /// `direct[id]`: the place's index + 1, 0 for none; empty when ids are few or not dense.
+  /// (Dense: the largest under 8 × their count, so the table takes at most 32 bytes an id.)
   private var direct: [Int32] = []
   private var byID: [Clip.ID: Int] = [:]
 
+  /// From how many ids a table indexed by id is made.
+  static let directFrom = 1_024
+
   init(_ ids: Set<Clip.ID>, in held: HeldProject) {
     let project = held.project
-    let largest = ids.lazy.map(\.rawValue).max() ?? 0
-    if ids.allSatisfy({ $0.rawValue >= 0 }), largest < max(1 << 16, Int64(ids.count) * 8) {
-      direct = Array(repeating: 0, count: Int(largest) + 1)
+    // The table for many ids only: one for an undo's single clip would be 256 KB to clear.
+    if ids.count >= Self.directFrom {
+      let largest = ids.lazy.map(\.rawValue).max() ?? 0
+      if ids.allSatisfy({ $0.rawValue >= 0 }), largest < Int64(ids.count) * 8 {
+        direct = Array(repeating: 0, count: Int(largest) + 1)
+      }
     }
     places.reserveCapacity(ids.count)
     guard ids.count * project.tracks.count > project.clipCount else {
@@ -555,8 +562,14 @@ struct LocatedClips {
   private mutating func add(_ place: Place) {
     let id = place.clip.id
     if direct.isEmpty {
-      guard byID[id] == nil else { return }
-      byID[id] = places.count
+      guard self[id] == nil else { return }
+      // A few (an undo's) are found by a look at each.
+      if places.count >= Self.scanned {
+        if byID.isEmpty {
+          for (index, earlier) in places.enumerated() { byID[earlier.clip.id] = index }
+        }
+        byID[id] = places.count
+      }
     } else {
       guard direct[Int(id.rawValue)] == 0 else { return }
       direct[Int(id.rawValue)] = Int32(places.count + 1)
@@ -578,8 +591,14 @@ struct LocatedClips {
     }
   }
 
+  /// Up to how many places are found by a look at each, without a dictionary.
+  static let scanned = 8
+
   subscript(id: Clip.ID) -> Place? {
-    if direct.isEmpty { return byID[id].map { places[$0] } }
+    if direct.isEmpty {
+      if places.count <= Self.scanned { return places.first { $0.clip.id == id } }
+      return byID[id].map { places[$0] }
+    }
     guard id.rawValue >= 0, id.rawValue < direct.count else { return nil }
     let index = Int(direct[Int(id.rawValue)])
     return index == 0 ? nil : places[index - 1]
