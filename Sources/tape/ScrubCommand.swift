@@ -501,8 +501,11 @@ final class ScrubSession: @unchecked Sendable {
     let started = ContinuousClock.now
     while true {
       do {
+        // Closed right after its one move: a large one written at once, as `tape checkout`
+        // writes it (kept pending, the close would write it again).
         let writer = try TimelineStore.open(
-          at: file, access: .write, busyTimeout: min(Self.busyTry, limit))
+          at: file, access: .write, busyTimeout: min(Self.busyTry, limit),
+          keepingLargeMovesPending: false)
         do {
           try checkStillOpened()
           try writer.checkout(version)
