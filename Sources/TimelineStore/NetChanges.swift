@@ -167,14 +167,7 @@ struct NetChanges: Sendable {
 
     /// The new value of `column` (`nil` when the change leaves it alone).
     func newValue(_ column: Int) -> ChangeValue? {
-      let slot = new(column)
-      switch slot.tag {
-      case Slot.integer: return .integer(Int64(bitPattern: slot.bits))
-      case Slot.real: return .real(Double(bitPattern: slot.bits))
-      case Slot.text, Slot.blob: return payloads[Int(slot.bits)]
-      case Slot.null: return .null
-      default: return nil
-      }
+      NetChanges.value(new(column), payloads: payloads)
     }
   }
 
@@ -283,9 +276,12 @@ struct NetChanges: Sendable {
   func value(_ slot: Slot) -> ChangeValue? { Self.value(slot, payloads: payloads) }
 
   /// The value a slot stands for, its text or blob found in `payloads` (a change's
-  /// ``payloads``): what a reader of many rows keeps instead of a copy of the whole change,
-  /// whose every array a copy counts a reference to.
-  static func value(_ slot: Slot, payloads: [ChangeValue]) -> ChangeValue? {
+  /// ``payloads``, or a buffer of them inside ``forEachRow(in:ahead:_:)``): what a reader of
+  /// many rows keeps instead of a copy of the whole change, whose every array a copy counts a
+  /// reference to.
+  static func value<Payloads: RandomAccessCollection<ChangeValue>>(
+    _ slot: Slot, payloads: Payloads
+  ) -> ChangeValue? where Payloads.Index == Int {
     switch slot.tag {
     case Slot.integer: return .integer(Int64(bitPattern: slot.bits))
     case Slot.real: return .real(Double(bitPattern: slot.bits))
