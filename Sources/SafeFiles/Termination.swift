@@ -15,7 +15,9 @@ import Synchronization
 /// registers it here with ``remember(_:)`` until it is renamed into place or removed.
 ///
 /// The handler does only what a signal handler may: `unlink`, `rmdir`, `write`, `tcsetattr`,
-/// `raise`.
+/// `sem_post`, `raise`. What needs more (a project's log copied into its file, which is SQLite's
+/// work) runs on a thread of its own after the handler, before the process ends
+/// (``beforeStopping(_:)``).
 ///
 /// ```swift
 /// Termination.install(message: "render interrupted; mix.wav was not written")
@@ -43,6 +45,10 @@ public enum Termination {
   /// - Parameter message: printed on stderr, as one `error:` line, when a signal stops the
   ///   command; nil prints nothing.
   public static func install(message text: String? = nil) {
+    install(message: text, signals: [SIGINT, SIGTERM, SIGHUP])
+  }
+
+  private static func install(message text: String?, signals handled: [Int32]) {
     if let text {
       replace(message, with: strdup(text))
     }
@@ -50,7 +56,7 @@ public enum Termination {
     // is made on first use, and a Slot is a class, allocated; made inside the handler, that
     // malloc could interrupt another (glibc then aborts: "malloc(): invalid size"; a `tape
     // new` stopped by SIGTERM or SIGINT died so, 2 rounds of 30 on a fresh-clone CI run).
-    _ = (slots.count, message, terminal, terminalReset)
+    _ = (slots.count, message, terminal, terminalReset, closerWake)
     _ = handling.load(ordering: .sequentiallyConsistent)
     _ = deferring.load(ordering: .sequentiallyConsistent)
     _ = pending.load(ordering: .sequentiallyConsistent)
@@ -59,15 +65,84 @@ public enum Termination {
     action.__sigaction_handler.sa_handler = { signal in Termination.handle(signal) }
     sigemptyset(&action.sa_mask)
     action.sa_flags = 0
-    for signal in [SIGINT, SIGTERM, SIGHUP] {
+    for signal in handled {
       sigaction(signal, &action, nil)
     }
     // A parent may have started us with these signals blocked (some launchers do); a command
     // must still stop when asked.
     var signals = sigset_t()
     sigemptyset(&signals)
-    for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&signals, signal) }
+    for signal in handled { sigaddset(&signals, signal) }
     pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+  }
+
+  /// Installs the handler for SIGINT, SIGTERM and SIGHUP where the process has none (the
+  /// default action, which ends it at once): a command that handles them itself (a player
+  /// stopping its device first) keeps its own.
+  public static func installWhereUnhandled() {
+    install(
+      message: nil,
+      signals: [SIGINT, SIGTERM, SIGHUP].filter { signal in
+        var current = sigaction()
+        sigaction(signal, nil, &current)
+        return current.__sigaction_handler.sa_handler == nil
+      })
+  }
+
+  /// Runs `body` when a signal stops the process, after the handler has removed the files it
+  /// names and printed its line, on a thread made now for it (a handler may call nothing that
+  /// locks or allocates), and ends the process with that signal once `body` returns. A second
+  /// signal meanwhile ends it at once. Meanwhile the other threads go on, but none starts a
+  /// ``withoutInterruption(_:)`` body (which would publish a file the line said was not
+  /// written): it waits for the end. Installed once per process; later calls do nothing.
+  public static func beforeStopping(_ body: @escaping @Sendable () -> Void) {
+    guard !closerInstalled.exchange(true, ordering: .sequentiallyConsistent) else { return }
+    sem_init(closerWake, 0, 0)
+    let box = Unmanaged.passRetained(Closer(body)).toOpaque()
+    var thread = pthread_t()
+    let made = pthread_create(
+      &thread, nil,
+      { context in
+        guard let context else { return nil }
+        let closer = Unmanaged<Closer>.fromOpaque(context).takeRetainedValue()
+        while sem_wait(Termination.closerWake) != 0 {}
+        closer.body()
+        Termination.endWithPendingSignal()
+      }, box)
+    if made == 0 {
+      pthread_detach(thread)
+      closerWakeReady.store(true, ordering: .sequentiallyConsistent)
+    } else {
+      Unmanaged<Closer>.fromOpaque(box).release()
+    }
+  }
+
+  private final class Closer: Sendable {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+  }
+
+  /// Set once ``beforeStopping(_:)`` was called.
+  private static let closerInstalled = Atomic<Bool>(false)
+  /// Set once its thread waits on ``closerWake``.
+  private static let closerWakeReady = Atomic<Bool>(false)
+  /// What the handler posts to wake that thread.
+  nonisolated(unsafe) private static let closerWake: UnsafeMutablePointer<sem_t> = {
+    let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+    semaphore.initialize(to: sem_t())
+    return semaphore
+  }()
+
+  /// Ends the process with the signal that stopped it (after ``beforeStopping(_:)``'s body).
+  private static func endWithPendingSignal() -> Never {
+    let number = pending.load(ordering: .sequentiallyConsistent)
+    signal(number, SIG_DFL)
+    var signals = sigset_t()
+    sigemptyset(&signals)
+    sigaddset(&signals, number)
+    pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+    raise(number)
+    _exit(128 + number)
   }
 
   /// Registers `path` to be removed if a signal stops the process; returns a token for
@@ -96,6 +171,12 @@ public enum Termination {
   public static func withoutInterruption<Result, Failure: Error>(
     _ body: () throws(Failure) -> Result
   ) throws(Failure) -> Result {
+    // Stopping already (``beforeStopping(_:)``'s body runs): wait for the end.
+    while handling.load(ordering: .sequentiallyConsistent)
+      && closerWakeReady.load(ordering: .sequentiallyConsistent)
+    {
+      pause()
+    }
     deferring.add(1, ordering: .sequentiallyConsistent)
     defer {
       if deferring.subtract(1, ordering: .sequentiallyConsistent).newValue == 0 {
@@ -205,6 +286,14 @@ public enum Termination {
 
   /// The signal handler: async-signal-safe calls only.
   private static func handle(_ signalNumber: Int32) {
+    guard !handling.load(ordering: .sequentiallyConsistent) else {
+      // A second signal while ``beforeStopping(_:)``'s body runs: end now.
+      if closerWakeReady.load(ordering: .sequentiallyConsistent) {
+        signal(signalNumber, SIG_DFL)
+        raise(signalNumber)
+      }
+      return
+    }
     pending.store(signalNumber, ordering: .sequentiallyConsistent)
     guard deferring.load(ordering: .sequentiallyConsistent) == 0,
       handling.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent)
@@ -232,6 +321,10 @@ public enum Termination {
       writeError("\n")
     }
     signal(signalNumber, SIG_DFL)
+    if closerWakeReady.load(ordering: .sequentiallyConsistent) {
+      sem_post(closerWake)
+      return
+    }
     var signals = sigset_t()
     sigemptyset(&signals)
     sigaddset(&signals, signalNumber)

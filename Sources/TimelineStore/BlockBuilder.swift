@@ -87,7 +87,7 @@ final class BlockBuilder: @unchecked Sendable {
       // IMMEDIATE: take the write lock before reading the revision, so a commit from the store
       // in between makes us wait (busy timeout) rather than fail on a stale snapshot.
       try connection.writeWithoutTransaction { db in
-        try db.inTransaction(.immediate) {
+        try TimelineStore.immediateTransaction(db, stamping: path) {
           guard try Self.revision(of: version, db) == built.0 else { return .rollback }
           for (span, start, changes) in built.1 {
             try VersionGraph.insertBlock(

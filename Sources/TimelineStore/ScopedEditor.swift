@@ -67,6 +67,9 @@ public final class ScopedEditor: Sendable {
       at: path, access: .write, historyBlocks: historyBlocks, loadingSnapshot: false)
   }
 
+  /// What opening the project did that its user should know (``TimelineStore/notes``).
+  public var notes: [String] { store.notes }
+
   /// The project file.
   public var path: String { store.path }
 

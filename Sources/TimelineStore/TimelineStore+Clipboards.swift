@@ -30,7 +30,7 @@ extension TimelineStore {
   public func saveClipboard(_ clipboard: Clipboard) throws(StoreError) -> Bool {
     try checkWriteAccess()
     do {
-      return try queue.write { db in
+      return try writeTransaction { db in
         let replaced = try Self.deleteClipboard(clipboard.name, db)
         try db.execute(
           sql:
@@ -75,7 +75,7 @@ extension TimelineStore {
   public func removeClipboard(named name: String) throws(StoreError) -> Bool {
     try checkWriteAccess()
     do {
-      return try queue.write { db in try Self.deleteClipboard(name, db) }
+      return try writeTransaction { db in try Self.deleteClipboard(name, db) }
     } catch {
       throw Self.translate(error)
     }

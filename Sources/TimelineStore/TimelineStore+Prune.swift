@@ -83,7 +83,7 @@ extension TimelineStore {
       let filesBefore = Self.fileBytes(path)
       let (versions, dropped, root, tags) = try queue.writeWithoutTransaction { db in
         var result: (Int, [Int64], Int64, [String])?
-        try db.inTransaction(.immediate) {
+        try Self.immediateTransaction(db, stamping: path) {
           // A pending move's base version may be dropped: its rows are written first.
           try PendingMove.fold(db, blocks: historyBlocks)
           result = try Self.pruneRows(request, blocks: historyBlocks, db)

@@ -101,7 +101,7 @@ extension TimelineStore {
     try checkWriteAccess()
     try VersionTag.check(name: name)
     do {
-      return try queue.write { db in
+      return try writeTransaction { db in
         let target = try version ?? Head.read(db).version
         guard try HistoryEntry.read(target, db) != nil else {
           throw StoreError.unknownVersion(target)
@@ -129,7 +129,7 @@ extension TimelineStore {
   public func deleteTag(named name: String) throws(StoreError) -> VersionTag {
     try checkWriteAccess()
     do {
-      return try queue.write { db in
+      return try writeTransaction { db in
         guard let existing = try Self.readTags(db).first(where: { $0.name == name }) else {
           throw StoreError.unknownTag(name)
         }

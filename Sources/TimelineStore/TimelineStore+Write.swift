@@ -37,7 +37,7 @@ extension TimelineStore {
       return try queue.writeWithoutTransaction { db in
         var value: Value?
         var done: (step: WriteStep, old: HeldProject, moves: [HeadMove])?
-        try Self.immediateTransaction(db) {
+        try Self.immediateTransaction(db, stamping: path) {
           let head = try part == nil ? catchUp(db) : Head.read(db)
           // An edit reads and writes rows that hold the head: a pending move is written to
           // them first, in this transaction (``PendingMove``); a history move composes with
@@ -89,16 +89,37 @@ extension TimelineStore {
   /// public operation that changes a project goes through it).
   public var writeCount: Int { writes.load(ordering: .relaxed) }
 
+  /// A write that is no move of the head (a tag, a clipboard, transient state): one
+  /// ``immediateTransaction(_:stamping:_:)`` on the store's connection, committed unless `body`
+  /// throws.
+  func writeTransaction<Value>(_ body: (Database) throws -> Value) throws -> Value {
+    try queue.writeWithoutTransaction { db in
+      var value: Value?
+      try Self.immediateTransaction(db, stamping: path) {
+        value = try body(db)
+        return .commit
+      }
+      guard let value else {
+        throw StoreError.internalFailure("the write finished without a result")
+      }
+      return value
+    }
+  }
+
   /// GRDB's `inTransaction(.immediate)`, with its BEGIN and COMMIT prepared once per
   /// connection: GRDB parses their text anew in every transaction, which took a tenth of an
   /// undo's CPU time. As there: rolled back when `body` throws or says so (the first error is
   /// thrown), and a transaction SQLite aborted on its own (a full disk) is not committed.
+  ///
+  /// Every write transaction of Tape's runs through here: it stamps the project at `path` when
+  /// it starts a log (``LogOwnership/stampIfFresh(_:path:)``).
   static func immediateTransaction(
-    _ db: Database, _ body: () throws -> Database.TransactionCompletion
+    _ db: Database, stamping path: String, _ body: () throws -> Database.TransactionCompletion
   ) throws {
     try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
     var firstError: (any Error)?
     do {
+      try LogOwnership.stampIfFresh(db, path: path)
       switch try body() {
       case .commit:
         guard db.isInsideTransaction else {

@@ -148,6 +148,9 @@ public final class TimelineStore: Sendable {
 
   public let path: String
   public let access: Access
+  /// What opening the project did that its user should know, a line each: a log beside the
+  /// file that was another file's, set aside (``LogOwnership``).
+  public let notes: [String]
   /// Whether commits made after opening can be seen: false for an immutable read.
   public var canFollow: Bool { immutableIdentity == nil }
   /// For a file opened immutably: what it (and a log holding no frame, if there was one) was
@@ -193,8 +196,10 @@ public final class TimelineStore: Sendable {
 
   private init(
     path: String, access: Access, immutableIdentity: ImmutableRead?, queue: DatabaseQueue,
-    state: State, checkpointer: Checkpointer, historyBlocks: HistoryBlocks, deferredMoveRows: Int
+    state: State, checkpointer: Checkpointer, historyBlocks: HistoryBlocks, deferredMoveRows: Int,
+    notes: [String]
   ) {
+    self.notes = notes
     self.path = path
     self.access = access
     self.immutableIdentity = immutableIdentity
@@ -212,6 +217,7 @@ public final class TimelineStore: Sendable {
     // The connection's WAL hook points at the checkpointer: close the connection first.
     try? queue.close()
     checkpointer.close()
+    if access != .write { Self.closeLogIfLast(path) }
     releaseHeader()
   }
 
@@ -277,6 +283,8 @@ public final class TimelineStore: Sendable {
             sql: "INSERT INTO project (id, sampleRate, channels) VALUES (1, ?, ?)",
             arguments: [sampleRate, channels])
         }
+        // The file's own token (LogOwnership), which its logs' stamps go on from.
+        try db.execute(sql: "PRAGMA user_version = \(Int32.random(in: .min ... .max) | 1)")
         try db.execute(
           sql: """
             INSERT INTO version
@@ -342,6 +350,19 @@ public final class TimelineStore: Sendable {
     // Handed to the store; given back here if no store comes of it.
     var leased = true
     defer { if leased { HeaderReaders.shared.release(lease) } }
+    // Before any connection of this process reads through a log beside the file: is it the
+    // file's?
+    var notes: [String] = []
+    if let held = HeaderReaders.shared.descriptor(lease), held.leases == 1 {
+      let folder = RawPath(path).folder.description
+      let writable =
+        held.writable && Glibc.access(folder.isEmpty ? "." : folder, W_OK | X_OK) == 0
+      if let note = try LogOwnership.checkBeforeOpening(
+        path, descriptor: held.descriptor, writable: writable)
+      {
+        notes.append(note)
+      }
+    }
     if access == .write {
       try checkWritable(path)
     } else if try needsMigration(path) {
@@ -392,7 +413,7 @@ public final class TimelineStore: Sendable {
       let store = TimelineStore(
         path: path, access: access, immutableIdentity: immutable, queue: queue, state: loaded,
         checkpointer: checkpointer, historyBlocks: historyBlocks,
-        deferredMoveRows: deferredMoveRows)
+        deferredMoveRows: deferredMoveRows, notes: notes)
       store.headerLease.withLock { $0 = lease }
       leased = false
       try store.checkUnchanged()
@@ -642,7 +663,55 @@ public final class TimelineStore: Sendable {
       throw Self.translate(error)
     }
     checkpointer.close()
+    if access != .write { Self.closeLogIfLast(path) }
     releaseHeader()
+  }
+
+  /// What a reader does as it closes, having closed its own connection: when no other
+  /// connection to the project is left, in this process or any other, the log is copied into
+  /// the file and removed, so that the file alone holds every committed version (`cp`, a
+  /// backup and a sync tool see only the file). A writer's last connection does so as it closes;
+  /// a reader's cannot (it may not write), so a connection that may write opens, reads (which
+  /// opens the log) and closes: SQLite's close checkpoints and removes the log when it is the
+  /// last connection, and does nothing otherwise. It writes only what the log holds: the
+  /// project's content stays as it is. A reader that may not write the file, its folder or the
+  /// log's files does nothing and says nothing.
+  ///
+  /// Rule: the last process to close a project leaves it one file, whatever it did (a `tape
+  /// play` is usually the last: the edits heard while it played stayed in `-wal`, lost to a
+  /// copy of the file and read into a restored backup).
+  static func closeLogIfLast(_ path: String) {
+    guard mayFoldLog(path) else { return }
+    var handle: OpaquePointer?
+    defer { sqlite3_close_v2(handle) }
+    guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { return }
+    _ = sqlite3_exec(handle, "SELECT count(*) FROM sqlite_master", nil, nil, nil)
+  }
+
+  /// Copies the log of the project at `path` into the file and empties it, waiting up to
+  /// `milliseconds` for other connections' transactions; for a process that is stopping (a
+  /// signal) with its own connections still open, so that, if it was the last, the file alone
+  /// holds every committed version. Another process's later commits go on as usual. Does
+  /// nothing where this user may not write the project (see ``closeLogIfLast(_:)``).
+  public static func foldLog(at path: String, waitingUpTo milliseconds: Int32 = 1_000) {
+    guard mayFoldLog(path) else { return }
+    var handle: OpaquePointer?
+    defer { sqlite3_close_v2(handle) }
+    guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { return }
+    _ = tape_sqlite_no_checkpoint_on_close(handle)
+    sqlite3_busy_timeout(handle, milliseconds)
+    _ = sqlite3_exec(handle, "PRAGMA wal_checkpoint(TRUNCATE)", nil, nil, nil)
+  }
+
+  /// Whether this user may fold the project's log into it: a log is there, and the file, its
+  /// folder and the log's two files may be written.
+  private static func mayFoldLog(_ path: String) -> Bool {
+    guard FileIdentity(path: path + "-wal") != nil else { return false }
+    let folder = RawPath(path).folder.description
+    return Glibc.access(path, W_OK) == 0
+      && Glibc.access(folder.isEmpty ? "." : folder, W_OK | X_OK) == 0
+      && Glibc.access(path + "-wal", R_OK | W_OK) == 0
+      && (FileIdentity(path: path + "-shm") == nil || Glibc.access(path + "-shm", R_OK | W_OK) == 0)
   }
 
   /// Writes a pending history move to the rows (``PendingMove``) when a move of this store
@@ -660,7 +729,7 @@ public final class TimelineStore: Sendable {
       try queue.writeWithoutTransaction { db in
         guard try PendingMove.exists(db) else { return }
         let kept = takeKeptPendingMove()
-        try db.inTransaction(.immediate) {
+        try Self.immediateTransaction(db, stamping: path) {
           try PendingMove.fold(db, blocks: historyBlocks, kept: kept)
           return .commit
         }
@@ -696,7 +765,7 @@ public final class TimelineStore: Sendable {
   /// Sets (or with `nil` removes) a value of transient state. Undo and redo never touch it.
   public func setTransientValue(_ value: String?, forKey key: String) throws(StoreError) {
     do {
-      try queue.write { db in
+      try writeTransaction { db in
         if let value {
           try db.execute(
             sql:
@@ -907,7 +976,10 @@ final class HeaderReaders: Sendable {
         open[seen] = (known.descriptor, known.leases + 1)
         return (known.descriptor, seen)
       }
-      let opened = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+      // For writing where this user may (a read-only open otherwise): the check of a log left
+      // beside the file locks through it (LogOwnership).
+      var opened = Glibc.open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK)
+      if opened < 0 { opened = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
       guard opened >= 0 else {
         throw .io(detail: "cannot read \(path): \(String(cString: strerror(errno)))")
       }
@@ -933,6 +1005,16 @@ final class HeaderReaders: Sendable {
       throw .io(detail: "cannot read \(path): \(reason)")
     }
     return (count, key)
+  }
+
+  /// The descriptor `key` names, whether it was opened for writing, and how many stores hold
+  /// it (a lease of the caller's included).
+  func descriptor(_ key: Key) -> (descriptor: Int32, writable: Bool, leases: Int)? {
+    descriptors.withLock { open in
+      open[key].map {
+        ($0.descriptor, fcntl($0.descriptor, F_GETFL) & O_ACCMODE == O_RDWR, $0.leases)
+      }
+    }
   }
 
   /// How many stores hold the header descriptor of the file at `path` (0: none is open).

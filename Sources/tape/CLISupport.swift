@@ -594,7 +594,14 @@ func openStore(
     at: file, access: access, busyTimeout: timeout ?? TimelineStore.defaultBusyTimeout,
     keepingLargeMovesPending: keepingLargeMovesPending)
   if closedAtExit { StoresClosedAtExit.keep(store) }
+  sayNotes(store.notes)
   return store
+}
+
+/// What opening a project did that its user should know (a log set aside: see
+/// ``TimelineStore/notes``), a `note:` line each on stderr.
+func sayNotes(_ notes: [String]) {
+  for note in notes { writeOut(escaped("note: \(note)") + "\n") }
 }
 
 /// The stores a command opened, closed when it has finished, just before the process exits
@@ -612,7 +619,25 @@ enum StoresClosedAtExit {
     ([], []))
 
   static func keep(_ store: any ClosedAtExit) {
-    stores.withLock { $0.open.append(store) }
+    let first = stores.withLock { stores in
+      defer { stores.open.append(store) }
+      return stores.open.isEmpty && stores.closed.isEmpty
+    }
+    if first {
+      // Stopped by a signal, a command leaves each project it opened one file too: its log is
+      // copied into it before the process ends (if it was the last to have it open, nothing
+      // else would). A command that handles the signals itself (play, scrub) closes its stores
+      // as it ends (``Interrupt/reraiseIfRequested()``).
+      Termination.installWhereUnhandled()
+      Termination.beforeStopping { StoresClosedAtExit.foldLogs() }
+    }
+  }
+
+  /// Copies the log of every project still open into its file (``TimelineStore/foldLog(at:waitingUpTo:)``):
+  /// what a command stopped by a signal does before it ends.
+  static func foldLogs() {
+    let open = stores.withLock { $0.open }
+    for path in Set(open.map(\.path)) { TimelineStore.foldLog(at: path) }
   }
 
   /// Closes every open kept store, the last opened first, and keeps referencing them, so that
@@ -635,6 +660,7 @@ enum StoresClosedAtExit {
 
 /// A store ``StoresClosedAtExit`` keeps: a whole project's or a scoped editor's.
 protocol ClosedAtExit: Sendable {
+  var path: String { get }
   func close() throws(StoreError)
 }
 

@@ -145,6 +145,7 @@ extension EditingCommand {
     let editor = try ScopedEditor(
       at: project.file, busyTimeout: try busyTimeout() ?? TimelineStore.defaultBusyTimeout)
     StoresClosedAtExit.keep(editor)
+    sayNotes(editor.notes)
     let command = self
     var own: (any Error)?
     let outcome: ScopedEditor.ScopedCommit

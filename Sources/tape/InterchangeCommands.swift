@@ -294,6 +294,7 @@ struct ImportOTIO: ParsableCommand {
       let store = try TimelineStore.create(
         at: file, sampleRate: timeline.sampleRate, channels: timeline.channels)
       StoresClosedAtExit.keep(store)
+      sayNotes(store.notes)
       // Until the import is committed, a signal or a failure removes the new project.
       let tokens = ["", "-wal", "-shm"].map { Termination.remember(file + $0) }
       let result: TimelineStore.CommitResult

@@ -667,10 +667,13 @@ enum Interrupt {
     signalNumber.load(ordering: .relaxed) != 0
   }
 
-  /// Ends the process with the signal that stopped it, if one did, so the parent sees it.
+  /// Ends the process with the signal that stopped it, if one did, so the parent sees it,
+  /// having closed the projects it opened (a reader that is the last to close a project copies
+  /// its log into it: the edits heard while playing are in the file).
   static func reraiseIfRequested() {
     let number = signalNumber.load(ordering: .relaxed)
     guard number != 0 else { return }
+    StoresClosedAtExit.closeAll()
     signal(number, SIG_DFL)
     raise(number)
   }

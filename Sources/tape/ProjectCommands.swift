@@ -22,6 +22,7 @@ struct New: ParsableCommand {
     Termination.install(message: escaped("new interrupted; \(project.file) was not created"))
     try reportingErrors {
       let store = try TimelineStore.create(at: project.file, sampleRate: rate, channels: channels)
+      sayNotes(store.notes)
       Termination.install(message: escaped("interrupted; \(project.file) was created all the same"))
       try MutationOutput(
         version: store.snapshot.version, ids: [],
@@ -569,5 +570,67 @@ enum FolderSearch {
       }
     }
     return found.mapValues { $0.sorted() }
+  }
+}
+
+struct Backup: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "backup",
+    abstract: "Copy a project, with its whole history, safely while others play and edit it.",
+    discussion: """
+      The way to copy a project that may be open: a plain cp of song.tape can miss the latest \
+      edits (they wait in song.tape-wal until Tape copies them into the file). The copy holds \
+      every version committed when it began, appears complete or not at all, and never \
+      replaces an existing file. Sources stay named as the project names them (a path \
+      relative to the project's folder is relative to the copy's): copy the copy back beside \
+      them, or relink it.
+      Example: tape backup song.tape song-monday.tape
+      """)
+
+  @OptionGroup var project: ProjectArgument
+  @Argument(help: "Where to write the copy (a new file).", completion: .file(extensions: ["tape"]))
+  var destination: String
+  @OptionGroup var output: JSONOption
+
+  func validate() throws {
+    guard !destination.isEmpty else {
+      throw ValidationError("the backup's path is empty; name the file to write")
+    }
+  }
+
+  func run() throws {
+    Termination.install(message: escaped("backup interrupted; \(destination) was not written"))
+    try reportingErrors {
+      let store = try openStore(project.file, access: .read)
+      let report = try store.backup(to: destination)
+      let relative = store.snapshot.project.sources.filter { !$0.path.isAbsolute }
+      let moved = projectFolder(project.file) != projectFolder(destination)
+      if output.json {
+        printJSON(
+          .object([
+            ("file", .string(project.file)), ("backup", .string(report.path)),
+            ("version", .int(report.version)), ("bytes", .int(report.bytes)),
+          ]))
+      } else {
+        print(
+          escaped(
+            "\(report.path): version \(report.version) of \(project.file) and its history, \(megabytes(report.bytes))"
+          ))
+      }
+      if moved, !relative.isEmpty {
+        let ids = relative.map(\.id.description).joined(separator: ", ")
+        writeOut(
+          escaped(
+            "note: \(ids) \(relative.count == 1 ? "is" : "are") named relative to the project's folder; beside \(destination) \(relative.count == 1 ? "it is" : "they are") missing until the copy is put back there, or relinked (tape relink)"
+          ) + "\n")
+      }
+    }
+  }
+
+  /// `1.2 MB`, `340 KB`.
+  private func megabytes(_ bytes: Int64) -> String {
+    bytes >= 1_000_000
+      ? String(format: "%.1f MB", Double(bytes) / 1_000_000)
+      : "\(max(1, (bytes + 500) / 1_000)) KB"
   }
 }

@@ -17,7 +17,8 @@ struct Tape: ParsableCommand {
       does (files read, cache hits, commits and their times; as TAPE_LOG=debug).
       """,
     groupedSubcommands: [
-      CommandGroup(name: "Project", subcommands: [New.self, Import.self, Relink.self, List.self]),
+      CommandGroup(
+        name: "Project", subcommands: [New.self, Import.self, Relink.self, List.self, Backup.self]),
       CommandGroup(name: "Tracks", subcommands: [TrackCommand.self]),
       CommandGroup(name: "Clips", subcommands: [ClipCommand.self]),
       CommandGroup(

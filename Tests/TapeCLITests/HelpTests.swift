@@ -33,7 +33,8 @@ struct HelpTests {
   /// `--version V`; the tool's version is `tape --version` alone), no default said twice, no
   /// stray line-continuation backslash, and an example.
   @Test(arguments: [
-    ["new"], ["import"], ["relink"], ["ls"], ["track", "add"], ["track", "set"], ["track", "rm"],
+    ["new"], ["import"], ["relink"], ["ls"], ["backup"], ["track", "add"], ["track", "set"],
+    ["track", "rm"],
     ["clip", "add"], ["clip", "split"], ["clip", "move"], ["clip", "trim"], ["clip", "set"],
     ["clip", "rm"], ["clip", "crossfade"], ["clip", "slip"], ["clip", "ls"], ["split"], ["cut"],
     ["copy"], ["paste"],
