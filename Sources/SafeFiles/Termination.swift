@@ -117,6 +117,21 @@ public enum Termination {
     }
   }
 
+  /// Whether a signal is stopping the process and ``beforeStopping(_:)``'s body runs: the
+  /// process ends when it returns. What would publish a result now must not (the line said it
+  /// was not written): a commit rolls back, a file is not put in place.
+  public static var isStopping: Bool {
+    handling.load(ordering: .sequentiallyConsistent)
+      && closerWakeReady.load(ordering: .sequentiallyConsistent)
+  }
+
+  /// Waits for the end when ``isStopping``; returns at once otherwise. For a thread that would
+  /// otherwise print an error of its own after the signal's line, or exit with another status
+  /// before the signal ends the process.
+  public static func awaitEndIfStopping() {
+    while isStopping { pause() }
+  }
+
   private final class Closer: Sendable {
     let body: @Sendable () -> Void
     init(_ body: @escaping @Sendable () -> Void) { self.body = body }
@@ -172,11 +187,7 @@ public enum Termination {
     _ body: () throws(Failure) -> Result
   ) throws(Failure) -> Result {
     // Stopping already (``beforeStopping(_:)``'s body runs): wait for the end.
-    while handling.load(ordering: .sequentiallyConsistent)
-      && closerWakeReady.load(ordering: .sequentiallyConsistent)
-    {
-      pause()
-    }
+    awaitEndIfStopping()
     deferring.add(1, ordering: .sequentiallyConsistent)
     defer {
       if deferring.subtract(1, ordering: .sequentiallyConsistent).newValue == 0 {

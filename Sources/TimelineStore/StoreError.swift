@@ -41,6 +41,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
   case unknownTag(String)
   /// A prune would drop versions that tags name; `tags` are those names.
   case tagsOnPrunedVersions([String])
+  /// A signal stopped the process before the change was committed.
+  case interrupted
   /// A recorded change no longer matches the data it should apply to.
   case historyDiverged
   case internalFailure(String)
@@ -96,6 +98,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case .tagsOnPrunedVersions(let tags):
       return
         "the prune would drop versions named by tags \(tags.map { "'\($0)'" }.joined(separator: ", ")); keep them (a smaller prune), delete the tags (tape tag FILE --delete NAME), or add --drop-tags; nothing was changed"
+    case .interrupted:
+      return "stopped by a signal before the change was committed; nothing was changed"
     case .historyDiverged:
       return
         "the project's history no longer matches its data, so nothing was changed; please report this with the project file"

@@ -1,5 +1,7 @@
+internal import CSQLiteSession
 internal import GRDB
 import Logging
+import SafeFiles
 import Synchronization
 import Timeline
 
@@ -111,19 +113,27 @@ extension TimelineStore {
   /// undo's CPU time. As there: rolled back when `body` throws or says so (the first error is
   /// thrown), and a transaction SQLite aborted on its own (a full disk) is not committed.
   ///
-  /// Every write transaction of Tape's runs through here: it stamps the project at `path` when
-  /// it starts a log (``LogOwnership/stampIfFresh(_:path:)``).
+  /// Every write transaction of Tape's runs through here: one that changes rows stamps the
+  /// project at `path` when it starts a log (``LogOwnership/stampIfFresh(_:path:)``; one that
+  /// changes none writes nothing, as before).
   static func immediateTransaction(
     _ db: Database, stamping path: String, _ body: () throws -> Database.TransactionCompletion
   ) throws {
     try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
     var firstError: (any Error)?
     do {
-      try LogOwnership.stampIfFresh(db, path: path)
+      let handle = try connection(db)
+      let changes = sqlite3_total_changes64(handle)
       switch try body() {
       case .commit:
         guard db.isInsideTransaction else {
           throw DatabaseError(resultCode: .SQLITE_ABORT, message: "Transaction was aborted")
+        }
+        // Stopped by a signal meanwhile (``Termination/isStopping``): what the command said it
+        // did not do is not committed.
+        guard !Termination.isStopping else { throw StoreError.interrupted }
+        if sqlite3_total_changes64(handle) != changes {
+          try LogOwnership.stampIfFresh(db, path: path)
         }
         try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
         return

@@ -983,6 +983,17 @@ final class HeaderReaders: Sendable {
       guard opened >= 0 else {
         throw .io(detail: "cannot read \(path): \(String(cString: strerror(errno)))")
       }
+      // Never standard input, output or error, which a process started with them closed
+      // (`tape … >&-`) hands out first: what it prints would be written into the project.
+      // (SQLite keeps its own files off them too.)
+      if opened <= STDERR_FILENO {
+        let moved = fcntl(opened, F_DUPFD_CLOEXEC, STDERR_FILENO + 1)
+        Glibc.close(opened)
+        guard moved >= 0 else {
+          throw .io(detail: "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        opened = moved
+      }
       // Keyed by what was opened (the path may have been replaced since the stat above).
       var info = stat()
       let key =

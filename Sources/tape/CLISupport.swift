@@ -136,6 +136,7 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
     case .readOnly, .cannotRead: return (Exit.noPermission, error.description)
     case .io: return (Exit.ioError, error.description)
     case .alreadyExists, .invalidTagName: return (Exit.usage, error.description)
+    case .interrupted: return (Exit.interrupted, error.description)
     case .invalidEdit(let inner): return describe(inner)
     case .internalFailure: return (Exit.software, error.description)
     default: return (Exit.dataError, error.description)
@@ -338,6 +339,8 @@ func writeOut(_ text: String, to descriptor: Int32 = STDERR_FILENO) -> Bool {
 /// message over 1,000 characters (one quoting thousands of stray arguments) keeps its start and
 /// its end, where the fix is.
 func printError(_ message: String) {
+  // A signal stopping the process has said what happened: nothing more, it ends meanwhile.
+  Termination.awaitEndIfStopping()
   let colour = isatty(STDERR_FILENO) == 1 && environmentVariable("NO_COLOR") == nil
   let prefix = colour ? "\u{1B}[1;31merror:\u{1B}[0m" : "error:"
   // A name with a newline, ESC or BEL in it (a file, a source) is shown as `ls` shows it, so

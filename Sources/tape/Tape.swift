@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import SafeFiles
 
 /// The `tape` command: argument parsing and wiring only; the work lives in the libraries.
 @main
@@ -47,6 +48,14 @@ struct Tape: ParsableCommand {
   /// Runs the command line. A reader of stdout that goes away (`tape ls | head -1`) is a write
   /// error Tape reports, not a silent death by SIGPIPE.
   static func main() {
+    // Started with standard input, output or error closed (`tape … >&-`), the process would
+    // hand the first files it opens those numbers, and what it prints would be written into
+    // them (a project, a render). Each is taken by /dev/null opened the other way, so using it
+    // fails as using a closed one does (EBADF: a lost output is still an error), as SQLite
+    // does for its own files.
+    for descriptor in STDIN_FILENO...STDERR_FILENO where fcntl(descriptor, F_GETFD) == -1 {
+      _ = open("/dev/null", descriptor == STDIN_FILENO ? O_WRONLY : O_RDONLY)
+    }
     signal(SIGPIPE, SIG_IGN)
     // Ctrl-\ quits at once, as it does any program: the Swift runtime would take it for a
     // crash, print a backtrace and wait for a key.
@@ -99,7 +108,10 @@ struct Tape: ParsableCommand {
       var command = try quickParse(arguments) ?? parseAsRoot(arguments)
       try command.run()
       StoresClosedAtExit.closeAll()
+      // Stopped by a signal meanwhile: the process ends by it, not by a success.
+      Termination.awaitEndIfStopping()
     } catch {
+      Termination.awaitEndIfStopping()
       StoresClosedAtExit.closeAll()
       if exitCode(for: error) == .success { printHelpAndExit(fullMessage(for: error)) }
       // Our own failures were printed where they happened.

@@ -85,6 +85,16 @@ struct EditorRoughEdgesTests {
       ["-c", "exec \"$0\" track add \"$1\" X >&-", TapeBinary.url.path, song],
       environment: ["NO_COLOR": "1"])
     #expect(edit.status == 74, "\(edit.stderr)")
+    // With standard output (or error) closed, nothing printed lands in a file the command
+    // opened: the project is whole (a descriptor opened first took the number 1 and the ids
+    // were written over the project's header).
+    for closed in [">&-", "2>&-"] {
+      _ = try TapeBinary.run(
+        URL(fileURLWithPath: "/bin/bash"),
+        ["-c", "exec \"$0\" track add \"$1\" Y \(closed)", TapeBinary.url.path, song])
+      let check = try TapeBinary.run(TapeBinary.testing, ["verify", song])
+      #expect(check.status == 0, "\(closed): \(check.stdout)\(check.stderr)")
+    }
   }
 
   /// Batches: one that changes nothing says so, as single edits do; one of comments only is no
