@@ -182,8 +182,10 @@ struct Play: ParsableCommand {
       let project = chosen != nil ? try store.project(at: version) : store.snapshot.project
       let range = try span.range(of: project)
       if loop { try Self.checkLoop(range, sampleRate: project.sampleRate) }
-      let library = AudioLibrary(
-        cache: PlayStop.stoppable(AudioCache(forProject: self.project.file, lockingMemory: true)))
+      let starting = StartingLine(json: json.json)
+      var cache = PlayStop.stoppable(AudioCache(forProject: self.project.file, lockingMemory: true))
+      cache.progress = { starting.update($0) }
+      let library = AudioLibrary(cache: cache)
       try LiveEffects.check(project, bypassMissing: bypassMissing)
       let effects = LiveEffects(bypassMissing: bypassMissing)
       let player = try LivePlayer(
@@ -198,13 +200,20 @@ struct Play: ParsableCommand {
       effects.prepare(for: player, project: project)
       // Keys while the first version decodes (a long source: seconds): `q` stops it.
       let early = EarlyKeys()
+      starting.begin()
       do {
         try player.start(project, version: version)
+        starting.end()
         early.end()
       } catch {
+        starting.end()
         early.end()
         // A decode stopped by Ctrl-C or SIGTERM: the process ends with that signal, as after a
-        // play; by `q`: it ends as a play does.
+        // play, having said so; by `q`: it ends as a play does.
+        if Interrupt.requested() {
+          writeOut(
+            "tape play: stopped before the first sound, while decoding; nothing was played\n")
+        }
         Interrupt.reraiseIfRequested()
         if case AudioFileError.decodeStopped = error, early.quit {
           writeOut("tape play: \(error)\n")
@@ -581,6 +590,89 @@ final class PlaySession: @unchecked Sendable {
   }
 }
 
+/// What `play` shows while its first sound waits for sources to be decoded (a cache that does
+/// not have them yet): nothing for half a second, then what it does, on one line that a
+/// terminal sees updated (each source checked or decoded, how far) and a script sees once.
+final class StartingLine: @unchecked Sendable {
+  private struct State {
+    var sources: [(id: Source.ID, name: String, phase: DecodeProgress.Phase)] = []
+    var started: ContinuousClock.Instant?
+    var said = false
+    var drawn = false
+  }
+  private let state = Mutex(State())
+  private let json: Bool
+  private var timer: (any DispatchSourceTimer)?
+  /// How long a start may take before it says what it does.
+  static let patience: Duration = .milliseconds(500)
+
+  init(json: Bool) {
+    self.json = json
+  }
+
+  /// A decode reports (any thread).
+  func update(_ progress: DecodeProgress) {
+    // Escaped: a file's name may hold any byte.
+    let name = escaped(progress.source.path.lastComponent.description)
+    state.withLock { state in
+      if let index = state.sources.firstIndex(where: { $0.id == progress.source.id }) {
+        state.sources[index].phase = progress.phase
+      } else {
+        state.sources.append((progress.source.id, name, progress.phase))
+      }
+    }
+  }
+
+  /// The start begins: looks every 200 ms from now on.
+  func begin() {
+    state.withLock { $0.started = .now }
+    let timer = DispatchSource.makeTimerSource(queue: .global())
+    timer.schedule(deadline: .now() + .milliseconds(500), repeating: .milliseconds(200))
+    timer.setEventHandler { [weak self] in self?.look() }
+    timer.resume()
+    self.timer = timer
+  }
+
+  /// The start is over (played, failed or stopped): the line goes from a terminal.
+  func end() {
+    timer?.cancel()
+    timer = nil
+    let drawn = state.withLock { state in
+      state.started = nil
+      return state.drawn
+    }
+    if drawn { writeOut("\r\u{1B}[K") }
+  }
+
+  private func look() {
+    let onTerminal = PlaySession.inForeground
+    let line: String? = state.withLock { state in
+      guard let started = state.started, ContinuousClock.now - started >= Self.patience,
+        !state.sources.isEmpty
+      else { return nil }
+      let parts = state.sources.map { source in
+        switch source.phase {
+        case .checking: "\(source.id) \(source.name) checked against what was imported"
+        case .decoding(let frames, let total):
+          "\(source.id) \(source.name) \(total > 0 ? frames * 100 / total : 100)%"
+        }
+      }
+      if onTerminal {
+        state.drawn = true
+        return
+          "\r\u{1B}[Ktape play: decoding before the first sound: \(parts.joined(separator: ", ")) (Ctrl-C stops)"
+      }
+      guard !state.said else { return nil }
+      state.said = true
+      let names = state.sources.map { "\($0.id) \($0.name)" }.joined(separator: ", ")
+      return
+        "tape play: decoding \(names) before the first sound (not in the decoded-audio cache yet)\n"
+    }
+    guard let line, !json else { return }
+    writeOut(line)
+  }
+}
+
 /// The terminal's keys while `play` decodes its first version, before its status line: `q`
 /// stops the decode (``PlayStop``). Only in the terminal's foreground, as the keys of the play.
 final class EarlyKeys {
@@ -631,8 +723,12 @@ enum PlayStop {
   static func request() { flag.store(true, ordering: .relaxed) }
 
   static var requested: Bool {
-    flag.load(ordering: .relaxed) || Interrupt.requested()
-      || (Thread.isMainThread && onMainThread())
+    if flag.load(ordering: .relaxed) || Interrupt.requested() { return true }
+    // The keys are read on the main thread (which waits for the first chunks of a decode
+    // running on another): the decode itself learns of a `q` from the flag.
+    guard Thread.isMainThread, onMainThread() else { return false }
+    request()
+    return true
   }
 
   /// `cache`, its hashing and decoding stopped by a quit.
