@@ -41,6 +41,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
   case unknownTag(String)
   /// A prune would drop versions that tags name; `tags` are those names.
   case tagsOnPrunedVersions([String])
+  /// The disk holding the project has (almost) no space left: `free` bytes.
+  case diskFull(path: String, free: Int64)
   /// A signal stopped the process before the change was committed.
   case interrupted
   /// A recorded change no longer matches the data it should apply to.
@@ -98,6 +100,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case .tagsOnPrunedVersions(let tags):
       return
         "the prune would drop versions named by tags \(tags.map { "'\($0)'" }.joined(separator: ", ")); keep them (a smaller prune), delete the tags (tape tag FILE --delete NAME), or add --drop-tags; nothing was changed"
+    case .diskFull(let path, let free):
+      return
+        "the disk that holds \(path) is full (\(free / 1_024) KB free); free some space and run the command again (nothing was changed)"
     case .interrupted:
       return "stopped by a signal before the change was committed; nothing was changed"
     case .historyDiverged:

@@ -75,7 +75,7 @@ extension TimelineStore {
     do {
       found = try queue.read { db in try Self.readTags(db) }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
     try checkUnchanged()
     return found
@@ -120,7 +120,7 @@ extension TimelineStore {
           name: name, version: target, date: Date(timeIntervalSince1970: Double(created) / 1000))
       }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 
@@ -137,7 +137,7 @@ extension TimelineStore {
         return existing
       }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 }

@@ -225,12 +225,31 @@ public final class TimelineStore: Sendable {
   /// every connection of the store is closed.
   let headerLease = Mutex<HeaderReaders.Key?>(nil)
 
+  /// Gives the header descriptor back, having checked the log its connections leave
+  /// (``LogOwnership/checkLog(_:descriptor:writable:)``): one that holds nothing (a full disk
+  /// left a 3-byte index) goes, when no other connection has the project open.
   private func releaseHeader() {
     if let key = headerLease.withLock({ lease in
       defer { lease = nil }; return lease
     }) {
+      do {
+        if let note = try Self.checkLog(path, lease: key) { logger.warning("\(note)") }
+      } catch {
+        logger.debug("the log of \(path) stays as it is: \(error)")
+      }
       HeaderReaders.shared.release(key)
     }
+  }
+
+  /// ``LogOwnership/checkLog(_:descriptor:writable:)`` through the header descriptor `lease`
+  /// when no other store of this process has the file (its connections hold SQLite's locks).
+  private static func checkLog(_ path: String, lease: HeaderReaders.Key) throws(StoreError)
+    -> String?
+  {
+    guard let held = HeaderReaders.shared.descriptor(lease), held.leases == 1 else { return nil }
+    let folder = RawPath(path).folder.description
+    let writable = held.writable && Glibc.access(folder.isEmpty ? "." : folder, W_OK | X_OK) == 0
+    return try LogOwnership.checkLog(path, descriptor: held.descriptor, writable: writable)
   }
 
   /// The current version and project.
@@ -298,6 +317,13 @@ public final class TimelineStore: Sendable {
           sql: "INSERT INTO id_sequence (id, nextSource, nextTrack, nextClip) VALUES (1, 1, 1, 1)")
       }
       try queue.close()
+      // The close copied the log into the file and removed it; a log still there (or a file
+      // SQLite does not read whole) means that copy failed (a full disk: the file alone was
+      // cut short, and published so it read as damaged). Nothing is published then.
+      let left = FileIdentity(path: temporary + "-wal")
+      guard left == nil || left?.size == 0, try Self.readsWhole(temporary) else {
+        throw StoreError.io(detail: "\(path) could not be written whole")
+      }
       // Until it is open, a signal removes the new project (and the log opening makes) too:
       // a stopped `tape new` leaves nothing.
       try Termination.withoutInterruption { () throws(SafeFileError) in
@@ -309,7 +335,7 @@ public final class TimelineStore: Sendable {
     } catch let error as SafeFileError {
       throw .io(detail: error.description)
     } catch {
-      throw translate(error)
+      throw translate(error, at: path)
     }
     return try open(at: path)
   }
@@ -347,22 +373,18 @@ public final class TimelineStore: Sendable {
     deferredMoveRows: Int = standardDeferredMoveRows
   ) throws(StoreError) -> TimelineStore {
     let lease = try checkHeader(path)
-    // Handed to the store; given back here if no store comes of it.
+    // Handed to the store; given back here if no store comes of it, the log its failed open
+    // leaves checked as a closing store's is (a full disk left an empty one).
     var leased = true
-    defer { if leased { HeaderReaders.shared.release(lease) } }
-    // Before any connection of this process reads through a log beside the file: is it the
-    // file's?
-    var notes: [String] = []
-    if let held = HeaderReaders.shared.descriptor(lease), held.leases == 1 {
-      let folder = RawPath(path).folder.description
-      let writable =
-        held.writable && Glibc.access(folder.isEmpty ? "." : folder, W_OK | X_OK) == 0
-      if let note = try LogOwnership.checkBeforeOpening(
-        path, descriptor: held.descriptor, writable: writable)
-      {
-        notes.append(note)
+    defer {
+      if leased {
+        _ = try? checkLog(path, lease: lease)
+        HeaderReaders.shared.release(lease)
       }
     }
+    // Before any connection of this process reads through a log beside the file: is it the
+    // file's?
+    let notes = try checkLog(path, lease: lease).map { [$0] } ?? []
     if access == .write {
       try checkWritable(path)
     } else if try needsMigration(path) {
@@ -427,8 +449,17 @@ public final class TimelineStore: Sendable {
       }
       return store
     } catch {
-      throw translate(error)
+      throw translate(error, at: path)
     }
+  }
+
+  /// Whether SQLite reads the file at `path` alone (no log) whole: `PRAGMA quick_check`.
+  static func readsWhole(_ path: String) throws -> Bool {
+    var configuration = Configuration()
+    configuration.readonly = true
+    let queue = try DatabaseQueue(path: immutableURI(path), configuration: configuration)
+    defer { try? queue.close() }
+    return try queue.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check") == "ok" }
   }
 
   /// Refuses, before SQLite is involved, a project this user cannot write: the file's mode or
@@ -545,7 +576,7 @@ public final class TimelineStore: Sendable {
         return !Schema.readerMigrations.isSubset(of: applied)
       }
     } catch {
-      throw translate(error)
+      throw translate(error, at: path)
     }
   }
 
@@ -637,7 +668,7 @@ public final class TimelineStore: Sendable {
         try db.execute(sql: "PRAGMA wal_checkpoint(PASSIVE)")
       }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 
@@ -660,7 +691,7 @@ public final class TimelineStore: Sendable {
     do {
       try queue.close()
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
     checkpointer.close()
     if access != .write { Self.closeLogIfLast(path) }
@@ -758,7 +789,7 @@ public final class TimelineStore: Sendable {
         try String.fetchOne(db, sql: "SELECT value FROM transient WHERE key = ?", arguments: [key])
       }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 
@@ -776,11 +807,29 @@ public final class TimelineStore: Sendable {
         }
       }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 
   // MARK: Errors
+
+  /// ``translate(_:)`` for the project at `path`: SQLite's I/O errors, and the damage it reads
+  /// when it cannot grow the log's index on a full disk (a 3-byte `-shm`: "database disk
+  /// image is malformed"), are ``StoreError/diskFull(path:free:)`` when the disk holding the
+  /// project has less than 1 MiB free. (Damaged, the advice would be to restore a backup.)
+  static func translate(_ error: any Error, at path: String) -> StoreError {
+    let translated = translate(error)
+    switch translated {
+    case .corrupt, .io:
+      let folder = RawPath(path).folder.description
+      var info = statvfs()
+      guard statvfs(folder.isEmpty ? "." : folder, &info) == 0 else { return translated }
+      let free = Int64(info.f_bavail) * Int64(info.f_frsize)
+      return free < 1 << 20 ? .diskFull(path: path, free: free) : translated
+    default:
+      return translated
+    }
+  }
 
   /// The one place that turns GRDB/SQLite errors into ``StoreError``s.
   static func translate(_ error: any Error) -> StoreError {
@@ -926,7 +975,7 @@ extension TimelineStore {
         }
       }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 }
