@@ -225,6 +225,46 @@ public final class TimelineStore: Sendable {
   /// every connection of the store is closed.
   let headerLease = Mutex<HeaderReaders.Key?>(nil)
 
+  /// Where the file this store opened is now, as its path names it or not.
+  public enum Whereabouts: Sendable, Hashable {
+    /// Its path still names it.
+    case inPlace
+    /// It was renamed within its folder: `to` is its path now.
+    case renamed(to: String)
+    /// Its path names another file or none, and it is not in its folder: moved elsewhere
+    /// (or given another name that this folder does not show).
+    case moved
+    /// No name is left to it.
+    case deleted
+  }
+
+  /// Where the file this store opened is now (its descriptor is kept open, so it is known
+  /// even when its path names another file or none).
+  public var whereabouts: Whereabouts {
+    guard let key = headerLease.withLock({ $0 }),
+      let held = HeaderReaders.shared.descriptor(key),
+      let opened = FileIdentity(descriptor: held.descriptor)
+    else { return .inPlace }
+    if let now = FileIdentity(path: path), now.isSameFile(as: opened) { return .inPlace }
+    var info = stat()
+    guard fstat(held.descriptor, &info) == 0, info.st_nlink > 0 else { return .deleted }
+    let folder = RawPath(path).folder.description
+    guard let directory = opendir(folder.isEmpty ? "." : folder) else { return .moved }
+    defer { closedir(directory) }
+    while let entry = readdir(directory) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+      }
+      let candidate = folder.isEmpty ? name : "\(folder)/\(name)"
+      if UInt64(entry.pointee.d_ino) == opened.inode,
+        let identity = FileIdentity(path: candidate), identity.isSameFile(as: opened)
+      {
+        return .renamed(to: candidate)
+      }
+    }
+    return .moved
+  }
+
   /// Gives the header descriptor back, having checked the log its connections leave
   /// (``LogOwnership/checkLog(_:descriptor:writable:)``): one that holds nothing (a full disk
   /// left a 3-byte index) goes, when no other connection has the project open.
@@ -243,7 +283,9 @@ public final class TimelineStore: Sendable {
 
   /// ``LogOwnership/checkLog(_:descriptor:writable:)`` through the header descriptor `lease`
   /// when no other store of this process has the file (its connections hold SQLite's locks).
-  private static func checkLog(_ path: String, lease: HeaderReaders.Key) throws(StoreError)
+  private static func checkLog(
+    _ path: String, lease: HeaderReaders.Key
+  ) throws(StoreError)
     -> String?
   {
     guard let held = HeaderReaders.shared.descriptor(lease), held.leases == 1 else { return nil }

@@ -222,6 +222,9 @@ struct Play: ParsableCommand {
         throw error
       }
       for note in effects.notes() { writeOut(escaped("note: \(note)") + "\n") }
+      // Another play of this user's on the device (which mixes both) is said.
+      let claim = DeviceClaim(device: device, playing: self.project.file)
+      defer { withExtendedLifetime(claim) {} }
       let session = PlaySession(
         player: player, store: store, device: device, sampleRate: project.sampleRate,
         times: times, json: json.json, notices: { library.takeNotices() })
@@ -231,6 +234,9 @@ struct Play: ParsableCommand {
         guard followsEnd else { return range }
         let end = max(range.start, store.snapshot.project.timelineEnd)
         return FrameRange(start: range.start, end: end)
+      }
+      if let other = claim.otherPlayer {
+        session.note("\(device) is played by another tape play too (\(other)): both are heard")
       }
       if follow && !store.canFollow {
         session.note(
@@ -343,10 +349,13 @@ final class PlaySession: @unchecked Sendable {
     let now = FileIdentity(path: file.path)
     let log = FileIdentity(path: file.path + "-wal")
     let what: String
-    if now == nil {
-      what = "was deleted"
-    } else if let now, !now.isSameFile(as: file.project) {
-      what = "was replaced by another file"
+    if now == nil || !(now?.isSameFile(as: file.project) ?? false) {
+      switch store.whereabouts {
+      case .inPlace: return
+      case .deleted: what = now == nil ? "was deleted" : "was replaced by another file"
+      case .renamed(let name): what = "was renamed to \(name)"
+      case .moved: what = now == nil ? "was moved away" : "was replaced by another file"
+      }
     } else if let before = file.log, follower != nil,
       !(log.map { $0.isSameFile(as: before) } ?? false)
     {
@@ -382,8 +391,29 @@ final class PlaySession: @unchecked Sendable {
 
   /// A line for the user on stderr (above the status line on a terminal).
   func note(_ line: String) {
-    let clear = terminal ? "\r\u{1B}[K" : ""
+    let clear = terminal ? clearing() : ""
+    drawnColumns = 0
     writeOut("\(clear)tape play: \(escaped(line))\n")
+  }
+
+  /// The columns the status line took when it was drawn (0: none is on the screen).
+  private var drawnColumns = 0
+
+  /// What clears the status line last drawn: its row, and the rows above that it takes now
+  /// that the terminal is narrower than when it was drawn (a terminal that reflows wraps it:
+  /// every shrink left a stale copy of it above the new one).
+  private func clearing() -> String {
+    let columns = Self.columns() ?? drawnColumns
+    guard columns > 0, drawnColumns > columns else { return "\r\u{1B}[K" }
+    let rows = (drawnColumns + columns - 1) / columns
+    return "\r\u{1B}[\(rows - 1)A\u{1B}[J"
+  }
+
+  /// The terminal's width in columns, when stderr is one.
+  private static func columns() -> Int? {
+    var size = winsize()
+    guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+    return Int(size.ws_col)
   }
 
   /// Offers every later snapshot of `store` to the player, with its cause.
@@ -432,7 +462,8 @@ final class PlaySession: @unchecked Sendable {
       guard raw else { return }
       raw = false
       terminal = false
-      writeOut("\r\u{1B}[K")
+      writeOut(clearing())
+      drawnColumns = 0
       tcsetattr(STDIN_FILENO, TCSANOW, &saved)
       Termination.forgetTerminal()
     }
@@ -519,19 +550,19 @@ final class PlaySession: @unchecked Sendable {
     let label = self.label(of: version)
     let state = status.paused ? "paused" : "playing"
     let line =
-      "\r\u{1B}[K\(state) \(times.show(status.position, sampleRate: sampleRate))  v\(version) \(label)  xruns \(player.underruns)  mix \(percent(player.mixLoad))  thread \(percent(player.threadLoad))\(player.overs > 0 ? "  overs \(player.overs)" : "")\(status.loop ? "  [loop]" : "")  (space pause, ←/→ seek, l loop, q quit)"
-    writeOut(fitted(line))
+      "\(state) \(times.show(status.position, sampleRate: sampleRate))  v\(version) \(label)  xruns \(player.underruns)  mix \(percent(player.mixLoad))  thread \(percent(player.threadLoad))\(player.overs > 0 ? "  overs \(player.overs)" : "")\(status.loop ? "  [loop]" : "")  (space pause, ←/→ seek, l loop, q quit)"
+    let shown = fitted(line)
+    let clear = clearing()
+    drawnColumns = TerminalText.width(shown)
+    writeOut(clear + shown)
   }
 
   /// The status line cut to the terminal's width, by columns (a wide character takes two): a
   /// line that wraps would leave a copy of itself on every redraw.
   private func fitted(_ line: String) -> String {
-    var size = winsize()
-    guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return line }
-    // "\r\u{1B}[K" takes no column; leave the last column free (a 1-column terminal gets one).
-    let prefix = "\r\u{1B}[K"
-    let width = max(1, Int(size.ws_col) - 1)
-    return prefix + TerminalText.prefix(line.dropFirst(prefix.count), columns: width)
+    guard let columns = Self.columns() else { return line }
+    // Leave the last column free (a 1-column terminal gets one).
+    return TerminalText.prefix(line[...], columns: max(1, columns - 1))
   }
 
   private func percent(_ share: Double) -> String {

@@ -163,8 +163,9 @@ extension ProcessHeavyTests {
 
     /// A project deleted while it plays: one line says so, the play goes on with what it has,
     /// and no `-wal` or `-shm` of the deleted file is left behind. (It used to go silent, and
-    /// leave both.) A replaced one, or one whose log was removed, is said the same way.
-    @Test(arguments: ["deleted", "replaced by another file", "log"])
+    /// leave both.) A replaced one, a renamed one (it was said to be deleted), or one whose
+    /// log was removed, is said the same way.
+    @Test(arguments: ["deleted", "replaced by another file", "log", "renamed"])
     func playNoticesItsFileGone(how: String) throws {
       let space = try Workspace()
       let file = try RenderCommandTests.project(in: space)
@@ -179,6 +180,8 @@ extension ProcessHeavyTests {
         try FileManager.default.removeItem(atPath: file)
       } else if how == "log" {
         try FileManager.default.removeItem(atPath: file + "-wal")
+      } else if how == "renamed" {
+        #expect(rename(file, space.path("moved.tape")) == 0)
       } else {
         let other = try Workspace()
         #expect(rename(try RenderCommandTests.project(in: other), file) == 0)
@@ -191,7 +194,7 @@ extension ProcessHeavyTests {
       let lines = said.split(separator: "\n").filter { $0.contains("while it played") }
       #expect(
         lines == [
-          "tape play: \(file) \(how == "log" ? "lost its log (\(file)-wal)" : "was \(how)") while it played; playing what was loaded, and no later edit will be heard"
+          "tape play: \(file) \(how == "log" ? "lost its log (\(file)-wal)" : how == "renamed" ? "was renamed to \(space.path("moved.tape"))" : "was \(how)") while it played; playing what was loaded, and no later edit will be heard"
         ], "\(said)")
       if how == "deleted" {
         let left = try FileManager.default.contentsOfDirectory(atPath: space.url.path)
@@ -628,6 +631,66 @@ extension ProcessHeavyTests {
       try terminal.send("q")
       #expect(
         !screen.filter { $0 != "\n" }.contains("quit)"), "the status line wrapped:\n\(screen)")
+    }
+
+    /// A second `tape play` on a device another one of this user's plays on says so in one
+    /// line (the device mixes both: it was heard over the first without a word); once the first
+    /// has ended, nothing is said.
+    @Test func aSecondPlayOnTheDeviceIsSaid() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let runtime = space.path("runtime")
+      try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+      let environment = ["XDG_RUNTIME_DIR": runtime, "NO_COLOR": "1"]
+      let (first, _, _) = try startTape(
+        ["play", file, "--device", "null", "--loop"], environment: environment)
+      defer {
+        if first.isRunning { kill(first.processIdentifier, SIGKILL) }
+      }
+      // The first has claimed the device once its claim file holds its pid.
+      let claims = { () -> String in
+        ((try? FileManager.default.contentsOfDirectory(atPath: runtime + "/tape")) ?? [])
+          .compactMap { try? String(contentsOfFile: runtime + "/tape/" + $0, encoding: .utf8) }
+          .joined()
+      }
+      let deadline = Date().addingTimeInterval(60)
+      while !claims().contains("pid \(first.processIdentifier)"), Date() < deadline {
+        Thread.sleep(forTimeInterval: 0.05)
+      }
+      let second = try space.tape(
+        "play", file, "--device", "null", "--to", "0.2s", environment: environment)
+      #expect(
+        second.stderr.contains(
+          "tape play: null is played by another tape play too (pid \(first.processIdentifier): \(file)): both are heard\n"
+        ), "\(second.stderr)")
+      kill(first.processIdentifier, SIGTERM)
+      first.waitUntilExit()
+      let alone = try space.tape(
+        "play", file, "--device", "null", "--to", "0.2s", environment: environment)
+      #expect(!alone.stderr.contains("another tape play"), "\(alone.stderr)")
+    }
+
+    /// A terminal made narrower while it plays (twice) shows one status line, not a stale copy
+    /// of the wider one above it per shrink (a terminal that reflows wraps the old line).
+    @Test func aNarrowerTerminalKeepsOneStatusLine() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let terminal = try Tmux(width: 150, height: 12)
+      defer { terminal.kill() }
+      try terminal.start(
+        "\(shellQuoted(TapeBinary.url.path)) play \(shellQuoted(file)) --device null --loop; sleep 60"
+      )
+      _ = try terminal.waitFor(steady: false) { $0.contains("xruns") }
+      for width in [100, 60] {
+        try terminal.resize(width: width)
+        Thread.sleep(forTimeInterval: 0.6)
+      }
+      let screen = try terminal.capture()
+      try terminal.send("q")
+      let statusLines = screen.split(separator: "\n").filter {
+        $0.hasPrefix("playing ") || $0.contains("xruns")
+      }
+      #expect(statusLines.count == 1, "\(screen)")
     }
   }
 }
