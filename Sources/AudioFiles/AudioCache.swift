@@ -358,7 +358,22 @@ public struct AudioCache: Sendable {
       try output.write(bytes)
       try output.commit()
     } catch {
-      throw .output(error)
+      throw Self.entryFailed(error, at: path)
+    }
+  }
+
+  /// A cache entry that could not be written: a full disk is said as one, with what to do
+  /// about it (an entry has no "output path" to choose, as a render has).
+  static func entryFailed(_ error: SafeFileError, at path: String) -> AudioFileError {
+    switch error {
+    case .write(_, ENOSPC), .cannotOpen(_, ENOSPC), .write(_, EDQUOT), .cannotOpen(_, EDQUOT):
+      return .cache(
+        path: RawPath(path).folder.description,
+        detail:
+          "the disk that holds it is full, so decoded audio cannot be kept there; free some space, or set XDG_CACHE_HOME to a folder on another disk"
+      )
+    default:
+      return .output(error)
     }
   }
 
@@ -425,7 +440,7 @@ public struct AudioCache: Sendable {
         try OutputDestination.resolve(path, creatingFolder: true, ownFile: true))
       fchmod(output.descriptor, entryMode)
     } catch {
-      guard isUserCache else { throw .output(error) }
+      guard isUserCache else { throw Self.entryFailed(error, at: path) }
       throw .cache(
         path: directories[0],
         detail:
@@ -483,7 +498,7 @@ public struct AudioCache: Sendable {
       try output.write(layout.encoded(), at: 0)
       try output.commit()
     } catch {
-      throw .output(error)
+      throw Self.entryFailed(error, at: path)
     }
     guard let entry = CacheEntry(path: path, expected: expected, owners: owners) else {
       throw .cache(
@@ -558,7 +573,7 @@ private struct ChunkWriter {
       checksums.append(buffer.withUnsafeBytes { XXH64.digest($0) })
       try output.write(buffer, at: Int64(offset))
     } catch {
-      throw .output(error)
+      throw AudioCache.entryFailed(error, at: path)
     }
     buffer.removeAll(keepingCapacity: true)
     if let checksum = checksums.last { wrote(checksum, written) }

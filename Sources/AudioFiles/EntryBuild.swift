@@ -97,10 +97,14 @@ final class EntryBuild: @unchecked Sendable {
     let outcome = outcome
     let checksum = index < checksums.count ? checksums[index] : nil
     let descriptor = descriptor
+    let decodesDirectly = decodesDirectly
     condition.unlock()
     switch outcome {
     case .success(let entry): return .finished(entry)
-    case .failure(let error): throw error
+    case .failure(let error):
+      // A decode that failed after its file was checked (the cache's disk full): the chunks
+      // it wrote are still read, and a file that can be read chunk by chunk still is.
+      guard (checksum != nil && descriptor >= 0) || decodesDirectly else { throw error }
     case nil: break
     }
     guard let checksum, descriptor >= 0 else { return .decodeDirectly }
