@@ -754,11 +754,9 @@ public final class TimelineStore: Sendable {
   /// play` is usually the last: the edits heard while it played stayed in `-wal`, lost to a
   /// copy of the file and read into a restored backup).
   static func closeLogIfLast(_ path: String) {
-    guard mayFoldLog(path) else { return }
-    var handle: OpaquePointer?
-    defer { sqlite3_close_v2(handle) }
-    guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { return }
-    _ = sqlite3_exec(handle, "SELECT count(*) FROM sqlite_master", nil, nil, nil)
+    withFoldingConnection(path) { handle in
+      _ = sqlite3_exec(handle, "SELECT count(*) FROM sqlite_master", nil, nil, nil)
+    }
   }
 
   /// Copies the log of the project at `path` into the file and empties it, waiting up to
@@ -767,24 +765,29 @@ public final class TimelineStore: Sendable {
   /// holds every committed version. Another process's later commits go on as usual. Does
   /// nothing where this user may not write the project (see ``closeLogIfLast(_:)``).
   public static func foldLog(at path: String, waitingUpTo milliseconds: Int32 = 1_000) {
-    guard mayFoldLog(path) else { return }
-    var handle: OpaquePointer?
-    defer { sqlite3_close_v2(handle) }
-    guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { return }
-    _ = tape_sqlite_no_checkpoint_on_close(handle)
-    sqlite3_busy_timeout(handle, milliseconds)
-    _ = sqlite3_exec(handle, "PRAGMA wal_checkpoint(TRUNCATE)", nil, nil, nil)
+    withFoldingConnection(path) { handle in
+      _ = tape_sqlite_no_checkpoint_on_close(handle)
+      sqlite3_busy_timeout(handle, milliseconds)
+      _ = sqlite3_exec(handle, "PRAGMA wal_checkpoint(TRUNCATE)", nil, nil, nil)
+    }
   }
 
-  /// Whether this user may fold the project's log into it: a log is there, and the file, its
-  /// folder and the log's two files may be written.
-  private static func mayFoldLog(_ path: String) -> Bool {
-    guard FileIdentity(path: path + "-wal") != nil else { return false }
+  /// Runs `body` on a plain connection that may write the project at `path`, closed after it,
+  /// when a log is there and this user may write the file, its folder and the log's two files;
+  /// does nothing otherwise.
+  private static func withFoldingConnection(_ path: String, _ body: (OpaquePointer) -> Void) {
+    guard FileIdentity(path: path + "-wal") != nil else { return }
     let folder = RawPath(path).folder.description
-    return Glibc.access(path, W_OK) == 0
-      && Glibc.access(folder.isEmpty ? "." : folder, W_OK | X_OK) == 0
-      && Glibc.access(path + "-wal", R_OK | W_OK) == 0
-      && (FileIdentity(path: path + "-shm") == nil || Glibc.access(path + "-shm", R_OK | W_OK) == 0)
+    guard Glibc.access(path, W_OK) == 0,
+      Glibc.access(folder.isEmpty ? "." : folder, W_OK | X_OK) == 0,
+      Glibc.access(path + "-wal", R_OK | W_OK) == 0,
+      FileIdentity(path: path + "-shm") == nil || Glibc.access(path + "-shm", R_OK | W_OK) == 0
+    else { return }
+    var handle: OpaquePointer?
+    defer { sqlite3_close_v2(handle) }
+    guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let handle
+    else { return }
+    body(handle)
   }
 
   /// Writes a pending history move to the rows (``PendingMove``) when a move of this store
