@@ -772,15 +772,20 @@ enum PlayStop {
 
 /// Ctrl-C, SIGTERM or SIGHUP during `play` (and `scrub`): playback stops, the summary is
 /// printed, the terminal is restored, and then the process ends with that signal
-/// (``reraiseIfRequested()``).
+/// (``reraiseIfRequested()``). `tape shell` stops reading lines the same way.
 enum Interrupt {
   private static let signalNumber = Atomic<Int32>(0)
+  /// The write end of ``wakeDescriptor()``'s pipe, -1 until it is made.
+  private static let wake = Atomic<Int32>(-1)
 
   static func install() {
-    signal(SIGINT) { number in Interrupt.signalNumber.store(number, ordering: .relaxed) }
-    signal(SIGTERM) { number in Interrupt.signalNumber.store(number, ordering: .relaxed) }
+    // Made now, not first in the handler, where making a static could interrupt a malloc
+    // (see ``SafeFiles/Termination/install(message:)``).
+    _ = (signalNumber.load(ordering: .relaxed), wake.load(ordering: .relaxed))
+    signal(SIGINT) { number in Interrupt.handle(number) }
+    signal(SIGTERM) { number in Interrupt.handle(number) }
     // The terminal closing (an ssh session dropped): stop the same way, with the summary.
-    signal(SIGHUP) { number in Interrupt.signalNumber.store(number, ordering: .relaxed) }
+    signal(SIGHUP) { number in Interrupt.handle(number) }
     // A parent may have started us with these signals blocked (some process launchers do).
     var signals = sigset_t()
     sigemptyset(&signals)
@@ -788,6 +793,37 @@ enum Interrupt {
     sigaddset(&signals, SIGTERM)
     sigaddset(&signals, SIGHUP)
     pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+  }
+
+  /// The handler: what it does is safe in one (an atomic store, a `write`).
+  private static func handle(_ number: Int32) {
+    signalNumber.store(number, ordering: .relaxed)
+    let descriptor = wake.load(ordering: .relaxed)
+    if descriptor >= 0 {
+      var byte: UInt8 = 1
+      _ = write(descriptor, &byte, 1)
+    }
+  }
+
+  /// A descriptor that becomes readable when a stop is asked for, for a thread that waits in
+  /// `poll` for something else too (`tape shell` waiting for its next line): the handler runs
+  /// on whichever thread the signal picks, and `signal`'s handlers restart a blocking `read`.
+  /// Made once; nil when no pipe can be made (then only ``requested()`` says so).
+  static func wakeDescriptor() -> Int32? {
+    enum Made {
+      static let read: Int32? = {
+        var ends: [Int32] = [-1, -1]
+        // (Glibc's module does not offer pipe2.)
+        guard pipe(&ends) == 0 else { return nil }
+        for end in ends {
+          _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+          _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        }
+        Interrupt.wake.store(ends[1], ordering: .relaxed)
+        return ends[0]
+      }()
+    }
+    return Made.read
   }
 
   static func requested() -> Bool {

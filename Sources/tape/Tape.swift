@@ -29,7 +29,7 @@ struct Tape: ParsableCommand {
           Master.self, MarkerCommand.self,
         ]),
       CommandGroup(name: "Effects", subcommands: [Fx.self]),
-      CommandGroup(name: "Scripts", subcommands: [Batch.self]),
+      CommandGroup(name: "Scripts", subcommands: [Batch.self, Shell.self]),
       CommandGroup(
         name: "History",
         subcommands: [

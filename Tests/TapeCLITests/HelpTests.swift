@@ -41,7 +41,7 @@ struct HelpTests {
     ["silences"], ["fx", "plugins"], ["fx", "info"], ["marker", "add"], ["marker", "move"],
     ["marker", "rename"], ["marker", "rm"], ["marker", "ls"],
     ["undo"], ["redo"], ["checkout"], ["history"], ["history", "prune"], ["diff"], ["compare"],
-    ["log"], ["watch"], ["tag"], ["cache"],
+    ["log"], ["watch"], ["tag"], ["cache"], ["batch"], ["shell"],
     ["scrub"], ["render"], ["play"], ["draw"], ["demo"], ["export"], ["import-otio"],
   ])
   func everyCommandsHelpIsClean(command: [String]) throws {
