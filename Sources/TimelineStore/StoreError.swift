@@ -31,6 +31,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
   /// Fewer steps are available than asked for.
   case notEnoughSteps(requested: Int, available: Int, direction: String)
   case unknownVersion(Int64)
+  /// `HEAD~N` with N past the first version: the head has `available` versions before it.
+  case beforeFirstVersion(reference: String, head: Int64, available: Int64)
   /// A version reference that is neither a version number nor a tag's name.
   case unknownReference(String)
   /// A tag name the rules refuse (see ``VersionTag/check(name:)``); `reason` says which rule.
@@ -87,6 +89,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         "cannot \(direction) \(requested) steps: only \(available) available; use --steps \(available)"
     case .unknownVersion(let version):
       return "no version \(version) in this project; 'tape history' lists the versions"
+    case .beforeFirstVersion(let reference, let head, let available):
+      return
+        "\(reference) goes back past the first version: the head, version \(head), has \(available) version\(available == 1 ? "" : "s") before it (HEAD~\(available) is the first)"
     case .unknownReference(let reference):
       return
         "no version or tag '\(reference)' in this project; 'tape history' lists the versions, 'tape tag FILE --list' the tags"
