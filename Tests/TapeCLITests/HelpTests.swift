@@ -33,7 +33,8 @@ struct HelpTests {
   /// `--version V`; the tool's version is `tape --version` alone), no default said twice, no
   /// stray line-continuation backslash, and an example.
   @Test(arguments: [
-    ["new"], ["import"], ["relink"], ["ls"], ["backup"], ["track", "add"], ["track", "set"],
+    ["new"], ["import"], ["relink"], ["ls"], ["backup"], ["track", "add"], ["track", "ls"],
+    ["track", "set"],
     ["track", "rm"],
     ["clip", "add"], ["clip", "split"], ["clip", "move"], ["clip", "trim"], ["clip", "set"],
     ["clip", "rm"], ["clip", "crossfade"], ["clip", "slip"], ["clip", "ls"], ["split"], ["cut"],
@@ -55,6 +56,83 @@ struct HelpTests {
       text.firstMatch(of: /\(default [^)]*\)\.? \(default:/) == nil,
       "a default said twice:\n\(result.stdout)")
     #expect(result.stdout.contains("Example: tape \(command[0])"), "no example")
+    #expect(
+      result.stdout.hasSuffix("130   stopped by Ctrl-C (another signal ends it by that signal)\n"))
+  }
+
+  /// A mistyped command, at any level and after `help`, is answered with the nearest names
+  /// (`help rendr` printed the whole help and exited 0).
+  @Test(arguments: [
+    (
+      ["rendr", "song.tape"],
+      "'rendr' is not a command of tape; did you mean 'tape render'? ('tape --help' lists them)"
+    ),
+    (
+      ["help", "rendr"],
+      "'rendr' is not a command of tape; did you mean 'tape render'? ('tape --help' lists them)"
+    ),
+    (
+      ["clip", "mvoe", "song.tape"],
+      "'mvoe' is not a command of tape clip; did you mean 'tape clip move'? ('tape clip --help' lists them)"
+    ),
+    (
+      ["trak", "ls"],
+      "'trak' is not a command of tape; did you mean 'tape track'? ('tape --help' lists them)"
+    ),
+    (["frobnicate"], "'frobnicate' is not a command of tape ('tape --help' lists them)"),
+  ])
+  func aMistypedCommandGetsTheNearestNames(arguments: [String], message: String) throws {
+    let result = try TapeBinary.run(arguments, environment: ["NO_COLOR": "1"])
+    #expect(result.status == 64)
+    #expect(result.stderr == "error: \(message)\n")
+    #expect(result.stdout.isEmpty)
+  }
+
+  /// `-V` prints the version; `-v` works anywhere before `--`; `clip mv` is `clip move`;
+  /// `track ls` lists the tracks.
+  @Test func commandLineHabits() throws {
+    #expect(try TapeBinary.run(["-V"]).stdout == "0.1.0\n")
+    let space = try Workspace()
+    let song = space.path("song.tape")
+    try space.tape("new", song)
+    try space.tape("track", "add", song, "Voice", "--gain", "-3dB")
+    try space.tape("track", "add", song, "Bed")
+    let verbose = try space.tape("track", "set", song, "t2", "--mute", "-v")
+    #expect(verbose.stderr.contains("debug tape.store: [TimelineStore] committed version 4"), "\(verbose.stderr)")
+    let named = try space.tape("track", "add", song, "--", "-v")
+    #expect(named.stdout == "t3\n")
+    let tracks = try space.tape("track", "ls", song)
+    #expect(
+      tracks.stdout
+        == "t1 Voice  gain -3 dB  pan C  0 clips\nt2 Bed  gain 0 dB  pan C  0 clips  [muted]\nt3 -v  gain 0 dB  pan C  0 clips\n"
+    )
+    let listed = try #require(
+      try parseJSON(space.tape("track", "ls", song, "--json").stdout) as? [[String: Any]])
+    #expect(listed.map { $0["name"] as? String } == ["Voice", "Bed", "-v"])
+    #expect(listed.map { $0["clips"] as? Int } == [0, 0, 0])
+    try space.tape("import", song, TestAudio.path("speech-mono-48k-16.wav"))
+    try space.tape("clip", "add", song, "t1", "s1", "--at", "0", "--length", "1s")
+    try space.tape("clip", "mv", song, "c1", "--to", "2s")
+    let clip = try #require(
+      (try parseJSON(space.tape("clip", "ls", song, "--json").stdout) as? [[String: Any]])?.first)
+    #expect(clip["timelineStart"] as? Int == 96_000)
+  }
+
+  /// Help, the version and completion scripts piped into a reader that stops early (`| head
+  /// -1`) end quietly, every time (one run in three said "could not write the result").
+  @Test(arguments: [
+    ["--help"], ["help", "render"], ["render", "--help"], ["--generate-completion-script", "bash"],
+    ["--version"],
+  ])
+  func aReaderThatStopsIsNoError(arguments: [String]) throws {
+    for _ in 0..<20 {
+      let piped = try TapeBinary.run(
+        URL(fileURLWithPath: "/bin/bash"),
+        ["-c", "\"$0\" \"$@\" | head -c 1 >/dev/null; echo ${PIPESTATUS[0]}", TapeBinary.url.path]
+          + arguments)
+      #expect(piped.stdout == "0\n", "\(arguments): \(piped.stderr)")
+      #expect(piped.stderr.isEmpty, "\(arguments): \(piped.stderr)")
+    }
   }
 
   /// bash completion (the script `tape --generate-completion-script bash` writes, run by a
