@@ -139,7 +139,8 @@ struct Tape: ParsableCommand {
   /// cannot be written is an error; a reader that goes away (`tape --help | head -3`) is none,
   /// as for any listing. A command's help ends with the exit codes.
   static func printHelpAndExit(_ help: String) -> Never {
-    print(help.hasPrefix("OVERVIEW:") || help.hasPrefix("USAGE:") ? help + exitCodes : help)
+    let isHelp = help.hasPrefix("OVERVIEW:") || help.hasPrefix("USAGE:")
+    print(isHelp ? ExampleLines.unwrapped(help, width: helpWidth()) + exitCodes : help)
     do {
       try StandardOutput.flush()
     } catch let failure as OutputFailure {
@@ -148,6 +149,16 @@ struct Tape: ParsableCommand {
       Foundation.exit(Exit.ioError)
     } catch {}
     Foundation.exit(0)
+  }
+
+  /// The width the parser wraps help to: `COLUMNS`, else the terminal's, else 80.
+  static func helpWidth() -> Int {
+    if let columns = environmentVariable("COLUMNS").flatMap({ Int($0) }), columns > 0 {
+      return columns
+    }
+    var size = winsize()
+    guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+    return Int(size.ws_col)
   }
 
   /// What ends every command's help.

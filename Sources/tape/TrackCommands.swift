@@ -151,8 +151,6 @@ struct TrackCommand: ParsableCommand {
         --shape changes how a segment runs: db (as above, the default), linear (linearly in \
         amplitude) or hold (the point's gain until the next point, then a step); one shape \
         for every segment, or one per segment, comma-separated.
-        Example: tape track envelope song.tape t1 --set 0s:0dB,10s:-6dB,12s:-inf
-        Example: tape track envelope song.tape t1 --set 0s:0dB,4s:-inf,6s:0dB --shape hold
         --add adds points (replacing one at the same time), --remove removes the points at \
         the times given, --move TIME --to TIME moves one (it keeps its gain and shape, and \
         cannot pass another point); --clear removes the whole envelope.

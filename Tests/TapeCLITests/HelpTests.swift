@@ -98,7 +98,9 @@ struct HelpTests {
     try space.tape("track", "add", song, "Voice", "--gain", "-3dB")
     try space.tape("track", "add", song, "Bed")
     let verbose = try space.tape("track", "set", song, "t2", "--mute", "-v")
-    #expect(verbose.stderr.contains("debug tape.store: [TimelineStore] committed version 4"), "\(verbose.stderr)")
+    #expect(
+      verbose.stderr.contains("debug tape.store: [TimelineStore] committed version 4"),
+      "\(verbose.stderr)")
     let named = try space.tape("track", "add", song, "--", "-v")
     #expect(named.stdout == "t3\n")
     let tracks = try space.tape("track", "ls", song)
@@ -116,6 +118,50 @@ struct HelpTests {
     let clip = try #require(
       (try parseJSON(space.tape("clip", "ls", song, "--json").stdout) as? [[String: Any]])?.first)
     #expect(clip["timelineStart"] as? Int == 96_000)
+  }
+
+  /// Every command's help shows each of its examples once, whole: at 80 and at 60 columns an
+  /// example wider than the help is broken between words with ` \` (so it still runs as
+  /// copied), never cut in the middle of a command by the parser's wrapping; `track envelope`
+  /// printed two of its examples twice.
+  @Test(arguments: [80, 60])
+  func examplesAreWholeAtEveryWidth(width: Int) throws {
+    let dump = try TapeBinary.run(["--experimental-dump-help"])
+    let root = try #require(
+      (try parseJSON(dump.stdout) as? [String: Any])?["command"] as? [String: Any])
+    var commands: [([String], [String])] = []
+    func walk(_ path: [String], _ command: [String: Any]) {
+      let examples = ((command["discussion"] as? String) ?? "").split(separator: "\n")
+        .map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.hasPrefix("Example: ") }
+      commands.append((path, examples))
+      for sub in command["subcommands"] as? [[String: Any]] ?? [] {
+        guard let name = sub["commandName"] as? String, name != "help" else { continue }
+        walk(path + [name], sub)
+      }
+    }
+    walk([], root)
+    for (path, examples) in commands where !examples.isEmpty {
+      let help = try TapeBinary.run(path + ["--help"], environment: ["COLUMNS": "\(width)"])
+      var shown: [String] = []
+      var pending: String?
+      for line in help.stdout.split(separator: "\n").map(String.init) {
+        let text = line.trimmingCharacters(in: .whitespaces)
+        if let start = pending {
+          pending = nil
+          let joined = start + " " + text
+          if joined.hasSuffix(" \\") {
+            pending = String(joined.dropLast(2))
+          } else {
+            shown.append(joined)
+          }
+          continue
+        }
+        guard text.hasPrefix("Example: ") else { continue }
+        #expect(line.count <= width || !line.contains(" "), "\(path): \(line)")
+        if text.hasSuffix(" \\") { pending = String(text.dropLast(2)) } else { shown.append(text) }
+      }
+      #expect(shown == examples, "\(path) at \(width) columns")
+    }
   }
 
   /// Help, the version and completion scripts piped into a reader that stops early (`| head
