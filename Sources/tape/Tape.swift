@@ -185,7 +185,10 @@ struct Tape: ParsableCommand {
     let subcommands = command.configuration.subcommands.filter {
       $0.configuration.shouldDisplay && $0._commandName != "help"
     }
-    guard !subcommands.isEmpty, length < asked.count, !asked[length].hasPrefix("-") else {
+    // A group with a default (`history` is `history show`) takes the word as the default's.
+    guard !subcommands.isEmpty, command.configuration.defaultSubcommand == nil,
+      length < asked.count, !asked[length].hasPrefix("-")
+    else {
       return nil
     }
     let word = asked[length]

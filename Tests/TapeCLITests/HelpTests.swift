@@ -50,7 +50,16 @@ struct HelpTests {
     #expect(result.status == 0)
     let lines = result.stdout.split(separator: "\n")
     #expect(lines.filter { $0.trimmingPrefix(" ").hasPrefix("--version") }.count <= 1)
-    #expect(!lines.contains { $0.hasSuffix("\\") }, "a stray backslash:\n\(result.stdout)")
+    // A backslash ends a line only where an example too wide for the help goes on (" \\").
+    var inExample = false
+    for line in lines {
+      let text = line.trimmingCharacters(in: .whitespaces)
+      if text.hasPrefix("Example: ") { inExample = true }
+      #expect(
+        !line.hasSuffix("\\") || (inExample && line.hasSuffix(" \\")),
+        "a stray backslash:\n\(result.stdout)")
+      if !line.hasSuffix("\\") { inExample = false }
+    }
     let text = result.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
     #expect(
       text.firstMatch(of: /\(default [^)]*\)\.? \(default:/) == nil,
@@ -245,9 +254,9 @@ struct HelpTests {
     (["clip", "add", "song.tape"], "missing expected argument '<track>'", "clip add"),
     (["clip", "add", "song.tape", "t1", "s1", "--at"], "missing value for '--at'", "clip add"),
     (["--nope"], "unknown option '--nope'", ""),
-    (["clip", "frob"], "unexpected argument 'frob'", "clip"),
     (["watch", "song.tape", "--count", "x"], "the value 'x' is invalid for '--count'", "watch"),
-    (["diff", "song.tape", "1"], "missing expected argument '<to>'", "diff"),
+    (["diff", "song.tape", "1", "2", "3"], "unexpected argument '3'", "diff"),
+    (["clip", "split", "song.tape"], "missing expected argument '<clip>'", "clip split"),
   ])
   func parserErrorsAreOneLine(arguments: [String], message: String, command: String) throws {
     let result = try TapeBinary.run(arguments, environment: ["NO_COLOR": "1"])
