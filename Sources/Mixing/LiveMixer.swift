@@ -64,7 +64,8 @@ public struct SwapEvent: Sendable, BitwiseCopyable, Equatable {
 ///   from the gain the last one reached (a resume during a pause's fade-out turns it around);
 ///   a seek waits for its fade-out to reach silence, even through a pause or a loop wrap.
 ///   The start of a play and the end of its range do not fade (the project's own fades do
-///   that), so a whole play with no swap equals the offline render bit for bit.
+///   that), so a whole play with no swap equals the offline render bit for bit. A quit
+///   (``stop()``) fades out too, then ends the play.
 /// - A chunk of decoded audio that is not resident plays as silence and is counted
 ///   (``Status/missingFrames``); a loader thread keeps the playhead's audio resident.
 ///
@@ -234,7 +235,8 @@ public final class LiveMixer: @unchecked Sendable {
     engine.pointee.requestedLoop.store(loop, ordering: .releasing)
   }
 
-  /// Ends the play at the next period.
+  /// Ends the play: it fades out over ``declickFrames`` (at once when paused or silent) and
+  /// ends there, the rest of that period silent.
   public func stop() {
     engine.pointee.requestedStop.store(true, ordering: .releasing)
   }
@@ -465,6 +467,8 @@ public struct EngineState: @unchecked Sendable {
   /// Frames still to render and drop at the start of the play: the first plan's effects'
   /// latency, so that what is heard lines up with the timeline, as in a render.
   @usableFromInline var preroll: Int64 = 0
+  /// A quit asked for: fading out, then the play ends.
+  @usableFromInline var stopping = false
 
   @usableFromInline
   enum Declick: UInt8, Sendable, BitwiseCopyable {
@@ -563,7 +567,17 @@ public struct EngineState: @unchecked Sendable {
   @_noLocks
   @inlinable
   mutating func takeCommands() {
-    if requestedStop.load(ordering: .acquiring) { finished = true }
+    if requestedStop.load(ordering: .acquiring) && !stopping {
+      // A quit fades out from the gain it has reached, then ends the play; silent, at once.
+      stopping = true
+      pendingSeek = .min
+      if paused || current.bits == 0 || declickLevel == 0 {
+        finished = true
+      } else {
+        declick = .fadingOut
+      }
+    }
+    if stopping { return }
     loop = requestedLoop.load(ordering: .relaxed)
     var seek = requestedSeek.load(ordering: .acquiring)
     if seek != .min {
@@ -599,6 +613,11 @@ public struct EngineState: @unchecked Sendable {
   @inlinable
   mutating func finishFadeOut() {
     declickLevel = 0
+    if stopping {
+      finished = true
+      declick = .none
+      return
+    }
     if pendingSeek != .min {
       position = pendingSeek
       pendingSeek = .min
@@ -713,7 +732,7 @@ public struct EngineState: @unchecked Sendable {
     if declick == .fadingOut && declickLevel == 0 {
       // Asked to fade out at silence (a pause as a fade-in began).
       finishFadeOut()
-      if paused { return false }
+      if paused || finished { return false }
     }
     var end = playableEnd
     if position >= end {
@@ -729,7 +748,7 @@ public struct EngineState: @unchecked Sendable {
       // A fade-out under way ends here, in the wrap's silence: its seek lands, or it pauses.
       if declick == .fadingOut {
         finishFadeOut()
-        if paused { return false }
+        if paused || finished { return false }
       } else {
         declickLevel = 0
         declick = .fadingIn
