@@ -133,7 +133,8 @@ struct Play: ParsableCommand {
       period's mix took over the last second, as a share of the period; "thread": the \
       device thread's CPU share of that second, conversions included, waits not; "overs": \
       samples past full scale) and keys: space \
-      pause/resume, ←/→ seek 5 s, l loop on/off, q quit. Ctrl-C stops too.
+      pause/resume, ←/→ seek 5 s, l loop on/off, q quit (fading out over 5.3 ms, as Ctrl-C \
+      does).
       The device gets exactly --period frames per period when it is given (the JACK plugin \
       takes only multiples of JACK's own period), else 256 or the nearest the device takes \
       (through a rate conversion, a JACK device takes only periods that convert to such \
