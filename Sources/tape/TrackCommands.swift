@@ -215,7 +215,8 @@ struct TrackCommand: ParsableCommand {
       let envelope: Envelope?
       if let add {
         envelope = try (current ?? Envelope(points: [])).addingPoints(
-          parsing: add, shapes: shape, sampleRate: rate)
+          parsing: TrackCommand.framesAt(add, project, option: "--add"), shapes: shape,
+          sampleRate: rate)
       } else if let remove {
         var left = current
         for time in remove.split(separator: ",", omittingEmptySubsequences: false) {
@@ -236,10 +237,32 @@ struct TrackCommand: ParsableCommand {
           at: from, to: try parsePosition(to, project, relativeTo: from, option: "--to"), track: id,
           sampleRate: rate)
       } else {
-        envelope = try set.map { try Envelope(parsing: $0, shapes: shape, sampleRate: rate) }
+        envelope = try set.map {
+          try Envelope(
+            parsing: TrackCommand.framesAt($0, project, option: "--set"), shapes: shape,
+            sampleRate: rate)
+        }
       }
       return try project.setEnvelope(id, envelope)
     }
+  }
+
+  /// `TIME:GAIN` points (`0s:0dB,@chorus:-8dB,c2.end:-inf`) with each time read as every
+  /// timeline time is (``parsePosition(_:_:relativeTo:option:)``: a marker, a clip's edge)
+  /// and written back in frames (`0s:0dB,96000f:-8dB,…`), for ``Envelope``'s parser, which
+  /// knows no project; a plain time, and a piece without a colon, are left as they are.
+  static func framesAt(_ points: String, _ project: Project, option: String) throws -> String {
+    try points.split(separator: ",", omittingEmptySubsequences: false).map { part in
+      // The last colon separates the gain: times may hold colons (1:02.5).
+      guard let colon = part.lastIndex(of: ":") else { return String(part) }
+      let text = String(part[..<colon])
+      // A plain time stays as typed (the parser's messages quote the point).
+      if (try? TimeValue(parsing: text, sampleRate: project.sampleRate)) != nil {
+        return String(part)
+      }
+      let time = try parsePosition(text, project, option: option)
+      return "\(time.frames)f" + part[colon...]
+    }.joined(separator: ",")
   }
 
   struct Move: EditingCommand {

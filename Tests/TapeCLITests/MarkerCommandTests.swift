@@ -118,6 +118,26 @@ struct MarkerCommandTests {
         ).stdout) as? [String: Any])
     #expect(render["from"] as? Int == 96_000)
     #expect(render["frames"] as? Int == 48_000)
+    // In envelope points too (they were refused as "not a time"): a marker with an offset and
+    // a clip's edge, beside a plain time.
+    try space.tape(
+      "track", "envelope", song, "t1", "--set", "0s:0dB,@chorus:-8dB,c3.end-1s:-inf")
+    try space.tape("track", "envelope", song, "t1", "--add", "@verse+0.5s:-3dB")
+    let after = try #require(
+      try parseJSON(space.tape("ls", song, "--json").stdout) as? [String: Any])
+    let tracks = try #require(after["tracks"] as? [[String: Any]])
+    let points = try #require(tracks.first?["envelope"] as? [[String: Any]])
+    let c3 = try #require(
+      (tracks.first?["clips"] as? [[String: Any]])?.first { $0["id"] as? String == "c3" })
+    let c3End = try #require(c3["timelineStart"] as? Int) + (c3["length"] as? Int ?? 0)
+    let frames = try Self.markers(space, song).compactMap { Int($0["frame"] ?? "") }
+    #expect(
+      points.map { $0["frame"] as? Int }
+        == [0, frames[0], frames[1] + 24_000, c3End - 48_000].sorted())
+    let unknown = try space.tape(
+      "track", "envelope", song, "t1", "--set", "0s:0dB,@nope:-3dB", status: 64,
+      environment: ["NO_COLOR": "1"])
+    #expect(unknown.stderr.hasPrefix("error: @nope: no marker 'nope'"), "\(unknown.stderr)")
   }
 
   /// Ripple edits move the markers: a cut (the one inside the range to its start, the one
