@@ -97,7 +97,7 @@ struct ClipCommand: ParsableCommand {
         guard end > start else {
           throw UsageError(message: "--to \(to ?? "") must come after --from \(from ?? "0")")
         }
-        let chosen = try choice.chosen()
+        let chosen = try choice.chosen(project)
         for id in chosen ?? [] where project.track(id) == nil {
           throw TimelineError.unknownTrack(id)
         }
@@ -210,7 +210,7 @@ struct ClipCommand: ParsableCommand {
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
-    @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
+    @Argument(help: "The track: its id (t1) or its name.", completion: ids("t")) var track: String
     @Argument(help: "The source id (s1).", completion: ids("s")) var source: String
     @Option(parsing: .unconditional, help: "Where the clip starts on the timeline.") var at: String
     @Option(parsing: .unconditional, help: "Where in the source the clip starts (default 0).")
@@ -237,7 +237,7 @@ struct ClipCommand: ParsableCommand {
     var label: String { "Add \(source) to \(track) at \(at)" }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
-      let trackID = try parseID(track, as: Track.ID.self)
+      let trackID = try resolveTrack(track, project)
       let sourceID = try parseID(source, as: Source.ID.self)
       let curve = try parseCurve(curve)
       let gain = try gain.map(Gain.init(parsing:)) ?? .unity
@@ -333,7 +333,7 @@ struct ClipCommand: ParsableCommand {
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseClipID(clip, project)
-      let trackID = try track.map { try parseID($0, as: Track.ID.self) }
+      let trackID = try track.map { try resolveTrack($0, project) }
       let typed = try parsePosition(
         to, project, relativeTo: project.clip(id)?.clip.timelineStart, option: "--to")
       let start = try snapping.apply(typed, project, file: self.project.file)
@@ -380,7 +380,7 @@ struct ClipCommand: ParsableCommand {
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseClipID(clip, project)
-      let trackID = try track.map { try parseID($0, as: Track.ID.self) }
+      let trackID = try track.map { try resolveTrack($0, project) }
       let start = project.clip(id)?.clip.timelineStart
       let file = self.project.file
       return try project.moveClip(

@@ -86,7 +86,7 @@ struct CopyRange: ParsableCommand {
         throw UsageError(message: "--to \(to) must come after --from \(from)")
       }
       let clipboard = try current.copyRange(
-        FrameRange(start: start, end: end), tracks: try choice.chosen(), name: name)
+        FrameRange(start: start, end: end), tracks: try choice.chosen(current), name: name)
       let replaced = try store.saveClipboard(clipboard)
       let seconds = { (n: FrameCount) in TimeValue.seconds(n, sampleRate: current.sampleRate) }
       if replaced { writeOut("note: clipboard \(name) replaced\n") }
@@ -192,7 +192,9 @@ struct Paste: EditingCommand {
   @Option(parsing: .unconditional, help: "Where the range's start lands on the timeline.")
   var at: String
   @Option(
-    help: "Paste onto these tracks instead, comma-separated, one per copied track, in order.",
+    name: [.customLong("tracks"), .customLong("track")],
+    help:
+      "Paste onto these tracks instead (ids or names), comma-separated, one per copied track, in order.",
     completion: ids("t"))
   var tracks: String?
   @Flag(help: "Open a gap of the clipboard's length first, moving later clips right.")
@@ -227,7 +229,7 @@ struct Paste: EditingCommand {
     let position = try snapping.apply(
       try parsePosition(at, project, option: "--at"), project, file: self.project.file)
     return try project.paste(
-      clipboard, at: position, tracks: try tracks.map(parseTrackIDs),
+      clipboard, at: position, tracks: try tracks.map { try parseTrackIDs($0, project) },
       ripple: ripple
     ) { ids.newClipID() }
   }

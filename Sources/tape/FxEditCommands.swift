@@ -81,38 +81,26 @@ enum FxNames {
 
   /// The candidate closest to `name` by edit distance, when it is close enough to be a typo.
   static func nearest(to name: String, in candidates: [String]) -> String? {
-    let target = Array(name.lowercased())
+    let target = name.lowercased()
     var best: (String, Int)?
     for candidate in candidates {
-      let distance = editDistance(target, Array(candidate.lowercased()))
+      let distance = editDistance(target, candidate.lowercased())
       if distance < (best?.1 ?? Int.max) { best = (candidate, distance) }
     }
     guard let best, best.1 <= max(2, target.count / 3) else { return nil }
     return best.0
   }
 
-  private static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
-    var row = Array(0...b.count)
-    for i in 1...max(a.count, 1) where !a.isEmpty {
-      var previous = row[0]
-      row[0] = i
-      for j in stride(from: 1, through: b.count, by: 1) {
-        let saved = row[j]
-        row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-        previous = saved
-      }
-    }
-    return a.isEmpty ? b.count : row[b.count]
-  }
-
-  /// `master` or a track id, as the command line gives it.
-  static func owner(_ text: String) throws -> ChainOwner {
-    guard let owner = ChainOwner(parsing: text) else {
+  /// `master`, or a track by id or name (``resolveTrack(_:_:)``), as the command line gives it.
+  static func owner(_ text: String, _ project: Project) throws -> ChainOwner {
+    if let owner = ChainOwner(parsing: text) { return owner }
+    guard project.tracks.contains(where: { $0.name == text }) else {
       throw UsageError(
         message:
-          "'\(text)' is not a chain; name a track id (t1) or master ('tape ls' lists the tracks)")
+          "'\(escaped(text))' is not a chain; name a track (t1, or its name) or master ('tape track ls' lists the tracks)"
+      )
     }
-    return owner
+    return .track(try resolveTrack(text, project))
   }
 
   /// An effect's parameter values as its plugin shows them (enum labels, toggles), or the
@@ -151,7 +139,7 @@ extension Fx {
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
-    @Argument(help: "The chain: a track id (t1) or master.") var chain: String
+    @Argument(help: "The chain: a track (t1, or its name) or master.") var chain: String
     @Argument(help: "The plugin's LV2 URI ('tape fx plugins' lists them).") var uri: String
     @OptionGroup var parameters: ParameterSettings
     @Option(
@@ -170,7 +158,7 @@ extension Fx {
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
-      let owner = try FxNames.owner(chain)
+      let owner = try FxNames.owner(chain, project)
       // Ports given as fractions of the rate (swh's cutoffs) are set in Hz at the project's.
       let plugin = try FxNames.plugin(uri, PluginCatalog.load()).atSampleRate(project.sampleRate)
       if !plugin.missingFeatures.isEmpty {

@@ -5,7 +5,10 @@ import TimelineStore
 
 /// `--tracks t1,t2` or `--all` (the default): the tracks a range edit touches.
 struct TrackChoice: ParsableArguments {
-  @Option(help: "Only these tracks, comma-separated (t1,t3).", completion: ids("t"))
+  @Option(
+    name: [.customLong("tracks"), .customLong("track")],
+    help: "Only these tracks, comma-separated: ids or names (t1,t3 or Voice,Bed).",
+    completion: ids("t"))
   var tracks: String?
   @Flag(help: "Every track (the default).") var all = false
 
@@ -13,19 +16,36 @@ struct TrackChoice: ParsableArguments {
     if tracks != nil && all { throw ValidationError("give --tracks or --all, not both") }
   }
 
-  /// The ids named, or nil for every track.
-  func chosen() throws -> [Track.ID]? {
-    try tracks.map(parseTrackIDs)
+  /// The tracks named (by id or name), or nil for every track.
+  func chosen(_ project: Project) throws -> [Track.ID]? {
+    try tracks.map { try parseTrackIDs($0, project) }
   }
 
   var shown: String { tracks.map { " on \($0)" } ?? "" }
 }
 
-/// Track ids separated by commas (`t1,t3`).
-func parseTrackIDs(_ text: String) throws -> [Track.ID] {
+/// Tracks separated by commas (`t1,t3`, `Voice,Bed`), each as ``resolveTrack(_:_:)`` reads it.
+func parseTrackIDs(_ text: String, _ project: Project) throws -> [Track.ID] {
   try text.split(separator: ",", omittingEmptySubsequences: false).map {
-    try parseID(String($0).trimmingCharacters(in: .whitespaces), as: Track.ID.self)
+    try resolveTrack(String($0), project)
   }
+}
+
+/// A track as the command line names it: its id (`t3`), or its name (`Voice`) when exactly one
+/// track of `project` has it. An id is read as one first: a track named like an id is named by
+/// its id.
+func resolveTrack(_ text: String, _ project: Project) throws -> Track.ID {
+  let trimmed = text.trimmingCharacters(in: .whitespaces)
+  if let id = Track.ID(parsing: trimmed) { return id }
+  let named = project.tracks.filter { $0.name == trimmed }
+  guard named.count == 1 else {
+    throw UsageError(
+      message: named.isEmpty
+        ? "'\(escaped(trimmed))' is neither a track id (t1) nor a track's name; 'tape track ls' lists them"
+        : "\(named.count) tracks are named '\(escaped(trimmed))' (\(named.map(\.id.description).joined(separator: ", "))); name one by its id"
+    )
+  }
+  return named[0].id
 }
 
 struct Cut: EditingCommand {
@@ -118,7 +138,7 @@ struct Cut: EditingCommand {
   func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
     let join = try join(project)
     return try project.cutRange(
-      try range(project), tracks: try choice.chosen(), ripple: ripple,
+      try range(project), tracks: try choice.chosen(project), ripple: ripple,
       edgeFade: ripple ? .none : Fade(length: join?.length ?? .zero, curve: join?.curve ?? .linear),
       crossfade: ripple ? join : nil
     ) { ids.newClipID() }
@@ -127,7 +147,7 @@ struct Cut: EditingCommand {
   func notes(_ project: Project) throws -> [String] {
     guard ripple, let join = try join(project) else { return [] }
     return try project.rippleCrossfadeShortfalls(
-      try range(project), tracks: try choice.chosen(), crossfade: join
+      try range(project), tracks: try choice.chosen(project), crossfade: join
     ).map { shortCrossfadeNote($0, project) }
   }
 }
@@ -174,7 +194,7 @@ struct Insert: EditingCommand {
     try project.insertGap(
       at: try snapping.apply(
         try parsePosition(at, project, option: "--at"), project, file: self.project.file),
-      length: try parseTime(length, project, option: "--length"), tracks: try choice.chosen()
+      length: try parseTime(length, project, option: "--length"), tracks: try choice.chosen(project)
     ) { ids.newClipID() }
   }
 }
@@ -224,6 +244,8 @@ struct SplitAll: EditingCommand {
   func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
     let position = try snapping.apply(
       try parsePosition(at, project, option: "--at"), project, file: self.project.file)
-    return try project.splitAll(at: position, tracks: try choice.chosen()) { ids.newClipID() }
+    return try project.splitAll(at: position, tracks: try choice.chosen(project)) {
+      ids.newClipID()
+    }
   }
 }

@@ -50,7 +50,10 @@ struct Render: ParsableCommand {
     help: "The file to write (its extension picks the format), a device, a FIFO, or - for stdout.",
     completion: .file())
   var output: String?
-  @Option(help: "Only these tracks, comma-separated (t1,t3): a stem.", completion: ids("t"))
+  @Option(
+    name: [.customLong("tracks"), .customLong("track")],
+    help: "Only these tracks, comma-separated, by id or name (t1,t3): a stem.",
+    completion: ids("t"))
   var tracks: String?
   @Option(
     help: "Write one file per track into this folder (wav unless --format).", completion: .directory
@@ -120,7 +123,18 @@ struct Render: ParsableCommand {
       return
     }
     var chosen: [Track.ID]?
-    try reportingErrors { chosen = try tracks.map(parseTrackIDs) }
+    try reportingErrors {
+      // Ids need no project; a track's name is looked up in the one rendered.
+      chosen = try tracks.map { text in
+        try parseTrackIDs(
+          text,
+          retryingReads {
+            let store = try openStore(project.file, access: .read)
+            guard let version = try span.version(in: store) else { return store.snapshot.project }
+            return try store.project(at: version)
+          })
+      }
+    }
     try render(stem: chosen.map { ($0, !noMasterGain) }, loudness: loudness)
   }
 

@@ -21,7 +21,9 @@ struct Silences: ParsableCommand {
       """)
 
   @OptionGroup var project: ProjectArgument
-  @Option(help: "Only this track's stem (default: the whole mix).", completion: ids("t"))
+  @Option(
+    name: [.customLong("track"), .customLong("tracks")],
+    help: "Only this track's stem, by id or name (default: the whole mix).", completion: ids("t"))
   var track: String?
   @Option(parsing: .unconditional, help: "The level a quiet sample stays below.")
   var below = "-50dB"
@@ -45,7 +47,7 @@ struct Silences: ParsableCommand {
       let file = self.project.file
       let store = try retryingReads { try openStore(file, access: cut ? .write : .read) }
       let project = store.snapshot.project
-      let chosen = try track.map { try parseID($0, as: Track.ID.self) }
+      let chosen = try track.map { try resolveTrack($0, project) }
       let threshold = try Gain(parsing: below)
       let minimum = try parseTime(longer, project, option: "--longer")
       guard minimum > .zero else {

@@ -202,24 +202,6 @@ struct Tape: ParsableCommand {
       "'\(escaped(word))' is not a command of \(path)\(suggestion) ('\(path) --help' lists them)"
   }
 
-  /// The Damerau–Levenshtein distance of two words (a swap of neighbours counts one).
-  static func editDistance(_ a: String, _ b: String) -> Int {
-    let a = Array(a), b = Array(b)
-    var rows = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
-    for i in 0...a.count { rows[i][0] = i }
-    for j in 0...b.count { rows[0][j] = j }
-    for i in stride(from: 1, through: a.count, by: 1) {
-      for j in stride(from: 1, through: b.count, by: 1) {
-        let cost = a[i - 1] == b[j - 1] ? 0 : 1
-        rows[i][j] = min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost)
-        if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
-          rows[i][j] = min(rows[i][j], rows[i - 2][j - 2] + 1)
-        }
-      }
-    }
-    return rows[a.count][b.count]
-  }
-
   /// The commands a script runs most, by the words that name them: parsed on their own, without
   /// the whole command tree. Why: `parseAsRoot` builds every subcommand's parser, and the
   /// dynamic casts that takes scan the binary's protocol conformances, about 3 ms of a 13 ms

@@ -102,7 +102,7 @@ struct TrackCommand: ParsableCommand {
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
-    @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
+    @Argument(help: "The track: its id (t1) or its name.", completion: ids("t")) var track: String
     @Option(help: "A new name.") var name: String?
     @Option(parsing: .unconditional, help: "Gain in dB (-3, -3dB, +2.5dB).") var gain: String?
     @Option(parsing: .unconditional, help: "Pan from -1 (left) to 1 (right).") var pan: String?
@@ -130,7 +130,7 @@ struct TrackCommand: ParsableCommand {
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
-      let id = try parseID(track, as: Track.ID.self)
+      let id = try resolveTrack(track, project)
       let gain = try gain.map(Gain.init(parsing:))
       let pan = try pan.map(Track.pan(parsing:))
       return try project.setTrack(
@@ -164,7 +164,7 @@ struct TrackCommand: ParsableCommand {
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
-    @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
+    @Argument(help: "The track: its id (t1) or its name.", completion: ids("t")) var track: String
     @Option(
       parsing: .unconditional,
       help: "Breakpoints: TIME:GAIN pairs, comma-separated (0s:0dB,10s:-6dB,12s:-inf).")
@@ -208,7 +208,7 @@ struct TrackCommand: ParsableCommand {
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
-      let id = try parseID(track, as: Track.ID.self)
+      let id = try resolveTrack(track, project)
       guard let existing = project.track(id) else { throw TimelineError.unknownTrack(id) }
       let rate = project.sampleRate
       let current = existing.envelope
@@ -273,7 +273,7 @@ struct TrackCommand: ParsableCommand {
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
-    @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
+    @Argument(help: "The track: its id (t1) or its name.", completion: ids("t")) var track: String
     @Option(
       parsing: .unconditional, help: "Its new place, from 1 (the top) to the number of tracks.")
     var to: Int
@@ -282,7 +282,7 @@ struct TrackCommand: ParsableCommand {
     var label: String { "Move track \(track) to place \(to)" }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
-      let id = try parseID(track, as: Track.ID.self)
+      let id = try resolveTrack(track, project)
       guard (1...max(project.tracks.count, 1)).contains(to) else {
         throw UsageError(
           message:
@@ -303,7 +303,7 @@ struct TrackCommand: ParsableCommand {
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
-    @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
+    @Argument(help: "The track: its id (t1) or its name.", completion: ids("t")) var track: String
     @Option(help: "The copy's name (default: the track's name and \"copy\").") var name: String?
     @OptionGroup var options: EditOptions
 
@@ -314,7 +314,7 @@ struct TrackCommand: ParsableCommand {
     var label: String { "Duplicate track \(track)" }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
-      let id = try parseID(track, as: Track.ID.self)
+      let id = try resolveTrack(track, project)
       guard let original = project.track(id) else { throw TimelineError.unknownTrack(id) }
       let newID = ids.newTrackID()
       let effectIDs = original.effects.map { _ in ids.newEffectID() }
@@ -333,13 +333,13 @@ struct TrackCommand: ParsableCommand {
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
-    @Argument(help: "The track id (t1).", completion: ids("t")) var track: String
+    @Argument(help: "The track: its id (t1) or its name.", completion: ids("t")) var track: String
     @OptionGroup var options: EditOptions
 
     var label: String { "Remove track \(track)" }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
-      try project.removeTracks([try parseID(track, as: Track.ID.self)])
+      try project.removeTracks([try resolveTrack(track, project)])
     }
   }
 }

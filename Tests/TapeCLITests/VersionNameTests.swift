@@ -84,3 +84,50 @@ struct VersionNameTests {
     #expect(try space.head(of: file) == 4)
   }
 }
+
+/// A track is named by its name wherever its id is taken (issue 45): `track set Voice`,
+/// `--tracks Voice,Bed` (or `--track`), `clip move --track`, `render --tracks`, `silences
+/// --track`; a name two tracks have is refused naming their ids; an id is read as one first.
+@Suite("Track names")
+struct TrackNameTests {
+  @Test func aTrackIsNamedByItsName() throws {
+    let space = try Workspace()
+    let file = space.path("s.tape")
+    try space.tape("new", file)
+    try space.tape("import", file, TestAudio.path("speech-mono-48k-16.wav"))
+    try space.tape("track", "add", file, "Voice")
+    try space.tape("track", "add", file, "Bed")
+    try space.tape("track", "add", file, "t1")
+    try space.tape("clip", "add", file, "Voice", "s1", "--at", "0", "--length", "2s")
+    try space.tape("clip", "add", file, "Bed", "s1", "--at", "0", "--length", "2s")
+    try space.tape("track", "set", file, "Voice", "--gain", "-3dB")
+    try space.tape("clip", "move", file, "c2", "--to", "1s", "--track", "Voice")
+    try space.tape("cut", file, "--from", "0.5s", "--to", "0.6s", "--track", "Voice")
+    try space.tape(
+      "render", file, "-o", space.path("voice.wav"), "--tracks", "Voice", "--bits", "32f")
+    try space.tape(
+      "render", file, "-o", space.path("t1.wav"), "--tracks", "t1", "--bits", "32f")
+    try space.tape("silences", file, "--track", "Bed")
+    let tracks = try #require(
+      try parseJSON(space.tape("track", "ls", file, "--json").stdout) as? [[String: Any]])
+    #expect(tracks.map { $0["gainDB"] as? Double } == [-3, 0, 0])
+    // c1 cut in two (c3 its right part), c2 moved onto Voice.
+    #expect(tracks.map { $0["clips"] as? Int } == [3, 0, 0])
+    // "t1" is the id t1 (Voice), not the track named t1: the two renders are the same.
+    #expect(
+      try Data(contentsOf: URL(fileURLWithPath: space.path("voice.wav")))
+        == Data(contentsOf: URL(fileURLWithPath: space.path("t1.wav"))))
+    try space.tape("track", "add", file, "Bed")
+    let twice = try space.tape(
+      "track", "set", file, "Bed", "--mute", status: 64, environment: ["NO_COLOR": "1"])
+    #expect(
+      twice.stderr == "error: 2 tracks are named 'Bed' (t2, t4); name one by its id\n")
+    let none = try space.tape(
+      "cut", file, "--from", "0s", "--to", "1s", "--tracks", "Voice,Drums", status: 64,
+      environment: ["NO_COLOR": "1"])
+    #expect(
+      none.stderr
+        == "error: 'Drums' is neither a track id (t1) nor a track's name; 'tape track ls' lists them\n"
+    )
+  }
+}
