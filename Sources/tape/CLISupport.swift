@@ -198,7 +198,12 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
     let (code, message) = describe(error.underlying)
     return (code, "line \(error.line): \(message)")
   default:
-    return (Exit.software, "\(error)")
+    // Never a Swift value as the language prints one (`usageError(message: "…")`).
+    let text = "\(error)"
+    let words =
+      text.contains(/\b[A-Za-z]+\((?:[a-z][A-Za-z]*: |")/)
+      ? "an unexpected \(type(of: error)); please report it" : text
+    return (Exit.software, "internal error: \(words)")
   }
 }
 

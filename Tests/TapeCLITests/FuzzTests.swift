@@ -102,7 +102,7 @@ extension ProcessHeavyTests {
           let log = (try? Data(contentsOf: URL(fileURLWithPath: damaged + "-wal"))) ?? Data()
           if lines.count != 2 || !lines[0].hasPrefix("error: ") || !lines[1].isEmpty
             || lines[0].unicodeScalars.contains(where: { $0.properties.generalCategory == .control }
-            )
+            ) || Fuzzer.showsASwiftValue(lines[0])
           {
             failures.append(
               "\(shown) → exit \(result.status) with stderr \(result.stderr.debugDescription.prefix(400))"
@@ -586,7 +586,8 @@ struct Fuzzer {
     let lines = stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
     let said = lines.filter { !$0.hasPrefix("tape play: ") }
     guard said.count == 1, said[0].hasPrefix("error: "),
-      !said[0].unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+      !said[0].unicodeScalars.contains(where: { $0.properties.generalCategory == .control }),
+      !Self.showsASwiftValue(said[0])
     else {
       return "exit \(status) with stderr \(stderr.debugDescription.prefix(400))"
     }
@@ -596,6 +597,13 @@ struct Fuzzer {
     let now = try list()
     guard now == listing else { return "exit \(status) but the project changed: \(said[0])" }
     return nil
+  }
+
+  /// Whether a message shows a Swift value as the language prints one (`usageError(message:
+  /// "…")`, `Optional("x")`, `StoreError.busy`) instead of words for people.
+  static func showsASwiftValue(_ line: Substring) -> Bool {
+    line.contains(/\b[A-Za-z]+\((?:[a-z][A-Za-z]*: |")/)
+      || line.contains(/\b(?:Store|Timeline|AudioFile|Playback|Effect|Mixing)Error\./)
   }
 
   /// `argument` for bash as `$'…'`, ``latin1E9`` as the byte 0xE9, every other byte escaped.
