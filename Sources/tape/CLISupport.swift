@@ -66,7 +66,12 @@ struct TimeDisplayOption: ParsableArguments {
   @Flag(help: "Print times as frames (96000f) instead of m:ss.mmm.") var frames = false
 
   func show(_ frames: Int64, sampleRate: Int) -> String {
-    self.frames ? "\(frames)f" : TimeValue.clock(FrameCount(frames), sampleRate: sampleRate)
+    Self.show(frames, sampleRate: sampleRate, frames: self.frames)
+  }
+
+  /// `count` frames as `m:ss.mmm`, or as `96000f` with `frames`.
+  static func show(_ count: Int64, sampleRate: Int, frames: Bool) -> String {
+    frames ? "\(count)f" : TimeValue.clock(FrameCount(count), sampleRate: sampleRate)
   }
 }
 

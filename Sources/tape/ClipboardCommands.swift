@@ -5,7 +5,9 @@ import TimelineStore
 
 /// `tape copy`: a stretch of time kept in the project under a name; also lists and deletes
 /// them. Not an edit: no version, nothing to undo.
-struct CopyRange: ParsableCommand {
+/// `tape copy`: keeps a range under a name (its default, ``CopyRange``); `ls` lists the
+/// clipboards and `rm` deletes one.
+struct Copy: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "copy",
     abstract: "Keep what plays in a stretch of time under a name, to paste it elsewhere.",
@@ -18,13 +20,57 @@ struct CopyRange: ParsableCommand {
       pan and effects are not copied: they are the settings of the track pasted onto.
       The clipboard is kept in the project file, not in its history: copying makes no \
       version and undo never removes one. A name copied again is replaced (a note says so). \
-      --list shows the clipboards (--json: {"clipboards": [...]}, times in frames); --delete \
-      removes one. Names are letters, digits, '-', '_' and '.'.
+      --list (or 'tape copy ls FILE') shows the clipboards (--json: {"clipboards": [...]}, \
+      times in frames); --delete NAME (or 'tape copy rm FILE NAME') removes one. Names are \
+      letters, digits, '-', '_' and '.'.
       Example: tape copy song.tape --from 10s --to 20s --as verse
       Example: tape copy song.tape --from c3.start --to +4s --tracks t3 --as hook
       Example: tape copy song.tape --list
+      """,
+    subcommands: [CopyRange.self, List.self, Remove.self], defaultSubcommand: CopyRange.self)
+
+  struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "ls",
+      abstract: "List the clipboards (as 'tape copy FILE --list').",
+      discussion: "Example: tape copy ls song.tape --json")
+
+    @OptionGroup var project: ProjectArgument
+    @OptionGroup var times: TimeDisplayOption
+    @OptionGroup var output: JSONOption
+
+    func run() throws {
+      try CopyRange.list(project.file, frames: times.frames, json: output.json)
+    }
+  }
+
+  struct Remove: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "rm",
+      abstract: "Delete a clipboard (as 'tape copy FILE --delete NAME').",
+      discussion: "Example: tape copy rm song.tape verse",
+      aliases: ["remove"])
+
+    @OptionGroup var project: ProjectArgument
+    @Argument(help: "The clipboard's name.") var name: String
+
+    func run() throws {
+      try CopyRange.remove(name, from: project.file)
+    }
+  }
+}
+
+struct CopyRange: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "range",
+    abstract:
+      "Keep what plays in a stretch of time under a name (tape copy FILE --from --to --as).",
+    discussion: """
+      The default of 'tape copy' ('tape copy FILE --from TIME --to TIME --as NAME'); see \
+      'tape copy --help'.
+      Example: tape copy range song.tape --from 10s --to 20s --as verse
       """
-  ).parsedAlone()
+  )
 
   @OptionGroup var project: ProjectArgument
   @Option(parsing: .unconditional, help: "Where the range starts on the timeline.")
@@ -56,28 +102,36 @@ struct CopyRange: ParsableCommand {
     }
   }
 
-  func run() throws {
-    try reportingErrors(readerMayStop: list) {
-      if list {
-        let file = project.file
-        let store = try retryingReads { try openStore(file, access: .read) }
-        let saved = try store.clipboards()
-        let rate = store.snapshot.project.sampleRate
-        if output.json {
-          printJSON(.object([("clipboards", .array(saved.map(clipboardJSON)))]))
-        } else {
-          for entry in saved { print(clipboardLine(entry, sampleRate: rate)) }
-        }
-        return
+  /// Lists the clipboards of the project `file` (`--list`, `copy ls`).
+  static func list(_ file: String, frames: Bool, json: Bool) throws {
+    try reportingErrors(readerMayStop: true) {
+      let store = try retryingReads { try openStore(file, access: .read) }
+      let saved = try store.clipboards()
+      let rate = store.snapshot.project.sampleRate
+      if json {
+        printJSON(.object([("clipboards", .array(saved.map(clipboardJSON)))]))
+      } else {
+        for entry in saved { print(clipboardLine(entry, sampleRate: rate, frames: frames)) }
       }
+    }
+  }
+
+  /// Deletes the clipboard `name` of the project `file` (`--delete`, `copy rm`).
+  static func remove(_ name: String, from file: String) throws {
+    try reportingErrors {
+      let store = try openStore(file)
+      guard try store.removeClipboard(named: name) else {
+        throw unknownClipboard(name, in: store, pasting: false)
+      }
+    }
+  }
+
+  func run() throws {
+    if list { return try Self.list(project.file, frames: times.frames, json: output.json) }
+    if let delete { return try Self.remove(delete, from: project.file) }
+    try reportingErrors {
       let file = project.file
       let store = try openStore(file)
-      if let delete {
-        guard try store.removeClipboard(named: delete) else {
-          throw unknownClipboard(delete, in: store, pasting: false)
-        }
-        return
-      }
       guard let from, let to, let name else { return }
       let current = store.snapshot.project
       let start = try parsePosition(from, current, option: "--from")
@@ -99,16 +153,18 @@ struct CopyRange: ParsableCommand {
       if output.json {
         printJSON(clipboardJSON(saved))
       } else {
-        print(clipboardLine(saved, sampleRate: current.sampleRate))
+        print(Self.clipboardLine(saved, sampleRate: current.sampleRate, frames: times.frames))
       }
     }
   }
 
   /// One clipboard for people: name, length, clips, tracks, where it was copied from and at
   /// which version, separated by tabs.
-  func clipboardLine(_ saved: SavedClipboard, sampleRate: Int) -> String {
+  static func clipboardLine(_ saved: SavedClipboard, sampleRate: Int, frames: Bool) -> String {
     let board = saved.clipboard
-    let show = { (frames: Int64) in times.show(frames, sampleRate: sampleRate) }
+    let show = { (count: Int64) in
+      TimeDisplayOption.show(count, sampleRate: sampleRate, frames: frames)
+    }
     let count = board.pieces.count
     return [
       board.name, show(board.length.frames), "\(count) clip\(count == 1 ? "" : "s")",

@@ -44,19 +44,37 @@ extension MarkerCommand {
       commandName: "add",
       abstract: "Add a marker: a name at a time; prints its id (m1).",
       discussion: """
-        The name is one line, unique in the project, and not an id's form (m1, c3, 12).
+        The name is one line, unique in the project, and not an id's form (m1, c3, 12). The \
+        time comes first, or as --at after the name.
         Example: tape marker add song.tape 1:02.5 bridge
-        Example: tape marker add song.tape @chorus+4s outro
+        Example: tape marker add song.tape outro --at @chorus+4s
         """
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
-    @Argument(help: "Where: any time (1:02.5), a clip's edge (c3.end) or a marker (@chorus+2s).")
-    var time: String
-    @Argument(help: "The marker's name (chorus).") var name: String
+    @Argument(
+      help: """
+        Where: any time (1:02.5), a clip's edge (c3.end) or a marker (@chorus+2s); then the \
+        marker's name. With --at, the name alone.
+        """)
+    var words: [String] = []
+    @Option(
+      parsing: .unconditional,
+      help: "Where, after the name (as the time before it is: 1:02.5, c3.end, @chorus+2s).")
+    var at: String?
     @OptionGroup var options: EditOptions
 
+    /// The time and the name, in either form.
+    var time: String { at ?? words.first ?? "" }
+    var name: String { at == nil ? words.dropFirst().first ?? "" : words.first ?? "" }
+
     func validate() throws {
+      guard words.count == (at == nil ? 2 : 1) else {
+        throw ValidationError(
+          at == nil
+            ? "give the time and the name (tape marker add FILE 1:02.5 bridge), or the name and --at TIME"
+            : "with --at, give the name alone: tape marker add FILE NAME --at TIME")
+      }
       try RawArguments.requireText(name, "the marker name")
     }
 

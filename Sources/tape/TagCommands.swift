@@ -2,8 +2,9 @@ import ArgumentParser
 import Foundation
 import TimelineStore
 
-/// `tape tag`: names a version, lists and deletes names. Not an edit: no version, nothing to
-/// undo, and so not a batch command (a batch is one version; a name is not part of one).
+/// `tape tag`: names a version (its default, ``Name``), lists (`ls`) and deletes (`rm`) names.
+/// Not an edit: no version, nothing to undo, and so not a batch command (a batch is one
+/// version; a name is not part of one).
 struct Tag: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "tag",
@@ -18,71 +19,127 @@ struct Tag: ParsableCommand {
       spaces or control characters, and does not start with '-'. A name another version \
       has is refused: delete it first. --list shows the tags (--json: {"tags": [...]}); \
       --delete removes one (the version stays).
+      'tape tag ls FILE' and 'tape tag rm FILE NAME' do the same as --list and --delete.
       Example: tape tag song.tape rough-mix
       Example: tape tag song.tape 2 first-take
-      Example: tape tag song.tape --list
-      """)
+      Example: tape tag ls song.tape
+      """,
+    subcommands: [Name.self, List.self, Remove.self], defaultSubcommand: Name.self)
 
-  @OptionGroup var project: ProjectArgument
-  @Argument(help: ArgumentHelp("[VERSION] NAME: the version (the head by default) and its name."))
-  var words: [String] = []
-  @Flag(help: "List the tags.") var list = false
-  @Option(help: ArgumentHelp("Delete the tag with this name.", valueName: "name"))
-  var delete: String?
-  @OptionGroup var output: JSONOption
+  struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "ls",
+      abstract: "List the tags: name, version and its label (as 'tape tag FILE --list').",
+      discussion: "Example: tape tag ls song.tape --json")
 
-  func validate() throws {
-    if list && delete != nil { throw ValidationError("give --list or --delete, not both") }
-    if (list || delete != nil) && !words.isEmpty {
-      throw ValidationError(
-        "\(list ? "--list" : "--delete") takes no version or name; tag with 'tape tag FILE [VERSION] NAME' alone"
-      )
-    }
-    if !list && delete == nil {
-      guard !words.isEmpty else {
-        throw ValidationError("name the version: tape tag FILE [VERSION] NAME")
-      }
-      guard words.count <= 2 else {
-        throw ValidationError("too many words: tape tag FILE [VERSION] NAME (a name has no spaces)")
-      }
+    @OptionGroup var project: ProjectArgument
+    @OptionGroup var output: JSONOption
+
+    func run() throws {
+      try Name.list(project.file, json: output.json)
     }
   }
 
-  func run() throws {
-    try reportingErrors(readerMayStop: list) {
-      let file = project.file
-      if list {
+  struct Remove: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "rm",
+      abstract: "Delete a tag; the version it named stays (as 'tape tag FILE --delete NAME').",
+      discussion: "Example: tape tag rm song.tape rough-mix",
+      aliases: ["remove"])
+
+    @OptionGroup var project: ProjectArgument
+    @Argument(help: "The tag's name.") var name: String
+    @OptionGroup var output: JSONOption
+
+    func run() throws {
+      try Name.change(project.file, json: output.json) { store in
+        (try store.deleteTag(named: name), "deleted tag")
+      }
+    }
+  }
+}
+
+extension Tag {
+  /// `tape tag FILE [VERSION] NAME`, and the older `--list` and `--delete`.
+  struct Name: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "add",
+      abstract: "Name a version (the head by default): tape tag FILE [VERSION] NAME.",
+      discussion: """
+        The default of 'tape tag' ('tape tag FILE [VERSION] NAME'); see 'tape tag --help'.
+        Example: tape tag add song.tape 2 first-take
+        """)
+
+    @OptionGroup var project: ProjectArgument
+    @Argument(help: ArgumentHelp("[VERSION] NAME: the version (the head by default) and its name."))
+    var words: [String] = []
+    @Flag(help: "List the tags.") var list = false
+    @Option(help: ArgumentHelp("Delete the tag with this name.", valueName: "name"))
+    var delete: String?
+    @OptionGroup var output: JSONOption
+
+    func validate() throws {
+      if list && delete != nil { throw ValidationError("give --list or --delete, not both") }
+      if (list || delete != nil) && !words.isEmpty {
+        throw ValidationError(
+          "\(list ? "--list" : "--delete") takes no version or name; tag with 'tape tag FILE [VERSION] NAME' alone"
+        )
+      }
+      if !list && delete == nil {
+        guard !words.isEmpty else {
+          throw ValidationError("name the version: tape tag FILE [VERSION] NAME")
+        }
+        guard words.count <= 2 else {
+          throw ValidationError(
+            "too many words: tape tag FILE [VERSION] NAME (a name has no spaces)")
+        }
+      }
+    }
+
+    func run() throws {
+      if list { return try Self.list(project.file, json: output.json) }
+      try Self.change(project.file, json: output.json) { store in
+        if let delete { return (try store.deleteTag(named: delete), "deleted tag") }
+        let version = try words.count == 2 ? store.resolveVersion(words[0]) : nil
+        return (try store.tag(version, as: words[words.count - 1]), "tagged")
+      }
+    }
+
+    /// Lists the tags of the project `file` (`--list`, `tag ls`).
+    static func list(_ file: String, json: Bool) throws {
+      try reportingErrors(readerMayStop: true) {
         let store = try retryingReads { try openStore(file, access: .read) }
         let tags = try store.tags()
         let labels = try tags.map { try store.entry($0.version)?.label ?? "" }
-        if output.json {
+        if json {
           printJSON(.object([("tags", .array(zip(tags, labels).map(tagJSON)))]))
         } else {
           for (tag, label) in zip(tags, labels) {
             print("\(tag.name)\tv\(tag.version)\t\(escaped(label))")
           }
         }
-        return
       }
-      let store = try openStore(file)
-      let tag: VersionTag
-      let verb: String
-      if let delete {
-        tag = try store.deleteTag(named: delete)
-        verb = "deleted tag"
-      } else {
-        let version = try words.count == 2 ? store.resolveVersion(words[0]) : nil
-        tag = try store.tag(version, as: words[words.count - 1])
-        verb = "tagged"
-      }
-      let label = try store.entry(tag.version)?.label ?? ""
-      if output.json {
-        printJSON(tagJSON(tag, label: label))
-      } else {
-        print("\(verb) \(tag.name): v\(tag.version) \(DiffWords(sampleRate: 1).quoted(label))")
+    }
+
+    /// Makes or deletes a tag of the project `file` (`change`: the tag and the verb to say) and
+    /// says what it did.
+    static func change(
+      _ file: String, json: Bool,
+      _ change: (TimelineStore) throws -> (tag: VersionTag, verb: String)
+    ) throws {
+      try reportingErrors {
+        let store = try openStore(file)
+        let (tag, verb) = try change(store)
+        let label = try store.entry(tag.version)?.label ?? ""
+        if json {
+          printJSON(tagJSON(tag, label: label))
+        } else {
+          print("\(verb) \(tag.name): v\(tag.version) \(DiffWords(sampleRate: 1).quoted(label))")
+        }
       }
     }
   }
+
 }
 
 /// A tag as `tape tag --json` and `tape tag --list --json` show it.

@@ -26,7 +26,7 @@ struct Tape: ParsableCommand {
       CommandGroup(
         name: "Time ranges and the mix",
         subcommands: [
-          Cut.self, Insert.self, SplitAll.self, CopyRange.self, Paste.self, Silences.self,
+          Cut.self, Insert.self, SplitAll.self, Copy.self, Paste.self, Silences.self,
           Master.self, MarkerCommand.self,
         ]),
       CommandGroup(name: "Effects", subcommands: [Fx.self]),
@@ -125,7 +125,9 @@ struct Tape: ParsableCommand {
     } catch {
       Termination.awaitEndIfStopping()
       StoresClosedAtExit.closeAll()
-      if exitCode(for: error) == .success { printHelpAndExit(fullMessage(for: error)) }
+      if exitCode(for: error) == .success {
+        printHelpAndExit(fullMessage(for: error) + defaultsHelp(arguments))
+      }
       // Our own failures were printed where they happened.
       if error is ExitCode { exit(withError: error) }
       // The argument parser's: one line and where to look, never the usage block.
@@ -149,6 +151,21 @@ struct Tape: ParsableCommand {
       Foundation.exit(Exit.ioError)
     } catch {}
     Foundation.exit(0)
+  }
+
+  /// For the help of a group that has a default subcommand (`tape history`, `tape copy`,
+  /// `tape tag`), that default's usage and options, which the group's help leaves out: `tape
+  /// history --help` did not list `--limit` and `--all`. Empty otherwise.
+  static func defaultsHelp(_ arguments: [String]) -> String {
+    let words = arguments.first == "help" ? Array(arguments.dropFirst()) : arguments
+    let (command, length) = subcommand(named: words.filter { $0 != "--help" && $0 != "-h" })
+    guard let fallback = command.configuration.defaultSubcommand,
+      length == words.filter({ $0 != "--help" && $0 != "-h" }).count
+    else { return "" }
+    let help = helpMessage(for: fallback, columns: helpWidth())
+    guard let usage = help.range(of: "USAGE:") else { return "" }
+    let path = (["tape"] + words.prefix(length) + [fallback._commandName]).joined(separator: " ")
+    return "\n\nWHAT '\(path)' (THE DEFAULT) TAKES:\n\n" + help[usage.lowerBound...]
   }
 
   /// The width the parser wraps help to: `COLUMNS`, else the terminal's, else 80.
@@ -219,7 +236,7 @@ struct Tape: ParsableCommand {
     ["track", "envelope"]: TrackCommand.EnvelopeCommand.self,
     ["track", "move"]: TrackCommand.Move.self, ["track", "duplicate"]: TrackCommand.Duplicate.self,
     ["track", "rm"]: TrackCommand.Remove.self, ["track", "remove"]: TrackCommand.Remove.self,
-    ["cut"]: Cut.self, ["insert"]: Insert.self, ["master"]: Master.self, ["copy"]: CopyRange.self,
+    ["cut"]: Cut.self, ["insert"]: Insert.self, ["master"]: Master.self,
     ["paste"]: Paste.self,
     ["undo"]: Undo.self, ["redo"]: Redo.self, ["ls"]: List.self, ["log"]: Log.self,
     ["fx", "add"]: Fx.Add.self, ["fx", "set"]: Fx.Set.self, ["fx", "bypass"]: Fx.Bypass.self,

@@ -340,7 +340,7 @@ enum HelpExamples {
   /// (drums.flac, also as ~/audio/moved/drums.wav), tracks t1–t3, clip c3 across 0–94 s (from 1 s
   /// of s1) and c4 right after it, an envelope on t1 (points at 0, 10 and 12 s), an EQ f1 on t1
   /// (x42's fil4), a marker m1 "chorus" at 62 s, 22 versions and one to redo, a clipboard
-  /// `verse` (10–20 s of every track); vocals.wav, drums.flac, edits.txt and edit.otio (its
+  /// `verse` (10–20 s of every track), a tag `rough-mix` on the head; vocals.wav, drums.flac, edits.txt and edit.otio (its
   /// export) beside it.
   static func fixture(in space: Workspace) throws -> String {
     let folder = space.path("fixture")
@@ -386,9 +386,11 @@ enum HelpExamples {
       try TapeBinary.run(arguments).checked(arguments)
     }
     try TapeBinary.run(["undo", song]).checked(["undo"])
-    // A clipboard for the paste examples (not a version).
+    // A clipboard for the paste examples, a tag for the tag examples (neither a version).
     let copy = ["copy", song, "--from", "10s", "--to", "20s", "--as", "verse"]
     try TapeBinary.run(copy).checked(copy)
+    let tag = ["tag", song, "rough-mix"]
+    try TapeBinary.run(tag).checked(tag)
     // An OpenTimelineIO export for `import-otio`.
     let export = ["export", song, "-o", folder + "/edit.otio"]
     try TapeBinary.run(export).checked(export)
