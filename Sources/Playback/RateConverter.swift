@@ -59,8 +59,8 @@ public struct RateConversion: Sendable, Equatable {
 /// (L / M is the output rate over the input rate in lowest terms: 160 / 147 from 44.1 to
 /// 48 kHz), so pitch and duration are exact: every M input frames become exactly L output
 /// frames, forever, and output frame 0 is input frame 0 (no delay). Each output frame is a
-/// dot product of ``RateConversion/taps`` input frames with one of L phases of a Kaiser-windowed sinc,
-/// each phase normalised to a gain of exactly 1 at DC.
+/// dot product of ``RateConversion/taps`` input frames with one of L phases of a
+/// Kaiser-windowed sinc, each phase normalised to a gain of exactly 1 at DC.
 ///
 /// Why not libsoxr (which decodes sources): in streaming mode it hands its output over in
 /// blocks (measured here, 44.1 → 48 kHz in calls of 235 frames: nothing for three calls, then
@@ -85,7 +85,7 @@ final class RateConverter: @unchecked Sendable {
 
   let design: RateConversion
   let channels: Int
-  /// Phase p's taps, reversed (the newest input frame last), at `coefficients + p × taps`.
+  /// Phase p's taps, the oldest input frame's first, at `coefficients + p × taps`.
   private let coefficients: UnsafeMutablePointer<Float>
   /// The input kept for the next outputs, one row of ``historyCapacity`` frames per channel.
   private let history: UnsafeMutablePointer<Float>
@@ -174,8 +174,6 @@ final class RateConverter: @unchecked Sendable {
     private(set) var phase = 0
     /// Output frames produced so far.
     private(set) var produced: Int64 = 0
-    /// Input frames pushed so far.
-    private(set) var pushed: Int64 = 0
 
     init(
       coefficients: UnsafeMutablePointer<Float>, history: UnsafeMutablePointer<Float>,
@@ -238,7 +236,6 @@ final class RateConverter: @unchecked Sendable {
         for frame in 0..<count { row[frame] = input[frame * channels + channel] }
       }
       held += count
-      pushed += Int64(count)
     }
 
     /// Makes the next `frames` output frames, interleaved, into `output`. The input they read
