@@ -16,3 +16,4 @@ bin="$(swift build "${release[@]}" --show-bin-path)/tape"
 "$bin" demo "${1:-tape-demo}" --audio TestAudio
 echo
 echo "tape is at $bin (add it to PATH: export PATH=\"$(dirname "$bin"):\$PATH\")"
+echo "to install it with its manual pages and completions: sudo scripts/install.sh (or scripts/install.sh --prefix \$HOME/.local)"

@@ -17,6 +17,7 @@ packages=(
   sqlite3                                                     # damages project files in tests
   alsa-utils jackd2 libasound2-plugins                        # real ALSA playback in tests
   tmux                                                        # drives tape scrub in a terminal in tests
+  man-db groff-base                                           # renders the installed manual pages in tests
   strace                                                      # the audio thread's system calls in tests
   librsvg2-bin fonts-dejavu-core                              # tape draw -o x.png (rsvg-convert) and its font
   python3 python3-venv                                        # the OTIO reference library's virtualenv

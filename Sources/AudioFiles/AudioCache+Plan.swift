@@ -89,6 +89,11 @@ extension AudioCache {
 /// plan compiled from any version shares the same ``Mixing/SourceAudio`` objects (and their
 /// memory), and gains can ramp from one plan to the next.
 ///
+/// A source that is not in the cache yet is decoded progressively
+/// (``AudioCache/load(_:projectRate:progressively:)``): its chunks are there as the decode
+/// reaches them, so a play starts after the seconds it needs first, not after every source
+/// whole.
+///
 /// Every call checks the sources it is asked for again (cheaply: their file identity), so a
 /// source that changed while playing is an error for the version that needs it, while
 /// versions already compiled play on. A source whose file was deleted after its decoded audio
@@ -165,7 +170,9 @@ public final class AudioLibrary: @unchecked Sendable {
       }
       return known
     }
-    let new = try cache.load(source, projectRate: rate)
+    // A source not decoded yet decodes on a thread of its own, and the play starts once the
+    // chunks it needs first are there (the loader waits for later ones as they come).
+    let new = try cache.load(source, projectRate: rate, progressively: true)
     loaded.withLock { $0[key] = new }
     byAudio.withLock { $0[ObjectIdentifier(new.audio)] = new }
     return new

@@ -53,6 +53,9 @@ public struct AudioCache: Sendable {
   /// appears only once complete), and ``AudioFileError/decodeStopped(source:)`` is thrown.
   /// A player sets it to its Ctrl-C / SIGTERM / `q` check.
   public var isCancelled: @Sendable () -> Bool = { false }
+  /// Told how a decode goes (``DecodeProgress``): when its source's file is being checked,
+  /// then after every chunk decoded. Called on the decoding thread.
+  public var progress: (@Sendable (DecodeProgress) -> Void)?
 
   /// A cache in one folder.
   public init(directory: String, projectFolder: RawPath = ".") {
@@ -189,8 +192,17 @@ public struct AudioCache: Sendable {
 
   /// The source's audio at the project rate, decoding it into the cache first if needed. No
   /// chunk is resident yet: see ``CachedSource/makeResident(_:)``.
-  public func load(_ source: Source, projectRate: Int) throws(AudioFileError) -> CachedSource {
-    let identity = try checkSourceFile(source)
+  ///
+  /// With `progressively`, a source not in the cache is decoded on a thread of its own, and
+  /// this returns at once: each chunk can be read as soon as the decode has written it (a
+  /// ``CachedSource/makeResident(_:)`` of a chunk not decoded yet waits for it), so a player
+  /// starts once the chunks its first seconds need are there instead of after every source
+  /// whole. The entry is still complete or not at all: put in place when the decode ends, and
+  /// never if the process ends first. The source's file is checked first, as ever (by its
+  /// identity, or hashed), before any of its audio is read.
+  public func load(
+    _ source: Source, projectRate: Int, progressively: Bool = false
+  ) throws(AudioFileError) -> CachedSource {
     let expected = CacheFileLayout(
       channels: source.channels, frames: Int(source.frameCount(atRate: projectRate).frames),
       sampleRate: projectRate, contentHash: source.contentHash)
@@ -200,20 +212,50 @@ public struct AudioCache: Sendable {
     where found == nil && isOwnedSafely(path: directory, owners: owners) {
       found = CacheEntry(path: "\(directory)/\(name)", expected: expected, owners: owners)
     }
-    let entry: CacheEntry
     if let found {
-      entry = found
+      remember(try checkSourceFile(source))
       Self.logger.debug(
         "\(Self.named(source, file(of: source))): decoded audio found in the cache (\(found.path))")
-    } else {
-      let started = DispatchTime.now().uptimeNanoseconds
-      entry = try build(source, layout: expected, at: "\(directories[0])/\(name)")
-      Self.logger.debug(
-        "\(Self.named(source, file(of: source))): decoded into \(entry.path) in \((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000) ms"
-      )
+      return CachedSource(source: source, projectRate: projectRate, cache: self, entry: found)
     }
-    remember(identity)
-    return CachedSource(source: source, projectRate: projectRate, cache: self, entry: entry)
+    let path = "\(directories[0])/\(name)"
+    guard progressively else {
+      let identity = try checkSourceFile(source)
+      let entry = try timedBuild(source, layout: expected, at: path)
+      remember(identity)
+      return CachedSource(source: source, projectRate: projectRate, cache: self, entry: entry)
+    }
+    // Missing, unreadable or resized is said now; a file to hash is hashed on the decoding
+    // thread (a long one takes a while), before any of its audio can be read.
+    let identity = try quickCheck(source)
+    let build = EntryBuild(layout: expected, path: path)
+    let cache = self
+    Thread.detachNewThread {
+      do throws(AudioFileError) {
+        if let identity {
+          cache.progress?(DecodeProgress(source: source, phase: .checking))
+          try cache.hash(source, for: identity)
+        }
+        let entry = try cache.timedBuild(source, layout: expected, at: path, into: build)
+        cache.remember(identity)
+        build.finish(.success(entry))
+      } catch {
+        build.finish(.failure(error))
+      }
+    }
+    return CachedSource(source: source, projectRate: projectRate, cache: self, building: build)
+  }
+
+  /// ``build(_:layout:at:into:)``, its time logged.
+  func timedBuild(
+    _ source: Source, layout: CacheFileLayout, at path: String, into sink: EntryBuild? = nil
+  ) throws(AudioFileError) -> CacheEntry {
+    let started = DispatchTime.now().uptimeNanoseconds
+    let entry = try build(source, layout: layout, at: path, into: sink)
+    Self.logger.debug(
+      "\(Self.named(source, file(of: source))): decoded into \(entry.path) in \((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000) ms"
+    )
+    return entry
   }
 
   // MARK: The source file
@@ -229,6 +271,15 @@ public struct AudioCache: Sendable {
   /// that is unchanged since the last check, else by hashing it again. Returns the identity
   /// to remember (``remember(_:)``) when it was hashed.
   func checkSourceFile(_ source: Source) throws(AudioFileError) -> IdentityRecord? {
+    guard let record = try quickCheck(source) else { return nil }
+    try hash(source, for: record)
+    return record
+  }
+
+  /// What ``checkSourceFile(_:)`` finds without reading the file: it is there, readable, of
+  /// the size imported, and unchanged since its last check (nil), or it must be hashed (the
+  /// identity to remember once it has been).
+  func quickCheck(_ source: Source) throws(AudioFileError) -> IdentityRecord? {
     let file = file(of: source)
     guard let identity = file.withCString({ FileIdentity(cPath: $0) }) else {
       if errno == EACCES { throw .unreadable(path: file.description) }
@@ -247,13 +298,19 @@ public struct AudioCache: Sendable {
     {
       return nil
     }
+    return IdentityRecord(name: name, text: record)
+  }
+
+  /// Hashes `source`'s file, whose identity `record` is new or changed: the audio imported, or
+  /// ``AudioFileError/sourceChanged(source:path:)``.
+  func hash(_ source: Source, for record: IdentityRecord) throws(AudioFileError) {
+    let file = file(of: source)
     Self.logger.debug(
       "\(Self.named(source, file)): changed or not seen since its last check; hashing it")
     guard try ContentHash.matches(file, source.contentHash, isCancelled: stopCheck(source))
     else {
       throw .sourceChanged(source: source.id.description, path: file.description)
     }
-    return IdentityRecord(name: name, text: record)
   }
 
   /// Writes an identity record; a cache we cannot write only means hashing again next time.
@@ -301,7 +358,22 @@ public struct AudioCache: Sendable {
       try output.write(bytes)
       try output.commit()
     } catch {
-      throw .output(error)
+      throw Self.entryFailed(error, at: path)
+    }
+  }
+
+  /// A cache entry that could not be written: a full disk is said as one, with what to do
+  /// about it (an entry has no "output path" to choose, as a render has).
+  static func entryFailed(_ error: SafeFileError, at path: String) -> AudioFileError {
+    switch error {
+    case .write(_, ENOSPC), .cannotOpen(_, ENOSPC), .write(_, EDQUOT), .cannotOpen(_, EDQUOT):
+      return .cache(
+        path: RawPath(path).folder.description,
+        detail:
+          "the disk that holds it is full, so decoded audio cannot be kept there; free some space, or set XDG_CACHE_HOME to a folder on another disk"
+      )
+    default:
+      return .output(error)
     }
   }
 
@@ -326,15 +398,18 @@ public struct AudioCache: Sendable {
 
   /// Decodes (and resamples) `source` into a new entry at `path`: written through
   /// ``SafeOutput`` (nothing appears under `path` until it is complete), chunk by chunk, each
-  /// chunk's checksum taken as it is written; the header last.
+  /// chunk's checksum taken as it is written; the header last. Each chunk written is handed
+  /// to `sink` (readers of a build in progress).
+  ///
+  /// The caller has just checked the file (``checkSourceFile(_:)``: hashed, or its identity
+  /// unchanged since it was); it is not hashed again here (a cold cache hashed every source
+  /// twice before decoding it).
   func build(
-    _ source: Source, layout expected: CacheFileLayout, at path: String
+    _ source: Source, layout expected: CacheFileLayout, at path: String,
+    into sink: EntryBuild? = nil
   ) throws(AudioFileError) -> CacheEntry {
     let file = file(of: source)
     let stopped = stopCheck(source)
-    guard try ContentHash.matches(file, source.contentHash, isCancelled: stopped) else {
-      throw .sourceChanged(source: source.id.description, path: file.description)
-    }
     let reader = try SndfileReader(path: file)
     guard reader.channels == source.channels, reader.sampleRate == source.sampleRate else {
       throw .sourceChanged(source: source.id.description, path: file.description)
@@ -365,7 +440,7 @@ public struct AudioCache: Sendable {
         try OutputDestination.resolve(path, creatingFolder: true, ownFile: true))
       fchmod(output.descriptor, entryMode)
     } catch {
-      guard isUserCache else { throw .output(error) }
+      guard isUserCache else { throw Self.entryFailed(error, at: path) }
       throw .cache(
         path: directories[0],
         detail:
@@ -373,7 +448,16 @@ public struct AudioCache: Sendable {
       )
     }
     var layout = expected
-    var writer = ChunkWriter(output: output, layout: layout, path: path)
+    sink?.started(
+      reading: output.descriptor,
+      directly: source.sampleRate == expected.sampleRate && reader.seeksExactly)
+    let progress = progress
+    var writer = ChunkWriter(output: output, layout: layout, path: path) { checksum, frames in
+      sink?.wrote(checksum)
+      progress?(
+        DecodeProgress(
+          source: source, phase: .decoding(frames: frames, of: expected.frames)))
+    }
     let channels = source.channels
     let chunk = 16_384
     let input = UnsafeMutablePointer<Float>.allocate(capacity: chunk * channels)
@@ -414,7 +498,7 @@ public struct AudioCache: Sendable {
       try output.write(layout.encoded(), at: 0)
       try output.commit()
     } catch {
-      throw .output(error)
+      throw Self.entryFailed(error, at: path)
     }
     guard let entry = CacheEntry(path: path, expected: expected, owners: owners) else {
       throw .cache(
@@ -429,15 +513,21 @@ private struct ChunkWriter {
   let output: SafeOutput
   let layout: CacheFileLayout
   let path: String
+  /// Told each chunk's checksum once it is written, with the frames written so far.
+  let wrote: (UInt64, Int) -> Void
   var written = 0
   var checksums: [UInt64] = []
   /// The chunk being filled.
   private var buffer: [Float]
 
-  init(output: SafeOutput, layout: CacheFileLayout, path: String) {
+  init(
+    output: SafeOutput, layout: CacheFileLayout, path: String,
+    wrote: @escaping (UInt64, Int) -> Void
+  ) {
     self.output = output
     self.layout = layout
     self.path = path
+    self.wrote = wrote
     buffer = []
     buffer.reserveCapacity(SourceAudio.chunkFrames * layout.channels)
   }
@@ -483,9 +573,10 @@ private struct ChunkWriter {
       checksums.append(buffer.withUnsafeBytes { XXH64.digest($0) })
       try output.write(buffer, at: Int64(offset))
     } catch {
-      throw .output(error)
+      throw AudioCache.entryFailed(error, at: path)
     }
     buffer.removeAll(keepingCapacity: true)
+    if let checksum = checksums.last { wrote(checksum, written) }
   }
 }
 
@@ -557,7 +648,11 @@ public final class CachedSource: @unchecked Sendable {
   public let audio: SourceAudio
   private let projectRate: Int
   private let cache: AudioCache
-  private let entry: Mutex<(current: CacheEntry, rebuilt: Bool)>
+  /// The entry read, once there is one: a build in progress has none yet.
+  private let entry: Mutex<(current: CacheEntry?, rebuilt: Bool)>
+  /// The decode in progress that chunks are read from until its entry is in place
+  /// (``AudioCache/load(_:projectRate:progressively:)``).
+  private let building: Mutex<EntryBuild?>
 
   init(source: Source, projectRate: Int, cache: AudioCache, entry: CacheEntry) {
     self.source = source
@@ -566,10 +661,37 @@ public final class CachedSource: @unchecked Sendable {
     audio = SourceAudio(
       frames: entry.layout.frames, channels: entry.layout.channels, memory: cache.memory)
     self.entry = Mutex((entry, false))
+    building = Mutex(nil)
   }
 
-  /// The cache file this source reads.
-  public var path: String { entry.withLock { $0.current.path } }
+  init(source: Source, projectRate: Int, cache: AudioCache, building build: EntryBuild) {
+    self.source = source
+    self.projectRate = projectRate
+    self.cache = cache
+    audio = SourceAudio(
+      frames: build.layout.frames, channels: build.layout.channels, memory: cache.memory)
+    entry = Mutex((nil, false))
+    building = Mutex(build)
+  }
+
+  /// The cache file this source reads (or will, once its decode has ended).
+  public var path: String {
+    entry.withLock { $0.current?.path } ?? building.withLock { $0?.path } ?? ""
+  }
+
+  /// Waits for a decode in progress to end, and throws its error: so that a caller that needs
+  /// the whole source (a render of it all) is told at once of a decode that failed.
+  public func waitUntilDecoded() throws(AudioFileError) {
+    guard let build = building.withLock({ $0 }) else { return }
+    let entry = try build.waitUntilFinished()
+    adopt(entry)
+  }
+
+  /// The decode ended with `entry`: read from it from now on.
+  private func adopt(_ new: CacheEntry) {
+    entry.withLock { if $0.current == nil { $0.current = new } }
+    building.withLock { $0 = nil }
+  }
 
   /// Reads chunk `index` into memory, unless it is resident already.
   public func makeResident(_ index: Int) throws(AudioFileError) {
@@ -588,19 +710,31 @@ public final class CachedSource: @unchecked Sendable {
   /// against its checksum, without making it resident: for a pass over the whole source (its
   /// peaks) that must not keep it all in memory.
   func read(_ index: Int, into buffer: UnsafeMutablePointer<Float>) throws(AudioFileError) {
+    if let build = building.withLock({ $0 }) {
+      switch try build.read(index, into: buffer, stopped: cache.stopCheck(source)) {
+      case .read: return
+      case .finished(let entry): adopt(entry)
+      case .decodeDirectly: return try decodeDirectly(index, into: buffer)
+      }
+    }
     // Reading needs no lock (an entry is immutable, `pread` has no shared position), so
     // chunks of one source are read in parallel; the lock is taken only to replace a
     // damaged entry, once.
-    let reading = entry.withLock { $0.current }
+    guard let reading = entry.withLock({ $0.current }) else {
+      throw .cache(path: path, detail: "its decode ended without an entry")
+    }
     if reading.read(index, into: buffer) { return }
     let result: Result<Void, AudioFileError> = entry.withLock { state in
-      if state.current !== reading {
+      guard let current = state.current else {
+        return .failure(.cache(path: reading.path, detail: "its entry went away"))
+      }
+      if current !== reading {
         // Another reader replaced the entry meanwhile: read from the new one, once.
-        return state.current.read(index, into: buffer)
+        return current.read(index, into: buffer)
           ? .success(())
           : .failure(
             .cache(
-              path: state.current.path,
+              path: current.path,
               detail:
                 "chunk \(index) is damaged even after decoding the source again; check the disk (dmesg)"
             ))
@@ -608,7 +742,7 @@ public final class CachedSource: @unchecked Sendable {
       guard !state.rebuilt else {
         return .failure(
           .cache(
-            path: state.current.path,
+            path: current.path,
             detail:
               "chunk \(index) is damaged even after decoding the source again; check the disk (dmesg)"
           ))
@@ -617,20 +751,46 @@ public final class CachedSource: @unchecked Sendable {
       do throws(AudioFileError) {
         let path = cache.path(for: source, projectRate: projectRate)
         let identity = try cache.checkSourceFile(source)
-        state.current = try cache.build(source, layout: state.current.layout, at: path)
+        let rebuilt = try cache.build(source, layout: current.layout, at: path)
+        state.current = rebuilt
         cache.remember(identity)
         state.rebuilt = true
+        return rebuilt.read(index, into: buffer)
+          ? .success(())
+          : .failure(
+            .cache(
+              path: rebuilt.path,
+              detail: "chunk \(index) does not read back as written; check the disk (dmesg)"))
       } catch {
         return .failure(error)
       }
-      return state.current.read(index, into: buffer)
-        ? .success(())
-        : .failure(
-          .cache(
-            path: state.current.path,
-            detail: "chunk \(index) does not read back as written; check the disk (dmesg)"))
     }
     if case .failure(let error) = result { throw error }
+  }
+
+  /// Decodes chunk `index` straight from the source's file, for a build that has not reached
+  /// it (a play starting far into a long source): the frames a decode from the start gives
+  /// there, at a file whose rate is the project's and that seeks exactly, and silence past its
+  /// end, as the entry has.
+  private func decodeDirectly(
+    _ index: Int, into buffer: UnsafeMutablePointer<Float>
+  ) throws(AudioFileError) {
+    let file = cache.file(of: source)
+    let reader = try SndfileReader(path: file)
+    guard reader.sampleRate == projectRate, reader.channels == audio.channels,
+      reader.seek(to: Int64(index * SourceAudio.chunkFrames))
+    else {
+      throw .sourceChanged(source: source.id.description, path: file.description)
+    }
+    let frames = audio.framesInChunk(index)
+    var done = 0
+    while done < frames {
+      try cache.stopCheck(source)()
+      let read = reader.readFloats(into: buffer + done * audio.channels, frames: frames - done)
+      if read <= 0 { break }
+      done += read
+    }
+    (buffer + done * audio.channels).update(repeating: 0, count: (frames - done) * audio.channels)
   }
 
   /// Every sample, interleaved (reads every chunk).

@@ -72,6 +72,23 @@ final class SndfileReader {
   func readFloats(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int {
     Int(sf_readf_float(handle, buffer, sf_count_t(frames)))
   }
+
+  /// Whether a read after ``seek(to:)`` gives exactly the frames a read from the start gives
+  /// there: PCM containers and FLAC (lossy streams, Ogg and MPEG, start decoding at a packet
+  /// and may not).
+  var seeksExactly: Bool {
+    let major = info.format & Int32(SF_FORMAT_TYPEMASK)
+    return [
+      SF_FORMAT_WAV, SF_FORMAT_AIFF, SF_FORMAT_AU, SF_FORMAT_W64, SF_FORMAT_CAF, SF_FORMAT_RF64,
+      SF_FORMAT_WAVEX, SF_FORMAT_FLAC,
+    ].map { Int32($0) }.contains(major)
+      && info.format & Int32(SF_FORMAT_SUBMASK) != Int32(SF_FORMAT_VORBIS)
+  }
+
+  /// Moves to frame `frame`; false when the file cannot.
+  func seek(to frame: Int64) -> Bool {
+    sf_seek(handle, sf_count_t(frame), SEEK_SET) == sf_count_t(frame)
+  }
 }
 
 /// An open libsndfile handle writing to a ``SafeFiles/SafeOutput``: straight to its file, or

@@ -116,10 +116,10 @@ public final class EffectProcessor: @unchecked Sendable {
   private let delay: UnsafeMutablePointer<Float>
   private let dry: UnsafeMutablePointer<Float>
   private let run: UnsafeMutablePointer<RunState>
-  /// The input of a call, undelayed, while the processor enters or leaves a chain.
+  /// The input of a call, undelayed, while the processor warms up to enter a chain.
   private let undelayed: UnsafeMutablePointer<Float>
-  /// Set by the audio thread once an exit has reached absence (the processor is then the
-  /// identity, and a plan may drop it); cleared when it enters again. Read by the planner.
+  /// Set by the audio thread once an exit has ended (the processor is then the identity, and
+  /// a plan may drop it); cleared when it enters again. Read by the planner.
   private let absence: UnsafeAtomic<Bool>
 
   private struct RunState {
@@ -132,13 +132,21 @@ public final class EffectProcessor: @unchecked Sendable {
     var bypassed = false
     var pendingBypass = false
     var hasPendingTargets = false
-    /// 0 (absent: the input passes undelayed, the plugin does not run) … rampFrames
-    /// (present: the processor's own output): where an entry or exit is (see ``setPresent(_:)``).
-    var presence = 0
+    /// Whether the plan playing has the processor in its chain (see ``setPresent(_:)``).
     var present = true
-    /// Frames given since the entry began: the output is the plugin's only once `latency` of
-    /// them have gone through it.
+    /// Whether the processor's latency is part of the chain's: its output is its own (wet, dry
+    /// or between), delayed by ``latency``. False while it warms up to enter, and once it has
+    /// left (then it is the identity and does not run).
+    var engaged = true
+    /// A bypass the chain's change imposes, over the user's (see ``setPresent(_:)``).
+    var forcedBypass = false
+    /// While leaving: whether the chain holds it at its own output until the effects entering
+    /// the same chain are engaged, so that both crossfade together (see ``holdLeaving(_:)``).
+    var leavingHeld = false
+    /// Frames given since the warm-up began.
     var warmed = 0
+    /// Frames drained so far (see ``drain(_:frames:)``).
+    var drained = 0
   }
 
   /// Makes and starts the effect, off the audio thread: instantiates the plugin (twice for
@@ -371,7 +379,7 @@ public final class EffectProcessor: @unchecked Sendable {
     run.pointee.pendingBypass = bypassed
     run.pointee.wetPosition = bypassed ? 0 : rampFrames
     run.pointee.present = present
-    run.pointee.presence = present ? rampFrames : 0
+    run.pointee.engaged = present
     undelayed = .allocate(capacity: maximumFrames * channels)
     undelayed.initialize(repeating: 0, count: maximumFrames * channels)
     absence = .create(!present)
@@ -440,17 +448,22 @@ public final class EffectProcessor: @unchecked Sendable {
     run.pointee.pendingBypass = bypassed
   }
 
-  /// Enters the chain (`true`) or leaves it (`false`), without a gap or a click, for a player
-  /// whose chain gains, loses or reorders effects while it plays (an offline render never
-  /// calls it: its processors are present from the start).
+  /// Enters the chain (`true`) or leaves it (`false`), for a player whose chain gains, loses
+  /// or reorders effects while it plays (an offline render never calls it: its processors are
+  /// present from the start). The processor's latency joins or leaves the chain's only where
+  /// the player makes room for it or takes it back (``engage()``, ``drain(_:frames:)``), so
+  /// that no two copies of the signal, one delayed, are ever mixed (they would comb-filter).
   ///
-  /// Entering: the input passes undelayed (as if the processor were not there: the chain sounds
-  /// as before) while the plugin is fed ``latency`` frames to fill its FIFO and its own
-  /// latency; then the output crossfades linearly to the processor's own over ``rampFrames``.
-  /// Leaving: the output crossfades back to the undelayed input over ``rampFrames``; the
-  /// processor is then the identity, stops running its plugin, and says so (``isAbsent``).
-  /// Only the processor's own latency moves: the player's delay lines move the track's
-  /// alignment by as much, crossfading too.
+  /// Entering: the processor warms up for ``warmUpFrames`` (the plugin runs on the chain's
+  /// signal, which passes on undelayed: the chain sounds as before), and says so
+  /// (``wantsToEngage``); the player feeds it ``latency`` frames ahead and calls ``engage()``;
+  /// its output is then its input delayed by ``latency`` (its bypassed output), which
+  /// crossfades to its own (wet) output over ``rampFrames``, as a bypass turned off does.
+  /// Leaving: its output crossfades to its input delayed by ``latency`` (as a bypass does;
+  /// held while another effect of the chain is still warming up, see ``holdLeaving(_:)``),
+  /// and once it is that alone it says so (``wantsToDrain``); the player drains it
+  /// (``drain(_:frames:)``), and it is then the identity: it stops running its plugin and
+  /// says so (``isAbsent``). Entering again while leaving turns back to the wet output.
   ///
   /// - Note: Realtime-safe: no allocation, no locks. Call on the audio thread, between
   ///   ``process(_:frames:)`` calls.
@@ -458,9 +471,190 @@ public final class EffectProcessor: @unchecked Sendable {
   public func setPresent(_ present: Bool) {
     guard present != run.pointee.present else { return }
     run.pointee.present = present
+    let engaged = run.pointee.engaged
     if present {
-      run.pointee.warmed = 0
       absence.store(false, ordering: .releasing)
+      if engaged {
+        // Turning back during an exit: the wet output again (a drain under way ends first).
+        run.pointee.forcedBypass = false
+      } else {
+        beginWarmUp()
+      }
+    } else if engaged {
+      run.pointee.forcedBypass = !run.pointee.leavingHeld
+    } else {
+      // Never engaged: no latency to give back, gone at once.
+      absence.store(true, ordering: .releasing)
+    }
+  }
+
+  /// From silence: the plugin runs on the chain's signal, unheard, with its output at the dry
+  /// end of the bypass crossfade, ready for ``engage()``.
+  @_noLocks
+  private func beginWarmUp() {
+    run.pointee.warmed = 0
+    run.pointee.forcedBypass = true
+    run.pointee.wetPosition = 0
+  }
+
+  /// Frames an entering processor runs, unheard, before it wants to engage: its latency and
+  /// the length of a ramp, so that its FIFO, its own latency and the state of its filters are
+  /// those of the signal by then.
+  public var warmUpFrames: Int { latency + rampFrames }
+
+  /// Whether the processor's latency is in its chain's now (see ``setPresent(_:)``).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  public var isEngaged: Bool {
+    @_noLocks get { run.pointee.engaged }
+  }
+
+  /// Whether the processor is entering, has warmed up, and wants the player to feed it
+  /// ``latency`` frames ahead and ``engage()`` it.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  public var wantsToEngage: Bool {
+    @_noLocks get {
+      let needed = warmUpFrames
+      let state = run.pointee
+      return state.present && !state.engaged && state.warmed >= needed
+    }
+  }
+
+  /// Whether the processor is warming up to enter (its latency not in the chain yet).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  public var isWarmingUp: Bool {
+    @_noLocks get {
+      let state = run.pointee
+      return state.present && !state.engaged
+    }
+  }
+
+  /// Whether the processor is leaving and its output is its input delayed by ``latency``,
+  /// and will stay so: what ``drain(_:frames:)`` needs.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  public var wantsToDrain: Bool {
+    @_noLocks get {
+      let state = run.pointee
+      return !state.present && state.engaged && state.forcedBypass && state.bypassed
+        && state.wetPosition == 0
+    }
+  }
+
+  /// Whether the processor is leaving its chain and still engaged (its latency still in the
+  /// chain's).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  public var isLeaving: Bool {
+    @_noLocks get {
+      let state = run.pointee
+      return !state.present && state.engaged
+    }
+  }
+
+  /// Holds a leaving processor at its own output (`true`) or lets it crossfade to its delayed
+  /// input (`false`). A player holds the effects leaving a chain while others enter it, so that
+  /// a move crossfades the old place out and the new one in together. No effect on a
+  /// processor that is not leaving.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  public func holdLeaving(_ held: Bool) {
+    run.pointee.leavingHeld = held
+    let state = run.pointee
+    if !state.present && state.engaged && state.drained == 0 {
+      run.pointee.forcedBypass = !held
+    }
+  }
+
+  /// Called by the player once it has fed a warmed-up processor ``latency`` frames more than
+  /// it let out (their output dropped): from now on its output is its own, its input delayed by
+  /// ``latency``, crossfading from the dry end to the wet one over ``rampFrames`` (unless the
+  /// effect is bypassed).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  public func engage() {
+    run.pointee.engaged = true
+    run.pointee.forcedBypass = false
+  }
+
+  /// The next `frames` frames of a leaving processor's output (``wantsToDrain``) into
+  /// `buffer`, taking no input: what it holds of the signal, delayed by its latency. Once the
+  /// player has drained ``latency`` frames, the processor is the identity (``isAbsent``), or
+  /// warms up again if it was asked to enter meanwhile.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  public func drain(_ buffer: UnsafeMutablePointer<Float>, frames: Int) {
+    for sample in 0..<frames * channels { buffer[sample] = 0 }
+    processPresent(buffer, frames: frames)
+    let drained = run.pointee.drained + frames
+    guard drained >= latency else {
+      run.pointee.drained = drained
+      return
+    }
+    run.pointee.drained = 0
+    run.pointee.engaged = false
+    if run.pointee.present {
+      beginWarmUp()
+    } else {
+      absence.store(true, ordering: .releasing)
+    }
+  }
+
+  /// Joins a chain in a new order of its effects (a reorder, see the player's
+  /// `EffectKernel`): engaged at once, its output its own (a fresh instance's, filled as the
+  /// new order warms up beside the old one, unheard). No effect on an engaged processor.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  public func joinReorder() {
+    guard !run.pointee.engaged else { return }
+    run.pointee.present = true
+    run.pointee.engaged = true
+    run.pointee.forcedBypass = false
+    let bypassed = run.pointee.pendingBypass
+    run.pointee.bypassed = bypassed
+    run.pointee.wetPosition = bypassed ? 0 : rampFrames
+    absence.store(false, ordering: .releasing)
+  }
+
+  /// Leaves at once, the identity from now on (``isAbsent``): a processor of a chain's old
+  /// order once the new order has taken over (its latency goes with it: the new order has
+  /// the same).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  public func dismiss() {
+    run.pointee.present = false
+    run.pointee.engaged = false
+    run.pointee.drained = 0
+    absence.store(true, ordering: .releasing)
+  }
+
+  /// Ends an entry or an exit at once, at a point where the player starts its chains afresh
+  /// (a seek or a loop wrap feeds them from the new place, unheard): an entering processor is
+  /// engaged, at its output, a leaving one is the identity.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  public func finishTransition() {
+    run.pointee.drained = 0
+    let present = run.pointee.present
+    if present {
+      if !run.pointee.engaged {
+        run.pointee.engaged = true
+        run.pointee.forcedBypass = false
+        let bypassed = run.pointee.pendingBypass
+        run.pointee.bypassed = bypassed
+        run.pointee.wetPosition = bypassed ? 0 : rampFrames
+      }
+    } else if run.pointee.engaged {
+      run.pointee.engaged = false
+      absence.store(true, ordering: .releasing)
     }
   }
 
@@ -469,22 +663,37 @@ public final class EffectProcessor: @unchecked Sendable {
   /// sound. Any thread.
   public var isAbsent: Bool { absence.load(ordering: .acquiring) }
 
+  /// Runs the plugin on `frames` frames of silence, off the audio thread, before any plan
+  /// holds the processor: a fresh instance entering a chain that plays has its own start-up
+  /// behind it (x42's plugins glide their gain in from silence over most of a second after
+  /// activation: unsettled, an EQ entering would dip the track by 15 dB).
+  public func settle(frames: Int) {
+    let block = UnsafeMutablePointer<Float>.allocate(capacity: maximumFrames * channels)
+    defer { block.deallocate() }
+    var done = 0
+    while done < frames {
+      let count = min(maximumFrames, frames - done)
+      block.update(repeating: 0, count: count * channels)
+      processPresent(block, frames: count)
+      done += count
+    }
+  }
+
   /// Processes `frames` interleaved frames of ``channels`` channels in place (see
-  /// ``processPresent(_:frames:)``), entering or leaving the chain as ``setPresent(_:)`` asked.
+  /// ``processPresent(_:frames:)``): the processor's output once engaged; while it warms up to
+  /// enter, the plugin runs and the input passes on undelayed; absent, nothing.
   ///
   /// - Note: Realtime-safe: no allocation, no locks, no reference counting, no I/O (as far
   ///   as the plugin's own `run` is; see ``PluginInfo/isHardRTCapable``).
   @_noLocks
   public func process(_ buffer: UnsafeMutablePointer<Float>, frames: Int) {
-    // No `&&` with a property read on its right (an autoclosure that retains self).
-    let full = rampFrames
-    let present = run.pointee.present
-    let presence = run.pointee.presence
-    if present == true, presence == full {
+    let engaged = run.pointee.engaged
+    if engaged {
       processPresent(buffer, frames: frames)
       return
     }
-    if present == false, presence == 0 { return }
+    let present = run.pointee.present
+    if present == false { return }
     let channels = self.channels
     var done = 0
     while done < frames {
@@ -492,29 +701,10 @@ public final class EffectProcessor: @unchecked Sendable {
       let block = buffer + done * channels
       for sample in 0..<count * channels { undelayed[sample] = block[sample] }
       processPresent(block, frames: count)
-      var presence = run.pointee.presence
-      var warmed = run.pointee.warmed
-      for frame in 0..<count {
-        if present {
-          if warmed < latency {
-            warmed += 1
-          } else if presence < full {
-            presence += 1
-          }
-        } else if presence > 0 {
-          presence -= 1
-        }
-        let gain = Float(presence) / Float(full)
-        for channel in 0..<channels {
-          let i = frame * channels + channel
-          block[i] = undelayed[i] + (block[i] - undelayed[i]) * gain
-        }
-      }
-      run.pointee.presence = presence
-      run.pointee.warmed = warmed
+      for sample in 0..<count * channels { block[sample] = undelayed[sample] }
       done += count
     }
-    if present == false, run.pointee.presence == 0 { absence.store(true, ordering: .releasing) }
+    run.pointee.warmed += frames
   }
 
   /// Processes `frames` interleaved frames of ``channels`` channels in place.
@@ -616,7 +806,8 @@ public final class EffectProcessor: @unchecked Sendable {
         : rampStart[slot] + (rampTarget[slot] - rampStart[slot]) * Float(done)
           / Float(rampSteps)
     }
-    run.pointee.bypassed = run.pointee.pendingBypass
+    let forced = run.pointee.forcedBypass
+    run.pointee.bypassed = run.pointee.pendingBypass || forced
   }
 
   /// Resets atom buffers for a run: inputs to an empty sequence, outputs to a chunk of their

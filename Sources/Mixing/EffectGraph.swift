@@ -9,6 +9,8 @@ public struct ChainRecord: @unchecked Sendable, BitwiseCopyable {
   /// The bus's second buffer: where a player mixes the clips of the plan fading out.
   public var scratch: UnsafeMutablePointer<Float>
   public var delayLine: UnsafeMutablePointer<DelayLine>
+  /// Where a player's reorder of the chain is (see ``ReorderRole``).
+  public var reorder: UnsafeMutablePointer<ReorderState>
   /// Frames the chain's output is delayed by: the longest chain's latency less this one's.
   public var delay: Int
   /// The processors, as `Unmanaged<EffectProcessor>` addresses, kept alive by the plan.
@@ -27,6 +29,8 @@ public struct EffectSettings: @unchecked Sendable, BitwiseCopyable {
   public var bypassed: Bool
   /// False for a processor leaving its chain (see ``Effects/EffectProcessor/setPresent(_:)``).
   public var present: Bool
+  /// Its part in a reorder of its chain (``ReorderRole``'s raw value).
+  public var role: UInt8
 }
 
 /// The effects part of a plan: a chain per track (every track of a project with effects runs
@@ -42,6 +46,11 @@ public struct GraphView: @unchecked Sendable, BitwiseCopyable {
   public var master: UnsafePointer<UnsafeRawPointer>?
   public var masterSettings: UnsafePointer<EffectSettings>?
   public var masterCount: Int
+  /// The master's chain as a record: no bus of its own (it runs on the sum), but a scratch
+  /// buffer and reorder state for a player's reorder of it.
+  public var masterChain: ChainRecord
+  /// Whether a chain of the plan holds a reorder (see ``ReorderRole``).
+  public var hasReorder: Bool
   /// The frames the whole graph delays its input by: the longest track chain's latency plus
   /// the master chain's. A render feeds the kernel this far ahead and drops as many frames at
   /// the start, so that what it writes lines up with the timeline.
@@ -74,6 +83,7 @@ final class CompiledGraph: @unchecked Sendable {
     var missing: [(Effect.ID, String)] = []
     var settingLists: [UnsafeMutableBufferPointer<EffectSettings>] = []
     var valueLists: [UnsafeMutablePointer<Float>] = []
+    var reordering = false
     /// The processors of `owner`'s chain (see ``EffectRack/chain(_:_:)``), with their settings
     /// in this plan.
     func chain(
@@ -92,9 +102,12 @@ final class CompiledGraph: @unchecked Sendable {
         let values = UnsafeMutablePointer<Float>.allocate(capacity: max(entry.values.count, 1))
         values.initialize(from: entry.values, count: entry.values.count)
         valueLists.append(values)
+        // A reorder's old order plays on (present to its processors) until it is let go of.
         settings.append(
           EffectSettings(
-            values: UnsafePointer(values), bypassed: entry.bypassed, present: entry.present))
+            values: UnsafePointer(values), bypassed: entry.bypassed,
+            present: entry.present || entry.role == .old, role: entry.role.rawValue))
+        if entry.role != .none { reordering = true }
       }
       let list = UnsafeMutableBufferPointer<EffectSettings>.allocate(
         capacity: max(settings.count, 1))
@@ -119,12 +132,14 @@ final class CompiledGraph: @unchecked Sendable {
       latencies.append(latency)
       records.append(
         ChainRecord(
-          buffer: bus.buffer, scratch: bus.scratch, delayLine: bus.delay, delay: 0,
+          buffer: bus.buffer, scratch: bus.scratch, delayLine: bus.delay, reorder: bus.reorder,
+          delay: 0,
           processors: UnsafePointer(list.baseAddress),
           settings: UnsafePointer(settings.baseAddress), processorCount: chain.count,
           postGain: audible.contains(track.id) ? Float(project.masterGain.linear) : 0))
     }
     let (masterChain, masterSettings, masterLatency) = try chain(.master, project.masterEffects)
+    let masterBus = rack.bus(.master)
     if !missing.isEmpty { throw .pluginsMissing(missing.sorted { $0.0 < $1.0 }) }
     let longest = latencies.max() ?? 0
     guard longest <= rack.maximumDelay else {
@@ -142,14 +157,20 @@ final class CompiledGraph: @unchecked Sendable {
     self.settingLists = settingLists
     self.valueLists = valueLists
     self.processors = processors + masterChain
-    self.buses = buses
+    self.buses = buses + [masterBus]
     view = .allocate(capacity: 1)
     view.initialize(
       to: GraphView(
         chains: UnsafePointer(chains.baseAddress),
         chainCount: records.count, master: UnsafePointer(masterList.baseAddress),
         masterSettings: UnsafePointer(masterSettings.baseAddress), masterCount: masterChain.count,
-        latency: longest + masterLatency))
+        masterChain: ChainRecord(
+          buffer: masterBus.buffer, scratch: masterBus.scratch, delayLine: masterBus.delay,
+          reorder: masterBus.reorder, delay: 0,
+          processors: UnsafePointer(masterList.baseAddress),
+          settings: UnsafePointer(masterSettings.baseAddress), processorCount: masterChain.count,
+          postGain: 1),
+        hasReorder: reordering, latency: longest + masterLatency))
     rack.compiled()
     effectIDs = Set(project.allEffects.map(\.effect.id))
     owners = Set(project.tracks.map { ChainOwner.track($0.id) }).union([.master])
@@ -227,6 +248,61 @@ public enum EffectKernel {
     run(graph.master, graph.masterCount, on: output, frames: frames)
   }
 
+  /// A player's ``finish(_:frames:channels:into:rampFrames:clearing:)``: each delay line at the
+  /// delay the player keeps it at (a chain new to the play starts at what `latency`, the
+  /// graph's latency now, asks of it), not its plan's. During a freeze (`freeze` a drain or a
+  /// shrink, see ``nextLiveStep(_:latency:maximumFrames:)``) no clip was mixed: the chain of
+  /// the drain gives out what its processor holds, through the processors after it; every
+  /// other chain reads its delay line without writing (for a drain of the master's chain,
+  /// no chain runs and the master's gives out what its processor holds).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks (the processors' `process` is too).
+  public static func finishLive(
+    _ graph: GraphView, frames: Int, channels: Int, into output: UnsafeMutablePointer<Float>,
+    rampFrames: Int, latency: Int, clearing: Bool = true, freeze: LiveStep = .none
+  ) {
+    if clearing { output.update(repeating: 0, count: frames * channels) }
+    let master = engagedLatency(graph.masterChain)
+    let frozen = freeze.kind != .none
+    let masterDrains = freeze.kind == .drain && freeze.chain < 0
+    for index in 0..<graph.chainCount where !masterDrains {
+      guard let chain = graph.chains?[index] else { break }
+      prepareDelay(chain, latency: latency, master: master)
+      if frozen && freeze.kind == .drain && freeze.chain == index {
+        drain(
+          chain.processors, chain.processorCount, slot: freeze.slot, into: chain.buffer,
+          frames: frames)
+        let delay = chain.delayLine.pointee.delay
+        chain.delayLine.pointee.process(chain.buffer, frames: frames, delay: delay)
+      } else if frozen {
+        chain.delayLine.pointee.pull(into: chain.buffer, frames: frames)
+      } else {
+        runLive(
+          chain, on: chain.buffer, frames: frames, channels: channels, rampFrames: rampFrames)
+        let delay = chain.delayLine.pointee.delay
+        chain.delayLine.pointee.process(chain.buffer, frames: frames, delay: delay)
+      }
+      add(
+        chain, from: chain.buffer, frames: frames, channels: channels, into: output,
+        rampFrames: rampFrames, fadingOut: CrossfadePosition(clock: 0, start: 0, length: 1),
+        fading: false)
+    }
+    if masterDrains {
+      drain(graph.master, graph.masterCount, slot: freeze.slot, into: output, frames: frames)
+    } else {
+      runLive(
+        graph.masterChain, on: output, frames: frames, channels: channels, rampFrames: rampFrames)
+    }
+  }
+
+  /// A chain's delay line, set where the graph's latency `latency` (the master's chain's
+  /// `master` of it) asks, if the player has not set it yet (a chain new to the play).
+  static func prepareDelay(_ chain: ChainRecord, latency: Int, master: Int) {
+    guard !chain.delayLine.pointee.hasDelay else { return }
+    let own = engagedLatency(chain)
+    chain.delayLine.pointee.setDelay(max(0, latency - master - own))
+  }
+
   /// Adds a bus's `buffer` to `output` at its post gain, ramping the gain it has reached to the
   /// chain's; each frame also times `1 − w` of the crossfade at `fadingOut` when `fading`.
   static func add(
@@ -262,8 +338,10 @@ public enum EffectKernel {
     for index in 0..<graph.chainCount {
       guard let chain = graph.chains?[index] else { break }
       adopt(chain.processors, chain.settings, chain.processorCount)
+      holdLeaving(chain.processors, chain.processorCount)
     }
     adopt(graph.master, graph.masterSettings, graph.masterCount)
+    holdLeaving(graph.master, graph.masterCount)
   }
 
   private static func adopt(
@@ -272,10 +350,12 @@ public enum EffectKernel {
   ) {
     guard let processors, let settings else { return }
     for index in 0..<count {
+      let joins = settings[index].role == ReorderRole.new.rawValue
       Unmanaged<EffectProcessor>.fromOpaque(processors[index])._withUnsafeGuaranteedRef {
         $0.setTargets(settings[index].values)
         $0.setBypassed(settings[index].bypassed)
-        $0.setPresent(settings[index].present)
+        // A reorder's new order runs beside the old one at once (see ``ReorderRole``).
+        if joins { $0.joinReorder() } else { $0.setPresent(settings[index].present) }
       }
     }
   }
@@ -289,7 +369,7 @@ public enum EffectKernel {
   public static func crossfade(
     from old: GraphView, to new: GraphView, frames: Int, channels: Int,
     at position: CrossfadePosition, oldOnlyInto output: UnsafeMutablePointer<Float>,
-    rampFrames: Int
+    rampFrames: Int, live: Bool = false
   ) {
     for index in 0..<new.chainCount {
       guard let chain = new.chains?[index] else { break }
@@ -313,8 +393,10 @@ public enum EffectKernel {
       }
       if inNew { continue }
       run(chain.processors, chain.processorCount, on: chain.scratch, frames: frames)
+      // A player keeps each delay line at its own delay (see ``finishLive``).
+      let delay = live ? chain.delayLine.pointee.delay : chain.delay
       chain.delayLine.pointee.process(
-        chain.scratch, frames: frames, delay: chain.delay, rampFrames: rampFrames)
+        chain.scratch, frames: frames, delay: delay, rampFrames: rampFrames)
       add(
         chain, from: chain.scratch, frames: frames, channels: channels, into: output,
         rampFrames: rampFrames, fadingOut: position, fading: true)
@@ -349,13 +431,420 @@ public enum EffectKernel {
 
   private static func run(
     _ processors: UnsafePointer<UnsafeRawPointer>?, _ count: Int,
-    on buffer: UnsafeMutablePointer<Float>, frames: Int
+    on buffer: UnsafeMutablePointer<Float>, frames: Int, from first: Int = 0
   ) {
     guard let processors else { return }
-    for index in 0..<count {
+    for index in first..<max(first, count) {
       Unmanaged<EffectProcessor>.fromOpaque(processors[index])._withUnsafeGuaranteedRef {
         $0.process(buffer, frames: frames)
       }
     }
+  }
+
+  /// Drains the processor at `slot` into `buffer` (see ``Effects/EffectProcessor/drain(_:frames:)``)
+  /// and runs the processors after it on what it gave.
+  private static func drain(
+    _ processors: UnsafePointer<UnsafeRawPointer>?, _ count: Int, slot: Int,
+    into buffer: UnsafeMutablePointer<Float>, frames: Int
+  ) {
+    guard let processors, slot < count else { return }
+    Unmanaged<EffectProcessor>.fromOpaque(processors[slot])._withUnsafeGuaranteedRef {
+      $0.drain(buffer, frames: frames)
+    }
+    run(processors, count, on: buffer, frames: frames, from: slot + 1)
+  }
+
+  /// The latency of a chain's processors that are engaged (see
+  /// ``Effects/EffectProcessor/isEngaged``): what the chain delays its input by now. A
+  /// reorder's old order runs beside its new one, whose latency is the same: counted once.
+  static func engagedLatency(_ chain: ChainRecord) -> Int {
+    guard let processors = chain.processors, let settings = chain.settings else { return 0 }
+    var total = 0
+    for index in 0..<chain.processorCount
+    where settings[index].role != ReorderRole.old.rawValue {
+      Unmanaged<EffectProcessor>.fromOpaque(processors[index])._withUnsafeGuaranteedRef {
+        if $0.isEngaged { total += $0.latency }
+      }
+    }
+    return total
+  }
+
+  /// Runs a player's chain on `buffer`: its processors in order, and a reorder's two orders
+  /// side by side (see ``ReorderRole``).
+  static func runLive(
+    _ chain: ChainRecord, on buffer: UnsafeMutablePointer<Float>, frames: Int, channels: Int,
+    rampFrames: Int
+  ) {
+    guard let processors = chain.processors, let settings = chain.settings else { return }
+    let count = chain.processorCount
+    var slot = 0
+    var reordering = false
+    while slot < count {
+      guard settings[slot].role != ReorderRole.none.rawValue else {
+        Unmanaged<EffectProcessor>.fromOpaque(processors[slot])._withUnsafeGuaranteedRef {
+          $0.process(buffer, frames: frames)
+        }
+        slot += 1
+        continue
+      }
+      var split = slot
+      while split < count && settings[split].role == ReorderRole.old.rawValue { split += 1 }
+      var end = split
+      while end < count && settings[end].role == ReorderRole.new.rawValue { end += 1 }
+      reordering = true
+      reorder(
+        chain, old: slot, new: split, end: max(end, slot + 1), on: buffer, frames: frames,
+        channels: channels, rampFrames: rampFrames)
+      slot = max(end, slot + 1)
+    }
+    if !reordering { chain.reorder.pointee.key = 0 }
+  }
+
+  /// A reorder of `chain` for `frames` frames: its old order (processors `old..<new`) on
+  /// `buffer`, its new order (`new..<end`, the same effects, the same latency) on a copy of
+  /// the same input; `buffer` gives the old order's output until the new order's is within
+  /// −40 dB of it (measured over 1,024 frames, once the new order has run its latency and a
+  /// ramp) or has run a quarter of a second (`12.5` ramps), then crossfades to the new
+  /// order's over a ramp; then the old order's processors are let go of
+  /// (``Effects/EffectProcessor/dismiss()``) and the new order plays alone.
+  static func reorder(
+    _ chain: ChainRecord, old: Int, new: Int, end: Int, on buffer: UnsafeMutablePointer<Float>,
+    frames: Int, channels: Int, rampFrames: Int
+  ) {
+    guard let processors = chain.processors else { return }
+    let key = new < end ? UInt(bitPattern: processors[new]) : 0
+    var state = chain.reorder.pointee
+    if state.key != key {
+      state = ReorderState()
+      state.key = key
+    }
+    if state.done {
+      run(processors, end, on: buffer, frames: frames, from: new)
+      chain.reorder.pointee = state
+      return
+    }
+    let copy = chain.scratch
+    for sample in 0..<frames * channels { copy[sample] = buffer[sample] }
+    run(processors, new, on: buffer, frames: frames, from: old)
+    run(processors, end, on: copy, frames: frames, from: new)
+    if state.mix == 0 {
+      var latency = 0
+      for slot in new..<end {
+        Unmanaged<EffectProcessor>.fromOpaque(processors[slot])._withUnsafeGuaranteedRef {
+          latency += $0.latency
+        }
+      }
+      if state.frames >= latency + rampFrames {
+        for sample in 0..<frames * channels {
+          let difference = Double(copy[sample]) - Double(buffer[sample])
+          state.difference += difference * difference
+          state.energy += Double(buffer[sample]) * Double(buffer[sample])
+        }
+        state.measured += frames
+        if state.measured >= 1_024 {
+          state.converged = state.difference <= state.energy * 1e-4
+          (state.difference, state.energy, state.measured) = (0, 0, 0)
+        }
+      }
+      state.frames += frames
+      // From the next call on: crossfade.
+      if state.converged || state.frames >= rampFrames * 25 / 2 { state.mix = 1 }
+    } else {
+      for frame in 0..<frames {
+        let w = Float(state.mix) / Float(rampFrames)
+        for channel in 0..<channels {
+          let i = frame * channels + channel
+          // Exactly the new order's at the end; exactly the old's where they agree.
+          buffer[i] = state.mix >= rampFrames ? copy[i] : buffer[i] + (copy[i] - buffer[i]) * w
+        }
+        if state.mix < rampFrames { state.mix += 1 }
+      }
+      if state.mix >= rampFrames {
+        for slot in old..<new {
+          Unmanaged<EffectProcessor>.fromOpaque(processors[slot])._withUnsafeGuaranteedRef {
+            $0.dismiss()
+          }
+        }
+        state.done = true
+      }
+    }
+    chain.reorder.pointee = state
+  }
+
+  /// Ends a reorder of `chain` at once (the chains start afresh): the old order let go of.
+  static func finishReorder(_ chain: ChainRecord) {
+    guard let processors = chain.processors, let settings = chain.settings else { return }
+    var first = 0
+    for slot in 0..<chain.processorCount {
+      let role = settings[slot].role
+      if role == ReorderRole.old.rawValue {
+        Unmanaged<EffectProcessor>.fromOpaque(processors[slot])._withUnsafeGuaranteedRef {
+          $0.dismiss()
+        }
+      } else if role == ReorderRole.new.rawValue && first == 0 {
+        first = Int(bitPattern: UInt(bitPattern: processors[slot]))
+      }
+    }
+    guard first != 0 else { return }
+    var state = ReorderState()
+    state.key = UInt(bitPattern: first)
+    state.done = true
+    chain.reorder.pointee = state
+  }
+
+  /// Whether the chains of `graph` are as their plan has them, nothing under way: no effect
+  /// warming up to enter or leaving, no reorder, and `latency` the longest chain's and the
+  /// master's. A player swaps in a reorder only then, and a plan of any kind only once a
+  /// reorder is over.
+  public static func isSettled(
+    _ graph: GraphView, latency: Int
+  ) -> (settled: Bool, reordering: Bool) {
+    var settled = true
+    var reordering = false
+    var longest = 0
+    for index in -1..<graph.chainCount {
+      let chain = record(graph, index)
+      guard let processors = chain.processors, let settings = chain.settings else { continue }
+      for slot in 0..<chain.processorCount {
+        let role = settings[slot].role
+        Unmanaged<EffectProcessor>.fromOpaque(processors[slot])._withUnsafeGuaranteedRef {
+          if $0.isWarmingUp || $0.isLeaving { settled = false }
+          if role == ReorderRole.old.rawValue && $0.isEngaged { reordering = true }
+        }
+      }
+      if index >= 0 { longest = max(longest, engagedLatency(chain)) }
+    }
+    if latency != longest + engagedLatency(graph.masterChain) { settled = false }
+    return (settled && !reordering, reordering)
+  }
+
+  /// Chain `index` of `graph`, −1 for the master's.
+  static func record(_ graph: GraphView, _ index: Int) -> ChainRecord {
+    if index >= 0, let chain = graph.chains?[index] { return chain }
+    return graph.masterChain
+  }
+}
+
+extension EffectKernel {
+  /// What a player does next to bring its chains to its plan's: its processors' entries and
+  /// exits (see ``Effects/EffectProcessor/setPresent(_:)``) move the graph's latency only by
+  /// feeding the chains ahead (the delay lines of the others grow) or holding them back (the
+  /// delay lines give out what they hold), so the sound never jumps and two readings of the
+  /// signal are never mixed: a crossfade of a signal with itself delayed comb-filters it (64
+  /// frames: −26 dB at 375 Hz for 20 ms, −3 dB on noise). `latency` is the graph's latency
+  /// now (what the player is fed ahead of what it plays).
+  ///
+  /// In order: a processor that has warmed up to enter is engaged (``LiveStep/Kind/absorb``)
+  /// if every delay line has room; one that has left its chain's sound is drained
+  /// (``LiveStep/Kind/drain``); a graph whose latency is more than its longest chain's and
+  /// the master's gives the difference back (``LiveStep/Kind/shrink``: a chain that entered
+  /// an effect is not always the longest). Leaving processors of a chain are held while an
+  /// effect of the same chain warms up, so that a moved effect's old place crossfades out as
+  /// its new place crossfades in.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  public static func nextLiveStep(_ graph: GraphView, latency: Int, maximumFrames: Int) -> LiveStep
+  {
+    let master = engagedLatency(graph.masterChain)
+    var longest = 0
+    for index in 0..<graph.chainCount {
+      guard let chain = graph.chains?[index] else { break }
+      prepareDelay(chain, latency: latency, master: master)
+      longest = max(longest, engagedLatency(chain))
+      holdLeaving(chain.processors, chain.processorCount)
+    }
+    holdLeaving(graph.master, graph.masterCount)
+    // An effect that has warmed up enters: every other chain's delay line takes its latency.
+    for index in -1..<graph.chainCount {
+      let chain = record(graph, index)
+      let slot = firstSlot(chain.processors, chain.processorCount, wanting: .engage)
+      guard slot >= 0 else { continue }
+      let frames = latencyAt(chain.processors, slot)
+      if index < 0 || fits(graph, growing: frames, except: index, maximumFrames: maximumFrames) {
+        return LiveStep(kind: .absorb, chain: index, slot: slot, frames: frames, slack: 0)
+      }
+    }
+    // An effect that has left the sound gives back what it holds.
+    for index in -1..<graph.chainCount {
+      let chain = record(graph, index)
+      let slot = firstSlot(chain.processors, chain.processorCount, wanting: .drain)
+      guard slot >= 0 else { continue }
+      let frames = latencyAt(chain.processors, slot)
+      var slack = 0
+      if index >= 0 {
+        var least = Int.max
+        for other in 0..<graph.chainCount where other != index {
+          if let chain = graph.chains?[other] { least = min(least, chain.delayLine.pointee.delay) }
+        }
+        slack = least == .max ? 0 : max(0, frames - least)
+      }
+      if fits(graph, growing: slack, except: -2, maximumFrames: maximumFrames) {
+        return LiveStep(kind: .drain, chain: index, slot: slot, frames: frames, slack: slack)
+      }
+    }
+    let natural = longest + master
+    if latency > natural {
+      return LiveStep(kind: .shrink, chain: 0, slot: 0, frames: latency - natural, slack: 0)
+    }
+    return .none
+  }
+
+  /// Feeds `frames` frames of `plan`'s clips from `from` into its chains for a player, the
+  /// output dropped (`scratch`: `maximumFrames` frames): with `step` none, every chain and the
+  /// master's play as usual (a preroll: the chains' latency fed ahead of the first frame
+  /// heard); for an absorb, the chain of `step` runs up to its processor `step.slot`, which is
+  /// then engaged, and every other chain's delay line takes what its chain gives (or, for the
+  /// master's processor, every chain plays into the master's chain up to it); for a drain's
+  /// slack, every chain's delay line takes what its chain gives. The clips' gain ramps and
+  /// crossfades follow `clock` (the player's count of frames mixed). Returns the clip frames
+  /// whose audio was not resident.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks (the processors' `process` is too).
+  public static func feed(
+    _ plan: PlanView, from: Int64, frames: Int, maximumFrames: Int, clock: Int64,
+    scratch: UnsafeMutablePointer<Float>, step: LiveStep, rampFrames: Int, latency: Int
+  ) -> Int {
+    guard let graph = plan.graph?.pointee else { return 0 }
+    let channels = plan.outputChannels
+    let master = engagedLatency(graph.masterChain)
+    var missing = 0
+    var done = 0
+    while done < frames {
+      let count = min(maximumFrames, frames - done)
+      missing += RenderKernel.render(
+        plan, from: from + Int64(done), frames: count, into: scratch, clock: clock + Int64(done))
+      for index in 0..<graph.chainCount {
+        guard let chain = graph.chains?[index] else { break }
+        prepareDelay(chain, latency: latency, master: master)
+        switch step.kind {
+        case .absorb where step.chain == index:
+          run(
+            chain.processors, min(step.slot + 1, chain.processorCount), on: chain.buffer,
+            frames: count)
+        case .absorb where step.chain >= 0, .drain:
+          runLive(
+            chain, on: chain.buffer, frames: count, channels: channels, rampFrames: rampFrames)
+          chain.delayLine.pointee.push(chain.buffer, frames: count)
+        default:
+          runLive(
+            chain, on: chain.buffer, frames: count, channels: channels, rampFrames: rampFrames)
+          let delay = chain.delayLine.pointee.delay
+          chain.delayLine.pointee.process(chain.buffer, frames: count, delay: delay)
+          add(
+            chain, from: chain.buffer, frames: count, channels: channels, into: scratch,
+            rampFrames: rampFrames, fadingOut: CrossfadePosition(clock: 0, start: 0, length: 1),
+            fading: false)
+        }
+      }
+      if step.kind == .none {
+        runLive(
+          graph.masterChain, on: scratch, frames: count, channels: channels,
+          rampFrames: rampFrames)
+      } else if step.kind == .absorb && step.chain < 0 {
+        run(graph.master, min(step.slot + 1, graph.masterCount), on: scratch, frames: count)
+      }
+      done += count
+    }
+    if step.kind == .absorb {
+      let chain = record(graph, step.chain)
+      if let processors = chain.processors, step.slot < chain.processorCount {
+        Unmanaged<EffectProcessor>.fromOpaque(processors[step.slot])._withUnsafeGuaranteedRef {
+          $0.engage()
+        }
+        // Effects leaving the chain crossfade out as this one crossfades in (a move).
+        holdLeaving(processors, chain.processorCount)
+      }
+    }
+    return missing
+  }
+
+  /// Starts a player's chains afresh (its first plan, a seek, a loop wrap): every entry or
+  /// exit ends at once (``Effects/EffectProcessor/finishTransition()``) and each delay line is
+  /// set to what the graph's latency asks of its chain. Returns that latency (the longest
+  /// chain's plus the master's): what the player then feeds the chains ahead by, unheard.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  public static func restart(_ graph: GraphView) -> Int {
+    for index in -1..<graph.chainCount {
+      let chain = record(graph, index)
+      finishReorder(chain)
+      guard let processors = chain.processors else { continue }
+      for slot in 0..<chain.processorCount {
+        Unmanaged<EffectProcessor>.fromOpaque(processors[slot])._withUnsafeGuaranteedRef {
+          $0.finishTransition()
+        }
+      }
+    }
+    let master = engagedLatency(graph.masterChain)
+    var longest = 0
+    for index in 0..<graph.chainCount {
+      guard let chain = graph.chains?[index] else { break }
+      longest = max(longest, engagedLatency(chain))
+    }
+    for index in 0..<graph.chainCount {
+      guard let chain = graph.chains?[index] else { break }
+      chain.delayLine.pointee.setDelay(longest - engagedLatency(chain))
+    }
+    return longest + master
+  }
+
+  private enum Wish: UInt8 {
+    case engage
+    case drain
+  }
+
+  /// The first slot whose processor wants to engage or to drain, −1 for none. (No optionals
+  /// or closures on the audio thread: see ``add(_:from:frames:channels:into:rampFrames:fadingOut:fading:)``.)
+  private static func firstSlot(
+    _ processors: UnsafePointer<UnsafeRawPointer>?, _ count: Int, wanting wish: Wish
+  ) -> Int {
+    guard let processors else { return -1 }
+    for slot in 0..<count {
+      var yes = false
+      Unmanaged<EffectProcessor>.fromOpaque(processors[slot])._withUnsafeGuaranteedRef {
+        switch wish {
+        case .engage: yes = $0.wantsToEngage
+        case .drain: yes = $0.wantsToDrain
+        }
+      }
+      if yes { return slot }
+    }
+    return -1
+  }
+
+  private static func latencyAt(_ processors: UnsafePointer<UnsafeRawPointer>?, _ slot: Int) -> Int
+  {
+    guard let processors else { return 0 }
+    return Unmanaged<EffectProcessor>.fromOpaque(processors[slot])._withUnsafeGuaranteedRef {
+      $0.latency
+    }
+  }
+
+  /// Holds a chain's leaving processors at their output while another of the chain warms up.
+  private static func holdLeaving(_ processors: UnsafePointer<UnsafeRawPointer>?, _ count: Int) {
+    guard let processors else { return }
+    var warming = false
+    for slot in 0..<count {
+      Unmanaged<EffectProcessor>.fromOpaque(processors[slot])._withUnsafeGuaranteedRef {
+        if $0.isWarmingUp { warming = true }
+      }
+    }
+    for slot in 0..<count {
+      Unmanaged<EffectProcessor>.fromOpaque(processors[slot])._withUnsafeGuaranteedRef {
+        $0.holdLeaving(warming)
+      }
+    }
+  }
+
+  /// Whether every chain's delay line but `except`'s has room to grow by `frames`.
+  private static func fits(
+    _ graph: GraphView, growing frames: Int, except: Int, maximumFrames: Int
+  ) -> Bool {
+    for index in 0..<graph.chainCount where index != except {
+      guard let chain = graph.chains?[index] else { break }
+      let line = chain.delayLine.pointee
+      if line.delay + frames > line.room(maximumFrames: maximumFrames) { return false }
+    }
+    return true
   }
 }

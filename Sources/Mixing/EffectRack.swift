@@ -88,6 +88,8 @@ public final class EffectRack: @unchecked Sendable {
         worker: live ? .thread : .inline,
         // Joining a chain that plays: absent until its plan enters it (see ``chain(_:_:)``).
         present: !(live && hasCompiled))
+      // Its own start-up (x42's gain glide) behind it before it is heard (see ``settle``).
+      if live && hasCompiled { processor.settle(frames: sampleRate) }
       processors[effect.id] = (effect.plugin, processor)
       return processor
     } catch {
@@ -103,6 +105,10 @@ public final class EffectRack: @unchecked Sendable {
     let bypassed: Bool
     /// False for a processor leaving the chain (see ``EffectProcessor/setPresent(_:)``).
     var present = true
+    /// The effect's id.
+    let id: Effect.ID
+    /// Its part in a reorder (see ``chain(_:_:)``).
+    var role = ReorderRole.none
   }
 
   /// Each chain as the last plan compiled it (leaving processors included), for the next
@@ -120,14 +126,18 @@ public final class EffectRack: @unchecked Sendable {
   /// refused together).
   ///
   /// In a player, after its first plan, a chain that gains, loses or reorders effects changes
-  /// without a gap or a click, each running processor running once (two chains cannot both
-  /// run: they would share instances): the effects both chains keep in the same order (their
-  /// longest common run) stay; every other effect of the old chain stays in place, leaving
-  /// (it crossfades to the identity), and every other effect of the new one enters where it
-  /// belongs (it passes its input while it fills, then crossfades in); an effect that moved
-  /// does both, a new instance of it entering while the old one leaves. At either end of the
-  /// crossfades the chain is exactly the old one or the new one. A leaving processor that has
-  /// reached the identity is left out of the next plan (see ``hasFinishedLeaving``).
+  /// without a gap or a click. A reorder and nothing else (the same effects, another order)
+  /// runs the span whose order changed twice, its running processors in the old order
+  /// (``ReorderRole/old``) and fresh ones in the new (``ReorderRole/new``), and the player
+  /// crossfades from the one to the other once they agree (see ``ReorderRole``). Any other
+  /// change keeps each running processor running once: the effects both chains keep in the
+  /// same order (their longest common run) stay; every other effect of the old chain stays in
+  /// place, leaving (it crossfades to its delayed input, then gives out what it holds), and
+  /// every other effect of the new one enters where it belongs (it warms up, then crossfades
+  /// in from its delayed input; see ``EffectProcessor/setPresent(_:)``); an effect that moved
+  /// does both. At either end of the crossfades the chain is exactly the old one or the new
+  /// one. A leaving processor that has reached the identity is left out of the next plan (see
+  /// ``hasFinishedLeaving``).
   func chain(_ owner: ChainOwner, _ effects: [Effect]) throws(MixingError) -> [ChainEntry] {
     var missing: [(Effect.ID, String)] = []
     func entry(_ effect: Effect, fresh: Bool) throws(MixingError) -> ChainEntry? {
@@ -135,24 +145,55 @@ public final class EffectRack: @unchecked Sendable {
         guard let processor = try processor(for: effect, fresh: fresh) else { return nil }
         return ChainEntry(
           processor: processor, values: Self.values(of: effect, for: processor.plugin),
-          bypassed: effect.isBypassed)
+          bypassed: effect.isBypassed, id: effect.id)
       } catch .pluginsMissing(let list) {
         missing += list
         return nil
       }
     }
-    let old = (lastChains[owner] ?? []).filter { $0.present || !$0.processor.isAbsent }
+    // A reorder's new order is the chain; its old order is on its way out (the player swaps
+    // in no plan before it has gone, unless the reorder's plan was replaced unheard: then its
+    // processors leave as any other).
+    let old = (lastChains[owner] ?? []).filter { $0.present || !$0.processor.isAbsent }.map {
+      entry in
+      var entry = entry
+      entry.role = .none
+      return entry
+    }
     var entries: [ChainEntry] = []
+    let running = effects.map { effect in
+      processors[effect.id].flatMap { $0.plugin == effect.plugin ? $0.processor : nil }
+    }
     if !(live && hasCompiled) || old.isEmpty {
       for effect in effects {
         if let made = try entry(effect, fresh: false) { entries.append(made) }
       }
-    } else {
-      // The running processor each effect would keep, and the longest common run of the old
-      // chain and the new one by it.
-      let running = effects.map { effect in
-        processors[effect.id].flatMap { $0.plugin == effect.plugin ? $0.processor : nil }
+    } else if let (prefix, suffix) = Self.reorder(old, effects, running) {
+      // The same effects in another order, nothing else: the span that changed runs twice
+      // (its old instances, and new ones in the new order), and the new order takes over once
+      // it sounds as the old would (see ``ReorderRole``). Both have the same latency, so the
+      // two line up and nothing moves in time.
+      entries = Array(old[..<prefix])
+      for var leaving in old[prefix..<(old.count - suffix)] {
+        leaving.present = false
+        leaving.role = .old
+        entries.append(leaving)
       }
+      for effect in effects[prefix..<(effects.count - suffix)] {
+        if var made = try entry(effect, fresh: true) {
+          made.role = .new
+          entries.append(made)
+        }
+      }
+      for index in (effects.count - suffix)..<effects.count {
+        if let kept = try entry(effects[index], fresh: false) { entries.append(kept) }
+      }
+      for index in 0..<prefix {
+        if let kept = try entry(effects[index], fresh: false) { entries[index] = kept }
+      }
+    } else {
+      // The longest common run of the old chain and the new one by the running processor
+      // each effect would keep.
       let anchors = Self.longestCommonRun(
         old.map { ObjectIdentifier($0.processor) },
         running.map { $0.map(ObjectIdentifier.init) })
@@ -186,6 +227,28 @@ public final class EffectRack: @unchecked Sendable {
     if !missing.isEmpty { throw .pluginsMissing(missing) }
     lastChains[owner] = entries
     return entries
+  }
+
+  /// Whether `effects` (with `running`, the processor each would keep) is `old` reordered and
+  /// nothing else (every entry present, each effect once, its running processor the old
+  /// one's), with the lengths of the common prefix and suffix; nil otherwise.
+  static func reorder(
+    _ old: [ChainEntry], _ effects: [Effect], _ running: [EffectProcessor?]
+  ) -> (prefix: Int, suffix: Int)? {
+    guard old.count == effects.count, old.count > 1, old.allSatisfy(\.present) else { return nil }
+    let oldIDs = old.map(\.id)
+    let newIDs = effects.map(\.id)
+    guard oldIDs != newIDs, Set(oldIDs) == Set(newIDs), Set(newIDs).count == newIDs.count
+    else { return nil }
+    let byID = Dictionary(uniqueKeysWithValues: old.map { ($0.id, ObjectIdentifier($0.processor)) })
+    for (effect, processor) in zip(effects, running) {
+      guard let processor, byID[effect.id] == ObjectIdentifier(processor) else { return nil }
+    }
+    var prefix = 0
+    while oldIDs[prefix] == newIDs[prefix] { prefix += 1 }
+    var suffix = 0
+    while oldIDs[oldIDs.count - 1 - suffix] == newIDs[newIDs.count - 1 - suffix] { suffix += 1 }
+    return (prefix, suffix)
   }
 
   /// Pairs of indices `(a, b)`, increasing in both, with `old[a] == new[b]`: a longest common
@@ -235,13 +298,19 @@ public final class EffectRack: @unchecked Sendable {
   }
 
   /// The bus of `owner`'s chain, kept from plan to plan (its delay line's contents with it).
+  /// The master's has no delay: its buffers and reorder state serve a reorder of its chain.
   func bus(_ owner: ChainOwner) -> ChainBus {
     if let bus = buses[owner] { return bus }
-    // A bus that starts while a player plays (its track is new, or effects came into the
-    // project) comes in undelayed and crossfades to its delay, without a gap.
+    if owner == .master {
+      let bus = ChainBus(channels: channels, maximumFrames: maximumFrames, maximumDelay: 0)
+      buses[owner] = bus
+      return bus
+    }
+    // A player's delay lines also take up the latency of effects entering or leaving while it
+    // plays (see ``EffectKernel/nextLiveStep(_:latency:)``): twice the longest.
     let bus = ChainBus(
-      channels: channels, maximumFrames: maximumFrames, maximumDelay: maximumDelay,
-      startsUndelayed: live && hasCompiled)
+      channels: channels, maximumFrames: maximumFrames,
+      maximumDelay: live ? 2 * maximumDelay : maximumDelay)
     buses[owner] = bus
     return bus
   }
@@ -263,10 +332,12 @@ final class ChainBus: @unchecked Sendable {
   let buffer: UnsafeMutablePointer<Float>
   let scratch: UnsafeMutablePointer<Float>
   let delay: UnsafeMutablePointer<DelayLine>
+  /// Where a reorder of the chain is (a player's).
+  let reorder: UnsafeMutablePointer<ReorderState>
   /// Bytes in each of `buffer` and `scratch`.
   let bytes: Int
 
-  init(channels: Int, maximumFrames: Int, maximumDelay: Int, startsUndelayed: Bool = false) {
+  init(channels: Int, maximumFrames: Int, maximumDelay: Int) {
     bytes = maximumFrames * channels * MemoryLayout<Float>.stride
     buffer = .allocate(capacity: maximumFrames * channels)
     buffer.initialize(repeating: 0, count: maximumFrames * channels)
@@ -274,14 +345,16 @@ final class ChainBus: @unchecked Sendable {
     scratch.initialize(repeating: 0, count: maximumFrames * channels)
     delay = .allocate(capacity: 1)
     delay.initialize(to: DelayLine(channels: channels, capacity: maximumDelay + maximumFrames))
-    // From a delay of 0, so that its first call crossfades to the one it is asked for.
-    delay.pointee.hasDelay = startsUndelayed
+    reorder = .allocate(capacity: 1)
+    reorder.initialize(to: ReorderState())
   }
 
   deinit {
     delay.pointee.free()
     delay.deinitialize(count: 1)
     delay.deallocate()
+    reorder.deinitialize(count: 1)
+    reorder.deallocate()
     buffer.deallocate()
     scratch.deallocate()
   }
@@ -291,6 +364,7 @@ final class ChainBus: @unchecked Sendable {
     [
       (UnsafeRawPointer(buffer), bytes), (UnsafeRawPointer(scratch), bytes),
       (UnsafeRawPointer(delay), MemoryLayout<DelayLine>.stride),
+      (UnsafeRawPointer(reorder), MemoryLayout<ReorderState>.stride),
       (
         UnsafeRawPointer(delay.pointee.ring),
         delay.pointee.capacity * delay.pointee.channels * MemoryLayout<Float>.stride
@@ -302,8 +376,11 @@ final class ChainBus: @unchecked Sendable {
 /// A delay of interleaved frames: a ring that holds the last `capacity` frames; and the gain
 /// after the chain as it is now (ramping to each plan's, see ``ChainRecord/postGain``).
 ///
-/// When a plan asks for another delay (an effect with latency came or went), the output
-/// crossfades from the old delay's reading to the new one's over the ramp, instead of jumping.
+/// An offline render asks each call for its plan's delay (constant: a render has one plan). A
+/// player sets the delay itself and changes it only by writing without reading
+/// (``push(_:frames:)``: it grows by as much) or reading without writing
+/// (``pull(into:frames:)``: it shrinks), so that what comes out never jumps nor mixes two
+/// readings of the signal (see ``EffectKernel/nextLiveStep(_:latency:)``).
 public struct DelayLine: @unchecked Sendable {
   let channels: Int
   let capacity: Int
@@ -327,6 +404,49 @@ public struct DelayLine: @unchecked Sendable {
   }
 
   func free() { ring.deallocate() }
+
+  /// The most frames the delay can be, with room for a call of `maximumFrames`.
+  func room(maximumFrames: Int) -> Int { capacity - maximumFrames }
+
+  /// Sets the delay at once, the ring's contents as they are (a player's, where the chain
+  /// starts afresh or a bus starts).
+  ///
+  /// - Note: Realtime-safe: arithmetic only.
+  mutating func setDelay(_ frames: Int) {
+    delay = frames
+    hasDelay = true
+    fade = 0
+    previous = 0
+  }
+
+  /// Writes `frames` frames of `buffer` into the ring and reads nothing: the delay grows by
+  /// `frames` (a player feeding its chains ahead).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  mutating func push(_ buffer: UnsafePointer<Float>, frames: Int) {
+    for frame in 0..<frames {
+      let slot = (write + frame) % capacity
+      for channel in 0..<channels {
+        ring[slot * channels + channel] = buffer[frame * channels + channel]
+      }
+    }
+    write = (write + frames) % capacity
+    delay += frames
+  }
+
+  /// Reads the next `frames` frames (at most the delay) into `buffer` and writes nothing: the
+  /// delay shrinks by `frames` (a player holding its chains back).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  mutating func pull(into buffer: UnsafeMutablePointer<Float>, frames: Int) {
+    for frame in 0..<frames {
+      let slot = (write - delay + frame + capacity) % capacity
+      for channel in 0..<channels {
+        buffer[frame * channels + channel] = ring[slot * channels + channel]
+      }
+    }
+    delay -= frames
+  }
 
   /// Delays `frames` frames of `buffer` in place by `delay` frames (`delay + frames` less than
   /// ``capacity``): what comes out is what went in `delay` frames earlier, silence at first.
@@ -369,4 +489,37 @@ public struct DelayLine: @unchecked Sendable {
     }
     write = (write + frames) % capacity
   }
+}
+
+/// A processor's part in a reorder of its chain in a player: the effects whose order changed
+/// run twice, their running instances in the old order (`old`) and fresh instances in the new
+/// (`new`), each on the same input; the new order's output crossfades in once it sounds as
+/// the old order's (within −40 dB: effects that commute are then not heard moving) or after a
+/// quarter of a second (effects that do not commute: the new order is what should be heard),
+/// and the old instances are let go of.
+public enum ReorderRole: UInt8, Sendable, BitwiseCopyable {
+  case none
+  case old
+  case new
+}
+
+/// Where a reorder of one chain is, on the audio thread (see ``ReorderRole``).
+public struct ReorderState: Sendable, BitwiseCopyable {
+  /// The address of the reorder's first new processor: a reorder other than the one under way
+  /// starts again from the beginning.
+  var key: UInt = 0
+  /// Frames the new order has run.
+  var frames = 0
+  /// 0 … ramp: where the crossfade from the old order to the new is.
+  var mix = 0
+  /// The old order's let go of: the new order alone.
+  var done = false
+  /// The energy of the two orders' difference and of the old order's output over the window
+  /// being measured, and its length so far.
+  var difference = 0.0
+  var energy = 0.0
+  var measured = 0
+  var converged = false
+
+  public init() {}
 }

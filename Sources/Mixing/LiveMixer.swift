@@ -40,6 +40,44 @@ public struct SwapEvent: Sendable, BitwiseCopyable, Equatable {
   }
 }
 
+/// One step of a change of a player's chains: how the latency of an effect that enters or
+/// leaves joins the graph's or leaves it without a gap, a repeat, or two readings of the signal
+/// mixed (see ``EffectKernel/nextLiveStep(_:latency:maximumFrames:)``).
+public struct LiveStep: Sendable, BitwiseCopyable, Equatable {
+  public enum Kind: UInt8, Sendable, BitwiseCopyable {
+    case none
+    /// Feed the graph `frames` ahead at once: the processor at `slot` of `chain` takes them in
+    /// as its latency (its output dropped), every other chain's delay line grows by as much.
+    case absorb
+    /// First feed every chain `slack` frames ahead into its delay line (so that each can give
+    /// up `frames`); then, for `frames` frames, hold the clips back: the processor at `slot`
+    /// of `chain` gives out what it holds, every other chain reads its delay line.
+    case drain
+    /// For `frames` frames, hold the clips back: every chain reads its delay line.
+    case shrink
+  }
+
+  public var kind: Kind
+  /// An index of ``GraphView/chains``, or −1 for the master's chain.
+  public var chain: Int
+  public var slot: Int
+  public var frames: Int
+  public var slack: Int
+
+  @inlinable
+  public init(kind: Kind, chain: Int, slot: Int, frames: Int, slack: Int) {
+    self.kind = kind
+    self.chain = chain
+    self.slot = slot
+    self.frames = frames
+    self.slack = slack
+  }
+
+  @inlinable public static var none: LiveStep {
+    LiveStep(kind: .none, chain: 0, slot: 0, frames: 0, slack: 0)
+  }
+}
+
 /// The player's engine: the audio thread's side of plan swaps, ramps, crossfades and the
 /// transport, all without allocation, locks, reference counting or I/O.
 ///
@@ -64,7 +102,15 @@ public struct SwapEvent: Sendable, BitwiseCopyable, Equatable {
 ///   from the gain the last one reached (a resume during a pause's fade-out turns it around);
 ///   a seek waits for its fade-out to reach silence, even through a pause or a loop wrap.
 ///   The start of a play and the end of its range do not fade (the project's own fades do
-///   that), so a whole play with no swap equals the offline render bit for bit.
+///   that), so a whole play with no swap equals the offline render bit for bit. A quit
+///   (``stop()``) fades out too, then ends the play.
+/// - Effects delay the mix by their latency: the clips are mixed that far ahead of the frame
+///   heard (``EngineState/effectsLatency``). At the start of a play, and after a seek or a loop
+///   wrap, the chains start afresh and are fed their latency ahead, unheard (a preroll), so
+///   what fades in is the new place at once and every pass of a loop is its range exactly.
+///   While playing, an effect's latency joins or leaves its chain only where the chains are
+///   fed ahead or the clips held back (``EffectKernel/nextLiveStep(_:latency:maximumFrames:)``):
+///   what is heard never slips, and the mixer, not the plan, sets the delay lines.
 /// - A chunk of decoded audio that is not resident plays as silence and is counted
 ///   (``Status/missingFrames``); a loader thread keeps the playhead's audio resident.
 ///
@@ -123,6 +169,8 @@ public final class LiveMixer: @unchecked Sendable {
       count: Self.swapLogCapacity)
     let scratch = UnsafeMutablePointer<Float>.allocate(capacity: maximumFrames * channels)
     scratch.initialize(repeating: 0, count: maximumFrames * channels)
+    let feedBuffer = UnsafeMutablePointer<Float>.allocate(capacity: maximumFrames * channels)
+    feedBuffer.initialize(repeating: 0, count: maximumFrames * channels)
     engine = .allocate(capacity: 1)
     engine.initialize(
       to: EngineState(
@@ -133,7 +181,8 @@ public final class LiveMixer: @unchecked Sendable {
         publishedVersion: atomic(Int64.min), publishedFlags: atomic(0),
         publishedSeek: atomic(Int64.min), periodsEnded: atomic(0),
         missingFrames: atomic(0), swapCount: atomic(0), log: log,
-        logCapacity: Self.swapLogCapacity, scratch: scratch, maximumFrames: maximumFrames,
+        logCapacity: Self.swapLogCapacity, scratch: scratch, feedBuffer: feedBuffer,
+        maximumFrames: maximumFrames,
         channels: channels, rampFrames: rampFrames, crossfadeFrames: crossfadeFrames,
         declickFrames: declickFrames, current: .none(empty), fading: .none(empty),
         empty: empty, crossfadeStart: 0,
@@ -152,6 +201,7 @@ public final class LiveMixer: @unchecked Sendable {
       (UnsafeRawPointer(state.retired), state.retiredCapacity * MemoryLayout<UInt>.stride),
       (UnsafeRawPointer(state.log), state.logCapacity * MemoryLayout<SwapEvent>.stride),
       (UnsafeRawPointer(state.scratch), state.maximumFrames * state.channels * 4),
+      (UnsafeRawPointer(state.feedBuffer), state.maximumFrames * state.channels * 4),
     ]
   }
 
@@ -161,6 +211,7 @@ public final class LiveMixer: @unchecked Sendable {
     let state = engine.pointee
     for bits in [
       state.inbox.exchange(0, ordering: .acquiring), state.current.bits, state.fading.bits,
+      state.waiting,
     ]
     where bits != 0 {
       PlanHandle.release(bits)
@@ -182,6 +233,7 @@ public final class LiveMixer: @unchecked Sendable {
     state.retired.deallocate()
     state.log.deallocate()
     state.scratch.deallocate()
+    state.feedBuffer.deallocate()
     engine.deinitialize(count: 1)
     engine.deallocate()
   }
@@ -234,7 +286,8 @@ public final class LiveMixer: @unchecked Sendable {
     engine.pointee.requestedLoop.store(loop, ordering: .releasing)
   }
 
-  /// Ends the play at the next period.
+  /// Ends the play: it fades out over ``declickFrames`` (at once when paused or silent) and
+  /// ends there, the rest of that period silent.
   public func stop() {
     engine.pointee.requestedStop.store(true, ordering: .releasing)
   }
@@ -315,23 +368,16 @@ public final class LiveMixer: @unchecked Sendable {
     engine.pointee.pickUpPlan()
     var done = 0
     let channels = engine.pointee.channels
-    // The effects' latency, fed and dropped before the first frame heard (see ``preroll``).
-    while engine.pointee.preroll > 0 {
-      let count = Int(min(Int64(frames), engine.pointee.preroll))
-      // Unheard: a fade-in under way does not move on.
-      let (declick, level) = (engine.pointee.declick, engine.pointee.declickLevel)
-      guard engine.pointee.renderSegment(count, into: output) else { break }
-      (engine.pointee.declick, engine.pointee.declickLevel) = (declick, level)
-      let rendered = Int64(count - engine.pointee.remainingAfterSegment)
-      engine.pointee.preroll -= rendered
-      engine.pointee.clock -= rendered
-    }
     while done < frames {
+      // The effects' latency, fed and dropped before the first frame heard (see ``preroll``):
+      // at the start, and after a seek or a loop wrap.
+      if engine.pointee.preroll > 0 { engine.pointee.runPreroll() }
       if !engine.pointee.renderSegment(frames - done, into: output + done * channels) {
         (output + done * channels).update(repeating: 0, count: (frames - done) * channels)
         if !engine.pointee.finished {
           // Paused, or no plan yet: the silence is played.
           engine.pointee.clock += Int64(frames - done)
+          engine.pointee.mixClock += Int64(frames - done)
           done = frames
         }
         break
@@ -431,6 +477,8 @@ public struct EngineState: @unchecked Sendable {
   @usableFromInline let logCapacity: Int
   // The audio thread's own.
   @usableFromInline let scratch: UnsafeMutablePointer<Float>
+  /// Where the frames fed ahead to the chains go (a preroll, an effect's latency taken in).
+  @usableFromInline let feedBuffer: UnsafeMutablePointer<Float>
   @usableFromInline let maximumFrames: Int
   @usableFromInline let channels: Int
   @usableFromInline let rampFrames: Int64
@@ -462,9 +510,27 @@ public struct EngineState: @unchecked Sendable {
   @usableFromInline var pauseWanted = false
   /// Frames of the period left after the last segment.
   @usableFromInline var remainingAfterSegment = 0
-  /// Frames still to render and drop at the start of the play: the first plan's effects'
-  /// latency, so that what is heard lines up with the timeline, as in a render.
+  /// Frames still to feed the chains and drop before the next frame heard: the effects'
+  /// latency, at the start of the play and after a seek or a loop wrap, so that what is heard
+  /// lines up with the timeline, as in a render.
   @usableFromInline var preroll: Int64 = 0
+  /// The frames the effects delay the mix by now (0 without effects): ``position`` is this far
+  /// ahead of the frame heard. It changes only where the chains are fed ahead or held back
+  /// (see ``Mixing/EffectKernel/nextLiveStep(_:latency:maximumFrames:)``), so what is heard
+  /// goes on without a jump.
+  @usableFromInline var effectsLatency = 0
+  /// A hold of the clips under way (a drain or a shrink), and the frames it has left.
+  @usableFromInline var freeze = LiveStep.none
+  @usableFromInline var freezeRemaining = 0
+  /// Frames mixed from the clips since the play started: what gain ramps and crossfades of
+  /// clips follow. As ``clock``, but for the frames fed ahead (counted here, unheard yet) and
+  /// those played while the clips were held back (not counted here).
+  @usableFromInline var mixClock: Int64 = 0
+  /// A quit asked for: fading out, then the play ends.
+  @usableFromInline var stopping = false
+  /// A plan taken from the inbox that waits to be swapped in (one without effects, while the
+  /// chains still give back latency); 0 for none.
+  @usableFromInline var waiting: UInt = 0
 
   @usableFromInline
   enum Declick: UInt8, Sendable, BitwiseCopyable {
@@ -487,7 +553,8 @@ public struct EngineState: @unchecked Sendable {
     publishedSeek: UnsafeAtomic<Int64>, periodsEnded: UnsafeAtomic<Int>,
     missingFrames: UnsafeAtomic<Int>, swapCount: UnsafeAtomic<Int>,
     log: UnsafeMutablePointer<SwapEvent>, logCapacity: Int, scratch: UnsafeMutablePointer<Float>,
-    maximumFrames: Int, channels: Int, rampFrames: Int64, crossfadeFrames: Int64,
+    feedBuffer: UnsafeMutablePointer<Float>, maximumFrames: Int, channels: Int, rampFrames: Int64,
+    crossfadeFrames: Int64,
     declickFrames: Int64, current: PlanHandle, fading: PlanHandle, empty: PlanView,
     crossfadeStart: Int64,
     clock: Int64, position: Int64, rangeStart: Int64, rangeEnd: Int64, loop: Bool, paused: Bool,
@@ -513,6 +580,7 @@ public struct EngineState: @unchecked Sendable {
     self.log = log
     self.logCapacity = logCapacity
     self.scratch = scratch
+    self.feedBuffer = feedBuffer
     self.maximumFrames = maximumFrames
     self.channels = channels
     self.rampFrames = rampFrames
@@ -534,16 +602,26 @@ public struct EngineState: @unchecked Sendable {
     self.pendingSeek = pendingSeek
   }
 
-  /// The end of the range: `--to`, or the sounding plan's end. Both are where the mix's input
-  /// ends plus the effects' latency (the plan's end counts it): the preroll fed the effects
-  /// that far ahead, so the range's last frame comes out of them that much later, as in a
-  /// render. A loop wraps at `--to` itself, one period the length of the range.
+  /// The end of the range: `--to`, or the sounding plan's end, plus the effects' latency now
+  /// (``effectsLatency``): the chains are fed that far ahead, so the range's last frame comes
+  /// out of them that much later, as in a render. A loop wraps there too, and every pass is
+  /// the range's length exactly.
   @inlinable
   var end: Int64 {
-    guard rangeEnd != .max else { return current.view.end }
-    guard !loop, let graph = current.view.graph else { return rangeEnd }
-    return rangeEnd + Int64(graph.pointee.latency)
+    let latency = Int64(effectsLatency)
+    guard rangeEnd != .max else {
+      // The plan's end counts its effects' latency as compiled; the one now counts.
+      var compiled: Int64 = 0
+      if let graph = current.view.graph { compiled = Int64(graph.pointee.latency) }
+      return current.view.end - compiled + latency
+    }
+    return rangeEnd + latency
   }
+
+  /// The timeline frame heard next: ``position`` less what the chains hold of the mix (their
+  /// latency, once fed).
+  @inlinable
+  var heardPosition: Int64 { position - Int64(effectsLatency) + preroll }
 
   /// Where the play ends or wraps now: ``end``, or later while a crossfade is under way, which
   /// always plays out whole. Why: an edit that removes the last clip under the playhead makes
@@ -555,7 +633,7 @@ public struct EngineState: @unchecked Sendable {
   @inlinable
   var playableEnd: Int64 {
     guard fading.bits != 0, rangeEnd == .max else { return end }
-    let crossfadeEnds = position + crossfadeStart + crossfadeFrames - clock
+    let crossfadeEnds = position + crossfadeStart + crossfadeFrames - mixClock
     return max(end, min(fading.view.end, crossfadeEnds))
   }
 
@@ -563,7 +641,17 @@ public struct EngineState: @unchecked Sendable {
   @_noLocks
   @inlinable
   mutating func takeCommands() {
-    if requestedStop.load(ordering: .acquiring) { finished = true }
+    if requestedStop.load(ordering: .acquiring) && !stopping {
+      // A quit fades out from the gain it has reached, then ends the play; silent, at once.
+      stopping = true
+      pendingSeek = .min
+      if paused || current.bits == 0 || declickLevel == 0 {
+        finished = true
+      } else {
+        declick = .fadingOut
+      }
+    }
+    if stopping { return }
     loop = requestedLoop.load(ordering: .relaxed)
     var seek = requestedSeek.load(ordering: .acquiring)
     if seek != .min {
@@ -576,6 +664,8 @@ public struct EngineState: @unchecked Sendable {
       let target = max(rangeStart, seek)
       if paused || current.bits == 0 {
         position = target
+        // The chains start afresh there, fed ahead as the play resumes.
+        restartEffects()
       } else {
         // Queued (a later seek replaces it); the fade goes down from where it is.
         pendingSeek = target
@@ -599,9 +689,17 @@ public struct EngineState: @unchecked Sendable {
   @inlinable
   mutating func finishFadeOut() {
     declickLevel = 0
+    if stopping {
+      finished = true
+      declick = .none
+      return
+    }
     if pendingSeek != .min {
       position = pendingSeek
       pendingSeek = .min
+      // The chains start afresh at the target, fed ahead by their latency (unheard) before
+      // the fade-in: what comes out of them is the target's, at once.
+      restartEffects()
     }
     if pauseWanted {
       paused = true
@@ -616,12 +714,32 @@ public struct EngineState: @unchecked Sendable {
   @_noLocks
   @inlinable
   mutating func pickUpPlan() {
-    guard fading.bits == 0 else { return }
+    guard fading.bits == 0, freezeRemaining == 0 else { return }
     let head = retiredHead.load(ordering: .relaxed)
     guard head - retiredTail.load(ordering: .acquiring) <= retiredCapacity - 2 else { return }
-    let bits = inbox.exchange(0, ordering: .acquiringAndReleasing)
+    var bits = waiting
+    waiting = 0
+    if bits == 0 { bits = inbox.exchange(0, ordering: .acquiringAndReleasing) }
     guard bits != 0 else { return }
     let incoming = PlanHandle.at(bits)
+    if current.bits != 0, let graph = current.view.graph {
+      let latency = effectsLatency
+      var (settled, reordering) = (true, false)
+      _unsafePerformance {
+        (settled, reordering) = EffectKernel.isSettled(graph.pointee, latency: latency)
+      }
+      var reorders = false
+      if let next = incoming.view.graph { reorders = next.pointee.hasReorder }
+      // Effects leave the project: the mix without them (undelayed) crossfades from the one
+      // with them only once their chains have given their latency back (else the two
+      // readings of the same clips would comb-filter). A reorder runs its two orders side by
+      // side from chains that are settled, and no plan comes in before it is over (see
+      // ``Mixing/ReorderRole``).
+      if (incoming.view.graph == nil && latency > 0) || reordering || (reorders && !settled) {
+        waiting = bits
+        return
+      }
+    }
     var kind = SwapKind.first
     var length: Int64 = 0
     if current.bits != 0 && (current.view.graph == nil) != (incoming.view.graph == nil) {
@@ -631,10 +749,10 @@ public struct EngineState: @unchecked Sendable {
       kind = .crossfade
       length = crossfadeFrames
       fading = current
-      crossfadeStart = clock
+      crossfadeStart = mixClock
     } else if current.bits != 0 {
       if current.view.layoutHash == incoming.view.layoutHash
-        && Self.startRamps(from: current.view, to: incoming.view, at: clock, length: rampFrames)
+        && Self.startRamps(from: current.view, to: incoming.view, at: mixClock, length: rampFrames)
       {
         kind = .ramp
         length = rampFrames
@@ -643,7 +761,7 @@ public struct EngineState: @unchecked Sendable {
         kind = .crossfade
         length = crossfadeFrames
         fading = current
-        crossfadeStart = clock
+        crossfadeStart = mixClock
       }
     }
     current = incoming
@@ -652,13 +770,15 @@ public struct EngineState: @unchecked Sendable {
       // plugin code the compiler cannot see (see ``EffectKernel``): exempt from the check,
       // and held to it by the allocation tests and the plugins' hard-RT flag.
       _unsafePerformance { EffectKernel.adopt(graph.pointee) }
-      if kind == .first { preroll = Int64(graph.pointee.latency) }
+    } else {
+      effectsLatency = 0
     }
+    if kind == .first { restartEffects() }
     let count = swapCount.load(ordering: .relaxed)
     if count < logCapacity {
       log[count] = SwapEvent(
         version: incoming.view.version, sequence: incoming.view.sequence, kind: kind,
-        frame: clock, position: position, length: length)
+        frame: clock, position: heardPosition, length: length)
     }
     swapCount.store(count + 1, ordering: .releasing)
   }
@@ -704,8 +824,9 @@ public struct EngineState: @unchecked Sendable {
   }
 
   /// Renders up to `frames` frames of one stretch where nothing changes course (no wrap, no
-  /// end of a fade or crossfade inside); sets ``remainingAfterSegment``. False when there is
-  /// nothing to play (no plan, paused, finished): the caller fills the rest with silence.
+  /// end of a fade, crossfade or hold of the clips inside); sets ``remainingAfterSegment`` (all
+  /// of `frames` left when a loop wrap needs a preroll first). False when there is nothing to
+  /// play (no plan, paused, finished): the caller fills the rest with silence.
   @_noLocks
   @inlinable
   mutating func renderSegment(_ frames: Int, into output: UnsafeMutablePointer<Float>) -> Bool {
@@ -713,7 +834,7 @@ public struct EngineState: @unchecked Sendable {
     if declick == .fadingOut && declickLevel == 0 {
       // Asked to fade out at silence (a pause as a fade-in began).
       finishFadeOut()
-      if paused { return false }
+      if paused || finished { return false }
     }
     var end = playableEnd
     if position >= end {
@@ -724,75 +845,102 @@ public struct EngineState: @unchecked Sendable {
       }
       // Looping over nothing (an edit removed every clip, a checkout of an empty version):
       // silence, until an edit brings clips back.
-      guard end > rangeStart else { return false }
+      guard end - Int64(effectsLatency) > rangeStart else { return false }
       position = rangeStart
       // A fade-out under way ends here, in the wrap's silence: its seek lands, or it pauses.
       if declick == .fadingOut {
         finishFadeOut()
-        if paused { return false }
+        if paused || finished { return false }
       } else {
         declickLevel = 0
         declick = .fadingIn
       }
+      // The chains start afresh at the loop's start: fed ahead by their latency (unheard)
+      // before its first frame, as at the start of the play, so every pass is the range.
+      restartEffects()
+      if preroll > 0 {
+        remainingAfterSegment = frames
+        return true
+      }
       end = playableEnd
       if position >= end { return false }
+    }
+    // A step of a change of the chains (an effect entering or leaving), between crossfades.
+    if freezeRemaining == 0 && fading.bits == 0 && current.view.graph != nil {
+      takeEffectsStep()
+      end = playableEnd
     }
     var count = Int64(frames)
     count = min(count, end - position)
     if declick == .fadingOut { count = min(count, declickLevel) }
     if declick == .fadingIn { count = min(count, declickFrames - declickLevel) }
-    if fading.bits != 0 { count = min(count, crossfadeStart + crossfadeFrames - clock) }
+    if fading.bits != 0 { count = min(count, crossfadeStart + crossfadeFrames - mixClock) }
+    let frozen = freezeRemaining > 0
+    if frozen { count = min(count, Int64(freezeRemaining)) }
     // A loop wrap fades out over the range's last frames (below any declick under way).
     let loopFadeStart = end - declickFrames
     // (Not where a crossfade runs past the plan's end: that already ends in silence.)
-    let wrapping = loop && end == self.end && end - rangeStart > 2 * declickFrames
+    let wrapping =
+      loop && end == self.end && end - Int64(effectsLatency) - rangeStart > 2 * declickFrames
     if wrapping && position < loopFadeStart { count = min(count, loopFadeStart - position) }
     let n = Int(max(count, 1))
 
-    var missing = RenderKernel.render(
-      current.view, from: position, frames: n, into: output, clock: clock)
+    var missing = 0
     let graph = current.view.graph
     let fadingGraph = fading.bits != 0 ? fading.view.graph : nil
-    if fading.bits != 0, let graph, let fadingGraph {
+    let latency = effectsLatency
+    if frozen, let graph {
+      // The clips held back: the chains give out what they hold (see ``takeEffectsStep``).
+      let step = freeze
+      _unsafePerformance {
+        EffectKernel.finishLive(
+          graph.pointee, frames: n, channels: channels, into: output,
+          rampFrames: Int(rampFrames), latency: latency, freeze: step)
+      }
+    } else if fading.bits != 0, let graph, let fadingGraph {
+      missing += RenderKernel.render(
+        current.view, from: position, frames: n, into: output, clock: mixClock)
       // Both plans have effects: their clips crossfade bus by bus, before the chains, so that
       // each effect runs once and its state (a tail, an envelope) goes on through the swap.
       missing += RenderKernel.render(
-        fading.view, from: position, frames: n, into: scratch, clock: clock,
+        fading.view, from: position, frames: n, into: scratch, clock: mixClock,
         intoScratchBuses: true)
-      let (clock, start, length) = (clock, crossfadeStart, crossfadeFrames)
+      let (clock, start, length) = (mixClock, crossfadeStart, crossfadeFrames)
       // Plugin code (see pickUpPlan).
       _unsafePerformance {
         let at = CrossfadePosition(clock: clock, start: start, length: length)
         EffectKernel.crossfade(
           from: fadingGraph.pointee, to: graph.pointee, frames: n, channels: channels,
-          at: at, oldOnlyInto: output, rampFrames: Int(rampFrames))
-        EffectKernel.finish(
+          at: at, oldOnlyInto: output, rampFrames: Int(rampFrames), live: true)
+        EffectKernel.finishLive(
           graph.pointee, frames: n, channels: channels, into: output,
-          rampFrames: Int(rampFrames), clearing: false)
+          rampFrames: Int(rampFrames), latency: latency, clearing: false)
       }
     } else {
+      missing += RenderKernel.render(
+        current.view, from: position, frames: n, into: output, clock: mixClock)
       if let graph {
         _unsafePerformance {
-          EffectKernel.finish(
+          EffectKernel.finishLive(
             graph.pointee, frames: n, channels: channels, into: output,
-            rampFrames: Int(rampFrames))
+            rampFrames: Int(rampFrames), latency: latency)
         }
       }
       if fading.bits != 0 {
         // One side has no effects: the two whole mixes crossfade.
         missing += RenderKernel.render(
-          fading.view, from: position, frames: n, into: scratch, clock: clock)
+          fading.view, from: position, frames: n, into: scratch, clock: mixClock)
         if let fadingGraph {
           _unsafePerformance {
-            EffectKernel.finish(
+            EffectKernel.finishLive(
               fadingGraph.pointee, frames: n, channels: channels, into: scratch,
-              rampFrames: Int(rampFrames))
+              rampFrames: Int(rampFrames), latency: latency)
           }
         }
         for frame in 0..<n {
           let w = Float(
             Easing.linear(
-              Double(clock + Int64(frame) - crossfadeStart) / Double(crossfadeFrames)))
+              Double(mixClock + Int64(frame) - crossfadeStart) / Double(crossfadeFrames)))
           for channel in 0..<channels {
             let i = frame * channels + channel
             output[i] = scratch[i] * (1 - w) + output[i] * w
@@ -824,10 +972,18 @@ public struct EngineState: @unchecked Sendable {
     }
     if missing > 0 { missingFrames.wrappingIncrement(by: missing, ordering: .relaxed) }
 
-    position += Int64(n)
+    if frozen {
+      // What is heard moves on; the clips do not: the chains' latency shrinks.
+      freezeRemaining -= n
+      effectsLatency -= n
+      if freezeRemaining == 0 { freeze = .none }
+    } else {
+      position += Int64(n)
+      mixClock += Int64(n)
+    }
     clock += Int64(n)
     remainingAfterSegment = frames - n
-    if fading.bits != 0 && clock >= crossfadeStart + crossfadeFrames {
+    if fading.bits != 0 && mixClock >= crossfadeStart + crossfadeFrames {
       retire(fading.bits)
       fading = PlanHandle(bits: 0, view: empty)
     }
@@ -847,11 +1003,97 @@ public struct EngineState: @unchecked Sendable {
     return true
   }
 
+  /// Takes the next step of a change of the chains (see
+  /// ``Mixing/EffectKernel/nextLiveStep(_:latency:maximumFrames:)``): an effect that has
+  /// warmed up takes its latency in (the chains fed ahead at once: ``position`` and
+  /// ``effectsLatency`` grow together, so what is heard goes on), or one that has left gives it
+  /// back, or the graph gives back latency no chain needs (a hold of the clips begins: what is
+  /// heard goes on while ``position`` waits).
+  @_noLocks
+  @inlinable
+  mutating func takeEffectsStep() {
+    guard let graph = current.view.graph else { return }
+    let (latency, maximum) = (effectsLatency, maximumFrames)
+    var step = LiveStep.none
+    _unsafePerformance {
+      step = EffectKernel.nextLiveStep(graph.pointee, latency: latency, maximumFrames: maximum)
+    }
+    switch step.kind {
+    case .none:
+      break
+    case .absorb:
+      feedChains(step.frames, step: step)
+      effectsLatency += step.frames
+    case .drain:
+      if step.slack > 0 {
+        feedChains(
+          step.slack, step: LiveStep(kind: .drain, chain: 0, slot: 0, frames: step.slack, slack: 0))
+        effectsLatency += step.slack
+      }
+      freeze = step
+      freezeRemaining = step.frames
+    case .shrink:
+      freeze = step
+      freezeRemaining = step.frames
+    }
+  }
+
+  /// Feeds the chains `frames` frames of the clips from ``position``, unheard (see
+  /// ``Mixing/EffectKernel/feed(_:from:frames:maximumFrames:clock:scratch:step:rampFrames:latency:)``).
+  @_noLocks
+  @inlinable
+  mutating func feedChains(_ frames: Int, step: LiveStep) {
+    let (view, from, clock, buffer) = (current.view, position, mixClock, feedBuffer)
+    let (maximum, ramp, latency) = (maximumFrames, Int(rampFrames), effectsLatency)
+    var missing = 0
+    _unsafePerformance {
+      missing = EffectKernel.feed(
+        view, from: from, frames: frames, maximumFrames: maximum, clock: clock,
+        scratch: buffer, step: step, rampFrames: ramp, latency: latency)
+    }
+    if missing > 0 { missingFrames.wrappingIncrement(by: missing, ordering: .relaxed) }
+    position += Int64(frames)
+    mixClock += Int64(frames)
+  }
+
+  /// Starts the chains afresh where the play goes on from a jump (the first plan, a seek, a
+  /// loop wrap): entries and exits of effects end at once, and the chains are to be fed
+  /// ahead by their latency before the next frame heard (``preroll``).
+  @_noLocks
+  @inlinable
+  mutating func restartEffects() {
+    freeze = .none
+    freezeRemaining = 0
+    guard current.bits != 0, let graph = current.view.graph else {
+      effectsLatency = 0
+      preroll = 0
+      return
+    }
+    var latency = 0
+    _unsafePerformance { latency = EffectKernel.restart(graph.pointee) }
+    effectsLatency = latency
+    preroll = Int64(latency)
+  }
+
+  /// Feeds the chains the ``preroll`` (unheard), once there is something to play.
+  @_noLocks
+  @inlinable
+  mutating func runPreroll() {
+    guard current.bits != 0, !paused, !finished else { return }
+    guard current.view.graph != nil else {
+      preroll = 0
+      return
+    }
+    let frames = Int(preroll)
+    preroll = 0
+    feedChains(frames, step: .none)
+  }
+
   /// Tells the other threads where the play is.
   @_noLocks
   @inlinable
   func publishStatus() {
-    publishedPosition.store(position, ordering: .relaxed)
+    publishedPosition.store(heardPosition, ordering: .relaxed)
     publishedClock.store(clock, ordering: .relaxed)
     publishedVersion.store(current.bits == 0 ? .min : current.view.version, ordering: .relaxed)
     publishedFlags.store(

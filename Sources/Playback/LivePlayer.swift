@@ -368,7 +368,9 @@ public final class LivePlayer: @unchecked Sendable {
     loaderWake.signal()
   }
 
-  /// Ends the play at the next period (what is buffered is dropped, so a quit is heard at once).
+  /// Ends the play: it fades out over 5.3 ms (see ``Mixing/LiveMixer/stop()``), and what the
+  /// device holds plays out before it closes (a quit is heard within a buffer, and never ends
+  /// on a sample at full level).
   public func stop() {
     shared.withLock { $0.stopping = true }
     mixer.stop()
@@ -640,18 +642,15 @@ public final class LivePlayer: @unchecked Sendable {
     hooks.end?()
     let faultsAfter = RealtimeThread.pageFaults()
     if failure == nil {
-      if shared.withLock({ $0.stopping }) {
-        output.drop()
+      // A buffer of silence after the last frame (the end of the range, or a quit's fade-out),
+      // then drain: a device that keeps playing its last buffer while it stops (ALSA's JACK
+      // plugin does, under load) repeats silence, not the end of the song; dropping what it
+      // holds would cut the fade-out off, on a sample at full level.
+      // A device that stalls meanwhile is dropped, not drained (bounded either way).
+      if writeSilence(pcm, buffer: buffer, period: period) {
+        _ = output.drain(sampleRate: rate)
       } else {
-        // A buffer of silence after the last frame, then drain: a device that keeps playing
-        // its last buffer while it stops (ALSA's JACK plugin does, under load) repeats
-        // silence, not the end of the song.
-        // A device that stalls meanwhile is dropped, not drained (bounded either way).
-        if writeSilence(pcm, buffer: buffer, period: period) {
-          _ = output.drain(sampleRate: rate)
-        } else {
-          output.drop()
-        }
+        output.drop()
       }
     }
     swapTimes = Array(UnsafeBufferPointer(start: swapTimesBuffer, count: meter.swapsSeen))

@@ -250,8 +250,17 @@ public enum TimelineScreen {
     var lines: [String] = []
     var rest = Substring(text)
     while !rest.isEmpty && lines.count < limit {
-      if TerminalText.width(rest) <= width || lines.count == limit - 1 {
-        lines.append(TerminalText.prefix(rest, columns: width))
+      if TerminalText.width(rest) <= width {
+        lines.append(String(rest))
+        break
+      }
+      if lines.count == limit - 1 {
+        // The last line, and more than fits: whole words and "…" (a word cut short reads as
+        // another: "PgUp/PgDn tracks" as "PgUp/PgDn track" in a 40-column scrub).
+        let fits = TerminalText.prefix(rest, columns: max(0, width - 1))
+        var words = Substring(fits.lastIndex(of: " ").map { fits[..<$0] } ?? fits[...])
+        while words.last == " " { words = words.dropLast() }
+        lines.append(words + "…")
         break
       }
       // What fits, and the space just after it (a break there loses nothing).

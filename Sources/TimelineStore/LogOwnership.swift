@@ -26,7 +26,7 @@ import SafeFiles
 /// What if a copy replaced the file: another project's token, or an earlier version's, is not
 /// the log's; a `cp` of the very file the log started from has another modification time. The
 /// log is then set aside, under a name that says so, never deleted
-/// (``checkBeforeOpening(_:descriptor:writable:)``). Not told apart: a copy that kept its
+/// (``checkLog(_:descriptor:writable:)``). Not told apart: a copy that kept its
 /// modification time (`cp -p`) of the file exactly as the log started from it, or a copy taken
 /// with `cp` while Tape had the project open (`tape backup` gives its copy a token of its own).
 enum LogOwnership {
@@ -84,21 +84,26 @@ enum LogOwnership {
     try db.execute(sql: "PRAGMA user_version = \(Int32(bitPattern: token))")
   }
 
-  /// Before a project is opened by a process that has no connection to it yet: when a `-wal`
-  /// lies beside it and no other process has the project open, checks that the log belongs to
-  /// the file (see the type's Rule). One that does not is renamed `NAME-wal.unapplied-DATE`
+  /// Before a project is opened by a process that has no connection to it yet, and after the
+  /// last of its connections closed: when a `-wal` lies beside it and no other process has the
+  /// project open, removes it with its index if it holds no frame, and checks that it belongs
+  /// to the file otherwise (see the type's Rule). One that does not is renamed `NAME-wal.unapplied-DATE`
   /// (and the log's index removed) where `writable`; the line saying so is returned. Where the
   /// file is read-only here, such a log is refused: nothing can be changed.
   ///
   /// `descriptor` is the file's, opened for writing where `writable`: the check holds an
   /// exclusive lock on SQLite's shared range through it, so no process can open the project
   /// meanwhile (they wait, as for any lock), and one that has it open keeps the check away.
-  static func checkBeforeOpening(
+  static func checkLog(
     _ path: String, descriptor: Int32, writable: Bool
   ) throws(StoreError) -> String? {
     let log = path + "-wal"
-    guard let identity = FileIdentity(path: log), identity.size >= WriteAheadLog.headerSize
-    else { return nil }
+    guard let identity = FileIdentity(path: log) else { return nil }
+    // A log too short to hold a frame holds nothing: with its index (a 3-byte `-shm` that a
+    // full disk left), it is removed, so that readers read the file alone (through them, on a
+    // disk still full, SQLite read "malformed" pages) and a writer starts a log of its own.
+    let empty = identity.size < WriteAheadLog.headerSize + 24 + 512
+    guard !empty || writable else { return nil }
     var lock = flock()
     lock.l_type = Int16(F_WRLCK)
     lock.l_whence = Int16(SEEK_SET)
@@ -116,6 +121,11 @@ enum LogOwnership {
         lock.l_type = Int16(F_UNLCK)
         _ = fcntl(descriptor, openFileSetLock, &lock)
       }
+    }
+    if empty {
+      unlink(log)
+      unlink(path + "-shm")
+      return nil
     }
     guard let logged = WriteAheadLog.lastCommittedToken(log),
       let file = FileIdentity(descriptor: descriptor)

@@ -31,6 +31,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
   /// Fewer steps are available than asked for.
   case notEnoughSteps(requested: Int, available: Int, direction: String)
   case unknownVersion(Int64)
+  /// `HEAD~N` with N past the first version: the head has `available` versions before it.
+  case beforeFirstVersion(reference: String, head: Int64, available: Int64)
   /// A version reference that is neither a version number nor a tag's name.
   case unknownReference(String)
   /// A tag name the rules refuse (see ``VersionTag/check(name:)``); `reason` says which rule.
@@ -41,6 +43,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
   case unknownTag(String)
   /// A prune would drop versions that tags name; `tags` are those names.
   case tagsOnPrunedVersions([String])
+  /// The disk holding the project has (almost) no space left: `free` bytes.
+  case diskFull(path: String, free: Int64)
   /// A signal stopped the process before the change was committed.
   case interrupted
   /// A recorded change no longer matches the data it should apply to.
@@ -85,6 +89,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         "cannot \(direction) \(requested) steps: only \(available) available; use --steps \(available)"
     case .unknownVersion(let version):
       return "no version \(version) in this project; 'tape history' lists the versions"
+    case .beforeFirstVersion(let reference, let head, let available):
+      return
+        "\(reference) goes back past the first version: the head, version \(head), has \(available) version\(available == 1 ? "" : "s") before it (HEAD~\(available) is the first)"
     case .unknownReference(let reference):
       return
         "no version or tag '\(reference)' in this project; 'tape history' lists the versions, 'tape tag FILE --list' the tags"
@@ -98,6 +105,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case .tagsOnPrunedVersions(let tags):
       return
         "the prune would drop versions named by tags \(tags.map { "'\($0)'" }.joined(separator: ", ")); keep them (a smaller prune), delete the tags (tape tag FILE --delete NAME), or add --drop-tags; nothing was changed"
+    case .diskFull(let path, let free):
+      return
+        "the disk that holds \(path) is full (\(free / 1_024) KB free); free some space and run the command again (nothing was changed)"
     case .interrupted:
       return "stopped by a signal before the change was committed; nothing was changed"
     case .historyDiverged:

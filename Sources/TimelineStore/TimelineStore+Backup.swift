@@ -66,7 +66,7 @@ extension TimelineStore {
     } catch let error as SafeFileError {
       throw .io(detail: error.description)
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: destination)
     }
   }
 }

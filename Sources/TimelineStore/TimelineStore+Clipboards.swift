@@ -66,7 +66,7 @@ extension TimelineStore {
         return replaced
       }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 
@@ -77,7 +77,7 @@ extension TimelineStore {
     do {
       return try writeTransaction { db in try Self.deleteClipboard(name, db) }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 
@@ -181,7 +181,7 @@ extension TimelineStore {
         }
       }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
     try checkUnchanged()
     return found

@@ -119,7 +119,7 @@ extension TimelineStore {
     do {
       return try queue.read { db in try HistoryEntry.read(version, db) }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 
@@ -138,7 +138,7 @@ extension TimelineStore {
       try checkUnchanged()
       return history
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 
@@ -178,7 +178,7 @@ extension TimelineStore {
       try checkUnchanged()
       return window
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 
@@ -200,7 +200,7 @@ extension TimelineStore {
       try checkUnchanged()
       return project
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 
@@ -402,7 +402,7 @@ extension TimelineStore {
         historyBlocks: blocks, historyBlocksMatch: blocksMatch, pendingMoveRows: pendingRows,
         pendingMoveMatches: pendingMatches)
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 
@@ -461,7 +461,7 @@ extension TimelineStore {
         }
       }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
     return paths
   }
@@ -485,7 +485,7 @@ extension TimelineStore {
           arguments: [Data((Schema.sourceTable + "\0").utf8)])
       }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
     var first: [Source: Int64] = [:]
     var previous: StoreVersion?
@@ -555,7 +555,7 @@ extension TimelineStore {
       try checkUnchanged()
       return result
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 
@@ -578,7 +578,7 @@ extension TimelineStore {
         try HeadJournal.moves(after: HeadJournal.lastSequence(db) - 1, db).last
       }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 
@@ -588,7 +588,7 @@ extension TimelineStore {
     do {
       return try queue.read { db in try HeadJournal.moves(after: sequence, db) }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 }

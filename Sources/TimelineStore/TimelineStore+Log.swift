@@ -201,7 +201,7 @@ extension TimelineStore {
       try checkUnchanged()
       return log
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 

@@ -76,7 +76,7 @@ extension TimelineStore {
     do {
       try queue.read { db in _ = try catchUp(db) }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 

@@ -105,7 +105,7 @@ extension TimelineStore {
         bytesBefore: before, bytesAfter: after, fileBytesBefore: filesBefore,
         fileBytesAfter: Self.fileBytes(path), dryRun: false)
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 
@@ -133,7 +133,7 @@ extension TimelineStore {
         fileBytesBefore: Self.fileBytes(path), fileBytesAfter: pruned.fileBytesAfter,
         dryRun: true)
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 

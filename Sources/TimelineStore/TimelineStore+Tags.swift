@@ -25,6 +25,9 @@ public struct VersionTag: Sendable, Hashable {
     guard parseVersionNumber(name) == nil else {
       throw refuse("it reads as a version number; use a name with a letter, such as 'take-\(name)'")
     }
+    guard parseHeadReference(name) == nil else {
+      throw refuse("it names the head (HEAD, HEAD~N) as git does; use another name")
+    }
     guard !name.hasPrefix("-") else { throw refuse("a name cannot start with '-'") }
     guard
       !name.unicodeScalars.contains(where: {
@@ -43,9 +46,25 @@ func parseVersionNumber(_ text: String) -> Int64? {
   return Int64(digits) ?? .max
 }
 
+/// `HEAD` (or `head`) as 0, `HEAD~N` as N, `HEAD^`, `HEAD^^`… as the carets' count: the
+/// steps back from the head, as git names them; nil for anything else.
+func parseHeadReference(_ text: String) -> Int64? {
+  guard text.hasPrefix("HEAD") || text.hasPrefix("head") else { return nil }
+  let rest = text.dropFirst(4)
+  if rest.isEmpty { return 0 }
+  if rest.allSatisfy({ $0 == "^" }) { return Int64(rest.count) }
+  guard rest.first == "~" else { return nil }
+  let digits = rest.dropFirst()
+  if digits.isEmpty { return 1 }
+  guard digits.allSatisfy({ ("0"..."9").contains($0) }) else { return nil }
+  return Int64(digits) ?? .max
+}
+
 extension TimelineStore {
-  /// The version a reference names: a version number (`12`, or `v12` as Tape prints them) or a
-  /// tag's name. The one resolver every command that takes a version uses.
+  /// The version a reference names: a version number (`12`, or `v12` as Tape prints them), a
+  /// tag's name, or the head as git names it: `HEAD` (`head`), `HEAD~N` (N steps back along
+  /// the head's line of parents, where N undos would go), `HEAD^` (one). The one resolver every
+  /// command that takes a version uses.
   ///
   /// ```swift
   /// let version = try store.resolveVersion("mix-1")   // the version tagged mix-1
@@ -62,6 +81,22 @@ extension TimelineStore {
       if mustExist, try entry(number) == nil { throw .unknownVersion(number) }
       return number
     }
+    if let steps = parseHeadReference(reference) {
+      let head = snapshot.version
+      guard steps > 0 else { return head }
+      do {
+        return try queue.read { db in
+          let node = try VersionGraph.node(head, db)
+          guard steps <= node.depth else {
+            throw StoreError.beforeFirstVersion(
+              reference: reference, head: head, available: node.depth)
+          }
+          return try VersionGraph.ancestor(of: node, atDepth: node.depth - steps, db).id
+        }
+      } catch {
+        throw Self.translate(error, at: path)
+      }
+    }
     guard let tag = try tags().first(where: { $0.name == reference }) else {
       throw .unknownReference(reference)
     }
@@ -75,7 +110,7 @@ extension TimelineStore {
     do {
       found = try queue.read { db in try Self.readTags(db) }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
     try checkUnchanged()
     return found
@@ -120,7 +155,7 @@ extension TimelineStore {
           name: name, version: target, date: Date(timeIntervalSince1970: Double(created) / 1000))
       }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 
@@ -137,7 +172,7 @@ extension TimelineStore {
         return existing
       }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 }

@@ -83,7 +83,7 @@ extension TimelineStore {
         return value
       }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 

@@ -225,12 +225,73 @@ public final class TimelineStore: Sendable {
   /// every connection of the store is closed.
   let headerLease = Mutex<HeaderReaders.Key?>(nil)
 
+  /// Where the file this store opened is now, as its path names it or not.
+  public enum Whereabouts: Sendable, Hashable {
+    /// Its path still names it.
+    case inPlace
+    /// It was renamed within its folder: `to` is its path now.
+    case renamed(to: String)
+    /// Its path names another file or none, and it is not in its folder: moved elsewhere
+    /// (or given another name that this folder does not show).
+    case moved
+    /// No name is left to it.
+    case deleted
+  }
+
+  /// Where the file this store opened is now (its descriptor is kept open, so it is known
+  /// even when its path names another file or none).
+  public var whereabouts: Whereabouts {
+    guard let key = headerLease.withLock({ $0 }),
+      let held = HeaderReaders.shared.descriptor(key),
+      let opened = FileIdentity(descriptor: held.descriptor)
+    else { return .inPlace }
+    if let now = FileIdentity(path: path), now.isSameFile(as: opened) { return .inPlace }
+    var info = stat()
+    guard fstat(held.descriptor, &info) == 0, info.st_nlink > 0 else { return .deleted }
+    let folder = RawPath(path).folder.description
+    guard let directory = opendir(folder.isEmpty ? "." : folder) else { return .moved }
+    defer { closedir(directory) }
+    while let entry = readdir(directory) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+      }
+      let candidate = folder.isEmpty ? name : "\(folder)/\(name)"
+      if UInt64(entry.pointee.d_ino) == opened.inode,
+        let identity = FileIdentity(path: candidate), identity.isSameFile(as: opened)
+      {
+        return .renamed(to: candidate)
+      }
+    }
+    return .moved
+  }
+
+  /// Gives the header descriptor back, having checked the log its connections leave
+  /// (``LogOwnership/checkLog(_:descriptor:writable:)``): one that holds nothing (a full disk
+  /// left a 3-byte index) goes, when no other connection has the project open.
   private func releaseHeader() {
     if let key = headerLease.withLock({ lease in
       defer { lease = nil }; return lease
     }) {
+      do {
+        if let note = try Self.checkLog(path, lease: key) { logger.warning("\(note)") }
+      } catch {
+        logger.debug("the log of \(path) stays as it is: \(error)")
+      }
       HeaderReaders.shared.release(key)
     }
+  }
+
+  /// ``LogOwnership/checkLog(_:descriptor:writable:)`` through the header descriptor `lease`
+  /// when no other store of this process has the file (its connections hold SQLite's locks).
+  private static func checkLog(
+    _ path: String, lease: HeaderReaders.Key
+  ) throws(StoreError)
+    -> String?
+  {
+    guard let held = HeaderReaders.shared.descriptor(lease), held.leases == 1 else { return nil }
+    let folder = RawPath(path).folder.description
+    let writable = held.writable && Glibc.access(folder.isEmpty ? "." : folder, W_OK | X_OK) == 0
+    return try LogOwnership.checkLog(path, descriptor: held.descriptor, writable: writable)
   }
 
   /// The current version and project.
@@ -298,6 +359,13 @@ public final class TimelineStore: Sendable {
           sql: "INSERT INTO id_sequence (id, nextSource, nextTrack, nextClip) VALUES (1, 1, 1, 1)")
       }
       try queue.close()
+      // The close copied the log into the file and removed it; a log still there (or a file
+      // SQLite does not read whole) means that copy failed (a full disk: the file alone was
+      // cut short, and published so it read as damaged). Nothing is published then.
+      let left = FileIdentity(path: temporary + "-wal")
+      guard left == nil || left?.size == 0, try Self.readsWhole(temporary) else {
+        throw StoreError.io(detail: "\(path) could not be written whole")
+      }
       // Until it is open, a signal removes the new project (and the log opening makes) too:
       // a stopped `tape new` leaves nothing.
       try Termination.withoutInterruption { () throws(SafeFileError) in
@@ -309,7 +377,7 @@ public final class TimelineStore: Sendable {
     } catch let error as SafeFileError {
       throw .io(detail: error.description)
     } catch {
-      throw translate(error)
+      throw translate(error, at: path)
     }
     return try open(at: path)
   }
@@ -347,22 +415,18 @@ public final class TimelineStore: Sendable {
     deferredMoveRows: Int = standardDeferredMoveRows
   ) throws(StoreError) -> TimelineStore {
     let lease = try checkHeader(path)
-    // Handed to the store; given back here if no store comes of it.
+    // Handed to the store; given back here if no store comes of it, the log its failed open
+    // leaves checked as a closing store's is (a full disk left an empty one).
     var leased = true
-    defer { if leased { HeaderReaders.shared.release(lease) } }
-    // Before any connection of this process reads through a log beside the file: is it the
-    // file's?
-    var notes: [String] = []
-    if let held = HeaderReaders.shared.descriptor(lease), held.leases == 1 {
-      let folder = RawPath(path).folder.description
-      let writable =
-        held.writable && Glibc.access(folder.isEmpty ? "." : folder, W_OK | X_OK) == 0
-      if let note = try LogOwnership.checkBeforeOpening(
-        path, descriptor: held.descriptor, writable: writable)
-      {
-        notes.append(note)
+    defer {
+      if leased {
+        _ = try? checkLog(path, lease: lease)
+        HeaderReaders.shared.release(lease)
       }
     }
+    // Before any connection of this process reads through a log beside the file: is it the
+    // file's?
+    let notes = try checkLog(path, lease: lease).map { [$0] } ?? []
     if access == .write {
       try checkWritable(path)
     } else if try needsMigration(path) {
@@ -427,8 +491,17 @@ public final class TimelineStore: Sendable {
       }
       return store
     } catch {
-      throw translate(error)
+      throw translate(error, at: path)
     }
+  }
+
+  /// Whether SQLite reads the file at `path` alone (no log) whole: `PRAGMA quick_check`.
+  static func readsWhole(_ path: String) throws -> Bool {
+    var configuration = Configuration()
+    configuration.readonly = true
+    let queue = try DatabaseQueue(path: immutableURI(path), configuration: configuration)
+    defer { try? queue.close() }
+    return try queue.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check") == "ok" }
   }
 
   /// Refuses, before SQLite is involved, a project this user cannot write: the file's mode or
@@ -545,7 +618,7 @@ public final class TimelineStore: Sendable {
         return !Schema.readerMigrations.isSubset(of: applied)
       }
     } catch {
-      throw translate(error)
+      throw translate(error, at: path)
     }
   }
 
@@ -637,7 +710,7 @@ public final class TimelineStore: Sendable {
         try db.execute(sql: "PRAGMA wal_checkpoint(PASSIVE)")
       }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 
@@ -660,7 +733,7 @@ public final class TimelineStore: Sendable {
     do {
       try queue.close()
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
     checkpointer.close()
     if access != .write { Self.closeLogIfLast(path) }
@@ -681,11 +754,9 @@ public final class TimelineStore: Sendable {
   /// play` is usually the last: the edits heard while it played stayed in `-wal`, lost to a
   /// copy of the file and read into a restored backup).
   static func closeLogIfLast(_ path: String) {
-    guard mayFoldLog(path) else { return }
-    var handle: OpaquePointer?
-    defer { sqlite3_close_v2(handle) }
-    guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { return }
-    _ = sqlite3_exec(handle, "SELECT count(*) FROM sqlite_master", nil, nil, nil)
+    withFoldingConnection(path) { handle in
+      _ = sqlite3_exec(handle, "SELECT count(*) FROM sqlite_master", nil, nil, nil)
+    }
   }
 
   /// Copies the log of the project at `path` into the file and empties it, waiting up to
@@ -694,24 +765,29 @@ public final class TimelineStore: Sendable {
   /// holds every committed version. Another process's later commits go on as usual. Does
   /// nothing where this user may not write the project (see ``closeLogIfLast(_:)``).
   public static func foldLog(at path: String, waitingUpTo milliseconds: Int32 = 1_000) {
-    guard mayFoldLog(path) else { return }
-    var handle: OpaquePointer?
-    defer { sqlite3_close_v2(handle) }
-    guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { return }
-    _ = tape_sqlite_no_checkpoint_on_close(handle)
-    sqlite3_busy_timeout(handle, milliseconds)
-    _ = sqlite3_exec(handle, "PRAGMA wal_checkpoint(TRUNCATE)", nil, nil, nil)
+    withFoldingConnection(path) { handle in
+      _ = tape_sqlite_no_checkpoint_on_close(handle)
+      sqlite3_busy_timeout(handle, milliseconds)
+      _ = sqlite3_exec(handle, "PRAGMA wal_checkpoint(TRUNCATE)", nil, nil, nil)
+    }
   }
 
-  /// Whether this user may fold the project's log into it: a log is there, and the file, its
-  /// folder and the log's two files may be written.
-  private static func mayFoldLog(_ path: String) -> Bool {
-    guard FileIdentity(path: path + "-wal") != nil else { return false }
+  /// Runs `body` on a plain connection that may write the project at `path`, closed after it,
+  /// when a log is there and this user may write the file, its folder and the log's two files;
+  /// does nothing otherwise.
+  private static func withFoldingConnection(_ path: String, _ body: (OpaquePointer) -> Void) {
+    guard FileIdentity(path: path + "-wal") != nil else { return }
     let folder = RawPath(path).folder.description
-    return Glibc.access(path, W_OK) == 0
-      && Glibc.access(folder.isEmpty ? "." : folder, W_OK | X_OK) == 0
-      && Glibc.access(path + "-wal", R_OK | W_OK) == 0
-      && (FileIdentity(path: path + "-shm") == nil || Glibc.access(path + "-shm", R_OK | W_OK) == 0)
+    guard Glibc.access(path, W_OK) == 0,
+      Glibc.access(folder.isEmpty ? "." : folder, W_OK | X_OK) == 0,
+      Glibc.access(path + "-wal", R_OK | W_OK) == 0,
+      FileIdentity(path: path + "-shm") == nil || Glibc.access(path + "-shm", R_OK | W_OK) == 0
+    else { return }
+    var handle: OpaquePointer?
+    defer { sqlite3_close_v2(handle) }
+    guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let handle
+    else { return }
+    body(handle)
   }
 
   /// Writes a pending history move to the rows (``PendingMove``) when a move of this store
@@ -758,7 +834,7 @@ public final class TimelineStore: Sendable {
         try String.fetchOne(db, sql: "SELECT value FROM transient WHERE key = ?", arguments: [key])
       }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 
@@ -776,11 +852,29 @@ public final class TimelineStore: Sendable {
         }
       }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 
   // MARK: Errors
+
+  /// ``translate(_:)`` for the project at `path`: SQLite's I/O errors, and the damage it reads
+  /// when it cannot grow the log's index on a full disk (a 3-byte `-shm`: "database disk
+  /// image is malformed"), are ``StoreError/diskFull(path:free:)`` when the disk holding the
+  /// project has less than 1 MiB free. (Damaged, the advice would be to restore a backup.)
+  static func translate(_ error: any Error, at path: String) -> StoreError {
+    let translated = translate(error)
+    switch translated {
+    case .corrupt, .io:
+      let folder = RawPath(path).folder.description
+      var info = statvfs()
+      guard statvfs(folder.isEmpty ? "." : folder, &info) == 0 else { return translated }
+      let free = Int64(info.f_bavail) * Int64(info.f_frsize)
+      return free < 1 << 20 ? .diskFull(path: path, free: free) : translated
+    default:
+      return translated
+    }
+  }
 
   /// The one place that turns GRDB/SQLite errors into ``StoreError``s.
   static func translate(_ error: any Error) -> StoreError {
@@ -926,7 +1020,7 @@ extension TimelineStore {
         }
       }
     } catch {
-      throw Self.translate(error)
+      throw Self.translate(error, at: path)
     }
   }
 }

@@ -47,6 +47,7 @@ struct Batch: ParsableCommand {
       var names: Set<String> = []
       for (number, words) in lines {
         let line = try BatchLine(number: number, words: words, file: project.file, known: names)
+        try line.command.map { try Self.refuseLabel($0, line: number) }
         if let name = line.name { names.insert(name) }
         parsed.append(line)
       }
@@ -62,14 +63,14 @@ struct Batch: ParsableCommand {
       }
       for index in parsed.indices {
         do {
-          try parsed[index].command.load(from: store)
+          try parsed[index].command?.load(from: store)
         } catch {
           throw BatchLineError(line: parsed[index].number, underlying: error)
         }
       }
       for index in parsed.indices where !parsed[index].usesNames {
         do {
-          try parsed[index].command.prepare(store.snapshot.project)
+          try parsed[index].command?.prepare(store.snapshot.project)
         } catch {
           throw BatchLineError(line: parsed[index].number, underlying: error)
         }
@@ -88,10 +89,13 @@ struct Batch: ParsableCommand {
         notes = []
         for line in parsed {
           do {
-            var command = line.command
-            if line.usesNames {
-              command = try line.reparsed(with: named, file: file)
-              command.takeLoaded(from: line.command)
+            var command: any EditingCommand
+            if !line.usesNames, let parsed = line.command {
+              command = parsed
+            } else {
+              command = try line.parsed(with: named, file: file)
+              if let loaded = line.command { command.takeLoaded(from: loaded) }
+              try Self.refuseLabel(command, line: line.number)
               try command.prepare(current)
             }
             let before = ids
@@ -102,27 +106,15 @@ struct Batch: ParsableCommand {
             let new = ids.created(since: before)
             created += new
             if let name = line.name {
-              guard let first = new.first else {
-                throw UsageError(message: "--as \(name): this line creates no id to name")
-              }
+              guard let first = new.first else { throw BatchLine.namesNothing(name) }
               named[name] = first
             }
+          } catch let error as BatchLineError {
+            // The line's words do not parse.
+            throw error
           } catch {
-            // An @NAME that is neither an earlier line's --as nor a marker: say so rather
-            // than what the parser made of it.
-            if let unknown = line.words.first(where: {
-              $0.hasPrefix("@") && named[String($0.dropFirst())] == nil
-                && (try? parsePosition($0, current)) == nil
-                && current.clip(named: String($0.dropFirst())) == nil
-            }) {
-              throw BatchLineError(
-                line: line.number,
-                underlying: UsageError(
-                  message:
-                    "\(unknown) is not named by an earlier line (name an id with --as NAME), nor a marker ('tape marker ls' lists them)"
-                ))
-            }
-            throw BatchLineError(line: line.number, underlying: error)
+            throw BatchLineError(
+              line: line.number, underlying: line.unknownName(named: named, current) ?? error)
           }
         }
         return all
@@ -134,20 +126,53 @@ struct Batch: ParsableCommand {
       try MutationOutput(version: result.version, ids: created).print(json: options.json)
     }
   }
+
+  /// A line's `-m` is refused: the batch is one version, labelled by the batch's own `-m`.
+  static func refuseLabel(_ command: any EditingCommand, line: Int) throws {
+    guard command.options.message == nil else {
+      throw BatchLineError(
+        line: line,
+        underlying: UsageError(
+          message: "-m labels the whole batch: give it to 'tape batch', not to a line"))
+    }
+  }
 }
 
-/// One line of a batch: its words, the command they parse to, and the name it gives.
+/// One line of the batch language (`tape batch`'s script, `tape shell`'s input): its words,
+/// the command they parse to, and the name it gives.
 struct BatchLine {
   let number: Int
-  /// The words as written, `--as NAME` taken out.
+  /// The words as written, `--as NAME` taken out (and in the shell each `@NAME` an earlier
+  /// line gave replaced by its id).
   let words: [String]
   let name: String?
-  /// Whether a word is `@NAME` for a name an earlier line gave with `--as`: parsed again once
-  /// the names are known.
+  /// Whether a word is `@NAME` for a name an earlier line gave with `--as` whose id is not
+  /// known yet (in a batch, whose earlier lines have not run): such a line is parsed when it
+  /// is applied, with the ids in place (``parsed(with:file:)``).
   let usesNames: Bool
-  var command: any EditingCommand
+  /// The command the words parse to; nil for a line that ``usesNames``, parsed when it is
+  /// applied, unless its command reads the store first (``EditingCommand/loadsFromStore``):
+  /// then also parsed now, with the names as written, to be loaded before the transaction.
+  var command: (any EditingCommand)?
+  /// How many of the words name the command (`clip set`: 2).
+  let length: Int
 
-  init(number: Int, words: [String], file: String, known: Set<String>) throws {
+  /// Who reads the lines, as the errors name it.
+  enum Reader {
+    case batch, shell
+
+    /// `a batch`, `the shell`.
+    var name: String { self == .batch ? "a batch" : "the shell" }
+  }
+
+  /// The line `words` (number `number`) of `reader`, for the project `file`. `known` are the
+  /// names earlier lines gave with `--as`; `resolved`, where their ids are known already (the
+  /// shell's earlier lines have committed), gives those ids, which then replace their `@NAME`
+  /// words before the one parse.
+  init(
+    number: Int, words: [String], file: String, known: Set<String>,
+    resolved: [String: String] = [:], reader: Reader = .batch
+  ) throws {
     self.number = number
     var words = words
     var name: String?
@@ -180,28 +205,64 @@ struct BatchLine {
     }
     // Any other @WORD is left for a time argument to read as a marker (checked when the line
     // is applied, against the project as the earlier lines left it).
+    if !resolved.isEmpty { words = Self.replacing(words, with: resolved) }
     self.words = words
     self.name = name
     usesNames = words.contains { $0.hasPrefix("@") && known.contains(String($0.dropFirst())) }
-    command = try Self.parse(words, file: file, line: number)
+    let (type, path) = try Self.command(named: words, line: number, reader: reader)
+    length = path
+    // Parsed once: swift-argument-parser's parse of a line is most of what applying it costs
+    // (Benchmarks/shell-latency.py; issue 47's profile of a batch).
+    command =
+      usesNames && !((type as? any EditingCommand.Type)?.loadsFromStore ?? true)
+      ? nil : try Self.parse(words, path: path, file: file, line: number, reader: reader)
   }
 
-  /// The line again with each `@NAME` replaced by the id it names.
-  func reparsed(with named: [String: String], file: String) throws -> any EditingCommand {
-    let words = words.map { word in
-      word.hasPrefix("@") ? named[String(word.dropFirst())] ?? word : word
-    }
-    return try Self.parse(words, file: file, line: number)
+  /// The error of a line whose `--as NAME` has no id to name: the line creates none.
+  static func namesNothing(_ name: String) -> UsageError {
+    UsageError(message: "--as \(name): this line creates no id to name")
   }
 
-  /// The words as `tape WORDS` with the project inserted after the subcommand's name.
-  static func parse(_ words: [String], file: String, line: Int) throws -> any EditingCommand {
+  /// `words` with each word `@NAME` that `named` names replaced by its id.
+  static func replacing(_ words: [String], with named: [String: String]) -> [String] {
+    words.map { word in word.hasPrefix("@") ? named[String(word.dropFirst())] ?? word : word }
+  }
+
+  /// The line's command with each `@NAME` replaced by the id it names (a batch's line that
+  /// ``usesNames``, when it is applied).
+  func parsed(with named: [String: String], file: String) throws -> any EditingCommand {
+    try Self.parse(
+      Self.replacing(words, with: named), path: length, file: file, line: number, reader: .batch)
+  }
+
+  /// Why the line failed when it names by `@NAME` what is neither an earlier line's `--as`
+  /// (`named`), a marker nor a clip's name in `project`: that, rather than what the parser
+  /// made of it; nil when every such word names something.
+  func unknownName(named: [String: String], _ project: Project) -> UsageError? {
+    guard
+      let unknown = words.first(where: {
+        $0.hasPrefix("@") && named[String($0.dropFirst())] == nil
+          && (try? parsePosition($0, project)) == nil
+          && project.clip(named: String($0.dropFirst())) == nil
+      })
+    else { return nil }
+    return UsageError(
+      message:
+        "\(unknown) is not named by an earlier line (name an id with --as NAME), nor a marker ('tape marker ls' lists them)"
+    )
+  }
+
+  /// The command `words` name, and how many words name it (`clip set`: 2), when they name
+  /// one that `reader` takes; the checks made without parsing the rest.
+  static func command(
+    named words: [String], line: Int, reader: Reader
+  ) throws -> (type: any ParsableCommand.Type, length: Int) {
     if let help = words.first(where: { ["-h", "--help", "help"].contains($0) }) {
       throw BatchLineError(
         line: line,
         underlying: UsageError(
           message:
-            "\(help) has no place in a batch; run 'tape \(words.prefix(2).joined(separator: " ")) --help' to read the help"
+            "\(help) has no place in \(reader.name); run 'tape \(words.prefix(2).joined(separator: " ")) --help' to read the help"
         ))
     }
     if let message = RawArguments.dashedValue(in: words, shownAs: []) {
@@ -213,7 +274,7 @@ struct BatchLine {
         line: line,
         underlying: UsageError(
           message:
-            "'\(shown)' is not an editing command; a batch takes \(Batch.editing.joined(separator: ", "))"
+            "'\(shown)' is not an editing command; \(reader.name) takes \(Batch.editing.joined(separator: ", "))"
         ))
     }
     let (command, path) = Tape.subcommand(named: words)
@@ -228,6 +289,14 @@ struct BatchLine {
         underlying: UsageError(
           message: "\(given); \(words[0]) takes \(names.joined(separator: ", "))"))
     }
+    return (command, path)
+  }
+
+  /// The words, whose first `path` name the command (``command(named:line:reader:)``), as
+  /// `tape WORDS` with the project inserted after the command's name.
+  static func parse(
+    _ words: [String], path: Int, file: String, line: Int, reader: Reader
+  ) throws -> any EditingCommand {
     var arguments = words
     arguments.insert(file, at: path)
     let parsed: any ParsableCommand
@@ -247,14 +316,8 @@ struct BatchLine {
         line: line,
         underlying: UsageError(
           message:
-            "'\(words.prefix(max(path, 1)).joined(separator: " "))' is not an editing command; a batch takes \(Batch.editing.joined(separator: ", "))"
+            "'\(words.prefix(max(path, 1)).joined(separator: " "))' is not an editing command; \(reader.name) takes \(Batch.editing.joined(separator: ", "))"
         ))
-    }
-    guard editing.options.message == nil else {
-      throw BatchLineError(
-        line: line,
-        underlying: UsageError(
-          message: "-m labels the whole batch: give it to 'tape batch', not to a line"))
     }
     return editing
   }

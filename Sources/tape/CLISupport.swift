@@ -134,7 +134,7 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
     case .notFound: return (Exit.noInput, error.description)
     case .busy, .changedWhileReading: return (Exit.busy, error.description)
     case .readOnly, .cannotRead: return (Exit.noPermission, error.description)
-    case .io: return (Exit.ioError, error.description)
+    case .io, .diskFull: return (Exit.ioError, error.description)
     case .alreadyExists, .invalidTagName: return (Exit.usage, error.description)
     case .interrupted: return (Exit.interrupted, error.description)
     case .invalidEdit(let inner): return describe(inner)

@@ -354,7 +354,8 @@ struct ClipCommand: ParsableCommand {
         within 10 ms, or a grid to its nearest line (250ms, 1/4@120bpm); see 'tape cut --help'.
         Example: tape clip move song.tape c3 --to 12s --track t2
         Example: tape clip move song.tape c4 --to 1:33.95 --snap clips
-        """
+        """,
+      aliases: ["mv"]
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument

@@ -209,6 +209,8 @@ struct Paste: EditingCommand {
     "Paste \(name) at \(at)\(snapping.shown.map { " snapped to \($0)" } ?? "")\(tracks.map { " on \($0)" } ?? "")\(ripple ? " with ripple" : "")"
   }
 
+  static let loadsFromStore = true
+
   mutating func load(from store: TimelineStore) throws {
     guard let saved = try store.clipboard(named: name) else {
       throw unknownClipboard(name, in: store)

@@ -21,14 +21,19 @@ struct Compare: ParsableCommand {
       Versions whose diff has nothing that can sound (an undo, a rename, a marker, an edit \
       on a muted track) are the same without rendering anything. Any two versions, on any \
       branches; neither becomes the head. -o writes the difference A − B (32-bit float WAV or \
-      AIFF, over the whole project; silence where nothing could differ).
+      AIFF, over the whole project; silence where nothing could differ). A version is a \
+      number, a tag's name, HEAD or HEAD~N (N steps back from the head); with one version it is \
+      compared with the head, with none the head with the version before it (HEAD~1).
       Example: tape compare song.tape 12 17
       Example: tape compare song.tape 13 14 --threshold -90dB --json
+      Example: tape compare song.tape HEAD~2
       """)
 
   @OptionGroup var project: ProjectArgument
-  @Argument(help: "The first version (A).", completion: ids("v")) var first: VersionReference
-  @Argument(help: "The second version (B).", completion: ids("v")) var second: VersionReference
+  @Argument(help: "The first version (A; default HEAD~1).", completion: ids("v"))
+  var first: VersionReference?
+  @Argument(help: "The second version (B; default HEAD).", completion: ids("v"))
+  var second: VersionReference?
   @Option(
     parsing: .unconditional,
     help: "The level a difference must rise above, such as -90dB (default: the 24-bit floor).")
@@ -84,7 +89,10 @@ struct Compare: ParsableCommand {
       }
       let cache = AudioCache(forProject: project.file)
       let store = try retryingReads { try openStore(project.file, access: .read) }
-      let (a, b) = (try first.resolve(in: store), try second.resolve(in: store))
+      let (a, b) = (
+        try (first ?? VersionReference(head: 1)).resolve(in: store),
+        try (second ?? VersionReference(head: 0)).resolve(in: store)
+      )
       if let destination, let output {
         // Never over the project, its log, a source or the cache, as `tape render`.
         try Render.refuseDestroying(destination, target: output, store: store, cache: cache)

@@ -119,15 +119,21 @@ struct Diff: ParsableCommand {
       The same words and JSON as 'tape watch': every clip, track and source that differs, with \
       its value in A and in B, a phrase a line (clips moved alike are one phrase, past 12 \
       phrases the rest are counted; --json lists every change). Neither version becomes the \
-      head.
+      head. A version is a number, a tag's name, HEAD or HEAD~N (N steps back from the head, \
+      as git names them); with one version it is compared with the head, with none the head \
+      with the version before it (HEAD~1).
       Example: tape diff song.tape 12 17 --json
+      Example: tape diff song.tape HEAD~3
       """)
 
   @OptionGroup var project: ProjectArgument
-  @Argument(help: "The version to compare from (a number or a tag's name).", completion: ids("v"))
-  var from: String
-  @Argument(help: "The version to compare to (a number or a tag's name).", completion: ids("v"))
-  var to: String
+  @Argument(
+    help: "The version to compare from (a number, a tag's name, HEAD~N; default HEAD~1).",
+    completion: ids("v"))
+  var from: String?
+  @Argument(
+    help: "The version to compare to (default HEAD, the head).", completion: ids("v"))
+  var to: String?
   @OptionGroup var json: JSONOption
 
   func run() throws {
@@ -135,8 +141,8 @@ struct Diff: ParsableCommand {
       let (a, b, diff) = try retryingReads {
         let store = try openStore(project.file, access: .read)
         return try store.diff(
-          from: store.resolveVersion(from),
-          to: store.resolveVersion(to))
+          from: store.resolveVersion(from ?? "HEAD~1"),
+          to: store.resolveVersion(to ?? "HEAD"))
       }
       let words = DiffWords(sampleRate: b.project.sampleRate)
       if json.json {

@@ -42,6 +42,10 @@ protocol EditingCommand: ParsableCommand {
   /// Reads from the store what the edit needs besides the project (a paste's clipboard),
   /// before the write transaction opens. Nothing by default.
   mutating func load(from store: TimelineStore) throws
+  /// Whether ``load(from:)`` reads anything: a batch then parses a line of this command before
+  /// its transaction, to load it, even when the line uses an earlier line's `--as` name (whose
+  /// id the transaction gives). False by default.
+  static var loadsFromStore: Bool { get }
   /// Takes what `other`, the same batch line parsed before its `@NAME`s were known, loaded.
   /// Nothing by default.
   mutating func takeLoaded(from other: any EditingCommand)
@@ -66,6 +70,8 @@ protocol EditingCommand: ParsableCommand {
 extension EditingCommand {
   mutating func load(from store: TimelineStore) throws {}
 
+  static var loadsFromStore: Bool { false }
+
   mutating func takeLoaded(from other: any EditingCommand) {}
 
   mutating func prepare(_ project: Project) throws {}
@@ -88,17 +94,8 @@ extension EditingCommand {
         return
       }
       let store = try openStore(project.file)
-      try load(from: store)
-      try prepare(store.snapshot.project)
-      let upgrades = sourceHashUpgrades(store.snapshot.project)
       let command = self
-      var notes: [String] = []
-      let result = try store.edit(label: options.message ?? label) { project, ids in
-        notes = try command.notes(project)
-        // First, so that the edit's own change of a source (a relink) wins.
-        return upgrades.filter { project.source($0.id) == $0.before }.map { .setSource($0.after) }
-          + (try command.edit(project, &ids))
-      }
+      let (result, notes) = try commit(to: store) { command.sourceHashUpgrades($0.sources) }
       // Not an error (a script may set what is already set), but worth a word: no version.
       if result.changed.isEmpty, let note = unchanged(version: result.version) {
         writeOut(escaped(note) + "\n")
@@ -108,16 +105,49 @@ extension EditingCommand {
         json: options.json)
     }
   }
+
+  /// Makes the edit as one version of `store`, open for writing: ``load(from:)`` and
+  /// ``prepare(_:)`` first, outside the write transaction, then one commit of the source
+  /// identities `upgrades` names for the project as it is then (``sourceHashUpgrades(_:)``)
+  /// and of the edit's commands. With `naming`, a `--as NAME` of `tape shell`, an edit that
+  /// creates no id is refused inside the transaction, so it changes nothing. Returns the
+  /// commit and the edit's notes; prints nothing.
+  mutating func commit(
+    to store: TimelineStore, upgrades: (Project) -> [SourceUpgrade],
+    naming name: String? = nil
+  ) throws -> (result: TimelineStore.CommitResult, notes: [String]) {
+    try load(from: store)
+    try prepare(store.snapshot.project)
+    let upgrades = upgrades(store.snapshot.project)
+    let command = self
+    var notes: [String] = []
+    let result = try store.edit(label: command.options.message ?? command.label) { project, ids in
+      notes = try command.notes(project)
+      let before = ids
+      let commands = try command.edit(project, &ids)
+      if let name, ids.created(since: before).isEmpty {
+        throw BatchLine.namesNothing(name)
+      }
+      // First, so that the edit's own change of a source (a relink) wins.
+      return upgrades.filter { project.source($0.id) == $0.before }.map { .setSource($0.after) }
+        + commands
+    }
+    return (result, notes)
+  }
 }
+
+/// A source whose identity an edit upgrades to SHA-256 (``EditingCommand/sourceHashUpgrades(_:)``):
+/// written only if the source is still `before` when the edit commits.
+typealias SourceUpgrade = (id: Source.ID, before: Source, after: Source)
 
 extension EditingCommand {
   /// The sources of a project made before SHA-256 identities (`xh64:`) whose files are still
   /// the audio imported, with their SHA-256 recorded: an edit writes them in its own version
   /// (so a failed edit changes nothing), once. Missing or changed files keep their old
   /// identity (a render then says what is wrong).
-  func sourceHashUpgrades(_ current: Project) -> [(id: Source.ID, before: Source, after: Source)] {
+  func sourceHashUpgrades(_ sources: [Source]) -> [SourceUpgrade] {
     let folder = projectFolder(project.file)
-    return current.sources.filter { $0.contentHash.hasPrefix("xh64:") }.compactMap { source in
+    return sources.filter { $0.contentHash.hasPrefix("xh64:") }.compactMap { source in
       guard
         let hash = try? ContentHash.upgrade(
           source.contentHash, at: source.path.resolved(against: folder))

@@ -133,9 +133,9 @@ struct Play: ParsableCommand {
       period's mix took over the last second, as a share of the period; "thread": the \
       device thread's CPU share of that second, conversions included, waits not; "overs": \
       samples past full scale) and keys: space \
-      pause/resume, ←/→ seek 5 s, l loop on/off, q quit. Ctrl-C stops too. Ctrl-Z fades \
-      out and closes the device while the process is stopped (a JACK client leaves the \
-      graph); fg or bg opens it again and plays on from there.
+      pause/resume, ←/→ seek 5 s, l loop on/off, q quit (fading out over 5.3 ms, as Ctrl-C \
+      does). Ctrl-Z fades out and closes the device while the process is stopped (a JACK \
+      client leaves the graph); fg or bg opens it again and plays on from there.
       A device that does not take the project's rate runs at its own, and Tape converts \
       exactly (a 1 kHz tone stays 1 kHz, an hour lasts an hour; see the README). The device \
       gets exactly --period frames per period, at its rate, when it is given (the JACK \
@@ -188,8 +188,10 @@ struct Play: ParsableCommand {
       let project = chosen != nil ? try store.project(at: version) : store.snapshot.project
       let range = try span.range(of: project)
       if loop { try Self.checkLoop(range, sampleRate: project.sampleRate) }
-      let library = AudioLibrary(
-        cache: PlayStop.stoppable(AudioCache(forProject: self.project.file, lockingMemory: true)))
+      let starting = StartingLine(json: json.json)
+      var cache = PlayStop.stoppable(AudioCache(forProject: self.project.file, lockingMemory: true))
+      cache.progress = { starting.update($0) }
+      let library = AudioLibrary(cache: cache)
       try LiveEffects.check(project, bypassMissing: bypassMissing)
       let effects = LiveEffects(bypassMissing: bypassMissing)
       let player = try LivePlayer(
@@ -204,13 +206,20 @@ struct Play: ParsableCommand {
       effects.prepare(for: player, project: project)
       // Keys while the first version decodes (a long source: seconds): `q` stops it.
       let early = EarlyKeys()
+      starting.begin()
       do {
         try player.start(project, version: version)
+        starting.end()
         early.end()
       } catch {
+        starting.end()
         early.end()
         // A decode stopped by Ctrl-C or SIGTERM: the process ends with that signal, as after a
-        // play; by `q`: it ends as a play does.
+        // play, having said so; by `q`: it ends as a play does.
+        if Interrupt.requested() {
+          writeOut(
+            "tape play: stopped before the first sound, while decoding; nothing was played\n")
+        }
         Interrupt.reraiseIfRequested()
         if case AudioFileError.decodeStopped = error, early.quit {
           writeOut("tape play: \(error)\n")
@@ -219,6 +228,9 @@ struct Play: ParsableCommand {
         throw error
       }
       for note in effects.notes() { writeOut(escaped("note: \(note)") + "\n") }
+      // Another play of this user's on the device (which mixes both) is said.
+      let claim = DeviceClaim(device: device, playing: self.project.file)
+      defer { withExtendedLifetime(claim) {} }
       let session = PlaySession(
         player: player, store: store, device: device, sampleRate: project.sampleRate,
         times: times, json: json.json, notices: { library.takeNotices() })
@@ -228,6 +240,9 @@ struct Play: ParsableCommand {
         guard followsEnd else { return range }
         let end = max(range.start, store.snapshot.project.timelineEnd)
         return FrameRange(start: range.start, end: end)
+      }
+      if let other = claim.otherPlayer {
+        session.note("\(device) is played by another tape play too (\(other)): both are heard")
       }
       if follow && !store.canFollow {
         session.note(
@@ -340,10 +355,13 @@ final class PlaySession: @unchecked Sendable {
     let now = FileIdentity(path: file.path)
     let log = FileIdentity(path: file.path + "-wal")
     let what: String
-    if now == nil {
-      what = "was deleted"
-    } else if let now, !now.isSameFile(as: file.project) {
-      what = "was replaced by another file"
+    if now == nil || !(now?.isSameFile(as: file.project) ?? false) {
+      switch store.whereabouts {
+      case .inPlace: return
+      case .deleted: what = now == nil ? "was deleted" : "was replaced by another file"
+      case .renamed(let name): what = "was renamed to \(name)"
+      case .moved: what = now == nil ? "was moved away" : "was replaced by another file"
+      }
     } else if let before = file.log, follower != nil,
       !(log.map { $0.isSameFile(as: before) } ?? false)
     {
@@ -379,8 +397,29 @@ final class PlaySession: @unchecked Sendable {
 
   /// A line for the user on stderr (above the status line on a terminal).
   func note(_ line: String) {
-    let clear = terminal ? "\r\u{1B}[K" : ""
+    let clear = terminal ? clearing() : ""
+    drawnColumns = 0
     writeOut("\(clear)tape play: \(escaped(line))\n")
+  }
+
+  /// The columns the status line took when it was drawn (0: none is on the screen).
+  private var drawnColumns = 0
+
+  /// What clears the status line last drawn: its row, and the rows above that it takes now
+  /// that the terminal is narrower than when it was drawn (a terminal that reflows wraps it:
+  /// every shrink left a stale copy of it above the new one).
+  private func clearing() -> String {
+    let columns = Self.columns() ?? drawnColumns
+    guard columns > 0, drawnColumns > columns else { return "\r\u{1B}[K" }
+    let rows = (drawnColumns + columns - 1) / columns
+    return "\r\u{1B}[\(rows - 1)A\u{1B}[J"
+  }
+
+  /// The terminal's width in columns, when stderr is one.
+  private static func columns() -> Int? {
+    var size = winsize()
+    guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+    return Int(size.ws_col)
   }
 
   /// Offers every later snapshot of `store` to the player, with its cause.
@@ -431,7 +470,8 @@ final class PlaySession: @unchecked Sendable {
       guard raw else { return }
       raw = false
       terminal = false
-      writeOut("\r\u{1B}[K")
+      writeOut(clearing())
+      drawnColumns = 0
       tcsetattr(STDIN_FILENO, TCSANOW, &saved)
       Termination.forgetTerminal()
     }
@@ -529,19 +569,19 @@ final class PlaySession: @unchecked Sendable {
     let label = self.label(of: version)
     let state = status.paused ? "paused" : "playing"
     let line =
-      "\r\u{1B}[K\(state) \(times.show(status.position, sampleRate: sampleRate))  v\(version) \(label)  xruns \(player.underruns)  mix \(percent(player.mixLoad))  thread \(percent(player.threadLoad))\(player.overs > 0 ? "  overs \(player.overs)" : "")\(status.loop ? "  [loop]" : "")  (space pause, ←/→ seek, l loop, q quit)"
-    writeOut(fitted(line))
+      "\(state) \(times.show(status.position, sampleRate: sampleRate))  v\(version) \(label)  xruns \(player.underruns)  mix \(percent(player.mixLoad))  thread \(percent(player.threadLoad))\(player.overs > 0 ? "  overs \(player.overs)" : "")\(status.loop ? "  [loop]" : "")  (space pause, ←/→ seek, l loop, q quit)"
+    let shown = fitted(line)
+    let clear = clearing()
+    drawnColumns = TerminalText.width(shown)
+    writeOut(clear + shown)
   }
 
   /// The status line cut to the terminal's width, by columns (a wide character takes two): a
   /// line that wraps would leave a copy of itself on every redraw.
   private func fitted(_ line: String) -> String {
-    var size = winsize()
-    guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return line }
-    // "\r\u{1B}[K" takes no column; leave the last column free (a 1-column terminal gets one).
-    let prefix = "\r\u{1B}[K"
-    let width = max(1, Int(size.ws_col) - 1)
-    return prefix + TerminalText.prefix(line.dropFirst(prefix.count), columns: width)
+    guard let columns = Self.columns() else { return line }
+    // Leave the last column free (a 1-column terminal gets one).
+    return TerminalText.prefix(line[...], columns: max(1, columns - 1))
   }
 
   private func percent(_ share: Double) -> String {
@@ -617,6 +657,89 @@ final class PlaySession: @unchecked Sendable {
   }
 }
 
+/// What `play` shows while its first sound waits for sources to be decoded (a cache that does
+/// not have them yet): nothing for half a second, then what it does, on one line that a
+/// terminal sees updated (each source checked or decoded, how far) and a script sees once.
+final class StartingLine: @unchecked Sendable {
+  private struct State {
+    var sources: [(id: Source.ID, name: String, phase: DecodeProgress.Phase)] = []
+    var started: ContinuousClock.Instant?
+    var said = false
+    var drawn = false
+  }
+  private let state = Mutex(State())
+  private let json: Bool
+  private var timer: (any DispatchSourceTimer)?
+  /// How long a start may take before it says what it does.
+  static let patience: Duration = .milliseconds(500)
+
+  init(json: Bool) {
+    self.json = json
+  }
+
+  /// A decode reports (any thread).
+  func update(_ progress: DecodeProgress) {
+    // Escaped: a file's name may hold any byte.
+    let name = escaped(progress.source.path.lastComponent.description)
+    state.withLock { state in
+      if let index = state.sources.firstIndex(where: { $0.id == progress.source.id }) {
+        state.sources[index].phase = progress.phase
+      } else {
+        state.sources.append((progress.source.id, name, progress.phase))
+      }
+    }
+  }
+
+  /// The start begins: looks every 200 ms from now on.
+  func begin() {
+    state.withLock { $0.started = .now }
+    let timer = DispatchSource.makeTimerSource(queue: .global())
+    timer.schedule(deadline: .now() + .milliseconds(500), repeating: .milliseconds(200))
+    timer.setEventHandler { [weak self] in self?.look() }
+    timer.resume()
+    self.timer = timer
+  }
+
+  /// The start is over (played, failed or stopped): the line goes from a terminal.
+  func end() {
+    timer?.cancel()
+    timer = nil
+    let drawn = state.withLock { state in
+      state.started = nil
+      return state.drawn
+    }
+    if drawn { writeOut("\r\u{1B}[K") }
+  }
+
+  private func look() {
+    let onTerminal = PlaySession.inForeground
+    let line: String? = state.withLock { state in
+      guard let started = state.started, ContinuousClock.now - started >= Self.patience,
+        !state.sources.isEmpty
+      else { return nil }
+      let parts = state.sources.map { source in
+        switch source.phase {
+        case .checking: "\(source.id) \(source.name) checked against what was imported"
+        case .decoding(let frames, let total):
+          "\(source.id) \(source.name) \(total > 0 ? frames * 100 / total : 100)%"
+        }
+      }
+      if onTerminal {
+        state.drawn = true
+        return
+          "\r\u{1B}[Ktape play: decoding before the first sound: \(parts.joined(separator: ", ")) (Ctrl-C stops)"
+      }
+      guard !state.said else { return nil }
+      state.said = true
+      let names = state.sources.map { "\($0.id) \($0.name)" }.joined(separator: ", ")
+      return
+        "tape play: decoding \(names) before the first sound (not in the decoded-audio cache yet)\n"
+    }
+    guard let line, !json else { return }
+    writeOut(line)
+  }
+}
+
 /// The terminal's keys while `play` decodes its first version, before its status line: `q`
 /// stops the decode (``PlayStop``). Only in the terminal's foreground, as the keys of the play.
 final class EarlyKeys {
@@ -667,8 +790,12 @@ enum PlayStop {
   static func request() { flag.store(true, ordering: .relaxed) }
 
   static var requested: Bool {
-    flag.load(ordering: .relaxed) || Interrupt.requested()
-      || (Thread.isMainThread && onMainThread())
+    if flag.load(ordering: .relaxed) || Interrupt.requested() { return true }
+    // The keys are read on the main thread (which waits for the first chunks of a decode
+    // running on another): the decode itself learns of a `q` from the flag.
+    guard Thread.isMainThread, onMainThread() else { return false }
+    request()
+    return true
   }
 
   /// `cache`, its hashing and decoding stopped by a quit.
@@ -681,15 +808,20 @@ enum PlayStop {
 
 /// Ctrl-C, SIGTERM or SIGHUP during `play` (and `scrub`): playback stops, the summary is
 /// printed, the terminal is restored, and then the process ends with that signal
-/// (``reraiseIfRequested()``).
+/// (``reraiseIfRequested()``). `tape shell` stops reading lines the same way.
 enum Interrupt {
   private static let signalNumber = Atomic<Int32>(0)
+  /// The write end of ``wakeDescriptor()``'s pipe, -1 until it is made.
+  private static let wake = Atomic<Int32>(-1)
 
   static func install() {
-    signal(SIGINT) { number in Interrupt.signalNumber.store(number, ordering: .relaxed) }
-    signal(SIGTERM) { number in Interrupt.signalNumber.store(number, ordering: .relaxed) }
+    // Made now, not first in the handler, where making a static could interrupt a malloc
+    // (see ``SafeFiles/Termination/install(message:)``).
+    _ = (signalNumber.load(ordering: .relaxed), wake.load(ordering: .relaxed))
+    signal(SIGINT) { number in Interrupt.handle(number) }
+    signal(SIGTERM) { number in Interrupt.handle(number) }
     // The terminal closing (an ssh session dropped): stop the same way, with the summary.
-    signal(SIGHUP) { number in Interrupt.signalNumber.store(number, ordering: .relaxed) }
+    signal(SIGHUP) { number in Interrupt.handle(number) }
     // A parent may have started us with these signals blocked (some process launchers do).
     var signals = sigset_t()
     sigemptyset(&signals)
@@ -697,6 +829,37 @@ enum Interrupt {
     sigaddset(&signals, SIGTERM)
     sigaddset(&signals, SIGHUP)
     pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+  }
+
+  /// The handler: what it does is safe in one (an atomic store, a `write`).
+  private static func handle(_ number: Int32) {
+    signalNumber.store(number, ordering: .relaxed)
+    let descriptor = wake.load(ordering: .relaxed)
+    if descriptor >= 0 {
+      var byte: UInt8 = 1
+      _ = write(descriptor, &byte, 1)
+    }
+  }
+
+  /// A descriptor that becomes readable when a stop is asked for, for a thread that waits in
+  /// `poll` for something else too (`tape shell` waiting for its next line): the handler runs
+  /// on whichever thread the signal picks, and `signal`'s handlers restart a blocking `read`.
+  /// Made once; nil when no pipe can be made (then only ``requested()`` says so).
+  static func wakeDescriptor() -> Int32? {
+    enum Made {
+      static let read: Int32? = {
+        var ends: [Int32] = [-1, -1]
+        // (Glibc's module does not offer pipe2.)
+        guard pipe(&ends) == 0 else { return nil }
+        for end in ends {
+          _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+          _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        }
+        Interrupt.wake.store(ends[1], ordering: .relaxed)
+        return ends[0]
+      }()
+    }
+    return Made.read
   }
 
   static func requested() -> Bool {

@@ -14,8 +14,9 @@ struct Tape: ParsableCommand {
       undo history. Times are written 1.5, 1.5s, 250ms, 1:02.5, 01:02:03.250 or 96000f; gains \
       as -3, -3dB or +2.5dB. Ids are short and stable: s1 (source), t1 (track), c1 (clip), m1 (marker); \
       a time can name a marker: @chorus, @chorus+2s. \
-      'tape --version' prints the version; 'tape -v COMMAND …' also prints on stderr what it \
-      does (files read, cache hits, commits and their times; as TAPE_LOG=debug).
+      'tape --version' (or -V) prints the version; -v (--verbose), anywhere on the line, \
+      also prints on stderr what a command does (files read, cache hits, commits and their \
+      times; as TAPE_LOG=debug). A mistyped command is answered with the nearest names.
       """,
     groupedSubcommands: [
       CommandGroup(
@@ -29,7 +30,7 @@ struct Tape: ParsableCommand {
           Master.self, MarkerCommand.self,
         ]),
       CommandGroup(name: "Effects", subcommands: [Fx.self]),
-      CommandGroup(name: "Scripts", subcommands: [Batch.self]),
+      CommandGroup(name: "Scripts", subcommands: [Batch.self, Shell.self]),
       CommandGroup(
         name: "History",
         subcommands: [
@@ -69,8 +70,14 @@ struct Tape: ParsableCommand {
     // which audio files are read and whether the decoded cache had them; the default shows
     // warnings.
     var arguments = RawArguments.load()
-    let verbose = ["-v", "--verbose"].contains(arguments.first ?? "")
-    if verbose { arguments.removeFirst() }
+    // -v anywhere before a `--` (which ends the options: a value that is `-v` goes after it).
+    let end = arguments.firstIndex(of: "--") ?? arguments.endIndex
+    let verbose = arguments[..<end].contains { $0 == "-v" || $0 == "--verbose" }
+    if verbose {
+      arguments =
+        arguments[..<end].filter { $0 != "-v" && $0 != "--verbose" }
+        + arguments[end...]
+    }
     let named = environmentVariable("TAPE_LOG").flatMap {
       $0.isEmpty ? nil : $0
     }
@@ -92,9 +99,14 @@ struct Tape: ParsableCommand {
       // root: either gives every subcommand a `--version` flag, and `ls`, `render` and `play`
       // have a `--version V` option of their own (their help listed two; a root flag even took
       // `--version 4` from them).
-      if CommandLine.arguments.dropFirst() == ["--version"] {
-        try reportingErrors { print(version) }
+      if arguments == ["--version"] || arguments == ["-V"] {
+        try reportingErrors(readerMayStop: true) { print(version) }
         return
+      }
+      // `tape rendr …`, `tape help rendr`: the nearest command's name, not the usage block.
+      if let unknown = unknownCommand(arguments) {
+        printError(unknown)
+        throw ExitCode(Exit.usage)
       }
       try refuseNegativeVersion(arguments)
       if let message = RawArguments.dashedValue(in: arguments, shownAs: ["tape"]) {
@@ -123,17 +135,89 @@ struct Tape: ParsableCommand {
     }
   }
 
-  /// Prints `help` (or the version) and exits 0: printed here, so that output that cannot be
-  /// written is an error.
+  /// Prints `help` (or a completion script) and exits 0: printed here, so that output that
+  /// cannot be written is an error; a reader that goes away (`tape --help | head -3`) is none,
+  /// as for any listing. A command's help ends with the exit codes.
   static func printHelpAndExit(_ help: String) -> Never {
-    print(help)
+    let isHelp = help.hasPrefix("OVERVIEW:") || help.hasPrefix("USAGE:")
+    print(isHelp ? ExampleLines.unwrapped(help, width: helpWidth()) + exitCodes : help)
     do {
       try StandardOutput.flush()
     } catch let failure as OutputFailure {
+      if failure.code == EPIPE { Foundation.exit(0) }
       printError(failure.message)
       Foundation.exit(Exit.ioError)
     } catch {}
     Foundation.exit(0)
+  }
+
+  /// The width the parser wraps help to: `COLUMNS`, else the terminal's, else 80.
+  static func helpWidth() -> Int {
+    if let columns = environmentVariable("COLUMNS").flatMap({ Int($0) }), columns > 0 {
+      return columns
+    }
+    var size = winsize()
+    guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+    return Int(size.ws_col)
+  }
+
+  /// What ends every command's help.
+  static let exitCodes = """
+
+    EXIT CODES:
+      0     success
+      64    a word, an option or a value the command does not take
+      65    an edit the project refuses, or data that is not what it should be
+      66    a missing project, source or file
+      70    an internal error (please report it)
+      74    reading or writing failed (a full disk, a device that went away)
+      75    busy: another process held the project's write lock too long
+      77    permission denied: the project may not be edited by you
+      130   stopped by Ctrl-C (another signal ends it by that signal)
+    """
+
+  /// The line for a command the words do not name (`tape rendr`, `tape clip mvoe`, `tape help
+  /// rendr`), with the nearest names of that level; nil when they name one (or start with an
+  /// option: the parser says what is wrong then).
+  static func unknownCommand(_ arguments: [String]) -> String? {
+    let asked = arguments.first == "help" ? Array(arguments.dropFirst()) : arguments
+    let (command, length) = subcommand(named: asked)
+    let subcommands = command.configuration.subcommands.filter {
+      $0.configuration.shouldDisplay && $0._commandName != "help"
+    }
+    // A group with a default (`history` is `history show`) takes the word as the default's.
+    guard !subcommands.isEmpty, command.configuration.defaultSubcommand == nil,
+      length < asked.count, !asked[length].hasPrefix("-")
+    else {
+      return nil
+    }
+    let word = asked[length]
+    let path = (["tape"] + asked.prefix(length)).joined(separator: " ")
+    let names = subcommands.flatMap { [$0._commandName] + $0.configuration.aliases }
+    let near = names.map { ($0, editDistance($0, word)) }
+      .filter { $0.1 <= max(1, min(2, word.count / 3)) || $0.0.hasPrefix(word) }
+      .sorted { $0.1 < $1.1 }.prefix(3).map { "'\(path) \($0.0)'" }
+    let suggestion = near.isEmpty ? "" : "; did you mean \(near.joined(separator: " or "))?"
+    return
+      "'\(escaped(word))' is not a command of \(path)\(suggestion) ('\(path) --help' lists them)"
+  }
+
+  /// The Damerau–Levenshtein distance of two words (a swap of neighbours counts one).
+  static func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a), b = Array(b)
+    var rows = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+    for i in 0...a.count { rows[i][0] = i }
+    for j in 0...b.count { rows[0][j] = j }
+    for i in stride(from: 1, through: a.count, by: 1) {
+      for j in stride(from: 1, through: b.count, by: 1) {
+        let cost = a[i - 1] == b[j - 1] ? 0 : 1
+        rows[i][j] = min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost)
+        if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+          rows[i][j] = min(rows[i][j], rows[i - 2][j - 2] + 1)
+        }
+      }
+    }
+    return rows[a.count][b.count]
   }
 
   /// The commands a script runs most, by the words that name them: parsed on their own, without
@@ -146,6 +230,7 @@ struct Tape: ParsableCommand {
     ["clip", "trim"]: ClipCommand.Trim.self, ["clip", "set"]: ClipCommand.Set.self,
     ["clip", "crossfade"]: ClipCommand.Crossfade.self, ["clip", "slip"]: ClipCommand.Slip.self,
     ["clip", "ls"]: ClipCommand.ListClips.self, ["split"]: SplitAll.self,
+    ["clip", "mv"]: ClipCommand.Move.self,
     ["clip", "rm"]: ClipCommand.Remove.self,
     ["clip", "remove"]: ClipCommand.Remove.self,
     ["track", "add"]: TrackCommand.Add.self, ["track", "set"]: TrackCommand.Set.self,
@@ -231,7 +316,7 @@ struct Tape: ParsableCommand {
 
   /// The subcommand the arguments name (`clip add`), as far as they name one.
   static func commandPath() -> String {
-    let words = CommandLine.arguments.dropFirst().drop(while: { $0 == "-v" || $0 == "--verbose" })
+    let words = CommandLine.arguments.dropFirst().filter { $0 != "-v" && $0 != "--verbose" }
     return (["tape"] + words.prefix(subcommand(named: words).length)).joined(separator: " ")
   }
 }

@@ -8,7 +8,59 @@ struct TrackCommand: ParsableCommand {
     abstract: "Add, change, reorder, duplicate and remove tracks.",
     subcommands: [
       Add.self, Set.self, EnvelopeCommand.self, Move.self, Duplicate.self, Remove.self,
+      List.self,
     ])
+
+  struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "ls",
+      abstract: "List the tracks in order: id, name, gain, pan, mute and solo, clips, effects.",
+      discussion: """
+        --json prints each track as 'tape ls --json' does, its clips counted ("clips": N) \
+        instead of listed.
+        Example: tape track ls song.tape
+        """
+    ).parsedAlone()
+
+    @OptionGroup var project: ProjectArgument
+    @Option(
+      help: ArgumentHelp(
+        "List the tracks of this version (a number, a tag's name, HEAD~N) instead of the head's.",
+        valueName: "version"))
+    var version: VersionReference?
+    @OptionGroup var output: JSONOption
+
+    func run() throws {
+      try reportingErrors(readerMayStop: true) {
+        let tracks = try retryingReads {
+          let store = try openStore(project.file, access: .read)
+          guard let version else { return store.snapshot.project.tracks }
+          return try store.project(at: version.resolve(in: store)).tracks
+        }
+        if output.json {
+          printJSON(
+            .array(
+              tracks.map { track in
+                .object(
+                  trackFields(track) + [
+                    ("clips", .int(Int64(track.clips.count))),
+                    ("effects", .array(track.effects.map(effectFields))),
+                  ])
+              }))
+          return
+        }
+        // As `tape ls` heads each track, with its clips and effects counted.
+        for track in tracks {
+          let flags = [track.isMuted ? "muted" : nil, track.isSolo ? "solo" : nil].compactMap { $0 }
+          let clips = "\(track.clips.count) clip\(track.clips.count == 1 ? "" : "s")"
+          let effects = track.effects.isEmpty ? "" : ", \(track.effects.count) fx"
+          print(
+            "\(track.id) \(escaped(track.name))  gain \(track.gain)  pan \(formatPan(track.pan))  \(clips)\(effects)\(flags.isEmpty ? "" : "  [" + flags.joined(separator: ", ") + "]")"
+          )
+        }
+      }
+    }
+  }
 
   struct Add: EditingCommand {
     static let configuration = CommandConfiguration(
@@ -99,8 +151,6 @@ struct TrackCommand: ParsableCommand {
         --shape changes how a segment runs: db (as above, the default), linear (linearly in \
         amplitude) or hold (the point's gain until the next point, then a step); one shape \
         for every segment, or one per segment, comma-separated.
-        Example: tape track envelope song.tape t1 --set 0s:0dB,10s:-6dB,12s:-inf
-        Example: tape track envelope song.tape t1 --set 0s:0dB,4s:-inf,6s:0dB --shape hold
         --add adds points (replacing one at the same time), --remove removes the points at \
         the times given, --move TIME --to TIME moves one (it keeps its gain and shape, and \
         cannot pass another point); --clear removes the whole envelope.

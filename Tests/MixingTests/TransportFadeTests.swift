@@ -130,4 +130,49 @@ struct TransportFadeTests {
     #expect(firstJump(gains) == nil)
     #expect(mixer.status.position == 1_000 + (60 * 64 - 3_200))
   }
+
+  /// Quitting fades out from the gain reached over 256 frames and ends the play there, the rest
+  /// of that period silent: while playing, from full gain; during a seek's fade-in, turned back
+  /// from where it got to; paused, at once. Before, the play ended at the next period, on a
+  /// sample at full gain.
+  @Test(arguments: ["playing", "paused", "fading in"])
+  func quittingFadesOut(state: String) throws {
+    let mixer = LiveMixer(channels: 2, maximumFrames: 64, range: 0..<Int64.max)
+    mixer.publish(try RenderPlan(project: project, audio: audio))
+    var buffer = [Float](repeating: .nan, count: 128)
+    var left: [Float] = []
+    var counts: [Int] = []
+    for period in 0..<40 {
+      if period == 10 && state == "paused" { mixer.setPaused(true) }
+      if period == 10 && state == "fading in" { mixer.seek(to: 50_000) }
+      if period == 20 || (period == 16 && state == "fading in") { mixer.stop() }
+      let count = buffer.withUnsafeMutableBufferPointer {
+        LiveMixer.render(mixer.engine, frames: 64, into: $0.baseAddress!)
+      }
+      counts.append(count)
+      left += stride(from: 0, to: 128, by: 2).map { buffer[$0] }
+      if count < 64 { break }
+    }
+    let full = left[0]
+    let gains = left.map { $0 / full }
+    #expect(mixer.status.finished)
+    #expect(firstJump(gains) == nil, "a step at frame \(firstJump(gains) ?? 0)")
+    switch state {
+    case "paused":
+      // The pause's fade-out ended at 896; the quit at 1,280 ends the play at once.
+      #expect(counts == Array(repeating: 64, count: 20) + [0])
+      #expect(gains[896...].allSatisfy { $0 == 0 })
+    case "playing":
+      #expect(counts == Array(repeating: 64, count: 24) + [0])
+      #expect(gains[1_279] == 1 && gains[1_535] == 0)
+      #expect((0..<256).allSatisfy { abs(gains[1_280 + $0] - Float(255 - $0) / 256) < 1e-6 })
+      #expect(gains[1_536...].allSatisfy { $0 == 0 })
+    default:
+      // The seek's fade-out ended at 896, its fade-in is 128 frames in at 1,024: the quit
+      // turns it back from 127/256, to silence at 1,151.
+      #expect(counts == Array(repeating: 64, count: 18) + [0])
+      #expect(abs(gains[1_023] - 127 / 256) < 1e-6 && abs(gains[1_024] - 127 / 256) < 1e-6)
+      #expect(gains[1_151] == 0 && gains[1_152...].allSatisfy { $0 == 0 })
+    }
+  }
 }

@@ -163,8 +163,9 @@ extension ProcessHeavyTests {
 
     /// A project deleted while it plays: one line says so, the play goes on with what it has,
     /// and no `-wal` or `-shm` of the deleted file is left behind. (It used to go silent, and
-    /// leave both.) A replaced one, or one whose log was removed, is said the same way.
-    @Test(arguments: ["deleted", "replaced by another file", "log"])
+    /// leave both.) A replaced one, a renamed one (it was said to be deleted), or one whose
+    /// log was removed, is said the same way.
+    @Test(arguments: ["deleted", "replaced by another file", "log", "renamed"])
     func playNoticesItsFileGone(how: String) throws {
       let space = try Workspace()
       let file = try RenderCommandTests.project(in: space)
@@ -179,6 +180,8 @@ extension ProcessHeavyTests {
         try FileManager.default.removeItem(atPath: file)
       } else if how == "log" {
         try FileManager.default.removeItem(atPath: file + "-wal")
+      } else if how == "renamed" {
+        #expect(rename(file, space.path("moved.tape")) == 0)
       } else {
         let other = try Workspace()
         #expect(rename(try RenderCommandTests.project(in: other), file) == 0)
@@ -191,7 +194,7 @@ extension ProcessHeavyTests {
       let lines = said.split(separator: "\n").filter { $0.contains("while it played") }
       #expect(
         lines == [
-          "tape play: \(file) \(how == "log" ? "lost its log (\(file)-wal)" : "was \(how)") while it played; playing what was loaded, and no later edit will be heard"
+          "tape play: \(file) \(how == "log" ? "lost its log (\(file)-wal)" : how == "renamed" ? "was renamed to \(space.path("moved.tape"))" : "was \(how)") while it played; playing what was loaded, and no later edit will be heard"
         ], "\(said)")
       if how == "deleted" {
         let left = try FileManager.default.contentsOfDirectory(atPath: space.url.path)
@@ -324,7 +327,9 @@ extension ProcessHeavyTests {
     // MARK: Every wait interruptible
 
     /// A project whose only source is 20 minutes at 44.1 kHz (so that decoding it into the
-    /// cache, resampled to 48 kHz, takes seconds), with that decoded audio removed.
+    /// cache, resampled to 48 kHz, takes seconds), with that decoded audio removed; its clip
+    /// plays the source from 19:00, which a play (decoding a resampled source from its start)
+    /// must reach before its first sound.
     static func undecodedProject(in space: Workspace) throws -> (file: String, cache: String) {
       let frames = 44_100 * 60 * 20
       var header = Data("RIFF".utf8)
@@ -350,7 +355,8 @@ extension ProcessHeavyTests {
       try space.tape("new", file)
       try space.tape("import", file, long)
       try space.tape("track", "add", file, "Long")
-      try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "2s")
+      try space.tape(
+        "clip", "add", file, "t1", "s1", "--at", "0", "--from", "19:00", "--length", "2s")
       let cache = file + "-cache"
       try FileManager.default.removeItem(atPath: cache)
       return (file, cache)
@@ -371,24 +377,30 @@ extension ProcessHeavyTests {
       }
     }
 
-    /// SIGTERM and Ctrl-C while `play` decodes a long source: the decode stops at once and
-    /// the process ends with that signal, keeping no cache entry (a later play decodes it
-    /// whole). (Both waited for the decode to finish: 6–8 s for a 3-hour source.)
+    /// SIGTERM and Ctrl-C while `play` decodes a long source before its first sound: the
+    /// decode stops at once and the process ends with that signal, saying so, keeping no cache
+    /// entry; a later play plays. (Both waited for the decode to finish: 6–8 s for a 3-hour
+    /// source.)
     @Test(arguments: [SIGTERM, SIGINT])
     func aSignalStopsPlayWhileItDecodes(signal: Int32) throws {
       let space = try Workspace()
       let (file, cache) = try Self.undecodedProject(in: space)
-      let (player, _, _) = try startTape(["play", file, "--device", "null"])
+      let (player, _, errors) = try startTape(["play", file, "--device", "null"])
       Self.waitForDecode(cache)
       let sent = ContinuousClock.now
       kill(player.processIdentifier, signal)
       player.waitUntilExit()
       print("play ended \(ContinuousClock.now - sent) after signal \(signal), during a decode")
       #expect(player.terminationReason == .uncaughtSignal && player.terminationStatus == signal)
+      let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      #expect(
+        said.hasSuffix(
+          "tape play: stopped before the first sound, while decoding; nothing was played\n"),
+        "\(said)")
       #expect(Self.entries(cache).isEmpty, "the decode went on to the end after the signal")
       let again = try space.tape("play", file, "--device", "null", "--json")
-      #expect(try parseJSON(again.stdout) as? [String: Any] != nil)
-      #expect(Self.entries(cache).count == 1)
+      let report = try #require(try parseJSON(again.stdout) as? [String: Any])
+      #expect(report["frames"] as? Int == 96_000)
     }
 
     /// `q` while space decodes a version in `scrub`: the decode stops and scrub quits, keeping
@@ -619,6 +631,66 @@ extension ProcessHeavyTests {
       try terminal.send("q")
       #expect(
         !screen.filter { $0 != "\n" }.contains("quit)"), "the status line wrapped:\n\(screen)")
+    }
+
+    /// A second `tape play` on a device another one of this user's plays on says so in one
+    /// line (the device mixes both: it was heard over the first without a word); once the first
+    /// has ended, nothing is said.
+    @Test func aSecondPlayOnTheDeviceIsSaid() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let runtime = space.path("runtime")
+      try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+      let environment = ["XDG_RUNTIME_DIR": runtime, "NO_COLOR": "1"]
+      let (first, _, _) = try startTape(
+        ["play", file, "--device", "null", "--loop"], environment: environment)
+      defer {
+        if first.isRunning { kill(first.processIdentifier, SIGKILL) }
+      }
+      // The first has claimed the device once its claim file holds its pid.
+      let claims = { () -> String in
+        ((try? FileManager.default.contentsOfDirectory(atPath: runtime + "/tape")) ?? [])
+          .compactMap { try? String(contentsOfFile: runtime + "/tape/" + $0, encoding: .utf8) }
+          .joined()
+      }
+      let deadline = Date().addingTimeInterval(60)
+      while !claims().contains("pid \(first.processIdentifier)"), Date() < deadline {
+        Thread.sleep(forTimeInterval: 0.05)
+      }
+      let second = try space.tape(
+        "play", file, "--device", "null", "--to", "0.2s", environment: environment)
+      #expect(
+        second.stderr.contains(
+          "tape play: null is played by another tape play too (pid \(first.processIdentifier): \(file)): both are heard\n"
+        ), "\(second.stderr)")
+      kill(first.processIdentifier, SIGTERM)
+      first.waitUntilExit()
+      let alone = try space.tape(
+        "play", file, "--device", "null", "--to", "0.2s", environment: environment)
+      #expect(!alone.stderr.contains("another tape play"), "\(alone.stderr)")
+    }
+
+    /// A terminal made narrower while it plays (twice) shows one status line, not a stale copy
+    /// of the wider one above it per shrink (a terminal that reflows wraps the old line).
+    @Test func aNarrowerTerminalKeepsOneStatusLine() throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let terminal = try Tmux(width: 150, height: 12)
+      defer { terminal.kill() }
+      try terminal.start(
+        "\(shellQuoted(TapeBinary.url.path)) play \(shellQuoted(file)) --device null --loop; sleep 60"
+      )
+      _ = try terminal.waitFor(steady: false) { $0.contains("xruns") }
+      for width in [100, 60] {
+        try terminal.resize(width: width)
+        Thread.sleep(forTimeInterval: 0.6)
+      }
+      let screen = try terminal.capture()
+      try terminal.send("q")
+      let statusLines = screen.split(separator: "\n").filter {
+        $0.hasPrefix("playing ") || $0.contains("xruns")
+      }
+      #expect(statusLines.count == 1, "\(screen)")
     }
   }
 }

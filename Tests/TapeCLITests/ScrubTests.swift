@@ -451,6 +451,9 @@ struct Tmux {
   /// Sends `keys` in one go: the program reads them together.
   func send(_ keys: [String]) throws { try run(["send-keys", "-t", "0"] + keys) }
 
+  /// Makes the window `width` columns wide (as a user drags a terminal narrower).
+  func resize(width: Int) throws { try run(["resize-window", "-t", "0", "-x", "\(width)"]) }
+
   func resize(width: Int, height: Int) throws {
     try run(["resize-window", "-t", "0", "-x", "\(width)", "-y", "\(height)"])
   }

@@ -211,4 +211,25 @@ struct TimelineScreenTests {
     #expect(TerminalText.width(lines[0]) == 114)
     #expect(TerminalText.width("声部 1") == 6 && TerminalText.prefix("声部 1", columns: 3) == "声")
   }
+
+  /// A footer that does not fit in its lines ends with whole words and "…": never with a word
+  /// cut short, which reads as another (scrub's keys at 40 columns said "PgUp/PgDn track").
+  @Test(arguments: [30, 40, 57, 80])
+  func aFooterCutShortEndsWithWholeWords(width: Int) {
+    let keys =
+      "←/→ versions  ↑/↓ branch  space play/pause  enter checkout  q quit  +/- zoom  </> scroll  0 all  PgUp/PgDn tracks"
+    let lines = TimelineScreen.lines(
+      of: Fixture.project([Fixture.clip(1, start: 0, length: 48_000)]), width: width,
+      height: 12, span: span, header: "v3", footer: keys, colour: false)
+    let footer = lines.suffix(3).map { String($0.reversed().drop { $0 == " " }.reversed()) }
+    for line in footer { #expect(TerminalText.width(line) <= width, "\(line)") }
+    let words = Set(keys.split(separator: " ").map(String.init))
+    let shown = footer.joined(separator: " ").split(separator: " ").map(String.init)
+    if footer.last?.hasSuffix("…") == true {
+      let cut = shown.dropLast().map { $0 } + [String(shown.last?.dropLast() ?? "")]
+      #expect(cut.allSatisfy { $0.isEmpty || words.contains($0) }, "\(footer)")
+    } else {
+      #expect(shown == keys.split(separator: " ").map(String.init), "\(footer)")
+    }
+  }
 }

@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+
+extension ProcessHeavyTests {
+  /// `tape shell` driving a playing project, on the paced JACK device (ALSA-TESTING.md).
+  @Suite("tape shell heard live", .timeLimit(.minutes(10)))
+  struct LiveShellTests {
+    /// While a 100 Hz sine plays through an EQ whose gain is −18 dB, a `tape shell` is sent
+    /// 100 `fx set` lines a second for 3 s, a sweep up to 0 dB in steps of 0.06 dB. Every line
+    /// is its own version, in the order sent; the play swaps in versions only forward (ramps,
+    /// never a crossfade), ends on the last one, and counts no xrun; and the capture rises
+    /// steadily: the RMS of each 20 ms (two periods) never falls, it rises by the sweep's
+    /// 18 dB in all, and no sample steps (the sine's second difference stays far below what a
+    /// 0.06 dB step at half scale makes). One retry when jackd itself logged xruns.
+    @Test func aHundredChangesASecondAreHeardInOrderAndRamped() throws {
+      try Plugins.require(Plugins.eq)
+      let steps = 300
+      let gains = (1...steps).map { String(format: "%.2f", -18 + 0.06 * Double($0)) }
+      for attempt in 1...2 {
+        let space = try Workspace()
+        let file = try sineProject(in: space, hertz: 100)
+        try space.tape(
+          "clip", "add", file, "t1", "s1", "--at", "0", "--length", "8s", "--fade-in", "50ms",
+          "--fade-out", "50ms")
+        try space.tape("fx", "add", file, "t1", Plugins.eq, "--set", "gain=-18")
+        let before = try space.head(of: file)
+        let device = try PacedDevice()
+        try device.record(seconds: 10)
+        let (player, out, errors) = try startTape(
+          ["play", file, "--device", "jackrec", "--period", "256", "--json"],
+          environment: device.environment)
+        let shell = try ShellProcess(file, arguments: ["--json"])
+        // fil4 glides to its stored gain for about 0.8 s after it starts: the sweep comes after.
+        Thread.sleep(forTimeInterval: 2)
+        let start = monotonicNanoseconds()
+        var late: UInt64 = 0
+        for (index, gain) in gains.enumerated() {
+          let due = start + UInt64(index) * 10_000_000
+          let now = monotonicNanoseconds()
+          if now < due {
+            usleep(UInt32((due - now) / 1_000))
+          } else {
+            late = max(late, now - due)
+          }
+          try shell.send("fx set f1 --set gain=\(gain)")
+        }
+        let sent = Double(monotonicNanoseconds() - start) / 1e9
+        var answers: [[String: Any]] = []
+        for _ in gains {
+          answers.append(try #require(try parseJSON(shell.readLine()) as? [String: Any]))
+        }
+        let (status, said) = try shell.finish()
+        #expect(status == 0, "\(said)")
+        let (report, swaps, played) = try playReport(player, out, errors)
+        let captured = try device.recorded()
+
+        // Every line a version, in order.
+        #expect(answers.map { $0["version"] as? Int } == Array((before + 1)...(before + steps)))
+        #expect(answers.allSatisfy { $0["changed"] as? Bool == true && $0["error"] is NSNull })
+        let history = try #require(
+          try parseJSON(space.tape("history", file, "--json").stdout) as? [String: Any])
+        let versions = try #require(history["versions"] as? [[String: Any]])
+        #expect(
+          versions.suffix(steps).map { $0["label"] as? String }
+            == gains.map { "Set effect f1 gain=\($0)" })
+        // Heard forward only: each swap a later version, the last the last line's.
+        let heard = swaps.dropFirst().compactMap { $0["version"] as? Int }
+        #expect(zip(heard, heard.dropFirst()).allSatisfy { $0 < $1 }, "\(heard)")
+        #expect(heard.last == before + steps, "\(heard)")
+        #expect(swaps.dropFirst().allSatisfy { $0["kind"] as? String == "ramp" }, "\(played)")
+
+        // The capture: from 1.2 s after the sound starts (fil4's glide is over) to the fade-out.
+        let left = stride(from: 0, to: captured.count, by: 2).map { captured[$0] }
+        let first = try #require(left.firstIndex { $0 != 0 })
+        let last = try #require(left.lastIndex { $0 != 0 })
+        let window = 960
+        let region = (first + 57_600)..<(last - 4_800)
+        try #require(region.count > 4 * 48_000, "the capture is too short: \(first)…\(last)")
+        let rms = stride(from: region.lowerBound, to: region.upperBound - window, by: window).map {
+          start in
+          (sqrt(
+            left[start..<(start + window)].reduce(0) { $0 + Double($1) * Double($1) }
+              / Double(window)))
+        }
+        let falls = zip(rms, rms.dropFirst()).map { ($0 - $1) / $0 }
+        let worstFall = falls.max() ?? 0
+        let rise = 20 * log10((rms.suffix(10).min() ?? 0) / (rms.prefix(10).max() ?? 1))
+        var largest: Float = 0
+        for index in region.dropFirst().dropLast() {
+          largest = max(largest, abs(left[index + 1] - 2 * left[index] + left[index - 1]))
+        }
+        let verdict = device.verdict(
+          differs: worstFall > 0.001 || largest > 0.003, attempt: attempt,
+          playerXruns: report["xruns"] as? Int ?? -1,
+          playerRealtime: report["realtimePriority"] as? Bool ?? false)
+        print(
+          "shell sweep: \(steps) lines sent in \(String(format: "%.3f", sent)) s (at most \(late / 1_000) µs late), \(heard.count) swaps, RMS rise \(String(format: "%.2f", rise)) dB, worst fall between 20 ms windows \(worstFall), largest second difference \(largest), xruns \(report["xruns"] ?? "?"), jackd xruns \(device.serverXruns), attempt \(attempt)"
+        )
+        if verdict == .retry { continue }
+        #expect(report["xruns"] as? Int == 0)
+        if case .unjudged(let reason) = verdict {
+          print("shell sweep: not judged: \(reason)")
+          return
+        }
+        #expect(worstFall <= 0.001, "the level fell between two windows: \(worstFall)")
+        #expect(abs(rise - 18) < 0.5, "the sweep rose \(rise) dB, not 18")
+        #expect(largest <= 0.003, "a step: a second difference of \(largest)")
+        return
+      }
+    }
+  }
+}
