@@ -56,15 +56,18 @@ enum JackMessages {
 /// What a player asks of a device: its name and the period and buffer it wants.
 public struct DeviceRequest: Sendable, Hashable {
   public var name: String
-  /// Frames per period: the audio thread renders this many at a time.
+  /// Frames per period at the device's rate: the audio thread writes this many at a time.
   public var period: Int
   /// Whether ``period`` was asked for by name (`--period`): the device must take exactly it.
   /// Otherwise it is only the preferred one, and the nearest the device takes is used (a JACK
-  /// device behind ALSA's rate converter takes only periods that convert to multiples of
-  /// JACK's own: 256 at 48 kHz is 235.2 at 44.1 kHz, which none is).
+  /// device takes only multiples of JACK's own; behind ALSA's rate converter, which Tape uses
+  /// only for a rate it cannot convert to itself, only periods that convert to such multiples).
   public var exactPeriod: Bool
   /// Periods in the device's buffer (latency = period × periods); nil: ``automaticPeriods``.
   public var periods: Int?
+  /// The buffer exactly, in frames, over ``periods`` (a device opened again after a stop
+  /// asks for the buffer it had).
+  var bufferFrames: Int?
 
   public static let periodRange = 16...16_384
   public static let periodsRange = 2...32
@@ -111,39 +114,59 @@ public struct DeviceRequest: Sendable, Hashable {
 }
 
 /// An open ALSA playback device taking interleaved float32 frames, with the period and buffer
-/// asked for exactly; closed on deinit.
+/// asked for exactly; closed by ``close()`` or on deinit.
 ///
 /// The hardware parameters are set one by one (access, format, channels, rate, period, buffer),
-/// so a refusal names what was refused. When the device itself does not take float32, the rate
-/// or the channel count, it is opened again through ALSA's `plug` layer, which converts
-/// (``viaPlug``); a device that takes them directly is never converted. The period is never
-/// rounded: a device that refuses it (the JACK plugin takes only multiples of JACK's own
-/// period) is an error naming the period it would take.
+/// so a refusal names what was refused. The rate is the project's when the device takes it,
+/// else the device's own nearest to it (``rate``), to which Tape converts (``RateConverter``):
+/// ALSA's rate plugin is kept out (`SND_PCM_NO_AUTO_RESAMPLE`), because it converts a period
+/// of whole frames into a period of whole frames, whose ratio is not the rates' (235 → 256
+/// frames is 1.0894, not 48,000 / 44,100 = 1.0884: 1.5 cents flat, 3 s an hour late). When the
+/// device itself does not take float32 or the channel count, it is opened again through
+/// ALSA's `plug` layer, which converts those (``viaPlug``); a device that takes them directly
+/// is never converted. Only a rate Tape cannot convert to (``RateConversion``) is left
+/// to the plug layer's rate converter, as before. The period is never rounded: a device that
+/// refuses it (the JACK plugin takes only multiples of JACK's own period) is an error naming
+/// the period it would take.
 final class ALSAOutput {
   private let handle: OpaquePointer
   let name: String
   let channels: Int
-  /// The period and buffer the device granted, in frames.
+  /// The period and buffer the device granted, in frames at ``rate``.
   let period: Int
   let bufferFrames: Int
-  /// Opened through `plug:` to convert the format, rate or channels.
+  /// The device's sample rate: the project's, or the one Tape converts to.
+  let rate: Int
+  /// Opened through `plug:` to convert the format or the channels (or, for a rate Tape cannot
+  /// convert to, the rate: then ``rate`` is the project's).
   let viaPlug: Bool
+  private var closed = false
 
   init(request: DeviceRequest, sampleRate: Int, channels: Int) throws(PlaybackError) {
     try request.validate()
     tape_alsa_silence_library_errors()
     _ = JackMessages.silenced
+    let noResample = Int32(SND_PCM_NO_AUTO_RESAMPLE)
     do {
-      (handle, period, bufferFrames) = try Self.open(
-        request.name, request: request, sampleRate: sampleRate, channels: channels)
+      (handle, period, bufferFrames, rate) = try Self.open(
+        request.name, mode: noResample, request: request, sampleRate: sampleRate,
+        channels: channels)
       viaPlug = false
     } catch .cannotConfigure(_, let what, let reason)
       where what != "the period" && what != "the buffer"
     {
-      // The device does not take the format, rate or channels: let ALSA's plug layer convert.
+      // The device does not take the format or channels: let ALSA's plug layer convert them
+      // (and the rate only where Tape cannot).
       do {
-        (handle, period, bufferFrames) = try Self.open(
-          "plug:\(request.name)", request: request, sampleRate: sampleRate, channels: channels)
+        do {
+          (handle, period, bufferFrames, rate) = try Self.open(
+            "plug:\(request.name)", mode: noResample, request: request, sampleRate: sampleRate,
+            channels: channels)
+        } catch .cannotConfigure(_, let refused, _) where refused == "\(sampleRate) Hz" {
+          (handle, period, bufferFrames, rate) = try Self.open(
+            "plug:\(request.name)", mode: 0, request: request, sampleRate: sampleRate,
+            channels: channels)
+        }
         viaPlug = true
       } catch .periodRefused(let device, let period, let suggestion) {
         // The plug layer takes the format, rate and channels: the period is what is refused.
@@ -157,16 +180,23 @@ final class ALSAOutput {
   }
 
   deinit {
+    close()
+  }
+
+  /// Closes the device (a JACK client leaves the graph). Nothing may use ``device`` after.
+  func close() {
+    guard !closed else { return }
+    closed = true
     snd_pcm_close(handle)
   }
 
   private static func open(
-    _ name: String, request: DeviceRequest, sampleRate: Int, channels: Int
-  ) throws(PlaybackError) -> (OpaquePointer, Int, Int) {
+    _ name: String, mode: Int32, request: DeviceRequest, sampleRate: Int, channels: Int
+  ) throws(PlaybackError) -> (OpaquePointer, Int, Int, Int) {
     var pcm: OpaquePointer?
     // Non-blocking: the audio thread waits in snd_pcm_wait with a timeout, so a device that
     // stops taking audio (a JACK server that died) is noticed instead of blocking forever.
-    let opened = snd_pcm_open(&pcm, name, SND_PCM_STREAM_PLAYBACK, Int32(SND_PCM_NONBLOCK))
+    let opened = snd_pcm_open(&pcm, name, SND_PCM_STREAM_PLAYBACK, Int32(SND_PCM_NONBLOCK) | mode)
     guard opened >= 0, let pcm else {
       throw .cannotOpen(
         device: request.name,
@@ -191,8 +221,14 @@ final class ALSAOutput {
     try check(
       snd_pcm_hw_params_set_channels(pcm, parameters, UInt32(channels)),
       channels == 1 ? "1 channel" : "\(channels) channels")
-    try check(
-      snd_pcm_hw_params_set_rate(pcm, parameters, UInt32(sampleRate), 0), "\(sampleRate) Hz")
+    var rate = UInt32(sampleRate)
+    if snd_pcm_hw_params_set_rate(pcm, parameters, rate, 0) < 0 {
+      // Not the project's rate: the device's own nearest to it, if Tape converts to it.
+      var direction: Int32 = 0
+      let near = snd_pcm_hw_params_set_rate_near(pcm, parameters, &rate, &direction)
+      let convertible = RateConversion(from: sampleRate, to: Int(rate)) != nil
+      try check(near < 0 ? near : convertible ? 0 : -EINVAL, "\(sampleRate) Hz")
+    }
     var period = snd_pcm_uframes_t(request.period)
     if request.exactPeriod {
       let periodResult = snd_pcm_hw_params_set_period_size(pcm, parameters, period, 0)
@@ -205,11 +241,11 @@ final class ALSAOutput {
         throw .periodRefused(device: request.name, period: request.period, suggestion: Int(near))
       }
       let periods = request.automaticPeriods(
-        sampleRate: sampleRate, realtime: RealtimeThread.permitted)
-      let buffer = snd_pcm_uframes_t(request.period * periods)
+        sampleRate: Int(rate), realtime: RealtimeThread.permitted)
+      let buffer = snd_pcm_uframes_t(request.bufferFrames ?? request.period * periods)
       try check(snd_pcm_hw_params_set_buffer_size(pcm, parameters, buffer), "the buffer")
       try check(snd_pcm_hw_params(pcm, parameters), "the configuration")
-    } else if let found = settle(pcm, parameters, request: request, sampleRate: sampleRate) {
+    } else if let found = settle(pcm, parameters, request: request, sampleRate: Int(rate)) {
       period = found
     } else {
       var near = period
@@ -230,7 +266,7 @@ final class ALSAOutput {
     snd_pcm_sw_params_set_start_threshold(pcm, software, granted)
     snd_pcm_sw_params_set_avail_min(pcm, software, period)
     try check(snd_pcm_sw_params(pcm, software), "the start threshold")
-    return (pcm, Int(period), Int(granted))
+    return (pcm, Int(period), Int(granted), Int(rate))
   }
 
   /// With no period named: the preferred period, else the nearest the device takes, with a
@@ -305,7 +341,15 @@ final class ALSAOutput {
   /// Writes `frames` frames, waiting for the device as needed: the one blocking call of the
   /// audio thread, by design outside the realtime annotations. Allocates nothing, throws
   /// nothing (a failure is a code, turned into an error by ``failure(_:)`` afterwards).
-  static func write(_ pcm: PCM, _ samples: UnsafePointer<Float>, frames: Int) -> WriteResult {
+  /// `watch` counts the dropouts the device does not report (``DropoutWatch``).
+  static func write(
+    _ pcm: PCM, _ samples: UnsafePointer<Float>, frames: Int, watch: inout DropoutWatch
+  ) -> WriteResult {
+    watch.begin(at: RealtimeThread.now())
+    defer {
+      watch.end(
+        at: RealtimeThread.now(), continued: LivePlayer.continuations, playing: playing(pcm))
+    }
     var done = 0
     var result = WriteResult.written
     // Waits that found no room, in a row: the stall is counted in slices of waiting, not by
@@ -313,6 +357,10 @@ final class ALSAOutput {
     // at most instead of ending the play.
     var emptyWaits: Int32 = 0
     while done < frames {
+      if let room = room(pcm) {
+        let skipped = watch.skip(room: room)
+        if skipped > 0 { _ = snd_pcm_forward(pcm.handle, snd_pcm_uframes_t(skipped)) }
+      }
       let written = snd_pcm_writei(
         pcm.handle, samples + done * pcm.channels, snd_pcm_uframes_t(frames - done))
       switch step(after: Int(written)) {
@@ -366,6 +414,24 @@ final class ALSAOutput {
     return .recover(error, xrun: error == -EPIPE || error == -ESTRPIPE)
   }
 
+  /// Whether the device is playing (`SND_PCM_STATE_RUNNING`). Compared as numbers: `==` on
+  /// the C enum would make the Swift runtime build its type's metadata on the audio thread,
+  /// the first time (two allocations, seen by the allocation counter).
+  private static func playing(_ pcm: PCM) -> Bool {
+    snd_pcm_state(pcm.handle).rawValue == SND_PCM_STATE_RUNNING.rawValue
+  }
+
+  /// The room in the device's buffer (what a write would take at once) while it plays; nil
+  /// when it has not started (or stopped), or on an error (which the next write reports).
+  /// More room than the buffer holds: the device played past what was written, and the
+  /// write moves on to where it reads (`snd_pcm_forward`), so that the next frames written
+  /// are the next heard and none is written behind it.
+  private static func room(_ pcm: PCM) -> Int? {
+    guard playing(pcm) else { return nil }
+    let room = snd_pcm_avail_update(pcm.handle)
+    return room >= 0 ? Int(room) : nil
+  }
+
   /// The error a stalled device stands for.
   var stalled: PlaybackError {
     .deviceGone(
@@ -412,5 +478,98 @@ final class ALSAOutput {
   /// Drops what is buffered (a quit should be heard at once).
   func drop() {
     snd_pcm_drop(handle)
+  }
+}
+
+/// Counts the dropouts a device played without reporting them, write by write (at most one
+/// per write).
+///
+/// ALSA's JACK plugin reads its ring buffer every JACK cycle whether or not the player wrote
+/// (alsa-plugins jack/pcm_jack.c): it never reports an underrun, it plays on from what is
+/// left in its ring; and a process stopped with SIGSTOP stops its JACK client with it, which
+/// stalls the whole JACK graph. A dropout is counted when:
+/// - before a write, the device has more room than its buffer holds: it read past the last
+///   frame written (the write then starts where it reads, so that nothing is written behind
+///   it);
+/// - the device thread was late, from the end of one write to the start of the next, by more
+///   than the buffer and a period (by the monotonic clock): the device ran dry, though a
+///   position that wraps at the buffer's length (the JACK plugin's) may not show it;
+/// - the process was stopped (SIGSTOP, or a stop signal it did not catch) and continued since
+///   the last write ended, the device open: ``LivePlayer/noteContinued()`` counts SIGCONTs.
+///
+/// The clock is only judged on a device that has paced the player (had less room than its
+/// buffer): ALSA's `null` and `file` PCMs always have the whole buffer free. A JACK server
+/// that stalls on its own (jackd's own xruns, while the player waits) is not counted: ALSA
+/// does not say, and no frame the player wrote was lost. Underruns ALSA reports (`-EPIPE`)
+/// are counted by the write, not here.
+struct DropoutWatch: BitwiseCopyable {
+  let bufferFrames: Int
+  /// Nanoseconds of the buffer and a period at the device's rate.
+  let limit: UInt64
+  /// Whether the device has paced the player since the start.
+  private(set) var paced = false
+  /// Dropouts counted so far.
+  private(set) var dropouts = 0
+  /// When the last write ended while the device played (nanoseconds; 0: none to judge from).
+  private var lastWrite: UInt64 = 0
+  /// SIGCONTs counted when the last write ended.
+  private var continued: Int
+  /// Whether this write counted one already.
+  private var counted = false
+
+  /// `continued`: SIGCONTs so far (``LivePlayer/continuations``).
+  init(bufferFrames: Int, period: Int, rate: Int, continued: Int) {
+    self.bufferFrames = bufferFrames
+    limit = UInt64(Double(bufferFrames + period) * 1e9 / Double(rate))
+    self.continued = continued
+  }
+
+  /// A write starts at `now`.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  mutating func begin(at now: UInt64) {
+    counted = false
+    if paced && lastWrite != 0 && now > lastWrite && now - lastWrite > limit { count() }
+  }
+
+  /// Before each attempt of the write, the `room` in the device's buffer while it plays:
+  /// the frames to skip first (more room than the buffer: it read past the end).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  mutating func skip(room: Int) -> Int {
+    if room < bufferFrames { paced = true }
+    guard room > bufferFrames else { return 0 }
+    count()
+    return room - bufferFrames
+  }
+
+  /// The write ended at `now`, `continued` SIGCONTs counted so far; `playing`: the device
+  /// plays (it may pace the next).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  mutating func end(at now: UInt64, continued: Int, playing: Bool) {
+    if continued != self.continued { count() }
+    self.continued = continued
+    lastWrite = playing ? now : 0
+  }
+
+  /// The device was opened again (`continued` SIGCONTs so far): nothing before counts.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  mutating func restart(continued: Int) {
+    paced = false
+    lastWrite = 0
+    self.continued = continued
+  }
+
+  @_noLocks
+  private mutating func count() {
+    guard !counted else { return }
+    counted = true
+    dropouts += 1
   }
 }

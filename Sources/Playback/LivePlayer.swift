@@ -64,9 +64,24 @@ public final class LivePlayer: @unchecked Sendable {
   /// What happened during a play.
   public struct Report: Sendable {
     public var frames: Int64
+    /// Dropouts the device played: ``recoveredXruns`` + ``unreportedXruns``.
     public var xruns: Int
+    /// Underruns ALSA reported (`-EPIPE`, `-ESTRPIPE`), recovered from.
+    public var recoveredXruns: Int
+    /// Dropouts ALSA did not report, found around a write: the device's buffer run past
+    /// empty, the device thread late by more than the buffer and a period, or the process
+    /// stopped (SIGSTOP) while the device was open (see ``DropoutWatch``).
+    public var unreportedXruns: Int
+    /// In frames at ``deviceRate``.
     public var period: Int
     public var bufferFrames: Int
+    /// The device's rate: the project's, or the one Tape converted to (``conversion``).
+    public var deviceRate: Int
+    public var conversion: RateConversion?
+    /// Frames handed to the device for the play, at ``deviceRate``.
+    public var deviceFrames: Int64
+    /// Times the device was closed for a stop (Ctrl-Z) and opened again.
+    public var suspensions: Int
     public var viaPlug: Bool
     public var realtimePriority: Bool
     /// Each swap, its cause (nil when not known: the first plan, an offer without one), and
@@ -89,7 +104,15 @@ public final class LivePlayer: @unchecked Sendable {
 
   public let configuration: Configuration
   public let mixer: LiveMixer
-  private let output: ALSAOutput
+  /// Replaced only while the device thread is parked (``suspend()``, ``resume()``).
+  private var output: ALSAOutput
+  /// The converter to the device's rate, when it does not take the project's, and the mixer's
+  /// frames on their way into it.
+  private let converter: RateConverter?
+  private let staging: UnsafeMutablePointer<Float>?
+  /// The most project frames one call of the mixer renders: the device's period, or, when
+  /// Tape converts, the most project frames one device period reads (the effects' block).
+  public let mixFrames: Int
   private let compile: Compile
   private let load: Load
   /// Seconds of audio kept in memory ahead of the playhead.
@@ -115,6 +138,8 @@ public final class LivePlayer: @unchecked Sendable {
     /// The sources with a chunk that could not be read, each reported once.
     var reported: Set<ObjectIdentifier> = []
     var stopping = false
+    /// Why the device could not be opened again after a stop (the play then ends).
+    var resumeFailure: PlaybackError?
     var seek: Int64?
     /// Chunks let go of, by address, and the audio thread's period count read after they were
     /// detached: freed once two more periods have ended (see ``Mixing/LiveMixer/periodsEnded``).
@@ -130,7 +155,18 @@ public final class LivePlayer: @unchecked Sendable {
   private let deviceBuffer: UnsafeMutablePointer<Float>
   private let swapTimesBuffer: UnsafeMutablePointer<UInt64>
   private let xruns = Atomic<Int>(0)
+  private let recoveredXruns = Atomic<Int>(0)
+  private let unreportedXruns = Atomic<Int>(0)
   private let deviceRunning = Atomic<Bool>(false)
+  /// Job control: the device thread parks (``suspend()``) while this is set.
+  private let parkRequested = Atomic<Bool>(false)
+  /// Posted by the device thread once parked; the parked thread waits on ``unparked``.
+  private let parkedSignal = DispatchSemaphore(value: 0)
+  private let unparked = Wakeup()
+  /// Whether the device is closed for a stop; the pause the user asked for meanwhile.
+  private let suspended = Atomic<Bool>(false)
+  private let userPaused = Atomic<Bool>(false)
+  private var suspensions = 0
   private let finished = DispatchSemaphore(value: 0)
   private let helpersDone = DispatchGroup()
   private var deviceThread: pthread_t?
@@ -139,7 +175,8 @@ public final class LivePlayer: @unchecked Sendable {
   private var report: Report?
   /// The device thread's own numbers (written by it, read after it finished).
   private var deviceNumbers = (
-    failure: PlaybackError?.none, major: 0, minor: 0, peak: 0.0, total: 0.0, periods: 0
+    failure: PlaybackError?.none, major: 0, minor: 0, peak: 0.0, total: 0.0, periods: 0,
+    deviceFrames: Int64(0)
   )
   public private(set) var realtimePriority = false
 
@@ -174,12 +211,28 @@ public final class LivePlayer: @unchecked Sendable {
     output = try ALSAOutput(
       request: configuration.device, sampleRate: configuration.sampleRate,
       channels: configuration.channels)
-    deviceBuffer = .allocate(capacity: output.period * configuration.channels)
-    deviceBuffer.initialize(repeating: 0, count: output.period * configuration.channels)
+    let channels = configuration.channels
+    if output.rate != configuration.sampleRate,
+      let design = RateConversion(from: configuration.sampleRate, to: output.rate)
+    {
+      mixFrames = design.inputFrames(forOutputs: output.period)
+      // The first period reads half the filter's taps ahead of it too.
+      converter = RateConverter(
+        design, channels: channels, maximumInput: mixFrames + design.taps / 2 + 1)
+      let staging = UnsafeMutablePointer<Float>.allocate(capacity: mixFrames * channels)
+      staging.initialize(repeating: 0, count: mixFrames * channels)
+      self.staging = staging
+    } else {
+      mixFrames = output.period
+      converter = nil
+      staging = nil
+    }
+    deviceBuffer = .allocate(capacity: output.period * channels)
+    deviceBuffer.initialize(repeating: 0, count: output.period * channels)
     swapTimesBuffer = .allocate(capacity: LiveMixer.swapLogCapacity)
     swapTimesBuffer.initialize(repeating: 0, count: LiveMixer.swapLogCapacity)
     mixer = LiveMixer(
-      channels: configuration.channels, maximumFrames: output.period,
+      channels: configuration.channels, maximumFrames: mixFrames,
       range: configuration.range, loop: configuration.loop,
       rampFrames: Int64(configuration.sampleRate / 50),
       crossfadeFrames: LiveMixer.transitionFrames(sampleRate: configuration.sampleRate),
@@ -189,6 +242,7 @@ public final class LivePlayer: @unchecked Sendable {
   deinit {
     deviceBuffer.deallocate()
     swapTimesBuffer.deallocate()
+    staging?.deallocate()
   }
 
   /// Whether `device` opens for `channels` of float32 at `sampleRate` (the error if not).
@@ -204,10 +258,17 @@ public final class LivePlayer: @unchecked Sendable {
     }
   }
 
-  /// The period and buffer the device granted, and whether it converts through `plug`.
+  /// The period and buffer the device granted (frames at ``deviceRate``), and whether it
+  /// converts the format or channels through `plug`.
   public var granted: (period: Int, bufferFrames: Int, viaPlug: Bool) {
     (output.period, output.bufferFrames, output.viaPlug)
   }
+
+  /// The device's sample rate: the project's, or the one Tape converts to.
+  public var deviceRate: Int { output.rate }
+
+  /// How Tape converts the project's rate to the device's; nil when the device takes it.
+  public var conversion: RateConversion? { converter?.design }
 
   // MARK: Control (any thread)
 
@@ -257,10 +318,12 @@ public final class LivePlayer: @unchecked Sendable {
       [plan], position: configuration.range.lowerBound, loop: configuration.loop)
     // Everything the audio thread will touch, the first plan too.
     let channels = configuration.channels
-    for (address, bytes) in plan.memoryRegions + mixer.memoryRegions + [
-      (UnsafeRawPointer(deviceBuffer), output.period * channels * 4),
-      (UnsafeRawPointer(swapTimesBuffer), LiveMixer.swapLogCapacity * 8),
-    ] {
+    for (address, bytes) in plan.memoryRegions + mixer.memoryRegions
+      + (converter?.memoryRegions ?? []) + [
+        (UnsafeRawPointer(deviceBuffer), output.period * channels * 4),
+        (UnsafeRawPointer(swapTimesBuffer), LiveMixer.swapLogCapacity * 8),
+      ] + (staging.map { [(UnsafeRawPointer($0), mixFrames * channels * 4)] } ?? [])
+    {
       lock(address, bytes)
     }
     mixer.publish(plan)
@@ -278,7 +341,12 @@ public final class LivePlayer: @unchecked Sendable {
     wake.signal()
   }
 
-  public func setPaused(_ paused: Bool) { mixer.setPaused(paused) }
+  /// Pauses (fading out) or resumes (fading in); during a stop (``suspend()``), what
+  /// ``resume()`` brings back.
+  public func setPaused(_ paused: Bool) {
+    userPaused.store(paused, ordering: .relaxed)
+    if !suspended.load(ordering: .relaxed) { mixer.setPaused(paused) }
+  }
 
   /// Moves the playhead (clamped to the range), once the audio there is in memory.
   public func seek(to frame: Int64) {
@@ -313,6 +381,7 @@ public final class LivePlayer: @unchecked Sendable {
   /// Whether the device thread still plays (false once the range was played, after ``stop()``
   /// or a device failure).
   public var isPlaying: Bool { deviceRunning.load(ordering: .acquiring) }
+  /// Dropouts the device played so far (see ``Report/xruns``).
   public var underruns: Int { xruns.load(ordering: .relaxed) }
 
   /// Whether the planner or the loader thread still runs.
@@ -360,8 +429,11 @@ public final class LivePlayer: @unchecked Sendable {
     let status = mixer.status
     let numbers = deviceNumbers
     let made = Report(
-      frames: status.clock, xruns: xruns.load(ordering: .relaxed), period: output.period,
-      bufferFrames: output.bufferFrames, viaPlug: output.viaPlug,
+      frames: status.clock, xruns: xruns.load(ordering: .relaxed),
+      recoveredXruns: recoveredXruns.load(ordering: .relaxed),
+      unreportedXruns: unreportedXruns.load(ordering: .relaxed), period: output.period,
+      bufferFrames: output.bufferFrames, deviceRate: output.rate, conversion: conversion,
+      deviceFrames: numbers.deviceFrames, suspensions: suspensions, viaPlug: output.viaPlug,
       realtimePriority: realtimePriority,
       swaps: mixer.swaps.enumerated().map { index, event in
         (event, causes[event.sequence], index < swapTimes.count ? swapTimes[index] : 0)
@@ -373,54 +445,197 @@ public final class LivePlayer: @unchecked Sendable {
     return made
   }
 
+  // MARK: Job control
+
+  /// Counts a SIGCONT: the process was stopped and continued. A player whose device was open
+  /// meanwhile (a stop it did not see coming: SIGSTOP) counts it as a dropout, since its
+  /// JACK client stopped with it (see ``DropoutWatch``). Call it from a SIGCONT handler:
+  /// async-signal-safe (one atomic add), once ``continuations`` has been read (which makes
+  /// the counter).
+  public static func noteContinued() {
+    continued.add(1, ordering: .relaxed)
+  }
+
+  /// SIGCONTs counted so far (``noteContinued()``).
+  public static var continuations: Int { continued.load(ordering: .relaxed) }
+  private static let continued = Atomic<Int>(0)
+
+  /// A stop (Ctrl-Z, SIGTSTP): fades out (the pause's 5.3 ms), lets the device play what it
+  /// holds, and closes it, so that a stopped process holds no device (a JACK client leaves
+  /// the graph, instead of stalling it until `fg`). Returns once it is closed; false when
+  /// there was nothing to close (the play had ended, or the device stopped taking audio).
+  /// ``resume()`` opens it again; call both from one thread.
+  public func suspend() -> Bool {
+    guard isPlaying, !suspended.load(ordering: .relaxed) else { return false }
+    suspended.store(true, ordering: .relaxed)
+    mixer.setPaused(true)
+    let patience =
+      Double(output.bufferFrames) / Double(output.rate) + Double(ALSAOutput.stallMilliseconds)
+      / 1_000
+    let deadline = Date().addingTimeInterval(patience)
+    func waitFor(_ done: () -> Bool) -> Bool {
+      while !done() {
+        guard isPlaying, Date() < deadline else { return false }
+        usleep(1_000)
+      }
+      return true
+    }
+    // The fade-out rendered, then the periods that render the input the converter reads
+    // ahead of it (half its taps).
+    let tail = 1 + (converter.map { $0.design.taps / 2 / max(1, mixFrames - 2) + 1 } ?? 0)
+    var ended = mixer.periodsEnded
+    var parked =
+      waitFor { mixer.status.paused }
+      && {
+        ended = mixer.periodsEnded
+        return waitFor { mixer.periodsEnded >= ended + tail }
+      }()
+    if parked {
+      parkRequested.store(true, ordering: .releasing)
+      parked = waitFor { parkedSignal.wait(timeout: .now() + .milliseconds(5)) == .success }
+    }
+    guard parked else {
+      parkRequested.store(false, ordering: .releasing)
+      suspended.store(false, ordering: .relaxed)
+      mixer.setPaused(userPaused.load(ordering: .relaxed))
+      return false
+    }
+    output.close()
+    suspensions += 1
+    return true
+  }
+
+  /// After ``suspend()`` (SIGCONT, `fg`): opens the device again with the same rate, period
+  /// and buffer, and plays on from where the fade-out ended (fading in, unless paused). A
+  /// device that does not open again, or not as it was, ends the play (its report's
+  /// ``Report/failure`` says why).
+  public func resume() {
+    guard suspended.load(ordering: .relaxed) else { return }
+    var request = DeviceRequest(name: configuration.device.name, period: output.period)
+    request.bufferFrames = output.bufferFrames
+    do throws(PlaybackError) {
+      let reopened = try ALSAOutput(
+        request: request, sampleRate: configuration.sampleRate, channels: configuration.channels)
+      guard reopened.rate == output.rate, reopened.period == output.period,
+        reopened.bufferFrames == output.bufferFrames
+      else {
+        throw PlaybackError.reopenFailed(
+          device: output.name,
+          reason:
+            "it came back at \(reopened.rate) Hz with periods of \(reopened.period) frames and a buffer of \(reopened.bufferFrames), not \(output.rate) Hz, \(output.period) and \(output.bufferFrames)"
+        )
+      }
+      output = reopened
+      // Code the device's client may have loaded again (see ``RealtimeThread/lockCode()``).
+      RealtimeThread.lockCode()
+      suspended.store(false, ordering: .relaxed)
+      mixer.setPaused(userPaused.load(ordering: .relaxed))
+    } catch {
+      let failure: PlaybackError =
+        switch error {
+        case .reopenFailed: error
+        case .cannotOpen(_, let reason), .deviceGone(_, let reason), .write(_, let reason):
+          .reopenFailed(device: output.name, reason: reason)
+        case .cannotConfigure(_, let what, let reason):
+          .reopenFailed(device: output.name, reason: "it does not take \(what) now: \(reason)")
+        case .periodRefused(_, let period, _):
+          .reopenFailed(device: output.name, reason: "it does not take a period of \(period) now")
+        case .badPeriod, .badPeriods: error
+        }
+      shared.withLock {
+        $0.stopping = true
+        $0.resumeFailure = failure
+      }
+      mixer.stop()
+      suspended.store(false, ordering: .relaxed)
+    }
+    parkRequested.store(false, ordering: .releasing)
+    unparked.signal()
+  }
+
   // MARK: The device thread
 
-  /// The device thread. Everything in its loop but the PCM write is compiler-checked for
+  /// The device thread. Everything in its loop but the PCM's calls is compiler-checked for
   /// locks (``RealtimeThread/waitUntilReady(_:frames:patience:loader:)``,
-  /// ``Mixing/LiveMixer/render(_:frames:into:)``, ``DeviceMeter``), and reads and writes only
-  /// memory written and locked before it started (its stack aside, locked as it starts).
+  /// ``DeviceFeed/render(_:frames:into:)``, ``DropoutWatch``, ``DeviceMeter``), and reads and
+  /// writes only memory written and locked before it started (its stack aside, locked as it
+  /// starts).
   private func runDevice() {
     let period = output.period
+    let bufferFrames = output.bufferFrames
+    let rate = output.rate
+    let channels = configuration.channels
     let buffer = deviceBuffer
     let stack = RealtimeThread.lockStack()
     if stack != 0 { tellLockFailed(stack) }
     let engine = mixer.engine
-    let pcm = output.device
+    var pcm = output.device
     let loader = loaderWake.handle
+    var feed = DeviceFeed(mixFrames: mixFrames)
+    if let converter, let staging {
+      feed = DeviceFeed(mixFrames: mixFrames, staging: staging, converter: converter.start())
+    }
+    var watch = DropoutWatch(
+      bufferFrames: bufferFrames, period: period, rate: rate, continued: Self.continuations)
     var meter = DeviceMeter(
-      periodNanoseconds: Double(period) * 1e9 / Double(configuration.sampleRate),
-      periodsPerWindow: max(1, configuration.sampleRate / period),
+      periodNanoseconds: Double(period) * 1e9 / Double(rate),
+      periodsPerWindow: max(1, rate / period),
       times: swapTimesBuffer, capacity: LiveMixer.swapLogCapacity)
     meter.begin(at: RealtimeThread.now(), cpu: RealtimeThread.threadCPUTime())
     let faultsBefore = RealtimeThread.pageFaults()
     var failure: PlaybackError?
+    var deviceFrames: Int64 = 0
     let hooks = RealtimeThread.audioThreadHooks()
     hooks.begin?()
     var loaderWait = LoaderWait(
-      patience: UInt64(Double(output.bufferFrames) * 5e8 / Double(configuration.sampleRate)),
-      restPeriods: output.bufferFrames / period)
+      patience: UInt64(Double(bufferFrames) * 5e8 / Double(rate)),
+      restPeriods: bufferFrames / period)
     while true {
+      if parkRequested.load(ordering: .acquiring) {
+        hooks.end?()
+        guard let reopened = park(pcm, buffer: buffer, period: period) else {
+          failure = shared.withLock { $0.resumeFailure } ?? output.stalled
+          break
+        }
+        pcm = reopened
+        watch.restart(continued: Self.continuations)
+        meter.begin(at: RealtimeThread.now(), cpu: RealtimeThread.threadCPUTime())
+        hooks.begin?()
+        continue
+      }
       if loaderWait.mayWait()
         && !RealtimeThread.waitUntilReady(
-          engine, frames: period, patience: loaderWait.patience, loader: loader)
+          engine, frames: feed.inputNeeded(for: period), patience: loaderWait.patience,
+          loader: loader)
       {
         loaderWait.ranOut()
       }
       let start = RealtimeThread.now()
-      let played = LiveMixer.render(engine, frames: period, into: buffer)
+      let played = feed.render(engine, frames: period, into: buffer)
       meter.rendered(
         start: start, end: RealtimeThread.now(), swaps: LiveMixer.swapCount(engine),
-        samples: buffer, count: played * configuration.channels)
+        samples: buffer, count: played * channels)
       mixLoadNow.store(meter.windowMixLoad, ordering: .relaxed)
       threadLoadNow.store(meter.windowThreadLoad, ordering: .relaxed)
       oversNow.store(meter.overs, ordering: .relaxed)
       if played > 0 {
-        switch ALSAOutput.write(pcm, buffer, frames: played) {
+        let dropouts = watch.dropouts
+        var reported = false
+        switch ALSAOutput.write(pcm, buffer, frames: played, watch: &watch) {
         case .written: break
-        case .recoveredXrun: xruns.add(1, ordering: .relaxed)
+        case .recoveredXrun:
+          reported = true
+          recoveredXruns.add(1, ordering: .relaxed)
+          xruns.add(1, ordering: .relaxed)
         case .failed(let code): failure = output.failure(code)
         case .stalled: failure = output.stalled
         }
+        // One per write: a dropout ALSA reported is not counted again.
+        if watch.dropouts > dropouts && !reported {
+          unreportedXruns.add(1, ordering: .relaxed)
+          xruns.add(1, ordering: .relaxed)
+        }
+        deviceFrames += Int64(played)
       }
       if failure != nil || played < period { break }
     }
@@ -432,21 +647,49 @@ public final class LivePlayer: @unchecked Sendable {
       // plugin does, under load) repeats silence, not the end of the song; dropping what it
       // holds would cut the fade-out off, on a sample at full level.
       // A device that stalls meanwhile is dropped, not drained (bounded either way).
-      buffer.update(repeating: 0, count: period * configuration.channels)
-      var silent = true
-      for _ in 0..<max(1, output.bufferFrames / period) {
-        guard case .written = ALSAOutput.write(pcm, buffer, frames: period) else {
-          silent = false
-          break
-        }
+      if writeSilence(pcm, buffer: buffer, period: period) {
+        _ = output.drain(sampleRate: rate)
+      } else {
+        output.drop()
       }
-      if silent { _ = output.drain(sampleRate: configuration.sampleRate) } else { output.drop() }
     }
     swapTimes = Array(UnsafeBufferPointer(start: swapTimesBuffer, count: meter.swapsSeen))
     deviceNumbers = (
       failure, faultsAfter.major - faultsBefore.major, faultsAfter.minor - faultsBefore.minor,
-      meter.peak, meter.total, meter.periods
+      meter.peak, meter.total, meter.periods, deviceFrames
     )
+  }
+
+  /// A buffer's worth of silence, period by period; false when the device stopped taking it.
+  private func writeSilence(
+    _ pcm: ALSAOutput.PCM, buffer: UnsafeMutablePointer<Float>, period: Int
+  ) -> Bool {
+    buffer.update(repeating: 0, count: period * configuration.channels)
+    // Not the play's dropouts.
+    var watch = DropoutWatch(
+      bufferFrames: output.bufferFrames, period: period, rate: output.rate,
+      continued: Self.continuations)
+    for _ in 0..<max(1, output.bufferFrames / period) {
+      guard case .written = ALSAOutput.write(pcm, buffer, frames: period, watch: &watch) else {
+        return false
+      }
+    }
+    return true
+  }
+
+  /// The device thread's part of a stop: a buffer of silence behind the fade-out (so that a
+  /// device that plays on from its ring, as ALSA's JACK plugin does, repeats silence; and
+  /// once it is written, the fade-out has been heard), then it waits, outside the realtime
+  /// part, while ``suspend()`` closes the device and ``resume()`` opens it again. Returns the
+  /// device to play on; nil when the play is to end instead.
+  private func park(
+    _ pcm: ALSAOutput.PCM, buffer: UnsafeMutablePointer<Float>, period: Int
+  ) -> ALSAOutput.PCM? {
+    guard writeSilence(pcm, buffer: buffer, period: period) else { return nil }
+    parkedSignal.signal()
+    while parkRequested.load(ordering: .acquiring) { unparked.wait(milliseconds: 100) }
+    if shared.withLock({ $0.resumeFailure != nil }) { return nil }
+    return output.device
   }
 
   // MARK: The planner

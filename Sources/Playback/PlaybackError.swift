@@ -10,6 +10,8 @@ public enum PlaybackError: Error, Sendable, Equatable, CustomStringConvertible {
   case write(device: String, reason: String)
   /// The device went away while playing (unplugged, its server stopped).
   case deviceGone(device: String, reason: String)
+  /// The device, closed for a stop (Ctrl-Z), did not open again (as it was) on SIGCONT.
+  case reopenFailed(device: String, reason: String)
 
   public var description: String {
     switch self {
@@ -27,6 +29,8 @@ public enum PlaybackError: Error, Sendable, Equatable, CustomStringConvertible {
       "playback on '\(device)' failed (\(reason)); check the device and try again"
     case .deviceGone(let device, let reason):
       "the audio device '\(device)' went away while playing (\(reason)); playback stopped"
+    case .reopenFailed(let device, let reason):
+      "the audio device '\(device)', closed while the play was stopped, did not open again (\(reason)); playback stopped"
     }
   }
 }

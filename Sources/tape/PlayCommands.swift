@@ -134,14 +134,17 @@ struct Play: ParsableCommand {
       device thread's CPU share of that second, conversions included, waits not; "overs": \
       samples past full scale) and keys: space \
       pause/resume, ←/→ seek 5 s, l loop on/off, q quit (fading out over 5.3 ms, as Ctrl-C \
-      does).
-      The device gets exactly --period frames per period when it is given (the JACK plugin \
-      takes only multiples of JACK's own period), else 256 or the nearest the device takes \
-      (through a rate conversion, a JACK device takes only periods that convert to such \
-      multiples), and --periods periods of buffer; without realtime \
+      does). Ctrl-Z fades out and closes the device while the process is stopped (a JACK \
+      client leaves the graph); fg or bg opens it again and plays on from there.
+      A device that does not take the project's rate runs at its own, and Tape converts \
+      exactly (a 1 kHz tone stays 1 kHz, an hour lasts an hour; see the README). The device \
+      gets exactly --period frames per period, at its rate, when it is given (the JACK \
+      plugin takes only multiples of JACK's own period), else 256 or the nearest the device \
+      takes, and --periods periods of buffer; without realtime \
       priority (SCHED_FIFO) the default buffer holds at least 80 ms, so that a busy machine \
-      does not drop periods. Format conversion goes through ALSA's plug layer only when the \
-      device needs it.
+      does not drop periods. Format and channel conversion go through ALSA's plug layer \
+      only when the device needs it. Xruns count the dropouts the device played, those ALSA \
+      does not report included (a buffer found run dry, a stop the player could not see).
       Example: tape play song.tape --loop
       Example: tape play song.tape --device jackrec --period 256 --json
       """)
@@ -154,7 +157,9 @@ struct Play: ParsableCommand {
   var noFollow = false
   @Option(
     parsing: .unconditional,
-    help: "Frames per period, exactly (default: 256, or the nearest the device takes).")
+    help:
+      "Frames per period at the device's rate, exactly (default: 256, or the nearest the device takes)."
+  )
   var period: Int?
   @Flag(
     help:
@@ -430,15 +435,17 @@ final class PlaySession: @unchecked Sendable {
   /// Runs until the play ends, `q`, or a signal; returns the player's report.
   func run() -> LivePlayer.Report {
     let granted = player.granted
+    let deviceRate = player.deviceRate
     if !json {
-      let latency = Double(granted.bufferFrames) / Double(sampleRate) * 1_000
+      let latency = Double(granted.bufferFrames) / Double(deviceRate) * 1_000
+      let converted = player.conversion.map { ", converted by Tape from \($0.inputRate) Hz" } ?? ""
       note(
-        "\(device): period \(granted.period) frames, buffer \(granted.bufferFrames) frames (\(String(format: "%.1f", latency)) ms)\(granted.viaPlug ? ", converted by ALSA's plug layer" : "")"
+        "\(device): \(deviceRate) Hz\(converted), period \(granted.period) frames, buffer \(granted.bufferFrames) frames (\(String(format: "%.1f", latency)) ms)\(granted.viaPlug ? ", converted by ALSA's plug layer" : "")"
       )
     }
     if !player.realtimePriority {
       note(
-        "no realtime priority (SCHED_FIFO needs root or an rtprio limit in /etc/security/limits.conf); playing at normal priority\(granted.bufferFrames > granted.period * 4 ? String(format: " with a longer buffer (%.0f ms)", Double(granted.bufferFrames) / Double(sampleRate) * 1_000) : "")"
+        "no realtime priority (SCHED_FIFO needs root or an rtprio limit in /etc/security/limits.conf); playing at normal priority\(granted.bufferFrames > granted.period * 4 ? String(format: " with a longer buffer (%.0f ms)", Double(granted.bufferFrames) / Double(deviceRate) * 1_000) : "")"
       )
     }
     var saved = termios()
@@ -470,6 +477,8 @@ final class PlaySession: @unchecked Sendable {
     }
     takeTerminal()
     defer { giveTerminalBack() }
+    // Ctrl-Z (any SIGTSTP), on a terminal or not, closes the device before the process stops.
+    Suspend.install()
     var lastDraw = ContinuousClock.now - .seconds(1)
     while player.isPlaying {
       if Interrupt.requested() {
@@ -479,8 +488,17 @@ final class PlaySession: @unchecked Sendable {
       for message in player.takeMessages() + notices() { note(message) }
       lookAtFile()
       if Suspend.requested() {
-        // Ctrl-Z: the terminal as it was while stopped; keys again after `fg`, none after `bg`.
-        Suspend.stop(leave: { giveTerminalBack() }, back: { takeTerminal() })
+        // Ctrl-Z: a fade-out, the device closed (a JACK client leaves the graph instead of
+        // stalling it), the terminal as it was while stopped; on SIGCONT (`fg`, `bg`) the
+        // device opened again and the play on from where it faded out; keys again after
+        // `fg`, none after `bg`.
+        _ = player.suspend()
+        Suspend.stop(
+          leave: { giveTerminalBack() },
+          back: {
+            player.resume()
+            takeTerminal()
+          })
       }
       if !raw { takeTerminal() }
       if raw {
@@ -593,6 +611,23 @@ final class PlaySession: @unchecked Sendable {
       ("device", .string(device)), ("frames", .int(report.frames)),
       ("underruns", .int(Int64(report.xruns))), ("xruns", .int(Int64(report.xruns))),
       ("period", .int(Int64(report.period))), ("bufferFrames", .int(Int64(report.bufferFrames))),
+      ("deviceRate", .int(Int64(report.deviceRate))),
+      (
+        "rateConversion",
+        report.conversion.map { conversion in
+          .object([
+            ("by", .string("tape")), ("from", .int(Int64(conversion.inputRate))),
+            ("to", .int(Int64(conversion.outputRate))), ("taps", .int(Int64(conversion.taps))),
+            ("passbandHz", .double(conversion.passband)),
+            ("stopbandHz", .double(conversion.stopband)),
+            ("attenuationDB", .double(conversion.attenuation)),
+          ])
+        } ?? .null
+      ),
+      ("deviceFrames", .int(report.deviceFrames)),
+      ("recoveredXruns", .int(Int64(report.recoveredXruns))),
+      ("unreportedXruns", .int(Int64(report.unreportedXruns))),
+      ("suspensions", .int(Int64(report.suspensions))),
       ("viaPlug", .bool(report.viaPlug)), ("realtimePriority", .bool(report.realtimePriority)),
       ("following", .bool(following)), ("from", .int(range.start.frames)),
       ("missingFrames", .int(Int64(report.missingFrames))),
@@ -868,7 +903,7 @@ final class LiveEffects: @unchecked Sendable {
   func prepare(for player: LivePlayer, project: Project) {
     let rack = EffectRack(
       sampleRate: project.sampleRate, channels: project.channels,
-      maximumFrames: player.granted.period, bypassMissing: bypassMissing, live: true)
+      maximumFrames: player.mixFrames, bypassMissing: bypassMissing, live: true)
     self.rack = rack
     // Effects that have left their chains are let go of by a plan compiled again.
     player.refresh = { rack.hasFinishedLeaving }

@@ -200,12 +200,16 @@ final class ScrubSession: @unchecked Sendable {
       if Resize.happened() { draw(shown.project) }
       if let player { listen(to: player) }
       if Suspend.requested() {
+        // As play's: the player, if any, fades out and closes its device while stopped, and
+        // opens it again on SIGCONT.
+        _ = player?.suspend()
         Suspend.stop(
           leave: {
             write(leave)
             tcsetattr(STDIN_FILENO, TCSANOW, &saved)
           },
           back: {
+            player?.resume()
             tcsetattr(STDIN_FILENO, TCSANOW, &settings)
             write(enter)
             draw(shown.project)
@@ -599,17 +603,22 @@ final class AtomicFlag: Sendable {
   let value = Atomic<Bool>(false)
 }
 
-/// SIGTSTP (Ctrl-Z): the loop restores the terminal, stops the process for real, and puts the
-/// terminal back in its mode when the shell continues it (`fg`).
+/// SIGTSTP (Ctrl-Z): the loop has the player (if any) fade out and close its device, restores
+/// the terminal, stops the process for real, and, when the shell continues it (`fg`, `bg`),
+/// has the player open its device again and puts the terminal back in its mode.
 enum Suspend {
   private static let flag = Atomic<Bool>(false)
 
   static func install() {
     signal(SIGTSTP) { _ in Suspend.flag.store(true, ordering: .relaxed) }
-    // A parent may have started us with it blocked (the mask is inherited).
+    // A stop the player did not see coming (SIGSTOP) is a dropout: SIGCONT counts them.
+    _ = LivePlayer.continuations
+    signal(SIGCONT) { _ in LivePlayer.noteContinued() }
+    // A parent may have started us with them blocked (the mask is inherited).
     var signals = sigset_t()
     sigemptyset(&signals)
     sigaddset(&signals, SIGTSTP)
+    sigaddset(&signals, SIGCONT)
     pthread_sigmask(SIG_UNBLOCK, &signals, nil)
   }
 
@@ -635,6 +644,13 @@ enum Suspend {
   static func stop(leave: () -> Void, back: () -> Void) {
     leave()
     signal(SIGTSTP, SIG_DFL)
+    // Unblocked again: closing a JACK device in `leave` puts back the signal mask the thread
+    // had when it was opened, and a process started with SIGTSTP blocked (as a test runner's
+    // children are) would then not stop here, but take it as a second Ctrl-Z after `fg`.
+    var signals = sigset_t()
+    sigemptyset(&signals)
+    sigaddset(&signals, SIGTSTP)
+    pthread_sigmask(SIG_UNBLOCK, &signals, nil)
     raise(SIGTSTP)
     // Continued.
     install()

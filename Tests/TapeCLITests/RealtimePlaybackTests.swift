@@ -13,16 +13,19 @@ func monotonicNanoseconds() -> UInt64 {
 
 /// A JACK server on the dummy driver (timer-paced, realtime), a recorder on its capture ports,
 /// and a HOME whose ~/.asoundrc defines `jackrec`, ALSA's jack PCM playing into the recorder:
-/// real paced playback without a sound card (ALSA-TESTING.md, recipe 2).
+/// real paced playback without a sound card (ALSA-TESTING.md, recipe 2). The server runs at
+/// `rate` (48 kHz by default), which is then the only rate `jackrec` takes.
 final class PacedDevice {
   let home: Workspace
   let name = "tape-\(UInt32.random(in: 0...UInt32.max))"
+  let rate: Int
   private let server: Process
   private var recorder: Process?
   let capture: String
   let serverLog: String
 
-  init() throws {
+  init(rate: Int = 48_000) throws {
+    self.rate = rate
     home = try Workspace()
     capture = home.path("capture.wav")
     serverLog = home.path("jackd.log")
@@ -34,7 +37,7 @@ final class PacedDevice {
     """.write(toFile: home.path(".asoundrc"), atomically: true, encoding: .utf8)
     server = Process()
     server.executableURL = URL(fileURLWithPath: "/usr/bin/jackd")
-    server.arguments = ["-R", "-P", "70", "-n", name, "-d", "dummy", "-r", "48000", "-p", "256"]
+    server.arguments = ["-R", "-P", "70", "-n", name, "-d", "dummy", "-r", "\(rate)", "-p", "256"]
     server.environment = environment
     _ = FileManager.default.createFile(atPath: serverLog, contents: nil)
     server.standardOutput = FileHandle(forWritingAtPath: serverLog)
@@ -425,10 +428,13 @@ extension ProcessHeavyTests {
     }
 
     /// Over 10 s of paced playback with 100 swaps (gain changes and moves committed by this
-    /// process through the store), the audio thread allocates and frees nothing (an LD_PRELOAD
-    /// counter armed only on that thread), and, after the page cache was dropped, takes no major
-    /// page fault.
-    @Test func theAudioThreadNeverAllocates() throws {
+    /// process through the store), then a stop (SIGTSTP: the device closed) and SIGCONT (opened
+    /// again), the audio thread allocates and frees nothing (an LD_PRELOAD counter armed only on
+    /// that thread, off while the device is closed), and, after the page cache was dropped,
+    /// takes no major page fault. On a 48 kHz device, and on a 44.1 kHz one, to which Tape
+    /// converts the 48 kHz project.
+    @Test(arguments: [48_000, 44_100])
+    func theAudioThreadNeverAllocates(deviceRate: Int) throws {
       let space = try Workspace()
       let counter = try allocationCounter(in: space)
       let file = try RenderCommandTests.project(in: space)
@@ -441,8 +447,9 @@ extension ProcessHeavyTests {
         print(
           "audio thread test: cannot drop the page cache here (not root); faults are still counted")
       }
-      let device = try PacedDevice()
-      try device.record(seconds: 2)
+      let device = try PacedDevice(rate: deviceRate)
+      // Until after the stop: the device (the recorder's ports) opens again on SIGCONT.
+      try device.record(seconds: 16)
       var environment = device.environment
       environment["LD_PRELOAD"] = counter
       environment["TAPE_ALLOC_REPORT"] = space.path("allocations")
@@ -461,11 +468,19 @@ extension ProcessHeavyTests {
         }
       }
       try store.close()
-      Thread.sleep(forTimeInterval: 0.5)
+      kill(player.processIdentifier, SIGTSTP)
+      for _ in 0..<100 where processState(player.processIdentifier) != "T" {
+        Thread.sleep(forTimeInterval: 0.02)
+      }
+      kill(player.processIdentifier, SIGCONT)
+      Thread.sleep(forTimeInterval: 1)
       kill(player.processIdentifier, SIGINT)
       let output = out.fileHandleForReading.readDataToEndOfFile()
       player.waitUntilExit()
-      #expect(player.terminationReason == .uncaughtSignal && player.terminationStatus == SIGINT)
+      #expect(
+        player.terminationReason == .uncaughtSignal && player.terminationStatus == SIGINT,
+        "\(player.terminationReason == .exit ? "exit" : "signal") \(player.terminationStatus): \(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))"
+      )
       let report = try #require(
         try JSONSerialization.jsonObject(with: output) as? [String: Any],
         "\(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
@@ -476,9 +491,14 @@ extension ProcessHeavyTests {
         }
       let faults = try #require(report["audioThreadPageFaults"] as? [String: Any])
       print(
-        "audio thread: \(counts[0]) mallocs, \(counts[1]) frees over \(report["frames"] ?? 0) frames and \(swaps) swaps; page faults \(faults), cache dropped: \(dropped)"
+        "audio thread on a \(deviceRate) Hz device: \(counts[0]) mallocs, \(counts[1]) frees over \(report["frames"] ?? 0) frames and \(swaps) swaps, \(report["suspensions"] ?? 0) stop; page faults \(faults), cache dropped: \(dropped)"
       )
       #expect(counts == [0, 0])
+      #expect(report["suspensions"] as? Int == 1)
+      #expect(report["deviceRate"] as? Int == deviceRate)
+      #expect(
+        (report["rateConversion"] as? [String: Any])?["to"] as? Int
+          == (deviceRate == 48_000 ? nil : deviceRate))
       #expect(swaps >= 80, "only \(swaps) of 100 commits were swapped in")
       #expect(faults["major"] as? Int == 0)
       #expect(report["missingFrames"] as? Int == 0)
