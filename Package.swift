@@ -1,6 +1,6 @@
 // swift-tools-version: 6.2
 // Tape: a multitrack audio editing engine with an undoable timeline.
-// See ../shared/ARCHITECTURE.md for the design each target serves.
+// See docs/design.md for the design each target serves.
 
 import PackageDescription
 
@@ -142,8 +142,8 @@ let package = Package(
       // A release `tape` carries the Swift runtime and Foundation (static: the libraries
       // static Foundation needs are named, as `--static-swift-stdlib` does) and is not
       // position-independent: each process then skips loading and relocating the shared runtime
-      // (README, "One edit, one process"). Debug builds and the tests, which link the tape
-      // target with XCTest, keep the shared runtime.
+      // (docs/performance.md, "One edit, one process"). Debug builds and the tests, which link
+      // the tape target with XCTest, keep the shared runtime.
       linkerSettings: [
         .unsafeFlags(
           [

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The player's two heavy demonstrations (issue 21, "Shown by tests"), on JACK's paced dummy
-driver (ALSA-TESTING.md, recipe 2), driven from the keys in tmux. Not part of the test run.
+driver (docs/alsa-testing.md, recipe 2), driven from the keys in tmux. Not part of the test run.
 
 seeks: a 10-minute project of 32 FLAC sources (4 tracks of 8 clips of hashed noise on the
     16-bit grid), its decoded cache removed and the page cache dropped (root; dropped again
@@ -378,7 +378,7 @@ def analyse_seeks(space):
     check(unmatched == 0, "every stretch of the capture is the render somewhere (nothing else played)")
     # A jump under a second is no seek (those are 5 s a key, less at most a few hundred ms of
     # play between the key and the landing): it is the capture losing or repeating periods,
-    # which jackd's own xruns do (ALSA-TESTING.md: environment noise, when the player counted
+    # which jackd's own xruns do (docs/alsa-testing.md: environment noise, when the player counted
     # no xrun of its own).
     glitches = [l for l in landings if abs(l["jump"]) < RATE]
     landings = [l for l in landings if abs(l["jump"]) >= RATE]

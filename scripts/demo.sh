@@ -9,7 +9,7 @@ scripts/setup.sh
 echo "demo: swift build -c release (the first build takes a few minutes)" >&2
 # A release tape has the Swift runtime and Foundation linked in, as a position-dependent
 # executable (Package.swift): one edit is a whole process, and this halves its start (see
-# README, "One edit, one process").
+# docs/performance.md, "One edit, one process").
 release=(-c release)
 swift build "${release[@]}" --product tape
 bin="$(swift build "${release[@]}" --show-bin-path)/tape"

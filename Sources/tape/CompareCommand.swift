@@ -386,7 +386,7 @@ struct Report {
     return lines.joined(separator: "\n") + "\n"
   }
 
-  /// The `tape compare --json` contract (README "JSON for scripts"); keep stable.
+  /// The `tape compare --json` contract (docs/reference/json.md); keep stable.
   var json: JSONValue {
     let decibels = { (value: Double) in Self.decibels(value).map(JSONValue.double) ?? .null }
     return .object([

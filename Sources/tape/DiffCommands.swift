@@ -14,8 +14,8 @@ struct Watch: ParsableCommand {
       0:03.000, t1 → t2; t2 gain -3 dB → -6 dB), bounded as undo's line is (clips moved \
       alike are one phrase, c4…c5003 (5,000 clips) moved 0.3s left; past 12 phrases the \
       rest are counted). Every move is printed, however fast they \
-      come: the store journals each one. --json prints one object a line (see the README), \
-      with every change.
+      come: the store journals each one. --json prints one object a line (see \
+      docs/reference/json.md), with every change.
       Example: tape watch song.tape --json | jq .cause
       """)
 
@@ -204,7 +204,7 @@ struct DiffWords {
     return out + "\""
   }
 
-  /// The `watch --json` line: documented in the README; keep stable.
+  /// The `watch --json` line: documented in docs/reference/json.md; keep stable.
   func moveJSON(
     _ move: HeadMove, label: String, fromLabel: String?, diff: ProjectDiff
   ) -> JSONValue {

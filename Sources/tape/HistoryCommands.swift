@@ -208,7 +208,7 @@ struct HistoryCommand: ParsableCommand {
   }
 }
 
-/// The `tape history --json` contract. Documented in the README; keep stable. `shown` are the
+/// The `tape history --json` contract. Documented in docs/reference/json.md; keep stable. `shown` are the
 /// versions listed (every one unless --limit); `omitted` counts the others.
 func historyJSON(
   head: Int64, shown: [HistoryEntry], omitted: Int, tags: [VersionTag] = []

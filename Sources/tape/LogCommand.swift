@@ -267,7 +267,7 @@ struct LogFormat {
       "v\(entry.entry.version)  \(Self.date(entry.entry.date))  \(words.quoted(entry.entry.label))\(off): \(what)\(parts.joined(separator: ", "))"
   }
 
-  /// The `tape log FILE ID --json` contract (README "JSON for scripts"); keep stable.
+  /// The `tape log FILE ID --json` contract (docs/reference/json.md); keep stable.
   func json(_ log: SubjectLog, all: Bool, omitted: Int) -> JSONValue {
     let formatter = ISO8601DateFormatter()
     formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

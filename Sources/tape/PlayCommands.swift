@@ -137,7 +137,8 @@ struct Play: ParsableCommand {
       does). Ctrl-Z fades out and closes the device while the process is stopped (a JACK \
       client leaves the graph); fg or bg opens it again and plays on from there.
       A device that does not take the project's rate runs at its own, and Tape converts \
-      exactly (a 1 kHz tone stays 1 kHz, an hour lasts an hour; see the README). The device \
+      exactly (a 1 kHz tone stays 1 kHz, an hour lasts an hour; see \
+      docs/reference/playback.md). The device \
       gets exactly --period frames per period, at its rate, when it is given (the JACK \
       plugin takes only multiples of JACK's own period), else 256 or the nearest the device \
       takes, and --periods periods of buffer; without realtime \
@@ -605,7 +606,7 @@ final class PlaySession: @unchecked Sendable {
     return parts.joined(separator: ", ")
   }
 
-  /// The `tape play --json` summary: documented in the README; keep stable.
+  /// The `tape play --json` summary: documented in docs/reference/json.md; keep stable.
   func reportJSON(_ report: LivePlayer.Report, range: FrameRange, following: Bool) -> JSONValue {
     .object([
       ("device", .string(device)), ("frames", .int(report.frames)),

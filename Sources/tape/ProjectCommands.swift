@@ -126,7 +126,7 @@ struct List: ParsableCommand {
   }
 }
 
-/// The `tape ls --json` contract: every time in frames. Documented in the README; keep stable.
+/// The `tape ls --json` contract: every time in frames. Documented in docs/reference/json.md; keep stable.
 func projectJSON(_ snapshot: StoreSnapshot, file: String) -> JSONValue {
   let project = snapshot.project
   let folder = projectFolder(file)

@@ -5,7 +5,7 @@ import Timeline
 import TimelineStore
 
 /// A HOME whose ~/.asoundrc defines `tap`: ALSA's file plugin over the null device, capturing
-/// every frame played as raw float32 (ALSA-TESTING.md, recipe 1).
+/// every frame played as raw float32 (docs/alsa-testing.md, recipe 1).
 final class ALSATap {
   let home: Workspace
   let capture: String

@@ -5,7 +5,7 @@ import Timeline
 import TimelineStore
 
 extension ProcessHeavyTests {
-  /// Effects in `tape play` on the paced JACK device (ALSA-TESTING.md).
+  /// Effects in `tape play` on the paced JACK device (docs/alsa-testing.md).
   @Suite("Effects heard live", .timeLimit(.minutes(10)))
   struct LiveEffectsTests {
     /// A project `name` in `space`: 4 s of hashed noise imported, one track "Noise" with a
@@ -90,7 +90,7 @@ extension ProcessHeavyTests {
     /// bypasses it and turns it back on (crossfades), adds a compressor, moves it before the EQ
     /// and removes it (each crossfades in or out of the chain) and moves the clip (a crossfade of the clips before the EQ):
     /// each change makes the swap it should, none clicks, and the audio thread allocates
-    /// nothing. (One retry when jackd itself logged xruns, as ALSA-TESTING.md advises.)
+    /// nothing. (One retry when jackd itself logged xruns, as docs/alsa-testing.md advises.)
     @Test func effectChangesWhilePlayingNeverClick() throws {
       try Plugins.require(Plugins.eq, Plugins.compressor)
       for attempt in 1...2 {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 extension ProcessHeavyTests {
-  /// `tape shell` driving a playing project, on the paced JACK device (ALSA-TESTING.md).
+  /// `tape shell` driving a playing project, on the paced JACK device (docs/alsa-testing.md).
   @Suite("tape shell heard live", .timeLimit(.minutes(10)))
   struct LiveShellTests {
     /// While a 100 Hz sine plays through an EQ whose gain is −18 dB, a `tape shell` is sent

@@ -16,9 +16,9 @@ struct CaptureCheck {
 
 /// Follows a capture (interleaved stereo, from its onset) along what was played, frame by frame.
 /// A cycle jackd drops (an xrun of its own: environment noise on a loaded machine, see
-/// ALSA-TESTING.md) makes the capture go on whole periods (256 frames) later: where the next 64
-/// frames fit what was played that many periods on, the follower goes on from there and counts
-/// the periods (``skipped``), which a test then holds to the xruns jackd logged.
+/// docs/alsa-testing.md) makes the capture go on whole periods (256 frames) later: where the
+/// next 64 frames fit what was played that many periods on, the follower goes on from there and
+/// counts the periods (``skipped``), which a test then holds to the xruns jackd logged.
 struct CaptureFollower {
   let captured: ArraySlice<Float>
   /// Frames what was played is ahead of the capture (dropped periods).
@@ -85,7 +85,7 @@ func fadesToSilence(_ captured: ArraySlice<Float>, _ source: [Float], at: Int) -
 
 extension ProcessHeavyTests {
   /// The transport and chain changes through effects in `tape play` on the paced JACK device
-  /// (ALSA-TESTING.md): loops, seeks, adding, moving, removing and bypassing effects, and
+  /// (docs/alsa-testing.md): loops, seeks, adding, moving, removing and bypassing effects, and
   /// quitting, each compared with renders sample by sample or in 5 ms windows.
   @Suite(
     "Loops, seeks, chain changes and quitting through effects, heard live", .timeLimit(.minutes(10))

@@ -38,7 +38,7 @@ extension ProcessHeavyTests {
       for (rate, channels) in cases {
         let file = try Self.sine(in: space, rate: rate, channels: channels)
         // A capture that lost frames while jackd, on a loaded machine, logged xruns of its own
-        // is retried once (ALSA-TESTING.md); the player's own xruns always fail.
+        // is retried once (docs/alsa-testing.md); the player's own xruns always fail.
         for attempt in 1...2 {
           let serverXruns = device.serverXruns
           try device.record(seconds: 3)

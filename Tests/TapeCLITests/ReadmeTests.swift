@@ -4,19 +4,22 @@ import Testing
 
 @testable import tape
 
-/// The README's examples and every `Example:` of the `--help` texts, run the way a reader would
-/// run them, so that none drifts from what `tape` does.
-@Suite("The README and help examples run as written")
+/// The documentation's examples and every `Example:` of the `--help` texts, run the way a reader
+/// would run them, so that none drifts from what `tape` does; and the documentation's own
+/// promises: a short README, a current command reference, no link that leaves the repository.
+@Suite("The documentation and help examples run as written")
 struct ReadmeTests {
-  /// Every `sh` block of README.md whose first line does not start `# not run by the tests`
-  /// (a reason may follow), in order,
-  /// in one fresh folder holding a copy of `TestAudio/`, with the built binary as `tape` and
-  /// ALSA's `null` device as the default: each command line must exit 0 (or fail, when its
+  /// Every `sh` block of a page (README.md, CONTRIBUTING.md, every `.md` under docs/) whose
+  /// first line does not start `# not run by the tests` (a reason may follow), in order, in a
+  /// fresh folder of its own holding a copy of `TestAudio/`, with the built binary as `tape`
+  /// and ALSA's `null` device as the default: each command line must exit 0 (or fail, when its
   /// comment says `fails`), and a `# prints …` comment must name exactly the ids it printed
   /// (and contain any "quoted" text it printed). `tape play` lines run for at most a second;
   /// `tape scrub` needs a terminal (ScrubTests drives it in tmux) and is skipped, saying so.
-  @Test func theReadmeRunsAsWritten() throws {
-    let readme = try Readme.load()
+  /// The README's quick start must also draw the picture the README shows, byte for byte.
+  @Test(arguments: DocPages.all)
+  func thePageRunsAsWritten(_ page: String) throws {
+    let readme = try Readme(text: DocPages.text(page))
     let space = try Workspace()
     let work = space.path("reader")
     try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
@@ -33,13 +36,13 @@ struct ReadmeTests {
       for command in block.commands {
         if let problem = command.notATapeCommand {
           Issue.record(
-            "README.md:\(command.line): \(problem); mark its block '# not run by the tests' or make it a tape command"
+            "\(page):\(command.line): \(problem); mark its block '# not run by the tests' or make it a tape command"
           )
           continue
         }
         if command.words.first == "tape" && command.words.dropFirst().first == "scrub" {
           skipped.append(
-            "README.md:\(command.line) (tape scrub needs a terminal; ScrubTests drives it in tmux)")
+            "\(page):\(command.line) (tape scrub needs a terminal; ScrubTests drives it in tmux)")
           continue
         }
         var text = command.text
@@ -54,7 +57,7 @@ struct ReadmeTests {
     }
     let result = try TapeBinary.run(
       URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment: environment)
-    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.status == 0, "\(page): \(result.stderr)")
 
     for command in ran {
       let file = "\(output)/\(command.line)"
@@ -63,7 +66,7 @@ struct ReadmeTests {
           .trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
       let stdout = (try? String(contentsOfFile: file + ".out", encoding: .utf8)) ?? ""
       let stderr = (try? String(contentsOfFile: file + ".err", encoding: .utf8)) ?? ""
-      let said = "README.md:\(command.line): \(command.text)"
+      let said = "\(page):\(command.line): \(command.text)"
       if command.expectsFailure {
         #expect(status != 0, "\(said)\nsucceeded, but its comment says it fails")
       } else if command.words.dropFirst().first == "play" {
@@ -84,9 +87,100 @@ struct ReadmeTests {
       }
     }
     print(
-      "README: ran \(ran.count) command lines of \(readme.blocks.filter { !$0.notRun }.count) blocks; not run: \(readme.blocks.filter(\.notRun).map { "README.md:\($0.line)" }.joined(separator: ", ")); skipped: \(skipped.joined(separator: ", "))"
+      "\(page): ran \(ran.count) command lines of \(readme.blocks.filter { !$0.notRun }.count) blocks; not run: \(readme.blocks.filter(\.notRun).map { "\(page):\($0.line)" }.joined(separator: ", ")); skipped: \(skipped.joined(separator: ", "))"
     )
-    #expect(ran.count >= 10)
+    if page == "README.md" {
+      #expect(ran.count >= 10)
+      // The picture at the top of the README is the quick start's `tape draw`.
+      let drawn = FileManager.default.contents(atPath: work + "/timeline.svg")
+      let shown = FileManager.default.contents(atPath: DocPages.path(DocPages.picture))
+      #expect(drawn != nil, "README.md: the quick start drew no timeline.svg")
+      let same = drawn == shown
+      #expect(
+        same,
+        "\(DocPages.picture) is not what the README's quick start draws; run the quick start and copy its timeline.svg there"
+      )
+    }
+  }
+
+  /// The README is a newcomer's page: at most 250 lines; the rest belongs to the guide, the
+  /// reference, the design and CONTRIBUTING.md.
+  @Test func theReadmeIsShort() throws {
+    let lines = try DocPages.text("README.md").split(
+      separator: "\n", omittingEmptySubsequences: false)
+    let count = lines.last == "" ? lines.count - 1 : lines.count
+    #expect(count <= 250, "README.md has \(count) lines; at most 250 (move the rest to docs/)")
+  }
+
+  /// docs/reference/commands.md is what scripts/reference.py makes from the built binary's
+  /// argument parser, so the command reference cannot drift from `--help`.
+  @Test func theCommandReferenceIsCurrent() throws {
+    let result = try TapeBinary.run(
+      URL(fileURLWithPath: "/usr/bin/python3"),
+      [DocPages.path("scripts/reference.py"), TapeBinary.url.path, "-"])
+    try #require(result.status == 0, "scripts/reference.py failed: \(result.stderr)")
+    let generated = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+    let checkedIn = try DocPages.text("docs/reference/commands.md")
+      .split(separator: "\n", omittingEmptySubsequences: false)
+    let same = generated == checkedIn
+    let first =
+      zip(generated, checkedIn).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+      ?? min(generated.count, checkedIn.count)
+    #expect(
+      same,
+      """
+      docs/reference/commands.md is not what the parser says (from line \(first + 1): \
+      "\(checkedIn.dropFirst(first).first ?? "")" where the parser gives \
+      "\(generated.dropFirst(first).first ?? "")"); run \
+      scripts/reference.py .build/debug/tape docs/reference/commands.md and commit it
+      """)
+  }
+
+  /// Every link of every page is a relative path to a file of the checkout (and an anchor, when
+  /// given, is a heading of that page); and nothing in the repository names the folder outside
+  /// it that the design once lived in.
+  @Test func nothingLinksOutsideTheRepository() throws {
+    for page in DocPages.all {
+      let text = try DocPages.text(page)
+      for link in DocPages.links(in: text) {
+        let said = "\(page): link (\(link))"
+        guard !link.contains("://"), !link.hasPrefix("/"), !link.hasPrefix("mailto:") else {
+          Issue.record("\(said) leaves the repository")
+          continue
+        }
+        let parts = link.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
+        let resolved =
+          parts[0].isEmpty
+          ? DocPages.path(page)
+          : DocPages.root.appendingPathComponent(page).deletingLastPathComponent()
+            .appendingPathComponent(String(parts[0])).standardizedFileURL.path
+        guard resolved.hasPrefix(DocPages.root.path + "/"),
+          FileManager.default.fileExists(atPath: resolved)
+        else {
+          Issue.record("\(said) is not a file of the repository")
+          continue
+        }
+        if parts.count == 2, resolved.hasSuffix(".md") {
+          let anchors = DocPages.anchors(in: try String(contentsOfFile: resolved, encoding: .utf8))
+          let found = anchors.contains(String(parts[1]))
+          #expect(found, "\(said): no such heading there")
+        }
+      }
+    }
+    // The design was once a page beside the repository; nothing may point there.
+    let outside = "../" + "shared/"
+    let places = ["Package.swift", "Sources", "Tests", "scripts", "Benchmarks", ".ci"]
+    for place in places {
+      for file in DocPages.files(under: place) {
+        guard let text = try? String(contentsOfFile: DocPages.path(file), encoding: .utf8) else {
+          continue
+        }
+        #expect(!text.contains(outside), "\(file) names \(outside), outside the repository")
+      }
+    }
+    for page in DocPages.all {
+      #expect(!(try DocPages.text(page)).contains(outside), "\(page) names \(outside)")
+    }
   }
 
   /// Every `Example:` line of every command's help: it parses (ArgumentParser, as `tape` does),
@@ -136,10 +230,10 @@ struct ReadmeTests {
   }
 }
 
-/// README.md read as a reader sees it: its `sh` blocks and their command lines.
+/// A page read as a reader sees it: its `sh` blocks and their command lines.
 struct Readme {
   struct Command {
-    /// README line of the command's first line (1-based).
+    /// The page's line of the command's first line (1-based).
     let line: Int
     /// The command as written, here-document included.
     let text: String
@@ -176,12 +270,6 @@ struct Readme {
   let blocks: [Block]
 
   static let notRunMark = "# not run by the tests"
-
-  static func load() throws -> Readme {
-    let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-      .appendingPathComponent("../../README.md").standardizedFileURL.path
-    return try Readme(text: String(contentsOfFile: path, encoding: .utf8))
-  }
 
   init(text: String) throws {
     let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -302,6 +390,87 @@ struct Readme {
       "PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
       "HOME": home, "XDG_CACHE_HOME": space.path("cache"), "NO_COLOR": "1",
     ]
+  }
+}
+
+/// The pages of the documentation: README.md, CONTRIBUTING.md and every `.md` under docs/.
+enum DocPages {
+  /// The top of the checkout.
+  static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .appendingPathComponent("../..").standardizedFileURL
+
+  /// The picture at the top of the README, drawn by its quick start.
+  static let picture = "docs/quick-start.svg"
+
+  /// Every page, as a path from the top of the checkout, in a stable order.
+  static var all: [String] {
+    ["README.md", "CONTRIBUTING.md"] + files(under: "docs").filter { $0.hasSuffix(".md") }
+  }
+
+  /// `relative` (a path from the top of the checkout) as an absolute path.
+  static func path(_ relative: String) -> String {
+    root.appendingPathComponent(relative).path
+  }
+
+  static func text(_ page: String) throws -> String {
+    try String(contentsOfFile: path(page), encoding: .utf8)
+  }
+
+  /// The files under `folder` (or `folder` itself when it is a file), as paths from the top of
+  /// the checkout, sorted; build products and dependencies left out.
+  static func files(under folder: String) -> [String] {
+    var isFolder: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path(folder), isDirectory: &isFolder) else {
+      return []
+    }
+    guard isFolder.boolValue else { return [folder] }
+    let found = FileManager.default.enumerator(atPath: path(folder))?.allObjects ?? []
+    return found.compactMap { $0 as? String }
+      .filter { !$0.hasPrefix(".build") && !$0.contains("/.build") }
+      .map { folder + "/" + $0 }
+      .filter {
+        var folder: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path($0), isDirectory: &folder)
+          && !folder.boolValue
+      }
+      .sorted()
+  }
+
+  /// The targets of a page's Markdown links and images (`[text](target)`), outside code.
+  static func links(in text: String) -> [String] {
+    var prose = ""
+    var inFence = false
+    for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+      if line.trimmingCharacters(in: .whitespaces).hasPrefix("```") {
+        inFence.toggle()
+        continue
+      }
+      if !inFence { prose += line.replacing(/`[^`]*`/, with: "") + "\n" }
+    }
+    return prose.matches(of: /\]\(([^)\s]+)\)/).map { String($0.1) }
+  }
+
+  /// The anchors GitHub makes for a page's headings: lower case, spaces as `-`, punctuation
+  /// other than `-` and `_` left out.
+  static func anchors(in text: String) -> Set<String> {
+    var anchors: Set<String> = []
+    var inFence = false
+    for line in text.split(separator: "\n") {
+      if line.hasPrefix("```") { inFence.toggle() }
+      guard !inFence, let heading = line.firstMatch(of: /^#{1,6} +(.*)$/) else { continue }
+      var anchor = ""
+      for character in heading.1.lowercased() {
+        if character == " " {
+          anchor.append("-")
+        } else if character.isLetter || character.isNumber || character == "-"
+          || character == "_"
+        {
+          anchor.append(character)
+        }
+      }
+      anchors.insert(anchor)
+    }
+    return anchors
   }
 }
 

@@ -13,7 +13,7 @@ func monotonicNanoseconds() -> UInt64 {
 
 /// A JACK server on the dummy driver (timer-paced, realtime), a recorder on its capture ports,
 /// and a HOME whose ~/.asoundrc defines `jackrec`, ALSA's jack PCM playing into the recorder:
-/// real paced playback without a sound card (ALSA-TESTING.md, recipe 2). The server runs at
+/// real paced playback without a sound card (docs/alsa-testing.md, recipe 2). The server runs at
 /// `rate` (48 kHz by default), which is then the only rate `jackrec` takes.
 final class PacedDevice {
   let home: Workspace
@@ -142,7 +142,7 @@ final class PacedDevice {
   }
 
   /// What a paced test makes of a capture that differs from what was played, after
-  /// `attempt` (1 or 2), following ALSA-TESTING.md: a difference with the player's own xruns
+  /// `attempt` (1 or 2), following docs/alsa-testing.md: a difference with the player's own xruns
   /// is the player's fault, and fails; one that jackd logged xruns for is retried once; if it
   /// happens again and neither jackd nor the player had realtime priority (a user who may not
   /// have it), the capture cannot tell whose dropout it saw and is not judged, saying so; any
@@ -251,7 +251,7 @@ extension ProcessHeavyTests {
   struct RealtimePlaybackTests {
     /// Paced by JACK's dummy driver through the `jackrec` device directly: 5 s of hashed noise
     /// arrive bit for bit after the onset, then silence, and the player counted no xrun. (One
-    /// retry when jackd itself reported xruns, as ALSA-TESTING.md advises.)
+    /// retry when jackd itself reported xruns, as docs/alsa-testing.md advises.)
     @Test func aPacedPlayIsBitExact() throws {
       let space = try Workspace()
       let noise = try writeHashedNoise(space.path("noise.wav"), frames: 48_000 * 6)
