@@ -8,12 +8,16 @@ public import Timeline
 /// crop in its file and whose record timecode is its place on the timeline (from 00:00:00:00),
 /// with `* FROM CLIP NAME:` and `* FROM CLIP:` (its file's path) comments; a fade-in is a
 /// dissolve from black (`BL`), a fade-out a dissolve to black. Everything is rounded to the
-/// nearest frame at `fps` (24, 25 or 30, non-drop); ``roundedEdits`` counts the edits that
-/// moved. Gain, pan, mute, solo, envelopes and effects have no place in an EDL.
+/// nearest frame at the ``TimecodeRate`` (24, 25 or 30 non-drop, or 29.97 drop-frame);
+/// ``roundedEdits`` counts the edits that moved. The record timecode starts at `start` (the
+/// broadcast convention is 01:00:00:00). Gain, pan, mute, solo, envelopes and effects have no
+/// place in an EDL.
 ///
-/// The first event of a channel that fades in is preceded by a black event from 00:00:00:00,
+/// The first event of a channel that fades in is preceded by a black event from the start,
 /// since a dissolve must come from something (the reference reader refuses one at a channel's
-/// start).
+/// start). A fade-in at the very start, where that black would last no time (an event of no
+/// length, which readers take as a clip of none), starts one frame later after a frame of
+/// black, and its first frame is not played (``lateFades``; a fade of one frame is a cut).
 public struct EDLExport: Sendable {
   /// One EDL file's text and what it holds.
   public struct Document: Sendable, Hashable {
@@ -29,11 +33,15 @@ public struct EDLExport: Sendable {
   public private(set) var largestRounding: Int64 = 0
   /// Clips shorter than a frame, left out.
   public private(set) var droppedClips: [Clip.ID] = []
+  /// Clips whose fade-in at the very start begins a frame late, after a frame of black.
+  public private(set) var lateFades: [Clip.ID] = []
 
-  /// The EDLs of `project` titled `title` at `fps` frames per second; `path` gives a source's
-  /// absolute path (its last component names the clip and its reel).
+  /// The EDLs of `project` titled `title` at `rate`, the record timecode starting `start`
+  /// frames (of `rate`) after 00:00:00:00; `path` gives a source's absolute path (its last
+  /// component names the clip and its reel).
   public init(
-    _ project: Project, title: String, fps: Int, path: (Source) -> [UInt8]
+    _ project: Project, title: String, rate timecodeRate: TimecodeRate, start: Int64 = 0,
+    path: (Source) -> [UInt8]
   ) {
     let lanes = Lane.lanes(of: project)
     let groups = stride(from: 0, to: max(lanes.count, 1), by: 2).map {
@@ -46,18 +54,27 @@ public struct EDLExport: Sendable {
         let name = channel == 0 ? "A" : "A2"
         var first = true
         for clip in lane.clips {
-          let rate = project.sampleRate
-          let frame = { (frames: Int64) -> Int64 in Self.frame(frames, rate, fps) }
-          let recordIn = frame(clip.timelineStart.frames)
-          let recordOut = frame(clip.timelineEnd.frames)
-          let length = recordOut - recordIn
+          let frame = { (frames: Int64) -> Int64 in
+            timecodeRate.frame(ofSample: frames, sampleRate: project.sampleRate)
+          }
+          var recordIn = frame(clip.timelineStart.frames) + start
+          let recordOut = frame(clip.timelineEnd.frames) + start
+          var length = recordOut - recordIn
           guard length > 0 else {
             droppedClips.append(clip.id)
             continue
           }
-          let sourceIn = frame(clip.sourceRange.start.frames)
-          let fadeIn = min(frame(clip.fadeIn.length.frames), length)
+          var sourceIn = frame(clip.sourceRange.start.frames)
+          var fadeIn = min(frame(clip.fadeIn.length.frames), length)
           let fadeOut = min(frame(clip.fadeOut.length.frames), length - fadeIn)
+          if first && fadeIn > 0 && recordIn == start {
+            lateFades.append(clip.id)
+            recordIn += 1
+            sourceIn += 1
+            length -= 1
+            fadeIn -= 1
+            if length == 0 { continue }
+          }
           let source = sources[clip.source]
           let bytes = source.map(path) ?? []
           let fileName = String(
@@ -70,21 +87,22 @@ public struct EDLExport: Sendable {
           ]
           var lines: [String] = []
           let body = length - fadeOut
+          let line = { (reel: String, dissolve: Int64?, times: [Int64]) in
+            Self.line(reel, name, dissolve, times, timecodeRate)
+          }
           if fadeIn > 0 {
-            if first {
+            if first && recordIn > start {
               blocks.append(
                 (
-                  0, channel, blocks.count,
-                  [Self.line("BL", name, nil, 0, recordIn, 0, recordIn, fps)]
+                  start, channel, blocks.count,
+                  [line("BL", nil, [0, recordIn - start, start, recordIn])]
                 ))
             }
-            lines.append(Self.line("BL", name, nil, 0, 0, recordIn, recordIn, fps))
+            lines.append(line("BL", nil, [0, 0, recordIn, recordIn]))
             lines.append(
-              Self.line(
-                reel, name, fadeIn, sourceIn, sourceIn + body, recordIn, recordIn + body, fps))
+              line(reel, fadeIn, [sourceIn, sourceIn + body, recordIn, recordIn + body]))
           } else {
-            lines.append(
-              Self.line(reel, name, nil, sourceIn, sourceIn + body, recordIn, recordIn + body, fps))
+            lines.append(line(reel, nil, [sourceIn, sourceIn + body, recordIn, recordIn + body]))
           }
           lines += comments
           blocks.append((recordIn, channel, blocks.count, lines))
@@ -94,8 +112,8 @@ public struct EDLExport: Sendable {
               (
                 at, channel, blocks.count,
                 [
-                  Self.line(reel, name, nil, sourceIn + body, sourceIn + body, at, at, fps),
-                  Self.line("BL", name, fadeOut, 0, fadeOut, at, recordOut, fps),
+                  line(reel, nil, [sourceIn + body, sourceIn + body, at, at]),
+                  line("BL", fadeOut, [0, fadeOut, at, recordOut]),
                 ] + comments.prefix(2) + ["* TO CLIP NAME:  BLACK"]
               ))
           }
@@ -103,7 +121,8 @@ public struct EDLExport: Sendable {
         }
       }
       blocks.sort { ($0.record, $0.channel, $0.sequence) < ($1.record, $1.channel, $1.sequence) }
-      var text = "TITLE: \(title)\nFCM: NON-DROP FRAME\n"
+      var text =
+        "TITLE: \(title)\nFCM: \(timecodeRate.dropFrame ? "DROP FRAME" : "NON-DROP FRAME")\n"
       for (number, block) in blocks.enumerated() {
         let edit = String(number + 1)
         let numbered = String(repeating: "0", count: max(0, 3 - edit.count)) + edit
@@ -118,10 +137,11 @@ public struct EDLExport: Sendable {
         clip.timelineStart.frames, clip.timelineEnd.frames, clip.sourceRange.start.frames,
         clip.fadeIn.length.frames, clip.fadeOut.length.frames,
       ] {
-        let off = abs(
-          value - Self.frame(value, project.sampleRate, fps) * Int64(project.sampleRate)
-            / Int64(fps))
-        if (value * Int64(fps)) % Int64(project.sampleRate) != 0 {
+        let onFrame = timecodeRate.sample(
+          ofFrame: timecodeRate.frame(ofSample: value, sampleRate: project.sampleRate),
+          sampleRate: project.sampleRate)
+        let off = abs(value - onFrame)
+        if off != 0 {
           roundedEdits += 1
           largestRounding = max(largestRounding, off)
         }
@@ -129,16 +149,10 @@ public struct EDLExport: Sendable {
     }
   }
 
-  /// `frames` at `rate` in frames at `fps`, rounded to the nearest (halves up).
-  static func frame(_ frames: Int64, _ rate: Int, _ fps: Int) -> Int64 {
-    (frames * Int64(fps) * 2 + Int64(rate)) / (Int64(rate) * 2)
-  }
-
-  /// An event line without its edit number: reel, channel, cut or dissolve, source in/out and
-  /// record in/out.
+  /// An event line without its edit number: reel, channel, cut or dissolve, and `times`:
+  /// source in and out, record in and out.
   static func line(
-    _ reel: String, _ channel: String, _ dissolve: Int64?, _ sourceIn: Int64, _ sourceOut: Int64,
-    _ recordIn: Int64, _ recordOut: Int64, _ fps: Int
+    _ reel: String, _ channel: String, _ dissolve: Int64?, _ times: [Int64], _ rate: TimecodeRate
   ) -> String {
     let transition: String
     if let dissolve {
@@ -149,17 +163,8 @@ public struct EDLExport: Sendable {
     }
     let reelField = reel + String(repeating: " ", count: max(0, 8 - reel.count))
     let channelField = channel + String(repeating: " ", count: max(0, 5 - channel.count))
-    let times = [sourceIn, sourceOut, recordIn, recordOut].map { timecode($0, fps) }
-    return "  \(reelField) \(channelField) \(transition) \(times.joined(separator: " "))"
-  }
-
-  /// `HH:MM:SS:FF` for `frames` at `fps` (non-drop).
-  static func timecode(_ frames: Int64, _ fps: Int) -> String {
-    let rate = Int64(fps)
-    let parts = [
-      frames / (rate * 3600), frames / (rate * 60) % 60, frames / rate % 60, frames % rate,
-    ]
-    return parts.map { $0 < 10 ? "0\($0)" : "\($0)" }.joined(separator: ":")
+    return
+      "  \(reelField) \(channelField) \(transition) \(times.map(rate.timecode).joined(separator: " "))"
   }
 
   /// A reel name from a file name: its letters and digits, without the extension, at most 8;

@@ -19,16 +19,23 @@ public struct Lane: Sendable, Hashable {
   /// The lane's name: the track's, with ` (2)`, ` (3)`… after it for the extra lanes.
   public var name: String { index == 0 ? track.name : "\(track.name) (\(index + 1))" }
 
-  /// The lanes of every track of `project`, track by track.
-  public static func lanes(of project: Project) -> [Lane] {
-    project.tracks.flatMap(lanes(of:))
+  /// The lanes of every track of `project`, track by track. With `joiningCrossfades`, two
+  /// clips that crossfade (``isCrossfade(_:_:)``) stay in one lane, overlapping, as a format
+  /// with transitions (OTIO) holds them.
+  public static func lanes(of project: Project, joiningCrossfades: Bool = false) -> [Lane] {
+    project.tracks.flatMap { lanes(of: $0, joiningCrossfades: joiningCrossfades) }
   }
 
   /// The lanes of `track`: at least one.
-  public static func lanes(of track: Track) -> [Lane] {
+  public static func lanes(of track: Track, joiningCrossfades: Bool = false) -> [Lane] {
     var lanes = [Lane(track: track, index: 0, clips: [])]
     for clip in track.clips.sorted(by: Clip.timelineOrder) {
-      if let free = lanes.firstIndex(where: {
+      if joiningCrossfades,
+        let joined = lanes.firstIndex(where: { $0.clips.last.map { isCrossfade($0, clip) } == true }
+        )
+      {
+        lanes[joined].clips.append(clip)
+      } else if let free = lanes.firstIndex(where: {
         ($0.clips.last?.timelineEnd ?? .zero) <= clip.timelineStart
       }) {
         lanes[free].clips.append(clip)
@@ -38,6 +45,22 @@ public struct Lane: Sendable, Hashable {
     }
     return lanes
   }
+
+  /// Whether `before` and `after` (which starts later) crossfade as `tape clip crossfade` makes
+  /// them: they overlap, `before`'s fade-out and `after`'s fade-in each cover exactly the
+  /// overlap, and neither fade was cut by a range edit, so the stretch is one dissolve from one
+  /// into the other.
+  public static func isCrossfade(_ before: Clip, _ after: Clip) -> Bool {
+    let overlap = before.timelineEnd.frames - after.timelineStart.frames
+    return after.timelineStart > before.timelineStart && overlap > 0
+      && before.fadeOut.length.frames == overlap && after.fadeIn.length.frames == overlap
+      && before.fadeOut.isWhole && after.fadeIn.isWhole
+  }
+}
+
+extension Fade {
+  /// No part of the curve was cut away: it runs from silence to full level.
+  var isWhole: Bool { silentCut == .zero && fullCut == .zero }
 }
 
 /// `file://` URLs for absolute paths, and back: bytes outside RFC 3986's unreserved set and

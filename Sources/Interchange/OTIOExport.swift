@@ -9,9 +9,11 @@ public import Timeline
 ///   `ExternalReference.1` to its source's file (an absolute `file://` URL) whose
 ///   `available_range` is the source's length at the project rate; a `Gap.1` fills each stretch
 ///   where nothing plays.
-/// - Fades are also `Transition.1` (`SMPTE_Dissolve`) at the clip's edges, so that other tools
-///   see them: `in_offset` is the fade-out of the clip before the edge, `out_offset` the
-///   fade-in of the clip after it.
+/// - Fades are also `Transition.1` (`SMPTE_Dissolve`), placed so that a reader that lengthens
+///   clips into transitions as OTIO means (the reference library's
+///   `track_with_expanded_transitions`) plays what Tape plays (``items(of:)``): two clips that
+///   crossfade (``Lane/isCrossfade(_:_:)``, as `tape clip crossfade` makes them) are one lane
+///   with one transition between them; any other fade is a dissolve from or into a gap.
 /// - What OTIO has no field for is kept exactly in `metadata["tape"]`: on the timeline the
 ///   format, master gain and effects and every source in order; on a track its gain, pan, mute,
 ///   solo, envelope, effects and which Tape track and lane it is; on a clip its id, gain and
@@ -24,16 +26,22 @@ public import Timeline
 /// ```
 public enum OTIOExport {
   /// The timeline of `project`, named `name`; `path` gives each source's absolute path.
+  /// `start` is the timeline's `global_start_time` (its first frame's timecode: 01:00:00:00 in
+  /// broadcast), in frames of its rate; none writes 0 at the project rate.
   public static func document(
-    _ project: Project, name: String, path: (Source) -> [UInt8]
+    _ project: Project, name: String, start: (frames: Int64, rate: TimecodeRate)? = nil,
+    path: (Source) -> [UInt8]
   ) -> JSON {
     let rate = Double(project.sampleRate)
     let sources = Dictionary(uniqueKeysWithValues: project.sources.map { ($0.id, $0) })
-    let tracks = Lane.lanes(of: project).map { lane in
+    let tracks = Lane.lanes(of: project, joiningCrossfades: true).map { lane in
       trackJSON(lane, project: project, sources: sources, path: path)
     }
     let tape = JSON.object([
-      "format": .number(1),
+      // 2: transitions lengthen the clips beside them as OTIO means, also where this
+      // metadata gives the clips' fades (1 wrote a fade before an abutting clip as a dissolve
+      // into it, and its clips were whole without their transitions).
+      "format": .number(2),
       "sampleRate": .number(rate),
       "channels": .number(Double(project.channels)),
       "masterGainDB": .number(project.masterGain.decibels),
@@ -50,7 +58,10 @@ public enum OTIOExport {
       "OTIO_SCHEMA": .string("Timeline.1"),
       "metadata": .object(["tape": tape]),
       "name": .string(name),
-      "global_start_time": time(0, rate),
+      "global_start_time": start.map { start in
+        let (numerator, denominator) = start.rate.framesPerSecond
+        return time(Double(start.frames), Double(numerator) / Double(denominator))
+      } ?? time(0, rate),
       "tracks": .object([
         "OTIO_SCHEMA": .string("Stack.1"),
         "metadata": .object([]),
@@ -162,45 +173,37 @@ public enum OTIOExport {
       "effects": .array(track.effects.map(effectJSON)),
     ])
     var children: [JSON] = []
-    var position: Int64 = 0
-    // The fade-out of the clip before the current edge: written with the next item's fade-in
-    // as one transition.
-    var pendingFadeOut: Int64 = 0
-    func transition(_ fadeOut: Int64, _ fadeIn: Int64) {
-      guard fadeOut > 0 || fadeIn > 0 else { return }
-      children.append(
-        .object([
-          "OTIO_SCHEMA": .string("Transition.1"),
-          "metadata": .object([]),
-          "name": .string(""),
-          "in_offset": time(Double(fadeOut), rate),
-          "out_offset": time(Double(fadeIn), rate),
-          "transition_type": .string("SMPTE_Dissolve"),
-        ]))
-    }
-    for clip in lane.clips {
-      let start = clip.timelineStart.frames
-      if start > position {
-        transition(pendingFadeOut, 0)
-        pendingFadeOut = 0
+    for item in items(of: lane) {
+      switch item {
+      case .gap(let length):
         children.append(
           .object([
             "OTIO_SCHEMA": .string("Gap.1"),
             "metadata": .object([]),
             "name": .string(""),
-            "source_range": range(0, start - position, rate),
+            "source_range": range(0, length, rate),
             "effects": .array([]),
             "markers": .array([]),
             "enabled": .bool(true),
             "color": .null,
           ]))
+      case .transition(let inOffset, let outOffset):
+        children.append(
+          .object([
+            "OTIO_SCHEMA": .string("Transition.1"),
+            "metadata": .object([]),
+            "name": .string(""),
+            "in_offset": time(Double(inOffset), rate),
+            "out_offset": time(Double(outOffset), rate),
+            "transition_type": .string("SMPTE_Dissolve"),
+          ]))
+      case .clip(let clip, let sourceStart, let length):
+        children.append(
+          clipJSON(
+            clip, sourceStart: sourceStart, length: length, project: project, sources: sources,
+            path: path))
       }
-      transition(pendingFadeOut, clip.fadeIn.length.frames)
-      pendingFadeOut = clip.fadeOut.length.frames
-      children.append(clipJSON(clip, project: project, sources: sources, path: path))
-      position = clip.timelineEnd.frames
     }
-    transition(pendingFadeOut, 0)
     return .object([
       "OTIO_SCHEMA": .string("Track.1"),
       "metadata": .object(["tape": tape]),
@@ -215,8 +218,103 @@ public enum OTIOExport {
     ])
   }
 
+  /// One OTIO item of a lane, in order.
+  enum Item: Equatable {
+    /// Silence for `length` frames; 0 beside a fade's transition, which needs silence to
+    /// dissolve from or into.
+    case gap(Int64)
+    /// A dissolve around the cut between the items beside it (``OTIOExport``).
+    case transition(Int64, Int64)
+    /// A clip as placed between its cuts: the part of its crop from `sourceStart` for `length`
+    /// frames (less than the whole clip where a crossfade's transition plays the rest).
+    case clip(Clip, sourceStart: Int64, length: Int64)
+  }
+
+  /// The items of `lane` (which may hold crossfading clips, ``Lane/isCrossfade(_:_:)``): what
+  /// plays, as OTIO means its transitions.
+  ///
+  /// - Two crossfading clips meet at a cut in the middle of their overlap, with one transition
+  ///   whose `in_offset` and `out_offset` reach back to where the later clip starts and on to
+  ///   where the earlier one ends: a reader that lengthens both into it (as OTIO means) plays
+  ///   each clip whole.
+  /// - Any other fade is a dissolve from or into silence: a fade-in is a transition with an
+  ///   `in_offset` of 0 after a gap, a fade-out one with an `out_offset` of 0 before a gap,
+  ///   so a clip that abuts another gets a gap of length 0 between them (else a reader would
+  ///   start the next clip early and fade it in: the dissolve Tape wrote before).
+  static func items(of lane: Lane) -> [Item] {
+    var items: [Item] = []
+    let clips = lane.clips
+    var position: Int64 = 0
+    // A fade-out's transition was the last item: what follows must start with a gap.
+    var afterFadeOut = false
+    for (index, clip) in clips.enumerated() {
+      let start = clip.timelineStart.frames
+      let end = clip.timelineEnd.frames
+      let joinedBefore = index > 0 && clips[index - 1].timelineEnd.frames > start
+      let next = index + 1 < clips.count ? clips[index + 1] : nil
+      let joinedAfter = next.map { $0.timelineStart.frames < end } ?? false
+      var leftCut = start
+      if joinedBefore {
+        leftCut = position
+      } else {
+        let fadeIn = clip.fadeIn.length.frames
+        if start > position {
+          items.append(.gap(start - position))
+        } else if afterFadeOut || (fadeIn > 0 && items.last.map(isGap) != true) {
+          items.append(.gap(0))
+        }
+        if fadeIn > 0 { items.append(.transition(0, fadeIn)) }
+      }
+      let rightCut = next.map { joinedAfter ? cut(clip, $0) : end } ?? end
+      items.append(
+        .clip(
+          clip, sourceStart: clip.sourceRange.start.frames + (leftCut - start),
+          length: rightCut - leftCut))
+      position = rightCut
+      afterFadeOut = false
+      if let next, joinedAfter {
+        items.append(.transition(rightCut - next.timelineStart.frames, end - rightCut))
+      } else if clip.fadeOut.length.frames > 0 {
+        items.append(.transition(clip.fadeOut.length.frames, 0))
+        afterFadeOut = true
+      }
+    }
+    if afterFadeOut { items.append(.gap(0)) }
+    return items
+  }
+
+  static func isGap(_ item: Item) -> Bool {
+    if case .gap = item { return true }
+    return false
+  }
+
+  /// Where two crossfading clips meet in OTIO: the middle of their overlap.
+  static func cut(_ before: Clip, _ after: Clip) -> Int64 {
+    let overlap = before.timelineEnd.frames - after.timelineStart.frames
+    return after.timelineStart.frames + overlap / 2
+  }
+
+  /// The clips whose fades a range edit cut (``Fade/silentCut``, ``Fade/fullCut``) and that
+  /// are not one side of a crossfade: OTIO's dissolves run from or to silence, so another tool
+  /// fades them whole over the length that plays (Tape's own import keeps them exact).
+  public static func partlyCutFades(_ project: Project) -> [Clip.ID] {
+    var found: [Clip.ID] = []
+    for lane in Lane.lanes(of: project, joiningCrossfades: true) {
+      for (index, clip) in lane.clips.enumerated() {
+        let joinedBefore = index > 0 && lane.clips[index - 1].timelineEnd > clip.timelineStart
+        let joinedAfter =
+          index + 1 < lane.clips.count && lane.clips[index + 1].timelineStart < clip.timelineEnd
+        let cutIn = !joinedBefore && clip.fadeIn.length > .zero && !clip.fadeIn.isWhole
+        let cutOut = !joinedAfter && clip.fadeOut.length > .zero && !clip.fadeOut.isWhole
+        if cutIn || cutOut { found.append(clip.id) }
+      }
+    }
+    return found.sorted()
+  }
+
   static func clipJSON(
-    _ clip: Clip, project: Project, sources: [Source.ID: Source], path: (Source) -> [UInt8]
+    _ clip: Clip, sourceStart: Int64, length: Int64, project: Project,
+    sources: [Source.ID: Source], path: (Source) -> [UInt8]
   ) -> JSON {
     let rate = Double(project.sampleRate)
     let source = sources[clip.source]
@@ -252,7 +350,7 @@ public enum OTIOExport {
       "metadata": .object(["tape": .object(tape)]),
       // A clip's own name where it has one: what another tool shows.
       "name": .string(clip.name ?? (fileName.isEmpty ? clip.id.description : fileName)),
-      "source_range": range(clip.sourceRange.start.frames, clip.length.frames, rate),
+      "source_range": range(sourceStart, length, rate),
       "effects": .array([]),
       "markers": .array([]),
       "enabled": .bool(true),

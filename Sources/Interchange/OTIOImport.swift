@@ -37,6 +37,8 @@ public struct OTIOTimeline: Sendable {
   public struct Media: Sendable, Hashable {
     /// The absolute path.
     public var path: RawPath
+    /// The clips that play it, as messages name them (`clip 'one' on track 'Dialog'`).
+    public var clips: [String] = []
   }
 
   /// One clip to make.
@@ -53,8 +55,11 @@ public struct OTIOTimeline: Sendable {
     var exact: Bool
     /// The original Tape id's number, which orders clips that start together.
     var order: Int64
-    /// From `metadata["tape"]`: the clip's Tape name (`@NAME`).
+    /// From `metadata["tape"]`: the clip's Tape name (`@NAME`); else another tool's name made
+    /// to fit Tape's rules.
     var clipName: String? = nil
+    /// Another tool's name for the clip, as it wrote it.
+    var foreignName: String? = nil
   }
 
   /// One Tape track to make.
@@ -82,6 +87,22 @@ public struct OTIOTimeline: Sendable {
   public var skippedTracks: [String] = []
   /// What the import could not take as it was, for stderr.
   public var notes: [String] = []
+  /// `metadata["tape"]["format"]`: 0 for a file Tape did not write, 1 for one whose clips are
+  /// whole without their transitions, 2 for one read as OTIO means (``OTIOExport``).
+  var tapeFormat = 0
+  /// The timeline's `global_start_time` as written, when it is not 0.
+  public var startTimecode: String?
+  /// Clip names of another tool's that were changed to fit Tape's (`Take 1` → `Take-1`).
+  var adaptedNames: [(from: String, to: String)] = []
+
+  /// The newest version of each schema this reader takes: a newer one may mean something it
+  /// would misread.
+  static let knownSchemas: [String: Int] = [
+    "Timeline": 1, "Stack": 1, "Track": 1, "Clip": 2, "Gap": 1, "Transition": 1,
+    "ExternalReference": 1, "MissingReference": 1, "GeneratorReference": 1,
+    "ImageSequenceReference": 1, "Marker": 2, "LinearTimeWarp": 1, "FreezeFrame": 1,
+    "TimeEffect": 1, "Effect": 1, "RationalTime": 1, "TimeRange": 1,
+  ]
 
   /// Reads the OTIO JSON `text`. Relative media paths are taken from `folder` (the OTIO file's,
   /// absolute); `rate` and `channels` override the project format (else the file's
@@ -102,13 +123,25 @@ public struct OTIOTimeline: Sendable {
     guard schema.hasPrefix("Timeline.") else {
       throw InterchangeError("it holds a \(schema), not a Timeline; export a timeline as .otio")
     }
+    try Self.checkSchema(root, "the timeline")
     let tape = root["metadata"]?["tape"]
+    tapeFormat = Int(tape?["format"]?.number ?? 0)
     let stack = root["tracks"]
+    if let stack { try Self.checkSchema(stack, "the timeline's stack") }
     let children = stack?["children"]?.array ?? []
+    if rate == nil && tape?["sampleRate"]?.number == nil {
+      try Self.refuseMixedRates(children)
+    }
     let fileRate = try Self.firstClipRate(children)
     sampleRate =
       rate ?? (tape?["sampleRate"]?.number).map { Int($0) }
       ?? fileRate.flatMap { Project.supportedSampleRates.contains($0) ? $0 : nil } ?? 48_000
+    if let start = root["global_start_time"], !start.isNull,
+      let value = start["value"]?.number, let startRate = start["rate"]?.number, value != 0,
+      value.isFinite, startRate.isFinite, startRate > 0
+    {
+      startTimecode = Self.timecode(value, rate: startRate)
+    }
     self.channels = channels ?? (tape?["channels"]?.number).map { Int($0) } ?? 2
     if let tape {
       masterGain = Gain(decibels: try Self.number(tape["masterGainDB"], "masterGainDB") ?? 0)
@@ -129,6 +162,7 @@ public struct OTIOTimeline: Sendable {
           "the timeline holds a \(child["OTIO_SCHEMA"]?.string ?? "value") where a track should be; flatten it into tracks before importing"
         )
       }
+      try Self.checkSchema(child, "track \(shown)")
       guard child["kind"]?.string == "Audio" else {
         skippedTracks.append(name.isEmpty ? "track \(number + 1)" : name)
         continue
@@ -170,6 +204,7 @@ public struct OTIOTimeline: Sendable {
         "it has no audio tracks (\(skipped)); Tape imports tracks of kind \"Audio\" only")
     }
     for (index, marker) in (stack?["markers"]?.array ?? []).enumerated() {
+      try Self.checkSchema(marker, "a marker of the timeline")
       guard let range = marker["marked_range"], let start = range["start_time"] else { continue }
       let position = try frames(start, "a marker's start")
       let name = marker["name"]?.string ?? ""
@@ -177,6 +212,61 @@ public struct OTIOTimeline: Sendable {
         (marker["metadata"]?["tape"]?["id"]?.string).flatMap(Self.idNumber) ?? Int64(Int32.max)
         + Int64(index)
       markers.append((name, position, order))
+    }
+  }
+
+  /// Refuses `value` when its `OTIO_SCHEMA` is newer than this reader takes (``knownSchemas``),
+  /// naming `what` it is.
+  static func checkSchema(_ value: JSON, _ what: String) throws(InterchangeError) {
+    guard let schema = value["OTIO_SCHEMA"]?.string else { return }
+    let parts = schema.split(separator: ".")
+    guard parts.count == 2, let version = Int(parts[1]), let known = knownSchemas[String(parts[0])]
+    else { return }
+    guard version <= known else {
+      throw InterchangeError(
+        "\(what) is a \(schema), newer than the \(parts[0]).\(known) Tape reads; write the file with OpenTimelineIO 0.18 (its target_schema_versions can downgrade it)"
+      )
+    }
+  }
+
+  /// `HH:MM:SS:FF` for `value` frames at `rate` (rounded to whole frames per second), or
+  /// seconds when the rate is an audio rate.
+  static func timecode(_ value: Double, rate: Double) -> String {
+    guard rate <= 120 else { return "\(value / rate) s" }
+    let perSecond = Int64(rate.rounded())
+    let frames = Int64(value.rounded())
+    let parts = [
+      frames / (perSecond * 3600), frames / (perSecond * 60) % 60, frames / perSecond % 60,
+      frames % perSecond,
+    ]
+    return parts.map { $0 < 10 ? "0\($0)" : "\($0)" }.joined(separator: ":")
+  }
+
+  /// Refuses a timeline whose audio clips are timed at two audio rates (44,100 and 48,000 Hz):
+  /// either would misplace the others' edits by rounding, so the user chooses.
+  static func refuseMixedRates(_ tracks: [JSON]) throws(InterchangeError) {
+    var first: (rate: Int, clip: String)?
+    for (number, track) in tracks.enumerated() where track["kind"]?.string == "Audio" {
+      let trackName = track["name"]?.string ?? ""
+      let shownTrack = trackName.isEmpty ? "track \(number + 1)" : "track '\(trackName)'"
+      for (index, item) in (track["children"]?.array ?? []).enumerated()
+      where item["OTIO_SCHEMA"]?.string?.hasPrefix("Clip.") == true {
+        guard let value = item["source_range"]?["duration"]?["rate"]?.number, value.isFinite,
+          Project.supportedSampleRates.contains(Int(value.rounded()))
+        else { continue }
+        let rate = Int(value.rounded())
+        let name = item["name"]?.string ?? ""
+        let clip = "\(name.isEmpty ? "item \(index + 1)" : "clip '\(name)'") on \(shownTrack)"
+        guard let seen = first else {
+          first = (rate, clip)
+          continue
+        }
+        if seen.rate != rate {
+          throw InterchangeError(
+            "\(seen.clip) is timed at \(seen.rate) Hz and \(clip) at \(rate) Hz; give --rate \(max(seen.rate, rate)) (or --rate \(min(seen.rate, rate))) to choose the project's rate"
+          )
+        }
+      }
     }
   }
 
@@ -296,8 +386,12 @@ public struct OTIOTimeline: Sendable {
       )
     }
     let path = RawPath(bytes: bytes).resolved(against: folder).normalized
-    if let index = media.firstIndex(where: { $0.path == path }) { return index }
-    media.append(Media(path: path))
+    let user = clip == "a source" ? [] : [clip]
+    if let index = media.firstIndex(where: { $0.path == path }) {
+      media[index].clips += user
+      return index
+    }
+    media.append(Media(path: path, clips: user))
     return media.count - 1
   }
 
@@ -319,14 +413,29 @@ public struct OTIOTimeline: Sendable {
     var items: [Item] = []
     var result: [ImportedClip] = []
     var position: Int64 = offset
+    for (index, marker) in (track["markers"]?.array ?? []).enumerated() {
+      try Self.checkSchema(marker, "a marker of track \(shown)")
+      guard let start = marker["marked_range"]?["start_time"] else { continue }
+      let at = try frames(start, "the start of a marker of track \(shown)") + offset
+      markers.append((marker["name"]?.string ?? "", at, Int64(Int32.max) * 2 + Int64(index)))
+    }
     for (number, item) in children.enumerated() {
       let schema = item["OTIO_SCHEMA"]?.string ?? "value"
       let kind = schema.split(separator: ".").first.map(String.init) ?? schema
       let name = item["name"]?.string ?? ""
+      let what = kind == "Gap" ? "gap" : kind == "Transition" ? "transition" : "clip"
       let label =
-        name.isEmpty ? "item \(number + 1) of track \(shown)" : "clip '\(name)' on track \(shown)"
+        name.isEmpty
+        ? "item \(number + 1) of track \(shown)" : "\(what) '\(name)' on track \(shown)"
+      try Self.checkSchema(item, label)
       switch kind {
       case "Transition":
+        let type = item["transition_type"]?.string ?? ""
+        guard type == "SMPTE_Dissolve" else {
+          throw InterchangeError(
+            "\(label) is a '\(type.isEmpty ? "unnamed" : type)' transition, which Tape cannot play; make it a dissolve (SMPTE_Dissolve) or a cut in the tool that wrote it"
+          )
+        }
         let inOffset = try frames(item["in_offset"], "the in_offset of \(label)")
         let outOffset = try frames(item["out_offset"], "the out_offset of \(label)")
         guard inOffset >= 0, outOffset >= 0 else {
@@ -336,6 +445,11 @@ public struct OTIOTimeline: Sendable {
         items.append(.transition(inOffset, outOffset))
       case "Gap":
         let length = try frames(item["source_range"]?["duration"], "the duration of \(label)")
+        guard length >= 0 else {
+          throw InterchangeError(
+            "\(label) has a negative duration (\(length) frames at \(sampleRate) Hz); fix it in the tool that wrote it"
+          )
+        }
         position += length
         items.append(.gap)
       case "Clip":
@@ -351,7 +465,13 @@ public struct OTIOTimeline: Sendable {
           )
         }
         let length = try frames(range["duration"], "the duration of \(label)")
+        guard length >= 0 else {
+          throw InterchangeError(
+            "\(label) has a negative duration (\(length) frames at \(sampleRate) Hz); fix its source_range in the tool that wrote it"
+          )
+        }
         let start = try frames(range["start_time"], "the source start of \(label)")
+        if let reference { try Self.checkSchema(reference, "the media of \(label)") }
         let mediaStart =
           try available.map { (range) throws(InterchangeError) in
             try frames(range["start_time"], "the available_range of \(label)'s media")
@@ -387,6 +507,22 @@ public struct OTIOTimeline: Sendable {
           clip.gain = Gain(decibels: try Self.number(meta["gainDB"], "gainDB") ?? 0)
           clip.fadeIn = try Self.fade(meta["fadeIn"])
           clip.fadeOut = try Self.fade(meta["fadeOut"])
+        } else {
+          clip.clipName = adaptedName(name, file: media)
+          clip.foreignName = name
+        }
+        try noteEffects(of: item, label)
+        // A clip's markers are at times of its media: on the timeline, where the clip plays
+        // them.
+        for (index, marker) in (item["markers"]?.array ?? []).enumerated() {
+          try Self.checkSchema(marker, "a marker of \(label)")
+          guard let at = marker["marked_range"]?["start_time"] else { continue }
+          let timeline = try position + frames(at, "the start of a marker of \(label)") - start
+          markers.append(
+            (
+              marker["name"]?.string ?? "", timeline,
+              Int64(Int32.max) * 3 + Int64(result.count) * 1_000 + Int64(index)
+            ))
         }
         items.append(.clip(result.count))
         result.append(clip)
@@ -396,22 +532,89 @@ public struct OTIOTimeline: Sendable {
         )
       }
     }
-    // Transitions into fades, for clips without exact fades.
+    // Transitions lengthen the clips beside them, as OTIO means, and are their fades where
+    // Tape's metadata does not give them exactly. (Tape's first format wrote its clips whole
+    // beside transitions.)
     for (index, item) in items.enumerated() {
       guard case .transition(let inOffset, let outOffset) = item else { continue }
       let length = FrameCount(inOffset + outOffset)
-      if index > 0, case .clip(let before) = items[index - 1], !result[before].exact {
-        result[before].length += outOffset
-        result[before].fadeOut = Fade(length: length)
+      if index > 0, case .clip(let before) = items[index - 1] {
+        if !result[before].exact || tapeFormat >= 2 { result[before].length += outOffset }
+        if !result[before].exact { result[before].fadeOut = Fade(length: length) }
       }
-      if index + 1 < items.count, case .clip(let after) = items[index + 1], !result[after].exact {
-        result[after].timelineStart -= inOffset
-        result[after].sourceStart -= inOffset
-        result[after].length += inOffset
-        result[after].fadeIn = Fade(length: length)
+      if index + 1 < items.count, case .clip(let after) = items[index + 1] {
+        if !result[after].exact || tapeFormat >= 2 {
+          result[after].timelineStart -= inOffset
+          result[after].sourceStart -= inOffset
+          result[after].length += inOffset
+        }
+        if !result[after].exact { result[after].fadeIn = Fade(length: length) }
       }
     }
     return result
+  }
+
+  /// Notes what a clip's `effects` ask that Tape does not do: a time warp (the clip plays at
+  /// its own speed here), a freeze frame, any other effect.
+  mutating func noteEffects(of item: JSON, _ label: String) throws(InterchangeError) {
+    for effect in item["effects"]?.array ?? [] {
+      try Self.checkSchema(effect, "an effect of \(label)")
+      let schema = effect["OTIO_SCHEMA"]?.string ?? ""
+      let kind = schema.split(separator: ".").first.map(String.init) ?? schema
+      let effectName = effect["effect_name"]?.string ?? effect["name"]?.string ?? ""
+      switch kind {
+      case "LinearTimeWarp":
+        let scalar = effect["time_scalar"]?.number ?? 1
+        guard scalar != 1 else { continue }
+        notes.append(
+          "\(label) is played at \(Self.trimmed(scalar))× by a time warp (LinearTimeWarp), which Tape does not apply: it plays at 1× here, for the same length"
+        )
+      case "FreezeFrame":
+        notes.append(
+          "\(label) holds one frame (FreezeFrame), which Tape does not apply: its audio plays as it is"
+        )
+      default:
+        let named = effectName.isEmpty ? kind : "'\(effectName)'"
+        notes.append("\(label) has an effect \(named), which Tape does not apply")
+      }
+    }
+  }
+
+  /// `2` for 2.0, `0.5` for 0.5.
+  static func trimmed(_ value: Double) -> String {
+    value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+  }
+
+  /// Another tool's name for a clip as a Tape clip name (``Clip/validateName(_:)``: letters,
+  /// digits, `-`, `_`, `.`): blanks and other characters become `-`. Nil for no name, or the
+  /// name of its media file, which tools give a clip by default and would only repeat.
+  func adaptedName(_ name: String, file media: Int) -> String? {
+    var trimmed = Substring(name)
+    while trimmed.unicodeScalars.first?.properties.isWhitespace == true { trimmed.removeFirst() }
+    while trimmed.unicodeScalars.last?.properties.isWhitespace == true { trimmed.removeLast() }
+    guard !trimmed.isEmpty, trimmed != self.media[media].path.lastComponent.description else {
+      return nil
+    }
+    var adapted = ""
+    for scalar in trimmed.unicodeScalars {
+      let keep =
+        scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+        || "-_.".unicodeScalars.contains(scalar)
+      if keep {
+        adapted.unicodeScalars.append(scalar)
+      } else if !adapted.hasSuffix("-") {
+        adapted += "-"
+      }
+    }
+    while adapted.hasSuffix("-") { adapted.removeLast() }
+    while let first = adapted.unicodeScalars.first,
+      !(first.properties.isAlphabetic || ("0"..."9").contains(first))
+    {
+      adapted.unicodeScalars.removeFirst()
+    }
+    adapted = String(adapted.prefix(Clip.maximumNameLength))
+    guard (try? Clip.validateName(adapted)) != nil else { return nil }
+    return adapted
   }
 
   static func fade(_ value: JSON?) throws(InterchangeError) -> Fade {
@@ -501,6 +704,17 @@ public struct OTIOTimeline: Sendable {
           notes.append("\(clip.name): its transitions overlap; its fades were shortened to fit")
         }
         var clipName = clip.clipName
+        // Another tool's names repeat (every take of a file): the later ones are numbered.
+        if !clip.exact, let name = clipName, clipNames.contains(name) {
+          let numbered = (2...).lazy.map { number in
+            let suffix = "-\(number)"
+            return String(name.prefix(Clip.maximumNameLength - suffix.count)) + suffix
+          }
+          clipName = numbered.first { !clipNames.contains($0) }
+        }
+        if let foreign = clip.foreignName, let clipName, foreign != clipName {
+          adaptedNames.append((foreign, clipName))
+        }
         if let name = clipName {
           do {
             try Clip.validateName(name)
@@ -532,7 +746,36 @@ public struct OTIOTimeline: Sendable {
     if !masterEffects.isEmpty {
       commands.append(.setEffects(Self.withIDs(masterEffects, &ids), on: .master))
     }
+    if !adaptedNames.isEmpty {
+      let shown = adaptedNames.prefix(3).map { "'\($0.from)' → \($0.to)" }.joined(separator: ", ")
+      let more = adaptedNames.count > 3 ? ", and \(adaptedNames.count - 3) more" : ""
+      notes.append(
+        "\(adaptedNames.count) clip name\(adaptedNames.count == 1 ? " was" : "s were") made to fit Tape's (letters, digits, - _ .; a name already taken is numbered): \(shown)\(more)"
+      )
+    }
     var names: Set<String> = []
+    // Another tool's markers may be unnamed or share a name: they are named and numbered
+    // rather than left out.
+    if tapeFormat == 0 {
+      var renamed: [(name: String, position: Int64, order: Int64)] = []
+      var taken: Set<String> = []
+      for var marker in markers.sorted(by: { ($0.position, $0.order) < ($1.position, $1.order) }) {
+        var base = marker.name
+        while base.unicodeScalars.first?.properties.isWhitespace == true { base.removeFirst() }
+        while base.unicodeScalars.last?.properties.isWhitespace == true { base.removeLast() }
+        if base.isEmpty { base = "Marker" }
+        var name = base
+        var number = 2
+        while taken.contains(name) {
+          name = "\(base) \(number)"
+          number += 1
+        }
+        taken.insert(name)
+        marker.name = name
+        renamed.append(marker)
+      }
+      markers = renamed
+    }
     for marker in markers.sorted(by: { ($0.position, $0.order) < ($1.position, $1.order) }) {
       do {
         try Marker.validate(name: marker.name)

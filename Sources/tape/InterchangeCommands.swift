@@ -15,10 +15,16 @@ struct Export: ParsableCommand {
       The output's extension picks the format. .otio: OpenTimelineIO JSON (as OTIO 0.18 writes \
       it): one audio track per track (a track whose clips overlap is spread over extra tracks \
       named after it: Drums, Drums (2)), each clip's crop at the project rate with an absolute \
-      file:// URL to its source, gaps where nothing plays, fades also as dissolve transitions; \
-      gain, pan, mute, solo, envelopes, effects and exact fades are kept in metadata["tape"], \
-      so that 'tape import-otio' gets the same project back.
-      .edl: a CMX3600 audio EDL at --fps (24, 25 or 30, non-drop; default 25). Each track (each \
+      file:// URL to its source, gaps where nothing plays, fades also as dissolve transitions \
+      placed as OTIO means them: two clips that crossfade (as 'tape clip crossfade' makes \
+      them) are one dissolve between them on one track; any other fade a dissolve from or into \
+      a gap (of length 0 between two clips that abut), so a reader that lengthens clips into \
+      transitions plays what Tape plays. A fade a range edit cut part of is warned about: \
+      other tools fade it whole. Gain, pan, mute, solo, envelopes, effects, names and exact \
+      fades are kept in metadata["tape"], so that 'tape import-otio' gets the same project \
+      back. --start writes the timeline's global_start_time (a timecode at --fps).
+      .edl: a CMX3600 audio EDL at --fps (24, 25 or 30 non-drop, or 29.97 drop-frame; default \
+      25), its record timecode from --start (default 00:00:00:00). Each track (each \
       of its lanes, when its clips overlap) is one channel, A then A2; a project with more than \
       two writes the others to further EDLs, edit-2.edl (A, A2), edit-3.edl… Fades are \
       dissolves from and to black; gain, pan, mute and effects have no place in an EDL. Every \
@@ -27,6 +33,7 @@ struct Export: ParsableCommand {
       The files written are printed, one per line.
       Example: tape export song.tape -o edit.otio
       Example: tape export song.tape -o edit.edl --fps 25
+      Example: tape export song.tape -o edit.edl --start 01:00:00:00
       """)
 
   @OptionGroup var project: ProjectArgument
@@ -38,8 +45,19 @@ struct Export: ParsableCommand {
   var version: String?
   @Option(
     parsing: .unconditional,
-    help: "Frames per second of an EDL's timecode: 24, 25 or 30 (default 25).")
+    help:
+      "Frames per second of the timecode: 24, 25, 30 or 29.97 (drop-frame) (default 25).")
   var fps: String?
+  @Option(
+    parsing: .unconditional,
+    help: ArgumentHelp(
+      "The timecode of the timeline's first frame (an EDL's record start; OTIO's global_start_time).",
+      discussion: "HH:MM:SS:FF at --fps (HH:MM:SS;FF drop-frame); default 00:00:00:00.",
+      valueName: "timecode"))
+  var start: String?
+
+  /// The timecode rate, --fps or 25.
+  var timecodeRate: TimecodeRate { fps.flatMap(TimecodeRate.init(parsing:)) ?? .fps25 }
 
   /// The format the output's extension names.
   enum Format { case otio, edl }
@@ -60,13 +78,20 @@ struct Export: ParsableCommand {
       )
     }
     if let fps {
-      guard format == .edl else {
-        throw ValidationError("--fps is for EDLs; name the output edit.edl")
+      guard format == .edl || start != nil else {
+        throw ValidationError(
+          "--fps is for EDLs, and for the timecode of --start; name the output edit.edl or give --start"
+        )
       }
-      // Text, not Int: `--fps 29.97` got the parser's "invalid value", which named no rate.
-      guard let rate = Int(fps), [24, 25, 30].contains(rate) else {
-        throw ValidationError("--fps \(fps) is not an EDL rate; give 24, 25 or 30")
+      guard TimecodeRate(parsing: fps) != nil else {
+        throw ValidationError("--fps \(fps) is not a timecode rate; give \(TimecodeRate.accepted)")
       }
+    }
+    if let start, timecodeRate.frames(parsing: start) == nil {
+      let example = timecodeRate.dropFrame ? "01:00:00;00" : "01:00:00:00"
+      throw ValidationError(
+        "--start \(start) is not a timecode at \(timecodeRate) fps; write HH:MM:SS\(timecodeRate.dropFrame ? ";" : ":")FF, for example \(example)"
+      )
     }
   }
 
@@ -77,7 +102,8 @@ struct Export: ParsableCommand {
       let path = { (source: Source) in source.path.resolved(against: folder).normalized.bytes }
       var title = (file as NSString).lastPathComponent
       if title.hasSuffix(".tape") { title = String(title.dropLast(5)) }
-      let rate = fps.flatMap { Int($0) } ?? 25
+      let rate = timecodeRate
+      let startFrame = start.flatMap(rate.frames(parsing:)) ?? 0
       // Every file to write, each checked before the first is written: a refusal writes
       // nothing.
       let (current, export, files) = try retryingReads {
@@ -91,9 +117,16 @@ struct Export: ParsableCommand {
         var files: [(name: String, text: String)]
         switch format {
         case .otio:
-          files = [(output, OTIOExport.document(current, name: title, path: path).rendered())]
+          files = [
+            (
+              output,
+              OTIOExport.document(
+                current, name: title, start: start.map { _ in (startFrame, rate) }, path: path
+              ).rendered()
+            )
+          ]
         case .edl, nil:
-          let edl = EDLExport(current, title: title, fps: rate, path: path)
+          let edl = EDLExport(current, title: title, rate: rate, start: startFrame, path: path)
           export = edl
           files = edl.documents.enumerated().map { index, document in
             (index == 0 ? output : Self.numbered(output, index + 1), document.text)
@@ -104,6 +137,15 @@ struct Export: ParsableCommand {
           try refuseDestroying(name, extra: index > 0, store: store, cache: cache)
         }
         return (current, export, files)
+      }
+      if format == .otio {
+        let cut = OTIOExport.partlyCutFades(current)
+        if !cut.isEmpty {
+          let ids = cut.map(\.description).joined(separator: ", ")
+          writeOut(
+            "warning: \(ids) \(cut.count == 1 ? "has a fade" : "have fades") a range edit cut part of; OTIO's dissolves run from or to silence, so other tools fade \(cut.count == 1 ? "it" : "them") whole over the length that plays ('tape import-otio' keeps \(cut.count == 1 ? "it" : "them") exact)\n"
+          )
+        }
       }
       var written: [String] = []
       for (index, (name, text)) in files.enumerated() {
@@ -125,6 +167,12 @@ struct Export: ParsableCommand {
           let most = Double(export.largestRounding) / Double(current.sampleRate) * 1000
           writeOut(
             "warning: \(export.roundedEdits) edit\(export.roundedEdits == 1 ? " is" : "s are") not on a frame at \(rate) fps and \(export.roundedEdits == 1 ? "was" : "were") rounded to the nearest (by up to \(String(format: "%.1f", most)) ms); export .otio to keep them exact\n"
+          )
+        }
+        if !export.lateFades.isEmpty {
+          let ids = export.lateFades.map(\.description).joined(separator: ", ")
+          writeOut(
+            "warning: \(ids) \(export.lateFades.count == 1 ? "fades" : "fade") in at the very start, where an EDL's dissolve needs something before it: \(export.lateFades.count == 1 ? "its fade starts" : "their fades start") one frame later, after a frame of black; export .otio to keep \(export.lateFades.count == 1 ? "it" : "them") exact\n"
           )
         }
         if !export.droppedClips.isEmpty {
@@ -271,7 +319,27 @@ struct ImportOTIO: ParsableCommand {
         throw DataError(message: "cannot import \(name): \(error)")
       }
       // The same reading and checks as `tape import`, every file before anything is written.
-      let probed = try timeline.media.map { try AudioProbe.probe($0.path) }
+      // Every missing file is named at once, with the clips that play it.
+      var missing: [String] = []
+      var probed: [AudioFileInfo] = []
+      for media in timeline.media {
+        do throws(AudioFileError) {
+          probed.append(try AudioProbe.probe(media.path))
+        } catch {
+          guard case .missing = error else { throw error }
+          let users =
+            media.clips.isEmpty
+            ? ""
+            : " (\(media.clips.prefix(3).joined(separator: ", "))\(media.clips.count > 3 ? " and \(media.clips.count - 3) more" : ""))"
+          missing.append(media.path.description + users)
+        }
+      }
+      if !missing.isEmpty {
+        throw MissingInput(
+          message:
+            "cannot import \(name): \(missing.count == 1 ? "a media file is" : "\(missing.count) media files are") missing: \(missing.joined(separator: "; ")); put \(missing.count == 1 ? "it" : "them") where the timeline says, or relink \(missing.count == 1 ? "it" : "them") in the tool that wrote it"
+        )
+      }
       let sources = probed.map { info in
         Source(
           id: Source.ID(0), path: storedPath(info.path, project: file),
@@ -320,6 +388,12 @@ struct ImportOTIO: ParsableCommand {
           ) + "\n")
       }
       for note in checked.notes { writeOut(escaped("note: \(note)") + "\n") }
+      if let start = timeline.startTimecode {
+        writeOut(
+          escaped(
+            "note: the timeline starts at \(start) (its global_start_time); Tape's starts at 0 and every time keeps its place from there ('tape export --start \(start)' writes it again)"
+          ) + "\n")
+      }
       let tracks = result.newIDs.filter { $0.hasPrefix("t") }
       try MutationOutput(
         version: result.version, ids: tracks, done: "\(file) was imported all the same"

@@ -7,6 +7,13 @@ timelines with OTIO's own Python API for `tape import-otio` to read.
   otio-check.py edl EDIT.edl FPS          one line per EDL event (clip or black), channel first
   otio-check.py make OUT.otio RATE A.wav B.wav   a timeline with gaps, three tracks (one video),
                                           a transition between two clips and a fade from a gap
+  otio-check.py played EDIT.otio RATE     each clip as a reader that expands transitions plays
+                                          it: track, start, length, source start (frames)
+  otio-check.py rich OUT.otio A.wav       a 48 kHz timeline with what an import must not drop:
+                                          names, markers on a track and a clip, time effects,
+                                          a global start of 01:00:00:00 at 25 fps
+  otio-check.py timecode FRAMES FPS DF    FRAMES as OTIO writes it as timecode
+  otio-check.py start EDIT.otio           the timeline's global_start_time as timecode
 """
 import sys
 import urllib.parse
@@ -88,12 +95,99 @@ def make(path, rate, first, second):
     otio.adapters.write_to_file(timeline, path)
 
 
+def played(path, rate):
+    """Each clip's played extent after `track_with_expanded_transitions`: a clip lengthened
+    into a transition on either side is one row, from the first frame any part of it plays."""
+    timeline = otio.adapters.read_from_file(path)
+    for track in timeline.tracks:
+        expanded = otio.algorithms.track_with_expanded_transitions(track)
+        position = 0
+        pieces = []  # per clip, in order: [start, end, source start]
+        seen = 0  # whole clips met so far: a transition's `before` is the last, `after` the next
+
+        def add(index, clip, start, length):
+            source = frames(clip.trimmed_range().start_time, rate)
+            while len(pieces) <= index:
+                pieces.append(None)
+            if pieces[index] is None:
+                pieces[index] = [start, start + length, source]
+            else:
+                piece = pieces[index]
+                if start < piece[0]:
+                    piece[0], piece[2] = start, source
+                piece[1] = max(piece[1], start + length)
+
+        for item in expanded:
+            if isinstance(item, tuple):
+                before, transition, after = item
+                # The items beside it were shortened by its offsets: it plays between them.
+                length = frames(transition.in_offset, rate) + frames(transition.out_offset, rate)
+                if isinstance(before, otio.schema.Clip):
+                    add(seen - 1, before, position, length)
+                if isinstance(after, otio.schema.Clip):
+                    add(seen, after, position, length)
+                position += length
+                continue
+            length = frames(item.trimmed_range().duration, rate)
+            if isinstance(item, otio.schema.Clip):
+                add(seen, item, position, length)
+                seen += 1
+            position += length
+        for start, end, source in pieces:
+            print(f"{track.name}\t{start}\t{end - start}\t{source}")
+
+
+def rich(path, media):
+    rate = 48000
+
+    def time(seconds):
+        return otio.opentime.RationalTime(seconds * rate, rate)
+
+    def clip(name, start, duration):
+        return otio.schema.Clip(
+            name=name, media_reference=otio.schema.ExternalReference(target_url="file://" + media),
+            source_range=otio.opentime.TimeRange(time(start), time(duration)))
+
+    timeline = otio.schema.Timeline(name="rich")
+    timeline.global_start_time = otio.opentime.from_timecode("01:00:00:00", 25)
+    track = otio.schema.Track(name="Dialog", kind=otio.schema.TrackKind.Audio)
+    first = clip("Take 1", 0, 1)
+    first.markers.append(otio.schema.Marker(
+        name="Breath", marked_range=otio.opentime.TimeRange(time(0.5), time(0))))
+    track.append(first)
+    track.append(clip("Take 1", 2, 1))
+    fast = clip("fast", 3, 1)
+    fast.effects.append(otio.schema.LinearTimeWarp(time_scalar=2.0))
+    track.append(fast)
+    held = clip("speech-mono-48k-16.wav", 4, 1)
+    held.effects.append(otio.schema.FreezeFrame())
+    track.append(held)
+    track.markers.append(otio.schema.Marker(
+        name="Verse", marked_range=otio.opentime.TimeRange(time(2.5), time(0))))
+    track.markers.append(otio.schema.Marker(
+        name="", marked_range=otio.opentime.TimeRange(time(3), time(0))))
+    timeline.tracks.append(track)
+    otio.adapters.write_to_file(timeline, path)
+
+
 if __name__ == "__main__":
     command = sys.argv[1]
     if command == "read":
         read(sys.argv[2], int(sys.argv[3]))
     elif command == "edl":
         edl(sys.argv[2], int(sys.argv[3]))
+    elif command == "played":
+        played(sys.argv[2], int(sys.argv[3]))
+    elif command == "rich":
+        rich(sys.argv[2], sys.argv[3])
+    elif command == "timecode":
+        print(otio.opentime.to_timecode(
+            otio.opentime.RationalTime(int(sys.argv[2]), float(sys.argv[3])), float(sys.argv[3]),
+            sys.argv[4] == "1"))
+    elif command == "start":
+        timeline = otio.adapters.read_from_file(sys.argv[2])
+        start = timeline.global_start_time
+        print(otio.opentime.to_timecode(start, start.rate))
     elif command == "make":
         make(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])
     else:
