@@ -4,11 +4,14 @@ public import Timeline
 
 /// One file of a project's decoded-audio cache, as `tape cache` lists it.
 public struct CacheListing: Sendable, Hashable {
-  public enum Kind: String, Sendable, Hashable {
+  public enum Kind: String, Sendable, Hashable, CaseIterable {
     /// A source decoded at the project rate (`<hash>-<rate>hz-<channels>ch.f32`).
     case audio
     /// A source file's identity record (`<hash>-<path key>.source`).
     case identity
+    /// A source's waveform overview at the project rate, what `tape draw` reads
+    /// (`<hash>-<rate>hz-<channels>ch-256.peaks`).
+    case peaks
   }
 
   public let path: String
@@ -40,6 +43,7 @@ extension AudioCache {
     var owners: [String: [Source]] = [:]
     for source in sources {
       owners[Self.entryName(for: source, projectRate: projectRate), default: []].append(source)
+      owners[Self.peakName(for: source, projectRate: projectRate), default: []].append(source)
       // Named as ``checkSourceFile(_:)`` names the record: by the file's absolute path.
       owners[Self.identityName(for: source, file: file(of: source).absolute), default: []]
         .append(source)
@@ -55,6 +59,8 @@ extension AudioCache {
           kind = .audio
         } else if name.hasSuffix(".source") {
           kind = .identity
+        } else if name.hasSuffix(".peaks") {
+          kind = .peaks
         } else {
           continue
         }

@@ -47,20 +47,10 @@ public struct Lane: Sendable, Hashable {
   }
 
   /// Whether `before` and `after` (which starts later) crossfade as `tape clip crossfade` makes
-  /// them: they overlap, `before`'s fade-out and `after`'s fade-in each cover exactly the
-  /// overlap, and neither fade was cut by a range edit, so the stretch is one dissolve from one
-  /// into the other.
+  /// them (``Timeline/Clip/crossfades(into:)``).
   public static func isCrossfade(_ before: Clip, _ after: Clip) -> Bool {
-    let overlap = before.timelineEnd.frames - after.timelineStart.frames
-    return after.timelineStart > before.timelineStart && overlap > 0
-      && before.fadeOut.length.frames == overlap && after.fadeIn.length.frames == overlap
-      && before.fadeOut.isWhole && after.fadeIn.isWhole
+    before.crossfades(into: after)
   }
-}
-
-extension Fade {
-  /// No part of the curve was cut away: it runs from silence to full level.
-  var isWhole: Bool { silentCut == .zero && fullCut == .zero }
 }
 
 /// `file://` URLs for absolute paths, and back: bytes outside RFC 3986's unreserved set and

@@ -684,13 +684,19 @@ public struct OTIOTimeline: Sendable {
             )
           }
         }
-        guard clip.sourceStart >= 0, clip.sourceStart + clip.length <= available, clip.length > 0
+        guard clip.sourceStart >= 0 else {
+          let before = TimeValue.clock(FrameCount(-clip.sourceStart), sampleRate: sampleRate)
+          throw InterchangeError(
+            "\(clip.name) starts \(before) before the beginning of \(file); fix its source_range in the tool that wrote it"
+          )
+        }
+        guard clip.sourceStart + clip.length <= available, clip.length > 0
         else {
           let from = TimeValue.clock(FrameCount(clip.sourceStart), sampleRate: sampleRate)
           let to = TimeValue.clock(
             FrameCount(clip.sourceStart + clip.length), sampleRate: sampleRate)
           throw InterchangeError(
-            "\(clip.name) plays \(clip.sourceStart < 0 ? "-" : "")\(from)–\(to) of \(file), which is only \(TimeValue.clock(FrameCount(available), sampleRate: sampleRate)) long; fix its source_range in the tool that wrote it"
+            "\(clip.name) plays \(from)–\(to) of \(file), which is only \(TimeValue.clock(FrameCount(available), sampleRate: sampleRate)) long; fix its source_range in the tool that wrote it"
           )
         }
         guard clip.timelineStart >= 0 else {

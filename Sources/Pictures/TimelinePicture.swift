@@ -1,5 +1,9 @@
 public import Timeline
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// A picture of a project's timeline as SVG: a ruler with times, one lane per track (its name,
 /// gain, pan, mute and solo, effects), each clip a box to scale with its id and its waveform,
 /// fades drawn as their curves, overlaps marked, markers; or two versions, with the clips that
@@ -89,6 +93,8 @@ private struct Drawing {
   let left: Double
   /// The clip changes of the comparison, by clip.
   let changes: [Clip.ID: ProjectDiff.ClipChange]
+  /// The marker band's labels (``markerLayout()``).
+  var markerLabels: [MarkerLabel] = []
   var out = ""
 
   // Vertical layout, in pixels.
@@ -104,6 +110,10 @@ private struct Drawing {
     "#4e79a7", "#59a14f", "#b07aa1", "#9c755f", "#76b7b2", "#e15759", "#f28e2b", "#8a8a2a",
   ]
   static let silentColour = "#9a9a9a"
+  static let envelopeColour = "#d4a017"
+  static let crossfadeColour = "#1f77b4"
+  /// Clips narrower than this many pixels are drawn together (``drawDense(_:top:colour:)``).
+  static let denseWidth = 2.0
   static let statusColours = [
     "added": "#2ca02c", "removed": "#d62728", "moved": "#1f77b4", "changed": "#ff8c00",
   ]
@@ -118,6 +128,7 @@ private struct Drawing {
     left = Double(TimelinePicture.timelineLeft)
     changes = Dictionary(
       (picture.comparison?.diff.clips ?? []).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+    markerLabels = markerLayout()
   }
 
   // MARK: Geometry
@@ -154,7 +165,10 @@ private struct Drawing {
   var hasMarkers: Bool { !project.markers.isEmpty || comparison?.before.markers.isEmpty == false }
   var comparison: TimelinePicture.Comparison? { picture.comparison }
 
-  var rulerTop: Double { Self.titleHeight + (hasMarkers ? Self.markerBand : 0) }
+  var rulerTop: Double {
+    let rows = Double(max(1, (markerLabels.map(\.row).max() ?? 0) + 1))
+    return Self.titleHeight + (hasMarkers ? Self.markerBand + 12 * (rows - 1) : 0)
+  }
   var lanesTop: Double { rulerTop + Self.rulerHeight + 4 }
   func laneTop(_ index: Int) -> Double {
     lanesTop + Double(index) * (Self.laneHeight + Self.laneGap)
@@ -322,14 +336,88 @@ private struct Drawing {
     line("</g>")
   }
 
+  /// One label of the marker band: the markers it names (those within a pixel of each
+  /// other share one), where, on which row, and its text.
+  struct MarkerLabel {
+    var markers: [Marker]
+    var position: Double
+    var row: Int
+    var text: String
+  }
+
+  /// The most rows of marker labels; a label that fits in none is cut short in the row that
+  /// frees first, to end before the next label there.
+  static let markerRows = 4
+
+  /// The marker labels laid out so that none prints over another: each on the first row where
+  /// the last label has ended (rows added as needed, up to ``markerRows``), else cut short.
+  func markerLayout() -> [MarkerLabel] {
+    let shown = project.markers.sorted(by: Marker.timelineOrder).filter {
+      $0.position.frames >= from && $0.position.frames <= from + span
+    }
+    var groups: [(position: Double, markers: [Marker])] = []
+    for marker in shown {
+      let position = x(marker.position.frames)
+      if let last = groups.last, position - last.position < 1 {
+        groups[groups.count - 1].markers.append(marker)
+      } else {
+        groups.append((position, [marker]))
+      }
+    }
+    let right = Double(picture.width) - 2
+    let advance = 10 * 0.62
+    var labels: [MarkerLabel] = []
+    var ends: [Double] = []
+    var last: [Int] = []
+    for group in groups {
+      let start = group.position + 7
+      let text = group.markers.map { "\($0.id) \($0.name)" }.joined(separator: ", ")
+      let width = Double(text.count) * advance
+      let full = SVGText.truncated(
+        text, toCharacters: SVGText.characters(fitting: right - start, size: 10))
+      if let row = ends.firstIndex(where: { $0 + 4 <= start }) {
+        ends[row] = start + Double(full.count) * advance
+        last[row] = labels.count
+        labels.append(
+          MarkerLabel(markers: group.markers, position: group.position, row: row, text: full))
+      } else if ends.count < Self.markerRows {
+        ends.append(start + min(width, right - start))
+        last.append(labels.count)
+        labels.append(
+          MarkerLabel(
+            markers: group.markers, position: group.position, row: ends.count - 1, text: full))
+      } else {
+        // Every row is taken here: the row that frees first gives its last label up to this
+        // one's start (cut short, with "…"), and this one takes the row.
+        let row = ends.indices.min { ends[$0] < ends[$1] } ?? 0
+        let previous = labels[last[row]]
+        let room = SVGText.characters(fitting: start - 4 - (previous.position + 7), size: 10)
+        labels[last[row]].text = SVGText.truncated(previous.text, toCharacters: room)
+        ends[row] = start + Double(full.count) * advance
+        last[row] = labels.count
+        labels.append(
+          MarkerLabel(markers: group.markers, position: group.position, row: row, text: full))
+      }
+    }
+    return labels
+  }
+
   mutating func markers() {
     guard hasMarkers else { return }
     let top = Self.titleHeight
     line("<g class='markers'>")
-    for marker in project.markers.sorted(by: Marker.timelineOrder)
-    where marker.position.frames >= from && marker.position.frames <= from + span {
-      let position = x(marker.position.frames)
-      let room = SVGText.characters(fitting: 140, size: 10)
+    for label in markerLabels {
+      markerLabel(
+        label.markers, position: label.position, top: top, row: label.row, text: label.text)
+    }
+    line("</g>")
+  }
+
+  /// One marker group's flags and dashed lines, and its label on `row`.
+  mutating func markerLabel(
+    _ markers: [Marker], position: Double, top: Double, row: Int, text shown: String
+  ) {
+    for (index, marker) in markers.enumerated() {
       line(
         "<g class='marker' data-marker='\(marker.id)' data-name='\(text(marker.name))' data-position='\(marker.position.frames)'>"
       )
@@ -339,12 +427,13 @@ private struct Drawing {
       line(
         "<path d='M\(n(position)) \(n(top + 10))V\(n(lanesBottom))' stroke='#c2185b' stroke-width='1' stroke-dasharray='4 3' fill='none'/>"
       )
-      line(
-        "<text x='\(n(position + 7))' y='\(n(top + 11))' font-size='10' fill='#c2185b'>\(text(SVGText.truncated("\(marker.id) \(marker.name)", toCharacters: room)))</text>"
-      )
+      if index == 0 && !shown.isEmpty {
+        line(
+          "<text class='marker-label' data-row='\(row)' x='\(n(position + 7))' y='\(n(top + 11 + 12 * Double(row)))' font-size='10' fill='#c2185b'>\(text(shown))</text>"
+        )
+      }
       line("</g>")
     }
-    line("</g>")
   }
 
   // MARK: Lanes
@@ -404,17 +493,16 @@ private struct Drawing {
     )
     // The header: name; gain, pan and badges; effects.
     line("<g clip-path='url(#headers)'>")
-    let nameRoom = SVGText.characters(fitting: left - 70, size: 12)
+    let nameRoom = SVGText.characters(fitting: left - 74, size: 12)
     line(
       "<text class='name' x='10' y='\(n(top + 17))' font-size='12' font-weight='bold' fill='#222222'><tspan fill='#777777' font-weight='normal'>\(track.id)</tspan><tspan dx='5'>\(text(SVGText.truncated(track.name, toCharacters: nameRoom)))</tspan></text>"
     )
-    var settings = "gain \(track.gain) · pan \(Self.pan(track.pan))"
-    if track.envelope != nil { settings += " · envelope" }
+    let settings = "gain \(track.gain) · pan \(Self.pan(track.pan))"
     line(
-      "<text class='settings' x='10' y='\(n(top + 34))' font-size='10' fill='#444444'>\(text(SVGText.truncated(settings, toCharacters: SVGText.characters(fitting: left - 56, size: 10))))</text>"
+      "<text class='settings' x='10' y='\(n(top + 34))' font-size='10' fill='#444444'>\(text(SVGText.truncated(settings, toCharacters: SVGText.characters(fitting: left - 18, size: 10))))</text>"
     )
-    badge("M", on: track.isMuted, colour: "#d62728", x: left - 46, y: top + 24, kind: "mute")
-    badge("S", on: track.isSolo, colour: "#e6b800", x: left - 26, y: top + 24, kind: "solo")
+    badge("M", on: track.isMuted, colour: "#d62728", x: left - 46, y: top + 5, kind: "mute")
+    badge("S", on: track.isSolo, colour: "#e6b800", x: left - 26, y: top + 5, kind: "solo")
     if !track.effects.isEmpty {
       let chain = Self.chain(track.effects)
       line(
@@ -424,6 +512,11 @@ private struct Drawing {
     if let status {
       line(
         "<text class='status' x='10' y='\(n(top + 66))' font-size='10' font-weight='bold' fill='\(Self.statusColours[status] ?? "#000000")'>track \(status)</text>"
+      )
+    } else if let envelope = track.envelope {
+      let count = envelope.points.count
+      line(
+        "<text class='envelope-note' x='10' y='\(n(top + 66))' font-size='10' fill='\(Self.envelopeColour)'>envelope · \(count) point\(count == 1 ? "" : "s")</text>"
       )
     }
     line("</g>")
@@ -440,10 +533,18 @@ private struct Drawing {
       // their labels and outlines readable), a band over them.
       let overlapping = overlaps(track)
       drawOverlaps(overlapping, top: top, band: false)
-      for clip in track.clips where visible(clip) {
+      // Clips under two pixels wide that crowd each other (another within a column) are drawn
+      // together: their waveform as one, over the stretches they fill (each clip's box and
+      // label would only make a solid block). A narrow clip alone keeps its box.
+      let dense = crowded(track.clips.filter(visible))
+      for clip in track.clips where visible(clip) && !dense.ids.contains(clip.id) {
         draw(clip, top: top, colour: colour)
       }
+      let denseClips = dense.clips
+      if !denseClips.isEmpty { drawDense(denseClips, top: top, colour: colour) }
       drawOverlaps(overlapping, top: top, band: true)
+      drawCrossfades(track, top: top)
+      if let envelope = track.envelope { drawEnvelope(envelope, track: track.id, top: top) }
       if let comparison {
         // Where the clips that left this lane were: removed ones, and moved ones' old places.
         for change in comparison.diff.clips {
@@ -498,7 +599,7 @@ private struct Drawing {
       status.first.flatMap { Self.statusColours[$0] }
       ?? (colour == Self.silentColour ? "#606060" : colour)
     line(
-      "<g class='clip\(status.map { " " + $0 }.joined())' data-clip='\(clip.id)' data-source='\(clip.source)' data-start='\(clip.timelineStart.frames)' data-length='\(clip.length.frames)'>"
+      "<g class='clip\(status.map { " " + $0 }.joined())' data-clip='\(clip.id)'\(clip.name.map { " data-name='\(text($0))'" } ?? "") data-source='\(clip.source)' data-start='\(clip.timelineStart.frames)' data-length='\(clip.length.frames)'>"
     )
     line(
       "<rect class='box' x='\(n(start))' y='\(n(top))' width='\(n(width))' height='\(n(height))' rx='3' fill='\(colour)' fill-opacity='0.28' stroke='\(stroke)' stroke-width='\(status.isEmpty ? 1 : 2.5)'/>"
@@ -516,6 +617,7 @@ private struct Drawing {
     let shownLeft = max(start, left)
     let shownRight = min(start + width, left + Double(area))
     var label = "\(clip.id)"
+    if let name = clip.name { label += " @\(name)" }
     if let source = project.source(clip.source) {
       label += " · \(source.path.lastComponent)"
     }
@@ -613,12 +715,17 @@ private struct Drawing {
     )
   }
 
-  /// Every stretch of `track` where two or more clips play at once, in order.
+  /// Every stretch of `track` where two or more clips play at once, in order, but for the
+  /// crossfades (``crossfades(_:)``): two clips that crossfade count as one there.
   func overlaps(_ track: Track) -> [Range<Int64>] {
     var edges: [(frame: Int64, delta: Int)] = []
     for clip in track.clips where clip.length.frames > 0 {
       edges.append((clip.timelineStart.frames, 1))
       edges.append((clip.timelineEnd.frames, -1))
+    }
+    for stretch in crossfades(track) {
+      edges.append((stretch.lowerBound, -1))
+      edges.append((stretch.upperBound, 1))
     }
     edges.sort { ($0.frame, $0.delta) < ($1.frame, $1.delta) }
     var playing = 0
@@ -634,6 +741,155 @@ private struct Drawing {
       }
     }
     return stretches
+  }
+
+  /// The stretches where two clips of `track` crossfade (``Timeline/Clip/crossfades(into:)``):
+  /// each clip with the next to start after it, in timeline order.
+  func crossfades(_ track: Track) -> [Range<Int64>] {
+    let clips = track.clips.sorted(by: Clip.timelineOrder)
+    var stretches: [Range<Int64>] = []
+    for (index, clip) in clips.enumerated() {
+      for later in clips[(index + 1)...] {
+        guard later.timelineStart < clip.timelineEnd else { break }
+        if clip.crossfades(into: later) {
+          stretches.append(later.timelineStart.frames..<clip.timelineEnd.frames)
+        }
+      }
+    }
+    return stretches
+  }
+
+  /// Marks each crossfade of `track`: a thin band along the bottom of the lane, in the
+  /// colour of neither warning nor change.
+  mutating func drawCrossfades(_ track: Track, top laneTop: Double) {
+    let (top, height) = box(top: laneTop)
+    for stretch in crossfades(track)
+    where stretch.upperBound > from && stretch.lowerBound < from + span {
+      let start = x(stretch.lowerBound)
+      let width = Double(stretch.count) * Double(area) / Double(span)
+      line(
+        "<rect class='crossfade' data-start='\(stretch.lowerBound)' data-length='\(stretch.count)' x='\(n(start))' y='\(n(top + height - 3))' width='\(n(width))' height='3' fill='\(Self.crossfadeColour)'/>"
+      )
+    }
+  }
+
+  /// The volume envelope over its track's lane: 0 dB at the top of the wave area, −60 dB and
+  /// below at its bottom (``envelopeY(_:top:bottom:)``), sampled at least once a pixel with
+  /// the model's own gain function (``Timeline/Envelope/gain(at:)``), a dot at each point.
+  mutating func drawEnvelope(_ envelope: Envelope, track: Track.ID, top laneTop: Double) {
+    let (boxTop, height) = box(top: laneTop)
+    let top = boxTop + Self.labelBand
+    let bottom = boxTop + height - 2
+    var path = ""
+    for column in 0...area {
+      let frame = from + Int64((Double(column) * Double(span) / Double(area)).rounded(.down))
+      let y = Self.envelopeY(envelope.gain(at: min(frame, from + span)), top: top, bottom: bottom)
+      path += "\(column == 0 ? "M" : "L")\(n(left + Double(column))) \(n(y))"
+    }
+    line(
+      "<path class='envelope' data-track='\(track)' data-points='\(envelope.points.count)' data-top='\(n(top))' data-bottom='\(n(bottom))' d='\(path)' fill='none' stroke='\(Self.envelopeColour)' stroke-width='1.5'/>"
+    )
+    for point in envelope.points
+    where point.time.frames >= from && point.time.frames <= from + span {
+      let y = Self.envelopeY(point.amplitude, top: top, bottom: bottom)
+      line(
+        "<circle class='envelope-point' data-frame='\(point.time.frames)' cx='\(n(x(point.time.frames)))' cy='\(n(y))' r='2.5' fill='\(Self.envelopeColour)'/>"
+      )
+    }
+  }
+
+  /// Where a gain (linear) is drawn: 0 dB (and above) at `top`, −60 dB (and below) at `bottom`,
+  /// linear in dB between.
+  static func envelopeY(_ gain: Double, top: Double, bottom: Double) -> Double {
+    let decibels = gain > 0 ? 20 * log10(gain) : -.infinity
+    let share = min(max(-decibels / 60, 0), 1)
+    return top + share * (bottom - top)
+  }
+
+  /// The clips of `clips` under ``denseWidth`` pixels wide whose columns touch another such
+  /// clip's (within one column), in timeline order: those drawn together.
+  func crowded(_ clips: [Clip]) -> (clips: [Clip], ids: Set<Clip.ID>) {
+    let pixelsPerFrame = Double(area) / Double(span)
+    let narrow = clips.filter { Double($0.length.frames) * pixelsPerFrame < Self.denseWidth }
+      .sorted(by: Clip.timelineOrder)
+    let spans = narrow.map { columns(of: $0.timelineStart.frames..<$0.timelineEnd.frames) }
+    var crowded: [Clip] = []
+    for (index, clip) in narrow.enumerated() {
+      let mine = spans[index]
+      let touches = { (other: Int) in
+        other >= 0 && other < spans.count
+          && spans[other].lowerBound <= mine.upperBound
+          && mine.lowerBound <= spans[other].upperBound
+      }
+      if touches(index - 1) || touches(index + 1) { crowded.append(clip) }
+    }
+    return (crowded, Set(crowded.map(\.id)))
+  }
+
+  /// Clips too narrow to draw one by one (``denseWidth``): each an element of its own for
+  /// scripts (`class='clip dense'`), drawn as one waveform, each column's extremes over every
+  /// such clip in it, over a band for each stretch they fill.
+  mutating func drawDense(_ clips: [Clip], top laneTop: Double, colour: String) {
+    let (top, height) = box(top: laneTop)
+    let waveTop = top + Self.labelBand
+    let waveBottom = top + height - 2
+    var low = [Float](repeating: .infinity, count: area)
+    var high = [Float](repeating: -.infinity, count: area)
+    var runs: [Range<Int>] = []
+    for clip in clips {
+      line(
+        "<g class='clip dense' data-clip='\(clip.id)'\(clip.name.map { " data-name='\(text($0))'" } ?? "") data-source='\(clip.source)' data-start='\(clip.timelineStart.frames)' data-length='\(clip.length.frames)'/>"
+      )
+      let clipStart = clip.timelineStart.frames
+      let clipEnd = clip.timelineEnd.frames
+      let covered = columns(of: clipStart..<clipEnd)
+      if let last = runs.last, covered.lowerBound <= last.upperBound {
+        runs[runs.count - 1] = last.lowerBound..<max(last.upperBound, covered.upperBound)
+      } else if !covered.isEmpty {
+        runs.append(covered)
+      }
+      guard let peaks = picture.peaks[clip.source] else { continue }
+      let gain = Float(clip.gain.linear)
+      let offset = clip.sourceRange.start.frames - clipStart
+      for column in covered {
+        let frames = columnFrames(column)
+        let start = max(frames.lowerBound, clipStart)
+        let end = min(frames.upperBound, clipEnd)
+        guard start < end,
+          let extremes = peaks.extremes(in: Int(start + offset)..<Int(end + offset))
+        else { continue }
+        low[column] = min(low[column], max(-1, min(1, extremes.minimum * gain)))
+        high[column] = max(high[column], max(-1, min(1, extremes.maximum * gain)))
+      }
+    }
+    for run in runs {
+      line(
+        "<rect class='dense-band' x='\(n(left + Double(run.lowerBound)))' y='\(n(top))' width='\(run.count)' height='\(n(height))' fill='\(colour)' fill-opacity='0.18'/>"
+      )
+    }
+    let middle = (waveTop + waveBottom) / 2
+    let half = (waveBottom - waveTop) / 2
+    // One outline per stretch of columns that have a waveform.
+    var column = 0
+    while column < area {
+      guard high[column] >= low[column] else {
+        column += 1
+        continue
+      }
+      let first = column
+      while column < area && high[column] >= low[column] { column += 1 }
+      var path = ""
+      for index in first..<column {
+        path +=
+          "\(index == first ? "M" : "L")\(n(left + Double(index) + 0.5)) \(n(middle - Double(high[index]) * half))"
+      }
+      for index in (first..<column).reversed() {
+        path += "L\(n(left + Double(index) + 0.5)) \(n(middle - Double(low[index]) * half))"
+      }
+      line(
+        "<path class='wave dense' data-first-column='\(first)' data-columns='\(column - first)' data-top='\(n(waveTop))' data-bottom='\(n(waveBottom))' d='\(path)Z' fill='\(colour)' fill-opacity='0.85' stroke='\(colour)' stroke-width='0.6'/>"
+      )
+    }
   }
 
   /// Marks `stretches`: hatched (`band` false), or a band along the bottom of the lane.

@@ -80,6 +80,9 @@ public struct Fade: Sendable, BitwiseCopyable, Hashable, Codable {
   /// Frames of the curve cut away at its full-level end (0 for a whole fade).
   public var fullCut: FrameCount
 
+  /// No part of the curve was cut away: it runs from silence to full level.
+  public var isWhole: Bool { silentCut == .zero && fullCut == .zero }
+
   public init(
     length: FrameCount, curve: FadeCurve = .linear, silentCut: FrameCount = .zero,
     fullCut: FrameCount = .zero

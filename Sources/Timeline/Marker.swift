@@ -30,9 +30,14 @@ public struct Marker: Sendable, Hashable, Codable, Identifiable, IdentifiedEntit
     (a.position, a.id) < (b.position, b.id)
   }
 
+  /// The longest name, in characters (as a tag's).
+  public static let maximumNameLength = 100
+
   /// Checks `name` as a marker's name: not blank, no blanks at either end, no control
-  /// character (a newline, a tab), and not an id's form (`m1`, `c3`, `t2`, `12`), which a
-  /// command would read as an id.
+  /// character (a newline, a tab), not an id's form (`m1`, `c3`, `t2`, `12`), which a
+  /// command would read as an id, not ending in what reads as an offset (`take+2s`, `bar-12`:
+  /// `@take+2s` would mean both it and 2 s after `take`), and at most ``maximumNameLength``
+  /// characters.
   public static func validate(name: String) throws(TimelineError) {
     guard !name.trimmingBlanks.isEmpty else { throw .invalidMarkerName(name, reason: .blank) }
     guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
@@ -40,6 +45,17 @@ public struct Marker: Sendable, Hashable, Codable, Identifiable, IdentifiedEntit
     guard name.trimmingBlanks == name else { throw .invalidMarkerName(name, reason: .blanksAround) }
     guard !looksLikeID(name) else { throw .invalidMarkerName(name, reason: .idForm) }
     guard !name.hasPrefix("@") else { throw .invalidMarkerName(name, reason: .at) }
+    guard name.count <= maximumNameLength else {
+      throw .invalidMarkerName(name, reason: .tooLong(name.count))
+    }
+    if let sign = name.lastIndex(where: { $0 == "+" || $0 == "-" }), sign > name.startIndex {
+      let suffix = String(name[name.index(after: sign)...])
+      if suffix.first.map({ $0.isASCII && ($0.isNumber || $0 == ".") }) == true,
+        (try? TimeValue(parsing: suffix, sampleRate: 48_000)) != nil
+      {
+        throw .invalidMarkerName(name, reason: .readsAsOffset(String(name[sign...])))
+      }
+    }
   }
 
   /// Whether `text` is written as an id: an optional letter, then digits only.
@@ -56,6 +72,10 @@ public struct Marker: Sendable, Hashable, Codable, Identifiable, IdentifiedEntit
     case blanksAround
     case idForm
     case at
+    /// It ends in a sign and a time (`-12` of `bar-12`), which `@NAME` reads as an offset.
+    case readsAsOffset(String)
+    /// More characters than ``maximumNameLength``: how many.
+    case tooLong(Int)
   }
 }
 

@@ -49,8 +49,9 @@ extension Project {
   /// first and in timeline order), at `position` plus its offset, on the track it was copied
   /// from, or on `tracks` (the clipboard's tracks mapped onto them in order: as many as it
   /// holds, each once). With `ripple`, a gap of the clipboard's length is opened there first on
-  /// those tracks (``insertGap(at:length:tracks:newClipID:)``); without it the pieces play
-  /// over whatever is there (clips on a track sum).
+  /// those tracks (``insertGap(at:length:tracks:newClipID:)``); with `overwrite`, what lies
+  /// under each piece on its track is cleared first (``overwriting(_:removing:newClipID:)``);
+  /// with neither, the pieces play over whatever is there (clips on a track sum).
   ///
   /// Each track's envelope over the pasted range becomes the copied one
   /// (``Envelope/replacing(_:with:)``): a track copied without an envelope brings a flat 0 dB,
@@ -60,7 +61,7 @@ extension Project {
   /// refused, naming them.
   public func paste(
     _ clipboard: Clipboard, at position: FramePosition, tracks destinations: [Track.ID]? = nil,
-    ripple: Bool, newClipID: () -> Clip.ID
+    ripple: Bool, overwrite: Bool = false, newClipID: () -> Clip.ID
   ) throws(TimelineError) -> [Command] {
     let copied = clipboard.tracks.map(\.id)
     let targets: [Track.ID]
@@ -99,6 +100,9 @@ extension Project {
     if ripple {
       base = try applying(
         insertGap(at: position, length: clipboard.length, tracks: targets, newClipID: newClipID))
+    }
+    if overwrite {
+      base = try base.clearing(under: pasted.map { ($0.clip, $0.track) }, newClipID: newClipID)
     }
     let range = FrameRange(start: position, count: clipboard.length)
     let flat = Envelope(points: [Envelope.Point(time: .zero, decibels: 0)])

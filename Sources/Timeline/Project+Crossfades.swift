@@ -68,6 +68,42 @@ extension Project {
     return [.setTrack(edited)]
   }
 
+  /// Whether `left` and `right` are on one track and already overlap, `right` starting inside
+  /// `left` and ending after it: a crossfade for ``crossfadeOverlap(_:_:curve:)``; the overlap's
+  /// length, or nil.
+  public func overlap(_ left: Clip.ID, _ right: Clip.ID) -> FrameCount? {
+    guard let (a, track) = clip(left), let (b, other) = clip(right), track.id == other.id,
+      a.timelineStart < b.timelineStart, b.timelineStart < a.timelineEnd,
+      a.timelineEnd <= b.timelineEnd
+    else { return nil }
+    return FrameCount(a.timelineEnd.frames - b.timelineStart.frames)
+  }
+
+  /// Crossfades two clips that already overlap (``overlap(_:_:)``) over their overlap: `left`
+  /// fades out and `right` fades in across it with `curve` and its complement; neither moves
+  /// or changes length. Fades they had there are replaced; a fade that no longer fits beside a
+  /// clip's other fade is refused.
+  ///
+  /// ```swift
+  /// try project.crossfadeOverlap(Clip.ID(3), Clip.ID(4), curve: .equalPower)
+  /// ```
+  public func crossfadeOverlap(
+    _ left: Clip.ID, _ right: Clip.ID, curve: FadeCurve
+  ) throws(TimelineError) -> [Command] {
+    guard curve != .exponential else { throw .crossfadeCurve(curve) }
+    guard let length = overlap(left, right), let (a, track) = clip(left),
+      let (b, _) = clip(right)
+    else { _ = try adjacentPair(left, right); return [] }
+    let fade = Fade(length: length, curve: curve)
+    var out = a
+    out.fadeOut = fade
+    try out.checkCrossfadeFits(at: .fadeOut, sampleRate: sampleRate)
+    var into = b
+    into.fadeIn = fade
+    try into.checkCrossfadeFits(at: .fadeIn, sampleRate: sampleRate)
+    return [.setClip(out, track: track.id), .setClip(into, track: track.id)]
+  }
+
   /// Where ``crossfadeClips(_:_:_:)`` would make a shorter crossfade than asked; nil where it
   /// makes the whole length.
   public func crossfadeShortfall(
@@ -162,6 +198,17 @@ extension Project {
 }
 
 extension Clip {
+  /// Whether this clip and `later` (which starts after it) crossfade as `tape clip crossfade`
+  /// makes them: they overlap, this clip's fade-out and `later`'s fade-in each cover exactly
+  /// the overlap, and neither fade was cut by a range edit, so the stretch is one dissolve from
+  /// one into the other (not two clips playing over each other by mistake).
+  public func crossfades(into later: Clip) -> Bool {
+    let overlap = timelineEnd.frames - later.timelineStart.frames
+    return later.timelineStart > timelineStart && overlap > 0
+      && fadeOut.length.frames == overlap && later.fadeIn.length.frames == overlap
+      && fadeOut.isWhole && later.fadeIn.isWhole
+  }
+
   /// Refuses a crossfade (this clip's new fade at `end`) that does not fit beside its other
   /// fade.
   func checkCrossfadeFits(

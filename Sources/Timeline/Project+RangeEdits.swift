@@ -211,6 +211,55 @@ extension Project {
     return [.setClip(slipped, track: track.id)]
   }
 
+  // MARK: Overwrite
+
+  /// Places clips over what lies under them, as Pro Tools' and Reaper's default edit modes
+  /// do: clips in `removing` are taken away first (a moved clip does not cut itself), then on
+  /// each placed clip's track the stretch it covers is cleared as
+  /// ``cutRange(_:tracks:ripple:edgeFade:crossfade:newClipID:)`` clears it without ripple
+  /// (clips under it trimmed, split, with their cut fades keeping every remaining frame's gain,
+  /// or removed), then the placed clips are added. The commands are one edit: one undo step.
+  ///
+  /// ```swift
+  /// // c7 moved to 12 s on t2, replacing what was there.
+  /// let moved = project.clip(Clip.ID(7))!.clip.moved(to: FramePosition(576_000))
+  /// try project.overwriting([(moved, Track.ID(2))], removing: [moved.id]) { ids.newClipID() }
+  /// ```
+  public func overwriting(
+    _ placed: [(clip: Clip, track: Track.ID)], removing: [Clip.ID] = [],
+    newClipID: () -> Clip.ID
+  ) throws(TimelineError) -> [Command] {
+    var edited = try clearing(under: placed, removing: removing, newClipID: newClipID)
+    for (clip, track) in placed {
+      edited = try edited.applying(edited.addClip(clip, to: track))
+    }
+    return tracks.compactMap { original in
+      edited.track(original.id).flatMap { $0 == original ? nil : .setTrack($0) }
+    }
+  }
+
+  /// This project with `removing` taken away and, on each placed clip's track, the stretch it
+  /// will cover cleared (``overwriting(_:removing:newClipID:)``).
+  func clearing(
+    under placed: [(clip: Clip, track: Track.ID)], removing: [Clip.ID] = [],
+    newClipID: () -> Clip.ID
+  ) throws(TimelineError) -> Project {
+    var cleared = self
+    if !removing.isEmpty { cleared = try cleared.applying(cleared.removeClips(removing)) }
+    for (clip, track) in placed {
+      guard cleared.track(track) != nil else { throw .unknownTrack(track) }
+      let covered = clip.timelineRange
+      guard covered.count > .zero,
+        cleared.track(track)?.clips.contains(where: {
+          $0.timelineStart < covered.end && covered.start < $0.timelineEnd
+        }) == true
+      else { continue }
+      cleared = try cleared.applying(
+        cleared.cutRange(covered, tracks: [track], ripple: false, newClipID: newClipID))
+    }
+    return cleared
+  }
+
   // MARK: Copies
 
   /// A new clip `newID` with `id`'s source range, gain and fades, starting at `position` on

@@ -15,7 +15,9 @@ public struct SoundingChange: Sendable, Hashable {
 extension ProjectDiff {
   /// Where the mixes of `a` and `b` (the two sides of this diff) can differ, each stretch with
   /// what the diff blames for it; empty when nothing that changed can sound. Conservative: a
-  /// stretch may turn out to sound the same (a clip split in two), never the other way round.
+  /// stretch may turn out to sound the same, never the other way round; but clips that were
+  /// only split (``silentSplits()``: every frame played from the same source frame at the
+  /// same gain) are known to change nothing.
   ///
   /// - A clip: where it was, if its track played there, and where it is, if its track plays.
   ///   Fades lie inside a clip, and so does a crossfade (two overlapping clips).
@@ -61,7 +63,8 @@ extension ProjectDiff {
     for change in effects {
       changes.append(SoundingChange(range: whole, blame: change.id.description))
     }
-    for change in clips {
+    let splits = silentSplits()
+    for change in clips where !splits.contains(change.id) {
       if let old = change.before, audible.0.contains(old.track) {
         add(
           FrameRange(start: old.clip.timelineStart, count: old.clip.length), on: old.track,
@@ -102,6 +105,65 @@ extension ProjectDiff {
       addClips(of: change.id, side: 1, change.id.description)
     }
     return changes
+  }
+
+  /// The clips whose changes only split clips: on each track, every old clip that changed is
+  /// played now by new clips that are exactly its successive parts (``Clip/leftPart(endingAt:)``,
+  /// ``Clip/rightPart(startingAt:)``: the same source frames at the same gain, fades cut so
+  /// that every frame keeps its gain), and every new clip is one such part. Ids and names may
+  /// differ. Any other change on a track keeps all of that track's clip changes sounding.
+  public func silentSplits() -> Set<Clip.ID> {
+    var byTrack: [Track.ID: (before: [Clip], after: [Clip], ids: [Clip.ID])] = [:]
+    var mixed: Set<Track.ID> = []
+    for change in clips {
+      if let old = change.before, let new = change.after, old.track != new.track {
+        mixed.insert(old.track)
+        mixed.insert(new.track)
+        continue
+      }
+      let track = (change.before ?? change.after)?.track
+      guard let track else { continue }
+      if let old = change.before { byTrack[track, default: ([], [], [])].before.append(old.clip) }
+      if let new = change.after { byTrack[track, default: ([], [], [])].after.append(new.clip) }
+      byTrack[track, default: ([], [], [])].ids.append(change.id)
+    }
+    var silent: Set<Clip.ID> = []
+    for (track, group) in byTrack where !mixed.contains(track) && !group.before.isEmpty {
+      var parts = group.after.sorted(by: Clip.timelineOrder)
+      var explained = true
+      for whole in group.before.sorted(by: Clip.timelineOrder) {
+        var rest = whole
+        while true {
+          guard
+            let index = parts.firstIndex(where: {
+              $0.timelineStart == rest.timelineStart && $0.timelineEnd <= rest.timelineEnd
+            })
+          else {
+            explained = false
+            break
+          }
+          let part = parts.remove(at: index)
+          let finished = part.timelineEnd == rest.timelineEnd
+          let expected = finished ? rest : rest.leftPart(endingAt: part.timelineEnd)
+          guard Self.sameSound(part, expected) else {
+            explained = false
+            break
+          }
+          if finished { break }
+          rest = rest.rightPart(startingAt: part.timelineEnd)
+        }
+        if !explained { break }
+      }
+      if explained && parts.isEmpty { silent.formUnion(group.ids) }
+    }
+    return silent
+  }
+
+  /// Whether two clips play the same frames at the same gains: equal but for id and name.
+  static func sameSound(_ a: Clip, _ b: Clip) -> Bool {
+    var named = a
+    named.name = b.name
+    return named.withID(b.id) == b
   }
 
   /// The tracks on both sides that are heard on one and not the other.

@@ -161,10 +161,18 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
         return "the marker name '\(name)' starts or ends with a blank; write it without them"
       case .idForm:
         return
-          "'\(name)' looks like an id (m1, c3, 12); a marker's name must not, so that @NAME never means an id: use a word such as chorus or bar-12"
+          "'\(name)' looks like an id (m1, c3, 12); a marker's name must not, so that @NAME never means an id: use a word such as chorus or bar 12"
       case .at:
         return
           "the marker name '\(name)' starts with @; name it without the @ (it is written @NAME where a time is taken)"
+      case .readsAsOffset(let suffix):
+        let base = name.dropLast(suffix.count)
+        let shown = "\(base) \(suffix.dropFirst())"
+        return
+          "the marker name '\(name)' ends in '\(suffix)', which reads as an offset (@\(name) would also mean \(suffix.dropFirst()) \(suffix.first == "-" ? "before" : "after") @\(base)); name it '\(shown)' or '\(base)_\(suffix.dropFirst())'"
+      case .tooLong(let count):
+        return
+          "the marker name is \(count) characters long; a marker's name has at most \(Marker.maximumNameLength): shorten it"
       }
     case .negativeMarkerPosition(let id, let position, let rate):
       return

@@ -12,8 +12,8 @@ struct CacheCommand: ParsableCommand {
     abstract: "Show the decoded-audio cache of a project; --clean removes what no version uses.",
     discussion: """
       Lists each file of the project's cache (song.tape-cache/, and its entries in the user's \
-      cache ~/.cache/tape when the project's folder is read-only): decoded audio (.f32) and \
-      source identity records (.source), their size, the sources they serve and the first \
+      cache ~/.cache/tape when the project's folder is read-only): decoded audio (.f32), \
+      source identity records (.source) and waveform overviews ('tape draw's .peaks), their size, the sources they serve and the first \
       version that has each source, or 'unused' when no version of the history has it any \
       more (after a relink, or a prune). --clean removes the unused ones from the project's \
       own folder only (the user's cache is shared with other projects), never one that a \
@@ -97,7 +97,13 @@ struct CacheCommand: ParsableCommand {
       for entry in inUse {
         print("kept \(entry.path): in use (open, or written in the last 10 minutes)")
       }
-      print("\(shown.count) files, \(bytes) bytes, \(unused) unused")
+      let kinds = CacheListing.Kind.allCases.compactMap { kind -> String? in
+        let count = shown.filter { $0.kind == kind }.count
+        return count == 0 ? nil : "\(count) \(kind.rawValue)"
+      }
+      print(
+        "\(shown.count) files\(kinds.isEmpty ? "" : " (\(kinds.joined(separator: ", ")))"), \(bytes) bytes, \(unused) unused"
+      )
     }
   }
 }

@@ -127,49 +127,84 @@ struct ClipCommand: ParsableCommand {
   struct Crossfade: EditingCommand {
     static let configuration = CommandConfiguration(
       commandName: "crossfade",
-      abstract: "Join two clips that touch with an overlapping crossfade.",
+      abstract: "Join two clips that touch, or already overlap, with a crossfade.",
       discussion: """
-        The first clip plays on half the length past the join and the second starts half \
-        the length before it, each over audio from its source beyond its edge, one fading \
-        out while the other fades in. --curve: equal-power (the default) for different \
-        material either side, linear or s-curve for the same recording. Where a source has \
-        less audio than that, the crossfade is shorter and a note says so.
+        Clips that touch: the first clip plays on half the --length past the join and the \
+        second starts half the length before it, each over audio from its source beyond its \
+        edge, one fading out while the other fades in. Where a source has less audio than \
+        that, the crossfade is shorter and a note says so. Clips that already overlap (the \
+        second starting inside the first and ending after it): they crossfade over the \
+        overlap, neither moving; --length may be left out (given, it must be the overlap). \
+        --curve: equal-power (the default) for different material either side, linear or \
+        s-curve for the same recording.
         Example: tape clip crossfade song.tape c3 c4 --length 20ms
+        Example: tape clip crossfade song.tape c2 c5
         """
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The clip that ends at the join (c3).", completion: ids("c")) var left: String
     @Argument(help: "The clip that starts there (c4).", completion: ids("c")) var right: String
-    @Option(parsing: .unconditional, help: "How long both play together.") var length: String
+    @Option(
+      parsing: .unconditional,
+      help: "How long both play together (clips that overlap: their overlap, the default).")
+    var length: String?
     @Option(help: "equal-power (default), linear or s-curve.") var curve = "equal-power"
     @OptionGroup var options: EditOptions
 
-    var label: String { "Crossfade \(left) into \(right) over \(length)" }
+    var label: String { "Crossfade \(left) into \(right) over \(length ?? "their overlap")" }
 
     private func parsed(
       _ project: Project
     ) throws -> (Clip.ID, Clip.ID, Timeline.Crossfade) {
-      let length = try parseTime(length, project, option: "--length")
-      guard length > .zero else {
-        throw UsageError(message: "--length \(self.length) is no time; give the crossfade a length")
+      let (left, right) = (try parseClipID(left, project), try parseClipID(right, project))
+      let overlap = project.overlap(left, right)
+      let rate = project.sampleRate
+      guard let typed = self.length else {
+        guard let overlap else {
+          throw UsageError(
+            message:
+              "\(left) and \(right) do not overlap; say how long they play together: --length 20ms"
+          )
+        }
+        return (left, right, Timeline.Crossfade(length: overlap, curve: try parseCurve(curve)))
       }
-      return (
-        try parseClipID(left, project), try parseClipID(right, project),
-        Timeline.Crossfade(length: length, curve: try parseCurve(curve))
-      )
+      let length = try parseTime(typed, project, option: "--length")
+      guard length > .zero else {
+        throw UsageError(message: "--length \(typed) is no time; give the crossfade a length")
+      }
+      if let overlap, overlap != length, let start = project.clip(right)?.clip.timelineStart {
+        let exact = { (count: FrameCount) in TimeValue.exact(count, sampleRate: rate) }
+        throw UsageError(
+          message:
+            "\(left) and \(right) already overlap by \(exact(overlap)), so they crossfade over that, not \(exact(length)); leave out --length, or trim \(left) to end where \(right) starts first (tape clip trim \(self.project.file) \(left) --end \(exact(FrameCount(start.frames))))"
+        )
+      }
+      return (left, right, Timeline.Crossfade(length: length, curve: try parseCurve(curve)))
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let (left, right, crossfade) = try parsed(project)
+      return try edit(project, left, right, crossfade)
+    }
+
+    private func edit(
+      _ project: Project, _ left: Clip.ID, _ right: Clip.ID, _ crossfade: Timeline.Crossfade
+    ) throws -> [Command] {
+      if project.overlap(left, right) != nil {
+        return try project.crossfadeOverlap(left, right, curve: crossfade.curve)
+      }
       return try project.crossfadeClips(left, right, crossfade)
     }
 
     func notes(_ project: Project) throws -> [String] {
       let (left, right, crossfade) = try parsed(project)
-      let short = try project.crossfadeShortfall(left, right, crossfade).map {
-        shortCrossfadeNote($0, project)
-      }
+      let short =
+        project.overlap(left, right) != nil
+        ? nil
+        : try project.crossfadeShortfall(left, right, crossfade).map {
+          shortCrossfadeNote($0, project)
+        }
       return [try replacedFadesNote(left, right, crossfade, project), short].compactMap { $0 }
     }
 
@@ -178,7 +213,7 @@ struct ClipCommand: ParsableCommand {
     private func replacedFadesNote(
       _ left: Clip.ID, _ right: Clip.ID, _ crossfade: Timeline.Crossfade, _ project: Project
     ) throws -> String? {
-      let after = try project.applying(try project.crossfadeClips(left, right, crossfade))
+      let after = try project.applying(try edit(project, left, right, crossfade))
       guard let (leftBefore, _) = project.clip(left), let (rightBefore, _) = project.clip(right),
         let (leftAfter, _) = after.clip(left), let (rightAfter, _) = after.clip(right)
       else { return nil }
@@ -313,9 +348,13 @@ struct ClipCommand: ParsableCommand {
       abstract: "Copy a clip (its source range, gain and fades) to another time; prints its id.",
       discussion: """
         --snap moves --to first: clips to the nearest clip edge within 100 ms (the copied \
-        clip's own too, to butt the copy against it), zero or a grid; see 'tape cut --help'.
+        clip's own too, to butt the copy against it), zero or a grid; see 'tape cut --help'. \
+        --overwrite replaces what lies under the copy on its track (clips there trimmed, \
+        split or removed, in the same undo step), as Pro Tools' and Reaper's default edit \
+        modes do; without it the copy plays over what is there.
         Example: tape clip copy song.tape c3 --to 1:30 --track t2
         Example: tape clip copy song.tape c3 --to c3.end --snap clips
+        Example: tape clip copy song.tape c3 --to 1:30 --overwrite
         """
     ).parsedAlone()
 
@@ -324,11 +363,13 @@ struct ClipCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Where the copy starts on the timeline.") var to: String
     @Option(help: "The track to put it on (default: the clip's own).", completion: ids("t"))
     var track: String?
+    @Flag(help: "Replace what lies under the copy on its track.") var overwrite = false
     @OptionGroup var snapping: SnapOption
     @OptionGroup var options: EditOptions
 
     var label: String {
       historyLabel("Copy \(clip) to \(to)", [("snapped to", snapping.shown), ("onto", track)])
+        + (overwrite ? ", overwriting" : "")
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
@@ -339,9 +380,18 @@ struct ClipCommand: ParsableCommand {
       let start = try snapping.apply(typed, project, file: self.project.file)
       let newID = ids.newClipID()
       return try namingTheNewClip(newID) {
-        try project.copyClip(id, to: start, track: trackID, newID: newID)
+        guard overwrite else {
+          return try project.copyClip(id, to: start, track: trackID, newID: newID)
+        }
+        guard let (clip, own) = project.clip(id) else { throw TimelineError.unknownClip(id) }
+        return try project.overwriting(
+          [(clip.withID(newID).moved(to: start), trackID ?? own.id)]
+        ) { ids.newClipID() }
       }
     }
+
+    /// The copy's id, taken first: not the right part of a clip --overwrite split.
+    func printed(created: [String]) -> [String] { Array(created.prefix(1)) }
   }
 
   struct Move: EditingCommand {
@@ -352,8 +402,12 @@ struct ClipCommand: ParsableCommand {
         --snap moves the new start first: clips to the nearest edge of another clip within \
         100 ms (to butt it against a neighbour), zero to the nearest zero crossing of the mix \
         within 10 ms, or a grid to its nearest line (250ms, 1/4@120bpm); see 'tape cut --help'.
+        --overwrite replaces what lies under the clip at its new place (clips there trimmed, \
+        split or removed, in the same undo step), as Pro Tools' and Reaper's default edit \
+        modes do; without it the clip plays over what is there.
         Example: tape clip move song.tape c3 --to 12s --track t2
         Example: tape clip move song.tape c4 --to 1:33.95 --snap clips
+        Example: tape clip move song.tape c3 --to 12s --overwrite
         """,
       aliases: ["mv"]
     ).parsedAlone()
@@ -362,6 +416,7 @@ struct ClipCommand: ParsableCommand {
     @Argument(help: "The clip id (c1).", completion: ids("c")) var clip: String
     @Option(parsing: .unconditional, help: "The new timeline start.") var to: String?
     @Option(help: "The track to move it to.", completion: ids("t")) var track: String?
+    @Flag(help: "Replace what lies under the clip at its new place.") var overwrite = false
     @OptionGroup var snapping: SnapOption
     @OptionGroup var options: EditOptions
 
@@ -376,6 +431,7 @@ struct ClipCommand: ParsableCommand {
       historyLabel(
         "Move \(clip)",
         [to.map(toOrBy) ?? ("to", nil), ("snapped to", snapping.shown), ("onto", track)])
+        + (overwrite ? ", overwriting" : "")
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
@@ -383,18 +439,24 @@ struct ClipCommand: ParsableCommand {
       let trackID = try track.map { try resolveTrack($0, project) }
       let start = project.clip(id)?.clip.timelineStart
       let file = self.project.file
-      return try project.moveClip(
+      let moved = try project.moveClip(
         id,
         to: try to.map {
           try snapping.apply(
             try parsePosition($0, project, relativeTo: start, option: "--to"), project, file: file,
             excluding: id)
         }, track: trackID)
+      guard overwrite, case .setClip(let clip, let track) = moved.first else { return moved }
+      return try project.overwriting([(clip, track)], removing: [id]) { ids.newClipID() }
     }
 
-    /// The clip and any whose edge `--to` names; snapping looks at every clip.
+    /// Nothing, as a move without --overwrite: not the right part of a clip it split.
+    func printed(created: [String]) -> [String] { [] }
+
+    /// The clip and any whose edge `--to` names; snapping, and overwriting what lies under the
+    /// new place, look at every clip.
     func scope() throws -> EditScope? {
-      snapping.snap == nil ? clipScope(clip, times: [to]) : nil
+      snapping.snap == nil && !overwrite ? clipScope(clip, times: [to]) : nil
     }
   }
 

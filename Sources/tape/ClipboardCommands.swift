@@ -234,12 +234,15 @@ struct Paste: EditingCommand {
       becomes the copied one, so the paste plays exactly what the range played. Without \
       --ripple the clips play over whatever is there (clips on a track add up); with it, a \
       gap of the clipboard's length opens at --at on those tracks first, as 'tape insert' \
-      opens one (a clip across --at is split; its right part's new id is not printed). \
-      A clipboard whose tracks (without --tracks) or sources are no longer in the project is \
+      opens one (a clip across --at is split; its right part's new id is not printed). With \
+      --overwrite the pasted clips replace what lies under each of them on its track, as \
+      Pro Tools' and Reaper's default edit modes do: the clips there are trimmed, split (the \
+      right part's new id is not printed) or removed. A clipboard whose tracks (without --tracks) or sources are no longer in the project is \
       refused. Clipboards belong to the project they were copied in. --snap moves --at \
       first, as for 'tape cut' (clips: to the nearest clip edge within 100 ms).
       Example: tape paste song.tape verse --at 1:00 --ripple
       Example: tape paste song.tape verse --at 30s --tracks t2,t1,t3
+      Example: tape paste song.tape verse --at 2:00 --overwrite
       """
   ).parsedAlone()
 
@@ -255,16 +258,27 @@ struct Paste: EditingCommand {
   var tracks: String?
   @Flag(help: "Open a gap of the clipboard's length first, moving later clips right.")
   var ripple = false
+  @Flag(help: "Replace what lies under the pasted clips on their tracks.")
+  var overwrite = false
   @OptionGroup var snapping: SnapOption
   @OptionGroup var options: EditOptions
 
   /// The clipboard, read by ``load(from:)``.
   var clipboard: Clipboard?
 
-  enum CodingKeys: CodingKey { case project, name, at, tracks, ripple, snapping, options }
+  enum CodingKeys: CodingKey {
+    case project, name, at, tracks, ripple, overwrite, snapping, options
+  }
+
+  func validate() throws {
+    if ripple && overwrite {
+      throw ValidationError(
+        "--ripple opens a gap for the paste and --overwrite replaces what is there; choose one")
+    }
+  }
 
   var label: String {
-    "Paste \(name) at \(at)\(snapping.shown.map { " snapped to \($0)" } ?? "")\(tracks.map { " on \($0)" } ?? "")\(ripple ? " with ripple" : "")"
+    "Paste \(name) at \(at)\(snapping.shown.map { " snapped to \($0)" } ?? "")\(tracks.map { " on \($0)" } ?? "")\(ripple ? " with ripple" : "")\(overwrite ? ", overwriting" : "")"
   }
 
   static let loadsFromStore = true
@@ -286,7 +300,7 @@ struct Paste: EditingCommand {
       try parsePosition(at, project, option: "--at"), project, file: self.project.file)
     return try project.paste(
       clipboard, at: position, tracks: try tracks.map { try parseTrackIDs($0, project) },
-      ripple: ripple
+      ripple: ripple, overwrite: overwrite
     ) { ids.newClipID() }
   }
 

@@ -52,7 +52,10 @@ extension MarkerCommand {
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
+    // Unrecognized words too: a time typed before the timeline's start (-5s) is a word here,
+    // refused as a time, not taken for an option ("missing argument").
     @Argument(
+      parsing: .allUnrecognized,
       help: """
         Where: any time (1:02.5), a clip's edge (c3.end) or a marker (@chorus+2s); then the \
         marker's name. With --at, the name alone.
@@ -69,6 +72,14 @@ extension MarkerCommand {
     var name: String { at == nil ? words.dropFirst().first ?? "" : words.first ?? "" }
 
     func validate() throws {
+      // Only a negative time may start with '-': any other such word is an option this
+      // command does not have.
+      if let option = words.first(where: {
+        $0.hasPrefix("-")
+          && !($0.dropFirst().first.map { $0.isASCII && ($0.isNumber || $0 == ".") } ?? false)
+      }) {
+        throw ValidationError("unknown option '\(option)'")
+      }
       guard words.count == (at == nil ? 2 : 1) else {
         throw ValidationError(
           at == nil

@@ -125,13 +125,21 @@ struct CrossfadeRenderTests {
       apart.stderr
         == "error: c2 ends at 4s and c3 starts at 5s; a crossfade joins clips that touch: move c3 to 4s first (tape clip move \(file) c3 --to 4s)\n"
     )
-    // Clips a crossfade made overlap: moving the second would shift its audio, so the advice
-    // is to trim the first (a user was told to move c2); a clip named twice is said so.
+    // Clips a crossfade made overlap: they crossfade over the overlap, so another length is
+    // refused; moving the second would shift its audio, so the advice is to trim the first (a
+    // user was told to move c2). Named the other way round, the old advice stands. A clip
+    // named twice is said so.
     let again = try space.tape(
-      "clip", "crossfade", file, "c1", "c2", "--length", "100ms", status: 65)
+      "clip", "crossfade", file, "c1", "c2", "--length", "100ms", status: 64)
     #expect(
       again.stderr
-        == "error: c1 ends at 2.01s, after c2 starts at 1.99s; a crossfade joins clips that touch: trim c1 to end there first (tape clip trim \(file) c1 --end 1.99s), or, if c2 comes first, name it first (tape clip crossfade \(file) c2 c1 …)\n"
+        == "error: c1 and c2 already overlap by 0.02s, so they crossfade over that, not 0.1s; leave out --length, or trim c1 to end where c2 starts first (tape clip trim \(file) c1 --end 1.99s)\n"
+    )
+    let reversed = try space.tape(
+      "clip", "crossfade", file, "c2", "c1", "--length", "100ms", status: 65)
+    #expect(
+      reversed.stderr
+        == "error: c2 ends at 4s, after c1 starts at 0s; a crossfade joins clips that touch: trim c2 to end there first (tape clip trim \(file) c2 --end 0s), or, if c1 comes first, name it first (tape clip crossfade \(file) c1 c2 …)\n"
     )
     let twice = try space.tape(
       "clip", "crossfade", file, "c1", "c1", "--length", "100ms", status: 65)

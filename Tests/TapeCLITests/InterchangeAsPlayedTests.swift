@@ -135,7 +135,7 @@ struct InterchangeAsPlayedTests {
   /// What Tape cannot take is refused in one line naming the clip and its track, and writes
   /// nothing: a transition that is not a dissolve, a schema newer than Tape reads, clips timed
   /// at 44.1 and 48 kHz, a negative duration.
-  @Test(arguments: ["wipe", "newer schema", "mixed rates", "negative duration"])
+  @Test(arguments: ["wipe", "newer schema", "mixed rates", "negative duration", "before its media"])
   func whatCannotBeTakenIsRefused(_ kind: String) throws {
     let ws = try Workspace()
     let speech = TestAudio.path("speech-mono-48k-16.wav")
@@ -176,6 +176,12 @@ struct InterchangeAsPlayedTests {
         as: UTF8.self)
       expected =
         "error: cannot import bad.otio: clip 'one' on track 'Dialog' is timed at 48000 Hz and clip 'piano' on track 'Music' at 44100 Hz; give --rate 48000 (or --rate 44100) to choose the project's rate\n"
+    case "before its media":
+      // 'one' starts 0.1 s into its file: 0.1 s before it instead (it read "plays --0:00.100–…").
+      let start = try #require(text.range(of: "\"value\": 4800.0"))
+      text.replaceSubrange(start, with: "\"value\": -4800.0")
+      expected =
+        "error: cannot import bad.otio: clip 'one' on track 'Dialog' starts 0:00.100 before the beginning of speech-mono-48k-16.wav; fix its source_range in the tool that wrote it\n"
     default:
       // The first 24000 is the gap before 'one'.
       text = text.replacingOccurrences(of: "\"value\": 24000.0", with: "\"value\": -24000.0")

@@ -544,6 +544,8 @@ enum HelpExamples {
       ["clip", "add", song, "t2", "s2", "--at", "0", "--length", "4s"],
       ["clip", "add", song, "t3", "s1", "--at", "0", "--from", "1s", "--length", "94s"],
       ["clip", "add", song, "t3", "s1", "--at", "94s", "--from", "95s", "--length", "5s"],
+      // c5 over the end of c2: two clips that overlap, for `clip crossfade c2 c5`.
+      ["clip", "add", song, "t2", "s2", "--at", "3.5s", "--from", "3s", "--length", "1s"],
       ["track", "envelope", song, "t1", "--set", "0s:0dB,10s:-6dB,12s:-inf"],
       ["fx", "add", song, "t1", "http://gareus.org/oss/lv2/fil4#stereo"],
       ["marker", "add", song, "62s", "chorus"],
