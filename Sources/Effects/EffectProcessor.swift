@@ -905,6 +905,20 @@ public final class EffectProcessor: @unchecked Sendable {
     return world.saveState(plugin.uri, of: instances[0], features: features[0].pointer)
   }
 
+  /// Restores `preset`'s state (what it holds beyond its port values, LV2 State) into every
+  /// instance, as jalv applies a preset; ``saveState()`` then gives it back to store with the
+  /// effect. Off the audio thread, while ``process(_:frames:)`` is not running.
+  public func restore(preset: Preset) throws(EffectError) {
+    guard preset.hasState else { return }
+    for index in 0..<instanceCount {
+      guard
+        world.restorePreset(preset.uri, into: instances[index], features: features[index].pointer)
+      else {
+        throw .badState(plugin: plugin.uri, reason: "its preset \(preset.uri) cannot be loaded")
+      }
+    }
+  }
+
   /// The plugin's control output values of the first instance, by port symbol (meters, the
   /// latency port): for tests and diagnostics. Off the audio thread.
   public func controlOutputValues(_ catalog: PluginCatalog) -> [String: Float] {

@@ -25,6 +25,10 @@ public struct PluginInfo: Sendable, Hashable, Codable {
   public var missingFeatures: [String]
   /// Ports Tape cannot connect (MIDI event ports, unknown types), by symbol.
   public var unsupportedPorts: [String]
+  /// The labels of its file parameters (`patch:writable` of range `atom:Path`: an impulse
+  /// response, a sample), which Tape cannot set yet: such a plugin runs on nothing (x42's
+  /// IR convolver renders silence), so it is unusable.
+  public var fileParameters: [String]
 
   /// Why Tape cannot run this plugin on a track, or nil when it can (on 1 and 2 channels).
   public var problem: String? {
@@ -37,7 +41,13 @@ public struct PluginInfo: Sendable, Hashable, Codable {
     if audioInputs == 0 { return "has no audio input" }
     if audioOutputs == 0 { return "has no audio output" }
     if audioInputs > 2 || audioOutputs > 2 {
-      return "has \(audioInputs) audio inputs and \(audioOutputs) outputs; Tape runs 1 or 2"
+      return
+        "has \(audioInputs) audio input\(audioInputs == 1 ? "" : "s") and \(audioOutputs) output\(audioOutputs == 1 ? "" : "s"); Tape runs 1 or 2"
+    }
+    if !fileParameters.isEmpty {
+      // x42's IR convolver rendered silence, without a word, with no impulse response.
+      return
+        "needs a file (\(fileParameters.joined(separator: ", "))), which Tape cannot give a plugin yet"
     }
     return nil
   }
@@ -89,5 +99,6 @@ public struct PluginInfo: Sendable, Hashable, Codable {
       .sorted()
     unsupportedPorts = description.ports.filter { $0.kind == .other && !$0.isOptional }
       .map(\.symbol)
+    fileParameters = description.fileParameters
   }
 }
