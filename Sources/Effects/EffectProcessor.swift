@@ -350,21 +350,29 @@ public final class EffectProcessor: @unchecked Sendable {
       }
     }
 
-    // Learn the latency: one block of silence through a fresh instance, then a reset.
+    // Learn the latency: one block of silence through a fresh instance, then a reset. A
+    // plugin with a worker may set up what its state names there first (x42's preset
+    // convolver loads its impulse response, and only then reports its 64 frames): up to 8
+    // blocks, until it reports a latency, its worker given a moment between them.
     var learned = 0
     if let slot = outputs.firstIndex(where: { $0.reportsLatency }) {
       for index in 0..<instanceCount { instances[index].activate() }
       resetAtomBuffers(
         atoms, count: atomCount, capacity: atomCapacity, isInput: atomIsInput,
         sequence: sequenceType, chunk: chunkType)
-      for index in 0..<instanceCount {
-        instances[index].run(step)
-        if let channel = workerChannels[index] {
-          deliverWorkerResponses(channel, to: instances[index])
+      let blocks = description.hasWorker ? 8 : 1
+      for block in 0..<blocks {
+        if block > 0 && worker == .thread { usleep(2_000) }
+        for index in 0..<instanceCount {
+          instances[index].run(step)
+          if let channel = workerChannels[index] {
+            deliverWorkerResponses(channel, to: instances[index])
+          }
         }
+        let value = controlOutputs[slot]
+        learned = value.isFinite && value > 0 ? Int(value.rounded()) : 0
+        if learned > 0 { break }
       }
-      let value = controlOutputs[slot]
-      learned = value.isFinite && value > 0 ? Int(value.rounded()) : 0
       for index in 0..<instanceCount { instances[index].deactivate() }
     }
     pluginLatency = learned

@@ -132,9 +132,12 @@ public final class EffectRack: @unchecked Sendable {
         .joined(separator: "'\\''") + "'"
   }
 
-  /// A stored value as a person writes it (`-3`, `0.5`).
+  /// A stored value as a person writes it (`-3`, `0.05`: a value stored from a port's Float
+  /// as that Float's shortest decimal).
   private static func number(_ value: Double) -> String {
-    value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    if value == value.rounded() && abs(value) < 1e15 { return String(Int64(value)) }
+    let float = Float(value)
+    return Double(float) == value ? String(float) : String(value)
   }
 
   /// The processor of `effect`: the running one of its id (same plugin), or a new one; nil

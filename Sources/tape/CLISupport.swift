@@ -178,7 +178,7 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
     switch error {
     case .unknownPlugin: return (Exit.noInput, error.description)
     case .unknownSymbol, .invalidValue, .outOfRange, .valueCount, .unsupportedChannels,
-      .invalidConfiguration:
+      .invalidConfiguration, .ambiguousPlugin, .unknownPreset, .ambiguousPreset, .symbolRepeated:
       return (Exit.usage, error.description)
     default: return (Exit.dataError, error.description)
     }
