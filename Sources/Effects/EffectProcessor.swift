@@ -181,7 +181,9 @@ public final class EffectProcessor: @unchecked Sendable {
     guard info.missingFeatures.isEmpty else {
       throw .missingFeatures(plugin: info.uri, features: info.missingFeatures)
     }
-    if let problem = info.problem { throw .unsupportedPorts(plugin: info.uri, reason: problem) }
+    if let problem = info.connectionProblem {
+      throw .unsupportedPorts(plugin: info.uri, reason: problem)
+    }
     guard values.count == info.controls.count else {
       throw .valueCount(plugin: info.uri, expected: info.controls.count, got: values.count)
     }

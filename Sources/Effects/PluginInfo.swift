@@ -30,8 +30,22 @@ public struct PluginInfo: Sendable, Hashable, Codable {
   /// IR convolver renders silence), so it is unusable.
   public var fileParameters: [String]
 
-  /// Why Tape cannot run this plugin on a track, or nil when it can (on 1 and 2 channels).
+  /// Why Tape cannot run this plugin on a track, or give it what it needs, or nil when it can
+  /// (on 1 and 2 channels): ``connectionProblem``, or the file it needs.
   public var problem: String? {
+    if let connectionProblem { return connectionProblem }
+    if !fileParameters.isEmpty {
+      // x42's IR convolver rendered silence, without a word, with no impulse response.
+      return
+        "needs a file (\(fileParameters.joined(separator: ", "))), which Tape cannot give a plugin yet"
+    }
+    return nil
+  }
+
+  /// Why Tape cannot connect and run this plugin at all, or nil. A plugin that needs a file
+  /// runs (LSP's impulse reverb passes its dry signal without one), but ``problem`` keeps it
+  /// off tracks.
+  public var connectionProblem: String? {
     if !missingFeatures.isEmpty {
       return "requires \(missingFeatures.joined(separator: ", "))"
     }
@@ -43,11 +57,6 @@ public struct PluginInfo: Sendable, Hashable, Codable {
     if audioInputs > 2 || audioOutputs > 2 {
       return
         "has \(audioInputs) audio input\(audioInputs == 1 ? "" : "s") and \(audioOutputs) output\(audioOutputs == 1 ? "" : "s"); Tape runs 1 or 2"
-    }
-    if !fileParameters.isEmpty {
-      // x42's IR convolver rendered silence, without a word, with no impulse response.
-      return
-        "needs a file (\(fileParameters.joined(separator: ", "))), which Tape cannot give a plugin yet"
     }
     return nil
   }

@@ -159,7 +159,7 @@ struct FxPresets: ParsableCommand {
       'fx set --preset' take), its URI, the parameters it sets and whether it has state of \
       its own. The plugin is named as 'tape fx info' takes it.
       Example: tape fx presets http://gareus.org/oss/lv2/fat1
-      Example: tape fx presets http://gareus.org/oss/lv2/fat1 --json
+      Example: tape fx presets fat1 --json
       """)
 
   @Argument(
