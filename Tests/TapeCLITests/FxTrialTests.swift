@@ -95,7 +95,9 @@ struct FxTrialTests {
   // MARK: Found in the trial
 
   /// `--set gain` (no `=`) printed `usageError(message: …)`, a Swift value: it is the
-  /// message now, on `fx set` and `fx add` alike, and nothing changes.
+  /// message now, on `fx set` and `fx add` alike (the only commands whose argument checks
+  /// threw such an error; UsageError and its kin now describe themselves as their message),
+  /// and nothing changes.
   @Test func aSetWithoutAValueSaysSoInWords() throws {
     try Plugins.require(Plugins.eq)
     let space = try Workspace()
