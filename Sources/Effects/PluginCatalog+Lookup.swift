@@ -99,4 +99,16 @@ extension PluginCatalog {
     guard !presets.isEmpty, presets.allSatisfy(\.hasState) else { return [] }
     return presets
   }
+
+  /// A usable plugin of the same family as `uri` (the same URI before its `#`: x42's
+  /// `zeroconvolv#Stereo` for `zeroconvolv#CfgStereo`), the nearest by edit distance: what to
+  /// suggest in place of one Tape cannot run. Nil when the family has none.
+  public func usableSibling(of uri: String) -> String? {
+    let family = uri.split(separator: "#").first.map(String.init) ?? uri
+    let siblings = uris.filter { $0 != uri && $0.hasPrefix(family + "#") }
+    let distance = { (candidate: String) in
+      editDistance(Array(uri.unicodeScalars), Array(candidate.unicodeScalars))
+    }
+    return siblings.filter { plugin($0)?.isUsable == true }.min { distance($0) < distance($1) }
+  }
 }

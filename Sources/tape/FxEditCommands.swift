@@ -91,11 +91,7 @@ enum FxNames {
   static func usablePlugin(_ uri: String, _ catalog: PluginCatalog) throws -> PluginInfo {
     let plugin = try plugin(uri, catalog)
     guard let problem = plugin.problem else { return plugin }
-    // A usable plugin of the same family (the URI before its '#'), nearest first.
-    let family = plugin.uri.split(separator: "#").first.map(String.init) ?? plugin.uri
-    let siblings = catalog.uris.filter { $0 != plugin.uri && $0.hasPrefix(family + "#") }
-    let sibling = siblings.filter { catalog.plugin($0)?.isUsable == true }
-      .min { editDistance(plugin.uri, $0) < editDistance(plugin.uri, $1) }
+    let sibling = catalog.usableSibling(of: plugin.uri)
     throw DataError(
       message: "Tape cannot run \(plugin.uri): it \(problem); "
         + (sibling.map { "use \($0), or another plugin 'tape fx plugins' lists as usable" }
