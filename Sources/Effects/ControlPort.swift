@@ -1,3 +1,5 @@
+import Glibc
+
 /// One control input port of a plugin: a parameter a user sets by its symbol.
 public struct ControlPort: Sendable, Hashable, Codable {
   /// How a value moves: continuous values ramp, the others are steps.
@@ -84,12 +86,18 @@ public struct ControlPort: Sendable, Hashable, Codable {
       if ["off", "false", "no"].contains(lowered) { return minimum }
     }
     var number = trimmed
-    if let unit, !unit.isEmpty, lowered.hasSuffix(unit.lowercased()) {
+    // A linear gain (LSP's coefficient ports, unit "G") also takes decibels: -6dB is 0.501.
+    let decibels = isLinearGain && lowered.hasSuffix("db")
+    if decibels {
+      number = String(trimmed.dropLast(2)).trimmingPrefixAndSuffixSpaces()
+    } else if let unit, !unit.isEmpty, lowered.hasSuffix(unit.lowercased()) {
       number = String(trimmed.dropLast(unit.count)).trimmingPrefixAndSuffixSpaces()
     }
-    guard let value = Float(number), value.isFinite else {
+    // Decimal only: Float("0x10") is 16, and a gain of 0x10 read as +16 dB is a surprise.
+    guard isDecimal(number), var value = Float(number), value.isFinite else {
       throw .invalidValue(symbol: symbol, text: text, expected: expectation)
     }
+    if decibels { value = Float(pow(10, Double(value) / 20)) }
     guard value >= minimum && value <= maximum else {
       throw .outOfRange(symbol: symbol, value: value, minimum: minimum, maximum: maximum)
     }
@@ -104,9 +112,15 @@ public struct ControlPort: Sendable, Hashable, Codable {
     return value
   }
 
+  /// A linear gain coefficient: LSP's unit "G" (1 is 0 dB). Such a port also takes a value
+  /// in decibels (`-6dB`).
+  public var isLinearGain: Bool { unit == "G" && kind == .continuous }
+
   /// What a value can be, for messages: the labels, on/off, or the range.
   var expectation: String {
-    let range = "a number from \(formatNumber(minimum)) to \(formatNumber(maximum))"
+    let range =
+      "a number from \(formatNumber(minimum)) to \(formatNumber(maximum))"
+      + (isLinearGain ? " (or decibels, such as -6dB)" : "")
     switch kind {
     case .toggle: return "on or off (or \(formatNumber(minimum)) or \(formatNumber(maximum)))"
     case .enumeration where !scalePoints.isEmpty:
@@ -129,6 +143,29 @@ public struct ControlPort: Sendable, Hashable, Codable {
     }
     return formatNumber(value)
   }
+}
+
+/// Whether `text` is a decimal number as people write one: an optional sign, digits with at
+/// most one point, and an optional exponent (`-3`, `0.5`, `.5`, `1e3`); not hexadecimal
+/// (`0x10`), `inf` or `nan`, which `Float(_:)` also reads.
+func isDecimal(_ text: String) -> Bool {
+  var bytes = Substring(text).utf8[...]
+  if let first = bytes.first, first == UInt8(ascii: "+") || first == UInt8(ascii: "-") {
+    bytes = bytes.dropFirst()
+  }
+  let isDigit = { (byte: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+  let mantissa = bytes.prefix { isDigit($0) || $0 == UInt8(ascii: ".") }
+  guard mantissa.contains(where: isDigit),
+    mantissa.filter({ $0 == UInt8(ascii: ".") }).count <= 1
+  else { return false }
+  var rest = bytes.dropFirst(mantissa.count)
+  guard let e = rest.first else { return true }
+  guard e == UInt8(ascii: "e") || e == UInt8(ascii: "E") else { return false }
+  rest = rest.dropFirst()
+  if let sign = rest.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
+    rest = rest.dropFirst()
+  }
+  return !rest.isEmpty && rest.allSatisfy(isDigit)
 }
 
 extension String {

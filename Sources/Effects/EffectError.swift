@@ -22,6 +22,14 @@ public enum EffectError: Error, Sendable, CustomStringConvertible, Equatable {
   case badState(plugin: String, reason: String)
   /// A block size or rate that is not positive.
   case invalidConfiguration(String)
+  /// A short name or plugin name that several installed plugins answer to.
+  case ambiguousPlugin(name: String, candidates: [String])
+  /// The plugin has no preset of this label or URI; `labels` are the ones it has.
+  case unknownPreset(plugin: String, name: String, labels: [String])
+  /// Several presets of the plugin have this label.
+  case ambiguousPreset(plugin: String, name: String, candidates: [String])
+  /// A parameter given twice in one command.
+  case symbolRepeated(symbol: String)
 
   public var description: String {
     switch self {
@@ -55,6 +63,20 @@ public enum EffectError: Error, Sendable, CustomStringConvertible, Equatable {
         "the saved state of \(plugin) cannot be restored (\(reason)); remove the effect and add it again"
     case .invalidConfiguration(let what):
       return "\(what); use a positive number"
+    case .ambiguousPlugin(let name, let candidates):
+      return
+        "'\(name)' names \(candidates.count) plugins: \(candidates.joined(separator: ", ")); give the URI of one"
+    case .unknownPreset(let plugin, let name, let labels):
+      let known =
+        labels.isEmpty
+        ? "it has none" : "its presets are \(labels.map { "'\($0)'" }.joined(separator: ", "))"
+      return
+        "\(plugin) has no preset '\(name)'; \(known) ('tape fx presets \(plugin)' lists them)"
+    case .ambiguousPreset(let plugin, let name, let candidates):
+      return
+        "\(candidates.count) presets of \(plugin) are called '\(name)'; give the URI of one: \(candidates.joined(separator: ", "))"
+    case .symbolRepeated(let symbol):
+      return "\(symbol) is given twice; set each parameter once"
     }
   }
 }

@@ -181,7 +181,9 @@ public final class EffectProcessor: @unchecked Sendable {
     guard info.missingFeatures.isEmpty else {
       throw .missingFeatures(plugin: info.uri, features: info.missingFeatures)
     }
-    if let problem = info.problem { throw .unsupportedPorts(plugin: info.uri, reason: problem) }
+    if let problem = info.connectionProblem {
+      throw .unsupportedPorts(plugin: info.uri, reason: problem)
+    }
     guard values.count == info.controls.count else {
       throw .valueCount(plugin: info.uri, expected: info.controls.count, got: values.count)
     }
@@ -350,21 +352,29 @@ public final class EffectProcessor: @unchecked Sendable {
       }
     }
 
-    // Learn the latency: one block of silence through a fresh instance, then a reset.
+    // Learn the latency: one block of silence through a fresh instance, then a reset. A
+    // plugin with a worker may set up what its state names there first (x42's preset
+    // convolver loads its impulse response, and only then reports its 64 frames): up to 8
+    // blocks, until it reports a latency, its worker given a moment between them.
     var learned = 0
     if let slot = outputs.firstIndex(where: { $0.reportsLatency }) {
       for index in 0..<instanceCount { instances[index].activate() }
       resetAtomBuffers(
         atoms, count: atomCount, capacity: atomCapacity, isInput: atomIsInput,
         sequence: sequenceType, chunk: chunkType)
-      for index in 0..<instanceCount {
-        instances[index].run(step)
-        if let channel = workerChannels[index] {
-          deliverWorkerResponses(channel, to: instances[index])
+      let blocks = description.hasWorker ? 8 : 1
+      for block in 0..<blocks {
+        if block > 0 && worker == .thread { usleep(2_000) }
+        for index in 0..<instanceCount {
+          instances[index].run(step)
+          if let channel = workerChannels[index] {
+            deliverWorkerResponses(channel, to: instances[index])
+          }
         }
+        let value = controlOutputs[slot]
+        learned = value.isFinite && value > 0 ? Int(value.rounded()) : 0
+        if learned > 0 { break }
       }
-      let value = controlOutputs[slot]
-      learned = value.isFinite && value > 0 ? Int(value.rounded()) : 0
       for index in 0..<instanceCount { instances[index].deactivate() }
     }
     pluginLatency = learned
@@ -903,6 +913,20 @@ public final class EffectProcessor: @unchecked Sendable {
   public func saveState() -> [UInt8]? {
     guard plugin.hasState else { return nil }
     return world.saveState(plugin.uri, of: instances[0], features: features[0].pointer)
+  }
+
+  /// Restores `preset`'s state (what it holds beyond its port values, LV2 State) into every
+  /// instance, as jalv applies a preset; ``saveState()`` then gives it back to store with the
+  /// effect. Off the audio thread, while ``process(_:frames:)`` is not running.
+  public func restore(preset: Preset) throws(EffectError) {
+    guard preset.hasState else { return }
+    for index in 0..<instanceCount {
+      guard
+        world.restorePreset(preset.uri, into: instances[index], features: features[index].pointer)
+      else {
+        throw .badState(plugin: plugin.uri, reason: "its preset \(preset.uri) cannot be loaded")
+      }
+    }
   }
 
   /// The plugin's control output values of the first instance, by port symbol (meters, the

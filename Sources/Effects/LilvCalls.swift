@@ -48,6 +48,14 @@ enum LV2URI {
   static let stateInterface = "http://lv2plug.in/ns/ext/state#interface"
   static let loadDefaultState = "http://lv2plug.in/ns/ext/state#loadDefaultState"
   static let stateURI = "urn:tape:effect-state"
+  static let preset = "http://lv2plug.in/ns/ext/presets#Preset"
+  static let patchWritable = "http://lv2plug.in/ns/ext/patch#writable"
+  static let atomPath = "http://lv2plug.in/ns/ext/atom#Path"
+  static let atomDouble = "http://lv2plug.in/ns/ext/atom#Double"
+  static let atomLong = "http://lv2plug.in/ns/ext/atom#Long"
+  static let atomBool = "http://lv2plug.in/ns/ext/atom#Bool"
+  static let rdfsRange = "http://www.w3.org/2000/01/rdf-schema#range"
+  static let rdfsLabel = "http://www.w3.org/2000/01/rdf-schema#label"
 }
 
 /// The features Tape gives every plugin it instantiates (`work:schedule` only to plugins with
@@ -157,6 +165,19 @@ struct PluginDescription: Sendable {
   var hasWorker: Bool
   var hasState: Bool
   var ports: [PortDescription]
+  /// The labels of the plugin's `patch:writable` parameters that are files (`atom:Path`): an
+  /// impulse response, a sample. Tape cannot set them yet.
+  var fileParameters: [String] = []
+}
+
+/// What lilv says about one of a plugin's presets (`pset:Preset`).
+struct PresetDescription: Sendable {
+  var uri: String
+  var label: String
+  /// Its port values, by symbol, as the preset lists them.
+  var values: [(symbol: String, value: Float)]
+  /// It has state beyond its port values (`state:state`).
+  var hasState: Bool
 }
 
 /// A lilv world over every installed bundle (`LV2_PATH` respected) and the plugins in it.
@@ -272,7 +293,96 @@ final class LilvWorld: @unchecked Sendable {
       uri: uri, name: name, author: author,
       requiredFeatures: uris(lilv_plugin_get_required_features(plugin)),
       optionalFeatures: uris(lilv_plugin_get_optional_features(plugin)),
-      hasWorker: hasWorker, hasState: hasState, ports: ports)
+      hasWorker: hasWorker, hasState: hasState, ports: ports,
+      fileParameters: fileParameters(of: plugin))
+  }
+
+  /// The labels of `plugin`'s `patch:writable` parameters whose range is `atom:Path`.
+  private func fileParameters(of plugin: OpaquePointer) -> [String] {
+    guard
+      let writable = withNode(LV2URI.patchWritable, { lilv_plugin_get_value(plugin, $0) })
+    else { return [] }
+    defer { lilv_nodes_free(writable) }
+    var labels: [String] = []
+    var iterator = lilv_nodes_begin(writable)
+    while !lilv_nodes_is_end(writable, iterator) {
+      if let parameter = lilv_nodes_get(writable, iterator) {
+        let range = withNode(LV2URI.rdfsRange) { lilv_world_get(world, parameter, $0, nil) }
+        if string(range) == LV2URI.atomPath {
+          let label = withNode(LV2URI.rdfsLabel) { lilv_world_get(world, parameter, $0, nil) }
+          labels.append(
+            string(label) ?? string(parameter).map {
+              $0.split(separator: "#").last.map(String.init) ?? $0
+            }
+              ?? "a file")
+          lilv_node_free(label)
+        }
+        lilv_node_free(range)
+      }
+      iterator = lilv_nodes_next(writable, iterator)
+    }
+    return labels.sorted()
+  }
+
+  /// The presets of the plugin `uri` (`pset:Preset` resources that apply to it), each
+  /// loaded as lilv loads a preset's state: its label, its port values and whether it has
+  /// state of its own. Empty for a plugin that is not installed or has none.
+  func presets(_ uri: String) -> [PresetDescription] {
+    lock.withLock { _ in
+      guard let plugin = pluginsByURI[uri],
+        let related = withNode(LV2URI.preset, { lilv_plugin_get_related(plugin, $0) })
+      else { return [] }
+      defer { lilv_nodes_free(related) }
+      var presets: [PresetDescription] = []
+      var iterator = lilv_nodes_begin(related)
+      while !lilv_nodes_is_end(related, iterator) {
+        defer { iterator = lilv_nodes_next(related, iterator) }
+        guard let node = lilv_nodes_get(related, iterator), let presetURI = string(node) else {
+          continue
+        }
+        lilv_world_load_resource(world, node)
+        guard let state = lilv_state_new_from_world(world, URIDMap.shared.mapFeature, node)
+        else { continue }
+        defer { lilv_state_free(state) }
+        let collected = PortValueList()
+        lilv_state_emit_port_values(
+          state,
+          { symbol, data, value, size, type in
+            guard let symbol, let data, let value else { return }
+            let list = Unmanaged<PortValueList>.fromOpaque(data).takeUnretainedValue()
+            if let number = portValue(value, size: Int(size), type: type) {
+              list.values.append((String(cString: symbol), number))
+            }
+          }, Unmanaged.passUnretained(collected).toOpaque())
+        let label =
+          lilv_state_get_label(state).map { String(cString: $0) }
+          ?? presetURI.split(separator: "#").last.map(String.init) ?? presetURI
+        presets.append(
+          PresetDescription(
+            uri: presetURI, label: label, values: collected.values,
+            hasState: lilv_state_get_num_properties(state) > 0))
+      }
+      return presets
+    }
+  }
+
+  /// Restores the state of the preset `presetURI` (what it holds beyond its port values) into
+  /// `instance`, as jalv applies a preset; false when lilv cannot load it.
+  func restorePreset(
+    _ presetURI: String, into instance: LV2Instance,
+    features: UnsafePointer<UnsafePointer<LV2_Feature>?>
+  ) -> Bool {
+    lock.withLock { _ in
+      guard let node = lilv_new_uri(world, presetURI) else { return false }
+      defer { lilv_node_free(node) }
+      lilv_world_load_resource(world, node)
+      guard let state = lilv_state_new_from_world(world, URIDMap.shared.mapFeature, node) else {
+        return false
+      }
+      lilv_state_restore(state, instance.pointer, nil, nil, 0, features)
+      lilv_state_free(state)
+      return true
+    }
   }
 
   private func describe(
@@ -433,6 +543,26 @@ final class LilvWorld: @unchecked Sendable {
       lilv_state_free(state)
       return true
     }
+  }
+}
+
+/// The port values a preset's state gives, collected by lilv's callback.
+private final class PortValueList {
+  var values: [(symbol: String, value: Float)] = []
+}
+
+/// A port value as lilv gives it (an atom's body and type), as a number; nil for a type that
+/// is not one.
+private func portValue(_ value: UnsafeRawPointer, size: Int, type: UInt32) -> Float? {
+  let map = URIDMap.shared
+  switch type {
+  case map.map(LV2URI.atomFloat) where size >= 4: return value.loadUnaligned(as: Float.self)
+  case map.map(LV2URI.atomDouble) where size >= 8:
+    return Float(value.loadUnaligned(as: Double.self))
+  case map.map(LV2URI.atomInt) where size >= 4, map.map(LV2URI.atomBool) where size >= 4:
+    return Float(value.loadUnaligned(as: Int32.self))
+  case map.map(LV2URI.atomLong) where size >= 8: return Float(value.loadUnaligned(as: Int64.self))
+  default: return nil
   }
 }
 

@@ -87,7 +87,7 @@ func closest(to text: String, among candidates: [String]) -> String? {
   return best.0
 }
 
-private func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
+func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
   if a.isEmpty { return b.count }
   if b.isEmpty { return a.count }
   var previous = Array(0...b.count)

@@ -25,9 +25,27 @@ public struct PluginInfo: Sendable, Hashable, Codable {
   public var missingFeatures: [String]
   /// Ports Tape cannot connect (MIDI event ports, unknown types), by symbol.
   public var unsupportedPorts: [String]
+  /// The labels of its file parameters (`patch:writable` of range `atom:Path`: an impulse
+  /// response, a sample), which Tape cannot set yet: such a plugin runs on nothing (x42's
+  /// IR convolver renders silence), so it is unusable.
+  public var fileParameters: [String]
 
-  /// Why Tape cannot run this plugin on a track, or nil when it can (on 1 and 2 channels).
+  /// Why Tape cannot run this plugin on a track, or give it what it needs, or nil when it can
+  /// (on 1 and 2 channels): ``connectionProblem``, or the file it needs.
   public var problem: String? {
+    if let connectionProblem { return connectionProblem }
+    if !fileParameters.isEmpty {
+      // x42's IR convolver rendered silence, without a word, with no impulse response.
+      return
+        "needs a file (\(fileParameters.joined(separator: ", "))), which Tape cannot give a plugin yet"
+    }
+    return nil
+  }
+
+  /// Why Tape cannot connect and run this plugin at all, or nil. A plugin that needs a file
+  /// runs (LSP's impulse reverb passes its dry signal without one), but ``problem`` keeps it
+  /// off tracks.
+  public var connectionProblem: String? {
     if !missingFeatures.isEmpty {
       return "requires \(missingFeatures.joined(separator: ", "))"
     }
@@ -37,7 +55,8 @@ public struct PluginInfo: Sendable, Hashable, Codable {
     if audioInputs == 0 { return "has no audio input" }
     if audioOutputs == 0 { return "has no audio output" }
     if audioInputs > 2 || audioOutputs > 2 {
-      return "has \(audioInputs) audio inputs and \(audioOutputs) outputs; Tape runs 1 or 2"
+      return
+        "has \(audioInputs) audio input\(audioInputs == 1 ? "" : "s") and \(audioOutputs) output\(audioOutputs == 1 ? "" : "s"); Tape runs 1 or 2"
     }
     return nil
   }
@@ -89,5 +108,6 @@ public struct PluginInfo: Sendable, Hashable, Codable {
       .sorted()
     unsupportedPorts = description.ports.filter { $0.kind == .other && !$0.isOptional }
       .map(\.symbol)
+    fileParameters = description.fileParameters
   }
 }

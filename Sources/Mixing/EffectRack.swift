@@ -32,7 +32,8 @@ public final class EffectRack: @unchecked Sendable {
   let catalog: PluginCatalog
   private var processors: [Effect.ID: (plugin: String, processor: EffectProcessor)] = [:]
   private var buses: [ChainOwner: ChainBus] = [:]
-  /// The effects skipped so far because their plugin is missing (with `bypassMissing`).
+  /// The effects skipped so far because their plugin is missing or cannot run (with
+  /// `bypassMissing`), with why ("its plugin URI is not installed").
   public private(set) var skipped: [Effect.ID: String] = [:]
 
   public init(
@@ -57,9 +58,86 @@ public final class EffectRack: @unchecked Sendable {
   }
 
   /// `effect`'s value of each of `plugin`'s control ports, in their order (the plugin's
-  /// default for a port the effect does not name): what a processor takes.
+  /// default for a port the effect does not name, and a stored value outside the port's range
+  /// brought to its nearer end, as ``check(_:catalog:)`` warns): what a processor takes.
   public static func values(of effect: Effect, for plugin: PluginInfo) -> [Float] {
-    plugin.controls.map { Float(effect.parameters[$0.symbol] ?? Double($0.defaultValue)) }
+    plugin.controls.map { port in
+      guard let stored = effect.parameters[port.symbol] else { return port.defaultValue }
+      return min(max(Float(stored), port.minimum), port.maximum)
+    }
+  }
+
+  /// What a render or a play must know of `project`'s effects before it starts: those whose
+  /// plugin is missing, those whose plugin Tape cannot run (both refused, unless skipped with
+  /// ``bypassMissing``), and one warning per effect whose stored values its installed plugin
+  /// does not take (a port it no longer has, a value out of its range), saying what is used
+  /// instead.
+  ///
+  /// ```swift
+  /// let check = EffectRack.check(project)
+  /// if let refusal = check.refusal(bypassMissing: false) { throw refusal }
+  /// for line in check.warnings { log.warning("\(line)") }
+  /// ```
+  public static func check(_ project: Project, catalog: PluginCatalog = .load()) -> EffectCheck {
+    var check = EffectCheck()
+    for (effect, _, _) in project.allEffects.sorted(by: { $0.effect.id < $1.effect.id }) {
+      guard let installed = catalog.plugin(effect.plugin) else {
+        check.missing.append((effect.id, effect.plugin))
+        continue
+      }
+      if let problem = installed.problem {
+        check.unusable.append((effect.id, effect.plugin, problem))
+        continue
+      }
+      let plugin = installed.atSampleRate(project.sampleRate)
+      var notes: [String] = []
+      if effect.state == nil,
+        let first = catalog.presetsNeeded(by: plugin, savedState: nil).first
+      {
+        notes.append(
+          "its plugin renders silence without the state one of its presets gives it; 'tape fx set FILE \(effect.id) --preset \(quotedIfNeeded(first.label))' sets one ('tape fx presets \(effect.plugin)' lists them)"
+        )
+      }
+      for (symbol, stored) in effect.parameters.sorted(by: { $0.key < $1.key }) {
+        guard let port = plugin.controls.first(where: { $0.symbol == symbol }) else {
+          notes.append(
+            "it has no parameter '\(symbol)' any more (\(symbol)=\(number(stored)) is ignored)")
+          continue
+        }
+        let used = min(max(Float(stored), port.minimum), port.maximum)
+        if used != Float(stored) {
+          notes.append(
+            "\(symbol) \(number(stored)) is out of its range \(port.display(port.minimum)) to \(port.display(port.maximum)), so \(port.display(used)) is used"
+          )
+        }
+      }
+      if !notes.isEmpty {
+        check.warnings.append(
+          "effect \(effect.id) (\(effect.plugin)): " + notes.joined(separator: "; "))
+      }
+    }
+    return check
+  }
+
+  /// `text` as one shell word: itself, or in single quotes when it holds anything but
+  /// letters, digits and `-_.#:/`.
+  static func quotedIfNeeded(_ text: String) -> String {
+    let plain =
+      !text.isEmpty
+      && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.#:/".contains($0)) }
+    return plain
+      ? text
+      : "'"
+        + text.split(separator: "'", omittingEmptySubsequences: false)
+        .joined(separator: "'\\''") + "'"
+  }
+
+  /// A stored value as a person writes it (`-3`, `0.05`: a value stored from a port's Float
+  /// as that Float's shortest decimal).
+  private static func number(_ value: Double) -> String {
+    if value == value.rounded() && abs(value) < 1e15 { return String(Int64(value)) }
+    let float = Float(value)
+    return Double(float) == value ? String(float) : String(value)
   }
 
   /// The processor of `effect`: the running one of its id (same plugin), or a new one; nil
@@ -72,7 +150,14 @@ public final class EffectRack: @unchecked Sendable {
     }
     guard let installed = catalog.plugin(effect.plugin) else {
       guard bypassMissing else { throw .pluginsMissing([(effect.id, effect.plugin)]) }
-      skipped[effect.id] = effect.plugin
+      skipped[effect.id] = "its plugin \(effect.plugin) is not installed"
+      return nil
+    }
+    if let problem = installed.problem {
+      guard bypassMissing else {
+        throw .pluginsUnusable([(effect.id, effect.plugin, problem)], missing: [])
+      }
+      skipped[effect.id] = "Tape cannot run its plugin \(effect.plugin) (it \(problem))"
       return nil
     }
     // Ports given as fractions of the rate (swh's cutoffs) read in Hz at this one.
@@ -322,6 +407,29 @@ public final class EffectRack: @unchecked Sendable {
     processors = processors.filter { effects.contains($0.key) }
     buses = buses.filter { owners.contains($0.key) }
     lastChains = lastChains.filter { owners.contains($0.key) }
+  }
+}
+
+/// What ``EffectRack/check(_:catalog:)`` found in a project's effects, before a render or a
+/// play starts.
+public struct EffectCheck: Sendable {
+  /// Effects whose plugin is not installed, by id.
+  public var missing: [(id: Effect.ID, plugin: String)] = []
+  /// Effects whose installed plugin Tape cannot run, with why (``PluginInfo/problem``).
+  public var unusable: [(id: Effect.ID, plugin: String, reason: String)] = []
+  /// One line per effect whose stored values its plugin does not take, saying what is used.
+  public var warnings: [String] = []
+
+  /// The error that stops a render or a play: every missing or unusable plugin named at once;
+  /// nil when there is none, or when `bypassMissing` skips them.
+  public func refusal(bypassMissing: Bool) -> MixingError? {
+    guard !bypassMissing else { return nil }
+    if !unusable.isEmpty {
+      return .pluginsUnusable(
+        unusable.map { ($0.id, $0.plugin, $0.reason) }, missing: missing.map { ($0.id, $0.plugin) })
+    }
+    if !missing.isEmpty { return .pluginsMissing(missing.map { ($0.id, $0.plugin) }) }
+    return nil
   }
 }
 

@@ -12,6 +12,9 @@ public enum MixingError: Error, Sendable, Equatable, CustomStringConvertible {
   case unsupportedChannels(source: Source.ID, channels: Int)
   /// Effects whose plugins are not installed here (their ids and URIs).
   case pluginsMissing([(Effect.ID, String)])
+  /// Effects whose installed plugins Tape cannot run (their ids, URIs and why), and those
+  /// whose plugins are not installed: all named in one line.
+  case pluginsUnusable([(Effect.ID, String, String)], missing: [(Effect.ID, String)])
   /// A plugin could not be started.
   case effectFailed(Effect.ID, plugin: String, reason: String)
   /// A project with effects was compiled without an ``EffectRack``.
@@ -31,6 +34,16 @@ public enum MixingError: Error, Sendable, Equatable, CustomStringConvertible {
       "the LV2 plugin\(effects.count == 1 ? " is" : "s are") not installed here: "
         + effects.map { "\($0.1) (\($0.0))" }.joined(separator: ", ")
         + "; install \(effects.count == 1 ? "it" : "them"), or add --bypass-missing to play without \(effects.count == 1 ? "that effect" : "those effects")"
+    case .pluginsUnusable(let unusable, let missing):
+      "Tape cannot run the plugin\(unusable.count == 1 ? "" : "s") of "
+        + unusable.map { "\($0.0) (\($0.1): it \($0.2))" }.joined(separator: ", ")
+        + (missing.isEmpty
+          ? ""
+          : ", and the plugin\(missing.count == 1 ? " is" : "s are") not installed of "
+            + missing.map { "\($0.0) (\($0.1))" }.joined(separator: ", "))
+        + "; remove \(unusable.count + missing.count == 1 ? "it" : "them") with 'tape fx rm FILE "
+        + (unusable.map(\.0) + missing.map(\.0)).sorted().map(\.description).joined(separator: " ")
+        + "', or add --bypass-missing to play without \(unusable.count + missing.count == 1 ? "that effect" : "those effects")"
     case .effectFailed(let id, let plugin, let reason):
       "effect \(id) (\(plugin)) could not start: \(reason)"
     case .effectsNeedRack:

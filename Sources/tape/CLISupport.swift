@@ -178,7 +178,7 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
     switch error {
     case .unknownPlugin: return (Exit.noInput, error.description)
     case .unknownSymbol, .invalidValue, .outOfRange, .valueCount, .unsupportedChannels,
-      .invalidConfiguration:
+      .invalidConfiguration, .ambiguousPlugin, .unknownPreset, .ambiguousPreset, .symbolRepeated:
       return (Exit.usage, error.description)
     default: return (Exit.dataError, error.description)
     }
@@ -238,23 +238,32 @@ struct OutputFailure: Error {
 }
 
 /// A mistake in how a command was called, found after parsing (an id of the wrong kind, say).
-struct UsageError: Error {
+///
+/// These errors describe themselves as their message: one thrown from a command's
+/// `validate()` reaches the user through the argument parser, which prints
+/// `String(describing:)`, and `tape fx set F f1 --set gain` printed
+/// `usageError(message: "…")`.
+struct UsageError: Error, CustomStringConvertible {
   let message: String
+  var description: String { message }
 }
 
 /// Something this user may not do to a file, found by a command itself (exit 77).
-struct PermissionError: Error {
+struct PermissionError: Error, CustomStringConvertible {
   let message: String
+  var description: String { message }
 }
 
 /// An input that is not there (any more), found by a command itself (exit 66).
-struct MissingInput: Error {
+struct MissingInput: Error, CustomStringConvertible {
   let message: String
+  var description: String { message }
 }
 
 /// Input that is well-formed but unusable, found by a command itself (exit 65).
-struct DataError: Error {
+struct DataError: Error, CustomStringConvertible {
   let message: String
+  var description: String { message }
 }
 
 extension TimelineStore {

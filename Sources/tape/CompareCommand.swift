@@ -149,7 +149,7 @@ struct Compare: ParsableCommand {
   /// rack; a missing plugin refused unless --bypass-missing).
   private func compile(_ project: Project, cache: AudioCache) throws -> (RenderPlan, ProjectAudio) {
     let (plan, audio, _) = try SpanOptions.offlinePlan(
-      project, cache: cache, bypassMissing: bypassMissing)
+      project, cache: cache, bypassMissing: bypassMissing, file: self.project.file)
     return (plan, audio)
   }
 

@@ -59,17 +59,21 @@ struct FxInfo: ParsableCommand {
       integer, toggle and enumeration ones jump) and, for enumerations, the labels it takes \
       ('× sample rate': the range is a fraction of the project's rate, as some filters give \
       their cutoff). Then whether it reports latency, is hard-realtime capable, and has state of its own. \
-      An unknown URI is an error naming the nearest installed one (exit 66).
+      The plugin is named by its URI, the end of it (dpl#stereo) or its name. An unknown \
+      one is an error naming the nearest installed URI (exit 66).
       Example: tape fx info http://gareus.org/oss/lv2/dpl#stereo
       Example: tape fx info http://gareus.org/oss/lv2/fil4#stereo --json
       """)
 
-  @Argument(help: "The plugin's URI ('tape fx plugins' lists them).") var uri: String
+  @Argument(
+    help:
+      "The plugin: its URI, the end of it (dpl#stereo) or its name ('tape fx plugins' lists them)."
+  ) var uri: String
   @OptionGroup var output: JSONOption
 
   func run() throws {
     try reportingErrors(readerMayStop: true) {
-      let plugin = try PluginCatalog.load().require(uri)
+      let plugin = try PluginCatalog.load().resolve(uri)
       if output.json {
         printJSON(Self.json(plugin))
         return
@@ -141,6 +145,69 @@ struct FxInfo: ParsableCommand {
             ])
           })
       ),
+    ])
+  }
+}
+
+struct FxPresets: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "presets",
+    abstract: "List an LV2 plugin's presets: name, and the parameters each sets.",
+    discussion: """
+      The plugin's LV2 presets, as lilv finds them (its own bundle's, and any other installed \
+      bundle's that apply to it), sorted by name: each name (what 'fx add --preset' and \
+      'fx set --preset' take), its URI, the parameters it sets and whether it has state of \
+      its own. The plugin is named as 'tape fx info' takes it.
+      Example: tape fx presets http://gareus.org/oss/lv2/fat1
+      Example: tape fx presets fat1 --json
+      """)
+
+  @Argument(
+    help: "The plugin: its URI, the end of it (fat1) or its name ('tape fx plugins' lists them)."
+  ) var uri: String
+  @OptionGroup var output: JSONOption
+
+  func run() throws {
+    try reportingErrors(readerMayStop: true) {
+      let catalog = PluginCatalog.load()
+      let plugin = try catalog.resolve(uri)
+      let presets = catalog.presets(of: plugin.uri)
+      if output.json {
+        printJSON(.array(presets.map { Self.json($0, plugin) }))
+        return
+      }
+      if presets.isEmpty {
+        print("\(escaped(plugin.uri)) has no presets")
+        return
+      }
+      for preset in presets {
+        print(
+          "\(escaped(preset.label))\t\(escaped(preset.uri))\(preset.hasState ? "\t(with state)" : "")"
+        )
+        let values = Self.shown(preset, plugin).map { "\($0)=\($1)" }
+        if !values.isEmpty { print("    " + escaped(values.joined(separator: " "))) }
+      }
+    }
+  }
+
+  /// The preset's values in port order, as the plugin shows them (labels, on/off).
+  static func shown(_ preset: Preset, _ plugin: PluginInfo) -> [(String, String)] {
+    plugin.controls.compactMap { port in
+      preset.values[port.symbol].map { (port.symbol, port.display($0)) }
+    }
+  }
+
+  static func json(_ preset: Preset, _ plugin: PluginInfo) -> JSONValue {
+    .object([
+      ("name", .string(preset.label)), ("uri", .string(preset.uri)),
+      (
+        "parameters",
+        .object(
+          plugin.controls.compactMap { port in
+            preset.values[port.symbol].map { (port.symbol, FxNames.json(Double($0))) }
+          })
+      ),
+      ("hasState", .bool(preset.hasState)),
     ])
   }
 }

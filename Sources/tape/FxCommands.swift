@@ -4,9 +4,11 @@ import ArgumentParser
 struct Fx: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "fx",
-    abstract: "LV2 effects: find plugins, and add, set, bypass, move and remove effects.",
+    abstract:
+      "LV2 effects: find plugins and their presets, and add, set, bypass, move and remove effects.",
     subcommands: [
-      FxPlugins.self, FxInfo.self, Add.self, Set.self, Bypass.self, Move.self, Remove.self,
+      FxPlugins.self, FxInfo.self, FxPresets.self, Add.self, Set.self, Bypass.self, Move.self,
+      Remove.self,
       List.self,
     ])
 }

@@ -19,19 +19,31 @@ struct ParameterSettings: ParsableArguments {
       valueName: "symbol=value"))
   var settings: [String] = []
 
-  /// The pairs, split; a pair without `=` refused.
+  /// The pairs, split; a pair without `=`, or a symbol given twice, refused (the last of two
+  /// was kept without a word).
   func pairs() throws -> [(symbol: String, text: String)] {
-    try settings.map { setting in
+    let pairs = try settings.map { setting in
       try RawArguments.requireText(setting, "a --set value")
       guard let equals = setting.firstIndex(of: "="), equals != setting.startIndex else {
         throw UsageError(
           message: "--set '\(setting)' is not symbol=value; write it like --set g_1=-3")
       }
       return (
-        String(setting[..<equals]).trimmingCharacters(in: .whitespaces),
-        String(setting[setting.index(after: equals)...]).trimmingCharacters(in: .whitespaces)
+        symbol: String(setting[..<equals]).trimmingCharacters(in: .whitespaces),
+        text: String(setting[setting.index(after: equals)...]).trimmingCharacters(in: .whitespaces)
       )
     }
+    var seen: [String: String] = [:]
+    for (symbol, text) in pairs {
+      if let first = seen[symbol] {
+        throw UsageError(
+          message:
+            "--set \(symbol) is given twice (\(symbol)=\(first) and \(symbol)=\(text)); set each parameter once"
+        )
+      }
+      seen[symbol] = text
+    }
+    return pairs
   }
 
   /// The values by symbol, each checked against `plugin`'s control port of that symbol.
@@ -57,15 +69,46 @@ struct ParameterSettings: ParsableArguments {
 
 /// Looking plugins up for the commands, with messages that name the fix.
 enum FxNames {
-  /// The installed plugin `uri`, or a usage error naming the nearest installed one.
+  /// The installed plugin `uri` names: a URI, the end of one as `tape ls` shows it
+  /// (`fil4#stereo`), or a plugin's name (``PluginCatalog/resolve(_:)``); an error naming the
+  /// nearest installed one, or the plugins an ambiguous name could be.
   static func plugin(_ uri: String, _ catalog: PluginCatalog) throws -> PluginInfo {
-    guard let plugin = catalog.plugin(uri) else {
+    do {
+      return try catalog.resolve(uri)
+    } catch .unknownPlugin {
       throw MissingInput(
         message: "no LV2 plugin \(uri) is installed"
           + (catalog.nearest(to: uri).map { "; did you mean \($0)?" } ?? "")
           + " ('tape fx plugins --search WORD' lists them)")
+    } catch {
+      throw UsageError(message: error.description)
     }
-    return plugin
+  }
+
+  /// The installed plugin `uri` names, which Tape must be able to run: an unusable one (no
+  /// audio input, surround, a file it needs) is refused in one line saying why and what to
+  /// use instead.
+  static func usablePlugin(_ uri: String, _ catalog: PluginCatalog) throws -> PluginInfo {
+    let plugin = try plugin(uri, catalog)
+    guard let problem = plugin.problem else { return plugin }
+    let sibling = catalog.usableSibling(of: plugin.uri)
+    throw DataError(
+      message: "Tape cannot run \(plugin.uri): it \(problem); "
+        + (sibling.map { "use \($0), or another plugin 'tape fx plugins' lists as usable" }
+          ?? "use a plugin 'tape fx plugins --search WORD' lists as usable"))
+  }
+
+  /// `preset` of `plugin`, or an error listing the plugin's presets.
+  static func preset(
+    _ name: String, of plugin: PluginInfo, _ catalog: PluginCatalog
+  ) throws
+    -> Preset
+  {
+    do {
+      return try catalog.preset(name, of: plugin.uri)
+    } catch {
+      throw UsageError(message: error.description)
+    }
   }
 
   /// The installed plugin of `effect`, or an error saying what works without it.
@@ -133,14 +176,27 @@ extension Fx {
         The effect runs after the track's clips are summed and its gain, pan and envelope \
         applied (before mute and solo); on the master, after the master gain. Every port's \
         value is stored with the effect: the plugin's default unless --set gives one.
+        The plugin is named by its URI, by the end of it that 'tape ls' shows (fil4#stereo), \
+        or by its name when no other plugin has it. --preset starts from one of the plugin's \
+        presets ('tape fx presets URI' lists them); --set values are applied after it. A \
+        plugin Tape cannot run ('tape fx plugins' says why) is refused.
         Example: tape fx add song.tape t1 http://gareus.org/oss/lv2/fil4#stereo --set gain=-3
-        Example: tape fx add song.tape master http://gareus.org/oss/lv2/dpl#stereo --set threshold=-1
+        Example: tape fx add song.tape master dpl#stereo --set threshold=-1
+        Example: tape fx add song.tape t1 http://gareus.org/oss/lv2/fat1 --preset Live
         """
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The chain: a track (t1, or its name) or master.") var chain: String
-    @Argument(help: "The plugin's LV2 URI ('tape fx plugins' lists them).") var uri: String
+    @Argument(
+      help:
+        "The plugin: its LV2 URI, the end of it (fil4#stereo) or its name ('tape fx plugins' lists them)."
+    ) var uri: String
+    @Option(
+      help: ArgumentHelp(
+        "Start from this preset of the plugin, by name ('tape fx presets URI' lists them).",
+        valueName: "name"))
+    var preset: String?
     @OptionGroup var parameters: ParameterSettings
     @Option(
       parsing: .unconditional, help: "Its place in the chain, 0 running first (default: last).")
@@ -150,37 +206,40 @@ extension Fx {
 
     func validate() throws {
       try RawArguments.requireText(uri, "the plugin URI")
+      if let preset { try RawArguments.requireText(preset, "the preset") }
       _ = try parameters.pairs()
     }
 
     var label: String {
-      historyLabel("Add effect to \(chain)", [("", uri)] + parameters.settings.map { ("", $0) })
+      historyLabel(
+        "Add effect to \(chain)",
+        [("", uri), ("preset", preset)] + parameters.settings.map { ("", $0) })
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let owner = try FxNames.owner(chain, project)
+      let catalog = PluginCatalog.load()
       // Ports given as fractions of the rate (swh's cutoffs) are set in Hz at the project's.
-      let plugin = try FxNames.plugin(uri, PluginCatalog.load()).atSampleRate(project.sampleRate)
-      if !plugin.missingFeatures.isEmpty {
-        throw DataError(
-          message:
-            "\(uri) needs what Tape does not provide (\(plugin.missingFeatures.joined(separator: ", "))); pick another plugin"
-        )
-      }
+      let plugin = try FxNames.usablePlugin(uri, catalog).atSampleRate(project.sampleRate)
+      let preset = try self.preset.map { try FxNames.preset($0, of: plugin, catalog) }
       var values = Dictionary(
         uniqueKeysWithValues: plugin.controls.map { ($0.symbol, Double($0.defaultValue)) })
+      if let preset { values.merge(preset.values(for: plugin)) { _, set in set } }
       values.merge(try parameters.values(for: plugin)) { _, set in set }
       // A plugin with state of its own (LV2 State) has it saved with the effect, as it is
-      // with these values: every later start restores the same.
+      // with these values (and its preset's state): every later start restores the same.
       var effect = Effect(
         id: ids.newEffectID(), plugin: plugin.uri, parameters: values, isBypassed: bypass)
       if plugin.hasState {
-        let processor = try EffectProcessor(
-          plugin: plugin, catalog: PluginCatalog.load(), sampleRate: project.sampleRate,
-          channels: project.channels, maximumFrames: 64,
-          values: EffectRack.values(of: effect, for: plugin), bypassed: false, state: nil,
-          worker: .inline)
-        effect.state = processor.saveState()
+        effect.state = try EffectState.saved(
+          effect, plugin: plugin, preset: preset, state: nil, project: project)
+        let needed = catalog.presetsNeeded(by: plugin, savedState: effect.state)
+        if preset == nil, !needed.isEmpty {
+          throw DataError(
+            message:
+              "\(plugin.uri) renders silence without the state one of its presets gives it; add it with --preset NAME (its presets: \(needed.map { "'\($0.label)'" }.joined(separator: ", ")))"
+          )
+        }
       }
       return try project.addEffect(effect, to: owner, at: at)
     }
@@ -190,30 +249,55 @@ extension Fx {
     static let configuration = CommandConfiguration(
       commandName: "set",
       abstract: "Change an effect's parameters (heard live in 'tape play', ramped).",
-      discussion: "Example: tape fx set song.tape f1 --set gain=-6 --set sec1=on --set freq1=120"
+      discussion: """
+        --preset sets the parameters one of the plugin's presets sets (and its state, if it \
+        has one), the others as they were; --set values are applied after it. One version, \
+        one undo step.
+        Example: tape fx set song.tape f1 --set gain=-6 --set sec1=on --set freq1=120
+        Example: tape fx set song.tape f2 --preset "Slightly Corrected"
+        """
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The effect id (f1).", completion: ids("f")) var effect: String
+    @Option(
+      help: ArgumentHelp(
+        "Apply this preset of the plugin, by name ('tape fx presets URI' lists them).",
+        valueName: "name"))
+    var preset: String?
     @OptionGroup var parameters: ParameterSettings
     @OptionGroup var options: EditOptions
 
     func validate() throws {
-      guard !parameters.settings.isEmpty else {
+      guard !parameters.settings.isEmpty || preset != nil else {
         throw ValidationError(
-          "say what to change: --set symbol=value ('tape fx info URI' lists them)")
+          "say what to change: --set symbol=value ('tape fx info URI' lists them) or --preset NAME")
       }
+      if let preset { try RawArguments.requireText(preset, "the preset") }
       _ = try parameters.pairs()
     }
 
-    var label: String { historyLabel("Set effect \(effect)", parameters.settings.map { ("", $0) }) }
+    var label: String {
+      historyLabel(
+        "Set effect \(effect)", [("preset", preset)] + parameters.settings.map { ("", $0) })
+    }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try parseID(effect, as: Effect.ID.self)
       guard let (current, _, _) = project.effect(id) else { throw TimelineError.unknownEffect(id) }
-      let plugin = try FxNames.plugin(of: current, PluginCatalog.load())
-        .atSampleRate(project.sampleRate)
-      return try project.setEffect(id, parameters: try parameters.values(for: plugin))
+      let catalog = PluginCatalog.load()
+      let plugin = try FxNames.plugin(of: current, catalog).atSampleRate(project.sampleRate)
+      let values = try parameters.values(for: plugin)
+      guard let name = preset else { return try project.setEffect(id, parameters: values) }
+      let preset = try FxNames.preset(name, of: plugin, catalog)
+      var changed = current
+      changed.parameters.merge(preset.values(for: plugin)) { _, new in new }
+      changed.parameters.merge(values) { _, new in new }
+      if preset.hasState {
+        changed.state = try EffectState.saved(
+          changed, plugin: plugin, preset: preset, state: current.state, project: project)
+      }
+      return try project.replaceEffect(changed)
     }
   }
 
@@ -327,6 +411,27 @@ extension Fx {
         }
       }
     }
+  }
+}
+
+/// An effect's LV2 State as it is stored: what the plugin saves once started with the
+/// effect's values and `state`, and `preset`'s state restored into it.
+enum EffectState {
+  static func saved(
+    _ effect: Effect, plugin: PluginInfo, preset: Preset?, state: [UInt8]?, project: Project
+  ) throws -> [UInt8]? {
+    let processor = try EffectProcessor(
+      plugin: plugin, catalog: PluginCatalog.load(), sampleRate: project.sampleRate,
+      channels: project.channels, maximumFrames: 64,
+      values: EffectRack.values(of: effect, for: plugin), bypassed: false, state: state,
+      worker: .inline)
+    if let preset, preset.hasState {
+      try processor.restore(preset: preset)
+      // A plugin may load what the state names on its worker, from its first runs (x42's
+      // convolver reads its impulse response so); it saves the state once it has.
+      processor.settle(frames: 1_024)
+    }
+    return processor.saveState()
   }
 }
 

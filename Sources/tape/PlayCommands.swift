@@ -51,7 +51,7 @@ struct SpanOptions: ParsableArguments {
     let range = try range(of: whole)
     let project = try stem.map { try whole.stem(of: $0.tracks, masterGain: $0.masterGain) } ?? whole
     let (plan, audio, rack) = try Self.offlinePlan(
-      project, cache: cache, bypassMissing: bypassMissing)
+      project, cache: cache, bypassMissing: bypassMissing, file: store.path)
     return (project, plan, audio, range, rack)
   }
 
@@ -59,14 +59,11 @@ struct SpanOptions: ParsableArguments {
   /// rack of their own (a missing plugin refused unless `bypassMissing`, checked before any
   /// audio is read). What `render` and `compare` both render.
   static func offlinePlan(
-    _ project: Project, cache: AudioCache, bypassMissing: Bool
+    _ project: Project, cache: AudioCache, bypassMissing: Bool, file: String? = nil
   ) throws -> (plan: RenderPlan, audio: ProjectAudio, rack: EffectRack?) {
     var rack: EffectRack?
     if !project.allEffects.isEmpty {
-      let missing = EffectRack.missingPlugins(in: project)
-      if !missing.isEmpty && !bypassMissing {
-        throw MixingError.pluginsMissing(missing.map { ($0.id, $0.plugin) })
-      }
+      try EffectChecks.run(project, file: file, bypassMissing: bypassMissing)
       rack = EffectRack(
         sampleRate: project.sampleRate, channels: project.channels,
         maximumFrames: EffectRack.offlineFrames, bypassMissing: bypassMissing)
@@ -193,7 +190,7 @@ struct Play: ParsableCommand {
       var cache = PlayStop.stoppable(AudioCache(forProject: self.project.file, lockingMemory: true))
       cache.progress = { starting.update($0) }
       let library = AudioLibrary(cache: cache)
-      try LiveEffects.check(project, bypassMissing: bypassMissing)
+      try LiveEffects.check(project, bypassMissing: bypassMissing, file: self.project.file)
       let effects = LiveEffects(bypassMissing: bypassMissing)
       let player = try LivePlayer(
         LivePlayer.Configuration(
@@ -892,12 +889,14 @@ final class LiveEffects: @unchecked Sendable {
     self.bypassMissing = bypassMissing
   }
 
-  /// Refuses, before any device is opened, a project whose plugins are missing (unless
-  /// `bypassMissing`).
-  static func check(_ project: Project, bypassMissing: Bool) throws {
-    guard !bypassMissing, !project.allEffects.isEmpty else { return }
-    let missing = EffectRack.missingPlugins(in: project)
-    if !missing.isEmpty { throw MixingError.pluginsMissing(missing.map { ($0.id, $0.plugin) }) }
+  /// Refuses, before any device is opened, a project whose plugins are missing or cannot run
+  /// (unless `bypassMissing`), and warns of stored values its plugins do not take (unless
+  /// `!warn`: a full-screen view has no line to say it on).
+  static func check(
+    _ project: Project, bypassMissing: Bool, file: String? = nil, warn: Bool = true
+  ) throws {
+    guard !project.allEffects.isEmpty else { return }
+    try EffectChecks.run(project, file: file, bypassMissing: bypassMissing, warn: warn)
   }
 
   /// Makes the rack for `player`'s device: processors take its period at most per call.
@@ -922,9 +921,9 @@ final class LiveEffects: @unchecked Sendable {
     if let rack {
       let (effects, owners) = plan.effectsInUse
       rack.keepOnly(effects: effects, owners: owners)
-      for (id, plugin) in rack.skipped.sorted(by: { $0.key < $1.key })
+      for (id, reason) in rack.skipped.sorted(by: { $0.key < $1.key })
       where warned.insert("skip \(id)").inserted {
-        pending.append("effect \(id) skipped: its plugin \(plugin) is not installed")
+        pending.append("effect \(id) skipped: \(reason)")
       }
     }
     for uri in plan.pluginsNotHardRT where warned.insert(uri).inserted {
@@ -939,5 +938,33 @@ final class LiveEffects: @unchecked Sendable {
   func notes() -> [String] {
     defer { pending = [] }
     return pending
+  }
+}
+
+/// The check of a project's effects that a render or a play makes before it starts
+/// (``EffectRack/check(_:catalog:)``): missing and unusable plugins refused together, in one
+/// line; stored values the installed plugins do not take, one warning line per effect, each
+/// said once per process (a render with --loudness compiles the project more than once).
+enum EffectChecks {
+  nonisolated(unsafe) private static var warned: Set<String> = []
+
+  static func run(
+    _ project: Project, file: String?, bypassMissing: Bool, warn: Bool = true
+  ) throws {
+    let check = EffectRack.check(project)
+    if let refusal = check.refusal(bypassMissing: bypassMissing) {
+      guard case .pluginsUnusable = refusal, let file else { throw refusal }
+      // The fix it names, with this project's file: one that works when run.
+      throw DataError(
+        message: refusal.description.replacingOccurrences(
+          of: "'tape fx rm FILE ", with: "'tape fx rm \(file) "))
+    }
+    guard warn else { return }
+    for warning in check.warnings where warned.insert(warning).inserted {
+      let line = file.map {
+        warning.replacingOccurrences(of: "'tape fx set FILE ", with: "'tape fx set \($0) ")
+      }
+      _ = writeOut(escaped("warning: \(line ?? warning)") + "\n")
+    }
   }
 }

@@ -370,11 +370,16 @@ struct Render: ParsableCommand {
   /// `-16`, `-16LUFS`, `-16 LUFS`, `-1dBTP`, `-1dB`: a level in `unit`.
   static func parseLevel(_ text: String, unit: String, option: String) throws -> Double {
     var number = text.trimmingCharacters(in: .whitespaces)
-    for suffix in [unit, "dB", "LU"] where number.lowercased().hasSuffix(suffix.lowercased()) {
+    // LKFS is LUFS by another name (ITU-R BS.1770 says LKFS, EBU R 128 LUFS).
+    let units = [unit, "dB", "LU"] + (unit == "LUFS" ? ["LKFS"] : [])
+    for suffix in units where number.lowercased().hasSuffix(suffix.lowercased()) {
       number = String(number.dropLast(suffix.count)).trimmingCharacters(in: .whitespaces)
       break
     }
-    guard let value = Double(number), value.isFinite else {
+    // Decimal only: Double("0x10") is 16.
+    guard number.allSatisfy({ "0123456789.+-eE".contains($0) }), let value = Double(number),
+      value.isFinite
+    else {
       throw UsageError(message: "\(option) \(text) is not a level; write it as -16\(unit)")
     }
     return value
@@ -497,9 +502,8 @@ struct Render: ParsableCommand {
           settings, compiled.project, compiled.plan, compiled.audio, compiled.range, compiled.rack
         )
       }
-      for (id, plugin) in (rack?.skipped ?? [:]).sorted(by: { $0.key < $1.key }) {
-        writeOut(
-          escaped("note: effect \(id) skipped: its plugin \(plugin) is not installed") + "\n")
+      for (id, reason) in (rack?.skipped ?? [:]).sorted(by: { $0.key < $1.key }) {
+        writeOut(escaped("note: effect \(id) skipped: \(reason)") + "\n")
       }
       let bar = ProgressBar(total: range.count.frames, sampleRate: project.sampleRate)
       defer { bar.finish() }
@@ -710,7 +714,7 @@ struct Render: ParsableCommand {
     guard format.takesBitrate else {
       throw UsageError(
         message:
-          "--bitrate is for MP3 and Opus; \(format) \(format == .ogg ? "is encoded at a quality" : "is not compressed"), so drop --bitrate"
+          "--bitrate is for MP3 and Opus; \(format) \(format == .ogg ? "is encoded at a quality" : "is compressed without loss, at no bit rate one chooses"), so drop --bitrate"
       )
     }
     let rate = format.fileSampleRate(for: whole.sampleRate)

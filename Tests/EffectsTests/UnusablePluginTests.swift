@@ -51,7 +51,7 @@ struct UnusablePluginTests {
     let expected: [String: String] = [
       "urn:tape:test:teleport": "requires http://example.org/ns#teleport",
       "urn:tape:test:synth": "has no audio input",
-      "urn:tape:test:surround": "has 1 audio inputs and 3 outputs; Tape runs 1 or 2",
+      "urn:tape:test:surround": "has 1 audio input and 3 outputs; Tape runs 1 or 2",
       "urn:tape:test:events": "has ports Tape cannot connect (midi)",
     ]
     for plugin in catalog.plugins {

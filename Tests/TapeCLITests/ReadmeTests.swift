@@ -548,6 +548,8 @@ enum HelpExamples {
       ["clip", "add", song, "t2", "s2", "--at", "3.5s", "--from", "3s", "--length", "1s"],
       ["track", "envelope", song, "t1", "--set", "0s:0dB,10s:-6dB,12s:-inf"],
       ["fx", "add", song, "t1", "http://gareus.org/oss/lv2/fil4#stereo"],
+      // f2, for the examples of presets (x42's autotune ships two).
+      ["fx", "add", song, "t2", "http://gareus.org/oss/lv2/fat1"],
       ["marker", "add", song, "62s", "chorus"],
     ] {
       try TapeBinary.run(arguments).checked(arguments)
