@@ -87,6 +87,16 @@ struct Render: ParsableCommand {
     parsing: .unconditional,
     help: "kbit/s: MP3 at a constant rate (default 128), Opus at a variable one (default 96).")
   var bitrate: Int?
+  @Option(
+    parsing: .unconditional,
+    help:
+      "How long the effects ring out after the last clip (default: until quiet, at most 30 s; 0: none)."
+  )
+  var tail: String?
+  @Option(
+    parsing: .unconditional,
+    help: "With --from: how long the effects warm up before it (default 2s, or from 0).")
+  var preroll: String?
   @Option(help: "A title tag for the file.") var title: String?
   @Option(help: "An artist tag for the file.") var artist: String?
   @OptionGroup var span: SpanOptions
@@ -104,9 +114,35 @@ struct Render: ParsableCommand {
       throw ValidationError("--no-master-gain is for stems: give --tracks or --stems with it")
     }
     try RawArguments.requireUTF8Path(output ?? stems ?? "", output == nil ? "stems" : "output")
+    if tail != nil && span.to != nil {
+      throw ValidationError(
+        "--to ends the render where asked, with no tail; drop --tail, or drop --to to let the effects ring out"
+      )
+    }
+    if preroll != nil && span.from == nil {
+      throw ValidationError(
+        "--preroll warms the effects up before --from; give --from with it, or drop --preroll")
+    }
     if let bitrate, bitrate <= 0 {
       throw ValidationError("--bitrate is in kbit/s and must be positive, such as --bitrate 128")
     }
+  }
+
+  /// How the render ends after its range: at --to exactly; else after --tail, or when the
+  /// effects have rung out (a project without effects has no tail whatever the rule).
+  func tailRule(for project: Project) throws -> RenderTail {
+    if span.to != nil { return .none }
+    guard let tail else { return .ringOut(sampleRate: project.sampleRate) }
+    return .fixed(try parseTime(tail, project, option: "--tail").frames)
+  }
+
+  /// The frames the effects are fed before --from and dropped: --preroll, 2 s by default, never
+  /// before the project's start.
+  func prerollFrames(for project: Project, range: FrameRange) throws -> Int64 {
+    let asked =
+      try preroll.map { try parseTime($0, project, option: "--preroll").frames }
+      ?? Int64(2 * project.sampleRate)
+    return min(asked, range.start.frames)
   }
 
   /// The file this render writes (with --stems, the stem's).
@@ -148,6 +184,12 @@ struct Render: ParsableCommand {
     var measured: Double
     /// The gain applied, in dB (0 with --true-peak alone).
     var gain: Double
+    /// The mix's tail as the measuring pass found it: the writing pass renders the same.
+    var tail: Int64 = 0
+    /// The delivered file as measured when a lossy encoder's output was checked (see
+    /// ``AudioFiles/LoudnessTarget``), and how many files that took.
+    var delivered: DeliveredAudio?
+    var passes = 0
   }
 
   /// The first pass: renders the whole mix (not a stem: with --tracks or --stems the gain is
@@ -183,7 +225,11 @@ struct Render: ParsableCommand {
     let settings = try written.renderSettings(for: mixed)
     let bar = ProgressBar(total: range.count.frames, sampleRate: sampleRate, verb: "measuring")
     defer { bar.finish() }
-    let mix = try OfflineRenderer.measure(plan, audio: audio, range: range, progress: bar.update)
+    let tailRule = try tailRule(for: mixed)
+    let prerollFrames = try prerollFrames(for: mixed, range: range)
+    let mix = try OfflineRenderer.measure(
+      plan, audio: audio, range: range, preroll: prerollFrames, tail: tailRule,
+      progress: bar.update)
     bar.finish()
     var gain = 0.0
     if let target {
@@ -211,7 +257,9 @@ struct Render: ParsableCommand {
         let bar = ProgressBar(
           total: range.count.frames, sampleRate: sampleRate, verb: "checking a fix")
         defer { bar.finish() }
-        return try OfflineRenderer.measure(plan, audio: audio, range: range, progress: bar.update)
+        return try OfflineRenderer.measure(
+          plan, audio: audio, range: range, preroll: prerollFrames, tail: tailRule,
+          progress: bar.update)
       }
       throw DataError(
         message:
@@ -225,7 +273,8 @@ struct Render: ParsableCommand {
           "with a gain of \(Self.signed(gain)) dB the mix peaks at \(shown(20 * log10(samplePeak))) dBFS, which \(bits)-bit samples cannot hold; lower --true-peak to 0dBTP or less, or render --bits 32f"
       )
     }
-    return Normalization(target: target, ceiling: ceiling, measured: mix.loudness, gain: gain)
+    return Normalization(
+      target: target, ceiling: ceiling, measured: mix.loudness, gain: gain, tail: mix.tailFrames)
   }
 
   /// The look-ahead limiter a refused ceiling suggests (x42's dpl), and its ports' ranges
@@ -501,20 +550,52 @@ struct Render: ParsableCommand {
         writeOut(
           escaped("note: effect \(id) skipped: its plugin \(plugin) is not installed") + "\n")
       }
+      let preroll = try prerollFrames(for: project, range: range)
+      var tail = try tailRule(for: project)
+      if let loudness, stem == nil { tail = .fixed(loudness.tail) }
+      if case .ringOut = tail, plan.view.graph != nil, destination.isStream,
+        settings.format == .wav || settings.format == .aiff
+      {
+        // A WAV or AIFF stream says its length first: the tail is measured beforehand, by a
+        // pass of its own (its own effects, started afresh).
+        let (plan, audio) = try retryingReads {
+          let store = try openStore(self.project.file, access: .read)
+          let compiled = try span.compile(
+            store, cache: cache, stem: stem, bypassMissing: bypassMissing)
+          return (compiled.plan, compiled.audio)
+        }
+        let bar = ProgressBar(
+          total: range.count.frames, sampleRate: project.sampleRate, verb: "ringing out")
+        defer { bar.finish() }
+        tail = .fixed(
+          try OfflineRenderer.measure(
+            plan, audio: audio, range: range, preroll: preroll, tail: tail, progress: bar.update
+          ).tailFrames)
+      }
       let bar = ProgressBar(total: range.count.frames, sampleRate: project.sampleRate)
       defer { bar.finish() }
-      let summary = try OfflineRenderer.render(
-        plan, audio: audio, range: range, to: destination, settings: settings,
-        progress: bar.update)
+      var summary = try OfflineRenderer.render(
+        plan, audio: audio, range: range, to: destination, settings: settings, preroll: preroll,
+        tail: tail, progress: bar.update)
       bar.finish()
+      var delivered = loudness?.delivered
+      if settings.format.isLossy, destination.kind == .file {
+        // What was written, decoded: the numbers a listener's player meets.
+        let clock = ContinuousClock.now
+        delivered = try DeliveredAudio(measuring: destination.target)
+        let (whole, fraction) = (ContinuousClock.now - clock).components
+        summary.seconds += Double(whole) + Double(fraction) * 1e-18
+      }
       if destination.kind != .standardOutput {
         StandardOutput.done = "\(output) was written all the same"
       }
       let text =
         json.json
-        ? summaryJSON(summary, settings: settings, range: range, loudness: loudness).rendered
-          + "\n"
-        : summaryText(summary, settings: settings, range: range, loudness: loudness)
+        ? summaryJSON(
+          summary, settings: settings, range: range, loudness: loudness, delivered: delivered
+        ).rendered + "\n"
+        : summaryText(
+          summary, settings: settings, range: range, loudness: loudness, delivered: delivered)
       if let loudness, stem != nil, summary.truePeakDecibels > loudness.ceiling + 0.005 {
         // The ceiling was checked on the mix; a stem can peak higher than the mix it is part of.
         printWarning(
@@ -734,7 +815,7 @@ struct Render: ParsableCommand {
 
   private func summaryText(
     _ summary: RenderSummary, settings: RenderSettings, range: FrameRange,
-    loudness: Normalization?
+    loudness: Normalization?, delivered: DeliveredAudio?
   ) -> String {
     let duration = times.show(summary.frames, sampleRate: summary.sampleRate)
     let layout = summary.channels == 1 ? "mono" : "stereo"
@@ -752,11 +833,35 @@ struct Render: ParsableCommand {
           ? " (under the \(Self.format(mix.ceiling)) dBTP ceiling)"
           : " (the mix measured \(decibels(mix.measured)) LUFS: \(Self.signed(mix.gain)) dB applied)"
       } ?? ""
+    let show = { (frames: Int64) in times.show(frames, sampleRate: summary.sampleRate) }
+    var extra = ""
+    if summary.prerollFrames > 0 {
+      extra += "  preroll    \(show(summary.prerollFrames)) (the effects warmed up before it)\n"
+    }
+    if summary.tailFrames > 0 || (tail != nil && span.to == nil) {
+      let why =
+        summary.tailReachedLimit
+        ? "the 30 s limit: the effects were still above -90 dBFS"
+        : tail != nil ? "--tail" : "the effects rang out: under -90 dBFS for 1 s after it"
+      extra += "  tail       \(show(summary.tailFrames)) after the last clip (\(why))\n"
+    }
+    // A lossy file's level is the decoded file's: the encoder moves it.
+    let decoded = delivered.map { file in
+      (
+        truePeak:
+          "\(decibels(file.truePeakDecibels)) dBTP (decoded; the mix \(decibels(summary.truePeakDecibels)))",
+        loudness:
+          "\(decibels(file.loudness)) LUFS (decoded; the mix \(decibels(summary.loudness)))"
+      )
+    }
+    let truePeakLine =
+      decoded?.truePeak ?? "\(decibels(summary.truePeakDecibels)) dBTP"
+    let loudnessLine = decoded?.loudness ?? "\(decibels(summary.loudness)) LUFS"
     return """
       \(target): \(format), \(rate) \(layout), \(duration)
-        peak       \(decibels(summary.peakDecibels)) dBFS
-        true peak  \(decibels(summary.truePeakDecibels)) dBTP\(loudness?.target == nil ? normalised : "")
-        loudness   \(decibels(summary.loudness)) LUFS\(loudness?.target != nil ? normalised : "")
+      \(extra)  peak       \(decibels(summary.peakDecibels)) dBFS
+        true peak  \(truePeakLine)\(loudness?.target == nil ? normalised : "")
+        loudness   \(loudnessLine)\(loudness?.target != nil ? normalised : "")
         range      \(String(format: "%.1f", summary.loudnessRange)) LU
         clipped    \(summary.clippedSamples) samples\(clippedNote(summary, from: range.start.frames))
         rendered   in \(String(format: "%.2f", summary.seconds)) s (\(String(format: "%.0f", summary.realtimeFactor))× realtime)
@@ -778,7 +883,7 @@ struct Render: ParsableCommand {
 
   private func summaryJSON(
     _ summary: RenderSummary, settings: RenderSettings, range: FrameRange,
-    loudness: Normalization?
+    loudness: Normalization?, delivered: DeliveredAudio?
   )
     -> JSONValue
   {
@@ -806,7 +911,25 @@ struct Render: ParsableCommand {
       ("wallSeconds", .double(rounded(summary.seconds, places: 4))),
       ("realtimeFactor", finite(rounded(summary.realtimeFactor, places: 1))),
     ]
-    return .object(fields + loudnessJSON(summary, settings: settings, loudness: loudness))
+    let seconds = { (frames: Int64) in
+      JSONValue.double(rounded(Double(frames) / Double(summary.sampleRate), places: 6))
+    }
+    let spanFields: [(String, JSONValue)] = [
+      ("prerollFrames", .int(summary.prerollFrames)),
+      ("prerollSeconds", seconds(summary.prerollFrames)),
+      ("tailFrames", .int(summary.tailFrames)),
+      ("tailSeconds", seconds(summary.tailFrames)),
+      ("tailReachedLimit", .bool(summary.tailReachedLimit)),
+    ]
+    let deliveredFields: [(String, JSONValue)] = [
+      ("deliveredLoudnessLUFS", delivered.map { finite(rounded($0.loudness)) } ?? .null),
+      ("deliveredTruePeakDBTP", delivered.map { finite(rounded($0.truePeakDecibels)) } ?? .null),
+      ("deliveredPeakDBFS", delivered.map { finite(rounded($0.peakDecibels)) } ?? .null),
+      ("deliveredPasses", loudness.map { .int(Int64($0.passes)) } ?? .null),
+    ]
+    return .object(
+      fields + loudnessJSON(summary, settings: settings, loudness: loudness) + spanFields
+        + deliveredFields)
   }
 
   /// The fields the loudness and encoder options added to the summary.
