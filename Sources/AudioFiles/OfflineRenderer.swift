@@ -34,8 +34,8 @@ public struct RenderSettings: Sendable {
 /// The clips stop at the range's end, but a reverb or a delay on a track or the master still
 /// sounds after its input stops: its echo is part of the mix. A render of a plan with effects
 /// feeds them silence past the range and writes what they give out, for a fixed length or until
-/// they have rung out. A plan without effects has nothing to ring (its tail is always empty),
-/// so it renders exactly the range whatever the rule.
+/// they have rung out. A plan without effects has nothing to ring: a ring-out tail is empty
+/// there, so it renders exactly the range (a fixed tail is written as asked, in silence).
 ///
 /// ```swift
 /// let tail = RenderTail.ringOut(sampleRate: 48_000)  // −90 dBFS for 1 s, at most 30 s
@@ -65,6 +65,12 @@ public enum RenderTail: Sendable, Equatable, Hashable {
     .ringOut(
       threshold: Float(pow(10, -90.0 / 20)), quiet: Int64(sampleRate),
       limit: Int64(sampleRate) * 30)
+  }
+
+  /// Whether its length depends on what the effects give out.
+  public var ringsOut: Bool {
+    if case .ringOut = self { return true }
+    return false
   }
 
   /// The most frames this tail can add.
@@ -161,7 +167,7 @@ public enum OfflineRenderer {
     settings: RenderSettings, preroll: Int64 = 0, tail: RenderTail = .none,
     progress: (Int64) -> Void = { _ in }, isCancelled: () -> Bool = { false }
   ) throws(AudioFileError) -> RenderSummary {
-    let tail = plan.view.graph == nil ? RenderTail.none : tail
+    let tail = plan.view.graph == nil && tail.ringsOut ? RenderTail.none : tail
     let clock = ContinuousClock.now
     guard settings.format.sampleFormats.contains(settings.sampleFormat) else {
       throw .unsupportedOutput(
@@ -222,7 +228,7 @@ public enum OfflineRenderer {
     let settings = RenderSettings(format: .wav, sampleFormat: .float32, dither: false, gain: gain)
     var summary = try mix(
       plan, audio: audio, range: range, into: nil, settings: settings, preroll: preroll,
-      tail: plan.view.graph == nil ? .none : tail, progress: progress,
+      tail: plan.view.graph == nil && tail.ringsOut ? .none : tail, progress: progress,
       isCancelled: isCancelled, path: "the measuring pass")
     summary.seconds = (ContinuousClock.now - clock).seconds
     return summary
@@ -264,7 +270,7 @@ public enum OfflineRenderer {
     var rungOut = rangeEnd
     var decided = true
     var reachedLimit = false
-    if case .ringOut = tail { decided = false }
+    if tail.ringsOut { decided = false }
     var pending: [Batch] = []
     var batchIndex = 0
     var failure: AudioFileError?

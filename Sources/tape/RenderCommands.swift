@@ -13,7 +13,11 @@ struct Render: ParsableCommand {
     commandName: "render",
     abstract: "Mix the project to an audio file (WAV, FLAC, AIFF, Ogg, MP3 or Opus).",
     discussion: """
-      Renders from 0 to the end of the last clip unless --from/--to say otherwise. Integer \
+      Renders from 0 to the end of the last clip unless --from/--to say otherwise, then, with \
+      effects, on while they ring out: until the output stays under -90 dBFS for 1 s (at most \
+      30 s; --tail 2s fixes it, --tail 0 ends at the last clip, --to ends where asked). With \
+      --from the effects are first fed --preroll (2 s) before it, dropped, so that a range \
+      equals that stretch of the whole render. Integer \
       output is clamped (never wrapped) and the clipped samples counted; 16-bit output is TPDF \
       dithered unless --dither none. A file appears only when complete, replacing the old one \
       whole (a symlink's target is replaced, the link kept); a device, a FIFO or - (standard \
@@ -31,7 +35,9 @@ struct Render: ParsableCommand {
       on the master, or the loudest target that fits). --true-peak alone checks the mix as it \
       is. With --tracks or --stems the gain is the whole mix's, so the stems still add up to \
       the normalised mix. The summary reports loudness, loudness range (EBU Tech 3342) and \
-      true peak of what was written.
+      true peak of what was written. MP3 and Opus are measured as delivered (decoded): \
+      --loudness is met within 0.1 LU of the file (encoded, measured, corrected and encoded \
+      again) and --true-peak is a ceiling on it.
       MP3 is written at a constant --bitrate (default 128 kbit/s), Opus at a variable one \
       (default 96); a rate the codec cannot hold (Opus: 44.1 kHz; MP3: above 48 kHz) is \
       resampled to 48 kHz. \
@@ -42,6 +48,8 @@ struct Render: ParsableCommand {
       Example: tape render song.tape --stems stems --format flac
       Example: tape render song.tape -o ep.mp3 --loudness -16LUFS --true-peak -2dBTP
       Example: tape render song.tape -o ep.opus --bitrate 64 --title 'Episode 1'
+      Example: tape render song.tape -o part.wav --from 2s --to 4s --preroll 1s
+      Example: tape render song.tape -o mix.wav --tail 3s
       """)
 
   @OptionGroup var project: ProjectArgument
@@ -284,7 +292,9 @@ struct Render: ParsableCommand {
           from: gain, trial: { try encode(project, $0, mix.tailFrames) }),
         found.meetsLoudness
       else { return nil }
-      return found.delivered.truePeakDecibels - ceiling
+      // Passing exactly when a render would pass it (under the ceiling by the meter's margin).
+      let over = found.delivered.truePeakDecibels - ceiling + LoudnessTarget.truePeakMargin
+      return found.meetsCeiling ? min(0, over) : max(0.01, over)
     }
     if !lossy && truePeak > ceiling + 0.005 {
       let reach =
@@ -333,7 +343,7 @@ struct Render: ParsableCommand {
             "the \(codec) came out at \(shown(delivered.loudness)) LUFS after \(found.passes) encodes, not within 0.1 LU of \(shown(target ?? 0)) LUFS; raise --bitrate, or render a lossless format"
         )
       }
-      let over = delivered.truePeakDecibels - ceiling
+      let over = delivered.truePeakDecibels - ceiling + LoudnessTarget.truePeakMargin
       // What the encoder adds to the true peak of what it is given.
       let overshoot = delivered.truePeakDecibels - (mix.truePeakDecibels + found.gain)
       let reach =
@@ -360,8 +370,8 @@ struct Render: ParsableCommand {
             fixes.append("aim lower, at --loudness \(shown(aim))LUFS")
             break
           }
-          aim =
-            ((aim - max(0.1, again.delivered.truePeakDecibels - ceiling)) * 10).rounded(.down) / 10
+          let still = again.delivered.truePeakDecibels - ceiling + LoudnessTarget.truePeakMargin
+          aim = ((aim - max(0.1, still)) * 10).rounded(.down) / 10
         }
       }
       if fixes.isEmpty {
@@ -421,7 +431,7 @@ struct Render: ParsableCommand {
     var note = ""
     // Under the ceiling by what the encoder adds; a ceiling above the limiter's top is met at
     // its top.
-    let wanted = ((ceiling - overshoot) * 10).rounded(.down) / 10
+    let wanted = overshoot > 0 ? ((ceiling - overshoot) * 10).rounded(.down) / 10 : ceiling
     if wanted >= thresholds.lowerBound {
       var limiter =
         existing
@@ -443,7 +453,7 @@ struct Render: ParsableCommand {
       var drive =
         limiter.parameters[model.gain.symbol].map { model.decibels($0, of: model.gain) } ?? 0
       if !drive.isFinite { drive = 0 }
-      if gain > 0 { drive = (drive + gain).rounded(.up) + 1 }
+      if gain > 0 { drive += gain.rounded(.up) + 1 }
       var threshold = min(wanted, thresholds.upperBound)
       for _ in 0..<(lossy ? 4 : 3) {
         guard gains.contains(drive), thresholds.contains(threshold) else { break }
