@@ -491,7 +491,9 @@ struct Render: ParsableCommand {
         if target != nil {
           drive += over.rounded(.up) + 1
         }
-        if target == nil || lossy {
+        // A limiter that holds sample peaks (not dpl in its true-peak mode) lets the true peak
+        // over its threshold: lowered too.
+        if target == nil || lossy || model.fixed["truepeak"] == nil {
           threshold = ((threshold - max(over, 0.1)) * 10).rounded(.down) / 10
         }
       }
