@@ -15,7 +15,7 @@ public import Timeline
 /// model?.value(decibels: -1, of: model!.threshold)  // -1 (dpl's threshold is in dB)
 /// LimiterModel.suggested(channels: 1)  // "http://gareus.org/oss/lv2/dpl#mono"
 /// ```
-public struct LimiterModel: Sendable, Hashable {
+public struct LimiterModel: Sendable {
   /// A port the limiter is driven through.
   public struct Port: Sendable, Hashable {
     public var symbol: String
@@ -29,19 +29,21 @@ public struct LimiterModel: Sendable, Hashable {
   public var gain: Port
   /// The level the output is held under.
   public var threshold: Port
-  /// Ports set to a fixed value whenever the limiter is suggested (dpl's true-peak mode), and
-  /// how the value is written on the command line.
-  public var fixed: [String: String]
+  /// Ports set to a fixed value whenever the limiter is suggested (dpl's true-peak mode on,
+  /// LSP's gain boost off: it would lift the output back to full scale), as the port's value
+  /// and as the command line writes it.
+  public var fixed: [String: (value: Double, text: String)]
 
   /// x42's dpl (true-peak mode on), LSP's limiters, swh's fast look-ahead limiter.
   public static let known: [LimiterModel] = [
     LimiterModel(
       uriPrefix: "http://gareus.org/oss/lv2/dpl#", gain: Port(symbol: "gain", isLinear: false),
-      threshold: Port(symbol: "threshold", isLinear: false), fixed: ["truepeak": "on"]),
+      threshold: Port(symbol: "threshold", isLinear: false),
+      fixed: ["truepeak": (1, "on")]),
     LimiterModel(
       uriPrefix: "http://lsp-plug.in/plugins/lv2/limiter_",
       gain: Port(symbol: "g_in", isLinear: true), threshold: Port(symbol: "th", isLinear: true),
-      fixed: [:]),
+      fixed: ["boost": (0, "off")]),
     LimiterModel(
       uriPrefix: "http://plugin.org.uk/swh-plugins/fastLookaheadLimiter",
       gain: Port(symbol: "ingain", isLinear: false),

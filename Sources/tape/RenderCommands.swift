@@ -462,7 +462,7 @@ struct Render: ParsableCommand {
         for (port, value) in settings {
           limiter.parameters[port.symbol] = model.value(decibels: value, of: port)
         }
-        for (symbol, _) in model.fixed { limiter.parameters[symbol] = 1 }
+        for (symbol, fixed) in model.fixed { limiter.parameters[symbol] = fixed.value }
         var trial = mixed
         if let index = trial.masterEffects.firstIndex(where: { $0.id == limiter.id }) {
           trial.masterEffects[index] = limiter
@@ -476,7 +476,7 @@ struct Render: ParsableCommand {
               port.isLinear
                 ? "--set \(port.symbol)=\(String(format: "%.4f", model.value(decibels: value, of: port)))"
                 : "--set \(port.symbol)=\(shown(value))"
-            } + model.fixed.sorted { $0.key < $1.key }.map { "--set \($0.key)=\($0.value)" })
+            } + model.fixed.sorted { $0.key < $1.key }.map { "--set \($0.key)=\($0.value.text)" })
             .joined(separator: " ")
           fixes.append(
             existing.map {
