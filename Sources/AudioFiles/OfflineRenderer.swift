@@ -29,6 +29,59 @@ public struct RenderSettings: Sendable {
   }
 }
 
+/// How a render ends after its range: where its effects ring out.
+///
+/// The clips stop at the range's end, but a reverb or a delay on a track or the master still
+/// sounds after its input stops: its echo is part of the mix. A render of a plan with effects
+/// feeds them silence past the range and writes what they give out, for a fixed length or until
+/// they have rung out. A plan without effects has nothing to ring: a ring-out tail is empty
+/// there, so it renders exactly the range (a fixed tail is written as asked, in silence).
+///
+/// ```swift
+/// let tail = RenderTail.ringOut(sampleRate: 48_000)  // −90 dBFS for 1 s, at most 30 s
+/// let summary = try OfflineRenderer.render(
+///   plan, audio: audio, range: range, to: destination, settings: settings, tail: tail)
+/// summary.tailFrames  // where the output fell quiet, after the range
+/// ```
+public enum RenderTail: Sendable, Equatable, Hashable {
+  /// Exactly this many frames after the range (0: none).
+  case fixed(Int64)
+  /// Until the output (after the render's gain) stays under `threshold` (linear, 1 = 0 dBFS)
+  /// for `quiet` frames, and at most `limit` frames: the render ends at the first frame of that
+  /// quiet stretch, or after `limit` frames with ``RenderSummary/tailReachedLimit`` set.
+  case ringOut(threshold: Float, quiet: Int64, limit: Int64)
+
+  /// No tail: the render ends with its range.
+  public static let none = RenderTail.fixed(0)
+
+  /// Tape's rule: rung out when the output stays under −90 dBFS for a second, at most 30 s.
+  ///
+  /// Why a second of quiet and not less: a feedback delay's repeats are separated by silence
+  /// as long as its delay time less the echo's length, so a shorter window would end the
+  /// render between two repeats (a 500 ms delay on a clip whose last 200 ms are quiet stops
+  /// after its first repeat with a 100 ms window). Rendering the window costs a second of
+  /// effect processing; it is not written.
+  public static func ringOut(sampleRate: Int) -> RenderTail {
+    .ringOut(
+      threshold: Float(pow(10, -90.0 / 20)), quiet: Int64(sampleRate),
+      limit: Int64(sampleRate) * 30)
+  }
+
+  /// Whether its length depends on what the effects give out.
+  public var ringsOut: Bool {
+    if case .ringOut = self { return true }
+    return false
+  }
+
+  /// The most frames this tail can add.
+  public var maximumFrames: Int64 {
+    switch self {
+    case .fixed(let frames): max(0, frames)
+    case .ringOut(_, _, let limit): max(0, limit)
+    }
+  }
+}
+
 /// What a finished render measured.
 public struct RenderSummary: Sendable, Equatable {
   public var frames: Int64
@@ -56,6 +109,14 @@ public struct RenderSummary: Sendable, Equatable {
   public var firstNonFiniteFrame: Int64?
   /// Wall-clock seconds spent rendering and writing.
   public var seconds: Double
+  /// Frames rendered after the range's end for the effects to ring out (see ``RenderTail``);
+  /// counted in ``frames``.
+  public var tailFrames: Int64 = 0
+  /// Whether a ``RenderTail/ringOut(threshold:quiet:limit:)`` tail stopped at its limit with
+  /// the output still above the threshold (an effect that never falls silent).
+  public var tailReachedLimit = false
+  /// Frames fed to the effects before the range and dropped (see ``RenderTail``'s preroll).
+  public var prerollFrames: Int64 = 0
 
   /// The peak in dBFS (`-infinity` for silence).
   public var peakDecibels: Double { 20 * log10(peak) }
@@ -95,17 +156,26 @@ public enum OfflineRenderer {
   ///   - progress: called on the calling thread after each batch with the frames done so far.
   ///   - isCancelled: polled between batches; when it returns true the render stops, the
   ///     unfinished file is dropped and ``AudioFileError/cancelled(path:)`` is thrown.
+  ///   - preroll: frames before the range fed to the effects and dropped, so that they enter
+  ///     the range warmed up as in a render from further back (at most `range.start`).
+  ///   - tail: how far past the range the effects ring out (a plan without effects has none).
+  ///     A ``RenderTail/ringOut(threshold:quiet:limit:)`` tail's length is not known before
+  ///     it is rendered: a WAV or AIFF stream, whose header says its length first, needs a
+  ///     fixed one (measure first, then render with ``RenderTail/fixed(_:)``).
   public static func render(
     _ plan: RenderPlan, audio: ProjectAudio, range: FrameRange, to destination: OutputDestination,
-    settings: RenderSettings,
+    settings: RenderSettings, preroll: Int64 = 0, tail: RenderTail = .none,
     progress: (Int64) -> Void = { _ in }, isCancelled: () -> Bool = { false }
   ) throws(AudioFileError) -> RenderSummary {
+    let tail = plan.view.graph == nil && tail.ringsOut ? RenderTail.none : tail
     let clock = ContinuousClock.now
     guard settings.format.sampleFormats.contains(settings.sampleFormat) else {
       throw .unsupportedOutput(
         format: settings.format.description, detail: settings.sampleFormat.description)
     }
-    let bytes = range.count.frames * Int64(plan.outputChannels * settings.sampleFormat.bytes)
+    let bytes =
+      (range.count.frames + tail.maximumFrames)
+      * Int64(plan.outputChannels * settings.sampleFormat.bytes)
     if let limit = settings.format.maximumDataBytes, bytes > limit {
       throw .tooLong(
         format: settings.format.description, bytes: bytes, limit: limit)
@@ -118,17 +188,23 @@ public enum OfflineRenderer {
       throw .output(error)
     }
     if output.destination.isStream && (settings.format == .wav || settings.format == .aiff) {
+      guard case .fixed(let tailFrames) = tail else {
+        throw .unsupportedOutput(
+          format: settings.format.description,
+          detail: "a stream of unknown length (a tail that rings out); give the tail a length")
+      }
       writer = try PCMStreamWriter(
         output: output, format: settings.format, sampleFormat: settings.sampleFormat,
-        sampleRate: plan.sampleRate, channels: plan.outputChannels, frames: range.count.frames)
+        sampleRate: plan.sampleRate, channels: plan.outputChannels,
+        frames: range.count.frames + max(0, tailFrames))
     } else {
       writer = try SndfileWriter(
         output: output, format: settings.format, sampleFormat: settings.sampleFormat,
         sampleRate: plan.sampleRate, channels: plan.outputChannels, encoding: settings.encoding)
     }
     var summary = try mix(
-      plan, audio: audio, range: range, into: writer, settings: settings, progress: progress,
-      isCancelled: isCancelled, path: destination.path)
+      plan, audio: audio, range: range, into: writer, settings: settings, preroll: preroll,
+      tail: tail, progress: progress, isCancelled: isCancelled, path: destination.path)
     try writer.close()
     do {
       try output.commit()
@@ -145,12 +221,14 @@ public enum OfflineRenderer {
   /// the ceiling) before a byte is written. `gain` (linear) is applied as in ``render``.
   public static func measure(
     _ plan: RenderPlan, audio: ProjectAudio, range: FrameRange, gain: Double = 1,
+    preroll: Int64 = 0, tail: RenderTail = .none,
     progress: (Int64) -> Void = { _ in }, isCancelled: () -> Bool = { false }
   ) throws(AudioFileError) -> RenderSummary {
     let clock = ContinuousClock.now
     let settings = RenderSettings(format: .wav, sampleFormat: .float32, dither: false, gain: gain)
     var summary = try mix(
-      plan, audio: audio, range: range, into: nil, settings: settings, progress: progress,
+      plan, audio: audio, range: range, into: nil, settings: settings, preroll: preroll,
+      tail: plan.view.graph == nil && tail.ringsOut ? .none : tail, progress: progress,
       isCancelled: isCancelled, path: "the measuring pass")
     summary.seconds = (ContinuousClock.now - clock).seconds
     return summary
@@ -159,11 +237,19 @@ public enum OfflineRenderer {
   /// The render loop: mixes, measures and (given a writer) writes `range` of `plan`.
   private static func mix(
     _ plan: RenderPlan, audio: ProjectAudio, range: FrameRange, into writer: (any SampleWriter)?,
-    settings: RenderSettings, progress: (Int64) -> Void, isCancelled: () -> Bool, path: String
+    settings: RenderSettings, preroll requested: Int64, tail: RenderTail,
+    progress: (Int64) -> Void, isCancelled: () -> Bool, path: String
   ) throws(AudioFileError) -> RenderSummary {
     let channels = plan.outputChannels
+    let batchFrames = Int64(blockFrames * batchBlocks)
+    // A tail that rings out holds back the batches after its last loud frame until it knows
+    // where it ends: as many more as its quiet window spans, and one.
+    var held = 0
+    if case .ringOut(_, let quiet, _) = tail {
+      held = Int((quiet + batchFrames - 1) / batchFrames) + 1
+    }
     // Four batches in flight: one rendering while up to three wait to be measured and written.
-    let slots = (0..<4).map { _ in
+    let slots = (0..<4 + held).map { _ in
       Batch(capacity: blockFrames * batchBlocks, channels: channels, settings: settings)
     }
     let sink = try Sink(writer: writer, sampleRate: plan.sampleRate, channels: channels)
@@ -174,33 +260,62 @@ public enum OfflineRenderer {
     // The true peak: one meter and one queue per channel (it filters each channel on its own).
     let truePeakQueues = (0..<channels).map { DispatchQueue(label: "tape.render.true-peak.\($0)") }
     let view = plan.view
-    let batchFrames = Int64(blockFrames * batchBlocks)
     let loader = ChunkLoader(plan: plan, audio: audio)
 
     var position = range.start.frames
-    let end = range.end.frames
+    let rangeEnd = range.end.frames
+    var end = rangeEnd + tail.maximumFrames
+    // Ringing out: the frame after the last one at or over the threshold past the range, and
+    // the rendered batches not yet handed on (each may hold the tail's end).
+    var rungOut = rangeEnd
+    var decided = true
+    var reachedLimit = false
+    if tail.ringsOut { decided = false }
+    var pending: [Batch] = []
     var batchIndex = 0
     var failure: AudioFileError?
     // A plan with effects is rendered block after block (effects keep state), fed `shift`
     // frames ahead of what is written: the first `shift` frames out are the effects' latency,
-    // rendered here and dropped, so the file lines up with the timeline.
+    // rendered here and dropped, so the file lines up with the timeline. Before them, the
+    // preroll: frames before the range, rendered and dropped, that warm the effects up.
     let shift = Int64(plan.latency)
-    if shift > 0 {
-      let preroll = UnsafeMutablePointer<Float>.allocate(
+    let preroll = view.graph == nil ? 0 : max(0, min(requested, position))
+    if shift + preroll > 0 {
+      let dropped = UnsafeMutablePointer<Float>.allocate(
         capacity: EffectRack.offlineFrames * channels)
-      defer { preroll.deallocate() }
-      var fed = position
+      defer { dropped.deallocate() }
+      var fed = position - preroll
       while fed < position + shift {
         let count = Int(min(Int64(EffectRack.offlineFrames), position + shift - fed))
         loader.prefetch(fed..<fed + Int64(count))
         if let error = loader.wait() { throw error }
         EffectKernel.render(
           view, from: fed, frames: count, maximumFrames: EffectRack.offlineFrames,
-          into: preroll)
+          into: dropped)
         fed += Int64(count)
       }
     }
     loader.prefetch(position + shift..<min(end, position + batchFrames) + shift)
+    // Hands a rendered batch to the writer and the meters (cut at the tail's end, once known).
+    func dispatch(_ batch: Batch) {
+      if decided { batch.frames = Int(max(0, min(Int64(batch.frames), end - batch.from))) }
+      guard batch.frames > 0 else { return }
+      for _ in 0..<2 + truePeakQueues.count { batch.done.enter() }
+      writeQueue.async {
+        sink.write(batch)
+        batch.done.leave()
+      }
+      meterQueue.async {
+        sink.measureLoudness(batch)
+        batch.done.leave()
+      }
+      for (channel, queue) in truePeakQueues.enumerated() {
+        queue.async {
+          sink.measureTruePeak(batch, channel: channel)
+          batch.done.leave()
+        }
+      }
+    }
     while position < end {
       if isCancelled() {
         failure = .cancelled(path: path)
@@ -227,38 +342,52 @@ public enum OfflineRenderer {
       let missing = batch.render(
         view, from: position + shift, frames: frames, firstBlock: firstBlock)
       precondition(missing == 0, "rendered \(missing) frames whose audio was not read")
+      batch.from = position
       loader.release(before: batchRange.upperBound + shift)
-      for _ in 0..<2 + truePeakQueues.count { batch.done.enter() }
-      writeQueue.async {
-        sink.write(batch)
-        batch.done.leave()
-      }
-      meterQueue.async {
-        sink.measureLoudness(batch)
-        batch.done.leave()
-      }
-      for (channel, queue) in truePeakQueues.enumerated() {
-        queue.async {
-          sink.measureTruePeak(batch, channel: channel)
-          batch.done.leave()
+      if !decided, case .ringOut(let threshold, let quiet, _) = tail {
+        if batchRange.upperBound > rangeEnd {
+          let first = max(position, rangeEnd)
+          if let loud = batch.lastFrame(atOrOver: threshold, from: Int(first - position)) {
+            rungOut = position + Int64(loud) + 1
+          }
         }
+        if batchRange.upperBound - rungOut >= quiet {
+          decided = true
+          end = rungOut
+        } else if batchRange.upperBound >= end {
+          decided = true
+          reachedLimit = true
+        }
+      }
+      pending.append(batch)
+      // A batch wholly before the last loud frame is written whatever the tail's end.
+      while let first = pending.first, decided || first.from + Int64(first.frames) <= rungOut {
+        pending.removeFirst()
+        dispatch(first)
       }
       position += Int64(frames)
       batchIndex += 1
       progress(position - range.start.frames)
+    }
+    if failure == nil {
+      decided = true
+      for batch in pending { dispatch(batch) }
     }
     for batch in slots { batch.done.wait() }
     _ = loader.wait()
     withExtendedLifetime(plan) {}
     if let failure = failure ?? sink.error { throw failure }
     for meter in sink.truePeaks { try meter.finish() }
+    let written = max(end, rangeEnd) - range.start.frames
     return RenderSummary(
-      frames: range.count.frames, sampleRate: plan.sampleRate, channels: channels,
+      frames: written, sampleRate: plan.sampleRate, channels: channels,
       peak: Double(sink.peak), loudness: sink.meter.integratedLoudness,
       loudnessRange: sink.meter.loudnessRange,
       truePeak: Double(max(sink.peak, sink.truePeaks.map(\.peak).max() ?? 0)),
       clippedSamples: sink.clipped + sink.nonFinite, nonFiniteSamples: sink.nonFinite,
-      firstNonFiniteFrame: sink.firstNonFinite.map { $0 - range.start.frames }, seconds: 0)
+      firstNonFiniteFrame: sink.firstNonFinite.map { $0 - range.start.frames }, seconds: 0,
+      tailFrames: max(end, rangeEnd) - rangeEnd, tailReachedLimit: reachedLimit,
+      prerollFrames: preroll)
   }
 }
 
@@ -416,6 +545,20 @@ private final class Batch: @unchecked Sendable {
   }
 }
 
+extension Batch {
+  /// The last frame, from `first` on, with a sample whose magnitude reaches `threshold`.
+  func lastFrame(atOrOver threshold: Float, from first: Int) -> Int? {
+    var frame = frames - 1
+    while frame >= first {
+      for channel in 0..<channels where abs(floats[frame * channels + channel]) >= threshold {
+        return frame
+      }
+      frame -= 1
+    }
+    return nil
+  }
+}
+
 enum NonFinite {
   /// Replaces every infinite or NaN sample among `count` with 0; returns how many there were
   /// and the index of the first.
@@ -565,8 +708,9 @@ extension OfflineRenderer {
     private let lastReads: [[Int64]]
     private var position: Int64
 
+    /// `preroll`: frames before the range fed to the effects and dropped, as a render's.
     public init(
-      _ plan: RenderPlan, audio: ProjectAudio, range: FrameRange
+      _ plan: RenderPlan, audio: ProjectAudio, range: FrameRange, preroll: Int64 = 0
     )
       throws(AudioFileError)
     {
@@ -577,17 +721,18 @@ extension OfflineRenderer {
       end = range.end.frames
       shift = Int64(plan.latency)
       lastReads = plan.lastReads()
-      guard shift > 0 else { return }
-      // As the render does: the effects' latency, rendered and dropped.
-      let preroll = UnsafeMutablePointer<Float>.allocate(
+      let preroll = view.graph == nil ? 0 : max(0, min(preroll, position))
+      guard shift + preroll > 0 else { return }
+      // As the render does: the preroll and the effects' latency, rendered and dropped.
+      let dropped = UnsafeMutablePointer<Float>.allocate(
         capacity: EffectRack.offlineFrames * plan.outputChannels)
-      defer { preroll.deallocate() }
-      var fed = position
+      defer { dropped.deallocate() }
+      var fed = position - preroll
       while fed < position + shift {
         let count = Int(min(Int64(EffectRack.offlineFrames), position + shift - fed))
         try audio.makeResident(plan, range: fed..<fed + Int64(count))
         EffectKernel.render(
-          view, from: fed, frames: count, maximumFrames: EffectRack.offlineFrames, into: preroll)
+          view, from: fed, frames: count, maximumFrames: EffectRack.offlineFrames, into: dropped)
         fed += Int64(count)
       }
     }

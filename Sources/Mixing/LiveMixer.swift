@@ -191,6 +191,19 @@ public final class LiveMixer: @unchecked Sendable {
         declick: .none, declickLevel: declickFrames, pendingSeek: .min))
   }
 
+  /// Lets a play that follows the project's end (no upper bound to its range) and does not
+  /// loop go on past the end while its effects ring out, as a render's tail does: until every
+  /// output sample has stayed under `threshold` (linear) for `quiet` frames, at most `limit`
+  /// frames past the end. A plan without effects ends at its end. Call before the play starts.
+  ///
+  /// Why the play ends `quiet` frames after the last loud one, where a render ends at it: the
+  /// player cannot hear ahead; what it plays in that window is under the threshold.
+  public func ringOut(quiet: Int64, limit: Int64, threshold: Float) {
+    engine.pointee.ringOutQuiet = quiet
+    engine.pointee.ringOutLimit = limit
+    engine.pointee.ringOutThreshold = threshold
+  }
+
   /// The memory the audio thread reads and writes besides the plans (its state, the retire
   /// ring, the swap log, the crossfade's scratch buffer), for a player to lock into RAM: its
   /// address and length in bytes, region by region. Every page of it has been written.
@@ -498,6 +511,13 @@ public struct EngineState: @unchecked Sendable {
   @usableFromInline var loop: Bool
   @usableFromInline var paused: Bool
   @usableFromInline var finished: Bool
+  /// Ringing out past the end (see ``LiveMixer/ringOut(quiet:limit:threshold:)``): the frames of
+  /// quiet that end it (0: no ringing out, the play ends at the end), the most frames past the
+  /// end, the level under which a frame is quiet, and the quiet frames so far.
+  @usableFromInline var ringOutQuiet: Int64 = 0
+  @usableFromInline var ringOutLimit: Int64 = 0
+  @usableFromInline var ringOutThreshold: Float = 0
+  @usableFromInline var quietSoFar: Int64 = 0
   @usableFromInline var declick: Declick
   /// The transport's gain, in frames of a declick: `declickLevel / declickFrames` (full
   /// gain is `declickFrames`, paused is 0). Every fade starts from where it is, so a request
@@ -837,7 +857,13 @@ public struct EngineState: @unchecked Sendable {
       if paused || finished { return false }
     }
     var end = playableEnd
-    if position >= end {
+    // Past the end, the effects ringing out (the clips are over: what sounds is their tails).
+    let ringing =
+      position >= end && !loop && ringOutQuiet > 0 && rangeEnd == .max
+      && current.view.graph != nil && fading.bits == 0 && quietSoFar < ringOutQuiet
+      && position < end + ringOutLimit
+    if position < end { quietSoFar = 0 }
+    if position >= end && !ringing {
       // At the end, or the range shrank under the playhead.
       guard loop else {
         finished = true
@@ -871,7 +897,7 @@ public struct EngineState: @unchecked Sendable {
       end = playableEnd
     }
     var count = Int64(frames)
-    count = min(count, end - position)
+    count = min(count, (ringing ? end + ringOutLimit : end) - position)
     if declick == .fadingOut { count = min(count, declickLevel) }
     if declick == .fadingIn { count = min(count, declickFrames - declickLevel) }
     if fading.bits != 0 { count = min(count, crossfadeStart + crossfadeFrames - mixClock) }
@@ -947,6 +973,19 @@ public struct EngineState: @unchecked Sendable {
           }
         }
       }
+    }
+    if ringing {
+      // The quiet frames since the last loud one.
+      var frame = n - 1
+      var loud = -1
+      while frame >= 0 && loud < 0 {
+        for channel in 0..<channels
+        where abs(output[frame * channels + channel]) >= ringOutThreshold {
+          loud = frame
+        }
+        frame -= 1
+      }
+      quietSoFar = loud < 0 ? quietSoFar + Int64(n) : Int64(n - 1 - loud)
     }
     let wrapFade = wrapping && position >= loopFadeStart
     if declick != .none || wrapFade {

@@ -49,15 +49,21 @@ public final class LivePlayer: @unchecked Sendable {
     /// Timeline frames to play; an upper bound of `Int64.max` follows the project's end.
     public var range: Range<Int64>
     public var loop: Bool
+    /// Whether a play to the project's end (not looping) goes on while its effects ring out:
+    /// until the output stays under −90 dBFS for a second, at most 30 s, as a render's tail
+    /// (see ``Mixing/LiveMixer/ringOut(quiet:limit:threshold:)``).
+    public var ringsOut: Bool
 
     public init(
-      device: DeviceRequest, sampleRate: Int, channels: Int, range: Range<Int64>, loop: Bool
+      device: DeviceRequest, sampleRate: Int, channels: Int, range: Range<Int64>, loop: Bool,
+      ringsOut: Bool = false
     ) {
       self.device = device
       self.sampleRate = sampleRate
       self.channels = channels
       self.range = range
       self.loop = loop
+      self.ringsOut = ringsOut
     }
   }
 
@@ -237,6 +243,11 @@ public final class LivePlayer: @unchecked Sendable {
       rampFrames: Int64(configuration.sampleRate / 50),
       crossfadeFrames: LiveMixer.transitionFrames(sampleRate: configuration.sampleRate),
       declickFrames: LiveMixer.transitionFrames(sampleRate: configuration.sampleRate))
+    if configuration.ringsOut {
+      mixer.ringOut(
+        quiet: Int64(configuration.sampleRate), limit: Int64(configuration.sampleRate) * 30,
+        threshold: Float(pow(10, -90.0 / 20)))
+    }
   }
 
   deinit {

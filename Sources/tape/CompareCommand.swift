@@ -114,7 +114,8 @@ struct Compare: ParsableCommand {
         differ = try Differ(
           a: compile(projectA, cache: cache), b: compile(projectB, cache: cache),
           ranges: ranges, channels: projectA.channels, threshold: Float(level),
-          join: Int64(Self.joinSeconds * Double(projectA.sampleRate)))
+          join: Int64(Self.joinSeconds * Double(projectA.sampleRate)),
+          preroll: Int64(2 * projectA.sampleRate))
       }
       if let destination, let format {
         try OfflineRenderer.writeFloats(
@@ -192,6 +193,8 @@ final class Differ {
   /// What `fill` has not handed on yet of the last block: from `pending.start`, `count`
   /// frames at `pending.offset` in `blockA` (which holds the difference).
   private var pending: (start: Int64, offset: Int, count: Int)?
+  /// Frames each range's effects are warmed up with before it, as a render's `--preroll`.
+  private let preroll: Int64
   /// Where ``fill(_:frames:)`` has written to.
   private var written: Int64 = 0
   /// The stretch being measured: its start, its last differing frame, its peak, the sum of
@@ -204,9 +207,10 @@ final class Differ {
 
   init(
     a: (RenderPlan, ProjectAudio), b: (RenderPlan, ProjectAudio), ranges: [FrameRange],
-    channels: Int, threshold: Float, join: Int64
+    channels: Int, threshold: Float, join: Int64, preroll: Int64
   ) throws {
     plans = (a, b)
+    self.preroll = preroll
     self.ranges = ranges[...]
     self.channels = channels
     self.threshold = threshold
@@ -233,8 +237,10 @@ final class Differ {
         }
         close()
         streams = (
-          try OfflineRenderer.RangeStream(plans.a.0, audio: plans.a.1, range: range),
-          try OfflineRenderer.RangeStream(plans.b.0, audio: plans.b.1, range: range)
+          try OfflineRenderer.RangeStream(
+            plans.a.0, audio: plans.a.1, range: range, preroll: preroll),
+          try OfflineRenderer.RangeStream(
+            plans.b.0, audio: plans.b.1, range: range, preroll: preroll)
         )
         position = range.start.frames
       }

@@ -120,7 +120,8 @@ struct Play: ParsableCommand {
     abstract: "Play the project through ALSA, hearing every edit as it is made.",
     discussion: """
       Plays what 'tape render' would write, from --from to --to (by default the whole \
-      project, to its end as edits move it). While it plays, every change to the project, \
+      project, to its end as edits move it, then on while its effects ring out, as a \
+      render's tail: until under -90 dBFS for 1 s, at most 30 s). While it plays, every change to the project, \
       from this shell or another (an edit, undo, redo, checkout), is heard within a few \
       milliseconds: gain, pan, mute and solo changes ramp over 20 ms, other changes crossfade \
       over 5.3 ms (256 frames at 48 kHz), without a click. --version V plays that version and follows nothing; \
@@ -196,7 +197,7 @@ struct Play: ParsableCommand {
         LivePlayer.Configuration(
           device: request, sampleRate: project.sampleRate, channels: project.channels,
           range: range.start.frames..<(span.to == nil ? Int64.max : range.end.frames),
-          loop: loop),
+          loop: loop, ringsOut: true),
         compile: { project, version, sequence in
           try effects.compile(project, version: version, sequence: sequence, library: library)
         },

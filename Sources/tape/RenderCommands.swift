@@ -13,7 +13,11 @@ struct Render: ParsableCommand {
     commandName: "render",
     abstract: "Mix the project to an audio file (WAV, FLAC, AIFF, Ogg, MP3 or Opus).",
     discussion: """
-      Renders from 0 to the end of the last clip unless --from/--to say otherwise. Integer \
+      Renders from 0 to the end of the last clip unless --from/--to say otherwise, then, with \
+      effects, on while they ring out: until the output stays under -90 dBFS for 1 s (at most \
+      30 s; --tail 2s fixes it, --tail 0 ends at the last clip, --to ends where asked). With \
+      --from the effects are first fed --preroll (2 s) before it, dropped, so that a range \
+      equals that stretch of the whole render. Integer \
       output is clamped (never wrapped) and the clipped samples counted; 16-bit output is TPDF \
       dithered unless --dither none. A file appears only when complete, replacing the old one \
       whole (a symlink's target is replaced, the link kept); a device, a FIFO or - (standard \
@@ -31,7 +35,9 @@ struct Render: ParsableCommand {
       on the master, or the loudest target that fits). --true-peak alone checks the mix as it \
       is. With --tracks or --stems the gain is the whole mix's, so the stems still add up to \
       the normalised mix. The summary reports loudness, loudness range (EBU Tech 3342) and \
-      true peak of what was written.
+      true peak of what was written. MP3 and Opus are measured as delivered (decoded): \
+      --loudness is met within 0.1 LU of the file (encoded, measured, corrected and encoded \
+      again) and --true-peak is a ceiling on it.
       MP3 is written at a constant --bitrate (default 128 kbit/s), Opus at a variable one \
       (default 96); a rate the codec cannot hold (Opus: 44.1 kHz; MP3: above 48 kHz) is \
       resampled to 48 kHz. \
@@ -42,6 +48,8 @@ struct Render: ParsableCommand {
       Example: tape render song.tape --stems stems --format flac
       Example: tape render song.tape -o ep.mp3 --loudness -16LUFS --true-peak -2dBTP
       Example: tape render song.tape -o ep.opus --bitrate 64 --title 'Episode 1'
+      Example: tape render song.tape -o part.wav --from 2s --to 4s --preroll 1s
+      Example: tape render song.tape -o mix.wav --tail 3s
       """)
 
   @OptionGroup var project: ProjectArgument
@@ -87,6 +95,16 @@ struct Render: ParsableCommand {
     parsing: .unconditional,
     help: "kbit/s: MP3 at a constant rate (default 128), Opus at a variable one (default 96).")
   var bitrate: Int?
+  @Option(
+    parsing: .unconditional,
+    help:
+      "How long the effects ring out after the last clip (default: until quiet, at most 30 s; 0: none)."
+  )
+  var tail: String?
+  @Option(
+    parsing: .unconditional,
+    help: "With --from: how long the effects warm up before it (default 2s, or from 0).")
+  var preroll: String?
   @Option(help: "A title tag for the file.") var title: String?
   @Option(help: "An artist tag for the file.") var artist: String?
   @OptionGroup var span: SpanOptions
@@ -104,9 +122,35 @@ struct Render: ParsableCommand {
       throw ValidationError("--no-master-gain is for stems: give --tracks or --stems with it")
     }
     try RawArguments.requireUTF8Path(output ?? stems ?? "", output == nil ? "stems" : "output")
+    if tail != nil && span.to != nil {
+      throw ValidationError(
+        "--to ends the render where asked, with no tail; drop --tail, or drop --to to let the effects ring out"
+      )
+    }
+    if preroll != nil && span.from == nil {
+      throw ValidationError(
+        "--preroll warms the effects up before --from; give --from with it, or drop --preroll")
+    }
     if let bitrate, bitrate <= 0 {
       throw ValidationError("--bitrate is in kbit/s and must be positive, such as --bitrate 128")
     }
+  }
+
+  /// How the render ends after its range: at --to exactly; else after --tail, or when the
+  /// effects have rung out (a project without effects has no tail whatever the rule).
+  func tailRule(for project: Project) throws -> RenderTail {
+    if span.to != nil { return .none }
+    guard let tail else { return .ringOut(sampleRate: project.sampleRate) }
+    return .fixed(try parseTime(tail, project, option: "--tail").frames)
+  }
+
+  /// The frames the effects are fed before --from and dropped: --preroll, 2 s by default, never
+  /// before the project's start.
+  func prerollFrames(for project: Project, range: FrameRange) throws -> Int64 {
+    let asked =
+      try preroll.map { try parseTime($0, project, option: "--preroll").frames }
+      ?? Int64(2 * project.sampleRate)
+    return min(asked, range.start.frames)
   }
 
   /// The file this render writes (with --stems, the stem's).
@@ -148,6 +192,12 @@ struct Render: ParsableCommand {
     var measured: Double
     /// The gain applied, in dB (0 with --true-peak alone).
     var gain: Double
+    /// The mix's tail as the measuring pass found it: the writing pass renders the same.
+    var tail: Int64 = 0
+    /// The delivered file as measured when a lossy encoder's output was checked (see
+    /// ``AudioFiles/LoudnessTarget``), and how many files that took.
+    var delivered: DeliveredAudio?
+    var passes = 0
   }
 
   /// The first pass: renders the whole mix (not a stem: with --tracks or --stems the gain is
@@ -183,7 +233,11 @@ struct Render: ParsableCommand {
     let settings = try written.renderSettings(for: mixed)
     let bar = ProgressBar(total: range.count.frames, sampleRate: sampleRate, verb: "measuring")
     defer { bar.finish() }
-    let mix = try OfflineRenderer.measure(plan, audio: audio, range: range, progress: bar.update)
+    let tailRule = try tailRule(for: mixed)
+    let prerollFrames = try prerollFrames(for: mixed, range: range)
+    let mix = try OfflineRenderer.measure(
+      plan, audio: audio, range: range, preroll: prerollFrames, tail: tailRule,
+      progress: bar.update)
     bar.finish()
     var gain = 0.0
     if let target {
@@ -197,21 +251,69 @@ struct Render: ParsableCommand {
     }
     let shown = { (value: Double) in Self.format(value) }
     let truePeak = mix.truePeakDecibels + gain
-    if truePeak > ceiling + 0.005 {
+    let lossy = settings.format.isLossy
+    // Measures the mix of `project` (a fix tried on it) as a first pass does.
+    let measureProject = { (project: Project) throws -> RenderSummary in
+      let (plan, audio, _) = try SpanOptions.offlinePlan(
+        project, cache: cache, bypassMissing: bypassMissing)
+      let bar = ProgressBar(
+        total: range.count.frames, sampleRate: sampleRate, verb: "checking a fix")
+      defer { bar.finish() }
+      return try OfflineRenderer.measure(
+        plan, audio: audio, range: range, preroll: prerollFrames, tail: tailRule,
+        progress: bar.update)
+    }
+    // Encodes `project` at `gain` (dB) as the file would be, to a private temporary file, and
+    // measures what it decodes to.
+    let encode = { (project: Project, gain: Double, tail: Int64) throws -> DeliveredAudio in
+      let (plan, audio, _) = try SpanOptions.offlinePlan(
+        project, cache: cache, bypassMissing: bypassMissing)
+      let folder = try PrivateFolder(beside: NSTemporaryDirectory() + "/tape-render")
+      defer { folder.remove() }
+      let path = folder.file("trial.\(settings.format.rawValue)")
+      var trial = settings
+      trial.gain = pow(10, gain / 20)
+      let bar = ProgressBar(total: range.count.frames, sampleRate: sampleRate, verb: "encoding")
+      defer { bar.finish() }
+      _ = try OfflineRenderer.render(
+        plan, audio: audio, range: range, to: try OutputDestination.resolve(path),
+        settings: trial, preroll: prerollFrames, tail: .fixed(tail), progress: bar.update)
+      bar.finish()
+      return try DeliveredAudio(measuring: path)
+    }
+    let goal = LoudnessTarget(loudness: target, ceiling: ceiling)
+    // The delivered file's true peak over the ceiling once `project` is brought to the target
+    // (nil: the target is not met, or the project does not render).
+    let deliveredExcess = { (project: Project) -> Double? in
+      guard let mix = try? measureProject(project) else { return nil }
+      let gain = target.map { $0 - mix.loudness } ?? 0
+      guard gain.isFinite,
+        let found = try? goal.search(
+          from: gain, trial: { try encode(project, $0, mix.tailFrames) }),
+        found.meetsLoudness
+      else { return nil }
+      // Passing exactly when a render would pass it (under the ceiling by the meter's margin).
+      let over = found.delivered.truePeakDecibels - ceiling + LoudnessTarget.truePeakMargin
+      return found.meetsCeiling ? min(0, over) : max(0.01, over)
+    }
+    if !lossy && truePeak > ceiling + 0.005 {
       let reach =
         target.map {
           "at \(shown($0)) LUFS (a gain of \(Self.signed(gain)) dB) the true peak would be \(shown(truePeak)) dBTP"
         } ?? "the true peak is \(shown(truePeak)) dBTP"
       let (reachable, fixes) = remedies(
         for: mixed, truePeak: truePeak, target: target, gain: gain, ceiling: ceiling,
-        integerBits: settings.sampleFormat.integerBits
+        integerBits: settings.sampleFormat.integerBits, overshoot: 0
       ) { project in
-        let (plan, audio, _) = try SpanOptions.offlinePlan(
-          project, cache: cache, bypassMissing: bypassMissing)
-        let bar = ProgressBar(
-          total: range.count.frames, sampleRate: sampleRate, verb: "checking a fix")
-        defer { bar.finish() }
-        return try OfflineRenderer.measure(plan, audio: audio, range: range, progress: bar.update)
+        guard let mix = try? measureProject(project) else { return nil }
+        let gain = target.map { $0 - mix.loudness } ?? 0
+        guard gain.isFinite else { return nil }
+        if let bits = settings.sampleFormat.integerBits, bits > 0,
+          mix.peak * pow(10, gain / 20) >= 1
+        {
+          return nil
+        }
+        return mix.truePeakDecibels + gain - ceiling
       }
       throw DataError(
         message:
@@ -225,74 +327,142 @@ struct Render: ParsableCommand {
           "with a gain of \(Self.signed(gain)) dB the mix peaks at \(shown(20 * log10(samplePeak))) dBFS, which \(bits)-bit samples cannot hold; lower --true-peak to 0dBTP or less, or render --bits 32f"
       )
     }
-    return Normalization(target: target, ceiling: ceiling, measured: mix.loudness, gain: gain)
+    var result = Normalization(
+      target: target, ceiling: ceiling, measured: mix.loudness, gain: gain, tail: mix.tailFrames)
+    guard lossy else { return result }
+    // A lossy file is measured as delivered: encoded, decoded, and the gain corrected by what
+    // the encoder moved (one pass, as ffmpeg's two-pass loudnorm; see LoudnessTarget).
+    let found = try goal.search(from: gain) { try encode(mixed, $0, mix.tailFrames) }
+    if !found.meetsTarget {
+      let delivered = found.delivered
+      let codec =
+        "\(settings.format)\(settings.encoding.bitrate.map { " at \($0) kbit/s" } ?? "")"
+      guard found.meetsLoudness else {
+        throw DataError(
+          message:
+            "the \(codec) came out at \(shown(delivered.loudness)) LUFS after \(found.passes) encodes, not within 0.1 LU of \(shown(target ?? 0)) LUFS; raise --bitrate, or render a lossless format"
+        )
+      }
+      let over = delivered.truePeakDecibels - ceiling + LoudnessTarget.truePeakMargin
+      // What the encoder adds to the true peak of what it is given.
+      let overshoot = delivered.truePeakDecibels - (mix.truePeakDecibels + found.gain)
+      let reach =
+        target.map {
+          "at \(shown($0)) LUFS the \(codec) as delivered (decoded) peaks at \(shown(delivered.truePeakDecibels)) dBTP"
+        }
+        ?? "the \(codec) as delivered (decoded) peaks at \(shown(delivered.truePeakDecibels)) dBTP"
+      var (reachable, fixes) = remedies(
+        for: mixed, truePeak: delivered.truePeakDecibels, target: target, gain: found.gain,
+        ceiling: ceiling, integerBits: nil, overshoot: max(0, overshoot), lossy: true,
+        excess: deliveredExcess)
+      if let target {
+        // The loudness gain moves the delivered true peak almost exactly: checked by encoding.
+        fixes.removeAll { $0.hasPrefix("aim lower") }
+        var aim = ((target - over) * 10).rounded(.down) / 10
+        for _ in 0..<3 {
+          var aimed = goal
+          aimed.loudness = aim
+          guard
+            let again = try? aimed.search(
+              from: aim - mix.loudness, trial: { try encode(mixed, $0, mix.tailFrames) })
+          else { break }
+          if again.meetsTarget {
+            fixes.append("aim lower, at --loudness \(shown(aim))LUFS")
+            break
+          }
+          let still = again.delivered.truePeakDecibels - ceiling + LoudnessTarget.truePeakMargin
+          aim = ((aim - max(0.1, still)) * 10).rounded(.down) / 10
+        }
+      }
+      if fixes.isEmpty {
+        fixes.append("raise --bitrate, or render a lossless format")
+      }
+      throw DataError(
+        message:
+          "\(reach), over the \(shown(ceiling)) dBTP ceiling (the mix before encoding: \(shown(mix.truePeakDecibels + found.gain)) dBTP)\(reachable); \(fixes.joined(separator: "; or "))"
+      )
+    }
+    result.gain = found.gain
+    result.delivered = found.delivered
+    result.passes = found.passes
+    return result
   }
 
   /// The look-ahead limiter a refused ceiling suggests (x42's dpl), and its ports' ranges
   /// where the plugin is not installed to say them.
-  static let limiter = "http://gareus.org/oss/lv2/dpl#stereo"
   static let limiterRanges = ["threshold": -10.0...0.0, "gain": -10.0...30.0]
 
   /// What brings a mix whose true peak would pass `ceiling` (at the loudness `gain` when there
   /// is a `target`) under it, each as a command that is accepted as it is written and that,
-  /// run, makes the same render pass: the mix is measured again with it (`measure`, a pass of
-  /// the range), except a change of gain that moves the true peak exactly (the loudness gain,
-  /// and the master gain with no active master effect after it). A limiter keeps its
-  /// threshold in the plugin's range and is the master's own when its chain ends with one; a
-  /// ceiling out of its reach is said so (`note`, to follow the ceiling), and where the master's
-  /// effects undo every master gain tried, what to turn down instead.
+  /// run, makes the same render pass: the project is measured again with it (`excess`: how far
+  /// over the ceiling it renders, nil when it does not), except a change of gain that moves
+  /// the true peak exactly (the loudness gain, and, for a lossless file, the master gain with no
+  /// active master effect after it). A limiter keeps its threshold in the plugin's range (under
+  /// the ceiling by what an encoder adds, `overshoot`, for a lossy file), and is the master's
+  /// own when its chain ends with one, turned on if bypassed; a ceiling out of its reach is said
+  /// so (`note`, to follow the ceiling), and where the master's effects undo every master gain
+  /// tried, what to turn down instead.
   private func remedies(
     for mixed: Project, truePeak: Double, target: Double?, gain: Double, ceiling: Double,
-    integerBits: Int?, measure: (Project) throws -> RenderSummary
+    integerBits: Int?, overshoot: Double, lossy: Bool = false, excess: (Project) -> Double?
   ) -> (note: String, fixes: [String]) {
     let shown = { (value: Double) in Self.format(value) }
     let file = project.file
-    // How far over the ceiling `project` renders (nil: not measured, such as a missing plugin).
-    func excess(_ project: Project) -> Double? {
-      guard let mix = try? measure(project) else { return nil }
-      let gain = target.map { $0 - mix.loudness } ?? 0
-      guard gain.isFinite else { return nil }
-      if let integerBits, integerBits > 0, mix.peak * pow(10, gain / 20) >= 1 { return nil }
-      return mix.truePeakDecibels + gain - ceiling
-    }
+    let exact = !lossy
     var fixes: [String] = []
     let active = mixed.masterEffects.filter { !$0.isBypassed }
     let catalog = PluginCatalog.load()
-    // The master's limiter: its chain's last active effect, when that is one.
-    let existing = active.last.flatMap {
-      $0.plugin.hasPrefix("http://gareus.org/oss/lv2/dpl#") ? $0 : nil
+    // The master's limiter: the last known limiter of its chain with nothing active after it.
+    let existing = LimiterModel.masterLimiter(of: mixed)
+    let uri = existing?.plugin ?? LimiterModel.suggested(channels: mixed.channels)
+    let model = LimiterModel.model(of: uri) ?? LimiterModel.known[0]
+    let plugin = catalog.plugin(uri)
+    // A port's range in dB (a linear port's converted).
+    let range = { (port: LimiterModel.Port) -> ClosedRange<Double> in
+      if let control = plugin?.controls.first(where: { $0.symbol == port.symbol }) {
+        let low = model.decibels(Double(control.minimum), of: port)
+        let high = model.decibels(Double(control.maximum), of: port)
+        return max(low, -200)...high
+      }
+      return Self.limiterRanges[port.symbol] ?? 0...0
     }
-    let plugin = catalog.plugin(existing?.plugin ?? Self.limiter)
-    let range = { (symbol: String) -> ClosedRange<Double> in
-      plugin?.controls.first { $0.symbol == symbol }.map {
-        Double($0.minimum)...Double($0.maximum)
-      } ?? Self.limiterRanges[symbol] ?? 0...0
-    }
-    let thresholds = range("threshold")
+    let thresholds = range(model.threshold)
     let limiterName = existing.map { "the master's limiter \($0.id)" } ?? "a limiter"
     var note = ""
-    if thresholds.contains(ceiling) {
+    // Under the ceiling by what the encoder adds; a ceiling above the limiter's top is met at
+    // its top.
+    let wanted = overshoot > 0 ? ((ceiling - overshoot) * 10).rounded(.down) / 10 : ceiling
+    if wanted >= thresholds.lowerBound {
       var limiter =
         existing
         ?? Effect(
           id: Effect.ID((mixed.allEffects.map(\.effect.id.rawValue).max() ?? 0) + 1),
-          plugin: Self.limiter,
+          plugin: uri,
           parameters: Dictionary(
             uniqueKeysWithValues: (plugin?.controls ?? []).map {
               ($0.symbol, Double($0.defaultValue))
             }))
+      let wasBypassed = limiter.isBypassed
+      limiter.isBypassed = false
       // At the ceiling, in its true-peak mode. With --loudness the gain comes after the master:
       // the limiter is driven by about as much (its input gain), so that what it holds is then
       // turned down to the target, not up; driven harder while the loudness gain still lifts
-      // it over. Without, its threshold is lowered by what is still over.
-      let gains = range("gain")
-      var drive = limiter.parameters["gain"] ?? 0
+      // it over. Without, its threshold is lowered by what is still over (with a lossy file,
+      // both: the encoder's overshoot is not the limiter's to hold).
+      let gains = range(model.gain)
+      var drive =
+        limiter.parameters[model.gain.symbol].map { model.decibels($0, of: model.gain) } ?? 0
+      if !drive.isFinite { drive = 0 }
       if gain > 0 { drive += gain.rounded(.up) + 1 }
-      var threshold = ceiling
-      for _ in 0..<3 {
+      var threshold = min(wanted, thresholds.upperBound)
+      for _ in 0..<(lossy ? 4 : 3) {
         guard gains.contains(drive), thresholds.contains(threshold) else { break }
-        let settings = (target != nil ? [("gain", drive)] : []) + [("threshold", threshold)]
-        for (symbol, value) in settings + [("truepeak", 1)] { limiter.parameters[symbol] = value }
+        let settings =
+          (target != nil ? [(model.gain, drive)] : []) + [(model.threshold, threshold)]
+        for (port, value) in settings {
+          limiter.parameters[port.symbol] = model.value(decibels: value, of: port)
+        }
+        for (symbol, fixed) in model.fixed { limiter.parameters[symbol] = fixed.value }
         var trial = mixed
         if let index = trial.masterEffects.firstIndex(where: { $0.id == limiter.id }) {
           trial.masterEffects[index] = limiter
@@ -302,20 +472,29 @@ struct Render: ParsableCommand {
         guard let over = excess(trial) else { break }
         if over <= 0.005 {
           let command =
-            settings.map { "--set \($0.0)=\(shown($0.1))" }.joined(separator: " ")
-            + " --set truepeak=on"
+            (settings.map { port, value in
+              port.isLinear
+                ? "--set \(port.symbol)=\(String(format: "%.4f", model.value(decibels: value, of: port)))"
+                : "--set \(port.symbol)=\(shown(value))"
+            } + model.fixed.sorted { $0.key < $1.key }.map { "--set \($0.key)=\($0.value.text)" })
+            .joined(separator: " ")
           fixes.append(
             existing.map {
-              "set \(limiterName) to it (tape fx set \(file) \($0.id) \(command))"
+              wasBypassed
+                ? "turn \(limiterName) on and set it (tape fx bypass \(file) \($0.id) --on; tape fx set \(file) \($0.id) \(command))"
+                : "set \(limiterName) to it (tape fx set \(file) \($0.id) \(command))"
             }
-              ?? "put a limiter on the master (tape fx add \(file) master \(Self.limiter) \(command))"
+              ?? "put a limiter on the master (tape fx add \(file) master \(uri) \(command))"
           )
           break
         }
         if target != nil {
           drive += over.rounded(.up) + 1
-        } else {
-          threshold = ((threshold - over) * 10).rounded(.down) / 10
+        }
+        // A limiter that holds sample peaks (not dpl in its true-peak mode) lets the true peak
+        // over its threshold: lowered too.
+        if target == nil || lossy || model.fixed["truepeak"] == nil {
+          threshold = ((threshold - max(over, 0.1)) * 10).rounded(.down) / 10
         }
       }
     } else {
@@ -329,19 +508,20 @@ struct Render: ParsableCommand {
       )
       return (note, fixes)
     }
-    // The master gain: exact with no active effect after it. With some, measured: lowered by
-    // what is still over where the true peak follows the gain, twice as far again where it
-    // does not (a limiter holds its output until its input falls under its threshold); once
-    // under, raised back by as much as it went under, if that passes too.
+    // The master gain: exact with no active effect after it (and a lossless file). Otherwise
+    // measured: lowered by what is still over where the true peak follows the gain, twice as
+    // far again where it does not (a limiter holds its output until its input falls under its
+    // threshold); once under, raised back by as much as it went under, if that passes too.
+    let measured = !active.isEmpty || !exact
     let tenths = { (value: Double) in (value * 10).rounded(.down) / 10 }
     var (tried, peak) = (mixed.masterGain.decibels, truePeak)
     var next = tenths(tried - (truePeak - ceiling))
     var found: Double?
-    for _ in 0..<(active.isEmpty ? 1 : 6) {
+    for _ in 0..<(measured ? 6 : 1) {
       guard next >= Gain.minimumDecibels, next < tried else { break }
       var trial = mixed
       trial.masterGain = Gain(decibels: next)
-      guard let over = active.isEmpty ? 0 : excess(trial) else { break }
+      guard let over = measured ? excess(trial) : 0 else { break }
       let lowered = tried - next
       let followed = peak - (over + ceiling) >= 0.9 * lowered
       (tried, peak) = (next, over + ceiling)
@@ -505,20 +685,52 @@ struct Render: ParsableCommand {
       for (id, reason) in (rack?.skipped ?? [:]).sorted(by: { $0.key < $1.key }) {
         writeOut(escaped("note: effect \(id) skipped: \(reason)") + "\n")
       }
+      let preroll = try prerollFrames(for: project, range: range)
+      var tail = try tailRule(for: project)
+      if let loudness, stem == nil { tail = .fixed(loudness.tail) }
+      if case .ringOut = tail, plan.view.graph != nil, destination.isStream,
+        settings.format == .wav || settings.format == .aiff
+      {
+        // A WAV or AIFF stream says its length first: the tail is measured beforehand, by a
+        // pass of its own (its own effects, started afresh).
+        let (plan, audio) = try retryingReads {
+          let store = try openStore(self.project.file, access: .read)
+          let compiled = try span.compile(
+            store, cache: cache, stem: stem, bypassMissing: bypassMissing)
+          return (compiled.plan, compiled.audio)
+        }
+        let bar = ProgressBar(
+          total: range.count.frames, sampleRate: project.sampleRate, verb: "ringing out")
+        defer { bar.finish() }
+        tail = .fixed(
+          try OfflineRenderer.measure(
+            plan, audio: audio, range: range, preroll: preroll, tail: tail, progress: bar.update
+          ).tailFrames)
+      }
       let bar = ProgressBar(total: range.count.frames, sampleRate: project.sampleRate)
       defer { bar.finish() }
-      let summary = try OfflineRenderer.render(
-        plan, audio: audio, range: range, to: destination, settings: settings,
-        progress: bar.update)
+      var summary = try OfflineRenderer.render(
+        plan, audio: audio, range: range, to: destination, settings: settings, preroll: preroll,
+        tail: tail, progress: bar.update)
       bar.finish()
+      var delivered = loudness?.delivered
+      if settings.format.isLossy, destination.kind == .file {
+        // What was written, decoded: the numbers a listener's player meets.
+        let clock = ContinuousClock.now
+        delivered = try DeliveredAudio(measuring: destination.target)
+        let (whole, fraction) = (ContinuousClock.now - clock).components
+        summary.seconds += Double(whole) + Double(fraction) * 1e-18
+      }
       if destination.kind != .standardOutput {
         StandardOutput.done = "\(output) was written all the same"
       }
       let text =
         json.json
-        ? summaryJSON(summary, settings: settings, range: range, loudness: loudness).rendered
-          + "\n"
-        : summaryText(summary, settings: settings, range: range, loudness: loudness)
+        ? summaryJSON(
+          summary, settings: settings, range: range, loudness: loudness, delivered: delivered
+        ).rendered + "\n"
+        : summaryText(
+          summary, settings: settings, range: range, loudness: loudness, delivered: delivered)
       if let loudness, stem != nil, summary.truePeakDecibels > loudness.ceiling + 0.005 {
         // The ceiling was checked on the mix; a stem can peak higher than the mix it is part of.
         printWarning(
@@ -738,7 +950,7 @@ struct Render: ParsableCommand {
 
   private func summaryText(
     _ summary: RenderSummary, settings: RenderSettings, range: FrameRange,
-    loudness: Normalization?
+    loudness: Normalization?, delivered: DeliveredAudio?
   ) -> String {
     let duration = times.show(summary.frames, sampleRate: summary.sampleRate)
     let layout = summary.channels == 1 ? "mono" : "stereo"
@@ -756,11 +968,33 @@ struct Render: ParsableCommand {
           ? " (under the \(Self.format(mix.ceiling)) dBTP ceiling)"
           : " (the mix measured \(decibels(mix.measured)) LUFS: \(Self.signed(mix.gain)) dB applied)"
       } ?? ""
+    let show = { (frames: Int64) in times.show(frames, sampleRate: summary.sampleRate) }
+    var extra = ""
+    if summary.prerollFrames > 0 {
+      extra += "  preroll    \(show(summary.prerollFrames)) (the effects warmed up before it)\n"
+    }
+    if summary.tailFrames > 0 || (tail != nil && span.to == nil) {
+      let why =
+        summary.tailReachedLimit
+        ? "the 30 s limit: the effects were still above -90 dBFS"
+        : tail != nil ? "--tail" : "the effects rang out: under -90 dBFS for 1 s after it"
+      extra += "  tail       \(show(summary.tailFrames)) after the last clip (\(why))\n"
+    }
+    // A lossy file's level is the decoded file's: the encoder moves it.
+    var truePeakLine = "\(decibels(summary.truePeakDecibels)) dBTP"
+    var loudnessLine = "\(decibels(summary.loudness)) LUFS"
+    if let file = delivered {
+      truePeakLine =
+        "\(decibels(file.truePeakDecibels)) dBTP as delivered (\(decibels(summary.truePeakDecibels)) before encoding)"
+      loudnessLine =
+        "\(decibels(file.loudness)) LUFS as delivered (\(decibels(summary.loudness)) before encoding)"
+    }
+    let (peakNote, loudnessNote) = loudness?.target == nil ? (normalised, "") : ("", normalised)
     return """
       \(target): \(format), \(rate) \(layout), \(duration)
-        peak       \(decibels(summary.peakDecibels)) dBFS
-        true peak  \(decibels(summary.truePeakDecibels)) dBTP\(loudness?.target == nil ? normalised : "")
-        loudness   \(decibels(summary.loudness)) LUFS\(loudness?.target != nil ? normalised : "")
+      \(extra)  peak       \(decibels(summary.peakDecibels)) dBFS
+        true peak  \(truePeakLine)\(peakNote)
+        loudness   \(loudnessLine)\(loudnessNote)
         range      \(String(format: "%.1f", summary.loudnessRange)) LU
         clipped    \(summary.clippedSamples) samples\(clippedNote(summary, from: range.start.frames))
         rendered   in \(String(format: "%.2f", summary.seconds)) s (\(String(format: "%.0f", summary.realtimeFactor))× realtime)
@@ -782,7 +1016,7 @@ struct Render: ParsableCommand {
 
   private func summaryJSON(
     _ summary: RenderSummary, settings: RenderSettings, range: FrameRange,
-    loudness: Normalization?
+    loudness: Normalization?, delivered: DeliveredAudio?
   )
     -> JSONValue
   {
@@ -810,7 +1044,25 @@ struct Render: ParsableCommand {
       ("wallSeconds", .double(rounded(summary.seconds, places: 4))),
       ("realtimeFactor", finite(rounded(summary.realtimeFactor, places: 1))),
     ]
-    return .object(fields + loudnessJSON(summary, settings: settings, loudness: loudness))
+    let seconds = { (frames: Int64) in
+      JSONValue.double(rounded(Double(frames) / Double(summary.sampleRate), places: 6))
+    }
+    let spanFields: [(String, JSONValue)] = [
+      ("prerollFrames", .int(summary.prerollFrames)),
+      ("prerollSeconds", seconds(summary.prerollFrames)),
+      ("tailFrames", .int(summary.tailFrames)),
+      ("tailSeconds", seconds(summary.tailFrames)),
+      ("tailReachedLimit", .bool(summary.tailReachedLimit)),
+    ]
+    let deliveredFields: [(String, JSONValue)] = [
+      ("deliveredLoudnessLUFS", delivered.map { finite(rounded($0.loudness)) } ?? .null),
+      ("deliveredTruePeakDBTP", delivered.map { finite(rounded($0.truePeakDecibels)) } ?? .null),
+      ("deliveredPeakDBFS", delivered.map { finite(rounded($0.peakDecibels)) } ?? .null),
+      ("deliveredPasses", loudness.map { .int(Int64($0.passes)) } ?? .null),
+    ]
+    return .object(
+      fields + loudnessJSON(summary, settings: settings, loudness: loudness) + spanFields
+        + deliveredFields)
   }
 
   /// The fields the loudness and encoder options added to the summary.
