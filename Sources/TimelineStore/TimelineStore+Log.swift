@@ -50,6 +50,7 @@ public enum LogSubject: Sendable, Hashable, CustomStringConvertible {
     switch key.table {
     case EnvelopeRow.index: return key.id == track.rawValue
     case EnvelopePointRow.index: return EnvelopePointRow.track(ofPoint: key.id) == track
+    case TrackOutputRow.index: return key.id == track.rawValue
     default: return false
     }
   }
@@ -57,7 +58,8 @@ public enum LogSubject: Sendable, Hashable, CustomStringConvertible {
   /// The tables whose names a version's stored changes must hold to touch the subject.
   var tables: [String] {
     switch self {
-    case .track: [TrackRow.table, EnvelopeRow.table, EnvelopePointRow.table]
+    case .track:
+      [TrackRow.table, EnvelopeRow.table, EnvelopePointRow.table, TrackOutputRow.table]
     default: [Schema.trackedTables[table]]
     }
   }

@@ -62,7 +62,7 @@ struct SpanOptions: ParsableArguments {
     _ project: Project, cache: AudioCache, bypassMissing: Bool
   ) throws -> (plan: RenderPlan, audio: ProjectAudio, rack: EffectRack?) {
     var rack: EffectRack?
-    if !project.allEffects.isEmpty {
+    if !project.allEffects.isEmpty || project.hasRouting {
       let missing = EffectRack.missingPlugins(in: project)
       if !missing.isEmpty && !bypassMissing {
         throw MixingError.pluginsMissing(missing.map { ($0.id, $0.plugin) })
@@ -921,7 +921,7 @@ final class LiveEffects: @unchecked Sendable {
       sequence: sequence, effects: rack)
     if let rack {
       let (effects, owners) = plan.effectsInUse
-      rack.keepOnly(effects: effects, owners: owners)
+      rack.keepOnly(effects: effects, owners: owners, sends: plan.sendsInUse)
       for (id, plugin) in rack.skipped.sorted(by: { $0.key < $1.key })
       where warned.insert("skip \(id)").inserted {
         pending.append("effect \(id) skipped: its plugin \(plugin) is not installed")
