@@ -130,7 +130,7 @@ final class CompiledGraph: @unchecked Sendable {
   /// gains only, into the chain's pre-fader buffer.
   let preFaderTracks: Set<Track.ID>
   /// The sends the plan runs (ghosts of removed ones included): what the rack must keep.
-  let sendIDs: Set<Send.ID>
+  let sendKeys: Set<SendKey>
 
   /// Compiles the graph of `project` from `rack`: `tracks` in the plan's bus order.
   init(project: Project, rack: EffectRack) throws(MixingError) {
@@ -217,7 +217,7 @@ final class CompiledGraph: @unchecked Sendable {
     rack.lastSends = Dictionary(uniqueKeysWithValues: project.sends.map { ($0.id, $0) })
     alignment = routing?.alignment ?? [:]
     preFaderTracks = routing?.preFaderTracks ?? []
-    sendIDs = routing?.sendIDs ?? []
+    sendKeys = routing?.sendKeys ?? []
     masterList = .allocate(capacity: max(masterChain.count, 1))
     for (index, processor) in masterChain.enumerated() {
       masterList.initializeElement(

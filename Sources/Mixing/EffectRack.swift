@@ -32,8 +32,10 @@ public final class EffectRack: @unchecked Sendable {
   let catalog: PluginCatalog
   private var processors: [Effect.ID: (plugin: String, processor: EffectProcessor)] = [:]
   private var buses: [ChainOwner: ChainBus] = [:]
-  /// Each send's working memory (its delay line, its gain reached), kept from plan to plan.
-  private var sendBuses: [Send.ID: SendBus] = [:]
+  /// Each send's working memory (its delay line, its gain reached), kept from plan to plan, by
+  /// its id and tap: a send turned pre- or post-fader ramps out from its old tap while it
+  /// ramps in from the new.
+  private var sendBuses: [SendKey: SendBus] = [:]
   /// The sends of the last plan compiled: one that a new plan no longer has ramps out there
   /// (a ghost at gain 0) while its gain has not reached 0.
   var lastSends: [Send.ID: Send] = [:]
@@ -324,7 +326,7 @@ public final class EffectRack: @unchecked Sendable {
   /// those of every plan still alive. Call it off the audio thread, after the plans that used
   /// the others are released.
   public func keepOnly(
-    effects: Set<Effect.ID>, owners: Set<ChainOwner>, sends: Set<Send.ID>? = nil
+    effects: Set<Effect.ID>, owners: Set<ChainOwner>, sends: Set<SendKey>? = nil
   ) {
     processors = processors.filter { effects.contains($0.key) }
     buses = buses.filter { owners.contains($0.key) }
@@ -332,8 +334,8 @@ public final class EffectRack: @unchecked Sendable {
     if let sends { sendBuses = sendBuses.filter { sends.contains($0.key) } }
   }
 
-  /// The bus of send `id`, kept from plan to plan (its delay line and gain with it).
-  func sendBus(_ id: Send.ID) -> SendBus {
+  /// The bus of send `id` at its tap, kept from plan to plan (its delay line and gain with it).
+  func sendBus(_ id: SendKey) -> SendBus {
     if let bus = sendBuses[id] { return bus }
     let bus = SendBus(
       channels: channels, maximumFrames: maximumFrames,
@@ -344,10 +346,21 @@ public final class EffectRack: @unchecked Sendable {
 
   /// Whether send `id` has a bus whose gain has not yet ramped to silence (read off the audio
   /// thread: a stale value only keeps a silent ghost one plan longer).
-  func sendIsSounding(_ id: Send.ID) -> Bool {
+  func sendIsSounding(_ id: SendKey) -> Bool {
     guard let bus = sendBuses[id] else { return false }
     let state = bus.state.pointee
     return state.hasGain && (state.left != 0 || state.right != 0)
+  }
+}
+
+/// A send at one of its taps: what its working memory is kept by.
+public struct SendKey: Sendable, Hashable {
+  public let id: Send.ID
+  public let preFader: Bool
+
+  public init(_ send: Send) {
+    id = send.id
+    preFader = send.isPreFader
   }
 }
 

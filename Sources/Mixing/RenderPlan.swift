@@ -306,7 +306,7 @@ public final class RenderPlan: @unchecked Sendable {
 
   /// The sends the plan runs (ghosts of removed ones ramping out included), for its rack's
   /// ``EffectRack/keepOnly(effects:owners:sends:)``.
-  public var sendsInUse: Set<Send.ID> { compiledGraph?.sendIDs ?? [] }
+  public var sendsInUse: Set<SendKey> { compiledGraph?.sendKeys ?? [] }
 
   deinit {
     records.deallocate()

@@ -17,7 +17,7 @@ final class Routing {
   private let sendBuses: [SendBus]
   let alignment: [Track.ID: Int]
   let preFaderTracks: Set<Track.ID>
-  let sendIDs: Set<Send.ID>
+  let sendKeys: Set<SendKey>
   /// `M`: where every chain going to the master reaches it.
   let masterArrival: Int
 
@@ -29,16 +29,14 @@ final class Routing {
   ) throws(MixingError) {
     let tracks = project.tracks
     let index = Dictionary(uniqueKeysWithValues: tracks.enumerated().map { ($1.id, $0) })
-    // A send the project no longer has ramps out (gain 0) while it still sounds.
-    var all = project.sends
-    for (id, send) in rack.lastSends where project.send(id) == nil && rack.sendIsSounding(id) {
-      if index[send.from] != nil && index[send.to] != nil {
-        var ghost = send
-        ghost.gain = Gain(decibels: Gain.minimumDecibels)
-        all.append(ghost)
-      }
+    // A send the project no longer has (or has at another tap) ramps out, at gain 0, while it
+    // still sounds: a ghost.
+    var all = project.sends.map { (send: $0, ghost: false) }
+    let current = Set(project.sends.map(SendKey.init))
+    for send in rack.lastSends.values.sorted(by: { $0.id < $1.id })
+    where !current.contains(SendKey(send)) && rack.sendIsSounding(SendKey(send)) {
+      if index[send.from] != nil && index[send.to] != nil { all.append((send, true)) }
     }
-    let ghosts = Set(all.map(\.id)).subtracting(project.sends.map(\.id))
     let order = project.routingOrder.compactMap { index[$0] }
     // Arrivals, in an order where every track comes after those that feed it.
     var arrival = [Int](repeating: 0, count: tracks.count)
@@ -48,7 +46,7 @@ final class Routing {
       for (other, track) in tracks.enumerated() where track.output == id {
         latest = max(latest, arrival[other] + latencies[other])
       }
-      for send in all where send.to == id {
+      for (send, _) in all where send.to == id {
         guard let from = index[send.from] else { continue }
         latest = max(latest, arrival[from] + (send.isPreFader ? 0 : latencies[from]))
       }
@@ -64,8 +62,8 @@ final class Routing {
     masterArrival = master
     let stereo = project.channels == 2
     var envelopes: [UnsafeMutableBufferPointer<EnvelopeSegment>] = []
-    let receiving = Set(tracks.compactMap(\.output)).union(all.map(\.to))
-    let tapped = Set(all.filter(\.isPreFader).map(\.from))
+    let receiving = Set(tracks.compactMap(\.output)).union(all.map(\.send.to))
+    let tapped = Set(all.filter(\.send.isPreFader).map(\.send.from))
     for (chain, track) in tracks.enumerated() {
       var record = records[chain]
       record.trackID = track.id.rawValue
@@ -98,11 +96,11 @@ final class Routing {
     }
     var sendRecords: [SendRecord] = []
     var sendBuses: [SendBus] = []
-    for send in all.sorted(by: { $0.id < $1.id }) {
+    for (send, ghost) in all {
       guard let from = index[send.from], let to = index[send.to] else { continue }
-      let bus = rack.sendBus(send.id)
+      let bus = rack.sendBus(SendKey(send))
       sendBuses.append(bus)
-      let heard = audible.contains(send.from) && !ghosts.contains(send.id)
+      let heard = audible.contains(send.from) && !ghost
       let pan = stereo ? PanLaw.stereoSource(pan: send.pan) : (left: 1.0, right: 1.0)
       let gain = heard ? send.gain.linear : 0
       let tap = arrival[from] + (send.isPreFader ? 0 : latencies[from])
@@ -126,7 +124,7 @@ final class Routing {
         ($1.id, arrival[$0])
       })
     preFaderTracks = tapped
-    sendIDs = Set(all.map(\.id))
+    sendKeys = Set(all.map { SendKey($0.send) })
   }
 
   deinit {

@@ -410,6 +410,9 @@ private struct Drawing {
     )
     var settings = "gain \(track.gain) · pan \(Self.pan(track.pan))"
     if track.envelope != nil { settings += " · envelope" }
+    if let output = track.output { settings += " · → \(output)" }
+    let sent = source.sends.filter { $0.from == track.id }.map(\.to.description)
+    if !sent.isEmpty { settings += " · sends → " + sent.joined(separator: ", ") }
     line(
       "<text class='settings' x='10' y='\(n(top + 34))' font-size='10' fill='#444444'>\(text(SVGText.truncated(settings, toCharacters: SVGText.characters(fitting: left - 56, size: 10))))</text>"
     )

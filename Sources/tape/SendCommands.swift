@@ -84,7 +84,7 @@ extension SendCommand {
       abstract: "Change a send's gain, pan, tap or target.",
       discussion: """
         Example: tape send set song.tape n1 --gain -3
-        Example: tape send set song.tape n1 --post-fader --to t2
+        Example: tape send set song.tape n1 --pre-fader --to t1
         """
     ).parsedAlone()
 

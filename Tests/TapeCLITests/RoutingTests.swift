@@ -263,6 +263,44 @@ struct RoutingTests {
     #expect((rest.max() ?? 0) < 1e-5)
   }
 
+  /// A project made by Tape before routing existed (TestAudio/project-before-routing.tape:
+  /// migrations v1–v14, effects, an envelope, fades, a muted track, master gain) renders to
+  /// the very bytes that Tape rendered of it then (its SHA-256 noted when it was made, by the
+  /// build of the commit before routing), in 32-bit float and in dithered 16-bit; reading it
+  /// writes nothing, `ls --json` shows every track going to the master and no sends; its first
+  /// edit upgrades it (v15), and the upgraded project still renders the same bytes.
+  @Test func aProjectMadeBeforeRoutingRendersAsItDidThen() throws {
+    try Plugins.require(Plugins.eq, Plugins.limiter)
+    let space = try Workspace()
+    for name in [
+      "project-before-routing.tape", "speech-mono-48k-16.wav", "strings-stereo-48k-float.wav",
+      "noise-stereo-48k-16.flac",
+    ] {
+      _ = try space.copyTestAudio(name)
+    }
+    let file = space.path("project-before-routing.tape")
+    let before = try space.fingerprint("project-before-routing.tape")
+    let expected = [
+      "32f": "a8f1bbf82c012a48d928bbd34a30aa5844659e072d5f72a39684b34e0921b84e",
+      "16": "f5314d92d3de8a939e612bdbc9813b4cd28bf0f638a2009cc5e7958bb05e92ea",
+    ]
+    func sha(_ bits: String) throws -> String {
+      let path = space.path("render-\(bits).wav")
+      try space.tape("render", file, "-o", path, "--bits", bits)
+      return try ReferenceRender.run("/usr/bin/sha256sum", [path]).split(separator: " ")
+        .first.map(String.init) ?? ""
+    }
+    for bits in ["32f", "16"] { #expect(try sha(bits) == expected[bits], "\(bits)") }
+    let listed = try #require(
+      try parseJSON(space.tape("ls", file, "--json").stdout) as? [String: Any])
+    let tracks = try #require(listed["tracks"] as? [[String: Any]])
+    #expect(tracks.map { $0["output"] as? String } == ["master", "master", "master", "master"])
+    #expect((listed["sends"] as? [Any])?.isEmpty == true)
+    #expect(try space.fingerprint("project-before-routing.tape") == before)
+    try space.tape("marker", "add", file, "1s", "upgraded")
+    for bits in ["32f", "16"] { #expect(try sha(bits) == expected[bits], "\(bits) upgraded") }
+  }
+
   /// Undo, redo and checkout of routing edits render each version exactly as before.
   @Test func historyOfRoutingRestoresTheSoundExactly() throws {
     let space = try Workspace()
