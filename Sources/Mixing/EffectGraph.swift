@@ -539,8 +539,10 @@ public enum EffectKernel {
     guard let route = chain.route, let next else { return }
     var state = route.pointee
     if state.destination != chain.destinationTrack {
-      if live && state.destination >= 0 {
-        state.previous = state.destination
+      // A chain no routed plan has run yet went to the master (a plan without routing).
+      let was = max(state.destination, 0)
+      if live && was != chain.destinationTrack {
+        state.previous = was
         state.switchLeft = max(rampFrames, 1)
       }
       state.destination = chain.destinationTrack
@@ -1086,10 +1088,21 @@ extension EffectKernel {
       longest = max(longest, engagedLatency(chain))
     }
     if graph.routed {
-      // Every path as the plan aligns it (see ``Routing``).
+      // Every path as the plan aligns it (see ``Routing``), every route where the plan has it
+      // and every send at its gain: the play starts as a render does.
       for index in 0..<graph.chainCount {
         guard let chain = graph.chains?[index] else { break }
         chain.delayLine.pointee.setDelay(chain.delay)
+        if let route = chain.route {
+          route.pointee.destination = chain.destinationTrack
+          route.pointee.switchLeft = 0
+        }
+      }
+      for index in 0..<graph.sendCount {
+        guard let send = graph.sends?[index] else { break }
+        send.state.pointee.left = send.gainLeft
+        send.state.pointee.right = send.gainRight
+        send.state.pointee.hasGain = true
       }
       return graph.latency
     }

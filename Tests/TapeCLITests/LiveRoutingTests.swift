@@ -8,13 +8,14 @@ extension ProcessHeavyTests {
   /// Routing in `tape play` on the paced JACK device (docs/alsa-testing.md).
   @Suite("Routing heard live", .timeLimit(.minutes(10)))
   struct LiveRoutingTests {
-    /// While a 100 Hz sine plays, another process routes its track into a bus, adds a send to
-    /// an aux track, changes the send's gain, the bus's gain and pan and the track's, makes the
-    /// send pre-fader (its old tap ramps out as the new ramps in), removes it (it ramps out)
-    /// and routes the track back to the master (a crossfade between destinations). Nothing clicks (the second
-    /// difference of the capture), the audio thread allocates and frees nothing, and once the
-    /// last change has settled the capture equals the render of the last version (which sounds
-    /// as the first: the track straight to the master).
+    /// While a 100 Hz sine plays, another process routes its track into a bus (5 dB down, so
+    /// that a jump would be heard: it crossfades), adds a send to an aux track, changes the
+    /// send's gain, the bus's gain and pan and the track's, makes the send pre-fader (its old
+    /// tap ramps out as the new ramps in), removes it (it ramps out) and routes the track back
+    /// to the master (a crossfade between destinations). Nothing clicks (the second difference
+    /// of the capture), the audio thread allocates and frees nothing, and once the last change
+    /// has settled the capture equals the render of the last version (which sounds as the
+    /// first: the track straight to the master).
     @Test func routingChangesWhilePlayingNeverClickAndSettleOnTheRender() throws {
       for attempt in 1...2 {
         let space = try Workspace()
@@ -23,7 +24,8 @@ extension ProcessHeavyTests {
         try space.tape(
           "clip", "add", file, "t1", "s1", "--at", "0", "--length", "9s", "--fade-in", "50ms",
           "--fade-out", "50ms")
-        try space.tape("track", "add", file, "Bus")
+        // The bus 5 dB down: routing into it is heard, and must crossfade, not jump.
+        try space.tape("track", "add", file, "Bus", "--gain", "-5")
         try space.tape("track", "add", file, "Aux")
         let first = space.path("first.wav")
         try space.tape("render", file, "-o", first, "--bits", "32f")
@@ -68,7 +70,7 @@ extension ProcessHeavyTests {
           ),
           ("send removed", { _, _ in [.removeSends([Send.ID(1)])] }),
           ("back", { p, _ in try p.routeOutput(of: t1, to: nil) }),
-          ("bus back", { p, _ in try p.setTrack(bus, gain: .unity, pan: 0) }),
+          ("bus back", { p, _ in try p.setTrack(bus, gain: Gain(decibels: -5), pan: 0) }),
           ("track back", { p, _ in try p.setTrack(t1, gain: .unity, pan: 0) }),
         ]
         Thread.sleep(forTimeInterval: 1.2)

@@ -79,21 +79,43 @@ struct RandomSequenceTests {
         clip.id, Gain(decibels: Double(Int.random(in: -30...10, using: &rng)) / 2))
     case 9:
       let track = tracks.randomElement(using: &rng)!
+      let decibels = Int.random(in: -20...6, using: &rng)
+      let pan = Int.random(in: -10...10, using: &rng)
+      let (muted, solo) = (Bool.random(using: &rng), Bool.random(using: &rng))
       let commands = try project.setTrack(
-        track.id, gain: Gain(decibels: Double(Int.random(in: -20...6, using: &rng))),
-        pan: Double(Int.random(in: -10...10, using: &rng)) / 10,
-        muted: Bool.random(using: &rng), solo: Bool.random(using: &rng))
-      // Now and then routed too: to another track or back to the master (a loop: not routed).
-      guard Int.random(in: 0..<3, using: &rng) == 0,
-        let other = tracks.filter({ $0.id != track.id }).randomElement(using: &rng),
+        track.id, gain: Gain(decibels: Double(decibels)), pan: Double(pan) / 10, muted: muted,
+        solo: solo)
+      // Routing, chosen from the values drawn (no more draws: every walk that existed before
+      // routing takes the same steps): an output to another track or the master, a send
+      // added, changed or removed. A loop is refused: the settings alone then.
+      let others = tracks.filter { $0.id != track.id }
+      guard let other = others.isEmpty ? nil : others[abs(pan) % others.count],
         case .setTrack(var routed) = commands.first
       else { return commands }
-      routed.output = Bool.random(using: &rng) ? other.id : nil
-      var trial = project
-      if let index = trial.tracks.firstIndex(where: { $0.id == track.id }) {
-        trial.tracks[index].output = routed.output
+      var routing: [Command] = []
+      switch (decibels + 20) % 6 {
+      case 0, 1:
+        routed.output = (decibels + 20) % 6 == 0 ? other.id : nil
+        routing = [.setTrack(routed)]
+      case 2:
+        routing =
+          commands + [
+            .setSend(
+              Send(
+                id: ids.newSendID(), from: track.id, to: other.id,
+                gain: Gain(decibels: Double(decibels)), pan: Double(pan) / 10, isPreFader: muted))
+          ]
+      case 3 where !project.sends.isEmpty:
+        var send = project.sends[abs(pan) % project.sends.count]
+        send.gain = Gain(decibels: Double(decibels))
+        send.isPreFader = solo
+        routing = commands + [.setSend(send)]
+      case 4 where !project.sends.isEmpty:
+        routing = commands + [.removeSends([project.sends[abs(pan) % project.sends.count].id])]
+      default:
+        return commands
       }
-      return (try? trial.validateRouting()) == nil ? commands : [.setTrack(routed)]
+      return (try? project.applying(routing)) == nil ? commands : routing
     case 10:
       let choice = Int.random(in: 0..<10, using: &rng)
       if choice == 0, tracks.count > 1 {
@@ -189,32 +211,6 @@ struct RandomSequenceTests {
               ripple: true
             ) { ids.newClipID() }) ?? []
         default: return try project.removeMarkers([marker.id])
-        }
-      }
-      // Routing: an output to another track or the master, a send added, changed or removed
-      // (a loop is refused: no edit).
-      if choice == 8 && tracks.count > 1 {
-        let from = tracks.randomElement(using: &rng)!.id
-        let to = tracks.filter { $0.id != from }.randomElement(using: &rng)!.id
-        switch Int.random(in: 0..<4, using: &rng) {
-        case 0:
-          return
-            (try? project.routeOutput(of: from, to: Bool.random(using: &rng) ? to : nil)) ?? []
-        case 1 where !project.sends.isEmpty:
-          var send = project.sends.randomElement(using: &rng)!
-          send.gain = Gain(decibels: Double(Int.random(in: -20...6, using: &rng)))
-          send.pan = Double(Int.random(in: -4...4, using: &rng)) / 4
-          send.isPreFader = Bool.random(using: &rng)
-          return (try? project.settingSend(send)) ?? []
-        case 2 where !project.sends.isEmpty:
-          return [.removeSends([project.sends.randomElement(using: &rng)!.id])]
-        default:
-          return
-            (try? project.settingSend(
-              Send(
-                id: ids.newSendID(), from: from, to: to,
-                gain: Gain(decibels: Double(Int.random(in: -20...0, using: &rng))),
-                isPreFader: Bool.random(using: &rng)))) ?? []
         }
       }
       return try project.removeClips([clips.randomElement(using: &rng)!.id])
