@@ -323,6 +323,11 @@ struct RoutingTests {
       // The bus alone is silent: its gain changes nothing heard yet.
       #expect((renders[index + 1] != renders[index]) == (index > 0), "\(edit)")
     }
+    // The log follows a track's output and a send through history.
+    let trackLog = try space.tape("log", file, "t1").stdout
+    #expect(trackLog.contains("output master → t3") && trackLog.contains("output t3 → master"))
+    let sendLog = try space.tape("log", file, "n1").stdout
+    #expect(sendLog.contains("n1 added: from t2, to t3") && sendLog.contains("n1 removed"))
     for index in stride(from: edits.count - 1, through: 0, by: -1) {
       try space.tape("undo", file)
       let undone = try render(space, file, "u\(index).wav")
