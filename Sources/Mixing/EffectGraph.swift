@@ -1,5 +1,5 @@
 import Effects
-import Timeline
+public import Timeline
 
 /// One chain of a plan as the kernel reads it: its bus, its processors in order, how long its
 /// output is delayed to line up with the others, and the gain after it.
@@ -18,8 +18,50 @@ public struct ChainRecord: @unchecked Sendable, BitwiseCopyable {
   /// Each processor's settings in this plan, in the same order.
   public var settings: UnsafePointer<EffectSettings>?
   public var processorCount: Int
-  /// The gain after the chain: mute and solo (0 or 1) times the master gain.
+  /// The gain after the chain: mute and solo (0 or 1), times the master gain when the chain
+  /// goes to the master.
   public var postGain: Float
+  /// Where the chain's output goes: −1 the master (the output), else a chain's index (a bus:
+  /// its ``input``). Routed graphs only (see ``GraphView/routed``).
+  public var destination: Int = -1
+  /// The destination's track id (0 for the master), and the chain's own: what a player's
+  /// switch of destination follows from plan to plan.
+  public var destinationTrack: Int64 = 0
+  public var trackID: Int64 = 0
+  /// What the chain's track receives (others' outputs and sends), summed here before the
+  /// chain runs; nil when nothing routes into it.
+  public var input: UnsafeMutablePointer<Float>? = nil
+  /// The track's pre-fader tap (its clips at their clip gains, and its inputs); nil when no
+  /// pre-fader send taps it.
+  public var prefader: UnsafeMutablePointer<Float>? = nil
+  /// The gain of ``input`` for the left (or only) and right channels: the track's gain and its
+  /// pan (a balance) on what it receives, before its chain.
+  public var inputLeft: Float = 1
+  public var inputRight: Float = 1
+  /// The track's envelope on what it receives, shifted by the chain's alignment (what its
+  /// clips are delayed by: see ``RenderPlan``); nil for none.
+  public var envelope: UnsafePointer<EnvelopeSegment>? = nil
+  public var envelopeCount = 0
+  /// The gains reached on ``input`` and the destination the output went to.
+  public var route: UnsafeMutablePointer<RouteState>? = nil
+}
+
+/// One send of a routed plan as the kernel reads it.
+public struct SendRecord: @unchecked Sendable, BitwiseCopyable {
+  /// The chains (``GraphView/chains``' indices) it taps and feeds.
+  public var source: Int
+  public var target: Int
+  /// Taps the source's pre-fader buffer (else its output after its chain and mute).
+  public var preFader: Bool
+  /// Its gain for the left (or only) and right channels: the send's gain, its balance, and 0
+  /// when its track is silent (muted, or unsoloed while another sounds) or it was removed.
+  public var gainLeft: Float
+  public var gainRight: Float
+  /// Frames the copy is delayed by to line up with the rest of what its target receives.
+  public var delay: Int
+  public var buffer: UnsafeMutablePointer<Float>
+  public var delayLine: UnsafeMutablePointer<DelayLine>
+  public var state: UnsafeMutablePointer<RouteState>
 }
 
 /// One effect's values in a plan (its plugin's control ports in order) and its bypass: what a
@@ -55,6 +97,14 @@ public struct GraphView: @unchecked Sendable, BitwiseCopyable {
   /// the master chain's. A render feeds the kernel this far ahead and drops as many frames at
   /// the start, so that what it writes lines up with the timeline.
   public var latency: Int
+  /// Whether any track goes to another or any send exists: the chains then run in
+  /// ``order`` and route as their records say; otherwise every chain goes to the master in
+  /// track order, exactly as before routing existed.
+  public var routed = false
+  /// The chains' indices in the order they run (every track after the tracks that feed it).
+  public var order: UnsafePointer<Int32>? = nil
+  public var sends: UnsafePointer<SendRecord>? = nil
+  public var sendCount = 0
 }
 
 /// What a plan with effects owns besides its clips.
@@ -71,6 +121,16 @@ final class CompiledGraph: @unchecked Sendable {
   /// The effect ids and chain owners the plan uses (what its rack must keep).
   let effectIDs: Set<Effect.ID>
   let owners: Set<ChainOwner>
+  /// The routing of a routed plan (see ``GraphView/routed``).
+  private(set) var routing: Routing?
+  /// The frames each track's clips are delayed by so that they line up with what it receives
+  /// (none for a track that receives nothing of latency).
+  let alignment: [Track.ID: Int]
+  /// The tracks a pre-fader send taps: their clips are mixed a second time, at their clip
+  /// gains only, into the chain's pre-fader buffer.
+  let preFaderTracks: Set<Track.ID>
+  /// The sends the plan runs (ghosts of removed ones included): what the rack must keep.
+  let sendKeys: Set<SendKey>
 
   /// Compiles the graph of `project` from `rack`: `tracks` in the plan's bus order.
   init(project: Project, rack: EffectRack) throws(MixingError) {
@@ -141,11 +201,23 @@ final class CompiledGraph: @unchecked Sendable {
     let (masterChain, masterSettings, masterLatency) = try chain(.master, project.masterEffects)
     let masterBus = rack.bus(.master)
     if !missing.isEmpty { throw .pluginsMissing(missing.sorted { $0.0 < $1.0 }) }
-    let longest = latencies.max() ?? 0
+    var longest = latencies.max() ?? 0
     guard longest <= rack.maximumDelay else {
       throw .latencyTooLong(frames: longest, most: rack.maximumDelay)
     }
     for index in records.indices { records[index].delay = longest - latencies[index] }
+    var routing: Routing?
+    if project.hasRouting || !rack.lastSends.isEmpty {
+      let made = try Routing(
+        project: project, rack: rack, buses: buses, latencies: latencies, audible: audible,
+        records: &records)
+      longest = made.masterArrival
+      routing = made
+    }
+    rack.lastSends = Dictionary(uniqueKeysWithValues: project.sends.map { ($0.id, $0) })
+    alignment = routing?.alignment ?? [:]
+    preFaderTracks = routing?.preFaderTracks ?? []
+    sendKeys = routing?.sendKeys ?? []
     masterList = .allocate(capacity: max(masterChain.count, 1))
     for (index, processor) in masterChain.enumerated() {
       masterList.initializeElement(
@@ -171,6 +243,13 @@ final class CompiledGraph: @unchecked Sendable {
           settings: UnsafePointer(masterSettings.baseAddress), processorCount: masterChain.count,
           postGain: 1),
         hasReorder: reordering, latency: longest + masterLatency))
+    if let routing {
+      view.pointee.routed = true
+      view.pointee.order = UnsafePointer(routing.order.baseAddress)
+      view.pointee.sends = UnsafePointer(routing.sends.baseAddress)
+      view.pointee.sendCount = routing.sends.count
+    }
+    self.routing = routing
     rack.compiled()
     effectIDs = Set(project.allEffects.map(\.effect.id))
     owners = Set(project.tracks.map { ChainOwner.track($0.id) }).union([.master])
@@ -196,6 +275,7 @@ final class CompiledGraph: @unchecked Sendable {
         (UnsafeRawPointer(chains), self.chains.count * MemoryLayout<ChainRecord>.stride))
     }
     regions += buses.flatMap(\.memoryRegions)
+    regions += routing?.memoryRegions ?? []
     return regions
   }
 }
@@ -232,9 +312,28 @@ public enum EffectKernel {
   /// - Note: Realtime-safe: no allocation, no locks (the processors' `process` is too).
   public static func finish(
     _ graph: GraphView, frames: Int, channels: Int, into output: UnsafeMutablePointer<Float>,
-    rampFrames: Int = 960, clearing: Bool = true
+    rampFrames: Int = 960, clearing: Bool = true, at time: Int64 = 0
   ) {
     if clearing { output.update(repeating: 0, count: frames * channels) }
+    if graph.routed {
+      for step in 0..<graph.chainCount {
+        guard let index = graph.order?[step], let chain = graph.chains?[Int(index)] else { break }
+        gather(
+          graph, Int(index), frames: frames, channels: channels, at: time, rampFrames: rampFrames,
+          live: false)
+        run(chain.processors, chain.processorCount, on: chain.buffer, frames: frames)
+        send(
+          graph, from: Int(index), preFader: false, frames: frames, channels: channels,
+          rampFrames: rampFrames, live: false)
+        chain.delayLine.pointee.process(
+          chain.buffer, frames: frames, delay: chain.delay, rampFrames: rampFrames)
+        route(
+          graph, chain, frames: frames, channels: channels, into: output, rampFrames: rampFrames,
+          live: false)
+      }
+      run(graph.master, graph.masterCount, on: output, frames: frames)
+      return
+    }
     for index in 0..<graph.chainCount {
       guard let chain = graph.chains?[index] else { break }
       run(chain.processors, chain.processorCount, on: chain.buffer, frames: frames)
@@ -259,9 +358,32 @@ public enum EffectKernel {
   /// - Note: Realtime-safe: no allocation, no locks (the processors' `process` is too).
   public static func finishLive(
     _ graph: GraphView, frames: Int, channels: Int, into output: UnsafeMutablePointer<Float>,
-    rampFrames: Int, latency: Int, clearing: Bool = true, freeze: LiveStep = .none
+    rampFrames: Int, latency: Int, clearing: Bool = true, freeze: LiveStep = .none,
+    at time: Int64 = 0
   ) {
     if clearing { output.update(repeating: 0, count: frames * channels) }
+    if graph.routed && freeze.kind == .none {
+      for step in 0..<graph.chainCount {
+        guard let index = graph.order?[step], let chain = graph.chains?[Int(index)] else { break }
+        gather(
+          graph, Int(index), frames: frames, channels: channels, at: time, rampFrames: rampFrames,
+          live: true)
+        runLive(chain, on: chain.buffer, frames: frames, channels: channels, rampFrames: rampFrames)
+        send(
+          graph, from: Int(index), preFader: false, frames: frames, channels: channels,
+          rampFrames: rampFrames, live: true)
+        chain.delayLine.pointee.process(
+          chain.buffer, frames: frames, delay: liveDelay(graph, chain, latency: latency),
+          rampFrames: rampFrames)
+        route(
+          graph, chain, frames: frames, channels: channels, into: output, rampFrames: rampFrames,
+          live: true)
+      }
+      runLive(
+        graph.masterChain, on: output, frames: frames, channels: channels, rampFrames: rampFrames)
+      return
+    }
+    if graph.routed { clearInputs(graph, frames: frames, channels: channels) }
     let master = engagedLatency(graph.masterChain)
     let frozen = freeze.kind != .none
     let masterDrains = freeze.kind == .drain && freeze.chain < 0
@@ -292,6 +414,180 @@ public enum EffectKernel {
     } else {
       runLive(
         graph.masterChain, on: output, frames: frames, channels: channels, rampFrames: rampFrames)
+    }
+  }
+
+  /// The delay a player keeps a routed chain's output at: its plan's, and for a chain going to
+  /// the master what the graph's latency now has beyond the plan's.
+  static func liveDelay(_ graph: GraphView, _ chain: ChainRecord, latency: Int) -> Int {
+    chain.destination >= 0 ? chain.delay : max(0, chain.delay + latency - graph.latency)
+  }
+
+  /// Before chain `index` of a routed graph runs: what its track received, at the track's
+  /// gain, pan and envelope (ramping from the gains reached), added to its bus (and as it is to
+  /// its pre-fader tap), then its pre-fader sends; its input is left silent for the next call.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  static func gather(
+    _ graph: GraphView, _ index: Int, frames: Int, channels: Int, at time: Int64,
+    rampFrames: Int, live: Bool
+  ) {
+    guard let chain = graph.chains?[index] else { return }
+    if let input = chain.input, let route = chain.route {
+      if let prefader = chain.prefader {
+        for sample in 0..<frames * channels { prefader[sample] += input[sample] }
+      }
+      var state = route.pointee
+      if !state.hasGain {
+        (state.left, state.right, state.hasGain) = (chain.inputLeft, chain.inputRight, true)
+      }
+      let stepLeft =
+        max(abs(chain.inputLeft), abs(state.left), 1e-6) / Float(max(rampFrames, 1))
+      let stepRight =
+        max(abs(chain.inputRight), abs(state.right), 1e-6) / Float(max(rampFrames, 1))
+      var segment = 0
+      if let envelope = chain.envelope {
+        let segments = UnsafeBufferPointer(start: envelope, count: chain.envelopeCount)
+        segment = EnvelopeSegment.index(of: time, in: segments) ?? 0
+      }
+      for frame in 0..<frames {
+        state.left = toward(state.left, chain.inputLeft, by: stepLeft)
+        state.right = toward(state.right, chain.inputRight, by: stepRight)
+        var shape: Float = 1
+        if let envelope = chain.envelope {
+          let t = time + Int64(frame)
+          while segment + 1 < chain.envelopeCount && envelope[segment + 1].start <= t {
+            segment += 1
+          }
+          shape = Float(envelope[segment].gain(at: t))
+        }
+        if channels == 1 {
+          chain.buffer[frame] += input[frame] * state.left * shape
+        } else {
+          chain.buffer[frame * 2] += input[frame * 2] * state.left * shape
+          chain.buffer[frame * 2 + 1] += input[frame * 2 + 1] * state.right * shape
+        }
+      }
+      route.pointee = state
+      input.update(repeating: 0, count: frames * channels)
+    }
+    send(
+      graph, from: index, preFader: true, frames: frames, channels: channels,
+      rampFrames: rampFrames, live: live)
+  }
+
+  /// One step of a linear ramp from `value` to `target`.
+  @inline(__always)
+  static func toward(_ value: Float, _ target: Float, by step: Float) -> Float {
+    if value == target { return value }
+    return value < target ? min(target, value + step) : max(target, value - step)
+  }
+
+  /// The sends of chain `from` that tap it pre-fader (or post-fader): a copy of its pre-fader
+  /// buffer (or its bus, after its chain), delayed by the send's delay, added to the target's
+  /// input at the send's gain, ramping from the gain reached (a send new to a play starts
+  /// from silence).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  static func send(
+    _ graph: GraphView, from: Int, preFader: Bool, frames: Int, channels: Int, rampFrames: Int,
+    live: Bool
+  ) {
+    guard let sends = graph.sends, let chains = graph.chains else { return }
+    for index in 0..<graph.sendCount where sends[index].source == from {
+      let send = sends[index]
+      guard send.preFader == preFader, let target = chains[send.target].input else { continue }
+      let source = chains[from]
+      let tap = preFader ? source.prefader : source.buffer
+      guard let tap else { continue }
+      for sample in 0..<frames * channels { send.buffer[sample] = tap[sample] }
+      send.delayLine.pointee.process(
+        send.buffer, frames: frames, delay: send.delay, rampFrames: rampFrames)
+      var state = send.state.pointee
+      if !state.hasGain {
+        (state.left, state.right) = live ? (0, 0) : (send.gainLeft, send.gainRight)
+        state.hasGain = true
+      }
+      let stepLeft = max(abs(send.gainLeft), abs(state.left), 1e-6) / Float(max(rampFrames, 1))
+      let stepRight =
+        max(abs(send.gainRight), abs(state.right), 1e-6) / Float(max(rampFrames, 1))
+      for frame in 0..<frames {
+        state.left = toward(state.left, send.gainLeft, by: stepLeft)
+        state.right = toward(state.right, send.gainRight, by: stepRight)
+        if channels == 1 {
+          target[frame] += send.buffer[frame] * state.left
+        } else {
+          target[frame * 2] += send.buffer[frame * 2] * state.left
+          target[frame * 2 + 1] += send.buffer[frame * 2 + 1] * state.right
+        }
+      }
+      send.state.pointee = state
+    }
+  }
+
+  /// Adds a routed chain's bus to where it goes (the output, or its destination's input) at
+  /// its post gain, ramping as ``add(_:from:frames:channels:into:rampFrames:fadingOut:fading:)``
+  /// does; in a player, a destination other than the last period's is reached by a crossfade
+  /// of one ramp from the old to the new.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  static func route(
+    _ graph: GraphView, _ chain: ChainRecord, frames: Int, channels: Int,
+    into output: UnsafeMutablePointer<Float>, rampFrames: Int, live: Bool
+  ) {
+    let next = destinationBuffer(graph, track: chain.destinationTrack, output: output)
+    guard let route = chain.route, let next else { return }
+    var state = route.pointee
+    if state.destination != chain.destinationTrack {
+      // A chain no routed plan has run yet went to the master (a plan without routing).
+      let was = max(state.destination, 0)
+      if live && was != chain.destinationTrack {
+        state.previous = was
+        state.switchLeft = max(rampFrames, 1)
+      }
+      state.destination = chain.destinationTrack
+    }
+    let before =
+      state.switchLeft > 0 ? destinationBuffer(graph, track: state.previous, output: output) : nil
+    let target = chain.postGain
+    var gain = chain.delayLine.pointee.hasGain ? chain.delayLine.pointee.gain : target
+    let step = max(abs(target), abs(gain), 1e-6) / Float(max(rampFrames, 1))
+    for frame in 0..<frames {
+      gain = toward(gain, target, by: step)
+      var w: Float = 1
+      if state.switchLeft > 0 {
+        w = 1 - Float(state.switchLeft) / Float(max(rampFrames, 1))
+        state.switchLeft -= 1
+      }
+      for channel in 0..<channels {
+        let i = frame * channels + channel
+        next[i] += chain.buffer[i] * gain * w
+        if w < 1, let before { before[i] += chain.buffer[i] * gain * (1 - w) }
+      }
+    }
+    chain.delayLine.pointee.gain = gain
+    chain.delayLine.pointee.hasGain = true
+    route.pointee = state
+  }
+
+  /// Where a chain going to `track` adds its sound: the output for the master (0), else that
+  /// track's chain's input; nil for a track the plan does not have or that takes no input.
+  static func destinationBuffer(
+    _ graph: GraphView, track: Int64, output: UnsafeMutablePointer<Float>
+  ) -> UnsafeMutablePointer<Float>? {
+    if track == 0 { return output }
+    for index in 0..<graph.chainCount {
+      if let chain = graph.chains?[index], chain.trackID == track { return chain.input }
+    }
+    return nil
+  }
+
+  /// Silences every input of a routed graph (a call in which they are not gathered).
+  static func clearInputs(_ graph: GraphView, frames: Int, channels: Int) {
+    for index in 0..<graph.chainCount {
+      if let input = graph.chains?[index].input {
+        input.update(repeating: 0, count: frames * channels)
+      }
     }
   }
 
@@ -423,7 +719,8 @@ public enum EffectKernel {
       let count = min(maximumFrames, frames - done)
       let piece = output + done * plan.outputChannels
       missing += RenderKernel.render(plan, from: from + Int64(done), frames: count, into: piece)
-      finish(graph, frames: count, channels: plan.outputChannels, into: piece)
+      finish(
+        graph, frames: count, channels: plan.outputChannels, into: piece, at: from + Int64(done))
       done += count
     }
     return missing
@@ -614,7 +911,8 @@ public enum EffectKernel {
       }
       if index >= 0 { longest = max(longest, engagedLatency(chain)) }
     }
-    if latency != longest + engagedLatency(graph.masterChain) { settled = false }
+    let natural = graph.routed ? graph.latency : longest + engagedLatency(graph.masterChain)
+    if latency != natural { settled = false }
     return (settled && !reordering, reordering)
   }
 
@@ -682,7 +980,7 @@ extension EffectKernel {
         return LiveStep(kind: .drain, chain: index, slot: slot, frames: frames, slack: slack)
       }
     }
-    let natural = longest + master
+    let natural = graph.routed ? graph.latency : longest + master
     if latency > natural {
       return LiveStep(kind: .shrink, chain: 0, slot: 0, frames: latency - natural, slack: 0)
     }
@@ -713,6 +1011,14 @@ extension EffectKernel {
       let count = min(maximumFrames, frames - done)
       missing += RenderKernel.render(
         plan, from: from + Int64(done), frames: count, into: scratch, clock: clock + Int64(done))
+      if graph.routed && step.kind == .none {
+        finishLive(
+          graph, frames: count, channels: channels, into: scratch, rampFrames: rampFrames,
+          latency: latency, clearing: false, at: from + Int64(done))
+        done += count
+        continue
+      }
+      if graph.routed { clearInputs(graph, frames: count, channels: channels) }
       for index in 0..<graph.chainCount {
         guard let chain = graph.chains?[index] else { break }
         prepareDelay(chain, latency: latency, master: master)
@@ -780,6 +1086,25 @@ extension EffectKernel {
     for index in 0..<graph.chainCount {
       guard let chain = graph.chains?[index] else { break }
       longest = max(longest, engagedLatency(chain))
+    }
+    if graph.routed {
+      // Every path as the plan aligns it (see ``Routing``), every route where the plan has it
+      // and every send at its gain: the play starts as a render does.
+      for index in 0..<graph.chainCount {
+        guard let chain = graph.chains?[index] else { break }
+        chain.delayLine.pointee.setDelay(chain.delay)
+        if let route = chain.route {
+          route.pointee.destination = chain.destinationTrack
+          route.pointee.switchLeft = 0
+        }
+      }
+      for index in 0..<graph.sendCount {
+        guard let send = graph.sends?[index] else { break }
+        send.state.pointee.left = send.gainLeft
+        send.state.pointee.right = send.gainRight
+        send.state.pointee.hasGain = true
+      }
+      return graph.latency
     }
     for index in 0..<graph.chainCount {
       guard let chain = graph.chains?[index] else { break }

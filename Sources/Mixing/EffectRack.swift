@@ -32,6 +32,13 @@ public final class EffectRack: @unchecked Sendable {
   let catalog: PluginCatalog
   private var processors: [Effect.ID: (plugin: String, processor: EffectProcessor)] = [:]
   private var buses: [ChainOwner: ChainBus] = [:]
+  /// Each send's working memory (its delay line, its gain reached), kept from plan to plan, by
+  /// its id and tap: a send turned pre- or post-fader ramps out from its old tap while it
+  /// ramps in from the new.
+  private var sendBuses: [SendKey: SendBus] = [:]
+  /// The sends of the last plan compiled: one that a new plan no longer has ramps out there
+  /// (a ghost at gain 0) while its gain has not reached 0.
+  var lastSends: [Send.ID: Send] = [:]
   /// The effects skipped so far because their plugin is missing or cannot run (with
   /// `bypassMissing`), with why ("its plugin URI is not installed").
   public private(set) var skipped: [Effect.ID: String] = [:]
@@ -403,10 +410,95 @@ public final class EffectRack: @unchecked Sendable {
   /// Lets go of the processors and buses no plan uses any more: `effects` and `owners` are
   /// those of every plan still alive. Call it off the audio thread, after the plans that used
   /// the others are released.
-  public func keepOnly(effects: Set<Effect.ID>, owners: Set<ChainOwner>) {
+  public func keepOnly(
+    effects: Set<Effect.ID>, owners: Set<ChainOwner>, sends: Set<SendKey>? = nil
+  ) {
     processors = processors.filter { effects.contains($0.key) }
     buses = buses.filter { owners.contains($0.key) }
     lastChains = lastChains.filter { owners.contains($0.key) }
+    if let sends { sendBuses = sendBuses.filter { sends.contains($0.key) } }
+  }
+
+  /// The bus of send `id` at its tap, kept from plan to plan (its delay line and gain with it).
+  func sendBus(_ id: SendKey) -> SendBus {
+    if let bus = sendBuses[id] { return bus }
+    let bus = SendBus(
+      channels: channels, maximumFrames: maximumFrames,
+      maximumDelay: live ? 2 * maximumDelay : maximumDelay)
+    sendBuses[id] = bus
+    return bus
+  }
+
+  /// Whether send `id` has a bus whose gain has not yet ramped to silence (read off the audio
+  /// thread: a stale value only keeps a silent ghost one plan longer).
+  func sendIsSounding(_ id: SendKey) -> Bool {
+    guard let bus = sendBuses[id] else { return false }
+    let state = bus.state.pointee
+    return state.hasGain && (state.left != 0 || state.right != 0)
+  }
+}
+
+/// A send at one of its taps: what its working memory is kept by.
+public struct SendKey: Sendable, Hashable {
+  public let id: Send.ID
+  public let preFader: Bool
+
+  public init(_ send: Send) {
+    id = send.id
+    preFader = send.isPreFader
+  }
+}
+
+/// What a player keeps of a send or a bus's inputs from period to period: the gains reached
+/// (ramping to each plan's), for the left (or only) and right channels.
+public struct RouteState: Sendable, BitwiseCopyable {
+  var left: Float = 0
+  var right: Float = 0
+  var hasGain = false
+  /// A chain's output: the destination it went to in the last period (a track's id, 0 for the
+  /// master, −1 before the first), and the frames left of a switch to another.
+  var destination: Int64 = -1
+  var previous: Int64 = -1
+  var switchLeft = 0
+}
+
+/// A send's working memory: the copy of its track's sound it delays (to line up with what its
+/// target receives from elsewhere) and its gains reached.
+final class SendBus: @unchecked Sendable {
+  let buffer: UnsafeMutablePointer<Float>
+  let delay: UnsafeMutablePointer<DelayLine>
+  let state: UnsafeMutablePointer<RouteState>
+  let bytes: Int
+
+  init(channels: Int, maximumFrames: Int, maximumDelay: Int) {
+    bytes = maximumFrames * channels * MemoryLayout<Float>.stride
+    buffer = .allocate(capacity: maximumFrames * channels)
+    buffer.initialize(repeating: 0, count: maximumFrames * channels)
+    delay = .allocate(capacity: 1)
+    delay.initialize(to: DelayLine(channels: channels, capacity: maximumDelay + maximumFrames))
+    state = .allocate(capacity: 1)
+    state.initialize(to: RouteState())
+  }
+
+  deinit {
+    delay.pointee.free()
+    delay.deinitialize(count: 1)
+    delay.deallocate()
+    state.deallocate()
+    buffer.deallocate()
+  }
+
+  /// The memory the audio thread touches, for a player to lock into RAM.
+  var memoryRegions: [(address: UnsafeRawPointer, bytes: Int)] {
+    [
+      (UnsafeRawPointer(buffer), bytes),
+      (UnsafeRawPointer(delay), MemoryLayout<DelayLine>.stride),
+      (UnsafeRawPointer(state), MemoryLayout<RouteState>.stride),
+      (
+        UnsafeRawPointer(delay.pointee.ring),
+        delay.pointee.capacity * delay.pointee.channels * MemoryLayout<Float>.stride
+      ),
+    ]
   }
 }
 
@@ -442,8 +534,15 @@ final class ChainBus: @unchecked Sendable {
   let delay: UnsafeMutablePointer<DelayLine>
   /// Where a reorder of the chain is (a player's).
   let reorder: UnsafeMutablePointer<ReorderState>
+  /// What the track receives from others (their outputs and sends), and its pre-fader tap;
+  /// allocated when a plan first routes into the chain or taps it pre-fader.
+  private(set) var input: UnsafeMutablePointer<Float>?
+  private(set) var prefader: UnsafeMutablePointer<Float>?
+  /// The gains reached on its inputs (the track's gain and pan) and where its output goes.
+  let route: UnsafeMutablePointer<RouteState>
   /// Bytes in each of `buffer` and `scratch`.
   let bytes: Int
+  private let samples: Int
 
   init(channels: Int, maximumFrames: Int, maximumDelay: Int) {
     bytes = maximumFrames * channels * MemoryLayout<Float>.stride
@@ -455,9 +554,33 @@ final class ChainBus: @unchecked Sendable {
     delay.initialize(to: DelayLine(channels: channels, capacity: maximumDelay + maximumFrames))
     reorder = .allocate(capacity: 1)
     reorder.initialize(to: ReorderState())
+    route = .allocate(capacity: 1)
+    route.initialize(to: RouteState())
+    samples = maximumFrames * channels
+  }
+
+  /// The input buffer, made on first use (off the audio thread, by a compile).
+  func inputBuffer() -> UnsafeMutablePointer<Float> {
+    if let input { return input }
+    let made = UnsafeMutablePointer<Float>.allocate(capacity: samples)
+    made.initialize(repeating: 0, count: samples)
+    input = made
+    return made
+  }
+
+  /// The pre-fader buffer, made on first use (off the audio thread, by a compile).
+  func prefaderBuffer() -> UnsafeMutablePointer<Float> {
+    if let prefader { return prefader }
+    let made = UnsafeMutablePointer<Float>.allocate(capacity: samples)
+    made.initialize(repeating: 0, count: samples)
+    prefader = made
+    return made
   }
 
   deinit {
+    input?.deallocate()
+    prefader?.deallocate()
+    route.deallocate()
     delay.pointee.free()
     delay.deinitialize(count: 1)
     delay.deallocate()
@@ -473,11 +596,12 @@ final class ChainBus: @unchecked Sendable {
       (UnsafeRawPointer(buffer), bytes), (UnsafeRawPointer(scratch), bytes),
       (UnsafeRawPointer(delay), MemoryLayout<DelayLine>.stride),
       (UnsafeRawPointer(reorder), MemoryLayout<ReorderState>.stride),
+      (UnsafeRawPointer(route), MemoryLayout<RouteState>.stride),
       (
         UnsafeRawPointer(delay.pointee.ring),
         delay.pointee.capacity * delay.pointee.channels * MemoryLayout<Float>.stride
       ),
-    ]
+    ] + [input, prefader].compactMap { $0.map { (UnsafeRawPointer($0), bytes) } }
   }
 }
 

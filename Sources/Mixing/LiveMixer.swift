@@ -940,7 +940,7 @@ public struct EngineState: @unchecked Sendable {
           at: at, oldOnlyInto: output, rampFrames: Int(rampFrames), live: true)
         EffectKernel.finishLive(
           graph.pointee, frames: n, channels: channels, into: output,
-          rampFrames: Int(rampFrames), latency: latency, clearing: false)
+          rampFrames: Int(rampFrames), latency: latency, clearing: false, at: position)
       }
     } else {
       missing += RenderKernel.render(
@@ -949,7 +949,7 @@ public struct EngineState: @unchecked Sendable {
         _unsafePerformance {
           EffectKernel.finishLive(
             graph.pointee, frames: n, channels: channels, into: output,
-            rampFrames: Int(rampFrames), latency: latency)
+            rampFrames: Int(rampFrames), latency: latency, at: position)
         }
       }
       if fading.bits != 0 {
@@ -960,7 +960,7 @@ public struct EngineState: @unchecked Sendable {
           _unsafePerformance {
             EffectKernel.finishLive(
               fadingGraph.pointee, frames: n, channels: channels, into: scratch,
-              rampFrames: Int(rampFrames), latency: latency)
+              rampFrames: Int(rampFrames), latency: latency, at: position)
           }
         }
         for frame in 0..<n {

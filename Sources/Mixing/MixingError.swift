@@ -47,7 +47,7 @@ public enum MixingError: Error, Sendable, Equatable, CustomStringConvertible {
     case .effectFailed(let id, let plugin, let reason):
       "effect \(id) (\(plugin)) could not start: \(reason)"
     case .effectsNeedRack:
-      "this project has effects, which need an effect rack to render"
+      "this project has effects or routing, which need an effect rack to render"
     case .latencyTooLong(let frames, let most):
       "the effects delay the sound by \(frames) frames, more than the \(most) Tape can align; remove or bypass the effect with the longest look-ahead"
     }

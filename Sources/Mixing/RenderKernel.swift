@@ -54,6 +54,9 @@ public enum RenderKernel {
       for bus in 0..<count {
         (intoScratchBuses ? buses[bus].scratch : buses[bus].buffer).update(
           repeating: 0, count: frames * channels)
+        if !intoScratchBuses, let prefader = buses[bus].prefader {
+          prefader.update(repeating: 0, count: frames * channels)
+        }
       }
     }
     guard let clips = plan.clips, let runningEnd = plan.runningEnd, frames > 0 else { return 0 }
@@ -70,8 +73,20 @@ public enum RenderKernel {
       let silent = clip.gainLeft == 0 && clip.gainRight == 0
       if clip.timelineStart + clip.length > from && (!silent || ramp.end != .min) {
         var target = output
+        var skip = false
         if clip.bus >= 0, let buses {
           target = intoScratchBuses ? buses[Int(clip.bus)].scratch : buses[Int(clip.bus)].buffer
+        } else if clip.bus <= -2, let buses {
+          // A pre-fader tap (see ``ClipRecord/bus``): the plan fading out has none.
+          if !intoScratchBuses, let prefader = buses[Int(-2 - clip.bus)].prefader {
+            target = prefader
+          } else {
+            skip = true
+          }
+        }
+        if skip {
+          index += 1
+          continue
         }
         if ramp.end == .min {
           missing += mix(clip, blockStart: from, blockEnd: to, into: target, channels: channels)

@@ -62,7 +62,7 @@ public struct ClipRecord: @unchecked Sendable, BitwiseCopyable {
   public var envelope: UnsafePointer<EnvelopeSegment>?
   public var envelopeCount: Int
   /// The chain bus the clip is mixed into (``GraphView/chains``' index), −1 for the output
-  /// itself (a plan without effects).
+  /// itself (a plan without effects), `−2 − i` for chain `i`'s pre-fader tap.
   public var bus: Int32 = -1
 
   public var timelineEnd: Int64 { timelineStart + length }
@@ -173,7 +173,9 @@ public final class RenderPlan: @unchecked Sendable {
     end = project.timelineEnd
     let audible = Set(project.audibleTracks.map(\.id))
     // A player's last effects still leaving their chains keep a graph until they have left.
-    let hasEffects = !project.allEffects.isEmpty || rack?.isSounding == true
+    let hasEffects =
+      !project.allEffects.isEmpty || project.hasRouting || rack?.isSounding == true
+      || rack?.lastSends.isEmpty == false
     if hasEffects {
       guard let rack else { throw .effectsNeedRack }
       compiledGraph = try CompiledGraph(project: project, rack: rack)
@@ -189,8 +191,12 @@ public final class RenderPlan: @unchecked Sendable {
     var envelopes: [UnsafeMutableBufferPointer<EnvelopeSegment>] = []
     for (trackIndex, track) in project.tracks.enumerated() {
       let isAudible = audible.contains(track.id)
+      // A track that receives sound of latency has its clips delayed to line up with it.
+      let shift = Int64(compiledGraph?.alignment[track.id] ?? 0)
+      let tapped = compiledGraph?.preFaderTracks.contains(track.id) == true
       var envelope: (UnsafeMutableBufferPointer<EnvelopeSegment>, UInt64)?
-      if let segments = track.envelope?.segments(), !segments.isEmpty {
+      if var segments = track.envelope?.segments(), !segments.isEmpty {
+        if shift != 0 { segments = segments.map { Routing.shifted($0, by: shift) } }
         let buffer = UnsafeMutableBufferPointer<EnvelopeSegment>.allocate(capacity: segments.count)
         _ = buffer.initialize(from: segments)
         envelopes.append(buffer)
@@ -227,7 +233,24 @@ public final class RenderPlan: @unchecked Sendable {
           record.bus = Int32(trackIndex)
           record.layout = (record.layout ^ UInt64(trackIndex + 1)) &* 0x100_0000_01B3
         }
+        if shift != 0 {
+          record.timelineStart += shift
+          record.layout = (record.layout ^ UInt64(shift)) &* 0x100_0000_01B3
+        }
         compiled.append((record, index))
+        if tapped {
+          // The pre-fader tap: the clip again at its clip gain alone (a mono clip at the
+          // centre of a stereo mix), into the chain's pre-fader buffer, ids negated.
+          var tap = Self.record(
+            clip, track: Track(id: track.id, name: track.name), audible: true, masterGain: 1,
+            envelope: nil, chunks: source.table, sourceChannels: source.channels,
+            outputChannels: project.channels)
+          tap.bus = -2 - Int32(trackIndex)
+          tap.clipID = -clip.id.rawValue
+          tap.timelineStart += shift
+          tap.layout = (tap.layout ^ UInt64(bitPattern: -2 - Int64(trackIndex))) &* 0x100_0000_01B3
+          compiled.append((tap, index))
+        }
       }
     }
     compiled.sort {
@@ -280,6 +303,10 @@ public final class RenderPlan: @unchecked Sendable {
   public var effectsInUse: (effects: Set<Effect.ID>, owners: Set<ChainOwner>) {
     (compiledGraph?.effectIDs ?? [], compiledGraph?.owners ?? [])
   }
+
+  /// The sends the plan runs (ghosts of removed ones ramping out included), for its rack's
+  /// ``EffectRack/keepOnly(effects:owners:sends:)``.
+  public var sendsInUse: Set<SendKey> { compiledGraph?.sendKeys ?? [] }
 
   deinit {
     records.deallocate()

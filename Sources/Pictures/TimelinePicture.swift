@@ -497,7 +497,11 @@ private struct Drawing {
     line(
       "<text class='name' x='10' y='\(n(top + 17))' font-size='12' font-weight='bold' fill='#222222'><tspan fill='#777777' font-weight='normal'>\(track.id)</tspan><tspan dx='5'>\(text(SVGText.truncated(track.name, toCharacters: nameRoom)))</tspan></text>"
     )
-    let settings = "gain \(track.gain) · pan \(Self.pan(track.pan))"
+    // Where it goes, when not the master, and what it sends (the envelope has its own line).
+    var settings = "gain \(track.gain) · pan \(Self.pan(track.pan))"
+    if let output = track.output { settings += " · → \(output)" }
+    let sent = source.sends.filter { $0.from == track.id }.map(\.to.description)
+    if !sent.isEmpty { settings += " · sends → " + sent.joined(separator: ", ") }
     line(
       "<text class='settings' x='10' y='\(n(top + 34))' font-size='10' fill='#444444'>\(text(SVGText.truncated(settings, toCharacters: SVGText.characters(fitting: left - 18, size: 10))))</text>"
     )

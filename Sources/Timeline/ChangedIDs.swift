@@ -15,11 +15,13 @@ public struct ChangedIDs: Sendable, Hashable {
   public var effects: Bool
   /// Whether any marker may have changed (a reader compares them all).
   public var markers: Bool
+  /// Whether any send may have changed (a reader compares them all).
+  public var sends: Bool
 
   public init(
     sources: Set<Source.ID> = [], tracks: Set<Track.ID> = [], clips: Set<Clip.ID> = [],
     trackOrder: Bool = false, format: Bool = false, effects: Bool = false,
-    markers: Bool = false
+    markers: Bool = false, sends: Bool = false
   ) {
     self.sources = sources
     self.tracks = tracks
@@ -28,11 +30,12 @@ public struct ChangedIDs: Sendable, Hashable {
     self.format = format
     self.effects = effects
     self.markers = markers
+    self.sends = sends
   }
 
   public var isEmpty: Bool {
     sources.isEmpty && tracks.isEmpty && clips.isEmpty && !trackOrder && !format && !effects
-      && !markers
+      && !markers && !sends
   }
 
   /// Everything in `project`: the change from nothing to it.
@@ -40,6 +43,6 @@ public struct ChangedIDs: Sendable, Hashable {
     self.init(
       sources: Set(project.sources.map(\.id)), tracks: Set(project.tracks.map(\.id)),
       clips: Set(project.allClips.map(\.id)), trackOrder: true, format: true, effects: true,
-      markers: true)
+      markers: true, sends: true)
   }
 }

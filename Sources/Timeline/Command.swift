@@ -37,6 +37,10 @@ public enum Command: Sendable, Hashable {
   case setMarker(Marker)
   /// Removes markers.
   case removeMarkers([Marker.ID])
+  /// Adds the send, or replaces the send with the same id.
+  case setSend(Send)
+  /// Removes sends.
+  case removeSends([Send.ID])
 }
 
 extension Project {
@@ -133,7 +137,9 @@ extension Project {
       }
       if let index = tracks.firstIndex(where: { $0.id == track.id }) {
         let before = tracks[index].clips
+        let rerouted = tracks[index].output != track.output
         tracks[index] = sorted
+        if rerouted { try validateRouting(startingAt: track.id) }
         if before != sorted.clips {
           // Clips added, changed or moved here, and clips this track no longer lists.
           changed.clips.formUnion(Set(sorted.clips).subtracting(before).map(\.id))
@@ -142,6 +148,7 @@ extension Project {
       } else {
         tracks.append(sorted)
         changed.clips.formUnion(incoming)
+        if track.output != nil { try validateRouting(startingAt: track.id) }
       }
       changed.tracks.insert(track.id)
     case .setTrackOrder(let order):
@@ -160,6 +167,15 @@ extension Project {
         changed.tracks.insert(id)
         if !tracks[index].effects.isEmpty { changed.effects = true }
         tracks.remove(at: index)
+        // What the track received goes to the master; its sends and those to it go.
+        for other in tracks.indices where tracks[other].output == id {
+          tracks[other].output = nil
+          changed.tracks.insert(tracks[other].id)
+        }
+        if sends.contains(where: { $0.from == id || $0.to == id }) {
+          sends.removeAll { $0.from == id || $0.to == id }
+          changed.sends = true
+        }
       }
     case .setClip(let clip, let trackID):
       guard let target = tracks.firstIndex(where: { $0.id == trackID }) else {
@@ -207,6 +223,18 @@ extension Project {
         markers.removeAll { $0.id == id }
       }
       changed.markers = true
+    case .setSend(let send):
+      sends.removeAll { $0.id == send.id }
+      let position = sends.firstIndex { send.id < $0.id } ?? sends.endIndex
+      sends.insert(send, at: position)
+      try validateRouting(startingAt: send.from)
+      changed.sends = true
+    case .removeSends(let ids):
+      for id in ids {
+        guard sends.contains(where: { $0.id == id }) else { throw .unknownSend(id) }
+        sends.removeAll { $0.id == id }
+      }
+      changed.sends = true
     case .removeClips(let ids):
       for id in ids {
         guard let (index, _) = place(of: id) else { throw .unknownClip(id) }

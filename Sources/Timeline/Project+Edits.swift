@@ -158,7 +158,7 @@ extension Project {
   /// setting as it is.
   public func setTrack(
     _ id: Track.ID, name: String? = nil, gain: Gain? = nil, pan: Double? = nil,
-    muted: Bool? = nil, solo: Bool? = nil
+    muted: Bool? = nil, solo: Bool? = nil, output: Track.ID?? = nil
   ) throws(TimelineError) -> [Command] {
     guard var track = track(id) else { throw .unknownTrack(id) }
     track.name = name ?? track.name
@@ -167,6 +167,14 @@ extension Project {
     track.isMuted = muted ?? track.isMuted
     track.isSolo = solo ?? track.isSolo
     try track.validateSettings(sampleRate: sampleRate)
+    if let output {
+      track.output = output
+      var routed = self
+      if let index = routed.tracks.firstIndex(where: { $0.id == id }) {
+        routed.tracks[index].output = output
+      }
+      try routed.validateRouting(startingAt: id)
+    }
     return [.setTrack(track)]
   }
 

@@ -15,8 +15,11 @@ extension Project {
       var track = track
       track.isMuted = false
       track.isSolo = false
+      // Routing among the chosen tracks stays; a track going to one left out goes to the master.
+      if let output = track.output, !chosen.contains(output) { track.output = nil }
       return track
     }
+    stem.sends = sends.filter { chosen.contains($0.from) && chosen.contains($0.to) }
     if !masterGain { stem.masterGain = .unity }
     // The master's effects work on the whole mix (a limiter on the sum): a stem is taken
     // before them, so that stems stay what each track puts into the mix.

@@ -22,10 +22,13 @@ public struct Project: Sendable, Hashable, Codable {
   public var masterEffects: [Effect]
   /// The markers, sorted by position, then by id (``Marker/timelineOrder(_:_:)``).
   public var markers: [Marker]
+  /// The sends from track to track, sorted by id.
+  public var sends: [Send]
 
   public init(
     sampleRate: Int, channels: Int, sources: [Source] = [], tracks: [Track] = [],
-    masterGain: Gain = .unity, masterEffects: [Effect] = [], markers: [Marker] = []
+    masterGain: Gain = .unity, masterEffects: [Effect] = [], markers: [Marker] = [],
+    sends: [Send] = []
   ) {
     self.sampleRate = sampleRate
     self.channels = channels
@@ -34,6 +37,7 @@ public struct Project: Sendable, Hashable, Codable {
     self.masterGain = masterGain
     self.masterEffects = masterEffects
     self.markers = markers.sorted(by: Marker.timelineOrder)
+    self.sends = sends.sorted { $0.id < $1.id }
   }
 
   public static let supportedSampleRates = [
@@ -69,12 +73,6 @@ public struct Project: Sendable, Hashable, Codable {
 
   /// Every clip in the project, track by track.
   public var allClips: [Clip] { tracks.flatMap(\.clips) }
-
-  /// The tracks that sound: not muted, and soloed when any track is soloed.
-  public var audibleTracks: [Track] {
-    let anySolo = tracks.contains { $0.isSolo }
-    return tracks.filter { !$0.isMuted && (!anySolo || $0.isSolo) }
-  }
 
   /// The first frame after the last clip ends; 0 for an empty project.
   public var timelineEnd: FramePosition {

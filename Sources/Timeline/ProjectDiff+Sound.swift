@@ -28,6 +28,8 @@ extension ProjectDiff {
   /// - Anything that reaches an effect chain (a change on a track with effects, or any change
   ///   with effects on the master): the whole project, from 0 to the end, since an effect
   ///   carries state from the start, a tail past the change, and may look ahead.
+  /// - A send, a track's output, or any change while either side routes a track into another
+  ///   (a bus can hold effects, and a routed graph is delayed as a whole): the whole project.
   /// - Names, markers, the order of tracks: nothing.
   public func soundingChanges(from a: Project, to b: Project) -> [SoundingChange] {
     let end = max(a.timelineEnd, b.timelineEnd)
@@ -38,7 +40,8 @@ extension ProjectDiff {
       Dictionary(b.tracks.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     )
     let audible = (Set(a.audibleTracks.map(\.id)), Set(b.audibleTracks.map(\.id)))
-    let masterEffects = !a.masterEffects.isEmpty || !b.masterEffects.isEmpty
+    let masterEffects =
+      !a.masterEffects.isEmpty || !b.masterEffects.isEmpty || a.hasRouting || b.hasRouting
     func hasEffects(_ track: Track.ID) -> Bool {
       !(byID.0[track]?.effects.isEmpty ?? true) || !(byID.1[track]?.effects.isEmpty ?? true)
     }
@@ -62,6 +65,14 @@ extension ProjectDiff {
     }
     for change in effects {
       changes.append(SoundingChange(range: whole, blame: change.id.description))
+    }
+    for change in sends {
+      changes.append(SoundingChange(range: whole, blame: change.id.description))
+    }
+    for change in tracks where change.before != nil && change.after != nil {
+      if change.before?.output != change.after?.output {
+        changes.append(SoundingChange(range: whole, blame: change.id.description))
+      }
     }
     let splits = silentSplits()
     for change in clips where !splits.contains(change.id) {

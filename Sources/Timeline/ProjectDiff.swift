@@ -12,7 +12,7 @@ public struct ProjectDiff: Sendable, Hashable {
   public static func == (a: ProjectDiff, b: ProjectDiff) -> Bool {
     a.sources == b.sources && a.tracks == b.tracks && a.clips == b.clips
       && a.formatChanged == b.formatChanged && a.masterGainChanged == b.masterGainChanged
-      && a.effects == b.effects && a.markers == b.markers
+      && a.effects == b.effects && a.markers == b.markers && a.sends == b.sends
   }
 
   public func hash(into hasher: inout Hasher) {
@@ -23,6 +23,20 @@ public struct ProjectDiff: Sendable, Hashable {
     hasher.combine(masterGainChanged)
     hasher.combine(effects)
     hasher.combine(markers)
+    hasher.combine(sends)
+  }
+
+  /// One send's change: `before == nil` is an addition, `after == nil` a removal.
+  public struct SendChange: Sendable, Hashable {
+    public var id: Send.ID
+    public var before: Send?
+    public var after: Send?
+
+    public init(id: Send.ID, before: Send?, after: Send?) {
+      self.id = id
+      self.before = before
+      self.after = after
+    }
   }
 
   /// One marker's change: `before == nil` is an addition, `after == nil` a removal.
@@ -116,6 +130,8 @@ public struct ProjectDiff: Sendable, Hashable {
     public var isMuted: Bool
     public var isSolo: Bool
     public var envelope: Envelope?
+    /// Where the track's sound goes: nil for the master.
+    public var output: Track.ID?
 
     init(_ track: Track, index: Int) {
       self.index = index
@@ -125,6 +141,7 @@ public struct ProjectDiff: Sendable, Hashable {
       isMuted = track.isMuted
       isSolo = track.isSolo
       envelope = track.envelope
+      output = track.output
     }
   }
 
@@ -154,6 +171,8 @@ public struct ProjectDiff: Sendable, Hashable {
   public var effects: [EffectChange]
   /// Markers added, removed, moved or renamed; sorted by id.
   public var markers: [MarkerChange]
+  /// Sends added, removed or changed; sorted by id.
+  public var sends: [SendChange]
   /// The two snapshots, for ``interpolated(at:easing:)``; not part of the diff's value (two
   /// diffs that list the same changes are equal).
   public let before: Project?
@@ -161,7 +180,7 @@ public struct ProjectDiff: Sendable, Hashable {
 
   public var isEmpty: Bool {
     sources.isEmpty && tracks.isEmpty && clips.isEmpty && !formatChanged && !masterGainChanged
-      && effects.isEmpty && markers.isEmpty
+      && effects.isEmpty && markers.isEmpty && sends.isEmpty
   }
 
   /// The diff from `old` to `new`, examining only `changed` (everything when `nil`).
@@ -184,6 +203,7 @@ public struct ProjectDiff: Sendable, Hashable {
       }()
     effects = changed.effects ? Self.effectChanges(from: old, to: new) : []
     markers = changed.markers ? Self.markerChanges(from: old, to: new) : []
+    sends = changed.sends ? Self.sendChanges(from: old, to: new) : []
     formatChanged = old.sampleRate != new.sampleRate || old.channels != new.channels
     masterGainChanged = old.masterGain != new.masterGain
     before = old
@@ -223,6 +243,14 @@ public struct ProjectDiff: Sendable, Hashable {
       let before = oldClips[id]
       let after = newClips[id]
       return before == after ? nil : ClipChange(id: id, before: before, after: after)
+    }
+  }
+
+  private static func sendChanges(from old: Project, to new: Project) -> [SendChange] {
+    let before = Dictionary(uniqueKeysWithValues: old.sends.map { ($0.id, $0) })
+    let after = Dictionary(uniqueKeysWithValues: new.sends.map { ($0.id, $0) })
+    return Set(before.keys).union(after.keys).sorted().compactMap { id in
+      before[id] == after[id] ? nil : SendChange(id: id, before: before[id], after: after[id])
     }
   }
 

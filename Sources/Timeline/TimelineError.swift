@@ -74,6 +74,10 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case invalidEffect(Effect.ID, reason: String)
   case effectPositionOutOfRange(Effect.ID, position: Int, chainLength: Int)
   case unknownMarker(Marker.ID)
+  case unknownSend(Send.ID)
+  /// An output or send that would feed a track into itself: the tracks along the loop, its
+  /// first again at the end.
+  case routingLoop([Track.ID])
   case duplicateMarkerName(String, existing: Marker.ID)
   case invalidMarkerName(String, reason: Marker.NameProblem)
   case negativeMarkerPosition(Marker.ID, position: FramePosition, sampleRate: Int)
@@ -142,6 +146,13 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
       // option (add takes --at, move --to).
       return
         "position \(position) is outside the chain: its places run from 0 (first) to \(max(length - 1, 0)); give one of those"
+    case .unknownSend(let id):
+      return "no send \(id) in this project; 'tape send ls' lists the sends"
+    case .routingLoop(let loop):
+      let path = loop.map(\.description).joined(separator: " → ")
+      let first = loop.first.map(\.description) ?? "the track"
+      return
+        "\(path) is a loop: \(first) would feed itself; route to a track that does not lead back to \(first) (or to the master, --output master), or remove the send that closes the loop"
     case .unknownMarker(let id):
       return "no marker \(id) in this project; 'tape marker ls' lists the markers"
     case .duplicateMarkerName(let name, let existing):

@@ -21,10 +21,14 @@ public struct Track: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity
   /// The track's effect chain, in the order it runs: after its clips are summed and its gain,
   /// pan and envelope applied, before mute and solo.
   public var effects: [Effect]
+  /// The track its sound goes to (a bus: mixed with that track's clips, before its gain, pan
+  /// and effects); nil for the master, the default.
+  public var output: Track.ID?
 
   public init(
     id: ID, name: String, gain: Gain = .unity, pan: Double = 0, isMuted: Bool = false,
-    isSolo: Bool = false, envelope: Envelope? = nil, clips: [Clip] = [], effects: [Effect] = []
+    isSolo: Bool = false, envelope: Envelope? = nil, clips: [Clip] = [], effects: [Effect] = [],
+    output: Track.ID? = nil
   ) {
     self.id = id
     self.name = name
@@ -35,16 +39,18 @@ public struct Track: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity
     self.envelope = envelope
     self.clips = ClipList(clips.sorted(by: Clip.timelineOrder))
     self.effects = effects
+    self.output = output
   }
 
   /// A track holding `clips`, sorted by ``Clip/timelineOrder(_:_:)`` (shared when they are).
   public init(
     id: ID, name: String, gain: Gain = .unity, pan: Double = 0, isMuted: Bool = false,
-    isSolo: Bool = false, envelope: Envelope? = nil, clips: ClipList, effects: [Effect] = []
+    isSolo: Bool = false, envelope: Envelope? = nil, clips: ClipList, effects: [Effect] = [],
+    output: Track.ID? = nil
   ) {
     self.init(
       id: id, name: name, gain: gain, pan: pan, isMuted: isMuted, isSolo: isSolo,
-      envelope: envelope, effects: effects)
+      envelope: envelope, effects: effects, output: output)
     self.clips = clips
     if !clips.isSorted { self.clips.sort(by: Clip.timelineOrder) }
   }

@@ -378,6 +378,8 @@ struct NetChanges: Sendable {
       case EnvelopePointRow.index: changed.tracks.insert(EnvelopePointRow.track(ofPoint: key.id))
       case EffectRow.index: changed.effects = true
       case MarkerRow.index: changed.markers = true
+      case TrackOutputRow.index: changed.tracks.insert(Track.ID(key.id))
+      case SendRow.index: changed.sends = true
       default: changed.format = true
       }
     }

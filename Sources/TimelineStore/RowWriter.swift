@@ -88,6 +88,9 @@ enum RowWriter {
         key(TrackRow.index, id.rawValue),
         from: before.map { TrackRow.values($0, position: held.positions[id] ?? 0) },
         to: after.map { TrackRow.values($0, position: positions[id] ?? 0) })
+      rows.record(
+        key(TrackOutputRow.index, id.rawValue), from: before.flatMap(TrackOutputRow.values),
+        to: after.flatMap(TrackOutputRow.values))
       recordEnvelope(
         of: id, from: before?.envelope, to: after?.envelope, oldIDs: held.points[id],
         into: &rows, points: &points)
@@ -101,6 +104,16 @@ enum RowWriter {
           key(EffectRow.index, id.rawValue),
           from: before[id].map { EffectRow.values($0.effect, owner: $0.owner, position: $0.index) },
           to: after[id].map { EffectRow.values($0.effect, owner: $0.owner, position: $0.index) })
+      }
+    }
+
+    if changed.sends {
+      let before = Dictionary(uniqueKeysWithValues: old.sends.map { ($0.id, $0) })
+      let after = Dictionary(uniqueKeysWithValues: new.sends.map { ($0.id, $0) })
+      for id in Set(before.keys).union(after.keys).sorted() {
+        rows.record(
+          key(SendRow.index, id.rawValue), from: before[id].map(SendRow.values),
+          to: after[id].map(SendRow.values))
       }
     }
 
@@ -521,11 +534,14 @@ enum RowWriter {
     (Schema.envelopeTable, .insert), (Schema.envelopeTable, .update),
     (Schema.envelopePointTable, .insert), (Schema.envelopePointTable, .update),
     (Schema.effectTable, .insert), (Schema.effectTable, .update),
+    (Schema.trackOutputTable, .insert), (Schema.trackOutputTable, .update),
+    (Schema.sendTable, .insert), (Schema.sendTable, .update),
     (Schema.clipDetailTable, .delete),
     (Schema.clipTable, .delete), (Schema.clipTable, .update), (Schema.clipTable, .insert),
     (Schema.clipDetailTable, .insert), (Schema.clipDetailTable, .update),
     (Schema.envelopeTable, .delete), (Schema.envelopePointTable, .delete),
-    (Schema.effectTable, .delete), (Schema.trackTable, .delete), (Schema.sourceTable, .delete),
+    (Schema.effectTable, .delete), (Schema.trackOutputTable, .delete), (Schema.sendTable, .delete),
+    (Schema.trackTable, .delete), (Schema.sourceTable, .delete),
   ]
 
   /// The step of each (table, kind) in ``order``, by table index and the kind's raw value

@@ -21,6 +21,8 @@ enum Schema {
   static let effectTable = EffectRow.table
   static let markerTable = MarkerRow.table
   static let clipDetailTable = ClipDetailRow.table
+  static let trackOutputTable = TrackOutputRow.table
+  static let sendTable = SendRow.table
   static let pendingMoveTable = "pending_move"
   static let pendingTailTable = "pending_move_tail"
   /// The migrations that made ``pendingMoveTable`` and ``pendingTailTable``: a file that records
@@ -35,6 +37,7 @@ enum Schema {
   static let trackedRows: [any TrackedRow.Type] = [
     ProjectRow.self, SourceRow.self, TrackRow.self, ClipRow.self, EnvelopeRow.self,
     MasterRow.self, EnvelopePointRow.self, EffectRow.self, MarkerRow.self, ClipDetailRow.self,
+    TrackOutputRow.self, SendRow.self,
   ]
   static let trackedTables = trackedRows.map { $0.table }
 
@@ -50,7 +53,7 @@ enum Schema {
   /// gain; v6: envelope points; v7: effects; v8: markers; v9: clipboards; v10: tags; v11: clip
   /// names and cut fades) or what it can do without (v12: a third span of history blocks;
   /// v13: the pending move, ``PendingMove``, which a file without it has none of; v14: the
-  /// pending move's tail, likewise), so reading
+  /// pending move's tail, likewise; v15: outputs and sends, none), so reading
   /// an older project neither needs it writable nor upgrades it.
   static let readerMigrations: Set<String> = ["v1", "v2", "v3", "v4"]
 
@@ -398,6 +401,33 @@ enum Schema {
             revision INTEGER NOT NULL,
             changes BLOB NOT NULL
           )
+          """)
+    }
+    migrator.registerMigration("v15") { db in
+      try db.execute(
+        sql: """
+          -- Routing (TrackOutputRow): the track a track's sound goes to; no row, the master.
+          CREATE TABLE track_output (
+            trackID INTEGER PRIMARY KEY REFERENCES track(id),
+            outputID INTEGER NOT NULL REFERENCES track(id) CHECK (outputID <> trackID)
+          );
+          -- Sends (SendRow): a copy of one track's sound into another, post-fader unless
+          -- preFader. Loops are refused by the model (a path of several rows).
+          CREATE TABLE send (
+            id INTEGER PRIMARY KEY CHECK (id > 0),
+            fromID INTEGER NOT NULL REFERENCES track(id),
+            toID INTEGER NOT NULL REFERENCES track(id) CHECK (toID <> fromID),
+            gainDB REAL NOT NULL CHECK (gainDB BETWEEN \(Gain.minimumDecibels) AND \(Gain.maximumDecibels)),
+            pan REAL NOT NULL CHECK (pan BETWEEN -1 AND 1),
+            preFader INTEGER NOT NULL CHECK (preFader IN (0, 1))
+          );
+          CREATE INDEX send_by_from ON send(fromID);
+          -- Send ids, never reused (not history, like the other counters).
+          CREATE TABLE send_sequence (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            nextSend INTEGER NOT NULL CHECK (nextSend > 0)
+          );
+          INSERT INTO send_sequence (id, nextSend) VALUES (1, 1);
           """)
     }
     return migrator

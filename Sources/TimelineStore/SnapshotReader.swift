@@ -103,10 +103,23 @@ enum SnapshotReader {
         points[track] = stored.ids
       }
     }
+    // Projects made before routing have neither table until opened for writing.
+    var outputs: [Track.ID: Track.ID] = [:]
+    if try db.tableExists(Schema.trackOutputTable) {
+      try all(TrackOutputRow.self, db) { row in
+        outputs[Track.ID(row.int64(0))] = try TrackOutputRow.read(row)
+      }
+    }
+    if try db.tableExists(Schema.sendTable) {
+      try all(SendRow.self, orderedBy: "id", db) { row in
+        project.sends.append(try SendRow.read(row, id: Send.ID(row.int64(0)), updating: nil))
+      }
+    }
     var positions: [Track.ID: Int64] = [:]
     try all(TrackRow.self, orderedBy: "position, id", db) { row in
       var (track, position) = try TrackRow.read(row, id: Track.ID(row.int64(0)), updating: nil)
       track.envelope = envelopes[track.id]
+      track.output = outputs[track.id]
       track.clips = ClipList(clipsByTrack[track.id] ?? [])
       positions[track.id] = position
       project.tracks.append(track)
@@ -187,6 +200,7 @@ enum SnapshotReader {
       try requireUnique(project.allEffects.map(\.effect.id), EffectRow.table)
     }
     try requireUnique(project.markers.lazy.map(\.id), MarkerRow.table)
+    try requireUnique(project.sends.lazy.map(\.id), SendRow.table)
   }
 
   /// Refuses a clip whose fades no valid write could store (a damaged detail row, or one
@@ -263,6 +277,7 @@ enum SnapshotReader {
           track.clips = project.tracks[index].clips
           track.envelope = project.tracks[index].envelope
           track.effects = project.tracks[index].effects
+          track.output = project.tracks[index].output
           project.tracks[index] = track
         } else {
           trackIndex[id] = project.tracks.count
@@ -479,6 +494,30 @@ enum SnapshotReader {
         }
       }
       try EffectRow.place(Array(effects.values), in: &project)
+    }
+    try changes.forEachRow(in: [TrackOutputRow.index]) { key, kind, row in
+      guard let index = project.tracks.firstIndex(where: { $0.id == Track.ID(key.id) }) else {
+        if kind == .delete { return }
+        throw StoreError.corrupt(detail: "the output of missing track t\(key.id) is stored")
+      }
+      if kind == .delete {
+        project.tracks[index].output = nil
+      } else if let output = try TrackOutputRow.read(Columns(row)) {
+        project.tracks[index].output = output
+      }
+    }
+    if changed.sends {
+      var sends = Dictionary(uniqueKeysWithValues: old.sends.map { ($0.id, $0) })
+      try changes.forEachRow(in: [SendRow.index]) { key, kind, row in
+        let id = Send.ID(key.id)
+        if kind == .delete {
+          sends[id] = nil
+        } else {
+          sends[id] = try SendRow.read(
+            Columns(row), id: id, updating: kind == .insert ? nil : sends[id])
+        }
+      }
+      project.sends = sends.values.sorted { $0.id < $1.id }
     }
     if changed.markers {
       var markers = Dictionary(uniqueKeysWithValues: old.markers.map { ($0.id, $0) })

@@ -160,6 +160,7 @@ enum IDSequence {
       nextClip: try row.value("nextClip", of: "id_sequence"))
     ids.nextEffect = try counter("nextEffect", in: "effect_sequence", named: "effect", db)
     ids.nextMarker = try counter("nextMarker", in: "marker_sequence", named: "marker", db)
+    ids.nextSend = try counter("nextSend", in: "send_sequence", named: "send", db)
     return ids
   }
 
@@ -180,6 +181,10 @@ enum IDSequence {
     if ids.nextMarker != earlier.nextMarker {
       try db.cachedStatement(sql: "UPDATE marker_sequence SET nextMarker = ? WHERE id = 1")
         .execute(arguments: [ids.nextMarker])
+    }
+    if ids.nextSend != earlier.nextSend {
+      try db.cachedStatement(sql: "UPDATE send_sequence SET nextSend = ? WHERE id = 1")
+        .execute(arguments: [ids.nextSend])
     }
   }
 

@@ -2,7 +2,8 @@ import Foundation
 internal import GRDB
 public import Timeline
 
-/// What `tape log` follows through the history: one clip, track, source, marker or effect.
+/// What `tape log` follows through the history: one clip, track, source, marker, effect or
+/// send.
 public enum LogSubject: Sendable, Hashable, CustomStringConvertible {
   case clip(Clip.ID)
   /// A track's settings and its volume automation.
@@ -10,6 +11,7 @@ public enum LogSubject: Sendable, Hashable, CustomStringConvertible {
   case source(Source.ID)
   case marker(Marker.ID)
   case effect(Effect.ID)
+  case send(Send.ID)
 
   public var description: String {
     switch self {
@@ -18,6 +20,7 @@ public enum LogSubject: Sendable, Hashable, CustomStringConvertible {
     case .source(let id): id.description
     case .marker(let id): id.description
     case .effect(let id): id.description
+    case .send(let id): id.description
     }
   }
 
@@ -29,6 +32,7 @@ public enum LogSubject: Sendable, Hashable, CustomStringConvertible {
     case .source: SourceRow.index
     case .marker: MarkerRow.index
     case .effect: EffectRow.index
+    case .send: SendRow.index
     }
   }
 
@@ -39,6 +43,7 @@ public enum LogSubject: Sendable, Hashable, CustomStringConvertible {
     case .source(let id): id.rawValue
     case .marker(let id): id.rawValue
     case .effect(let id): id.rawValue
+    case .send(let id): id.rawValue
     }
   }
 
@@ -50,6 +55,7 @@ public enum LogSubject: Sendable, Hashable, CustomStringConvertible {
     switch key.table {
     case EnvelopeRow.index: return key.id == track.rawValue
     case EnvelopePointRow.index: return EnvelopePointRow.track(ofPoint: key.id) == track
+    case TrackOutputRow.index: return key.id == track.rawValue
     default: return false
     }
   }
@@ -57,7 +63,8 @@ public enum LogSubject: Sendable, Hashable, CustomStringConvertible {
   /// The tables whose names a version's stored changes must hold to touch the subject.
   var tables: [String] {
     switch self {
-    case .track: [TrackRow.table, EnvelopeRow.table, EnvelopePointRow.table]
+    case .track:
+      [TrackRow.table, EnvelopeRow.table, EnvelopePointRow.table, TrackOutputRow.table]
     default: [Schema.trackedTables[table]]
     }
   }
@@ -214,6 +221,15 @@ extension TimelineStore {
     var envelope = false
     changes.forEach { key, kind, old, new in
       guard subject.owns(key) else { return }
+      if key.table == TrackOutputRow.index {
+        // Where the track goes: no row is the master.
+        fields.append(
+          LogEntry.Field(
+            name: "output",
+            before: kind == .insert ? .null : changes.value(old[1]).map(LogValue.init) ?? .null,
+            after: kind == .delete ? .null : changes.value(new[1]).map(LogValue.init) ?? .null))
+        return
+      }
       guard key.table == subject.table else {
         envelope = true
         return

@@ -60,6 +60,7 @@ public struct IDAllocator: Sendable {
   var nextClip: Int64
   var nextEffect: Int64 = 1
   var nextMarker: Int64 = 1
+  var nextSend: Int64 = 1
 
   public mutating func newSourceID() -> Source.ID {
     defer { nextSource += 1 }
@@ -86,6 +87,11 @@ public struct IDAllocator: Sendable {
     return Marker.ID(nextMarker)
   }
 
+  public mutating func newSendID() -> Send.ID {
+    defer { nextSend += 1 }
+    return Send.ID(nextSend)
+  }
+
   /// The ids allocated since `earlier` (this allocator at an earlier moment): sources, then
   /// tracks, then clips, then effects, then markers, each in order.
   public func created(since earlier: IDAllocator) -> [String] {
@@ -94,6 +100,7 @@ public struct IDAllocator: Sendable {
       + (earlier.nextClip..<nextClip).map { Clip.ID($0).description }
       + (earlier.nextEffect..<nextEffect).map { Effect.ID($0).description }
       + (earlier.nextMarker..<nextMarker).map { Marker.ID($0).description }
+      + (earlier.nextSend..<nextSend).map { Send.ID($0).description }
   }
 }
 

@@ -544,3 +544,45 @@ enum ClipDetailRow: TrackedRow {
       fadeOut: (try frames(4, base.fadeOut.silent), try frames(5, base.fadeOut.full)))
   }
 }
+
+/// Where a track's sound goes when not to the master: `(trackID, outputID)`; no row for a track
+/// whose output is the master (every track of a project made before routing).
+enum TrackOutputRow: TrackedRow {
+  static let table = "track_output"
+  static let index = 10
+  static let columns = ["trackID", "outputID"]
+
+  static func values(_ track: Track) -> [ChangeValue]? {
+    track.output.map { [.integer(track.id.rawValue), .integer($0.rawValue)] }
+  }
+
+  /// The output a row holds; `nil` when the row leaves it alone.
+  static func read(_ row: some ColumnReader) throws -> Track.ID? {
+    try row.integer(1).map { Track.ID($0) }
+  }
+}
+
+/// One send: `(id, fromID, toID, gainDB, pan, preFader)`.
+enum SendRow: TrackedRow {
+  static let table = "send"
+  static let index = 11
+  static let columns = ["id", "fromID", "toID", "gainDB", "pan", "preFader"]
+
+  static func values(_ send: Send) -> [ChangeValue] {
+    [
+      .integer(send.id.rawValue), .integer(send.from.rawValue), .integer(send.to.rawValue),
+      .real(send.gain.decibels), .real(send.pan), .integer(send.isPreFader ? 1 : 0),
+    ]
+  }
+
+  /// A send as a row holds it, taking what an update leaves alone from `base`.
+  static func read(_ row: some ColumnReader, id: Send.ID, updating base: Send?) throws -> Send {
+    guard let from = try row.integer(1).map({ Track.ID($0) }) ?? base?.from,
+      let to = try row.integer(2).map({ Track.ID($0) }) ?? base?.to,
+      let gain = try row.real(3).map(Gain.init(decibels:)) ?? base?.gain,
+      let pan = try row.real(4) ?? base?.pan,
+      let pre = try row.integer(5).map({ $0 != 0 }) ?? base?.isPreFader
+    else { throw unreadable(id.rawValue) }
+    return Send(id: id, from: from, to: to, gain: gain, pan: pan, isPreFader: pre)
+  }
+}

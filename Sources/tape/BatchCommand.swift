@@ -17,7 +17,8 @@ struct Batch: ParsableCommand {
     discussion: """
       Each line is a tape editing command without 'tape' and the project: clip add, split, \
       copy, move, trim, slip, set, crossfade, rm; track add, set, envelope, move, duplicate, \
-      rm; fx add, set, bypass, move, rm; marker add, move, rename, rm; import; relink; cut; \
+      rm; fx add, set, bypass, move, rm; marker add, move, rename, rm; send add, set, rm; \
+      import; relink; cut; \
       insert; split; paste; master. Words are split as a shell splits them ('…' and "…" quote, \\ escapes), and # \
       starts a comment. Every line is checked and applied in order, each seeing the ones \
       before it; an error on any line is reported as 'line N: …' and nothing is applied.
@@ -37,7 +38,7 @@ struct Batch: ParsableCommand {
   /// The subcommands a batch takes, as their first words.
   static let editing = [
     "clip", "track", "fx", "import", "relink", "cut", "insert", "split", "paste", "master",
-    "marker",
+    "marker", "send",
   ]
 
   func run() throws {

@@ -48,6 +48,7 @@ func ids(_ kind: Character) -> CompletionKind {
     case "t": all = project.tracks.map(\.id.description)
     case "s": all = project.sources.map(\.id.description)
     case "m": all = project.markers.map(\.id.description)
+    case "n": all = project.sends.map(\.id.description)
     default:
       all = ((try? store.history())?.versions ?? []).reversed().map { "\($0.version)" }
     }

@@ -308,7 +308,35 @@ struct DiffWords {
     for change in diff.markers {
       lines.append(markerWords(change))
     }
+    for change in diff.sends {
+      lines.append(sendWords(change))
+    }
     return lines
+  }
+
+  /// `n1 added: t1 → t3 -6 dB pan C post-fader`, `n1 (t1 → t3) gain -6 dB → -3 dB, pre-fader`,
+  /// `n1 removed (t1 → t3)`.
+  private func sendWords(_ change: ProjectDiff.SendChange) -> String {
+    let id = change.id
+    func described(_ send: Send) -> String {
+      "\(send.from) → \(send.to) \(send.gain) pan \(formatPan(send.pan)) \(send.isPreFader ? "pre" : "post")-fader"
+    }
+    switch (change.before, change.after) {
+    case (nil, let new?): return "\(id) added: \(described(new))"
+    case (let old?, nil): return "\(id) removed (\(old.from) → \(old.to))"
+    case (let old?, let new?):
+      var parts: [String] = []
+      if old.from != new.from || old.to != new.to {
+        parts.append("\(old.from) → \(old.to) now \(new.from) → \(new.to)")
+      }
+      if old.gain != new.gain { parts.append("gain \(old.gain) → \(new.gain)") }
+      if old.pan != new.pan { parts.append("pan \(formatPan(old.pan)) → \(formatPan(new.pan))") }
+      if old.isPreFader != new.isPreFader {
+        parts.append(new.isPreFader ? "pre-fader" : "post-fader")
+      }
+      return "\(id) (\(new.from) → \(new.to)) " + parts.joined(separator: ", ")
+    default: return "\(id)"
+    }
   }
 
   /// `m1 "chorus" added at 1:02.000`, `m1 "chorus" moved 1:02.000 → 1:03.000`,
@@ -400,6 +428,7 @@ struct DiffWords {
       if new.pan != 0 { settings.append("pan \(formatPan(new.pan))") }
       if new.isMuted { settings.append("muted") }
       if new.isSolo { settings.append("soloed") }
+      if let output = new.output { settings.append("output \(output)") }
       return
         "\(id) added \(quoted(new.name))\(settings.isEmpty ? "" : " (" + settings.joined(separator: ", ") + ")")"
     case (let old?, nil): return "\(id) removed \(quoted(old.name))"
@@ -410,6 +439,10 @@ struct DiffWords {
       if old.pan != new.pan { parts.append("pan \(formatPan(old.pan)) → \(formatPan(new.pan))") }
       if old.isMuted != new.isMuted { parts.append(new.isMuted ? "muted" : "unmuted") }
       if old.isSolo != new.isSolo { parts.append(new.isSolo ? "soloed" : "unsoloed") }
+      if old.output != new.output {
+        parts.append(
+          "output \(old.output?.description ?? "master") → \(new.output?.description ?? "master")")
+      }
       if old.envelope != new.envelope {
         let counts = (old.envelope?.points.count ?? 0, new.envelope?.points.count ?? 0)
         if bounded, max(counts.0, counts.1) > Self.boundedEnvelopePoints, new.envelope != nil {
@@ -541,6 +574,7 @@ struct DiffWords {
           ("gainDB", .double(settings.gain.decibels)), ("pan", .double(settings.pan)),
           ("muted", .bool(settings.isMuted)), ("solo", .bool(settings.isSolo)),
           ("envelope", envelopeJSON(settings.envelope)), ("index", .int(Int64(settings.index))),
+          ("output", .string(settings.output?.description ?? "master")),
         ])
       }
       items.append(
@@ -587,6 +621,15 @@ struct DiffWords {
           ("words", .string(markerWords(change))),
           ("before", change.before.map(markerJSON) ?? .null),
           ("after", change.after.map(markerJSON) ?? .null),
+        ]))
+    }
+    for change in diff.sends {
+      items.append(
+        .object([
+          ("kind", .string("send")), ("id", .string(change.id.description)),
+          ("words", .string(sendWords(change))),
+          ("before", change.before.map(sendJSON) ?? .null),
+          ("after", change.after.map(sendJSON) ?? .null),
         ]))
     }
     return items

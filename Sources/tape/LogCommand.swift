@@ -21,7 +21,9 @@ struct Log: ParsableCommand {
 
   @OptionGroup var project: ProjectArgument
   @Argument(
-    help: "A clip (c3), track (t2), source (s1), marker (m1) or effect (f1); none: every change.")
+    help:
+      "A clip (c3), track (t2), source (s1), marker (m1), effect (f1) or send (n1); none: every change."
+  )
   var id: String?
   @Flag(help: "Every branch, not only the head's line.") var all = false
   @Option(
@@ -82,13 +84,14 @@ struct Log: ParsableCommand {
       ("s", { Source.ID(parsing: $0).map(LogSubject.source) }),
       ("m", { Marker.ID(parsing: $0).map(LogSubject.marker) }),
       ("f", { Effect.ID(parsing: $0).map(LogSubject.effect) }),
+      ("n", { Send.ID(parsing: $0).map(LogSubject.send) }),
     ]
     for (prefix, parse) in kinds where text.hasPrefix(prefix) {
       if let subject = parse(text) { return subject }
     }
     throw UsageError(
       message:
-        "'\(text)' is not an id; give a clip (c3), track (t2), source (s1), marker (m1) or effect (f1) ('tape ls' lists them)"
+        "'\(text)' is not an id; give a clip (c3), track (t2), source (s1), marker (m1), effect (f1) or send (n1) ('tape ls' lists them)"
     )
   }
 
@@ -190,6 +193,10 @@ struct LogFormat {
     case (_, "gainDB"): (column, .gain)
     case (.marker, "position"): ("frame", .time)
     case (.effect, "trackID"): ("chain", .chain)
+    case (.track, "output"): ("output", .chain)
+    case (.send, "fromID"): ("from", .id("t"))
+    case (.send, "toID"): ("to", .id("t"))
+    case (.send, "preFader"): ("pre-fader", .flag)
     case (.effect, "position"): ("index", .number)
     case (.effect, "state"): ("state", .bytes)
     case (.source, "path"): ("path", .text)

@@ -62,7 +62,7 @@ struct SpanOptions: ParsableArguments {
     _ project: Project, cache: AudioCache, bypassMissing: Bool, file: String? = nil
   ) throws -> (plan: RenderPlan, audio: ProjectAudio, rack: EffectRack?) {
     var rack: EffectRack?
-    if !project.allEffects.isEmpty {
+    if !project.allEffects.isEmpty || project.hasRouting {
       try EffectChecks.run(project, file: file, bypassMissing: bypassMissing)
       rack = EffectRack(
         sampleRate: project.sampleRate, channels: project.channels,
@@ -921,7 +921,7 @@ final class LiveEffects: @unchecked Sendable {
       sequence: sequence, effects: rack)
     if let rack {
       let (effects, owners) = plan.effectsInUse
-      rack.keepOnly(effects: effects, owners: owners)
+      rack.keepOnly(effects: effects, owners: owners, sends: plan.sendsInUse)
       for (id, reason) in rack.skipped.sorted(by: { $0.key < $1.key })
       where warned.insert("skip \(id)").inserted {
         pending.append("effect \(id) skipped: \(reason)")

@@ -161,6 +161,7 @@ func projectJSON(_ snapshot: StoreSnapshot, file: String) -> JSONValue {
     ),
     ("masterEffects", .array(project.masterEffects.map(effectFields))),
     ("markers", .array(project.markers.map(markerJSON))),
+    ("sends", .array(project.sends.map(sendJSON))),
   ])
 }
 
@@ -218,6 +219,7 @@ func trackFields(_ track: Track) -> [(String, JSONValue)] {
     ("gainDB", .double(track.gain.decibels)), ("pan", .double(track.pan)),
     ("muted", .bool(track.isMuted)), ("solo", .bool(track.isSolo)),
     ("envelope", envelopeJSON(track.envelope)),
+    ("output", .string(track.output?.description ?? "master")),
   ]
 }
 
@@ -327,6 +329,12 @@ struct TimelineTable {
       }
       if !track.effects.isEmpty {
         lines.append("  effects \(TimelineScreen.chain(track.effects, separator: " · "))")
+      }
+      if let output = track.output {
+        lines.append("  output \(output)")
+      }
+      for send in project.sends where send.from == track.id {
+        lines.append("  send \(sendText(send))")
       }
       if track.clips.isEmpty {
         lines.append("  (no clips)")

@@ -21,7 +21,7 @@ struct Shell: ParsableCommand {
     abstract: "Apply edit lines from standard input as they come, each as its own version.",
     discussion: """
       One process for many edits, for scripts and live control: each line is an editing \
-      command of the batch language ('tape batch --help': clip, track, fx, marker, import, \
+      command of the batch language ('tape batch --help': clip, track, fx, marker, send, import, \
       relink, cut, insert, split, paste, master, without 'tape' and the project), applied \
       as soon as it is read, in order, as its own version and undo step, with the project \
       kept open between lines. Each line is answered on stdout at once: 'line N: vV' and \

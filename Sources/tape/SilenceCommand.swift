@@ -119,7 +119,12 @@ struct Silences: ParsableCommand {
     // The clips' silences, not the effects': a reverb's tail or a gate would move every
     // boundary, and a cut is made in the clips. (And no plugin needs to be installed.)
     analysed.masterEffects = []
-    for index in analysed.tracks.indices { analysed.tracks[index].effects = [] }
+    // Nor routing: each track's clips straight to the sum (buses would need a rack).
+    analysed.sends = []
+    for index in analysed.tracks.indices {
+      analysed.tracks[index].effects = []
+      analysed.tracks[index].output = nil
+    }
     let end = project.timelineEnd.frames
     let audio = try cache.sources(for: analysed)
     let plan = try RenderPlan(project: analysed, audio: audio.audio)

@@ -52,7 +52,12 @@ struct SnapOption: ParsableArguments {
     let end = position.frames + Int64(window) + 1
     var analysed = project
     analysed.masterEffects = []
-    for index in analysed.tracks.indices { analysed.tracks[index].effects = [] }
+    // Nor routing: each track's clips straight to the sum (buses would need a rack).
+    analysed.sends = []
+    for index in analysed.tracks.indices {
+      analysed.tracks[index].effects = []
+      analysed.tracks[index].output = nil
+    }
     let audio = try AudioCache(forProject: file).sources(for: analysed)
     let plan = try RenderPlan(project: analysed, audio: audio.audio)
     let channels = plan.outputChannels

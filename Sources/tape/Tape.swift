@@ -21,7 +21,7 @@ struct Tape: ParsableCommand {
     groupedSubcommands: [
       CommandGroup(
         name: "Project", subcommands: [New.self, Import.self, Relink.self, List.self, Backup.self]),
-      CommandGroup(name: "Tracks", subcommands: [TrackCommand.self]),
+      CommandGroup(name: "Tracks", subcommands: [TrackCommand.self, SendCommand.self]),
       CommandGroup(name: "Clips", subcommands: [ClipCommand.self]),
       CommandGroup(
         name: "Time ranges and the mix",
@@ -244,6 +244,9 @@ struct Tape: ParsableCommand {
     ["marker", "add"]: MarkerCommand.Add.self, ["marker", "move"]: MarkerCommand.Move.self,
     ["marker", "rename"]: MarkerCommand.Rename.self, ["marker", "rm"]: MarkerCommand.Remove.self,
     ["marker", "remove"]: MarkerCommand.Remove.self, ["marker", "ls"]: MarkerCommand.List.self,
+    ["send", "add"]: SendCommand.Add.self, ["send", "set"]: SendCommand.Set.self,
+    ["send", "rm"]: SendCommand.Remove.self, ["send", "remove"]: SendCommand.Remove.self,
+    ["send", "ls"]: SendCommand.List.self,
   ]
 
   /// `arguments` parsed as one of ``quickCommands``; nil when they name none, ask for help, or

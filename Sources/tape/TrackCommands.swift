@@ -97,8 +97,15 @@ struct TrackCommand: ParsableCommand {
   struct Set: EditingCommand {
     static let configuration = CommandConfiguration(
       commandName: "set",
-      abstract: "Change a track's name, gain, pan, mute or solo.",
-      discussion: "Example: tape track set song.tape t2 --gain -6 --pan 0.5 --solo"
+      abstract: "Change a track's name, gain, pan, mute, solo or output.",
+      discussion: """
+        --output routes the track's sound into another track (a bus: mixed with that track's \
+        clips before its gain, pan, envelope and effects) or back to the master; a route that \
+        would feed a track into itself is refused, naming the loop.
+        Example: tape track set song.tape t2 --gain -6 --pan 0.5 --solo
+        Example: tape track set song.tape t1 --output t2
+        Example: tape track set song.tape t1 --output master
+        """
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
@@ -107,15 +114,22 @@ struct TrackCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Gain in dB (-3, -3dB, +2.5dB).") var gain: String?
     @Option(parsing: .unconditional, help: "Pan from -1 (left) to 1 (right).") var pan: String?
     @Flag(help: "Silence the track, or let it sound again.") var mute: MuteFlag?
-    @Flag(help: "Solo the track (only soloed tracks sound), or stop soloing it.") var solo:
-      SoloFlag?
+    @Flag(
+      help:
+        "Solo the track (only soloed tracks sound, with the buses they feed and the tracks that feed them), or stop soloing it."
+    ) var solo: SoloFlag?
+    @Option(
+      help: "Where its sound goes: another track (its id or name; a bus) or master.",
+      completion: ids("t"))
+    var output: String?
     @OptionGroup var options: EditOptions
 
     func validate() throws {
       if let name { try RawArguments.requireText(name, "the track name") }
-      guard name != nil || gain != nil || pan != nil || mute != nil || solo != nil else {
+      guard name != nil || gain != nil || pan != nil || mute != nil || solo != nil || output != nil
+      else {
         throw ValidationError(
-          "say what to change: --name, --gain, --pan, --mute/--unmute or --solo/--unsolo")
+          "say what to change: --name, --gain, --pan, --mute/--unmute, --solo/--unsolo or --output")
       }
     }
 
@@ -125,7 +139,7 @@ struct TrackCommand: ParsableCommand {
         [
           ("name", name), ("gain", gain), ("pan", pan),
           ("", mute.map { $0 == .mute ? "muted" : "unmuted" }),
-          ("", solo.map { $0 == .solo ? "solo" : "not solo" }),
+          ("", solo.map { $0 == .solo ? "solo" : "not solo" }), ("output", output),
         ])
     }
 
@@ -133,9 +147,12 @@ struct TrackCommand: ParsableCommand {
       let id = try resolveTrack(track, project)
       let gain = try gain.map(Gain.init(parsing:))
       let pan = try pan.map(Track.pan(parsing:))
+      let routed: Track.ID?? = try output.map { text in
+        text == "master" ? nil : try resolveTrack(text, project)
+      }
       return try project.setTrack(
         id, name: name, gain: gain, pan: pan, muted: mute.map { $0 == .mute },
-        solo: solo.map { $0 == .solo })
+        solo: solo.map { $0 == .solo }, output: routed)
     }
   }
 

@@ -279,7 +279,7 @@ struct RangeAndBatchTests {
     #expect(render.status == 64)
     #expect(
       render.stderr
-        == "error: line 3: 'render' is not an editing command; a batch takes clip, track, fx, import, relink, cut, insert, split, paste, master, marker\n"
+        == "error: line 3: 'render' is not an editing command; a batch takes clip, track, fx, import, relink, cut, insert, split, paste, master, marker, send\n"
     )
   }
 }

@@ -508,7 +508,8 @@ enum HelpExamples {
   /// A project, song.tape, that has what the examples name: sources s1 (100 s) and s2
   /// (drums.flac, also as ~/audio/moved/drums.wav), tracks t1–t3, clip c3 across 0–94 s (from 1 s
   /// of s1) and c4 right after it, an envelope on t1 (points at 0, 10 and 12 s), an EQ f1 on t1
-  /// (x42's fil4), a marker m1 "chorus" at 62 s, 22 versions and one to redo, a clipboard
+  /// (x42's fil4), a marker m1 "chorus" at 62 s, a send n1 from t2 to t3, 23 versions and one
+  /// to redo, a clipboard
   /// `verse` (10–20 s of every track), a tag `rough-mix` on the head; vocals.wav, drums.flac, edits.txt and edit.otio (its
   /// export) beside it.
   static func fixture(in space: Workspace) throws -> String {
@@ -551,6 +552,7 @@ enum HelpExamples {
       // f2, for the examples of presets (x42's autotune ships two).
       ["fx", "add", song, "t2", "http://gareus.org/oss/lv2/fat1"],
       ["marker", "add", song, "62s", "chorus"],
+      ["send", "add", song, "t2", "t3", "--gain", "-6"],
     ] {
       try TapeBinary.run(arguments).checked(arguments)
     }

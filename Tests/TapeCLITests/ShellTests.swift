@@ -76,7 +76,7 @@ struct ShellTests {
       result.stderr == """
         error: line 4: no clip c9 in this project; 'tape ls' lists the clips
         error: line 5: missing value for '--gain'; see: tape clip set --help
-        error: line 6: 'ls' is not an editing command; the shell takes clip, track, fx, import, relink, cut, insert, split, paste, master, marker
+        error: line 6: 'ls' is not an editing command; the shell takes clip, track, fx, import, relink, cut, insert, split, paste, master, marker, send
         error: line 7: --help has no place in the shell; run 'tape track add --help' to read the help
         note: line 8: nothing changed; the project stays at version 5
         error: line 10: a ' quote is not closed
@@ -91,7 +91,7 @@ struct ShellTests {
       environment: ["NO_COLOR": "1"])
     #expect(
       batch.stderr
-        == "error: line 1: 'ls' is not an editing command; a batch takes clip, track, fx, import, relink, cut, insert, split, paste, master, marker\n"
+        == "error: line 1: 'ls' is not an editing command; a batch takes clip, track, fx, import, relink, cut, insert, split, paste, master, marker, send\n"
     )
   }
 

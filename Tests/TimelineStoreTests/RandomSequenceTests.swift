@@ -79,10 +79,43 @@ struct RandomSequenceTests {
         clip.id, Gain(decibels: Double(Int.random(in: -30...10, using: &rng)) / 2))
     case 9:
       let track = tracks.randomElement(using: &rng)!
-      return try project.setTrack(
-        track.id, gain: Gain(decibels: Double(Int.random(in: -20...6, using: &rng))),
-        pan: Double(Int.random(in: -10...10, using: &rng)) / 10,
-        muted: Bool.random(using: &rng), solo: Bool.random(using: &rng))
+      let decibels = Int.random(in: -20...6, using: &rng)
+      let pan = Int.random(in: -10...10, using: &rng)
+      let (muted, solo) = (Bool.random(using: &rng), Bool.random(using: &rng))
+      let commands = try project.setTrack(
+        track.id, gain: Gain(decibels: Double(decibels)), pan: Double(pan) / 10, muted: muted,
+        solo: solo)
+      // Routing, chosen from the values drawn (no more draws: every walk that existed before
+      // routing takes the same steps): an output to another track or the master, a send
+      // added, changed or removed. A loop is refused: the settings alone then.
+      let others = tracks.filter { $0.id != track.id }
+      guard let other = others.isEmpty ? nil : others[abs(pan) % others.count],
+        case .setTrack(var routed) = commands.first
+      else { return commands }
+      var routing: [Command] = []
+      switch (decibels + 20) % 6 {
+      case 0, 1:
+        routed.output = (decibels + 20) % 6 == 0 ? other.id : nil
+        routing = [.setTrack(routed)]
+      case 2:
+        routing =
+          commands + [
+            .setSend(
+              Send(
+                id: ids.newSendID(), from: track.id, to: other.id,
+                gain: Gain(decibels: Double(decibels)), pan: Double(pan) / 10, isPreFader: muted))
+          ]
+      case 3 where !project.sends.isEmpty:
+        var send = project.sends[abs(pan) % project.sends.count]
+        send.gain = Gain(decibels: Double(decibels))
+        send.isPreFader = solo
+        routing = commands + [.setSend(send)]
+      case 4 where !project.sends.isEmpty:
+        routing = commands + [.removeSends([project.sends[abs(pan) % project.sends.count].id])]
+      default:
+        return commands
+      }
+      return (try? project.applying(routing)) == nil ? commands : routing
     case 10:
       let choice = Int.random(in: 0..<10, using: &rng)
       if choice == 0, tracks.count > 1 {

@@ -1,0 +1,159 @@
+import Timeline
+
+/// The routing part of a plan: where each chain goes, the sends, the order the chains run in
+/// and how every path is aligned, compiled off the audio thread into flat records.
+///
+/// Latency over the whole graph: each track `c` has an arrival `A(c)`, the latest at which
+/// anything it receives comes in (0 for a track that receives nothing), and its chain's latency
+/// `L(c)`; what it gives out is at `A(c) + L(c)` (its pre-fader tap at `A(c)`). Every edge into
+/// a track is delayed to reach it at `A(c)`, and so are the track's own clips (the plan moves
+/// them `A(c)` later); every track going to the master is delayed to reach it at `M`, the
+/// latest arrival there. The graph's latency is then `M` plus the master chain's: an impulse on
+/// any track reaches the output at the same frame through every path.
+final class Routing {
+  let order: UnsafeMutableBufferPointer<Int32>
+  let sends: UnsafeMutableBufferPointer<SendRecord>
+  private let envelopes: [UnsafeMutableBufferPointer<EnvelopeSegment>]
+  private let sendBuses: [SendBus]
+  let alignment: [Track.ID: Int]
+  let preFaderTracks: Set<Track.ID>
+  let sendKeys: Set<SendKey>
+  /// `M`: where every chain going to the master reaches it.
+  let masterArrival: Int
+
+  /// Routes `records` (the chains of `project.tracks`, in that order, their latencies
+  /// `latencies`), taking send buses from `rack`.
+  init(
+    project: Project, rack: EffectRack, buses: [ChainBus], latencies: [Int],
+    audible: Set<Track.ID>, records: inout [ChainRecord]
+  ) throws(MixingError) {
+    let tracks = project.tracks
+    let index = Dictionary(uniqueKeysWithValues: tracks.enumerated().map { ($1.id, $0) })
+    // A send the project no longer has (or has at another tap) ramps out, at gain 0, while it
+    // still sounds: a ghost.
+    var all = project.sends.map { (send: $0, ghost: false) }
+    let current = Set(project.sends.map(SendKey.init))
+    for send in rack.lastSends.values.sorted(by: { $0.id < $1.id })
+    where !current.contains(SendKey(send)) && rack.sendIsSounding(SendKey(send)) {
+      if index[send.from] != nil && index[send.to] != nil { all.append((send, true)) }
+    }
+    let order = project.routingOrder.compactMap { index[$0] }
+    // Arrivals, in an order where every track comes after those that feed it.
+    var arrival = [Int](repeating: 0, count: tracks.count)
+    for chain in order {
+      let id = tracks[chain].id
+      var latest = 0
+      for (other, track) in tracks.enumerated() where track.output == id {
+        latest = max(latest, arrival[other] + latencies[other])
+      }
+      for (send, _) in all where send.to == id {
+        guard let from = index[send.from] else { continue }
+        latest = max(latest, arrival[from] + (send.isPreFader ? 0 : latencies[from]))
+      }
+      arrival[chain] = latest
+    }
+    var master = 0
+    for (chain, track) in tracks.enumerated() where track.output == nil {
+      master = max(master, arrival[chain] + latencies[chain])
+    }
+    guard master <= rack.maximumDelay else {
+      throw .latencyTooLong(frames: master, most: rack.maximumDelay)
+    }
+    masterArrival = master
+    let stereo = project.channels == 2
+    var envelopes: [UnsafeMutableBufferPointer<EnvelopeSegment>] = []
+    let receiving = Set(tracks.compactMap(\.output)).union(all.map(\.send.to))
+    let tapped = Set(all.filter(\.send.isPreFader).map(\.send.from))
+    for (chain, track) in tracks.enumerated() {
+      var record = records[chain]
+      record.trackID = track.id.rawValue
+      record.route = buses[chain].route
+      if let output = track.output, let target = index[output] {
+        record.destination = target
+        record.destinationTrack = output.rawValue
+        record.delay = arrival[target] - arrival[chain] - latencies[chain]
+        record.postGain = audible.contains(track.id) ? 1 : 0
+      } else {
+        record.delay = master - arrival[chain] - latencies[chain]
+      }
+      if receiving.contains(track.id) {
+        record.input = buses[chain].inputBuffer()
+        let pan = stereo ? PanLaw.stereoSource(pan: track.pan) : (left: 1.0, right: 1.0)
+        record.inputLeft = Float(track.gain.linear * pan.left)
+        record.inputRight = Float(track.gain.linear * pan.right)
+        if let segments = track.envelope?.segments(), !segments.isEmpty {
+          let buffer = UnsafeMutableBufferPointer<EnvelopeSegment>.allocate(
+            capacity: segments.count)
+          _ = buffer.initialize(
+            from: segments.map { Self.shifted($0, by: Int64(arrival[chain])) })
+          envelopes.append(buffer)
+          record.envelope = UnsafePointer(buffer.baseAddress)
+          record.envelopeCount = buffer.count
+        }
+      }
+      if tapped.contains(track.id) { record.prefader = buses[chain].prefaderBuffer() }
+      records[chain] = record
+    }
+    var sendRecords: [SendRecord] = []
+    var sendBuses: [SendBus] = []
+    for (send, ghost) in all {
+      guard let from = index[send.from], let to = index[send.to] else { continue }
+      let bus = rack.sendBus(SendKey(send))
+      sendBuses.append(bus)
+      let heard = audible.contains(send.from) && !ghost
+      let pan = stereo ? PanLaw.stereoSource(pan: send.pan) : (left: 1.0, right: 1.0)
+      let gain = heard ? send.gain.linear : 0
+      let tap = arrival[from] + (send.isPreFader ? 0 : latencies[from])
+      sendRecords.append(
+        SendRecord(
+          source: from, target: to, preFader: send.isPreFader,
+          gainLeft: Float(gain * pan.left), gainRight: Float(gain * pan.right),
+          delay: arrival[to] - tap, buffer: bus.buffer, delayLine: bus.delay, state: bus.state))
+    }
+    for record in records where record.delay > rack.maximumDelay {
+      throw .latencyTooLong(frames: record.delay, most: rack.maximumDelay)
+    }
+    self.order = .allocate(capacity: max(order.count, 1))
+    _ = self.order.initialize(from: order.map { Int32($0) })
+    sends = .allocate(capacity: max(sendRecords.count, 1))
+    _ = sends.initialize(from: sendRecords)
+    self.envelopes = envelopes
+    self.sendBuses = sendBuses
+    alignment = Dictionary(
+      uniqueKeysWithValues: tracks.enumerated().filter { arrival[$0.offset] > 0 }.map {
+        ($1.id, arrival[$0])
+      })
+    preFaderTracks = tapped
+    sendKeys = Set(all.map { SendKey($0.send) })
+  }
+
+  deinit {
+    order.deallocate()
+    sends.deallocate()
+    for buffer in envelopes { buffer.deallocate() }
+  }
+
+  /// `segment` moved `frames` later (its open ends stay open).
+  static func shifted(_ segment: EnvelopeSegment, by frames: Int64) -> EnvelopeSegment {
+    var moved = segment
+    if moved.start != .min { moved.start += frames }
+    if moved.end != .max { moved.end += frames }
+    return moved
+  }
+
+  /// The memory the audio thread touches, for a player to lock into RAM.
+  var memoryRegions: [(address: UnsafeRawPointer, bytes: Int)] {
+    var regions: [(UnsafeRawPointer, Int)] = []
+    if let base = order.baseAddress { regions.append((UnsafeRawPointer(base), order.count * 4)) }
+    if let base = sends.baseAddress {
+      regions.append((UnsafeRawPointer(base), sends.count * MemoryLayout<SendRecord>.stride))
+    }
+    for buffer in envelopes {
+      if let base = buffer.baseAddress {
+        regions.append(
+          (UnsafeRawPointer(base), buffer.count * MemoryLayout<EnvelopeSegment>.stride))
+      }
+    }
+    return regions + sendBuses.flatMap(\.memoryRegions)
+  }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import ReferenceRenders
+import Testing
+import Timeline
+import TimelineStore
+
+extension ProcessHeavyTests {
+  /// Routing in `tape play` on the paced JACK device (docs/alsa-testing.md).
+  @Suite("Routing heard live", .timeLimit(.minutes(10)))
+  struct LiveRoutingTests {
+    /// While a 100 Hz sine plays, another process routes its track into a bus (5 dB down, so
+    /// that a jump would be heard: it crossfades), adds a send to an aux track, changes the
+    /// send's gain, the bus's gain and pan and the track's, makes the send pre-fader (its old
+    /// tap ramps out as the new ramps in), removes it (it ramps out) and routes the track back
+    /// to the master (a crossfade between destinations). Nothing clicks (the second difference
+    /// of the capture), the audio thread allocates and frees nothing, and once the last change
+    /// has settled the capture equals the render of the last version (which sounds as the
+    /// first: the track straight to the master).
+    @Test func routingChangesWhilePlayingNeverClickAndSettleOnTheRender() throws {
+      for attempt in 1...2 {
+        let space = try Workspace()
+        let counter = try allocationCounter(in: space)
+        let file = try sineProject(in: space, hertz: 100)
+        try space.tape(
+          "clip", "add", file, "t1", "s1", "--at", "0", "--length", "9s", "--fade-in", "50ms",
+          "--fade-out", "50ms")
+        // The bus 5 dB down: routing into it is heard, and must crossfade, not jump.
+        try space.tape("track", "add", file, "Bus", "--gain", "-5")
+        try space.tape("track", "add", file, "Aux")
+        let first = space.path("first.wav")
+        try space.tape("render", file, "-o", first, "--bits", "32f")
+        let render = try ReferenceRender.decode(first)
+        let device = try PacedDevice()
+        try device.record(seconds: 11)
+        var environment = device.environment
+        environment["LD_PRELOAD"] = counter
+        environment["TAPE_ALLOC_REPORT"] = space.path("allocations")
+        let (player, out, errors) = try startTape(
+          ["play", file, "--device", "jackrec", "--period", "256", "--json"],
+          environment: environment)
+        let store = try TimelineStore.open(at: file)
+        let (t1, bus, aux) = (Track.ID(1), Track.ID(2), Track.ID(3))
+        let changes: [(String, (Project, inout IDAllocator) throws -> [Command])] = [
+          ("into the bus", { p, _ in try p.routeOutput(of: t1, to: bus) }),
+          (
+            "send",
+            { p, ids in
+              try p.settingSend(
+                Send(id: ids.newSendID(), from: t1, to: aux, gain: Gain(decibels: -6)))
+            }
+          ),
+          (
+            "send gain",
+            { p, _ in
+              var send = try #require(p.send(Send.ID(1)))
+              send.gain = Gain(decibels: -12)
+              return try p.settingSend(send)
+            }
+          ),
+          ("bus gain", { p, _ in try p.setTrack(bus, gain: Gain(decibels: -4), pan: 0.3) }),
+          // The track's own fader and pan: its pre- and post-fader taps now differ.
+          ("track gain", { p, _ in try p.setTrack(t1, gain: Gain(decibels: -6), pan: -0.4) }),
+          (
+            "pre-fader",
+            { p, _ in
+              var send = try #require(p.send(Send.ID(1)))
+              send.isPreFader = true
+              return try p.settingSend(send)
+            }
+          ),
+          ("send removed", { _, _ in [.removeSends([Send.ID(1)])] }),
+          ("back", { p, _ in try p.routeOutput(of: t1, to: nil) }),
+          ("bus back", { p, _ in try p.setTrack(bus, gain: Gain(decibels: -5), pan: 0) }),
+          ("track back", { p, _ in try p.setTrack(t1, gain: .unity, pan: 0) }),
+        ]
+        Thread.sleep(forTimeInterval: 1.2)
+        for (label, change) in changes {
+          try store.commit(label: label) { project, ids in try change(project, &ids) }
+          Thread.sleep(forTimeInterval: 0.55)
+        }
+        try store.close()
+        let (report, swaps, said) = try playReport(player, out, errors)
+        #expect(player.terminationStatus == 0)
+        let captured = try device.recorded()
+        let left = stride(from: 0, to: captured.count, by: 2).map { captured[$0] }
+        var largest: Float = 0
+        for index in 1..<max(left.count - 1, 1) {
+          largest = max(largest, abs(left[index + 1] - 2 * left[index] + left[index - 1]))
+        }
+        // After the last change has settled (its swap, and a ramp): the capture is the render.
+        let last = swaps.last?["frame"] as? Int ?? 0
+        let start = (onset(captured) ?? 0) - (onset(render) ?? 0)
+        var worst: Float = 0
+        for frame in (last + 4_800)..<min(last + 48_000, 9 * 48_000 - 4_800)
+        where (start + frame) * 2 + 1 < captured.count {
+          for channel in 0..<2 {
+            worst = max(
+              worst, abs(captured[(start + frame) * 2 + channel] - render[frame * 2 + channel]))
+          }
+        }
+        let verdict = device.verdict(
+          differs: largest > 0.003 || worst > 1e-4, attempt: attempt,
+          playerXruns: report["xruns"] as? Int ?? -1,
+          playerRealtime: report["realtimePriority"] as? Bool ?? false)
+        print(
+          "live routing: largest second difference \(largest), settled vs render \(worst), swaps \(swaps.map { "\($0["kind"] ?? "")@\($0["frame"] ?? "")" }), jackd xruns \(device.serverXruns), attempt \(attempt)"
+        )
+        if verdict == .retry { continue }
+        #expect(swaps.count >= changes.count + 1, "\(said)")
+        let counts = try String(contentsOfFile: space.path("allocations"), encoding: .utf8)
+          .split(separator: " ").compactMap {
+            Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+          }
+        #expect(counts == [0, 0], "the audio thread allocated or freed")
+        if case .unjudged(let reason) = verdict {
+          print("live routing: not judged: \(reason)")
+          return
+        }
+        #expect(largest <= 0.003, "a click: a second difference of \(largest)")
+        #expect(worst <= 1e-4, "once settled, the capture differs from the render by \(worst)")
+        return
+      }
+    }
+  }
+}
