@@ -24,10 +24,12 @@ struct Render: ParsableCommand {
       output, with --format) is written as a stream. A source of the project, the project \
       itself and its cache are never overwritten.
       Stems: --tracks t1,t3 renders only those tracks, and --stems DIR writes one file per \
-      track into DIR (named after the track: t1-Vocals.wav), each over the whole project's \
-      length so that they line up with the mix. A track in a stem plays as it does in the mix \
-      (its clips, gain, pan and envelope) with its mute and solo set aside; the master gain \
-      is applied unless --no-master-gain. The stems of every track add up to the mix.
+      track heard in the mix into DIR (named after the track: t1-Vocals.wav), each over the \
+      whole project's length so that they line up with the mix; a track the mix does not hear \
+      (muted, or silenced by another's solo) gets no file, and a note names it (--all-tracks \
+      writes every track, as if none were muted). A track in a stem plays as it does in the \
+      mix (its clips, gain, pan and envelope); the master gain is applied unless \
+      --no-master-gain. Without routing or master effects, the stems written add up to the mix.
       Loudness: --loudness -16LUFS measures the mix first (ITU-R BS.1770-4 gating, as EBU \
       R128), then writes it with the one gain that reaches the target. The true peak (4× \
       oversampled, BS.1770-4) must then stay at or under --true-peak (-1dBTP unless \
@@ -69,6 +71,8 @@ struct Render: ParsableCommand {
   var stems: String?
   @Flag(help: "Leave the master gain out of --tracks and --stems renders.")
   var noMasterGain = false
+  @Flag(help: "With --stems: every track, also those muted (or silenced by a solo) in the mix.")
+  var allTracks = false
   @Flag(
     help:
       "Render effects whose LV2 plugin is not installed as if bypassed (and say which), instead of refusing."
@@ -120,6 +124,9 @@ struct Render: ParsableCommand {
     }
     if noMasterGain && stems == nil && tracks == nil {
       throw ValidationError("--no-master-gain is for stems: give --tracks or --stems with it")
+    }
+    if allTracks && stems == nil {
+      throw ValidationError("--all-tracks is for --stems: give --stems FOLDER with it")
     }
     try RawArguments.requireUTF8Path(output ?? stems ?? "", output == nil ? "stems" : "output")
     if tail != nil && span.to != nil {
@@ -605,7 +612,27 @@ struct Render: ParsableCommand {
         throw UsageError(message: "--stems \(folder) is a file; give a folder for the stems")
       }
       let suffix = (format ?? "wav").lowercased()
-      ids = whole.tracks.map { track in
+      // As the mix does: a track it does not hear gets no stem, said in one note, unless
+      // --all-tracks (then every track as if none were muted).
+      let heard = Set(whole.audibleTracks.map(\.id))
+      let silent = allTracks ? [] : whole.tracks.filter { !heard.contains($0.id) }
+      if !silent.isEmpty {
+        let named = silent.map { track in
+          "\(track.id) \(track.name) (\(track.isMuted ? "muted" : "not soloed"))"
+        }.joined(separator: ", ")
+        writeOut(
+          escaped(
+            "note: no stem for \(named): the mix does not hear \(silent.count == 1 ? "it" : "them"); --all-tracks writes every track"
+          ) + "\n")
+      }
+      guard silent.count < whole.tracks.count else {
+        throw DataError(
+          message:
+            "the mix hears no track (every one is muted), so no stems; unmute one, or give --all-tracks"
+        )
+      }
+      let skipped = Set(silent.map(\.id))
+      ids = whole.tracks.filter { !skipped.contains($0.id) }.map { track in
         let name = String(
           track.name.map { $0.isLetter || $0.isNumber || "-_.".contains($0) ? $0 : "_" })
         return (

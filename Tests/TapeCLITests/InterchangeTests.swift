@@ -202,8 +202,8 @@ struct InterchangeTests {
     #expect(mix == (try pcm(ws.path("b.wav"))))
     // Every track as it plays, its mute and solo aside (Piano is soloed, so the mix alone
     // would not hear Voice).
-    try ws.tape("render", song, "--stems", ws.path("a"), "--bits", "32f")
-    try ws.tape("render", back, "--stems", ws.path("b"), "--bits", "32f")
+    try ws.tape("render", song, "--stems", ws.path("a"), "--bits", "32f", "--all-tracks")
+    try ws.tape("render", back, "--stems", ws.path("b"), "--bits", "32f", "--all-tracks")
     for stem in ["t1-Voice.wav", "t2-Piano.wav"] {
       let original = try pcm(ws.path("a/" + stem))
       #expect(original.contains { $0 != 0 })

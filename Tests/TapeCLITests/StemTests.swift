@@ -5,9 +5,11 @@ import Testing
 /// `tape render --tracks` and `--stems`: each track as it plays in the mix, lined up with it.
 @Suite("Stems")
 struct StemTests {
-  /// The stems of every track add up to the mix, sample for sample (32-bit float); mute and
-  /// solo are the mix's business, not a stem's; --no-master-gain leaves the master gain out;
-  /// --tracks of every track is the mix itself.
+  /// The stems of every track add up to the mix, sample for sample (32-bit float); a track the
+  /// mix does not hear (muted, or not soloed) gets no stem, and a note says so, so that the
+  /// files written still add up to the mix (a muted track's stem was written playing: the
+  /// stems minus the mix peaked at -16 dBFS); --all-tracks writes every track as if none were
+  /// muted; --no-master-gain leaves the master gain out; --tracks of every track is the mix.
   @Test func stemsAddUpToTheMix() throws {
     let space = try Workspace()
     let file = space.path("song.tape")
@@ -38,11 +40,40 @@ struct StemTests {
     #expect(worst < 1e-6, "the stems add up to the mix within \(worst)")
     #expect(voice.contains { $0 != 0 } && piano.contains { $0 != 0 })
 
-    // Muted and soloed: the mix is the voice alone; the stems do not change.
+    // Muted: the mix is the voice alone, and so are the stems written.
     try space.tape("track", "set", file, "t2", "--mute")
+    try render("-o", space.path("muted.wav"))
+    let muted = try space.tape(
+      "render", file, "--bits", "32f", "--stems", space.path("heard"),
+      environment: ["NO_COLOR": "1"])
+    #expect(
+      muted.stderr.hasPrefix(
+        "note: no stem for t2 Piano (muted): the mix does not hear it; --all-tracks writes every track\n"
+      ), "\(muted.stderr)")
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: space.path("heard")) == [
+        "t1-Voice___lead.wav"
+      ])
+    #expect(try read("heard/t1-Voice___lead.wav") == (try read("muted.wav")))
+    // Every track as if none were muted: the stems as before.
+    try render("--stems", space.path("all"), "--all-tracks")
+    #expect(try read("all/t2-Piano.wav") == piano)
+    #expect(try read("all/t1-Voice___lead.wav") == voice)
+
+    // Soloed too: the same; a solo on the muted track leaves nothing heard, and the refusal
+    // names the fix, which works.
     try space.tape("track", "set", file, "t1", "--solo")
     try render("-o", space.path("solo.wav"))
     #expect(try read("solo.wav") == voice)
+    try space.tape("track", "set", file, "t1", "--unsolo", "--mute")
+    let none = try space.tape(
+      "render", file, "--stems", space.path("none"), status: 65, environment: ["NO_COLOR": "1"])
+    #expect(
+      none.stderr.hasSuffix(
+        "error: the mix hears no track (every one is muted), so no stems; unmute one, or give --all-tracks\n"
+      ), "\(none.stderr)")
+    try render("--stems", space.path("none"), "--all-tracks")
+    try space.tape("track", "set", file, "t1", "--solo", "--unmute")
     try render("--tracks", "t2", "-o", space.path("piano.wav"))
     #expect(try read("piano.wav") == piano)
     try render("--tracks", "t1,t2", "-o", space.path("both.wav"))
