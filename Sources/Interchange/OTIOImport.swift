@@ -784,7 +784,7 @@ public struct OTIOTimeline: Sendable {
     }
     for marker in markers.sorted(by: { ($0.position, $0.order) < ($1.position, $1.order) }) {
       do {
-        try Marker.validate(name: marker.name)
+        try Marker.validateNew(name: marker.name)
       } catch {
         notes.append("the marker '\(marker.name)' was left out: \(error)")
         continue

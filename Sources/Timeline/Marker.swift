@@ -34,10 +34,9 @@ public struct Marker: Sendable, Hashable, Codable, Identifiable, IdentifiedEntit
   public static let maximumNameLength = 100
 
   /// Checks `name` as a marker's name: not blank, no blanks at either end, no control
-  /// character (a newline, a tab), not an id's form (`m1`, `c3`, `t2`, `12`), which a
-  /// command would read as an id, not ending in what reads as an offset (`take+2s`, `bar-12`:
-  /// `@take+2s` would mean both it and 2 s after `take`), and at most ``maximumNameLength``
-  /// characters.
+  /// character (a newline, a tab), and not an id's form (`m1`, `c3`, `t2`, `12`), which a
+  /// command would read as an id. What every marker of a project must be, old ones included
+  /// (``validateNew(name:)`` adds the rules for a name being given).
   public static func validate(name: String) throws(TimelineError) {
     guard !name.trimmingBlanks.isEmpty else { throw .invalidMarkerName(name, reason: .blank) }
     guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
@@ -45,6 +44,15 @@ public struct Marker: Sendable, Hashable, Codable, Identifiable, IdentifiedEntit
     guard name.trimmingBlanks == name else { throw .invalidMarkerName(name, reason: .blanksAround) }
     guard !looksLikeID(name) else { throw .invalidMarkerName(name, reason: .idForm) }
     guard !name.hasPrefix("@") else { throw .invalidMarkerName(name, reason: .at) }
+  }
+
+  /// Checks `name` as a name being given to a marker (added, renamed, imported): the rules of
+  /// ``validate(name:)``, and not ending in what reads as an offset (`take+2s`, `bar-12`:
+  /// `@take+2s` would mean both it and 2 s after `take`), and at most ``maximumNameLength``
+  /// characters. Markers named so before these rules keep their names: they still move, ripple
+  /// and undo.
+  public static func validateNew(name: String) throws(TimelineError) {
+    try validate(name: name)
     guard name.count <= maximumNameLength else {
       throw .invalidMarkerName(name, reason: .tooLong(name.count))
     }

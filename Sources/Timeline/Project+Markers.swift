@@ -11,6 +11,7 @@ extension Project {
   ) throws(TimelineError) -> [Command] {
     guard marker(id) == nil else { throw .duplicateID(id.description) }
     let marker = Marker(id: id, name: name, position: position)
+    try Marker.validateNew(name: name)
     try validate(marker)
     return [.setMarker(marker)]
   }
@@ -31,6 +32,7 @@ extension Project {
   public func renameMarker(_ id: Marker.ID, to name: String) throws(TimelineError) -> [Command] {
     guard var marker = marker(id) else { throw .unknownMarker(id) }
     marker.name = name
+    try Marker.validateNew(name: name)
     try validate(marker)
     return [.setMarker(marker)]
   }

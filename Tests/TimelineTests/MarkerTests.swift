@@ -153,3 +153,35 @@ struct MarkerTests {
     #expect(ProjectDiff(from: project, to: after).markers == diff.markers)
   }
 }
+
+/// The rules a new marker name meets (not ending in an offset, at most 100 characters) are for
+/// names being given: a project made before them, with a marker called `bar-12`, still opens,
+/// moves it, ripples it and renames it to a name that meets them.
+@Suite("Marker names made before the offset rule")
+struct OlderMarkerNameTests {
+  @Test func aMarkerNamedBeforeTheRuleStillEdits() throws {
+    let old = Marker(id: Marker.ID(1), name: "bar-12", position: FramePosition(144_000))
+    let clips = [Fixture.clip(1, start: 0, length: 240_000)]
+    let project = try Fixture.project(clips).applying([.setMarker(old)])
+    try project.validate()
+    let moved = try project.applying(try project.moveMarker(old.id, to: FramePosition(96_000)))
+    #expect(moved.markers.first?.position == FramePosition(96_000))
+    var next = Int64(100)
+    let rippled = try project.applying(
+      try project.cutRange(
+        FrameRange(start: FramePosition(0), count: FrameCount(48_000)), ripple: true
+      ) {
+        next += 1
+        return Clip.ID(next)
+      })
+    #expect(rippled.markers.first?.position == FramePosition(96_000))
+    #expect(throws: TimelineError.invalidMarkerName("bar-13", reason: .readsAsOffset("-13"))) {
+      try project.renameMarker(old.id, to: "bar-13")
+    }
+    #expect(throws: TimelineError.invalidMarkerName("x+2s", reason: .readsAsOffset("+2s"))) {
+      try project.addMarker(Marker.ID(2), named: "x+2s", at: FramePosition(0))
+    }
+    let renamed = try project.applying(try project.renameMarker(old.id, to: "bar 12"))
+    #expect(renamed.markers.first?.name == "bar 12")
+  }
+}
