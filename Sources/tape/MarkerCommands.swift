@@ -67,20 +67,27 @@ extension MarkerCommand {
     var at: String?
     @OptionGroup var options: EditOptions
 
+    /// The words, without the `--` that ends the options (unrecognized words keep it).
+    var given: [String] {
+      guard let end = words.firstIndex(of: "--") else { return words }
+      var given = words
+      given.remove(at: end)
+      return given
+    }
+
     /// The time and the name, in either form.
-    var time: String { at ?? words.first ?? "" }
-    var name: String { at == nil ? words.dropFirst().first ?? "" : words.first ?? "" }
+    var time: String { at ?? given.first ?? "" }
+    var name: String { at == nil ? given.dropFirst().first ?? "" : given.first ?? "" }
 
     func validate() throws {
-      // Only a negative time may start with '-': any other such word is an option this
-      // command does not have.
-      if let option = words.first(where: {
-        $0.hasPrefix("-")
-          && !($0.dropFirst().first.map { $0.isASCII && ($0.isNumber || $0 == ".") } ?? false)
-      }) {
+      // A word like --bogus is an option this command does not have. (A word like -hook was
+      // refused before parsing unless it came after '--', RawArguments.dashedValue: here it is
+      // a name; -5s is a time, refused as a negative one.)
+      let options = words.prefix { $0 != "--" }
+      if let option = options.first(where: { $0.hasPrefix("--") && $0.count > 2 }) {
         throw ValidationError("unknown option '\(option)'")
       }
-      guard words.count == (at == nil ? 2 : 1) else {
+      guard given.count == (at == nil ? 2 : 1) else {
         throw ValidationError(
           at == nil
             ? "give the time and the name (tape marker add FILE 1:02.5 bridge), or the name and --at TIME"

@@ -182,12 +182,13 @@ struct ErrorPathTests {
     ),
     (
       ["export", "@", "-o", "/dev/null/x.edl", "--fps", "-1"], 64,
-      "error: --fps -1 is not an EDL rate; give 24, 25 or 30; see: tape export --help\n"
+      "error: --fps -1 is not a timecode rate; give 24, 25, 30 or 29.97 (drop-frame); see: tape export --help\n"
     ),
-    // A rate that is no whole number: the rates it takes, not the parser's "invalid value".
+    // A rate that is no whole number and not NTSC's 29.97: the rates it takes, not the
+    // parser's "invalid value".
     (
-      ["export", "@", "-o", "/dev/null/x.edl", "--fps", "29.97"], 64,
-      "error: --fps 29.97 is not an EDL rate; give 24, 25 or 30; see: tape export --help\n"
+      ["export", "@", "-o", "/dev/null/x.edl", "--fps", "23.976"], 64,
+      "error: --fps 23.976 is not a timecode rate; give 24, 25, 30 or 29.97 (drop-frame); see: tape export --help\n"
     ),
     (
       ["checkout", "@", "-1"], 64,

@@ -65,9 +65,11 @@ struct RoutingTests {
     return file
   }
 
+  /// The render up to the last clip's end (`--tail 0`): lv2file and the models here stop with
+  /// their input; effects ringing on past it are RenderTailTests' to check.
   func render(_ space: Workspace, _ file: String, _ name: String) throws -> [Float] {
     let path = space.path(name)
-    try space.tape("render", file, "-o", path, "--bits", "32f")
+    try space.tape("render", file, "-o", path, "--bits", "32f", "--tail", "0")
     return try ReferenceRender.decode(path)
   }
 
