@@ -233,13 +233,9 @@ public struct OTIOTimeline: Sendable {
   /// seconds when the rate is an audio rate.
   static func timecode(_ value: Double, rate: Double) -> String {
     guard rate <= 120 else { return "\(value / rate) s" }
-    let perSecond = Int64(rate.rounded())
-    let frames = Int64(value.rounded())
-    let parts = [
-      frames / (perSecond * 3600), frames / (perSecond * 60) % 60, frames / perSecond % 60,
-      frames % perSecond,
-    ]
-    return parts.map { $0 < 10 ? "0\($0)" : "\($0)" }.joined(separator: ":")
+    // Non-drop at the whole rate nearest: the EDL writer's labels (``TimecodeRate``).
+    let labels = TimecodeRate(nominal: max(1, Int(rate.rounded())), dropFrame: false)
+    return labels.timecode(Int64(value.rounded()))
   }
 
   /// Refuses a timeline whose audio clips are timed at two audio rates (44,100 and 48,000 Hz):
