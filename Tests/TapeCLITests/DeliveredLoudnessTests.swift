@@ -84,21 +84,28 @@ struct DeliveredLoudnessTests {
   /// Refusals whose every fix is run as printed (then undone), then the render
   /// asked for again, and the file measured by ffmpeg: a stereo MP3 at -16 LUFS (a limiter
   /// added, or a lower target), a mono Opus file (dpl's mono form), a bypassed limiter on the
-  /// master (turned on and set, not a second added), and a ceiling above 0 dB.
+  /// master (turned on and set, not a second added: x42's dpl, LSP's limiter whose threshold
+  /// is a linear gain, swh's look-ahead limiter whose ports have other names), and a ceiling
+  /// above 0 dB.
   @Test(arguments: [
-    ("stereo", "mp3", "-16", "-1", false),
-    ("mono", "opus", "-14", "-1", false),
-    ("bypassed", "mp3", "-16", "-1", true),
-    ("above 0 dB", "mp3", "-9", "0.5", false),
+    ("stereo", "mp3", "-16", "-1", nil),
+    ("mono", "opus", "-14", "-1", nil),
+    ("bypassed", "mp3", "-16", "-1", Plugins.limiter),
+    ("LSP's, bypassed", "mp3", "-16", "-1", "http://lsp-plug.in/plugins/lv2/limiter_stereo"),
+    (
+      "swh's, bypassed", "mp3", "-16", "-1", "http://plugin.org.uk/swh-plugins/fastLookaheadLimiter"
+    ),
+    ("above 0 dB", "mp3", "-9", "0.5", nil),
   ])
   func everyFixARefusalNamesWorks(
-    name: String, format: String, loudness: String, ceiling: String, bypassed: Bool
+    name: String, format: String, loudness: String, ceiling: String, bypassed: String?
   ) throws {
     try Plugins.require(Plugins.limiter)
     let space = try Workspace()
     let file = try Self.project(channels: name == "mono" ? 1 : 2, in: space)
-    if bypassed {
-      try space.tape("fx", "add", file, "master", Plugins.limiter, "--bypass")
+    if let bypassed {
+      try Plugins.require(bypassed)
+      try space.tape("fx", "add", file, "master", bypassed, "--bypass")
     }
     let out = space.path("ep.\(format)")
     let render = [
@@ -109,7 +116,7 @@ struct DeliveredLoudnessTests {
     #expect(refused.stderr.split(separator: "\n").count == 1, "\(name): \(refused.stderr)")
     let fixes = Self.fixes(in: refused.stderr, render: render)
     #expect(fixes.count >= 2, "\(name): \(refused.stderr)")
-    if bypassed {
+    if bypassed != nil {
       #expect(!refused.stderr.contains("fx add"), "\(name): \(refused.stderr)")
       #expect(refused.stderr.contains("fx bypass \(file) f1 --on"), "\(name): \(refused.stderr)")
     }
