@@ -8,10 +8,12 @@ It reads what the parser knows (`tape --experimental-dump-help`: every command's
 discussion, arguments and options), so the pages say what `--help` says and never drift from it.
 """
 
-import json
 import os
 import subprocess
 import sys
+
+import tapehelp
+from tapehelp import names, synopsis
 
 EXIT_CODES = [
     ("0", "success"),
@@ -36,37 +38,6 @@ def roff(text):
             line = "\\&" + line
         lines.append(line)
     return "\n".join(lines)
-
-
-def names(argument):
-    """`-o, --output` for an option, `<file>` for a positional."""
-    if argument["kind"] == "positional":
-        return "<%s>" % argument.get("valueName", "value")
-    shown = []
-    for name in argument.get("names", []):
-        dash = "-" if name["kind"] == "short" else "--"
-        shown.append(dash + name["name"])
-    if argument["kind"] == "option":
-        shown[-1] += " <%s>" % argument.get("valueName", "value")
-    return ", ".join(shown)
-
-
-def synopsis(path, command):
-    words = ["tape"] + path
-    for argument in command.get("arguments", []):
-        if not argument.get("shouldDisplay", True):
-            continue
-        shown = names(argument)
-        if argument["kind"] != "positional":
-            shown = shown.split(", ")[-1]
-        if argument.get("isRepeating"):
-            shown += " ..."
-        if argument.get("isOptional"):
-            shown = "[" + shown + "]"
-        words.append(shown)
-    if command.get("subcommands"):
-        words.append("<subcommand>")
-    return " ".join(words)
 
 
 def page(path, command, version):
@@ -116,26 +87,15 @@ def page(path, command, version):
     return title, "\n".join(lines) + "\n"
 
 
-def walk(path, command, version, pages):
-    pages.append(page(path, command, version))
-    for sub in command.get("subcommands", []):
-        if sub.get("commandName") == "help":
-            continue
-        walk(path + [sub["commandName"]], sub, version, pages)
-
-
 def main():
     if len(sys.argv) != 3:
         sys.stderr.write("usage: scripts/manpages.py PATH/TO/tape OUTPUT_FOLDER\n")
         sys.exit(64)
     tape, folder = sys.argv[1], sys.argv[2]
-    dump = subprocess.run(
-        [tape, "--experimental-dump-help"], check=True, capture_output=True, text=True)
-    root = json.loads(dump.stdout)["command"]
+    root = tapehelp.dump(tape)
     version = subprocess.run(
         [tape, "--version"], check=True, capture_output=True, text=True).stdout.strip()
-    pages = []
-    walk([], root, version, pages)
+    pages = [page(path, command, version) for path, command in tapehelp.commands(root)]
     os.makedirs(folder, exist_ok=True)
     for title, text in pages:
         with open(os.path.join(folder, title + ".1"), "w", encoding="utf-8") as out:

@@ -10,10 +10,11 @@ in; ReadmeTests (`theCommandReferenceIsCurrent`) runs this script against the bu
 fails when the result differs from the checked-in page, naming the command above to run.
 """
 
-import json
 import re
-import subprocess
 import sys
+
+import tapehelp
+from tapehelp import is_help, names, synopsis
 
 HEADER = """# Commands
 
@@ -53,43 +54,6 @@ def code(span):
         fence += "`"
     pad = " " if span.startswith("`") or span.endswith("`") else ""
     return fence + pad + span + pad + fence
-
-
-def names(argument):
-    """`-o, --output <output>` for an option, `<file>` for a positional."""
-    if argument["kind"] == "positional":
-        shown = "<%s>" % argument.get("valueName", "value")
-        return shown + (" ..." if argument.get("isRepeating") else "")
-    shown = []
-    for name in argument.get("names", []):
-        dash = "-" if name["kind"] == "short" else "--"
-        shown.append(dash + name["name"])
-    if argument["kind"] == "option":
-        shown[-1] += " <%s>" % argument.get("valueName", "value")
-    return ", ".join(shown)
-
-
-def is_help(argument):
-    return argument["kind"] == "flag" and any(
-        n["name"] == "help" for n in argument.get("names", []))
-
-
-def synopsis(path, command):
-    words = ["tape"] + path
-    for argument in command.get("arguments", []):
-        if not argument.get("shouldDisplay", True) or is_help(argument):
-            continue
-        shown = names(argument)
-        if argument["kind"] != "positional":
-            shown = shown.split(", ")[-1]
-            if argument.get("isRepeating"):
-                shown += " ..."
-        if argument.get("isOptional"):
-            shown = "[" + shown + "]"
-        words.append(shown)
-    if command.get("subcommands"):
-        words.append("<subcommand>")
-    return " ".join(words)
 
 
 def anchor(path):
@@ -146,17 +110,8 @@ def section(path, command):
     return lines
 
 
-def walk(path, command, out):
-    out.append((path, command))
-    for sub in command.get("subcommands", []):
-        if sub.get("commandName") == "help":
-            continue
-        walk(path + [sub["commandName"]], sub, out)
-
-
 def page(root):
-    commands = []
-    walk([], root, commands)
+    commands = tapehelp.commands(root)
     lines = [HEADER, "## Contents", ""]
     for path, command in commands[1:]:
         indent = "  " * (len(path) - 1)
@@ -172,9 +127,7 @@ def main():
         sys.stderr.write("usage: scripts/reference.py PATH/TO/tape OUTPUT.md (or - for stdout)\n")
         sys.exit(64)
     tape, output = sys.argv[1], sys.argv[2]
-    dump = subprocess.run(
-        [tape, "--experimental-dump-help"], check=True, capture_output=True, text=True)
-    result = page(json.loads(dump.stdout)["command"])
+    result = page(tapehelp.dump(tape))
     if output == "-":
         sys.stdout.write(result)
     else:
