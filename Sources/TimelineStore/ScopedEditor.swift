@@ -35,7 +35,8 @@ public struct EditScope: Sendable, Hashable {
 /// the clips the project holds.
 ///
 /// A part is not the project, so it never leaves an edit: a scoped editor has no snapshot, no
-/// subscribers, no history moves and nothing to render; it only commits. An edit whose
+/// subscribers and nothing to render; it commits, and moves the head through history
+/// (``undo(steps:)``, ``redo(steps:)``, ``checkout(_:)``), reading what each move changes. An edit whose
 /// commands reach beyond its part (a clip it did not read, a source or a track, which other
 /// clips depend on) is not made: ``commit(scope:label:_:)`` answers
 /// ``ScopedCommit/needsWholeProject``, having changed nothing, and the caller makes the edit
@@ -106,6 +107,31 @@ public final class ScopedEditor: Sendable {
       if beyond { return .needsWholeProject }
       throw error
     }
+  }
+
+  /// The version `reference` names (``TimelineStore/resolveVersion(_:mustExist:)``; `HEAD~N`
+  /// counts from the head at open).
+  public func resolveVersion(_ reference: String) throws(StoreError) -> Int64 {
+    try store.resolveVersion(reference)
+  }
+
+  /// ``TimelineStore/undo(steps:)``, reading what it changes rather than the whole project
+  /// (``ScopedMove``): the same rows written, the same errors.
+  @discardableResult
+  public func undo(steps: Int = 1) throws(StoreError) -> ScopedMove {
+    try store.movePart(.undo, TimelineStore.undoTarget(steps: steps))
+  }
+
+  /// ``TimelineStore/redo(steps:)``, reading what it changes.
+  @discardableResult
+  public func redo(steps: Int = 1) throws(StoreError) -> ScopedMove {
+    try store.movePart(.redo, TimelineStore.redoTarget(steps: steps))
+  }
+
+  /// ``TimelineStore/checkout(_:)``, reading what it changes.
+  @discardableResult
+  public func checkout(_ version: Int64) throws(StoreError) -> ScopedMove {
+    try store.movePart(.checkout, TimelineStore.checkoutTarget(version))
   }
 
   /// Closes the file (see ``TimelineStore/close()``).

@@ -26,12 +26,10 @@ struct Undo: ParsableCommand {
 
   func run() throws {
     try reportingErrors {
-      // The command exits right after its move: its rows are written at once.
-      let store = try openStore(project.file, keepingLargeMovesPending: false)
-      let before = store.snapshot.version
-      let snapshot = try store.undo(steps: steps.steps)
-      try HeadMoveOutput(store: store, verb: "undo", from: before, to: snapshot.version)
-        .print(json: output.json)
+      try HeadMoveOutput.move(
+        project.file, verb: "undo", scoped: { try $0.undo(steps: steps.steps) },
+        whole: { try $0.undo(steps: steps.steps) }
+      ).print(json: output.json)
     }
   }
 }
@@ -49,12 +47,10 @@ struct Redo: ParsableCommand {
 
   func run() throws {
     try reportingErrors {
-      // The command exits right after its move: its rows are written at once.
-      let store = try openStore(project.file, keepingLargeMovesPending: false)
-      let before = store.snapshot.version
-      let snapshot = try store.redo(steps: steps.steps)
-      try HeadMoveOutput(store: store, verb: "redo", from: before, to: snapshot.version)
-        .print(json: output.json)
+      try HeadMoveOutput.move(
+        project.file, verb: "redo", scoped: { try $0.redo(steps: steps.steps) },
+        whole: { try $0.redo(steps: steps.steps) }
+      ).print(json: output.json)
     }
   }
 }
@@ -75,12 +71,11 @@ struct Checkout: ParsableCommand {
 
   func run() throws {
     try reportingErrors {
-      // The command exits right after its move: its rows are written at once.
-      let store = try openStore(project.file, keepingLargeMovesPending: false)
-      let before = store.snapshot.version
-      let snapshot = try store.checkout(store.resolveVersion(version))
-      try HeadMoveOutput(store: store, verb: "checkout", from: before, to: snapshot.version)
-        .print(json: output.json)
+      try HeadMoveOutput.move(
+        project.file, verb: "checkout",
+        scoped: { try $0.checkout($0.resolveVersion(version)) },
+        whole: { try $0.checkout($0.resolveVersion(version)) }
+      ).print(json: output.json)
     }
   }
 }
@@ -91,21 +86,51 @@ struct Checkout: ParsableCommand {
 /// mutation object (`version`, `ids`) plus `from`, `label` and `changes` as `tape diff` gives
 /// them.
 struct HeadMoveOutput {
-  let store: TimelineStore
   let verb: String
   let from: Int64
   let to: Int64
+  let label: String
+  /// Nil when what changed could not be read (the head has moved whatever happens).
+  let diff: ProjectDiff?
+  let sampleRate: Int
 
-  func print(json: Bool) throws {
-    StandardOutput.done = "the head did move, to version \(to)"
+  /// Moves the head of `file` and says where to: by default reading only what the move
+  /// changes (``ScopedEditor``, `scoped`: at 50,000 clips an undo read every row to build a
+  /// project it then dropped); with `TAPE_SCOPED_EDITS=0` on the whole project (`whole`), as
+  /// an app's store does (ScopedEditTests compares the two).
+  static func move(
+    _ file: String, verb: String, scoped: (ScopedEditor) throws -> ScopedMove,
+    whole: (TimelineStore) throws -> StoreSnapshot
+  ) throws -> HeadMoveOutput {
+    guard environmentVariable("TAPE_SCOPED_EDITS") == "0" else {
+      let editor = try ScopedEditor(
+        at: file, busyTimeout: try busyTimeout() ?? TimelineStore.defaultBusyTimeout)
+      StoresClosedAtExit.keep(editor)
+      sayNotes(editor.notes)
+      let move = try scoped(editor)
+      return HeadMoveOutput(
+        verb: verb, from: move.from, to: move.to, label: move.label, diff: move.diff,
+        sampleRate: move.sampleRate)
+    }
+    // The command exits right after its move: its rows are written at once.
+    let store = try openStore(file, keepingLargeMovesPending: false)
+    let before = store.snapshot.version
+    let to = try whole(store).version
     // Where the head came from, as the move recorded it (another process may have moved it
     // between opening the store and this move); the head seen at open otherwise.
     let recorded = (try? store.lastMove()).flatMap { $0 }
-    let from = recorded.flatMap { $0.to == to ? $0.from : nil } ?? self.from
-    let label = (try? store.entry(to))?.flatMap { $0 }?.label ?? ""
-    let words = DiffWords(sampleRate: store.snapshot.project.sampleRate)
-    // What changed is said from a read of both versions: the head has moved whatever happens.
-    let diff = from == to ? nil : try? store.diff(from: from, to: to).diff
+    let from = recorded.flatMap { $0.to == to ? $0.from : nil } ?? before
+    return HeadMoveOutput(
+      verb: verb, from: from, to: to, label: (try? store.entry(to))?.flatMap { $0 }?.label ?? "",
+      // What changed is said from a read of both versions.
+      diff: from == to ? nil : try? store.diff(from: from, to: to).diff,
+      sampleRate: store.snapshot.project.sampleRate)
+  }
+
+  func print(json: Bool) throws {
+    StandardOutput.done = "the head did move, to version \(to)"
+    let words = DiffWords(sampleRate: sampleRate)
+    let diff = from == to ? nil : diff
     if json {
       printJSON(
         .object([

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-/// `clip set`, `rm`, `split`, `move` and `trim` read only the clips they name (a scoped edit);
+/// `clip set`, `rm`, `split`, `move` and `trim` read only the clips they name (a scoped edit),
+/// and `undo`, `redo` and `checkout` only what they change;
 /// `TAPE_SCOPED_EDITS=0` makes them read the whole project as every other command does. The two must be the same
 /// edit: a seeded run of random command lines (valid and invalid: ids and names that exist or
 /// not, names taken, fades too long, bad values, ripples) on two copies of one project, one
@@ -102,7 +103,17 @@ extension ProcessHeavyTests {
         ])
       }
       var line: [String]
-      switch random.next(16) {
+      switch random.next(20) {
+      case 16:
+        line = ["undo", "FILE"]
+        if random.next(2) == 0 { line += ["--steps", "\(1 + random.next(4))"] }
+      case 17:
+        line = ["redo", "FILE"]
+        if random.next(2) == 0 { line += ["--steps", "\(1 + random.next(3))"] }
+      case 18:
+        line = [
+          "checkout", "FILE", random.pick(["\(1 + random.next(40))", "HEAD~2", "v3", "v99"]),
+        ]
       case 12:
         line = ["clip", "split", "FILE", clip(), "--at", time()]
       case 13:
