@@ -651,7 +651,9 @@ func clipScope(_ text: String, times: [String?] = []) -> EditScope? {
   for time in times.compactMap({ $0 }) {
     let trimmed = time.trimmingCharacters(in: .whitespaces)
     // `@verse.end`: the clip called verse, if it is not a marker (markers are read whole).
-    if let named = trimmed.wholeMatch(of: /@(.+)\.(?:start|end)(?:[+-].+)?/) {
+    if trimmed.first == "@", mayNameAnEdge(trimmed),
+      let named = trimmed.wholeMatch(of: /@(.+)\.(?:start|end)(?:[+-].+)?/)
+    {
       scope.clipNames.insert(String(named.1))
       continue
     }
