@@ -29,11 +29,15 @@ enum SnapshotReader {
   /// (``TimelineStore/ScopedEditor``), which checks that its commands touch nothing else; it
   /// never becomes a store's snapshot. A whole project is the head's: a pending history move
   /// (``PendingMove``) is applied to the rows read.
-  static func load(_ db: Database, clips part: Set<Clip.ID>? = nil) throws -> HeldProject {
+  /// `pagesChecked`: the clip tables' pages were checked in this transaction already (a
+  /// history move reads a part twice: before and after it knows which clips it changes).
+  static func load(
+    _ db: Database, clips part: Set<Clip.ID>? = nil, pagesChecked: Bool = false
+  ) throws -> HeldProject {
     let only = part.map { ids in ids.map { String($0.rawValue) }.sorted().joined(separator: ", ") }
     // Projects made before cut fades have no detail table until opened for writing.
     let hasDetails = try db.tableExists(Schema.clipDetailTable)
-    if part != nil {
+    if part != nil, !pagesChecked {
       // A part reads few clips, but a damaged page of the clip tables must stop the edit as it
       // stops a whole load: a count walks every page of each table (without decoding a row:
       // at 100,000 clips about 1 ms warm, 3 ms in a new process), and SQLite refuses a page

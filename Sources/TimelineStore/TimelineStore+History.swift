@@ -375,7 +375,8 @@ extension TimelineStore {
       let changes = try VersionGraph.pathChanges(from: from, to: to, blocks: historyBlocks, db)
       let changed = changes.changedIDs
       let before =
-        changed.clips.isEmpty ? part : try SnapshotReader.load(db, clips: changed.clips)
+        changed.clips.isEmpty
+        ? part : try SnapshotReader.load(db, clips: changed.clips, pagesChecked: true)
       try RowWriter.apply(changes, match: .recorded, db)
       try newHead.write(db)
       let after = try SnapshotReader.applying(changes, changed: changed, to: before)
