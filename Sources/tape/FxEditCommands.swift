@@ -448,7 +448,7 @@ extension Fx {
           var line = "\(effect.id)  \(owner) #\(index)  \(escaped(plugin?.name ?? effect.plugin))"
           if effect.isBypassed { line += "  (bypassed)" }
           if let source = effect.sidechain {
-            let name = snapshot.track(source).map { "  (\(escaped($0.name)))" } ?? ""
+            let name = snapshot.track(source).map { " (\(escaped($0.name)))" } ?? ""
             line += "  sidechain \(source)\(name)"
           }
           if plugin == nil { line += "  (plugin not installed: \(escaped(effect.plugin)))" }
