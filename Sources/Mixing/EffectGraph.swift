@@ -300,9 +300,9 @@ final class CompiledGraph: @unchecked Sendable {
       view.pointee.routed = true
       view.pointee.order = UnsafePointer(routing.order.baseAddress)
       view.pointee.sends = UnsafePointer(routing.sends.baseAddress)
-      view.pointee.sendCount = routing.sends.count
+      view.pointee.sendCount = routing.sendCount
       view.pointee.sidechains = UnsafePointer(routing.sidechains.baseAddress)
-      view.pointee.sidechainCount = routing.sidechains.count
+      view.pointee.sidechainCount = routing.sidechainCount
     }
     self.routing = routing
     rack.compiled()

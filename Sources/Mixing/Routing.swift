@@ -18,6 +18,10 @@ final class Routing {
   let order: UnsafeMutableBufferPointer<Int32>
   let sends: UnsafeMutableBufferPointer<SendRecord>
   let sidechains: UnsafeMutableBufferPointer<SidechainRecord>
+  /// The records in ``sends`` and ``sidechains`` (each buffer holds at least one slot, so its
+  /// own count is not theirs).
+  let sendCount: Int
+  let sidechainCount: Int
   private let sidechainBuses: [SendBus]
   private let envelopes: [UnsafeMutableBufferPointer<EnvelopeSegment>]
   private let sendBuses: [SendBus]
@@ -146,6 +150,8 @@ final class Routing {
     _ = sends.initialize(from: sendRecords)
     sidechains = .allocate(capacity: max(sidechainRecords.count, 1))
     _ = sidechains.initialize(from: sidechainRecords)
+    sendCount = sendRecords.count
+    sidechainCount = sidechainRecords.count
     self.sidechainBuses = sidechainBuses
     self.envelopes = envelopes
     self.sendBuses = sendBuses

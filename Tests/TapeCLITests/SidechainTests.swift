@@ -134,22 +134,27 @@ struct SidechainTests {
     #expect(try render(space, file, "never.wav") == plain)
   }
 
-  /// Impulses at 1 s on both tracks. The voice runs through two look-ahead limiters; the
-  /// music through one, then LSP's compressor listening to its side chain (`scl`: its output
-  /// is the side-chain signal) keyed by the voice. The side chain reaches the compressor on
-  /// the frame its own input does, so the listened copy of the voice's impulse and the voice
-  /// itself meet at the output on frame 48,000: one impulse of twice the height, nothing else.
-  @Test func theSidechainIsAlignedThroughLookAheadPlugins() throws {
+  /// Impulses at 1 s on both tracks. The voice runs through look-ahead limiters; the music
+  /// through others, then LSP's compressor listening to its side chain (`scl`: its output is
+  /// the side-chain signal) keyed by the voice. The side chain reaches the compressor on the
+  /// frame its own input does, so the listened copy of the voice's impulse and the voice
+  /// itself meet at the output on frame 48,000: one impulse of twice the height, nothing
+  /// else. With more latency on the voice (two limiters, one before the compressor) the music
+  /// waits for the side chain; with less (one, and two before the compressor) the side chain
+  /// is delayed to meet the music.
+  @Test(arguments: [(2, 1), (1, 2)])
+  func theSidechainIsAlignedThroughLookAheadPlugins(voice: Int, music: Int) throws {
     try Plugins.require(Self.compressor, Plugins.limiter)
     let space = try Workspace()
     var impulse = [Float](repeating: 0, count: 2 * Self.rate * 2)
     impulse[Self.rate * 2] = 0.25
     impulse[Self.rate * 2 + 1] = 0.25
     let file = try RoutingTests.project(space, signals: [impulse, impulse])
-    for _ in 0..<2 {
-      try space.tape("fx", "add", file, "b", Plugins.limiter, "--set", "threshold=0")
+    for (track, count) in [("b", voice), ("a", music)] {
+      for _ in 0..<count {
+        try space.tape("fx", "add", file, track, Plugins.limiter, "--set", "threshold=0")
+      }
     }
-    try space.tape("fx", "add", file, "a", Plugins.limiter, "--set", "threshold=0")
     // The music's impulse is not heard: the compressor gives out what it listens to.
     try space.tape(
       "fx", "add", file, "a", Self.compressor, "--sidechain", "b", "--set", "sct=External",
