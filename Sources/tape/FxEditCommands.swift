@@ -202,7 +202,7 @@ extension Fx {
         --sidechain feeds the plugin's side-chain inputs (a compressor's key) from another \
         track's post-fader output (after its whole chain and its mute), aligned with what the \
         effect processes; a side chain that closes a loop of the routing is refused.
-        Example: tape fx add podcast.tape music sc_compressor_stereo --sidechain voices
+        Example: tape fx add song.tape t3 sc_compressor_stereo --sidechain t1 --set sct=External
         """
     ).parsedAlone()
 
@@ -283,8 +283,7 @@ extension Fx {
         Example: tape fx set song.tape f1 --set gain=-6 --set sec1=on --set freq1=120
         Example: tape fx set song.tape f2 --preset "Slightly Corrected"
         --sidechain feeds the effect's side-chain inputs from a track's post-fader output \
-        (none removes it).
-        Example: tape fx set podcast.tape f3 --sidechain t2
+        (--sidechain none removes it): 'tape fx set podcast.tape f3 --sidechain t2'.
         """
     ).parsedAlone()
 
