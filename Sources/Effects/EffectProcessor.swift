@@ -82,8 +82,21 @@ public final class EffectProcessor: @unchecked Sendable {
   /// instanceCount × inputsPerInstance × 64 floats.
   private let inputBuffers: UnsafeMutablePointer<Float>
   private let outputBuffers: UnsafeMutablePointer<Float>
-  /// 64 zeros for side-chain and CV inputs; scratch for optional outputs.
+  /// 64 zeros for optional and CV inputs; scratch for optional outputs.
   private let silence: UnsafeMutablePointer<Float>
+  /// The plugin's side-chain audio inputs per instance (see ``sidechainInput``).
+  private let sidechainsPerInstance: Int
+  /// instanceCount × sidechainsPerInstance × 64 floats: what the side-chain ports read.
+  private let sidechainBuffers: UnsafeMutablePointer<Float>
+  /// The side-chain signal's FIFO, beside ``fifoIn``: `channels × 64` floats.
+  private let sidechainFIFO: UnsafeMutablePointer<Float>
+  /// Where a caller puts the side-chain signal of the next ``process(_:frames:)`` call:
+  /// `maximumFrames` interleaved frames of ``channels`` channels, frame for frame beside the
+  /// call's buffer (so it passes through the same FIFO and reaches the plugin aligned with
+  /// it). The call reads and then silences what it used: a call nobody fed hears silence, as a
+  /// plugin's side chain did before side chains were routed. Holds zeros for a plugin without
+  /// side-chain inputs (``takesSidechain``), and is never read then.
+  public let sidechainInput: UnsafeMutablePointer<Float>
   private let scratch: UnsafeMutablePointer<Float>
   private let scratchCount: Int
 
@@ -254,8 +267,17 @@ public final class EffectProcessor: @unchecked Sendable {
     let audio = description.ports.filter { $0.kind == .audio }
     let mainInputs = audio.filter { $0.isInput && !$0.isSideChain && !$0.isOptional }
     let mainOutputs = audio.filter { !$0.isInput && !$0.isSideChain && !$0.isOptional }
+    let sidechainInputs = audio.filter { $0.isInput && $0.isSideChain }
     inputsPerInstance = mainInputs.count
     outputsPerInstance = mainOutputs.count
+    sidechainsPerInstance = sidechainInputs.count
+    sidechainBuffers = .allocate(capacity: max(1, instanceCount * sidechainInputs.count * step))
+    sidechainBuffers.initialize(
+      repeating: 0, count: max(1, instanceCount * sidechainInputs.count * step))
+    sidechainFIFO = .allocate(capacity: channels * step)
+    sidechainFIFO.initialize(repeating: 0, count: channels * step)
+    sidechainInput = .allocate(capacity: maximumFrames * channels)
+    sidechainInput.initialize(repeating: 0, count: maximumFrames * channels)
     inputBuffers = .allocate(capacity: instanceCount * inputsPerInstance * step)
     inputBuffers.initialize(repeating: 0, count: instanceCount * inputsPerInstance * step)
     outputBuffers = .allocate(capacity: instanceCount * outputsPerInstance * step)
@@ -320,6 +342,10 @@ public final class EffectProcessor: @unchecked Sendable {
           if let main = mainInputs.firstIndex(of: port) {
             instance.connect(
               port.index, inputBuffers + (instanceIndex * inputsPerInstance + main) * step)
+          } else if let side = sidechainInputs.firstIndex(of: port) {
+            instance.connect(
+              port.index,
+              sidechainBuffers + (instanceIndex * sidechainInputs.count + side) * step)
           } else {
             instance.connect(port.index, silence)
           }
@@ -407,6 +433,9 @@ public final class EffectProcessor: @unchecked Sendable {
     inputBuffers.deallocate()
     outputBuffers.deallocate()
     silence.deallocate()
+    sidechainBuffers.deallocate()
+    sidechainFIFO.deallocate()
+    sidechainInput.deallocate()
     scratch.deallocate()
     current.deallocate()
     rampStart.deallocate()
@@ -511,6 +540,10 @@ public final class EffectProcessor: @unchecked Sendable {
   /// the length of a ramp, so that its FIFO, its own latency and the state of its filters are
   /// those of the signal by then.
   public var warmUpFrames: Int { latency + rampFrames }
+
+  /// Whether the plugin has side-chain audio inputs (`lv2:isSideChain`, or in a port group
+  /// that is `pg:sideChainOf` another): what ``sidechainInput`` feeds.
+  public var takesSidechain: Bool { sidechainsPerInstance > 0 }
 
   /// Whether the processor's latency is in its chain's now (see ``setPresent(_:)``).
   ///
@@ -697,6 +730,14 @@ public final class EffectProcessor: @unchecked Sendable {
   ///   as the plugin's own `run` is; see ``PluginInfo/isHardRTCapable``).
   @_noLocks
   public func process(_ buffer: UnsafeMutablePointer<Float>, frames: Int) {
+    processOwnInput(buffer, frames: frames)
+    if sidechainsPerInstance > 0 {
+      for sample in 0..<min(frames, maximumFrames) * channels { sidechainInput[sample] = 0 }
+    }
+  }
+
+  @_noLocks
+  private func processOwnInput(_ buffer: UnsafeMutablePointer<Float>, frames: Int) {
     let engaged = run.pointee.engaged
     if engaged {
       processPresent(buffer, frames: frames)
@@ -740,6 +781,12 @@ public final class EffectProcessor: @unchecked Sendable {
         let count = min(frames - done, step - into)
         let block = buffer + done * channels
         fillInputs(block, count)
+        // Nested, not `&&`: its autoclosure would capture self (reference counting).
+        if sidechainsPerInstance > 0 {
+          if done + count <= maximumFrames {
+            fillSidechains(sidechainInput + done * channels, count)
+          }
+        }
         resetAtoms()
         for index in 0..<instanceCount {
           instances[index].run(count)
@@ -763,6 +810,12 @@ public final class EffectProcessor: @unchecked Sendable {
         block[sample] = fifoOut[offset + sample]
         fifoIn[offset + sample] = value
       }
+      if sidechainsPerInstance > 0 {
+        if done + count <= maximumFrames {
+          let side = sidechainInput + done * channels
+          for sample in 0..<count * channels { sidechainFIFO[offset + sample] = side[sample] }
+        }
+      }
       run.pointee.fill = fill + count
       run.pointee.frames += count
       done += count
@@ -779,6 +832,7 @@ public final class EffectProcessor: @unchecked Sendable {
     let step = EffectProcessor.stepFrames
     beginStep()
     fillInputs(fifoIn, step)
+    if sidechainsPerInstance > 0 { fillSidechains(sidechainFIFO, step) }
     resetAtoms()
     for index in 0..<instanceCount {
       instances[index].run(step)
@@ -866,6 +920,31 @@ public final class EffectProcessor: @unchecked Sendable {
       if index == latency { index = 0 }
     }
     run.pointee.delayIndex = index
+  }
+
+  /// Copies `count` frames of the side-chain signal into the plugin's side-chain inputs,
+  /// mapped to them as the track's channels are to its main inputs (see ``fillInputs``).
+  @inline(__always)
+  private func fillSidechains(_ block: UnsafeMutablePointer<Float>, _ count: Int) {
+    let step = EffectProcessor.stepFrames
+    let channels = self.channels
+    let ports = sidechainsPerInstance
+    for instance in 0..<instanceCount {
+      for input in 0..<ports {
+        let target = sidechainBuffers + (instance * ports + input) * step
+        if instanceCount == 2 {
+          for frame in 0..<count { target[frame] = block[frame * 2 + instance] }
+        } else if ports == channels {
+          for frame in 0..<count { target[frame] = block[frame * channels + input] }
+        } else if channels == 2 {
+          for frame in 0..<count {
+            target[frame] = (block[frame * 2] + block[frame * 2 + 1]) * 0.5
+          }
+        } else {
+          for frame in 0..<count { target[frame] = block[frame] }
+        }
+      }
+    }
   }
 
   /// Writes the plugin's outputs (mapped to the track's channels) into the sub-block, crossfaded

@@ -12,6 +12,9 @@ public struct PluginInfo: Sendable, Hashable, Codable {
   public var author: String?
   public var audioInputs: Int
   public var audioOutputs: Int
+  /// Side-chain audio inputs (`lv2:isSideChain`, or in a port group that is `pg:sideChainOf`
+  /// another): what an effect's side chain feeds (see ``EffectProcessor/sidechainInput``).
+  public var sidechainInputs: Int
   /// Control input ports, in port-index order: the order of every value array of the API.
   public var controls: [ControlPort]
   /// Has an `lv2:reportsLatency` control output (a look-ahead limiter, a linear-phase EQ).
@@ -95,6 +98,10 @@ public struct PluginInfo: Sendable, Hashable, Codable {
     }
     audioInputs = main.filter(\.isInput).count
     audioOutputs = main.filter { !$0.isInput }.count
+    sidechainInputs =
+      description.ports.filter {
+        $0.kind == .audio && $0.isInput && $0.isSideChain
+      }.count
     controls = description.ports.filter { $0.kind == .control && $0.isInput }.map(ControlPort.init)
     reportsLatency = description.ports.contains {
       $0.kind == .control && !$0.isInput && $0.reportsLatency

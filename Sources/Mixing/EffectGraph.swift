@@ -64,6 +64,26 @@ public struct SendRecord: @unchecked Sendable, BitwiseCopyable {
   public var state: UnsafeMutablePointer<RouteState>
 }
 
+/// One side chain of a routed plan as the kernel reads it: the source chain's output (after
+/// its chain, before its delay line, as a post-fader send taps it), delayed to reach the
+/// effect aligned with what the effect processes, at the source's mute, written into the
+/// effect's processors' side-chain inputs (``Effects/EffectProcessor/sidechainInput``).
+public struct SidechainRecord: @unchecked Sendable, BitwiseCopyable {
+  /// The chain (``GraphView/chains``' index) it taps.
+  public var source: Int
+  /// The effect's processor's side-chain input, and a second processor of the same effect
+  /// (a reorder's old and new orders run side by side); nil for none.
+  public var target: UnsafeMutablePointer<Float>
+  public var second: UnsafeMutablePointer<Float>?
+  /// 1, or 0 when its source is silent (muted, or unsoloed while another sounds).
+  public var gain: Float
+  /// Frames the copy is delayed by to line up with the effect's input.
+  public var delay: Int
+  public var buffer: UnsafeMutablePointer<Float>
+  public var delayLine: UnsafeMutablePointer<DelayLine>
+  public var state: UnsafeMutablePointer<RouteState>
+}
+
 /// One effect's values in a plan (its plugin's control ports in order) and its bypass: what a
 /// player hands the running processor when the plan starts to sound.
 public struct EffectSettings: @unchecked Sendable, BitwiseCopyable {
@@ -105,6 +125,19 @@ public struct GraphView: @unchecked Sendable, BitwiseCopyable {
   public var order: UnsafePointer<Int32>? = nil
   public var sends: UnsafePointer<SendRecord>? = nil
   public var sendCount = 0
+  public var sidechains: UnsafePointer<SidechainRecord>? = nil
+  public var sidechainCount = 0
+}
+
+/// An effect of a plan that takes a side chain, as ``Routing`` aligns it: its chain, its
+/// source's chain, the latency of what runs before it in its chain, and its processors'
+/// side-chain inputs.
+struct SidechainTap {
+  let effect: Effect.ID
+  let chain: Int
+  let source: Int
+  let before: Int
+  let targets: [UnsafeMutablePointer<Float>]
 }
 
 /// What a plan with effects owns besides its clips.
@@ -146,6 +179,7 @@ final class CompiledGraph: @unchecked Sendable {
     var reordering = false
     /// The processors of `owner`'s chain (see ``EffectRack/chain(_:_:)``), with their settings
     /// in this plan.
+    var entriesByOwner: [ChainOwner: [EffectRack.ChainEntry]] = [:]
     func chain(
       _ owner: ChainOwner, _ effects: [Effect]
     ) throws(MixingError) -> (
@@ -175,6 +209,7 @@ final class CompiledGraph: @unchecked Sendable {
       settingLists.append(list)
       // What the chain will delay by once its entries have entered or left.
       let latency = entries.filter(\.present).reduce(0) { $0 + $1.processor.latency }
+      entriesByOwner[owner] = entries
       return (entries.map(\.processor), list, latency)
     }
     for track in project.tracks {
@@ -208,9 +243,27 @@ final class CompiledGraph: @unchecked Sendable {
     for index in records.indices { records[index].delay = longest - latencies[index] }
     var routing: Routing?
     if project.hasRouting || !rack.lastSends.isEmpty {
+      let chainIndex = Dictionary(
+        uniqueKeysWithValues: project.tracks.enumerated().map { ($1.id, $0) })
+      var taps: [SidechainTap] = []
+      for (effect, track, source) in project.sidechains {
+        guard let chain = chainIndex[track], let from = chainIndex[source] else { continue }
+        let entries = entriesByOwner[.track(track)] ?? []
+        guard let first = entries.firstIndex(where: { $0.id == effect.id }) else { continue }
+        // What runs before it: the latency of the effects ahead of it that the chain's
+        // latency counts (a reorder's old order runs beside the new, and is not counted).
+        let before = entries[..<first].filter { $0.present && $0.role != .old }
+          .reduce(0) { $0 + $1.processor.latency }
+        let targets = entries.filter { $0.id == effect.id && $0.processor.takesSidechain }
+          .map(\.processor.sidechainInput)
+        guard !targets.isEmpty else { continue }
+        taps.append(
+          SidechainTap(
+            effect: effect.id, chain: chain, source: from, before: before, targets: targets))
+      }
       let made = try Routing(
         project: project, rack: rack, buses: buses, latencies: latencies, audible: audible,
-        records: &records)
+        sidechains: taps, records: &records)
       longest = made.masterArrival
       routing = made
     }
@@ -247,7 +300,9 @@ final class CompiledGraph: @unchecked Sendable {
       view.pointee.routed = true
       view.pointee.order = UnsafePointer(routing.order.baseAddress)
       view.pointee.sends = UnsafePointer(routing.sends.baseAddress)
-      view.pointee.sendCount = routing.sends.count
+      view.pointee.sendCount = routing.sendCount
+      view.pointee.sidechains = UnsafePointer(routing.sidechains.baseAddress)
+      view.pointee.sidechainCount = routing.sidechainCount
     }
     self.routing = routing
     rack.compiled()
@@ -325,6 +380,9 @@ public enum EffectKernel {
         send(
           graph, from: Int(index), preFader: false, frames: frames, channels: channels,
           rampFrames: rampFrames, live: false)
+        sidechain(
+          graph, from: Int(index), frames: frames, channels: channels, rampFrames: rampFrames,
+          live: false)
         chain.delayLine.pointee.process(
           chain.buffer, frames: frames, delay: chain.delay, rampFrames: rampFrames)
         route(
@@ -372,6 +430,9 @@ public enum EffectKernel {
         send(
           graph, from: Int(index), preFader: false, frames: frames, channels: channels,
           rampFrames: rampFrames, live: true)
+        sidechain(
+          graph, from: Int(index), frames: frames, channels: channels, rampFrames: rampFrames,
+          live: true)
         chain.delayLine.pointee.process(
           chain.buffer, frames: frames, delay: liveDelay(graph, chain, latency: latency),
           rampFrames: rampFrames)
@@ -522,6 +583,42 @@ public enum EffectKernel {
         }
       }
       send.state.pointee = state
+    }
+  }
+
+  /// The side chains that chain `from` feeds: a copy of its output (after its chain, before
+  /// its delay line), delayed by the side chain's delay, at its gain (ramping from the gain
+  /// reached; one new to a play starts from silence), written into each effect's side-chain
+  /// input, which the effect reads when its chain runs (later in the order).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  static func sidechain(
+    _ graph: GraphView, from: Int, frames: Int, channels: Int, rampFrames: Int, live: Bool
+  ) {
+    guard let sidechains = graph.sidechains, let chains = graph.chains else { return }
+    for index in 0..<graph.sidechainCount where sidechains[index].source == from {
+      let record = sidechains[index]
+      let tap = chains[from].buffer
+      for sample in 0..<frames * channels { record.buffer[sample] = tap[sample] }
+      record.delayLine.pointee.process(
+        record.buffer, frames: frames, delay: record.delay, rampFrames: rampFrames)
+      var state = record.state.pointee
+      if !state.hasGain {
+        state.left = live ? 0 : record.gain
+        state.hasGain = true
+      }
+      let step = max(abs(record.gain), abs(state.left), 1e-6) / Float(max(rampFrames, 1))
+      for frame in 0..<frames {
+        state.left = toward(state.left, record.gain, by: step)
+        for channel in 0..<channels {
+          let i = frame * channels + channel
+          record.target[i] = record.buffer[i] * state.left
+        }
+      }
+      if let second = record.second {
+        for sample in 0..<frames * channels { second[sample] = record.target[sample] }
+      }
+      record.state.pointee = state
     }
   }
 

@@ -39,6 +39,8 @@ public final class EffectRack: @unchecked Sendable {
   /// The sends of the last plan compiled: one that a new plan no longer has ramps out there
   /// (a ghost at gain 0) while its gain has not reached 0.
   var lastSends: [Send.ID: Send] = [:]
+  /// Each side chain's working memory (its delay line, its gain reached), by its effect's id.
+  private var sidechainBuses: [Effect.ID: SendBus] = [:]
   /// The effects skipped so far because their plugin is missing or cannot run (with
   /// `bypassMissing`), with why ("its plugin URI is not installed").
   public private(set) var skipped: [Effect.ID: String] = [:]
@@ -417,6 +419,17 @@ public final class EffectRack: @unchecked Sendable {
     buses = buses.filter { owners.contains($0.key) }
     lastChains = lastChains.filter { owners.contains($0.key) }
     if let sends { sendBuses = sendBuses.filter { sends.contains($0.key) } }
+    sidechainBuses = sidechainBuses.filter { effects.contains($0.key) }
+  }
+
+  /// The working memory of effect `id`'s side chain, kept from plan to plan.
+  func sidechainBus(_ id: Effect.ID) -> SendBus {
+    if let bus = sidechainBuses[id] { return bus }
+    let bus = SendBus(
+      channels: channels, maximumFrames: maximumFrames,
+      maximumDelay: live ? 2 * maximumDelay : maximumDelay)
+    sidechainBuses[id] = bus
+    return bus
   }
 
   /// The bus of send `id` at its tap, kept from plan to plan (its delay line and gain with it).

@@ -1,7 +1,8 @@
 import Timeline
 
-/// The routing part of a plan: where each chain goes, the sends, the order the chains run in
-/// and how every path is aligned, compiled off the audio thread into flat records.
+/// The routing part of a plan: where each chain goes, the sends and side chains, the order the
+/// chains run in and how every path is aligned, compiled off the audio thread into flat
+/// records.
 ///
 /// Latency over the whole graph: each track `c` has an arrival `A(c)`, the latest at which
 /// anything it receives comes in (0 for a track that receives nothing), and its chain's latency
@@ -9,10 +10,19 @@ import Timeline
 /// a track is delayed to reach it at `A(c)`, and so are the track's own clips (the plan moves
 /// them `A(c)` later); every track going to the master is delayed to reach it at `M`, the
 /// latest arrival there. The graph's latency is then `M` plus the master chain's: an impulse on
-/// any track reaches the output at the same frame through every path.
+/// any track reaches the output at the same frame through every path. A side chain from `s`
+/// into an effect of `c` whose chain has latency `B` before it reaches the effect at
+/// `A(c) + B`, with the signal the effect processes: `A(c) ≥ A(s) + L(s) − B`, and the side
+/// chain is delayed by the difference.
 final class Routing {
   let order: UnsafeMutableBufferPointer<Int32>
   let sends: UnsafeMutableBufferPointer<SendRecord>
+  let sidechains: UnsafeMutableBufferPointer<SidechainRecord>
+  /// The records in ``sends`` and ``sidechains`` (each buffer holds at least one slot, so its
+  /// own count is not theirs).
+  let sendCount: Int
+  let sidechainCount: Int
+  private let sidechainBuses: [SendBus]
   private let envelopes: [UnsafeMutableBufferPointer<EnvelopeSegment>]
   private let sendBuses: [SendBus]
   let alignment: [Track.ID: Int]
@@ -25,7 +35,7 @@ final class Routing {
   /// `latencies`), taking send buses from `rack`.
   init(
     project: Project, rack: EffectRack, buses: [ChainBus], latencies: [Int],
-    audible: Set<Track.ID>, records: inout [ChainRecord]
+    audible: Set<Track.ID>, sidechains taps: [SidechainTap], records: inout [ChainRecord]
   ) throws(MixingError) {
     let tracks = project.tracks
     let index = Dictionary(uniqueKeysWithValues: tracks.enumerated().map { ($1.id, $0) })
@@ -49,6 +59,11 @@ final class Routing {
       for (send, _) in all where send.to == id {
         guard let from = index[send.from] else { continue }
         latest = max(latest, arrival[from] + (send.isPreFader ? 0 : latencies[from]))
+      }
+      // A side chain reaches its effect with what the effect processes: the effect's input is
+      // at A(c) plus what runs before it.
+      for tap in taps where tap.chain == chain {
+        latest = max(latest, arrival[tap.source] + latencies[tap.source] - tap.before)
       }
       arrival[chain] = latest
     }
@@ -110,6 +125,22 @@ final class Routing {
           gainLeft: Float(gain * pan.left), gainRight: Float(gain * pan.right),
           delay: arrival[to] - tap, buffer: bus.buffer, delayLine: bus.delay, state: bus.state))
     }
+    var sidechainRecords: [SidechainRecord] = []
+    var sidechainBuses: [SendBus] = []
+    for tap in taps {
+      let bus = rack.sidechainBus(tap.effect)
+      sidechainBuses.append(bus)
+      let delay =
+        arrival[tap.chain] + tap.before - arrival[tap.source] - latencies[tap.source]
+      guard delay <= rack.maximumDelay else {
+        throw .latencyTooLong(frames: delay, most: rack.maximumDelay)
+      }
+      sidechainRecords.append(
+        SidechainRecord(
+          source: tap.source, target: tap.targets[0], second: tap.targets.dropFirst().first,
+          gain: audible.contains(tracks[tap.source].id) ? 1 : 0, delay: max(0, delay),
+          buffer: bus.buffer, delayLine: bus.delay, state: bus.state))
+    }
     for record in records where record.delay > rack.maximumDelay {
       throw .latencyTooLong(frames: record.delay, most: rack.maximumDelay)
     }
@@ -117,6 +148,11 @@ final class Routing {
     _ = self.order.initialize(from: order.map { Int32($0) })
     sends = .allocate(capacity: max(sendRecords.count, 1))
     _ = sends.initialize(from: sendRecords)
+    sidechains = .allocate(capacity: max(sidechainRecords.count, 1))
+    _ = sidechains.initialize(from: sidechainRecords)
+    sendCount = sendRecords.count
+    sidechainCount = sidechainRecords.count
+    self.sidechainBuses = sidechainBuses
     self.envelopes = envelopes
     self.sendBuses = sendBuses
     alignment = Dictionary(
@@ -130,6 +166,7 @@ final class Routing {
   deinit {
     order.deallocate()
     sends.deallocate()
+    sidechains.deallocate()
     for buffer in envelopes { buffer.deallocate() }
   }
 
@@ -154,6 +191,10 @@ final class Routing {
           (UnsafeRawPointer(base), buffer.count * MemoryLayout<EnvelopeSegment>.stride))
       }
     }
-    return regions + sendBuses.flatMap(\.memoryRegions)
+    if let base = sidechains.baseAddress {
+      regions.append(
+        (UnsafeRawPointer(base), sidechains.count * MemoryLayout<SidechainRecord>.stride))
+    }
+    return regions + sendBuses.flatMap(\.memoryRegions) + sidechainBuses.flatMap(\.memoryRegions)
   }
 }

@@ -176,6 +176,14 @@ extension Project {
           sends.removeAll { $0.from == id || $0.to == id }
           changed.sends = true
         }
+        // Side chains from it go (the effects stay, their side-chain inputs silent).
+        for other in tracks.indices {
+          for slot in tracks[other].effects.indices
+          where tracks[other].effects[slot].sidechain == id {
+            tracks[other].effects[slot].sidechain = nil
+            changed.effects = true
+          }
+        }
       }
     case .setClip(let clip, let trackID):
       guard let target = tracks.firstIndex(where: { $0.id == trackID }) else {
@@ -206,11 +214,24 @@ extension Project {
       for effect in effects { try effect.validate() }
       try takeEffects(Set(effects.map(\.id)), into: owner, count: effects.count)
       switch owner {
-      case .master: masterEffects = effects
+      case .master:
+        // The master's chain runs on the whole mix, after every track: nothing to align a
+        // side chain with.
+        if let effect = effects.first(where: { $0.sidechain != nil }) {
+          throw .invalidEffect(
+            effect.id,
+            reason:
+              "an effect on the master cannot take a side chain; put it on a track (a bus) instead"
+          )
+        }
+        masterEffects = effects
       case .track(let id):
         if let index = tracks.firstIndex(where: { $0.id == id }) { tracks[index].effects = effects }
       }
       changed.effects = true
+      if case .track(let id) = owner, effects.contains(where: { $0.sidechain != nil }) {
+        try validateRouting(startingAt: id)
+      }
     case .setMarker(let marker):
       try validate(marker)
       markers.removeAll { $0.id == marker.id }

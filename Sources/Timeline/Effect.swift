@@ -30,16 +30,23 @@ public struct Effect: Sendable, Hashable, Codable, Identifiable, IdentifiedEntit
   /// The plugin's own state beyond its port values (LV2 State), as the plugin saved it; nil for
   /// none.
   public var state: [UInt8]?
+  /// The track whose post-fader output (what it sends to its output: after its whole chain
+  /// and its mute) feeds the plugin's side-chain inputs, aligned with what the effect
+  /// processes; nil for none (the side-chain inputs get silence). A dependency of the routing:
+  /// the source runs before the effect's track, and a loop is refused (see
+  /// ``Project/validateRouting(startingAt:)``).
+  public var sidechain: Track.ID?
 
   public init(
     id: ID, plugin: String, parameters: [String: Double] = [:], isBypassed: Bool = false,
-    state: [UInt8]? = nil
+    state: [UInt8]? = nil, sidechain: Track.ID? = nil
   ) {
     self.id = id
     self.plugin = plugin
     self.parameters = parameters
     self.isBypassed = isBypassed
     self.state = state
+    self.sidechain = sidechain
   }
 
   /// Checks what the model can check without the plugin: a URI, finite values on named ports.

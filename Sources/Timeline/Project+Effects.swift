@@ -20,12 +20,18 @@ extension Project {
     }
     try effect.validate()
     chain.insert(effect, at: position)
+    if effect.sidechain != nil {
+      _ = try applying([.setEffects(chain, on: owner)])
+    }
     return [.setEffects(chain, on: owner)]
   }
 
-  /// Sets parameters of effect `id` (the others keep their values) and its bypass.
+  /// Sets parameters of effect `id` (the others keep their values), its bypass and its
+  /// side chain (`.some(nil)` removes it; nil leaves it). A side chain that would close a
+  /// loop of the routing is refused, naming the loop.
   public func setEffect(
-    _ id: Effect.ID, parameters: [String: Double] = [:], bypassed: Bool? = nil
+    _ id: Effect.ID, parameters: [String: Double] = [:], bypassed: Bool? = nil,
+    sidechain: Track.ID?? = nil
   ) throws(TimelineError) -> [Command] {
     guard let (effect, owner, index) = self.effect(id), var chain = effects(of: owner) else {
       throw .unknownEffect(id)
@@ -33,8 +39,12 @@ extension Project {
     var changed = effect
     changed.parameters.merge(parameters) { _, new in new }
     if let bypassed { changed.isBypassed = bypassed }
+    if let sidechain { changed.sidechain = sidechain }
     try changed.validate()
     chain[index] = changed
+    if changed.sidechain != nil {
+      _ = try applying([.setEffects(chain, on: owner)])
+    }
     return [.setEffects(chain, on: owner)]
   }
 
@@ -45,6 +55,7 @@ extension Project {
     }
     try effect.validate()
     chain[index] = effect
+    if effect.sidechain != nil { _ = try applying([.setEffects(chain, on: owner)]) }
     return [.setEffects(chain, on: owner)]
   }
 

@@ -1,8 +1,9 @@
 /// Routing: where each track's sound goes (its output, the master by default, or another
-/// track used as a bus) and the sends that copy it to other tracks.
+/// track used as a bus), the sends that copy it to other tracks, and the side chains that take
+/// it into another track's effect.
 ///
 /// The routing is a graph of tracks with no loop: a track never feeds itself by any path of
-/// outputs and sends (an edit that would is refused, naming the loop). Solo keeps audible the
+/// outputs, sends and side chains (an edit that would is refused, naming the loop). Solo keeps audible the
 /// tracks a soloed track feeds and those that feed it, as Ardour's solo does: a soloed voice
 /// still reaches its bus and the shared reverb it is sent to, and a soloed bus still hears what
 /// feeds it.
@@ -17,9 +18,31 @@ extension Project {
     return targets
   }
 
-  /// Whether any track's output is another track or any send exists.
+  /// The tracks that must run after `id`: those it feeds (``feeds(of:)``), and the tracks
+  /// whose effects take `id`'s output as their side chain. The edges a loop is searched on and
+  /// the mix is ordered by; solo follows ``feeds(of:)`` alone (a side chain is not heard).
+  public func dependents(of id: Track.ID) -> [Track.ID] {
+    var targets = feeds(of: id)
+    for track in tracks where !targets.contains(track.id) {
+      if track.effects.contains(where: { $0.sidechain == id }) { targets.append(track.id) }
+    }
+    return targets
+  }
+
+  /// The side chains of the project: each effect with one, its track and its source.
+  public var sidechains: [(effect: Effect, track: Track.ID, source: Track.ID)] {
+    tracks.flatMap { track in
+      track.effects.compactMap { effect in
+        effect.sidechain.map { (effect, track.id, $0) }
+      }
+    }
+  }
+
+  /// Whether any track's output is another track, any send exists or any effect takes a side
+  /// chain.
   public var hasRouting: Bool {
     !sends.isEmpty || tracks.contains { $0.output != nil }
+      || tracks.contains { $0.effects.contains { $0.sidechain != nil } }
   }
 
   /// The tracks that sound: not muted, and, when any track is soloed, soloed, fed by a soloed
@@ -65,7 +88,7 @@ extension Project {
     for root in order where !done.contains(root) {
       var path: [Track.ID] = []
       var onPath: Set<Track.ID> = []
-      var stack: [(Track.ID, [Track.ID])] = [(root, feeds(of: root))]
+      var stack: [(Track.ID, [Track.ID])] = [(root, dependents(of: root))]
       path.append(root)
       onPath.insert(root)
       while !stack.isEmpty {
@@ -84,7 +107,7 @@ extension Project {
         if done.contains(next) { continue }
         path.append(next)
         onPath.insert(next)
-        stack.append((next, feeds(of: next)))
+        stack.append((next, dependents(of: next)))
       }
     }
     return nil
@@ -95,7 +118,7 @@ extension Project {
   public var routingOrder: [Track.ID] {
     var waiting: [Track.ID: Int] = [:]
     for track in tracks {
-      for target in feeds(of: track.id) { waiting[target, default: 0] += 1 }
+      for target in dependents(of: track.id) { waiting[target, default: 0] += 1 }
     }
     var order: [Track.ID] = []
     var ready = tracks.map(\.id).filter { (waiting[$0] ?? 0) == 0 }
@@ -105,7 +128,7 @@ extension Project {
       order.append(next)
       placed.insert(next)
       var freed: [Track.ID] = []
-      for target in feeds(of: next) {
+      for target in dependents(of: next) {
         waiting[target, default: 0] -= 1
         if waiting[target] == 0 { freed.append(target) }
       }
@@ -135,6 +158,10 @@ extension Project {
       guard send.pan.isFinite, (-1.0...1.0).contains(send.pan) else {
         throw .panOutOfRange(track: nil, pan: send.pan)
       }
+    }
+    for (_, track, source) in sidechains {
+      guard ids.contains(source) else { throw .unknownTrack(source) }
+      guard source != track else { throw .routingLoop([track, track]) }
     }
     if let loop = routingLoop(startingAt: first) { throw .routingLoop(loop) }
   }

@@ -17,6 +17,12 @@ extension Project {
       track.isSolo = false
       // Routing among the chosen tracks stays; a track going to one left out goes to the master.
       if let output = track.output, !chosen.contains(output) { track.output = nil }
+      // A side chain from a track left out is silent in the stem, as that track is.
+      for slot in track.effects.indices {
+        if let source = track.effects[slot].sidechain, !chosen.contains(source) {
+          track.effects[slot].sidechain = nil
+        }
+      }
       return track
     }
     stem.sends = sends.filter { chosen.contains($0.from) && chosen.contains($0.to) }

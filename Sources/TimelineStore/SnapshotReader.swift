@@ -134,6 +134,16 @@ enum SnapshotReader {
       try all(EffectRow.self, db) { row in
         effects.append(try EffectRow.read(row, id: Effect.ID(row.int64(0)), updating: nil))
       }
+      // Projects made before side chains have no side-chain table until opened for writing.
+      if try db.tableExists(Schema.effectSidechainTable) {
+        var sources: [Effect.ID: Track.ID] = [:]
+        try all(EffectSidechainRow.self, db) { row in
+          sources[Effect.ID(row.int64(0))] = try EffectSidechainRow.read(row)
+        }
+        for index in effects.indices {
+          effects[index].effect.sidechain = sources[effects[index].effect.id]
+        }
+      }
       try EffectRow.place(effects, in: &project)
     }
     // Projects made before markers have no marker table until opened for writing.
@@ -495,6 +505,18 @@ enum SnapshotReader {
         } else {
           effects[id] = try EffectRow.read(
             Columns(row), id: id, updating: kind == .insert ? nil : effects[id])
+        }
+      }
+      try changes.forEachRow(in: [EffectSidechainRow.index]) { key, kind, row in
+        let id = Effect.ID(key.id)
+        guard effects[id] != nil else {
+          if kind == .delete { return }
+          throw StoreError.corrupt(detail: "the side chain of missing effect f\(key.id) is stored")
+        }
+        if kind == .delete {
+          effects[id]?.effect.sidechain = nil
+        } else if let source = try EffectSidechainRow.read(Columns(row)) {
+          effects[id]?.effect.sidechain = source
         }
       }
       try EffectRow.place(Array(effects.values), in: &project)

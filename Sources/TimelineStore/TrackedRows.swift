@@ -392,8 +392,11 @@ enum EffectRow: TrackedRow {
       let parameters = try row.text(4).map({ try parsed($0, id) }) ?? base?.effect.parameters,
       let bypassed = try row.integer(5).map({ $0 != 0 }) ?? base?.effect.isBypassed
     else { throw unreadable(id.rawValue) }
+    // The side chain lives in its own table (``EffectSidechainRow``): an update keeps it.
     return (
-      Effect(id: id, plugin: plugin, parameters: parameters, isBypassed: bypassed, state: state),
+      Effect(
+        id: id, plugin: plugin, parameters: parameters, isBypassed: bypassed, state: state,
+        sidechain: base?.effect.sidechain),
       owner, position
     )
   }
@@ -584,5 +587,23 @@ enum SendRow: TrackedRow {
       let pre = try row.integer(5).map({ $0 != 0 }) ?? base?.isPreFader
     else { throw unreadable(id.rawValue) }
     return Send(id: id, from: from, to: to, gain: gain, pan: pan, isPreFader: pre)
+  }
+}
+
+/// An effect's side chain: `(effectID, sourceID)`, the track whose post-fader output feeds the
+/// effect's side-chain inputs; no row, none. Its own table (v16), so that the effect table keeps
+/// its columns (a changeset records a table's column count).
+enum EffectSidechainRow: TrackedRow {
+  static let table = "effect_sidechain"
+  static let index = 12
+  static let columns = ["effectID", "sourceID"]
+
+  static func values(_ effect: Effect) -> [ChangeValue]? {
+    effect.sidechain.map { [.integer(effect.id.rawValue), .integer($0.rawValue)] }
+  }
+
+  /// The source a row holds; `nil` when the row leaves it alone.
+  static func read(_ row: some ColumnReader) throws -> Track.ID? {
+    try row.integer(1).map { Track.ID($0) }
   }
 }

@@ -373,7 +373,7 @@ struct DiffWords {
     switch (change.before, change.after) {
     case (nil, let new?):
       return
-        "\(id) added to \(new.owner) at \(new.index) (\(short(new.effect.plugin)))\(new.effect.isBypassed ? ", bypassed" : "")"
+        "\(id) added to \(new.owner) at \(new.index) (\(short(new.effect.plugin)))\(new.effect.isBypassed ? ", bypassed" : "")\(new.effect.sidechain.map { ", sidechain \($0)" } ?? "")"
     case (let old?, nil):
       return "\(id) removed from \(old.owner) (\(short(old.effect.plugin)))"
     case (let old?, let new?):
@@ -392,6 +392,10 @@ struct DiffWords {
       }
       if old.effect.isBypassed != new.effect.isBypassed {
         parts.append(new.effect.isBypassed ? "bypassed" : "turned on")
+      }
+      if old.effect.sidechain != new.effect.sidechain {
+        let name = { (source: Track.ID?) in source?.description ?? "none" }
+        parts.append("sidechain \(name(old.effect.sidechain)) → \(name(new.effect.sidechain))")
       }
       if old.effect.state != new.effect.state { parts.append("plugin state changed") }
       if old.effect.plugin != new.effect.plugin {

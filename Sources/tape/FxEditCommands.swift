@@ -146,6 +146,22 @@ enum FxNames {
     return .track(try resolveTrack(text, project))
   }
 
+  /// The side chain `--sidechain` names for an effect of `plugin`: a track (t2, or its name),
+  /// or nil for `none`. Refused for a plugin without side-chain inputs.
+  static func sidechain(
+    _ text: String, for plugin: PluginInfo?, _ project: Project
+  ) throws -> Track.ID? {
+    if text == "none" { return nil }
+    let source = try resolveTrack(text, project)
+    if let plugin, plugin.sidechainInputs == 0 {
+      throw UsageError(
+        message:
+          "\(escaped(plugin.name)) has no side-chain input; choose a plugin that has one (lsp's sc_compressor_stereo, say: 'tape fx info URI' shows its ports), or leave out --sidechain"
+      )
+    }
+    return source
+  }
+
   /// An effect's parameter values as its plugin shows them (enum labels, toggles), or the
   /// stored numbers where the plugin is missing.
   static func display(_ effect: Effect, _ plugin: PluginInfo?) -> [(String, String)] {
@@ -183,6 +199,10 @@ extension Fx {
         Example: tape fx add song.tape t1 http://gareus.org/oss/lv2/fil4#stereo --set gain=-3
         Example: tape fx add song.tape master dpl#stereo --set threshold=-1
         Example: tape fx add song.tape t1 http://gareus.org/oss/lv2/fat1 --preset Live
+        --sidechain feeds the plugin's side-chain inputs (a compressor's key) from another \
+        track's post-fader output (after its whole chain and its mute), aligned with what the \
+        effect processes; a side chain that closes a loop of the routing is refused.
+        Example: tape fx add song.tape t3 sc_compressor_stereo --sidechain t1 --set sct=External
         """
     ).parsedAlone()
 
@@ -202,6 +222,11 @@ extension Fx {
       parsing: .unconditional, help: "Its place in the chain, 0 running first (default: last).")
     var at: Int?
     @Flag(help: "Add it bypassed.") var bypass = false
+    @Option(
+      help: ArgumentHelp(
+        "Feed the effect's side-chain inputs from this track's post-fader output (t2, or its name; none removes it).",
+        valueName: "track"))
+    var sidechain: String?
     @OptionGroup var options: EditOptions
 
     func validate() throws {
@@ -213,7 +238,8 @@ extension Fx {
     var label: String {
       historyLabel(
         "Add effect to \(chain)",
-        [("", uri), ("preset", preset)] + parameters.settings.map { ("", $0) })
+        [("", uri), ("preset", preset), ("sidechain", sidechain)]
+          + parameters.settings.map { ("", $0) })
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
@@ -229,7 +255,8 @@ extension Fx {
       // A plugin with state of its own (LV2 State) has it saved with the effect, as it is
       // with these values (and its preset's state): every later start restores the same.
       var effect = Effect(
-        id: ids.newEffectID(), plugin: plugin.uri, parameters: values, isBypassed: bypass)
+        id: ids.newEffectID(), plugin: plugin.uri, parameters: values, isBypassed: bypass,
+        sidechain: try sidechain.flatMap { try FxNames.sidechain($0, for: plugin, project) })
       if plugin.hasState {
         effect.state = try EffectState.saved(
           effect, plugin: plugin, preset: preset, state: nil, project: project)
@@ -255,6 +282,8 @@ extension Fx {
         one undo step.
         Example: tape fx set song.tape f1 --set gain=-6 --set sec1=on --set freq1=120
         Example: tape fx set song.tape f2 --preset "Slightly Corrected"
+        --sidechain feeds the effect's side-chain inputs from a track's post-fader output \
+        (--sidechain none removes it): 'tape fx set podcast.tape f3 --sidechain t2'.
         """
     ).parsedAlone()
 
@@ -266,12 +295,18 @@ extension Fx {
         valueName: "name"))
     var preset: String?
     @OptionGroup var parameters: ParameterSettings
+    @Option(
+      help: ArgumentHelp(
+        "Feed the effect's side-chain inputs from this track's post-fader output (t2, or its name; none removes it).",
+        valueName: "track"))
+    var sidechain: String?
     @OptionGroup var options: EditOptions
 
     func validate() throws {
-      guard !parameters.settings.isEmpty || preset != nil else {
+      guard !parameters.settings.isEmpty || preset != nil || sidechain != nil else {
         throw ValidationError(
-          "say what to change: --set symbol=value ('tape fx info URI' lists them) or --preset NAME")
+          "say what to change: --set symbol=value ('tape fx info URI' lists them), --preset NAME or --sidechain TRACK"
+        )
       }
       if let preset { try RawArguments.requireText(preset, "the preset") }
       _ = try parameters.pairs()
@@ -279,7 +314,8 @@ extension Fx {
 
     var label: String {
       historyLabel(
-        "Set effect \(effect)", [("preset", preset)] + parameters.settings.map { ("", $0) })
+        "Set effect \(effect)",
+        [("preset", preset), ("sidechain", sidechain)] + parameters.settings.map { ("", $0) })
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
@@ -288,9 +324,15 @@ extension Fx {
       let catalog = PluginCatalog.load()
       let plugin = try FxNames.plugin(of: current, catalog).atSampleRate(project.sampleRate)
       let values = try parameters.values(for: plugin)
-      guard let name = preset else { return try project.setEffect(id, parameters: values) }
+      let source: Track.ID?? = try sidechain.map {
+        try FxNames.sidechain($0, for: catalog.plugin(current.plugin), project)
+      }
+      guard let name = preset else {
+        return try project.setEffect(id, parameters: values, sidechain: source)
+      }
       let preset = try FxNames.preset(name, of: plugin, catalog)
       var changed = current
+      if let source { changed.sidechain = source }
       changed.parameters.merge(preset.values(for: plugin)) { _, new in new }
       changed.parameters.merge(values) { _, new in new }
       if preset.hasState {
@@ -404,6 +446,10 @@ extension Fx {
           let plugin = catalog.plugin(effect.plugin)
           var line = "\(effect.id)  \(owner) #\(index)  \(escaped(plugin?.name ?? effect.plugin))"
           if effect.isBypassed { line += "  (bypassed)" }
+          if let source = effect.sidechain {
+            let name = snapshot.track(source).map { " (\(escaped($0.name)))" } ?? ""
+            line += "  sidechain \(source)\(name)"
+          }
           if plugin == nil { line += "  (plugin not installed: \(escaped(effect.plugin)))" }
           print(line)
           let values = FxNames.display(effect, plugin).map { "\($0)=\($1)" }
@@ -445,6 +491,7 @@ func effectJSON(
     ("index", .int(Int64(index))), ("plugin", .string(effect.plugin)),
     ("name", plugin.map { .string($0.name) } ?? .null), ("installed", .bool(plugin != nil)),
     ("bypassed", .bool(effect.isBypassed)),
+    ("sidechain", effect.sidechain.map { .string($0.description) } ?? .null),
     (
       "parameters",
       .object(effect.parameters.sorted { $0.key < $1.key }.map { ($0.key, FxNames.json($0.value)) })

@@ -194,6 +194,7 @@ struct LogFormat {
     case (.marker, "position"): ("frame", .time)
     case (.effect, "trackID"): ("chain", .chain)
     case (.track, "output"): ("output", .chain)
+    case (.effect, "sidechain"): ("sidechain", .id("t"))
     case (.send, "fromID"): ("from", .id("t"))
     case (.send, "toID"): ("to", .id("t"))
     case (.send, "preFader"): ("pre-fader", .flag)

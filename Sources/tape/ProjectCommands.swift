@@ -165,12 +165,14 @@ func projectJSON(_ snapshot: StoreSnapshot, file: String) -> JSONValue {
   ])
 }
 
-/// An effect as `ls --json` shows it: `id`, `plugin` (its LV2 URI), `bypassed`, `parameters`
-/// (port symbol → value) and `hasState` (the plugin's own state is stored with it).
+/// An effect as `ls --json` shows it: `id`, `plugin` (its LV2 URI), `bypassed`, `sidechain`
+/// (the track feeding its side-chain inputs, or null), `parameters` (port symbol → value) and
+/// `hasState` (the plugin's own state is stored with it).
 func effectFields(_ effect: Effect) -> JSONValue {
   .object([
     ("id", .string(effect.id.description)), ("plugin", .string(effect.plugin)),
     ("bypassed", .bool(effect.isBypassed)),
+    ("sidechain", effect.sidechain.map { .string($0.description) } ?? .null),
     (
       "parameters",
       .object(effect.parameters.sorted { $0.key < $1.key }.map { ($0.key, FxNames.json($0.value)) })

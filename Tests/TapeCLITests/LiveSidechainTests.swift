@@ -1,0 +1,114 @@
+import Foundation
+import ReferenceRenders
+import Testing
+import Timeline
+import TimelineStore
+
+extension ProcessHeavyTests {
+  /// Side chains in `tape play` on the paced JACK device (docs/alsa-testing.md).
+  @Suite("Side chains heard live", .timeLimit(.minutes(10)))
+  struct LiveSidechainTests {
+    /// While a 100 Hz bed plays under a 200 Hz "voice" (bursts of 0.5 s every second, faded
+    /// over 50 ms) with LSP's side-chain compressor on the bed, another process takes the
+    /// compressor's side chain away (the bed comes back up), keys it by the voice again (the
+    /// bed ducks), turns the voice down 6 dB (it ducks less) and back. The compressor keeps
+    /// running through every change (its side chain ramps in and out: nothing clicks, by the
+    /// second difference of the capture), the audio thread allocates and frees nothing, and
+    /// once the last change has settled the capture equals the render of the last version.
+    @Test func sidechainChangesWhilePlayingSettleOnTheRender() throws {
+      try Plugins.require(SidechainTests.compressor)
+      for attempt in 1...2 {
+        let space = try Workspace()
+        let counter = try allocationCounter(in: space)
+        let file = try sineProject(in: space, hertz: 100)
+        try space.tape(
+          "clip", "add", file, "t1", "s1", "--at", "0", "--length", "9s", "--fade-in", "50ms",
+          "--fade-out", "50ms")
+        let rate = 48_000
+        let voice = (0..<(10 * rate)).flatMap { frame -> [Float] in
+          let inside = frame % rate
+          guard inside >= rate / 2 else { return [0, 0] }
+          let into = inside - rate / 2
+          let ramp = Float(min(1, Double(min(into, rate / 2 - 1 - into)) / Double(rate / 20)))
+          let value = ramp * Float(0.3 * sin(2 * .pi * 200 * Double(frame) / Double(rate)))
+          return [value, value]
+        }
+        let wav = space.path("voice.wav")
+        try RoutingTests.writeWAV(voice, to: wav, in: space)
+        try space.tape("import", file, wav)
+        try space.tape("track", "add", file, "Voice")
+        try space.tape("clip", "add", file, "t2", "s2", "--at", "0", "--length", "9s")
+        try space.tape(
+          "fx", "add", file, "t1", SidechainTests.compressor, "--sidechain", "t2", "--set",
+          "sct=External", "--set", "cr=8", "--set", "al=-30dB", "--set", "at=10", "--set",
+          "rt=80")
+        let device = try PacedDevice()
+        try device.record(seconds: 11)
+        var environment = device.environment
+        environment["LD_PRELOAD"] = counter
+        environment["TAPE_ALLOC_REPORT"] = space.path("allocations")
+        let (player, out, errors) = try startTape(
+          ["play", file, "--device", "jackrec", "--period", "256", "--json"],
+          environment: environment)
+        let store = try TimelineStore.open(at: file)
+        let (voiceTrack, f1) = (Track.ID(2), Effect.ID(1))
+        let changes: [(String, (Project) throws -> [Command])] = [
+          ("unkeyed", { p in try p.setEffect(f1, sidechain: .some(nil)) }),
+          ("keyed", { p in try p.setEffect(f1, sidechain: .some(voiceTrack)) }),
+          ("voice down", { p in try p.setTrack(voiceTrack, gain: Gain(decibels: -6), pan: 0) }),
+          ("voice back", { p in try p.setTrack(voiceTrack, gain: .unity, pan: 0) }),
+        ]
+        Thread.sleep(forTimeInterval: 1.2)
+        for (label, change) in changes {
+          try store.commit(label: label) { project, _ in try change(project) }
+          Thread.sleep(forTimeInterval: 1.1)
+        }
+        try store.close()
+        let rendered = space.path("last.wav")
+        try space.tape("render", file, "-o", rendered, "--bits", "32f")
+        let render = try ReferenceRender.decode(rendered)
+        let (report, swaps, said) = try playReport(player, out, errors)
+        #expect(player.terminationStatus == 0)
+        let captured = try device.recorded()
+        let left = stride(from: 0, to: captured.count, by: 2).map { captured[$0] }
+        var largest: Float = 0
+        for index in 1..<max(left.count - 1, 1) {
+          largest = max(largest, abs(left[index + 1] - 2 * left[index] + left[index - 1]))
+        }
+        // Half a second after the last change (its swap, and the compressor's release): the
+        // capture is the render.
+        let last = swaps.last?["frame"] as? Int ?? 0
+        let start = (onset(captured) ?? 0) - (onset(render) ?? 0)
+        var worst: Float = 0
+        for frame in (last + 24_000)..<min(last + 72_000, 9 * 48_000 - 4_800)
+        where (start + frame) * 2 + 1 < captured.count {
+          for channel in 0..<2 {
+            worst = max(
+              worst, abs(captured[(start + frame) * 2 + channel] - render[frame * 2 + channel]))
+          }
+        }
+        let verdict = device.verdict(
+          differs: largest > 0.003 || worst > 1e-4, attempt: attempt,
+          playerXruns: report["xruns"] as? Int ?? -1,
+          playerRealtime: report["realtimePriority"] as? Bool ?? false)
+        print(
+          "live side chain: largest second difference \(largest), settled vs render \(worst), swaps \(swaps.map { "\($0["kind"] ?? "")@\($0["frame"] ?? "")" }), jackd xruns \(device.serverXruns), attempt \(attempt)"
+        )
+        if verdict == .retry { continue }
+        #expect(swaps.count >= changes.count + 1, "\(said)")
+        let counts = try String(contentsOfFile: space.path("allocations"), encoding: .utf8)
+          .split(separator: " ").compactMap {
+            Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+          }
+        #expect(counts == [0, 0], "the audio thread allocated or freed")
+        if case .unjudged(let reason) = verdict {
+          print("live side chain: not judged: \(reason)")
+          return
+        }
+        #expect(largest <= 0.003, "a click: a second difference of \(largest)")
+        #expect(worst <= 1e-4, "once settled, the capture differs from the render by \(worst)")
+        return
+      }
+    }
+  }
+}
