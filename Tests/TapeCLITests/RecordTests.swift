@@ -78,7 +78,9 @@ import Testing
     let clipID = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     #expect(clipID.hasPrefix("c"), "stdout: \(result.stdout), stderr: \(result.stderr)")
     #expect(result.stderr.contains("32-bit float"), "\(result.stderr)")
-    #expect(result.stderr.contains("0 overruns"), "\(result.stderr)")
+    // Frame 0 is 20,000 / 32,768: −4.3 dBFS; nothing reaches full scale.
+    #expect(
+      result.stderr.contains("peak -4.3 dBFS, 0 clipped samples, 0 overruns"), "\(result.stderr)")
     #expect(try setup.space.head(of: setup.song) == before + 1, "one version, one undo")
     let clips = try setup.clips()
     #expect(clips.count == 1)
@@ -103,7 +105,10 @@ import Testing
   @Test func a16BitCaptureStays16BitAndLandsAfterTheLastClip() throws {
     let setup = try Setup(channels: 1)
     let frames = 24_000
-    let samples = Self.noise(frames: frames, channels: 1, seed: 11)
+    var samples = Self.noise(frames: frames, channels: 1, seed: 11)
+    // Two samples at full scale: the summary counts them as clipped.
+    samples[100] = .max
+    samples[200] = .min
     let raw = samples.withUnsafeBytes { Data($0) }
     try raw.write(to: URL(fileURLWithPath: setup.input))
     let first = try setup.space.tape(
@@ -111,6 +116,9 @@ import Testing
         "record", setup.song, "Voice", "--at", "0.5s", "--device", "capture", "--format", "s16",
         "--channels", "1", "--duration", "\(frames)f", "--json",
       ], environment: setup.environment)
+    #expect(first.stderr.contains("16-bit"), "\(first.stderr)")
+    #expect(
+      first.stderr.contains("peak 0.0 dBFS, 2 clipped samples, 0 overruns"), "\(first.stderr)")
     let output = try #require(try parseJSON(first.stdout) as? [String: Any])
     #expect((output["ids"] as? [String])?.count == 1, "\(first.stdout)")
     // Without --at: at the end of the track's last clip.
@@ -182,8 +190,8 @@ import Testing
     process.environment = environment
     _ = FileManager.default.createFile(atPath: log, contents: nil)
     process.standardError = FileHandle(forWritingAtPath: log)
-    process.standardOutput = FileHandle(forWritingAtPath: log + ".out")
     _ = FileManager.default.createFile(atPath: log + ".out", contents: nil)
+    process.standardOutput = FileHandle(forWritingAtPath: log + ".out")
     process.standardInput = FileHandle.nullDevice
     try process.run()
     for _ in 0..<200 {
