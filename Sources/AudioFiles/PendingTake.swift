@@ -101,7 +101,10 @@ public struct PendingTake: Sendable, Hashable, Codable {
 
   /// The notes in `folder` (none when it does not exist), oldest take name first.
   public static func all(in folder: String) -> [Found] {
-    guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else {
+    // Most projects have no recordings folder: one system call says so.
+    guard access(folder, F_OK) == 0,
+      let names = try? FileManager.default.contentsOfDirectory(atPath: folder)
+    else {
       return []
     }
     return names.filter { $0.hasSuffix(suffix) && !$0.hasPrefix(".") }.sorted().compactMap {

@@ -57,7 +57,9 @@ final class ALSAInput {
     tape_alsa_silence_library_errors()
     _ = JackMessages.silenced
     var pcm: OpaquePointer?
-    let flags = Int32(SND_PCM_NO_AUTO_RESAMPLE)
+    // Non-blocking: the device thread waits in snd_pcm_wait with a timeout, so a device that
+    // stops giving audio (a JACK server that died) is noticed instead of blocking forever.
+    let flags = Int32(SND_PCM_NO_AUTO_RESAMPLE) | Int32(SND_PCM_NONBLOCK)
     let opened = snd_pcm_open(&pcm, name, SND_PCM_STREAM_CAPTURE, flags)
     guard opened >= 0, let pcm else {
       throw .cannotOpenInput(
@@ -135,18 +137,30 @@ final class ALSAInput {
   /// What one read came to.
   enum ReadResult {
     case read(Int)
+    /// Nothing came within ``waitSliceMilliseconds``.
+    case idle
     /// The device overran (the thread was late) and was restarted; nothing was read.
     case overrun
     case failed(Int32)
   }
 
-  /// Reads up to `frames` frames into `buffer`, waiting for them: the one blocking call of
-  /// the capture thread, by design outside the realtime annotations. Allocates nothing.
+  /// One wait for audio (ms); ``stallMilliseconds`` of them in a row is a device that stopped.
+  static let waitSliceMilliseconds: Int32 = 100
+  static let stallMilliseconds: Int32 = 2_000
+
+  /// Reads up to `frames` frames into `buffer`, or waits up to ``waitSliceMilliseconds`` for
+  /// some: the one blocking call of the capture thread, by design outside the realtime
+  /// annotations. Allocates nothing.
   static func read(_ pcm: PCM, into buffer: UnsafeMutableRawPointer, frames: Int) -> ReadResult {
     let got = snd_pcm_readi(pcm.handle, buffer, snd_pcm_uframes_t(frames))
-    if got >= 0 { return .read(Int(got)) }
-    let error = Int32(got)
-    if error == -EAGAIN { return .read(0) }
+    if got > 0 { return .read(Int(got)) }
+    var error = Int32(got)
+    if error == 0 || error == -EAGAIN {
+      let ready = snd_pcm_wait(pcm.handle, waitSliceMilliseconds)
+      if ready == 0 { return .idle }
+      if ready > 0 { return .read(0) }
+      error = ready
+    }
     if error == -EPIPE || error == -ESTRPIPE {
       let recovered = snd_pcm_recover(pcm.handle, error, 1)
       guard recovered >= 0 else { return .failed(recovered) }
@@ -156,9 +170,17 @@ final class ALSAInput {
     return .failed(error)
   }
 
+  /// The error a device that gave no audio for ``stallMilliseconds`` stands for.
+  var stalled: PlaybackError {
+    .inputGone(
+      device: name,
+      reason:
+        "it gave no audio for \(Self.stallMilliseconds / 1_000) s; its server may have stopped")
+  }
+
   /// The error a failed read's code stands for.
   func failure(_ code: Int32) -> PlaybackError {
-    .deviceGone(device: name, reason: String(cString: snd_strerror(code)))
+    .inputGone(device: name, reason: String(cString: snd_strerror(code)))
   }
 
   /// Stops the capture, dropping what the device holds but has not been read.

@@ -16,6 +16,8 @@ public enum PlaybackError: Error, Sendable, Equatable, CustomStringConvertible {
   case cannotOpenInput(device: String, reason: String)
   /// The capture device refused a parameter (`what`).
   case inputRefused(device: String, what: String, reason: String)
+  /// The capture device went away while recording (what was captured is kept).
+  case inputGone(device: String, reason: String)
 
   public var description: String {
     switch self {
@@ -37,6 +39,8 @@ public enum PlaybackError: Error, Sendable, Equatable, CustomStringConvertible {
       "cannot open the capture device '\(device)' (\(reason)); choose another with --device (arecord -L lists them)"
     case .inputRefused(let device, let what, let reason):
       "the capture device '\(device)' does not take \(what) (\(reason)); choose another with --device (arecord -L lists them), or another --channels"
+    case .inputGone(let device, let reason):
+      "the capture device '\(device)' went away while recording (\(reason)); the recording stopped there"
     case .reopenFailed(let device, let reason):
       "the audio device '\(device)', closed while the play was stopped, did not open again (\(reason)); playback stopped"
     }

@@ -189,11 +189,17 @@ public final class Recorder: @unchecked Sendable {
     hooks.begin?()
     var captured: Int64 = 0
     var failure: Int32?
+    var stalled = false
+    var idle: Int32 = 0
     while captured < limit && !stopRequested.load(ordering: .acquiring) {
       let wanted = Int(min(Int64(period), limit - captured))
       switch ALSAInput.read(pcm, into: buffer, frames: wanted) {
+      case .idle:
+        idle += 1
+        stalled = idle * ALSAInput.waitSliceMilliseconds >= ALSAInput.stallMilliseconds
       case .read(let count):
         guard count > 0 else { continue }
+        idle = 0
         levels.measure(buffer, count: count * channels, format: format)
         _ = ring.push(buffer, count: count * frameBytes)
         captured += Int64(count)
@@ -204,11 +210,12 @@ public final class Recorder: @unchecked Sendable {
       case .failed(let code):
         failure = code
       }
-      if failure != nil { break }
+      if failure != nil || stalled { break }
     }
     hooks.end?()
     input.drop()
     if let failure { deviceFailure = input.failure(failure) }
+    if stalled { deviceFailure = input.stalled }
   }
 
   // MARK: The writer thread

@@ -292,4 +292,35 @@ import Testing
     )
     #expect(counts == [0, 0], "mallocs, frees on the capture thread")
   }
+
+  /// A JACK server that dies under a recording ends it within the stall limit (2 s of no
+  /// audio), keeping what was captured, with one warning naming the device: it never hangs.
+  @Test func aDeviceThatGoesAwayEndsTheTakeAndKeepsIt() throws {
+    let device = try Self.pacedCapture()
+    let space = try Workspace()
+    let song = space.path("song.tape")
+    try space.tape("new", song, "--rate", "48000", "--channels", "2")
+    try space.tape("track", "add", song, "Voice")
+    let log = space.path("record.log")
+    let (process, started) = try Self.startRecording(space, song, device: device, log: log)
+    Thread.sleep(forTimeInterval: 1)
+    device.stop()
+    let stopped = Date().timeIntervalSince(started)
+    for _ in 0..<150 where process.isRunning { Thread.sleep(forTimeInterval: 0.1) }
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+    let said = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+    #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(said)")
+    #expect(said.contains("went away while recording"), "\(said)")
+    let printed = try String(contentsOfFile: log + ".out", encoding: .utf8)
+      .trimmingCharacters(in: .whitespacesAndNewlines)
+    let clips = try #require(
+      (try parseJSON(space.tape("ls", song, "--json").stdout) as? [String: Any])?["tracks"]
+        as? [[String: Any]]
+    ).flatMap { ($0["clips"] as? [[String: Any]]) ?? [] }
+    let clip = try #require(clips.first, "\(said)")
+    #expect(clip["id"] as? String == printed)
+    let seconds = Double(clip["length"] as? Int ?? 0) / 48_000
+    #expect(seconds > 0.5 && seconds <= stopped + 0.2, "stopped at \(stopped) s, kept \(seconds) s")
+  }
 }
