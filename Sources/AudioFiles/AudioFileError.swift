@@ -35,9 +35,14 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
   case decodeStopped(source: String)
   /// The output could not be opened, written or put in place (see ``SafeFiles/SafeFileError``).
   case output(SafeFileError)
+  /// A recording's take (or its note of what is pending) could not be written or repaired.
+  case takeWrite(path: String, reason: String)
 
   public var description: String {
     switch self {
+    case .takeWrite(let path, let reason):
+      return
+        "the take \(path) could not be written (\(reason)); free some space or check the folder's permissions, then record again"
     case .missing(let path):
       return "\(path) does not exist; check the path"
     case .notAFile(let path, let kind):

@@ -551,7 +551,7 @@ public final class LivePlayer: @unchecked Sendable {
           .reopenFailed(device: output.name, reason: "it does not take \(what) now: \(reason)")
         case .periodRefused(_, let period, _):
           .reopenFailed(device: output.name, reason: "it does not take a period of \(period) now")
-        case .badPeriod, .badPeriods: error
+        case .badPeriod, .badPeriods, .cannotOpenInput, .inputRefused, .inputGone: error
         }
       shared.withLock {
         $0.stopping = true

@@ -12,6 +12,12 @@ public enum PlaybackError: Error, Sendable, Equatable, CustomStringConvertible {
   case deviceGone(device: String, reason: String)
   /// The device, closed for a stop (Ctrl-Z), did not open again (as it was) on SIGCONT.
   case reopenFailed(device: String, reason: String)
+  /// The capture device (`tape record --device`) could not be opened.
+  case cannotOpenInput(device: String, reason: String)
+  /// The capture device refused a parameter (`what`).
+  case inputRefused(device: String, what: String, reason: String)
+  /// The capture device went away while recording (what was captured is kept).
+  case inputGone(device: String, reason: String)
 
   public var description: String {
     switch self {
@@ -29,6 +35,12 @@ public enum PlaybackError: Error, Sendable, Equatable, CustomStringConvertible {
       "playback on '\(device)' failed (\(reason)); check the device and try again"
     case .deviceGone(let device, let reason):
       "the audio device '\(device)' went away while playing (\(reason)); playback stopped"
+    case .cannotOpenInput(let device, let reason):
+      "cannot open the capture device '\(device)' (\(reason)); choose another with --device (arecord -L lists them)"
+    case .inputRefused(let device, let what, let reason):
+      "the capture device '\(device)' does not take \(what) (\(reason)); choose another with --device (arecord -L lists them), or another --channels"
+    case .inputGone(let device, let reason):
+      "the capture device '\(device)' went away while recording (\(reason)); the recording stopped there"
     case .reopenFailed(let device, let reason):
       "the audio device '\(device)', closed while the play was stopped, did not open again (\(reason)); playback stopped"
     }

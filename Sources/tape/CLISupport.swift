@@ -160,7 +160,8 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
   case let error as AudioFileError:
     switch error {
     case .missing: return (Exit.noInput, error.description)
-    case .unreadable, .io, .cannotCreate, .write: return (Exit.ioError, error.description)
+    case .unreadable, .io, .cannotCreate, .write, .takeWrite:
+      return (Exit.ioError, error.description)
     case .unsupportedOutput, .tooLong: return (Exit.usage, error.description)
     case .cancelled, .decodeStopped: return (Exit.interrupted, error.description)
     case .output(let inner): return describe(inner)
@@ -628,6 +629,7 @@ func openStore(
     keepingLargeMovesPending: keepingLargeMovesPending)
   if closedAtExit { StoresClosedAtExit.keep(store) }
   sayNotes(store.notes)
+  if let waiting = PendingTakes.notice(for: file) { sayNotes([waiting]) }
   return store
 }
 

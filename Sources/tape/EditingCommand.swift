@@ -176,6 +176,7 @@ extension EditingCommand {
       at: project.file, busyTimeout: try busyTimeout() ?? TimelineStore.defaultBusyTimeout)
     StoresClosedAtExit.keep(editor)
     sayNotes(editor.notes)
+    if let waiting = PendingTakes.notice(for: project.file) { sayNotes([waiting]) }
     let command = self
     var own: (any Error)?
     let outcome: ScopedEditor.ScopedCommit

@@ -38,7 +38,8 @@ struct Tape: ParsableCommand {
           Log.self, Watch.self, Scrub.self, Tag.self, CacheCommand.self,
         ]),
       CommandGroup(
-        name: "Render, play and draw", subcommands: [Render.self, Play.self, Draw.self]),
+        name: "Render, play, record and draw",
+        subcommands: [Render.self, Play.self, Record.self, Draw.self]),
       CommandGroup(name: "Other editors", subcommands: [Export.self, ImportOTIO.self]),
       CommandGroup(name: "Getting started", subcommands: [Demo.self]),
     ]

@@ -44,7 +44,7 @@ struct HelpTests {
     ["send", "set"], ["send", "rm"], ["send", "ls"],
     ["undo"], ["redo"], ["checkout"], ["history"], ["history", "prune"], ["diff"], ["compare"],
     ["log"], ["watch"], ["tag"], ["cache"], ["batch"], ["shell"],
-    ["scrub"], ["render"], ["play"], ["draw"], ["demo"], ["export"], ["import-otio"],
+    ["scrub"], ["render"], ["play"], ["record"], ["draw"], ["demo"], ["export"], ["import-otio"],
   ])
   func everyCommandsHelpIsClean(command: [String]) throws {
     let result = try TapeBinary.run(command + ["--help"])

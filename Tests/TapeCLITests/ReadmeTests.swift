@@ -497,6 +497,7 @@ enum HelpExamples {
   static func parseOnly(_ words: [String], pipeline: Bool) -> String? {
     switch words.dropFirst().first {
     case "play": return "needs an audio device"
+    case "record" where !words.contains("--recover"): return "needs a capture device"
     case "scrub": return "needs a terminal"
     case "watch": return "runs until stopped"
     case "demo": return "builds a demo in /tmp; DemoAndPlayTests runs it"

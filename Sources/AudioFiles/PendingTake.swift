@@ -1,0 +1,141 @@
+import Foundation
+
+/// A take being recorded, noted beside it before the first frame is captured: where it is to
+/// land (its track and timeline frame), so that a recorder that dies (`kill -9`, a power cut)
+/// leaves what `tape record --recover` needs to add it as it would have been.
+///
+/// The note is `take-….wav.pending` (JSON) in the recordings folder, written durably (a
+/// temporary file synced, renamed, the folder synced). The recorder holds an exclusive `flock`
+/// on it while it records: a note nobody holds is a take that waits to be recovered; one held
+/// is a recording in progress (the lock goes with the process, however it ends).
+///
+/// ```swift
+/// let hold = try PendingTake(take: "take-1.wav", track: 2, timelineStart: 96_000,
+///   sampleRate: 48_000, channels: 1).write(in: folder)
+/// // … record …
+/// hold.release()  // the take was added
+/// ```
+public struct PendingTake: Sendable, Hashable, Codable {
+  /// The take's file name in the recordings folder.
+  public var take: String
+  /// The raw id of the track it lands on, and the frame it starts at.
+  public var track: Int64
+  public var timelineStart: Int64
+  public var sampleRate: Int
+  public var channels: Int
+
+  public init(take: String, track: Int64, timelineStart: Int64, sampleRate: Int, channels: Int) {
+    self.take = take
+    self.track = track
+    self.timelineStart = timelineStart
+    self.sampleRate = sampleRate
+    self.channels = channels
+  }
+
+  /// The recordings folder of the project file `project`: `song.tape-recordings` beside it.
+  public static func folder(forProject project: String) -> String {
+    project + "-recordings"
+  }
+
+  static let suffix = ".pending"
+
+  /// The note held open and locked by the recorder; ``release()`` removes it.
+  public final class Hold: @unchecked Sendable {
+    public let path: String
+    private var descriptor: Int32
+
+    init(path: String, descriptor: Int32) {
+      self.path = path
+      self.descriptor = descriptor
+    }
+
+    deinit {
+      if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// Removes the note (its take was added, or holds nothing) and lets go of it.
+    public func release() {
+      unlink(path)
+      if descriptor >= 0 { close(descriptor) }
+      descriptor = -1
+    }
+  }
+
+  /// Writes this note durably into `folder` (made if need be) and locks it; throws when it
+  /// cannot, before anything is captured.
+  public func write(in folder: String) throws(AudioFileError) -> Hold {
+    if mkdir(folder, 0o755) != 0 && errno != EEXIST {
+      throw .takeWrite(path: folder, reason: TakeFile.errorText())
+    }
+    let path = "\(folder)/\(take)\(Self.suffix)"
+    let temporary = "\(folder)/.\(take)\(Self.suffix).tmp"
+    let text: Data
+    do {
+      text = try JSONEncoder().encode(self)
+    } catch {
+      throw .takeWrite(path: path, reason: "\(error)")
+    }
+    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else { throw .takeWrite(path: path, reason: TakeFile.errorText()) }
+    let wrote = text.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+    guard wrote == text.count, fsync(descriptor) == 0, flock(descriptor, LOCK_EX | LOCK_NB) == 0,
+      rename(temporary, path) == 0
+    else {
+      let reason = TakeFile.errorText()
+      close(descriptor)
+      unlink(temporary)
+      throw .takeWrite(path: path, reason: reason)
+    }
+    Self.syncFolder(folder)
+    return Hold(path: path, descriptor: descriptor)
+  }
+
+  /// A note found in a recordings folder: the take it names and whether a recorder still
+  /// records it (holds its lock).
+  public struct Found: Sendable {
+    public var note: PendingTake
+    public var notePath: String
+    public var takePath: String
+    public var recording: Bool
+  }
+
+  /// The notes in `folder` (none when it does not exist), oldest take name first.
+  public static func all(in folder: String) -> [Found] {
+    // Most projects have no recordings folder: one system call says so.
+    guard access(folder, F_OK) == 0,
+      let names = try? FileManager.default.contentsOfDirectory(atPath: folder)
+    else {
+      return []
+    }
+    return names.filter { $0.hasSuffix(suffix) && !$0.hasPrefix(".") }.sorted().compactMap {
+      name in
+      let path = "\(folder)/\(name)"
+      guard let data = FileManager.default.contents(atPath: path),
+        let note = try? JSONDecoder().decode(PendingTake.self, from: data)
+      else { return nil }
+      return Found(
+        note: note, notePath: path, takePath: "\(folder)/\(note.take)",
+        recording: isHeld(path))
+    }
+  }
+
+  /// Whether a recorder holds the note at `path` (its lock cannot be had).
+  static func isHeld(_ path: String) -> Bool {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return false }
+    defer { close(descriptor) }
+    return flock(descriptor, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK
+  }
+
+  static func syncFolder(_ folder: String) {
+    let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard descriptor >= 0 else { return }
+    fsync(descriptor)
+    close(descriptor)
+  }
+
+  /// Syncs the recordings folder (a new take's name is on the disk before it is relied on).
+  public static func syncFolder(of take: String) {
+    syncFolder((take as NSString).deletingLastPathComponent)
+  }
+}

@@ -1,0 +1,388 @@
+import ArgumentParser
+import AudioFiles
+import Foundation
+import Playback
+import SafeFiles
+import Synchronization
+import Timeline
+import TimelineStore
+
+struct Record: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "record",
+    abstract: "Record from an ALSA device into a new clip on a track; prints the clip's id.",
+    discussion: """
+      Captures from --device into a new take, song.tape-recordings/take-….wav beside the \
+      project, written as it comes (its header rewritten and the file synced every half \
+      second), at the device's own sample format (a 16-bit device gives a 16-bit take, float \
+      stays float; --format asks for one) and the project's rate. It stops after --duration, \
+      on q, Ctrl-C or SIGTERM, and the take becomes a source and one clip on TRACK at --at \
+      (default: the end of the track's last clip), in one version: one undo.
+      On a terminal, a status line shows the time recorded, the input's peak over the last \
+      tenth of a second and a CLIP warning once a sample reached full scale; the summary \
+      (stderr) says the take's peak, its clipped samples and any overrun (a period the \
+      device or the disk lost, never silent).
+      A recorder that died (kill -9, a power cut) leaves its take and a note of where it was \
+      to land: 'tape record FILE --recover' adds every such take as its clip, with all it \
+      wrote (at most the last half second before the end is lost), and every other tape \
+      command on the project says in one line that a take waits.
+      Example: tape record song.tape Voice --device hw:1 --channels 1
+      Example: tape record song.tape t2 --at 1:30 --duration 30s --json
+      Example: tape record song.tape --recover
+      """)
+
+  @OptionGroup var project: ProjectArgument
+  @Argument(help: "The track: its id (t1) or its name (not with --recover).", completion: ids("t"))
+  var track: String?
+  @Option(
+    parsing: .unconditional,
+    help: "Where the take starts on the timeline (default: the end of the track's last clip).")
+  var at: String?
+  @Option(help: "The ALSA capture device ('arecord -L' lists them).") var device = "default"
+  @Option(parsing: .unconditional, help: "Channels to record: 1 or 2 (default: the project's).")
+  var channels: Int?
+  @Option(
+    parsing: .unconditional, help: "Stop after this long (default: on q, Ctrl-C or SIGTERM).")
+  var duration: String?
+  @Option(help: "The sample format: s16, s24, s32 or float (default: the widest the device takes).")
+  var format: String?
+  @Flag(help: "Add every take a recorder left unfinished (killed, a power cut) as its clip.")
+  var recover = false
+  @OptionGroup var options: EditOptions
+
+  func validate() throws {
+    if recover {
+      guard track == nil, at == nil, channels == nil, duration == nil, format == nil else {
+        throw ValidationError(
+          "--recover takes only the project (tape record song.tape --recover); it adds the takes where they were to land"
+        )
+      }
+      return
+    }
+    guard track != nil else {
+      throw ValidationError("name the track to record on (tape record song.tape t1)")
+    }
+    if let channels, !(1...2).contains(channels) {
+      throw ValidationError("--channels \(channels): record 1 (mono) or 2 (stereo) channels")
+    }
+    if let format, CaptureFormat(rawValue: format) == nil {
+      throw ValidationError(
+        "--format \(format) is not a sample format; use s16, s24, s32 or float")
+    }
+  }
+
+  func run() throws {
+    Interrupt.install()
+    // --recover says itself what it finds.
+    PendingTakes.quiet = recover
+    try reportingErrors {
+      if recover {
+        try recoverTakes()
+        return
+      }
+      try record()
+      // The clip's id reaches stdout before a signal ends the process.
+      try StandardOutput.flush()
+      Interrupt.reraiseIfRequested()
+    }
+  }
+
+  private func record() throws {
+    let store = try openStore(project.file)
+    let current = store.snapshot.project
+    let trackID = try resolveTrack(track ?? "", current)
+    guard let chosen = current.track(trackID) else { throw TimelineError.unknownTrack(trackID) }
+    let start =
+      try at.map { try parsePosition($0, current, option: "--at") }
+      ?? chosen.clips.map(\.timelineEnd).max() ?? .zero
+    let limit = try duration.map { text in
+      let frames = try parseTime(text, current, option: "--duration").frames
+      guard frames > 0 else {
+        throw UsageError(message: "--duration \(text) records nothing; give a length over 0")
+      }
+      return frames
+    }
+    let recorder = try Recorder(
+      Recorder.Configuration(
+        device: device, sampleRate: current.sampleRate, channels: channels ?? current.channels,
+        format: format.flatMap(CaptureFormat.init(rawValue:)), frames: limit))
+    let folder = PendingTakes.folder(of: project.file)
+    let name = PendingTakes.newTakeName()
+    let hold = try PendingTake(
+      take: name, track: trackID.rawValue, timelineStart: start.frames,
+      sampleRate: current.sampleRate, channels: recorder.configuration.channels
+    ).write(in: folder)
+    let takePath = "\(folder)/\(name)"
+    let take: TakeFile
+    do {
+      take = try TakeFile(
+        creating: takePath, sampleRate: current.sampleRate,
+        channels: recorder.configuration.channels, bits: recorder.format.bitsPerSample,
+        float: recorder.format.isFloat)
+      PendingTake.syncFolder(of: takePath)
+    } catch {
+      hold.release()
+      throw error
+    }
+    let shownTake = storedPath(RawPath(takePath).absolute, project: project.file).description
+    writeOut(
+      escaped(
+        "tape record: recording \(device) (\(recorder.format.described), \(current.sampleRate) Hz, \(recorder.configuration.channels == 1 ? "mono" : "stereo")) into \(shownTake), to land on \(trackID) at \(TimeDisplayOption.show(start.frames, sampleRate: current.sampleRate, frames: false))"
+      ) + "\n")
+    do {
+      try recorder.start(write: { try take.append($0) }, tick: { try take.refresh() })
+    } catch {
+      hold.release()
+      unlink(takePath)
+      throw error
+    }
+    let report = RecordSession(recorder: recorder, sampleRate: current.sampleRate).run()
+    var failure = report.failure
+    do {
+      try take.finish()
+    } catch {
+      failure = failure ?? error
+    }
+    let seconds = Double(report.frames) / Double(current.sampleRate)
+    var summary =
+      "tape record: recorded \(String(format: "%.3f", seconds)) s; peak \(Self.decibels(report.peak)), \(report.clipped) clipped samples, \(report.deviceOverruns + report.ringOverruns) overruns"
+    if !report.realtimePriority { summary += " (no realtime priority)" }
+    writeOut(escaped(summary) + "\n")
+    if report.deviceOverruns > 0 {
+      writeOut(
+        "warning: the device overran \(report.deviceOverruns) times (the capture thread was late): the take has gaps there\n"
+      )
+    }
+    if report.ringOverruns > 0 {
+      writeOut(
+        "warning: \(report.ringOverruns) periods (\(String(format: "%.3f", Double(report.droppedFrames) / Double(current.sampleRate))) s) were dropped because the disk was late: the take has gaps there\n"
+      )
+    }
+    guard report.frames > 0 else {
+      hold.release()
+      unlink(takePath)
+      if let failure { throw failure }
+      throw DataError(
+        message: "nothing was captured from \(device); the project is unchanged")
+    }
+    if let failure {
+      writeOut(escaped("warning: the recording stopped early: \(failure)") + "\n")
+    }
+    let clip = try PendingTakes.add(
+      [
+        (
+          PendingTake(
+            take: name, track: trackID.rawValue, timelineStart: start.frames,
+            sampleRate: current.sampleRate, channels: recorder.configuration.channels), takePath
+        )
+      ],
+      to: store, file: project.file, label: options.message ?? "Record \(name) on \(trackID)")
+    hold.release()
+    try MutationOutput(
+      version: clip.version, ids: clip.ids,
+      done: "the take was added all the same as version \(clip.version)"
+    ).print(json: options.json)
+  }
+
+  /// `--recover`: every take no recorder holds, added where it was to land, in one version.
+  private func recoverTakes() throws {
+    let folder = PendingTakes.folder(of: project.file)
+    let found = PendingTake.all(in: folder)
+    for busy in found where busy.recording {
+      writeOut(
+        escaped("note: \(busy.note.take) is being recorded now by another tape record; left alone")
+          + "\n")
+    }
+    let waiting = found.filter { !$0.recording }
+    let store = try openStore(project.file)
+    guard !waiting.isEmpty else {
+      writeOut("note: no take waits to be recovered\n")
+      try MutationOutput(version: store.snapshot.version, ids: []).print(json: options.json)
+      return
+    }
+    let rate = store.snapshot.project.sampleRate
+    var takes: [(PendingTake, String)] = []
+    var lines: [String] = []
+    for entry in waiting {
+      let stored = storedPath(RawPath(entry.takePath).absolute, project: project.file)
+      if store.snapshot.project.sources.contains(where: { $0.path == stored }) {
+        // Added before the recorder died (it died between the commit and removing the note).
+        unlink(entry.notePath)
+        lines.append("\(entry.note.take) was already added")
+        continue
+      }
+      guard FileManager.default.fileExists(atPath: entry.takePath) else {
+        unlink(entry.notePath)
+        lines.append("\(entry.note.take) was never written (the recorder died before it began)")
+        continue
+      }
+      let repaired = try TakeFile.repair(entry.takePath)
+      guard repaired.frames > 0 else {
+        unlink(entry.takePath)
+        unlink(entry.notePath)
+        lines.append("\(entry.note.take) held no audio; removed")
+        continue
+      }
+      let seconds = { (frames: Int64) in
+        String(format: "%.3f", Double(frames) / Double(entry.note.sampleRate))
+      }
+      lines.append(
+        "recovered \(entry.note.take): \(seconds(repaired.frames)) s, to t\(entry.note.track) at \(TimeDisplayOption.show(entry.note.timelineStart, sampleRate: rate, frames: false)) (its header said \(seconds(repaired.headerFrames)) s: \(seconds(repaired.frames - repaired.headerFrames)) s more were found written after it; what the recorder had captured but not yet written when it died, at most the last half second, is lost)"
+      )
+      takes.append((entry.note, entry.takePath))
+    }
+    for line in lines { writeOut(escaped("tape record: \(line)") + "\n") }
+    guard !takes.isEmpty else {
+      try MutationOutput(version: store.snapshot.version, ids: []).print(json: options.json)
+      return
+    }
+    let added = try PendingTakes.add(
+      takes, to: store, file: project.file,
+      label: options.message
+        ?? (takes.count == 1 ? "Recover \(takes[0].0.take)" : "Recover \(takes.count) takes"))
+    for (_, path) in takes { unlink(path + ".pending") }
+    try MutationOutput(version: added.version, ids: added.ids).print(json: options.json)
+  }
+
+  static func decibels(_ peak: Float) -> String {
+    guard peak > 0 else { return "-inf dBFS" }
+    return String(format: "%.1f dBFS", 20 * log10(Double(peak)))
+  }
+}
+
+/// The takes of a project's recordings folder: naming a new one, adding finished ones as
+/// clips, and the one-line notice every command gives when one waits to be recovered.
+enum PendingTakes {
+  /// Set by `tape record`, which says what it finds itself.
+  nonisolated(unsafe) static var quiet = false
+
+  static func folder(of project: String) -> String {
+    PendingTake.folder(forProject: project)
+  }
+
+  /// `take-20261206-083012-3f2a.wav`: when it began (UTC), and a random tail.
+  static func newTakeName() -> String {
+    var now = time(nil)
+    var parts = tm()
+    gmtime_r(&now, &parts)
+    let stamp = String(
+      format: "%04d%02d%02d-%02d%02d%02d", parts.tm_year + 1_900, parts.tm_mon + 1,
+      parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec)
+    return "take-\(stamp)-\(String(format: "%04x", UInt16.random(in: 0...UInt16.max))).wav"
+  }
+
+  /// Adds each take (a note and the take's path) as a source and one clip where its note says,
+  /// in one version of `store`; returns the version and the clips' ids.
+  static func add(
+    _ takes: [(PendingTake, String)], to store: TimelineStore, file: String, label: String
+  ) throws -> (version: Int64, ids: [String]) {
+    var sources: [(PendingTake, AudioFileInfo)] = []
+    let cache = AudioCache(forProject: file)
+    let rate = store.snapshot.project.sampleRate
+    for (note, path) in takes {
+      let info = try AudioProbe.probe(RawPath(path))
+      _ = try cache.load(
+        Source(
+          id: Source.ID(0), path: info.path, contentHash: info.contentHash,
+          sampleRate: info.sampleRate, channels: info.channels,
+          frameCount: FrameCount(info.frameCount)),
+        projectRate: rate)
+      sources.append((note, info))
+    }
+    var clips: [String] = []
+    let result = try store.edit(label: label) { project, ids in
+      var changed = project
+      var commands: [Command] = []
+      clips = []
+      for (note, info) in sources {
+        let source = Source(
+          id: ids.newSourceID(), path: storedPath(info.path, project: file),
+          contentHash: info.contentHash, sampleRate: info.sampleRate, channels: info.channels,
+          frameCount: FrameCount(info.frameCount))
+        let clip = ids.newClipID()
+        var made: [Command] = [.setSource(source)]
+        changed = try changed.applying(made)
+        made += try changed.addClip(
+          clip, source: source.id, track: Track.ID(note.track),
+          at: FramePosition(note.timelineStart))
+        changed = try changed.applying(Array(made.dropFirst()))
+        commands += made
+        clips.append(clip.description)
+      }
+      return commands
+    }
+    return (result.version, clips)
+  }
+
+  /// The line every command on `file` says when a take waits to be recovered; nil when none.
+  static func notice(for file: String) -> String? {
+    guard !quiet else { return nil }
+    let waiting = PendingTake.all(in: folder(of: file)).filter { !$0.recording }.count
+    guard waiting > 0 else { return nil }
+    return
+      "\(waiting == 1 ? "a take waits" : "\(waiting) takes wait") to be recovered (a recording that did not finish); 'tape record \(file) --recover' adds \(waiting == 1 ? "it" : "them")"
+  }
+}
+
+/// The recording's loop on the main thread: the status line on a terminal, `q`, a signal.
+final class RecordSession {
+  let recorder: Recorder
+  let sampleRate: Int
+
+  init(recorder: Recorder, sampleRate: Int) {
+    self.recorder = recorder
+    self.sampleRate = sampleRate
+  }
+
+  func run() -> Recorder.Report {
+    var saved = termios()
+    let onTerminal = PlaySession.inForeground && tcgetattr(STDIN_FILENO, &saved) == 0
+    if onTerminal {
+      Termination.rememberTerminal()
+      var settings = Suspend.keysAsTyped(saved)
+      tcsetattr(STDIN_FILENO, TCSANOW, &settings)
+    }
+    defer {
+      if onTerminal {
+        writeOut("\r\u{1B}[K")
+        tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+        Termination.forgetTerminal()
+      }
+    }
+    var lastDraw = ContinuousClock.now - .seconds(1)
+    while recorder.isCapturing {
+      if Interrupt.requested() { break }
+      if onTerminal {
+        if quitTyped() { break }
+        if ContinuousClock.now - lastDraw >= .milliseconds(100) {
+          lastDraw = .now
+          draw()
+        }
+      } else {
+        usleep(20_000)
+      }
+    }
+    recorder.stop()
+    return recorder.wait()
+  }
+
+  /// Whether `q` was typed since the last look (waits up to 30 ms for a key).
+  private func quitTyped() -> Bool {
+    var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+    guard poll(&request, 1, 30) > 0 else { return false }
+    var buffer = [UInt8](repeating: 0, count: 64)
+    let got = read(STDIN_FILENO, &buffer, buffer.count)
+    guard got > 0 else { return false }
+    return buffer[..<got].contains { $0 == UInt8(ascii: "q") || $0 == UInt8(ascii: "Q") }
+  }
+
+  /// `recording 0:04.210  peak -12.3 dBFS  CLIP 3  overruns 0  (q stop)`.
+  private func draw() {
+    let levels = recorder.takeLevels()
+    let time = TimeDisplayOption.show(recorder.frames, sampleRate: sampleRate, frames: false)
+    let clip = levels.clipped > 0 ? "  CLIP \(levels.clipped)" : ""
+    writeOut(
+      "\r\u{1B}[Krecording \(time)  peak \(Record.decibels(levels.peak))\(clip)  overruns \(recorder.overruns)  (q stop)"
+    )
+  }
+}
