@@ -104,6 +104,10 @@ enum RowWriter {
           key(EffectRow.index, id.rawValue),
           from: before[id].map { EffectRow.values($0.effect, owner: $0.owner, position: $0.index) },
           to: after[id].map { EffectRow.values($0.effect, owner: $0.owner, position: $0.index) })
+        rows.record(
+          key(EffectAutomationRow.index, id.rawValue),
+          from: before[id].flatMap { EffectAutomationRow.values($0.effect) },
+          to: after[id].flatMap { EffectAutomationRow.values($0.effect) })
       }
     }
 
@@ -536,10 +540,12 @@ enum RowWriter {
     (Schema.effectTable, .insert), (Schema.effectTable, .update),
     (Schema.trackOutputTable, .insert), (Schema.trackOutputTable, .update),
     (Schema.sendTable, .insert), (Schema.sendTable, .update),
+    (Schema.effectAutomationTable, .insert), (Schema.effectAutomationTable, .update),
     (Schema.clipDetailTable, .delete),
     (Schema.clipTable, .delete), (Schema.clipTable, .update), (Schema.clipTable, .insert),
     (Schema.clipDetailTable, .insert), (Schema.clipDetailTable, .update),
     (Schema.envelopeTable, .delete), (Schema.envelopePointTable, .delete),
+    (Schema.effectAutomationTable, .delete),
     (Schema.effectTable, .delete), (Schema.trackOutputTable, .delete), (Schema.sendTable, .delete),
     (Schema.trackTable, .delete), (Schema.sourceTable, .delete),
   ]

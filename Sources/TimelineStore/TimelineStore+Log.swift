@@ -51,6 +51,9 @@ public enum LogSubject: Sendable, Hashable, CustomStringConvertible {
   /// envelope (the old one-row form and its point rows, whose ids carry the track).
   func owns(_ key: NetChanges.Key) -> Bool {
     if key.table == table { return key.id == id }
+    if case .effect(let effect) = self, key.table == EffectAutomationRow.index {
+      return key.id == effect.rawValue
+    }
     guard case .track(let track) = self else { return false }
     switch key.table {
     case EnvelopeRow.index: return key.id == track.rawValue
@@ -65,6 +68,7 @@ public enum LogSubject: Sendable, Hashable, CustomStringConvertible {
     switch self {
     case .track:
       [TrackRow.table, EnvelopeRow.table, EnvelopePointRow.table, TrackOutputRow.table]
+    case .effect: [EffectRow.table, EffectAutomationRow.table]
     default: [Schema.trackedTables[table]]
     }
   }
@@ -226,6 +230,15 @@ extension TimelineStore {
         fields.append(
           LogEntry.Field(
             name: "output",
+            before: kind == .insert ? .null : changes.value(old[1]).map(LogValue.init) ?? .null,
+            after: kind == .delete ? .null : changes.value(new[1]).map(LogValue.init) ?? .null))
+        return
+      }
+      if key.table == EffectAutomationRow.index {
+        // The effect's automation lanes as stored: none is no row.
+        fields.append(
+          LogEntry.Field(
+            name: "automation",
             before: kind == .insert ? .null : changes.value(old[1]).map(LogValue.init) ?? .null,
             after: kind == .delete ? .null : changes.value(new[1]).map(LogValue.init) ?? .null))
         return
