@@ -1,6 +1,8 @@
 import Foundation
 import ReferenceRenders
 import Testing
+import Timeline
+import TimelineStore
 
 /// Automation of effect parameters (`tape fx envelope`) against an independent model: swh's
 /// Simple amplifier, whose output is its input times `10^(gain/20)` (its `DB_CO`), a constant
@@ -142,5 +144,113 @@ struct AutomationTests {
     #expect(log.contains("automation \"gain=24000:0.0;38400:-12.0\" → none"), "\(log)")
     let diff = try space.tape("diff", file, "5", "6").stdout
     #expect(diff.contains("f1 gain automation 0:00.500 0 → 0:00.800 -12"), "\(diff)")
+  }
+}
+
+extension ProcessHeavyTests {
+  /// Automation in `tape play` on the paced JACK device (docs/alsa-testing.md).
+  @Suite("Automation heard live", .timeLimit(.minutes(10)))
+  struct LiveAutomationTests {
+    /// A lane given by `TIME:VALUE` points (plain seconds and numbers).
+    static func lane(_ text: String) throws -> ParameterEnvelope {
+      try ParameterEnvelope(parsing: text, shapes: nil, sampleRate: 48_000) {
+        (value: String) throws(TimelineError) -> Double in
+        guard let number = Double(value) else { throw .invalidAutomation(value) }
+        return number
+      }
+    }
+
+    /// While a 100 Hz sine plays through swh's amplifier (which applies a constant gain per
+    /// 64-frame step, no smoothing of its own), another process automates its gain (a slow
+    /// line that starts 0.4 dB off where the gain is), changes the lane under the playhead
+    /// (0.5 dB) and moves a point ahead of it. Each new lane glides in from the value the port
+    /// had (a 0.4 dB step at half scale would show as a second difference of 0.02; the limit is
+    /// 0.003), the audio thread allocates and frees nothing, and once the last change has
+    /// settled the capture equals the render of the last version.
+    @Test func automationEditsWhilePlayingGlideAndSettleOnTheRender() throws {
+      try Plugins.require(AutomationTests.amp)
+      for attempt in 1...2 {
+        let space = try Workspace()
+        let counter = try allocationCounter(in: space)
+        let file = try sineProject(in: space, hertz: 100)
+        try space.tape(
+          "clip", "add", file, "t1", "s1", "--at", "0", "--length", "9s", "--fade-in", "50ms",
+          "--fade-out", "50ms")
+        try space.tape("fx", "add", file, "t1", AutomationTests.amp)
+        let device = try PacedDevice()
+        try device.record(seconds: 11)
+        var environment = device.environment
+        environment["LD_PRELOAD"] = counter
+        environment["TAPE_ALLOC_REPORT"] = space.path("allocations")
+        let (player, out, errors) = try startTape(
+          ["play", file, "--device", "jackrec", "--period", "256", "--json"],
+          environment: environment)
+        let store = try TimelineStore.open(at: file)
+        let f1 = Effect.ID(1)
+        let changes: [(String, (Project) throws -> [Command])] = [
+          ("line", { p in try p.setAutomation(f1, "gain", Self.lane("0s:0,8s:-2")) }),
+          (
+            "under the playhead",
+            { p in try p.setAutomation(f1, "gain", Self.lane("0s:-0.5,8s:-2.5")) }
+          ),
+          ("ahead", { p in try p.setAutomation(f1, "gain", Self.lane("0s:-0.5,7s:-2.5")) }),
+        ]
+        Thread.sleep(forTimeInterval: 1.5)
+        for (label, change) in changes {
+          try store.commit(label: label) { project, _ in try change(project) }
+          Thread.sleep(forTimeInterval: 0.8)
+        }
+        try store.close()
+        let final = space.path("final.wav")
+        try space.tape("render", file, "-o", final, "--bits", "32f")
+        let render = try ReferenceRender.decode(final)
+        let (report, swaps, said) = try playReport(player, out, errors)
+        #expect(player.terminationStatus == 0)
+        let captured = try device.recorded()
+        let left = stride(from: 0, to: captured.count, by: 2).map { captured[$0] }
+        var largest: Float = 0
+        for index in 1..<max(left.count - 1, 1) {
+          largest = max(largest, abs(left[index + 1] - 2 * left[index] + left[index - 1]))
+        }
+        // After the last change has settled (its swap, and the glide): the capture is the
+        // render, through the automated line to 8.5 s.
+        let last = swaps.last?["frame"] as? Int ?? 0
+        let start = (onset(captured) ?? 0) - (onset(render) ?? 0)
+        var worst: Float = 0
+        for frame in (last + 4_800)..<(8 * 48_000 + 24_000)
+        where (start + frame) * 2 + 1 < captured.count {
+          for channel in 0..<2 {
+            worst = max(
+              worst, abs(captured[(start + frame) * 2 + channel] - render[frame * 2 + channel]))
+          }
+        }
+        let verdict = device.verdict(
+          differs: largest > 0.003 || worst > 1e-4, attempt: attempt,
+          playerXruns: report["xruns"] as? Int ?? -1,
+          playerRealtime: report["realtimePriority"] as? Bool ?? false)
+        print(
+          "live automation: largest second difference \(largest), settled vs render \(worst), swaps \(swaps.map { "\($0["kind"] ?? "")@\($0["frame"] ?? "")" }), jackd xruns \(device.serverXruns), attempt \(attempt)"
+        )
+        if verdict == .retry { continue }
+        #expect(swaps.count >= changes.count + 1, "\(said)")
+        let counts = try String(contentsOfFile: space.path("allocations"), encoding: .utf8)
+          .split(separator: " ").compactMap {
+            Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+          }
+        #expect(counts == [0, 0], "the audio thread allocated or freed")
+        if case .unjudged(let reason) = verdict {
+          print("live automation: not judged: \(reason)")
+          return
+        }
+        #expect(largest <= 0.003, "a click: a second difference of \(largest)")
+        #expect(worst <= 1e-4, "once settled, the capture differs from the render by \(worst)")
+        // The lane was heard (the capture is the render): past 7 s the mono sine (0.5, -3 dB
+        // in each channel at the centre) plays at -2.5 dB.
+        let peak = (7 * 48_000 + 4_800..<8 * 48_000).map { abs(render[$0 * 2]) }.max() ?? 0
+        let expected = 0.5 * 0.5.squareRoot() * pow(10, -2.5 / 20)
+        #expect(abs(Double(peak) - expected) < 0.002, "peak \(peak)")
+        return
+      }
+    }
   }
 }
