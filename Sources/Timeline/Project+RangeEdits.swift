@@ -293,7 +293,7 @@ extension Project {
     copy.effects = zip(track.effects, effectIDs).map { effect, id in
       Effect(
         id: id, plugin: effect.plugin, parameters: effect.parameters,
-        isBypassed: effect.isBypassed, state: effect.state)
+        isBypassed: effect.isBypassed, state: effect.state, automation: effect.automation)
     }
     var order = tracks.map(\.id)
     order.insert(newID, at: (order.firstIndex(of: id) ?? order.count - 1) + 1)

@@ -317,7 +317,6 @@ extension Fx {
         the envelope with its clips.
         Example: tape fx envelope song.tape f1 gain --set 2s:0,4s:-12
         Example: tape fx envelope song.tape f1 gain --add 6s:-3 --shape hold
-        Example: tape fx envelope song.tape f1 gain --move 4s --to 5s
         Example: tape fx envelope song.tape f1 gain --clear
         """
     ).parsedAlone()
