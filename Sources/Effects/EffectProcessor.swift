@@ -108,6 +108,10 @@ public final class EffectProcessor: @unchecked Sendable {
   private let rampStep: UnsafeMutablePointer<Int>
   private let pending: UnsafeMutablePointer<Float>
   private let continuous: UnsafeMutablePointer<Bool>
+  /// Per port, when its automation changed while playing: what the value was above the new
+  /// lane's, fading to 0 over ``rampSteps`` steps (`laneStep` of them done).
+  private let laneOffset: UnsafeMutablePointer<Float>
+  private let laneStep: UnsafeMutablePointer<Int>
   private let rampSteps: Int
   /// Control outputs, one float per port per instance.
   private let controlOutputs: UnsafeMutablePointer<Float>
@@ -160,6 +164,13 @@ public final class EffectProcessor: @unchecked Sendable {
     var warmed = 0
     /// Frames drained so far (see ``drain(_:frames:)``).
     var drained = 0
+    /// The timeline frame of the next input frame (see ``setPosition(_:)``).
+    var position: Int64 = 0
+    /// The automated ports (see ``setAutomation(_:count:)``); memory of the plan playing.
+    var lanes: UnsafePointer<AutomationLane>? = nil
+    var laneCount = 0
+    /// New lanes, not yet read at a step: the next step glides from the values it had.
+    var lanesChanged = false
   }
 
   /// Makes and starts the effect, off the audio thread: instantiates the plugin (twice for
@@ -305,6 +316,10 @@ public final class EffectProcessor: @unchecked Sendable {
     rampStep.initialize(repeating: rampSteps, count: max(1, controlCount))
     continuous = .allocate(capacity: max(1, controlCount))
     continuous.initialize(from: controls.map(\.canRamp), count: controlCount)
+    laneOffset = .allocate(capacity: max(1, controlCount))
+    laneOffset.initialize(repeating: 0, count: max(1, controlCount))
+    laneStep = .allocate(capacity: max(1, controlCount))
+    laneStep.initialize(repeating: rampSteps, count: max(1, controlCount))
 
     let outputs = description.ports.filter { $0.kind == .control && !$0.isInput }
     controlOutputCount = outputs.count
@@ -443,6 +458,8 @@ public final class EffectProcessor: @unchecked Sendable {
     pending.deallocate()
     rampStep.deallocate()
     continuous.deallocate()
+    laneOffset.deallocate()
+    laneStep.deallocate()
     controlOutputs.deallocate()
     atoms.deallocate()
     atomIsInput.deallocate()
@@ -473,6 +490,32 @@ public final class EffectProcessor: @unchecked Sendable {
     // A loop, not update(from:count:), which the @_noLocks check takes for a release.
     for slot in 0..<controlCount { pending[slot] = values[slot] }
     run.pointee.hasPendingTargets = true
+  }
+
+  /// The automated ports from now on: at every 64-frame step each lane's port takes the value
+  /// of its lane at the timeline frame of the step's first input frame (``setPosition(_:)``),
+  /// at once, without a ramp (the lane is the ramp), over any target ``setTargets(_:)`` set.
+  /// A port that leaves automation ramps from its last automated value to its target. `lanes`
+  /// must stay valid until the next call (a plan's memory: call when its plan starts to sound).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  public func setAutomation(_ lanes: UnsafePointer<AutomationLane>?, count: Int) {
+    // The same plan's lanes again (the mixer hands them over before every block) change
+    // nothing; a new plan's, once the processor has run, glide in (see beginStep).
+    guard lanes != run.pointee.lanes else { return }
+    run.pointee.lanes = lanes
+    run.pointee.laneCount = lanes == nil ? 0 : count
+    run.pointee.lanesChanged = run.pointee.frames > 0
+  }
+
+  /// The timeline frame the next frame given to ``process(_:frames:)`` plays at: what
+  /// automation is read at. The processor counts on from it.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  public func setPosition(_ frame: Int64) {
+    run.pointee.position = frame
   }
 
   /// Bypass on or off: from the next 64-frame boundary, the output crossfades linearly between
@@ -773,11 +816,13 @@ public final class EffectProcessor: @unchecked Sendable {
   private func processPresent(_ buffer: UnsafeMutablePointer<Float>, frames: Int) {
     let step = EffectProcessor.stepFrames
     let channels = self.channels
+    let position = run.pointee.position
+    run.pointee.position = position &+ Int64(frames)
     var done = 0
     if !usesFIFO {
       while done < frames {
         let into = run.pointee.frames % step
-        if into == 0 { beginStep() }
+        if into == 0 { beginStep(at: position &+ Int64(done)) }
         let count = min(frames - done, step - into)
         let block = buffer + done * channels
         fillInputs(block, count)
@@ -821,16 +866,17 @@ public final class EffectProcessor: @unchecked Sendable {
       done += count
       if fill + count == step {
         run.pointee.fill = 0
-        processStep()
+        // The step's 64 frames ended here.
+        processStep(at: position &+ Int64(done - step))
       }
     }
   }
 
   /// Runs the plugin on the 64 frames of `fifoIn`, leaving the result in `fifoOut`.
   @_noLocks
-  private func processStep() {
+  private func processStep(at frame: Int64) {
     let step = EffectProcessor.stepFrames
-    beginStep()
+    beginStep(at: frame)
     fillInputs(fifoIn, step)
     if sidechainsPerInstance > 0 { fillSidechains(sidechainFIFO, step) }
     resetAtoms()
@@ -843,9 +889,10 @@ public final class EffectProcessor: @unchecked Sendable {
     writeOutputs(fifoOut, step)
   }
 
-  /// At a 64-frame boundary: takes pending targets, advances ramps, takes a bypass change.
+  /// At a 64-frame boundary: takes pending targets, advances ramps, sets the automated ports
+  /// to their lanes' values at `frame` (the step's first input frame), takes a bypass change.
   @inline(__always)
-  private func beginStep() {
+  private func beginStep(at frame: Int64) {
     if run.pointee.hasPendingTargets {
       run.pointee.hasPendingTargets = false
       for slot in 0..<controlCount where pending[slot] != rampTarget[slot] {
@@ -869,6 +916,33 @@ public final class EffectProcessor: @unchecked Sendable {
         ? rampTarget[slot]
         : rampStart[slot] + (rampTarget[slot] - rampStart[slot]) * Float(done)
           / Float(rampSteps)
+    }
+    if let lanes = run.pointee.lanes {
+      let changed = run.pointee.lanesChanged
+      run.pointee.lanesChanged = false
+      for index in 0..<run.pointee.laneCount {
+        let lane = lanes[index]
+        let slot = lane.slot
+        guard slot < controlCount else { continue }
+        // The mixer's function: arithmetic and a binary search (see AutomationLane).
+        let value = _unsafePerformance { lane.evaluate(lane.segments, lane.count, frame) }
+        // (Not `changed && …`: its autoclosure retains.)
+        if changed, continuous[slot] {
+          // An edit of the lane while playing (or a port newly automated): from the value
+          // the port had, the difference fades out over a ramp, as a set value would ramp.
+          laneOffset[slot] = current[slot] - value
+          laneStep[slot] = 0
+        }
+        var played = value
+        if laneStep[slot] < rampSteps {
+          laneStep[slot] += 1
+          played += laneOffset[slot] * Float(rampSteps - laneStep[slot]) / Float(rampSteps)
+        }
+        current[slot] = played
+        rampTarget[slot] = played
+        rampStart[slot] = played
+        rampStep[slot] = rampSteps
+      }
     }
     let forced = run.pointee.forcedBypass
     run.pointee.bypassed = run.pointee.pendingBypass || forced
@@ -1049,5 +1123,28 @@ private func resetAtomBuffers(
     }
     header[2] = 0
     header[3] = 0
+  }
+}
+
+/// One automated port of an ``EffectProcessor``: its lane, flat for the audio thread, and the
+/// function that reads it (the timeline's envelope code, which this module does not link: the
+/// mixer passes it in).
+public struct AutomationLane: @unchecked Sendable, BitwiseCopyable {
+  /// The port's position in ``PluginInfo/controls``.
+  public var slot: Int
+  /// The lane's segments, as `evaluate` reads them; `count` of them.
+  public var segments: UnsafeRawPointer
+  public var count: Int
+  /// The value at a timeline frame: `evaluate(segments, count, frame)`. Realtime-safe.
+  public var evaluate: @convention(c) (UnsafeRawPointer, Int, Int64) -> Float
+
+  public init(
+    slot: Int, segments: UnsafeRawPointer, count: Int,
+    evaluate: @convention(c) (UnsafeRawPointer, Int, Int64) -> Float
+  ) {
+    self.slot = slot
+    self.segments = segments
+    self.count = count
+    self.evaluate = evaluate
   }
 }

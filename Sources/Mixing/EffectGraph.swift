@@ -44,6 +44,9 @@ public struct ChainRecord: @unchecked Sendable, BitwiseCopyable {
   public var envelopeCount = 0
   /// The gains reached on ``input`` and the destination the output went to.
   public var route: UnsafeMutablePointer<RouteState>? = nil
+  /// Frames the track's clips are delayed by to line up with what it receives (routed
+  /// graphs): the chain's input plays at the timeline frame this much before the mix's.
+  public var inputDelay = 0
 }
 
 /// One send of a routed plan as the kernel reads it.
@@ -93,6 +96,9 @@ public struct EffectSettings: @unchecked Sendable, BitwiseCopyable {
   public var present: Bool
   /// Its part in a reorder of its chain (``ReorderRole``'s raw value).
   public var role: UInt8
+  /// Its automated ports in this plan (``Effects/EffectProcessor/setAutomation(_:count:)``).
+  var lanes: UnsafePointer<AutomationLane>? = nil
+  public var laneCount = 0
 }
 
 /// The effects part of a plan: a chain per track (every track of a project with effects runs
@@ -147,6 +153,8 @@ final class CompiledGraph: @unchecked Sendable {
   let masterList: UnsafeMutableBufferPointer<UnsafeRawPointer>
   let settingLists: [UnsafeMutableBufferPointer<EffectSettings>]
   let valueLists: [UnsafeMutablePointer<Float>]
+  /// The automation lanes' memory (``EffectSettings/lanes`` and their segments).
+  let automationMemory: [UnsafeMutableRawPointer]
   /// Keeps the processors and buses alive while the plan is.
   let processors: [EffectProcessor]
   let buses: [ChainBus]
@@ -176,7 +184,32 @@ final class CompiledGraph: @unchecked Sendable {
     var missing: [(Effect.ID, String)] = []
     var settingLists: [UnsafeMutableBufferPointer<EffectSettings>] = []
     var valueLists: [UnsafeMutablePointer<Float>] = []
+    var automationMemory: [UnsafeMutableRawPointer] = []
     var reordering = false
+    /// The flat lanes of `effect`'s automation on `processor`'s ports; nil for none.
+    func lanes(
+      _ effect: Effect?, _ processor: EffectProcessor
+    ) -> (UnsafePointer<AutomationLane>, Int)? {
+      guard let effect, !effect.automation.isEmpty else { return nil }
+      var made: [AutomationLane] = []
+      for (symbol, envelope) in effect.automation.sorted(by: { $0.key < $1.key }) {
+        guard let slot = processor.plugin.controls.firstIndex(where: { $0.symbol == symbol })
+        else { continue }
+        let segments = envelope.curve.segments()
+        let memory = UnsafeMutablePointer<EnvelopeSegment>.allocate(capacity: segments.count)
+        memory.initialize(from: segments, count: segments.count)
+        automationMemory.append(UnsafeMutableRawPointer(memory))
+        made.append(
+          AutomationLane(
+            slot: slot, segments: UnsafeRawPointer(memory), count: segments.count,
+            evaluate: automationValue))
+      }
+      guard !made.isEmpty else { return nil }
+      let list = UnsafeMutablePointer<AutomationLane>.allocate(capacity: made.count)
+      list.initialize(from: made, count: made.count)
+      automationMemory.append(UnsafeMutableRawPointer(list))
+      return (UnsafePointer(list), made.count)
+    }
     /// The processors of `owner`'s chain (see ``EffectRack/chain(_:_:)``), with their settings
     /// in this plan.
     var entriesByOwner: [ChainOwner: [EffectRack.ChainEntry]] = [:]
@@ -197,10 +230,12 @@ final class CompiledGraph: @unchecked Sendable {
         values.initialize(from: entry.values, count: entry.values.count)
         valueLists.append(values)
         // A reorder's old order plays on (present to its processors) until it is let go of.
+        let automated = lanes(effects.first { $0.id == entry.id }, entry.processor)
         settings.append(
           EffectSettings(
             values: UnsafePointer(values), bypassed: entry.bypassed,
-            present: entry.present || entry.role == .old, role: entry.role.rawValue))
+            present: entry.present || entry.role == .old, role: entry.role.rawValue,
+            lanes: automated?.0, laneCount: automated?.1 ?? 0))
         if entry.role != .none { reordering = true }
       }
       let list = UnsafeMutableBufferPointer<EffectSettings>.allocate(
@@ -269,6 +304,9 @@ final class CompiledGraph: @unchecked Sendable {
     }
     rack.lastSends = Dictionary(uniqueKeysWithValues: project.sends.map { ($0.id, $0) })
     alignment = routing?.alignment ?? [:]
+    for (index, track) in project.tracks.enumerated() where index < records.count {
+      records[index].inputDelay = alignment[track.id] ?? 0
+    }
     preFaderTracks = routing?.preFaderTracks ?? []
     sendKeys = routing?.sendKeys ?? []
     masterList = .allocate(capacity: max(masterChain.count, 1))
@@ -281,6 +319,7 @@ final class CompiledGraph: @unchecked Sendable {
     processorLists = lists
     self.settingLists = settingLists
     self.valueLists = valueLists
+    self.automationMemory = automationMemory
     self.processors = processors + masterChain
     self.buses = buses + [masterBus]
     view = .allocate(capacity: 1)
@@ -318,6 +357,7 @@ final class CompiledGraph: @unchecked Sendable {
     for list in processorLists { list.deallocate() }
     for list in settingLists { list.deallocate() }
     for values in valueLists { values.deallocate() }
+    for memory in automationMemory { memory.deallocate() }
   }
 
   /// The memory the audio thread touches, for a player to lock into RAM.
@@ -376,6 +416,7 @@ public enum EffectKernel {
         gather(
           graph, Int(index), frames: frames, channels: channels, at: time, rampFrames: rampFrames,
           live: false)
+        automate(chain, at: time - Int64(chain.inputDelay))
         run(chain.processors, chain.processorCount, on: chain.buffer, frames: frames)
         send(
           graph, from: Int(index), preFader: false, frames: frames, channels: channels,
@@ -389,11 +430,13 @@ public enum EffectKernel {
           graph, chain, frames: frames, channels: channels, into: output, rampFrames: rampFrames,
           live: false)
       }
+      automateMaster(graph, at: time, latency: graph.latency)
       run(graph.master, graph.masterCount, on: output, frames: frames)
       return
     }
     for index in 0..<graph.chainCount {
       guard let chain = graph.chains?[index] else { break }
+      automate(chain, at: time)
       run(chain.processors, chain.processorCount, on: chain.buffer, frames: frames)
       chain.delayLine.pointee.process(
         chain.buffer, frames: frames, delay: chain.delay, rampFrames: rampFrames)
@@ -402,7 +445,39 @@ public enum EffectKernel {
         rampFrames: rampFrames, fadingOut: CrossfadePosition(clock: 0, start: 0, length: 1),
         fading: false)
     }
+    automateMaster(graph, at: time, latency: graph.latency)
     run(graph.master, graph.masterCount, on: output, frames: frames)
+  }
+
+  /// Hands each processor of `chain` its automation in this plan and the timeline frame its
+  /// input plays at, the chain's input playing at `time`: each processor's input is the one
+  /// before it delayed by that one's latency (a reorder's old order, running beside the new
+  /// one, and a processor warming up to enter delay nothing on the way).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  static func automate(_ chain: ChainRecord, at time: Int64) {
+    guard let processors = chain.processors, let settings = chain.settings else { return }
+    var frame = time
+    for index in 0..<chain.processorCount {
+      let setting = settings[index]
+      Unmanaged<EffectProcessor>.fromOpaque(processors[index])._withUnsafeGuaranteedRef {
+        $0.setAutomation(setting.lanes, count: setting.laneCount)
+        $0.setPosition(frame)
+        if setting.role != ReorderRole.old.rawValue && $0.isEngaged {
+          frame -= Int64($0.latency)
+        }
+      }
+    }
+  }
+
+  /// ``automate(_:at:)`` for the master's chain, whose input (the tracks' sum) plays
+  /// `latency` (the graph's) less the master chain's own before `time`.
+  static func automateMaster(_ graph: GraphView, at time: Int64, latency: Int) {
+    var chain = graph.masterChain
+    chain.processors = graph.master
+    chain.settings = graph.masterSettings
+    chain.processorCount = graph.masterCount
+    automate(chain, at: time - Int64(latency - engagedLatency(chain)))
   }
 
   /// A player's ``finish(_:frames:channels:into:rampFrames:clearing:)``: each delay line at the
@@ -426,6 +501,7 @@ public enum EffectKernel {
         gather(
           graph, Int(index), frames: frames, channels: channels, at: time, rampFrames: rampFrames,
           live: true)
+        automate(chain, at: time - Int64(chain.inputDelay))
         runLive(chain, on: chain.buffer, frames: frames, channels: channels, rampFrames: rampFrames)
         send(
           graph, from: Int(index), preFader: false, frames: frames, channels: channels,
@@ -440,6 +516,7 @@ public enum EffectKernel {
           graph, chain, frames: frames, channels: channels, into: output, rampFrames: rampFrames,
           live: true)
       }
+      automateMaster(graph, at: time, latency: latency)
       runLive(
         graph.masterChain, on: output, frames: frames, channels: channels, rampFrames: rampFrames)
       return
@@ -460,6 +537,7 @@ public enum EffectKernel {
       } else if frozen {
         chain.delayLine.pointee.pull(into: chain.buffer, frames: frames)
       } else {
+        automate(chain, at: time)
         runLive(
           chain, on: chain.buffer, frames: frames, channels: channels, rampFrames: rampFrames)
         let delay = chain.delayLine.pointee.delay
@@ -473,6 +551,7 @@ public enum EffectKernel {
     if masterDrains {
       drain(graph.master, graph.masterCount, slot: freeze.slot, into: output, frames: frames)
     } else {
+      if !frozen { automateMaster(graph, at: time, latency: latency) }
       runLive(
         graph.masterChain, on: output, frames: frames, channels: channels, rampFrames: rampFrames)
     }
@@ -1129,6 +1208,7 @@ extension EffectKernel {
             chain, on: chain.buffer, frames: count, channels: channels, rampFrames: rampFrames)
           chain.delayLine.pointee.push(chain.buffer, frames: count)
         default:
+          automate(chain, at: from + Int64(done))
           runLive(
             chain, on: chain.buffer, frames: count, channels: channels, rampFrames: rampFrames)
           let delay = chain.delayLine.pointee.delay
@@ -1140,6 +1220,7 @@ extension EffectKernel {
         }
       }
       if step.kind == .none {
+        automateMaster(graph, at: from + Int64(done), latency: latency)
         runLive(
           graph.masterChain, on: scratch, frames: count, channels: channels,
           rampFrames: rampFrames)
@@ -1269,4 +1350,16 @@ extension EffectKernel {
     }
     return true
   }
+}
+
+/// The value of an automation lane (``Effects/AutomationLane``) whose segments are a
+/// ``Timeline/ParameterEnvelope``'s, at a timeline frame.
+///
+/// - Note: Realtime-safe: a binary search and arithmetic.
+private let automationValue: @convention(c) (UnsafeRawPointer, Int, Int64) -> Float = {
+  raw, count, frame in
+  let segments = UnsafeBufferPointer(
+    start: raw.assumingMemoryBound(to: EnvelopeSegment.self), count: count)
+  guard let index = EnvelopeSegment.index(of: frame, in: segments) else { return 0 }
+  return Float(segments[index].value(at: frame))
 }

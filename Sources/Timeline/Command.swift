@@ -211,7 +211,7 @@ extension Project {
       changed.format = true
     case .setEffects(let effects, let owner):
       if case .track(let id) = owner, track(id) == nil { throw .unknownTrack(id) }
-      for effect in effects { try effect.validate() }
+      for effect in effects { try effect.validate(sampleRate: sampleRate) }
       try takeEffects(Set(effects.map(\.id)), into: owner, count: effects.count)
       switch owner {
       case .master:

@@ -36,10 +36,14 @@ public struct Effect: Sendable, Hashable, Codable, Identifiable, IdentifiedEntit
   /// the source runs before the effect's track, and a loop is refused (see
   /// ``Project/validateRouting(startingAt:)``).
   public var sidechain: Track.ID?
+  /// Automated parameters by port symbol: the port follows its envelope (in 64-frame steps)
+  /// instead of its value in ``parameters``, which it keeps for when the automation goes.
+  public var automation: [String: ParameterEnvelope]
 
   public init(
     id: ID, plugin: String, parameters: [String: Double] = [:], isBypassed: Bool = false,
-    state: [UInt8]? = nil, sidechain: Track.ID? = nil
+    state: [UInt8]? = nil, sidechain: Track.ID? = nil,
+    automation: [String: ParameterEnvelope] = [:]
   ) {
     self.id = id
     self.plugin = plugin
@@ -47,10 +51,49 @@ public struct Effect: Sendable, Hashable, Codable, Identifiable, IdentifiedEntit
     self.isBypassed = isBypassed
     self.state = state
     self.sidechain = sidechain
+    self.automation = automation
+  }
+
+  private enum CodingKeys: String, CodingKey {
+    case id, plugin, parameters, isBypassed, state, sidechain, automation
+  }
+
+  /// An effect encoded before side chains or automation existed has none.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    id = try container.decode(ID.self, forKey: .id)
+    plugin = try container.decode(String.self, forKey: .plugin)
+    parameters = try container.decode([String: Double].self, forKey: .parameters)
+    isBypassed = try container.decode(Bool.self, forKey: .isBypassed)
+    state = try container.decodeIfPresent([UInt8].self, forKey: .state)
+    sidechain = try container.decodeIfPresent(Track.ID.self, forKey: .sidechain)
+    automation =
+      try container.decodeIfPresent([String: ParameterEnvelope].self, forKey: .automation) ?? [:]
+  }
+
+  /// This effect's automation with `range` taken out of the timeline, as a ripple takes it out
+  /// of its track's clips (``ParameterEnvelope/removing(_:)``).
+  public func removingTime(_ range: FrameRange) -> Effect {
+    var moved = self
+    moved.automation = automation.mapValues { $0.removing(range) }
+    return moved
+  }
+
+  /// This effect's automation with a gap opened, as an insert opens it in its track's clips.
+  public func openingTime(at position: FramePosition, length: FrameCount) -> Effect {
+    var moved = self
+    moved.automation = automation.mapValues { $0.opening(at: position, length: length) }
+    return moved
   }
 
   /// Checks what the model can check without the plugin: a URI, finite values on named ports.
-  public func validate() throws(TimelineError) {
+  public func validate(sampleRate: Int = 48_000) throws(TimelineError) {
+    for (symbol, envelope) in automation.sorted(by: { $0.key < $1.key }) {
+      guard Self.isPortSymbol(symbol) else {
+        throw .invalidEffect(id, reason: "'\(symbol)' is not a port symbol")
+      }
+      try envelope.validate(name: "\(id) \(symbol)", sampleRate: sampleRate)
+    }
     guard !plugin.trimmingBlanks.isEmpty, !plugin.contains(where: { $0.isNewline }) else {
       throw .invalidEffect(id, reason: "its plugin URI is empty")
     }

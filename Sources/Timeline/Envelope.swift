@@ -217,6 +217,21 @@ extension Envelope {
   /// `shapes`, when given, names the segments' shapes (``EnvelopeShape``'s raw values): one for
   /// every segment, or one per segment, comma-separated (`linear,hold`).
   public init(parsing text: String, shapes: String? = nil, sampleRate: Int) throws(TimelineError) {
+    try self.init(parsing: text, shapes: shapes, sampleRate: sampleRate, value: Self.gainValue)
+  }
+
+  /// A gain as typed in a point, in dB: ``Gain/init(parsingAnyValue:)``'s forms, or `-inf`.
+  static func gainValue(_ text: String) throws(TimelineError) -> Double {
+    if ["-inf", "-infdb", "-inf db"].contains(text.lowercased()) { return -.infinity }
+    return try Gain(parsingAnyValue: text).decibels
+  }
+
+  /// ``init(parsing:shapes:sampleRate:)`` with each point's value read by `value` (what an
+  /// automation lane reads in its own units: ``ParameterEnvelope``).
+  init(
+    parsing text: String, shapes: String?, sampleRate: Int,
+    value: (String) throws(TimelineError) -> Double
+  ) throws(TimelineError) {
     var points: [Point] = []
     for part in text.split(separator: ",", omittingEmptySubsequences: false) {
       let piece = part.trimmingBlanks
@@ -226,12 +241,7 @@ extension Envelope {
       let gain = String(piece[piece.index(after: colon)...]).trimmingBlanks
       if EnvelopeShape(rawValue: gain.lowercased()) != nil { throw .envelopeShapeInPoint(piece) }
       let frames = try TimeValue(parsing: time, sampleRate: sampleRate).frames
-      let decibels: Double
-      if ["-inf", "-infdb", "-inf db"].contains(gain.lowercased()) {
-        decibels = -.infinity
-      } else {
-        decibels = try Gain(parsingAnyValue: gain).decibels
-      }
+      let decibels = try value(gain)
       points.append(Point(time: FramePosition(frames.frames), decibels: decibels))
     }
     if let shapes {

@@ -84,3 +84,24 @@ extension Project {
     return chains.keys.sorted().map { owner in .setEffects(chains[owner] ?? [], on: owner) }
   }
 }
+
+extension Project {
+  /// Sets the automation of parameter `symbol` of effect `id` (nil removes it): one
+  /// ``Command/setEffects(_:on:)``.
+  ///
+  /// ```swift
+  /// let commands = try project.setAutomation(Effect.ID(1), "gain", sweep)
+  /// ```
+  public func setAutomation(
+    _ id: Effect.ID, _ symbol: String, _ envelope: ParameterEnvelope?
+  ) throws(TimelineError) -> [Command] {
+    guard let (effect, owner, index) = self.effect(id), var chain = effects(of: owner) else {
+      throw .unknownEffect(id)
+    }
+    var changed = effect
+    changed.automation[symbol] = envelope
+    try changed.validate(sampleRate: sampleRate)
+    chain[index] = changed
+    return [.setEffects(chain, on: owner)]
+  }
+}

@@ -101,7 +101,10 @@ extension Project {
         }
       }
       edited.clips = ClipList(clips)
-      if ripple { edited.envelope = track.envelope?.removing(range) }
+      if ripple {
+        edited.envelope = track.envelope?.removing(range)
+        edited.effects = track.effects.map { $0.removingTime(range) }
+      }
       if edited != track { commands.append(.setTrack(edited)) }
     }
     if let first = misfits.first {
@@ -141,6 +144,7 @@ extension Project {
       }
       edited.clips = ClipList(clips)
       edited.envelope = track.envelope?.opening(at: position, length: length)
+      edited.effects = track.effects.map { $0.openingTime(at: position, length: length) }
       if edited != track { commands.append(.setTrack(edited)) }
     }
     return commands + markersShifted(openingAt: position, length: length)
@@ -172,6 +176,7 @@ extension Project {
           ? other.moved(to: other.timelineStart - clip.length) : other
       })
     edited.envelope = track.envelope?.removing(clip.timelineRange)
+    edited.effects = track.effects.map { $0.removingTime(clip.timelineRange) }
     return [.setTrack(edited)] + markersRippled(removing: clip.timelineRange)
   }
 
@@ -288,7 +293,8 @@ extension Project {
     copy.effects = zip(track.effects, effectIDs).map { effect, id in
       Effect(
         id: id, plugin: effect.plugin, parameters: effect.parameters,
-        isBypassed: effect.isBypassed, state: effect.state, sidechain: effect.sidechain)
+        isBypassed: effect.isBypassed, state: effect.state, sidechain: effect.sidechain,
+        automation: effect.automation)
     }
     var order = tracks.map(\.id)
     order.insert(newID, at: (order.firstIndex(of: id) ?? order.count - 1) + 1)

@@ -44,10 +44,17 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case notJoinable(Clip.ID, Clip.ID)
   case emptyRange(FrameRange, sampleRate: Int)
   case emptyGap
+  /// `envelope` names the envelope's owner as messages say it: `t1`, `f2 gain`, `pan of t1`.
   case noEnvelopePoint(
-    track: Track.ID, time: FramePosition, points: [FramePosition], sampleRate: Int)
+    envelope: String, time: FramePosition, points: [FramePosition], sampleRate: Int)
   case envelopePointWouldPass(
-    track: Track.ID, from: FramePosition, to: FramePosition, other: FramePosition, sampleRate: Int)
+    envelope: String, from: FramePosition, to: FramePosition, other: FramePosition,
+    sampleRate: Int)
+  /// An automation lane's shape that is not `linear` or `hold`.
+  case invalidAutomationShape(String)
+  /// An automation value or lane refused, with the whole message (the port's range, a step
+  /// port's `hold`).
+  case invalidAutomation(String)
   case slipOutsideSource(clip: Clip.ID, offset: Int64, most: Int64, sampleRate: Int)
   case emptyClip
   case emptyEnvelope(track: Track.ID)
@@ -252,6 +259,10 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
     case .invalidEnvelopePoint(let text):
       return
         "'\(text)' is not an envelope point; write TIME:GAIN, for example 10s:-6dB or 12s:-inf"
+    case .invalidAutomationShape(let text):
+      return "'\(text)' is not an automation shape; use linear or hold"
+    case .invalidAutomation(let message):
+      return message
     case .invalidEnvelopeShape(let text):
       let names = EnvelopeShape.allCases.map(\.rawValue).joined(separator: ", ")
       return "'\(text)' is not an envelope shape; use \(names)"

@@ -108,6 +108,10 @@ enum RowWriter {
           key(EffectSidechainRow.index, id.rawValue),
           from: before[id].flatMap { EffectSidechainRow.values($0.effect) },
           to: after[id].flatMap { EffectSidechainRow.values($0.effect) })
+        rows.record(
+          key(EffectAutomationRow.index, id.rawValue),
+          from: before[id].flatMap { EffectAutomationRow.values($0.effect) },
+          to: after[id].flatMap { EffectAutomationRow.values($0.effect) })
       }
     }
 
@@ -541,11 +545,13 @@ enum RowWriter {
     (Schema.trackOutputTable, .insert), (Schema.trackOutputTable, .update),
     (Schema.sendTable, .insert), (Schema.sendTable, .update),
     (Schema.effectSidechainTable, .insert), (Schema.effectSidechainTable, .update),
+    (Schema.effectAutomationTable, .insert), (Schema.effectAutomationTable, .update),
     (Schema.clipDetailTable, .delete),
     (Schema.clipTable, .delete), (Schema.clipTable, .update), (Schema.clipTable, .insert),
     (Schema.clipDetailTable, .insert), (Schema.clipDetailTable, .update),
     (Schema.envelopeTable, .delete), (Schema.envelopePointTable, .delete),
     (Schema.effectSidechainTable, .delete),
+    (Schema.effectAutomationTable, .delete),
     (Schema.effectTable, .delete), (Schema.trackOutputTable, .delete), (Schema.sendTable, .delete),
     (Schema.trackTable, .delete), (Schema.sourceTable, .delete),
   ]

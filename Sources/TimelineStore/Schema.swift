@@ -24,6 +24,7 @@ enum Schema {
   static let trackOutputTable = TrackOutputRow.table
   static let sendTable = SendRow.table
   static let effectSidechainTable = EffectSidechainRow.table
+  static let effectAutomationTable = EffectAutomationRow.table
   static let pendingMoveTable = "pending_move"
   static let pendingTailTable = "pending_move_tail"
   /// The migrations that made ``pendingMoveTable`` and ``pendingTailTable``: a file that records
@@ -38,7 +39,7 @@ enum Schema {
   static let trackedRows: [any TrackedRow.Type] = [
     ProjectRow.self, SourceRow.self, TrackRow.self, ClipRow.self, EnvelopeRow.self,
     MasterRow.self, EnvelopePointRow.self, EffectRow.self, MarkerRow.self, ClipDetailRow.self,
-    TrackOutputRow.self, SendRow.self, EffectSidechainRow.self,
+    TrackOutputRow.self, SendRow.self, EffectSidechainRow.self, EffectAutomationRow.self,
   ]
   static let trackedTables = trackedRows.map { $0.table }
 
@@ -54,7 +55,8 @@ enum Schema {
   /// gain; v6: envelope points; v7: effects; v8: markers; v9: clipboards; v10: tags; v11: clip
   /// names and cut fades) or what it can do without (v12: a third span of history blocks;
   /// v13: the pending move, ``PendingMove``, which a file without it has none of; v14: the
-  /// pending move's tail, likewise; v15: outputs and sends, none; v16: side chains, none), so reading
+  /// pending move's tail, likewise; v15: outputs and sends, none; v16: side chains, none; v17:
+  /// automation, none), so reading
   /// an older project neither needs it writable nor upgrades it.
   static let readerMigrations: Set<String> = ["v1", "v2", "v3", "v4"]
 
@@ -439,6 +441,17 @@ enum Schema {
           CREATE TABLE effect_sidechain (
             effectID INTEGER PRIMARY KEY REFERENCES effect(id),
             sourceID INTEGER NOT NULL REFERENCES track(id)
+          );
+          """)
+    }
+    migrator.registerMigration("v17") { db in
+      try db.execute(
+        sql: """
+          -- Automation of effect parameters (EffectAutomationRow): one row per effect that
+          -- has any, its lanes by port symbol. No row, no automation.
+          CREATE TABLE effect_automation (
+            effectID INTEGER PRIMARY KEY REFERENCES effect(id),
+            lanes TEXT NOT NULL CHECK (lanes <> '')
           );
           """)
     }

@@ -146,6 +146,15 @@ enum SnapshotReader {
       }
       try EffectRow.place(effects, in: &project)
     }
+    // Projects made before automation have no automation table until opened for writing.
+    if try db.tableExists(Schema.effectAutomationTable) {
+      var lanes: [Effect.ID: [String: ParameterEnvelope]] = [:]
+      try all(EffectAutomationRow.self, db) { row in
+        let id = Effect.ID(row.int64(0))
+        lanes[id] = try EffectAutomationRow.read(row, of: id)
+      }
+      try EffectAutomationRow.place(lanes, in: &project)
+    }
     // Projects made before markers have no marker table until opened for writing.
     if try db.tableExists(Schema.markerTable) {
       try all(MarkerRow.self, orderedBy: "position, id", db) { row in
@@ -520,6 +529,19 @@ enum SnapshotReader {
         }
       }
       try EffectRow.place(Array(effects.values), in: &project)
+      // Every effect keeps its automation unless its automation row changed.
+      var lanes = Dictionary(
+        uniqueKeysWithValues: old.allEffects.map { ($0.effect.id, $0.effect.automation) })
+      try changes.forEachRow(in: [EffectAutomationRow.index]) { key, kind, row in
+        let id = Effect.ID(key.id)
+        if kind == .delete {
+          lanes[id] = nil
+        } else if let read = try EffectAutomationRow.read(Columns(row), of: id) {
+          lanes[id] = read
+        }
+      }
+      let present = Set(project.allEffects.map(\.effect.id))
+      try EffectAutomationRow.place(lanes.filter { present.contains($0.key) }, in: &project)
     }
     try changes.forEachRow(in: [TrackOutputRow.index]) { key, kind, row in
       guard let index = project.tracks.firstIndex(where: { $0.id == Track.ID(key.id) }) else {

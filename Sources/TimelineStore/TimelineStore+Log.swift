@@ -51,8 +51,10 @@ public enum LogSubject: Sendable, Hashable, CustomStringConvertible {
   /// envelope (the old one-row form and its point rows, whose ids carry the track).
   func owns(_ key: NetChanges.Key) -> Bool {
     if key.table == table { return key.id == id }
-    if case .effect(let effect) = self {
-      return key.table == EffectSidechainRow.index && key.id == effect.rawValue
+    if case .effect(let effect) = self,
+      key.table == EffectSidechainRow.index || key.table == EffectAutomationRow.index
+    {
+      return key.id == effect.rawValue
     }
     guard case .track(let track) = self else { return false }
     switch key.table {
@@ -68,7 +70,7 @@ public enum LogSubject: Sendable, Hashable, CustomStringConvertible {
     switch self {
     case .track:
       [TrackRow.table, EnvelopeRow.table, EnvelopePointRow.table, TrackOutputRow.table]
-    case .effect: [EffectRow.table, EffectSidechainRow.table]
+    case .effect: [EffectRow.table, EffectSidechainRow.table, EffectAutomationRow.table]
     default: [Schema.trackedTables[table]]
     }
   }
@@ -239,6 +241,15 @@ extension TimelineStore {
         fields.append(
           LogEntry.Field(
             name: "sidechain",
+            before: kind == .insert ? .null : changes.value(old[1]).map(LogValue.init) ?? .null,
+            after: kind == .delete ? .null : changes.value(new[1]).map(LogValue.init) ?? .null))
+        return
+      }
+      if key.table == EffectAutomationRow.index {
+        // The effect's automation lanes as stored: none is no row.
+        fields.append(
+          LogEntry.Field(
+            name: "automation",
             before: kind == .insert ? .null : changes.value(old[1]).map(LogValue.init) ?? .null,
             after: kind == .delete ? .null : changes.value(new[1]).map(LogValue.init) ?? .null))
         return

@@ -607,3 +607,64 @@ enum EffectSidechainRow: TrackedRow {
     try row.integer(1).map { Track.ID($0) }
   }
 }
+
+/// An effect's automated parameters (``Effect/automation``): one row per effect that has any,
+/// `lanes` the lanes by port symbol in symbol order, `symbol=points` separated by spaces, the
+/// points in ``ParameterEnvelope/storageText``'s form (`gain=96000:0.0;192000:-12.0`). No row:
+/// no automation. A table of its own (v17), so the effect table's layout stays as it was.
+enum EffectAutomationRow: TrackedRow {
+  static let table = "effect_automation"
+  static let index = 13
+  static let columns = ["effectID", "lanes"]
+
+  /// The row of `effect`'s automation; nil when it has none.
+  static func values(_ effect: Effect) -> [ChangeValue]? {
+    guard !effect.automation.isEmpty else { return nil }
+    let lanes = effect.automation.sorted { $0.key < $1.key }.map {
+      "\($0.key)=\($0.value.storageText)"
+    }
+    return [.integer(effect.id.rawValue), .text(lanes.joined(separator: " "))]
+  }
+
+  /// The automation a row holds; nil when the row leaves it alone.
+  static func read(
+    _ row: some ColumnReader, of effect: Effect.ID
+  ) throws -> [String:
+    ParameterEnvelope]?
+  {
+    guard let text = try row.text(1) else { return nil }
+    var lanes: [String: ParameterEnvelope] = [:]
+    for lane in text.split(separator: " ") {
+      let parts = lane.split(separator: "=", maxSplits: 1)
+      guard parts.count == 2, let envelope = ParameterEnvelope(storageText: String(parts[1])),
+        lanes[String(parts[0])] == nil
+      else { throw unreadable(effect.rawValue) }
+      lanes[String(parts[0])] = envelope
+    }
+    guard !lanes.isEmpty else { throw unreadable(effect.rawValue) }
+    return lanes
+  }
+
+  /// Gives each effect of `project` the automation `lanes` holds for it; automation of an
+  /// effect that is not in the project is damage.
+  static func place(
+    _ lanes: [Effect.ID: [String: ParameterEnvelope]], in project: inout Project
+  )
+    throws
+  {
+    var left = lanes
+    for index in project.masterEffects.indices {
+      project.masterEffects[index].automation =
+        left.removeValue(forKey: project.masterEffects[index].id) ?? [:]
+    }
+    for track in project.tracks.indices {
+      for index in project.tracks[track].effects.indices {
+        project.tracks[track].effects[index].automation =
+          left.removeValue(forKey: project.tracks[track].effects[index].id) ?? [:]
+      }
+    }
+    if let stray = left.keys.min() {
+      throw StoreError.corrupt(detail: "automation belongs to missing effect \(stray)")
+    }
+  }
+}

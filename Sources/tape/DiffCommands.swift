@@ -390,6 +390,13 @@ struct DiffWords {
           "\(escaped(symbol)) \(value(old.effect.parameters[symbol])) → \(value(new.effect.parameters[symbol]))"
         )
       }
+      let automated = Set(old.effect.automation.keys).union(new.effect.automation.keys).sorted()
+      for symbol in automated where old.effect.automation[symbol] != new.effect.automation[symbol] {
+        parts.append(
+          new.effect.automation[symbol].map {
+            "\(escaped(symbol)) automation \(automationText($0, sampleRate: sampleRate))"
+          } ?? "\(escaped(symbol)) automation cleared")
+      }
       if old.effect.isBypassed != new.effect.isBypassed {
         parts.append(new.effect.isBypassed ? "bypassed" : "turned on")
       }

@@ -8,7 +8,7 @@ struct Fx: ParsableCommand {
       "LV2 effects: find plugins and their presets, and add, set, bypass, move and remove effects.",
     subcommands: [
       FxPlugins.self, FxInfo.self, FxPresets.self, Add.self, Set.self, Bypass.self, Move.self,
-      Remove.self,
+      Remove.self, FxEnvelope.self,
       List.self,
     ])
 }

@@ -343,6 +343,50 @@ extension Fx {
     }
   }
 
+  struct FxEnvelope: EditingCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "envelope",
+      abstract: "Automate an effect's parameter over time (an envelope), or clear it.",
+      discussion: """
+        The same forms as 'tape track envelope', with values in the port's units, each \
+        checked against its range ('tape fx info URI' lists them). Between two points the \
+        value runs linearly (--shape linear, the default) or holds until the next point \
+        (--shape hold); before the first point it is the first's, after the last the last's. \
+        The effect takes the value at every 64-frame step (the rate it takes any change at), \
+        the same in a render and in 'tape play'; while automated, the value 'fx set' gave \
+        waits for the automation to be cleared. A toggle, enumeration or integer port holds \
+        each value (hold is its default, linear is refused). Ripple edits of the track move \
+        the envelope with its clips.
+        Example: tape fx envelope song.tape f1 gain --set 2s:0,4s:-12
+        Example: tape fx envelope song.tape f1 gain --add 6s:-3 --shape hold
+        Example: tape fx envelope song.tape f1 gain --clear
+        """
+    ).parsedAlone()
+
+    @OptionGroup var project: ProjectArgument
+    @Argument(help: "The effect id (f1).", completion: ids("f")) var effect: String
+    @Argument(help: "The parameter's port symbol ('tape fx info URI' lists them).")
+    var symbol: String
+    @OptionGroup var envelope: EnvelopeEditOptions
+    @OptionGroup var options: EditOptions
+
+    func validate() throws { try envelope.check() }
+
+    var label: String { envelope.label("\(effect) \(symbol)") }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      let id = try parseID(effect, as: Effect.ID.self)
+      guard let (current, _, _) = project.effect(id) else { throw TimelineError.unknownEffect(id) }
+      let plugin = try FxNames.plugin(of: current, PluginCatalog.load()).atSampleRate(
+        project.sampleRate)
+      let port = try plugin.control(symbol)
+      let lane = try port.automation(
+        current.automation[symbol], by: envelope.edit(project), name: "\(id) \(symbol)",
+        sampleRate: project.sampleRate)
+      return try project.setAutomation(id, symbol, lane)
+    }
+  }
+
   enum BypassState: EnumerableFlag {
     case off, on
 
@@ -454,6 +498,10 @@ extension Fx {
           print(line)
           let values = FxNames.display(effect, plugin).map { "\($0)=\($1)" }
           if !values.isEmpty { print("    " + escaped(values.joined(separator: " "))) }
+          for (symbol, envelope) in effect.automation.sorted(by: { $0.key < $1.key }) {
+            let text = automationText(envelope, sampleRate: snapshot.sampleRate)
+            print("    \(escaped(symbol)) automated: \(text)")
+          }
         }
       }
     }
@@ -497,5 +545,10 @@ func effectJSON(
       .object(effect.parameters.sorted { $0.key < $1.key }.map { ($0.key, FxNames.json($0.value)) })
     ),
     ("hasState", .bool(effect.state != nil)),
+    (
+      "automation",
+      .object(
+        effect.automation.sorted { $0.key < $1.key }.map { ($0.key, automationJSON($0.value)) })
+    ),
   ])
 }

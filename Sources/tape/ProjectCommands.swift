@@ -178,7 +178,53 @@ func effectFields(_ effect: Effect) -> JSONValue {
       .object(effect.parameters.sorted { $0.key < $1.key }.map { ($0.key, FxNames.json($0.value)) })
     ),
     ("hasState", .bool(effect.state != nil)),
+    (
+      "automation",
+      .object(
+        effect.automation.sorted { $0.key < $1.key }.map { ($0.key, automationJSON($0.value)) })
+    ),
   ])
+}
+
+/// An automated parameter as `ls --json` shows it: its points in order, `frame` at the
+/// project rate, `value` in the port's units and `shape` (`linear` or `hold`: how the value
+/// runs to the next point).
+func automationJSON(_ envelope: ParameterEnvelope) -> JSONValue {
+  .array(
+    envelope.points.map { point in
+      .object([
+        ("frame", .int(point.time.frames)), ("value", FxNames.json(point.value)),
+        ("shape", .string(point.shape.rawValue)),
+      ])
+    })
+}
+
+/// An automated parameter for people: `0:02.000 0 → 0:04.000 -12`, a `hold` after the point
+/// it starts at (`0:02.000 1 hold → …`).
+func automationText(
+  _ envelope: ParameterEnvelope, sampleRate: Int, frames: Bool = false
+)
+  -> String
+{
+  envelope.points.enumerated().map { index, point in
+    let time =
+      frames
+      ? "\(point.time.frames)f"
+      : TimeValue.clock(FrameCount(point.time.frames), sampleRate: sampleRate)
+    let last = index == envelope.points.count - 1
+    let shape = last || point.shape == .linear ? "" : " hold"
+    return "\(time) \(FxInfo.number(Float(point.value)))\(shape)"
+  }.joined(separator: " → ")
+}
+
+/// The `ls` lines of the automated parameters of `effects`: `  automation f1 gain 0:02.000 0 →
+/// 0:04.000 -12`.
+func automationLines(_ effects: [Effect], sampleRate: Int, frames: Bool) -> [String] {
+  effects.flatMap { effect in
+    effect.automation.sorted { $0.key < $1.key }.map { symbol, envelope in
+      "  automation \(effect.id) \(escaped(symbol)) \(automationText(envelope, sampleRate: sampleRate, frames: frames))"
+    }
+  }
 }
 
 /// A source as `ls --json` and the diffs show it: `path` as the project holds it (relative to
@@ -331,6 +377,7 @@ struct TimelineTable {
       }
       if !track.effects.isEmpty {
         lines.append("  effects \(TimelineScreen.chain(track.effects, separator: " · "))")
+        lines += automationLines(track.effects, sampleRate: rate, frames: inFrames)
       }
       if let output = track.output {
         lines.append("  output \(output)")
@@ -383,6 +430,7 @@ struct TimelineTable {
       lines.append("")
       lines.append(
         "master effects \(TimelineScreen.chain(project.masterEffects, separator: " · "))")
+      lines += automationLines(project.masterEffects, sampleRate: rate, frames: inFrames)
     }
     if !missing.isEmpty {
       let ids = project.sources.filter { missing.contains($0.id) }.map(\.id.description)

@@ -242,6 +242,7 @@ struct Tape: ParsableCommand {
     ["undo"]: Undo.self, ["redo"]: Redo.self, ["ls"]: List.self, ["log"]: Log.self,
     ["fx", "add"]: Fx.Add.self, ["fx", "set"]: Fx.Set.self, ["fx", "bypass"]: Fx.Bypass.self,
     ["fx", "move"]: Fx.Move.self, ["fx", "rm"]: Fx.Remove.self, ["fx", "remove"]: Fx.Remove.self,
+    ["fx", "envelope"]: Fx.FxEnvelope.self,
     ["marker", "add"]: MarkerCommand.Add.self, ["marker", "move"]: MarkerCommand.Move.self,
     ["marker", "rename"]: MarkerCommand.Rename.self, ["marker", "rm"]: MarkerCommand.Remove.self,
     ["marker", "remove"]: MarkerCommand.Remove.self, ["marker", "ls"]: MarkerCommand.List.self,

@@ -182,85 +182,21 @@ struct TrackCommand: ParsableCommand {
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The track: its id (t1) or its name.", completion: ids("t")) var track: String
-    @Option(
-      parsing: .unconditional,
-      help: "Breakpoints: TIME:GAIN pairs, comma-separated (0s:0dB,10s:-6dB,12s:-inf).")
-    var set: String?
-    @Option(
-      help:
-        "Segment shapes: db, linear or hold, one for all or one per segment (linear,hold); with --add, one for all or one per added point."
-    )
-    var shape: String?
-    @Flag(help: "Remove the track's envelope.") var clear = false
-    @Option(parsing: .unconditional, help: "Points to add: TIME:GAIN pairs, comma-separated.")
-    var add: String?
-    @Option(parsing: .unconditional, help: "Times of points to remove, comma-separated.")
-    var remove: String?
-    @Option(parsing: .unconditional, help: "The time of a point to move (with --to).")
-    var move: String?
-    @Option(parsing: .unconditional, help: "Where --move takes the point.") var to: String?
+    @OptionGroup var envelope: EnvelopeEditOptions
     @OptionGroup var options: EditOptions
 
-    func validate() throws {
-      guard [set != nil, clear, add != nil, remove != nil, move != nil].filter({ $0 }).count == 1
-      else {
-        throw ValidationError(
-          "give one of --set POINTS, --add POINTS, --remove TIMES, --move TIME --to TIME or --clear"
-        )
-      }
-      guard shape == nil || set != nil || add != nil else {
-        throw ValidationError("--shape shapes the points of --set or --add; give them together")
-      }
-      guard (move != nil) == (to != nil) else {
-        throw ValidationError("--move TIME and --to TIME go together")
-      }
-    }
+    func validate() throws { try envelope.check() }
 
-    var label: String {
-      if clear { return "Clear envelope of \(track)" }
-      if let add { return "Envelope \(track) add \(add)" + (shape.map { " \($0)" } ?? "") }
-      if let remove { return "Envelope \(track) remove \(remove)" }
-      if let move, let to { return "Envelope \(track) move \(move) to \(to)" }
-      return "Envelope \(track) \(set ?? "")" + (shape.map { " \($0)" } ?? "")
-    }
+    var label: String { envelope.label(track) }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try resolveTrack(track, project)
       guard let existing = project.track(id) else { throw TimelineError.unknownTrack(id) }
-      let rate = project.sampleRate
-      let current = existing.envelope
-      let envelope: Envelope?
-      if let add {
-        envelope = try (current ?? Envelope(points: [])).addingPoints(
-          parsing: TrackCommand.framesAt(add, project, option: "--add"), shapes: shape,
-          sampleRate: rate)
-      } else if let remove {
-        var left = current
-        for time in remove.split(separator: ",", omittingEmptySubsequences: false) {
-          let frame = try parsePosition(String(time), project, option: "--remove")
-          guard let envelope = left else {
-            throw TimelineError.noEnvelopePoint(
-              track: id, time: frame, points: [], sampleRate: rate)
-          }
-          left = try envelope.removingPoint(at: frame, track: id, sampleRate: rate)
-        }
-        envelope = left
-      } else if let move, let to {
-        let from = try parsePosition(move, project, option: "--move")
-        guard let current else {
-          throw TimelineError.noEnvelopePoint(track: id, time: from, points: [], sampleRate: rate)
-        }
-        envelope = try current.movingPoint(
-          at: from, to: try parsePosition(to, project, relativeTo: from, option: "--to"), track: id,
-          sampleRate: rate)
-      } else {
-        envelope = try set.map {
-          try Envelope(
-            parsing: TrackCommand.framesAt($0, project, option: "--set"), shapes: shape,
-            sampleRate: rate)
-        }
-      }
-      return try project.setEnvelope(id, envelope)
+      return try project.setEnvelope(
+        id,
+        Envelope.edited(
+          existing.envelope, by: envelope.edit(project), name: id.description,
+          sampleRate: project.sampleRate))
     }
   }
 

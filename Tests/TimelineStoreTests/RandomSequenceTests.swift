@@ -6,6 +6,20 @@ import TimelineStore
 
 @Suite("Random edit sequences")
 struct RandomSequenceTests {
+  /// An automation lane made of `value` alone (no draws): two or three points from a time
+  /// it gives, linear or held, their values stepping down from it.
+  static func lane(_ value: Int) -> ParameterEnvelope {
+    var points: [Envelope.Point] = []
+    for index in 0..<(abs(value) % 2 + 2) {
+      let time = Int64(index) * 24_000 + Int64(value + 20) * 100
+      let shape: EnvelopeShape = (value + index) % 2 == 0 ? .hold : .decibels
+      points.append(
+        Envelope.Point(
+          time: FramePosition(time), decibels: Double(value - index * 3) / 4, shape: shape))
+    }
+    return ParameterEnvelope(curve: Envelope(points: points))
+  }
+
   /// One random valid edit of `project`, or `nil` when the dice chose an edit that does not apply.
   static func randomEdit(
     _ project: Project, _ ids: inout IDAllocator, _ rng: inout SeededGenerator
@@ -155,12 +169,16 @@ struct RandomSequenceTests {
         let owner: ChainOwner =
           Bool.random(using: &rng) ? .master : .track(tracks.randomElement(using: &rng)!.id)
         let chain = project.effects(of: owner) ?? []
+        let plugin = "urn:test:fx\(Int.random(in: 0..<3, using: &rng))"
+        let gain = Int.random(in: -20...20, using: &rng)
         let effect = Effect(
-          id: ids.newEffectID(), plugin: "urn:test:fx\(Int.random(in: 0..<3, using: &rng))",
-          parameters: ["gain": Double(Int.random(in: -20...20, using: &rng)) / 4, "q": 0.5],
+          id: ids.newEffectID(), plugin: plugin,
+          parameters: ["gain": Double(gain) / 4, "q": 0.5],
           isBypassed: Bool.random(using: &rng),
           state: Bool.random(using: &rng)
-            ? [0, 1, 0xFF, UInt8.random(in: 0...255, using: &rng)] : nil)
+            ? [0, 1, 0xFF, UInt8.random(in: 0...255, using: &rng)] : nil,
+          // Now and then automated, chosen from the value drawn (no more draws).
+          automation: gain % 2 == 0 ? ["q": Self.lane(gain)] : [:])
         return try project.addEffect(
           effect, to: owner, at: Int.random(in: 0...chain.count, using: &rng))
       }
@@ -168,8 +186,14 @@ struct RandomSequenceTests {
         let (effect, owner, _) = project.allEffects.randomElement(using: &rng)!
         switch Int.random(in: 0..<4, using: &rng) {
         case 0:
-          return try project.setEffect(
-            effect.id, parameters: ["gain": Double(Int.random(in: -20...20, using: &rng)) / 4])
+          let value = Int.random(in: -20...20, using: &rng)
+          let commands = try project.setEffect(effect.id, parameters: ["gain": Double(value) / 4])
+          // Automation of the port, chosen from the value drawn (no more draws: every walk
+          // that existed before automation takes the same steps): a lane of two or three
+          // points, linear or held, or none.
+          guard (value + 20) % 4 < 3 else { return commands }
+          let lane = (value + 20) % 4 == 0 ? nil : Self.lane(value)
+          return try project.applying(commands).setAutomation(effect.id, "gain", lane)
         case 1: return try project.setEffect(effect.id, bypassed: !effect.isBypassed)
         case 2:
           let length = project.effects(of: owner)?.count ?? 1
