@@ -30,16 +30,32 @@ public struct Effect: Sendable, Hashable, Codable, Identifiable, IdentifiedEntit
   /// The plugin's own state beyond its port values (LV2 State), as the plugin saved it; nil for
   /// none.
   public var state: [UInt8]?
+  /// The files its plugin's file parameters are set to (an impulse response), by the
+  /// parameter's key (`ir`, the end of its property URI): each stored as a source is, by its
+  /// path relative to the project's folder when inside it, and its content's identity.
+  public var files: [String: EffectFile]
 
   public init(
     id: ID, plugin: String, parameters: [String: Double] = [:], isBypassed: Bool = false,
-    state: [UInt8]? = nil
+    state: [UInt8]? = nil, files: [String: EffectFile] = [:]
   ) {
     self.id = id
     self.plugin = plugin
     self.parameters = parameters
     self.isBypassed = isBypassed
     self.state = state
+    self.files = files
+  }
+
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    id = try container.decode(ID.self, forKey: .id)
+    plugin = try container.decode(String.self, forKey: .plugin)
+    parameters = try container.decode([String: Double].self, forKey: .parameters)
+    isBypassed = try container.decode(Bool.self, forKey: .isBypassed)
+    state = try container.decodeIfPresent([UInt8].self, forKey: .state)
+    // Effects written before file parameters have none.
+    files = try container.decodeIfPresent([String: EffectFile].self, forKey: .files) ?? [:]
   }
 
   /// Checks what the model can check without the plugin: a URI, finite values on named ports.
@@ -50,6 +66,14 @@ public struct Effect: Sendable, Hashable, Codable, Identifiable, IdentifiedEntit
     // Checked as they come, and only if one is bad, again by name: a dictionary's order
     // changes from process to process, and the error must not. (Every edit of an effect
     // checks all its ports, twice: 33 for an EQ, at 100 changes a second from `tape shell`.)
+    for (key, file) in files.sorted(by: { $0.key < $1.key }) {
+      guard Self.isPortSymbol(key) else {
+        throw .invalidEffect(id, reason: "'\(key)' is not the key of a file parameter")
+      }
+      guard !file.path.bytes.isEmpty else {
+        throw .invalidEffect(id, reason: "the file of \(key) has an empty path")
+      }
+    }
     guard parameters.contains(where: { !Self.isPortSymbol($0.key) || !$0.value.isFinite })
     else { return }
     for (symbol, value) in parameters.sorted(by: { $0.key < $1.key }) {
@@ -70,6 +94,20 @@ public struct Effect: Sendable, Hashable, Codable, Identifiable, IdentifiedEntit
         (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte)
           || (0x61...0x7A).contains(byte) || byte == 0x5F
       }
+  }
+}
+
+/// The file an effect's file parameter is set to (x42's IR convolver's impulse response),
+/// kept as a ``Source``'s file is: its path (relative to the project's folder when it lies
+/// inside it, so a project moved with its files keeps working) and its content's identity
+/// (the hash sources use), which tells a changed or wrongly relinked file.
+public struct EffectFile: Sendable, Hashable, Codable {
+  public var path: RawPath
+  public var contentHash: String
+
+  public init(path: RawPath, contentHash: String) {
+    self.path = path
+    self.contentHash = contentHash
   }
 }
 

@@ -104,6 +104,13 @@ enum RowWriter {
           key(EffectRow.index, id.rawValue),
           from: before[id].map { EffectRow.values($0.effect, owner: $0.owner, position: $0.index) },
           to: after[id].map { EffectRow.values($0.effect, owner: $0.owner, position: $0.index) })
+        let (was, now) = (
+          before[id].map { EffectFileRow.values($0.effect) } ?? [:],
+          after[id].map { EffectFileRow.values($0.effect) } ?? [:]
+        )
+        for file in Set(was.keys).union(now.keys).sorted() {
+          rows.record(key(EffectFileRow.index, file), from: was[file], to: now[file])
+        }
       }
     }
 
@@ -534,12 +541,14 @@ enum RowWriter {
     (Schema.envelopeTable, .insert), (Schema.envelopeTable, .update),
     (Schema.envelopePointTable, .insert), (Schema.envelopePointTable, .update),
     (Schema.effectTable, .insert), (Schema.effectTable, .update),
+    (Schema.effectFileTable, .insert), (Schema.effectFileTable, .update),
     (Schema.trackOutputTable, .insert), (Schema.trackOutputTable, .update),
     (Schema.sendTable, .insert), (Schema.sendTable, .update),
     (Schema.clipDetailTable, .delete),
     (Schema.clipTable, .delete), (Schema.clipTable, .update), (Schema.clipTable, .insert),
     (Schema.clipDetailTable, .insert), (Schema.clipDetailTable, .update),
     (Schema.envelopeTable, .delete), (Schema.envelopePointTable, .delete),
+    (Schema.effectFileTable, .delete),
     (Schema.effectTable, .delete), (Schema.trackOutputTable, .delete), (Schema.sendTable, .delete),
     (Schema.trackTable, .delete), (Schema.sourceTable, .delete),
   ]

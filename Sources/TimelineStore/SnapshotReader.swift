@@ -131,6 +131,14 @@ enum SnapshotReader {
         effects.append(try EffectRow.read(row, id: Effect.ID(row.int64(0)), updating: nil))
       }
       try EffectRow.place(effects, in: &project)
+      // Projects made before effects' files have no such table until opened for writing.
+      if try db.tableExists(Schema.effectFileTable) {
+        var files: [(effect: Effect.ID, key: String, file: EffectFile)] = []
+        try all(EffectFileRow.self, orderedBy: "id", db) { row in
+          files.append(try EffectFileRow.read(row, id: row.int64(0), updating: nil))
+        }
+        try EffectFileRow.attach(files, to: &project)
+      }
     }
     // Projects made before markers have no marker table until opened for writing.
     if try db.tableExists(Schema.markerTable) {
@@ -494,6 +502,16 @@ enum SnapshotReader {
         }
       }
       try EffectRow.place(Array(effects.values), in: &project)
+      var files = EffectFileRow.rows(of: old.allEffects.map(\.effect))
+      try changes.forEachRow(in: [EffectFileRow.index]) { key, kind, row in
+        if kind == .delete {
+          files[key.id] = nil
+        } else {
+          files[key.id] = try EffectFileRow.read(
+            Columns(row), id: key.id, updating: kind == .insert ? nil : files[key.id])
+        }
+      }
+      try EffectFileRow.attach(Array(files.values), to: &project)
     }
     try changes.forEachRow(in: [TrackOutputRow.index]) { key, kind, row in
       guard let index = project.tracks.firstIndex(where: { $0.id == Track.ID(key.id) }) else {
