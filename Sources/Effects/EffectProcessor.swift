@@ -374,6 +374,19 @@ public final class EffectProcessor: @unchecked Sendable {
       let (isInput, chunk) = (atomIsInput, chunkType)
       for index in 0..<instanceCount { instances[index].activate() }
       do throws(EffectError) {
+        // A plugin with the State interface is given its files as state, as its presets give
+        // them (x42's IR convolver takes a patch:Set, runs a worker job, and loads nothing).
+        if description.hasState {
+          let turtle = fileStateTurtle(plugin: info.uri, files: files)
+          for index in 0..<instanceCount {
+            guard
+              world.restoreState(
+                Array(turtle.utf8), into: instances[index], features: features[index].pointer)
+            else {
+              throw EffectError.fileNotApplied(plugin: info.uri, path: files.values.sorted()[0])
+            }
+          }
+        }
         try Self.apply(
           files, plugin: info.uri, ports: messagePorts, instances: instances,
           count: instanceCount, workers: workers, inputs: inputBuffers,
@@ -384,7 +397,16 @@ public final class EffectProcessor: @unchecked Sendable {
               capacity: messagePorts.capacity, isInput: isInput,
               sequence: messagePorts.sequence, chunk: chunk)
             messagePorts.deliver()
-          }, mode: worker)
+          }, mode: worker, asState: description.hasState)
+        if description.hasState {
+          // It says what it holds when it saves its state: each file's URI must be there.
+          let saved = world.saveState(info.uri, of: instances[0], features: features[0].pointer)
+          let text = saved.map { String(decoding: $0, as: UTF8.self) } ?? ""
+          for (_, path) in files.sorted(by: { $0.key < $1.key })
+          where !text.contains(fileURI(path)) {
+            throw EffectError.fileNotApplied(plugin: info.uri, path: path)
+          }
+        }
       } catch {
         for index in 0..<instanceCount { instances[index].deactivate() }
         throw error
@@ -961,6 +983,21 @@ public final class EffectProcessor: @unchecked Sendable {
   /// control input or the message does not fit.
   @discardableResult
   public func setFile(_ property: String, path: String) -> Bool {
+    if plugin.hasState {
+      // As state, which a plugin that says restore is thread-safe (x42's convolver) loads in
+      // its worker while it runs, swapping the new impulse response in when it is ready.
+      var all = files
+      all[property] = path
+      let turtle = fileStateTurtle(plugin: plugin.uri, files: all)
+      for index in 0..<instanceCount {
+        guard
+          world.restoreState(
+            Array(turtle.utf8), into: instances[index], features: features[index].pointer)
+        else { return false }
+      }
+      files[property] = path
+      return true
+    }
     guard messagePorts.send(property: property, path: path) else { return false }
     files[property] = path
     return true
@@ -975,7 +1012,8 @@ public final class EffectProcessor: @unchecked Sendable {
   private static func apply(
     _ files: [String: String], plugin: String, ports: MessagePorts,
     instances: UnsafeMutablePointer<LV2Instance>, count: Int, workers: [Worker?],
-    inputs: UnsafeMutablePointer<Float>, inputCount: Int, reset: () -> Void, mode: WorkerMode
+    inputs: UnsafeMutablePointer<Float>, inputCount: Int, reset: () -> Void, mode: WorkerMode,
+    asState: Bool
   ) throws(EffectError) {
     let step = EffectProcessor.stepFrames
     func runOnce() {
@@ -1012,6 +1050,8 @@ public final class EffectProcessor: @unchecked Sendable {
       if mode == .thread && idleRuns == 0 { usleep(500) }
       if ContinuousClock.now - started > .seconds(30) { break }
     }
+    // Given as state: loaded by now (checked by the caller).
+    if asState { return }
     var waiting = Set<String>()
     for (property, path) in files.sorted(by: { $0.key < $1.key }) {
       guard ports.send(property: property, path: path) else {
@@ -1211,6 +1251,44 @@ struct MessagePorts: @unchecked Sendable {
     }
     return found
   }
+}
+
+/// LV2 State as lilv reads it (``LilvWorld/restoreState(_:into:features:)``) holding
+/// `files` (property URI to absolute path) and nothing else.
+func fileStateTurtle(plugin: String, files: [String: String]) -> String {
+  let properties = files.sorted { $0.key < $1.key }.map { "\t\t<\($0.key)> <\(fileURI($0.value))>" }
+  return """
+    @prefix lv2: <http://lv2plug.in/ns/lv2core#> .
+    @prefix pset: <http://lv2plug.in/ns/ext/presets#> .
+    @prefix state: <http://lv2plug.in/ns/ext/state#> .
+
+    <\(LV2URI.stateURI)>
+    \ta pset:Preset ;
+    \tlv2:appliesTo <\(plugin)> ;
+    \tstate:state [
+    \(properties.joined(separator: " ;\n"))
+    \t] .
+
+    """
+}
+
+/// `file://` and the absolute path, each byte but unreserved ones and `/` percent-encoded.
+func fileURI(_ path: String) -> String {
+  var uri = "file://"
+  for byte in path.utf8 {
+    let plain =
+      (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte)
+      || (0x61...0x7A).contains(byte) || "-._~/".utf8.contains(byte)
+    uri +=
+      plain
+      ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded
+  }
+  return uri
+}
+
+extension String {
+  /// A one-digit hex number with a leading 0.
+  fileprivate var leftPadded: String { count == 1 ? "0" + self : self }
 }
 
 /// A `patch:Set` object atom (its header and body) setting `property` to the `atom:Path`
