@@ -268,7 +268,7 @@ extension Fx {
         Example: tape fx add song.tape t1 http://gareus.org/oss/lv2/fil4#stereo --set gain=-3
         Example: tape fx add song.tape master dpl#stereo --set threshold=-1
         Example: tape fx add song.tape t1 http://gareus.org/oss/lv2/fat1 --preset Live
-        Example: tape fx add song.tape t1 zeroconvolv#CfgStereo --file ir=hall.wav
+        Example: tape fx add song.tape t1 zeroconvolv#CfgStereo --file ir=~/irs/hall.wav
         """
     ).parsedAlone()
 
@@ -348,7 +348,7 @@ extension Fx {
         ('tape relink' points it at a new place). One version, one undo step.
         Example: tape fx set song.tape f1 --set gain=-6 --set sec1=on --set freq1=120
         Example: tape fx set song.tape f2 --preset "Slightly Corrected"
-        Example: tape fx set song.tape f3 --file ir=hall.wav
+        Example: tape fx set song.tape f3 --file ir=~/irs/hall.wav
         """
     ).parsedAlone()
 

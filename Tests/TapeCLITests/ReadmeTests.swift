@@ -537,7 +537,7 @@ enum HelpExamples {
       atPath: TestAudio.path("speech-mono-48k-16.wav"), toPath: folder + "/vocals.wav")
     try "track add Pad\n".write(toFile: folder + "/edits.txt", atomically: true, encoding: .utf8)
     // An impulse response for the examples of file parameters, and the same one moved.
-    let hall = folder + "/hall.wav"
+    let hall = sources + "/hall.wav"
     try tool(
       "/usr/bin/sox",
       [
