@@ -31,6 +31,11 @@ public enum EffectError: Error, Sendable, CustomStringConvertible, Equatable {
   /// A parameter given twice in one command.
   case symbolRepeated(symbol: String)
 
+  /// `--file KEY=PATH` names no file parameter of the plugin.
+  case unknownFileParameter(plugin: String, key: String, known: [String])
+  /// The plugin did not take the file it was given within the time allowed.
+  case fileNotApplied(plugin: String, path: String)
+
   public var description: String {
     switch self {
     case .unknownPlugin(let uri, let nearest):
@@ -77,6 +82,13 @@ public enum EffectError: Error, Sendable, CustomStringConvertible, Equatable {
         "\(candidates.count) presets of \(plugin) are called '\(name)'; give the URI of one: \(candidates.joined(separator: ", "))"
     case .symbolRepeated(let symbol):
       return "\(symbol) is given twice; set each parameter once"
+    case .unknownFileParameter(let plugin, let key, let known):
+      return known.isEmpty
+        ? "\(plugin) takes no file; --file is for plugins with a file parameter (an impulse response)"
+        : "\(plugin) has no file parameter '\(key)'; its file parameters are \(known.map { "'\($0)'" }.joined(separator: ", ")) (--file \(known[0])=PATH)"
+    case .fileNotApplied(let plugin, let path):
+      return
+        "\(plugin) did not take the file \(path) (it may not be audio the plugin reads); set another with 'tape fx set FILE EFFECT --file KEY=PATH'"
     }
   }
 }

@@ -125,6 +125,10 @@ public final class EffectProcessor: @unchecked Sendable {
   private let atomCapacity: Int
   private let sequenceType: UInt32
   private let chunkType: UInt32
+  /// The atom buffers again, with the messages waiting for the control input.
+  private let messagePorts: MessagePorts
+  /// The file of each file parameter as last sent, by property URI (off the audio thread).
+  public private(set) var files: [String: String] = [:]
 
   /// The FIFO: 64 frames of input collected, and the last 64 frames processed.
   private let fifoIn: UnsafeMutablePointer<Float>
@@ -182,6 +186,10 @@ public final class EffectProcessor: @unchecked Sendable {
   ///   - maximumFrames: the most frames one ``process(_:frames:)`` call will pass (kept for
   ///     the caller; the FIFO takes blocks of any size, and the plugin is told 64).
   ///   - state: what ``saveState()`` returned, or nil.
+  ///   - files: the plugin's file parameters to set, by property URI
+  ///     (``FileParameter/uri``), each an absolute path: sent as `patch:Set` messages before
+  ///     the first run, and waited for until the plugin has applied them (see
+  ///     ``setFile(_:path:)``).
   ///   - worker: where a plugin with the Worker extension does its work: `.thread` for live
   ///     playback, `.inline` for a reproducible offline render (see ``WorkerMode``).
   ///   - alignment: `.fifo` (64 frames more latency, output independent of the caller's block
@@ -189,7 +197,8 @@ public final class EffectProcessor: @unchecked Sendable {
   public init(
     plugin: PluginInfo, catalog: PluginCatalog, sampleRate: Int, channels: Int,
     maximumFrames: Int, values: [Float], bypassed: Bool, state: [UInt8]?,
-    worker: WorkerMode = .thread, alignment: StepAlignment = .fifo, present: Bool = true
+    files: [String: String] = [:], worker: WorkerMode = .thread,
+    alignment: StepAlignment = .fifo, present: Bool = true
   ) throws(EffectError) {
     guard channels == 1 || channels == 2 else { throw .unsupportedChannels(channels) }
     guard sampleRate > 0 else {
@@ -335,6 +344,13 @@ public final class EffectProcessor: @unchecked Sendable {
     atomIsInput.initialize(repeating: false, count: max(1, atomCount))
     sequenceType = URIDMap.shared.map(LV2URI.atomSequence)
     chunkType = URIDMap.shared.map(LV2URI.atomChunk)
+    let messagePorts = MessagePorts(
+      atoms: atoms, capacity: sequenceCapacity, stride: atomPorts.count,
+      instances: instanceCount, control: atomPorts.firstIndex { $0.isInput },
+      notify: atomPorts.firstIndex { !$0.isInput }, sequence: sequenceType,
+      messages: .make(capacity: Self.messageCapacity),
+      scratch: .allocate(byteCount: Self.messageCapacity, alignment: 16))
+    self.messagePorts = messagePorts
 
     dry = .allocate(capacity: channels * step)
     dry.initialize(repeating: 0, count: channels * step)
@@ -391,6 +407,52 @@ public final class EffectProcessor: @unchecked Sendable {
           instance.connect(port.index, nil)
         }
       }
+    }
+
+    // Files first (x42's IR convolver loads its impulse response in its worker), so that the
+    // latency learnt and the first samples are those of the plugin with its file.
+    if !files.isEmpty {
+      let (isInput, chunk) = (atomIsInput, chunkType)
+      for index in 0..<instanceCount { instances[index].activate() }
+      do throws(EffectError) {
+        // A plugin with the State interface is given its files as state, as its presets give
+        // them (x42's IR convolver takes a patch:Set, runs a worker job, and loads nothing).
+        if description.hasState {
+          let turtle = fileStateTurtle(plugin: info.uri, files: files)
+          for index in 0..<instanceCount {
+            guard
+              world.restoreState(
+                Array(turtle.utf8), into: instances[index], features: features[index].pointer)
+            else {
+              throw EffectError.fileNotApplied(plugin: info.uri, path: files.values.sorted()[0])
+            }
+          }
+        }
+        try Self.apply(
+          files, plugin: info.uri, ports: messagePorts, instances: instances,
+          count: instanceCount, workers: workers, inputs: inputBuffers,
+          inputCount: instanceCount * inputsPerInstance * step,
+          reset: {
+            resetAtomBuffers(
+              messagePorts.atoms, count: messagePorts.stride * instanceCount,
+              capacity: messagePorts.capacity, isInput: isInput,
+              sequence: messagePorts.sequence, chunk: chunk)
+            messagePorts.deliver()
+          }, mode: worker, asState: description.hasState)
+        if description.hasState {
+          // It says what it holds when it saves its state: each file's URI must be there.
+          let saved = world.saveState(info.uri, of: instances[0], features: features[0].pointer)
+          let text = saved.map { String(decoding: $0, as: UTF8.self) } ?? ""
+          for (_, path) in files.sorted(by: { $0.key < $1.key })
+          where !text.contains(fileURI(path)) {
+            throw EffectError.fileNotApplied(plugin: info.uri, path: path)
+          }
+        }
+      } catch {
+        for index in 0..<instanceCount { instances[index].deactivate() }
+        throw error
+      }
+      for index in 0..<instanceCount { instances[index].deactivate() }
     }
 
     // Learn the latency: one block of silence through a fresh instance, then a reset. A
@@ -470,6 +532,8 @@ public final class EffectProcessor: @unchecked Sendable {
     run.deallocate()
     undelayed.deallocate()
     absence.destroy()
+    messagePorts.messages.destroy()
+    messagePorts.scratch.deallocate()
   }
 
   /// New target values, in ``PluginInfo/controls`` order (`controls.count` of them), taking
@@ -955,6 +1019,7 @@ public final class EffectProcessor: @unchecked Sendable {
     resetAtomBuffers(
       atoms, count: atomCount, capacity: atomCapacity, isInput: atomIsInput,
       sequence: sequenceType, chunk: chunkType)
+    messagePorts.deliver()
   }
 
   /// Copies the sub-block into the plugin's inputs and the dry path (delayed by latency).
@@ -1060,6 +1125,123 @@ public final class EffectProcessor: @unchecked Sendable {
     run.pointee.wetPosition = position
   }
 
+  /// The most bytes of atom messages waiting for the next run (a path of up to about 8 KiB).
+  static let messageCapacity = 1 << 14
+
+  /// Sets the file parameter `property` (a ``FileParameter/uri``) to the file at `path`
+  /// (absolute), the LV2 way: a `patch:Set` message on the plugin's control input at the next
+  /// run, which the plugin answers by loading the file in its worker and swapping it in when
+  /// that is done (x42's IR convolver), so the audio thread neither reads nor allocates. Off
+  /// the audio thread, while the processor plays or not; false when the plugin has no
+  /// control input or the message does not fit.
+  @discardableResult
+  public func setFile(_ property: String, path: String) -> Bool {
+    if plugin.hasState {
+      // As state, which a plugin that says restore is thread-safe (x42's convolver) loads in
+      // its worker while it runs, swapping the new impulse response in when it is ready.
+      var all = files
+      all[property] = path
+      let turtle = fileStateTurtle(plugin: plugin.uri, files: all)
+      for index in 0..<instanceCount {
+        guard
+          world.restoreState(
+            Array(turtle.utf8), into: instances[index], features: features[index].pointer)
+        else { return false }
+      }
+      files[property] = path
+      return true
+    }
+    guard messagePorts.send(property: property, path: path) else { return false }
+    files[property] = path
+    return true
+  }
+
+  /// Sends `files` and runs the plugin on silence until it has taken each one: until its
+  /// notify output says so (`patch:Set` of the property with the path, as x42's convolver
+  /// says it), or, for a plugin without a notify output, until its worker has done every
+  /// request it was given. A plugin with one that says nothing once its worker is idle did
+  /// not take the file (x42's convolver, given a file it cannot read). Before the processor
+  /// plays, its instances active.
+  private static func apply(
+    _ files: [String: String], plugin: String, ports: MessagePorts,
+    instances: UnsafeMutablePointer<LV2Instance>, count: Int, workers: [Worker?],
+    inputs: UnsafeMutablePointer<Float>, inputCount: Int, reset: () -> Void, mode: WorkerMode,
+    asState: Bool
+  ) throws(EffectError) {
+    let step = EffectProcessor.stepFrames
+    func runOnce() {
+      inputs.update(repeating: 0, count: inputCount)
+      reset()
+      for index in 0..<count {
+        instances[index].run(step)
+        if let channel = workers[index]?.channel {
+          deliverWorkerResponses(channel, to: instances[index])
+        }
+      }
+    }
+    func handled() -> Int {
+      workers.reduce(0) { $0 + ($1?.channel.pointee.handled.load(ordering: .acquiring) ?? 0) }
+    }
+    func queued() -> Bool {
+      workers.contains { worker in
+        guard let requests = worker?.channel.pointee.requests else { return false }
+        return requests.write.load(ordering: .acquiring)
+          != requests.read.load(ordering: .acquiring)
+      }
+    }
+    let started = ContinuousClock.now
+    // First what the plugin starts with (x42's convolver loads its restored state in its
+    // worker from its first runs, and ignores a file sent while it is busy): until its worker
+    // has been idle for 4 runs.
+    var idleRuns = 0
+    var last = handled()
+    while idleRuns < 4 {
+      runOnce()
+      let now = handled()
+      idleRuns = queued() || now != last ? 0 : idleRuns + 1
+      last = now
+      if mode == .thread && idleRuns == 0 { usleep(500) }
+      if ContinuousClock.now - started > .seconds(30) { break }
+    }
+    // Given as state: loaded by now (checked by the caller).
+    if asState { return }
+    var waiting = Set<String>()
+    for (property, path) in files.sorted(by: { $0.key < $1.key }) {
+      guard ports.send(property: property, path: path) else {
+        throw .fileNotApplied(plugin: plugin, path: path)
+      }
+      waiting.insert(property)
+    }
+    func failed() -> EffectError {
+      .fileNotApplied(plugin: plugin, path: files[waiting.sorted()[0]] ?? "")
+    }
+    let before = handled()
+    idleRuns = 0
+    // A plugin whose worker was given nothing to do for the file by then never will be.
+    let patience = mode == .thread ? 2_000 : 64
+    var runs = 0
+    while !waiting.isEmpty {
+      runOnce()
+      runs += 1
+      for (property, path) in ports.notified() where files[property] == path {
+        waiting.remove(property)
+      }
+      let busy =
+        queued() || (workers.contains { $0 != nil } && handled() == before && runs < patience)
+      idleRuns = busy ? 0 : idleRuns + 1
+      // A plugin says what it has set when asked (`patch:Get`, as a host's UI asks: x42's
+      // convolver answers with its impulse response's path once it has loaded it).
+      if idleRuns == 2 || idleRuns == 8 { _ = ports.ask() }
+      if idleRuns >= 16 {
+        guard ports.notify == nil else { throw failed() }
+        break
+      }
+      // A long impulse response takes a while to load on the worker's thread.
+      if ContinuousClock.now - started > .seconds(30) { throw failed() }
+      if mode == .thread && busy { usleep(500) }
+    }
+  }
+
   /// The plugin's LV2 State (what it keeps beyond its port values) as bytes to store with the
   /// effect, nil when it has none. Off the audio thread, while ``process(_:frames:)`` is not
   /// running. For dual mono, the first instance's (both were restored from the same).
@@ -1147,4 +1329,168 @@ public struct AutomationLane: @unchecked Sendable, BitwiseCopyable {
     self.count = count
     self.evaluate = evaluate
   }
+}
+
+/// An effect's atom buffers as far as messages go: the control input each `patch:Set` is
+/// appended to, the notify output the plugin answers on, and the ring of messages waiting.
+struct MessagePorts: @unchecked Sendable {
+  let atoms: UnsafeMutableRawPointer
+  let capacity: Int
+  /// Atom ports per instance.
+  let stride: Int
+  let instances: Int
+  /// The slot (within one instance's atom ports) of the control input, or nil.
+  let control: Int?
+  /// The slot of the first atom output, where the plugin says what it has set, or nil.
+  let notify: Int?
+  let sequence: UInt32
+  let messages: ByteRing
+  let scratch: UnsafeMutableRawPointer
+
+  /// Queues a `patch:Set` of `property` to `path` for the next run; false when the plugin
+  /// has no control input or the ring is full. Off the audio thread.
+  func send(property: String, path: String) -> Bool {
+    guard control != nil else { return false }
+    let message = patchSetMessage(property: property, path: path)
+    return message.withUnsafeBytes { messages.push($0.baseAddress, size: $0.count) }
+  }
+
+  /// Queues a `patch:Get` for the next run: the plugin answers on its notify output with
+  /// what it has set. Off the audio thread.
+  func ask() -> Bool {
+    guard control != nil else { return false }
+    let map = URIDMap.shared
+    var message: [UInt8] = []
+    for word in [8, map.map(LV2URI.atomObject), 0, map.map(LV2URI.patchGet)] as [UInt32] {
+      withUnsafeBytes(of: word.littleEndian) { message += $0 }
+    }
+    return message.withUnsafeBytes { messages.push($0.baseAddress, size: $0.count) }
+  }
+
+  /// Appends the messages waiting to each instance's control input, after the buffers were
+  /// reset for a run.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  func deliver() {
+    guard let control else { return }
+    deliverMessages(
+      messages, scratch: scratch, atoms: atoms, slot: control, stride: stride,
+      instances: instances, capacity: capacity)
+  }
+
+  /// The `patch:Set` messages (property URI, path) the first instance's notify output holds
+  /// after its last run. Off the audio thread.
+  func notified() -> [(String, String)] {
+    guard let notify else { return [] }
+    let base = atoms + notify * capacity
+    let header = base.assumingMemoryBound(to: UInt32.self)
+    guard header[1] == sequence else { return [] }
+    let size = Int(header[0])
+    let map = URIDMap.shared
+    let objectType = map.map(LV2URI.atomObject)
+    let setType = map.map(LV2URI.patchSet)
+    let propertyKey = map.map(LV2URI.patchProperty)
+    let valueKey = map.map(LV2URI.patchValue)
+    let pathType = map.map(LV2URI.atomPath)
+    var found: [(String, String)] = []
+    var offset = 16  // the sequence's header and body header
+    while offset + 16 <= 8 + size, offset + 16 <= capacity {
+      let event = base + offset
+      let atomSize = Int(event.load(fromByteOffset: 8, as: UInt32.self))
+      let atomType = event.load(fromByteOffset: 12, as: UInt32.self)
+      let body = event + 16
+      if atomType == objectType, atomSize >= 8, offset + 16 + atomSize <= capacity,
+        body.load(fromByteOffset: 4, as: UInt32.self) == setType
+      {
+        var property: UInt32?
+        var value: String?
+        var at = 8
+        while at + 16 <= atomSize {
+          let key = body.load(fromByteOffset: at, as: UInt32.self)
+          let valueSize = Int(body.load(fromByteOffset: at + 8, as: UInt32.self))
+          let valueType = body.load(fromByteOffset: at + 12, as: UInt32.self)
+          guard at + 16 + valueSize <= atomSize else { break }
+          if key == propertyKey, valueSize >= 4 {
+            property = body.load(fromByteOffset: at + 16, as: UInt32.self)
+          } else if key == valueKey, valueType == pathType, valueSize > 0 {
+            let bytes = UnsafeRawBufferPointer(start: body + at + 16, count: valueSize)
+            value = String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+          }
+          at += 16 + ((valueSize + 7) & ~7)
+        }
+        if let property, let value, let uri = map.unmap(property) {
+          found.append((String(cString: uri), value))
+        }
+      }
+      offset += 16 + ((atomSize + 7) & ~7)
+    }
+    return found
+  }
+}
+
+/// LV2 State as lilv reads it (``LilvWorld/restoreState(_:into:features:)``) holding
+/// `files` (property URI to absolute path) and nothing else.
+func fileStateTurtle(plugin: String, files: [String: String]) -> String {
+  let properties = files.sorted { $0.key < $1.key }.map { "\t\t<\($0.key)> <\(fileURI($0.value))>" }
+  return """
+    @prefix lv2: <http://lv2plug.in/ns/lv2core#> .
+    @prefix pset: <http://lv2plug.in/ns/ext/presets#> .
+    @prefix state: <http://lv2plug.in/ns/ext/state#> .
+
+    <\(LV2URI.stateURI)>
+    \ta pset:Preset ;
+    \tlv2:appliesTo <\(plugin)> ;
+    \tstate:state [
+    \(properties.joined(separator: " ;\n"))
+    \t] .
+
+    """
+}
+
+/// `file://` and the absolute path, each byte but unreserved ones and `/` percent-encoded.
+func fileURI(_ path: String) -> String {
+  var uri = "file://"
+  for byte in path.utf8 {
+    let plain =
+      (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte)
+      || (0x61...0x7A).contains(byte) || "-._~/".utf8.contains(byte)
+    uri +=
+      plain
+      ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded
+  }
+  return uri
+}
+
+extension String {
+  /// A one-digit hex number with a leading 0.
+  fileprivate var leftPadded: String { count == 1 ? "0" + self : self }
+}
+
+/// A `patch:Set` object atom (its header and body) setting `property` to the `atom:Path`
+/// `path`, as `lv2_atom_forge` writes one: each property's value padded to 8 bytes.
+func patchSetMessage(property: String, path: String) -> [UInt8] {
+  let map = URIDMap.shared
+  var body: [UInt8] = []
+  func word(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { body += $0 } }
+  func pad() { while body.count % 8 != 0 { body.append(0) } }
+  word(0)  // id: a blank object
+  word(map.map(LV2URI.patchSet))
+  word(map.map(LV2URI.patchProperty))
+  word(0)  // context
+  word(4)
+  word(map.map(LV2URI.atomURID))
+  word(map.map(property))
+  pad()
+  let bytes = Array(path.utf8) + [0]
+  word(map.map(LV2URI.patchValue))
+  word(0)
+  word(UInt32(bytes.count))
+  word(map.map(LV2URI.atomPath))
+  body += bytes
+  pad()
+  var message: [UInt8] = []
+  withUnsafeBytes(of: UInt32(body.count).littleEndian) { message += $0 }
+  withUnsafeBytes(of: map.map(LV2URI.atomObject).littleEndian) { message += $0 }
+  return message + body
 }

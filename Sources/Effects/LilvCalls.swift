@@ -51,6 +51,12 @@ enum LV2URI {
   static let preset = "http://lv2plug.in/ns/ext/presets#Preset"
   static let patchWritable = "http://lv2plug.in/ns/ext/patch#writable"
   static let atomPath = "http://lv2plug.in/ns/ext/atom#Path"
+  static let atomObject = "http://lv2plug.in/ns/ext/atom#Object"
+  static let atomURID = "http://lv2plug.in/ns/ext/atom#URID"
+  static let patchSet = "http://lv2plug.in/ns/ext/patch#Set"
+  static let patchGet = "http://lv2plug.in/ns/ext/patch#Get"
+  static let patchProperty = "http://lv2plug.in/ns/ext/patch#property"
+  static let patchValue = "http://lv2plug.in/ns/ext/patch#value"
   static let atomDouble = "http://lv2plug.in/ns/ext/atom#Double"
   static let atomLong = "http://lv2plug.in/ns/ext/atom#Long"
   static let atomBool = "http://lv2plug.in/ns/ext/atom#Bool"
@@ -165,9 +171,9 @@ struct PluginDescription: Sendable {
   var hasWorker: Bool
   var hasState: Bool
   var ports: [PortDescription]
-  /// The labels of the plugin's `patch:writable` parameters that are files (`atom:Path`): an
-  /// impulse response, a sample. Tape cannot set them yet.
-  var fileParameters: [String] = []
+  /// The plugin's `patch:writable` parameters that are files (`atom:Path`): an impulse
+  /// response, a sample.
+  var fileParameters: [FileParameter] = []
 }
 
 /// What lilv says about one of a plugin's presets (`pset:Preset`).
@@ -297,31 +303,28 @@ final class LilvWorld: @unchecked Sendable {
       fileParameters: fileParameters(of: plugin))
   }
 
-  /// The labels of `plugin`'s `patch:writable` parameters whose range is `atom:Path`.
-  private func fileParameters(of plugin: OpaquePointer) -> [String] {
+  /// `plugin`'s `patch:writable` parameters whose range is `atom:Path`, sorted by key.
+  private func fileParameters(of plugin: OpaquePointer) -> [FileParameter] {
     guard
       let writable = withNode(LV2URI.patchWritable, { lilv_plugin_get_value(plugin, $0) })
     else { return [] }
     defer { lilv_nodes_free(writable) }
-    var labels: [String] = []
+    var found: [FileParameter] = []
     var iterator = lilv_nodes_begin(writable)
     while !lilv_nodes_is_end(writable, iterator) {
-      if let parameter = lilv_nodes_get(writable, iterator) {
+      if let parameter = lilv_nodes_get(writable, iterator), let uri = string(parameter) {
         let range = withNode(LV2URI.rdfsRange) { lilv_world_get(world, parameter, $0, nil) }
         if string(range) == LV2URI.atomPath {
           let label = withNode(LV2URI.rdfsLabel) { lilv_world_get(world, parameter, $0, nil) }
-          labels.append(
-            string(label) ?? string(parameter).map {
-              $0.split(separator: "#").last.map(String.init) ?? $0
-            }
-              ?? "a file")
+          let key = FileParameter.key(of: uri)
+          found.append(FileParameter(uri: uri, key: key, label: string(label) ?? key))
           lilv_node_free(label)
         }
         lilv_node_free(range)
       }
       iterator = lilv_nodes_next(writable, iterator)
     }
-    return labels.sorted()
+    return found.sorted { ($0.key, $0.uri) < ($1.key, $1.uri) }
   }
 
   /// The presets of the plugin `uri` (`pset:Preset` resources that apply to it), each

@@ -28,26 +28,27 @@ public struct PluginInfo: Sendable, Hashable, Codable {
   public var missingFeatures: [String]
   /// Ports Tape cannot connect (MIDI event ports, unknown types), by symbol.
   public var unsupportedPorts: [String]
-  /// The labels of its file parameters (`patch:writable` of range `atom:Path`: an impulse
-  /// response, a sample), which Tape cannot set yet: such a plugin runs on nothing (x42's
-  /// IR convolver renders silence), so it is unusable.
-  public var fileParameters: [String]
+  /// Its file parameters (`patch:writable` of range `atom:Path`: an impulse response, a
+  /// sample), sorted by key: what `--file KEY=PATH` sets. Such a plugin runs on nothing
+  /// without its file (x42's IR convolver renders silence), so a render refuses an effect
+  /// that has none set (see ``FileParameter``).
+  public var fileParameters: [FileParameter]
 
-  /// Why Tape cannot run this plugin on a track, or give it what it needs, or nil when it can
-  /// (on 1 and 2 channels): ``connectionProblem``, or the file it needs.
-  public var problem: String? {
-    if let connectionProblem { return connectionProblem }
-    if !fileParameters.isEmpty {
-      // x42's IR convolver rendered silence, without a word, with no impulse response.
-      return
-        "needs a file (\(fileParameters.joined(separator: ", "))), which Tape cannot give a plugin yet"
+  /// Why Tape cannot run this plugin on a track, or nil when it can (on 1 and 2 channels):
+  /// ``connectionProblem``. (A plugin that needs a file is usable: the file is the effect's,
+  /// set with `--file`.)
+  public var problem: String? { connectionProblem }
+
+  /// The file parameter `key` names: its key (`ir`, the end of its URI) or its URI; an error
+  /// listing the plugin's file parameters otherwise.
+  public func fileParameter(_ key: String) throws(EffectError) -> FileParameter {
+    guard let found = fileParameters.first(where: { $0.key == key || $0.uri == key }) else {
+      throw .unknownFileParameter(plugin: uri, key: key, known: fileParameters.map(\.key))
     }
-    return nil
+    return found
   }
 
-  /// Why Tape cannot connect and run this plugin at all, or nil. A plugin that needs a file
-  /// runs (LSP's impulse reverb passes its dry signal without one), but ``problem`` keeps it
-  /// off tracks.
+  /// Why Tape cannot connect and run this plugin at all, or nil.
   public var connectionProblem: String? {
     if !missingFeatures.isEmpty {
       return "requires \(missingFeatures.joined(separator: ", "))"
@@ -116,5 +117,30 @@ public struct PluginInfo: Sendable, Hashable, Codable {
     unsupportedPorts = description.ports.filter { $0.kind == .other && !$0.isOptional }
       .map(\.symbol)
     fileParameters = description.fileParameters
+  }
+}
+
+/// A plugin's file parameter: a `patch:writable` property whose range is `atom:Path` (x42's
+/// IR convolver's impulse response, `http://gareus.org/oss/lv2/zeroconvolv#ir`). The host
+/// sets it with a `patch:Set` message on the plugin's control port (see
+/// ``EffectProcessor/init(plugin:catalog:sampleRate:channels:maximumFrames:values:bypassed:state:files:worker:alignment:present:)``).
+public struct FileParameter: Sendable, Hashable, Codable {
+  /// The property's URI.
+  public var uri: String
+  /// What commands name it by: the end of its URI, after its `#` (or its last `/`): `ir`.
+  public var key: String
+  /// Its `rdfs:label` ("Impulse Response"), or the key.
+  public var label: String
+
+  public init(uri: String, key: String, label: String) {
+    self.uri = uri
+    self.key = key
+    self.label = label
+  }
+
+  /// The end of `uri` after its last `#`, or its last `/` when it has no `#`.
+  static func key(of uri: String) -> String {
+    if let hash = uri.lastIndex(of: "#") { return String(uri[uri.index(after: hash)...]) }
+    return uri.split(separator: "/").last.map(String.init) ?? uri
   }
 }

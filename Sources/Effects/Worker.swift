@@ -208,3 +208,45 @@ func deliverWorkerResponses(
   }
   instance.endRun()
 }
+
+/// Appends every message waiting in `messages` (atoms: header and body) to the atom sequence
+/// in `slot` of each of `instances` instances (`stride` atom buffers of `capacity` bytes
+/// each), as an event at frame 0: how `patch:Set` messages reach a plugin's control input.
+///
+/// - Note: Realtime-safe: no allocation, no locks.
+@_noLocks
+func deliverMessages(
+  _ messages: ByteRing, scratch: UnsafeMutableRawPointer, atoms: UnsafeMutableRawPointer,
+  slot: Int, stride: Int, instances: Int, capacity: Int
+) {
+  while let size = messages.pop(into: scratch) {
+    for instance in 0..<instances {
+      appendEvent(
+        scratch, size: size, to: atoms + (instance * stride + slot) * capacity,
+        capacity: capacity)
+    }
+  }
+}
+
+/// Appends an event at frame 0 holding the atom `atom` (`size` bytes: its header and body) to
+/// the atom sequence at `sequence`, when it fits in `capacity` bytes.
+///
+/// - Note: Realtime-safe: no allocation, no locks.
+@_noLocks
+private func appendEvent(
+  _ atom: UnsafeRawPointer, size: Int, to sequence: UnsafeMutableRawPointer, capacity: Int
+) {
+  let header = sequence.assumingMemoryBound(to: UInt32.self)
+  let used = 8 + Int(header[0])
+  let padded = (8 + size + 7) & ~7
+  guard used + padded <= capacity else { return }
+  let event = sequence + used
+  event.storeBytes(of: Int64(0), as: Int64.self)
+  (event + 8).copyMemory(from: atom, byteCount: size)
+  var byte = 8 + size
+  while byte < padded {
+    event.storeBytes(of: UInt8(0), toByteOffset: byte, as: UInt8.self)
+    byte += 1
+  }
+  header[0] += UInt32(padded)
+}

@@ -1,4 +1,5 @@
 public import Effects
+import Foundation
 public import Timeline
 
 /// The running effects of one player or one render: a processor per effect id and a bus per
@@ -22,6 +23,9 @@ public final class EffectRack: @unchecked Sendable {
   /// For a player: after the first plan, a chain that changes its effects crossfades from the
   /// old chain to the new (see ``chain(_:_:)``).
   public let live: Bool
+  /// The project's folder, which effects' files stored relative to it are found in (nil: they
+  /// are taken as they are, relative to the working directory).
+  public let projectFolder: RawPath?
   /// The block an offline render runs its effects in (any block size gives the same result:
   /// processors cut every block at the same places of their own running count).
   public static let offlineFrames = 4_096
@@ -47,9 +51,10 @@ public final class EffectRack: @unchecked Sendable {
 
   public init(
     sampleRate: Int, channels: Int, maximumFrames: Int, bypassMissing: Bool = false,
-    live: Bool = false, catalog: PluginCatalog = .load()
+    live: Bool = false, catalog: PluginCatalog = .load(), projectFolder: RawPath? = nil
   ) {
     self.live = live
+    self.projectFolder = projectFolder
     self.sampleRate = sampleRate
     self.channels = channels
     self.maximumFrames = maximumFrames
@@ -87,7 +92,9 @@ public final class EffectRack: @unchecked Sendable {
   /// if let refusal = check.refusal(bypassMissing: false) { throw refusal }
   /// for line in check.warnings { log.warning("\(line)") }
   /// ```
-  public static func check(_ project: Project, catalog: PluginCatalog = .load()) -> EffectCheck {
+  public static func check(
+    _ project: Project, catalog: PluginCatalog = .load(), projectFolder: RawPath? = nil
+  ) -> EffectCheck {
     var check = EffectCheck()
     for (effect, _, _) in project.allEffects.sorted(by: { $0.effect.id < $1.effect.id }) {
       guard let installed = catalog.plugin(effect.plugin) else {
@@ -96,6 +103,10 @@ public final class EffectRack: @unchecked Sendable {
       }
       if let problem = installed.problem {
         check.unusable.append((effect.id, effect.plugin, problem))
+        continue
+      }
+      if let problem = fileProblem(effect, installed, projectFolder: projectFolder) {
+        check.files.append((effect.id, problem))
         continue
       }
       let plugin = installed.atSampleRate(project.sampleRate)
@@ -128,6 +139,41 @@ public final class EffectRack: @unchecked Sendable {
     return check
   }
 
+  /// The files `effect` gives `plugin`'s file parameters, by property URI, as absolute paths
+  /// (a stored relative path found in `projectFolder`); keys the plugin has no parameter for
+  /// are left out.
+  public static func files(
+    of effect: Effect, for plugin: PluginInfo, projectFolder: RawPath?
+  ) -> [String: String] {
+    var files: [String: String] = [:]
+    for parameter in plugin.fileParameters {
+      guard let file = effect.files[parameter.key] else { continue }
+      let path = projectFolder.map { file.path.resolved(against: $0) } ?? file.path
+      files[parameter.uri] = path.description
+    }
+    return files
+  }
+
+  /// Why `effect` cannot give `plugin` the files it needs, in one line naming the fix; nil
+  /// when it can: a file parameter with no file set (x42's IR convolver renders silence
+  /// without one), or a file that is not where the project says.
+  public static func fileProblem(
+    _ effect: Effect, _ plugin: PluginInfo, projectFolder: RawPath?
+  ) -> String? {
+    for parameter in plugin.fileParameters {
+      guard let file = effect.files[parameter.key] else {
+        return
+          "effect \(effect.id) (\(effect.plugin)) needs a file for \(parameter.key) (\(parameter.label)) and has none, so it would render silence; set one with 'tape fx set FILE \(effect.id) --file \(parameter.key)=PATH'"
+      }
+      let path = projectFolder.map { file.path.resolved(against: $0) } ?? file.path
+      guard path.withCString({ access($0, R_OK) }) == 0 else {
+        return
+          "the file of effect \(effect.id)'s \(parameter.key), \(path), is missing; put it back, or point the effect at its new place with 'tape relink FILE \(effect.id) PATH' (a file of other content: 'tape fx set FILE \(effect.id) --file \(parameter.key)=PATH')"
+      }
+    }
+    return nil
+  }
+
   /// `text` as one shell word: itself, or in single quotes when it holds anything but
   /// letters, digits and `-_.#:/`.
   static func quotedIfNeeded(_ text: String) -> String {
@@ -155,6 +201,14 @@ public final class EffectRack: @unchecked Sendable {
     for effect: Effect, fresh: Bool = false
   ) throws(MixingError) -> EffectProcessor? {
     if !fresh, let running = processors[effect.id], running.plugin == effect.plugin {
+      // A file changed while the effect runs: the plugin loads it in its worker and swaps it
+      // in (see ``EffectProcessor/setFile(_:path:)``).
+      let files = Self.files(
+        of: effect, for: running.processor.plugin, projectFolder: projectFolder)
+      for (property, path) in files.sorted(by: { $0.key < $1.key })
+      where running.processor.files[property] != path {
+        running.processor.setFile(property, path: path)
+      }
       return running.processor
     }
     guard let installed = catalog.plugin(effect.plugin) else {
@@ -169,6 +223,11 @@ public final class EffectRack: @unchecked Sendable {
       skipped[effect.id] = "Tape cannot run its plugin \(effect.plugin) (it \(problem))"
       return nil
     }
+    if let problem = Self.fileProblem(effect, installed, projectFolder: projectFolder) {
+      guard bypassMissing else { throw .effectFiles([problem]) }
+      skipped[effect.id] = problem
+      return nil
+    }
     // Ports given as fractions of the rate (swh's cutoffs) read in Hz at this one.
     let plugin = installed.atSampleRate(sampleRate)
     let values = Self.values(of: effect, for: plugin)
@@ -177,6 +236,7 @@ public final class EffectRack: @unchecked Sendable {
         plugin: plugin, catalog: catalog, sampleRate: sampleRate, channels: channels,
         maximumFrames: maximumFrames, values: values,
         bypassed: effect.isBypassed, state: effect.state,
+        files: Self.files(of: effect, for: plugin, projectFolder: projectFolder),
         // A render runs a plugin's background work in line, so that it is reproducible; a
         // player on a worker thread, off the audio thread.
         worker: live ? .thread : .inline,
@@ -522,6 +582,9 @@ public struct EffectCheck: Sendable {
   public var missing: [(id: Effect.ID, plugin: String)] = []
   /// Effects whose installed plugin Tape cannot run, with why (``PluginInfo/problem``).
   public var unusable: [(id: Effect.ID, plugin: String, reason: String)] = []
+  /// Effects that cannot give their plugin the file it needs, each with one line saying why
+  /// and what to do (``EffectRack/fileProblem(_:_:projectFolder:)``).
+  public var files: [(id: Effect.ID, problem: String)] = []
   /// One line per effect whose stored values its plugin does not take, saying what is used.
   public var warnings: [String] = []
 
@@ -534,6 +597,7 @@ public struct EffectCheck: Sendable {
         unusable.map { ($0.id, $0.plugin, $0.reason) }, missing: missing.map { ($0.id, $0.plugin) })
     }
     if !missing.isEmpty { return .pluginsMissing(missing.map { ($0.id, $0.plugin) }) }
+    if !files.isEmpty { return .effectFiles(files.map(\.problem)) }
     return nil
   }
 }

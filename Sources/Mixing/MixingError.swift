@@ -15,6 +15,9 @@ public enum MixingError: Error, Sendable, Equatable, CustomStringConvertible {
   /// Effects whose installed plugins Tape cannot run (their ids, URIs and why), and those
   /// whose plugins are not installed: all named in one line.
   case pluginsUnusable([(Effect.ID, String, String)], missing: [(Effect.ID, String)])
+  /// Effects that cannot give their plugin the file it needs (none set, or missing), each
+  /// with one line saying why and what to do.
+  case effectFiles([String])
   /// A plugin could not be started.
   case effectFailed(Effect.ID, plugin: String, reason: String)
   /// A project with effects was compiled without an ``EffectRack``.
@@ -44,6 +47,8 @@ public enum MixingError: Error, Sendable, Equatable, CustomStringConvertible {
         + "; remove \(unusable.count + missing.count == 1 ? "it" : "them") with 'tape fx rm FILE "
         + (unusable.map(\.0) + missing.map(\.0)).sorted().map(\.description).joined(separator: " ")
         + "', or add --bypass-missing to play without \(unusable.count + missing.count == 1 ? "that effect" : "those effects")"
+    case .effectFiles(let problems):
+      problems.joined(separator: "; ")
     case .effectFailed(let id, let plugin, let reason):
       "effect \(id) (\(plugin)) could not start: \(reason)"
     case .effectsNeedRack:

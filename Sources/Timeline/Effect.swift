@@ -39,11 +39,15 @@ public struct Effect: Sendable, Hashable, Codable, Identifiable, IdentifiedEntit
   /// Automated parameters by port symbol: the port follows its envelope (in 64-frame steps)
   /// instead of its value in ``parameters``, which it keeps for when the automation goes.
   public var automation: [String: ParameterEnvelope]
+  /// The files its plugin's file parameters are set to (an impulse response), by the
+  /// parameter's key (`ir`, the end of its property URI): each stored as a source is, by its
+  /// path relative to the project's folder when inside it, and its content's identity.
+  public var files: [String: EffectFile]
 
   public init(
     id: ID, plugin: String, parameters: [String: Double] = [:], isBypassed: Bool = false,
     state: [UInt8]? = nil, sidechain: Track.ID? = nil,
-    automation: [String: ParameterEnvelope] = [:]
+    automation: [String: ParameterEnvelope] = [:], files: [String: EffectFile] = [:]
   ) {
     self.id = id
     self.plugin = plugin
@@ -52,13 +56,14 @@ public struct Effect: Sendable, Hashable, Codable, Identifiable, IdentifiedEntit
     self.state = state
     self.sidechain = sidechain
     self.automation = automation
+    self.files = files
   }
 
   private enum CodingKeys: String, CodingKey {
-    case id, plugin, parameters, isBypassed, state, sidechain, automation
+    case id, plugin, parameters, isBypassed, state, sidechain, automation, files
   }
 
-  /// An effect encoded before side chains or automation existed has none.
+  /// An effect encoded before side chains, automation or file parameters existed has none.
   public init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: CodingKeys.self)
     id = try container.decode(ID.self, forKey: .id)
@@ -69,6 +74,7 @@ public struct Effect: Sendable, Hashable, Codable, Identifiable, IdentifiedEntit
     sidechain = try container.decodeIfPresent(Track.ID.self, forKey: .sidechain)
     automation =
       try container.decodeIfPresent([String: ParameterEnvelope].self, forKey: .automation) ?? [:]
+    files = try container.decodeIfPresent([String: EffectFile].self, forKey: .files) ?? [:]
   }
 
   /// This effect's automation with `range` taken out of the timeline, as a ripple takes it out
@@ -100,6 +106,14 @@ public struct Effect: Sendable, Hashable, Codable, Identifiable, IdentifiedEntit
     // Checked as they come, and only if one is bad, again by name: a dictionary's order
     // changes from process to process, and the error must not. (Every edit of an effect
     // checks all its ports, twice: 33 for an EQ, at 100 changes a second from `tape shell`.)
+    for (key, file) in files.sorted(by: { $0.key < $1.key }) {
+      guard Self.isPortSymbol(key) else {
+        throw .invalidEffect(id, reason: "'\(key)' is not the key of a file parameter")
+      }
+      guard !file.path.bytes.isEmpty else {
+        throw .invalidEffect(id, reason: "the file of \(key) has an empty path")
+      }
+    }
     guard parameters.contains(where: { !Self.isPortSymbol($0.key) || !$0.value.isFinite })
     else { return }
     for (symbol, value) in parameters.sorted(by: { $0.key < $1.key }) {
@@ -120,6 +134,20 @@ public struct Effect: Sendable, Hashable, Codable, Identifiable, IdentifiedEntit
         (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte)
           || (0x61...0x7A).contains(byte) || byte == 0x5F
       }
+  }
+}
+
+/// The file an effect's file parameter is set to (x42's IR convolver's impulse response),
+/// kept as a ``Source``'s file is: its path (relative to the project's folder when it lies
+/// inside it, so a project moved with its files keeps working) and its content's identity
+/// (the hash sources use), which tells a changed or wrongly relinked file.
+public struct EffectFile: Sendable, Hashable, Codable {
+  public var path: RawPath
+  public var contentHash: String
+
+  public init(path: RawPath, contentHash: String) {
+    self.path = path
+    self.contentHash = contentHash
   }
 }
 

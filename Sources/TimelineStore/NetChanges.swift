@@ -376,7 +376,7 @@ struct NetChanges: Sendable {
       case SourceRow.index: changed.sources.insert(Source.ID(key.id))
       case EnvelopeRow.index: changed.tracks.insert(Track.ID(key.id))
       case EnvelopePointRow.index: changed.tracks.insert(EnvelopePointRow.track(ofPoint: key.id))
-      case EffectRow.index, EffectAutomationRow.index: changed.effects = true
+      case EffectRow.index, EffectAutomationRow.index, EffectFileRow.index: changed.effects = true
       case MarkerRow.index: changed.markers = true
       case TrackOutputRow.index: changed.tracks.insert(Track.ID(key.id))
       case SendRow.index: changed.sends = true

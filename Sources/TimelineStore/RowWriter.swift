@@ -112,6 +112,13 @@ enum RowWriter {
           key(EffectAutomationRow.index, id.rawValue),
           from: before[id].flatMap { EffectAutomationRow.values($0.effect) },
           to: after[id].flatMap { EffectAutomationRow.values($0.effect) })
+        let (was, now) = (
+          before[id].map { EffectFileRow.values($0.effect) } ?? [:],
+          after[id].map { EffectFileRow.values($0.effect) } ?? [:]
+        )
+        for file in Set(was.keys).union(now.keys).sorted() {
+          rows.record(key(EffectFileRow.index, file), from: was[file], to: now[file])
+        }
       }
     }
 
@@ -542,6 +549,7 @@ enum RowWriter {
     (Schema.envelopeTable, .insert), (Schema.envelopeTable, .update),
     (Schema.envelopePointTable, .insert), (Schema.envelopePointTable, .update),
     (Schema.effectTable, .insert), (Schema.effectTable, .update),
+    (Schema.effectFileTable, .insert), (Schema.effectFileTable, .update),
     (Schema.trackOutputTable, .insert), (Schema.trackOutputTable, .update),
     (Schema.sendTable, .insert), (Schema.sendTable, .update),
     (Schema.effectSidechainTable, .insert), (Schema.effectSidechainTable, .update),
@@ -552,6 +560,7 @@ enum RowWriter {
     (Schema.envelopeTable, .delete), (Schema.envelopePointTable, .delete),
     (Schema.effectSidechainTable, .delete),
     (Schema.effectAutomationTable, .delete),
+    (Schema.effectFileTable, .delete),
     (Schema.effectTable, .delete), (Schema.trackOutputTable, .delete), (Schema.sendTable, .delete),
     (Schema.trackTable, .delete), (Schema.sourceTable, .delete),
   ]

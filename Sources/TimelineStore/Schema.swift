@@ -25,6 +25,7 @@ enum Schema {
   static let sendTable = SendRow.table
   static let effectSidechainTable = EffectSidechainRow.table
   static let effectAutomationTable = EffectAutomationRow.table
+  static let effectFileTable = EffectFileRow.table
   static let pendingMoveTable = "pending_move"
   static let pendingTailTable = "pending_move_tail"
   /// The migrations that made ``pendingMoveTable`` and ``pendingTailTable``: a file that records
@@ -40,6 +41,7 @@ enum Schema {
     ProjectRow.self, SourceRow.self, TrackRow.self, ClipRow.self, EnvelopeRow.self,
     MasterRow.self, EnvelopePointRow.self, EffectRow.self, MarkerRow.self, ClipDetailRow.self,
     TrackOutputRow.self, SendRow.self, EffectSidechainRow.self, EffectAutomationRow.self,
+    EffectFileRow.self,
   ]
   static let trackedTables = trackedRows.map { $0.table }
 
@@ -56,7 +58,7 @@ enum Schema {
   /// names and cut fades) or what it can do without (v12: a third span of history blocks;
   /// v13: the pending move, ``PendingMove``, which a file without it has none of; v14: the
   /// pending move's tail, likewise; v15: outputs and sends, none; v16: side chains, none; v17:
-  /// automation, none), so reading
+  /// automation, none; v18: effects' files, none), so reading
   /// an older project neither needs it writable nor upgrades it.
   static let readerMigrations: Set<String> = ["v1", "v2", "v3", "v4"]
 
@@ -453,6 +455,21 @@ enum Schema {
             effectID INTEGER PRIMARY KEY REFERENCES effect(id),
             lanes TEXT NOT NULL CHECK (lanes <> '')
           );
+          """)
+    }
+    migrator.registerMigration("v18") { db in
+      try db.execute(
+        sql: """
+          -- Effects' files (EffectFileRow): the file each file parameter of an effect's plugin
+          -- is set to (an impulse response), kept as a source's is. The id carries the effect.
+          CREATE TABLE effect_file (
+            id INTEGER PRIMARY KEY CHECK (id > 0),
+            effectID INTEGER NOT NULL REFERENCES effect(id) CHECK ((id >> 16) = effectID),
+            key TEXT NOT NULL CHECK (key <> ''),
+            path TEXT NOT NULL CHECK (path <> ''),
+            contentHash TEXT NOT NULL
+          );
+          CREATE INDEX effect_file_by_effect ON effect_file(effectID);
           """)
     }
     return migrator

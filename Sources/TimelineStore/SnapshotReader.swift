@@ -145,6 +145,14 @@ enum SnapshotReader {
         }
       }
       try EffectRow.place(effects, in: &project)
+      // Projects made before effects' files have no such table until opened for writing.
+      if try db.tableExists(Schema.effectFileTable) {
+        var files: [(effect: Effect.ID, key: String, file: EffectFile)] = []
+        try all(EffectFileRow.self, orderedBy: "id", db) { row in
+          files.append(try EffectFileRow.read(row, id: row.int64(0), updating: nil))
+        }
+        try EffectFileRow.attach(files, to: &project)
+      }
     }
     // Projects made before automation have no automation table until opened for writing.
     if try db.tableExists(Schema.effectAutomationTable) {
@@ -542,6 +550,16 @@ enum SnapshotReader {
       }
       let present = Set(project.allEffects.map(\.effect.id))
       try EffectAutomationRow.place(lanes.filter { present.contains($0.key) }, in: &project)
+      var files = EffectFileRow.rows(of: old.allEffects.map(\.effect))
+      try changes.forEachRow(in: [EffectFileRow.index]) { key, kind, row in
+        if kind == .delete {
+          files[key.id] = nil
+        } else {
+          files[key.id] = try EffectFileRow.read(
+            Columns(row), id: key.id, updating: kind == .insert ? nil : files[key.id])
+        }
+      }
+      try EffectFileRow.attach(Array(files.values), to: &project)
     }
     try changes.forEachRow(in: [TrackOutputRow.index]) { key, kind, row in
       guard let index = project.tracks.firstIndex(where: { $0.id == Track.ID(key.id) }) else {

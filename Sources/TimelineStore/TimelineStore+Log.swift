@@ -51,6 +51,9 @@ public enum LogSubject: Sendable, Hashable, CustomStringConvertible {
   /// envelope (the old one-row form and its point rows, whose ids carry the track).
   func owns(_ key: NetChanges.Key) -> Bool {
     if key.table == table { return key.id == id }
+    if case .effect(let effect) = self, key.table == EffectFileRow.index {
+      return EffectFileRow.effect(ofFile: key.id) == effect
+    }
     if case .effect(let effect) = self,
       key.table == EffectSidechainRow.index || key.table == EffectAutomationRow.index
     {
@@ -70,7 +73,7 @@ public enum LogSubject: Sendable, Hashable, CustomStringConvertible {
     switch self {
     case .track:
       [TrackRow.table, EnvelopeRow.table, EnvelopePointRow.table, TrackOutputRow.table]
-    case .effect: [EffectRow.table, EffectSidechainRow.table, EffectAutomationRow.table]
+    case .effect: [EffectRow.table, EffectSidechainRow.table, EffectAutomationRow.table, EffectFileRow.table]
     default: [Schema.trackedTables[table]]
     }
   }

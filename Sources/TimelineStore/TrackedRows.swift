@@ -668,3 +668,86 @@ enum EffectAutomationRow: TrackedRow {
     }
   }
 }
+
+/// One file of an effect's file parameter: `(id, effectID, key, path, contentHash)`, the path
+/// as a source's is stored (text, or a blob for bytes that are not UTF-8). The id carries the
+/// effect in its high bits (`effectID << 16 | n`, n counting the effect's keys in sorted order
+/// from 1), so that a recorded change names its effect whichever columns it holds. No row for
+/// an effect without files (every effect of a project made before them). A table of its own
+/// because a tracked table never gains columns (``Schema/trackedRows``).
+enum EffectFileRow: TrackedRow {
+  static let table = "effect_file"
+  static let index = 14
+  static let columns = ["id", "effectID", "key", "path", "contentHash"]
+
+  /// The effect a file row belongs to.
+  static func effect(ofFile id: Int64) -> Effect.ID { Effect.ID(id >> 16) }
+
+  /// The rows of `effect`'s files, by id.
+  static func values(_ effect: Effect) -> [Int64: [ChangeValue]] {
+    var rows: [Int64: [ChangeValue]] = [:]
+    for (slot, (key, file)) in effect.files.sorted(by: { $0.key < $1.key }).enumerated() {
+      let id = effect.id.rawValue << 16 | Int64(slot + 1)
+      rows[id] = [
+        .integer(id), .integer(effect.id.rawValue), .text(key),
+        file.path.string.map(ChangeValue.text) ?? .blob(file.path.bytes), .text(file.contentHash),
+      ]
+    }
+    return rows
+  }
+
+  /// A file as a row holds it (taking what an update leaves alone from `base`), with its
+  /// effect and key.
+  static func read(
+    _ row: some ColumnReader, id: Int64,
+    updating base: (effect: Effect.ID, key: String, file: EffectFile)?
+  ) throws -> (effect: Effect.ID, key: String, file: EffectFile) {
+    guard let effect = try row.integer(1).map({ Effect.ID($0) }) ?? base?.effect,
+      let key = try row.text(2) ?? base?.key,
+      let path = try row.path(3) ?? base?.file.path,
+      let hash = try row.text(4) ?? base?.file.contentHash
+    else { throw unreadable(id) }
+    return (effect, key, EffectFile(path: path, contentHash: hash))
+  }
+
+  /// Every effect's files as rows would hold them, by row id: what a change of rows starts
+  /// from.
+  static func rows(
+    of effects: [Effect]
+  ) -> [Int64: (effect: Effect.ID, key: String, file: EffectFile)] {
+    var rows: [Int64: (effect: Effect.ID, key: String, file: EffectFile)] = [:]
+    for effect in effects {
+      for (slot, (key, file)) in effect.files.sorted(by: { $0.key < $1.key }).enumerated() {
+        rows[effect.id.rawValue << 16 | Int64(slot + 1)] = (effect.id, key, file)
+      }
+    }
+    return rows
+  }
+
+  /// Sets each effect of `project` to the files `rows` give it (none for an effect they do
+  /// not name); a file of an effect that is not in the project is damage.
+  static func attach(
+    _ rows: [(effect: Effect.ID, key: String, file: EffectFile)], to project: inout Project
+  ) throws {
+    var files: [Effect.ID: [String: EffectFile]] = [:]
+    for (effect, key, file) in rows { files[effect, default: [:]][key] = file }
+    var found = 0
+    for index in project.masterEffects.indices {
+      let id = project.masterEffects[index].id
+      project.masterEffects[index].files = files[id] ?? [:]
+      if files[id] != nil { found += 1 }
+    }
+    for track in project.tracks.indices {
+      for index in project.tracks[track].effects.indices {
+        let id = project.tracks[track].effects[index].id
+        project.tracks[track].effects[index].files = files[id] ?? [:]
+        if files[id] != nil { found += 1 }
+      }
+    }
+    guard found == files.count else {
+      let known = Set(project.allEffects.map(\.effect.id))
+      let missing = files.keys.filter { !known.contains($0) }.min().map(\.description) ?? "?"
+      throw StoreError.corrupt(detail: "a file belongs to missing effect \(missing)")
+    }
+  }
+}

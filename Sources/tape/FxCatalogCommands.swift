@@ -102,6 +102,13 @@ struct FxInfo: ParsableCommand {
         }
         lines.append(line)
       }
+      if !plugin.fileParameters.isEmpty {
+        lines.append("files: \(plugin.fileParameters.count) (set with --file KEY=PATH)")
+        for parameter in plugin.fileParameters {
+          lines.append(
+            "  \(escaped(parameter.key))\t\(escaped(parameter.label))\t\(escaped(parameter.uri))")
+        }
+      }
       print(lines.joined(separator: "\n"))
     }
   }
@@ -122,6 +129,15 @@ struct FxInfo: ParsableCommand {
       ("usable", .bool(plugin.isUsable)),
       ("problem", plugin.problem.map(JSONValue.string) ?? .null),
       ("missingFeatures", .array(plugin.missingFeatures.map(JSONValue.string))),
+      (
+        "files",
+        .array(
+          plugin.fileParameters.map {
+            .object([
+              ("key", .string($0.key)), ("label", .string($0.label)), ("uri", .string($0.uri)),
+            ])
+          })
+      ),
       (
         "controls",
         .array(

@@ -1,7 +1,9 @@
 import ArgumentParser
+import AudioFiles
 import Effects
 import Foundation
 import Mixing
+import SafeFiles
 import Timeline
 import TimelineStore
 
@@ -64,6 +66,89 @@ struct ParameterSettings: ParsableArguments {
       }
     }
     return values
+  }
+}
+
+/// `--file key=path` pairs as typed: the files of a plugin's file parameters (an impulse
+/// response).
+struct FileSettings: ParsableArguments {
+  @Option(
+    name: .customLong("file"), parsing: .unconditionalSingleValue,
+    help: ArgumentHelp(
+      "A file parameter by its key: --file ir=hall.wav, an impulse response (repeatable; 'tape fx info URI' lists them).",
+      valueName: "key=path"))
+  var settings: [String] = []
+
+  /// The pairs, split; a pair without `=`, or a key given twice, refused.
+  func pairs() throws -> [(key: String, path: String)] {
+    var seen = Swift.Set<String>()
+    return try settings.map { setting in
+      try RawArguments.requireText(setting, "a --file value")
+      guard let equals = setting.firstIndex(of: "="), equals != setting.startIndex,
+        setting.index(after: equals) != setting.endIndex
+      else {
+        throw UsageError(
+          message: "--file '\(setting)' is not key=path; write it like --file ir=hall.wav")
+      }
+      let key = String(setting[..<equals])
+      guard seen.insert(key).inserted else {
+        throw UsageError(message: "--file \(key) is given twice; set each file once")
+      }
+      return (key, String(setting[setting.index(after: equals)...]))
+    }
+  }
+
+  /// The files by key, each checked: a file parameter of `plugin`, a file that exists and is
+  /// audio (its content identity taken as a source's is), kept relative to the project's
+  /// folder when inside it.
+  func files(for plugin: PluginInfo, project file: String) throws -> [String: EffectFile] {
+    var files: [String: EffectFile] = [:]
+    for (key, text) in try pairs() {
+      let parameter: FileParameter
+      do {
+        parameter = try plugin.fileParameter(key)
+      } catch {
+        throw UsageError(message: error.description)
+      }
+      let path = RawArguments.path(text).absolute
+      guard path.withCString({ FileIdentity(cPath: $0) }) != nil else {
+        throw MissingInput(
+          message:
+            "the file \(escaped(text)) for \(parameter.key) (\(parameter.label)) does not exist; give the path of an audio file: --file \(parameter.key)=PATH"
+        )
+      }
+      let info: AudioFileInfo
+      do {
+        info = try AudioProbe.probe(path)
+      } catch {
+        throw DataError(
+          message:
+            "--file \(parameter.key)=\(escaped(text)): \(error); \(parameter.key) (\(parameter.label)) takes an audio file"
+        )
+      }
+      files[parameter.key] = EffectFile(
+        path: storedPath(path, project: file), contentHash: info.contentHash)
+    }
+    return files
+  }
+}
+
+/// Checks that `plugin` takes `effect`'s files: starts it with them (its worker loading each
+/// in line) and waits until it says it has; an error naming the file otherwise, before
+/// anything is committed.
+func checkFilesTaken(_ effect: Effect, plugin: PluginInfo, project: Project, file: String) throws {
+  guard !effect.files.isEmpty else { return }
+  do {
+    _ = try EffectProcessor(
+      plugin: plugin, catalog: PluginCatalog.load(), sampleRate: project.sampleRate,
+      channels: project.channels, maximumFrames: 64,
+      values: EffectRack.values(of: effect, for: plugin), bypassed: false, state: effect.state,
+      files: EffectRack.files(of: effect, for: plugin, projectFolder: projectFolder(file)),
+      worker: .inline)
+  } catch {
+    throw DataError(
+      message: error.description.replacingOccurrences(
+        of: "'tape fx set FILE ", with: "'tape fx set \(file) "))
   }
 }
 
@@ -196,13 +281,15 @@ extension Fx {
         or by its name when no other plugin has it. --preset starts from one of the plugin's \
         presets ('tape fx presets URI' lists them); --set values are applied after it. A \
         plugin Tape cannot run ('tape fx plugins' says why) is refused.
+        --sidechain feeds the plugin's side-chain inputs (a compressor's key) from another \
+        track's post-fader output (after its whole chain and its mute), aligned with what the \
+        effect processes; a side chain that closes a loop of the routing is refused. --file \
+        sets a file parameter (a convolver's impulse response), kept as a source is.
         Example: tape fx add song.tape t1 http://gareus.org/oss/lv2/fil4#stereo --set gain=-3
         Example: tape fx add song.tape master dpl#stereo --set threshold=-1
         Example: tape fx add song.tape t1 http://gareus.org/oss/lv2/fat1 --preset Live
-        --sidechain feeds the plugin's side-chain inputs (a compressor's key) from another \
-        track's post-fader output (after its whole chain and its mute), aligned with what the \
-        effect processes; a side chain that closes a loop of the routing is refused.
         Example: tape fx add song.tape t3 sc_compressor_stereo --sidechain t1 --set sct=External
+        Example: tape fx add song.tape t1 zeroconvolv#CfgStereo --file ir=~/irs/hall.wav
         """
     ).parsedAlone()
 
@@ -218,6 +305,7 @@ extension Fx {
         valueName: "name"))
     var preset: String?
     @OptionGroup var parameters: ParameterSettings
+    @OptionGroup var fileSettings: FileSettings
     @Option(
       parsing: .unconditional, help: "Its place in the chain, 0 running first (default: last).")
     var at: Int?
@@ -233,13 +321,14 @@ extension Fx {
       try RawArguments.requireText(uri, "the plugin URI")
       if let preset { try RawArguments.requireText(preset, "the preset") }
       _ = try parameters.pairs()
+      _ = try fileSettings.pairs()
     }
 
     var label: String {
       historyLabel(
         "Add effect to \(chain)",
         [("", uri), ("preset", preset), ("sidechain", sidechain)]
-          + parameters.settings.map { ("", $0) })
+          + parameters.settings.map { ("", $0) } + fileSettings.settings.map { ("file", $0) })
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
@@ -268,6 +357,8 @@ extension Fx {
           )
         }
       }
+      effect.files = try fileSettings.files(for: plugin, project: self.project.file)
+      try checkFilesTaken(effect, plugin: plugin, project: project, file: self.project.file)
       return try project.addEffect(effect, to: owner, at: at)
     }
   }
@@ -278,12 +369,15 @@ extension Fx {
       abstract: "Change an effect's parameters (heard live in 'tape play', ramped).",
       discussion: """
         --preset sets the parameters one of the plugin's presets sets (and its state, if it \
-        has one), the others as they were; --set values are applied after it. One version, \
-        one undo step.
-        Example: tape fx set song.tape f1 --set gain=-6 --set sec1=on --set freq1=120
-        Example: tape fx set song.tape f2 --preset "Slightly Corrected"
+        has one), the others as they were; --set values are applied after it. --file sets a \
+        file parameter (a convolver's impulse response): the file is kept as a source is, by \
+        its path relative to the project's folder when inside it and its content's identity \
+        ('tape relink' points it at a new place). One version, one undo step.
         --sidechain feeds the effect's side-chain inputs from a track's post-fader output \
         (--sidechain none removes it): 'tape fx set podcast.tape f3 --sidechain t2'.
+        Example: tape fx set song.tape f1 --set gain=-6 --set sec1=on --set freq1=120
+        Example: tape fx set song.tape f2 --preset "Slightly Corrected"
+        Example: tape fx set song.tape f3 --file ir=~/irs/hall.wav
         """
     ).parsedAlone()
 
@@ -300,22 +394,28 @@ extension Fx {
         "Feed the effect's side-chain inputs from this track's post-fader output (t2, or its name; none removes it).",
         valueName: "track"))
     var sidechain: String?
+    @OptionGroup var fileSettings: FileSettings
     @OptionGroup var options: EditOptions
 
     func validate() throws {
-      guard !parameters.settings.isEmpty || preset != nil || sidechain != nil else {
+      guard
+        !parameters.settings.isEmpty || preset != nil || sidechain != nil
+          || !fileSettings.settings.isEmpty
+      else {
         throw ValidationError(
-          "say what to change: --set symbol=value ('tape fx info URI' lists them), --preset NAME or --sidechain TRACK"
+          "say what to change: --set symbol=value ('tape fx info URI' lists them), --preset NAME, --sidechain TRACK or --file KEY=PATH"
         )
       }
       if let preset { try RawArguments.requireText(preset, "the preset") }
       _ = try parameters.pairs()
+      _ = try fileSettings.pairs()
     }
 
     var label: String {
       historyLabel(
         "Set effect \(effect)",
-        [("preset", preset), ("sidechain", sidechain)] + parameters.settings.map { ("", $0) })
+        [("preset", preset), ("sidechain", sidechain)] + parameters.settings.map { ("", $0) }
+          + fileSettings.settings.map { ("file", $0) })
     }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
@@ -327,18 +427,29 @@ extension Fx {
       let source: Track.ID?? = try sidechain.map {
         try FxNames.sidechain($0, for: catalog.plugin(current.plugin), project)
       }
+      let files = try fileSettings.files(for: plugin, project: self.project.file)
       guard let name = preset else {
-        return try project.setEffect(id, parameters: values, sidechain: source)
+        guard !files.isEmpty else {
+          return try project.setEffect(id, parameters: values, sidechain: source)
+        }
+        var changed = current
+        if let source { changed.sidechain = source }
+        changed.parameters.merge(values) { _, new in new }
+        changed.files.merge(files) { _, new in new }
+        try checkFilesTaken(changed, plugin: plugin, project: project, file: self.project.file)
+        return try project.replaceEffect(changed)
       }
       let preset = try FxNames.preset(name, of: plugin, catalog)
       var changed = current
       if let source { changed.sidechain = source }
       changed.parameters.merge(preset.values(for: plugin)) { _, new in new }
       changed.parameters.merge(values) { _, new in new }
+      changed.files.merge(files) { _, new in new }
       if preset.hasState {
         changed.state = try EffectState.saved(
           changed, plugin: plugin, preset: preset, state: current.state, project: project)
       }
+      try checkFilesTaken(changed, plugin: plugin, project: project, file: self.project.file)
       return try project.replaceEffect(changed)
     }
   }
@@ -502,6 +613,13 @@ extension Fx {
             let text = automationText(envelope, sampleRate: snapshot.sampleRate)
             print("    \(escaped(symbol)) automated: \(text)")
           }
+          let home = projectFolder(project.file)
+          for (key, file) in effect.files.sorted(by: { $0.key < $1.key }) {
+            let found = file.path.resolved(against: home).withCString { access($0, R_OK) } == 0
+            print(
+              "    file " + escaped("\(key)=\(file.path.description)")
+                + (found ? "" : "  (missing: 'tape relink \(project.file) \(effect.id) PATH')"))
+          }
         }
       }
     }
@@ -548,7 +666,19 @@ func effectJSON(
     (
       "automation",
       .object(
-        effect.automation.sorted { $0.key < $1.key }.map { ($0.key, automationJSON($0.value)) })
+        effect.automation.sorted { $0.key < $1.key }.map { ($0.key, automationJSON($0.value)) })),
+    (
+      "files",
+      .object(
+        effect.files.sorted { $0.key < $1.key }.map {
+          (
+            $0.key,
+            .object([
+              ("path", .string($0.value.path.description)),
+              ("contentHash", .string($0.value.contentHash)),
+            ])
+          )
+        })
     ),
   ])
 }

@@ -66,7 +66,8 @@ struct SpanOptions: ParsableArguments {
       try EffectChecks.run(project, file: file, bypassMissing: bypassMissing)
       rack = EffectRack(
         sampleRate: project.sampleRate, channels: project.channels,
-        maximumFrames: EffectRack.offlineFrames, bypassMissing: bypassMissing)
+        maximumFrames: EffectRack.offlineFrames, bypassMissing: bypassMissing,
+        projectFolder: file.map(projectFolder))
     }
     let audio = try cache.sources(for: project)
     return (try RenderPlan(project: project, audio: audio.audio, effects: rack), audio, rack)
@@ -192,7 +193,8 @@ struct Play: ParsableCommand {
       cache.progress = { starting.update($0) }
       let library = AudioLibrary(cache: cache)
       try LiveEffects.check(project, bypassMissing: bypassMissing, file: self.project.file)
-      let effects = LiveEffects(bypassMissing: bypassMissing)
+      let effects = LiveEffects(
+        bypassMissing: bypassMissing, projectFolder: projectFolder(self.project.file))
       let player = try LivePlayer(
         LivePlayer.Configuration(
           device: request, sampleRate: project.sampleRate, channels: project.channels,
@@ -886,8 +888,12 @@ final class LiveEffects: @unchecked Sendable {
   private var warned: Set<String> = []
   private var pending: [String] = []
 
-  init(bypassMissing: Bool) {
+  /// Where the project's effects' files stored relative to it are.
+  let projectFolder: RawPath?
+
+  init(bypassMissing: Bool, projectFolder: RawPath? = nil) {
     self.bypassMissing = bypassMissing
+    self.projectFolder = projectFolder
   }
 
   /// Refuses, before any device is opened, a project whose plugins are missing or cannot run
@@ -904,7 +910,8 @@ final class LiveEffects: @unchecked Sendable {
   func prepare(for player: LivePlayer, project: Project) {
     let rack = EffectRack(
       sampleRate: project.sampleRate, channels: project.channels,
-      maximumFrames: player.mixFrames, bypassMissing: bypassMissing, live: true)
+      maximumFrames: player.mixFrames, bypassMissing: bypassMissing, live: true,
+      projectFolder: projectFolder)
     self.rack = rack
     // Effects that have left their chains are let go of by a plan compiled again.
     player.refresh = { rack.hasFinishedLeaving }
@@ -952,8 +959,15 @@ enum EffectChecks {
   static func run(
     _ project: Project, file: String?, bypassMissing: Bool, warn: Bool = true
   ) throws {
-    let check = EffectRack.check(project)
+    let check = EffectRack.check(project, projectFolder: file.map(projectFolder))
     if let refusal = check.refusal(bypassMissing: bypassMissing) {
+      if case .effectFiles = refusal, let file {
+        // The fixes it names, with this project's file: ones that work when run.
+        throw DataError(
+          message: refusal.description.replacingOccurrences(
+            of: "'tape fx set FILE ", with: "'tape fx set \(file) "
+          ).replacingOccurrences(of: "'tape relink FILE ", with: "'tape relink \(file) "))
+      }
       guard case .pluginsUnusable = refusal, let file else { throw refusal }
       // The fix it names, with this project's file: one that works when run.
       throw DataError(

@@ -467,24 +467,32 @@ struct Relink: EditingCommand {
       subfolders) by its file name; a file of that name holding the same audio (same content \
       hash) is taken, and all are relinked in one version (one undo step). Sources not found \
       are named; nothing is relinked unless at least one is found.
+      An effect's file (a convolver's impulse response, set with 'tape fx set --file') is \
+      relinked the same way by the effect's id, and --key names which of its files when it \
+      has several.
       Example: tape relink song.tape s2 ~/audio/moved/drums.wav
       Example: tape relink song.tape --folder ~/audio/moved
+      Example: tape relink song.tape f3 ~/irs/hall.wav
       """)
 
   @OptionGroup var project: ProjectArgument
-  @Argument(help: "The source id (s1).", completion: ids("s")) var source: String?
+  @Argument(help: "The source id (s1), or an effect's (f1) for its file.", completion: ids("s"))
+  var source: String?
   @Argument(help: "The audio file's new path.", completion: .file()) var path: String?
   @Option(
     help: "Relink every missing source to a file of the same name and audio under this folder.",
     completion: .directory)
   var folder: String?
   @Flag(help: "Accept a file with different audio.") var force = false
+  @Option(help: "Which file of the effect, by its key (ir), when it has several.") var key: String?
   @OptionGroup var options: EditOptions
   /// The files each source gets, found by ``prepare(_:)``.
   var found: [(Source.ID, AudioFileInfo)] = []
+  /// The effect whose file is relinked, and the file, found by ``prepare(_:)``.
+  var effectFile: (Effect.ID, AudioFileInfo)?
 
   enum CodingKeys: CodingKey {
-    case project, source, path, folder, force, options
+    case project, source, path, folder, force, key, options
   }
 
   func validate() throws {
@@ -505,7 +513,8 @@ struct Relink: EditingCommand {
   }
 
   var label: String {
-    found.count == 1 ? "Relink \(found[0].0)" : "Relink \(found.count) sources"
+    if let effectFile { return "Relink the file of \(effectFile.0)" }
+    return found.count == 1 ? "Relink \(found[0].0)" : "Relink \(found.count) sources"
   }
 
   mutating func prepare(_ current: Project) throws {
@@ -514,13 +523,20 @@ struct Relink: EditingCommand {
       return
     }
     guard let source, let path else { return }
+    if source.hasPrefix(Effect.idPrefix) {
+      effectFile = (
+        try parseID(source, as: Effect.ID.self), try AudioProbe.probe(RawArguments.path(path))
+      )
+      return
+    }
     let id = try parseID(source, as: Source.ID.self)
     let info = try AudioProbe.probe(RawArguments.path(path))
     found = [(id, info)]
   }
 
   func edit(_ current: Project, _ ids: inout IDAllocator) throws -> [Command] {
-    try found.map { id, info in
+    if let (id, info) = effectFile { return try relinkEffect(id, to: info, in: current) }
+    return try found.map { id, info in
       guard let old = current.source(id) else { throw TimelineError.unknownSource(id) }
       // A source of an older project has the old fingerprint: compared in its own kind.
       let same =
@@ -539,6 +555,49 @@ struct Relink: EditingCommand {
           contentHash: info.contentHash, sampleRate: info.sampleRate, channels: info.channels,
           frameCount: FrameCount(info.frameCount)))
     }
+  }
+
+  /// The effect `id` with its file (the one `--key` names, or its only one) at `info`'s path:
+  /// the same content unless `--force`.
+  private func relinkEffect(
+    _ id: Effect.ID, to info: AudioFileInfo, in current: Project
+  ) throws -> [Command] {
+    guard var effect = current.effect(id)?.effect else { throw TimelineError.unknownEffect(id) }
+    let keys = effect.files.keys.sorted()
+    guard !keys.isEmpty else {
+      throw DataError(
+        message:
+          "effect \(id) has no file to relink; set one with 'tape fx set \(project.file) \(id) --file KEY=PATH'"
+      )
+    }
+    let key: String
+    if let given = self.key {
+      guard keys.contains(given) else {
+        throw UsageError(
+          message:
+            "effect \(id) has no file '\(given)'; its files are \(keys.map { "'\($0)'" }.joined(separator: ", "))"
+        )
+      }
+      key = given
+    } else {
+      guard keys.count == 1 else {
+        throw UsageError(
+          message:
+            "effect \(id) has \(keys.count) files (\(keys.joined(separator: ", "))); say which with --key"
+        )
+      }
+      key = keys[0]
+    }
+    let old = effect.files[key]?.contentHash ?? ""
+    guard force || info.contentHash == old else {
+      throw DataError(
+        message:
+          "\(info.path) is not the same content as effect \(id)'s \(key); use --force to relink it anyway, or set another file with 'tape fx set \(project.file) \(id) --file \(key)=PATH'"
+      )
+    }
+    effect.files[key] = EffectFile(
+      path: storedPath(info.path, project: project.file), contentHash: info.contentHash)
+    return try current.replaceEffect(effect)
   }
 
   /// `--folder`: the file under `folder` with the name and audio of each missing source.

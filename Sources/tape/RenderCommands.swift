@@ -262,7 +262,7 @@ struct Render: ParsableCommand {
     // Measures the mix of `project` (a fix tried on it) as a first pass does.
     let measureProject = { (project: Project) throws -> RenderSummary in
       let (plan, audio, _) = try SpanOptions.offlinePlan(
-        project, cache: cache, bypassMissing: bypassMissing)
+        project, cache: cache, bypassMissing: bypassMissing, file: self.project.file)
       let bar = ProgressBar(
         total: range.count.frames, sampleRate: sampleRate, verb: "checking a fix")
       defer { bar.finish() }
@@ -274,7 +274,7 @@ struct Render: ParsableCommand {
     // measures what it decodes to.
     let encode = { (project: Project, gain: Double, tail: Int64) throws -> DeliveredAudio in
       let (plan, audio, _) = try SpanOptions.offlinePlan(
-        project, cache: cache, bypassMissing: bypassMissing)
+        project, cache: cache, bypassMissing: bypassMissing, file: self.project.file)
       let folder = try PrivateFolder(beside: NSTemporaryDirectory() + "/tape-render")
       defer { folder.remove() }
       let path = folder.file("trial.\(settings.format.rawValue)")

@@ -446,7 +446,7 @@ final class ScrubSession: @unchecked Sendable {
         cache: PlayStop.stoppable(AudioCache(forProject: file, lockingMemory: true)))
       do {
         try LiveEffects.check(project, bypassMissing: false, file: file, warn: false)
-        let effects = LiveEffects(bypassMissing: false)
+        let effects = LiveEffects(bypassMissing: false, projectFolder: projectFolder(file))
         // A project shorter than the loop's wrap fades plays once: looped, it would click at
         // every wrap.
         let shortfall = Play.loopShortfall(

@@ -537,6 +537,17 @@ enum HelpExamples {
     try FileManager.default.copyItem(
       atPath: TestAudio.path("speech-mono-48k-16.wav"), toPath: folder + "/vocals.wav")
     try "track add Pad\n".write(toFile: folder + "/edits.txt", atomically: true, encoding: .utf8)
+    // An impulse response for the examples of file parameters, and the same one moved.
+    let hall = sources + "/hall.wav"
+    try tool(
+      "/usr/bin/sox",
+      [
+        "-n", "-r", "48000", "-c", "2", "-b", "32", "-e", "floating-point", hall, "synth",
+        "0.01", "whitenoise", "fade", "q", "0", "0.01", "0.01", "vol", "0.1",
+      ])
+    try FileManager.default.createDirectory(
+      atPath: space.path("home") + "/irs", withIntermediateDirectories: true)
+    try FileManager.default.copyItem(atPath: hall, toPath: space.path("home") + "/irs/hall.wav")
     let song = folder + "/song.tape"
     for arguments in [
       ["new", song], ["import", song, long], ["import", song, drums],
@@ -552,6 +563,8 @@ enum HelpExamples {
       ["fx", "add", song, "t1", "http://gareus.org/oss/lv2/fil4#stereo"],
       // f2, for the examples of presets (x42's autotune ships two).
       ["fx", "add", song, "t2", "http://gareus.org/oss/lv2/fat1"],
+      // f3, for the examples of file parameters (x42's IR convolver and its impulse response).
+      ["fx", "add", song, "t3", "zeroconvolv#CfgStereo", "--file", "ir=\(hall)"],
       ["marker", "add", song, "62s", "chorus"],
       ["send", "add", song, "t2", "t3", "--gain", "-6"],
     ] {

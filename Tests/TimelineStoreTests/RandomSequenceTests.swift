@@ -164,7 +164,7 @@ struct RandomSequenceTests {
           Gain(decibels: Double(Int.random(in: -120...60, using: &rng)) / 10))
       }
       // Effects: added to a track or the master (now and then with state bytes), set,
-      // bypassed, moved, removed; and a track with effects removed (choice 0).
+      // bypassed, moved, removed, their files set; and a track with effects removed (choice 0).
       if choice == 4 || (choice == 5 && project.allEffects.isEmpty) {
         let owner: ChainOwner =
           Bool.random(using: &rng) ? .master : .track(tracks.randomElement(using: &rng)!.id)
@@ -178,13 +178,15 @@ struct RandomSequenceTests {
           state: Bool.random(using: &rng)
             ? [0, 1, 0xFF, UInt8.random(in: 0...255, using: &rng)] : nil,
           // Now and then automated, chosen from the value drawn (no more draws).
-          automation: gain % 2 == 0 ? ["q": Self.lane(gain)] : [:])
+          automation: gain % 2 == 0 ? ["q": Self.lane(gain)] : [:],
+          files: Bool.random(using: &rng)
+            ? ["ir": EffectFile(path: "irs/hall.wav", contentHash: "sha256:0")] : [:])
         return try project.addEffect(
           effect, to: owner, at: Int.random(in: 0...chain.count, using: &rng))
       }
       if choice == 5 {
         let (effect, owner, _) = project.allEffects.randomElement(using: &rng)!
-        switch Int.random(in: 0..<4, using: &rng) {
+        switch Int.random(in: 0..<5, using: &rng) {
         case 0:
           let value = Int.random(in: -20...20, using: &rng)
           let commands = try project.setEffect(effect.id, parameters: ["gain": Double(value) / 4])
@@ -194,6 +196,23 @@ struct RandomSequenceTests {
           guard (value + 20) % 4 < 3 else { return commands }
           let lane = (value + 20) % 4 == 0 ? nil : Self.lane(value)
           return try project.applying(commands).setAutomation(effect.id, "gain", lane)
+        case 4:
+          // Its files (an impulse response): set, changed, one of two removed, or none.
+          var changed = effect
+          let count = Int.random(in: 0...2, using: &rng)
+          changed.files = Dictionary(
+            uniqueKeysWithValues: ["ir", "ir2"].prefix(count).map { key in
+              (
+                key,
+                EffectFile(
+                  path: Bool.random(using: &rng)
+                    ? "irs/\(key)-\(Int.random(in: 0..<3, using: &rng)).wav"
+                    : RawPath(bytes: [0x2F, 0x69, 0xE9, UInt8.random(in: 0x61...0x7A, using: &rng)]
+                    ),
+                  contentHash: "sha256:\(Int.random(in: 0..<3, using: &rng))")
+              )
+            })
+          return try project.replaceEffect(changed)
         case 1: return try project.setEffect(effect.id, bypassed: !effect.isBypassed)
         case 2:
           let length = project.effects(of: owner)?.count ?? 1
