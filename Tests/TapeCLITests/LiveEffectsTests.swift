@@ -116,6 +116,9 @@ extension ProcessHeavyTests {
         let (player, out, errors) = try startTape(
           ["play", file, "--device", "jackrec", "--period", "256", "--json"],
           environment: environment)
+        // The changes are timed from the device's opening, not the launch (see
+        // ``PacedDevice/waitForPlayer(seconds:)``): each must come after the first plan.
+        try device.waitForPlayer()
         let store = try TimelineStore.open(at: file)
         let changes: [(String, (Project, inout IDAllocator) throws -> [Command])] = [
           ("gain", { p, _ in try p.setEffect(Effect.ID(1), parameters: ["gain": -12]) }),
@@ -221,6 +224,9 @@ extension ProcessHeavyTests {
         let (player, out, errors) = try startTape(
           ["play", file, "--device", "jackrec", "--period", "256", "--json"],
           environment: device.environment)
+        // Timed from the device's opening, not the launch: the add must come after the first
+        // plan (``PacedDevice/waitForPlayer(seconds:)``).
+        try device.waitForPlayer()
         Thread.sleep(forTimeInterval: 1.5)
         try space.tape("fx", "add", file, "t1", Plugins.eq, "--set", "gain=-12")
         Thread.sleep(forTimeInterval: 1.5)
@@ -307,9 +313,8 @@ extension ProcessHeavyTests {
     /// play warns of it in one line.
     @Test func aReverbTailGoesOnThroughAClipMove() throws {
       let plate = "http://plugin.org.uk/swh-plugins/plate"
-      let installed = try ReferenceRender.run("/usr/bin/lv2ls", [])
       try #require(
-        installed.split(separator: "\n").contains(Substring(plate)),
+        try Plugins.isInstalled(plate),
         "\(plate) is not installed: apt-get install swh-lv2 (scripts/setup.sh does)")
       for attempt in 1...2 {
         let space = try Workspace()
@@ -327,7 +332,12 @@ extension ProcessHeavyTests {
         let (player, out, errors) = try startTape(
           ["play", file, "--device", "jackrec", "--period", "256", "--json"],
           environment: device.environment)
-        Thread.sleep(forTimeInterval: 1.2)
+        // A second into the play (the burst over, its tail ringing) and well before c2 at 3 s:
+        // timed from the device's opening: on a loaded machine the launch alone can take
+        // long enough that a move timed from it lands before the first plan (no crossfade to
+        // see) or after c2 has begun (the capture is then no version's render).
+        try device.waitForPlayer()
+        Thread.sleep(forTimeInterval: 1)
         try space.tape("clip", "move", file, "c2", "--to", "3.5s")
         let (report, swaps, said) = try playReport(player, out, errors)
         // To the last clip: the capture (6 s) holds only the start of the plate's tail, which

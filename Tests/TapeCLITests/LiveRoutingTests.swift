@@ -38,6 +38,10 @@ extension ProcessHeavyTests {
         let (player, out, errors) = try startTape(
           ["play", file, "--device", "jackrec", "--period", "256", "--json"],
           environment: environment)
+        // The changes are timed from the device's opening, not the launch: each must come
+        // after the first plan, and the last settle before the clip ends
+        // (``PacedDevice/waitForPlayer(seconds:)``).
+        try device.waitForPlayer()
         let store = try TimelineStore.open(at: file)
         let (t1, bus, aux) = (Track.ID(1), Track.ID(2), Track.ID(3))
         let changes: [(String, (Project, inout IDAllocator) throws -> [Command])] = [
@@ -91,8 +95,10 @@ extension ProcessHeavyTests {
         let last = swaps.last?["frame"] as? Int ?? 0
         let start = (onset(captured) ?? 0) - (onset(render) ?? 0)
         var worst: Float = 0
-        for frame in (last + 4_800)..<min(last + 48_000, 9 * 48_000 - 4_800)
+        var compared = 0
+        for frame in (last + 4_800)..<max(last + 4_800, min(last + 48_000, 9 * 48_000 - 4_800))
         where (start + frame) * 2 + 1 < captured.count {
+          compared += 1
           for channel in 0..<2 {
             worst = max(
               worst, abs(captured[(start + frame) * 2 + channel] - render[frame * 2 + channel]))
@@ -118,6 +124,8 @@ extension ProcessHeavyTests {
         }
         #expect(largest <= 0.003, "a click: a second difference of \(largest)")
         #expect(worst <= 1e-4, "once settled, the capture differs from the render by \(worst)")
+        // A last change that settled after the clip's end would leave nothing to compare.
+        #expect(compared >= 24_000, "only \(compared) settled frames compared with the render")
         return
       }
     }

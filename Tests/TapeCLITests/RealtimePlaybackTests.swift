@@ -87,11 +87,18 @@ final class PacedDevice {
   }
 
   /// Starts recording `seconds` of the capture ports (into which `jackrec` plays).
+  ///
+  /// jack_rec's process callback copies each cycle into a ring buffer that its disk thread (not
+  /// realtime) writes out; what does not fit is lost ("jackrec failed with N overruns"). Its
+  /// default ring (16,384 frames, a third of a second) overflowed while builds and the suite's
+  /// other processes kept the disk busy, and a capture lost cycles that Tape had played: the
+  /// ring holds the whole recording (plus a second) here, so a stalled disk costs nothing.
   func record(seconds: Int) throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/jack_rec")
     process.arguments = [
-      "-f", capture, "-d", "\(seconds)", "-b", "32", "system:capture_1", "system:capture_2",
+      "-f", capture, "-d", "\(seconds)", "-b", "32", "-B", "\((seconds + 1) * rate)",
+      "system:capture_1", "system:capture_2",
     ]
     process.environment = environment
     process.standardOutput = FileHandle.nullDevice
@@ -107,6 +114,25 @@ final class PacedDevice {
       if ports.stdout.contains("jackrec:input2") { return }
     }
     throw ReferenceError(message: "jack_rec did not start")
+  }
+
+  /// Waits until a player's ALSA `jack` PCM is connected to the recorder (its device is open,
+  /// its first periods on their way), for at most `seconds`. A test that edits "while it plays"
+  /// times the edit from here, not from the player's launch: under load a launch takes from a
+  /// fraction of a second to several (the process, plugins, the decode before the first sound).
+  func waitForPlayer(seconds: Double = 60) throws {
+    let deadline = Date(timeIntervalSinceNow: seconds)
+    while Date() < deadline {
+      // `jack_lsp -c PORT` prints the port, then each port connected to it, indented.
+      let ports = try TapeBinary.run(
+        URL(fileURLWithPath: "/usr/bin/jack_lsp"), ["-c", "jackrec:input1"],
+        environment: environment)
+      if ports.stdout.split(separator: "\n").contains(where: { $0.first?.isWhitespace == true }) {
+        return
+      }
+      Thread.sleep(forTimeInterval: 0.05)
+    }
+    throw ReferenceError(message: "no player connected to jackrec:input1 within \(seconds) s")
   }
 
   /// Waits for the recording to end and returns it as interleaved stereo floats.
