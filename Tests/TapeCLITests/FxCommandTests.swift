@@ -9,11 +9,20 @@ enum Plugins {
   static let compressor = "http://gareus.org/oss/lv2/darc#stereo"
   static let limiter = "http://gareus.org/oss/lv2/dpl#stereo"
 
+  /// `lv2ls`'s list of the installed plugins, read once per test process (it loads every
+  /// bundle's Turtle, and each of some 40 tests ran it; the plugins installed do not change
+  /// while the tests run).
+  static let installed = Result { try ReferenceRender.run("/usr/bin/lv2ls", []) }
+
+  /// Whether `lv2ls` lists `uri`.
+  static func isInstalled(_ uri: String) throws -> Bool {
+    try installed.get().split(separator: "\n").contains(Substring(uri))
+  }
+
   static func require(_ uris: String...) throws {
-    let installed = try ReferenceRender.run("/usr/bin/lv2ls", [])
     for uri in uris {
       try #require(
-        installed.split(separator: "\n").contains(Substring(uri)),
+        try isInstalled(uri),
         "the LV2 plugin \(uri) is not installed: apt-get install x42-plugins (scripts/setup.sh does)"
       )
     }
@@ -326,9 +335,8 @@ struct FxCommandTests {
   /// when it is added; the project renders with it, the same bytes every time.
   @Test func aPluginsStateIsSavedWithItsEffect() throws {
     let lsp = "http://lsp-plug.in/plugins/lv2/compressor_stereo"
-    let installed = try ReferenceRender.run("/usr/bin/lv2ls", [])
     try #require(
-      installed.split(separator: "\n").contains(Substring(lsp)),
+      try Plugins.isInstalled(lsp),
       "\(lsp) is not installed: apt-get install lsp-plugins-lv2 (scripts/setup.sh does)")
     let space = try Workspace()
     let file = try oneClip(space, "strings-stereo-48k-float.wav")
