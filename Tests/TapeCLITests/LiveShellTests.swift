@@ -30,7 +30,11 @@ extension ProcessHeavyTests {
           ["play", file, "--device", "jackrec", "--period", "256", "--json"],
           environment: device.environment)
         let shell = try ShellProcess(file, arguments: ["--json"])
-        // fil4 glides to its stored gain for about 0.8 s after it starts: the sweep comes after.
+        // fil4 glides to its stored gain for about 0.8 s after it starts: the sweep comes after,
+        // timed from the device's opening, not the launch (``PacedDevice/waitForPlayer(seconds:)``:
+        // with four paced tests at once on a loaded machine, a sweep timed from the launch began
+        // inside the 1.2 s the capture's first windows measure, and rose 17.46 dB, not 18).
+        try device.waitForPlayer()
         Thread.sleep(forTimeInterval: 2)
         let start = monotonicNanoseconds()
         var late: UInt64 = 0
