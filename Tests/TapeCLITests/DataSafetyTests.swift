@@ -23,6 +23,16 @@ func isTemporaryName(_ path: String) -> Bool {
   return rest.count == 16 || rest.split(separator: "-").first?.count == 16
 }
 
+/// Whether process `pid` has a handler installed for `signal` (`SigCgt` in /proc/PID/status).
+func catchesSignal(_ pid: Int32, _ signal: Int32) -> Bool {
+  guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+    let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigCgt:") }),
+    let mask = UInt64(
+      line.dropFirst("SigCgt:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+  else { return false }
+  return mask & (1 << UInt64(signal - 1)) != 0
+}
+
 /// A project's folder without SQLite's own `-wal` and `-shm`, which are not leftovers.
 func listingWithoutLog(_ folder: String) -> [String] {
   listing(folder).filter { !$0.hasSuffix(".tape-wal") && !$0.hasSuffix(".tape-shm") }
@@ -415,6 +425,16 @@ extension ProcessHeavyTests {
           : ["render", file, "-o", space.path("out.flac"), "--to", "2:00:00"]
         let (process, _, errors) = try startTape(
           arguments, environment: fallback ? ["TAPE_NO_TMPFILE": "1"] : [:])
+        // The random moment counts from Tape's handler being installed, not from the launch:
+        // with the machine loaded (load average 37, four paced tests beside this one), a debug
+        // `tape` took longer than 0.6 s to get there, and the SIGTERM's default action ended it
+        // without its "interrupted" line.
+        let installed = Date(timeIntervalSinceNow: 60)
+        while process.isRunning && !catchesSignal(process.processIdentifier, SIGTERM)
+          && Date() < installed
+        {
+          Thread.sleep(forTimeInterval: 0.01)
+        }
         Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.6, using: &rng))
         guard process.isRunning else {
           // It finished first: nothing to interrupt this round.
