@@ -25,10 +25,6 @@ results=.build/test-results
 rm -rf "$results"
 mkdir -p "$results"
 status=0
-# Swift Testing runs at most this many test cases at once (its default may be as low as twice
-# the core count): the process-heavy tests, on threads of their own, take up to TAPE_TEST_HEAVY_WIDTH
-# (4) of them, and must not crowd out the tests that run on the cooperative pool.
-export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-32}"
 swift test --skip-build --xunit-output "$results/xunit.xml" 2>&1 | tee "$results/console.log" ||
   status=$?
 scripts/test-times.py "$results/console.log" "$results"/xunit*.xml >&2 || true
