@@ -177,12 +177,25 @@ struct RandomSequenceTests {
           isBypassed: Bool.random(using: &rng),
           state: Bool.random(using: &rng)
             ? [0, 1, 0xFF, UInt8.random(in: 0...255, using: &rng)] : nil,
-          // Now and then automated, chosen from the value drawn (no more draws).
-          automation: gain % 2 == 0 ? ["q": Self.lane(gain)] : [:],
+          // Now and then automated (a draw of its own: the gain's parity is not random
+          // enough under this generator, and seed 6 never automated).
+          automation: Bool.random(using: &rng) ? ["q": Self.lane(gain)] : [:],
           files: Bool.random(using: &rng)
             ? ["ir": EffectFile(path: "irs/hall.wav", contentHash: "sha256:0")] : [:])
-        return try project.addEffect(
-          effect, to: owner, at: Int.random(in: 0...chain.count, using: &rng))
+        let at = Int.random(in: 0...chain.count, using: &rng)
+        // Now and then keyed by another track's output; a side chain that would close a loop
+        // is left out.
+        if case .track(let keyed) = owner, Bool.random(using: &rng) {
+          let others = tracks.filter { $0.id != keyed }
+          if !others.isEmpty {
+            var withSidechain = effect
+            withSidechain.sidechain = others[(gain + 20) % others.count].id
+            if let commands = try? project.addEffect(withSidechain, to: owner, at: at) {
+              return commands
+            }
+          }
+        }
+        return try project.addEffect(effect, to: owner, at: at)
       }
       if choice == 5 {
         let (effect, owner, _) = project.allEffects.randomElement(using: &rng)!
@@ -213,7 +226,15 @@ struct RandomSequenceTests {
               )
             })
           return try project.replaceEffect(changed)
-        case 1: return try project.setEffect(effect.id, bypassed: !effect.isBypassed)
+        case 1:
+          // Bypassed or back on, and now and then keyed from another track, or unkeyed (a
+          // side chain that would close a loop is left out).
+          let bypass = try project.setEffect(effect.id, bypassed: !effect.isBypassed)
+          guard case .track(let keyed) = owner, Bool.random(using: &rng) else { return bypass }
+          let others = tracks.filter { $0.id != keyed }
+          let source = effect.sidechain == nil && !others.isEmpty ? others[0].id : nil
+          return (try? project.setEffect(
+            effect.id, bypassed: !effect.isBypassed, sidechain: .some(source))) ?? bypass
         case 2:
           let length = project.effects(of: owner)?.count ?? 1
           return try project.moveEffect(effect.id, to: Int.random(in: 0..<length, using: &rng))
