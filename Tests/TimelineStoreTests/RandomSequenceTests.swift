@@ -233,8 +233,9 @@ struct RandomSequenceTests {
           guard case .track(let keyed) = owner, Bool.random(using: &rng) else { return bypass }
           let others = tracks.filter { $0.id != keyed }
           let source = effect.sidechain == nil && !others.isEmpty ? others[0].id : nil
-          return (try? project.setEffect(
-            effect.id, bypassed: !effect.isBypassed, sidechain: .some(source))) ?? bypass
+          return
+            (try? project.setEffect(
+              effect.id, bypassed: !effect.isBypassed, sidechain: .some(source))) ?? bypass
         case 2:
           let length = project.effects(of: owner)?.count ?? 1
           return try project.moveEffect(effect.id, to: Int.random(in: 0..<length, using: &rng))
