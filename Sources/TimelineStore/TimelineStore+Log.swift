@@ -73,7 +73,8 @@ public enum LogSubject: Sendable, Hashable, CustomStringConvertible {
     switch self {
     case .track:
       [TrackRow.table, EnvelopeRow.table, EnvelopePointRow.table, TrackOutputRow.table]
-    case .effect: [EffectRow.table, EffectSidechainRow.table, EffectAutomationRow.table, EffectFileRow.table]
+    case .effect:
+      [EffectRow.table, EffectSidechainRow.table, EffectAutomationRow.table, EffectFileRow.table]
     default: [Schema.trackedTables[table]]
     }
   }

@@ -666,7 +666,8 @@ func effectJSON(
     (
       "automation",
       .object(
-        effect.automation.sorted { $0.key < $1.key }.map { ($0.key, automationJSON($0.value)) })),
+        effect.automation.sorted { $0.key < $1.key }.map { ($0.key, automationJSON($0.value)) })
+    ),
     (
       "files",
       .object(
