@@ -86,46 +86,13 @@ extension ProcessHeavyTests {
         let (report, swaps, said) = try playReport(player, out, errors)
         #expect(player.terminationStatus == 0)
         let captured = try device.recorded()
-        let left = stride(from: 0, to: captured.count, by: 2).map { captured[$0] }
-        var largest: Float = 0
-        for index in 1..<max(left.count - 1, 1) {
-          largest = max(largest, abs(left[index + 1] - 2 * left[index] + left[index - 1]))
-        }
-        // After the last change has settled (its swap, and a ramp): the capture is the render.
-        let last = swaps.last?["frame"] as? Int ?? 0
-        let start = (onset(captured) ?? 0) - (onset(render) ?? 0)
-        var worst: Float = 0
-        var compared = 0
-        for frame in (last + 4_800)..<max(last + 4_800, min(last + 48_000, 9 * 48_000 - 4_800))
-        where (start + frame) * 2 + 1 < captured.count {
-          compared += 1
-          for channel in 0..<2 {
-            worst = max(
-              worst, abs(captured[(start + frame) * 2 + channel] - render[frame * 2 + channel]))
-          }
-        }
-        let verdict = device.verdict(
-          differs: largest > 0.003 || worst > 1e-4, attempt: attempt,
-          playerXruns: report["xruns"] as? Int ?? -1,
-          playerRealtime: report["realtimePriority"] as? Bool ?? false)
-        print(
-          "live routing: largest second difference \(largest), settled vs render \(worst), swaps \(swaps.map { "\($0["kind"] ?? "")@\($0["frame"] ?? "")" }), jackd xruns \(device.serverXruns), attempt \(attempt)"
-        )
-        if verdict == .retry { continue }
-        #expect(swaps.count >= changes.count + 1, "\(said)")
-        let counts = try String(contentsOfFile: space.path("allocations"), encoding: .utf8)
-          .split(separator: " ").compactMap {
-            Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
-          }
-        #expect(counts == [0, 0], "the audio thread allocated or freed")
-        if case .unjudged(let reason) = verdict {
-          print("live routing: not judged: \(reason)")
-          return
-        }
-        #expect(largest <= 0.003, "a click: a second difference of \(largest)")
-        #expect(worst <= 1e-4, "once settled, the capture differs from the render by \(worst)")
-        // A last change that settled after the clip's end would leave nothing to compare.
-        #expect(compared >= 24_000, "only \(compared) settled frames compared with the render")
+        let judged = try judgeLiveEdits(
+          "live routing", device: device, captured: captured, render: render,
+          settled: { ($0 + 4_800, min($0 + 48_000, 9 * 48_000 - 4_800)) }, minimumCompared: 24_000,
+          swaps: swaps,
+          changes: changes.count, said: said, report: report, attempt: attempt,
+          allocations: space.path("allocations"))
+        if !judged { continue }
         return
       }
     }
