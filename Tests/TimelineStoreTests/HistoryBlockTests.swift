@@ -57,6 +57,17 @@ struct HistoryBlockTests {
         try reopened.close()
       }
     }
+    // A straight run as long as the largest span, so that a block of it is made whatever
+    // depth the walk reached (the walk's shape follows the random edits', which change as
+    // edits gain kinds): the checkouts below then cross it.
+    var made = 0
+    for step in 0..<1_000 where made < blocks.spans.last ?? 0 {
+      let result = try store.commit(label: "Run \(step)") { project, ids in
+        try RandomSequenceTests.randomEdit(project, &ids, &rng)
+      }
+      if !result.changed.isEmpty { made += 1 }
+      states[store.snapshot.version] = store.snapshot.project
+    }
     let history = try store.history()
     #expect(history.versions.count > 300)
     #expect(Set(history.versions.map(\.parent)).count > 100, "the walk made many branches")
