@@ -1025,24 +1025,8 @@ public final class EffectProcessor: @unchecked Sendable {
   /// Copies the sub-block into the plugin's inputs and the dry path (delayed by latency).
   @inline(__always)
   private func fillInputs(_ block: UnsafeMutablePointer<Float>, _ count: Int) {
-    let step = EffectProcessor.stepFrames
+    spread(block, count, into: inputBuffers, ports: inputsPerInstance)
     let channels = self.channels
-    for instance in 0..<instanceCount {
-      for input in 0..<inputsPerInstance {
-        let target = inputBuffers + (instance * inputsPerInstance + input) * step
-        if instanceCount == 2 {
-          for frame in 0..<count { target[frame] = block[frame * 2 + instance] }
-        } else if inputsPerInstance == channels {
-          for frame in 0..<count { target[frame] = block[frame * channels + input] }
-        } else if channels == 2 {
-          for frame in 0..<count {
-            target[frame] = (block[frame * 2] + block[frame * 2 + 1]) * 0.5
-          }
-        } else {
-          for frame in 0..<count { target[frame] = block[frame] }
-        }
-      }
-    }
     let latency = pluginLatency
     if latency == 0 {
       for sample in 0..<count * channels { dry[sample] = block[sample] }
@@ -1065,12 +1049,24 @@ public final class EffectProcessor: @unchecked Sendable {
   /// mapped to them as the track's channels are to its main inputs (see ``fillInputs``).
   @inline(__always)
   private func fillSidechains(_ block: UnsafeMutablePointer<Float>, _ count: Int) {
+    spread(block, count, into: sidechainBuffers, ports: sidechainsPerInstance)
+  }
+
+  /// Copies `count` frames of `block` (the track's channels, interleaved) into `ports` plugin
+  /// inputs per instance at `buffers`, a step's frames each: with two instances (a mono plugin
+  /// run once per channel) each takes its channel; inputs as many as the channels take one
+  /// each; a mono input of a stereo track takes the two channels' mean; otherwise every input
+  /// takes the one channel.
+  @inline(__always)
+  private func spread(
+    _ block: UnsafeMutablePointer<Float>, _ count: Int, into buffers: UnsafeMutablePointer<Float>,
+    ports: Int
+  ) {
     let step = EffectProcessor.stepFrames
     let channels = self.channels
-    let ports = sidechainsPerInstance
     for instance in 0..<instanceCount {
       for input in 0..<ports {
-        let target = sidechainBuffers + (instance * ports + input) * step
+        let target = buffers + (instance * ports + input) * step
         if instanceCount == 2 {
           for frame in 0..<count { target[frame] = block[frame * 2 + instance] }
         } else if ports == channels {

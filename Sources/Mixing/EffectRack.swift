@@ -483,22 +483,18 @@ public final class EffectRack: @unchecked Sendable {
   }
 
   /// The working memory of effect `id`'s side chain, kept from plan to plan.
-  func sidechainBus(_ id: Effect.ID) -> SendBus {
-    if let bus = sidechainBuses[id] { return bus }
-    let bus = SendBus(
-      channels: channels, maximumFrames: maximumFrames,
-      maximumDelay: live ? 2 * maximumDelay : maximumDelay)
-    sidechainBuses[id] = bus
-    return bus
-  }
+  func sidechainBus(_ id: Effect.ID) -> SendBus { bus(id, in: &sidechainBuses) }
 
   /// The bus of send `id` at its tap, kept from plan to plan (its delay line and gain with it).
-  func sendBus(_ id: SendKey) -> SendBus {
-    if let bus = sendBuses[id] { return bus }
+  func sendBus(_ id: SendKey) -> SendBus { bus(id, in: &sendBuses) }
+
+  /// The bus `buses` keeps for `key`, made the first time it is asked for.
+  private func bus<Key: Hashable>(_ key: Key, in buses: inout [Key: SendBus]) -> SendBus {
+    if let bus = buses[key] { return bus }
     let bus = SendBus(
       channels: channels, maximumFrames: maximumFrames,
       maximumDelay: live ? 2 * maximumDelay : maximumDelay)
-    sendBuses[id] = bus
+    buses[key] = bus
     return bus
   }
 

@@ -231,29 +231,19 @@ extension TimelineStore {
     var envelope = false
     changes.forEach { key, kind, old, new in
       guard subject.owns(key) else { return }
-      if key.table == TrackOutputRow.index {
-        // Where the track goes: no row is the master.
+      // A row of one value beside its key, no row meaning none: where the track goes (none:
+      // the master), the effect's side chain, its automation lanes as stored.
+      let single: String? =
+        switch key.table {
+        case TrackOutputRow.index: "output"
+        case EffectSidechainRow.index: "sidechain"
+        case EffectAutomationRow.index: "automation"
+        default: nil
+        }
+      if let name = single {
         fields.append(
           LogEntry.Field(
-            name: "output",
-            before: kind == .insert ? .null : changes.value(old[1]).map(LogValue.init) ?? .null,
-            after: kind == .delete ? .null : changes.value(new[1]).map(LogValue.init) ?? .null))
-        return
-      }
-      if key.table == EffectSidechainRow.index {
-        // The effect's side chain: no row is none.
-        fields.append(
-          LogEntry.Field(
-            name: "sidechain",
-            before: kind == .insert ? .null : changes.value(old[1]).map(LogValue.init) ?? .null,
-            after: kind == .delete ? .null : changes.value(new[1]).map(LogValue.init) ?? .null))
-        return
-      }
-      if key.table == EffectAutomationRow.index {
-        // The effect's automation lanes as stored: none is no row.
-        fields.append(
-          LogEntry.Field(
-            name: "automation",
+            name: name,
             before: kind == .insert ? .null : changes.value(old[1]).map(LogValue.init) ?? .null,
             after: kind == .delete ? .null : changes.value(new[1]).map(LogValue.init) ?? .null))
         return

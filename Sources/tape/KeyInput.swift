@@ -1,3 +1,17 @@
+import Glibc
+
+/// What has been typed on standard input, waiting up to `milliseconds` for it: at most 64
+/// bytes; nil when nothing came (or the input ended). `tape play` and `tape record` read their
+/// keys through it.
+func typedBytes(waiting milliseconds: Int32) -> ArraySlice<UInt8>? {
+  var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+  guard poll(&request, 1, milliseconds) > 0 else { return nil }
+  var buffer = [UInt8](repeating: 0, count: 64)
+  let got = read(STDIN_FILENO, &buffer, buffer.count)
+  guard got > 0 else { return nil }
+  return buffer[..<got]
+}
+
 /// Keys typed on a terminal, read in pieces: a read returns what has arrived (at most a
 /// buffer's worth), so a control sequence (ESC [ C, an arrow) can be split between two
 /// reads when many keys come at once (22 arrows are 66 bytes). What a read ends with that

@@ -519,13 +519,9 @@ final class PlaySession: @unchecked Sendable {
 
   /// Handles the keys typed since the last look; true for `q`.
   private func readKeys() -> Bool {
-    var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
-    guard poll(&request, 1, 30) > 0 else { return false }
-    var buffer = [UInt8](repeating: 0, count: 64)
-    let got = read(STDIN_FILENO, &buffer, buffer.count)
-    guard got > 0 else { return false }
+    guard let typed = typedBytes(waiting: 30) else { return false }
     // An arrow split between two reads (many keys at once) is kept whole for the next.
-    let bytes = keyInput.take(buffer[..<got])
+    let bytes = keyInput.take(typed)
     let count = bytes.count
     var index = 0
     let step = Int64(5 * sampleRate)

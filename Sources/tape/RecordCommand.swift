@@ -368,12 +368,8 @@ final class RecordSession {
 
   /// Whether `q` was typed since the last look (waits up to 30 ms for a key).
   private func quitTyped() -> Bool {
-    var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
-    guard poll(&request, 1, 30) > 0 else { return false }
-    var buffer = [UInt8](repeating: 0, count: 64)
-    let got = read(STDIN_FILENO, &buffer, buffer.count)
-    guard got > 0 else { return false }
-    return buffer[..<got].contains { $0 == UInt8(ascii: "q") || $0 == UInt8(ascii: "Q") }
+    guard let typed = typedBytes(waiting: 30) else { return false }
+    return typed.contains { $0 == UInt8(ascii: "q") || $0 == UInt8(ascii: "Q") }
   }
 
   /// `recording 0:04.210  peak -12.3 dBFS  CLIP 3  overruns 0  (q stop)`.
