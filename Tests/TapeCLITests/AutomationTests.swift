@@ -171,20 +171,14 @@ extension ProcessHeavyTests {
       try Plugins.require(AutomationTests.amp)
       for attempt in 1...2 {
         let space = try Workspace()
-        let counter = try allocationCounter(in: space)
         let file = try sineProject(in: space, hertz: 100)
         try space.tape(
           "clip", "add", file, "t1", "s1", "--at", "0", "--length", "9s", "--fade-in", "50ms",
           "--fade-out", "50ms")
         try space.tape("fx", "add", file, "t1", AutomationTests.amp)
-        let device = try PacedDevice()
-        try device.record(seconds: 11)
-        var environment = device.environment
-        environment["LD_PRELOAD"] = counter
-        environment["TAPE_ALLOC_REPORT"] = space.path("allocations")
-        let (player, out, errors) = try startTape(
-          ["play", file, "--device", "jackrec", "--period", "256", "--json"],
-          environment: environment)
+        let device = try PacedDevice(period: PacedDevice.judgingPeriod)
+        // The changes are timed from the device's opening, not the launch.
+        let play = try device.startPlay(file, in: space, recording: 11)
         let store = try TimelineStore.open(at: file)
         let f1 = Effect.ID(1)
         let changes: [(String, (Project) throws -> [Command])] = [
@@ -195,9 +189,6 @@ extension ProcessHeavyTests {
           ),
           ("ahead", { p in try p.setAutomation(f1, "gain", Self.lane("0s:-0.5,7s:-2.5")) }),
         ]
-        // The changes are timed from the device's opening, not the launch
-        // (``PacedDevice/waitForPlayer(seconds:)``).
-        try device.waitForPlayer()
         Thread.sleep(forTimeInterval: 1.5)
         for (label, change) in changes {
           try store.commit(label: label) { project, _ in try change(project) }
@@ -207,14 +198,13 @@ extension ProcessHeavyTests {
         let final = space.path("final.wav")
         try space.tape("render", file, "-o", final, "--bits", "32f")
         let render = try ReferenceRender.decode(final)
-        let (report, swaps, said) = try playReport(player, out, errors)
-        #expect(player.terminationStatus == 0)
+        let (report, swaps, said) = try play.finish()
         let captured = try device.recorded()
         let judged = try judgeLiveEdits(
           "live automation", device: device, captured: captured, render: render,
           settled: { ($0 + 4_800, (8 * 48_000 + 24_000)) }, minimumCompared: 24_000, swaps: swaps,
           changes: changes.count, said: said, report: report, attempt: attempt,
-          allocations: space.path("allocations"))
+          allocations: play.allocations)
         if !judged { continue }
         // The lane was heard (the capture is the render): past 7 s the mono sine (0.5, -3 dB
         // in each channel at the centre) plays at -2.5 dB.

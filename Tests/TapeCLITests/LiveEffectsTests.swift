@@ -102,23 +102,15 @@ extension ProcessHeavyTests {
       try Plugins.require(Plugins.eq, Plugins.compressor)
       for attempt in 1...2 {
         let space = try Workspace()
-        let counter = try allocationCounter(in: space)
         let file = try sineProject(in: space, hertz: 100)
         try space.tape(
           "clip", "add", file, "t1", "s1", "--at", "0", "--length", "8s", "--fade-in", "50ms",
           "--fade-out", "50ms")
         try space.tape("fx", "add", file, "t1", Plugins.eq, "--set", "gain=0")
-        let device = try PacedDevice()
-        try device.record(seconds: 10)
-        var environment = device.environment
-        environment["LD_PRELOAD"] = counter
-        environment["TAPE_ALLOC_REPORT"] = space.path("allocations")
-        let (player, out, errors) = try startTape(
-          ["play", file, "--device", "jackrec", "--period", "256", "--json"],
-          environment: environment)
-        // The changes are timed from the device's opening, not the launch (see
-        // ``PacedDevice/waitForPlayer(seconds:)``): each must come after the first plan.
-        try device.waitForPlayer()
+        let device = try PacedDevice(period: PacedDevice.judgingPeriod)
+        // The changes are timed from the device's opening, not the launch: each must come
+        // after the first plan.
+        let play = try device.startPlay(file, in: space, recording: 10)
         let store = try TimelineStore.open(at: file)
         let changes: [(String, (Project, inout IDAllocator) throws -> [Command])] = [
           ("gain", { p, _ in try p.setEffect(Effect.ID(1), parameters: ["gain": -12]) }),
@@ -144,8 +136,7 @@ extension ProcessHeavyTests {
           Thread.sleep(forTimeInterval: 0.8)
         }
         try store.close()
-        let (report, swaps, said) = try playReport(player, out, errors)
-        #expect(player.terminationStatus == 0)
+        let (report, swaps, said) = try play.finish()
         let captured = try device.recorded()
         // A click is a discontinuity: the second difference of a 100 Hz sine at half scale is
         // at most (2π·100/48000)²·0.5 ≈ 0.0001, a 20 ms ramp adds as little, the corner of a
@@ -179,7 +170,7 @@ extension ProcessHeavyTests {
             nil, "edit", "edit", "edit", "edit", "edit", "refresh", "edit", "refresh", "edit",
           ])
         #expect(report["xruns"] as? Int == 0)
-        let counts = try String(contentsOfFile: space.path("allocations"), encoding: .utf8)
+        let counts = try String(contentsOfFile: play.allocations, encoding: .utf8)
           .split(separator: " ").compactMap {
             Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
           }

@@ -19,7 +19,6 @@ extension ProcessHeavyTests {
     @Test func routingChangesWhilePlayingNeverClickAndSettleOnTheRender() throws {
       for attempt in 1...2 {
         let space = try Workspace()
-        let counter = try allocationCounter(in: space)
         let file = try sineProject(in: space, hertz: 100)
         try space.tape(
           "clip", "add", file, "t1", "s1", "--at", "0", "--length", "9s", "--fade-in", "50ms",
@@ -30,18 +29,10 @@ extension ProcessHeavyTests {
         let first = space.path("first.wav")
         try space.tape("render", file, "-o", first, "--bits", "32f")
         let render = try ReferenceRender.decode(first)
-        let device = try PacedDevice()
-        try device.record(seconds: 11)
-        var environment = device.environment
-        environment["LD_PRELOAD"] = counter
-        environment["TAPE_ALLOC_REPORT"] = space.path("allocations")
-        let (player, out, errors) = try startTape(
-          ["play", file, "--device", "jackrec", "--period", "256", "--json"],
-          environment: environment)
+        let device = try PacedDevice(period: PacedDevice.judgingPeriod)
         // The changes are timed from the device's opening, not the launch: each must come
-        // after the first plan, and the last settle before the clip ends
-        // (``PacedDevice/waitForPlayer(seconds:)``).
-        try device.waitForPlayer()
+        // after the first plan, and the last settle before the clip ends.
+        let play = try device.startPlay(file, in: space, recording: 11)
         let store = try TimelineStore.open(at: file)
         let (t1, bus, aux) = (Track.ID(1), Track.ID(2), Track.ID(3))
         let changes: [(String, (Project, inout IDAllocator) throws -> [Command])] = [
@@ -83,15 +74,14 @@ extension ProcessHeavyTests {
           Thread.sleep(forTimeInterval: 0.55)
         }
         try store.close()
-        let (report, swaps, said) = try playReport(player, out, errors)
-        #expect(player.terminationStatus == 0)
+        let (report, swaps, said) = try play.finish()
         let captured = try device.recorded()
         let judged = try judgeLiveEdits(
           "live routing", device: device, captured: captured, render: render,
           settled: { ($0 + 4_800, min($0 + 48_000, 9 * 48_000 - 4_800)) }, minimumCompared: 24_000,
           swaps: swaps,
           changes: changes.count, said: said, report: report, attempt: attempt,
-          allocations: space.path("allocations"))
+          allocations: play.allocations)
         if !judged { continue }
         return
       }

@@ -19,7 +19,6 @@ extension ProcessHeavyTests {
       try Plugins.require(SidechainTests.compressor)
       for attempt in 1...2 {
         let space = try Workspace()
-        let counter = try allocationCounter(in: space)
         let file = try sineProject(in: space, hertz: 100)
         try space.tape(
           "clip", "add", file, "t1", "s1", "--at", "0", "--length", "9s", "--fade-in", "50ms",
@@ -42,14 +41,9 @@ extension ProcessHeavyTests {
           "fx", "add", file, "t1", SidechainTests.compressor, "--sidechain", "t2", "--set",
           "sct=External", "--set", "cr=8", "--set", "al=-30dB", "--set", "at=10", "--set",
           "rt=80")
-        let device = try PacedDevice()
-        try device.record(seconds: 11)
-        var environment = device.environment
-        environment["LD_PRELOAD"] = counter
-        environment["TAPE_ALLOC_REPORT"] = space.path("allocations")
-        let (player, out, errors) = try startTape(
-          ["play", file, "--device", "jackrec", "--period", "256", "--json"],
-          environment: environment)
+        let device = try PacedDevice(period: PacedDevice.judgingPeriod)
+        // The changes are timed from the device's opening, not the launch.
+        let play = try device.startPlay(file, in: space, recording: 11)
         let store = try TimelineStore.open(at: file)
         let (voiceTrack, f1) = (Track.ID(2), Effect.ID(1))
         let changes: [(String, (Project) throws -> [Command])] = [
@@ -58,9 +52,6 @@ extension ProcessHeavyTests {
           ("voice down", { p in try p.setTrack(voiceTrack, gain: Gain(decibels: -6), pan: 0) }),
           ("voice back", { p in try p.setTrack(voiceTrack, gain: .unity, pan: 0) }),
         ]
-        // The changes are timed from the device's opening, not the launch
-        // (``PacedDevice/waitForPlayer(seconds:)``).
-        try device.waitForPlayer()
         Thread.sleep(forTimeInterval: 1.2)
         for (label, change) in changes {
           try store.commit(label: label) { project, _ in try change(project) }
@@ -70,15 +61,14 @@ extension ProcessHeavyTests {
         let rendered = space.path("last.wav")
         try space.tape("render", file, "-o", rendered, "--bits", "32f")
         let render = try ReferenceRender.decode(rendered)
-        let (report, swaps, said) = try playReport(player, out, errors)
-        #expect(player.terminationStatus == 0)
+        let (report, swaps, said) = try play.finish()
         let captured = try device.recorded()
         let judged = try judgeLiveEdits(
           "live side chain", device: device, captured: captured, render: render,
           settled: { ($0 + 24_000, min($0 + 72_000, 9 * 48_000 - 4_800)) }, minimumCompared: 24_000,
           swaps: swaps,
           changes: changes.count, said: said, report: report, attempt: attempt,
-          allocations: space.path("allocations"))
+          allocations: play.allocations)
         if !judged { continue }
         return
       }

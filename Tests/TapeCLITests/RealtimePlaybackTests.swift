@@ -14,18 +14,34 @@ func monotonicNanoseconds() -> UInt64 {
 /// A JACK server on the dummy driver (timer-paced, realtime), a recorder on its capture ports,
 /// and a HOME whose ~/.asoundrc defines `jackrec`, ALSA's jack PCM playing into the recorder:
 /// real paced playback without a sound card (docs/alsa-testing.md, recipe 2). The server runs at
-/// `rate` (48 kHz by default), which is then the only rate `jackrec` takes.
+/// `rate` (48 kHz by default), which is then the only rate `jackrec` takes, in cycles of `period`
+/// frames (256 by default; a player's period must be a multiple of it).
 final class PacedDevice {
   let home: Workspace
   let name = "tape-\(UInt32.random(in: 0...UInt32.max))"
   let rate: Int
+  let period: Int
+
+  /// The JACK cycle of the tests that judge edits heard live by their capture (clicks, and the
+  /// render once settled), where the period is not what is tested.
+  ///
+  /// Why: on this 2-core machine under load, the kernel lets a realtime thread wait longer than
+  /// a 256-frame cycle (5.3 ms) now and then, and jackd then drops a cycle of the capture
+  /// whoever played into it: measured with a plain `aplay` (SCHED_FIFO 70) into `jack_rec` at a
+  /// load of 9–12 (builds beside it), jackd logged xruns in 5 plays of 5 at 256 frames (2 to 28
+  /// lines, one dropped cycle heard as a click), in none of 5 at 1,024 (21 ms). Tape's live
+  /// tests at 256 failed both of their attempts that way in 4 runs of 9, with the player
+  /// counting no xrun of its own. The tests of the period itself (latency, the bit-exact play,
+  /// the period's fades) stay at 256.
+  static let judgingPeriod = 1_024
   private let server: Process
   private var recorder: Process?
   let capture: String
   let serverLog: String
 
-  init(rate: Int = 48_000) throws {
+  init(rate: Int = 48_000, period: Int = 256) throws {
     self.rate = rate
+    self.period = period
     home = try Workspace()
     capture = home.path("capture.wav")
     serverLog = home.path("jackd.log")
@@ -37,11 +53,16 @@ final class PacedDevice {
     """.write(toFile: home.path(".asoundrc"), atomically: true, encoding: .utf8)
     server = Process()
     server.executableURL = URL(fileURLWithPath: "/usr/bin/jackd")
-    server.arguments = ["-R", "-P", "70", "-n", name, "-d", "dummy", "-r", "\(rate)", "-p", "256"]
+    server.arguments = [
+      "-R", "-P", "70", "-n", name, "-d", "dummy", "-r", "\(rate)", "-p", "\(period)",
+    ]
     server.environment = environment
+    // One handle for both streams: two would each write from offset 0 over the other's lines
+    // (and hide xruns from ``serverXruns``).
     _ = FileManager.default.createFile(atPath: serverLog, contents: nil)
-    server.standardOutput = FileHandle(forWritingAtPath: serverLog)
-    server.standardError = FileHandle(forWritingAtPath: serverLog)
+    let log = FileHandle(forWritingAtPath: serverLog)
+    server.standardOutput = log
+    server.standardError = log
     try server.run()
     // Ready once a client can list its ports.
     for _ in 0..<50 {
@@ -135,6 +156,26 @@ final class PacedDevice {
     throw ReferenceError(message: "no player connected to jackrec:input1 within \(seconds) s")
   }
 
+  /// Starts `tape play FILE --device jackrec --period P --json` (P this device's period) with
+  /// `extra` arguments, the recorder taking `seconds`, and the audio thread's allocations
+  /// counted (the LD_PRELOAD counter, into `space`'s `allocations`); returns once the player's
+  /// device is open (``waitForPlayer(seconds:)``), the moment a test times its edits from.
+  func startPlay(
+    _ file: String, in space: Workspace, recording seconds: Int, _ extra: [String] = []
+  ) throws -> PacedPlay {
+    let counter = try allocationCounter(in: space)
+    try record(seconds: seconds)
+    var environment = self.environment
+    environment["LD_PRELOAD"] = counter
+    environment["TAPE_ALLOC_REPORT"] = space.path("allocations")
+    let (player, out, errors) = try startTape(
+      ["play", file, "--device", "jackrec", "--period", "\(period)", "--json"] + extra,
+      environment: environment)
+    try waitForPlayer()
+    return PacedPlay(
+      player: player, out: out, errors: errors, allocations: space.path("allocations"))
+  }
+
   /// Waits for the recording to end and returns it as interleaved stereo floats.
   func recorded() throws -> [Float] {
     recorder?.waitUntilExit()
@@ -186,6 +227,23 @@ final class PacedDevice {
     return .unjudged(
       "jackd, without realtime priority, logged \(xruns) xruns of its own (jack_rec's overruns included) on the second attempt too, and the player counted none: the capture's gap is jackd's; its samples are not compared"
     )
+  }
+}
+
+/// A `tape play` started by ``PacedDevice/startPlay(_:in:recording:_:)``.
+struct PacedPlay {
+  let player: Process
+  let out: Pipe
+  let errors: Pipe
+  /// The LD_PRELOAD counter's report: mallocs and frees on the audio thread.
+  let allocations: String
+
+  /// Waits for the play to end (it must end with status 0): its `--json` report, the swaps in
+  /// it and what it said on stderr.
+  func finish() throws -> (report: [String: Any], swaps: [[String: Any]], said: String) {
+    let result = try playReport(player, out, errors)
+    #expect(player.terminationStatus == 0, "\(result.said)")
+    return result
   }
 }
 
