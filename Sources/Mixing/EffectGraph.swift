@@ -400,9 +400,10 @@ public struct CrossfadePosition: Sendable, BitwiseCopyable {
 /// Runs the effects part of a plan after its clips are mixed into their buses.
 public enum EffectKernel {
   /// Runs each chain on its bus, delays it, adds it to `output` (which it overwrites, unless
-  /// not `clearing`) at its
-  /// post gain (ramping from the gain the bus had to this plan's over `rampFrames`), then runs
-  /// the master chain on `output`. `frames` at most the rack's `maximumFrames`.
+  /// not `clearing`) at its post gain (ramping from the gain the bus had to this plan's over
+  /// `rampFrames`), then runs the master chain on `output`. `frames` at most the rack's
+  /// `maximumFrames`. For an offline render: one plan over the rack's life, whose delays
+  /// never change (a delay of 0 keeps no history; a player calls ``finishLive``).
   ///
   /// - Note: Realtime-safe: no allocation, no locks (the processors' `process` is too).
   public static func finish(
@@ -425,7 +426,7 @@ public enum EffectKernel {
           graph, from: Int(index), frames: frames, channels: channels, rampFrames: rampFrames,
           live: false)
         chain.delayLine.pointee.process(
-          chain.buffer, frames: frames, delay: chain.delay, rampFrames: rampFrames)
+          chain.buffer, frames: frames, delay: chain.delay, rampFrames: rampFrames, history: false)
         route(
           graph, chain, frames: frames, channels: channels, into: output, rampFrames: rampFrames,
           live: false)
@@ -439,7 +440,7 @@ public enum EffectKernel {
       automate(chain, at: time)
       run(chain.processors, chain.processorCount, on: chain.buffer, frames: frames)
       chain.delayLine.pointee.process(
-        chain.buffer, frames: frames, delay: chain.delay, rampFrames: rampFrames)
+        chain.buffer, frames: frames, delay: chain.delay, rampFrames: rampFrames, history: false)
       add(
         chain, from: chain.buffer, frames: frames, channels: channels, into: output,
         rampFrames: rampFrames, fadingOut: CrossfadePosition(clock: 0, start: 0, length: 1),
@@ -590,22 +591,34 @@ public enum EffectKernel {
         let segments = UnsafeBufferPointer(start: envelope, count: chain.envelopeCount)
         segment = EnvelopeSegment.index(of: time, in: segments) ?? 0
       }
-      for frame in 0..<frames {
-        state.left = toward(state.left, chain.inputLeft, by: stepLeft)
-        state.right = toward(state.right, chain.inputRight, by: stepRight)
-        var shape: Float = 1
-        if let envelope = chain.envelope {
-          let t = time + Int64(frame)
-          while segment + 1 < chain.envelopeCount && envelope[segment + 1].start <= t {
-            segment += 1
-          }
-          shape = Float(envelope[segment].gain(at: t))
+      let steady =
+        chain.envelope == nil && state.left == chain.inputLeft && state.right == chain.inputRight
+      if steady && (channels == 1 || state.left == state.right) {
+        // Steady gains and no envelope: the loop below's products (its shape is 1).
+        accumulate(input, times: state.left, into: chain.buffer, count: frames * channels)
+      } else if steady {
+        for frame in 0..<frames {
+          chain.buffer[frame * 2] += input[frame * 2] * state.left
+          chain.buffer[frame * 2 + 1] += input[frame * 2 + 1] * state.right
         }
-        if channels == 1 {
-          chain.buffer[frame] += input[frame] * state.left * shape
-        } else {
-          chain.buffer[frame * 2] += input[frame * 2] * state.left * shape
-          chain.buffer[frame * 2 + 1] += input[frame * 2 + 1] * state.right * shape
+      } else {
+        for frame in 0..<frames {
+          state.left = toward(state.left, chain.inputLeft, by: stepLeft)
+          state.right = toward(state.right, chain.inputRight, by: stepRight)
+          var shape: Float = 1
+          if let envelope = chain.envelope {
+            let t = time + Int64(frame)
+            while segment + 1 < chain.envelopeCount && envelope[segment + 1].start <= t {
+              segment += 1
+            }
+            shape = Float(envelope[segment].gain(at: t))
+          }
+          if channels == 1 {
+            chain.buffer[frame] += input[frame] * state.left * shape
+          } else {
+            chain.buffer[frame * 2] += input[frame * 2] * state.left * shape
+            chain.buffer[frame * 2 + 1] += input[frame * 2 + 1] * state.right * shape
+          }
         }
       }
       route.pointee = state
@@ -647,6 +660,14 @@ public enum EffectKernel {
       if !state.hasGain {
         (state.left, state.right) = live ? (0, 0) : (send.gainLeft, send.gainRight)
         state.hasGain = true
+      }
+      if state.left == send.gainLeft && state.right == send.gainRight
+        && (channels == 1 || state.left == state.right)
+      {
+        // Steady: the loop below's products in one vectorizable pass.
+        accumulate(send.buffer, times: state.left, into: target, count: frames * channels)
+        send.state.pointee = state
+        continue
       }
       let stepLeft = max(abs(send.gainLeft), abs(state.left), 1e-6) / Float(max(rampFrames, 1))
       let stepRight =
@@ -727,6 +748,14 @@ public enum EffectKernel {
       state.switchLeft > 0 ? destinationBuffer(graph, track: state.previous, output: output) : nil
     let target = chain.postGain
     var gain = chain.delayLine.pointee.hasGain ? chain.delayLine.pointee.gain : target
+    if gain == target && state.switchLeft == 0 {
+      // Steady: the ramping loop's products (`w` is 1) in one vectorizable pass.
+      accumulate(chain.buffer, times: gain, into: next, count: frames * channels)
+      chain.delayLine.pointee.gain = gain
+      chain.delayLine.pointee.hasGain = true
+      route.pointee = state
+      return
+    }
     let step = max(abs(target), abs(gain), 1e-6) / Float(max(rampFrames, 1))
     for frame in 0..<frames {
       gain = toward(gain, target, by: step)
@@ -786,6 +815,13 @@ public enum EffectKernel {
     // allocate) on the audio thread the first time.
     let target = chain.postGain
     var gain = chain.delayLine.pointee.hasGain ? chain.delayLine.pointee.gain : target
+    if gain == target && !fading {
+      // Steady (every block of a render): one pass the compiler vectorizes, the same sums.
+      if gain != 0 { accumulate(buffer, times: gain, into: output, count: frames * channels) }
+      chain.delayLine.pointee.gain = gain
+      chain.delayLine.pointee.hasGain = true
+      return
+    }
     let step = max(abs(target), abs(gain), 1e-6) / Float(max(rampFrames, 1))
     for frame in 0..<frames {
       if gain != target {
@@ -799,6 +835,18 @@ public enum EffectKernel {
     }
     chain.delayLine.pointee.gain = gain
     chain.delayLine.pointee.hasGain = true
+  }
+
+  /// `output[i] += buffer[i] * gain` over `count` samples: what a steady gain adds, the same
+  /// products and sums as the ramping loops make once their ramps are done.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @inline(__always)
+  static func accumulate(
+    _ buffer: UnsafePointer<Float>, times gain: Float, into output: UnsafeMutablePointer<Float>,
+    count: Int
+  ) {
+    for sample in 0..<count { output[sample] += buffer[sample] * gain }
   }
 
   /// Hands each processor of `graph` its settings in this plan: new values (continuous ones

@@ -756,10 +756,14 @@ public struct DelayLine: @unchecked Sendable {
   /// Delays `frames` frames of `buffer` in place by `delay` frames (`delay + frames` less than
   /// ``capacity``): what comes out is what went in `delay` frames earlier, silence at first.
   /// A delay other than the last call's is reached by a linear crossfade over `rampFrames`.
+  /// Without `history`, a delay of 0 leaves the ring as it is (a copy of every block into it
+  /// was a fifth of a 64-track render through effects): only where the delay never changes
+  /// over the line's life, as in an offline render's one plan.
   ///
   /// - Note: Realtime-safe: no allocation, no locks.
   mutating func process(
-    _ buffer: UnsafeMutablePointer<Float>, frames: Int, delay target: Int, rampFrames: Int = 960
+    _ buffer: UnsafeMutablePointer<Float>, frames: Int, delay target: Int, rampFrames: Int = 960,
+    history: Bool = true
   ) {
     if hasDelay && delay != target {
       previous = delay
@@ -767,21 +771,20 @@ public struct DelayLine: @unchecked Sendable {
     }
     delay = target
     hasDelay = true
-    if target == 0 && fade == 0 {
-      // Still written, so that a later delay reads what came before it.
-      for frame in 0..<frames {
-        let slot = (write + frame) % capacity
-        for channel in 0..<channels {
-          ring[slot * channels + channel] = buffer[frame * channels + channel]
-        }
-      }
-      write = (write + frames) % capacity
+    if fade == 0 && target == 0 && !history { return }
+    if fade == 0 {
+      // A steady delay (what every render and most periods of a play have): the block goes
+      // into the ring, and what went in `target` frames earlier comes out, in at most two
+      // contiguous copies each way. A delay of 0 is still written, so that a later delay
+      // reads what came before it.
+      store(buffer, frames: frames)
+      if target > 0 { load(into: buffer, frames: frames, from: write - frames - target) }
       return
     }
+    var slot = write
+    var read = (write - target + capacity) % capacity
+    var old = (write - previous + capacity) % capacity
     for frame in 0..<frames {
-      let slot = (write + frame) % capacity
-      let read = (write + frame - target + capacity) % capacity
-      let old = (write + frame - previous + capacity) % capacity
       let w: Float = fade > 0 ? 1 - Float(fade) / Float(max(rampFrames, 1)) : 1
       for channel in 0..<channels {
         let sample = buffer[frame * channels + channel]
@@ -791,8 +794,36 @@ public struct DelayLine: @unchecked Sendable {
         buffer[frame * channels + channel] = fade > 0 ? before * (1 - w) + now * w : now
       }
       if fade > 0 { fade -= 1 }
+      slot = slot + 1 == capacity ? 0 : slot + 1
+      read = read + 1 == capacity ? 0 : read + 1
+      old = old + 1 == capacity ? 0 : old + 1
+    }
+    write = slot
+  }
+
+  /// Writes `frames` frames of `buffer` at the ring's write position and moves it on.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  private mutating func store(_ buffer: UnsafePointer<Float>, frames: Int) {
+    let first = min(frames, capacity - write)
+    (ring + write * channels).update(from: buffer, count: first * channels)
+    if first < frames {
+      ring.update(from: buffer + first * channels, count: (frames - first) * channels)
     }
     write = (write + frames) % capacity
+  }
+
+  /// Reads `frames` frames of the ring from slot `start` (taken modulo the capacity) into
+  /// `buffer`.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  private func load(into buffer: UnsafeMutablePointer<Float>, frames: Int, from start: Int) {
+    let slot = ((start % capacity) + capacity) % capacity
+    let first = min(frames, capacity - slot)
+    buffer.update(from: ring + slot * channels, count: first * channels)
+    if first < frames {
+      (buffer + first * channels).update(from: ring, count: (frames - first) * channels)
+    }
   }
 }
 
