@@ -300,8 +300,8 @@ struct Render: ParsableCommand {
       let suffix = (format ?? "wav").lowercased()
       // As the mix does: a track it does not hear gets no stem, said in one note, unless
       // --all-tracks (then every track as if none were muted).
-      let heard = Set(whole.audibleTracks.map(\.id))
-      let silent = allTracks ? [] : whole.tracks.filter { !heard.contains($0.id) }
+      let selection = whole.stemSelection(allTracks: allTracks)
+      let silent = selection.unheard
       if !silent.isEmpty {
         let named = silent.map { track in
           "\(track.id) \(track.name) (\(track.isMuted ? "muted" : "not soloed"))"
@@ -311,19 +311,14 @@ struct Render: ParsableCommand {
             "note: no stem for \(named): the mix does not hear \(silent.count == 1 ? "it" : "them"); --all-tracks writes every track"
           ) + "\n")
       }
-      guard silent.count < whole.tracks.count else {
+      guard !selection.stems.isEmpty else {
         throw DataError(
           message:
             "the mix hears no track (every one is muted), so no stems; unmute one, or give --all-tracks"
         )
       }
-      let skipped = Set(silent.map(\.id))
-      ids = whole.tracks.filter { !skipped.contains($0.id) }.map { track in
-        let name = String(
-          track.name.map { $0.isLetter || $0.isNumber || "-_.".contains($0) ? $0 : "_" })
-        return (
-          track.id, (folder as NSString).appendingPathComponent("\(track.id)-\(name).\(suffix)")
-        )
+      ids = selection.stems.map {
+        ($0.track, (folder as NSString).appendingPathComponent("\($0.fileName).\(suffix)"))
       }
       // Every stem's file is checked before the first is written: a refusal writes nothing
       // (and leaves no folder it made).
