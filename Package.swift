@@ -89,6 +89,7 @@ let package = Package(
       dependencies: [
         "Timeline",
         "Mixing",
+        "Effects",
         "Pictures",
         "SafeFiles",
         "CSndfile",
@@ -179,7 +180,9 @@ let package = Package(
     .target(name: "ReferenceRenders", dependencies: ["Timeline"], path: "Tests/ReferenceRenders"),
     .testTarget(
       name: "AudioFilesTests",
-      dependencies: ["AudioFiles", "Mixing", "Timeline", "ReferenceRenders", "SafeFiles"]),
+      dependencies: [
+        "AudioFiles", "Mixing", "Pictures", "Timeline", "ReferenceRenders", "SafeFiles",
+      ]),
     .testTarget(name: "EffectsTests", dependencies: ["Effects"]),
     .testTarget(name: "PlaybackTests", dependencies: ["Playback", "Mixing", "Timeline"]),
     // What the command-line tests need another process for (a commit loop to kill, a held

@@ -37,6 +37,15 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
   case output(SafeFileError)
   /// A recording's take (or its note of what is pending) could not be written or repaired.
   case takeWrite(path: String, reason: String)
+  /// Two mixes of different rates or channel counts, which a null test cannot subtract (each
+  /// side named as the caller names it, such as `v12`).
+  /// A loudness target or true-peak ceiling a render cannot meet as asked: the message says by
+  /// how much and the fixes (``LoudnessTarget/normalise(_:range:preroll:tail:settings:mix:compile:progress:)``),
+  /// their commands naming the project `FILE`.
+  case loudnessRefused(String)
+  case mixFormatsDiffer(
+    first: String, firstRate: Int, firstChannels: Int, second: String, secondRate: Int,
+    secondChannels: Int)
 
   public var description: String {
     switch self {
@@ -95,6 +104,11 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
       return error.description
     case .cache(let path, let detail):
       return "the decoded-audio cache \(path) is unusable: \(detail)"
+    case .loudnessRefused(let message):
+      return message
+    case .mixFormatsDiffer(let first, let rate, let channels, let second, let rate2, let channels2):
+      return
+        "\(first) is \(rate) Hz \(channels) ch and \(second) \(rate2) Hz \(channels2) ch: mixes of different formats cannot be subtracted"
     }
   }
 }

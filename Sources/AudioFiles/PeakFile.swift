@@ -182,3 +182,56 @@ extension AudioCache {
     return peaks
   }
 }
+
+/// The waveforms a picture of a stretch of a project needs (``AudioCache/peaks(of:in:)``).
+public struct ProjectPeaks: Sendable {
+  /// The peaks of each source a clip in the stretch plays.
+  public var peaks: [Source.ID: Peaks] = [:]
+  /// The sources whose audio could not be had (file missing, changed or unreadable), each
+  /// with why: drawn without a waveform.
+  public var unavailable: [(source: Source.ID, error: AudioFileError)] = []
+}
+
+extension AudioCache {
+  /// The peaks of every source a clip shown in `range` of `project` plays, in track and clip
+  /// order.
+  ///
+  /// Rule: a source whose audio cannot be had is left out and listed in
+  /// ``ProjectPeaks/unavailable`` with its error, and the rest are still read. Why: a picture
+  /// of a project with one missing file is still worth drawing (that clip without its
+  /// waveform). What if the reading is stopped (Ctrl-C): that is thrown, not listed.
+  ///
+  /// ```swift
+  /// let found = try cache.peaks(of: project, in: FrameRange(start: .zero, end: project.timelineEnd))
+  /// let picture = TimelinePicture(
+  ///   project: project, range: range, width: 1200, title: "song", peaks: found.peaks,
+  ///   unavailable: Set(found.unavailable.map(\.source)))
+  /// ```
+  public func peaks(
+    of project: Project, in range: FrameRange
+  ) throws(AudioFileError)
+    -> ProjectPeaks
+  {
+    var found = ProjectPeaks()
+    var failed: Set<Source.ID> = []
+    for track in project.tracks {
+      for clip in track.clips
+      where clip.timelineEnd > range.start && clip.timelineStart < range.end
+        && found.peaks[clip.source] == nil && !failed.contains(clip.source)
+      {
+        guard let source = project.source(clip.source) else { continue }
+        do {
+          found.peaks[source.id] = try peaks(for: source, projectRate: project.sampleRate)
+        } catch .decodeStopped(let id) {
+          throw .decodeStopped(source: id)
+        } catch .cancelled(let path) {
+          throw .cancelled(path: path)
+        } catch {
+          failed.insert(source.id)
+          found.unavailable.append((source.id, error))
+        }
+      }
+    }
+    return found
+  }
+}

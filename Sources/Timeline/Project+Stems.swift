@@ -33,3 +33,56 @@ extension Project {
     return stem
   }
 }
+
+/// What a stems render writes: one file per track the mix hears.
+public struct StemSelection: Sendable, Hashable {
+  /// The tracks written, in display order, each with its file's name without an extension
+  /// (`t1-Vocals`: the id, then the name with anything but letters, digits, `-`, `_` and `.`
+  /// made `_`).
+  public var stems: [Stem]
+  /// The tracks left out because the mix does not hear them (muted, or silenced by another's
+  /// solo), in display order.
+  public var unheard: [Track]
+
+  public init(stems: [Stem], unheard: [Track]) {
+    self.stems = stems
+    self.unheard = unheard
+  }
+
+  public struct Stem: Sendable, Hashable {
+    public var track: Track.ID
+    public var fileName: String
+
+    public init(track: Track.ID, fileName: String) {
+      self.track = track
+      self.fileName = fileName
+    }
+  }
+}
+
+extension Project {
+  /// The stems of this project: every track the mix hears (``audibleTracks``), or with
+  /// `allTracks` every track, each with the name of its file.
+  ///
+  /// Rule: a track the mix does not hear gets no stem unless `allTracks`. Why: stems are the
+  /// mix taken apart, and they add up to it only if each is a track the mix plays; a muted
+  /// track's stem would be sound the mix never had. What if the mix hears no track: ``stems``
+  /// is empty, and a stems render has nothing to write.
+  ///
+  /// ```swift
+  /// for stem in project.stemSelection(allTracks: false).stems {
+  ///   let solo = try project.stem(of: [stem.track], masterGain: true)  // render to stem.fileName
+  /// }
+  /// ```
+  public func stemSelection(allTracks: Bool) -> StemSelection {
+    let heard = Set(audibleTracks.map(\.id))
+    let unheard = allTracks ? [] : tracks.filter { !heard.contains($0.id) }
+    let skipped = Set(unheard.map(\.id))
+    return StemSelection(
+      stems: tracks.filter { !skipped.contains($0.id) }.map { track in
+        let name = String(
+          track.name.map { $0.isLetter || $0.isNumber || "-_.".contains($0) ? $0 : "_" })
+        return StemSelection.Stem(track: track.id, fileName: "\(track.id)-\(name)")
+      }, unheard: unheard)
+  }
+}

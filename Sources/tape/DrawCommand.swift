@@ -129,11 +129,14 @@ struct Draw: ParsableCommand {
         title += " · version \(store.snapshot.version)"
       }
       let range = try range(of: shown, before: comparison?.before)
-      let (peaks, unavailable) = try Self.peaks(
-        of: shown, in: range, cache: AudioCache(forProject: file))
+      // A source whose audio cannot be had is drawn without a waveform, said once on stderr.
+      let found = try AudioCache(forProject: file).peaks(of: shown, in: range)
+      for (id, error) in found.unavailable {
+        writeOut(escaped("note: \(id) is drawn without its waveform: \(error)") + "\n")
+      }
       let picture = TimelinePicture(
-        project: shown, range: range, width: width, title: title, peaks: peaks,
-        unavailable: unavailable, comparison: comparison)
+        project: shown, range: range, width: width, title: title, peaks: found.peaks,
+        unavailable: Set(found.unavailable.map(\.source)), comparison: comparison)
       var bytes = Array(picture.svg().utf8)
       if let converter { bytes = try Self.png(from: bytes, converter: converter) }
       do {
@@ -172,35 +175,6 @@ struct Draw: ParsableCommand {
       )
     }
     return FrameRange(start: start, end: end)
-  }
-
-  /// The peaks of every source a clip shown in `range` plays. A source whose audio cannot be
-  /// had (its file missing, changed or unreadable) is drawn without a waveform, and said so
-  /// once on stderr; being stopped (Ctrl-C) stops the drawing.
-  static func peaks(
-    of project: Project, in range: FrameRange, cache: AudioCache
-  ) throws -> ([Source.ID: Peaks], Set<Source.ID>) {
-    var peaks: [Source.ID: Peaks] = [:]
-    var unavailable: Set<Source.ID> = []
-    for track in project.tracks {
-      for clip in track.clips
-      where clip.timelineEnd > range.start && clip.timelineStart < range.end
-        && peaks[clip.source] == nil && !unavailable.contains(clip.source)
-      {
-        guard let source = project.source(clip.source) else { continue }
-        do {
-          peaks[source.id] = try cache.peaks(for: source, projectRate: project.sampleRate)
-        } catch .decodeStopped(let id) {
-          throw AudioFileError.decodeStopped(source: id)
-        } catch .cancelled(let path) {
-          throw AudioFileError.cancelled(path: path)
-        } catch {
-          unavailable.insert(source.id)
-          writeOut(escaped("note: \(source.id) is drawn without its waveform: \(error)") + "\n")
-        }
-      }
-    }
-    return (peaks, unavailable)
   }
 
   /// The path of `rsvg-convert` on `PATH`, or an error saying how to get it.

@@ -98,52 +98,31 @@ struct Log: ParsableCommand {
   /// Without an id: the last versions of the head's line, newest first, each with what it
   /// changed in the words of `tape diff`.
   private func printRecent(_ store: TimelineStore) throws {
-    let window = try retryingReads {
-      try store.headLine(last: limit ?? 30, throughTip: false)
-    }
-    var parents: [Int64: HistoryEntry] = [:]
-    for entry in window.entries { parents[entry.version] = entry }
-    let shown = window.entries.reversed().map(\.version)
+    let recent = try retryingReads { try store.recentChanges(last: limit ?? 30) }
     let words = DiffWords(sampleRate: store.snapshot.project.sampleRate)
     var objects: [JSONValue] = []
     let formatter = ISO8601DateFormatter()
     formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-    // Oldest first, each read from the one before (one changeset a step).
-    var diffs: [Int64: ProjectDiff] = [:]
-    if let oldest = shown.last {
-      var previous = try parents[oldest]?.parent.map { try store.read($0) }
-      for version in shown.reversed() {
-        if let base = previous {
-          let (next, diff) = try store.step(from: base, to: version)
-          diffs[version] = diff
-          previous = next
-        } else {
-          previous = try store.read(version)
-        }
-      }
-    }
-    for version in shown {
-      guard let entry = parents[version] else { continue }
-      let diff = diffs[version]
+    for (entry, diff) in recent.versions.map({ ($0.entry, $0.diff) }) {
       if json.json {
         objects.append(
           .object([
-            ("version", .int(version)), ("parent", entry.parent.map(JSONValue.int) ?? .null),
+            ("version", .int(entry.version)), ("parent", entry.parent.map(JSONValue.int) ?? .null),
             ("date", .string(formatter.string(from: entry.date))), ("label", .string(entry.label)),
             ("changes", .array(diff.map { words.changesJSON($0) } ?? [])),
           ]))
       } else {
         let changes = diff.map { words.boundedLines($0) } ?? []
         print(
-          "v\(version)  \(LogFormat.date(entry.date))  \(words.quoted(entry.label))\(changes.isEmpty ? "" : ": " + changes.joined(separator: "; "))"
+          "v\(entry.version)  \(LogFormat.date(entry.date))  \(words.quoted(entry.label))\(changes.isEmpty ? "" : ": " + changes.joined(separator: "; "))"
         )
       }
     }
-    let omitted = window.earlier
+    let omitted = recent.earlier
     if json.json {
       printJSON(
         .object([
-          ("head", .int(window.head)), ("versions", .array(objects)),
+          ("head", .int(recent.head)), ("versions", .array(objects)),
           ("omitted", .int(Int64(omitted))),
         ]))
     } else if omitted > 0 {

@@ -164,7 +164,7 @@ struct Render: ParsableCommand {
   private var target: String { output ?? "" }
 
   func run() throws {
-    var loudness: Normalization?
+    var loudness: LoudnessNormalization?
     if self.loudness != nil || truePeak != nil {
       Termination.install(message: "render interrupted while measuring; nothing was written")
       try reportingErrors { loudness = try measureMix() }
@@ -189,28 +189,11 @@ struct Render: ParsableCommand {
     try render(stem: chosen.map { ($0, !noMasterGain) }, loudness: loudness)
   }
 
-  /// What the measuring pass found and the gain it chose.
-  struct Normalization {
-    /// The target asked for with --loudness; nil with --true-peak alone.
-    var target: Double?
-    /// The ceiling in dBTP.
-    var ceiling: Double
-    /// The mix's integrated loudness before the gain, in LUFS.
-    var measured: Double
-    /// The gain applied, in dB (0 with --true-peak alone).
-    var gain: Double
-    /// The mix's tail as the measuring pass found it: the writing pass renders the same.
-    var tail: Int64 = 0
-    /// The delivered file as measured when a lossy encoder's output was checked (see
-    /// ``AudioFiles/LoudnessTarget``), and how many files that took.
-    var delivered: DeliveredAudio?
-    var passes = 0
-  }
-
-  /// The first pass: renders the whole mix (not a stem: with --tracks or --stems the gain is
-  /// the mix's) without writing, and works out the gain; refuses, before anything is written,
-  /// a gain that would take the true peak over the ceiling or clip integer samples.
-  private func measureMix() throws -> Normalization {
+  /// The first pass (``AudioFiles/LoudnessTarget/normalise(_:range:preroll:tail:settings:mix:compile:progress:)``):
+  /// renders the whole mix (not a stem: with --tracks or --stems the gain is the mix's)
+  /// without writing, and works out the gain; refuses, before anything is written, a gain that
+  /// would take the true peak over the ceiling or clip integer samples.
+  private func measureMix() throws -> LoudnessNormalization {
     let target = try loudness.map { try Self.parseLevel($0, unit: "LUFS", option: "--loudness") }
     let ceiling =
       try truePeak.map { try Self.parseLevel($0, unit: "dBTP", option: "--true-peak") } ?? -1
@@ -233,325 +216,37 @@ struct Render: ParsableCommand {
       let compiled = try span.compile(store, cache: cache, bypassMissing: bypassMissing)
       return (compiled.plan, compiled.audio, compiled.range, compiled.project)
     }
-    let sampleRate = mixed.sampleRate
     // The settings the files will be written with (with --stems, those of each stem).
     var written = self
     if stems != nil { written.output = "stem.\((format ?? "wav").lowercased())" }
     let settings = try written.renderSettings(for: mixed)
-    let bar = ProgressBar(total: range.count.frames, sampleRate: sampleRate, verb: "measuring")
-    defer { bar.finish() }
-    let tailRule = try tailRule(for: mixed)
-    let prerollFrames = try prerollFrames(for: mixed, range: range)
-    let mix = try OfflineRenderer.measure(
-      plan, audio: audio, range: range, preroll: prerollFrames, tail: tailRule,
-      progress: bar.update)
-    bar.finish()
-    var gain = 0.0
-    if let target {
-      guard mix.loudness.isFinite else {
-        throw DataError(
-          message:
-            "the mix is silent (below the -70 LUFS gate of BS.1770), so it has no loudness to bring to \(Self.format(target)) LUFS; drop --loudness"
-        )
-      }
-      gain = target - mix.loudness
-    }
-    let shown = { (value: Double) in Self.format(value) }
-    let truePeak = mix.truePeakDecibels + gain
-    let lossy = settings.format.isLossy
-    // Measures the mix of `project` (a fix tried on it) as a first pass does.
-    let measureProject = { (project: Project) throws -> RenderSummary in
+    let tail = try tailRule(for: mixed)
+    let preroll = try prerollFrames(for: mixed, range: range)
+    var bar: (pass: LoudnessNormalization.Pass, bar: ProgressBar, done: Int64)?
+    defer { bar?.bar.finish() }
+    let verbs: [LoudnessNormalization.Pass: String] = [
+      .measuring: "measuring", .checkingFix: "checking a fix", .encoding: "encoding",
+    ]
+    return try LoudnessTarget(loudness: target, ceiling: ceiling).normalise(
+      mixed, range: range, preroll: preroll, tail: tail, settings: settings, mix: (plan, audio)
+    ) { project in
       let (plan, audio, _) = try SpanOptions.offlinePlan(
         project, cache: cache, bypassMissing: bypassMissing, file: self.project.file)
-      let bar = ProgressBar(
-        total: range.count.frames, sampleRate: sampleRate, verb: "checking a fix")
-      defer { bar.finish() }
-      return try OfflineRenderer.measure(
-        plan, audio: audio, range: range, preroll: prerollFrames, tail: tailRule,
-        progress: bar.update)
-    }
-    // Encodes `project` at `gain` (dB) as the file would be, to a private temporary file, and
-    // measures what it decodes to.
-    let encode = { (project: Project, gain: Double, tail: Int64) throws -> DeliveredAudio in
-      let (plan, audio, _) = try SpanOptions.offlinePlan(
-        project, cache: cache, bypassMissing: bypassMissing, file: self.project.file)
-      let folder = try PrivateFolder(beside: NSTemporaryDirectory() + "/tape-render")
-      defer { folder.remove() }
-      let path = folder.file("trial.\(settings.format.rawValue)")
-      var trial = settings
-      trial.gain = pow(10, gain / 20)
-      let bar = ProgressBar(total: range.count.frames, sampleRate: sampleRate, verb: "encoding")
-      defer { bar.finish() }
-      _ = try OfflineRenderer.render(
-        plan, audio: audio, range: range, to: try OutputDestination.resolve(path),
-        settings: trial, preroll: prerollFrames, tail: .fixed(tail), progress: bar.update)
-      bar.finish()
-      return try DeliveredAudio(measuring: path)
-    }
-    let goal = LoudnessTarget(loudness: target, ceiling: ceiling)
-    // The delivered file's true peak over the ceiling once `project` is brought to the target
-    // (nil: the target is not met, or the project does not render).
-    let deliveredExcess = { (project: Project) -> Double? in
-      guard let mix = try? measureProject(project) else { return nil }
-      let gain = target.map { $0 - mix.loudness } ?? 0
-      guard gain.isFinite,
-        let found = try? goal.search(
-          from: gain, trial: { try encode(project, $0, mix.tailFrames) }),
-        found.meetsLoudness
-      else { return nil }
-      // Passing exactly when a render would pass it (under the ceiling by the meter's margin).
-      let over = found.delivered.truePeakDecibels - ceiling + LoudnessTarget.truePeakMargin
-      return found.meetsCeiling ? min(0, over) : max(0.01, over)
-    }
-    if !lossy && truePeak > ceiling + 0.005 {
-      let reach =
-        target.map {
-          "at \(shown($0)) LUFS (a gain of \(Self.signed(gain)) dB) the true peak would be \(shown(truePeak)) dBTP"
-        } ?? "the true peak is \(shown(truePeak)) dBTP"
-      let (reachable, fixes) = remedies(
-        for: mixed, truePeak: truePeak, target: target, gain: gain, ceiling: ceiling,
-        integerBits: settings.sampleFormat.integerBits, overshoot: 0
-      ) { project in
-        guard let mix = try? measureProject(project) else { return nil }
-        let gain = target.map { $0 - mix.loudness } ?? 0
-        guard gain.isFinite else { return nil }
-        if let bits = settings.sampleFormat.integerBits, bits > 0,
-          mix.peak * pow(10, gain / 20) >= 1
-        {
-          return nil
-        }
-        return mix.truePeakDecibels + gain - ceiling
-      }
-      throw DataError(
-        message:
-          "\(reach), over the \(shown(ceiling)) dBTP ceiling\(reachable); \(fixes.joined(separator: "; or "))"
-      )
-    }
-    let samplePeak = mix.peak * pow(10, gain / 20)
-    if let bits = settings.sampleFormat.integerBits, samplePeak >= 1 {
-      throw DataError(
-        message:
-          "with a gain of \(Self.signed(gain)) dB the mix peaks at \(shown(20 * log10(samplePeak))) dBFS, which \(bits)-bit samples cannot hold; lower --true-peak to 0dBTP or less, or render --bits 32f"
-      )
-    }
-    var result = Normalization(
-      target: target, ceiling: ceiling, measured: mix.loudness, gain: gain, tail: mix.tailFrames)
-    guard lossy else { return result }
-    // A lossy file is measured as delivered: encoded, decoded, and the gain corrected by what
-    // the encoder moved (one pass, as ffmpeg's two-pass loudnorm; see LoudnessTarget).
-    let found = try goal.search(from: gain) { try encode(mixed, $0, mix.tailFrames) }
-    if !found.meetsTarget {
-      let delivered = found.delivered
-      let codec =
-        "\(settings.format)\(settings.encoding.bitrate.map { " at \($0) kbit/s" } ?? "")"
-      guard found.meetsLoudness else {
-        throw DataError(
-          message:
-            "the \(codec) came out at \(shown(delivered.loudness)) LUFS after \(found.passes) encodes, not within 0.1 LU of \(shown(target ?? 0)) LUFS; raise --bitrate, or render a lossless format"
+      return (plan, audio)
+    } progress: { pass, done in
+      // A bar for each pass (a new one when the pass changes or starts again).
+      if bar == nil || bar?.pass != pass || done < bar?.done ?? 0 {
+        bar?.bar.finish()
+        bar = (
+          pass,
+          ProgressBar(
+            total: range.count.frames, sampleRate: mixed.sampleRate, verb: verbs[pass] ?? ""),
+          0
         )
       }
-      let over = delivered.truePeakDecibels - ceiling + LoudnessTarget.truePeakMargin
-      // What the encoder adds to the true peak of what it is given.
-      let overshoot = delivered.truePeakDecibels - (mix.truePeakDecibels + found.gain)
-      let reach =
-        target.map {
-          "at \(shown($0)) LUFS the \(codec) as delivered (decoded) peaks at \(shown(delivered.truePeakDecibels)) dBTP"
-        }
-        ?? "the \(codec) as delivered (decoded) peaks at \(shown(delivered.truePeakDecibels)) dBTP"
-      var (reachable, fixes) = remedies(
-        for: mixed, truePeak: delivered.truePeakDecibels, target: target, gain: found.gain,
-        ceiling: ceiling, integerBits: nil, overshoot: max(0, overshoot), lossy: true,
-        excess: deliveredExcess)
-      if let target {
-        // The loudness gain moves the delivered true peak almost exactly: checked by encoding.
-        fixes.removeAll { $0.hasPrefix("aim lower") }
-        var aim = ((target - over) * 10).rounded(.down) / 10
-        for _ in 0..<3 {
-          var aimed = goal
-          aimed.loudness = aim
-          guard
-            let again = try? aimed.search(
-              from: aim - mix.loudness, trial: { try encode(mixed, $0, mix.tailFrames) })
-          else { break }
-          if again.meetsTarget {
-            fixes.append("aim lower, at --loudness \(shown(aim))LUFS")
-            break
-          }
-          let still = again.delivered.truePeakDecibels - ceiling + LoudnessTarget.truePeakMargin
-          aim = ((aim - max(0.1, still)) * 10).rounded(.down) / 10
-        }
-      }
-      if fixes.isEmpty {
-        fixes.append("raise --bitrate, or render a lossless format")
-      }
-      throw DataError(
-        message:
-          "\(reach), over the \(shown(ceiling)) dBTP ceiling (the mix before encoding: \(shown(mix.truePeakDecibels + found.gain)) dBTP)\(reachable); \(fixes.joined(separator: "; or "))"
-      )
+      bar?.done = done
+      bar?.bar.update(done)
     }
-    result.gain = found.gain
-    result.delivered = found.delivered
-    result.passes = found.passes
-    return result
-  }
-
-  /// The look-ahead limiter a refused ceiling suggests (x42's dpl), and its ports' ranges
-  /// where the plugin is not installed to say them.
-  static let limiterRanges = ["threshold": -10.0...0.0, "gain": -10.0...30.0]
-
-  /// What brings a mix whose true peak would pass `ceiling` (at the loudness `gain` when there
-  /// is a `target`) under it, each as a command that is accepted as it is written and that,
-  /// run, makes the same render pass: the project is measured again with it (`excess`: how far
-  /// over the ceiling it renders, nil when it does not), except a change of gain that moves
-  /// the true peak exactly (the loudness gain, and, for a lossless file, the master gain with no
-  /// active master effect after it). A limiter keeps its threshold in the plugin's range (under
-  /// the ceiling by what an encoder adds, `overshoot`, for a lossy file), and is the master's
-  /// own when its chain ends with one, turned on if bypassed; a ceiling out of its reach is said
-  /// so (`note`, to follow the ceiling), and where the master's effects undo every master gain
-  /// tried, what to turn down instead.
-  private func remedies(
-    for mixed: Project, truePeak: Double, target: Double?, gain: Double, ceiling: Double,
-    integerBits: Int?, overshoot: Double, lossy: Bool = false, excess: (Project) -> Double?
-  ) -> (note: String, fixes: [String]) {
-    let shown = { (value: Double) in Self.format(value) }
-    let file = project.file
-    let exact = !lossy
-    var fixes: [String] = []
-    let active = mixed.masterEffects.filter { !$0.isBypassed }
-    let catalog = PluginCatalog.load()
-    // The master's limiter: the last known limiter of its chain with nothing active after it.
-    let existing = LimiterModel.masterLimiter(of: mixed)
-    let uri = existing?.plugin ?? LimiterModel.suggested(channels: mixed.channels)
-    let model = LimiterModel.model(of: uri) ?? LimiterModel.known[0]
-    let plugin = catalog.plugin(uri)
-    // A port's range in dB (a linear port's converted).
-    let range = { (port: LimiterModel.Port) -> ClosedRange<Double> in
-      if let control = plugin?.controls.first(where: { $0.symbol == port.symbol }) {
-        let low = model.decibels(Double(control.minimum), of: port)
-        let high = model.decibels(Double(control.maximum), of: port)
-        return max(low, -200)...high
-      }
-      return Self.limiterRanges[port.symbol] ?? 0...0
-    }
-    let thresholds = range(model.threshold)
-    let limiterName = existing.map { "the master's limiter \($0.id)" } ?? "a limiter"
-    var note = ""
-    // Under the ceiling by what the encoder adds; a ceiling above the limiter's top is met at
-    // its top.
-    let wanted = overshoot > 0 ? ((ceiling - overshoot) * 10).rounded(.down) / 10 : ceiling
-    if wanted >= thresholds.lowerBound {
-      var limiter =
-        existing
-        ?? Effect(
-          id: Effect.ID((mixed.allEffects.map(\.effect.id.rawValue).max() ?? 0) + 1),
-          plugin: uri,
-          parameters: Dictionary(
-            uniqueKeysWithValues: (plugin?.controls ?? []).map {
-              ($0.symbol, Double($0.defaultValue))
-            }))
-      let wasBypassed = limiter.isBypassed
-      limiter.isBypassed = false
-      // At the ceiling, in its true-peak mode. With --loudness the gain comes after the master:
-      // the limiter is driven by about as much (its input gain), so that what it holds is then
-      // turned down to the target, not up; driven harder while the loudness gain still lifts
-      // it over. Without, its threshold is lowered by what is still over (with a lossy file,
-      // both: the encoder's overshoot is not the limiter's to hold).
-      let gains = range(model.gain)
-      var drive =
-        limiter.parameters[model.gain.symbol].map { model.decibels($0, of: model.gain) } ?? 0
-      if !drive.isFinite { drive = 0 }
-      if gain > 0 { drive += gain.rounded(.up) + 1 }
-      var threshold = min(wanted, thresholds.upperBound)
-      for _ in 0..<(lossy ? 4 : 3) {
-        guard gains.contains(drive), thresholds.contains(threshold) else { break }
-        let settings =
-          (target != nil ? [(model.gain, drive)] : []) + [(model.threshold, threshold)]
-        for (port, value) in settings {
-          limiter.parameters[port.symbol] = model.value(decibels: value, of: port)
-        }
-        for (symbol, fixed) in model.fixed { limiter.parameters[symbol] = fixed.value }
-        var trial = mixed
-        if let index = trial.masterEffects.firstIndex(where: { $0.id == limiter.id }) {
-          trial.masterEffects[index] = limiter
-        } else {
-          trial.masterEffects.append(limiter)
-        }
-        guard let over = excess(trial) else { break }
-        if over <= 0.005 {
-          let command =
-            (settings.map { port, value in
-              port.isLinear
-                ? "--set \(port.symbol)=\(String(format: "%.4f", model.value(decibels: value, of: port)))"
-                : "--set \(port.symbol)=\(shown(value))"
-            } + model.fixed.sorted { $0.key < $1.key }.map { "--set \($0.key)=\($0.value.text)" })
-            .joined(separator: " ")
-          fixes.append(
-            existing.map {
-              wasBypassed
-                ? "turn \(limiterName) on and set it (tape fx bypass \(file) \($0.id) --on; tape fx set \(file) \($0.id) \(command))"
-                : "set \(limiterName) to it (tape fx set \(file) \($0.id) \(command))"
-            }
-              ?? "put a limiter on the master (tape fx add \(file) master \(uri) \(command))"
-          )
-          break
-        }
-        if target != nil {
-          drive += over.rounded(.up) + 1
-        }
-        // A limiter that holds sample peaks (not dpl in its true-peak mode) lets the true peak
-        // over its threshold: lowered too.
-        if target == nil || lossy || model.fixed["truepeak"] == nil {
-          threshold = ((threshold - max(over, 0.1)) * 10).rounded(.down) / 10
-        }
-      }
-    } else {
-      note =
-        ", out of the reach of \(limiterName) (its threshold goes down to \(shown(thresholds.lowerBound)) dB)"
-    }
-    if let target {
-      // The loudness gain comes after everything: the true peak moves with it exactly.
-      fixes.append(
-        "aim lower, at --loudness \(shown(((target - (truePeak - ceiling)) * 10).rounded(.down) / 10))LUFS"
-      )
-      return (note, fixes)
-    }
-    // The master gain: exact with no active effect after it (and a lossless file). Otherwise
-    // measured: lowered by what is still over where the true peak follows the gain, twice as
-    // far again where it does not (a limiter holds its output until its input falls under its
-    // threshold); once under, raised back by as much as it went under, if that passes too.
-    let measured = !active.isEmpty || !exact
-    let tenths = { (value: Double) in (value * 10).rounded(.down) / 10 }
-    var (tried, peak) = (mixed.masterGain.decibels, truePeak)
-    var next = tenths(tried - (truePeak - ceiling))
-    var found: Double?
-    for _ in 0..<(measured ? 6 : 1) {
-      guard next >= Gain.minimumDecibels, next < tried else { break }
-      var trial = mixed
-      trial.masterGain = Gain(decibels: next)
-      guard let over = measured ? excess(trial) : 0 else { break }
-      let lowered = tried - next
-      let followed = peak - (over + ceiling) >= 0.9 * lowered
-      (tried, peak) = (next, over + ceiling)
-      if over <= 0.005 {
-        found = next
-        if over < -0.5 {
-          var closer = mixed
-          closer.masterGain = Gain(decibels: tenths(next - over))
-          if let again = excess(closer), again <= 0.005 { found = closer.masterGain.decibels }
-        }
-        break
-      }
-      next = tenths(next - (followed ? over : max(over, 2 * lowered)))
-    }
-    if let found {
-      fixes.append("turn the mix down (tape master \(file) --gain \(shown(found))dB)")
-    }
-    if fixes.isEmpty {
-      fixes.append(
-        "turn down the master's effects (tape fx ls \(file) lists them): the master gain comes before them, and they bring the level back up"
-      )
-    }
-    return (note, fixes)
   }
 
   /// `-16`, `-16LUFS`, `-16 LUFS`, `-1dBTP`, `-1dB`: a level in `unit`.
@@ -572,17 +267,8 @@ struct Render: ParsableCommand {
     return value
   }
 
-  /// A level with at most two decimals and no trailing zeros: -1, -0.99, -16.5.
-  static func format(_ value: Double) -> String {
-    var text = String(format: "%.2f", value)
-    while text.hasSuffix("0") { text.removeLast() }
-    if text.hasSuffix(".") { text.removeLast() }
-    return text == "-0" ? "0" : text
-  }
-  static func signed(_ value: Double) -> String { String(format: "%+.2f", value) }
-
   /// One file per track in `folder`, created if missing (its parent must exist).
-  private func renderStems(into folder: String, loudness: Normalization?) throws {
+  private func renderStems(into folder: String, loudness: LoudnessNormalization?) throws {
     var ids: [(Track.ID, String)] = []
     try reportingErrors {
       let file = self.project.file
@@ -614,8 +300,8 @@ struct Render: ParsableCommand {
       let suffix = (format ?? "wav").lowercased()
       // As the mix does: a track it does not hear gets no stem, said in one note, unless
       // --all-tracks (then every track as if none were muted).
-      let heard = Set(whole.audibleTracks.map(\.id))
-      let silent = allTracks ? [] : whole.tracks.filter { !heard.contains($0.id) }
+      let selection = whole.stemSelection(allTracks: allTracks)
+      let silent = selection.unheard
       if !silent.isEmpty {
         let named = silent.map { track in
           "\(track.id) \(track.name) (\(track.isMuted ? "muted" : "not soloed"))"
@@ -625,19 +311,14 @@ struct Render: ParsableCommand {
             "note: no stem for \(named): the mix does not hear \(silent.count == 1 ? "it" : "them"); --all-tracks writes every track"
           ) + "\n")
       }
-      guard silent.count < whole.tracks.count else {
+      guard !selection.stems.isEmpty else {
         throw DataError(
           message:
             "the mix hears no track (every one is muted), so no stems; unmute one, or give --all-tracks"
         )
       }
-      let skipped = Set(silent.map(\.id))
-      ids = whole.tracks.filter { !skipped.contains($0.id) }.map { track in
-        let name = String(
-          track.name.map { $0.isLetter || $0.isNumber || "-_.".contains($0) ? $0 : "_" })
-        return (
-          track.id, (folder as NSString).appendingPathComponent("\(track.id)-\(name).\(suffix)")
-        )
+      ids = selection.stems.map {
+        ($0.track, (folder as NSString).appendingPathComponent("\($0.fileName).\(suffix)"))
       }
       // Every stem's file is checked before the first is written: a refusal writes nothing
       // (and leaves no folder it made).
@@ -667,7 +348,7 @@ struct Render: ParsableCommand {
   /// Renders to ``target``; `stems` is the folder given with --stems when this is one of its
   /// files (refusals name it).
   private func render(
-    stem: (tracks: [Track.ID], masterGain: Bool)?, loudness: Normalization? = nil,
+    stem: (tracks: [Track.ID], masterGain: Bool)?, loudness: LoudnessNormalization? = nil,
     stems: String? = nil
   ) throws {
     let output = target
@@ -761,7 +442,7 @@ struct Render: ParsableCommand {
       if let loudness, stem != nil, summary.truePeakDecibels > loudness.ceiling + 0.005 {
         // The ceiling was checked on the mix; a stem can peak higher than the mix it is part of.
         printWarning(
-          "the stem \(output) peaks at \(Self.format(summary.truePeakDecibels)) dBTP, over the \(Self.format(loudness.ceiling)) dBTP ceiling (the mix does not)"
+          "the stem \(output) peaks at \(LoudnessNormalization.levelText(summary.truePeakDecibels)) dBTP, over the \(LoudnessNormalization.levelText(loudness.ceiling)) dBTP ceiling (the mix does not)"
         )
       }
       // The audio itself is on standard output: the summary goes beside it, on stderr.
@@ -977,7 +658,7 @@ struct Render: ParsableCommand {
 
   private func summaryText(
     _ summary: RenderSummary, settings: RenderSettings, range: FrameRange,
-    loudness: Normalization?, delivered: DeliveredAudio?
+    loudness: LoudnessNormalization?, delivered: DeliveredAudio?
   ) -> String {
     let duration = times.show(summary.frames, sampleRate: summary.sampleRate)
     let layout = summary.channels == 1 ? "mono" : "stereo"
@@ -992,8 +673,8 @@ struct Render: ParsableCommand {
     let normalised =
       loudness.map { mix in
         mix.target == nil
-          ? " (under the \(Self.format(mix.ceiling)) dBTP ceiling)"
-          : " (the mix measured \(decibels(mix.measured)) LUFS: \(Self.signed(mix.gain)) dB applied)"
+          ? " (under the \(LoudnessNormalization.levelText(mix.ceiling)) dBTP ceiling)"
+          : " (the mix measured \(decibels(mix.measured)) LUFS: \(LoudnessNormalization.signedText(mix.gain)) dB applied)"
       } ?? ""
     let show = { (frames: Int64) in times.show(frames, sampleRate: summary.sampleRate) }
     var extra = ""
@@ -1043,7 +724,7 @@ struct Render: ParsableCommand {
 
   private func summaryJSON(
     _ summary: RenderSummary, settings: RenderSettings, range: FrameRange,
-    loudness: Normalization?, delivered: DeliveredAudio?
+    loudness: LoudnessNormalization?, delivered: DeliveredAudio?
   )
     -> JSONValue
   {
@@ -1094,7 +775,7 @@ struct Render: ParsableCommand {
 
   /// The fields the loudness and encoder options added to the summary.
   private func loudnessJSON(
-    _ summary: RenderSummary, settings: RenderSettings, loudness: Normalization?
+    _ summary: RenderSummary, settings: RenderSettings, loudness: LoudnessNormalization?
   ) -> [(String, JSONValue)] {
     let finite = { (value: Double) in value.isFinite ? JSONValue.double(value) : .null }
     let kbps = settings.encoding.bitrate

@@ -53,19 +53,15 @@ struct Silences: ParsableCommand {
       guard minimum > .zero else {
         throw UsageError(message: "--longer \(longer) is no time; give how long a silence lasts")
       }
-      let quiet = try Self.quietRanges(
-        project, cache: AudioCache(forProject: file), track: chosen,
+      let quiet = try Silence.ranges(
+        in: project, cache: AudioCache(forProject: file), track: chosen,
         below: Float(threshold.linear), longer: minimum)
       guard cut else {
         print(listing(quiet, sampleRate: project.sampleRate), terminator: "")
         return
       }
       let keep = try parseTime(pad, project, option: "--pad")
-      let cuts = quiet.compactMap { range -> FrameRange? in
-        let start = range.start + keep
-        let end = range.end - keep
-        return end > start ? FrameRange(start: start, end: end) : nil
-      }
+      let cuts = Project.silenceCuts(quiet, pad: keep)
       let label =
         options.message
         ?? "Strip silence below \(below) longer than \(longer)\(track.map { " on \($0)" } ?? "") (\(cuts.count) cut\(cuts.count == 1 ? "" : "s"))"
@@ -75,17 +71,9 @@ struct Silences: ParsableCommand {
             message:
               "\(file) changed while its silences were measured; run the command again")
         }
-        // From the last to the first, so that a ripple leaves the earlier ranges in place.
-        var edited = current
-        var commands: [Command] = []
-        for range in cuts.reversed() {
-          let made = try edited.cutRange(
-            range, tracks: chosen.map { [$0] }, ripple: ripple
-          ) { ids.newClipID() }
-          edited = try edited.applying(made)
-          commands += made
+        return try current.cutRanges(cuts, tracks: chosen.map { [$0] }, ripple: ripple) {
+          ids.newClipID()
         }
-        return commands
       }
       if result.changed.isEmpty {
         writeOut(
@@ -108,57 +96,5 @@ struct Silences: ParsableCommand {
     return ranges.map {
       "\(show($0.start.frames))\t\(show($0.end.frames))\t\(show($0.count.frames))\n"
     }.joined()
-  }
-
-  /// The stretches of `project`'s mix before its effects (or of `track`'s stem) from 0 to its end where every
-  /// sample of every channel is below `below` in magnitude, for at least `longer`.
-  static func quietRanges(
-    _ project: Project, cache: AudioCache, track: Track.ID?, below: Float, longer: FrameCount
-  ) throws -> [FrameRange] {
-    var analysed = try track.map { try project.stem(of: [$0], masterGain: true) } ?? project
-    // The clips' silences, not the effects': a reverb's tail or a gate would move every
-    // boundary, and a cut is made in the clips. (And no plugin needs to be installed.)
-    analysed.masterEffects = []
-    // Nor routing: each track's clips straight to the sum (buses would need a rack).
-    analysed.sends = []
-    for index in analysed.tracks.indices {
-      analysed.tracks[index].effects = []
-      analysed.tracks[index].output = nil
-    }
-    let end = project.timelineEnd.frames
-    let audio = try cache.sources(for: analysed)
-    let plan = try RenderPlan(project: analysed, audio: audio.audio)
-    let channels = plan.outputChannels
-    let block = 16_384
-    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: block * channels)
-    defer { buffer.deallocate() }
-    var ranges: [FrameRange] = []
-    var quietSince: Int64? = 0
-    var position: Int64 = 0
-    func close(at frame: Int64) {
-      if let start = quietSince, frame - start >= longer.frames {
-        ranges.append(FrameRange(start: FramePosition(start), end: FramePosition(frame)))
-      }
-      quietSince = nil
-    }
-    while position < end {
-      let frames = Int(min(Int64(block), end - position))
-      try audio.makeResident(plan, range: position..<position + Int64(frames))
-      RenderKernel.render(plan.view, from: position, frames: frames, into: buffer)
-      for frame in 0..<frames {
-        var loud = false
-        for channel in 0..<channels where abs(buffer[frame * channels + channel]) >= below {
-          loud = true
-        }
-        if loud {
-          close(at: position + Int64(frame))
-        } else if quietSince == nil {
-          quietSince = position + Int64(frame)
-        }
-      }
-      position += Int64(frames)
-    }
-    close(at: end)
-    return ranges
   }
 }
