@@ -9,7 +9,7 @@ extension ProcessHeavyTests {
     /// 100 `fx set` lines a second for 3 s, a sweep up to 0 dB in steps of 0.06 dB. Every line
     /// is its own version, in the order sent; the play swaps in versions only forward (ramps,
     /// never a crossfade), ends on the last one, and counts no xrun; and the capture rises
-    /// steadily: the RMS of each 20 ms (two periods) never falls, it rises by the sweep's
+    /// steadily: the RMS of each 20 ms never falls, it rises by the sweep's
     /// 18 dB in all, and no sample steps (the sine's second difference stays far below what a
     /// 0.06 dB step at half scale makes). One retry when jackd itself logged xruns.
     @Test func aHundredChangesASecondAreHeardInOrderAndRamped() throws {
@@ -24,10 +24,11 @@ extension ProcessHeavyTests {
           "--fade-out", "50ms")
         try space.tape("fx", "add", file, "t1", Plugins.eq, "--set", "gain=-18")
         let before = try space.head(of: file)
-        let device = try PacedDevice()
+        // Its subject is the shell and the ramps, not the period (docs/alsa-testing.md, 6).
+        let device = try PacedDevice(period: PacedDevice.judgingPeriod)
         try device.record(seconds: 10)
         let (player, out, errors) = try startTape(
-          ["play", file, "--device", "jackrec", "--period", "256", "--json"],
+          ["play", file, "--device", "jackrec", "--period", "\(device.period)", "--json"],
           environment: device.environment)
         let shell = try ShellProcess(file, arguments: ["--json"])
         // fil4 glides to its stored gain for about 0.8 s after it starts: the sweep comes after,
