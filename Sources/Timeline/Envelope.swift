@@ -119,6 +119,32 @@ public struct Envelope: Sendable, Hashable, Codable {
   }
 }
 
+extension Envelope {
+  /// ``validate(track:sampleRate:)``'s checks for a send's envelope, its messages naming the
+  /// send.
+  public func validate(send: Send.ID, sampleRate: Int) throws(TimelineError) {
+    guard !points.isEmpty else {
+      throw .invalidAutomation("the envelope of send \(send) has no points; give TIME:GAIN pairs")
+    }
+    var previous: FramePosition?
+    for point in points {
+      guard point.time >= .zero, point.time.frames <= TimeValue.maximumFrames.frames else {
+        throw .invalidAutomation(
+          "a point of send \(send)'s envelope at \(TimeValue.seconds(FrameCount(point.time.frames), sampleRate: sampleRate)) is outside the timeline"
+        )
+      }
+      if let previous, point.time <= previous {
+        throw .invalidAutomation("the points of send \(send)'s envelope must be in time order")
+      }
+      previous = point.time
+      if point.decibels != -.infinity {
+        try Gain(decibels: max(point.decibels, Gain.minimumDecibels)).validate(
+          as: "envelope gain of send \(send)")
+      }
+    }
+  }
+}
+
 /// How an ``Envelope``'s gain runs from one point to the next. Each is the same shape when cut
 /// anywhere (what range edits rely on), which is why there is no S-curve.
 public enum EnvelopeShape: String, Sendable, Hashable, Codable, CaseIterable {

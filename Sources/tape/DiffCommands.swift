@@ -331,6 +331,11 @@ struct DiffWords {
       }
       if old.gain != new.gain { parts.append("gain \(old.gain) → \(new.gain)") }
       if old.pan != new.pan { parts.append("pan \(formatPan(old.pan)) → \(formatPan(new.pan))") }
+      if old.envelope != new.envelope {
+        parts.append(
+          new.envelope.map { "envelope \(envelopeText($0, sampleRate: sampleRate))" }
+            ?? "envelope cleared")
+      }
       if old.isPreFader != new.isPreFader {
         parts.append(new.isPreFader ? "pre-fader" : "post-fader")
       }
@@ -463,6 +468,12 @@ struct DiffWords {
             new.envelope.map { "envelope \(envelopeText($0, sampleRate: sampleRate))" }
               ?? "envelope cleared")
         }
+      }
+      if old.panEnvelope != new.panEnvelope {
+        parts.append(
+          new.panEnvelope.map {
+            "pan automation \(automationText($0, sampleRate: sampleRate))"
+          } ?? "pan automation cleared")
       }
       if old.index != new.index {
         parts.append("moved from row \(old.index + 1) to \(new.index + 1)")
