@@ -200,30 +200,24 @@ public final class RenderPlan: @unchecked Sendable {
       // A track that receives sound of latency has its clips delayed to line up with it.
       let shift = Int64(compiledGraph?.alignment[track.id] ?? 0)
       let tapped = compiledGraph?.preFaderTracks.contains(track.id) == true
-      var envelope: (UnsafeMutableBufferPointer<EnvelopeSegment>, UInt64)?
-      if var segments = track.envelope?.segments(), !segments.isEmpty {
+      /// `segments` shifted with the track's clips, in memory the plan keeps, and a hash of
+      /// them (with `salt`) for the clips' layout; nil for none.
+      func lane(
+        _ segments: [EnvelopeSegment]?, salt: Int
+      ) -> (UnsafeMutableBufferPointer<EnvelopeSegment>, UInt64)? {
+        guard var segments, !segments.isEmpty else { return nil }
         if shift != 0 { segments = segments.map { Routing.shifted($0, by: shift) } }
         let buffer = UnsafeMutableBufferPointer<EnvelopeSegment>.allocate(capacity: segments.count)
         _ = buffer.initialize(from: segments)
         envelopes.append(buffer)
         var hasher = Hasher()
         hasher.combine(segments)
-        envelope = (buffer, UInt64(bitPattern: Int64(hasher.finalize())))
+        if salt != 0 { hasher.combine(salt) }
+        return (buffer, UInt64(bitPattern: Int64(hasher.finalize())))
       }
-      var pan: (UnsafeMutableBufferPointer<EnvelopeSegment>, UInt64)?
-      if project.channels == 2, var segments = track.panEnvelope?.curve.segments(),
-        !segments.isEmpty
-      {
-        if shift != 0 { segments = segments.map { Routing.shifted($0, by: shift) } }
-        let buffer = UnsafeMutableBufferPointer<EnvelopeSegment>.allocate(capacity: segments.count)
-        _ = buffer.initialize(from: segments)
-        envelopes.append(buffer)
-        var hasher = Hasher()
-        hasher.combine(segments)
-        // Another number than the volume envelope's for the same points.
-        hasher.combine("pan")
-        pan = (buffer, UInt64(bitPattern: Int64(hasher.finalize())))
-      }
+      let envelope = lane(track.envelope?.segments(), salt: 0)
+      // A mono mix ignores pan, automated or not.
+      let pan = project.channels == 2 ? lane(track.panEnvelope?.curve.segments(), salt: 1) : nil
       for clip in track.clips where clip.length.frames > 0 {
         guard let source = audio[clip.source] else {
           if !isAudible { continue }
