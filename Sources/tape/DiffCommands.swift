@@ -597,6 +597,7 @@ struct DiffWords {
           ("muted", .bool(settings.isMuted)), ("solo", .bool(settings.isSolo)),
           ("envelope", envelopeJSON(settings.envelope)), ("index", .int(Int64(settings.index))),
           ("output", .string(settings.output?.description ?? "master")),
+          ("panAutomation", settings.panEnvelope.map(automationJSON) ?? .null),
         ])
       }
       items.append(
