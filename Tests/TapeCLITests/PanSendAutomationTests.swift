@@ -100,6 +100,25 @@ struct PanSendAutomationTests {
     #expect(RoutingTests.worstDBFS(chained, model) < -120)
   }
 
+  /// A bus's pan lane balances what the bus receives (another track's output), frame by frame.
+  @Test func aBusPanLaneBalancesWhatItReceives() throws {
+    let space = try Workspace()
+    let signal = RoutingTests.signal(frames: Self.rate, seed: 7)
+    let file = try RoutingTests.project(space, signals: [signal, [Float](repeating: 0, count: 2)])
+    try space.tape("track", "set", file, "t1", "--output", "t2")
+    try space.tape("track", "envelope", file, "t2", "--pan", "--set", "0.25s:1,0.75s:-1")
+    let ours = try render(space, file, "bus.wav")
+    var model = signal
+    for t in 0..<Self.rate {
+      let (left, right) = RoutingTests.balance(Self.line(1, -1, from: 12_000, to: 36_000, at: t))
+      model[2 * t] = Float(Double(signal[2 * t]) * left)
+      model[2 * t + 1] = Float(Double(signal[2 * t + 1]) * right)
+    }
+    #expect(ours.count == model.count)
+    let worst = RoutingTests.worstDBFS(ours, model)
+    #expect(worst < -120, "\(worst) dBFS from the model")
+  }
+
   /// A send's envelope shapes what it delivers (in dB, a line between points), beside the
   /// track's own sound at the master; undo and redo give each version's sound back.
   @Test func aSendEnvelopeShapesWhatTheSendDelivers() throws {
