@@ -42,6 +42,11 @@ public struct ChainRecord: @unchecked Sendable, BitwiseCopyable {
   /// clips are delayed by: see ``RenderPlan``); nil for none.
   public var envelope: UnsafePointer<EnvelopeSegment>? = nil
   public var envelopeCount = 0
+  /// The track's pan automation on what it receives (a balance, ``PanLaw/stereoSource(pan:)``
+  /// at the lane's value, frame by frame; ``inputLeft`` and ``inputRight`` then leave the pan
+  /// out), shifted as ``envelope``; nil for none or a mono mix.
+  public var pan: UnsafePointer<EnvelopeSegment>? = nil
+  public var panCount = 0
   /// The gains reached on ``input`` and the destination the output went to.
   public var route: UnsafeMutablePointer<RouteState>? = nil
   /// Frames the track's clips are delayed by to line up with what it receives (routed
@@ -65,6 +70,10 @@ public struct SendRecord: @unchecked Sendable, BitwiseCopyable {
   public var buffer: UnsafeMutablePointer<Float>
   public var delayLine: UnsafeMutablePointer<DelayLine>
   public var state: UnsafeMutablePointer<RouteState>
+  /// The send's gain automation (``Timeline/Send/envelope``) on what it delivers, shifted to
+  /// the frames its target receives it at; nil for none.
+  public var envelope: UnsafePointer<EnvelopeSegment>? = nil
+  public var envelopeCount = 0
 }
 
 /// One side chain of a routed plan as the kernel reads it: the source chain's output (after
@@ -421,7 +430,7 @@ public enum EffectKernel {
         run(chain.processors, chain.processorCount, on: chain.buffer, frames: frames)
         send(
           graph, from: Int(index), preFader: false, frames: frames, channels: channels,
-          rampFrames: rampFrames, live: false)
+          rampFrames: rampFrames, live: false, at: time)
         sidechain(
           graph, from: Int(index), frames: frames, channels: channels, rampFrames: rampFrames,
           live: false)
@@ -506,7 +515,7 @@ public enum EffectKernel {
         runLive(chain, on: chain.buffer, frames: frames, channels: channels, rampFrames: rampFrames)
         send(
           graph, from: Int(index), preFader: false, frames: frames, channels: channels,
-          rampFrames: rampFrames, live: true)
+          rampFrames: rampFrames, live: true, at: time)
         sidechain(
           graph, from: Int(index), frames: frames, channels: channels, rampFrames: rampFrames,
           live: true)
@@ -586,15 +595,11 @@ public enum EffectKernel {
         max(abs(chain.inputLeft), abs(state.left), 1e-6) / Float(max(rampFrames, 1))
       let stepRight =
         max(abs(chain.inputRight), abs(state.right), 1e-6) / Float(max(rampFrames, 1))
-      var segment = 0
-      if let envelope = chain.envelope {
-        let segments = UnsafeBufferPointer(start: envelope, count: chain.envelopeCount)
-        segment = EnvelopeSegment.index(of: time, in: segments) ?? 0
-      }
       let steady =
-        chain.envelope == nil && state.left == chain.inputLeft && state.right == chain.inputRight
+        chain.envelope == nil && chain.pan == nil && state.left == chain.inputLeft
+        && state.right == chain.inputRight
       if steady && (channels == 1 || state.left == state.right) {
-        // Steady gains and no envelope: the loop below's products (its shape is 1).
+        // Steady gains, no envelope or pan lane: the loop below's products (its shape is 1).
         accumulate(input, times: state.left, into: chain.buffer, count: frames * channels)
       } else if steady {
         for frame in 0..<frames {
@@ -602,22 +607,23 @@ public enum EffectKernel {
           chain.buffer[frame * 2 + 1] += input[frame * 2 + 1] * state.right
         }
       } else {
+        var envelope = Lane(chain.envelope, chain.envelopeCount, at: time)
+        var lane = Lane(chain.pan, chain.panCount, at: time)
         for frame in 0..<frames {
           state.left = toward(state.left, chain.inputLeft, by: stepLeft)
           state.right = toward(state.right, chain.inputRight, by: stepRight)
-          var shape: Float = 1
-          if let envelope = chain.envelope {
-            let t = time + Int64(frame)
-            while segment + 1 < chain.envelopeCount && envelope[segment + 1].start <= t {
-              segment += 1
-            }
-            shape = Float(envelope[segment].gain(at: t))
-          }
+          let t = time + Int64(frame)
+          let shape = envelope.gain(at: t)
           if channels == 1 {
             chain.buffer[frame] += input[frame] * state.left * shape
           } else {
-            chain.buffer[frame * 2] += input[frame * 2] * state.left * shape
-            chain.buffer[frame * 2 + 1] += input[frame * 2 + 1] * state.right * shape
+            var (left, right) = (state.left, state.right)
+            if let position = lane.value(at: t) {
+              let pan = PanLaw.stereoSource(pan: position)
+              (left, right) = (Float(Double(left) * pan.left), Float(Double(right) * pan.right))
+            }
+            chain.buffer[frame * 2] += input[frame * 2] * left * shape
+            chain.buffer[frame * 2 + 1] += input[frame * 2 + 1] * right * shape
           }
         }
       }
@@ -626,7 +632,43 @@ public enum EffectKernel {
     }
     send(
       graph, from: index, preFader: true, frames: frames, channels: channels,
-      rampFrames: rampFrames, live: live)
+      rampFrames: rampFrames, live: live, at: time)
+  }
+
+  /// An envelope's segments read frame by frame in time order, from a start found once.
+  struct Lane {
+    let segments: UnsafePointer<EnvelopeSegment>?
+    let count: Int
+    var index: Int
+
+    init(_ segments: UnsafePointer<EnvelopeSegment>?, _ count: Int, at time: Int64) {
+      self.segments = segments
+      self.count = count
+      index =
+        segments.flatMap {
+          EnvelopeSegment.index(of: time, in: UnsafeBufferPointer(start: $0, count: count))
+        } ?? 0
+    }
+
+    /// The segment holding `t` (at or after the last asked); nil for no lane.
+    @inline(__always)
+    mutating func segment(at t: Int64) -> EnvelopeSegment? {
+      guard let segments else { return nil }
+      while index + 1 < count && segments[index + 1].start <= t { index += 1 }
+      return segments[index]
+    }
+
+    /// The gain at `t` (``Timeline/EnvelopeSegment/gain(at:)``): 1 for no lane.
+    @inline(__always)
+    mutating func gain(at t: Int64) -> Float {
+      segment(at: t).map { Float($0.gain(at: t)) } ?? 1
+    }
+
+    /// The value at `t` (``Timeline/EnvelopeSegment/value(at:)``); nil for no lane.
+    @inline(__always)
+    mutating func value(at t: Int64) -> Double? {
+      segment(at: t)?.value(at: t)
+    }
   }
 
   /// One step of a linear ramp from `value` to `target`.
@@ -644,7 +686,7 @@ public enum EffectKernel {
   /// - Note: Realtime-safe: no allocation, no locks.
   static func send(
     _ graph: GraphView, from: Int, preFader: Bool, frames: Int, channels: Int, rampFrames: Int,
-    live: Bool
+    live: Bool, at time: Int64
   ) {
     guard let sends = graph.sends, let chains = graph.chains else { return }
     for index in 0..<graph.sendCount where sends[index].source == from {
@@ -672,14 +714,16 @@ public enum EffectKernel {
       let stepLeft = max(abs(send.gainLeft), abs(state.left), 1e-6) / Float(max(rampFrames, 1))
       let stepRight =
         max(abs(send.gainRight), abs(state.right), 1e-6) / Float(max(rampFrames, 1))
+      var envelope = Lane(send.envelope, send.envelopeCount, at: time)
       for frame in 0..<frames {
         state.left = toward(state.left, send.gainLeft, by: stepLeft)
         state.right = toward(state.right, send.gainRight, by: stepRight)
+        let shape = envelope.gain(at: time + Int64(frame))
         if channels == 1 {
-          target[frame] += send.buffer[frame] * state.left
+          target[frame] += send.buffer[frame] * state.left * shape
         } else {
-          target[frame * 2] += send.buffer[frame * 2] * state.left
-          target[frame * 2 + 1] += send.buffer[frame * 2 + 1] * state.right
+          target[frame * 2] += send.buffer[frame * 2] * state.left * shape
+          target[frame * 2 + 1] += send.buffer[frame * 2 + 1] * state.right * shape
         }
       }
       send.state.pointee = state

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-  import Glibc
+  public import Glibc
 #endif
 
 /// The pan laws: how a track's pan position splits a source between the left and right outputs.
@@ -14,27 +14,42 @@
 /// PanLaw.monoSource(pan: 0)    // (0.7071…, 0.7071…)
 /// PanLaw.stereoSource(pan: 1)  // (0, 1)
 /// ```
+///
+/// The same functions give a static pan's gains (compiled into a plan) and an automated pan's
+/// (evaluated per frame by ``RenderKernel``), so a lane holding the static value sounds the same.
 public enum PanLaw {
   /// The left and right gains for a mono source at `pan`.
+  ///
+  /// - Note: Realtime-safe: arithmetic only.
+  @_noLocks
+  @inlinable
   public static func monoSource(pan: Double) -> (left: Double, right: Double) {
     let theta = angle(pan)
-    return (clean(cos(theta)), clean(sin(theta)))
+    return _unsafePerformance { (clean(cos(theta)), clean(sin(theta))) }
   }
 
   /// The left and right gains for a stereo source's left and right channels at `pan`.
+  ///
+  /// - Note: Realtime-safe: arithmetic only.
+  @_noLocks
+  @inlinable
   public static func stereoSource(pan: Double) -> (left: Double, right: Double) {
     let theta = angle(pan)
-    return (
-      min(1, clean(2.0.squareRoot() * cos(theta))), min(1, clean(2.0.squareRoot() * sin(theta)))
-    )
+    return _unsafePerformance {
+      (min(1, clean(2.0.squareRoot() * cos(theta))), min(1, clean(2.0.squareRoot() * sin(theta))))
+    }
   }
 
-  private static func angle(_ pan: Double) -> Double {
+  @_noLocks
+  @inlinable
+  static func angle(_ pan: Double) -> Double {
     (min(1, max(-1, pan)) + 1) * Double.pi / 4
   }
 
   /// `cos(π/2)` is 6e-17, not 0: a hard-panned source should leave the other side silent.
-  private static func clean(_ x: Double) -> Double {
+  @_noLocks
+  @inlinable
+  static func clean(_ x: Double) -> Double {
     abs(x) < 1e-15 ? 0 : x
   }
 }

@@ -186,12 +186,11 @@ public enum RenderKernel {
       if let chunk = ChunkTable.chunk(Int(sourceFrame >> Int64(ChunkTable.shift)), in: clip.chunks)
       {
         let out = output + Int(clip.timelineStart + i - blockStart) * channels
-        if let envelope = clip.envelope {
+        if clip.envelope != nil || clip.pan != nil {
           // The output clock at clip frame i (used only while the gain ramps).
           let t = clock + (clip.timelineStart + i - blockStart)
           enveloped(
-            clip, chunk + offset * sourceChannels, out, from: i, to: i + run, ramp, at: t,
-            envelope: UnsafeBufferPointer(start: envelope, count: clip.envelopeCount))
+            clip, chunk + offset * sourceChannels, out, from: i, to: i + run, ramp, at: t)
         } else if ramp.end == .min {
           segment(clip, chunk + offset * sourceChannels, out, from: i, to: i + run)
         } else {
@@ -226,27 +225,47 @@ public enum RenderKernel {
     faded(clip, source, out, origin: first, max(first, bodyEnd), last)
   }
 
-  /// Clip frames `[first, last)` of a clip whose track has an envelope: its gain (ramping, if
-  /// the player ramps it), fade and the envelope's gain at its timeline frame, every frame.
-  /// `source` and `out` are at clip frame `first`, played at output clock `clock`.
+  /// Clip frames `[first, last)` of a clip whose track has an envelope or a pan lane: its gain
+  /// (ramping, if the player ramps it), fade, the envelope's gain and the pan law at the lane's
+  /// value (``PanLaw``) at its timeline frame, every frame. `source` and `out` are at clip
+  /// frame `first`, played at output clock `clock`.
   @_noLocks
   @inlinable
   static func enveloped(
     _ clip: ClipRecord, _ source: UnsafePointer<Float>, _ out: UnsafeMutablePointer<Float>,
-    from first: Int64, to last: Int64, _ ramp: ClipRamp, at clock: Int64,
-    envelope: UnsafeBufferPointer<EnvelopeSegment>
+    from first: Int64, to last: Int64, _ ramp: ClipRamp, at clock: Int64
   ) {
+    let envelope = UnsafeBufferPointer(start: clip.envelope, count: clip.envelopeCount)
+    let lane = UnsafeBufferPointer(start: clip.pan, count: clip.panCount)
+    let mono: Bool
+    switch clip.routing {
+    case .monoToStereo: mono = true
+    default: mono = false
+    }
     var segment = EnvelopeSegment.index(of: clip.timelineStart + first, in: envelope) ?? 0
+    var panSegment = EnvelopeSegment.index(of: clip.timelineStart + first, in: lane) ?? 0
     for i in first..<last {
       let frame = Int(i - first)
       let t = clip.timelineStart + i
-      while segment + 1 < envelope.count && envelope[segment + 1].start <= t { segment += 1 }
       let (gainLeft, gainRight) =
         ramp.end == .min
         ? (clip.gainLeft, clip.gainRight)
         : gains(ramp, to: clip.gainLeft, clip.gainRight, at: clock + Int64(frame))
-      let shape = fadeGain(clip, at: i) * envelope[segment].gain(at: t)
-      let (left, right) = (Float(shape * Double(gainLeft)), Float(shape * Double(gainRight)))
+      var shape = fadeGain(clip, at: i)
+      if !envelope.isEmpty {
+        while segment + 1 < envelope.count && envelope[segment + 1].start <= t { segment += 1 }
+        shape *= envelope[segment].gain(at: t)
+      }
+      var (panLeft, panRight) = (1.0, 1.0)
+      if !lane.isEmpty {
+        while panSegment + 1 < lane.count && lane[panSegment + 1].start <= t { panSegment += 1 }
+        let position = lane[panSegment].value(at: t)
+        (panLeft, panRight) =
+          mono ? PanLaw.monoSource(pan: position) : PanLaw.stereoSource(pan: position)
+      }
+      let (left, right) = (
+        Float(shape * panLeft * Double(gainLeft)), Float(shape * panRight * Double(gainRight))
+      )
       add(clip.routing, source, out, frame: frame, left: left, right: right)
     }
   }

@@ -61,6 +61,12 @@ public struct ClipRecord: @unchecked Sendable, BitwiseCopyable {
   /// the plan.
   public var envelope: UnsafePointer<EnvelopeSegment>?
   public var envelopeCount: Int
+  /// Its track's pan automation (``Timeline/ParameterEnvelope``'s segments, values −1 … +1)
+  /// for a stereo output, nil for none; owned by the plan. With a lane, ``gainLeft`` and
+  /// ``gainRight`` leave the pan out, and the kernel applies ``PanLaw`` at the lane's value
+  /// frame by frame.
+  public var pan: UnsafePointer<EnvelopeSegment>? = nil
+  public var panCount = 0
   /// The chain bus the clip is mixed into (``GraphView/chains``' index), −1 for the output
   /// itself (a plan without effects), `−2 − i` for chain `i`'s pre-fader tap.
   public var bus: Int32 = -1
@@ -194,16 +200,24 @@ public final class RenderPlan: @unchecked Sendable {
       // A track that receives sound of latency has its clips delayed to line up with it.
       let shift = Int64(compiledGraph?.alignment[track.id] ?? 0)
       let tapped = compiledGraph?.preFaderTracks.contains(track.id) == true
-      var envelope: (UnsafeMutableBufferPointer<EnvelopeSegment>, UInt64)?
-      if var segments = track.envelope?.segments(), !segments.isEmpty {
+      /// `segments` shifted with the track's clips, in memory the plan keeps, and a hash of
+      /// them (with `salt`) for the clips' layout; nil for none.
+      func lane(
+        _ segments: [EnvelopeSegment]?, salt: Int
+      ) -> (UnsafeMutableBufferPointer<EnvelopeSegment>, UInt64)? {
+        guard var segments, !segments.isEmpty else { return nil }
         if shift != 0 { segments = segments.map { Routing.shifted($0, by: shift) } }
         let buffer = UnsafeMutableBufferPointer<EnvelopeSegment>.allocate(capacity: segments.count)
         _ = buffer.initialize(from: segments)
         envelopes.append(buffer)
         var hasher = Hasher()
         hasher.combine(segments)
-        envelope = (buffer, UInt64(bitPattern: Int64(hasher.finalize())))
+        if salt != 0 { hasher.combine(salt) }
+        return (buffer, UInt64(bitPattern: Int64(hasher.finalize())))
       }
+      let envelope = lane(track.envelope?.segments(), salt: 0)
+      // A mono mix ignores pan, automated or not.
+      let pan = project.channels == 2 ? lane(track.panEnvelope?.curve.segments(), salt: 1) : nil
       for clip in track.clips where clip.length.frames > 0 {
         guard let source = audio[clip.source] else {
           if !isAudible { continue }
@@ -227,7 +241,7 @@ public final class RenderPlan: @unchecked Sendable {
         var record = Self.record(
           clip, track: track, audible: hasEffects || isAudible,
           masterGain: hasEffects ? 1 : project.masterGain.linear,
-          envelope: envelope, chunks: source.table, sourceChannels: source.channels,
+          envelope: envelope, pan: pan, chunks: source.table, sourceChannels: source.channels,
           outputChannels: project.channels)
         if hasEffects {
           record.bus = Int32(trackIndex)
@@ -388,9 +402,12 @@ public final class RenderPlan: @unchecked Sendable {
   private static func record(
     _ clip: Clip, track: Track, audible: Bool, masterGain: Double,
     envelope: (UnsafeMutableBufferPointer<EnvelopeSegment>, UInt64)?,
+    pan lane: (UnsafeMutableBufferPointer<EnvelopeSegment>, UInt64)? = nil,
     chunks: UnsafeMutablePointer<UInt.AtomicRepresentation>, sourceChannels: Int,
     outputChannels: Int
   ) -> ClipRecord {
+    // An automated pan is applied by the kernel, frame by frame: the plan's gains leave it out.
+    let staticPan = lane == nil ? track.pan : nil
     let gain = audible ? clip.gain.linear * track.gain.linear * masterGain : 0
     let routing: ChannelRouting
     let left: Double
@@ -404,11 +421,11 @@ public final class RenderPlan: @unchecked Sendable {
       (left, right) = (gain / 2, gain / 2)
     case (1, _):
       routing = .monoToStereo
-      let pan = PanLaw.monoSource(pan: track.pan)
+      let pan = staticPan.map { PanLaw.monoSource(pan: $0) } ?? (left: 1, right: 1)
       (left, right) = (gain * pan.left, gain * pan.right)
     default:
       routing = .stereoToStereo
-      let pan = PanLaw.stereoSource(pan: track.pan)
+      let pan = staticPan.map { PanLaw.stereoSource(pan: $0) } ?? (left: 1, right: 1)
       (left, right) = (gain * pan.left, gain * pan.right)
     }
     var record = ClipRecord(
@@ -424,7 +441,11 @@ public final class RenderPlan: @unchecked Sendable {
     record.fadeInSpan = clip.fadeIn.curveLength.frames
     record.fadeOutSkip = clip.fadeOut.silentCut.frames
     record.fadeOutSpan = clip.fadeOut.curveLength.frames
-    record.layout = Self.layout(of: record) ^ (envelope?.1 ?? 0)
+    if let lane, outputChannels == 2 {
+      record.pan = UnsafePointer(lane.0.baseAddress)
+      record.panCount = lane.0.count
+    }
+    record.layout = Self.layout(of: record) ^ (envelope?.1 ?? 0) ^ (lane?.1 ?? 0)
     return record
   }
 

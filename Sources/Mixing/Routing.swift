@@ -93,18 +93,16 @@ final class Routing {
       }
       if receiving.contains(track.id) {
         record.input = buses[chain].inputBuffer()
-        let pan = stereo ? PanLaw.stereoSource(pan: track.pan) : (left: 1.0, right: 1.0)
+        // An automated pan is applied frame by frame (``ChainRecord/pan``), not here.
+        let lane = stereo ? track.panEnvelope : nil
+        let pan =
+          stereo && lane == nil ? PanLaw.stereoSource(pan: track.pan) : (left: 1.0, right: 1.0)
         record.inputLeft = Float(track.gain.linear * pan.left)
         record.inputRight = Float(track.gain.linear * pan.right)
-        if let segments = track.envelope?.segments(), !segments.isEmpty {
-          let buffer = UnsafeMutableBufferPointer<EnvelopeSegment>.allocate(
-            capacity: segments.count)
-          _ = buffer.initialize(
-            from: segments.map { Self.shifted($0, by: Int64(arrival[chain])) })
-          envelopes.append(buffer)
-          record.envelope = UnsafePointer(buffer.baseAddress)
-          record.envelopeCount = buffer.count
-        }
+        (record.envelope, record.envelopeCount) = Self.segments(
+          track.envelope?.segments(), shiftedBy: arrival[chain], into: &envelopes)
+        (record.pan, record.panCount) = Self.segments(
+          lane?.curve.segments(), shiftedBy: arrival[chain], into: &envelopes)
       }
       if tapped.contains(track.id) { record.prefader = buses[chain].prefaderBuffer() }
       records[chain] = record
@@ -119,11 +117,14 @@ final class Routing {
       let pan = stereo ? PanLaw.stereoSource(pan: send.pan) : (left: 1.0, right: 1.0)
       let gain = heard ? send.gain.linear : 0
       let tap = arrival[from] + (send.isPreFader ? 0 : latencies[from])
-      sendRecords.append(
-        SendRecord(
-          source: from, target: to, preFader: send.isPreFader,
-          gainLeft: Float(gain * pan.left), gainRight: Float(gain * pan.right),
-          delay: arrival[to] - tap, buffer: bus.buffer, delayLine: bus.delay, state: bus.state))
+      var record = SendRecord(
+        source: from, target: to, preFader: send.isPreFader,
+        gainLeft: Float(gain * pan.left), gainRight: Float(gain * pan.right),
+        delay: arrival[to] - tap, buffer: bus.buffer, delayLine: bus.delay, state: bus.state)
+      // The send's envelope on what it delivers, which plays at the target's arrival.
+      (record.envelope, record.envelopeCount) = Self.segments(
+        send.envelope?.segments(), shiftedBy: arrival[to], into: &envelopes)
+      sendRecords.append(record)
     }
     var sidechainRecords: [SidechainRecord] = []
     var sidechainBuses: [SendBus] = []
@@ -168,6 +169,19 @@ final class Routing {
     sends.deallocate()
     sidechains.deallocate()
     for buffer in envelopes { buffer.deallocate() }
+  }
+
+  /// `segments` moved `frames` later, in memory the plan keeps in `buffers` until it goes: the
+  /// address and count a record carries (nil and 0 for none).
+  static func segments(
+    _ segments: [EnvelopeSegment]?, shiftedBy frames: Int,
+    into buffers: inout [UnsafeMutableBufferPointer<EnvelopeSegment>]
+  ) -> (UnsafePointer<EnvelopeSegment>?, Int) {
+    guard let segments, !segments.isEmpty else { return (nil, 0) }
+    let buffer = UnsafeMutableBufferPointer<EnvelopeSegment>.allocate(capacity: segments.count)
+    _ = buffer.initialize(from: segments.map { shifted($0, by: Int64(frames)) })
+    buffers.append(buffer)
+    return (UnsafePointer(buffer.baseAddress), buffer.count)
   }
 
   /// `segment` moved `frames` later (its open ends stay open).

@@ -119,6 +119,38 @@ public struct Envelope: Sendable, Hashable, Codable {
   }
 }
 
+extension Envelope {
+  /// ``validate(track:sampleRate:)``'s checks for a send's envelope, its messages naming the
+  /// send.
+  public func validate(send: Send.ID, sampleRate: Int) throws(TimelineError) {
+    guard !points.isEmpty else {
+      throw .invalidAutomation("the envelope of send \(send) has no points; give TIME:GAIN pairs")
+    }
+    try validateTimes(name: "send \(send)'s envelope", sampleRate: sampleRate)
+    for point in points where point.decibels != -.infinity {
+      try Gain(decibels: max(point.decibels, Gain.minimumDecibels)).validate(
+        as: "envelope gain of send \(send)")
+    }
+  }
+
+  /// Throws unless every point's time is on the timeline and times strictly increase; `name`
+  /// is how messages name the lane.
+  func validateTimes(name: String, sampleRate: Int) throws(TimelineError) {
+    var previous: FramePosition?
+    for point in points {
+      guard point.time >= .zero, point.time.frames <= TimeValue.maximumFrames.frames else {
+        throw .invalidAutomation(
+          "a point of \(name) at \(TimeValue.seconds(FrameCount(point.time.frames), sampleRate: sampleRate)) is outside the timeline"
+        )
+      }
+      if let previous, point.time <= previous {
+        throw .invalidAutomation("the points of \(name) must be in time order")
+      }
+      previous = point.time
+    }
+  }
+}
+
 /// How an ``Envelope``'s gain runs from one point to the next. Each is the same shape when cut
 /// anywhere (what range edits rely on), which is why there is no S-curve.
 public enum EnvelopeShape: String, Sendable, Hashable, Codable, CaseIterable {

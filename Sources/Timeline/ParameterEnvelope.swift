@@ -95,21 +95,10 @@ public struct ParameterEnvelope: Sendable, Hashable, Codable {
     guard !curve.points.isEmpty else {
       throw .invalidAutomation("the automation of \(name) has no points; give TIME:VALUE pairs")
     }
-    var previous: FramePosition?
-    for point in curve.points {
-      guard point.decibels.isFinite else {
-        throw .invalidAutomation("the automation of \(name) has a value that is not a number")
-      }
-      guard point.time >= .zero, point.time.frames <= TimeValue.maximumFrames.frames else {
-        throw .invalidAutomation(
-          "a point of \(name) at \(TimeValue.seconds(FrameCount(point.time.frames), sampleRate: sampleRate)) is outside the timeline"
-        )
-      }
-      if let previous, point.time <= previous {
-        throw .invalidAutomation("the points of \(name) must be in time order")
-      }
-      previous = point.time
+    guard curve.points.allSatisfy({ $0.decibels.isFinite }) else {
+      throw .invalidAutomation("the automation of \(name) has a value that is not a number")
     }
+    try curve.validateTimes(name: name, sampleRate: sampleRate)
   }
 
   /// This automation with `range` taken out of the timeline (``Envelope/removing(_:)``).

@@ -189,6 +189,43 @@ extension Project {
     return [.setTrack(track)]
   }
 
+  /// `current` pan automation of a track after `edit`, its values pan positions (−1 … +1, read
+  /// as ``Track/pan(parsing:)`` reads them); nil when no point is left. `name` is how messages
+  /// name the lane (`t1 pan`).
+  ///
+  /// ```swift
+  /// let sweep = try Project.panAutomation(
+  ///   nil, by: .set("0s:-1,2s:1", shapes: nil), name: "t1 pan", sampleRate: 48_000)
+  /// ```
+  public static func panAutomation(
+    _ current: ParameterEnvelope?, by edit: EnvelopeEdit, name: String, sampleRate: Int
+  ) throws(TimelineError) -> ParameterEnvelope? {
+    try ParameterEnvelope.edited(current, by: edit, name: name, sampleRate: sampleRate) {
+      (text: String) throws(TimelineError) -> Double in try Track.pan(parsing: text)
+    }
+  }
+
+  /// Sets the pan automation of track `id` (nil removes it; see ``Track/panEnvelope``).
+  public func setPanEnvelope(
+    _ id: Track.ID, _ envelope: ParameterEnvelope?
+  ) throws(TimelineError) -> [Command] {
+    guard var track = track(id) else { throw .unknownTrack(id) }
+    track.panEnvelope = envelope
+    try track.validateSettings(sampleRate: sampleRate)
+    return [.setTrack(track)]
+  }
+
+  /// Sets the gain automation of send `id` (nil removes it; see ``Send/envelope``).
+  public func setSendEnvelope(
+    _ id: Send.ID, _ envelope: Envelope?
+  ) throws(TimelineError) -> [Command] {
+    guard var send = send(id) else { throw .unknownSend(id) }
+    send.envelope = envelope
+    try send.envelope?.validate(send: id, sampleRate: sampleRate)
+    send.envelope = envelope?.compacted()
+    return [.setSend(send)]
+  }
+
   /// Sets the gain of the whole mix.
   public func setMasterGain(_ gain: Gain) throws(TimelineError) -> [Command] {
     try gain.validate(as: "master gain")

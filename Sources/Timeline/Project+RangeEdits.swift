@@ -101,12 +101,10 @@ extension Project {
         }
       }
       edited.clips = ClipList(clips)
-      if ripple {
-        edited.envelope = track.envelope?.removing(range)
-        edited.effects = track.effects.map { $0.removingTime(range) }
-      }
+      if ripple { edited = edited.removingTime(range) }
       if edited != track { commands.append(.setTrack(edited)) }
     }
+    if ripple { commands += sendsMoved(from: try chosenTracks(tracks)) { $0.removing(range) } }
     if let first = misfits.first {
       throw misfits.count == 1
         ? .edgeFadeDoesNotFit(
@@ -143,9 +141,11 @@ extension Project {
         }
       }
       edited.clips = ClipList(clips)
-      edited.envelope = track.envelope?.opening(at: position, length: length)
-      edited.effects = track.effects.map { $0.openingTime(at: position, length: length) }
+      edited = edited.openingTime(at: position, length: length)
       if edited != track { commands.append(.setTrack(edited)) }
+    }
+    commands += sendsMoved(from: try chosenTracks(tracks)) {
+      $0.opening(at: position, length: length)
     }
     return commands + markersShifted(openingAt: position, length: length)
   }
@@ -175,9 +175,21 @@ extension Project {
         return other.timelineStart >= clip.timelineEnd
           ? other.moved(to: other.timelineStart - clip.length) : other
       })
-    edited.envelope = track.envelope?.removing(clip.timelineRange)
-    edited.effects = track.effects.map { $0.removingTime(clip.timelineRange) }
-    return [.setTrack(edited)] + markersRippled(removing: clip.timelineRange)
+    edited = edited.removingTime(clip.timelineRange)
+    return [.setTrack(edited)] + sendsMoved(from: [track]) { $0.removing(clip.timelineRange) }
+      + markersRippled(removing: clip.timelineRange)
+  }
+
+  /// The sends from `tracks` whose envelopes `move` changes, changed: a send's envelope moves
+  /// with the clips of the track it sends, as that track's own envelope does.
+  func sendsMoved(from tracks: [Track], _ move: (Envelope) -> Envelope) -> [Command] {
+    let ids = Set(tracks.map(\.id))
+    return sends.compactMap { send in
+      guard ids.contains(send.from), let envelope = send.envelope else { return nil }
+      var moved = send
+      moved.envelope = move(envelope)
+      return moved == send ? nil : .setSend(moved)
+    }
   }
 
   /// Splits every clip of `tracks` (every track when nil) that plays across `position` there:
@@ -286,7 +298,7 @@ extension Project {
     guard self.track(newID) == nil else { throw .duplicateID("\(newID)") }
     var copy = Track(
       id: newID, name: name, gain: track.gain, pan: track.pan, isMuted: track.isMuted,
-      isSolo: track.isSolo, envelope: track.envelope)
+      isSolo: track.isSolo, envelope: track.envelope, panEnvelope: track.panEnvelope)
     try copy.validateSettings(sampleRate: sampleRate)
     copy.clips = ClipList(track.clips.map { $0.withID(newClipID()) })
     // The copy's effects, under the ids given (one per effect of the track; none, no effects).

@@ -158,6 +158,7 @@ extension Project {
       guard send.pan.isFinite, (-1.0...1.0).contains(send.pan) else {
         throw .panOutOfRange(track: nil, pan: send.pan)
       }
+      try send.envelope?.validate(send: send.id, sampleRate: sampleRate)
     }
     for (_, track, source) in sidechains {
       guard ids.contains(source) else { throw .unknownTrack(source) }

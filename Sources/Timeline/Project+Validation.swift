@@ -105,6 +105,12 @@ extension Track {
       throw .panOutOfRange(track: id, pan: pan)
     }
     try envelope?.validate(track: id, sampleRate: sampleRate)
+    if let panEnvelope {
+      try panEnvelope.validate(name: "the pan of track \(id)", sampleRate: sampleRate)
+      if let point = panEnvelope.points.first(where: { !(-1.0...1.0).contains($0.value) }) {
+        throw .panOutOfRange(track: id, pan: point.value)
+      }
+    }
   }
 }
 

@@ -70,7 +70,10 @@ extension ProjectDiff {
       changes.append(SoundingChange(range: whole, blame: change.id.description))
     }
     for change in tracks where change.before != nil && change.after != nil {
-      if change.before?.output != change.after?.output {
+      // A pan lane sounds on what the track receives too.
+      if change.before?.output != change.after?.output
+        || change.before?.panEnvelope != change.after?.panEnvelope
+      {
         changes.append(SoundingChange(range: whole, blame: change.id.description))
       }
     }

@@ -132,6 +132,7 @@ public struct ProjectDiff: Sendable, Hashable {
     public var envelope: Envelope?
     /// Where the track's sound goes: nil for the master.
     public var output: Track.ID?
+    public var panEnvelope: ParameterEnvelope?
 
     init(_ track: Track, index: Int) {
       self.index = index
@@ -142,6 +143,7 @@ public struct ProjectDiff: Sendable, Hashable {
       isSolo = track.isSolo
       envelope = track.envelope
       output = track.output
+      panEnvelope = track.panEnvelope
     }
   }
 

@@ -26,10 +26,13 @@ public struct Send: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity 
   public var pan: Double
   /// Taps before the track's gain, pan and envelope (and so before its effects).
   public var isPreFader: Bool
+  /// Automation of the send's level over its ``gain``, in dB as a track's volume envelope
+  /// (``Envelope``); nil for none.
+  public var envelope: Envelope?
 
   public init(
     id: ID, from: Track.ID, to: Track.ID, gain: Gain = .unity, pan: Double = 0,
-    isPreFader: Bool = false
+    isPreFader: Bool = false, envelope: Envelope? = nil
   ) {
     self.id = id
     self.from = from
@@ -37,6 +40,7 @@ public struct Send: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity 
     self.gain = gain
     self.pan = pan
     self.isPreFader = isPreFader
+    self.envelope = envelope
   }
 
   /// `pre` or `post`: the tap as commands and JSON say it.

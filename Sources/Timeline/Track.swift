@@ -16,6 +16,9 @@ public struct Track: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity
   public var isSolo: Bool
   /// Volume automation over the track's gain; nil for none.
   public var envelope: Envelope?
+  /// Pan automation (−1 … +1): where it has points it sets the pan, in place of ``pan`` (as
+  /// Ardour's automated panner follows its lane); nil for none, ``pan`` then applies.
+  public var panEnvelope: ParameterEnvelope?
   /// Sorted by `timelineStart`, then by id (``Clip/timelineOrder(_:_:)``).
   public var clips: ClipList
   /// The track's effect chain, in the order it runs: after its clips are summed and its gain,
@@ -28,7 +31,7 @@ public struct Track: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity
   public init(
     id: ID, name: String, gain: Gain = .unity, pan: Double = 0, isMuted: Bool = false,
     isSolo: Bool = false, envelope: Envelope? = nil, clips: [Clip] = [], effects: [Effect] = [],
-    output: Track.ID? = nil
+    output: Track.ID? = nil, panEnvelope: ParameterEnvelope? = nil
   ) {
     self.id = id
     self.name = name
@@ -40,17 +43,18 @@ public struct Track: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity
     self.clips = ClipList(clips.sorted(by: Clip.timelineOrder))
     self.effects = effects
     self.output = output
+    self.panEnvelope = panEnvelope
   }
 
   /// A track holding `clips`, sorted by ``Clip/timelineOrder(_:_:)`` (shared when they are).
   public init(
     id: ID, name: String, gain: Gain = .unity, pan: Double = 0, isMuted: Bool = false,
     isSolo: Bool = false, envelope: Envelope? = nil, clips: ClipList, effects: [Effect] = [],
-    output: Track.ID? = nil
+    output: Track.ID? = nil, panEnvelope: ParameterEnvelope? = nil
   ) {
     self.init(
       id: id, name: name, gain: gain, pan: pan, isMuted: isMuted, isSolo: isSolo,
-      envelope: envelope, effects: effects, output: output)
+      envelope: envelope, effects: effects, output: output, panEnvelope: panEnvelope)
     self.clips = clips
     if !clips.isSorted { self.clips.sort(by: Clip.timelineOrder) }
   }
@@ -58,6 +62,27 @@ public struct Track: Sendable, Hashable, Codable, Identifiable, IdentifiedEntity
   /// The clip with `id`, if it is on this track: O(log n).
   public func clip(_ id: Clip.ID) -> Clip? {
     clips.clip(id)
+  }
+}
+
+extension Track {
+  /// This track's automation (volume, pan, its effects' lanes) with `range` taken out of the
+  /// timeline, as a ripple takes it out of its clips (``Envelope/removing(_:)``).
+  public func removingTime(_ range: FrameRange) -> Track {
+    var moved = self
+    moved.envelope = envelope?.removing(range)
+    moved.panEnvelope = panEnvelope?.removing(range)
+    moved.effects = effects.map { $0.removingTime(range) }
+    return moved
+  }
+
+  /// This track's automation with a gap opened, as an insert opens it in its clips.
+  public func openingTime(at position: FramePosition, length: FrameCount) -> Track {
+    var moved = self
+    moved.envelope = envelope?.opening(at: position, length: length)
+    moved.panEnvelope = panEnvelope?.opening(at: position, length: length)
+    moved.effects = effects.map { $0.openingTime(at: position, length: length) }
+    return moved
   }
 }
 

@@ -380,6 +380,12 @@ struct NetChanges: Sendable {
       case MarkerRow.index: changed.markers = true
       case TrackOutputRow.index: changed.tracks.insert(Track.ID(key.id))
       case SendRow.index: changed.sends = true
+      case LaneRow.index:
+        if let track = LaneRow.track(ofLane: key.id) {
+          changed.tracks.insert(track)
+        } else {
+          changed.sends = true
+        }
       case EffectSidechainRow.index: changed.effects = true
       default: changed.format = true
       }

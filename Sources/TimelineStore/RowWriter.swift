@@ -91,6 +91,9 @@ enum RowWriter {
       rows.record(
         key(TrackOutputRow.index, id.rawValue), from: before.flatMap(TrackOutputRow.values),
         to: after.flatMap(TrackOutputRow.values))
+      rows.record(
+        key(LaneRow.index, LaneRow.id(id)), from: before.flatMap(LaneRow.values),
+        to: after.flatMap(LaneRow.values))
       recordEnvelope(
         of: id, from: before?.envelope, to: after?.envelope, oldIDs: held.points[id],
         into: &rows, points: &points)
@@ -129,6 +132,9 @@ enum RowWriter {
         rows.record(
           key(SendRow.index, id.rawValue), from: before[id].map(SendRow.values),
           to: after[id].map(SendRow.values))
+        rows.record(
+          key(LaneRow.index, LaneRow.id(id)), from: before[id].flatMap(LaneRow.values),
+          to: after[id].flatMap(LaneRow.values))
       }
     }
 
@@ -552,6 +558,7 @@ enum RowWriter {
     (Schema.effectFileTable, .insert), (Schema.effectFileTable, .update),
     (Schema.trackOutputTable, .insert), (Schema.trackOutputTable, .update),
     (Schema.sendTable, .insert), (Schema.sendTable, .update),
+    (Schema.laneTable, .insert), (Schema.laneTable, .update),
     (Schema.effectSidechainTable, .insert), (Schema.effectSidechainTable, .update),
     (Schema.effectAutomationTable, .insert), (Schema.effectAutomationTable, .update),
     (Schema.clipDetailTable, .delete),
@@ -560,6 +567,7 @@ enum RowWriter {
     (Schema.envelopeTable, .delete), (Schema.envelopePointTable, .delete),
     (Schema.effectSidechainTable, .delete),
     (Schema.effectAutomationTable, .delete),
+    (Schema.laneTable, .delete),
     (Schema.effectFileTable, .delete),
     (Schema.effectTable, .delete), (Schema.trackOutputTable, .delete), (Schema.sendTable, .delete),
     (Schema.trackTable, .delete), (Schema.sourceTable, .delete),

@@ -26,6 +26,7 @@ enum Schema {
   static let effectSidechainTable = EffectSidechainRow.table
   static let effectAutomationTable = EffectAutomationRow.table
   static let effectFileTable = EffectFileRow.table
+  static let laneTable = LaneRow.table
   static let pendingMoveTable = "pending_move"
   static let pendingTailTable = "pending_move_tail"
   /// The migrations that made ``pendingMoveTable`` and ``pendingTailTable``: a file that records
@@ -41,7 +42,7 @@ enum Schema {
     ProjectRow.self, SourceRow.self, TrackRow.self, ClipRow.self, EnvelopeRow.self,
     MasterRow.self, EnvelopePointRow.self, EffectRow.self, MarkerRow.self, ClipDetailRow.self,
     TrackOutputRow.self, SendRow.self, EffectSidechainRow.self, EffectAutomationRow.self,
-    EffectFileRow.self,
+    EffectFileRow.self, LaneRow.self,
   ]
   static let trackedTables = trackedRows.map { $0.table }
 
@@ -58,7 +59,8 @@ enum Schema {
   /// names and cut fades) or what it can do without (v12: a third span of history blocks;
   /// v13: the pending move, ``PendingMove``, which a file without it has none of; v14: the
   /// pending move's tail, likewise; v15: outputs and sends, none; v16: side chains, none; v17:
-  /// automation, none; v18: effects' files, none), so reading
+  /// automation, none; v18: effects' files, none; v19: pan automation and sends'
+  /// envelopes, none), so reading
   /// an older project neither needs it writable nor upgrades it.
   static let readerMigrations: Set<String> = ["v1", "v2", "v3", "v4"]
 
@@ -470,6 +472,21 @@ enum Schema {
             contentHash TEXT NOT NULL
           );
           CREATE INDEX effect_file_by_effect ON effect_file(effectID);
+          """)
+    }
+    migrator.registerMigration("v19") { db in
+      try db.execute(
+        sql: """
+          -- Automation lanes of tracks and sends (LaneRow): a track's pan lane or a send's
+          -- envelope, its points as stored; no row, none. The id carries the owner.
+          CREATE TABLE automation_lane (
+            id INTEGER PRIMARY KEY CHECK (id > 0),
+            trackID INTEGER REFERENCES track(id),
+            sendID INTEGER REFERENCES send(id),
+            points TEXT NOT NULL CHECK (points <> ''),
+            CHECK ((trackID IS NULL) <> (sendID IS NULL)),
+            CHECK (id = coalesce(trackID * 2, sendID * 2 + 1))
+          );
           """)
     }
     return migrator

@@ -119,11 +119,33 @@ enum SnapshotReader {
         project.sends.append(try SendRow.read(row, id: Send.ID(row.int64(0)), updating: nil))
       }
     }
+    // Projects made before pan automation and sends' envelopes have no lane table until
+    // opened for writing.
+    var pans: [Track.ID: ParameterEnvelope] = [:]
+    if try db.tableExists(Schema.laneTable) {
+      var envelopes: [Send.ID: Envelope] = [:]
+      try all(LaneRow.self, db) { row in
+        let id = row.int64(0)
+        guard let points = try LaneRow.points(row, id: id) else { throw LaneRow.unreadable(id) }
+        if let track = LaneRow.track(ofLane: id) {
+          pans[track] = ParameterEnvelope(curve: points)
+        } else if let send = LaneRow.send(ofLane: id) {
+          envelopes[send] = points
+        }
+      }
+      for index in project.sends.indices {
+        project.sends[index].envelope = envelopes.removeValue(forKey: project.sends[index].id)
+      }
+      if let stray = envelopes.keys.min() {
+        throw StoreError.corrupt(detail: "an envelope belongs to missing send \(stray)")
+      }
+    }
     var positions: [Track.ID: Int64] = [:]
     try all(TrackRow.self, orderedBy: "position, id", db) { row in
       var (track, position) = try TrackRow.read(row, id: Track.ID(row.int64(0)), updating: nil)
       track.envelope = envelopes[track.id]
       track.output = outputs[track.id]
+      track.panEnvelope = pans.removeValue(forKey: track.id)
       track.clips = ClipList(clipsByTrack[track.id] ?? [])
       positions[track.id] = position
       project.tracks.append(track)
@@ -309,6 +331,7 @@ enum SnapshotReader {
           track.envelope = project.tracks[index].envelope
           track.effects = project.tracks[index].effects
           track.output = project.tracks[index].output
+          track.panEnvelope = project.tracks[index].panEnvelope
           project.tracks[index] = track
         } else {
           trackIndex[id] = project.tracks.count
@@ -572,6 +595,18 @@ enum SnapshotReader {
         project.tracks[index].output = output
       }
     }
+    try changes.forEachRow(in: [LaneRow.index]) { key, kind, row in
+      guard let id = LaneRow.track(ofLane: key.id) else { return }
+      guard let index = project.tracks.firstIndex(where: { $0.id == id }) else {
+        if kind == .delete { return }
+        throw StoreError.corrupt(detail: "the pan automation of missing track \(id) is stored")
+      }
+      if kind == .delete {
+        project.tracks[index].panEnvelope = nil
+      } else if let points = try LaneRow.points(Columns(row), id: key.id) {
+        project.tracks[index].panEnvelope = ParameterEnvelope(curve: points)
+      }
+    }
     if changed.sends {
       var sends = Dictionary(uniqueKeysWithValues: old.sends.map { ($0.id, $0) })
       try changes.forEachRow(in: [SendRow.index]) { key, kind, row in
@@ -579,8 +614,22 @@ enum SnapshotReader {
         if kind == .delete {
           sends[id] = nil
         } else {
+          let envelope = sends[id]?.envelope
           sends[id] = try SendRow.read(
             Columns(row), id: id, updating: kind == .insert ? nil : sends[id])
+          sends[id]?.envelope = envelope
+        }
+      }
+      try changes.forEachRow(in: [LaneRow.index]) { key, kind, row in
+        guard let id = LaneRow.send(ofLane: key.id) else { return }
+        guard sends[id] != nil else {
+          if kind == .delete { return }
+          throw StoreError.corrupt(detail: "the envelope of missing send \(id) is stored")
+        }
+        if kind == .delete {
+          sends[id]?.envelope = nil
+        } else if let envelope = try LaneRow.points(Columns(row), id: key.id) {
+          sends[id]?.envelope = envelope
         }
       }
       project.sends = sends.values.sorted { $0.id < $1.id }

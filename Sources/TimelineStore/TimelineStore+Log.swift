@@ -59,11 +59,15 @@ public enum LogSubject: Sendable, Hashable, CustomStringConvertible {
     {
       return key.id == effect.rawValue
     }
+    if case .send(let send) = self, key.table == LaneRow.index {
+      return key.id == LaneRow.id(send)
+    }
     guard case .track(let track) = self else { return false }
     switch key.table {
     case EnvelopeRow.index: return key.id == track.rawValue
     case EnvelopePointRow.index: return EnvelopePointRow.track(ofPoint: key.id) == track
     case TrackOutputRow.index: return key.id == track.rawValue
+    case LaneRow.index: return key.id == LaneRow.id(track)
     default: return false
     }
   }
@@ -72,7 +76,11 @@ public enum LogSubject: Sendable, Hashable, CustomStringConvertible {
   var tables: [String] {
     switch self {
     case .track:
-      [TrackRow.table, EnvelopeRow.table, EnvelopePointRow.table, TrackOutputRow.table]
+      [
+        TrackRow.table, EnvelopeRow.table, EnvelopePointRow.table, TrackOutputRow.table,
+        LaneRow.table,
+      ]
+    case .send: [SendRow.table, LaneRow.table]
     case .effect:
       [EffectRow.table, EffectSidechainRow.table, EffectAutomationRow.table, EffectFileRow.table]
     default: [Schema.trackedTables[table]]
@@ -238,14 +246,19 @@ extension TimelineStore {
         case TrackOutputRow.index: "output"
         case EffectSidechainRow.index: "sidechain"
         case EffectAutomationRow.index: "automation"
+        case LaneRow.index: LaneRow.track(ofLane: key.id) != nil ? "pan automation" : "envelope"
         default: nil
         }
       if let name = single {
+        // A lane's points are its last column.
+        let column = key.table == LaneRow.index ? LaneRow.columns.count - 1 : 1
         fields.append(
           LogEntry.Field(
             name: name,
-            before: kind == .insert ? .null : changes.value(old[1]).map(LogValue.init) ?? .null,
-            after: kind == .delete ? .null : changes.value(new[1]).map(LogValue.init) ?? .null))
+            before: kind == .insert
+              ? .null : changes.value(old[column]).map(LogValue.init) ?? .null,
+            after: kind == .delete
+              ? .null : changes.value(new[column]).map(LogValue.init) ?? .null))
         return
       }
       guard key.table == subject.table else {

@@ -751,3 +751,48 @@ enum EffectFileRow: TrackedRow {
     }
   }
 }
+
+/// An automation lane of a track or a send: a track's pan automation (``Track/panEnvelope``,
+/// its points in ``ParameterEnvelope/storageText``'s form) or a send's gain envelope
+/// (``Send/envelope``, in ``Envelope/storageText``'s form): `(id, trackID, sendID, points)`,
+/// one of the owners set, the id carrying it (twice the track's id, twice the send's plus
+/// one); no row, no lane. One table (v19) for both: a version's packed rows name their table
+/// in four bits (``NetChanges/packed()``), so there is room for one more table, not two; and
+/// its own table, so that the track and send tables keep their columns (a changeset records a
+/// table's column count).
+enum LaneRow: TrackedRow {
+  static let table = "automation_lane"
+  static let index = 15
+  static let columns = ["id", "trackID", "sendID", "points"]
+
+  /// The row id of track `id`'s pan lane.
+  static func id(_ track: Track.ID) -> Int64 { track.rawValue * 2 }
+
+  /// The row id of send `id`'s envelope.
+  static func id(_ send: Send.ID) -> Int64 { send.rawValue * 2 + 1 }
+
+  /// The track whose pan lane row `id` is; nil for a send's.
+  static func track(ofLane id: Int64) -> Track.ID? { id & 1 == 0 ? Track.ID(id >> 1) : nil }
+
+  /// The send whose envelope row `id` is; nil for a track's.
+  static func send(ofLane id: Int64) -> Send.ID? { id & 1 == 1 ? Send.ID(id >> 1) : nil }
+
+  static func values(_ track: Track) -> [ChangeValue]? {
+    track.panEnvelope.map {
+      [.integer(id(track.id)), .integer(track.id.rawValue), .null, .text($0.storageText)]
+    }
+  }
+
+  static func values(_ send: Send) -> [ChangeValue]? {
+    send.envelope.map {
+      [.integer(id(send.id)), .null, .integer(send.id.rawValue), .text($0.storageText)]
+    }
+  }
+
+  /// The points a row holds, as stored; nil when the row leaves them alone.
+  static func points(_ row: some ColumnReader, id: Int64) throws -> Envelope? {
+    guard let text = try row.text(3) else { return nil }
+    guard let envelope = Envelope(storageText: text) else { throw unreadable(id) }
+    return envelope
+  }
+}

@@ -331,6 +331,11 @@ struct DiffWords {
       }
       if old.gain != new.gain { parts.append("gain \(old.gain) → \(new.gain)") }
       if old.pan != new.pan { parts.append("pan \(formatPan(old.pan)) → \(formatPan(new.pan))") }
+      if old.envelope != new.envelope {
+        parts.append(
+          new.envelope.map { "envelope \(envelopeText($0, sampleRate: sampleRate))" }
+            ?? "envelope cleared")
+      }
       if old.isPreFader != new.isPreFader {
         parts.append(new.isPreFader ? "pre-fader" : "post-fader")
       }
@@ -464,6 +469,12 @@ struct DiffWords {
               ?? "envelope cleared")
         }
       }
+      if old.panEnvelope != new.panEnvelope {
+        parts.append(
+          new.panEnvelope.map {
+            "pan automation \(automationText($0, sampleRate: sampleRate))"
+          } ?? "pan automation cleared")
+      }
       if old.index != new.index {
         parts.append("moved from row \(old.index + 1) to \(new.index + 1)")
       }
@@ -586,6 +597,7 @@ struct DiffWords {
           ("muted", .bool(settings.isMuted)), ("solo", .bool(settings.isSolo)),
           ("envelope", envelopeJSON(settings.envelope)), ("index", .int(Int64(settings.index))),
           ("output", .string(settings.output?.description ?? "master")),
+          ("panAutomation", settings.panEnvelope.map(automationJSON) ?? .null),
         ])
       }
       items.append(

@@ -268,6 +268,7 @@ func trackFields(_ track: Track) -> [(String, JSONValue)] {
     ("muted", .bool(track.isMuted)), ("solo", .bool(track.isSolo)),
     ("envelope", envelopeJSON(track.envelope)),
     ("output", .string(track.output?.description ?? "master")),
+    ("panAutomation", track.panEnvelope.map(automationJSON) ?? .null),
   ]
 }
 
@@ -375,6 +376,10 @@ struct TimelineTable {
       if let envelope = track.envelope {
         lines.append("  envelope \(envelopeText(envelope, sampleRate: rate, frames: inFrames))")
       }
+      if let lane = track.panEnvelope {
+        lines.append(
+          "  pan automation \(automationText(lane, sampleRate: rate, frames: inFrames))")
+      }
       if !track.effects.isEmpty {
         lines.append("  effects \(TimelineScreen.chain(track.effects, separator: " · "))")
         lines += automationLines(track.effects, sampleRate: rate, frames: inFrames)
@@ -384,6 +389,10 @@ struct TimelineTable {
       }
       for send in project.sends where send.from == track.id {
         lines.append("  send \(sendText(send))")
+        if let envelope = send.envelope {
+          lines.append(
+            "    envelope \(envelopeText(envelope, sampleRate: rate, frames: inFrames))")
+        }
       }
       if track.clips.isEmpty {
         lines.append("  (no clips)")

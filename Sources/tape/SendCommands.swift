@@ -14,7 +14,7 @@ struct SendCommand: ParsableCommand {
       its gain, pan, envelope, effects and mute. A send that would feed a track into itself \
       is refused, naming the loop.
       """,
-    subcommands: [Add.self, Set.self, Remove.self, List.self])
+    subcommands: [Add.self, Set.self, Remove.self, List.self, EnvelopeCommand.self])
 }
 
 /// The send a command names: its id (`n1`).
@@ -40,7 +40,44 @@ func sendJSON(_ send: Send) -> JSONValue {
     ("id", .string(send.id.description)), ("from", .string(send.from.description)),
     ("to", .string(send.to.description)), ("gainDB", .double(send.gain.decibels)),
     ("pan", .double(send.pan)), ("tap", .string(send.tap)),
+    ("envelope", envelopeJSON(send.envelope)),
   ])
+}
+
+extension SendCommand {
+  struct EnvelopeCommand: EditingCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "envelope",
+      abstract: "Shape a send's level over time (automation), or clear it.",
+      discussion: """
+        The same forms as 'tape track envelope': TIME:GAIN points in dB (-inf for silence), \
+        each segment db (the default), linear or hold, the whole envelope multiplying the \
+        send's gain sample by sample on what it delivers. Ripple edits of the track it sends \
+        move the envelope with that track's clips.
+        Example: tape send envelope song.tape n1 --set 0s:-inf,2s:0dB
+        Example: tape send envelope song.tape n1 --add 5s:-6dB
+        Example: tape send envelope song.tape n1 --clear
+        """
+    ).parsedAlone()
+
+    @OptionGroup var project: ProjectArgument
+    @Argument(help: "The send's id (n1; 'tape send ls' lists them).") var send: String
+    @OptionGroup var envelope: EnvelopeEditOptions
+    @OptionGroup var options: EditOptions
+
+    func validate() throws { try envelope.check() }
+
+    var label: String { envelope.label(send) }
+
+    func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
+      let id = try parseSend(send, project)
+      return try project.setSendEnvelope(
+        id,
+        Envelope.edited(
+          project.send(id)?.envelope, by: envelope.edit(project), name: id.description,
+          sampleRate: project.sampleRate))
+    }
+  }
 }
 
 extension SendCommand {

@@ -177,21 +177,32 @@ struct TrackCommand: ParsableCommand {
         Example: tape track envelope song.tape t1 --move 10s --to 11s
         Example: tape track envelope song.tape t1 --remove 12s
         Example: tape track envelope song.tape t1 --clear
+        --pan automates the track's pan instead, with the same forms: TIME:PAN points, each a         pan position from -1 (left) to 1 (right) as 'track set --pan' takes it, running         linearly (--shape linear, the default) or held (--shape hold) from each point to the         next. Where the lane has points it sets the pan (before the first point the first's,         after the last the last's), in place of the track's pan, which applies again once         the lane is cleared (as Ardour's automated panner does); the pan law is the track's         (constant power for a mono clip, a balance for a stereo one), frame by frame.
+        Example: tape track envelope song.tape t1 --pan --set 0s:-1,2s:1
         """
     ).parsedAlone()
 
     @OptionGroup var project: ProjectArgument
     @Argument(help: "The track: its id (t1) or its name.", completion: ids("t")) var track: String
+    @Flag(help: "Automate the track's pan (-1 left … 1 right) instead of its volume.")
+    var pan = false
     @OptionGroup var envelope: EnvelopeEditOptions
     @OptionGroup var options: EditOptions
 
     func validate() throws { try envelope.check() }
 
-    var label: String { envelope.label(track) }
+    var label: String { envelope.label(pan ? "\(track) pan" : track) }
 
     func edit(_ project: Project, _ ids: inout IDAllocator) throws -> [Command] {
       let id = try resolveTrack(track, project)
       guard let existing = project.track(id) else { throw TimelineError.unknownTrack(id) }
+      if pan {
+        return try project.setPanEnvelope(
+          id,
+          Project.panAutomation(
+            existing.panEnvelope, by: envelope.edit(project), name: "\(id) pan",
+            sampleRate: project.sampleRate))
+      }
       return try project.setEnvelope(
         id,
         Envelope.edited(

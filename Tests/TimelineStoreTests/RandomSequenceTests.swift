@@ -20,6 +20,23 @@ struct RandomSequenceTests {
     return ParameterEnvelope(curve: Envelope(points: points))
   }
 
+  /// A pan lane made of `value` alone (no draws): two or three points, linear or held, their
+  /// positions within -1…1.
+  static func panLane(_ value: Int) -> ParameterEnvelope {
+    var curve = lane(value).curve
+    for index in curve.points.indices {
+      curve.points[index].decibels = Double((value + 7 * index) % 11) / 10
+    }
+    return ParameterEnvelope(curve: curve)
+  }
+
+  /// A send's envelope made of `value` alone (no draws): two or three points in dB.
+  static func sendEnvelope(_ value: Int) -> Envelope {
+    var curve = lane(value).curve
+    for index in curve.points.indices { curve.points[index].decibels -= 6 }
+    return curve
+  }
+
   /// One random valid edit of `project`, or `nil` when the dice chose an edit that does not apply.
   static func randomEdit(
     _ project: Project, _ ids: inout IDAllocator, _ rng: inout SeededGenerator
@@ -117,12 +134,14 @@ struct RandomSequenceTests {
             .setSend(
               Send(
                 id: ids.newSendID(), from: track.id, to: other.id,
-                gain: Gain(decibels: Double(decibels)), pan: Double(pan) / 10, isPreFader: muted))
+                gain: Gain(decibels: Double(decibels)), pan: Double(pan) / 10, isPreFader: muted,
+                envelope: solo ? Self.sendEnvelope(decibels) : nil))
           ]
       case 3 where !project.sends.isEmpty:
         var send = project.sends[abs(pan) % project.sends.count]
         send.gain = Gain(decibels: Double(decibels))
         send.isPreFader = solo
+        send.envelope = muted ? Self.sendEnvelope(pan) : nil
         routing = commands + [.setSend(send)]
       case 4 where !project.sends.isEmpty:
         routing = commands + [.removeSends([project.sends[abs(pan) % project.sends.count].id])]
@@ -157,7 +176,13 @@ struct RandomSequenceTests {
               shape: EnvelopeShape.allCases.randomElement(using: &rng)!))
           time += Int64.random(in: 1...96_000, using: &rng)
         }
-        return try project.setEnvelope(track.id, Envelope(points: points))
+        // Pan automation, chosen from the points drawn (no more draws): set, or cleared.
+        let commands = try project.setEnvelope(track.id, Envelope(points: points))
+        guard case .setTrack(var panned) = commands.first, points.count < 4 else {
+          return commands
+        }
+        panned.panEnvelope = points.count < 3 ? Self.panLane(Int(time % 41) - 20) : nil
+        return [.setTrack(panned)]
       }
       if choice == 3 {
         return try project.setMasterGain(
