@@ -703,10 +703,10 @@ public enum EffectKernel {
         (state.left, state.right) = live ? (0, 0) : (send.gainLeft, send.gainRight)
         state.hasGain = true
       }
-      if state.left == send.gainLeft && state.right == send.gainRight
+      if send.envelope == nil && state.left == send.gainLeft && state.right == send.gainRight
         && (channels == 1 || state.left == state.right)
       {
-        // Steady: the loop below's products in one vectorizable pass.
+        // Steady, no envelope: the loop below's products (its shape is 1) in one pass.
         accumulate(send.buffer, times: state.left, into: target, count: frames * channels)
         send.state.pointee = state
         continue
