@@ -636,38 +636,44 @@ public enum EffectKernel {
   }
 
   /// An envelope's segments read frame by frame in time order, from a start found once.
+  ///
+  /// No closures or `Optional.map` here: a debug build instantiates their generic metadata
+  /// (and allocates) on the audio thread the first time (the live routing test's counter saw
+  /// two mallocs and two frees when it had them).
   struct Lane {
     let segments: UnsafePointer<EnvelopeSegment>?
     let count: Int
-    var index: Int
+    var index = 0
 
     init(_ segments: UnsafePointer<EnvelopeSegment>?, _ count: Int, at time: Int64) {
       self.segments = segments
       self.count = count
-      index =
-        segments.flatMap {
-          EnvelopeSegment.index(of: time, in: UnsafeBufferPointer(start: $0, count: count))
-        } ?? 0
+      if let segments {
+        let all = UnsafeBufferPointer(start: segments, count: count)
+        index = EnvelopeSegment.index(of: time, in: all) ?? 0
+      }
     }
 
-    /// The segment holding `t` (at or after the last asked); nil for no lane.
+    /// Moves to the segment holding `t` (at or after the last asked) of `segments`.
     @inline(__always)
-    mutating func segment(at t: Int64) -> EnvelopeSegment? {
-      guard let segments else { return nil }
+    mutating func advance(_ segments: UnsafePointer<EnvelopeSegment>, to t: Int64) {
       while index + 1 < count && segments[index + 1].start <= t { index += 1 }
-      return segments[index]
     }
 
     /// The gain at `t` (``Timeline/EnvelopeSegment/gain(at:)``): 1 for no lane.
     @inline(__always)
     mutating func gain(at t: Int64) -> Float {
-      segment(at: t).map { Float($0.gain(at: t)) } ?? 1
+      guard let segments else { return 1 }
+      advance(segments, to: t)
+      return Float(segments[index].gain(at: t))
     }
 
     /// The value at `t` (``Timeline/EnvelopeSegment/value(at:)``); nil for no lane.
     @inline(__always)
     mutating func value(at t: Int64) -> Double? {
-      segment(at: t)?.value(at: t)
+      guard let segments else { return nil }
+      advance(segments, to: t)
+      return segments[index].value(at: t)
     }
   }
 
