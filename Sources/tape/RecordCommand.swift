@@ -26,8 +26,18 @@ struct Record: ParsableCommand {
       to land: 'tape record FILE --recover' adds every such take as its clip, with all it \
       wrote (at most the last half second before the end is lost), and every other tape \
       command on the project says in one line that a take waits.
+      --play plays the project while recording (from --from to --to, following edits as tape \
+      play does; to --output, default --device) and the take lands where what was heard was: \
+      the round trip the devices report (snd_pcm_delay of both) is compensated, plus the \
+      extra latency 'tape record --calibrate --device NAME' measured with a loopback (clicks \
+      played and captured), kept per device in $XDG_CONFIG_HOME/tape/latency.json; the \
+      summary says which was used. With --punch-in and --punch-out only that range of the \
+      take is kept, crossfaded (10 ms) into the track's clips, which are cut under it: one \
+      version. See docs/reference/recording.md.
       Example: tape record song.tape Voice --device hw:1 --channels 1
       Example: tape record song.tape t2 --at 1:30 --duration 30s --json
+      Example: tape record song.tape Voice --play --from 1:00 --to 1:30 --device hw:1
+      Example: tape record --calibrate --device hw:1
       Example: tape record song.tape --recover
       """)
 
@@ -39,7 +49,9 @@ struct Record: ParsableCommand {
   var track: String?
   @Option(
     parsing: .unconditional,
-    help: "Where the take starts on the timeline (default: the end of the track's last clip).")
+    help:
+      "Where the take starts on the timeline (default: the end of the track's last clip; with --play, where play starts)."
+  )
   var at: String?
   @Option(help: "The ALSA capture device ('arecord -L' lists them).") var device = "default"
   @Option(parsing: .unconditional, help: "Channels to record: 1 or 2 (default: the project's).")
@@ -70,6 +82,16 @@ struct Record: ParsableCommand {
       "With --play or --calibrate: frames per period of the device played to (default: 256, or the nearest it takes)."
   )
   var period: Int?
+  @Option(
+    name: .customLong("punch-in"), parsing: .unconditional,
+    help:
+      "With --play: keep the take only from here (to --punch-out), crossfaded into what was there."
+  )
+  var punchIn: String?
+  @Option(
+    name: .customLong("punch-out"), parsing: .unconditional,
+    help: "With --play: keep the take only up to here (from --punch-in).")
+  var punchOut: String?
   @Flag(
     help:
       "Measure the round trip of --device (its output looped to its input) and keep it for --play."
@@ -112,9 +134,19 @@ struct Record: ParsableCommand {
         throw ValidationError(
           "\(name) is for a recording that plays the project; add --play, or leave \(name) out")
       }
+      if punchIn != nil || punchOut != nil {
+        throw ValidationError(
+          "--punch-in and --punch-out keep part of a take recorded while the project plays; add --play"
+        )
+      }
       if period != nil {
         throw ValidationError("--period is for the device played to; add --play, or leave it out")
       }
+    }
+    if (punchIn == nil) != (punchOut == nil) {
+      throw ValidationError(
+        "give --punch-in and --punch-out together (tape record song.tape t1 --play --punch-in 10s --punch-out 12s)"
+      )
     }
     if recover {
       guard track == nil, at == nil, channels == nil, duration == nil, format == nil, !play
@@ -292,7 +324,10 @@ struct Record: ParsableCommand {
             sampleRate: current.sampleRate, channels: recorder.configuration.channels), takePath
         )
       ],
-      to: store, file: project.file, label: options.message ?? "Record \(name) on \(trackID)")
+      to: store, file: project.file,
+      label: options.message
+        ?? (punchIn != nil ? "Punch \(name) on \(trackID)" : "Record \(name) on \(trackID)"),
+      punch: try punchRange(current))
     hold.release()
     try MutationOutput(
       version: clip.version, ids: clip.ids,
@@ -306,15 +341,45 @@ struct Record: ParsableCommand {
   /// --from/--to as the range --play plays (to the project's end, as edits move it, without
   /// --to).
   private func playRange(_ project: Project) throws -> Range<Int64> {
-    let start = try from.map { try parsePosition($0, project, option: "--from") } ?? .zero
-    guard let to else { return start.frames..<Int64.max }
+    let rate = Int64(project.sampleRate)
+    let punch = try punchRange(project)
+    // A punch plays from 2 s before it (pre-roll) to 1 s after it, unless told.
+    let start =
+      try from.map { try parsePosition($0, project, option: "--from") }
+      ?? punch.map { FramePosition(max(0, $0.start.frames - 2 * rate)) } ?? .zero
+    if let punch, start > punch.start {
+      throw UsageError(message: "--from is after --punch-in; start playing before the punch")
+    }
+    guard let to else {
+      return start.frames..<(punch.map { $0.end.frames + rate } ?? Int64.max)
+    }
     let end = try parsePosition(to, project, option: "--to")
+    if let punch, end.frames < punch.end.frames + rate / 100 {
+      throw UsageError(
+        message:
+          "--to is before --punch-out and its crossfade; stop playing at least 10 ms after the punch"
+      )
+    }
     guard start < end else {
       throw UsageError(
         message:
           "the range would be empty: --from is not before --to; give --to after --from")
     }
     return start.frames..<end.frames
+  }
+
+  /// --punch-in/--punch-out as a range; nil without them.
+  private func punchRange(_ project: Project) throws -> FrameRange? {
+    guard let punchIn, let punchOut else { return nil }
+    let start = try parsePosition(punchIn, project, option: "--punch-in")
+    let end = try parsePosition(punchOut, project, option: "--punch-out")
+    guard end.frames - start.frames > Int64(project.sampleRate / 100) else {
+      throw UsageError(
+        message:
+          "--punch-out is not after --punch-in by more than its 10 ms crossfade; give a longer punch"
+      )
+    }
+    return FrameRange(start: start, end: end)
   }
 
   /// `--calibrate`: plays clicks on the output and captures them, and keeps the round trip.
@@ -446,7 +511,8 @@ enum PendingTakes {
   /// Adds each take (a note and the take's path) as a source and one clip where its note says,
   /// in one version of `store`; returns the version and the clips' ids.
   static func add(
-    _ takes: [(PendingTake, String)], to store: TimelineStore, file: String, label: String
+    _ takes: [(PendingTake, String)], to store: TimelineStore, file: String, label: String,
+    punch: FrameRange? = nil
   ) throws -> (version: Int64, ids: [String]) {
     var sources: [(PendingTake, AudioFileInfo)] = []
     let cache = AudioCache(forProject: file)
@@ -471,9 +537,26 @@ enum PendingTakes {
           id: ids.newSourceID(), path: storedPath(info.path, project: file),
           contentHash: info.contentHash, sampleRate: info.sampleRate, channels: info.channels,
           frameCount: FrameCount(info.frameCount))
-        let clip = ids.newClipID()
         var made: [Command] = [.setSource(source)]
         changed = try changed.applying(made)
+        if let punch {
+          // Only the punched range, crossfaded (10 ms) into what was there.
+          let punched = try changed.punch(
+            source: source.id, track: Track.ID(note.track),
+            takeStart: FramePosition(note.timelineStart), range: punch,
+            crossfade: FrameCount(Int64(rate / 100)), clip: ids.newClipID()
+          ) { ids.newClipID() }
+          changed = try changed.applying(punched)
+          commands += made + punched
+          clips += punched.compactMap {
+            if case .setClip(let clip, _) = $0, clip.source == source.id {
+              return clip.id.description
+            }
+            return nil
+          }
+          continue
+        }
+        let clip = ids.newClipID()
         // A take aligned to before the timeline's start (an overdub from 0 whose round trip
         // reaches back past it) keeps what lands from frame 0 on.
         made += try changed.addClip(

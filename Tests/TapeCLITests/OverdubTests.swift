@@ -191,3 +191,73 @@ extension RecordTests {
     #expect(shifted.lag == lag - 100, "\(shifted)")
   }
 }
+
+extension RecordTests {
+  /// Hashed noise on the 16-bit grid at about −20 dBFS: 4 s, the same on both channels.
+  static func noise(frame: Int) -> Float {
+    var value = UInt64(frame) &* 0x9E37_79B9_7F4A_7C15
+    value ^= value >> 29
+    value = value &* 0xBF58_476D_1CE4_E5B9
+    value ^= value >> 32
+    return Float(Int(value % 6_553) - 3_276) / 32_768
+  }
+
+  @Test func aPunchKeepsOnlyItsRangeCrossfadedIntoWhatWasThere() throws {
+    let device = try Self.pacedLoop()
+    let space = try Workspace()
+    let song = try Self.clickProject(space)
+    // t2 holds 4 s of noise; the loop captures the mix (the clicks and the noise).
+    var samples = [Int16](repeating: 0, count: 48_000 * 4 * 2)
+    for frame in 0..<(48_000 * 4) {
+      let value = Int16(Self.noise(frame: frame) * 32_768)
+      samples[frame * 2] = value
+      samples[frame * 2 + 1] = value
+    }
+    let raw = space.path("noise.s16")
+    try samples.withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: raw)) }
+    try tool(
+      "/usr/bin/sox", ["-t", "s16", "-r", "48000", "-c", "2", raw, space.path("noise.wav")])
+    try space.tape("import", song, space.path("noise.wav"))
+    try space.tape("clip", "add", song, "t2", "s2", "--at", "0")
+    let before = try Self.renderedVoice(space, song)
+    let punched = try Self.recordThroughLoop(
+      [
+        "record", song, "Voice", "--play", "--device", "loop", "--punch-in", "1.5s",
+        "--punch-out", "2.5s",
+      ], device: device, environment: ["XDG_CONFIG_HOME": space.path("config")])
+    #expect(punched.status == 0, "\(punched.stderr)")
+    let rendered = try Self.renderedVoice(space, song)
+    // The splice, computed here: the old noise outside, noise and clicks (what the loop
+    // carried) inside, linear crossfades of 480 frames centred on 1.5 s and 2.5 s.
+    let crossfade = 480
+    let punchIn = 72_000
+    let punchOut = 120_000
+    var worst = (inside: Float(0), fades: Float(0), outside: Float(0))
+    for frame in 0..<(48_000 * 4) {
+      let old = Self.noise(frame: frame)
+      let new = old + (Self.clickFrames.contains(frame) ? 16_000 / 32_768 : 0)
+      let fadeIn = Float(frame - (punchIn - crossfade / 2)) / Float(crossfade)
+      let fadeOut = Float(punchOut + crossfade / 2 - frame) / Float(crossfade)
+      let share = max(0, min(1, min(fadeIn, fadeOut)))
+      let expected = old * (1 - share) + new * share
+      let error = abs((frame < rendered.count ? rendered[frame] : 0) - expected)
+      if share == 0 {
+        worst.outside = max(worst.outside, error)
+      } else if share == 1 {
+        worst.inside = max(worst.inside, error)
+      } else {
+        worst.fades = max(worst.fades, error)
+      }
+    }
+    print(
+      "punch: worst error inside \(worst.inside), in the crossfades \(worst.fades), outside \(worst.outside); \(punched.stderr)"
+    )
+    #expect(worst.inside <= 1e-6 && worst.outside <= 1e-6, "\(worst)")
+    // Fade curves evaluated at a frame's start or its middle differ by half a step of 1/480.
+    #expect(worst.fades <= 0.1 / 480 + 1e-6, "\(worst)")
+    #expect(before.count == 48_000 * 4)
+    // One version: undone, the track is as it was.
+    try space.tape("undo", song)
+    #expect(try Self.renderedVoice(space, song) == before)
+  }
+}
