@@ -161,7 +161,9 @@ extension RecordTests {
     #expect(calibrated.status == 0, "\(calibrated.stderr)")
     let measured = try #require(try parseJSON(calibrated.stdout) as? [String: Any])
     let extra = try #require(measured["extraFrames"] as? Int)
-    #expect(measured["clicksHeard"] as? Int == 12)
+    // The test joins the loop while the clicks play: on a loaded machine the first click
+    // (0.5 s in) may go before it is joined; the command itself asks 9 of 12.
+    #expect((measured["clicksHeard"] as? Int ?? 0) >= 9, "\(calibrated.stderr)")
     // Both of JACK's clients run in the same cycle, the player first: nothing beyond what the
     // plugin reports.
     #expect(abs(extra) <= 1, "\(calibrated.stderr)")
