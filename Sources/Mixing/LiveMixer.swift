@@ -411,6 +411,16 @@ extension LiveMixer {
     engine.pointee.swapCount.load(ordering: .relaxed)
   }
 
+  /// The timeline frame the next period starts at, as the last period left it (for the device
+  /// thread, between periods).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  @inlinable
+  public static func position(_ engine: UnsafeMutablePointer<EngineState>) -> Int64 {
+    engine.pointee.publishedPosition.load(ordering: .relaxed)
+  }
+
   /// Whether the audio the next `frames` frames play is all in memory (for the plans sounding
   /// and where a loop wraps): a player whose device does not pace it (a file or null PCM)
   /// waits for its loader while this is false, instead of playing silence.

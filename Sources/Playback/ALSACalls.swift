@@ -327,6 +327,13 @@ final class ALSAOutput {
 
   var device: PCM { PCM(handle: handle, channels: channels, patience: Self.stallMilliseconds) }
 
+  /// Frames written but not yet played (ALSA's `snd_pcm_delay`; 0 when it cannot say): the
+  /// playback latency the device reports. Allocates nothing.
+  static func delay(_ pcm: PCM) -> Int64 {
+    var delay = snd_pcm_sframes_t(0)
+    return snd_pcm_delay(pcm.handle, &delay) >= 0 ? Int64(delay) : 0
+  }
+
   /// What one write came to.
   enum WriteResult {
     case written

@@ -134,6 +134,13 @@ final class ALSAInput {
     }
   }
 
+  /// Frames captured but not yet read (ALSA's `snd_pcm_delay`; 0 when it cannot say): the
+  /// capture latency the device reports. Allocates nothing.
+  static func delay(_ pcm: PCM) -> Int64 {
+    var delay = snd_pcm_sframes_t(0)
+    return snd_pcm_delay(pcm.handle, &delay) >= 0 ? Int64(delay) : 0
+  }
+
   /// What one read came to.
   enum ReadResult {
     case read(Int)

@@ -207,6 +207,10 @@ public final class LivePlayer: @unchecked Sendable {
   /// to let go of). Then it does, and swaps it in (cause `refresh`). Set before ``start``.
   public var refresh: (@Sendable () -> Bool)?
 
+  /// Where the play was heard, and when, after each write (see ``StreamClock``): what a
+  /// recording made while it plays is aligned by. Set before ``start(_:version:cause:)``.
+  public var clock: StreamClock?
+
   /// Opens the device (the period and buffer exactly as asked, see ``DeviceRequest``).
   public init(
     _ configuration: Configuration, compile: @escaping Compile, load: @escaping Load
@@ -551,7 +555,9 @@ public final class LivePlayer: @unchecked Sendable {
           .reopenFailed(device: output.name, reason: "it does not take \(what) now: \(reason)")
         case .periodRefused(_, let period, _):
           .reopenFailed(device: output.name, reason: "it does not take a period of \(period) now")
-        case .badPeriod, .badPeriods, .cannotOpenInput, .inputRefused, .inputGone: error
+        case .badPeriod, .badPeriods, .cannotOpenInput, .inputRefused, .inputGone,
+          .calibrationFailed, .latencyStore:
+          error
         }
       shared.withLock {
         $0.stopping = true
@@ -596,6 +602,7 @@ public final class LivePlayer: @unchecked Sendable {
     let faultsBefore = RealtimeThread.pageFaults()
     var failure: PlaybackError?
     var deviceFrames: Int64 = 0
+    let clock = self.clock?.writer
     let hooks = RealtimeThread.audioThreadHooks()
     hooks.begin?()
     var loaderWait = LoaderWait(
@@ -647,6 +654,12 @@ public final class LivePlayer: @unchecked Sendable {
           xruns.add(1, ordering: .relaxed)
         }
         deviceFrames += Int64(played)
+        if let clock {
+          // Without a rate conversion, the device's frames are the timeline's.
+          let delay = ALSAOutput.delay(pcm)
+          clock.log(
+            time: RealtimeThread.now(), position: LiveMixer.position(engine) - delay, delay: delay)
+        }
       }
       if failure != nil || played < period { break }
     }

@@ -18,6 +18,10 @@ public enum PlaybackError: Error, Sendable, Equatable, CustomStringConvertible {
   case inputRefused(device: String, what: String, reason: String)
   /// The capture device went away while recording (what was captured is kept).
   case inputGone(device: String, reason: String)
+  /// `tape record --calibrate` heard no clear loopback of its clicks (`reason` says what).
+  case calibrationFailed(device: String, reason: String)
+  /// The latency store (`latency.json`) could not be read or written.
+  case latencyStore(path: String, reason: String)
 
   public var description: String {
     switch self {
@@ -41,6 +45,10 @@ public enum PlaybackError: Error, Sendable, Equatable, CustomStringConvertible {
       "the capture device '\(device)' does not take \(what) (\(reason)); choose another with --device (arecord -L lists them), or another --channels"
     case .inputGone(let device, let reason):
       "the capture device '\(device)' went away while recording (\(reason)); the recording stopped there"
+    case .calibrationFailed(let device, let reason):
+      "the round trip of '\(device)' could not be measured (\(reason)); connect its output to its input (a cable, or jack_connect) and run tape record --calibrate again"
+    case .latencyStore(let path, let reason):
+      "the latency calibrations in \(path) cannot be used (\(reason)); fix or remove the file and run tape record --calibrate again"
     case .reopenFailed(let device, let reason):
       "the audio device '\(device)', closed while the play was stopped, did not open again (\(reason)); playback stopped"
     }

@@ -76,6 +76,10 @@ public final class Recorder: @unchecked Sendable {
   private var written: Int64 = 0
   public private(set) var realtimePriority = false
 
+  /// Which take frame was being captured, and when, after each read (see ``StreamClock``):
+  /// what aligns a take made while the project plays. Set before ``start(write:tick:)``.
+  public var clock: StreamClock?
+
   /// Opens the device (the rate exactly; the format asked for, or the widest it takes).
   public init(_ configuration: Configuration) throws(PlaybackError) {
     self.configuration = configuration
@@ -185,6 +189,7 @@ public final class Recorder: @unchecked Sendable {
     let levels = self.levels
     let buffer = self.buffer
     let wake = writerWake.handle
+    let clock = self.clock?.writer
     let hooks = RealtimeThread.audioThreadHooks()
     hooks.begin?()
     var captured: Int64 = 0
@@ -204,6 +209,10 @@ public final class Recorder: @unchecked Sendable {
         _ = ring.push(buffer, count: count * frameBytes)
         captured += Int64(count)
         capturedFrames.store(Int(captured), ordering: .relaxed)
+        if let clock {
+          let delay = ALSAInput.delay(pcm)
+          clock.log(time: RealtimeThread.now(), position: captured + delay, delay: delay)
+        }
         Wakeup.signal(wake)
       case .overrun:
         deviceOverrunCount.add(1, ordering: .relaxed)

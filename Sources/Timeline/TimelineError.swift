@@ -100,6 +100,8 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   /// clipboard cannot be pasted into another project).
   case unknownClipboard(String, known: [String], pasting: Bool = true)
   case invalidSnap(String)
+  /// A punch (`tape record --punch-in/--punch-out`) reaching past the take recorded.
+  case punchOutsideTake(punch: FrameRange, take: FrameRange, sampleRate: Int)
 
   public var description: String {
     switch self {
@@ -392,6 +394,12 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
       guard pasting else { return "no clipboard \(name) in this project (\(list))" }
       return
         "no clipboard \(name) in this project (\(list)); a clipboard belongs to the project it was copied in: pasting into another project is not supported"
+    case .punchOutsideTake(let punch, let take, let rate):
+      let clock = { (position: FramePosition) in
+        TimeValue.clock(FrameCount(position.frames), sampleRate: rate)
+      }
+      return
+        "the punch \(clock(punch.start))–\(clock(punch.end)) (its crossfades included) reaches past the take, recorded for \(clock(take.start))–\(clock(take.end)); play from earlier with --from, or to later with --to"
     case .invalidSnap(let text):
       return
         "'\(text)' is not a snap; use clips (the nearest clip edge within 100 ms), zero (the nearest zero crossing within 10 ms) or a grid: a time (500ms, 0.25s, 1200f) or a note at a tempo (1/4@120bpm)"

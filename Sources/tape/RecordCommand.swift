@@ -26,17 +26,32 @@ struct Record: ParsableCommand {
       to land: 'tape record FILE --recover' adds every such take as its clip, with all it \
       wrote (at most the last half second before the end is lost), and every other tape \
       command on the project says in one line that a take waits.
+      --play plays the project while recording (from --from to --to, following edits as tape \
+      play does; to --output, default --device) and the take lands where what was heard was: \
+      the round trip the devices report (snd_pcm_delay of both) is compensated, plus the \
+      extra latency 'tape record --calibrate --device NAME' measured with a loopback (clicks \
+      played and captured), kept per device in $XDG_CONFIG_HOME/tape/latency.json; the \
+      summary says which was used. With --punch-in and --punch-out only that range of the \
+      take is kept, crossfaded (10 ms) into the track's clips, which are cut under it: one \
+      version. See docs/reference/recording.md.
       Example: tape record song.tape Voice --device hw:1 --channels 1
       Example: tape record song.tape t2 --at 1:30 --duration 30s --json
+      Example: tape record song.tape Voice --play --from 1:00 --to 1:30 --device hw:1
+      Example: tape record --calibrate --device hw:1
       Example: tape record song.tape --recover
       """)
 
-  @OptionGroup var project: ProjectArgument
+  @Argument(
+    help: "The project file (for example song.tape; optional with --calibrate).",
+    completion: .file(extensions: ["tape"]))
+  var file: String?
   @Argument(help: "The track: its id (t1) or its name (not with --recover).", completion: ids("t"))
   var track: String?
   @Option(
     parsing: .unconditional,
-    help: "Where the take starts on the timeline (default: the end of the track's last clip).")
+    help:
+      "Where the take starts on the timeline (default: the end of the track's last clip; with --play, where play starts)."
+  )
   var at: String?
   @Option(help: "The ALSA capture device ('arecord -L' lists them).") var device = "default"
   @Option(parsing: .unconditional, help: "Channels to record: 1 or 2 (default: the project's).")
@@ -48,11 +63,94 @@ struct Record: ParsableCommand {
   var format: String?
   @Flag(help: "Add every take a recorder left unfinished (killed, a power cut) as its clip.")
   var recover = false
+  @Flag(
+    help:
+      "Play the project while recording (overdub): the take lands where what was heard was, the round trip compensated."
+  )
+  var play = false
+  @Option(parsing: .unconditional, help: "With --play: start playing here (default 0).")
+  var from: String?
+  @Option(
+    parsing: .unconditional,
+    help: "With --play: stop playing, and recording, here (default: the project's end).")
+  var to: String?
+  @Option(help: "With --play or --calibrate: the ALSA device played to (default: --device).")
+  var output: String?
+  @Option(
+    parsing: .unconditional,
+    help:
+      "With --play or --calibrate: frames per period of the device played to (default: 256, or the nearest it takes)."
+  )
+  var period: Int?
+  @Option(
+    name: .customLong("punch-in"), parsing: .unconditional,
+    help:
+      "With --play: keep the take only from here (to --punch-out), crossfaded into what was there."
+  )
+  var punchIn: String?
+  @Option(
+    name: .customLong("punch-out"), parsing: .unconditional,
+    help: "With --play: keep the take only up to here (from --punch-in).")
+  var punchOut: String?
+  @Flag(
+    help:
+      "Measure the round trip of --device (its output looped to its input) and keep it for --play."
+  )
+  var calibrate = false
   @OptionGroup var options: EditOptions
 
+  /// The project file; checked as every command's is.
+  var project: ProjectArgument {
+    var argument = ProjectArgument()
+    argument.file = file ?? ""
+    return argument
+  }
+
   func validate() throws {
+    if let file {
+      var argument = ProjectArgument()
+      argument.file = file
+      try argument.validate()
+    }
+    if calibrate {
+      guard track == nil, at == nil, duration == nil, format == nil, !recover, !play, from == nil,
+        to == nil
+      else {
+        throw ValidationError(
+          "--calibrate takes only --device, --output, --period and --channels (and a project, for its rate): tape record --calibrate --device hw:1"
+        )
+      }
+      if let channels, !(1...2).contains(channels) {
+        throw ValidationError("--channels \(channels): record 1 (mono) or 2 (stereo) channels")
+      }
+      return
+    }
+    guard file != nil else {
+      throw ValidationError("name the project file (tape record song.tape t1)")
+    }
+    if !play {
+      for (name, value) in [("--from", from), ("--to", to), ("--output", output)]
+      where value != nil {
+        throw ValidationError(
+          "\(name) is for a recording that plays the project; add --play, or leave \(name) out")
+      }
+      if punchIn != nil || punchOut != nil {
+        throw ValidationError(
+          "--punch-in and --punch-out keep part of a take recorded while the project plays; add --play"
+        )
+      }
+      if period != nil {
+        throw ValidationError("--period is for the device played to; add --play, or leave it out")
+      }
+    }
+    if (punchIn == nil) != (punchOut == nil) {
+      throw ValidationError(
+        "give --punch-in and --punch-out together (tape record song.tape t1 --play --punch-in 10s --punch-out 12s)"
+      )
+    }
     if recover {
-      guard track == nil, at == nil, channels == nil, duration == nil, format == nil else {
+      guard track == nil, at == nil, channels == nil, duration == nil, format == nil, !play
+      else {
         throw ValidationError(
           "--recover takes only the project (tape record song.tape --recover); it adds the takes where they were to land"
         )
@@ -80,6 +178,10 @@ struct Record: ParsableCommand {
         try recoverTakes()
         return
       }
+      if calibrate {
+        try calibrateDevice()
+        return
+      }
       try record()
       // The clip's id reaches stdout before a signal ends the process.
       try StandardOutput.flush()
@@ -92,9 +194,13 @@ struct Record: ParsableCommand {
     let current = store.snapshot.project
     let trackID = try resolveTrack(track ?? "", current)
     guard let chosen = current.track(trackID) else { throw TimelineError.unknownTrack(trackID) }
+    // With --play: the range played, and where the take lands by default (where play starts).
+    let range = try play ? playRange(current) : nil
     let start =
       try at.map { try parsePosition($0, current, option: "--at") }
+      ?? range.map { FramePosition($0.lowerBound) }
       ?? chosen.clips.map(\.timelineEnd).max() ?? .zero
+    let calibration = try play ? LatencyStore().calibration(input: device, output: playedTo) : nil
     let limit = try duration.map { text in
       let frames = try parseTime(text, current, option: "--duration").frames
       guard frames > 0 else {
@@ -129,14 +235,40 @@ struct Record: ParsableCommand {
       escaped(
         "tape record: recording \(device) (\(recorder.format.described), \(current.sampleRate) Hz, \(recorder.configuration.channels == 1 ? "mono" : "stereo")) into \(shownTake), to land on \(trackID) at \(TimeDisplayOption.show(start.frames, sampleRate: current.sampleRate, frames: false))"
       ) + "\n")
+    let captureClock = StreamClock()
+    recorder.clock = captureClock
+    var overdub: Overdub?
     do {
+      if let range {
+        overdub = try Overdub(
+          store: store, file: project.file, project: current, range: range,
+          request: DeviceRequest(name: playedTo, period: period))
+      }
       try recorder.start(write: { try take.append($0) }, tick: { try take.refresh() })
     } catch {
       hold.release()
       unlink(takePath)
       throw error
     }
-    let report = RecordSession(recorder: recorder, sampleRate: current.sampleRate).run()
+    var playReport: LivePlayer.Report?
+    let report: Recorder.Report
+    if let overdub {
+      do {
+        try overdub.start()
+      } catch {
+        recorder.stop()
+        _ = recorder.wait()
+        hold.release()
+        unlink(takePath)
+        throw error
+      }
+      report = RecordSession(
+        recorder: recorder, sampleRate: current.sampleRate, playing: { overdub.player.isPlaying }
+      ).run()
+      playReport = overdub.stop()
+    } else {
+      report = RecordSession(recorder: recorder, sampleRate: current.sampleRate).run()
+    }
     var failure = report.failure
     do {
       try take.finish()
@@ -168,20 +300,125 @@ struct Record: ParsableCommand {
     if let failure {
       writeOut(escaped("warning: the recording stopped early: \(failure)") + "\n")
     }
+    var landing = start.frames
+    if let overdub, let playReport {
+      let aligned = overdub.landing(
+        capture: captureClock, capturePeriod: recorder.granted.period, calibration: calibration,
+        at: start.frames)
+      landing = aligned.timelineStart
+      writeOut(escaped("tape record: \(aligned.said)") + "\n")
+      if playReport.xruns > 0 {
+        writeOut(
+          "warning: the play had \(playReport.xruns) dropouts: what was heard after one is out of step with the take by its length\n"
+        )
+      }
+      if let failure = playReport.failure {
+        writeOut(escaped("warning: the play stopped early: \(failure)") + "\n")
+      }
+    }
     let clip = try PendingTakes.add(
       [
         (
           PendingTake(
-            take: name, track: trackID.rawValue, timelineStart: start.frames,
+            take: name, track: trackID.rawValue, timelineStart: landing,
             sampleRate: current.sampleRate, channels: recorder.configuration.channels), takePath
         )
       ],
-      to: store, file: project.file, label: options.message ?? "Record \(name) on \(trackID)")
+      to: store, file: project.file,
+      label: options.message
+        ?? (punchIn != nil ? "Punch \(name) on \(trackID)" : "Record \(name) on \(trackID)"),
+      punch: try punchRange(current))
     hold.release()
     try MutationOutput(
       version: clip.version, ids: clip.ids,
       done: "the take was added all the same as version \(clip.version)"
     ).print(json: options.json)
+  }
+
+  /// The device played to: --output, or the capture device.
+  var playedTo: String { output ?? device }
+
+  /// --from/--to as the range --play plays (to the project's end, as edits move it, without
+  /// --to).
+  private func playRange(_ project: Project) throws -> Range<Int64> {
+    let rate = Int64(project.sampleRate)
+    let punch = try punchRange(project)
+    // A punch plays from 2 s before it (pre-roll) to 1 s after it, unless told.
+    let start =
+      try from.map { try parsePosition($0, project, option: "--from") }
+      ?? punch.map { FramePosition(max(0, $0.start.frames - 2 * rate)) } ?? .zero
+    if let punch, start > punch.start {
+      throw UsageError(message: "--from is after --punch-in; start playing before the punch")
+    }
+    guard let to else {
+      return start.frames..<(punch.map { $0.end.frames + rate } ?? Int64.max)
+    }
+    let end = try parsePosition(to, project, option: "--to")
+    if let punch, end.frames < punch.end.frames + rate / 100 {
+      throw UsageError(
+        message:
+          "--to is before --punch-out and its crossfade; stop playing at least 10 ms after the punch"
+      )
+    }
+    guard start < end else {
+      throw UsageError(
+        message:
+          "the range would be empty: --from is not before --to; give --to after --from")
+    }
+    return start.frames..<end.frames
+  }
+
+  /// --punch-in/--punch-out as a range; nil without them.
+  private func punchRange(_ project: Project) throws -> FrameRange? {
+    guard let punchIn, let punchOut else { return nil }
+    let start = try parsePosition(punchIn, project, option: "--punch-in")
+    let end = try parsePosition(punchOut, project, option: "--punch-out")
+    guard end.frames - start.frames > Int64(project.sampleRate / 100) else {
+      throw UsageError(
+        message:
+          "--punch-out is not after --punch-in by more than its 10 ms crossfade; give a longer punch"
+      )
+    }
+    return FrameRange(start: start, end: end)
+  }
+
+  /// `--calibrate`: plays clicks on the output and captures them, and keeps the round trip.
+  private func calibrateDevice() throws {
+    var rate = 48_000
+    var channelCount = channels ?? 2
+    if let file {
+      let project = try openStore(file, access: .read).snapshot.project
+      rate = project.sampleRate
+      channelCount = channels ?? project.channels
+    }
+    let store = LatencyStore()
+    writeOut(
+      escaped(
+        "tape record: calibrating \(LatencyStore.key(input: device, output: playedTo)): \(LatencyCalibration.clickFrames(sampleRate: rate).count) clicks over 3 s at \(rate) Hz"
+      ) + "\n")
+    let measured = try LatencyCalibration.measure(
+      input: device, output: playedTo, sampleRate: rate, channels: channelCount, period: period)
+    try store.save(measured, input: device, output: playedTo)
+    let milliseconds = { (frames: Int64) in
+      String(format: "%.2f ms", Double(frames) / Double(rate) * 1_000)
+    }
+    writeOut(
+      escaped(
+        "tape record: round trip \(measured.roundTripFrames) frames (\(milliseconds(measured.roundTripFrames))): the devices report \(measured.playbackDelay) (playback) + \(measured.captureDelay) (capture), \(measured.extraFrames) more measured; \(measured.clicksHeard) of \(measured.clicks) clicks heard; kept in \(store.path)"
+      ) + "\n")
+    if options.json {
+      printJSON(
+        .object([
+          ("device", .string(LatencyStore.key(input: device, output: playedTo))),
+          ("sampleRate", .int(Int64(rate))), ("roundTripFrames", .int(measured.roundTripFrames)),
+          ("extraFrames", .int(measured.extraFrames)),
+          ("playbackDelay", .int(measured.playbackDelay)),
+          ("captureDelay", .int(measured.captureDelay)), ("clicks", .int(Int64(measured.clicks))),
+          ("clicksHeard", .int(Int64(measured.clicksHeard))), ("file", .string(store.path)),
+        ]))
+    } else {
+      print(measured.roundTripFrames)
+    }
   }
 
   /// `--recover`: every take no recorder holds, added where it was to land, in one version.
@@ -274,7 +511,8 @@ enum PendingTakes {
   /// Adds each take (a note and the take's path) as a source and one clip where its note says,
   /// in one version of `store`; returns the version and the clips' ids.
   static func add(
-    _ takes: [(PendingTake, String)], to store: TimelineStore, file: String, label: String
+    _ takes: [(PendingTake, String)], to store: TimelineStore, file: String, label: String,
+    punch: FrameRange? = nil
   ) throws -> (version: Int64, ids: [String]) {
     var sources: [(PendingTake, AudioFileInfo)] = []
     let cache = AudioCache(forProject: file)
@@ -299,12 +537,32 @@ enum PendingTakes {
           id: ids.newSourceID(), path: storedPath(info.path, project: file),
           contentHash: info.contentHash, sampleRate: info.sampleRate, channels: info.channels,
           frameCount: FrameCount(info.frameCount))
-        let clip = ids.newClipID()
         var made: [Command] = [.setSource(source)]
         changed = try changed.applying(made)
+        if let punch {
+          // Only the punched range, crossfaded (10 ms) into what was there.
+          let punched = try changed.punch(
+            source: source.id, track: Track.ID(note.track),
+            takeStart: FramePosition(note.timelineStart), range: punch,
+            crossfade: FrameCount(Int64(rate / 100)), clip: ids.newClipID()
+          ) { ids.newClipID() }
+          changed = try changed.applying(punched)
+          commands += made + punched
+          clips += punched.compactMap {
+            if case .setClip(let clip, _) = $0, clip.source == source.id {
+              return clip.id.description
+            }
+            return nil
+          }
+          continue
+        }
+        let clip = ids.newClipID()
+        // A take aligned to before the timeline's start (an overdub from 0 whose round trip
+        // reaches back past it) keeps what lands from frame 0 on.
         made += try changed.addClip(
           clip, source: source.id, track: Track.ID(note.track),
-          at: FramePosition(note.timelineStart))
+          at: FramePosition(max(0, note.timelineStart)),
+          sourceStart: FramePosition(max(0, -note.timelineStart)))
         changed = try changed.applying(Array(made.dropFirst()))
         commands += made
         clips.append(clip.description)
@@ -328,10 +586,13 @@ enum PendingTakes {
 final class RecordSession {
   let recorder: Recorder
   let sampleRate: Int
+  /// With --play: whether the play goes on (the recording ends with it).
+  let playing: () -> Bool
 
-  init(recorder: Recorder, sampleRate: Int) {
+  init(recorder: Recorder, sampleRate: Int, playing: @escaping () -> Bool = { true }) {
     self.recorder = recorder
     self.sampleRate = sampleRate
+    self.playing = playing
   }
 
   func run() -> Recorder.Report {
@@ -350,7 +611,7 @@ final class RecordSession {
       }
     }
     var lastDraw = ContinuousClock.now - .seconds(1)
-    while recorder.isCapturing {
+    while recorder.isCapturing && playing() {
       if Interrupt.requested() { break }
       if onTerminal {
         if quitTyped() { break }
