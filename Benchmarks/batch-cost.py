@@ -72,7 +72,7 @@ def main():
         loop = os.path.join(folder, "loop.sh")
         with open(loop, "w") as file:
             file.write("".join(
-                f'"$0" clip add "$1" t1 s1 --at {i}s --length 0.5s >/dev/null\n'
+                f'"$1" clip add "$2" t1 s1 --at {i}s --length 0.5s >/dev/null\n'
                 for i in range(options.processes)))
         work = os.path.join(folder, "work.tape")
         fresh = f"sh -c 'rm -rf {work}*; cp {base} {work}'"
