@@ -278,7 +278,11 @@ struct BatchLine {
             "'\(shown)' is not an editing command; \(reader.name) takes \(Batch.editing.joined(separator: ", "))"
         ))
     }
-    let (command, path) = Tape.subcommand(named: words)
+    // The quick table first: a walk of the command tree by words costs a line more than the
+    // rest of its reading (``BatchWords``).
+    let (command, path) =
+      (words.count >= 2 ? Tape.quickCommands[Array(words.prefix(2))].map { ($0, 2) } : nil)
+      ?? Tape.quickCommands[[first]].map { ($0, 1) } ?? Tape.subcommand(named: words)
     guard command.configuration.subcommands.isEmpty else {
       let names = command.configuration.subcommands.map { $0._commandName }
       let given =
@@ -298,6 +302,13 @@ struct BatchLine {
   static func parse(
     _ words: [String], path: Int, file: String, line: Int, reader: Reader
   ) throws -> any EditingCommand {
+    if let command = BatchWords.parse(words, path: path, file: file) { return command }
+    guard BatchWords.mode != .own else {
+      throw BatchLineError(
+        line: line,
+        underlying: UsageError(
+          message: "the batch's own parser does not take this line (TAPE_BATCH_PARSER=own)"))
+    }
     var arguments = words
     arguments.insert(file, at: path)
     let parsed: any ParsableCommand
