@@ -14,17 +14,14 @@ extension RecordTests {
   /// own ports to the silent system ones; the test joins them).
   static func pacedLoop() throws -> PacedDevice {
     let device = try PacedDevice()
-    let config = device.home.path(".asoundrc")
-    let text = try String(contentsOfFile: config, encoding: .utf8)
-    try
-      (text + """
-
-        pcm.loop {
-          type jack
-          playback_ports { 0 system:playback_1 1 system:playback_2 }
-          capture_ports { 0 system:capture_1 1 system:capture_2 }
-        }
-        """).write(toFile: config, atomically: true, encoding: .utf8)
+    try device.definePCM(
+      """
+      pcm.loop {
+        type jack
+        playback_ports { 0 system:playback_1 1 system:playback_2 }
+        capture_ports { 0 system:capture_1 1 system:capture_2 }
+      }
+      """)
     return device
   }
 

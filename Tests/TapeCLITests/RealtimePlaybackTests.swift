@@ -156,6 +156,13 @@ final class PacedDevice {
     throw ReferenceError(message: "no player connected to jackrec:input1 within \(seconds) s")
   }
 
+  /// Adds an ALSA PCM `definition` to this device's ~/.asoundrc (beside `jackrec`).
+  func definePCM(_ definition: String) throws {
+    let config = home.path(".asoundrc")
+    let text = try String(contentsOfFile: config, encoding: .utf8)
+    try (text + "\n" + definition + "\n").write(toFile: config, atomically: true, encoding: .utf8)
+  }
+
   /// Starts `tape play FILE --device jackrec --period P --json` (P this device's period) with
   /// `extra` arguments, the recorder taking `seconds`, and the audio thread's allocations
   /// counted (the LD_PRELOAD counter, into `space`'s `allocations`); returns once the player's

@@ -163,16 +163,13 @@ import Testing
   /// jack PCM reading them.
   static func pacedCapture() throws -> PacedDevice {
     let device = try PacedDevice()
-    let config = device.home.path(".asoundrc")
-    let text = try String(contentsOfFile: config, encoding: .utf8)
-    try
-      (text + """
-
-        pcm.jackcap {
-          type jack
-          capture_ports { 0 system:capture_1 1 system:capture_2 }
-        }
-        """).write(toFile: config, atomically: true, encoding: .utf8)
+    try device.definePCM(
+      """
+      pcm.jackcap {
+        type jack
+        capture_ports { 0 system:capture_1 1 system:capture_2 }
+      }
+      """)
     return device
   }
 
