@@ -214,8 +214,30 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
   }
 }
 
+/// Tape's own output (every `print` in this executable): written to its own stream on
+/// standard output, apart from C's `stdout`, which ``StandardOutput/divert()`` points at stderr
+/// for what libraries and plugins print. Formats as `Swift.print` does.
+func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+  printLine(items.map { String(describing: $0) }.joined(separator: separator), terminator)
+}
+
+/// `print` under a name of its own, for types that have a `print` method of theirs (never
+/// `Swift.print`, which writes to C's `stdout`: stderr, once diverted).
+func printLine(_ text: String, _ terminator: String = "\n") {
+  // A failure stays on the stream (its error flag), and ``StandardOutput/flush()`` reports it.
+  _ = tape_write_output(text + terminator)
+}
+
 /// What a command printed on stdout reaches it, or the command fails.
 enum StandardOutput {
+  /// Keeps what libraries and plugins print with C's `printf` out of Tape's standard output
+  /// (see `tape_divert_standard_output`): x42's convolver printed "SF rate: 48000, …" into
+  /// `tape fx add … --json`, and would have into audio rendered to `-o -`. Done once, at the
+  /// start; where it cannot be (standard output closed), nothing changes.
+  static func divert() {
+    _ = tape_divert_standard_output()
+  }
+
   /// What the command did all the same, said when its output could not be written ("the edit
   /// itself was committed as version 7…").
   nonisolated(unsafe) static var done: String?
@@ -393,7 +415,7 @@ struct MutationOutput {
     if json {
       printJSON(.object([("version", .int(version)), ("ids", .array(ids.map(JSONValue.string)))]))
     } else {
-      for id in ids { Swift.print(id) }
+      for id in ids { printLine(id) }
     }
   }
 }

@@ -146,7 +146,7 @@ struct HeadMoveOutput {
         default: "at"
         }
       let changes = diff.map { words.boundedLines($0) } ?? []
-      Swift.print(
+      printLine(
         "\(verb): \(reached) v\(to) \(words.quoted(label))\(changes.isEmpty ? "" : " — " + changes.joined(separator: "; "))"
       )
     }

@@ -59,6 +59,7 @@ struct Tape: ParsableCommand {
       _ = open("/dev/null", descriptor == STDIN_FILENO ? O_WRONLY : O_RDONLY)
     }
     signal(SIGPIPE, SIG_IGN)
+    StandardOutput.divert()
     // Ctrl-\ quits at once, as it does any program: the Swift runtime would take it for a
     // crash, print a backtrace and wait for a key.
     signal(SIGQUIT, SIG_DFL)

@@ -70,6 +70,38 @@ struct EffectFileTests {
     #expect(zip(wet.prefix(64), reference.prefix(64)).allSatisfy { abs(Double($0) - $1) < 1e-5 })
   }
 
+  /// What a plugin prints with printf (x42's convolver: "SF rate: …" and its partitions, as it
+  /// loads the file) goes to stderr, never into Tape's standard output: `fx add --json` is one
+  /// JSON document, and a render to `-o -` is a WAV file of the same samples as the render to a
+  /// file. Before, the
+  /// lines came first on stdout (and would have been written into the audio).
+  @Test func whatAPluginPrintsStaysOutOfStandardOutput() throws {
+    try Plugins.require(Self.convolver)
+    let space = try Workspace()
+    let (file, ir) = try project(space)
+    let added = try space.tape(
+      "fx", "add", file, "t1", Self.convolver, "--file", "ir=\(ir)", "--json")
+    #expect(added.stderr.contains("SF rate"), "the plugin printed nothing: nothing is shown")
+    #expect(!added.stdout.contains("SF rate"), "\(added.stdout)")
+    #expect(try parseJSON(added.stdout) is [String: Any], "\(added.stdout)")
+    try space.tape("render", file, "-o", space.path("file.wav"), "--bits", "32f", "--tail", "0")
+    let piped = try TapeBinary.run(
+      URL(fileURLWithPath: "/bin/sh"),
+      [
+        "-c", "\"$0\" render \"$1\" -o - --format wav --bits 32f --tail 0 > \"$2\"",
+        TapeBinary.url.path, file, space.path("piped.wav"),
+      ])
+    #expect(piped.status == 0, "\(piped.stderr)")
+    #expect(piped.stderr.contains("SF rate"), "\(piped.stderr)")
+    let streamed = try Data(contentsOf: URL(fileURLWithPath: space.path("piped.wav")))
+    #expect(
+      streamed.prefix(4) == Data("RIFF".utf8),
+      "\(String(decoding: streamed.prefix(40), as: UTF8.self))")
+    #expect(
+      try ReferenceRender.decode(space.path("piped.wav"))
+        == ReferenceRender.decode(space.path("file.wav")))
+  }
+
   /// The file is kept relative to the project (the folder moved elsewhere renders the same);
   /// listed by `fx ls` and `--json`; a missing one is refused naming the file and relink,
   /// nothing written; relink to the moved file works; undo and redo restore each.
