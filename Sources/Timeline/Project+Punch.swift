@@ -29,14 +29,49 @@ extension Project {
       throw .punchOutsideTake(punch: kept, take: take, sampleRate: sampleRate)
     }
     let fade = Fade(length: crossfade)
+    let (cutStart, cutEnd) = (kept.start + crossfade, kept.end - crossfade)
     let cut = try cutRange(
-      FrameRange(start: kept.start + crossfade, end: kept.end - crossfade), tracks: [track],
-      ripple: false, edgeFade: fade, newClipID: newClipID)
-    let after = try applying(cut)
+      FrameRange(start: cutStart, end: cutEnd), tracks: [track], ripple: false,
+      newClipID: newClipID)
+    let afterCut = try applying(cut)
+    guard let cutTrack = afterCut.track(track) else { throw .unknownTrack(track) }
+    // What plays in each crossfade under the take fades out (in) along the crossfade's
+    // complement, so that the two sides sum to 1 wherever it plays: a part the cut made, and
+    // a clip that ends (starts) inside the crossfade. A part with no room for the whole curve
+    // beside its other fade (a clip that starts inside the crossfade, or fades in there) plays
+    // the stretch of the curve it has room for, rather than refusing the punch after the take
+    // was recorded. A fade the clip already has there is kept.
+    func faded(_ clip: Clip) -> Clip {
+      var clip = clip
+      let (start, end) = (clip.timelineStart, clip.timelineEnd)
+      if end > kept.start && end <= cutStart && clip.fadeOut.length == .zero {
+        let from = max(start + clip.fadeIn.length, kept.start)
+        if end > from {
+          let (length, silent) = (end - from, cutStart - end)
+          clip.fadeOut = Fade(
+            length: length, curve: .linear, silentCut: silent,
+            fullCut: crossfade - length - silent)
+        }
+      }
+      if start >= cutEnd && start < kept.end && clip.fadeIn.length == .zero {
+        let to = min(end - clip.fadeOut.length, kept.end)
+        if to > start {
+          let (length, silent) = (to - start, start - cutEnd)
+          clip.fadeIn = Fade(
+            length: length, curve: .linear, silentCut: silent,
+            fullCut: crossfade - length - silent)
+        }
+      }
+      return clip
+    }
+    var edited = cutTrack
+    edited.clips = ClipList(cutTrack.clips.map(faded))
+    let fades: [Command] = edited == cutTrack ? [] : [.setTrack(edited)]
+    let after = try afterCut.applying(fades)
     let added = try after.addClip(
       clip, source: sourceID, track: track, at: kept.start,
       sourceStart: FramePosition(kept.start.frames - takeStart.frames),
       sourceEnd: FramePosition(kept.end.frames - takeStart.frames), fadeIn: fade, fadeOut: fade)
-    return cut + added
+    return cut + fades + added
   }
 }
