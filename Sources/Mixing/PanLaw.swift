@@ -25,7 +25,11 @@ public enum PanLaw {
   @inlinable
   public static func monoSource(pan: Double) -> (left: Double, right: Double) {
     let theta = angle(pan)
-    return _unsafePerformance { (clean(cos(theta)), clean(sin(theta))) }
+    // One Double per `_unsafePerformance`: over a tuple, a debug build instantiates the tuple's
+    // metadata (and allocates) the first time, on the audio thread.
+    let cosine = _unsafePerformance { cos(theta) }
+    let sine = _unsafePerformance { sin(theta) }
+    return (clean(cosine), clean(sine))
   }
 
   /// The left and right gains for a stereo source's left and right channels at `pan`.
@@ -35,9 +39,10 @@ public enum PanLaw {
   @inlinable
   public static func stereoSource(pan: Double) -> (left: Double, right: Double) {
     let theta = angle(pan)
-    return _unsafePerformance {
-      (min(1, clean(2.0.squareRoot() * cos(theta))), min(1, clean(2.0.squareRoot() * sin(theta))))
-    }
+    let cosine = _unsafePerformance { cos(theta) }
+    let sine = _unsafePerformance { sin(theta) }
+    let root = _unsafePerformance { 2.0.squareRoot() }
+    return (min(1, clean(root * cosine)), min(1, clean(root * sine)))
   }
 
   @_noLocks

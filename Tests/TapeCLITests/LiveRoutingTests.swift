@@ -10,7 +10,8 @@ extension ProcessHeavyTests {
   struct LiveRoutingTests {
     /// While a 100 Hz sine plays, another process routes its track into a bus (5 dB down, so
     /// that a jump would be heard: it crossfades), adds a send to an aux track, changes the
-    /// send's gain, the bus's gain and pan and the track's, makes the send pre-fader (its old
+    /// send's gain, the bus's gain and pan and the track's, gives the track a pan lane holding
+    /// its pan (and later takes it away), makes the send pre-fader (its old
     /// tap ramps out as the new ramps in), removes it (it ramps out) and routes the track back
     /// to the master (a crossfade between destinations). Nothing clicks (the second difference
     /// of the capture), the audio thread allocates and frees nothing, and once the last change
@@ -55,6 +56,15 @@ extension ProcessHeavyTests {
           ("bus gain", { p, _ in try p.setTrack(bus, gain: Gain(decibels: -4), pan: 0.3) }),
           // The track's own fader and pan: its pre- and post-fader taps now differ.
           ("track gain", { p, _ in try p.setTrack(t1, gain: Gain(decibels: -6), pan: -0.4) }),
+          // A pan lane holding the pan the track has: heard the same, but the mono clip's
+          // pan is now evaluated frame by frame on the audio thread (which must not allocate).
+          (
+            "pan lane",
+            { p, _ in
+              try p.setPanEnvelope(
+                t1, ProcessHeavyTests.LiveAutomationTests.lane("0s:-0.4,9s:-0.4"))
+            }
+          ),
           (
             "pre-fader",
             { p, _ in
@@ -65,13 +75,14 @@ extension ProcessHeavyTests {
           ),
           ("send removed", { _, _ in [.removeSends([Send.ID(1)])] }),
           ("back", { p, _ in try p.routeOutput(of: t1, to: nil) }),
+          ("pan lane off", { p, _ in try p.setPanEnvelope(t1, nil) }),
           ("bus back", { p, _ in try p.setTrack(bus, gain: Gain(decibels: -5), pan: 0) }),
           ("track back", { p, _ in try p.setTrack(t1, gain: .unity, pan: 0) }),
         ]
         Thread.sleep(forTimeInterval: 1.2)
         for (label, change) in changes {
           try store.commit(label: label) { project, ids in try change(project, &ids) }
-          Thread.sleep(forTimeInterval: 0.55)
+          Thread.sleep(forTimeInterval: 0.5)
         }
         try store.close()
         let (report, swaps, said) = try play.finish()
