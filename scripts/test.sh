@@ -15,6 +15,14 @@ if grep -rnE 'try!|as!|fatalError\(|^\s*print\(' Sources --include=*.swift | gre
   exit 1
 fi
 
+echo "test: conventions (no file-scope static variable in a C shim header)" >&2
+# One copy of such a variable per LLVM module: a release build makes one per Swift file, and
+# state kept there by one file is unseen by another (Sources/CStandardOutput/shim.h).
+if grep -nE '^static [^(]*(=|;)' Sources/C*/*.h Sources/C*/include/*.h; then
+  echo "test: the lines above keep state in a header; keep it in Swift and pass it in" >&2
+  exit 1
+fi
+
 echo "test: swift build" >&2
 swift build --build-tests
 

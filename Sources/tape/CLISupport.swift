@@ -225,7 +225,7 @@ func print(_ items: Any..., separator: String = " ", terminator: String = "\n") 
 /// `Swift.print`, which writes to C's `stdout`: stderr, once diverted).
 func printLine(_ text: String, _ terminator: String = "\n") {
   // A failure stays on the stream (its error flag), and ``StandardOutput/flush()`` reports it.
-  _ = tape_write_output(text + terminator)
+  _ = tape_write_output(StandardOutput.own, text + terminator)
 }
 
 /// What a command printed on stdout reaches it, or the command fails.
@@ -235,8 +235,12 @@ enum StandardOutput {
   /// `tape fx add … --json`, and would have into audio rendered to `-o -`. Done once, at the
   /// start; where it cannot be (standard output closed), nothing changes.
   static func divert() {
-    _ = tape_divert_standard_output()
+    _ = tape_divert_standard_output(&own)
   }
+
+  /// Tape's own stream on descriptor 1 once ``divert()`` has made it, else nil (C's `stdout`
+  /// is Tape's). Set once, at the start, before any other thread runs.
+  nonisolated(unsafe) static var own: UnsafeMutablePointer<FILE>?
 
   /// What the command did all the same, said when its output could not be written ("the edit
   /// itself was committed as version 7…").
@@ -244,7 +248,7 @@ enum StandardOutput {
 
   /// Flushes stdout; throws ``OutputFailure`` when anything printed could not be written.
   static func flush() throws {
-    let code = tape_flush_standard_output()
+    let code = tape_flush_standard_output(own)
     if code != 0 { throw OutputFailure(code: code, done: done) }
   }
 }

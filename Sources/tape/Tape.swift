@@ -20,7 +20,8 @@ struct Tape: ParsableCommand {
       """,
     groupedSubcommands: [
       CommandGroup(
-        name: "Project", subcommands: [New.self, Import.self, Relink.self, List.self, Backup.self]),
+        name: "Project",
+        subcommands: [New.self, Import.self, Relink.self, List.self, Backup.self, Verify.self]),
       CommandGroup(name: "Tracks", subcommands: [TrackCommand.self, SendCommand.self]),
       CommandGroup(name: "Clips", subcommands: [ClipCommand.self]),
       CommandGroup(

@@ -209,48 +209,6 @@ import Testing
     var description: String { message }
   }
 
-  @Test func killedAtRandomMomentsEveryTakeIsRecoveredWithAtMostASecondMissing() throws {
-    let device = try Self.pacedCapture()
-    let space = try Workspace()
-    let song = space.path("song.tape")
-    try space.tape("new", song, "--rate", "48000", "--channels", "2")
-    try space.tape("track", "add", song, "Voice")
-    var generator = SystemRandomNumberGenerator()
-    for round in 0..<3 {
-      let log = space.path("record-\(round).log")
-      let (process, started) = try Self.startRecording(space, song, device: device, log: log)
-      Thread.sleep(forTimeInterval: Double.random(in: 1.0...2.5, using: &generator))
-      kill(process.processIdentifier, SIGKILL)
-      let elapsed = Date().timeIntervalSince(started)
-      process.waitUntilExit()
-      // Any command says, in one line, that a take waits.
-      let listed = try space.tape("ls", song)
-      let notices = listed.stderr.split(separator: "\n").filter {
-        $0.contains("waits to be recovered")
-      }
-      #expect(notices.count == 1, "\(listed.stderr)")
-      #expect(notices.first?.contains("tape record \(song) --recover") == true)
-      let recovered = try space.tape("record", song, "--recover")
-      let clipID = recovered.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-      #expect(clipID.hasPrefix("c"), "\(recovered.stderr)")
-      #expect(recovered.stderr.contains("recovered take-"), "\(recovered.stderr)")
-      let clips = try #require(
-        (try parseJSON(space.tape("ls", song, "--json").stdout) as? [String: Any])?["tracks"]
-          as? [[String: Any]]
-      ).flatMap { ($0["clips"] as? [[String: Any]]) ?? [] }
-      let clip = try #require(clips.first { $0["id"] as? String == clipID })
-      let seconds = Double(clip["length"] as? Int ?? 0) / 48_000
-      #expect(clip["timelineStart"] as? Int == 96_000)
-      #expect(
-        seconds >= elapsed - 1 && seconds <= elapsed + 0.2,
-        "round \(round): killed after \(elapsed) s of recording, \(seconds) s recovered")
-      print(
-        "record kill -9 round \(round): \(String(format: "%.3f", elapsed)) s recording, \(String(format: "%.3f", seconds)) s recovered"
-      )
-      #expect(!(try space.tape("ls", song).stderr.contains("waits to be recovered")))
-    }
-  }
-
   /// SIGTERM keeps the take; the capture thread allocates and frees nothing meanwhile (the
   /// LD_PRELOAD counter the player's tests use).
   @Test func sigtermKeepsTheTakeAndTheCaptureThreadNeverAllocates() throws {
