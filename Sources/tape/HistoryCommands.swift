@@ -209,7 +209,7 @@ struct HistoryCommand: ParsableCommand {
             historyJSON(head: history.head, shown: history.versions, omitted: 0, tags: tags))
         } else {
           print(
-            HistoryTree(head: history.head, versions: history.versions, tags: tags).text,
+            HistoryDrawing(head: history.head, versions: history.versions, tags: tags).text,
             terminator: "")
         }
         return
@@ -221,7 +221,8 @@ struct HistoryCommand: ParsableCommand {
         return
       }
       print(
-        HistoryTree(head: window.head, versions: window.entries, tags: tags).text, terminator: "")
+        HistoryDrawing(head: window.head, versions: window.entries, tags: tags).text, terminator: ""
+      )
       var parts = ["\(window.earlier) earlier on this line"]
       if window.later > 0 { parts.append("\(window.later) later on it") }
       let others = omitted - window.earlier - window.later
@@ -260,7 +261,7 @@ func historyJSON(
 
 /// The history as a tree: a run of versions continues on one line of descent; where a version
 /// has several children, each branch is drawn below it, indented.
-struct HistoryTree {
+struct HistoryDrawing {
   let text: String
 
   /// The tree of `versions` (each whose parent is not among them is drawn as a root), each

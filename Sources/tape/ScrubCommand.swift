@@ -58,13 +58,9 @@ final class ScrubSession: @unchecked Sendable {
   /// When the path was last compared with ``identity``.
   private var lastLook = ContinuousClock.now
   private let device: String
-  private var history: History
-  /// The history indexed once per change to it, so a step costs no scan of 100,000 versions:
-  /// each version's children, parent, label, and the child on the way to the head.
-  private var children: [Int64: [Int64]] = [:]
-  private var parents: [Int64: Int64] = [:]
-  private var labels: [Int64: String] = [:]
-  private var towardHead: [Int64: Int64] = [:]
+  /// The history indexed once per change to it, so a step costs no scan of 100,000 versions.
+  private var tree: HistoryTree
+  private var history: History { tree.history }
   /// Which child → leads to, where the history forks (by version).
   private var branch: [Int64: Int] = [:]
   private var shown: StoreVersion
@@ -103,40 +99,18 @@ final class ScrubSession: @unchecked Sendable {
     self.identity = identity
     openedLog = (FileIdentity(path: file + "-wal"), FileIdentity(path: file + "-shm"))
     self.device = device
-    history = try store.history()
-    shown = try store.read(history.head)
+    tree = HistoryTree(try store.history())
+    shown = try store.read(tree.history.head)
     span = max(shown.project.timelineEnd.frames, Int64(shown.project.sampleRate) * 10)
-    indexHistory()
-  }
-
-  private func indexHistory() {
-    children = [:]
-    parents = [:]
-    labels = [:]
-    for entry in history.versions {
-      labels[entry.version] = entry.label
-      if let parent = entry.parent {
-        children[parent, default: []].append(entry.version)
-        parents[entry.version] = parent
-      }
-    }
-    towardHead = [:]
-    var cursor = history.head
-    while let parent = parents[cursor] {
-      towardHead[parent] = cursor
-      cursor = parent
-    }
   }
 
   /// The child → leads to from `version`: the one chosen with ↑/↓, else the one on the way to
   /// the head, else the newest.
   private func next(after version: Int64) -> Int64? {
-    guard let options = children[version], !options.isEmpty else { return nil }
-    if let chosen = branch[version] { return options[min(chosen, options.count - 1)] }
-    return towardHead[version] ?? options.last
+    tree.next(after: version, choosing: branch[version])
   }
 
-  private var parentOfShown: Int64? { parents[shown.version] }
+  private var parentOfShown: Int64? { tree.parent(of: shown.version) }
 
   // MARK: The loop
 
@@ -382,7 +356,8 @@ final class ScrubSession: @unchecked Sendable {
   }
 
   private func chooseBranch(_ step: Int) {
-    guard let options = children[shown.version], options.count > 1 else {
+    let options = tree.children(of: shown.version)
+    guard options.count > 1 else {
       message = "no fork at v\(shown.version)"
       draw(shown.project)
       return
@@ -423,8 +398,7 @@ final class ScrubSession: @unchecked Sendable {
   /// follows it.
   private func followHead() throws {
     let wasHead = shown.version == history.head
-    history = try store.history()
-    indexHistory()
+    tree = HistoryTree(try store.history())
     if wasHead && shown.version != history.head {
       try go(to: history.head)
     } else if wasHead {
@@ -518,8 +492,7 @@ final class ScrubSession: @unchecked Sendable {
           throw error
         }
         try writer.close()
-        history = try store.history()
-        indexHistory()
+        tree = HistoryTree(try store.history())
         message = "checked out v\(version)"
         break
       } catch StoreError.busy where ContinuousClock.now - started < .seconds(limit) {
@@ -562,7 +535,7 @@ final class ScrubSession: @unchecked Sendable {
     _ = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size)
     let width = size.ws_col > 0 ? Int(size.ws_col) : 80
     let height = size.ws_row > 0 ? Int(size.ws_row) : 24
-    let label = labels[shown.version] ?? ""
+    let label = tree.label(of: shown.version) ?? ""
     // A zoomed view follows the playhead.
     if playing, zoomed, let position = player?.status.position,
       position < viewStart || position >= viewStart + span
@@ -571,8 +544,9 @@ final class ScrubSession: @unchecked Sendable {
     }
     // The versions first: a narrow terminal cuts the label, not the head.
     var header = "v\(shown.version)   head v\(history.head)"
-    if let options = children[shown.version], options.count > 1,
-      let next = next(after: shown.version), let index = options.firstIndex(of: next)
+    let options = tree.children(of: shown.version)
+    if options.count > 1, let next = next(after: shown.version),
+      let index = options.firstIndex(of: next)
     {
       header += "   fork: → v\(next) (branch \(index + 1)/\(options.count), ↑/↓)"
     }
