@@ -232,6 +232,14 @@ struct SidechainTests {
     let json = try #require(
       try parseJSON(space.tape("fx", "ls", file, "--json").stdout) as? [[String: Any]])
     #expect(json.first?["sidechain"] as? String == "t2")
+    // `ls` shows it under the effects, `ls --json` on the effect.
+    let table = try space.tape("ls", file).stdout
+    #expect(table.contains("\n  sidechain f1 ← t2 (voice)\n"), "\(table)")
+    let whole = try #require(
+      try parseJSON(space.tape("ls", file, "--json").stdout) as? [String: Any])
+    let tracks = try #require(whole["tracks"] as? [[String: Any]])
+    let effects = try #require(tracks.first?["effects"] as? [[String: Any]])
+    #expect(effects.first?["sidechain"] as? String == "t2")
     let log = try space.tape("log", file, "f1").stdout
     #expect(log.contains("sidechain none → t2") && log.contains("sidechain t2 → none"), "\(log)")
     let diff = try space.tape("diff", file, "HEAD~4", "HEAD~3").stdout
