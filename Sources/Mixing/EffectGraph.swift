@@ -87,7 +87,8 @@ public struct SidechainRecord: @unchecked Sendable, BitwiseCopyable {
   /// (a reorder's old and new orders run side by side); nil for none.
   public var target: UnsafeMutablePointer<Float>
   public var second: UnsafeMutablePointer<Float>?
-  /// 1, or 0 when its source is silent (muted, or unsoloed while another sounds).
+  /// 1, or 0 when its source is muted (or silent and keying no track that sounds: see
+  /// ``Timeline/Project/keyingTracks(for:)``).
   public var gain: Float
   /// Frames the copy is delayed by to line up with the effect's input.
   public var delay: Int
@@ -305,9 +306,12 @@ final class CompiledGraph: @unchecked Sendable {
           SidechainTap(
             effect: effect.id, chain: chain, source: from, before: before, targets: targets))
       }
+      // Tracks a solo silences that still key a side chain of a track that sounds (a muted
+      // one keys nothing).
+      let keying = project.keyingTracks(for: audible).filter { project.track($0)?.isMuted == false }
       let made = try Routing(
         project: project, rack: rack, buses: buses, latencies: latencies, audible: audible,
-        sidechains: taps, records: &records)
+        keying: keying, sidechains: taps, records: &records)
       longest = made.masterArrival
       routing = made
     }
