@@ -594,14 +594,17 @@ public enum EffectKernel {
       var state = route.pointee
       if !state.hasGain {
         (state.left, state.right, state.hasGain) = (chain.inputLeft, chain.inputRight, true)
+        state.hadLane = chain.pan != nil
       }
+      state.follow(lane: chain.pan != nil, rampFrames: rampFrames)
       let stepLeft =
         max(abs(chain.inputLeft), abs(state.left), 1e-6) / Float(max(rampFrames, 1))
       let stepRight =
         max(abs(chain.inputRight), abs(state.right), 1e-6) / Float(max(rampFrames, 1))
       let steady =
         chain.envelope == nil && chain.pan == nil && state.left == chain.inputLeft
-        && state.right == chain.inputRight
+        && state.right == chain.inputRight && (state.laneGlide == 0 || channels == 1)
+      if steady { (state.laneLeft, state.laneRight) = (1, 1) }
       if steady && (channels == 1 || state.left == state.right) {
         // Steady gains, no envelope or pan lane: the loop below's products (its shape is 1).
         accumulate(input, times: state.left, into: chain.buffer, count: frames * channels)
@@ -622,9 +625,22 @@ public enum EffectKernel {
             chain.buffer[frame] += input[frame] * state.left * shape
           } else {
             var (left, right) = (state.left, state.right)
-            if let position = lane.value(at: t) {
+            let position = lane.value(at: t)
+            if state.laneGlide > 0 {
+              // A lane come or gone: from the balance reached to the new one, over a ramp.
+              var (panLeft, panRight): (Float, Float) = (1, 1)
+              if let position {
+                let pan = PanLaw.stereoSource(pan: position)
+                (panLeft, panRight) = (Float(pan.left), Float(pan.right))
+              }
+              (panLeft, panRight) = state.glide(panLeft, panRight, rampFrames: rampFrames)
+              (left, right) = (left * panLeft, right * panRight)
+            } else if let position {
               let pan = PanLaw.stereoSource(pan: position)
               (left, right) = (Float(Double(left) * pan.left), Float(Double(right) * pan.right))
+              (state.laneLeft, state.laneRight) = (Float(pan.left), Float(pan.right))
+            } else {
+              (state.laneLeft, state.laneRight) = (1, 1)
             }
             chain.buffer[frame * 2] += input[frame * 2] * left * shape
             chain.buffer[frame * 2 + 1] += input[frame * 2 + 1] * right * shape
@@ -712,10 +728,13 @@ public enum EffectKernel {
       if !state.hasGain {
         (state.left, state.right) = live ? (0, 0) : (send.gainLeft, send.gainRight)
         state.hasGain = true
+        state.hadLane = send.envelope != nil
       }
+      state.follow(lane: send.envelope != nil, rampFrames: rampFrames)
       if send.envelope == nil && state.left == send.gainLeft && state.right == send.gainRight
-        && (channels == 1 || state.left == state.right)
+        && (channels == 1 || state.left == state.right) && state.laneGlide == 0
       {
+        (state.laneLeft, state.laneRight) = (1, 1)
         // Steady, no envelope: the loop below's products (its shape is 1) in one pass.
         accumulate(send.buffer, times: state.left, into: target, count: frames * channels)
         send.state.pointee = state
@@ -728,7 +747,13 @@ public enum EffectKernel {
       for frame in 0..<frames {
         state.left = toward(state.left, send.gainLeft, by: stepLeft)
         state.right = toward(state.right, send.gainRight, by: stepRight)
-        let shape = envelope.gain(at: time + Int64(frame))
+        var shape = envelope.gain(at: time + Int64(frame))
+        if state.laneGlide > 0 {
+          // An envelope come or gone: from the level reached to the new one, over a ramp.
+          shape = state.glide(shape, shape, rampFrames: rampFrames).0
+        } else {
+          (state.laneLeft, state.laneRight) = (shape, shape)
+        }
         if channels == 1 {
           target[frame] += send.buffer[frame] * state.left * shape
         } else {
