@@ -154,6 +154,8 @@ struct SidechainTap {
   let source: Int
   let before: Int
   let targets: [UnsafeMutablePointer<Float>]
+  /// A side chain the project no longer has, ramping out at gain 0 while it still sounds.
+  var ghost = false
 }
 
 /// What a plan with effects owns besides its clips.
@@ -287,11 +289,35 @@ final class CompiledGraph: @unchecked Sendable {
     }
     for index in records.indices { records[index].delay = longest - latencies[index] }
     var routing: Routing?
-    if project.hasRouting || !rack.lastSends.isEmpty {
+    if project.hasRouting || !rack.lastSends.isEmpty || !rack.lastSidechains.isEmpty {
       let chainIndex = Dictionary(
         uniqueKeysWithValues: project.tracks.enumerated().map { ($1.id, $0) })
       var taps: [SidechainTap] = []
-      for (effect, track, source) in project.sidechains {
+      // A side chain removed while it still sounds ramps out from its old source (its effect
+      // still in its chain): a ghost, as a removed send is.
+      var ghosts: [(effect: Effect, track: Track.ID, source: Track.ID, ghost: Bool)] = []
+      for (id, source) in rack.lastSidechains.sorted(by: { $0.key < $1.key })
+      where rack.sidechainIsSounding(id) {
+        guard let found = project.effect(id), case .track(let track) = found.owner,
+          found.effect.sidechain == nil, project.track(source) != nil
+        else { continue }
+        ghosts.append((found.effect, track, source, true))
+      }
+      // The ghosts' sources still run before their effects' tracks (the effect reads its side
+      // chain when its chain runs); a ghost that would close a loop is let go of.
+      var ordering = project
+      for ghost in ghosts {
+        guard let place = ordering.tracks.firstIndex(where: { $0.id == ghost.track }),
+          let slot = ordering.tracks[place].effects.firstIndex(where: { $0.id == ghost.effect.id })
+        else { continue }
+        ordering.tracks[place].effects[slot].sidechain = ghost.source
+      }
+      if !ghosts.isEmpty && ordering.routingLoop() != nil {
+        ghosts = []
+        ordering = project
+      }
+      for (effect, track, source, ghost) in project.sidechains.map({ ($0, $1, $2, false) }) + ghosts
+      {
         guard let chain = chainIndex[track], let from = chainIndex[source] else { continue }
         let entries = entriesByOwner[.track(track)] ?? []
         guard let first = entries.firstIndex(where: { $0.id == effect.id }) else { continue }
@@ -304,18 +330,21 @@ final class CompiledGraph: @unchecked Sendable {
         guard !targets.isEmpty else { continue }
         taps.append(
           SidechainTap(
-            effect: effect.id, chain: chain, source: from, before: before, targets: targets))
+            effect: effect.id, chain: chain, source: from, before: before, targets: targets,
+            ghost: ghost))
       }
       // Tracks a solo silences that still key a side chain of a track that sounds (a muted
       // one keys nothing).
       let keying = project.keyingTracks(for: audible).filter { project.track($0)?.isMuted == false }
       let made = try Routing(
         project: project, rack: rack, buses: buses, latencies: latencies, audible: audible,
-        keying: keying, sidechains: taps, records: &records)
+        keying: keying, order: ordering.routingOrder, sidechains: taps, records: &records)
       longest = made.masterArrival
       routing = made
     }
     rack.lastSends = Dictionary(uniqueKeysWithValues: project.sends.map { ($0.id, $0) })
+    rack.lastSidechains = Dictionary(
+      project.sidechains.map { ($0.effect.id, $0.source) }, uniquingKeysWith: { first, _ in first })
     alignment = routing?.alignment ?? [:]
     for (index, track) in project.tracks.enumerated() where index < records.count {
       records[index].inputDelay = alignment[track.id] ?? 0

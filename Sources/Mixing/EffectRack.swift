@@ -43,6 +43,9 @@ public final class EffectRack: @unchecked Sendable {
   /// The sends of the last plan compiled: one that a new plan no longer has ramps out there
   /// (a ghost at gain 0) while its gain has not reached 0.
   var lastSends: [Send.ID: Send] = [:]
+  /// The side chains of the last plan compiled (effect → source): one removed ramps out from
+  /// there, as a ghost at gain 0, while it still sounds.
+  var lastSidechains: [Effect.ID: Track.ID] = [:]
   /// Each side chain's working memory (its delay line, its gain reached), by its effect's id.
   private var sidechainBuses: [Effect.ID: SendBus] = [:]
   /// The effects skipped so far because their plugin is missing or cannot run (with
@@ -484,6 +487,14 @@ public final class EffectRack: @unchecked Sendable {
 
   /// The working memory of effect `id`'s side chain, kept from plan to plan.
   func sidechainBus(_ id: Effect.ID) -> SendBus { bus(id, in: &sidechainBuses) }
+
+  /// Whether effect `id`'s side chain has a bus whose gain has not yet ramped to silence (read
+  /// off the audio thread, as ``sendIsSounding(_:)``).
+  func sidechainIsSounding(_ id: Effect.ID) -> Bool {
+    guard let bus = sidechainBuses[id] else { return false }
+    let state = bus.state.pointee
+    return state.hasGain && state.left != 0
+  }
 
   /// The bus of send `id` at its tap, kept from plan to plan (its delay line and gain with it).
   func sendBus(_ id: SendKey) -> SendBus { bus(id, in: &sendBuses) }

@@ -35,7 +35,8 @@ final class Routing {
   /// `latencies`), taking send buses from `rack`.
   init(
     project: Project, rack: EffectRack, buses: [ChainBus], latencies: [Int],
-    audible: Set<Track.ID>, keying: Set<Track.ID> = [], sidechains taps: [SidechainTap],
+    audible: Set<Track.ID>, keying: Set<Track.ID> = [], order ordered: [Track.ID]? = nil,
+    sidechains taps: [SidechainTap],
     records: inout [ChainRecord]
   ) throws(MixingError) {
     /// Whether what `from` gives `to` (an output or a send) is heard: `from` sounds, or both
@@ -53,7 +54,7 @@ final class Routing {
     where !current.contains(SendKey(send)) && rack.sendIsSounding(SendKey(send)) {
       if index[send.from] != nil && index[send.to] != nil { all.append((send, true)) }
     }
-    let order = project.routingOrder.compactMap { index[$0] }
+    let order = (ordered ?? project.routingOrder).compactMap { index[$0] }
     // Arrivals, in an order where every track comes after those that feed it.
     var arrival = [Int](repeating: 0, count: tracks.count)
     for chain in order {
@@ -145,7 +146,8 @@ final class Routing {
       sidechainRecords.append(
         SidechainRecord(
           source: tap.source, target: tap.targets[0], second: tap.targets.dropFirst().first,
-          gain: audible.contains(tracks[tap.source].id) || keying.contains(tracks[tap.source].id)
+          gain: !tap.ghost
+            && (audible.contains(tracks[tap.source].id) || keying.contains(tracks[tap.source].id))
             ? 1 : 0, delay: max(0, delay),
           buffer: bus.buffer, delayLine: bus.delay, state: bus.state))
     }

@@ -88,4 +88,55 @@ struct LiveLaneGlideTests {
     #expect(loudest(90 * Self.period, channel) > 0.9)
     #expect(loudest(180 * Self.period, channel) < 0.6)
   }
+
+  /// A side chain removed while playing ramps out (20 ms) instead of stopping in one sample:
+  /// LSP's side-chain compressor listening to its side chain (`scl`: its output is the key)
+  /// on t1, keyed by t2, a 100 Hz sine at half scale also heard itself; the mix is twice the
+  /// key until the side chain goes, then the key alone. Before, the compressor's half dropped
+  /// out at once.
+  @Test func aSidechainRemovedRampsOut() throws {
+    let compressor = "http://lsp-plug.in/plugins/lv2/sc_compressor_stereo"
+    try #require(
+      EffectRack.missingPlugins(
+        in: Project(
+          sampleRate: 48_000, channels: 2,
+          masterEffects: [Effect(id: Effect.ID(1), plugin: compressor)])
+      ).isEmpty, "install lsp-plugins-lv2 (scripts/setup.sh does)")
+    let audio = [Source.ID(1): sineSource(hertz: 100, channels: 2, frames: 200_000)]
+    let harness = EffectsHarness(audio: audio, period: Self.period)
+    let clip = Clip(
+      id: Clip.ID(1), source: Source.ID(1), timelineStart: 0,
+      sourceRange: FrameRange(start: 0, count: 150_000))
+    // sct 2: External; scl 1: listen; scm 1: RMS (a smooth level: a peak detector's output,
+    // a rectified key, has kinks of its own at every zero crossing).
+    let keyed = Effect(
+      id: Effect.ID(1), plugin: compressor, parameters: ["sct": 2, "scl": 1, "scm": 1],
+      sidechain: Track.ID(2))
+    var plain = keyed
+    plain.sidechain = nil
+    let project = { (effect: Effect) in
+      Project(
+        sampleRate: 48_000, channels: 2,
+        tracks: [
+          Track(id: Track.ID(1), name: "Ducked", effects: [effect]),
+          Track(id: Track.ID(2), name: "Key", clips: [clip]),
+        ])
+    }
+    try harness.play(project(keyed))
+    let played = try harness.pull(periods: 200) { index in
+      if index == 100 { try harness.play(project(plain)) }
+    }
+    // From period 50 on: the play's own start (its fade-in, the side chain ramping in) aside.
+    let largest = Self.largestSecondDifference(Array(played[(50 * Self.period * 2)...]))
+    let loudest = { (from: Int) in
+      (from..<(from + 4_800)).map { abs(played[$0 * 2]) }.max() ?? 0
+    }
+    print(
+      "side chain removed: largest second difference \(largest), peak keyed \(loudest(80 * Self.period)), after \(loudest(180 * Self.period))"
+    )
+    #expect(largest <= 0.003, "a click: a second difference of \(largest)")
+    // The compressor's half (the key's level) is gone once the side chain is.
+    #expect(loudest(80 * Self.period) > 0.6)
+    #expect(abs(loudest(180 * Self.period) - 0.5) < 0.01)
+  }
 }
