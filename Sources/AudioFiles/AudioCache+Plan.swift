@@ -75,7 +75,7 @@ extension AudioCache {
   /// not stop a render.
   public func sources(for project: Project) throws(AudioFileError) -> ProjectAudio {
     var loaded: [Source.ID: CachedSource] = [:]
-    for track in project.audibleTracks {
+    for track in project.mixedTracks {
       for clip in track.clips where loaded[clip.source] == nil {
         guard let source = project.source(clip.source) else { continue }
         loaded[source.id] = try load(source, projectRate: project.sampleRate)
@@ -119,7 +119,7 @@ public final class AudioLibrary: @unchecked Sendable {
   /// (an error when one cannot be had), and those of silent tracks that can be had (so a
   /// player can ramp them in).
   public func audio(for project: Project) throws(AudioFileError) -> [Source.ID: SourceAudio] {
-    let audible = Set(project.audibleTracks.map(\.id))
+    let audible = Set(project.mixedTracks.map(\.id))
     var audio: [Source.ID: SourceAudio] = [:]
     for track in project.tracks {
       for clip in track.clips where audio[clip.source] == nil {

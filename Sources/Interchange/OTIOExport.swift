@@ -121,6 +121,18 @@ public enum OTIOExport {
           }
         )),
     ]
+    if let source = effect.sidechain {
+      members.append(JSON.Member("sidechain", .string(source.description)))
+    }
+    if !effect.automation.isEmpty {
+      members.append(
+        JSON.Member(
+          "automation",
+          .object(
+            effect.automation.sorted { $0.key < $1.key }.map {
+              JSON.Member($0.key, automationJSON($0.value))
+            })))
+    }
     if let state = effect.state {
       members.append(
         JSON.Member(
@@ -132,6 +144,18 @@ public enum OTIOExport {
             }.joined())))
     }
     return .object(members)
+  }
+
+  /// An automation lane (a pan lane, an effect parameter's): its points, `frame`, `value` in
+  /// the parameter's units and `shape` (`linear` or `hold`).
+  static func automationJSON(_ lane: ParameterEnvelope) -> JSON {
+    .array(
+      lane.points.map { point in
+        .object([
+          "frame": .number(Double(point.time.frames)), "value": .number(point.value),
+          "shape": .string(point.shape.rawValue),
+        ])
+      })
   }
 
   static func envelopeJSON(_ envelope: Envelope?) -> JSON {
@@ -162,7 +186,7 @@ public enum OTIOExport {
   ) -> JSON {
     let rate = Double(project.sampleRate)
     let track = lane.track
-    let tape = JSON.object([
+    let settings = JSON.object([
       "track": .string(track.id.description),
       "lane": .number(Double(lane.index)),
       "gainDB": .number(track.gain.decibels),
@@ -172,6 +196,30 @@ public enum OTIOExport {
       "envelope": envelopeJSON(track.envelope),
       "effects": .array(track.effects.map(effectJSON)),
     ])
+    // Routing and automation, only where the track has them (older readers ignore them).
+    var extra: [JSON.Member] = []
+    if let output = track.output {
+      extra.append(JSON.Member("output", .string(output.description)))
+    }
+    if let lane = track.panEnvelope {
+      extra.append(JSON.Member("panAutomation", automationJSON(lane)))
+    }
+    let sends = project.sends.filter { $0.from == track.id }
+    if !sends.isEmpty {
+      extra.append(
+        JSON.Member(
+          "sends",
+          .array(
+            sends.map { send in
+              .object([
+                "to": .string(send.to.description), "gainDB": .number(send.gain.decibels),
+                "pan": .number(send.pan), "preFader": .bool(send.isPreFader),
+                "envelope": envelopeJSON(send.envelope),
+              ])
+            })))
+    }
+    var tape = settings
+    if !extra.isEmpty, case .object(let members) = settings { tape = .object(members + extra) }
     var children: [JSON] = []
     for item in items(of: lane) {
       switch item {

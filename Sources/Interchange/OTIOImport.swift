@@ -17,6 +17,7 @@ public protocol ImportIDs {
   mutating func newClipID() -> Clip.ID
   mutating func newEffectID() -> Effect.ID
   mutating func newMarkerID() -> Marker.ID
+  mutating func newSendID() -> Send.ID
 }
 
 /// An OpenTimelineIO timeline read for import: its audio tracks as Tape tracks, before the
@@ -71,8 +72,13 @@ public struct OTIOTimeline: Sendable {
     var muted = false
     var solo = false
     var envelope: Envelope?
+    /// Effects without ids; a side chain names its source by the exported track's key (`t2`).
     var effects: [Effect] = []
     var clips: [ImportedClip] = []
+    var panEnvelope: ParameterEnvelope?
+    /// The exported track's key of its output, and its sends' (ids 0), each `to` a key.
+    var output: String?
+    var sends: [(to: String, send: Send)] = []
   }
 
   public var sampleRate: Int
@@ -179,6 +185,24 @@ public struct OTIOTimeline: Sendable {
         track.solo = meta["solo"]?.bool ?? false
         track.envelope = try Self.envelope(meta["envelope"])
         track.effects = try Self.effects(meta["effects"])
+        track.panEnvelope = try Self.automation(meta["panAutomation"], "pan automation")
+        track.output = meta["output"]?.string
+        for send in meta["sends"]?.array ?? [] {
+          guard let to = send["to"]?.string else {
+            throw InterchangeError(
+              "metadata[\"tape\"] send has no target; export it again from Tape")
+          }
+          track.sends.append(
+            (
+              to,
+              Send(
+                id: Send.ID(0), from: Track.ID(0), to: Track.ID(0),
+                gain: Gain(decibels: try Self.number(send["gainDB"], "send gain") ?? 0),
+                pan: try Self.number(send["pan"], "send pan") ?? 0,
+                isPreFader: send["preFader"]?.bool ?? false,
+                envelope: try Self.envelope(send["envelope"]))
+            ))
+        }
       } else {
         track.muted = child["enabled"]?.bool == false
       }
@@ -318,6 +342,26 @@ public struct OTIOTimeline: Sendable {
     return Envelope(points: result)
   }
 
+  /// An automation lane as ``OTIOExport`` writes one (`frame`, `value`, `shape`); nil for none.
+  static func automation(
+    _ value: JSON?, _ what: String
+  ) throws(InterchangeError) -> ParameterEnvelope? {
+    guard let points = value?.array else { return nil }
+    var result: [Envelope.Point] = []
+    for point in points {
+      guard let frame = try number(point["frame"], "\(what) frame"),
+        let value = try number(point["value"], "\(what) value")
+      else {
+        throw InterchangeError(
+          "metadata[\"tape\"] \(what) point has no frame or value; export it again from Tape")
+      }
+      let shape: EnvelopeShape = point["shape"]?.string == "hold" ? .hold : .decibels
+      result.append(
+        Envelope.Point(time: FramePosition(Int64(frame)), decibels: value, shape: shape))
+    }
+    return ParameterEnvelope(curve: Envelope(points: result))
+  }
+
   /// Effects without ids (they get theirs when the project is made).
   static func effects(_ value: JSON?) throws(InterchangeError) -> [Effect] {
     var result: [Effect] = []
@@ -348,10 +392,24 @@ public struct OTIOTimeline: Sendable {
         }
         state = bytes
       }
+      var automation: [String: ParameterEnvelope] = [:]
+      for member in effect["automation"]?.members ?? [] {
+        automation[member.key] = try Self.automation(member.value, "effect automation")
+      }
+      // The side chain's source by the exported key, mapped to the new track when made.
+      let sidechain = try effect["sidechain"]?.string.map { key throws(InterchangeError) in
+        guard let id = Track.ID(parsing: key) else {
+          throw InterchangeError(
+            "metadata[\"tape\"] effect side chain '\(key)' is not a track; export it again from Tape"
+          )
+        }
+        return id
+      }
       result.append(
         Effect(
           id: Effect.ID(0), plugin: plugin, parameters: parameters,
-          isBypassed: effect["bypassed"]?.bool ?? false, state: state))
+          isBypassed: effect["bypassed"]?.bool ?? false, state: state, sidechain: sidechain,
+          automation: automation))
     }
     return result
   }
@@ -650,8 +708,13 @@ public struct OTIOTimeline: Sendable {
     // Clip names, checked as a Tape edit checks them: a name that is not one, or a second clip
     // of that name, is left out with a note (the clip is kept).
     var clipNames: Set<String> = []
+    // The new id of each exported track's key, and what routes by those keys: set once every
+    // track is made.
+    var made: [String: Track.ID] = [:]
+    var routed: [(track: Track, effects: [Effect], imported: ImportedTrack)] = []
     for track in tracks {
       let id = ids.newTrackID()
+      if let key = track.key { made[key] = id }
       var clips: [Clip] = []
       for var clip in track.clips.sorted(by: {
         ($0.timelineStart, $0.order) < ($1.timelineStart, $1.order)
@@ -736,13 +799,51 @@ public struct OTIOTimeline: Sendable {
               start: FramePosition(clip.sourceStart), count: FrameCount(clip.length)),
             gain: clip.gain, fadeIn: clip.fadeIn, fadeOut: clip.fadeOut, name: clipName))
       }
-      commands.append(
-        .setTrack(
-          Track(
-            id: id, name: track.name, gain: track.gain, pan: track.pan, isMuted: track.muted,
-            isSolo: track.solo, envelope: track.envelope, clips: clips)))
-      if !track.effects.isEmpty {
-        commands.append(.setEffects(Self.withIDs(track.effects, &ids), on: .track(id)))
+      let value = Track(
+        id: id, name: track.name, gain: track.gain, pan: track.pan, isMuted: track.muted,
+        isSolo: track.solo, envelope: track.envelope, clips: clips,
+        panEnvelope: track.panEnvelope)
+      commands.append(.setTrack(value))
+      let effects = Self.withIDs(track.effects, &ids)
+      if track.output != nil || !track.sends.isEmpty
+        || effects.contains(where: { $0.sidechain != nil })
+      {
+        routed.append((value, effects, track))
+      } else if !effects.isEmpty {
+        commands.append(.setEffects(effects, on: .track(id)))
+      }
+    }
+    // Outputs, side chains and sends, by the new ids (one naming a track the file does not
+    // hold is left out, with a note).
+    for (value, effects, track) in routed {
+      if let key = track.output {
+        if let output = made[key] {
+          var routedTrack = value
+          routedTrack.output = output
+          commands.append(.setTrack(routedTrack))
+        } else {
+          notes.append("\(track.name): its output \(key) is not in the file; it goes to the master")
+        }
+      }
+      var keyed = effects
+      for index in keyed.indices {
+        guard let source = keyed[index].sidechain else { continue }
+        keyed[index].sidechain = made[source.description]
+        if keyed[index].sidechain == nil {
+          notes.append("\(track.name): the side chain from \(source) is not in the file; left out")
+        }
+      }
+      if !keyed.isEmpty { commands.append(.setEffects(keyed, on: .track(value.id))) }
+      for (key, send) in track.sends {
+        guard let to = made[key] else {
+          notes.append("\(track.name): its send to \(key) is not in the file; left out")
+          continue
+        }
+        commands.append(
+          .setSend(
+            Send(
+              id: ids.newSendID(), from: value.id, to: to, gain: send.gain, pan: send.pan,
+              isPreFader: send.isPreFader, envelope: send.envelope)))
       }
     }
     if !masterEffects.isEmpty {
@@ -803,7 +904,8 @@ public struct OTIOTimeline: Sendable {
     effects.map { effect in
       Effect(
         id: ids.newEffectID(), plugin: effect.plugin, parameters: effect.parameters,
-        isBypassed: effect.isBypassed, state: effect.state)
+        isBypassed: effect.isBypassed, state: effect.state, sidechain: effect.sidechain,
+        automation: effect.automation)
     }
   }
 }

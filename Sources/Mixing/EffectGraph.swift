@@ -87,7 +87,8 @@ public struct SidechainRecord: @unchecked Sendable, BitwiseCopyable {
   /// (a reorder's old and new orders run side by side); nil for none.
   public var target: UnsafeMutablePointer<Float>
   public var second: UnsafeMutablePointer<Float>?
-  /// 1, or 0 when its source is silent (muted, or unsoloed while another sounds).
+  /// 1, or 0 when its source is muted (or silent and keying no track that sounds: see
+  /// ``Timeline/Project/keyingTracks(for:)``).
   public var gain: Float
   /// Frames the copy is delayed by to line up with the effect's input.
   public var delay: Int
@@ -153,6 +154,8 @@ struct SidechainTap {
   let source: Int
   let before: Int
   let targets: [UnsafeMutablePointer<Float>]
+  /// A side chain the project no longer has, ramping out at gain 0 while it still sounds.
+  var ghost = false
 }
 
 /// What a plan with effects owns besides its clips.
@@ -286,11 +289,35 @@ final class CompiledGraph: @unchecked Sendable {
     }
     for index in records.indices { records[index].delay = longest - latencies[index] }
     var routing: Routing?
-    if project.hasRouting || !rack.lastSends.isEmpty {
+    if project.hasRouting || !rack.lastSends.isEmpty || !rack.lastSidechains.isEmpty {
       let chainIndex = Dictionary(
         uniqueKeysWithValues: project.tracks.enumerated().map { ($1.id, $0) })
       var taps: [SidechainTap] = []
-      for (effect, track, source) in project.sidechains {
+      // A side chain removed while it still sounds ramps out from its old source (its effect
+      // still in its chain): a ghost, as a removed send is.
+      var ghosts: [(effect: Effect, track: Track.ID, source: Track.ID, ghost: Bool)] = []
+      for (id, source) in rack.lastSidechains.sorted(by: { $0.key < $1.key })
+      where rack.sidechainIsSounding(id) {
+        guard let found = project.effect(id), case .track(let track) = found.owner,
+          found.effect.sidechain == nil, project.track(source) != nil
+        else { continue }
+        ghosts.append((found.effect, track, source, true))
+      }
+      // The ghosts' sources still run before their effects' tracks (the effect reads its side
+      // chain when its chain runs); a ghost that would close a loop is let go of.
+      var ordering = project
+      for ghost in ghosts {
+        guard let place = ordering.tracks.firstIndex(where: { $0.id == ghost.track }),
+          let slot = ordering.tracks[place].effects.firstIndex(where: { $0.id == ghost.effect.id })
+        else { continue }
+        ordering.tracks[place].effects[slot].sidechain = ghost.source
+      }
+      if !ghosts.isEmpty && ordering.routingLoop() != nil {
+        ghosts = []
+        ordering = project
+      }
+      for (effect, track, source, ghost) in project.sidechains.map({ ($0, $1, $2, false) }) + ghosts
+      {
         guard let chain = chainIndex[track], let from = chainIndex[source] else { continue }
         let entries = entriesByOwner[.track(track)] ?? []
         guard let first = entries.firstIndex(where: { $0.id == effect.id }) else { continue }
@@ -303,15 +330,21 @@ final class CompiledGraph: @unchecked Sendable {
         guard !targets.isEmpty else { continue }
         taps.append(
           SidechainTap(
-            effect: effect.id, chain: chain, source: from, before: before, targets: targets))
+            effect: effect.id, chain: chain, source: from, before: before, targets: targets,
+            ghost: ghost))
       }
+      // Tracks a solo silences that still key a side chain of a track that sounds (a muted
+      // one keys nothing).
+      let keying = project.keyingTracks(for: audible).filter { project.track($0)?.isMuted == false }
       let made = try Routing(
         project: project, rack: rack, buses: buses, latencies: latencies, audible: audible,
-        sidechains: taps, records: &records)
+        keying: keying, order: ordering.routingOrder, sidechains: taps, records: &records)
       longest = made.masterArrival
       routing = made
     }
     rack.lastSends = Dictionary(uniqueKeysWithValues: project.sends.map { ($0.id, $0) })
+    rack.lastSidechains = Dictionary(
+      project.sidechains.map { ($0.effect.id, $0.source) }, uniquingKeysWith: { first, _ in first })
     alignment = routing?.alignment ?? [:]
     for (index, track) in project.tracks.enumerated() where index < records.count {
       records[index].inputDelay = alignment[track.id] ?? 0
@@ -590,14 +623,17 @@ public enum EffectKernel {
       var state = route.pointee
       if !state.hasGain {
         (state.left, state.right, state.hasGain) = (chain.inputLeft, chain.inputRight, true)
+        state.hadLane = chain.pan != nil
       }
+      state.follow(lane: chain.pan != nil, rampFrames: rampFrames)
       let stepLeft =
         max(abs(chain.inputLeft), abs(state.left), 1e-6) / Float(max(rampFrames, 1))
       let stepRight =
         max(abs(chain.inputRight), abs(state.right), 1e-6) / Float(max(rampFrames, 1))
       let steady =
         chain.envelope == nil && chain.pan == nil && state.left == chain.inputLeft
-        && state.right == chain.inputRight
+        && state.right == chain.inputRight && (state.laneGlide == 0 || channels == 1)
+      if steady { (state.laneLeft, state.laneRight) = (1, 1) }
       if steady && (channels == 1 || state.left == state.right) {
         // Steady gains, no envelope or pan lane: the loop below's products (its shape is 1).
         accumulate(input, times: state.left, into: chain.buffer, count: frames * channels)
@@ -618,9 +654,22 @@ public enum EffectKernel {
             chain.buffer[frame] += input[frame] * state.left * shape
           } else {
             var (left, right) = (state.left, state.right)
-            if let position = lane.value(at: t) {
+            let position = lane.value(at: t)
+            if state.laneGlide > 0 {
+              // A lane come or gone: from the balance reached to the new one, over a ramp.
+              var (panLeft, panRight): (Float, Float) = (1, 1)
+              if let position {
+                let pan = PanLaw.stereoSource(pan: position)
+                (panLeft, panRight) = (Float(pan.left), Float(pan.right))
+              }
+              (panLeft, panRight) = state.glide(panLeft, panRight, rampFrames: rampFrames)
+              (left, right) = (left * panLeft, right * panRight)
+            } else if let position {
               let pan = PanLaw.stereoSource(pan: position)
               (left, right) = (Float(Double(left) * pan.left), Float(Double(right) * pan.right))
+              (state.laneLeft, state.laneRight) = (Float(pan.left), Float(pan.right))
+            } else {
+              (state.laneLeft, state.laneRight) = (1, 1)
             }
             chain.buffer[frame * 2] += input[frame * 2] * left * shape
             chain.buffer[frame * 2 + 1] += input[frame * 2 + 1] * right * shape
@@ -708,10 +757,13 @@ public enum EffectKernel {
       if !state.hasGain {
         (state.left, state.right) = live ? (0, 0) : (send.gainLeft, send.gainRight)
         state.hasGain = true
+        state.hadLane = send.envelope != nil
       }
+      state.follow(lane: send.envelope != nil, rampFrames: rampFrames)
       if send.envelope == nil && state.left == send.gainLeft && state.right == send.gainRight
-        && (channels == 1 || state.left == state.right)
+        && (channels == 1 || state.left == state.right) && state.laneGlide == 0
       {
+        (state.laneLeft, state.laneRight) = (1, 1)
         // Steady, no envelope: the loop below's products (its shape is 1) in one pass.
         accumulate(send.buffer, times: state.left, into: target, count: frames * channels)
         send.state.pointee = state
@@ -724,7 +776,13 @@ public enum EffectKernel {
       for frame in 0..<frames {
         state.left = toward(state.left, send.gainLeft, by: stepLeft)
         state.right = toward(state.right, send.gainRight, by: stepRight)
-        let shape = envelope.gain(at: time + Int64(frame))
+        var shape = envelope.gain(at: time + Int64(frame))
+        if state.laneGlide > 0 {
+          // An envelope come or gone: from the level reached to the new one, over a ramp.
+          shape = state.glide(shape, shape, rampFrames: rampFrames).0
+        } else {
+          (state.laneLeft, state.laneRight) = (shape, shape)
+        }
         if channels == 1 {
           target[frame] += send.buffer[frame] * state.left * shape
         } else {

@@ -43,6 +43,9 @@ public final class EffectRack: @unchecked Sendable {
   /// The sends of the last plan compiled: one that a new plan no longer has ramps out there
   /// (a ghost at gain 0) while its gain has not reached 0.
   var lastSends: [Send.ID: Send] = [:]
+  /// The side chains of the last plan compiled (effect → source): one removed ramps out from
+  /// there, as a ghost at gain 0, while it still sounds.
+  var lastSidechains: [Effect.ID: Track.ID] = [:]
   /// Each side chain's working memory (its delay line, its gain reached), by its effect's id.
   private var sidechainBuses: [Effect.ID: SendBus] = [:]
   /// The effects skipped so far because their plugin is missing or cannot run (with
@@ -485,6 +488,14 @@ public final class EffectRack: @unchecked Sendable {
   /// The working memory of effect `id`'s side chain, kept from plan to plan.
   func sidechainBus(_ id: Effect.ID) -> SendBus { bus(id, in: &sidechainBuses) }
 
+  /// Whether effect `id`'s side chain has a bus whose gain has not yet ramped to silence (read
+  /// off the audio thread, as ``sendIsSounding(_:)``).
+  func sidechainIsSounding(_ id: Effect.ID) -> Bool {
+    guard let bus = sidechainBuses[id] else { return false }
+    let state = bus.state.pointee
+    return state.hasGain && state.left != 0
+  }
+
   /// The bus of send `id` at its tap, kept from plan to plan (its delay line and gain with it).
   func sendBus(_ id: SendKey) -> SendBus { bus(id, in: &sendBuses) }
 
@@ -529,6 +540,45 @@ public struct RouteState: Sendable, BitwiseCopyable {
   var destination: Int64 = -1
   var previous: Int64 = -1
   var switchLeft = 0
+  /// A lane on what it carries (a send's envelope, a bus's pan lane): whether the last period
+  /// had one, the factors it applied last (1 without), and a crossfade of one ramp from the
+  /// factors reached (`fromLeft`, `fromRight`) into the new plan's when a lane comes or goes,
+  /// so that it glides from the value playing rather than stepping (`laneGlide`: frames left).
+  var hadLane = false
+  var laneLeft: Float = 1
+  var laneRight: Float = 1
+  var fromLeft: Float = 1
+  var fromRight: Float = 1
+  var laneGlide = 0
+
+  /// Starts a crossfade of one ramp from the lane factors reached when the plan's lane comes
+  /// or goes (`hasLane` differs from the last period's).
+  ///
+  /// - Note: Realtime-safe: arithmetic only.
+  @inline(__always)
+  mutating func follow(lane hasLane: Bool, rampFrames: Int) {
+    guard hasLane != hadLane else { return }
+    hadLane = hasLane
+    (fromLeft, fromRight) = (laneLeft, laneRight)
+    laneGlide = max(rampFrames, 1)
+  }
+
+  /// `(left, right)`, the lane's factors at this frame, blended with those it glides from,
+  /// and kept as the factors reached.
+  ///
+  /// - Note: Realtime-safe: arithmetic only.
+  @inline(__always)
+  mutating func glide(_ left: Float, _ right: Float, rampFrames: Int) -> (Float, Float) {
+    var (left, right) = (left, right)
+    if laneGlide > 0 {
+      let share = Float(laneGlide) / Float(max(rampFrames, 1))
+      left = fromLeft * share + left * (1 - share)
+      right = fromRight * share + right * (1 - share)
+      laneGlide -= 1
+    }
+    (laneLeft, laneRight) = (left, right)
+    return (left, right)
+  }
 }
 
 /// A send's working memory: the copy of its track's sound it delays (to line up with what its

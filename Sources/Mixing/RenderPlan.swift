@@ -177,7 +177,8 @@ public final class RenderPlan: @unchecked Sendable {
     sampleRate = project.sampleRate
     outputChannels = project.channels
     end = project.timelineEnd
-    let audible = Set(project.audibleTracks.map(\.id))
+    // Tracks a solo silences that key a side chain play into their buses too.
+    let audible = Set(project.mixedTracks.map(\.id))
     // A player's last effects still leaving their chains keep a graph until they have left.
     let hasEffects =
       !project.allEffects.isEmpty || project.hasRouting || rack?.isSounding == true

@@ -35,8 +35,15 @@ final class Routing {
   /// `latencies`), taking send buses from `rack`.
   init(
     project: Project, rack: EffectRack, buses: [ChainBus], latencies: [Int],
-    audible: Set<Track.ID>, sidechains taps: [SidechainTap], records: inout [ChainRecord]
+    audible: Set<Track.ID>, keying: Set<Track.ID> = [], order ordered: [Track.ID]? = nil,
+    sidechains taps: [SidechainTap],
+    records: inout [ChainRecord]
   ) throws(MixingError) {
+    /// Whether what `from` gives `to` (an output or a send) is heard: `from` sounds, or both
+    /// only key side chains (a solo silences their outputs to anything else).
+    func carries(_ from: Track.ID, _ to: Track.ID) -> Bool {
+      audible.contains(from) || (keying.contains(from) && keying.contains(to))
+    }
     let tracks = project.tracks
     let index = Dictionary(uniqueKeysWithValues: tracks.enumerated().map { ($1.id, $0) })
     // A send the project no longer has (or has at another tap) ramps out, at gain 0, while it
@@ -47,7 +54,7 @@ final class Routing {
     where !current.contains(SendKey(send)) && rack.sendIsSounding(SendKey(send)) {
       if index[send.from] != nil && index[send.to] != nil { all.append((send, true)) }
     }
-    let order = project.routingOrder.compactMap { index[$0] }
+    let order = (ordered ?? project.routingOrder).compactMap { index[$0] }
     // Arrivals, in an order where every track comes after those that feed it.
     var arrival = [Int](repeating: 0, count: tracks.count)
     for chain in order {
@@ -87,7 +94,7 @@ final class Routing {
         record.destination = target
         record.destinationTrack = output.rawValue
         record.delay = arrival[target] - arrival[chain] - latencies[chain]
-        record.postGain = audible.contains(track.id) ? 1 : 0
+        record.postGain = carries(track.id, output) ? 1 : 0
       } else {
         record.delay = master - arrival[chain] - latencies[chain]
       }
@@ -113,7 +120,7 @@ final class Routing {
       guard let from = index[send.from], let to = index[send.to] else { continue }
       let bus = rack.sendBus(SendKey(send))
       sendBuses.append(bus)
-      let heard = audible.contains(send.from) && !ghost
+      let heard = carries(send.from, send.to) && !ghost
       let pan = stereo ? PanLaw.stereoSource(pan: send.pan) : (left: 1.0, right: 1.0)
       let gain = heard ? send.gain.linear : 0
       let tap = arrival[from] + (send.isPreFader ? 0 : latencies[from])
@@ -139,7 +146,9 @@ final class Routing {
       sidechainRecords.append(
         SidechainRecord(
           source: tap.source, target: tap.targets[0], second: tap.targets.dropFirst().first,
-          gain: audible.contains(tracks[tap.source].id) ? 1 : 0, delay: max(0, delay),
+          gain: !tap.ghost
+            && (audible.contains(tracks[tap.source].id) || keying.contains(tracks[tap.source].id))
+            ? 1 : 0, delay: max(0, delay),
           buffer: bus.buffer, delayLine: bus.delay, state: bus.state))
     }
     for record in records where record.delay > rack.maximumDelay {

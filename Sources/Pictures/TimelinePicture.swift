@@ -111,6 +111,10 @@ private struct Drawing {
   ]
   static let silentColour = "#9a9a9a"
   static let envelopeColour = "#d4a017"
+  /// A pan lane's, a send envelope's and an effect parameter's lines.
+  static let panColour = "#8e44ad"
+  static let sendColour = "#17becf"
+  static let automationColour = "#e377c2"
   static let crossfadeColour = "#1f77b4"
   /// Clips narrower than this many pixels are drawn together (``drawDense(_:top:colour:)``).
   static let denseWidth = 2.0
@@ -448,7 +452,8 @@ private struct Drawing {
   static func chain(_ effects: [Effect]) -> String {
     effects.map { effect in
       let short = effect.plugin.split(separator: "/").last.map(String.init) ?? effect.plugin
-      return "\(effect.id) \(short)\(effect.isBypassed ? " (bypassed)" : "")"
+      return
+        "\(effect.id) \(short)\(effect.isBypassed ? " (bypassed)" : "")\(effect.sidechain.map { " ← \($0)" } ?? "")"
     }.joined(separator: " · ")
   }
 
@@ -517,10 +522,18 @@ private struct Drawing {
       line(
         "<text class='status' x='10' y='\(n(top + 66))' font-size='10' font-weight='bold' fill='\(Self.statusColours[status] ?? "#000000")'>track \(status)</text>"
       )
-    } else if let envelope = track.envelope {
-      let count = envelope.points.count
+    } else if track.envelope != nil || !laneNames(track, sends: source.sends).isEmpty {
+      var note = ""
+      if let envelope = track.envelope {
+        let count = envelope.points.count
+        note = "envelope · \(count) point\(count == 1 ? "" : "s")"
+      }
+      let lanes = laneNames(track, sends: source.sends)
+      if !lanes.isEmpty {
+        note += (note.isEmpty ? "" : " · ") + "lanes " + lanes.joined(separator: ", ")
+      }
       line(
-        "<text class='envelope-note' x='10' y='\(n(top + 66))' font-size='10' fill='\(Self.envelopeColour)'>envelope · \(count) point\(count == 1 ? "" : "s")</text>"
+        "<text class='envelope-note' x='10' y='\(n(top + 66))' font-size='10' fill='\(track.envelope == nil ? Self.automationColour : Self.envelopeColour)'>\(text(SVGText.truncated(note, toCharacters: SVGText.characters(fitting: left - 18, size: 10))))</text>"
       )
     }
     line("</g>")
@@ -549,6 +562,7 @@ private struct Drawing {
       drawOverlaps(overlapping, top: top, band: true)
       drawCrossfades(track, top: top)
       if let envelope = track.envelope { drawEnvelope(envelope, track: track.id, top: top) }
+      drawLanes(track, sends: source.sends, top: top)
       if let comparison {
         // Where the clips that left this lane were: removed ones, and moved ones' old places.
         for change in comparison.diff.clips {
@@ -798,6 +812,75 @@ private struct Drawing {
       let y = Self.envelopeY(point.amplitude, top: top, bottom: bottom)
       line(
         "<circle class='envelope-point' data-frame='\(point.time.frames)' cx='\(n(x(point.time.frames)))' cy='\(n(y))' r='2.5' fill='\(Self.envelopeColour)'/>"
+      )
+    }
+  }
+
+  /// The names of `track`'s automation lanes besides its volume envelope, as its header lists
+  /// them: `pan`, each send's envelope (`n1`), each automated effect parameter (`f1 cr`).
+  func laneNames(_ track: Track, sends: [Send]) -> [String] {
+    (track.panEnvelope == nil ? [] : ["pan"])
+      + sends.filter { $0.from == track.id && $0.envelope != nil }.map(\.id.description)
+      + track.effects.flatMap { effect in
+        effect.automation.keys.sorted().map { "\(effect.id) \($0)" }
+      }
+  }
+
+  /// The automation lanes of `track` over its lane, each drawn as the volume envelope is (a
+  /// line sampled once a pixel with the model's own function, a dot at each point): the pan
+  /// lane (``panColour``: left at the top of the wave area, centre in the middle, right at its
+  /// bottom), each send's envelope (``sendColour``: in dB as the volume envelope), each
+  /// automated effect parameter (``automationColour``: from its lowest point at the bottom to
+  /// its highest at the top; a flat lane in the middle).
+  mutating func drawLanes(_ track: Track, sends: [Send], top laneTop: Double) {
+    let (boxTop, height) = box(top: laneTop)
+    let top = boxTop + Self.labelBand
+    let bottom = boxTop + height - 2
+    if let lane = track.panEnvelope {
+      drawLane(
+        "pan-lane", data: "data-track='\(track.id)'", colour: Self.panColour,
+        frames: lane.points.map(\.time.frames), top: top, bottom: bottom
+      ) { (min(max(lane.value(at: $0), -1), 1) + 1) / 2 }
+    }
+    for send in sends where send.from == track.id {
+      guard let envelope = send.envelope else { continue }
+      drawLane(
+        "send-envelope", data: "data-send='\(send.id)'", colour: Self.sendColour,
+        frames: envelope.points.map(\.time.frames), top: top, bottom: bottom
+      ) { (Self.envelopeY(envelope.gain(at: $0), top: 0, bottom: 1)) }
+    }
+    for effect in track.effects {
+      for (symbol, lane) in effect.automation.sorted(by: { $0.key < $1.key }) {
+        let values = lane.points.map(\.value)
+        let (low, high) = (values.min() ?? 0, values.max() ?? 0)
+        drawLane(
+          "automation", data: "data-effect='\(effect.id)' data-symbol='\(text(symbol))'",
+          colour: Self.automationColour, frames: lane.points.map(\.time.frames), top: top,
+          bottom: bottom
+        ) { high > low ? (high - lane.value(at: $0)) / (high - low) : 0.5 }
+      }
+    }
+  }
+
+  /// One lane: a line at `share(frame)` of the way from `top` to `bottom`, sampled once a
+  /// pixel, a dot at each of `frames` in view.
+  mutating func drawLane(
+    _ kind: String, data: String, colour: String, frames: [Int64], top: Double, bottom: Double,
+    share: (Int64) -> Double
+  ) {
+    func y(_ frame: Int64) -> Double { top + share(frame) * (bottom - top) }
+    var path = ""
+    for column in 0...area {
+      let frame = from + Int64((Double(column) * Double(span) / Double(area)).rounded(.down))
+      path +=
+        "\(column == 0 ? "M" : "L")\(n(left + Double(column))) \(n(y(min(frame, from + span))))"
+    }
+    line(
+      "<path class='\(kind)' \(data) data-points='\(frames.count)' data-top='\(n(top))' data-bottom='\(n(bottom))' d='\(path)' fill='none' stroke='\(colour)' stroke-width='1.5' stroke-dasharray='4 2'/>"
+    )
+    for frame in frames where frame >= from && frame <= from + span {
+      line(
+        "<circle class='\(kind)-point' data-frame='\(frame)' cx='\(n(x(frame)))' cy='\(n(y(frame)))' r='2' fill='\(colour)'/>"
       )
     }
   }

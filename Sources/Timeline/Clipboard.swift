@@ -49,14 +49,38 @@ public struct Clipboard: Sendable, Hashable, Codable {
     }
   }
 
-  /// One track copied: its id and its envelope over the range (times from the range's start;
-  /// nil when the track had none).
+  /// One track copied: its id, its envelope and pan lane over the range (times from the
+  /// range's start; nil when the track had none) and its sends' envelopes.
   public struct CopiedTrack: Sendable, Hashable, Codable {
     public var id: Track.ID
     public var envelope: Envelope?
+    /// The pan lane over the range (``Envelope/excerpt(_:)`` of its curve); nil for none.
+    public var panEnvelope: ParameterEnvelope?
+    /// Every send of the track, with its envelope over the range (nil for none). A clipboard
+    /// kept before these were copied has none, and a paste leaves the sends alone.
+    public var sends: [CopiedSend]
 
-    public init(id: Track.ID, envelope: Envelope?) {
+    public init(
+      id: Track.ID, envelope: Envelope?, panEnvelope: ParameterEnvelope? = nil,
+      sends: [CopiedSend] = []
+    ) {
       self.id = id
+      self.envelope = envelope
+      self.panEnvelope = panEnvelope
+      self.sends = sends
+    }
+  }
+
+  /// A send of a copied track: which it was, where it went, and its envelope over the range
+  /// (times from the range's start; nil when it had none).
+  public struct CopiedSend: Sendable, Hashable, Codable {
+    public var id: Send.ID
+    public var to: Track.ID
+    public var envelope: Envelope?
+
+    public init(id: Send.ID, to: Track.ID, envelope: Envelope?) {
+      self.id = id
+      self.to = to
       self.envelope = envelope
     }
   }

@@ -13,9 +13,10 @@ extension Project {
   /// - a fade the range cuts through keeps the part of its curve inside the range
   ///   (``Fade/silentCut``, ``Fade/fullCut``), as a cut keeps what remains of one.
   ///
-  /// Each track's envelope over the range is copied too (``Envelope/excerpt(_:)``), so that
-  /// the pieces pasted on a track with the same settings play exactly what the range played.
-  /// Track gain, pan and effects are not copied: they belong to the track pasted onto.
+  /// Each track's envelope, pan lane and sends' envelopes over the range are copied too
+  /// (``Envelope/excerpt(_:)``), so that the pieces pasted on a track with the same settings
+  /// play exactly what the range played, through its sends too. Track gain, pan, sends and
+  /// effects are not copied: they belong to the track pasted onto.
   public func copyRange(
     _ range: FrameRange, tracks: [Track.ID]? = nil, name: String
   ) throws(TimelineError) -> Clipboard {
@@ -40,7 +41,12 @@ extension Project {
       )
     }
     let copied = chosen.map { track in
-      Clipboard.CopiedTrack(id: track.id, envelope: track.envelope?.excerpt(range))
+      Clipboard.CopiedTrack(
+        id: track.id, envelope: track.envelope?.excerpt(range),
+        panEnvelope: track.panEnvelope.map { ParameterEnvelope(curve: $0.curve.excerpt(range)) },
+        sends: sends.filter { $0.from == track.id }.map { send in
+          Clipboard.CopiedSend(id: send.id, to: send.to, envelope: send.envelope?.excerpt(range))
+        })
     }
     return Clipboard(name: name, range: range, tracks: copied, pieces: pieces.map(\.piece))
   }
@@ -55,7 +61,12 @@ extension Project {
   ///
   /// Each track's envelope over the pasted range becomes the copied one
   /// (``Envelope/replacing(_:with:)``): a track copied without an envelope brings a flat 0 dB,
-  /// and a track without one that receives a flat 0 dB stays without.
+  /// and a track without one that receives a flat 0 dB stays without. Its pan lane likewise
+  /// (a track copied without one brings the pasted-on track's own pan, and a track without one
+  /// that receives its own pan stays without), and so does the envelope of each of its sends
+  /// that has a copied counterpart: the send copied (pasted on the track it came from), or
+  /// else a copied send to the same track (a copied send without an envelope brings 0 dB).
+  /// Sends with no counterpart keep their envelopes.
   ///
   /// A clipboard whose tracks (without `tracks`) or sources are no longer in the project is
   /// refused, naming them.
@@ -117,7 +128,31 @@ extension Project {
           range, with: copiedTrack.envelope ?? flat)
         edited.envelope = edited.envelope == nil && replaced == flat ? nil : replaced
       }
+      if edited.panEnvelope != nil || copiedTrack.panEnvelope != nil {
+        let own = Envelope(points: [Envelope.Point(time: .zero, decibels: edited.pan)])
+        let replaced = (edited.panEnvelope?.curve ?? own).replacing(
+          range, with: copiedTrack.panEnvelope?.curve ?? own)
+        edited.panEnvelope =
+          edited.panEnvelope == nil && replaced == own ? nil : ParameterEnvelope(curve: replaced)
+      }
       if edited != original { commands.append(.setTrack(edited)) }
+      // Its sends: moved by a ripple, and over the range as the copied ones were.
+      var unmatched = copiedTrack.sends
+      for send in base.sends where send.from == id {
+        var edited = send
+        let match =
+          unmatched.firstIndex { $0.id == send.id && copiedTrack.id == id }
+          ?? unmatched.firstIndex { $0.to == send.to }
+        if let match {
+          let copiedSend = unmatched.remove(at: match)
+          if send.envelope != nil || copiedSend.envelope != nil {
+            let replaced = (send.envelope ?? flat).replacing(
+              range, with: copiedSend.envelope ?? flat)
+            edited.envelope = send.envelope == nil && replaced == flat ? nil : replaced
+          }
+        }
+        if edited != self.send(send.id) { commands.append(.setSend(edited)) }
+      }
     }
     return commands
   }

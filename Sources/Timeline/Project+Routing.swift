@@ -20,7 +20,8 @@ extension Project {
 
   /// The tracks that must run after `id`: those it feeds (``feeds(of:)``), and the tracks
   /// whose effects take `id`'s output as their side chain. The edges a loop is searched on and
-  /// the mix is ordered by; solo follows ``feeds(of:)`` alone (a side chain is not heard).
+  /// the mix is ordered by; solo follows ``feeds(of:)`` alone (a side chain is not heard, but
+  /// keys whatever solo does: ``keyingTracks(for:)``).
   public func dependents(of id: Track.ID) -> [Track.ID] {
     var targets = feeds(of: id)
     for track in tracks where !targets.contains(track.id) {
@@ -57,6 +58,41 @@ extension Project {
       kept.formUnion(reachable(from: soloed, forward: false))
     }
     return tracks.filter { !$0.isMuted && kept.contains($0.id) }
+  }
+
+  /// The tracks a mix runs: those that sound (``audibleTracks``), and those a solo silences
+  /// that still key a side chain of one that does (``keyingTracks(for:)``, muted ones aside):
+  /// the tracks whose audio a render needs.
+  public var mixedTracks: [Track] {
+    let audible = Set(audibleTracks.map(\.id))
+    let keying = keyingTracks(for: audible)
+    return tracks.filter { audible.contains($0.id) || (keying.contains($0.id) && !$0.isMuted) }
+  }
+
+  /// The tracks that key a side chain of `sounding` without being among them: the sources of
+  /// those tracks' side chains, every track that feeds a source (through outputs or sends, by
+  /// any path), and so on for their own side chains.
+  ///
+  /// Rule: a side chain's feed is taken whatever solo does, as Ardour's and Reaper's are (their
+  /// side-chain sends ignore solo's implicit mute): a soloed track whose compressor is keyed by
+  /// a voice still ducks under it, the voice itself unheard. A mixer runs these tracks (their
+  /// outputs into one another, their sends into one another, their side chains) with their
+  /// output to anything else silent; mute still silences a track's key. A stem uses the same
+  /// rule (``stem(of:masterGain:)``).
+  public func keyingTracks(for sounding: Set<Track.ID>) -> Set<Track.ID> {
+    var keying: Set<Track.ID> = []
+    var queue = Array(sounding)
+    var visited = sounding
+    while let next = queue.popLast() {
+      guard let track = track(next) else { continue }
+      let sources = track.effects.compactMap(\.sidechain).filter { !sounding.contains($0) }
+      guard !sources.isEmpty else { continue }
+      for id in reachable(from: sources, forward: false) where !sounding.contains(id) {
+        keying.insert(id)
+        if visited.insert(id).inserted { queue.append(id) }
+      }
+    }
+    return keying
   }
 
   /// The tracks reached from `start` by outputs and sends (`forward`), or that reach it.

@@ -4,28 +4,36 @@ extension Project {
   /// track itself, whatever the mix does with it); the master gain kept unless `masterGain` is
   /// false. Unknown ids are refused.
   ///
+  /// A side chain keeps its key: the tracks that key the stem's side chains
+  /// (``keyingTracks(for:)``) come along, unheard (the stem's own tracks are soloed, so the
+  /// others only key, as a side chain keys under solo in the mix), with their mutes, their
+  /// routing among themselves and their own keys; what they send or output into the stem's
+  /// tracks, and what those send into them, is left out (it would make them heard, or the
+  /// stem hold more than its tracks).
+  ///
   /// ```swift
   /// let voice = try project.stem(of: [Track.ID(1)], masterGain: true)
   /// ```
   public func stem(of tracks: [Track.ID], masterGain: Bool) throws(TimelineError) -> Project {
     for id in tracks where track(id) == nil { throw .unknownTrack(id) }
     let chosen = Set(tracks)
+    let keying = keyingTracks(for: chosen)
+    let kept = chosen.union(keying)
+    /// Whether `from` may feed `to` in the stem: both the stem's, or both keys.
+    func links(_ from: Track.ID, _ to: Track.ID) -> Bool {
+      chosen.contains(from) == chosen.contains(to) && kept.contains(to)
+    }
     var stem = self
-    stem.tracks = self.tracks.filter { chosen.contains($0.id) }.map { track in
+    stem.tracks = self.tracks.filter { kept.contains($0.id) }.map { track in
       var track = track
-      track.isMuted = false
-      track.isSolo = false
+      let isKey = keying.contains(track.id)
+      if !isKey { track.isMuted = false }
+      track.isSolo = !isKey && !keying.isEmpty
       // Routing among the chosen tracks stays; a track going to one left out goes to the master.
-      if let output = track.output, !chosen.contains(output) { track.output = nil }
-      // A side chain from a track left out is silent in the stem, as that track is.
-      for slot in track.effects.indices {
-        if let source = track.effects[slot].sidechain, !chosen.contains(source) {
-          track.effects[slot].sidechain = nil
-        }
-      }
+      if let output = track.output, !links(track.id, output) { track.output = nil }
       return track
     }
-    stem.sends = sends.filter { chosen.contains($0.from) && chosen.contains($0.to) }
+    stem.sends = sends.filter { links($0.from, $0.to) }
     if !masterGain { stem.masterGain = .unity }
     // The master's effects work on the whole mix (a limiter on the sum): a stem is taken
     // before them, so that stems stay what each track puts into the mix.

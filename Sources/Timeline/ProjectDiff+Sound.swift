@@ -39,7 +39,7 @@ extension ProjectDiff {
       Dictionary(a.tracks.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }),
       Dictionary(b.tracks.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     )
-    let audible = (Set(a.audibleTracks.map(\.id)), Set(b.audibleTracks.map(\.id)))
+    let audible = (Set(a.mixedTracks.map(\.id)), Set(b.mixedTracks.map(\.id)))
     let masterEffects =
       !a.masterEffects.isEmpty || !b.masterEffects.isEmpty || a.hasRouting || b.hasRouting
     func hasEffects(_ track: Track.ID) -> Bool {

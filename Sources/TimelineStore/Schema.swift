@@ -60,7 +60,7 @@ enum Schema {
   /// v13: the pending move, ``PendingMove``, which a file without it has none of; v14: the
   /// pending move's tail, likewise; v15: outputs and sends, none; v16: side chains, none; v17:
   /// automation, none; v18: effects' files, none; v19: pan automation and sends'
-  /// envelopes, none), so reading
+  /// envelopes, none; v20: clipboards' pan lanes and sends' envelopes, none), so reading
   /// an older project neither needs it writable nor upgrades it.
   static let readerMigrations: Set<String> = ["v1", "v2", "v3", "v4"]
 
@@ -486,6 +486,26 @@ enum Schema {
             points TEXT NOT NULL CHECK (points <> ''),
             CHECK ((trackID IS NULL) <> (sendID IS NULL)),
             CHECK (id = coalesce(trackID * 2, sendID * 2 + 1))
+          );
+          """)
+    }
+    migrator.registerMigration("v20") { db in
+      try db.execute(
+        sql: """
+          -- What a clipboard copied of a track's automation lanes besides its envelope: its pan
+          -- lane (sendID NULL) and each of its sends (sendID, toTrack) with the send's envelope
+          -- over the range (points: storage text, times from the range's start; NULL for a
+          -- send without one). A clipboard without rows (copied before v20) has none.
+          CREATE TABLE clipboard_lane (
+            clipboard TEXT NOT NULL REFERENCES clipboard(name),
+            position INTEGER NOT NULL CHECK (position >= 0),
+            trackID INTEGER NOT NULL CHECK (trackID > 0),
+            sendID INTEGER CHECK (sendID > 0),
+            toTrack INTEGER CHECK (toTrack > 0),
+            points TEXT CHECK (points <> ''),
+            CHECK ((sendID IS NULL) = (toTrack IS NULL)),
+            CHECK (sendID IS NOT NULL OR points IS NOT NULL),
+            PRIMARY KEY (clipboard, position)
           );
           """)
     }

@@ -45,6 +45,21 @@ extension TimelineStore {
               "INSERT INTO clipboard_track (clipboard, position, trackID, envelope) VALUES (?, ?, ?, ?)",
             arguments: [clipboard.name, position, track.id.rawValue, track.envelope?.storageText])
         }
+        var position = 0
+        for track in clipboard.tracks {
+          let lanes: [(Int64?, Int64?, String?)] =
+            (track.panEnvelope.map { [(nil, nil, $0.storageText)] } ?? [])
+            + track.sends.map { ($0.id.rawValue, $0.to.rawValue, $0.envelope?.storageText) }
+          for (sendID, toTrack, points) in lanes {
+            try db.execute(
+              sql: """
+                INSERT INTO clipboard_lane (clipboard, position, trackID, sendID, toTrack, points)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """,
+              arguments: [clipboard.name, position, track.id.rawValue, sendID, toTrack, points])
+            position += 1
+          }
+        }
         for (position, piece) in clipboard.pieces.enumerated() {
           try db.execute(
             sql: """
@@ -83,6 +98,9 @@ extension TimelineStore {
 
   private static func deleteClipboard(_ name: String, _ db: Database) throws -> Bool {
     try db.execute(sql: "DELETE FROM clipboard_clip WHERE clipboard = ?", arguments: [name])
+    if try db.tableExists("clipboard_lane") {
+      try db.execute(sql: "DELETE FROM clipboard_lane WHERE clipboard = ?", arguments: [name])
+    }
     try db.execute(sql: "DELETE FROM clipboard_track WHERE clipboard = ?", arguments: [name])
     try db.execute(sql: "DELETE FROM clipboard WHERE name = ?", arguments: [name])
     return db.changesCount > 0
@@ -120,6 +138,41 @@ extension TimelineStore {
           tracks[owner, default: []].append(
             Clipboard.CopiedTrack(
               id: Track.ID(try row.value("trackID", of: "clipboard_track")), envelope: envelope))
+        }
+        // The pan lanes and sends (v20); a file read without that migration has none.
+        if try db.tableExists("clipboard_lane") {
+          let table = "clipboard_lane"
+          for row in try Row.fetchAll(
+            db,
+            sql:
+              "SELECT * FROM clipboard_lane\(name == nil ? "" : " WHERE clipboard = ?") ORDER BY clipboard, position",
+            arguments: arguments)
+          {
+            let owner: String = try row.value("clipboard", of: table)
+            let trackID = Track.ID(try row.value("trackID", of: table))
+            let text: String? = try row.value("points", of: table)
+            var points: Envelope?
+            if let text {
+              guard let parsed = Envelope(storageText: text) else {
+                throw StoreError.corrupt(
+                  detail: "table \(table): column points holds a value Tape never writes")
+              }
+              points = parsed
+            }
+            guard let index = tracks[owner]?.firstIndex(where: { $0.id == trackID }) else {
+              throw StoreError.corrupt(
+                detail: "table \(table): a lane of a track clipboard \(owner) did not copy")
+            }
+            let sendID: Int64? = try row.value("sendID", of: table)
+            if let sendID {
+              tracks[owner]?[index].sends.append(
+                Clipboard.CopiedSend(
+                  id: Send.ID(sendID), to: Track.ID(try row.value("toTrack", of: table)),
+                  envelope: points))
+            } else {
+              tracks[owner]?[index].panEnvelope = points.map(ParameterEnvelope.init(curve:))
+            }
+          }
         }
         var pieces: [String: [Clipboard.Piece]] = [:]
         for row in try Row.fetchAll(

@@ -13,8 +13,8 @@ struct Copy: ParsableCommand {
     abstract: "Keep what plays in a stretch of time under a name, to paste it elsewhere.",
     discussion: """
       Every clip that plays in [--from, --to) on those tracks (all by default) is kept cut to \
-      the range, with its gain and the fades that lie in it, and each track's volume envelope \
-      over the range: 'tape paste' then plays exactly what the range played. A fade outside \
+      the range, with its gain and the fades that lie in it, and each track's volume envelope, \
+      pan lane and sends' envelopes over the range: 'tape paste' then plays exactly what the range played. A fade outside \
       the range is dropped (the copy starts or ends as the range does); a fade the range cuts \
       through keeps the part of its curve inside it, every frame at the gain it had. Track gain, \
       pan and effects are not copied: they are the settings of the track pasted onto.
@@ -230,8 +230,8 @@ struct Paste: EditingCommand {
       Each clip of the clipboard (see 'tape copy') becomes a new clip at --at plus its offset \
       in the range, with the copied crop, gain and fades, on the track it was copied from, or \
       on --tracks (the copied tracks mapped in order onto as many tracks, each named once). \
-      The new ids are printed in timeline order. Each track's envelope over the pasted range \
-      becomes the copied one, so the paste plays exactly what the range played. Without \
+      The new ids are printed in timeline order. Each track's envelope, pan lane and sends' \
+      envelopes over the pasted range become the copied ones, so the paste plays exactly what the range played. Without \
       --ripple the clips play over whatever is there (clips on a track add up); with it, a \
       gap of the clipboard's length opens at --at on those tracks first, as 'tape insert' \
       opens one (a clip across --at is split; its right part's new id is not printed). With \

@@ -20,7 +20,7 @@ struct Export: ParsableCommand {
       them) are one dissolve between them on one track; any other fade a dissolve from or into \
       a gap (of length 0 between two clips that abut), so a reader that lengthens clips into \
       transitions plays what Tape plays. A fade a range edit cut part of is warned about: \
-      other tools fade it whole. Gain, pan, mute, solo, envelopes, effects, names and exact \
+      other tools fade it whole. Gain, pan, mute, solo, envelopes, effects, routing, automation, names and exact \
       fades are kept in metadata["tape"], so that 'tape import-otio' gets the same project \
       back. --start writes the timeline's global_start_time (a timecode at --fps).
       .edl: a CMX3600 audio EDL at --fps (24, 25 or 30 non-drop, or 29.97 drop-frame; default \
@@ -252,6 +252,7 @@ struct StoreIDs: ImportIDs {
   mutating func newClipID() -> Clip.ID { ids.newClipID() }
   mutating func newEffectID() -> Effect.ID { ids.newEffectID() }
   mutating func newMarkerID() -> Marker.ID { ids.newMarkerID() }
+  mutating func newSendID() -> Send.ID { ids.newSendID() }
 }
 
 struct ImportOTIO: ParsableCommand {
@@ -263,7 +264,8 @@ struct ImportOTIO: ParsableCommand {
       registered as a source through the same checks as 'tape import' (missing, unreadable or \
       truncated audio is refused) and decoded into the new project's cache. metadata["tape"] \
       (written by 'tape export') is honoured: tracks spread over several OTIO tracks become one \
-      again, with their gain, pan, mute, solo, envelope, effects and exact fades. Otherwise a \
+      again, with their gain, pan, mute, solo, envelope, effects and exact fades, and their \
+      outputs, sends, side chains and automation lanes. Otherwise a \
       transition is a linear fade (a dissolve between two clips lengthens both into it, as OTIO \
       means) and a disabled track is muted. Relative media paths are taken from the .otio \
       file's folder. The project's rate is --rate, else the one Tape wrote, else the clips' \
@@ -417,4 +419,5 @@ struct LocalIDs: ImportIDs {
   mutating func newClipID() -> Clip.ID { Clip.ID(take("c")) }
   mutating func newEffectID() -> Effect.ID { Effect.ID(take("f")) }
   mutating func newMarkerID() -> Marker.ID { Marker.ID(take("m")) }
+  mutating func newSendID() -> Send.ID { Send.ID(take("n")) }
 }

@@ -227,6 +227,17 @@ func automationLines(_ effects: [Effect], sampleRate: Int, frames: Bool) -> [Str
   }
 }
 
+/// The `ls` lines of the side chains of `effects`: `  sidechain f1 ← t2 (voice)`, the track
+/// whose post-fader output keys the effect, as `fx ls` names it.
+func sidechainLines(_ effects: [Effect], _ project: Project) -> [String] {
+  effects.compactMap { effect in
+    effect.sidechain.map { source in
+      let name = project.track(source).map { " (\(escaped($0.name)))" } ?? ""
+      return "  sidechain \(effect.id) ← \(source)\(name)"
+    }
+  }
+}
+
 /// A source as `ls --json` and the diffs show it: `path` as the project holds it (relative to
 /// the project's folder, or absolute; bytes that are not UTF-8 written `\xE9`, their exact
 /// bytes then in `pathHex`), `frames` at the source's own `sampleRate`, `projectFrames` the same
@@ -382,6 +393,7 @@ struct TimelineTable {
       }
       if !track.effects.isEmpty {
         lines.append("  effects \(TimelineScreen.chain(track.effects, separator: " · "))")
+        lines += sidechainLines(track.effects, project)
         lines += automationLines(track.effects, sampleRate: rate, frames: inFrames)
       }
       if let output = track.output {

@@ -129,6 +129,61 @@ struct PictureDetailTests {
     #expect(root.first("envelope-note")?.allText == "envelope · 4 points")
   }
 
+  /// A pan lane, a send's envelope and an effect parameter's lane are lines over their track
+  /// as the envelope is, each a dot at each point: the pan from left (the top of the wave
+  /// area) through the centre (its middle) to right (its bottom); the send's envelope in dB
+  /// as the volume envelope (−30 dB half way down); the effect parameter from its lowest
+  /// point (bottom) to its highest (top). The header names the lanes, and the effects say
+  /// their side chain (`f1 sc ← t2`).
+  @Test func lanesAndSideChainsAreDrawnOverTheirTrack() throws {
+    let curve = { (points: [(Int64, Double)]) in
+      Envelope(points: points.map { Envelope.Point(time: FramePosition($0.0), decibels: $0.1) })
+    }
+    let effect = Effect(
+      id: Effect.ID(1), plugin: "http://example.org/plugins/sc",
+      sidechain: Track.ID(2),
+      automation: ["cr": ParameterEnvelope(curve: curve([(0, 1), (192_000, 10)]))])
+    let project = Project(
+      sampleRate: Self.rate, channels: 2, sources: [Self.source],
+      tracks: [
+        Track(
+          id: Track.ID(1), name: "A", clips: [Self.clip(1, start: 0, length: 480_000)],
+          effects: [effect],
+          panEnvelope: ParameterEnvelope(curve: curve([(0, -1), (192_000, 1)]))),
+        Track(id: Track.ID(2), name: "B"),
+      ],
+      sends: [
+        Send(
+          id: Send.ID(1), from: Track.ID(1), to: Track.ID(2),
+          envelope: curve([(96_000, 0), (288_000, -30)]))
+      ])
+    let root = try Self.draw(project)
+    let x = { (frame: Double) in 180 + frame * 1_008 / 480_000 }
+    let lanes: [(String, [String], [(Double, Double)])] = [
+      ("pan-lane", ["0", "192000"], [(0.0, 0.0), (96_000, 0.5), (192_000, 1), (400_000, 1)]),
+      ("send-envelope", ["96000", "288000"], [(0, 0), (96_000, 0), (288_000, 0.5)]),
+      ("automation", ["0", "192000"], [(0, 1), (96_000, 0.5), (192_000, 0)]),
+    ]
+    for (kind, points, checks) in lanes {
+      let line = try #require(root.first(kind), "\(kind)")
+      let top = try #require(line.number("data-top"))
+      let bottom = try #require(line.number("data-bottom"))
+      #expect(bottom - top > 40)
+      #expect(root.all("\(kind)-point").map { $0.attributes["data-frame"] ?? "" } == points)
+      for (frame, share) in checks {
+        let near = line.pathPoints.min { abs($0.x - x(frame)) < abs($1.x - x(frame)) }
+        let expected = top + share * (bottom - top)
+        #expect(
+          abs((near?.y ?? .nan) - expected) < 0.6,
+          "\(kind) at \(frame): \(near?.y ?? .nan) for \(expected)")
+      }
+    }
+    #expect(root.first("automation")?.attributes["data-symbol"] == "cr")
+    #expect(root.first("send-envelope")?.attributes["data-send"] == "n1")
+    #expect(root.first("envelope-note")?.allText == "lanes pan, n1, f1 cr")
+    #expect(root.first("effects")?.allText == "fx f1 sc ← t2")
+  }
+
   /// Two clips crossfaded as `clip crossfade` makes them: a crossfade mark, not an overlap;
   /// a third clip laid over them by mistake still is one.
   @Test func aCrossfadeIsDrawnAsOne() throws {

@@ -304,4 +304,59 @@ struct CopyPasteTests {
       space, song, "pasted.wav", "--from", "0", "--to", "1.5s", "--tracks", "t4")
     #expect(Self.difference(pasted, range) < -120)
   }
+
+  /// A pan lane and a send's envelope go with the range: pasted elsewhere (after the lanes
+  /// end, where the pan holds at −0.5 and the send at −12 dB, so that without them the stretch
+  /// would sound otherwise), the stretch renders as the range did, through the send's bus
+  /// too; pasted with --ripple, the whole render is the old one with the range inserted (the
+  /// send's envelope after the gap moved with the clips). Undo restores the render.
+  @Test func panLanesAndSendEnvelopesArePastedWithTheRange() throws {
+    let space = try Workspace()
+    let song = space.path("lanes.tape")
+    try space.tape("new", song)
+    try space.tape("import", song, TestAudio.path("speech-mono-48k-16.wav"))
+    try space.tape("track", "add", song, "Voice")
+    try space.tape("track", "add", song, "Bus", "--pan", "0.7", "--gain", "-2")
+    try space.tape("clip", "add", song, "t1", "s1", "--at", "0", "--length", "3s")
+    #expect(try space.tape("send", "add", song, "t1", "t2").stdout == "n1\n")
+    try space.tape("track", "envelope", song, "t1", "--pan", "--set", "0.5s:-1,1.5s:1,2.2s:-0.5")
+    try space.tape(
+      "send", "envelope", song, "n1", "--set", "1.2s:-inf,2s:0dB,2.4s:-12dB", "--shape",
+      "db,linear")
+    let original = try Self.render(space, song, "original.wav")
+    let range = try Self.render(space, song, "range.wav", "--from", "1s", "--to", "2.5s")
+    #expect((range.map { abs($0) }.max() ?? 0) > 0.05)
+    try space.tape("copy", song, "--from", "1s", "--to", "2.5s", "--tracks", "t1", "--as", "a")
+    #expect(try space.tape("paste", song, "a", "--at", "5s").stdout == "c2\n")
+    let pasted = try Self.render(space, song, "pasted.wav", "--from", "5s", "--to", "6.5s")
+    print("pasted stretch vs range: \(Self.difference(pasted, range)) dB")
+    #expect(Self.difference(pasted, range) < -120)
+    // The first 3 s are untouched, and after the pasted stretch the lanes hold as before.
+    let after = try Self.render(space, song, "after.wav")
+    #expect(
+      Self.difference(Array(after[..<(2 * 144_000)]), Array(original[..<(2 * 144_000)])) < -120)
+    let json = try #require(
+      try parseJSON(space.tape("ls", song, "--json").stdout) as? [String: Any])
+    let sends = try #require(json["sends"] as? [[String: Any]])
+    let points = try #require(sends.first?["envelope"] as? [[String: Any]])
+    // The send's envelope now has points in the pasted stretch (-inf at 5.2 s) and ends at
+    // -12 dB as before.
+    #expect(points.contains { $0["frame"] as? Int == 249_600 && $0["gainDB"] is NSNull })
+    #expect(points.last?["gainDB"] as? Double == -12)
+    try space.tape("undo", song)
+    #expect(try Self.render(space, song, "undone.wav") == original)
+
+    try space.tape("paste", song, "a", "--at", "0.5s", "--ripple")
+    let rippled = try Self.render(space, song, "rippled.wav")
+    let at = 2 * 24_000
+    let expected =
+      Array(original[..<at]) + Array(original[(2 * 48_000)..<(2 * 120_000)])
+      + Array(original[at...])
+    print(
+      "ripple paste vs the original with the range inserted: \(Self.difference(rippled, expected)) dB"
+    )
+    #expect(Self.difference(rippled, expected) < -120)
+    try space.tape("undo", song)
+    #expect(try Self.render(space, song, "undone2.wav") == original)
+  }
 }

@@ -224,6 +224,63 @@ struct InterchangeTests {
     #expect(try ws.fingerprint("back.tape") == before)
   }
 
+  /// Routing and automation survive an export and import: a track's output, a send with its
+  /// envelope, a pan lane, a side chain and an effect parameter's lane come back as they were
+  /// (`ls --json` equal, every id included, as the new project numbers them alike), the
+  /// render bit for bit, and the import is still one version.
+  @Test func aRoundTripKeepsRoutingAndAutomation() throws {
+    let compressor = "http://lsp-plug.in/plugins/lv2/sc_compressor_stereo"
+    try Plugins.require(compressor)
+    let ws = try Workspace()
+    let song = ws.path("routed.tape")
+    try ws.tape("new", song)
+    try ws.tape(
+      "import", song, TestAudio.path("speech-mono-48k-16.wav"),
+      TestAudio.path("strings-stereo-48k-float.wav"))
+    for name in ["Voice", "Music", "Bus"] { try ws.tape("track", "add", song, name) }
+    try ws.tape("clip", "add", song, "t1", "s1", "--at", "0", "--length", "3s")
+    try ws.tape("clip", "add", song, "t2", "s2", "--at", "0", "--length", "3s")
+    try ws.tape("track", "set", song, "Voice", "--output", "Bus")
+    try ws.tape("send", "add", song, "Music", "Bus", "--gain", "-6", "--pan", "0.3")
+    try ws.tape("send", "envelope", song, "n1", "--set", "0.5s:-inf,1.5s:0dB", "--shape", "linear")
+    try ws.tape("track", "envelope", song, "Music", "--pan", "--set", "0s:-1,2s:1")
+    try ws.tape(
+      "fx", "add", song, "Music", compressor, "--sidechain", "Voice", "--set", "sct=External",
+      "--set", "al=-30dB")
+    try ws.tape("fx", "envelope", song, "f1", "cr", "--set", "0s:1,2s:20")
+    let out = ws.path("routed.otio")
+    try ws.tape("export", song, "-o", out)
+    let back = ws.path("back.tape")
+    let imported = try ws.tape("import-otio", out, back)
+    #expect(imported.stdout == "t1\nt2\nt3\n")
+    #expect(imported.stderr == "")
+    var original = try listing(ws, song)
+    var copy = try listing(ws, back)
+    for key in ["version", "sources"] {
+      original[key] = nil
+      copy[key] = nil
+    }
+    let canonical = { (value: Any) throws -> String in
+      String(
+        decoding: try JSONSerialization.data(
+          withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes]),
+        as: UTF8.self)
+    }
+    let expected = try canonical(original)
+    for field in ["\"sidechain\":\"t1\"", "\"output\":\"t3\"", "\"panAutomation\":[", "\"cr\":["] {
+      #expect(expected.contains(field), "\(field)")
+    }
+    #expect(try canonical(copy) == expected)
+    try ws.tape("render", song, "-o", ws.path("a.wav"), "--bits", "32f")
+    try ws.tape("render", back, "-o", ws.path("b.wav"), "--bits", "32f")
+    let mix = try pcm(ws.path("a.wav"))
+    #expect(mix.count > 100_000)
+    #expect(mix == (try pcm(ws.path("b.wav"))))
+    let history = try #require(
+      try parseJSON(ws.tape("history", back, "--json").stdout) as? [String: Any])
+    #expect((history["versions"] as? [Any])?.count == 2)
+  }
+
   /// A timeline the reference library wrote (gaps, a video track, a dissolve between two clips,
   /// a fade from a gap, a disabled track), at an audio rate and at 25 fps, imports into the
   /// clips OTIO means.

@@ -134,6 +134,65 @@ struct SidechainTests {
     #expect(try render(space, file, "never.wav") == plain)
   }
 
+  /// A side chain keys whatever solo does (as Ardour's and Reaper's side-chain feeds do), and
+  /// a stem keeps its side chain. The voice reaches the master untouched, so the full render
+  /// less the voice (written by the test) is the ducked music alone: soloing the music
+  /// renders exactly that, and so does the music's stem; the voice's stem is the voice. With
+  /// `bus`, the voice goes through a bus that keys the compressor: the bus, silenced by the
+  /// solo, still carries the voice to the side chain. A muted key keys nothing: soloed, the
+  /// bed is then within 0.2 dB of its own level everywhere.
+  @Test(arguments: [false, true])
+  func aSoloedTrackAndItsStemKeepTheirSidechain(bus: Bool) throws {
+    try Plugins.require(Self.compressor)
+    let space = try Workspace()
+    let file = try Self.podcast(space, seconds: 3)
+    var key = "voice"
+    if bus {
+      try space.tape("track", "add", file, "voices")
+      try space.tape("track", "set", file, "voice", "--output", "voices")
+      key = "voices"
+    }
+    try space.tape(
+      ["fx", "add", file, "music", Self.compressor, "--sidechain", key]
+        + ["sct=External", "cr=20", "al=-30dB", "at=5", "rt=50"].flatMap { ["--set", $0] })
+    let full = try render(space, file, "full.wav")
+    let voice = Self.voice(seconds: 3)
+    let music = zip(full, voice).map { $0 - $1 }
+    // Not a comparison of an undocked bed: the music alone ducks by 12 dB or more.
+    let bed = 20 * log10(0.2)
+    for second in 1..<3 {
+      #expect(Self.bedLevel(music, from: Double(second) - 0.3) < bed - 12)
+    }
+    let worst = { (a: [Float], b: [Float]) -> Double in
+      guard a.count == b.count else { return .infinity }
+      return Double(zip(a, b).map { abs($0 - $1) }.max() ?? 0)
+    }
+    try space.tape("track", "set", file, "music", "--solo")
+    let soloed = try render(space, file, "soloed.wav")
+    print(
+      "side chain under solo (bus \(bus)): soloed vs full less the voice \(worst(soloed, music))")
+    #expect(worst(soloed, music) < 1e-6)
+    try space.tape("track", "set", file, "music", "--unsolo")
+    try space.tape("render", file, "--stems", space.path("stems"), "--bits", "32f", "--tail", "0")
+    let stem = try ReferenceRender.decode(space.path("stems/t1-music.wav"))
+    let voiceStem = try ReferenceRender.decode(space.path("stems/t2-voice.wav"))
+    print(
+      "side chain in a stem (bus \(bus)): music stem vs full less the voice \(worst(stem, music)), voice stem vs the voice \(worst(voiceStem, voice))"
+    )
+    #expect(worst(stem, music) < 1e-6)
+    #expect(worst(voiceStem, voice) < 1e-6)
+    // A muted key keys nothing, soloed or not.
+    try space.tape("track", "set", file, "voice", "--mute")
+    try space.tape("track", "set", file, "music", "--solo")
+    let muted = try render(space, file, "muted.wav")
+    for second in 1..<3 {
+      for start in [Double(second) - 0.3, Double(second) + 0.2] {
+        let level = Self.bedLevel(muted, from: start)
+        #expect(abs(level - bed) < 0.2, "with the key muted the bed is at \(level) dBFS")
+      }
+    }
+  }
+
   /// Impulses at 1 s on both tracks. The voice runs through look-ahead limiters; the music
   /// through others, then LSP's compressor listening to its side chain (`scl`: its output is
   /// the side-chain signal) keyed by the voice. The side chain reaches the compressor on the
@@ -232,6 +291,14 @@ struct SidechainTests {
     let json = try #require(
       try parseJSON(space.tape("fx", "ls", file, "--json").stdout) as? [[String: Any]])
     #expect(json.first?["sidechain"] as? String == "t2")
+    // `ls` shows it under the effects, `ls --json` on the effect.
+    let table = try space.tape("ls", file).stdout
+    #expect(table.contains("\n  sidechain f1 ← t2 (voice)\n"), "\(table)")
+    let whole = try #require(
+      try parseJSON(space.tape("ls", file, "--json").stdout) as? [String: Any])
+    let tracks = try #require(whole["tracks"] as? [[String: Any]])
+    let effects = try #require(tracks.first?["effects"] as? [[String: Any]])
+    #expect(effects.first?["sidechain"] as? String == "t2")
     let log = try space.tape("log", file, "f1").stdout
     #expect(log.contains("sidechain none → t2") && log.contains("sidechain t2 → none"), "\(log)")
     let diff = try space.tape("diff", file, "HEAD~4", "HEAD~3").stdout

@@ -21,10 +21,31 @@ struct ClipboardStoreTests {
           Envelope.Point(time: 60_000, decibels: -.infinity),
         ]))
     }
+    // A pan lane and two sends, one with an envelope: the clipboard keeps them.
+    try store.commit(label: "Lanes") { project, ids in
+      let lane = ParameterEnvelope(
+        curve: Envelope(points: [
+          Envelope.Point(time: 10_000, decibels: -1), Envelope.Point(time: 50_000, decibels: 0.5),
+        ]))
+      let send = Send(
+        id: ids.newSendID(), from: Track.ID(1), to: Track.ID(2),
+        envelope: Envelope(points: [
+          Envelope.Point(time: 30_000, decibels: -.infinity),
+          Envelope.Point(time: 40_000, decibels: -6, shape: .hold),
+        ]))
+      let plain = Send(id: ids.newSendID(), from: Track.ID(1), to: Track.ID(2))
+      return try project.setPanEnvelope(Track.ID(1), lane) + project.settingSend(send)
+        + project.applying(project.settingSend(send)).settingSend(plain)
+    }
     let version = store.snapshot.version
     let board = try store.snapshot.project.copyRange(
       FrameRange(start: 20_000, end: 70_000), name: "hook")
     #expect(board.pieces.count == 3 && board.tracks[0].envelope != nil)
+    #expect(board.tracks[0].panEnvelope != nil && board.tracks[1].panEnvelope == nil)
+    #expect(
+      board.tracks[0].sends.map { "\($0.id) \($0.to) \($0.envelope != nil)" } == [
+        "n1 t2 true", "n2 t2 false",
+      ])
     #expect(try store.saveClipboard(board) == false)
     #expect(store.snapshot.version == version)
     #expect(try store.history().versions.count == Int(version))

@@ -2,8 +2,8 @@ import Testing
 import Timeline
 
 /// Side chains in the model: a dependency of the routing graph (the source runs first, a loop
-/// through one is refused naming it), not heard by solo, dropped with their source track, and
-/// refused on the master.
+/// through one is refused naming it), not heard by solo but keying under it, kept by stems,
+/// dropped with their source track, and refused on the master.
 @Suite("Side chains in the model")
 struct SidechainModelTests {
   static let plugin = "http://lsp-plug.in/plugins/lv2/sc_compressor_stereo"
@@ -26,10 +26,18 @@ struct SidechainModelTests {
     #expect(project.hasRouting)
     #expect(project.routingOrder == [3, 1, 2].map { Track.ID(Int64($0)) })
     #expect(project.sidechains.map(\.source) == [Track.ID(3)])
-    // Solo follows outputs and sends only: soloing the music leaves the voice silent.
+    // Solo follows outputs and sends only: soloing the music leaves the voice unheard, but it
+    // still keys the music, and so does nothing else (the bus it goes to is not its key).
     var soloed = project
     soloed.tracks[0].isSolo = true
     #expect(soloed.audibleTracks.map(\.id) == [Track.ID(1)])
+    #expect(soloed.keyingTracks(for: [Track.ID(1)]) == [Track.ID(3)])
+    #expect(soloed.mixedTracks.map(\.id) == [Track.ID(1), Track.ID(3)])
+    // Keyed by the bus: the bus and the voice feeding it key; a muted key keys nothing.
+    soloed.tracks[0].effects[0].sidechain = Track.ID(2)
+    #expect(soloed.keyingTracks(for: [Track.ID(1)]) == [Track.ID(2), Track.ID(3)])
+    soloed.tracks[1].isMuted = true
+    #expect(soloed.mixedTracks.map(\.id) == [Track.ID(1), Track.ID(3)])
   }
 
   @Test func aLoopThroughASidechainIsRefusedNamingIt() throws {
@@ -74,11 +82,17 @@ struct SidechainModelTests {
       try project.addEffect(
         Effect(id: Effect.ID(2), plugin: Self.plugin, sidechain: Track.ID(3)), to: .master)
     }
-    // A stem without the source keeps the effect, keyed by nothing.
+    // A stem keeps its side chain: the source comes along unheard (the stem's own track
+    // soloed), its output to a track the stem leaves out going to the master.
     let stem = try project.stem(of: [Track.ID(1)], masterGain: true)
-    #expect(stem.effect(Effect.ID(1))?.effect.sidechain == nil)
+    #expect(stem.effect(Effect.ID(1))?.effect.sidechain == Track.ID(3))
     #expect(
-      try project.stem(of: [Track.ID(1), Track.ID(3)], masterGain: true)
-        .effect(Effect.ID(1))?.effect.sidechain == Track.ID(3))
+      stem.tracks.map { "\($0.id) \($0.isSolo) \($0.output.map(\.description) ?? "master")" } == [
+        "t1 true master", "t3 false master",
+      ])
+    #expect(stem.audibleTracks.map(\.id) == [Track.ID(1)])
+    let both = try project.stem(of: [Track.ID(1), Track.ID(3)], masterGain: true)
+    #expect(both.effect(Effect.ID(1))?.effect.sidechain == Track.ID(3))
+    #expect(both.tracks.allSatisfy { !$0.isSolo })
   }
 }
