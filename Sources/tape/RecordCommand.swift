@@ -21,11 +21,14 @@ struct Record: ParsableCommand {
       On a terminal, a status line shows the time recorded, the input's peak over the last \
       tenth of a second and a CLIP warning once a sample reached full scale; the summary \
       (stderr) says the take's peak, its clipped samples and any overrun (a period the \
-      device or the disk lost, never silent).
+      device or the disk lost, never silent), and each gap becomes a marker (overrun1, …) \
+      where it lands, in the take's version. A full disk stops the take and keeps it: added, \
+      or, with no room left to add it, left for --recover, the line saying which.
       A recorder that died (kill -9, a power cut) leaves its take and a note of where it was \
       to land: 'tape record FILE --recover' adds every such take as its clip, with all it \
-      wrote (at most the last half second before the end is lost), and every other tape \
-      command on the project says in one line that a take waits.
+      wrote (at most the last half second before the end is lost), aligned and punched as \
+      the recording would have (the round trip is noted as soon as it is measured), and every \
+      other tape command on the project says in one line that a take waits.
       --play plays the project while recording (from --from to --to, following edits as tape \
       play does; to --output, default --device) and the take lands where what was heard was: \
       the round trip the devices report (snd_pcm_delay of both) is compensated, plus the \
@@ -211,13 +214,16 @@ struct Record: ParsableCommand {
     let recorder = try Recorder(
       Recorder.Configuration(
         device: device, sampleRate: current.sampleRate, channels: channels ?? current.channels,
-        format: format.flatMap(CaptureFormat.init(rawValue:)), frames: limit))
+        format: format.flatMap(CaptureFormat.init(rawValue:)), frames: limit,
+        writerWaitsForCapture: ProcessInfo.processInfo.environment["TAPE_TEST_WRITER_WAITS"] == "1")
+    )
     let folder = PendingTakes.folder(of: project.file)
     let name = PendingTakes.newTakeName()
-    let hold = try PendingTake(
+    let punch = try punchRange(current).map { $0.start.frames..<$0.end.frames }
+    let pending = PendingTake(
       take: name, track: trackID.rawValue, timelineStart: start.frames,
-      sampleRate: current.sampleRate, channels: recorder.configuration.channels
-    ).write(in: folder)
+      sampleRate: current.sampleRate, channels: recorder.configuration.channels, punch: punch)
+    let hold = try pending.write(in: folder)
     let takePath = "\(folder)/\(name)"
     let take: TakeFile
     do {
@@ -262,12 +268,20 @@ struct Record: ParsableCommand {
         unlink(takePath)
         throw error
       }
+    }
+    let progress = TakeProgress(
+      note: pending, hold: hold, recorder: recorder, captureClock: captureClock,
+      overdub: overdub, calibration: calibration, at: start.frames)
+    if let overdub {
       report = RecordSession(
-        recorder: recorder, sampleRate: current.sampleRate, playing: { overdub.player.isPlaying }
+        recorder: recorder, sampleRate: current.sampleRate, playing: { overdub.player.isPlaying },
+        tick: progress.update
       ).run()
       playReport = overdub.stop()
     } else {
-      report = RecordSession(recorder: recorder, sampleRate: current.sampleRate).run()
+      report = RecordSession(
+        recorder: recorder, sampleRate: current.sampleRate, tick: progress.update
+      ).run()
     }
     var failure = report.failure
     do {
@@ -275,7 +289,9 @@ struct Record: ParsableCommand {
     } catch {
       failure = failure ?? error
     }
-    let seconds = Double(report.frames) / Double(current.sampleRate)
+    // What the take holds: what was captured less what the ring dropped, and less what a full
+    // disk did not take.
+    let seconds = Double(take.frames) / Double(current.sampleRate)
     var summary =
       "tape record: recorded \(String(format: "%.3f", seconds)) s; peak \(Self.decibels(report.peak)), \(report.clipped) clipped samples, \(report.deviceOverruns + report.ringOverruns) overruns"
     if !report.realtimePriority { summary += " (no realtime priority)" }
@@ -290,22 +306,28 @@ struct Record: ParsableCommand {
         "warning: \(report.ringOverruns) periods (\(String(format: "%.3f", Double(report.droppedFrames) / Double(current.sampleRate))) s) were dropped because the disk was late: the take has gaps there\n"
       )
     }
-    guard report.frames > 0 else {
+    guard take.frames > 0 else {
       hold.release()
       unlink(takePath)
       if let failure { throw failure }
       throw DataError(
         message: "nothing was captured from \(device); the project is unchanged")
     }
-    if let failure {
+    let diskFull =
+      (failure as? AudioFileError).map {
+        if case .diskFull = $0 { true } else { false }
+      } == true
+    if let failure, !diskFull {
       writeOut(escaped("warning: the recording stopped early: \(failure)") + "\n")
     }
     var landing = start.frames
+    var trip: Int64?
     if let overdub, let playReport {
       let aligned = overdub.landing(
         capture: captureClock, capturePeriod: recorder.granted.period, calibration: calibration,
         at: start.frames)
       landing = aligned.timelineStart
+      trip = aligned.trip?.offset
       writeOut(escaped("tape record: \(aligned.said)") + "\n")
       if playReport.xruns > 0 {
         writeOut(
@@ -316,19 +338,36 @@ struct Record: ParsableCommand {
         writeOut(escaped("warning: the play stopped early: \(failure)") + "\n")
       }
     }
-    let clip = try PendingTakes.add(
-      [
-        (
-          PendingTake(
-            take: name, track: trackID.rawValue, timelineStart: landing,
-            sampleRate: current.sampleRate, channels: recorder.configuration.channels), takePath
-        )
-      ],
-      to: store, file: project.file,
-      label: options.message
-        ?? (punchIn != nil ? "Punch \(name) on \(trackID)" : "Record \(name) on \(trackID)"),
-      punch: try punchRange(current))
+    let final = progress.finished(timelineStart: landing, roundTrip: trip)
+    let clip: (version: Int64, ids: [String], markers: [String])
+    do {
+      clip = try PendingTakes.add(
+        [(final, takePath)], to: store, file: project.file,
+        label: options.message
+          ?? (punchIn != nil ? "Punch \(name) on \(trackID)" : "Record \(name) on \(trackID)"))
+    } catch  where diskFull {
+      // Not added: the note (where it lands, its punch and gaps) stays for --recover.
+      progress.save(final)
+      // A ToolFailure: exit 74 (an I/O error), its message as it is.
+      throw ToolFailure(
+        message: TakeProgress.diskFull(
+          take: shownTake, frames: take.frames, sampleRate: current.sampleRate,
+          file: project.file, added: false))
+    }
     hold.release()
+    if !clip.markers.isEmpty {
+      writeOut(
+        escaped(
+          "tape record: the take's gaps (overruns) marked \(clip.markers.joined(separator: ", "))")
+          + "\n")
+    }
+    if diskFull {
+      writeOut(
+        escaped(
+          TakeProgress.diskFull(
+            take: shownTake, frames: take.frames, sampleRate: current.sampleRate,
+            file: project.file, added: true)) + "\n")
+    }
     try MutationOutput(
       version: clip.version, ids: clip.ids,
       done: "the take was added all the same as version \(clip.version)"
@@ -463,8 +502,14 @@ struct Record: ParsableCommand {
       let seconds = { (frames: Int64) in
         String(format: "%.3f", Double(frames) / Double(entry.note.sampleRate))
       }
+      let how = [
+        entry.note.roundTrip != nil
+          ? "aligned by the round trip measured while it recorded" : nil,
+        entry.note.punch != nil ? "only its punch kept" : nil,
+        entry.note.overruns.map { "\($0.count) overruns marked" },
+      ].compactMap { $0 }.map { "; \($0)" }.joined()
       lines.append(
-        "recovered \(entry.note.take): \(seconds(repaired.frames)) s, to t\(entry.note.track) at \(TimeDisplayOption.show(entry.note.timelineStart, sampleRate: rate, frames: false)) (its header said \(seconds(repaired.headerFrames)) s: \(seconds(repaired.frames - repaired.headerFrames)) s more were found written after it; what the recorder had captured but not yet written when it died, at most the last half second, is lost)"
+        "recovered \(entry.note.take): \(seconds(repaired.frames)) s, to t\(entry.note.track) at \(TimeDisplayOption.show(entry.note.timelineStart, sampleRate: rate, frames: false))\(how) (its header said \(seconds(repaired.headerFrames)) s: \(seconds(repaired.frames - repaired.headerFrames)) s more were found written after it; what the recorder had captured but not yet written when it died, at most the last half second, is lost)"
       )
       takes.append((entry.note, entry.takePath))
     }
@@ -478,6 +523,12 @@ struct Record: ParsableCommand {
       label: options.message
         ?? (takes.count == 1 ? "Recover \(takes[0].0.take)" : "Recover \(takes.count) takes"))
     for (_, path) in takes { unlink(path + ".pending") }
+    if !added.markers.isEmpty {
+      writeOut(
+        escaped(
+          "tape record: the takes' gaps (overruns) marked \(added.markers.joined(separator: ", "))")
+          + "\n")
+    }
     try MutationOutput(version: added.version, ids: added.ids).print(json: options.json)
   }
 
@@ -508,12 +559,12 @@ enum PendingTakes {
     return "take-\(stamp)-\(String(format: "%04x", UInt16.random(in: 0...UInt16.max))).wav"
   }
 
-  /// Adds each take (a note and the take's path) as a source and one clip where its note says,
-  /// in one version of `store`; returns the version and the clips' ids.
+  /// Adds each take (a note and the take's path) as a source and one clip where its note says
+  /// (only its punch, crossfaded in, when it is a punch), and a marker `overrunN` where each
+  /// of its gaps lands, in one version of `store`; returns the version and the clips' ids.
   static func add(
-    _ takes: [(PendingTake, String)], to store: TimelineStore, file: String, label: String,
-    punch: FrameRange? = nil
-  ) throws -> (version: Int64, ids: [String]) {
+    _ takes: [(PendingTake, String)], to store: TimelineStore, file: String, label: String
+  ) throws -> (version: Int64, ids: [String], markers: [String]) {
     var sources: [(PendingTake, AudioFileInfo)] = []
     let cache = AudioCache(forProject: file)
     let rate = store.snapshot.project.sampleRate
@@ -528,10 +579,12 @@ enum PendingTakes {
       sources.append((note, info))
     }
     var clips: [String] = []
+    var markers: [String] = []
     let result = try store.edit(label: label) { project, ids in
       var changed = project
       var commands: [Command] = []
       clips = []
+      markers = []
       for (note, info) in sources {
         let source = Source(
           id: ids.newSourceID(), path: storedPath(info.path, project: file),
@@ -539,7 +592,29 @@ enum PendingTakes {
           frameCount: FrameCount(info.frameCount))
         var made: [Command] = [.setSource(source)]
         changed = try changed.applying(made)
-        if let punch {
+        // The gaps that land on the timeline (a punch keeps only its own range), as markers
+        // numbered after the project's own overrunN.
+        let kept =
+          note.punch.map {
+            ($0.lowerBound - Int64(rate / 200))..<($0.upperBound + Int64(rate / 200))
+          }
+          ?? note.timelineStart..<(note.timelineStart + Int64(info.frameCount) + 1)
+        for gap in note.overruns ?? [] {
+          let position = note.timelineStart + gap
+          guard position >= 0, kept.contains(position) else { continue }
+          var number = 1
+          while changed.marker(named: "overrun\(number)") != nil { number += 1 }
+          let marker = try changed.addMarker(
+            ids.newMarkerID(), named: "overrun\(number)", at: FramePosition(position))
+          changed = try changed.applying(marker)
+          commands += marker
+          markers.append(
+            "overrun\(number) at \(TimeDisplayOption.show(position, sampleRate: rate, frames: false))"
+          )
+        }
+        if let punch = note.punch.map({
+          FrameRange(start: FramePosition($0.lowerBound), end: FramePosition($0.upperBound))
+        }) {
           // Only the punched range, crossfaded (10 ms) into what was there.
           let punched = try changed.punch(
             source: source.id, track: Track.ID(note.track),
@@ -569,7 +644,7 @@ enum PendingTakes {
       }
       return commands
     }
-    return (result.version, clips)
+    return (result.version, clips, markers)
   }
 
   /// The line every command on `file` says when a take waits to be recovered; nil when none.
@@ -589,10 +664,17 @@ final class RecordSession {
   /// With --play: whether the play goes on (the recording ends with it).
   let playing: () -> Bool
 
-  init(recorder: Recorder, sampleRate: Int, playing: @escaping () -> Bool = { true }) {
+  /// Called on every pass of the loop (the pending note's updates).
+  let tick: () -> Void
+
+  init(
+    recorder: Recorder, sampleRate: Int, playing: @escaping () -> Bool = { true },
+    tick: @escaping () -> Void = {}
+  ) {
     self.recorder = recorder
     self.sampleRate = sampleRate
     self.playing = playing
+    self.tick = tick
   }
 
   func run() -> Recorder.Report {
@@ -613,6 +695,7 @@ final class RecordSession {
     var lastDraw = ContinuousClock.now - .seconds(1)
     while recorder.isCapturing && playing() {
       if Interrupt.requested() { break }
+      tick()
       if onTerminal {
         if quitTyped() { break }
         if ContinuousClock.now - lastDraw >= .milliseconds(100) {

@@ -1,6 +1,7 @@
 import Foundation
-@testable import Playback
 import Testing
+
+@testable import Playback
 
 /// ``StreamClock`` keeps the latest looks of its stream (a ring), so that two clocks that
 /// did not meet at the start (a slow start) still meet later, and ``RoundTrip`` finds them.
@@ -45,7 +46,9 @@ struct StreamClockTests {
         time: 1_000_000_000 + UInt64(index) * step, position: Int64(index) * 256 + 10_000,
         delay: 512)
     }
-    #expect(RoundTrip.align(playback: firstPlayed, capture: first, period: 256, sampleRate: 48_000) == nil)
+    #expect(
+      RoundTrip.align(playback: firstPlayed, capture: first, period: 256, sampleRate: 48_000) == nil
+    )
   }
 
   /// A reader copying while the device thread writes gets whole looks in order (each look's
