@@ -655,10 +655,13 @@ public final class LivePlayer: @unchecked Sendable {
         }
         deviceFrames += Int64(played)
         if let clock {
-          // Without a rate conversion, the device's frames are the timeline's.
+          // Timeline frames: the device's queued frames (its rate) and what a converter holds
+          // are taken back to the project's.
           let delay = ALSAOutput.delay(pcm)
           clock.log(
-            time: RealtimeThread.now(), position: LiveMixer.position(engine) - delay, delay: delay)
+            time: RealtimeThread.now(),
+            position: LiveMixer.position(engine) - feed.framesAhead(deviceDelay: delay),
+            delay: delay)
         }
       }
       if failure != nil || played < period { break }
