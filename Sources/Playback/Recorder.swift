@@ -86,6 +86,10 @@ public final class Recorder: @unchecked Sendable {
   /// what aligns a take made while the project plays. Set before ``start(write:tick:)``.
   public var clock: StreamClock?
 
+  /// Where what is captured is also sent as it comes (software monitoring; see ``Monitor``).
+  /// Set before ``start(write:tick:)``.
+  public var monitor: Monitor?
+
   /// Opens the device (the rate exactly; the format asked for, or the widest it takes).
   public init(_ configuration: Configuration) throws(PlaybackError) {
     self.configuration = configuration
@@ -143,6 +147,7 @@ public final class Recorder: @unchecked Sendable {
     RealtimeThread.lockCode()
     _ = RealtimeThread.lockMemory(ring.memory.0, ring.memory.1)
     _ = RealtimeThread.lockMemory(buffer, input.period * frameBytes)
+    if let feed = monitor?.feed { _ = RealtimeThread.lockMemory(feed.memory.0, feed.memory.1) }
     try input.start()
     finished.enter()
     Thread.detachNewThread { [self] in
@@ -203,6 +208,7 @@ public final class Recorder: @unchecked Sendable {
     let wake = writerWake.handle
     let clock = self.clock?.writer
     let gaps = self.gaps
+    let monitorFeed = monitor?.feed
     let hooks = RealtimeThread.audioThreadHooks()
     hooks.begin?()
     var captured: Int64 = 0
@@ -221,6 +227,7 @@ public final class Recorder: @unchecked Sendable {
         guard count > 0 else { continue }
         idle = 0
         levels.measure(buffer, count: count * channels, format: format)
+        monitorFeed?.push(buffer, frames: count, format: format)
         if ring.push(buffer, count: count * frameBytes) {
           kept += Int64(count)
         } else {

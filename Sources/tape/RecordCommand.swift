@@ -36,9 +36,12 @@ struct Record: ParsableCommand {
       played and captured), kept per device in $XDG_CONFIG_HOME/tape/latency.json; the \
       summary says which was used. With --punch-in and --punch-out only that range of the \
       take is kept, crossfaded (10 ms) into the track's clips, which are cut under it: one \
-      version. See docs/reference/recording.md.
+      version. --monitor sends the input to --output (default --device) while recording, \
+      and the summary states its latency (the capture's period plus the output's buffer). \
+      See docs/reference/recording.md.
       Example: tape record song.tape Voice --device hw:1 --channels 1
       Example: tape record song.tape t2 --at 1:30 --duration 30s --json
+      Example: tape record song.tape Voice --device hw:1 --monitor
       Example: tape record song.tape Voice --play --from 1:00 --to 1:30 --device hw:1
       Example: tape record --calibrate --device hw:1
       Example: tape record song.tape --recover
@@ -100,6 +103,11 @@ struct Record: ParsableCommand {
       "Measure the round trip of --device (its output looped to its input) and keep it for --play."
   )
   var calibrate = false
+  @Flag(
+    help:
+      "Send the input to --output (default: --device) while recording (software monitoring); the summary states its latency."
+  )
+  var monitor = false
   @OptionGroup var options: EditOptions
 
   /// The project file; checked as every command's is.
@@ -117,7 +125,7 @@ struct Record: ParsableCommand {
     }
     if calibrate {
       guard track == nil, at == nil, duration == nil, format == nil, !recover, !play, from == nil,
-        to == nil
+        to == nil, !monitor
       else {
         throw ValidationError(
           "--calibrate takes only --device, --output, --period and --channels (and a project, for its rate): tape record --calibrate --device hw:1"
@@ -132,7 +140,7 @@ struct Record: ParsableCommand {
       throw ValidationError("name the project file (tape record song.tape t1)")
     }
     if !play {
-      for (name, value) in [("--from", from), ("--to", to), ("--output", output)]
+      for (name, value) in [("--from", from), ("--to", to), ("--output", monitor ? nil : output)]
       where value != nil {
         throw ValidationError(
           "\(name) is for a recording that plays the project; add --play, or leave \(name) out")
@@ -142,8 +150,9 @@ struct Record: ParsableCommand {
           "--punch-in and --punch-out keep part of a take recorded while the project plays; add --play"
         )
       }
-      if period != nil {
-        throw ValidationError("--period is for the device played to; add --play, or leave it out")
+      if period != nil && !monitor {
+        throw ValidationError(
+          "--period is for the device played to; add --play or --monitor, or leave it out")
       }
     }
     if (punchIn == nil) != (punchOut == nil) {
@@ -152,7 +161,8 @@ struct Record: ParsableCommand {
       )
     }
     if recover {
-      guard track == nil, at == nil, channels == nil, duration == nil, format == nil, !play
+      guard track == nil, at == nil, channels == nil, duration == nil, format == nil, !play,
+        !monitor
       else {
         throw ValidationError(
           "--recover takes only the project (tape record song.tape --recover); it adds the takes where they were to land"
@@ -243,6 +253,7 @@ struct Record: ParsableCommand {
       ) + "\n")
     let captureClock = StreamClock()
     recorder.clock = captureClock
+    let monitoring = try startMonitor(recorder, project: current, takePath: takePath, hold: hold)
     var overdub: Overdub?
     do {
       if let range {
@@ -278,10 +289,12 @@ struct Record: ParsableCommand {
         tick: progress.update
       ).run()
       playReport = overdub.stop()
+      monitoring?.stop()
     } else {
       report = RecordSession(
         recorder: recorder, sampleRate: current.sampleRate, tick: progress.update
       ).run()
+      monitoring?.stop()
     }
     var failure = report.failure
     do {
@@ -296,6 +309,16 @@ struct Record: ParsableCommand {
       "tape record: recorded \(String(format: "%.3f", seconds)) s; peak \(Self.decibels(report.peak)), \(report.clipped) clipped samples, \(report.deviceOverruns + report.ringOverruns) overruns"
     if !report.realtimePriority { summary += " (no realtime priority)" }
     writeOut(escaped(summary) + "\n")
+    if let monitoring {
+      let latency = recorder.granted.period + monitoring.granted.bufferFrames
+      writeOut(
+        escaped(
+          "tape record: monitored on \(monitoring.device): latency \(latency) frames (\(String(format: "%.2f ms", Double(latency) / Double(current.sampleRate) * 1_000))): the capture's period \(recorder.granted.period) + the output's buffer \(monitoring.granted.bufferFrames)"
+        ) + "\n")
+      if let failure = monitoring.failure {
+        writeOut(escaped("warning: the monitor stopped early: \(failure)") + "\n")
+      }
+    }
     if report.deviceOverruns > 0 {
       writeOut(
         "warning: the device overran \(report.deviceOverruns) times (the capture thread was late): the take has gaps there\n"
@@ -372,6 +395,26 @@ struct Record: ParsableCommand {
       version: clip.version, ids: clip.ids,
       done: "the take was added all the same as version \(clip.version)"
     ).print(json: options.json)
+  }
+
+  /// With --monitor: the monitor on --output (or --device), started before the capture (it
+  /// plays silence until the input comes). Opening it failing removes the take not begun.
+  private func startMonitor(
+    _ recorder: Recorder, project: Project, takePath: String, hold: PendingTake.Hold
+  ) throws -> Monitor? {
+    guard monitor else { return nil }
+    do {
+      let monitoring = try Monitor(
+        device: playedTo, period: play ? nil : period, sampleRate: project.sampleRate,
+        channels: project.channels, inputChannels: recorder.configuration.channels)
+      recorder.monitor = monitoring
+      try monitoring.start()
+      return monitoring
+    } catch {
+      hold.release()
+      unlink(takePath)
+      throw error
+    }
   }
 
   /// The device played to: --output, or the capture device.
