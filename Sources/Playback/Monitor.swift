@@ -24,7 +24,9 @@ import Synchronization
 /// ```
 public final class Monitor: @unchecked Sendable {
   public let device: String
-  private let output: ALSAOutput
+  /// The monitor's own output; nil when it is mixed into a player's.
+  private let output: ALSAOutput?
+  private let player: LivePlayer?
   let feed: MonitorFeed
   private let buffer: UnsafeMutablePointer<Float>
   private let stopRequested = Atomic<Bool>(false)
@@ -38,9 +40,11 @@ public final class Monitor: @unchecked Sendable {
     device: String, period: Int?, sampleRate: Int, channels: Int, inputChannels: Int
   ) throws(PlaybackError) {
     self.device = device
-    output = try ALSAOutput(
+    player = nil
+    let output = try ALSAOutput(
       request: DeviceRequest(name: device, period: period), sampleRate: sampleRate,
       channels: channels)
+    self.output = output
     guard output.rate == sampleRate else {
       output.drop()
       throw .cannotOpen(
@@ -57,16 +61,48 @@ public final class Monitor: @unchecked Sendable {
     buffer.initialize(repeating: 0, count: output.period * channels)
   }
 
+  /// A monitor mixed into `player`'s play (an overdub): the player's device thread adds what
+  /// the ring holds to each period it renders (``start()`` does nothing more). Made before
+  /// the player starts; the player must play at `sampleRate` (no converter).
+  public init(
+    mixingInto player: LivePlayer, sampleRate: Int, channels: Int, inputChannels: Int
+  ) throws(PlaybackError) {
+    device = player.configuration.device.name
+    output = nil
+    self.player = player
+    guard player.deviceRate == sampleRate else {
+      throw .cannotOpen(
+        device: device,
+        reason:
+          "it does not play \(sampleRate) Hz, the project's rate; monitor on another device with --output"
+      )
+    }
+    feed = MonitorFeed.make(
+      frames: max(sampleRate / 2, 4 * player.granted.bufferFrames),
+      inputChannels: inputChannels, outputChannels: channels)
+    buffer = .allocate(capacity: 1)
+    buffer.initialize(to: 0)
+    _ = RealtimeThread.lockMemory(feed.ring.memory.0, feed.ring.memory.1)
+    _ = RealtimeThread.lockMemory(feed.mixMemory.0, feed.mixMemory.1)
+    player.monitorFeed = feed
+  }
+
   deinit {
     feed.deallocate()
     buffer.deallocate()
   }
 
-  /// The output's period and buffer, in frames.
-  public var granted: (period: Int, bufferFrames: Int) { (output.period, output.bufferFrames) }
+  /// The output's period and buffer, in frames (the player's, when mixed into one).
+  public var granted: (period: Int, bufferFrames: Int) {
+    if let player { return (player.granted.period, player.granted.bufferFrames) }
+    guard let output else { return (0, 0) }
+    return (output.period, output.bufferFrames)
+  }
 
-  /// Starts the monitor's device thread (silence until the recorder sends what it captures).
+  /// Starts the monitor's device thread (silence until the recorder sends what it captures);
+  /// nothing for a monitor mixed into a player.
   public func start() throws(PlaybackError) {
+    guard let output else { return }
     RealtimeThread.lockCode()
     _ = RealtimeThread.lockMemory(feed.ring.memory.0, feed.ring.memory.1)
     _ = RealtimeThread.lockMemory(buffer, output.period * output.channels * 4)
@@ -75,13 +111,14 @@ public final class Monitor: @unchecked Sendable {
     let period = output.period
     let channels = output.channels
     let frameBytes = channels * 4
+    let (bufferFrames, rate) = (output.bufferFrames, output.rate)
     guard
       RealtimeThread.start({ [self] in
         _ = RealtimeThread.lockStack()
         let hooks = RealtimeThread.audioThreadHooks()
         hooks.begin?()
         var watch = DropoutWatch(
-          bufferFrames: output.bufferFrames, period: period, rate: output.rate,
+          bufferFrames: bufferFrames, period: period, rate: rate,
           continued: LivePlayer.continuations)
         while !stopRequested.load(ordering: .acquiring) {
           let took = feed.ring.take(into: buffer, count: period * frameBytes)
@@ -110,13 +147,13 @@ public final class Monitor: @unchecked Sendable {
     running = false
     stopRequested.store(true, ordering: .releasing)
     finished.wait()
-    output.drop()
+    output?.drop()
   }
 
   /// Why the monitor's device stopped early, when it did.
   public var failure: PlaybackError? {
     let code = failureCode.load(ordering: .relaxed)
-    guard code != 0 else { return nil }
+    guard code != 0, let output else { return nil }
     return code == -EIO ? output.stalled : output.failure(code)
   }
 
@@ -134,6 +171,8 @@ public final class Monitor: @unchecked Sendable {
 struct MonitorFeed: @unchecked Sendable, BitwiseCopyable {
   let ring: CaptureRing
   private let scratch: UnsafeMutablePointer<Float>
+  /// Where the player's device thread takes what it mixes (``mix(into:frames:)``).
+  private let mixScratch: UnsafeMutablePointer<Float>
   private let scratchFrames: Int
   let inputChannels: Int
   let outputChannels: Int
@@ -142,19 +181,42 @@ struct MonitorFeed: @unchecked Sendable, BitwiseCopyable {
     let scratchFrames = 4_096
     let scratch = UnsafeMutablePointer<Float>.allocate(capacity: scratchFrames * outputChannels)
     scratch.initialize(repeating: 0, count: scratchFrames * outputChannels)
+    let mixScratch = UnsafeMutablePointer<Float>.allocate(capacity: scratchFrames * outputChannels)
+    mixScratch.initialize(repeating: 0, count: scratchFrames * outputChannels)
     return MonitorFeed(
       ring: CaptureRing(capacity: frames * outputChannels * 4), scratch: scratch,
-      scratchFrames: scratchFrames, inputChannels: inputChannels, outputChannels: outputChannels)
+      mixScratch: mixScratch, scratchFrames: scratchFrames, inputChannels: inputChannels,
+      outputChannels: outputChannels)
   }
 
   func deallocate() {
     ring.deallocate()
     scratch.deallocate()
+    mixScratch.deallocate()
   }
 
-  /// The scratch buffer, to lock into memory before the recorder's thread starts.
+  /// The scratch buffers, to lock into memory before the threads start.
   var memory: (UnsafeRawPointer, Int) {
     (UnsafeRawPointer(scratch), scratchFrames * outputChannels * 4)
+  }
+  var mixMemory: (UnsafeRawPointer, Int) {
+    (UnsafeRawPointer(mixScratch), scratchFrames * outputChannels * 4)
+  }
+
+  /// Adds up to `frames` frames of what the ring holds to `output` (interleaved at
+  /// ``outputChannels``): the player's device thread, after it renders a period.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  func mix(into output: UnsafeMutablePointer<Float>, frames: Int) {
+    var done = 0
+    while done < frames {
+      let count = min(scratchFrames, frames - done)
+      let took = ring.take(into: mixScratch, count: count * outputChannels * 4) / 4
+      for index in 0..<took { output[done * outputChannels + index] += mixScratch[index] }
+      if took < count * outputChannels { return }
+      done += count
+    }
   }
 
   /// Converts `frames` captured frames at `samples` (in `format`, ``inputChannels`` each) to

@@ -253,16 +253,18 @@ struct Record: ParsableCommand {
       ) + "\n")
     let captureClock = StreamClock()
     recorder.clock = captureClock
-    let monitoring = try startMonitor(recorder, project: current, takePath: takePath, hold: hold)
     var overdub: Overdub?
+    var monitoring: Monitor?
     do {
       if let range {
         overdub = try Overdub(
           store: store, file: project.file, project: current, range: range,
           request: DeviceRequest(name: playedTo, period: period))
       }
+      monitoring = try startMonitor(recorder, project: current, player: overdub?.player)
       try recorder.start(write: { try take.append($0) }, tick: { try take.refresh() })
     } catch {
+      monitoring?.stop()
       hold.release()
       unlink(takePath)
       throw error
@@ -398,23 +400,24 @@ struct Record: ParsableCommand {
   }
 
   /// With --monitor: the monitor on --output (or --device), started before the capture (it
-  /// plays silence until the input comes). Opening it failing removes the take not begun.
+  /// plays silence until the input comes); with --play, mixed into `player`'s play.
   private func startMonitor(
-    _ recorder: Recorder, project: Project, takePath: String, hold: PendingTake.Hold
+    _ recorder: Recorder, project: Project, player: LivePlayer?
   ) throws -> Monitor? {
     guard monitor else { return nil }
-    do {
-      let monitoring = try Monitor(
-        device: playedTo, period: play ? nil : period, sampleRate: project.sampleRate,
-        channels: project.channels, inputChannels: recorder.configuration.channels)
-      recorder.monitor = monitoring
-      try monitoring.start()
-      return monitoring
-    } catch {
-      hold.release()
-      unlink(takePath)
-      throw error
-    }
+    let monitoring =
+      if let player {
+        try Monitor(
+          mixingInto: player, sampleRate: project.sampleRate, channels: project.channels,
+          inputChannels: recorder.configuration.channels)
+      } else {
+        try Monitor(
+          device: playedTo, period: period, sampleRate: project.sampleRate,
+          channels: project.channels, inputChannels: recorder.configuration.channels)
+      }
+    recorder.monitor = monitoring
+    try monitoring.start()
+    return monitoring
   }
 
   /// The device played to: --output, or the capture device.
