@@ -80,12 +80,13 @@ struct Record: ParsableCommand {
     parsing: .unconditional,
     help: "With --play: stop playing, and recording, here (default: the project's end).")
   var to: String?
-  @Option(help: "With --play or --calibrate: the ALSA device played to (default: --device).")
+  @Option(
+    help: "With --play, --monitor or --calibrate: the ALSA device played to (default: --device).")
   var output: String?
   @Option(
     parsing: .unconditional,
     help:
-      "With --play or --calibrate: frames per period of the device played to (default: 256, or the nearest it takes)."
+      "With --play, --monitor or --calibrate: frames per period of the device played to (default: 256, or the nearest it takes)."
   )
   var period: Int?
   @Option(
@@ -140,10 +141,14 @@ struct Record: ParsableCommand {
       throw ValidationError("name the project file (tape record song.tape t1)")
     }
     if !play {
-      for (name, value) in [("--from", from), ("--to", to), ("--output", monitor ? nil : output)]
-      where value != nil {
+      for (name, value) in [("--from", from), ("--to", to)] where value != nil {
         throw ValidationError(
           "\(name) is for a recording that plays the project; add --play, or leave \(name) out")
+      }
+      if output != nil && !monitor {
+        throw ValidationError(
+          "--output is the device a recording plays to: add --play (overdub) or --monitor, or leave --output out"
+        )
       }
       if punchIn != nil || punchOut != nil {
         throw ValidationError(
