@@ -37,6 +37,8 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
   case output(SafeFileError)
   /// A recording's take (or its note of what is pending) could not be written or repaired.
   case takeWrite(path: String, reason: String)
+  /// The disk holding a recording's take is full: the take stopped there.
+  case diskFull(path: String)
   /// Two mixes of different rates or channel counts, which a null test cannot subtract (each
   /// side named as the caller names it, such as `v12`).
   /// A loudness target or true-peak ceiling a render cannot meet as asked: the message says by
@@ -49,6 +51,9 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
 
   public var description: String {
     switch self {
+    case .diskFull(let path):
+      return
+        "the disk holding \(path) is full; free some space there (or record onto another disk), then record again"
     case .takeWrite(let path, let reason):
       return
         "the take \(path) could not be written (\(reason)); free some space or check the folder's permissions, then record again"

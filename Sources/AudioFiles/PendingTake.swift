@@ -23,13 +23,36 @@ public struct PendingTake: Sendable, Hashable, Codable {
   public var timelineStart: Int64
   public var sampleRate: Int
   public var channels: Int
+  /// An overdub's round trip, once its two clocks met while recording: the timeline frame
+  /// heard while the take's frame 0 was captured (``timelineStart`` is then the take's
+  /// compensated place); nil before they met, and for a take made without `--play`.
+  public var roundTrip: Int64?
+  /// A punch's range (`--punch-in`, `--punch-out`), timeline frames: only it is kept.
+  public var punchStart: Int64?
+  public var punchEnd: Int64?
+  /// Where the take has gaps (overruns: periods the device or the ring lost), as take
+  /// frames: each becomes a marker on the timeline when the take is added.
+  public var overruns: [Int64]?
 
-  public init(take: String, track: Int64, timelineStart: Int64, sampleRate: Int, channels: Int) {
+  public init(
+    take: String, track: Int64, timelineStart: Int64, sampleRate: Int, channels: Int,
+    roundTrip: Int64? = nil, punch: Range<Int64>? = nil, overruns: [Int64] = []
+  ) {
     self.take = take
     self.track = track
     self.timelineStart = timelineStart
     self.sampleRate = sampleRate
     self.channels = channels
+    self.roundTrip = roundTrip
+    punchStart = punch?.lowerBound
+    punchEnd = punch?.upperBound
+    self.overruns = overruns.isEmpty ? nil : overruns
+  }
+
+  /// The punch's range, when the take is a punch.
+  public var punch: Range<Int64>? {
+    guard let punchStart, let punchEnd, punchStart < punchEnd else { return nil }
+    return punchStart..<punchEnd
   }
 
   /// The recordings folder of the project file `project`: `song.tape-recordings` beside it.
@@ -53,6 +76,24 @@ public struct PendingTake: Sendable, Hashable, Codable {
       if descriptor >= 0 { close(descriptor) }
     }
 
+    /// Replaces the note with `note`, durably, without ever letting go of it: the new note is
+    /// written beside it, synced and locked, then renamed over it (a reader sees the old note
+    /// or the new one, whole, and always held). Throws, the old note kept, when it cannot.
+    public func rewrite(_ note: PendingTake) throws(AudioFileError) {
+      let folder = (path as NSString).deletingLastPathComponent
+      let (temporary, text) = try note.encoded(for: path, in: folder)
+      let opened = try PendingTake.writeLocked(text, to: temporary, for: path)
+      guard rename(temporary, path) == 0 else {
+        let reason = TakeFile.errorText()
+        close(opened)
+        unlink(temporary)
+        throw .takeWrite(path: path, reason: reason)
+      }
+      PendingTake.syncFolder(folder)
+      if descriptor >= 0 { close(descriptor) }
+      descriptor = opened
+    }
+
     /// Removes the note (its take was added, or holds nothing) and lets go of it.
     public func release() {
       unlink(path)
@@ -68,19 +109,9 @@ public struct PendingTake: Sendable, Hashable, Codable {
       throw .takeWrite(path: folder, reason: TakeFile.errorText())
     }
     let path = "\(folder)/\(take)\(Self.suffix)"
-    let temporary = "\(folder)/.\(take)\(Self.suffix).tmp"
-    let text: Data
-    do {
-      text = try JSONEncoder().encode(self)
-    } catch {
-      throw .takeWrite(path: path, reason: "\(error)")
-    }
-    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard descriptor >= 0 else { throw .takeWrite(path: path, reason: TakeFile.errorText()) }
-    let wrote = text.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-    guard wrote == text.count, fsync(descriptor) == 0, flock(descriptor, LOCK_EX | LOCK_NB) == 0,
-      rename(temporary, path) == 0
-    else {
+    let (temporary, text) = try encoded(for: path, in: folder)
+    let descriptor = try Self.writeLocked(text, to: temporary, for: path)
+    guard rename(temporary, path) == 0 else {
       let reason = TakeFile.errorText()
       close(descriptor)
       unlink(temporary)
@@ -88,6 +119,32 @@ public struct PendingTake: Sendable, Hashable, Codable {
     }
     Self.syncFolder(folder)
     return Hold(path: path, descriptor: descriptor)
+  }
+
+  /// The note's JSON, and the temporary file it is written to before it is renamed to `path`.
+  func encoded(for path: String, in folder: String) throws(AudioFileError) -> (String, Data) {
+    do {
+      return ("\(folder)/.\(take)\(Self.suffix).tmp", try JSONEncoder().encode(self))
+    } catch {
+      throw .takeWrite(path: path, reason: "\(error)")
+    }
+  }
+
+  /// Writes `text` into `temporary`, synced and locked; returns its open descriptor.
+  static func writeLocked(
+    _ text: Data, to temporary: String, for path: String
+  ) throws(AudioFileError) -> Int32 {
+    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else { throw .takeWrite(path: path, reason: TakeFile.errorText()) }
+    let wrote = text.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+    guard wrote == text.count, fsync(descriptor) == 0, flock(descriptor, LOCK_EX | LOCK_NB) == 0
+    else {
+      let reason = wrote < 0 || wrote == text.count ? TakeFile.errorText() : "the disk is full"
+      close(descriptor)
+      unlink(temporary)
+      throw .takeWrite(path: path, reason: reason)
+    }
+    return descriptor
   }
 
   /// A note found in a recordings folder: the take it names and whether a recorder still

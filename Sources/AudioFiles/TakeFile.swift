@@ -76,7 +76,13 @@ public final class TakeFile: @unchecked Sendable {
       let wrote = pwrite(
         descriptor, base + done, bytes.count - done, off_t(Int64(Self.headerBytes) + dataBytes))
       if wrote < 0 && errno == EINTR { continue }
-      guard wrote > 0 else { throw .takeWrite(path: path, reason: Self.errorText()) }
+      guard wrote > 0 else {
+        // A disk that filled part-way keeps the take's whole frames (``finish()`` cuts the
+        // rest).
+        dataBytes -= dataBytes % Int64(frameBytes)
+        if wrote == 0 || errno == ENOSPC || errno == EDQUOT { throw .diskFull(path: path) }
+        throw .takeWrite(path: path, reason: Self.errorText())
+      }
       done += wrote
       dataBytes += Int64(wrote)
     }
@@ -94,6 +100,8 @@ public final class TakeFile: @unchecked Sendable {
 
   /// The last refresh, then closes the file.
   public func finish() throws(AudioFileError) {
+    // What a write the disk refused part-way left past the last whole frame.
+    _ = ftruncate(descriptor, off_t(Int64(Self.headerBytes) + dataBytes))
     try refresh(force: true)
     closed = true
     close(descriptor)

@@ -95,6 +95,24 @@ struct CaptureRing: @unchecked Sendable, BitwiseCopyable {
     return count
   }
 
+  /// Copies up to `count` bytes of what the ring holds into `destination` and frees them;
+  /// returns how many (the consumer's side, for a device thread: the monitor's).
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  func take(into destination: UnsafeMutableRawPointer, count: Int) -> Int {
+    let tail = popped.pointee.load(ordering: .relaxed)
+    let head = pushed.pointee.load(ordering: .acquiring)
+    let available = min(count, head - tail)
+    guard available > 0 else { return 0 }
+    let start = tail % capacity
+    let first = min(available, capacity - start)
+    Self.copy(destination, storage + start, first)
+    if first < available { Self.copy(destination + first, storage, available - first) }
+    popped.pointee.store(tail + available, ordering: .releasing)
+    return available
+  }
+
   /// Periods dropped because the ring was full, and how many bytes they held.
   var overruns: (periods: Int, bytes: Int) {
     (dropped.pointee.load(ordering: .relaxed), droppedBytes.pointee.load(ordering: .relaxed))

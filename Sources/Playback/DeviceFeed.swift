@@ -41,6 +41,19 @@ struct DeviceFeed: @unchecked Sendable, BitwiseCopyable {
     return converter.inputNeeded(toProduce: frames)
   }
 
+  /// Project frames between the mixer's position and the frame sounding at the device's
+  /// converter while the device holds `delay` frames (its own rate): `delay` itself without a
+  /// conversion; with one, the project frames rendered but not yet heard (those the
+  /// converter still holds, and those behind the device's queued frames, in project frames).
+  /// The mixer's position less this is the timeline frame sounding, as ``StreamClock`` logs.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  func framesAhead(deviceDelay delay: Int64) -> Int64 {
+    guard let converter else { return delay }
+    return rendered - converter.inputFrame(atOutput: converter.produced - delay)
+  }
+
   /// Renders the next `frames` device frames into `output`; returns how many belong to the
   /// play (fewer in the period where it ends, 0 after), as ``Mixing/LiveMixer/render(_:frames:into:)``
   /// does. Converted, the play lasts exactly its project frames × the ratio, rounded up.

@@ -211,6 +211,10 @@ public final class LivePlayer: @unchecked Sendable {
   /// recording made while it plays is aligned by. Set before ``start(_:version:cause:)``.
   public var clock: StreamClock?
 
+  /// A recorder's input mixed into the play (software monitoring while overdubbing; see
+  /// ``Monitor/init(mixingInto:sampleRate:channels:inputChannels:)``). Set before ``start``.
+  var monitorFeed: MonitorFeed?
+
   /// Opens the device (the period and buffer exactly as asked, see ``DeviceRequest``).
   public init(
     _ configuration: Configuration, compile: @escaping Compile, load: @escaping Load
@@ -603,6 +607,7 @@ public final class LivePlayer: @unchecked Sendable {
     var failure: PlaybackError?
     var deviceFrames: Int64 = 0
     let clock = self.clock?.writer
+    let monitorFeed = self.monitorFeed
     let hooks = RealtimeThread.audioThreadHooks()
     hooks.begin?()
     var loaderWait = LoaderWait(
@@ -630,6 +635,7 @@ public final class LivePlayer: @unchecked Sendable {
       }
       let start = RealtimeThread.now()
       let played = feed.render(engine, frames: period, into: buffer)
+      if let monitorFeed, played > 0 { monitorFeed.mix(into: buffer, frames: played) }
       meter.rendered(
         start: start, end: RealtimeThread.now(), swaps: LiveMixer.swapCount(engine),
         samples: buffer, count: played * channels)
@@ -655,10 +661,13 @@ public final class LivePlayer: @unchecked Sendable {
         }
         deviceFrames += Int64(played)
         if let clock {
-          // Without a rate conversion, the device's frames are the timeline's.
+          // Timeline frames: the device's queued frames (its rate) and what a converter holds
+          // are taken back to the project's.
           let delay = ALSAOutput.delay(pcm)
           clock.log(
-            time: RealtimeThread.now(), position: LiveMixer.position(engine) - delay, delay: delay)
+            time: RealtimeThread.now(),
+            position: LiveMixer.position(engine) - feed.framesAhead(deviceDelay: delay),
+            delay: delay)
         }
       }
       if failure != nil || played < period { break }

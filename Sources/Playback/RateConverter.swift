@@ -213,6 +213,15 @@ final class RateConverter: @unchecked Sendable {
       (inputEnd * Int64(up) + Int64(down) - 1) / Int64(down)
     }
 
+    /// The input frame that output frame `output` sounds: output frames sit at input positions
+    /// `output × down / up` (the filter is centred on them), rounded to the nearest.
+    ///
+    /// - Note: Realtime-safe: no allocation, no locks.
+    @_noLocks
+    func inputFrame(atOutput output: Int64) -> Int64 {
+      (output * Int64(down) + Int64(up / 2)) / Int64(up)
+    }
+
     /// Takes `frames` interleaved input frames (at most the converter's `maximumInput`).
     ///
     /// - Note: Realtime-safe: no allocation, no locks.

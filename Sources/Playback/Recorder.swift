@@ -29,16 +29,21 @@ public final class Recorder: @unchecked Sendable {
     public var format: CaptureFormat?
     /// Frames to capture at most; nil: until ``stop()``.
     public var frames: Int64?
+    /// A test hook: the writer thread writes nothing until the device thread has ended, so
+    /// that a capture longer than the ring (8 s) overruns it at a known frame. `tape record`
+    /// sets it from `TAPE_TEST_WRITER_WAITS=1` (docs/testing.md).
+    public var writerWaitsForCapture: Bool
 
     public init(
       device: String, sampleRate: Int, channels: Int, format: CaptureFormat? = nil,
-      frames: Int64? = nil
+      frames: Int64? = nil, writerWaitsForCapture: Bool = false
     ) {
       self.device = device
       self.sampleRate = sampleRate
       self.channels = channels
       self.format = format
       self.frames = frames
+      self.writerWaitsForCapture = writerWaitsForCapture
     }
   }
 
@@ -64,6 +69,7 @@ public final class Recorder: @unchecked Sendable {
   private let input: ALSAInput
   private let ring: CaptureRing
   private let levels = CaptureLevels.make()
+  private let gaps = OverrunLog.make()
   private let buffer: UnsafeMutableRawPointer
   private let stopRequested = Atomic<Bool>(false)
   private let deviceDone = Atomic<Bool>(false)
@@ -79,6 +85,10 @@ public final class Recorder: @unchecked Sendable {
   /// Which take frame was being captured, and when, after each read (see ``StreamClock``):
   /// what aligns a take made while the project plays. Set before ``start(write:tick:)``.
   public var clock: StreamClock?
+
+  /// Where what is captured is also sent as it comes (software monitoring; see ``Monitor``).
+  /// Set before ``start(write:tick:)``.
+  public var monitor: Monitor?
 
   /// Opens the device (the rate exactly; the format asked for, or the widest it takes).
   public init(_ configuration: Configuration) throws(PlaybackError) {
@@ -98,6 +108,7 @@ public final class Recorder: @unchecked Sendable {
     ring.deallocate()
     buffer.deallocate()
     levels.deallocate()
+    gaps.deallocate()
   }
 
   /// The format the device delivers, which the take keeps.
@@ -115,6 +126,11 @@ public final class Recorder: @unchecked Sendable {
   public var overruns: Int {
     deviceOverrunCount.load(ordering: .relaxed) + ring.overruns.periods
   }
+  /// Where the take has gaps so far: the take frame after which each overrun (of the device,
+  /// or of the ring) lost audio, in order; periods lost one after another are one gap. At
+  /// most ``OverrunLog/capacity`` are kept (the count of overruns goes on). Any thread.
+  public var gapFrames: [Int64] { gaps.frames }
+
   /// The loudest sample since the last call (a share of full scale), and samples at full
   /// scale since the start.
   public func takeLevels() -> (peak: Float, clipped: Int) {
@@ -131,6 +147,7 @@ public final class Recorder: @unchecked Sendable {
     RealtimeThread.lockCode()
     _ = RealtimeThread.lockMemory(ring.memory.0, ring.memory.1)
     _ = RealtimeThread.lockMemory(buffer, input.period * frameBytes)
+    if let feed = monitor?.feed { _ = RealtimeThread.lockMemory(feed.memory.0, feed.memory.1) }
     try input.start()
     finished.enter()
     Thread.detachNewThread { [self] in
@@ -190,9 +207,13 @@ public final class Recorder: @unchecked Sendable {
     let buffer = self.buffer
     let wake = writerWake.handle
     let clock = self.clock?.writer
+    let gaps = self.gaps
+    let monitorFeed = monitor?.feed
     let hooks = RealtimeThread.audioThreadHooks()
     hooks.begin?()
     var captured: Int64 = 0
+    // Frames the take holds so far (captured less what the ring dropped).
+    var kept: Int64 = 0
     var failure: Int32?
     var stalled = false
     var idle: Int32 = 0
@@ -206,7 +227,12 @@ public final class Recorder: @unchecked Sendable {
         guard count > 0 else { continue }
         idle = 0
         levels.measure(buffer, count: count * channels, format: format)
-        _ = ring.push(buffer, count: count * frameBytes)
+        monitorFeed?.push(buffer, frames: count, format: format)
+        if ring.push(buffer, count: count * frameBytes) {
+          kept += Int64(count)
+        } else {
+          gaps.note(kept)
+        }
         captured += Int64(count)
         capturedFrames.store(Int(captured), ordering: .relaxed)
         if let clock {
@@ -216,6 +242,7 @@ public final class Recorder: @unchecked Sendable {
         Wakeup.signal(wake)
       case .overrun:
         deviceOverrunCount.add(1, ordering: .relaxed)
+        gaps.note(kept)
       case .failed(let code):
         failure = code
       }
@@ -234,6 +261,9 @@ public final class Recorder: @unchecked Sendable {
   ) {
     let frameBytes = self.frameBytes
     var bytes: Int64 = 0
+    if configuration.writerWaitsForCapture {
+      while !deviceDone.load(ordering: .acquiring) { writerWake.wait(milliseconds: 50) }
+    }
     while true {
       let ended = deviceDone.load(ordering: .acquiring)
       do {
@@ -250,6 +280,49 @@ public final class Recorder: @unchecked Sendable {
       writerWake.wait(milliseconds: 50)
     }
     written = bytes / Int64(frameBytes)
+  }
+}
+
+/// Where a take has gaps: the take frames at which overruns lost audio, logged by the device
+/// thread into slots allocated before it starts, read by any thread.
+struct OverrunLog: @unchecked Sendable, BitwiseCopyable {
+  /// Gaps kept at most.
+  static let capacity = 256
+  private let slots: UnsafeMutablePointer<Atomic<Int64>>
+  private let count: UnsafeMutablePointer<Atomic<Int>>
+
+  static func make() -> OverrunLog {
+    let slots = UnsafeMutablePointer<Atomic<Int64>>.allocate(capacity: capacity)
+    for index in 0..<capacity { (slots + index).initialize(to: Atomic(0)) }
+    let count = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: 1)
+    count.initialize(to: Atomic(0))
+    return OverrunLog(slots: slots, count: count)
+  }
+
+  func deallocate() {
+    slots.deinitialize(count: Self.capacity)
+    slots.deallocate()
+    count.deinitialize(count: 1)
+    count.deallocate()
+  }
+
+  /// Notes a gap after take frame `frame`: nothing when the last gap noted is there already
+  /// (periods lost one after another), or when the log is full.
+  ///
+  /// - Note: Realtime-safe: no allocation, no locks.
+  @_noLocks
+  func note(_ frame: Int64) {
+    let index = count.pointee.load(ordering: .relaxed)
+    if index > 0 && slots[index - 1].load(ordering: .relaxed) == frame { return }
+    guard index < Self.capacity else { return }
+    slots[index].store(frame, ordering: .relaxed)
+    count.pointee.store(index + 1, ordering: .releasing)
+  }
+
+  /// The gaps noted so far, in order.
+  var frames: [Int64] {
+    let total = count.pointee.load(ordering: .acquiring)
+    return (0..<total).map { slots[$0].load(ordering: .relaxed) }
   }
 }
 

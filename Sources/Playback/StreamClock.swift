@@ -1,14 +1,18 @@
 import Foundation
+import Synchronization
 
 /// A device thread's log of where its stream was, and when: after each read or write, the
 /// monotonic time, the stream's frame at the converter (the frame being played, or being
 /// captured, at that moment) and the frames queued in the device (ALSA's `snd_pcm_delay`).
 ///
 /// Two such logs, one from the player's device thread and one from the recorder's, are what
-/// ``RoundTrip/align(playback:capture:period:)`` relates: which capture frame was taken while
-/// which timeline frame was heard. The logs are fixed arrays, allocated before the threads
-/// start, written only by their device thread (the first ``capacity`` entries), and read only
-/// after that thread has ended.
+/// ``RoundTrip/align(playback:capture:period:sampleRate:)`` relates: which capture frame was
+/// taken while which timeline frame was heard. Each log is a ring of the last ``capacity``
+/// looks, allocated before the threads start and written only by its device thread, so that
+/// however late the two clocks first meet (a slow start, a device that stalls before it runs)
+/// the latest looks of both are there to meet. Any thread may read it meanwhile
+/// (``entries``): the slots are atomics, and a look the writer overwrote during the copy is
+/// left out.
 ///
 /// ```swift
 /// let clock = StreamClock()
@@ -28,46 +32,89 @@ public final class StreamClock: @unchecked Sendable {
     public var position: Int64
     /// Frames queued in the device: the latency the device reports.
     public var delay: Int64
+
+    public init(time: UInt64, position: Int64, delay: Int64) {
+      self.time = time
+      self.position = position
+      self.delay = delay
+    }
   }
 
-  /// The entries kept: the first 4,096 reads or writes (at 256-frame periods and 48 kHz, 21 s;
-  /// what the alignment needs is in the first second).
+  /// The looks kept: the last 4,096 reads or writes (at 256-frame periods and 48 kHz, 21 s;
+  /// at the recorder's 1,024, 87 s), older ones overwritten.
   public static let capacity = 4_096
+  /// Slots for one look more than are kept: the one the writer may be writing while a reader
+  /// copies.
+  static let slotCount = capacity + 1
 
   let writer: Writer
 
   public init() {
-    writer = Writer(
-      entries: .allocate(capacity: Self.capacity), count: .allocate(capacity: 1))
-    writer.entries.initialize(
-      repeating: Entry(time: 0, position: 0, delay: 0), count: Self.capacity)
-    writer.count.initialize(to: 0)
+    let slots = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: Self.slotCount * 3)
+    for index in 0..<(Self.slotCount * 3) { (slots + index).initialize(to: Atomic(0)) }
+    let count = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: 1)
+    count.initialize(to: Atomic(0))
+    writer = Writer(slots: slots, count: count)
   }
 
   deinit {
-    writer.entries.deallocate()
+    writer.slots.deinitialize(count: Self.slotCount * 3)
+    writer.slots.deallocate()
+    writer.count.deinitialize(count: 1)
     writer.count.deallocate()
   }
 
-  /// What was logged, oldest first. Read after the device thread ended.
+  /// Looks logged since the start (those before the last ``capacity`` are gone).
+  public var logged: Int { writer.count.pointee.load(ordering: .acquiring) }
+
+  /// The looks kept, oldest first. Any thread, while the device thread runs or after.
   public var entries: [Entry] {
-    Array(UnsafeBufferPointer(start: writer.entries, count: writer.count.pointee))
+    let total = writer.count.pointee.load(ordering: .acquiring)
+    let first = max(0, total - Self.capacity)
+    var copied: [Entry] = []
+    copied.reserveCapacity(total - first)
+    for index in first..<total {
+      let slot = writer.slots + (index % Self.slotCount) * 3
+      copied.append(
+        Entry(
+          time: slot[0].load(ordering: .relaxed),
+          position: Int64(bitPattern: slot[1].load(ordering: .relaxed)),
+          delay: Int64(bitPattern: slot[2].load(ordering: .relaxed))))
+    }
+    // The writer may since have overwritten the oldest (and be writing over the next one):
+    // a look read here that a later one overwrote is seen in the count read after this fence
+    // (the writer's fence comes between its last count and the next look's slots).
+    atomicMemoryFence(ordering: .acquiring)
+    let after = writer.count.pointee.load(ordering: .relaxed)
+    let overwritten = max(0, after + 1 - Self.slotCount - first)
+    return Array(copied.dropFirst(min(overwritten, copied.count)))
+  }
+
+  /// Logs one look, as the device thread does (for a caller that drives a clock itself).
+  public func log(_ entry: Entry) {
+    writer.log(time: entry.time, position: entry.position, delay: entry.delay)
   }
 
   /// The log as the device thread holds it: pointers, no reference.
   struct Writer: @unchecked Sendable, BitwiseCopyable {
-    let entries: UnsafeMutablePointer<Entry>
-    let count: UnsafeMutablePointer<Int>
+    /// Three per look: time, position, delay (bit patterns).
+    let slots: UnsafeMutablePointer<Atomic<UInt64>>
+    /// Looks logged so far (monotonic); the slot of look `n` is `n % slotCount`.
+    let count: UnsafeMutablePointer<Atomic<Int>>
 
-    /// Logs one look; nothing once the log is full.
+    /// Logs one look over the oldest once the ring is full.
     ///
     /// - Note: Realtime-safe: no allocation, no locks.
     @_noLocks
     func log(time: UInt64, position: Int64, delay: Int64) {
-      let index = count.pointee
-      guard index < StreamClock.capacity else { return }
-      entries[index] = Entry(time: time, position: position, delay: delay)
-      count.pointee = index + 1
+      let index = count.pointee.load(ordering: .relaxed)
+      // The count so far comes before this look's slots (a reader's look at them).
+      atomicMemoryFence(ordering: .releasing)
+      let slot = slots + (index % StreamClock.slotCount) * 3
+      slot[0].store(time, ordering: .relaxed)
+      slot[1].store(UInt64(bitPattern: position), ordering: .relaxed)
+      slot[2].store(UInt64(bitPattern: delay), ordering: .relaxed)
+      count.pointee.store(index + 1, ordering: .releasing)
     }
   }
 }

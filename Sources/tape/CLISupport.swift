@@ -160,7 +160,7 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
   case let error as AudioFileError:
     switch error {
     case .missing: return (Exit.noInput, error.description)
-    case .unreadable, .io, .cannotCreate, .write, .takeWrite:
+    case .unreadable, .io, .cannotCreate, .write, .takeWrite, .diskFull:
       return (Exit.ioError, error.description)
     case .unsupportedOutput, .tooLong: return (Exit.usage, error.description)
     case .cancelled, .decodeStopped: return (Exit.interrupted, error.description)

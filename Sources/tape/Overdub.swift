@@ -68,26 +68,39 @@ final class Overdub: @unchecked Sendable {
     return report
   }
 
+  /// The round trip the two clocks give so far (nil while they have not met); the device
+  /// threads may still run.
+  func roundTrip(capture: StreamClock, capturePeriod: Int) -> RoundTrip? {
+    RoundTrip.align(
+      playback: clock.entries, capture: capture.entries,
+      period: min(player.granted.period, capturePeriod), sampleRate: project.sampleRate)
+  }
+
+  /// Where the take's frame 0 lands for the round trip `trip`.
+  func timelineStart(
+    _ trip: RoundTrip, calibration: LatencyStore.Calibration?, at: Int64
+  ) -> Int64 {
+    let extra = calibration?.extraFrames(atRate: project.sampleRate) ?? 0
+    return trip.timelineStart(extraFrames: extra, at: at, from: range.lowerBound)
+  }
+
   /// Where the take lands, and the line that says how it was aligned.
   func landing(
     capture: StreamClock, capturePeriod: Int, calibration: LatencyStore.Calibration?, at: Int64
-  ) -> (timelineStart: Int64, said: String) {
+  ) -> (timelineStart: Int64, said: String, trip: RoundTrip?) {
     let rate = project.sampleRate
     let milliseconds = { (frames: Int64) in
       String(format: "%.2f ms", Double(frames) / Double(rate) * 1_000)
     }
-    guard
-      let trip = RoundTrip.align(
-        playback: clock.entries, capture: capture.entries,
-        period: min(player.granted.period, capturePeriod), sampleRate: rate)
-    else {
+    guard let trip = roundTrip(capture: capture, capturePeriod: capturePeriod) else {
       return (
         at,
-        "warning: the play's and the capture's clocks never met; the take is placed at --at as captured, its latency not compensated"
+        "warning: the play's and the capture's clocks never met; the take is placed at --at as captured, its latency not compensated",
+        nil
       )
     }
     let extra = calibration?.extraFrames(atRate: rate) ?? 0
-    let start = trip.timelineStart(extraFrames: extra, at: at, from: range.lowerBound)
+    let start = timelineStart(trip, calibration: calibration, at: at)
     let reported = trip.playbackDelay + trip.captureDelay
     let how =
       if let calibration {
@@ -97,7 +110,8 @@ final class Overdub: @unchecked Sendable {
       }
     return (
       start,
-      "round trip \(reported + extra) frames (\(milliseconds(reported + extra))), \(how); the take starts at frame \(start) (\(trip.agreeing) of \(trip.pairs) clock readings agree)"
+      "round trip \(reported + extra) frames (\(milliseconds(reported + extra))), \(how); the take starts at frame \(start) (\(trip.agreeing) of \(trip.pairs) clock readings agree)",
+      trip
     )
   }
 }

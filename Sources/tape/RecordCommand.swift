@@ -21,11 +21,14 @@ struct Record: ParsableCommand {
       On a terminal, a status line shows the time recorded, the input's peak over the last \
       tenth of a second and a CLIP warning once a sample reached full scale; the summary \
       (stderr) says the take's peak, its clipped samples and any overrun (a period the \
-      device or the disk lost, never silent).
+      device or the disk lost, never silent), and each gap becomes a marker (overrun1, …) \
+      where it lands, in the take's version. A full disk stops the take and keeps it: added, \
+      or, with no room left to add it, left for --recover, the line saying which.
       A recorder that died (kill -9, a power cut) leaves its take and a note of where it was \
       to land: 'tape record FILE --recover' adds every such take as its clip, with all it \
-      wrote (at most the last half second before the end is lost), and every other tape \
-      command on the project says in one line that a take waits.
+      wrote (at most the last half second before the end is lost), aligned and punched as \
+      the recording would have (the round trip is noted as soon as it is measured), and every \
+      other tape command on the project says in one line that a take waits.
       --play plays the project while recording (from --from to --to, following edits as tape \
       play does; to --output, default --device) and the take lands where what was heard was: \
       the round trip the devices report (snd_pcm_delay of both) is compensated, plus the \
@@ -33,9 +36,12 @@ struct Record: ParsableCommand {
       played and captured), kept per device in $XDG_CONFIG_HOME/tape/latency.json; the \
       summary says which was used. With --punch-in and --punch-out only that range of the \
       take is kept, crossfaded (10 ms) into the track's clips, which are cut under it: one \
-      version. See docs/reference/recording.md.
+      version. --monitor sends the input to --output (default --device) while recording, \
+      and the summary states its latency (the capture's period plus the output's buffer). \
+      See docs/reference/recording.md.
       Example: tape record song.tape Voice --device hw:1 --channels 1
       Example: tape record song.tape t2 --at 1:30 --duration 30s --json
+      Example: tape record song.tape Voice --device hw:1 --monitor
       Example: tape record song.tape Voice --play --from 1:00 --to 1:30 --device hw:1
       Example: tape record --calibrate --device hw:1
       Example: tape record song.tape --recover
@@ -74,12 +80,13 @@ struct Record: ParsableCommand {
     parsing: .unconditional,
     help: "With --play: stop playing, and recording, here (default: the project's end).")
   var to: String?
-  @Option(help: "With --play or --calibrate: the ALSA device played to (default: --device).")
+  @Option(
+    help: "With --play, --monitor or --calibrate: the ALSA device played to (default: --device).")
   var output: String?
   @Option(
     parsing: .unconditional,
     help:
-      "With --play or --calibrate: frames per period of the device played to (default: 256, or the nearest it takes)."
+      "With --play, --monitor or --calibrate: frames per period of the device played to (default: 256, or the nearest it takes)."
   )
   var period: Int?
   @Option(
@@ -97,6 +104,11 @@ struct Record: ParsableCommand {
       "Measure the round trip of --device (its output looped to its input) and keep it for --play."
   )
   var calibrate = false
+  @Flag(
+    help:
+      "Send the input to --output (default: --device) while recording (software monitoring); the summary states its latency."
+  )
+  var monitor = false
   @OptionGroup var options: EditOptions
 
   /// The project file; checked as every command's is.
@@ -114,7 +126,7 @@ struct Record: ParsableCommand {
     }
     if calibrate {
       guard track == nil, at == nil, duration == nil, format == nil, !recover, !play, from == nil,
-        to == nil
+        to == nil, !monitor
       else {
         throw ValidationError(
           "--calibrate takes only --device, --output, --period and --channels (and a project, for its rate): tape record --calibrate --device hw:1"
@@ -129,18 +141,23 @@ struct Record: ParsableCommand {
       throw ValidationError("name the project file (tape record song.tape t1)")
     }
     if !play {
-      for (name, value) in [("--from", from), ("--to", to), ("--output", output)]
-      where value != nil {
+      for (name, value) in [("--from", from), ("--to", to)] where value != nil {
         throw ValidationError(
           "\(name) is for a recording that plays the project; add --play, or leave \(name) out")
+      }
+      if output != nil && !monitor {
+        throw ValidationError(
+          "--output is the device a recording plays to: add --play (overdub) or --monitor, or leave --output out"
+        )
       }
       if punchIn != nil || punchOut != nil {
         throw ValidationError(
           "--punch-in and --punch-out keep part of a take recorded while the project plays; add --play"
         )
       }
-      if period != nil {
-        throw ValidationError("--period is for the device played to; add --play, or leave it out")
+      if period != nil && !monitor {
+        throw ValidationError(
+          "--period is for the device played to; add --play or --monitor, or leave it out")
       }
     }
     if (punchIn == nil) != (punchOut == nil) {
@@ -149,7 +166,8 @@ struct Record: ParsableCommand {
       )
     }
     if recover {
-      guard track == nil, at == nil, channels == nil, duration == nil, format == nil, !play
+      guard track == nil, at == nil, channels == nil, duration == nil, format == nil, !play,
+        !monitor
       else {
         throw ValidationError(
           "--recover takes only the project (tape record song.tape --recover); it adds the takes where they were to land"
@@ -211,13 +229,16 @@ struct Record: ParsableCommand {
     let recorder = try Recorder(
       Recorder.Configuration(
         device: device, sampleRate: current.sampleRate, channels: channels ?? current.channels,
-        format: format.flatMap(CaptureFormat.init(rawValue:)), frames: limit))
+        format: format.flatMap(CaptureFormat.init(rawValue:)), frames: limit,
+        writerWaitsForCapture: ProcessInfo.processInfo.environment["TAPE_TEST_WRITER_WAITS"] == "1")
+    )
     let folder = PendingTakes.folder(of: project.file)
     let name = PendingTakes.newTakeName()
-    let hold = try PendingTake(
+    let punch = try punchRange(current).map { $0.start.frames..<$0.end.frames }
+    let pending = PendingTake(
       take: name, track: trackID.rawValue, timelineStart: start.frames,
-      sampleRate: current.sampleRate, channels: recorder.configuration.channels
-    ).write(in: folder)
+      sampleRate: current.sampleRate, channels: recorder.configuration.channels, punch: punch)
+    let hold = try pending.write(in: folder)
     let takePath = "\(folder)/\(name)"
     let take: TakeFile
     do {
@@ -238,14 +259,17 @@ struct Record: ParsableCommand {
     let captureClock = StreamClock()
     recorder.clock = captureClock
     var overdub: Overdub?
+    var monitoring: Monitor?
     do {
       if let range {
         overdub = try Overdub(
           store: store, file: project.file, project: current, range: range,
           request: DeviceRequest(name: playedTo, period: period))
       }
+      monitoring = try startMonitor(recorder, project: current, player: overdub?.player)
       try recorder.start(write: { try take.append($0) }, tick: { try take.refresh() })
     } catch {
+      monitoring?.stop()
       hold.release()
       unlink(takePath)
       throw error
@@ -262,12 +286,22 @@ struct Record: ParsableCommand {
         unlink(takePath)
         throw error
       }
+    }
+    let progress = TakeProgress(
+      note: pending, hold: hold, recorder: recorder, captureClock: captureClock,
+      overdub: overdub, calibration: calibration, at: start.frames)
+    if let overdub {
       report = RecordSession(
-        recorder: recorder, sampleRate: current.sampleRate, playing: { overdub.player.isPlaying }
+        recorder: recorder, sampleRate: current.sampleRate, playing: { overdub.player.isPlaying },
+        tick: progress.update
       ).run()
       playReport = overdub.stop()
+      monitoring?.stop()
     } else {
-      report = RecordSession(recorder: recorder, sampleRate: current.sampleRate).run()
+      report = RecordSession(
+        recorder: recorder, sampleRate: current.sampleRate, tick: progress.update
+      ).run()
+      monitoring?.stop()
     }
     var failure = report.failure
     do {
@@ -275,11 +309,23 @@ struct Record: ParsableCommand {
     } catch {
       failure = failure ?? error
     }
-    let seconds = Double(report.frames) / Double(current.sampleRate)
+    // What the take holds: what was captured less what the ring dropped, and less what a full
+    // disk did not take.
+    let seconds = Double(take.frames) / Double(current.sampleRate)
     var summary =
       "tape record: recorded \(String(format: "%.3f", seconds)) s; peak \(Self.decibels(report.peak)), \(report.clipped) clipped samples, \(report.deviceOverruns + report.ringOverruns) overruns"
     if !report.realtimePriority { summary += " (no realtime priority)" }
     writeOut(escaped(summary) + "\n")
+    if let monitoring {
+      let latency = recorder.granted.period + monitoring.granted.bufferFrames
+      writeOut(
+        escaped(
+          "tape record: monitored on \(monitoring.device): latency \(latency) frames (\(String(format: "%.2f ms", Double(latency) / Double(current.sampleRate) * 1_000))): the capture's period \(recorder.granted.period) + the output's buffer \(monitoring.granted.bufferFrames)"
+        ) + "\n")
+      if let failure = monitoring.failure {
+        writeOut(escaped("warning: the monitor stopped early: \(failure)") + "\n")
+      }
+    }
     if report.deviceOverruns > 0 {
       writeOut(
         "warning: the device overran \(report.deviceOverruns) times (the capture thread was late): the take has gaps there\n"
@@ -290,22 +336,28 @@ struct Record: ParsableCommand {
         "warning: \(report.ringOverruns) periods (\(String(format: "%.3f", Double(report.droppedFrames) / Double(current.sampleRate))) s) were dropped because the disk was late: the take has gaps there\n"
       )
     }
-    guard report.frames > 0 else {
+    guard take.frames > 0 else {
       hold.release()
       unlink(takePath)
       if let failure { throw failure }
       throw DataError(
         message: "nothing was captured from \(device); the project is unchanged")
     }
-    if let failure {
+    let diskFull =
+      (failure as? AudioFileError).map {
+        if case .diskFull = $0 { true } else { false }
+      } == true
+    if let failure, !diskFull {
       writeOut(escaped("warning: the recording stopped early: \(failure)") + "\n")
     }
     var landing = start.frames
+    var trip: Int64?
     if let overdub, let playReport {
       let aligned = overdub.landing(
         capture: captureClock, capturePeriod: recorder.granted.period, calibration: calibration,
         at: start.frames)
       landing = aligned.timelineStart
+      trip = aligned.trip?.offset
       writeOut(escaped("tape record: \(aligned.said)") + "\n")
       if playReport.xruns > 0 {
         writeOut(
@@ -316,23 +368,61 @@ struct Record: ParsableCommand {
         writeOut(escaped("warning: the play stopped early: \(failure)") + "\n")
       }
     }
-    let clip = try PendingTakes.add(
-      [
-        (
-          PendingTake(
-            take: name, track: trackID.rawValue, timelineStart: landing,
-            sampleRate: current.sampleRate, channels: recorder.configuration.channels), takePath
-        )
-      ],
-      to: store, file: project.file,
-      label: options.message
-        ?? (punchIn != nil ? "Punch \(name) on \(trackID)" : "Record \(name) on \(trackID)"),
-      punch: try punchRange(current))
+    let final = progress.finished(timelineStart: landing, roundTrip: trip)
+    let clip: (version: Int64, ids: [String], markers: [String])
+    do {
+      clip = try PendingTakes.add(
+        [(final, takePath)], to: store, file: project.file,
+        label: options.message
+          ?? (punchIn != nil ? "Punch \(name) on \(trackID)" : "Record \(name) on \(trackID)"))
+    } catch  where diskFull {
+      // Not added: the note (where it lands, its punch and gaps) stays for --recover.
+      progress.save(final)
+      // A ToolFailure: exit 74 (an I/O error), its message as it is.
+      throw ToolFailure(
+        message: TakeProgress.diskFull(
+          take: shownTake, frames: take.frames, sampleRate: current.sampleRate,
+          file: project.file, added: false))
+    }
     hold.release()
+    if !clip.markers.isEmpty {
+      writeOut(
+        escaped(
+          "tape record: the take's gaps (overruns) marked \(clip.markers.joined(separator: ", "))")
+          + "\n")
+    }
+    if diskFull {
+      writeOut(
+        escaped(
+          TakeProgress.diskFull(
+            take: shownTake, frames: take.frames, sampleRate: current.sampleRate,
+            file: project.file, added: true)) + "\n")
+    }
     try MutationOutput(
       version: clip.version, ids: clip.ids,
       done: "the take was added all the same as version \(clip.version)"
     ).print(json: options.json)
+  }
+
+  /// With --monitor: the monitor on --output (or --device), started before the capture (it
+  /// plays silence until the input comes); with --play, mixed into `player`'s play.
+  private func startMonitor(
+    _ recorder: Recorder, project: Project, player: LivePlayer?
+  ) throws -> Monitor? {
+    guard monitor else { return nil }
+    let monitoring =
+      if let player {
+        try Monitor(
+          mixingInto: player, sampleRate: project.sampleRate, channels: project.channels,
+          inputChannels: recorder.configuration.channels)
+      } else {
+        try Monitor(
+          device: playedTo, period: period, sampleRate: project.sampleRate,
+          channels: project.channels, inputChannels: recorder.configuration.channels)
+      }
+    recorder.monitor = monitoring
+    try monitoring.start()
+    return monitoring
   }
 
   /// The device played to: --output, or the capture device.
@@ -463,8 +553,14 @@ struct Record: ParsableCommand {
       let seconds = { (frames: Int64) in
         String(format: "%.3f", Double(frames) / Double(entry.note.sampleRate))
       }
+      let how = [
+        entry.note.roundTrip != nil
+          ? "aligned by the round trip measured while it recorded" : nil,
+        entry.note.punch != nil ? "only its punch kept" : nil,
+        entry.note.overruns.map { "\($0.count) overruns marked" },
+      ].compactMap { $0 }.map { "; \($0)" }.joined()
       lines.append(
-        "recovered \(entry.note.take): \(seconds(repaired.frames)) s, to t\(entry.note.track) at \(TimeDisplayOption.show(entry.note.timelineStart, sampleRate: rate, frames: false)) (its header said \(seconds(repaired.headerFrames)) s: \(seconds(repaired.frames - repaired.headerFrames)) s more were found written after it; what the recorder had captured but not yet written when it died, at most the last half second, is lost)"
+        "recovered \(entry.note.take): \(seconds(repaired.frames)) s, to t\(entry.note.track) at \(TimeDisplayOption.show(entry.note.timelineStart, sampleRate: rate, frames: false))\(how) (its header said \(seconds(repaired.headerFrames)) s: \(seconds(repaired.frames - repaired.headerFrames)) s more were found written after it; what the recorder had captured but not yet written when it died, at most the last half second, is lost)"
       )
       takes.append((entry.note, entry.takePath))
     }
@@ -478,6 +574,12 @@ struct Record: ParsableCommand {
       label: options.message
         ?? (takes.count == 1 ? "Recover \(takes[0].0.take)" : "Recover \(takes.count) takes"))
     for (_, path) in takes { unlink(path + ".pending") }
+    if !added.markers.isEmpty {
+      writeOut(
+        escaped(
+          "tape record: the takes' gaps (overruns) marked \(added.markers.joined(separator: ", "))")
+          + "\n")
+    }
     try MutationOutput(version: added.version, ids: added.ids).print(json: options.json)
   }
 
@@ -508,12 +610,12 @@ enum PendingTakes {
     return "take-\(stamp)-\(String(format: "%04x", UInt16.random(in: 0...UInt16.max))).wav"
   }
 
-  /// Adds each take (a note and the take's path) as a source and one clip where its note says,
-  /// in one version of `store`; returns the version and the clips' ids.
+  /// Adds each take (a note and the take's path) as a source and one clip where its note says
+  /// (only its punch, crossfaded in, when it is a punch), and a marker `overrunN` where each
+  /// of its gaps lands, in one version of `store`; returns the version and the clips' ids.
   static func add(
-    _ takes: [(PendingTake, String)], to store: TimelineStore, file: String, label: String,
-    punch: FrameRange? = nil
-  ) throws -> (version: Int64, ids: [String]) {
+    _ takes: [(PendingTake, String)], to store: TimelineStore, file: String, label: String
+  ) throws -> (version: Int64, ids: [String], markers: [String]) {
     var sources: [(PendingTake, AudioFileInfo)] = []
     let cache = AudioCache(forProject: file)
     let rate = store.snapshot.project.sampleRate
@@ -528,10 +630,12 @@ enum PendingTakes {
       sources.append((note, info))
     }
     var clips: [String] = []
+    var markers: [String] = []
     let result = try store.edit(label: label) { project, ids in
       var changed = project
       var commands: [Command] = []
       clips = []
+      markers = []
       for (note, info) in sources {
         let source = Source(
           id: ids.newSourceID(), path: storedPath(info.path, project: file),
@@ -539,7 +643,29 @@ enum PendingTakes {
           frameCount: FrameCount(info.frameCount))
         var made: [Command] = [.setSource(source)]
         changed = try changed.applying(made)
-        if let punch {
+        // The gaps that land on the timeline (a punch keeps only its own range), as markers
+        // numbered after the project's own overrunN.
+        let kept =
+          note.punch.map {
+            ($0.lowerBound - Int64(rate / 200))..<($0.upperBound + Int64(rate / 200))
+          }
+          ?? note.timelineStart..<(note.timelineStart + Int64(info.frameCount) + 1)
+        for gap in note.overruns ?? [] {
+          let position = note.timelineStart + gap
+          guard position >= 0, kept.contains(position) else { continue }
+          var number = 1
+          while changed.marker(named: "overrun\(number)") != nil { number += 1 }
+          let marker = try changed.addMarker(
+            ids.newMarkerID(), named: "overrun\(number)", at: FramePosition(position))
+          changed = try changed.applying(marker)
+          commands += marker
+          markers.append(
+            "overrun\(number) at \(TimeDisplayOption.show(position, sampleRate: rate, frames: false))"
+          )
+        }
+        if let punch = note.punch.map({
+          FrameRange(start: FramePosition($0.lowerBound), end: FramePosition($0.upperBound))
+        }) {
           // Only the punched range, crossfaded (10 ms) into what was there.
           let punched = try changed.punch(
             source: source.id, track: Track.ID(note.track),
@@ -569,7 +695,7 @@ enum PendingTakes {
       }
       return commands
     }
-    return (result.version, clips)
+    return (result.version, clips, markers)
   }
 
   /// The line every command on `file` says when a take waits to be recovered; nil when none.
@@ -589,10 +715,17 @@ final class RecordSession {
   /// With --play: whether the play goes on (the recording ends with it).
   let playing: () -> Bool
 
-  init(recorder: Recorder, sampleRate: Int, playing: @escaping () -> Bool = { true }) {
+  /// Called on every pass of the loop (the pending note's updates).
+  let tick: () -> Void
+
+  init(
+    recorder: Recorder, sampleRate: Int, playing: @escaping () -> Bool = { true },
+    tick: @escaping () -> Void = {}
+  ) {
     self.recorder = recorder
     self.sampleRate = sampleRate
     self.playing = playing
+    self.tick = tick
   }
 
   func run() -> Recorder.Report {
@@ -613,6 +746,7 @@ final class RecordSession {
     var lastDraw = ContinuousClock.now - .seconds(1)
     while recorder.isCapturing && playing() {
       if Interrupt.requested() { break }
+      tick()
       if onTerminal {
         if quitTyped() { break }
         if ContinuousClock.now - lastDraw >= .milliseconds(100) {

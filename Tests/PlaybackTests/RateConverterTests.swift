@@ -129,6 +129,41 @@ struct RateConverterTests {
     #expect(kernel.inputNeeded(toProduce: 161) == 147 + design.taps / 2 + 1)
   }
 
+  /// What a player's clock logs on a device at another rate (``DeviceFeed/framesAhead(deviceDelay:)``)
+  /// rests on this: the input frame ``RateConverter/Kernel/inputFrame(atOutput:)`` names for
+  /// an output frame is where that output's sound came from. An impulse at input frame N
+  /// peaks at the output frame whose input frame is N (within one), at 44.1 → 48 kHz and back,
+  /// 48 → 96 and 96 → 44.1.
+  @Test(arguments: [(44_100, 48_000), (48_000, 44_100), (48_000, 96_000), (96_000, 44_100)])
+  func anOutputFrameSoundsTheInputFrameItNames(from: Int, to: Int) throws {
+    let design = try #require(RateConversion(from: from, to: to))
+    let converter = RateConverter(design, channels: 1, maximumInput: 1_024)
+    var kernel = converter.start()
+    let impulse = 10_007
+    var input = [Float](repeating: 0, count: 1_024)
+    var pushed = 0
+    var output: [Float] = []
+    var chunk = [Float](repeating: 0, count: 256)
+    while output.count < 30_000 {
+      var needed = kernel.inputNeeded(toProduce: 256)
+      while needed > 0 {
+        let count = min(needed, 1_024)
+        for index in 0..<count { input[index] = pushed + index == impulse ? 1 : 0 }
+        input.withUnsafeBufferPointer { kernel.push($0.baseAddress!, frames: count) }
+        pushed += count
+        needed -= count
+      }
+      chunk.withUnsafeMutableBufferPointer { kernel.pull(256, into: $0.baseAddress!) }
+      output += chunk
+    }
+    let peak = try #require(output.indices.max { abs(output[$0]) < abs(output[$1]) })
+    let named = kernel.inputFrame(atOutput: Int64(peak))
+    #expect(abs(named - Int64(impulse)) <= 1, "peak at output \(peak) names input \(named)")
+    // Once the device has played everything produced, nothing is ahead of what sounds but
+    // what the converter still holds.
+    #expect(kernel.inputFrame(atOutput: kernel.produced) <= Int64(pushed))
+  }
+
   /// The filters' figures, as the README states them.
   @Test func theFiltersAreAsDocumented() throws {
     let up = try #require(RateConversion(from: 44_100, to: 48_000))

@@ -226,6 +226,22 @@ extension RecordTests {
       ], device: device, environment: ["XDG_CONFIG_HOME": space.path("config")])
     #expect(punched.status == 0, "\(punched.stderr)")
     let rendered = try Self.renderedVoice(space, song)
+    let worst = Self.punchErrors(rendered)
+    print(
+      "punch: worst error inside \(worst.inside), in the crossfades \(worst.fades), outside \(worst.outside); \(punched.stderr)"
+    )
+    #expect(worst.inside <= 1e-6 && worst.outside <= 1e-6, "\(worst)")
+    // Fade curves evaluated at a frame's start or its middle differ by half a step of 1/480.
+    #expect(worst.fades <= 0.1 / 480 + 1e-6, "\(worst)")
+    #expect(before.count == 48_000 * 4)
+    // One version: undone, the track is as it was.
+    try space.tape("undo", song)
+    #expect(try Self.renderedVoice(space, song) == before)
+  }
+
+  /// The worst difference of `rendered` from the punch of 1.5–2.5 s of ``aPunchKeepsOnlyItsRangeCrossfadedIntoWhatWasThere()``,
+  /// inside the punch, in its crossfades and outside.
+  static func punchErrors(_ rendered: [Float]) -> (inside: Float, fades: Float, outside: Float) {
     // The splice, computed here: the old noise outside, noise and clicks (what the loop
     // carried) inside, linear crossfades of 480 frames centred on 1.5 s and 2.5 s.
     let crossfade = 480
@@ -248,15 +264,6 @@ extension RecordTests {
         worst.fades = max(worst.fades, error)
       }
     }
-    print(
-      "punch: worst error inside \(worst.inside), in the crossfades \(worst.fades), outside \(worst.outside); \(punched.stderr)"
-    )
-    #expect(worst.inside <= 1e-6 && worst.outside <= 1e-6, "\(worst)")
-    // Fade curves evaluated at a frame's start or its middle differ by half a step of 1/480.
-    #expect(worst.fades <= 0.1 / 480 + 1e-6, "\(worst)")
-    #expect(before.count == 48_000 * 4)
-    // One version: undone, the track is as it was.
-    try space.tape("undo", song)
-    #expect(try Self.renderedVoice(space, song) == before)
+    return worst
   }
 }
