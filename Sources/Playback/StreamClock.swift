@@ -103,6 +103,28 @@ public struct RoundTrip: Sendable, Equatable {
     offset - extraFrames + (at - from)
   }
 
+  /// A looping play's log as if the loop were laid out end to end: each time the position
+  /// falls back by more than half the loop (`length` frames), the loop wrapped, and every
+  /// later position gets one more `length`. Then the timeline frame of pass `k` reads as
+  /// `frame + k · length`, and the alignment of a recording made over all the passes is one
+  /// offset again (each pass's take starts a loop's length later in the capture).
+  public static func unwrapped(
+    _ entries: [StreamClock.Entry], loop length: Int64
+  )
+    -> [StreamClock.Entry]
+  {
+    guard length > 0 else { return entries }
+    var wraps: Int64 = 0
+    var previous: Int64?
+    return entries.map { entry in
+      if let previous, entry.position < previous - length / 2 { wraps += 1 }
+      previous = entry.position
+      var laidOut = entry
+      laidOut.position += wraps * length
+      return laidOut
+    }
+  }
+
   /// Relates the two logs; nil when they hold no pair of entries close enough in time.
   /// `period` (frames at `sampleRate`) bounds "close enough" (a quarter of it).
   public static func align(

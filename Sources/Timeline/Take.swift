@@ -55,6 +55,57 @@ public struct TakeGroup: Sendable, Hashable {
   }
 }
 
+extension Take {
+  /// One pass of a looped recording: where its take plays and which frames of the capture it
+  /// holds.
+  public struct Pass: Sendable, Hashable {
+    public var timelineStart: FramePosition
+    public var sourceRange: FrameRange
+  }
+
+  /// The passes of a capture `captured` frames long, recorded while `range` played in a
+  /// loop, whose frame 0 lines up with timeline frame `landing` of the first pass (the round
+  /// trip compensated, as an overdub's take): pass `k` is the capture from
+  /// `range.start - landing + k · range.count`, `range.count` frames long, to play at
+  /// `range.start`. The first pass starts later when the capture began after the range did;
+  /// the last, cut short by the end of the capture, is kept when it holds at least
+  /// `minimumPartial` frames (and always when it is the only one).
+  ///
+  /// ```swift
+  /// Take.passes(landing: 47_000, range: loop, captured: 290_000, minimumPartial: 48_000)
+  /// ```
+  public static func passes(
+    landing: Int64, range: FrameRange, captured: Int64, minimumPartial: Int64
+  ) -> [Pass] {
+    let length = range.count.frames
+    guard length > 0, captured > 0 else { return [] }
+    var passes: [Pass] = []
+    var pass: Int64 = 0
+    while true {
+      var sourceStart = range.start.frames - landing + pass * length
+      var timelineStart = range.start.frames
+      var count = length
+      if sourceStart < 0 {
+        timelineStart -= sourceStart
+        count += sourceStart
+        sourceStart = 0
+      }
+      if sourceStart >= captured { break }
+      let full = sourceStart + count <= captured
+      count = min(count, captured - sourceStart)
+      if count > 0, full || count >= minimumPartial || passes.isEmpty {
+        passes.append(
+          Pass(
+            timelineStart: FramePosition(timelineStart),
+            sourceRange: FrameRange(start: FramePosition(sourceStart), count: FrameCount(count))))
+      }
+      if !full { break }
+      pass += 1
+    }
+    return passes
+  }
+}
+
 extension Project {
   /// The take groups of `track` (all tracks with nil), by range start: each group's takes, the
   /// playing clip among them.

@@ -14,17 +14,19 @@ final class Overdub: @unchecked Sendable {
   private let project: Project
   private let version: Int64
   private let range: Range<Int64>
+  private let loop: Bool
   private let library: AudioLibrary
   private var follower: Task<Void, Never>?
 
   init(
     store: TimelineStore, file: String, project: Project, range: Range<Int64>,
-    request: DeviceRequest
+    request: DeviceRequest, loop: Bool = false
   ) throws {
     try request.validate()
     self.store = store
     self.project = project
     self.range = range
+    self.loop = loop
     version = store.snapshot.version
     let library = AudioLibrary(cache: AudioCache(forProject: file, lockingMemory: true))
     self.library = library
@@ -33,7 +35,7 @@ final class Overdub: @unchecked Sendable {
     player = try LivePlayer(
       LivePlayer.Configuration(
         device: request, sampleRate: project.sampleRate, channels: project.channels,
-        range: range, loop: false),
+        range: range, loop: loop),
       compile: { project, version, sequence in
         try effects.compile(project, version: version, sequence: sequence, library: library)
       },
@@ -78,7 +80,9 @@ final class Overdub: @unchecked Sendable {
     }
     guard
       let trip = RoundTrip.align(
-        playback: clock.entries, capture: capture.entries,
+        playback: loop
+          ? RoundTrip.unwrapped(clock.entries, loop: Int64(range.count)) : clock.entries,
+        capture: capture.entries,
         period: min(player.granted.period, capturePeriod), sampleRate: rate)
     else {
       return (

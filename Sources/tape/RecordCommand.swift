@@ -33,10 +33,11 @@ struct Record: ParsableCommand {
       played and captured), kept per device in $XDG_CONFIG_HOME/tape/latency.json; the \
       summary says which was used. With --punch-in and --punch-out only that range of the \
       take is kept, crossfaded (10 ms) into the track's clips, which are cut under it: one \
-      version. See docs/reference/recording.md.
+      version. With --loop (and --from, --to) the range plays over and over and each pass       is a take: the last plays, the others are kept as takes of the range ('tape take ls',       'tape take use' choose), all in one version; a last pass cut short is kept when it       lasts a second or more. See docs/reference/recording.md.
       Example: tape record song.tape Voice --device hw:1 --channels 1
       Example: tape record song.tape t2 --at 1:30 --duration 30s --json
       Example: tape record song.tape Voice --play --from 1:00 --to 1:30 --device hw:1
+      Example: tape record song.tape Voice --play --from 1:00 --to 1:08 --loop --device hw:1
       Example: tape record --calibrate --device hw:1
       Example: tape record song.tape --recover
       """)
@@ -94,6 +95,11 @@ struct Record: ParsableCommand {
   var punchOut: String?
   @Flag(
     help:
+      "With --play, --from and --to: play the range over and over and keep each pass as a take (the last plays)."
+  )
+  var loop = false
+  @Flag(
+    help:
       "Measure the round trip of --device (its output looped to its input) and keep it for --play."
   )
   var calibrate = false
@@ -141,6 +147,18 @@ struct Record: ParsableCommand {
       }
       if period != nil {
         throw ValidationError("--period is for the device played to; add --play, or leave it out")
+      }
+    }
+    if loop {
+      guard play, from != nil, to != nil else {
+        throw ValidationError(
+          "--loop records one take per pass over a range; give --play --from T --to T with it (tape record song.tape t1 --play --from 10s --to 18s --loop)"
+        )
+      }
+      guard punchIn == nil else {
+        throw ValidationError(
+          "--loop and --punch-in/--punch-out do not go together yet; record the takes with --loop, or punch one take"
+        )
       }
     }
     if (punchIn == nil) != (punchOut == nil) {
@@ -196,6 +214,11 @@ struct Record: ParsableCommand {
     guard let chosen = current.track(trackID) else { throw TimelineError.unknownTrack(trackID) }
     // With --play: the range played, and where the take lands by default (where play starts).
     let range = try play ? playRange(current) : nil
+    if loop, let range {
+      try Play.checkLoop(
+        FrameRange(start: FramePosition(range.lowerBound), end: FramePosition(range.upperBound)),
+        sampleRate: current.sampleRate)
+    }
     let start =
       try at.map { try parsePosition($0, current, option: "--at") }
       ?? range.map { FramePosition($0.lowerBound) }
@@ -242,7 +265,7 @@ struct Record: ParsableCommand {
       if let range {
         overdub = try Overdub(
           store: store, file: project.file, project: current, range: range,
-          request: DeviceRequest(name: playedTo, period: period))
+          request: DeviceRequest(name: playedTo, period: period), loop: loop)
       }
       try recorder.start(write: { try take.append($0) }, tick: { try take.refresh() })
     } catch {
@@ -326,8 +349,19 @@ struct Record: ParsableCommand {
       ],
       to: store, file: project.file,
       label: options.message
-        ?? (punchIn != nil ? "Punch \(name) on \(trackID)" : "Record \(name) on \(trackID)"),
-      punch: try punchRange(current))
+        ?? (punchIn != nil
+          ? "Punch \(name) on \(trackID)"
+          : loop ? "Record takes \(name) on \(trackID)" : "Record \(name) on \(trackID)"),
+      punch: try punchRange(current),
+      loop: loop
+        ? range.map {
+          FrameRange(start: FramePosition($0.lowerBound), end: FramePosition($0.upperBound))
+        } : nil)
+    if loop {
+      writeOut(
+        "tape record: \(clip.ids.count) take\(clip.ids.count == 1 ? "" : "s") (\(clip.ids.joined(separator: " "))); \(clip.ids.last ?? "") plays ('tape take use \(project.file) ID' chooses another)\n"
+      )
+    }
     hold.release()
     try MutationOutput(
       version: clip.version, ids: clip.ids,
@@ -512,7 +546,7 @@ enum PendingTakes {
   /// in one version of `store`; returns the version and the clips' ids.
   static func add(
     _ takes: [(PendingTake, String)], to store: TimelineStore, file: String, label: String,
-    punch: FrameRange? = nil
+    punch: FrameRange? = nil, loop: FrameRange? = nil
   ) throws -> (version: Int64, ids: [String]) {
     var sources: [(PendingTake, AudioFileInfo)] = []
     let cache = AudioCache(forProject: file)
@@ -554,6 +588,22 @@ enum PendingTakes {
             }
             return nil
           }
+          continue
+        }
+        if let loop {
+          // One take per pass over the range, all from the one capture: the last plays.
+          let passes = Take.passes(
+            landing: note.timelineStart, range: loop, captured: info.frameCount,
+            minimumPartial: Int64(rate))
+          let clipsMade = passes.map { pass in
+            Clip(
+              id: ids.newClipID(), source: source.id, timelineStart: pass.timelineStart,
+              sourceRange: pass.sourceRange)
+          }
+          made += try changed.addingTakes(clipsMade, track: Track.ID(note.track), range: loop)
+          changed = try changed.applying(Array(made.dropFirst()))
+          commands += made
+          clips += clipsMade.map(\.id.description)
           continue
         }
         let clip = ids.newClipID()
