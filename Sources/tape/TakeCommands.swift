@@ -63,7 +63,7 @@ extension TakeCommand {
       discussion: """
         Each take: its clip id (what 'take use' takes), its number in the order recorded, its \
         source, where in the source it starts and its length; * marks the one that plays.
-        Example: tape take ls song.tape Voice
+        Example: tape take ls song.tape t2
         Example: tape take ls song.tape t2 --json
         """
     ).parsedAlone()
