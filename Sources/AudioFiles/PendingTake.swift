@@ -33,10 +33,15 @@ public struct PendingTake: Sendable, Hashable, Codable {
   /// Where the take has gaps (overruns: periods the device or the ring lost), as take
   /// frames: each becomes a marker on the timeline when the take is added.
   public var overruns: [Int64]?
+  /// A looped recording's range (`--loop` with `--from`, `--to`), timeline frames: each pass
+  /// over it is a take of the range.
+  public var loopStart: Int64?
+  public var loopEnd: Int64?
 
   public init(
     take: String, track: Int64, timelineStart: Int64, sampleRate: Int, channels: Int,
-    roundTrip: Int64? = nil, punch: Range<Int64>? = nil, overruns: [Int64] = []
+    roundTrip: Int64? = nil, punch: Range<Int64>? = nil, overruns: [Int64] = [],
+    loop: Range<Int64>? = nil
   ) {
     self.take = take
     self.track = track
@@ -47,6 +52,14 @@ public struct PendingTake: Sendable, Hashable, Codable {
     punchStart = punch?.lowerBound
     punchEnd = punch?.upperBound
     self.overruns = overruns.isEmpty ? nil : overruns
+    loopStart = loop?.lowerBound
+    loopEnd = loop?.upperBound
+  }
+
+  /// The looped range, when the take is a loop's passes.
+  public var loop: Range<Int64>? {
+    guard let loopStart, let loopEnd, loopStart < loopEnd else { return nil }
+    return loopStart..<loopEnd
   }
 
   /// The punch's range, when the take is a punch.

@@ -209,6 +209,12 @@ public final class LivePlayer: @unchecked Sendable {
 
   /// Where the play was heard, and when, after each write (see ``StreamClock``): what a
   /// recording made while it plays is aligned by. Set before ``start(_:version:cause:)``.
+  ///
+  /// A loop's passes are laid out end to end: after the play wraps k times, a frame `p` of the
+  /// range is logged as `p + k × length`, so positions only grow, as the capture's frames do.
+  /// Why here: the device thread logs every write, so it sees every wrap; the clock keeps only
+  /// its latest looks, and a reader unwrapping them would miss the passes before the first it
+  /// holds (a take of a loop longer than the clock's reach landed passes off).
   public var clock: StreamClock?
 
   /// A recorder's input mixed into the play (software monitoring while overdubbing; see
@@ -607,6 +613,9 @@ public final class LivePlayer: @unchecked Sendable {
     var failure: PlaybackError?
     var deviceFrames: Int64 = 0
     let clock = self.clock?.writer
+    // The clock's passes laid out (see ``clock``).
+    var clockLayout = LoopLayout(
+      length: configuration.range.upperBound - configuration.range.lowerBound)
     let monitorFeed = self.monitorFeed
     let hooks = RealtimeThread.audioThreadHooks()
     hooks.begin?()
@@ -666,7 +675,8 @@ public final class LivePlayer: @unchecked Sendable {
           let delay = ALSAOutput.delay(pcm)
           clock.log(
             time: RealtimeThread.now(),
-            position: LiveMixer.position(engine) - feed.framesAhead(deviceDelay: delay),
+            position: clockLayout.laidOut(
+              LiveMixer.position(engine) - feed.framesAhead(deviceDelay: delay)),
             delay: delay)
         }
       }

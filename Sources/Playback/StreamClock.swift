@@ -150,6 +150,24 @@ public struct RoundTrip: Sendable, Equatable {
     offset - extraFrames + (at - from)
   }
 
+  /// A looping play's log as if the loop were laid out end to end: each time the position
+  /// falls back by more than half the loop (`length` frames), the loop wrapped, and every
+  /// later position gets one more `length`. Then the timeline frame of pass `k` reads as
+  /// `frame + k · length`, and the alignment of a recording made over all the passes is one
+  /// offset again (each pass's take starts a loop's length later in the capture).
+  public static func unwrapped(
+    _ entries: [StreamClock.Entry], loop length: Int64
+  )
+    -> [StreamClock.Entry]
+  {
+    var layout = LoopLayout(length: length)
+    return entries.map { entry in
+      var laidOut = entry
+      laidOut.position = layout.laidOut(entry.position)
+      return laidOut
+    }
+  }
+
   /// Relates the two logs; nil when they hold no pair of entries close enough in time.
   /// `period` (frames at `sampleRate`) bounds "close enough" (a quarter of it).
   public static func align(
@@ -191,5 +209,27 @@ public struct RoundTrip: Sendable, Equatable {
     return RoundTrip(
       offset: best.key, playbackDelay: median(playback.map(\.delay)),
       captureDelay: median(capture.map(\.delay)), pairs: offsets.count, agreeing: best.value)
+  }
+}
+
+/// A looping play's positions laid out end to end, one at a time (``RoundTrip/unwrapped(_:loop:)``
+/// over a whole log; ``LivePlayer/clock`` as its device thread logs): each time the position
+/// falls back by more than half the loop (`length` frames), the loop wrapped, and every later
+/// position gets one more `length`. Allocation-free, for the device thread.
+public struct LoopLayout: Sendable {
+  public let length: Int64
+  private var wraps: Int64 = 0
+  private var last: Int64?
+
+  public init(length: Int64) {
+    self.length = length
+  }
+
+  /// `position` laid out: plus `length` for every wrap seen so far, this one included.
+  public mutating func laidOut(_ position: Int64) -> Int64 {
+    guard length > 0 else { return position }
+    if let last, position < last - length / 2 { wraps += 1 }
+    last = position
+    return position + wraps * length
   }
 }

@@ -17,6 +17,8 @@ public struct ChangedIDs: Sendable, Hashable {
   public var markers: Bool
   /// Whether any send may have changed (a reader compares them all).
   public var sends: Bool
+  /// Whether any kept take may have changed (a reader compares them all).
+  public var takes: Bool = false
 
   public init(
     sources: Set<Source.ID> = [], tracks: Set<Track.ID> = [], clips: Set<Clip.ID> = [],
@@ -35,7 +37,7 @@ public struct ChangedIDs: Sendable, Hashable {
 
   public var isEmpty: Bool {
     sources.isEmpty && tracks.isEmpty && clips.isEmpty && !trackOrder && !format && !effects
-      && !markers && !sends
+      && !markers && !sends && !takes
   }
 
   /// Everything in `project`: the change from nothing to it.
@@ -44,5 +46,6 @@ public struct ChangedIDs: Sendable, Hashable {
       sources: Set(project.sources.map(\.id)), tracks: Set(project.tracks.map(\.id)),
       clips: Set(project.allClips.map(\.id)), trackOrder: true, format: true, effects: true,
       markers: true, sends: true)
+    takes = true
   }
 }

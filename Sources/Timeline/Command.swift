@@ -41,6 +41,11 @@ public enum Command: Sendable, Hashable {
   case setSend(Send)
   /// Removes sends.
   case removeSends([Send.ID])
+  /// Keeps the take (a recorded alternative that does not play), or replaces the one with its
+  /// id.
+  case setTake(Take)
+  /// Forgets kept takes.
+  case removeTakes([Clip.ID])
 }
 
 extension Project {
@@ -61,8 +66,14 @@ extension Project {
   ) {
     var result = self
     var changed = ChangedIDs()
+    var setTakes: Set<Clip.ID> = []
     for command in commands {
       try result.apply(command, changed: &changed)
+      if case .setTake(let take) = command { setTakes.insert(take.id) }
+    }
+    result.followPlayingClips(from: self, changed: &changed, setTakes: setTakes)
+    if changed.takes {
+      for take in result.takes where setTakes.contains(take.id) { try result.validate(take) }
     }
     let located = result.locate(changed.clips)
     do {
@@ -108,7 +119,9 @@ extension Project {
     case .removeSources(let ids):
       for id in ids {
         guard sources.contains(where: { $0.id == id }) else { throw .unknownSource(id) }
-        let users = allClips.filter { $0.source == id }.map(\.id)
+        let users =
+          allClips.filter { $0.source == id }.map(\.id)
+          + takes.filter { $0.clip.source == id }.map(\.id)
         guard users.isEmpty else { throw .sourceInUse(id, clips: users) }
         sources.removeAll { $0.id == id }
         changed.sources.insert(id)
@@ -165,6 +178,10 @@ extension Project {
         }
         changed.clips.formUnion(tracks[index].clips.map(\.id))
         changed.tracks.insert(id)
+        if takes.contains(where: { $0.track == id }) {
+          takes.removeAll { $0.track == id }
+          changed.takes = true
+        }
         if !tracks[index].effects.isEmpty { changed.effects = true }
         tracks.remove(at: index)
         // What the track received goes to the master; its sends and those to it go.
@@ -262,6 +279,17 @@ extension Project {
         tracks[index].clips.remove(id: id)
         changed.clips.insert(id)
       }
+    case .setTake(let take):
+      takes.removeAll { $0.id == take.id }
+      let position = takes.firstIndex { take.id < $0.id } ?? takes.endIndex
+      takes.insert(take, at: position)
+      changed.takes = true
+    case .removeTakes(let ids):
+      for id in ids {
+        guard takes.contains(where: { $0.id == id }) else { throw .unknownClip(id) }
+        takes.removeAll { $0.id == id }
+      }
+      changed.takes = true
     }
   }
 

@@ -24,6 +24,8 @@ public struct Project: Sendable, Hashable, Codable {
   public var markers: [Marker]
   /// The sends from track to track, sorted by id.
   public var sends: [Send]
+  /// The kept takes that do not play (``Take``), sorted by id.
+  public var takes: [Take] = []
 
   public init(
     sampleRate: Int, channels: Int, sources: [Source] = [], tracks: [Track] = [],

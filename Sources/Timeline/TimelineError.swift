@@ -102,6 +102,8 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case invalidSnap(String)
   /// A punch (`tape record --punch-in/--punch-out`) reaching past the take recorded.
   case punchOutsideTake(punch: FrameRange, take: FrameRange, sampleRate: Int)
+  /// `tape take use` given a clip that is no take (it plays, in no take group).
+  case notATake(Clip.ID, track: Track.ID)
 
   public var description: String {
     switch self {
@@ -394,6 +396,9 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
       guard pasting else { return "no clipboard \(name) in this project (\(list))" }
       return
         "no clipboard \(name) in this project (\(list)); a clipboard belongs to the project it was copied in: pasting into another project is not supported"
+    case .notATake(let id, let track):
+      return
+        "clip \(id) is no take (it was not recorded with --loop); 'tape take ls FILE \(track)' lists the takes of its track"
     case .punchOutsideTake(let punch, let take, let rate):
       let clock = { (position: FramePosition) in
         TimeValue.clock(FrameCount(position.frames), sampleRate: rate)

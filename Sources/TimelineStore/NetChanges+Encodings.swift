@@ -357,8 +357,7 @@ extension NetChanges {
       let sameShape =
         !state.types.isEmpty && state.kind == kind && state.masks == masks
         && state.types == types
-      out.append(
-        UInt8(key.table) | kind.rawValue << 4 | (isNext ? 0x40 : 0) | (sameShape ? 0x80 : 0))
+      out.append(contentsOf: Self.header(table: key.table, kind: kind, isNext, sameShape))
       if !isNext { out.appendLEB128(zigzag(key.id &- state.id)) }
       if !sameShape {
         if kind != .insert { out.appendLEB128(masks.0) }
@@ -398,6 +397,38 @@ extension NetChanges {
     return Data(out)
   }
 
+  /// A row's header: the table's number in its low 4 bits, the kind in bits 4–5, then the
+  /// flags "the id after the previous one" (0x40) and "the same shape" (0x80). A table from 16
+  /// on does not fit in 4 bits: its header has kind 0 (no kind has it, so no history written
+  /// before had it), the kind in the low bits in place of the table, and the table's number in
+  /// the byte after. Tables 0–15 are written as they always were, so old history and new agree.
+  static func header(table: Int, kind: Kind, _ isNext: Bool, _ sameShape: Bool) -> [UInt8] {
+    let flags: UInt8 = (isNext ? 0x40 : 0) | (sameShape ? 0x80 : 0)
+    if table < 16 { return [UInt8(table) | kind.rawValue << 4 | flags] }
+    precondition(table < 256, "a tracked table's number fits in one byte")
+    return [kind.rawValue | flags, UInt8(table)]
+  }
+
+  /// The table and kind a header (``header(table:kind:_:_:)``) names, reading the escape's
+  /// byte when it has one.
+  private static func tableAndKind(
+    _ header: UInt8, _ reader: inout ByteReader
+  ) throws -> (Int, Kind) {
+    let table: Int
+    let kind: Kind?
+    if (header >> 4) & 3 == 0 {
+      kind = Kind(rawValue: header & 0x0F)
+      table = Int(try reader.byte())
+    } else {
+      kind = Kind(rawValue: (header >> 4) & 3)
+      table = Int(header & 0x0F)
+    }
+    guard table < Schema.trackedColumns.count, let kind else {
+      throw ByteReader.malformed("a version names an unknown table or change")
+    }
+    return (table, kind)
+  }
+
   /// The columns present in `values`, but the primary key (the entry's id stands for it).
   private static func mask(_ values: Values, _ width: Int) -> UInt64 {
     var mask: UInt64 = 0
@@ -428,9 +459,7 @@ extension NetChanges {
         var types: [UInt8] = []
         while !reader.isAtEnd {
           let header = try reader.byte()
-          let table = Int(header & 0x0F)
-          guard table < Schema.trackedColumns.count, let kind = Kind(rawValue: (header >> 4) & 3)
-          else { throw ByteReader.malformed("a version names an unknown table or change") }
+          let (table, kind) = try Self.tableAndKind(header, &reader)
           let width = Schema.trackedColumns[table].count
           let isNext = header & 0x40 != 0
           let sameShape = header & 0x80 != 0
@@ -513,9 +542,7 @@ extension NetChanges {
     var types: [UInt8] = []
     while !reader.isAtEnd {
       let header = try reader.byte()
-      let rowTable = Int(header & 0x0F)
-      guard rowTable < Schema.trackedColumns.count, let rowKind = Kind(rawValue: (header >> 4) & 3)
-      else { throw ByteReader.malformed("a version names an unknown table or change") }
+      let (rowTable, rowKind) = try tableAndKind(header, &reader)
       if header & 0x40 != 0 {
         guard table == rowTable else {
           throw ByteReader.malformed("a version's row follows no row of its table")

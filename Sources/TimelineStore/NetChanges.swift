@@ -378,6 +378,7 @@ struct NetChanges: Sendable {
       case EnvelopePointRow.index: changed.tracks.insert(EnvelopePointRow.track(ofPoint: key.id))
       case EffectRow.index, EffectAutomationRow.index, EffectFileRow.index: changed.effects = true
       case MarkerRow.index: changed.markers = true
+      case TakeRow.index: changed.takes = true
       case TrackOutputRow.index: changed.tracks.insert(Track.ID(key.id))
       case SendRow.index: changed.sends = true
       case LaneRow.index:

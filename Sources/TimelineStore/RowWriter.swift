@@ -148,6 +148,16 @@ enum RowWriter {
       }
     }
 
+    if changed.takes {
+      let before = Dictionary(uniqueKeysWithValues: old.takes.map { ($0.id, $0) })
+      let after = Dictionary(uniqueKeysWithValues: new.takes.map { ($0.id, $0) })
+      for id in Set(before.keys).union(after.keys).sorted() {
+        rows.record(
+          key(TakeRow.index, id.rawValue), from: before[id].map(TakeRow.values),
+          to: after[id].map(TakeRow.values))
+      }
+    }
+
     var placements: [(Clip.ID, ClipIndex.Change)] = []
     let (was, placed) = (old.locate(changed.clips), new.locate(changed.clips))
     for id in changed.clips {
@@ -559,6 +569,7 @@ enum RowWriter {
     (Schema.trackOutputTable, .insert), (Schema.trackOutputTable, .update),
     (Schema.sendTable, .insert), (Schema.sendTable, .update),
     (Schema.laneTable, .insert), (Schema.laneTable, .update),
+    (Schema.takeTable, .insert), (Schema.takeTable, .update),
     (Schema.effectSidechainTable, .insert), (Schema.effectSidechainTable, .update),
     (Schema.effectAutomationTable, .insert), (Schema.effectAutomationTable, .update),
     (Schema.clipDetailTable, .delete),
@@ -567,7 +578,7 @@ enum RowWriter {
     (Schema.envelopeTable, .delete), (Schema.envelopePointTable, .delete),
     (Schema.effectSidechainTable, .delete),
     (Schema.effectAutomationTable, .delete),
-    (Schema.laneTable, .delete),
+    (Schema.laneTable, .delete), (Schema.takeTable, .delete),
     (Schema.effectFileTable, .delete),
     (Schema.effectTable, .delete), (Schema.trackOutputTable, .delete), (Schema.sendTable, .delete),
     (Schema.trackTable, .delete), (Schema.sourceTable, .delete),

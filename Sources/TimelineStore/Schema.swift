@@ -27,6 +27,7 @@ enum Schema {
   static let effectAutomationTable = EffectAutomationRow.table
   static let effectFileTable = EffectFileRow.table
   static let laneTable = LaneRow.table
+  static let takeTable = TakeRow.table
   static let pendingMoveTable = "pending_move"
   static let pendingTailTable = "pending_move_tail"
   /// The migrations that made ``pendingMoveTable`` and ``pendingTailTable``: a file that records
@@ -42,7 +43,7 @@ enum Schema {
     ProjectRow.self, SourceRow.self, TrackRow.self, ClipRow.self, EnvelopeRow.self,
     MasterRow.self, EnvelopePointRow.self, EffectRow.self, MarkerRow.self, ClipDetailRow.self,
     TrackOutputRow.self, SendRow.self, EffectSidechainRow.self, EffectAutomationRow.self,
-    EffectFileRow.self, LaneRow.self,
+    EffectFileRow.self, LaneRow.self, TakeRow.self,
   ]
   static let trackedTables = trackedRows.map { $0.table }
 
@@ -60,7 +61,8 @@ enum Schema {
   /// v13: the pending move, ``PendingMove``, which a file without it has none of; v14: the
   /// pending move's tail, likewise; v15: outputs and sends, none; v16: side chains, none; v17:
   /// automation, none; v18: effects' files, none; v19: pan automation and sends'
-  /// envelopes, none; v20: clipboards' pan lanes and sends' envelopes, none), so reading
+  /// envelopes, none; v20: clipboards' pan lanes and sends' envelopes, none; v21: kept takes,
+  /// none), so reading
   /// an older project neither needs it writable nor upgrades it.
   static let readerMigrations: Set<String> = ["v1", "v2", "v3", "v4"]
 
@@ -507,6 +509,28 @@ enum Schema {
             CHECK (sendID IS NOT NULL OR points IS NOT NULL),
             PRIMARY KEY (clipboard, position)
           );
+          """)
+    }
+    migrator.registerMigration("v21") { db in
+      try db.execute(
+        sql: """
+          -- Kept takes (TakeRow): the recorded alternatives of a range that do not play, each
+          -- the clip it would be, keyed by that clip's id; the one that plays is a clip row
+          -- (playingID, not a foreign key: a choice replaces it in the same version).
+          CREATE TABLE take (
+            id INTEGER PRIMARY KEY CHECK (id > 0),
+            trackID INTEGER NOT NULL REFERENCES track(id),
+            playingID INTEGER NOT NULL CHECK (playingID > 0 AND playingID <> id),
+            rangeStart INTEGER NOT NULL CHECK (rangeStart >= 0),
+            rangeLength INTEGER NOT NULL CHECK (rangeLength > 0),
+            sourceID INTEGER NOT NULL REFERENCES source(id),
+            timelineStart INTEGER NOT NULL CHECK (timelineStart >= 0),
+            sourceStart INTEGER NOT NULL CHECK (sourceStart >= 0),
+            length INTEGER NOT NULL CHECK (length > 0),
+            gainDB REAL NOT NULL,
+            fades TEXT NOT NULL
+          );
+          CREATE INDEX take_by_playing ON take(playingID);
           """)
     }
     return migrator

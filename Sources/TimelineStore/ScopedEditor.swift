@@ -155,7 +155,7 @@ public final class ScopedEditor: Sendable {
       case .removeClips(let ids):
         guard ids.allSatisfy({ read[$0] != nil }) else { return false }
       case .setSource, .removeSources, .setTrack, .setTrackOrder, .removeTracks, .setMasterGain,
-        .setEffects, .setMarker, .removeMarkers, .setSend, .removeSends:
+        .setEffects, .setMarker, .removeMarkers, .setSend, .removeSends, .setTake, .removeTakes:
         return false
       }
     }

@@ -192,6 +192,11 @@ enum SnapshotReader {
           try MarkerRow.read(row, id: Marker.ID(row.int64(0)), updating: nil))
       }
     }
+    if try db.tableExists(Schema.takeTable) {
+      try all(TakeRow.self, orderedBy: "id", db) { row in
+        project.takes.append(try TakeRow.read(row, id: Clip.ID(row.int64(0)), updating: nil))
+      }
+    }
     try requireSound(project)
     let held = HeldProject(
       project: project, positions: positions, points: points, clips: ClipIndex(project))
@@ -254,6 +259,7 @@ enum SnapshotReader {
     }
     try requireUnique(project.markers.lazy.map(\.id), MarkerRow.table)
     try requireUnique(project.sends.lazy.map(\.id), SendRow.table)
+    try requireUnique(project.takes.lazy.map(\.id), TakeRow.table)
   }
 
   /// Refuses a clip whose fades no valid write could store (a damaged detail row, or one
@@ -646,6 +652,19 @@ enum SnapshotReader {
         }
       }
       project.markers = markers.values.sorted(by: Marker.timelineOrder)
+    }
+    if changed.takes {
+      var takes = Dictionary(uniqueKeysWithValues: old.takes.map { ($0.id, $0) })
+      try changes.forEachRow(in: [TakeRow.index]) { key, kind, row in
+        let id = Clip.ID(key.id)
+        if kind == .delete {
+          takes[id] = nil
+        } else {
+          takes[id] = try TakeRow.read(
+            Columns(row), id: id, updating: kind == .insert ? nil : takes[id])
+        }
+      }
+      project.takes = takes.values.sorted { $0.id < $1.id }
     }
     try requireSound(project, clips: changed.clips)
     // Many changes: a new index costs less than as many persistent updates.

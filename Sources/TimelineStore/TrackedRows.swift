@@ -796,3 +796,77 @@ enum LaneRow: TrackedRow {
     return envelope
   }
 }
+
+/// A kept take that does not play (``Timeline/Take``): `(id, trackID, playingID, rangeStart,
+/// rangeLength, sourceID, timelineStart, sourceStart, length, gainDB, fades)`, keyed by its
+/// clip's id. `fades` is the clip's two fades as text, `length curve silentCut fullCut` of the
+/// fade-in then of the fade-out, one space apart (a table holds at most
+/// ``NetChanges/maximumColumns`` columns). The playing clip (`playingID`) is a clip row; the
+/// store keeps no row for it here.
+enum TakeRow: TrackedRow {
+  static let table = "take"
+  static let index = 16
+  static let columns = [
+    "id", "trackID", "playingID", "rangeStart", "rangeLength", "sourceID", "timelineStart",
+    "sourceStart", "length", "gainDB", "fades",
+  ]
+
+  static func values(_ take: Take) -> [ChangeValue] {
+    let clip = take.clip
+    let fades = [clip.fadeIn, clip.fadeOut].map {
+      "\($0.length.frames) \($0.curve.rawValue) \($0.silentCut.frames) \($0.fullCut.frames)"
+    }.joined(separator: " ")
+    return [
+      .integer(take.id.rawValue), .integer(take.track.rawValue), .integer(take.playing.rawValue),
+      .integer(take.range.start.frames), .integer(take.range.count.frames),
+      .integer(clip.source.rawValue), .integer(clip.timelineStart.frames),
+      .integer(clip.sourceRange.start.frames), .integer(clip.length.frames),
+      .real(clip.gain.decibels), .text(fades),
+    ]
+  }
+
+  static func read(_ row: some ColumnReader, id: Clip.ID, updating base: Take?) throws -> Take {
+    guard let track = try row.integer(1).map({ Track.ID($0) }) ?? base?.track,
+      let playing = try row.integer(2).map({ Clip.ID($0) }) ?? base?.playing,
+      let rangeStart = try row.integer(3).map({ FramePosition($0) }) ?? base?.range.start,
+      let rangeLength = try row.integer(4).map({ FrameCount($0) }) ?? base?.range.count,
+      let source = try row.integer(5).map({ Source.ID($0) }) ?? base?.clip.source,
+      let start = try row.integer(6).map({ FramePosition($0) }) ?? base?.clip.timelineStart,
+      let sourceStart = try row.integer(7).map({ FramePosition($0) })
+        ?? base?.clip.sourceRange.start,
+      let length = try row.integer(8).map({ FrameCount($0) }) ?? base?.clip.length,
+      let gain = try row.real(9).map(Gain.init(decibels:)) ?? base?.clip.gain,
+      length.frames > 0, rangeLength.frames > 0
+    else { throw unreadable(id.rawValue) }
+    let fades: (Fade, Fade)?
+    if let text = try row.text(10) {
+      fades = Self.fades(text)
+    } else {
+      fades = base.map { ($0.clip.fadeIn, $0.clip.fadeOut) }
+    }
+    guard let (fadeIn, fadeOut) = fades else { throw unreadable(id.rawValue) }
+    let clip = Clip(
+      id: id, source: source, timelineStart: start,
+      sourceRange: FrameRange(start: sourceStart, count: length), gain: gain, fadeIn: fadeIn,
+      fadeOut: fadeOut)
+    return Take(
+      clip: clip, track: track, playing: playing,
+      range: FrameRange(start: rangeStart, count: rangeLength))
+  }
+
+  /// The two fades `fades` text holds; nil when it is not that.
+  private static func fades(_ text: String) -> (Fade, Fade)? {
+    let words = text.split(separator: " ")
+    guard words.count == 8 else { return nil }
+    func fade(_ at: Int) -> Fade? {
+      guard let length = Int64(words[at]), let curve = FadeCurve(rawValue: String(words[at + 1])),
+        let silent = Int64(words[at + 2]), let full = Int64(words[at + 3])
+      else { return nil }
+      return Fade(
+        length: FrameCount(length), curve: curve, silentCut: FrameCount(silent),
+        fullCut: FrameCount(full))
+    }
+    guard let fadeIn = fade(0), let fadeOut = fade(4) else { return nil }
+    return (fadeIn, fadeOut)
+  }
+}

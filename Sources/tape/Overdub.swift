@@ -19,7 +19,7 @@ final class Overdub: @unchecked Sendable {
 
   init(
     store: TimelineStore, file: String, project: Project, range: Range<Int64>,
-    request: DeviceRequest
+    request: DeviceRequest, loop: Bool = false
   ) throws {
     try request.validate()
     self.store = store
@@ -33,7 +33,7 @@ final class Overdub: @unchecked Sendable {
     player = try LivePlayer(
       LivePlayer.Configuration(
         device: request, sampleRate: project.sampleRate, channels: project.channels,
-        range: range, loop: false),
+        range: range, loop: loop),
       compile: { project, version, sequence in
         try effects.compile(project, version: version, sequence: sequence, library: library)
       },
@@ -71,6 +71,7 @@ final class Overdub: @unchecked Sendable {
   /// The round trip the two clocks give so far (nil while they have not met); the device
   /// threads may still run.
   func roundTrip(capture: StreamClock, capturePeriod: Int) -> RoundTrip? {
+    // A loop's passes come laid out end to end (``LivePlayer/clock``).
     RoundTrip.align(
       playback: clock.entries, capture: capture.entries,
       period: min(player.granted.period, capturePeriod), sampleRate: project.sampleRate)

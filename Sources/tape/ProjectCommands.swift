@@ -162,6 +162,7 @@ func projectJSON(_ snapshot: StoreSnapshot, file: String) -> JSONValue {
     ("masterEffects", .array(project.masterEffects.map(effectFields))),
     ("markers", .array(project.markers.map(markerJSON))),
     ("sends", .array(project.sends.map(sendJSON))),
+    ("takes", .array(project.takeGroups().map(takeGroupJSON))),
   ])
 }
 
@@ -355,6 +356,12 @@ struct TimelineTable {
     ]
     if !project.markers.isEmpty {
       lines.append("markers \(markersText(project.markers) { clock($0) })")
+    }
+    for group in project.takeGroups() {
+      let kept = group.takes.filter { $0.id != group.playing }.map(\.id.description)
+      lines.append(
+        "takes \(clock(group.range.start.frames))–\(clock(group.range.end.frames)) on \(group.track): \(group.playing) plays, \(kept.joined(separator: " ")) kept ('tape take ls FILE \(group.track)')"
+      )
     }
     lines.append("")
     if project.sources.isEmpty {

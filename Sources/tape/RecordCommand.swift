@@ -36,13 +36,17 @@ struct Record: ParsableCommand {
       played and captured), kept per device in $XDG_CONFIG_HOME/tape/latency.json; the \
       summary says which was used. With --punch-in and --punch-out only that range of the \
       take is kept, crossfaded (10 ms) into the track's clips, which are cut under it: one \
-      version. --monitor sends the input to --output (default --device) while recording, \
-      and the summary states its latency (the capture's period plus the output's buffer). \
-      See docs/reference/recording.md.
+      version. With --loop (and --from, --to) the range plays over and over and each pass \
+      is a take: the last plays, the others are kept as takes of the range ('tape take ls', \
+      'tape take use' choose), all in one version; a last pass cut short is kept when it \
+      lasts a second or more. --monitor sends the input to --output (default --device) while \
+      recording, and the summary states its latency (the capture's period plus the output's \
+      buffer). See docs/reference/recording.md.
       Example: tape record song.tape Voice --device hw:1 --channels 1
       Example: tape record song.tape t2 --at 1:30 --duration 30s --json
       Example: tape record song.tape Voice --device hw:1 --monitor
       Example: tape record song.tape Voice --play --from 1:00 --to 1:30 --device hw:1
+      Example: tape record song.tape Voice --play --from 1:00 --to 1:08 --loop --device hw:1
       Example: tape record --calibrate --device hw:1
       Example: tape record song.tape --recover
       """)
@@ -99,6 +103,11 @@ struct Record: ParsableCommand {
     name: .customLong("punch-out"), parsing: .unconditional,
     help: "With --play: keep the take only up to here (from --punch-in).")
   var punchOut: String?
+  @Flag(
+    help:
+      "With --play, --from and --to: play the range over and over and keep each pass as a take (the last plays)."
+  )
+  var loop = false
   @Flag(
     help:
       "Measure the round trip of --device (its output looped to its input) and keep it for --play."
@@ -160,6 +169,18 @@ struct Record: ParsableCommand {
           "--period is for the device played to; add --play or --monitor, or leave it out")
       }
     }
+    if loop {
+      guard play, from != nil, to != nil else {
+        throw ValidationError(
+          "--loop records one take per pass over a range; give --play --from T --to T with it (tape record song.tape t1 --play --from 10s --to 18s --loop)"
+        )
+      }
+      guard punchIn == nil else {
+        throw ValidationError(
+          "--loop and --punch-in/--punch-out do not go together yet; record the takes with --loop, or punch one take"
+        )
+      }
+    }
     if (punchIn == nil) != (punchOut == nil) {
       throw ValidationError(
         "give --punch-in and --punch-out together (tape record song.tape t1 --play --punch-in 10s --punch-out 12s)"
@@ -214,6 +235,11 @@ struct Record: ParsableCommand {
     guard let chosen = current.track(trackID) else { throw TimelineError.unknownTrack(trackID) }
     // With --play: the range played, and where the take lands by default (where play starts).
     let range = try play ? playRange(current) : nil
+    if loop, let range {
+      try Play.checkLoop(
+        FrameRange(start: FramePosition(range.lowerBound), end: FramePosition(range.upperBound)),
+        sampleRate: current.sampleRate)
+    }
     let start =
       try at.map { try parsePosition($0, current, option: "--at") }
       ?? range.map { FramePosition($0.lowerBound) }
@@ -237,7 +263,8 @@ struct Record: ParsableCommand {
     let punch = try punchRange(current).map { $0.start.frames..<$0.end.frames }
     let pending = PendingTake(
       take: name, track: trackID.rawValue, timelineStart: start.frames,
-      sampleRate: current.sampleRate, channels: recorder.configuration.channels, punch: punch)
+      sampleRate: current.sampleRate, channels: recorder.configuration.channels, punch: punch,
+      loop: loop ? range : nil)
     let hold = try pending.write(in: folder)
     let takePath = "\(folder)/\(name)"
     let take: TakeFile
@@ -264,7 +291,7 @@ struct Record: ParsableCommand {
       if let range {
         overdub = try Overdub(
           store: store, file: project.file, project: current, range: range,
-          request: DeviceRequest(name: playedTo, period: period))
+          request: DeviceRequest(name: playedTo, period: period), loop: loop)
       }
       monitoring = try startMonitor(recorder, project: current, player: overdub?.player)
       try recorder.start(write: { try take.append($0) }, tick: { try take.refresh() })
@@ -374,15 +401,22 @@ struct Record: ParsableCommand {
       clip = try PendingTakes.add(
         [(final, takePath)], to: store, file: project.file,
         label: options.message
-          ?? (punchIn != nil ? "Punch \(name) on \(trackID)" : "Record \(name) on \(trackID)"))
-    } catch  where diskFull {
-      // Not added: the note (where it lands, its punch and gaps) stays for --recover.
+          ?? (punchIn != nil
+            ? "Punch \(name) on \(trackID)"
+            : loop ? "Record takes \(name) on \(trackID)" : "Record \(name) on \(trackID)"))
+    } catch where diskFull {
+      // Not added: the note (where it lands, its punch, loop and gaps) stays for --recover.
       progress.save(final)
       // A ToolFailure: exit 74 (an I/O error), its message as it is.
       throw ToolFailure(
         message: TakeProgress.diskFull(
           take: shownTake, frames: take.frames, sampleRate: current.sampleRate,
           file: project.file, added: false))
+    }
+    if loop {
+      writeOut(
+        "tape record: \(clip.ids.count) take\(clip.ids.count == 1 ? "" : "s") (\(clip.ids.joined(separator: " "))); \(clip.ids.last ?? "") plays ('tape take use \(project.file) ID' chooses another)\n"
+      )
     }
     hold.release()
     if !clip.markers.isEmpty {
@@ -680,6 +714,24 @@ enum PendingTakes {
             }
             return nil
           }
+          continue
+        }
+        if let loop = note.loop.map({
+          FrameRange(start: FramePosition($0.lowerBound), end: FramePosition($0.upperBound))
+        }) {
+          // One take per pass over the range, all from the one capture: the last plays.
+          let passes = Take.passes(
+            landing: note.timelineStart, range: loop, captured: info.frameCount,
+            minimumPartial: Int64(rate))
+          let clipsMade = passes.map { pass in
+            Clip(
+              id: ids.newClipID(), source: source.id, timelineStart: pass.timelineStart,
+              sourceRange: pass.sourceRange)
+          }
+          made += try changed.addingTakes(clipsMade, track: Track.ID(note.track), range: loop)
+          changed = try changed.applying(Array(made.dropFirst()))
+          commands += made
+          clips += clipsMade.map(\.id.description)
           continue
         }
         let clip = ids.newClipID()

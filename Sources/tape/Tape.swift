@@ -40,7 +40,7 @@ struct Tape: ParsableCommand {
         ]),
       CommandGroup(
         name: "Render, play, record and draw",
-        subcommands: [Render.self, Play.self, Record.self, Draw.self]),
+        subcommands: [Render.self, Play.self, Record.self, TakeCommand.self, Draw.self]),
       CommandGroup(name: "Other editors", subcommands: [Export.self, ImportOTIO.self]),
       CommandGroup(name: "Getting started", subcommands: [Demo.self]),
     ]

@@ -106,8 +106,22 @@ struct RandomSequenceTests {
       return (try? project.trimClip(clip.id, start: nil, end: newEnd)) ?? []
     case 8:
       let clip = clips.randomElement(using: &rng)!
-      return try project.setClipGain(
-        clip.id, Gain(decibels: Double(Int.random(in: -30...10, using: &rng)) / 2))
+      let value = Int.random(in: -30...10, using: &rng)
+      // Takes, chosen from the value drawn (no more draws: every walk that existed before
+      // takes takes the same steps): the clip gets a kept take of its range, or the first
+      // kept take is chosen (later moves, ripple edits and removals carry or dissolve them).
+      if value == 10, project.takes.count < 4, let placed = project.clip(clip.id) {
+        let kept = Clip(
+          id: ids.newClipID(), source: clip.source, timelineStart: clip.timelineStart,
+          sourceRange: clip.sourceRange, gain: Gain(decibels: -1), fadeIn: clip.fadeIn)
+        return [
+          .setTake(
+            Take(
+              clip: kept, track: placed.track.id, playing: clip.id, range: clip.timelineRange))
+        ]
+      }
+      if value == 9, let take = project.takes.first { return try project.choosingTake(take.id) }
+      return try project.setClipGain(clip.id, Gain(decibels: Double(value) / 2))
     case 9:
       let track = tracks.randomElement(using: &rng)!
       let decibels = Int.random(in: -20...6, using: &rng)

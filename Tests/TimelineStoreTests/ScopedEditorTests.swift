@@ -95,7 +95,19 @@ struct ScopedEditorTests {
               sourceRange: FrameRange(start: FramePosition(Int64(index) * 1_000), count: 48_000),
               name: index % 3 == 0 ? "name-\(index / 3)" : nil))
         }
-        return [.setSource(source)] + tracks.map(Command.setTrack)
+        // Kept takes of c1–c6 (a group follows its playing clip: moved, it moves; removed,
+        // it goes), as a scoped edit must see them too.
+        let takes = (0..<6).map { index in
+          let playing = tracks[index % 3].clips[index / 3]
+          return Command.setTake(
+            Take(
+              clip: Clip(
+                id: ids.newClipID(), source: source.id, timelineStart: playing.timelineStart,
+                sourceRange: FrameRange(
+                  start: FramePosition(Int64(500 + index) * 1_000), count: 48_000)),
+              track: tracks[index % 3].id, playing: playing.id, range: playing.timelineRange))
+        }
+        return [.setSource(source)] + tracks.map(Command.setTrack) + takes
       }
       try store.close()
     }

@@ -1,0 +1,44 @@
+import Testing
+
+@testable import Timeline
+
+/// ``Take/passes(landing:range:captured:minimumPartial:)``: which stretch of a looped
+/// recording's capture each pass's take is, written out by hand for each layout.
+struct TakePassTests {
+  static func passes(
+    landing: Int64, captured: Int64, minimum: Int64 = 1_000
+  ) -> [[Int64]] {
+    Take.passes(
+      landing: landing, range: FrameRange(start: 10_000, count: 5_000), captured: captured,
+      minimumPartial: minimum
+    ).map { pass -> [Int64] in
+      [pass.timelineStart.frames, pass.sourceRange.start.frames, pass.sourceRange.count.frames]
+    }
+  }
+
+  @Test func passesAreConsecutiveStretchesOfTheCapture() {
+    // Capture frame 0 heard at 9,700: the range's start is frame 300 of it.
+    let three = Self.passes(landing: 9_700, captured: 300 + 15_000 + 999)
+    #expect(
+      three == [
+        [10_000, 300, 5_000], [10_000, 5_300, 5_000], [10_000, 10_300, 5_000],
+      ])
+    // A last pass of 1,000 frames (the minimum) is kept, cut short.
+    let partial = Self.passes(landing: 9_700, captured: 300 + 15_000 + 1_000)
+    #expect(partial.last == [10_000, 15_300, 1_000])
+    #expect(partial.count == 4)
+  }
+
+  @Test func aCaptureThatBeganLateStartsItsFirstTakeLater() {
+    // Capture frame 0 heard at 10,400: pass 1 from 10,400, 4,600 frames.
+    let late = Self.passes(landing: 10_400, captured: 9_600)
+    #expect(late == [[10_400, 0, 4_600], [10_000, 4_600, 5_000]])
+  }
+
+  @Test func aShortCaptureIsOneTakeAndNoCaptureNone() {
+    let short = Self.passes(landing: 9_700, captured: 800)
+    #expect(short == [[10_000, 300, 500]])
+    #expect(Self.passes(landing: 9_700, captured: 0).isEmpty)
+    #expect(Self.passes(landing: 9_700, captured: 200).isEmpty, "nothing of the range")
+  }
+}
