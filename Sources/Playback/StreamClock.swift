@@ -5,7 +5,8 @@ import Foundation
 /// captured, at that moment) and the frames queued in the device (ALSA's `snd_pcm_delay`).
 ///
 /// Two such logs, one from the player's device thread and one from the recorder's, are what
-/// ``RoundTrip/align(playback:capture:period:)`` relates: which capture frame was taken while
+/// ``RoundTrip/align(playback:capture:period:sampleRate:)`` relates: which capture frame was taken
+/// while
 /// which timeline frame was heard. The logs are fixed arrays, allocated before the threads
 /// start, written only by their device thread (the first ``capacity`` entries), and read only
 /// after that thread has ended.
