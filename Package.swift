@@ -25,6 +25,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
     .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+    // `swift package generate-documentation` (scripts/docs.sh): DocC for each library product.
+    .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
   ],
   targets: [
     // C libraries, each behind one module map. libsndfile, ALSA, soxr, libcrypto and lilv are

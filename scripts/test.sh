@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is needed, checks formatting and conventions, builds with
-# warnings as errors, and runs the whole test suite.
+# warnings as errors, builds the API documentation with no DocC warning, and runs the whole
+# test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +26,10 @@ fi
 
 echo "test: swift build" >&2
 swift build --build-tests
+
+echo "test: API documentation (DocC, no warnings)" >&2
+# About 2 minutes on the 2-core machine while it builds other things (CONTRIBUTING.md).
+scripts/docs.sh
 
 echo "test: swift test" >&2
 # The runner's own timings are kept (.build/test-results) and the slowest suites and tests are

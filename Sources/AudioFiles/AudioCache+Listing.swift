@@ -28,7 +28,7 @@ public struct CacheListing: Sendable, Hashable {
 }
 
 extension AudioCache {
-  /// How long a new entry no version uses is left alone by ``clean(_:)``: an import or a
+  /// How long a new entry no version uses is left alone by ``clean(_:now:)``: an import or a
   /// render decodes a source into the cache before its project holds the source.
   public static let cleanGracePeriod: TimeInterval = 600
 
@@ -37,7 +37,7 @@ extension AudioCache {
   ///
   /// The user's cache (`~/.cache/tape`) is shared by every project there, so only the entries
   /// of `sources` are listed from it. Files that are not entries (a file being written, a
-  /// marker), symlinks and files not owned safely (``SafeFiles/isOwnedSafely(path:owners:)``)
+  /// marker), symlinks and files not owned safely (``/SafeFiles/isOwnedSafely(path:owners:)``)
   /// are left out.
   public func entries(for sources: [Source], projectRate: Int) -> [CacheListing] {
     var owners: [String: [Source]] = [:]

@@ -21,7 +21,7 @@ public final class ProjectAudio: @unchecked Sendable {
       uniqueKeysWithValues: sources.values.map { (ObjectIdentifier($0.audio), $0) })
   }
 
-  /// What a ``Mixing/RenderPlan`` is compiled from.
+  /// What a ``/Mixing/RenderPlan`` is compiled from.
   public var audio: [Source.ID: SourceAudio] { sources.mapValues(\.audio) }
 
   /// Reads into memory every chunk `plan` reads in the timeline frames `range`.
@@ -69,7 +69,7 @@ public final class ProjectAudio: @unchecked Sendable {
 
 extension AudioCache {
   /// The decoded audio of every source an audible clip of `project` plays, decoding what is not
-  /// cached yet; the map a ``Mixing/RenderPlan`` is compiled from.
+  /// cached yet; the map a ``/Mixing/RenderPlan`` is compiled from.
   ///
   /// Sources only muted (or unsoloed) tracks use are not loaded, so a missing file there does
   /// not stop a render.
@@ -86,7 +86,7 @@ extension AudioCache {
 }
 
 /// Decoded audio for a player: each source loaded once and kept while the play lasts, so every
-/// plan compiled from any version shares the same ``Mixing/SourceAudio`` objects (and their
+/// plan compiled from any version shares the same ``/Mixing/SourceAudio`` objects (and their
 /// memory), and gains can ramp from one plan to the next.
 ///
 /// A source that is not in the cache yet is decoded progressively

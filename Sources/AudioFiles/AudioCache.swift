@@ -6,7 +6,7 @@ import Synchronization
 public import Timeline
 
 /// The decoded-audio cache: each source decoded once (and resampled to the project rate with
-/// libsoxr at high quality) into a checksummed file (``CacheFileLayout``), read back chunk by
+/// libsoxr at high quality) into a checksummed file (`CacheFileLayout`), read back chunk by
 /// chunk with `pread` as renders and playback need it (``CachedSource``).
 ///
 /// Rules:
@@ -19,7 +19,7 @@ public import Timeline
 ///   file is hashed again, and a file whose hash differs is refused (``AudioFileError/sourceChanged(source:path:)``),
 ///   even when its old audio is cached. `cp -p` and `rsync -t` restore a modification time,
 ///   never a change time, so a replaced file is always noticed.
-/// - Entries are written through ``SafeFiles/SafeOutput``: complete or not at all.
+/// - Entries are written through ``/SafeFiles/SafeOutput``: complete or not at all.
 /// - A project's cache is `song.tape-cache/` beside it; when the project's folder cannot be
 ///   written, new entries go to the user's cache (`$XDG_CACHE_HOME/tape`, by default
 ///   `~/.cache/tape`), and existing ones beside the project are still read.

@@ -33,7 +33,7 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
   case cancelled(path: String)
   /// Hashing or decoding a source was stopped (Ctrl-C, `q`); nothing of it was kept.
   case decodeStopped(source: String)
-  /// The output could not be opened, written or put in place (see ``SafeFiles/SafeFileError``).
+  /// The output could not be opened, written or put in place (see ``/SafeFiles/SafeFileError``).
   case output(SafeFileError)
   /// A recording's take (or its note of what is pending) could not be written or repaired.
   case takeWrite(path: String, reason: String)

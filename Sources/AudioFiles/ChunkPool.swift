@@ -55,7 +55,7 @@ public final class ChunkPool: ChunkMemory, @unchecked Sendable {
     }
   }
 
-  /// Memory for one chunk of `channels` channels (``SourceAudio/chunkFrames`` frames).
+  /// Memory for one chunk of `channels` channels (``/Mixing/SourceAudio/chunkFrames`` frames).
   public func chunk(channels: Int) -> UnsafeMutablePointer<Float> {
     let floats = SourceAudio.chunkFrames * channels
     let address = state.withLock { state -> Int? in

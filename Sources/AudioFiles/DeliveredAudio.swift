@@ -11,8 +11,8 @@ import Timeline
 /// file: it is checked on what the file decodes to.
 ///
 /// The file is decoded by libsndfile (mpg123 for MP3, libopus for Opus, at the file's own rate)
-/// and measured as a render measures its mix: ``Mixing/LoudnessMeter`` (BS.1770-4 gating) and
-/// the 4× ``TruePeakMeter``, never less than the sample peak.
+/// and measured as a render measures its mix: ``/Mixing/LoudnessMeter`` (BS.1770-4 gating) and
+/// the 4× `TruePeakMeter`, never less than the sample peak.
 ///
 /// ```swift
 /// let delivered = try DeliveredAudio(measuring: "episode.mp3")
@@ -73,7 +73,8 @@ public struct DeliveredAudio: Sendable, Equatable {
 
 /// A loudness target for a delivered file, met by measuring what an encoder made and adjusting.
 ///
-/// Why: the gain a mix needs is known exactly from the mix (``OfflineRenderer/measure``), but a
+/// Why: the gain a mix needs is known exactly from the mix
+/// (``OfflineRenderer/measure(_:audio:range:gain:preroll:tail:progress:isCancelled:)``), but a
 /// lossy encoder moves the loudness by a fraction of a LU that depends on the programme and the
 /// rate. As ffmpeg's two-pass `loudnorm`, one measure-and-adjust pass closes it: encode at the
 /// mix's gain, decode and measure, correct the gain by what is still off, encode again. The

@@ -119,7 +119,7 @@ public enum ExportFormat: String, Sendable, CaseIterable, CustomStringConvertibl
 ///
 /// Tags go where the format has them: WAV (LIST INFO), AIFF (NAME, AUTH), FLAC, Ogg Vorbis and
 /// Opus (Vorbis comments) and MP3 (ID3v2). A WAV or AIFF written to a stream has no tags (its
-/// header is Tape's own, see ``PCMStreamWriter``); `tape render` refuses tags there.
+/// header is Tape's own, see `PCMStreamWriter`); `tape render` refuses tags there.
 public struct EncoderSettings: Sendable, Equatable {
   /// kbit/s for the whole stream (MP3: constant bit rate; Opus: its variable-rate target); nil
   /// for the format's default.

@@ -6,7 +6,7 @@ public import Timeline
 /// edit is to blame. What `tape compare` runs.
 ///
 /// Rule: only the stretches the diff between the versions says can sound different
-/// (``Timeline/ProjectDiff/soundingChanges(from:to:)``) are rendered, in both versions, a block
+/// (``/Timeline/ProjectDiff/soundingChanges(from:to:)``) are rendered, in both versions, a block
 /// of each at a time; the blocks are subtracted and each stretch where the difference rises
 /// above the threshold is measured (its peak and RMS) and blamed on the changes whose ranges
 /// meet it.

@@ -132,10 +132,10 @@ public struct RenderSummary: Sendable, Equatable {
 /// another writes them, in order. Every block is computed the same way whatever the scheduling
 /// (dither is seeded by the block's index), so the output is the same bytes on every run.
 ///
-/// The output is written through ``SafeFiles/SafeOutput``: a file appears under its name only
+/// The output is written through ``/SafeFiles/SafeOutput``: a file appears under its name only
 /// when complete (an interrupted or failed render leaves nothing behind), and a device, a FIFO
 /// or standard output is written as a stream (WAV and AIFF with Tape's own final header, see
-/// ``PCMStreamWriter``; FLAC and Ogg through libsndfile's virtual I/O).
+/// `PCMStreamWriter`; FLAC and Ogg through libsndfile's virtual I/O).
 ///
 /// ```swift
 /// let summary = try OfflineRenderer.render(
@@ -153,6 +153,11 @@ public enum OfflineRenderer {
   /// Renders `range` of `plan` into `destination`.
   ///
   /// - Parameters:
+  ///   - plan: what to render.
+  ///   - audio: the decoded audio `plan` was compiled from, whose chunks are read as needed.
+  ///   - range: the timeline frames to render.
+  ///   - destination: where the output goes (see ``/SafeFiles/OutputDestination``).
+  ///   - settings: the container, sample format, dither and gain.
   ///   - progress: called on the calling thread after each batch with the frames done so far.
   ///   - isCancelled: polled between batches; when it returns true the render stops, the
   ///     unfinished file is dropped and ``AudioFileError/cancelled(path:)`` is thrown.
@@ -218,7 +223,8 @@ public enum OfflineRenderer {
 
   /// Renders and measures `range` of `plan` without writing anything: the first pass of a
   /// loudness-normalised render, which learns the gain (and whether the true peak would pass
-  /// the ceiling) before a byte is written. `gain` (linear) is applied as in ``render``.
+  /// the ceiling) before a byte is written. `gain` (linear) is applied as in
+  /// ``render(_:audio:range:to:settings:preroll:tail:progress:isCancelled:)``.
   public static func measure(
     _ plan: RenderPlan, audio: ProjectAudio, range: FrameRange, gain: Double = 1,
     preroll: Int64 = 0, tail: RenderTail = .none,
@@ -681,7 +687,8 @@ extension Duration {
 
 extension OfflineRenderer {
   /// Renders a range of a plan into memory, block after block, computing every block exactly
-  /// as ``render(_:audio:range:to:settings:progress:isCancelled:)`` does for the same range
+  /// as ``render(_:audio:range:to:settings:preroll:tail:progress:isCancelled:)`` does for the same
+  /// range
   /// (the same blocks from the range's start, the same effects' latency preroll, non-finite
   /// samples silenced), without the gain, measuring or writing: what `tape compare` reads two
   /// versions through, side by side, a block of each at a time.

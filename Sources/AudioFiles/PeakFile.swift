@@ -138,7 +138,7 @@ extension AudioCache {
   ///
   /// Read from its peak file when the cache has a good one; otherwise computed once from the
   /// decoded audio (decoding the source first if needed), chunk by chunk, and kept as a peak
-  /// file (written through ``SafeFiles/SafeOutput``: complete or not at all; a cache that
+  /// file (written through ``/SafeFiles/SafeOutput``: complete or not at all; a cache that
   /// cannot be written only means computing again next time). Either way the source file is
   /// checked first, as for a render: a missing or changed file is an error here too.
   public func peaks(for source: Source, projectRate: Int) throws(AudioFileError) -> Peaks {

@@ -182,6 +182,10 @@ public final class EffectProcessor: @unchecked Sendable {
   /// its ports, activates it and learns its latency.
   ///
   /// - Parameters:
+  ///   - plugin: the plugin to run, from `catalog`.
+  ///   - catalog: the lilv world the plugin is instantiated from.
+  ///   - sampleRate: the rate the plugin runs at, in Hz.
+  ///   - channels: 1 or 2 (a mono plugin on 2 channels runs as two instances).
   ///   - values: one per ``PluginInfo/controls``, in that order.
   ///   - maximumFrames: the most frames one ``process(_:frames:)`` call will pass (kept for
   ///     the caller; the FIFO takes blocks of any size, and the plugin is told 64).
@@ -194,6 +198,9 @@ public final class EffectProcessor: @unchecked Sendable {
   ///     playback, `.inline` for a reproducible offline render (see ``WorkerMode``).
   ///   - alignment: `.fifo` (64 frames more latency, output independent of the caller's block
   ///     size for any plugin) or `.cut` (see ``StepAlignment``).
+  ///   - bypassed: whether it starts bypassed (see ``setBypassed(_:)``).
+  ///   - present: false for an effect entering a chain already playing (see
+  ///     ``setPresent(_:)``).
   public init(
     plugin: PluginInfo, catalog: PluginCatalog, sampleRate: Int, channels: Int,
     maximumFrames: Int, values: [Float], bypassed: Bool, state: [UInt8]?,
@@ -830,7 +837,7 @@ public final class EffectProcessor: @unchecked Sendable {
   }
 
   /// Processes `frames` interleaved frames of ``channels`` channels in place (see
-  /// ``processPresent(_:frames:)``): the processor's output once engaged; while it warms up to
+  /// `processPresent(_:frames:)`): the processor's output once engaged; while it warms up to
   /// enter, the plugin runs and the input passes on undelayed; absent, nothing.
   ///
   /// - Note: Realtime-safe: no allocation, no locks, no reference counting, no I/O (as far

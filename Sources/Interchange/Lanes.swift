@@ -47,7 +47,7 @@ public struct Lane: Sendable, Hashable {
   }
 
   /// Whether `before` and `after` (which starts later) crossfade as `tape clip crossfade` makes
-  /// them (``Timeline/Clip/crossfades(into:)``).
+  /// them (``/Timeline/Clip/crossfades(into:)``).
   public static func isCrossfade(_ before: Clip, _ after: Clip) -> Bool {
     before.crossfades(into: after)
   }

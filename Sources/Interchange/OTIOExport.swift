@@ -11,7 +11,7 @@ public import Timeline
 ///   where nothing plays.
 /// - Fades are also `Transition.1` (`SMPTE_Dissolve`), placed so that a reader that lengthens
 ///   clips into transitions as OTIO means (the reference library's
-///   `track_with_expanded_transitions`) plays what Tape plays (``items(of:)``): two clips that
+///   `track_with_expanded_transitions`) plays what Tape plays (`items(of:)`): two clips that
 ///   crossfade (``Lane/isCrossfade(_:_:)``, as `tape clip crossfade` makes them) are one lane
 ///   with one transition between them; any other fade is a dissolve from or into a gap.
 /// - What OTIO has no field for is kept exactly in `metadata["tape"]`: on the timeline the
@@ -342,7 +342,8 @@ public enum OTIOExport {
     return after.timelineStart.frames + overlap / 2
   }
 
-  /// The clips whose fades a range edit cut (``Fade/silentCut``, ``Fade/fullCut``) and that
+  /// The clips whose fades a range edit cut (``/Timeline/Fade/silentCut``,
+  /// ``/Timeline/Fade/fullCut``) and that
   /// are not one side of a crossfade: OTIO's dissolves run from or to silence, so another tool
   /// fades them whole over the length that plays (Tape's own import keeps them exact).
   public static func partlyCutFades(_ project: Project) -> [Clip.ID] {

@@ -21,7 +21,7 @@ public protocol ImportIDs {
 }
 
 /// An OpenTimelineIO timeline read for import: its audio tracks as Tape tracks, before the
-/// media files are read (``media`` says which to read; ``commands(sources:lengths:ids:)``
+/// media files are read (``media`` says which to read; ``commands(sources:ids:)``
 /// then makes the project).
 ///
 /// - Tracks of kind `"Audio"` are imported; others (video) are counted in ``skippedTracks``.

@@ -3,7 +3,8 @@ public import Timeline
 
 extension ControlPort {
   /// `current` automation of this port after `edit`, its values read in the port's units and
-  /// checked against its range (``value(parsing:)``); nil when no point is left. A toggle,
+  /// checked against its range (``/Effects/ControlPort/value(parsing:)``); nil when no point is
+  /// left. A toggle,
   /// enumeration or integer port holds each value (its values are steps: a value between two
   /// is a setting nobody chose): its lanes are `hold` unless told otherwise, and `linear` is
   /// refused. `name` is how messages name the lane (`f1 gain`).

@@ -70,7 +70,7 @@ public struct SendRecord: @unchecked Sendable, BitwiseCopyable {
   public var buffer: UnsafeMutablePointer<Float>
   public var delayLine: UnsafeMutablePointer<DelayLine>
   public var state: UnsafeMutablePointer<RouteState>
-  /// The send's gain automation (``Timeline/Send/envelope``) on what it delivers, shifted to
+  /// The send's gain automation (``/Timeline/Send/envelope``) on what it delivers, shifted to
   /// the frames its target receives it at; nil for none.
   public var envelope: UnsafePointer<EnvelopeSegment>? = nil
   public var envelopeCount = 0
@@ -79,7 +79,7 @@ public struct SendRecord: @unchecked Sendable, BitwiseCopyable {
 /// One side chain of a routed plan as the kernel reads it: the source chain's output (after
 /// its chain, before its delay line, as a post-fader send taps it), delayed to reach the
 /// effect aligned with what the effect processes, at the source's mute, written into the
-/// effect's processors' side-chain inputs (``Effects/EffectProcessor/sidechainInput``).
+/// effect's processors' side-chain inputs (``/Effects/EffectProcessor/sidechainInput``).
 public struct SidechainRecord: @unchecked Sendable, BitwiseCopyable {
   /// The chain (``GraphView/chains``' index) it taps.
   public var source: Int
@@ -102,7 +102,7 @@ public struct SidechainRecord: @unchecked Sendable, BitwiseCopyable {
 public struct EffectSettings: @unchecked Sendable, BitwiseCopyable {
   public var values: UnsafePointer<Float>
   public var bypassed: Bool
-  /// False for a processor leaving its chain (see ``Effects/EffectProcessor/setPresent(_:)``).
+  /// False for a processor leaving its chain (see ``/Effects/EffectProcessor/setPresent(_:)``).
   public var present: Bool
   /// Its part in a reorder of its chain (``ReorderRole``'s raw value).
   public var role: UInt8
@@ -445,7 +445,8 @@ public enum EffectKernel {
   /// not `clearing`) at its post gain (ramping from the gain the bus had to this plan's over
   /// `rampFrames`), then runs the master chain on `output`. `frames` at most the rack's
   /// `maximumFrames`. For an offline render: one plan over the rack's life, whose delays
-  /// never change (a delay of 0 keeps no history; a player calls ``finishLive``).
+  /// never change (a delay of 0 keeps no history; a player calls
+  /// ``finishLive(_:frames:channels:into:rampFrames:latency:clearing:freeze:at:)``).
   ///
   /// - Note: Realtime-safe: no allocation, no locks (the processors' `process` is too).
   public static func finish(
@@ -523,7 +524,7 @@ public enum EffectKernel {
     automate(chain, at: time - Int64(latency - engagedLatency(chain)))
   }
 
-  /// A player's ``finish(_:frames:channels:into:rampFrames:clearing:)``: each delay line at the
+  /// A player's ``finish(_:frames:channels:into:rampFrames:clearing:at:)``: each delay line at the
   /// delay the player keeps it at (a chain new to the play starts at what `latency`, the
   /// graph's latency now, asks of it), not its plan's. During a freeze (`freeze` a drain or a
   /// shrink, see ``nextLiveStep(_:latency:maximumFrames:)``) no clip was mixed: the chain of
@@ -961,7 +962,7 @@ public enum EffectKernel {
   }
 
   /// Hands each processor of `graph` its settings in this plan: new values (continuous ones
-  /// ramp, see ``Effects/EffectProcessor/setTargets(_:)``) and bypass (a crossfade). What a
+  /// ramp, see ``/Effects/EffectProcessor/setTargets(_:)``) and bypass (a crossfade). What a
   /// player does when a plan starts to sound.
   ///
   /// - Note: Realtime-safe: no allocation, no locks.
@@ -1035,7 +1036,8 @@ public enum EffectKernel {
   }
 
   /// Renders `[from, from + frames)` of a plan with effects into `output`: its clips into their
-  /// buses, then ``finish(_:frames:channels:into:)``, in pieces of at most `maximumFrames`.
+  /// buses, then ``finish(_:frames:channels:into:rampFrames:clearing:at:)``, in pieces of at most
+  /// `maximumFrames`.
   /// Calls must follow the timeline in order (the effects keep state from one to the next).
   /// Returns the clip frames whose audio was not resident.
   ///
@@ -1260,7 +1262,7 @@ public enum EffectKernel {
 
 extension EffectKernel {
   /// What a player does next to bring its chains to its plan's: its processors' entries and
-  /// exits (see ``Effects/EffectProcessor/setPresent(_:)``) move the graph's latency only by
+  /// exits (see ``/Effects/EffectProcessor/setPresent(_:)``) move the graph's latency only by
   /// feeding the chains ahead (the delay lines of the others grow) or holding them back (the
   /// delay lines give out what they hold), so the sound never jumps and two readings of the
   /// signal are never mixed: a crossfade of a signal with itself delayed comb-filters it (64
@@ -1402,7 +1404,7 @@ extension EffectKernel {
   }
 
   /// Starts a player's chains afresh (its first plan, a seek, a loop wrap): every entry or
-  /// exit ends at once (``Effects/EffectProcessor/finishTransition()``) and each delay line is
+  /// exit ends at once (``/Effects/EffectProcessor/finishTransition()``) and each delay line is
   /// set to what the graph's latency asks of its chain. Returns that latency (the longest
   /// chain's plus the master's): what the player then feeds the chains ahead by, unheard.
   ///

@@ -21,7 +21,7 @@ public final class EffectRack: @unchecked Sendable {
   /// Effects whose plugin is missing play as if bypassed (with no latency) instead of refusing.
   public let bypassMissing: Bool
   /// For a player: after the first plan, a chain that changes its effects crossfades from the
-  /// old chain to the new (see ``chain(_:_:)``).
+  /// old chain to the new (see `chain(_:_:)`).
   public let live: Bool
   /// The project's folder, which effects' files stored relative to it are found in (nil: they
   /// are taken as they are, relative to the working directory).
@@ -76,7 +76,8 @@ public final class EffectRack: @unchecked Sendable {
 
   /// `effect`'s value of each of `plugin`'s control ports, in their order (the plugin's
   /// default for a port the effect does not name, and a stored value outside the port's range
-  /// brought to its nearer end, as ``check(_:catalog:)`` warns): what a processor takes.
+  /// brought to its nearer end, as ``check(_:catalog:projectFolder:)`` warns): what a processor
+  /// takes.
   public static func values(of effect: Effect, for plugin: PluginInfo) -> [Float] {
     plugin.controls.map { port in
       guard let stored = effect.parameters[port.symbol] else { return port.defaultValue }
@@ -621,12 +622,13 @@ final class SendBus: @unchecked Sendable {
   }
 }
 
-/// What ``EffectRack/check(_:catalog:)`` found in a project's effects, before a render or a
+/// What ``EffectRack/check(_:catalog:projectFolder:)`` found in a project's effects, before a
+/// render or a
 /// play starts.
 public struct EffectCheck: Sendable {
   /// Effects whose plugin is not installed, by id.
   public var missing: [(id: Effect.ID, plugin: String)] = []
-  /// Effects whose installed plugin Tape cannot run, with why (``PluginInfo/problem``).
+  /// Effects whose installed plugin Tape cannot run, with why (``/Effects/PluginInfo/problem``).
   public var unusable: [(id: Effect.ID, plugin: String, reason: String)] = []
   /// Effects that cannot give their plugin the file it needs, each with one line saying why
   /// and what to do (``EffectRack/fileProblem(_:_:projectFolder:)``).
@@ -733,9 +735,9 @@ final class ChainBus: @unchecked Sendable {
 ///
 /// An offline render asks each call for its plan's delay (constant: a render has one plan). A
 /// player sets the delay itself and changes it only by writing without reading
-/// (``push(_:frames:)``: it grows by as much) or reading without writing
-/// (``pull(into:frames:)``: it shrinks), so that what comes out never jumps nor mixes two
-/// readings of the signal (see ``EffectKernel/nextLiveStep(_:latency:)``).
+/// (`push(_:frames:)`: it grows by as much) or reading without writing
+/// (`pull(into:frames:)`: it shrinks), so that what comes out never jumps nor mixes two
+/// readings of the signal (see ``EffectKernel/nextLiveStep(_:latency:maximumFrames:)``).
 public struct DelayLine: @unchecked Sendable {
   let channels: Int
   let capacity: Int

@@ -105,7 +105,7 @@ public struct LiveStep: Sendable, BitwiseCopyable, Equatable {
 ///   that), so a whole play with no swap equals the offline render bit for bit. A quit
 ///   (``stop()``) fades out too, then ends the play.
 /// - Effects delay the mix by their latency: the clips are mixed that far ahead of the frame
-///   heard (``EngineState/effectsLatency``). At the start of a play, and after a seek or a loop
+///   heard (`EngineState/effectsLatency`). At the start of a play, and after a seek or a loop
 ///   wrap, the chains start afresh and are fed their latency ahead, unheard (a preroll), so
 ///   what fades in is the new place at once and every pass of a loop is its range exactly.
 ///   While playing, an effect's latency joins or leaves its chain only where the chains are
@@ -115,7 +115,7 @@ public struct LiveStep: Sendable, BitwiseCopyable, Equatable {
 ///   (``Status/missingFrames``); a loader thread keeps the playhead's audio resident.
 ///
 /// The audio thread calls ``render(_:frames:into:)`` with ``engine`` once per period; every
-/// other method is for other threads. Ramps and crossfades use ``Timeline/Easing/linear``, the
+/// other method is for other threads. Ramps and crossfades use ``/Timeline/Easing/linear``, the
 /// curve the animated diffs use too.
 ///
 /// ```swift

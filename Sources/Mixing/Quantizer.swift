@@ -8,7 +8,7 @@
 /// seeded by the caller, so a render is reproducible byte for byte.
 ///
 /// The random stream is counter-based: sample `n` of the stream (counting from 1, across
-/// calls) hashes `key ^ n` (``hash(_:)``, 32 bits, `key` derived from the seed) and reads its
+/// calls) hashes `key ^ n` (`hash(_:)`, 32 bits, `key` derived from the seed) and reads its
 /// two uniform values from the hash's two 16-bit halves. Nothing is carried from one sample to
 /// the next, so the loops are plain arithmetic that the compiler vectorizes: no branch, no
 /// conversion that can trap. Undithered, the arithmetic is in double and exact. Dithered at 16

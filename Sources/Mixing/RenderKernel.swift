@@ -10,15 +10,16 @@ public import Timeline
 /// The mix, for each audible clip and `0 ≤ i < length`:
 /// `out[timelineStart + i] += src[sourceRange.start + i] · gain · fade(i)`, where `gain` is clip
 /// gain × track gain × the pan law's factor for the output channel (see ``PanLaw``) and
-/// `fade(i)` is ``Timeline/FadeCurve/shape(_:)`` applied to the fade-in ramp `i / fadeIn` (for
+/// `fade(i)` is ``/Timeline/FadeCurve/shape(_:)`` applied to the fade-in ramp `i / fadeIn` (for
 /// `i < fadeIn`) times the fade-out ramp `(length − i) / fadeOut` (for `i ≥ length − fadeOut`),
-/// each ramp offset into a longer curve for a fade an edit cut (``Timeline/Fade/silentCut``).
+/// each ramp offset into a longer curve for a fade an edit cut (``/Timeline/Fade/silentCut``).
 /// The mix is a plain sum: no normalisation, no limiter.
 public enum RenderKernel {
   /// Renders `frames` frames starting at timeline frame `from` into `output`, interleaved with
   /// `plan.outputChannels` channels. `output` is overwritten (silence where nothing plays).
   ///
-  /// Every clip plays at its plan gain; see ``render(_:from:frames:into:clock:)`` for the
+  /// Every clip plays at its plan gain; see ``render(_:from:frames:into:clock:intoScratchBuses:)``
+  /// for the
   /// player's ramps.
   ///
   /// Returns how many clip frames could not be rendered because their source chunk was not
@@ -401,7 +402,7 @@ public enum RenderKernel {
 ///
 /// At output frame `t` (the player's clock) the gain is `to + (from − to)·(end − t)/length`
 /// before `end` and exactly `to` from `end` on: a straight line that lands on the new value
-/// (see ``Easing/linear``, the same shape the animated diffs use).
+/// (see ``/Timeline/Easing/linear``, the same shape the animated diffs use).
 public struct ClipRamp: Sendable, BitwiseCopyable, Equatable {
   public var fromLeft: Float
   public var fromRight: Float

@@ -38,7 +38,7 @@ public struct ClipRecord: @unchecked Sendable, BitwiseCopyable {
   public var fadeOutLength: Int64
   public var fadeInCurve: FadeCurve
   public var fadeOutCurve: FadeCurve
-  /// The fades' ``Timeline/Fade/silentCut`` and ``Timeline/Fade/curveLength``: where in its
+  /// The fades' ``/Timeline/Fade/silentCut`` and ``/Timeline/Fade/curveLength``: where in its
   /// curve each fade starts and how long the whole curve is (the length, for a whole fade).
   public var fadeInSkip: Int64 = 0
   public var fadeInSpan: Int64 = 0
@@ -50,18 +50,18 @@ public struct ClipRecord: @unchecked Sendable, BitwiseCopyable {
   /// soloed). The player ramps from one plan's values to the next's.
   public var gainLeft: Float
   public var gainRight: Float
-  /// The clip's id (``Timeline/Clip/ID``'s raw value).
+  /// The clip's id (``/Timeline/Clip/ID``'s raw value).
   public var clipID: Int64
   /// Its track's id.
   public var trackID: Int64
   /// A hash of what the clip plays (source, crop, place, fades, routing, its track's
   /// envelope; not its gains): equal in two plans when only its gains changed.
   public var layout: UInt64
-  /// Its track's volume automation (``Timeline/Envelope/segments()``), nil for none; owned by
+  /// Its track's volume automation (``/Timeline/Envelope/segments()``), nil for none; owned by
   /// the plan.
   public var envelope: UnsafePointer<EnvelopeSegment>?
   public var envelopeCount: Int
-  /// Its track's pan automation (``Timeline/ParameterEnvelope``'s segments, values −1 … +1)
+  /// Its track's pan automation (``/Timeline/ParameterEnvelope``'s segments, values −1 … +1)
   /// for a stereo output, nil for none; owned by the plan. With a lane, ``gainLeft`` and
   /// ``gainRight`` leave the pan out, and the kernel applies ``PanLaw`` at the lane's value
   /// frame by frame.
@@ -131,7 +131,8 @@ public struct PlanView: @unchecked Sendable, BitwiseCopyable {
 /// A snapshot compiled for rendering: every clip as a flat ``ClipRecord`` pointing at its
 /// source's chunk table, and the sources' audio kept alive for the plan's lifetime.
 ///
-/// Compiled off the audio thread from an immutable ``Project``; immutable afterwards (but for
+/// Compiled off the audio thread from an immutable ``/Timeline/Project``; immutable afterwards (but
+/// for
 /// the player's ramps, see ``PlanView/ramps``), so any number of threads may render from one
 /// plan at once.
 ///
@@ -314,7 +315,8 @@ public final class RenderPlan: @unchecked Sendable {
     ).sorted()
   }
 
-  /// The effect ids and chains the plan runs, for its rack's ``EffectRack/keepOnly(effects:owners:)``.
+  /// The effect ids and chains the plan runs, for its rack's
+  /// ``EffectRack/keepOnly(effects:owners:sends:)``.
   public var effectsInUse: (effects: Set<Effect.ID>, owners: Set<ChainOwner>) {
     (compiledGraph?.effectIDs ?? [], compiledGraph?.owners ?? [])
   }

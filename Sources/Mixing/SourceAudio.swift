@@ -9,7 +9,7 @@ import Atomics
 /// SIGBUS; a page that was not in memory stalled the audio thread on a disk read. Now a loader
 /// reads the cache with `pread` (a short read is an error message), verifies each chunk's
 /// checksum, and publishes it here; the kernel renders a chunk that is not resident as silence
-/// and counts it (``RenderPlan/missingFrames``), never blocking.
+/// and counts it (`RenderPlan/missingFrames`), never blocking.
 ///
 /// The loader decides which chunks are resident (the offline renderer: those the next batch
 /// reads; the player: those ahead of the playhead). A chunk is freed by ``evict(_:)``, which

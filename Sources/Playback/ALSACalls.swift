@@ -63,7 +63,8 @@ public struct DeviceRequest: Sendable, Hashable {
   /// device takes only multiples of JACK's own; behind ALSA's rate converter, which Tape uses
   /// only for a rate it cannot convert to itself, only periods that convert to such multiples).
   public var exactPeriod: Bool
-  /// Periods in the device's buffer (latency = period × periods); nil: ``automaticPeriods``.
+  /// Periods in the device's buffer (latency = period × periods); nil:
+  /// ``automaticPeriods(sampleRate:realtime:)``.
   public var periods: Int?
   /// The buffer exactly, in frames, over ``periods`` (a device opened again after a stop
   /// asks for the buffer it had).
@@ -109,7 +110,8 @@ public struct DeviceRequest: Sendable, Hashable {
     return min(Self.periodsRange.upperBound, max(4, (wanted + period - 1) / period))
   }
 
-  /// Seconds of buffer a player at normal priority asks for (see ``automaticPeriods``).
+  /// Seconds of buffer a player at normal priority asks for (see
+  /// ``automaticPeriods(sampleRate:realtime:)``).
   public static let normalPriorityBuffer = 0.08
 }
 

@@ -5,11 +5,11 @@ public import Timeline
 
 /// Plays a project through ALSA while it changes: every snapshot offered (an edit, an undo, a
 /// checkout, from this process or another) is compiled and swapped in on the audio thread
-/// without a click (see ``Mixing/LiveMixer``).
+/// without a click (see ``/Mixing/LiveMixer``).
 ///
 /// Three threads besides the caller's:
 /// - the **device thread** (SCHED_FIFO when permitted, its stack locked): renders a period with
-///   ``Mixing/LiveMixer/render(_:frames:into:)`` (no allocation, lock, reference counting or
+///   ``/Mixing/LiveMixer/render(_:frames:into:)`` (no allocation, lock, reference counting or
 ///   I/O: compiler-checked) and hands it to the device with the one blocking call,
 ///   `snd_pcm_writei`. Underruns are recovered and counted; a device that goes away ends the
 ///   play with an error;
@@ -32,10 +32,10 @@ public import Timeline
 /// ```
 public final class LivePlayer: @unchecked Sendable {
   /// Compiles a snapshot into a plan over decoded audio (every call must use the same
-  /// ``Mixing/SourceAudio`` objects for the same source, so that plans can share memory and
+  /// ``/Mixing/SourceAudio`` objects for the same source, so that plans can share memory and
   /// gains can ramp between them).
   ///
-  /// The plan must carry `version` and `sequence` (see ``Mixing/RenderPlan``).
+  /// The plan must carry `version` and `sequence` (see ``/Mixing/RenderPlan``).
   public typealias Compile =
     @Sendable (Project, _ version: Int64, _ sequence: Int64) throws ->
     RenderPlan
@@ -51,7 +51,7 @@ public final class LivePlayer: @unchecked Sendable {
     public var loop: Bool
     /// Whether a play to the project's end (not looping) goes on while its effects ring out:
     /// until the output stays under −90 dBFS for a second, at most 30 s, as a render's tail
-    /// (see ``Mixing/LiveMixer/ringOut(quiet:limit:threshold:)``).
+    /// (see ``/Mixing/LiveMixer/ringOut(quiet:limit:threshold:)``).
     public var ringsOut: Bool
 
     public init(
@@ -76,7 +76,7 @@ public final class LivePlayer: @unchecked Sendable {
     public var recoveredXruns: Int
     /// Dropouts ALSA did not report, found around a write: the device's buffer run past
     /// empty, the device thread late by more than the buffer and a period, or the process
-    /// stopped (SIGSTOP) while the device was open (see ``DropoutWatch``).
+    /// stopped (SIGSTOP) while the device was open (see `DropoutWatch`).
     public var unreportedXruns: Int
     /// In frames at ``deviceRate``.
     public var period: Int
@@ -204,7 +204,8 @@ public final class LivePlayer: @unchecked Sendable {
 
   /// Asked by the planner when no new snapshot waits: whether compiling the snapshot playing
   /// again would give another plan (effects that have left their chains, now the identity,
-  /// to let go of). Then it does, and swaps it in (cause `refresh`). Set before ``start``.
+  /// to let go of). Then it does, and swaps it in (cause `refresh`). Set before
+  /// ``start(_:version:cause:)``.
   public var refresh: (@Sendable () -> Bool)?
 
   /// Where the play was heard, and when, after each write (see ``StreamClock``): what a
@@ -393,7 +394,7 @@ public final class LivePlayer: @unchecked Sendable {
     loaderWake.signal()
   }
 
-  /// Ends the play: it fades out over 5.3 ms (see ``Mixing/LiveMixer/stop()``), and what the
+  /// Ends the play: it fades out over 5.3 ms (see ``/Mixing/LiveMixer/stop()``), and what the
   /// device holds plays out before it closes (a quit is heard within a buffer, and never ends
   /// on a sample at full level).
   public func stop() {
@@ -474,7 +475,7 @@ public final class LivePlayer: @unchecked Sendable {
 
   /// Counts a SIGCONT: the process was stopped and continued. A player whose device was open
   /// meanwhile (a stop it did not see coming: SIGSTOP) counts it as a dropout, since its
-  /// JACK client stopped with it (see ``DropoutWatch``). Call it from a SIGCONT handler:
+  /// JACK client stopped with it (see `DropoutWatch`). Call it from a SIGCONT handler:
   /// async-signal-safe (one atomic add), once ``continuations`` has been read (which makes
   /// the counter).
   public static func noteContinued() {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// How Tape converts a project's rate to a device's (``RateConverter``'s filter), as a player
+/// How Tape converts a project's rate to a device's (`RateConverter`'s filter), as a player
 /// reports it.
 public struct RateConversion: Sendable, Equatable {
   public let inputRate: Int

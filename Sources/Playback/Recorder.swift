@@ -7,7 +7,7 @@ import Synchronization
 /// Two threads besides the caller's:
 /// - the **device thread** (SCHED_FIFO when permitted, its stack and buffers locked): reads a
 ///   period with the one blocking call, `snd_pcm_readi`, measures its peak
-///   (``CaptureLevels``) and pushes it into a lock-free ring (``CaptureRing``). It allocates,
+///   (`CaptureLevels`) and pushes it into a lock-free ring (`CaptureRing`). It allocates,
 ///   locks and writes nothing else: a full ring drops the period and counts it, never waits;
 /// - the **writer thread**: takes what the ring holds every 50 ms (or when woken) and passes
 ///   it to `write` (the take's file), then calls `tick` (which rewrites the file's header).

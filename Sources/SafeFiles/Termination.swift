@@ -42,7 +42,7 @@ public enum Termination {
   /// Installs the handler for SIGINT, SIGTERM and SIGHUP, and ignores SIGPIPE (a reader that
   /// goes away is then a write error that Tape reports, not a silent death).
   ///
-  /// - Parameter message: printed on stderr, as one `error:` line, when a signal stops the
+  /// - Parameter text: printed on stderr, as one `error:` line, when a signal stops the
   ///   command; nil prints nothing.
   public static func install(message text: String? = nil) {
     install(message: text, signals: [SIGINT, SIGTERM, SIGHUP])

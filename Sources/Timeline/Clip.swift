@@ -5,7 +5,8 @@
 /// `timelineStart`:
 /// `out[timelineStart + i] += source[sourceRange.start + i] · gain · fade(i)` for
 /// `0 ≤ i < sourceRange.count`. Clips are immutable values; the edit functions
-/// (``split(at:newID:)``, ``trimmed(start:end:)``, ``moved(to:)``…) return new clips.
+/// (``split(at:newID:sampleRate:)``, ``trimmed(start:end:sampleRate:)``, ``moved(to:)``…) return
+/// new clips.
 ///
 /// ```swift
 /// let clip = Clip(id: Clip.ID(1), source: Source.ID(1), timelineStart: 48_000,

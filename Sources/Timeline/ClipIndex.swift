@@ -1,7 +1,7 @@
 internal import HashTreeCollections
 
 /// Where each clip of a project is: its track and its start, so that a clip is found by a
-/// binary search in its track (clips are kept in ``Clip/timelineOrder``) instead of a scan of
+/// binary search in its track (clips are kept in ``Clip/timelineOrder(_:_:)``) instead of a scan of
 /// the whole project.
 ///
 /// Whoever holds successive snapshots (the store) keeps one index per snapshot, updated for the

@@ -1,6 +1,6 @@
 public import HashTreeCollections
 
-/// A track's clips, in the order they were put there (``Clip/timelineOrder`` on a track): an
+/// A track's clips, in the order they were put there (``Clip/timelineOrder(_:_:)`` on a track): an
 /// array to read, a persistent structure underneath, so that snapshots share it.
 ///
 /// The clips are held in chunks of up to ``chunkCapacity`` clips, and an id → start map (a CHAMP
@@ -244,7 +244,8 @@ public struct ClipList: Sendable {
   }
 
   /// Removes the clips with `ids` and inserts `clips` in timeline order: the same list as
-  /// ``remove(ids:)`` then ``insertInOrder(_:)``, for a list in timeline order, in one pass
+  /// ``remove(ids:)`` then ``insertInOrder(_:)-(Collection<Clip>)``, for a list in timeline order,
+  /// in one pass
   /// over the chunks the changes touch. Each touched chunk is copied once however many of its
   /// clips change (the others stay shared), and a clip put back at its own start with its own
   /// id leaves the id map as it was: O(k log n + touched chunks × their size + n / 64) for k

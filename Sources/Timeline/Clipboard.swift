@@ -3,7 +3,8 @@
 /// envelope over it.
 ///
 /// Made by ``Project/copyRange(_:tracks:name:)`` and placed by
-/// ``Project/paste(_:at:tracks:ripple:newClipID:)``. Every time in a clipboard is relative to
+/// ``Project/paste(_:at:tracks:ripple:overwrite:newClipID:)``. Every time in a clipboard is
+/// relative to
 /// the range's start, so a clipboard does not depend on where it was copied from; the pieces
 /// name the sources they play, which must still be in the project when it is pasted.
 ///

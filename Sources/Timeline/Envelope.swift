@@ -338,7 +338,7 @@ extension Envelope {
   /// clips: the gain before the range is what it was, and from the range's start on what it
   /// was `range.count` frames later. Points in the range go; a point just before it and one at
   /// its start carry the gains either side of the cut (one frame apart, so every frame keeps
-  /// its gain), and the shapes of the segments they cut (``explicitShape(at:)``), so the gain
+  /// its gain), and the shapes of the segments they cut (`explicitShape(at:)`), so the gain
   /// between them and the points beyond runs exactly as it did. The result is
   /// ``compacted()``: a cut where the gain is flat adds no point.
   public func removing(_ range: FrameRange) -> Envelope {

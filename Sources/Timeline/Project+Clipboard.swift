@@ -162,7 +162,7 @@ extension Envelope {
   /// The gain over `range` as an envelope of its own, its times from the range's start: a
   /// point at 0 with the gain at the range's start, the points inside it, and a point at its
   /// last frame with the gain there, each shape made explicit where a segment is cut
-  /// (``explicitShape(at:)``), the last one a hold. Every frame of the range has the gain it
+  /// (`explicitShape(at:)`), the last one a hold. Every frame of the range has the gain it
   /// had (``replacing(_:with:)`` puts it back).
   public func excerpt(_ range: FrameRange) -> Envelope {
     let (a, b) = (range.start.frames, range.end.frames)

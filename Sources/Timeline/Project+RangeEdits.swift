@@ -15,7 +15,8 @@ extension Project {
   /// remains (``Fade/silentCut``, ``Fade/fullCut``), the rule envelopes follow. A new edge that
   /// cut no fade is a hard cut, or fades over `edgeFade` when its length is not zero; an edge
   /// fade that does not fit beside a part's other fade is refused, naming every such part at
-  /// once (``TimelineError/edgeFadeDoesNotFit``, ``TimelineError/edgeFadesDoNotFit``).
+  /// once (``TimelineError/edgeFadeDoesNotFit(clip:end:fade:room:otherFade:sampleRate:)``,
+  /// ``TimelineError/edgeFadesDoNotFit(_:sampleRate:)``).
   ///
   /// ```swift
   /// // Remove the "um" at 12.3–12.8 s from every track and close the gap.
@@ -155,7 +156,8 @@ extension Project {
   /// (``Envelope/removing(_:)``).
   ///
   /// A ripple removal of a clip that another clip overlaps is refused
-  /// (``TimelineError/rippleOverlap``): the overlapping clip would stay where it is while the
+  /// (``TimelineError/rippleOverlap(removed:range:staying:track:envelope:sampleRate:)``): the
+  /// overlapping clip would stay where it is while the
   /// clips after the hole (and the envelope) moved left into it. Cutting the clip's time from
   /// the track (``cutRange(_:tracks:ripple:edgeFade:crossfade:newClipID:)``) cuts both.
   public func removeClip(_ id: Clip.ID, ripple: Bool) throws(TimelineError) -> [Command] {

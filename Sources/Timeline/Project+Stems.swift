@@ -74,7 +74,8 @@ extension Project {
   ///
   /// Rule: a track the mix does not hear gets no stem unless `allTracks`. Why: stems are the
   /// mix taken apart, and they add up to it only if each is a track the mix plays; a muted
-  /// track's stem would be sound the mix never had. What if the mix hears no track: ``stems``
+  /// track's stem would be sound the mix never had. What if the mix hears no track:
+  /// ``StemSelection/stems``
   /// is empty, and a stems render has nothing to write.
   ///
   /// ```swift

@@ -7,7 +7,8 @@ extension Project {
   /// the markers.
   ///
   /// Throws the first problem found. The store validates only what a commit touches
-  /// (``validate(_:)-clip``, ``validate(_:)-track``), so this full check is for tests, imports
+  /// (``validate(_:)-(Clip)``, ``Track/validateSettings(sampleRate:)``), so this full check is for
+  /// tests, imports
   /// and diagnostics.
   public func validate() throws(TimelineError) {
     try validateFormat()

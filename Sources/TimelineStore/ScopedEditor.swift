@@ -42,17 +42,18 @@ public struct EditScope: Sendable, Hashable {
 /// ``ScopedCommit/needsWholeProject``, having changed nothing, and the caller makes the edit
 /// on a whole ``TimelineStore``. The rule of what a part may change:
 /// - a clip it read, or a new clip (an id allocated by this edit), through
-///   ``Timeline/Command/setClip(_:track:)``, on a track of the project; a name given to a clip
+///   ``/Timeline/Command/setClip(_:track:)``, on a track of the project; a name given to a clip
 ///   (new, or other than its own) must be one of the scope's names, so that every clip that
 ///   has it was read and the model's check that names are unique sees them;
-/// - clips it read, through ``Timeline/Command/removeClips(_:)``.
+/// - clips it read, through ``/Timeline/Command/removeClips(_:)``.
 /// Every other command (sources, tracks, effects, markers, master gain) needs the whole
 /// project.
 public final class ScopedEditor: Sendable {
   private let store: TimelineStore
 
   /// Opens `path` for writing (an older file is upgraded in place, as by
-  /// ``TimelineStore/open(at:access:busyTimeout:durability:)``), reading no project yet.
+  /// ``TimelineStore/open(at:access:busyTimeout:durability:keepingLargeMovesPending:)``), reading
+  /// no project yet.
   public init(
     at path: String, busyTimeout: TimeInterval = TimelineStore.defaultBusyTimeout,
     durability: TimelineStore.Durability = .full
@@ -84,7 +85,7 @@ public final class ScopedEditor: Sendable {
 
   /// ``TimelineStore/commit(label:coalescingKey:_:)`` on the part of the project `scope`
   /// names, read in the write transaction (so another process's commits are in it). `edit`
-  /// gets that part as a ``Timeline/Project`` holding only those clips: it must look up no
+  /// gets that part as a ``/Timeline/Project`` holding only those clips: it must look up no
   /// other clip, and may return `nil` to say it needs the whole project.
   public func commit(
     scope: EditScope, label: String,

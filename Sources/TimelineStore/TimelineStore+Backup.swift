@@ -20,7 +20,7 @@ extension TimelineStore {
   /// a copy of the file alone may lack the latest versions while a process has the project
   /// open. The copy is one read transaction (`VACUUM INTO`): it never waits for an editor and
   /// never makes one wait, and holds every version committed when it began. It is a project of
-  /// its own, with a log token of its own (``LogOwnership``): put back in place of the original,
+  /// its own, with a log token of its own (`LogOwnership`): put back in place of the original,
   /// a log the original left is not applied to it.
   ///
   /// The copy appears complete or not at all, built in a private folder beside `destination` and

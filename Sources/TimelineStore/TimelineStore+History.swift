@@ -85,7 +85,7 @@ extension TimelineStore {
 
   /// Makes `version` the head, on any branch: the changes from the head up to the common
   /// ancestor are reversed and those down to `version` applied, merged first so that each
-  /// differing row is written once (see ``HistoryBlocks``).
+  /// differing row is written once (see `HistoryBlocks`).
   @discardableResult
   public func checkout(_ version: Int64) throws(StoreError) -> StoreSnapshot {
     try move(.checkout, Self.checkoutTarget(version))
@@ -204,7 +204,7 @@ extension TimelineStore {
   /// The project as it was at `version`, without moving the head.
   ///
   /// A read transaction only: the net change of the path from the head to `version` (see
-  /// ``HistoryBlocks``) applied in memory to the head's snapshot. Never blocked by a writer,
+  /// `HistoryBlocks`) applied in memory to the head's snapshot. Never blocked by a writer,
   /// never blocking one, never writing.
   public func project(at version: Int64) throws(StoreError) -> Project {
     do {
@@ -408,7 +408,7 @@ public struct VerificationReport: Sendable, Hashable, Codable {
   /// stands for.
   public let historyBlocks: Int
   public let historyBlocksMatch: Bool
-  /// The row changes a large history move left to write (``PendingMove``; 0 when none), and
+  /// The row changes a large history move left to write (`PendingMove`; 0 when none), and
   /// whether the stored change can be read, equals what history says between the version the
   /// rows hold and the head, and finds the rows it covers as it expects (true when there is
   /// none).
@@ -425,7 +425,7 @@ extension TimelineStore {
   /// Checks the file and its history without changing anything: SQLite's integrity check, the
   /// foreign keys, that undoing everything from the head (in a read) reaches what the root
   /// version stores (the empty project for version 1), that every history block equals the
-  /// versions it stands for, merged one by one, and that a pending move (``PendingMove``)
+  /// versions it stands for, merged one by one, and that a pending move (`PendingMove`)
   /// finds the rows it covers as it expects.
   public func verify() throws(StoreError) -> VerificationReport {
     do {

@@ -87,7 +87,7 @@ extension TimelineStore {
     }
   }
 
-  /// How many writes this store has made through ``write(_:_:)`` (tests check that every
+  /// How many writes this store has made through `write(_:_:)` (tests check that every
   /// public operation that changes a project goes through it).
   public var writeCount: Int { writes.load(ordering: .relaxed) }
 

@@ -156,7 +156,7 @@ public final class TimelineStore: Sendable {
   public let path: String
   public let access: Access
   /// What opening the project did that its user should know, a line each: a log beside the
-  /// file that was another file's, set aside (``LogOwnership``).
+  /// file that was another file's, set aside (`LogOwnership`).
   public let notes: [String]
   /// Whether commits made after opening can be seen: false for an immutable read.
   public var canFollow: Bool { immutableIdentity == nil }
@@ -311,7 +311,7 @@ public final class TimelineStore: Sendable {
   /// Creates a new, empty project file at `path` (version 1, "New project").
   ///
   /// The file appears complete or not at all: it is built in a private folder beside `path`
-  /// (``SafeFiles/PrivateFolder``) and linked into place, which never replaces a file that
+  /// (``/SafeFiles/PrivateFolder``) and linked into place, which never replaces a file that
   /// appeared there meanwhile.
   public static func create(
     at path: String, sampleRate: Int = 48_000, channels: Int = 2
@@ -396,7 +396,7 @@ public final class TimelineStore: Sendable {
   /// for reading only, whoever owns it and wherever it is.
   ///
   /// With `keepingLargeMovesPending` (the default) a history move of many rows keeps its change
-  /// in one row, written to the rows by the next edit or the close (``PendingMove``): the move
+  /// in one row, written to the rows by the next edit or the close (`PendingMove`): the move
   /// returns sooner, and moves back and forth compose. A process that closes the store right
   /// after one move (a command line's undo) passes false: the close would write the rows at
   /// once, and keeping them pending first only adds the check and a commit.
@@ -770,7 +770,7 @@ public final class TimelineStore: Sendable {
   /// `milliseconds` for other connections' transactions; for a process that is stopping (a
   /// signal) with its own connections still open, so that, if it was the last, the file alone
   /// holds every committed version. Another process's later commits go on as usual. Does
-  /// nothing where this user may not write the project (see ``closeLogIfLast(_:)``).
+  /// nothing where this user may not write the project (see `closeLogIfLast(_:)`).
   public static func foldLog(at path: String, waitingUpTo milliseconds: Int32 = 1_000) {
     withFoldingConnection(path) { handle in
       _ = tape_sqlite_no_checkpoint_on_close(handle)
