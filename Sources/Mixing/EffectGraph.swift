@@ -88,7 +88,7 @@ public struct SidechainRecord: @unchecked Sendable, BitwiseCopyable {
   public var target: UnsafeMutablePointer<Float>
   public var second: UnsafeMutablePointer<Float>?
   /// 1, or 0 when its source is muted (or silent and keying no track that sounds: see
-  /// ``Timeline/Project/keyingTracks(for:)``).
+  /// ``/Timeline/Project/keyingTracks(for:)``).
   public var gain: Float
   /// Frames the copy is delayed by to line up with the effect's input.
   public var delay: Int

@@ -5,12 +5,12 @@ import Synchronization
 /// so the performer hears the input while recording (`tape record --monitor`).
 ///
 /// The recorder's device thread converts each period it reads to float at the output's
-/// channels (``MonitorFeed/push(_:frames:format:)``) and pushes it into a lock-free ring; the
+/// channels (`MonitorFeed.push(_:frames:format:)`) and pushes it into a lock-free ring; the
 /// monitor's own device thread takes up to a period from the ring for each write (silence
 /// where the ring has less: the device keeps its pace) and writes it. Neither thread
 /// allocates, locks or does file I/O; the one blocking call is the write.
 ///
-/// The latency (``latency``) is the capture's period (a frame is heard once the period that
+/// The latency (``latency(capturePeriod:)``) is the capture's period (a frame is heard once the period that
 /// holds it has been read) plus the output's buffer (what the device holds before a frame
 /// sounds).
 ///
@@ -98,6 +98,11 @@ public final class Monitor: @unchecked Sendable {
     guard let output else { return (0, 0) }
     return (output.period, output.bufferFrames)
   }
+
+  /// The latency in frames from a frame captured to it heard: the capture's period
+  /// (`capturePeriod`; a frame is heard once the period that holds it has been read) plus the
+  /// output's buffer.
+  public func latency(capturePeriod: Int) -> Int { capturePeriod + granted.bufferFrames }
 
   /// Starts the monitor's device thread (silence until the recorder sends what it captures);
   /// nothing for a monitor mixed into a player.

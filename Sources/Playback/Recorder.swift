@@ -128,7 +128,7 @@ public final class Recorder: @unchecked Sendable {
   }
   /// Where the take has gaps so far: the take frame after which each overrun (of the device,
   /// or of the ring) lost audio, in order; periods lost one after another are one gap. At
-  /// most ``OverrunLog/capacity`` are kept (the count of overruns goes on). Any thread.
+  /// most `OverrunLog.capacity` are kept (the count of overruns goes on). Any thread.
   public var gapFrames: [Int64] { gaps.frames }
 
   /// The loudest sample since the last call (a share of full scale), and samples at full

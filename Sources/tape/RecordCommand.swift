@@ -344,7 +344,7 @@ struct Record: ParsableCommand {
     if !report.realtimePriority { summary += " (no realtime priority)" }
     writeOut(escaped(summary) + "\n")
     if let monitoring {
-      let latency = recorder.granted.period + monitoring.granted.bufferFrames
+      let latency = monitoring.latency(capturePeriod: recorder.granted.period)
       writeOut(
         escaped(
           "tape record: monitored on \(monitoring.device): latency \(latency) frames (\(String(format: "%.2f ms", Double(latency) / Double(current.sampleRate) * 1_000))): the capture's period \(recorder.granted.period) + the output's buffer \(monitoring.granted.bufferFrames)"
@@ -404,7 +404,7 @@ struct Record: ParsableCommand {
           ?? (punchIn != nil
             ? "Punch \(name) on \(trackID)"
             : loop ? "Record takes \(name) on \(trackID)" : "Record \(name) on \(trackID)"))
-    } catch where diskFull {
+    } catch  where diskFull {
       // Not added: the note (where it lands, its punch, loop and gaps) stays for --recover.
       progress.save(final)
       // A ToolFailure: exit 74 (an I/O error), its message as it is.

@@ -66,6 +66,9 @@ import Timeline
       settled.allSatisfy { $0 == Int64(period) },
       "steps \(Set(settled)) from \(first) to \(last)")
     // Raw, they would wrap: every position modulo the loop is in the range.
-    #expect(entries.allSatisfy { range.contains(range.lowerBound + ($0.position - range.lowerBound) % length) })
+    #expect(
+      entries.allSatisfy {
+        range.contains(range.lowerBound + ($0.position - range.lowerBound) % length)
+      })
   }
 }
