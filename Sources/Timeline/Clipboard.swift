@@ -94,12 +94,21 @@ public struct Clipboard: Sendable, Hashable, Codable {
   public var tracks: [CopiedTrack]
   /// In timeline order (offset, then the track's place in ``tracks``, then the clip's id).
   public var pieces: [Piece]
+  /// Whether it holds its tracks' pan lanes and sends' envelopes (every clipboard copied since
+  /// they were kept; false for one kept by an older Tape, which knew none): a paste of one
+  /// without leaves the target's lanes as they are, where one with them lays them over the
+  /// range (a track copied without a pan lane flattening the target's to its own pan).
+  public var keepsLanes: Bool
 
-  public init(name: String, range: FrameRange, tracks: [CopiedTrack], pieces: [Piece]) {
+  public init(
+    name: String, range: FrameRange, tracks: [CopiedTrack], pieces: [Piece],
+    keepsLanes: Bool = true
+  ) {
     self.name = name
     self.range = range
     self.tracks = tracks
     self.pieces = pieces
+    self.keepsLanes = keepsLanes
   }
 
   /// How long it is: the range's length (silence copied at either end included).

@@ -128,7 +128,7 @@ extension Project {
           range, with: copiedTrack.envelope ?? flat)
         edited.envelope = edited.envelope == nil && replaced == flat ? nil : replaced
       }
-      if edited.panEnvelope != nil || copiedTrack.panEnvelope != nil {
+      if clipboard.keepsLanes, edited.panEnvelope != nil || copiedTrack.panEnvelope != nil {
         let own = Envelope(points: [Envelope.Point(time: .zero, decibels: edited.pan)])
         let replaced = (edited.panEnvelope?.curve ?? own).replacing(
           range, with: copiedTrack.panEnvelope?.curve ?? own)

@@ -104,6 +104,20 @@ extension Take {
     }
     return passes
   }
+
+  /// Where a gap (an overrun) after take frame `gap` of a loop's capture lands: which of
+  /// `passes` holds it (a gap on the border of two is the later pass's: its first frame is
+  /// the one after the gap) and the timeline frame there; nil when no pass holds it (it fell
+  /// before the first, or in a last stretch too short to keep).
+  public static func place(gap: Int64, in passes: [Pass]) -> (pass: Int, position: FramePosition)? {
+    guard
+      let index = passes.lastIndex(where: {
+        $0.sourceRange.start.frames <= gap && gap <= $0.sourceRange.end.frames
+      })
+    else { return nil }
+    let pass = passes[index]
+    return (index, pass.timelineStart + FrameCount(gap - pass.sourceRange.start.frames))
+  }
 }
 
 extension Project {

@@ -509,6 +509,9 @@ enum Schema {
             CHECK (sendID IS NOT NULL OR points IS NOT NULL),
             PRIMARY KEY (clipboard, position)
           );
+          -- Whether a clipboard keeps its lanes (1 for every one copied from now on): a paste
+          -- of one kept before (0) leaves the target's lanes alone.
+          ALTER TABLE clipboard ADD COLUMN lanes INTEGER NOT NULL DEFAULT 0 CHECK (lanes IN (0, 1));
           """)
     }
     migrator.registerMigration("v21") { db in

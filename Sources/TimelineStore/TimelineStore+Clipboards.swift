@@ -34,10 +34,10 @@ extension TimelineStore {
         let replaced = try Self.deleteClipboard(clipboard.name, db)
         try db.execute(
           sql:
-            "INSERT INTO clipboard (name, rangeStart, length, version, createdAt) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO clipboard (name, rangeStart, length, version, createdAt, lanes) VALUES (?, ?, ?, ?, ?, ?)",
           arguments: [
             clipboard.name, clipboard.range.start.frames, clipboard.range.count.frames,
-            try Head.read(db).version, now(),
+            try Head.read(db).version, now(), clipboard.keepsLanes ? 1 : 0,
           ])
         for (position, track) in clipboard.tracks.enumerated() {
           try db.execute(
@@ -113,10 +113,12 @@ extension TimelineStore {
         guard try db.tableExists("clipboard") else { return [] }
         let filter = name == nil ? "" : " WHERE name = ?"
         let arguments: StatementArguments = name.map { [$0] } ?? []
+        // Whether each keeps its lanes (v20); none did before.
+        let lanes = try db.columns(in: "clipboard").contains { $0.name == "lanes" }
         let heads = try Row.fetchAll(
           db,
           sql:
-            "SELECT name, rangeStart, length, version, createdAt FROM clipboard\(filter) ORDER BY name",
+            "SELECT name, rangeStart, length, version, createdAt\(lanes ? ", lanes" : "") FROM clipboard\(filter) ORDER BY name",
           arguments: arguments)
         var tracks: [String: [Clipboard.CopiedTrack]] = [:]
         for row in try Row.fetchAll(
@@ -228,7 +230,8 @@ extension TimelineStore {
           let created: Int64 = try row.value("createdAt", of: "clipboard")
           return SavedClipboard(
             clipboard: Clipboard(
-              name: owner, range: range, tracks: tracks[owner] ?? [], pieces: pieces[owner] ?? []),
+              name: owner, range: range, tracks: tracks[owner] ?? [], pieces: pieces[owner] ?? [],
+              keepsLanes: lanes ? (try row.value("lanes", of: "clipboard") as Int64) != 0 : false),
             version: try row.value("version", of: "clipboard"),
             date: Date(timeIntervalSince1970: Double(created) / 1000))
         }

@@ -180,6 +180,12 @@ struct Record: ParsableCommand {
           "--loop and --punch-in/--punch-out do not go together yet; record the takes with --loop, or punch one take"
         )
       }
+      // The takes are of the range itself: a loop's passes land where they were heard.
+      guard at == nil else {
+        throw ValidationError(
+          "--loop keeps its takes where the range plays (--from to --to); leave out --at, or record without --loop to place one take elsewhere"
+        )
+      }
     }
     if (punchIn == nil) != (punchOut == nil) {
       throw ValidationError(
@@ -422,7 +428,7 @@ struct Record: ParsableCommand {
     if !clip.markers.isEmpty {
       writeOut(
         escaped(
-          "tape record: the take's gaps (overruns) marked \(clip.markers.joined(separator: ", "))")
+          "tape record: the take's gaps (overruns): \(clip.markers.joined(separator: "; "))")
           + "\n")
     }
     if diskFull {
@@ -611,7 +617,7 @@ struct Record: ParsableCommand {
     if !added.markers.isEmpty {
       writeOut(
         escaped(
-          "tape record: the takes' gaps (overruns) marked \(added.markers.joined(separator: ", "))")
+          "tape record: the takes' gaps (overruns): \(added.markers.joined(separator: "; "))")
           + "\n")
     }
     try MutationOutput(version: added.version, ids: added.ids).print(json: options.json)
@@ -665,11 +671,13 @@ enum PendingTakes {
     }
     var clips: [String] = []
     var markers: [String] = []
+    var keptGaps: [String] = []
     let result = try store.edit(label: label) { project, ids in
       var changed = project
       var commands: [Command] = []
       clips = []
       markers = []
+      keptGaps = []
       for (note, info) in sources {
         let source = Source(
           id: ids.newSourceID(), path: storedPath(info.path, project: file),
@@ -677,16 +685,39 @@ enum PendingTakes {
           frameCount: FrameCount(info.frameCount))
         var made: [Command] = [.setSource(source)]
         changed = try changed.applying(made)
-        // The gaps that land on the timeline (a punch keeps only its own range), as markers
-        // numbered after the project's own overrunN.
+        // A loop's passes: each a take of the range, from its stretch of the one capture.
+        let loop = note.loop.map {
+          FrameRange(start: FramePosition($0.lowerBound), end: FramePosition($0.upperBound))
+        }
+        let passes = loop.map {
+          Take.passes(
+            landing: note.timelineStart, range: $0, captured: info.frameCount,
+            minimumPartial: Int64(rate))
+        }
+        // The gaps that land on the timeline (a punch keeps only its own range; a loop, the
+        // pass that plays: a gap in a kept take is said, not marked), as markers numbered
+        // after the project's own overrunN.
         let kept =
           note.punch.map {
             ($0.lowerBound - Int64(rate / 200))..<($0.upperBound + Int64(rate / 200))
           }
           ?? note.timelineStart..<(note.timelineStart + Int64(info.frameCount) + 1)
         for gap in note.overruns ?? [] {
-          let position = note.timelineStart + gap
-          guard position >= 0, kept.contains(position) else { continue }
+          var position = note.timelineStart + gap
+          if let passes {
+            guard let placed = Take.place(gap: gap, in: passes) else { continue }
+            position = placed.position.frames
+            guard placed.pass == passes.count - 1 else {
+              let number = placed.pass + 1
+              keptGaps.append(
+                "take \(number) of \(note.take) has a gap at \(TimeDisplayOption.show(position, sampleRate: rate, frames: false))"
+              )
+              continue
+            }
+          } else if !kept.contains(position) {
+            continue
+          }
+          guard position >= 0 else { continue }
           var number = 1
           while changed.marker(named: "overrun\(number)") != nil { number += 1 }
           let marker = try changed.addMarker(
@@ -694,7 +725,7 @@ enum PendingTakes {
           changed = try changed.applying(marker)
           commands += marker
           markers.append(
-            "overrun\(number) at \(TimeDisplayOption.show(position, sampleRate: rate, frames: false))"
+            "marked overrun\(number) at \(TimeDisplayOption.show(position, sampleRate: rate, frames: false))"
           )
         }
         if let punch = note.punch.map({
@@ -716,13 +747,8 @@ enum PendingTakes {
           }
           continue
         }
-        if let loop = note.loop.map({
-          FrameRange(start: FramePosition($0.lowerBound), end: FramePosition($0.upperBound))
-        }) {
+        if let loop, let passes {
           // One take per pass over the range, all from the one capture: the last plays.
-          let passes = Take.passes(
-            landing: note.timelineStart, range: loop, captured: info.frameCount,
-            minimumPartial: Int64(rate))
           let clipsMade = passes.map { pass in
             Clip(
               id: ids.newClipID(), source: source.id, timelineStart: pass.timelineStart,
@@ -747,7 +773,7 @@ enum PendingTakes {
       }
       return commands
     }
-    return (result.version, clips, markers)
+    return (result.version, clips, markers + keptGaps)
   }
 
   /// The line every command on `file` says when a take waits to be recovered; nil when none.

@@ -310,6 +310,39 @@ struct CopyPasteTests {
   /// would sound otherwise), the stretch renders as the range did, through the send's bus
   /// too; pasted with --ripple, the whole render is the old one with the range inserted (the
   /// send's envelope after the gap moved with the clips). Undo restores the render.
+  /// A clipboard kept by a Tape that knew no lanes (its `lanes` flag 0, as v20 leaves every
+  /// older one) holds none: its paste leaves the target track's pan lane as it is, where one
+  /// copied now lays the copied track's pan over the range (found by review: the old one
+  /// flattened the lane to the track's own pan).
+  @Test func aClipboardFromBeforeLanesLeavesThePanLaneAlone() throws {
+    let space = try Workspace()
+    let song = space.path("old.tape")
+    try space.tape("new", song)
+    try space.tape("import", song, TestAudio.path("speech-mono-48k-16.wav"))
+    try space.tape("track", "add", song, "Voice")
+    try space.tape("clip", "add", song, "t1", "s1", "--at", "0", "--length", "3s")
+    try space.tape("copy", song, "--from", "1s", "--to", "2s", "--tracks", "t1", "--as", "old")
+    try sqlite3(song, "UPDATE clipboard SET lanes = 0 WHERE name = 'old'")
+    try space.tape("track", "envelope", song, "t1", "--pan", "--set", "4s:-1,6s:1")
+    // The lane's points, as (frame, value).
+    let lane = { () throws -> [[Double]] in
+      let json = try #require(
+        try parseJSON(space.tape("ls", song, "--json").stdout) as? [String: Any])
+      let track = try #require((json["tracks"] as? [[String: Any]])?.first)
+      return ((track["panAutomation"] as? [[String: Any]]) ?? []).map {
+        [Double($0["frame"] as? Int ?? -1), $0["value"] as? Double ?? .nan]
+      }
+    }
+    let before = try lane()
+    try space.tape("paste", song, "old", "--at", "4.5s")
+    #expect(try lane() == before, "the lane over 4.5–5.5 s kept")
+    // The same range copied now carries the track's (lane-less) pan over the range.
+    try space.tape("undo", song)
+    try space.tape("copy", song, "--from", "1s", "--to", "2s", "--tracks", "t1", "--as", "new")
+    try space.tape("paste", song, "new", "--at", "4.5s")
+    #expect(try lane() != before, "a clipboard with lanes lays its pan over the range")
+  }
+
   @Test func panLanesAndSendEnvelopesArePastedWithTheRange() throws {
     let space = try Workspace()
     let song = space.path("lanes.tape")

@@ -153,6 +153,12 @@ extension RecordTests {
       ])
     #expect(punch.status != 0)
     #expect(punch.stderr.contains("do not go together"), "\(punch.stderr)")
+    // Passes placed elsewhere than the range they were heard over would each be off by the
+    // difference (found by review): refused.
+    let elsewhere = try TapeBinary.run(
+      ["record", song, "Voice", "--play", "--from", "1s", "--to", "3s", "--loop", "--at", "5s"])
+    #expect(elsewhere.status == 64, "\(elsewhere.stderr)")
+    #expect(elsewhere.stderr.contains("leave out --at"), "\(elsewhere.stderr)")
     #expect(try space.head(of: song) == head)
   }
 }

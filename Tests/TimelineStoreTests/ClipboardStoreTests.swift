@@ -75,7 +75,7 @@ struct ClipboardStoreTests {
   }
 
   /// A project made before clipboards (no v9, no tables, nor v11's clip details and the
-  /// clipboard columns it adds) reads as having none, without an upgrade; the first writer
+  /// clipboard columns it adds, nor v20's lanes) reads as having none, without an upgrade; the first writer
   /// adds the tables. v9 needs nothing of v8 (markers, registered by another branch): the
   /// migration runs after whatever came before it.
   @Test func aProjectWithoutClipboardTablesReadsAsNone() throws {
@@ -87,9 +87,9 @@ struct ClipboardStoreTests {
     try queue.write { db in
       try db.execute(
         sql: """
-          DROP TABLE clipboard_clip; DROP TABLE clipboard_track; DROP TABLE clipboard;
-          DROP TABLE clip_detail;
-          DELETE FROM grdb_migrations WHERE identifier IN ('v9', 'v11')
+          DROP TABLE clipboard_lane; DROP TABLE clipboard_clip; DROP TABLE clipboard_track;
+          DROP TABLE clipboard; DROP TABLE clip_detail;
+          DELETE FROM grdb_migrations WHERE identifier IN ('v9', 'v11', 'v20')
           """)
     }
     try queue.close()

@@ -42,3 +42,23 @@ struct TakePassTests {
     #expect(Self.passes(landing: 9_700, captured: 200).isEmpty, "nothing of the range")
   }
 }
+
+/// ``Take/place(gap:in:)``: where an overrun in a loop's capture lands, by hand.
+struct TakeGapTests {
+  @Test func aGapLandsInThePassThatHoldsItAtItsPlaceInTheRange() throws {
+    // The range 10,000–15,000; capture frame 300 heard at the range's start: pass k is the
+    // capture from 300 + 5,000·k.
+    let passes = Take.passes(
+      landing: 9_700, range: FrameRange(start: 10_000, count: 5_000), captured: 15_300,
+      minimumPartial: 1_000)
+    #expect(passes.count == 3)
+    let placed = { (gap: Int64) in
+      Take.place(gap: gap, in: passes).map { [Int64($0.pass), $0.position.frames] }
+    }
+    #expect(placed(300 + 5_000 + 1_234) == [1, 11_234], "pass 2, 1,234 frames into the range")
+    #expect(placed(300 + 10_000 + 4_999) == [2, 14_999])
+    #expect(placed(300 + 5_000) == [1, 10_000], "on a border: the later pass, at its start")
+    #expect(placed(15_300) == [2, 15_000], "after the last frame: the last pass's end")
+    #expect(placed(100) == nil, "before the first pass")
+  }
+}
