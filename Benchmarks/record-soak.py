@@ -93,15 +93,17 @@ def thread_times():
     return read
 
 
-def join_ports(jack, stop, joined):
+def join_ports(jack, stop, joined, seen):
     """Joins aplay's two output ports to tape's two input ports once all four exist."""
     while not stop.is_set():
         time.sleep(0.05)
         listed = subprocess.run(["jack_lsp"], env=jack.env, capture_output=True, text=True)
         ports = listed.stdout.split("\n")
-        inputs = sorted(p for p in ports if p.startswith("tape.C."))
-        outputs = sorted(p for p in ports if p.startswith("aplay") or ".P." in p and
-                         not p.startswith("tape."))
+        seen[:] = ports
+        # ALSA's jack PCM names a client after its program (`tape.C.PID.0`, or the name of a
+        # copy of the binary), C for capture and P for playback.
+        inputs = sorted(p for p in ports if ".C." in p.split(":")[0])
+        outputs = sorted(p for p in ports if p.startswith("aplay.P."))
         if len(inputs) == 2 and len(outputs) == 2:
             for source, target in zip(outputs, inputs):
                 subprocess.run(["jack_connect", source, target], env=jack.env)
@@ -178,8 +180,8 @@ pcm.jackout {{ type plug slave.pcm "jackraw" }}
                     ["track", "add", song, "Voice"]):
         subprocess.run([tape, *command], check=True, capture_output=True)
 
-    stop, joined = threading.Event(), []
-    joiner = threading.Thread(target=join_ports, args=(jack, stop, joined))
+    stop, joined, seen = threading.Event(), [], []
+    joiner = threading.Thread(target=join_ports, args=(jack, stop, joined, seen))
     env = dict(jack.env, LD_PRELOAD=counter, TAPE_ALLOC_REPORT=allocations)
     print(f"== recording {args.minutes:g} min at 48 kHz stereo, JACK period {args.jack_period}, "
           f"work {work}", flush=True)
@@ -216,7 +218,7 @@ pcm.jackout {{ type plug slave.pcm "jackraw" }}
     said = open(os.path.join(work, "record.log")).read()
     print(said.strip())
     check(record.returncode == 0, f"tape record exited 0 (status {record.returncode})")
-    check(bool(joined), "the ramp's ports were joined to the recorder's")
+    check(bool(joined), f"the ramp's ports were joined to the recorder's (ports: {seen})")
     summary = [line for line in said.split("\n") if line.startswith("tape record: recorded")]
     overruns = int(summary[0].rsplit(",", 1)[1].split()[0]) if summary else -1
     check(overruns == 0, f"tape record counted {overruns} overruns")
