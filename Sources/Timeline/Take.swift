@@ -168,6 +168,15 @@ extension Project {
       throw .unknownClip(id)
     }
     guard let playing = clip(chosen.playing) else { throw .unknownClip(chosen.playing) }
+    // Parts of the take that plays (a split, a cut inside the range): same source, on its
+    // track, over the range.
+    let parts = playing.track.clips.filter {
+      $0.id != playing.clip.id && $0.source == playing.clip.source
+        && $0.timelineStart < chosen.range.end && $0.timelineEnd > chosen.range.start
+    }
+    guard parts.isEmpty else {
+      throw .takeInParts(playing: playing.clip.id, parts: parts.map(\.id))
+    }
     var commands: [Command] = [
       .removeTakes([id]), .removeClips([playing.clip.id]),
       .setClip(chosen.clip, track: playing.track.id),

@@ -104,6 +104,9 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   case punchOutsideTake(punch: FrameRange, take: FrameRange, sampleRate: Int)
   /// `tape take use` given a clip that is no take (it plays, in no take group).
   case notATake(Clip.ID, track: Track.ID)
+  /// `tape take use` while the take that plays was split or cut inside its range: choosing
+  /// would swap one part and leave the others playing over the chosen take.
+  case takeInParts(playing: Clip.ID, parts: [Clip.ID])
 
   public var description: String {
     switch self {
@@ -396,6 +399,10 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
       guard pasting else { return "no clipboard \(name) in this project (\(list))" }
       return
         "no clipboard \(name) in this project (\(list)); a clipboard belongs to the project it was copied in: pasting into another project is not supported"
+    case .takeInParts(let playing, let parts):
+      let list = parts.map(\.description).joined(separator: ", ")
+      return
+        "take \(playing) plays in parts (\(list) \(parts.count == 1 ? "was" : "were") split or cut from it); choosing another would leave \(parts.count == 1 ? "it" : "them") playing over it: remove \(list) (tape clip rm FILE \(list)) or undo the split first"
     case .notATake(let id, let track):
       return
         "clip \(id) is no take (it was not recorded with --loop); 'tape take ls FILE \(track)' lists the takes of its track"

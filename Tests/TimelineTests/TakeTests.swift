@@ -62,3 +62,32 @@ struct TakeGapTests {
     #expect(placed(100) == nil, "before the first pass")
   }
 }
+
+/// ``Project/choosingTake(_:)`` when the take that plays was split: refused, naming the part,
+/// where it would have left the part playing over the chosen take (found by review).
+struct TakeChoiceTests {
+  @Test func aTakeThatPlaysInPartsIsNotSwappedForAnother() throws {
+    let source = Source(
+      id: Source.ID(1), path: "/take.wav", contentHash: "t", sampleRate: 48_000, channels: 1,
+      frameCount: 300_000)
+    var project = Project(
+      sampleRate: 48_000, channels: 1, sources: [source],
+      tracks: [Track(id: Track.ID(1), name: "Voice")])
+    let range = FrameRange(start: 48_000, count: 96_000)
+    let passes = (0..<3).map { pass in
+      Clip(
+        id: Clip.ID(Int64(pass + 1)), source: source.id, timelineStart: 48_000,
+        sourceRange: FrameRange(start: FramePosition(Int64(pass) * 96_000), count: 96_000))
+    }
+    project = try project.applying(project.addingTakes(passes, track: Track.ID(1), range: range))
+    // Whole, the choice swaps the two.
+    let chosen = try project.applying(project.choosingTake(Clip.ID(1)))
+    #expect(chosen.tracks[0].clips.map(\.id) == [Clip.ID(1)])
+    // Split at 1.5 s: c3 and its right part c9 play; choosing c1 is refused, nothing made.
+    project = try project.applying(
+      project.splitClip(Clip.ID(3), at: 72_000, newID: Clip.ID(9)))
+    #expect(throws: TimelineError.takeInParts(playing: Clip.ID(3), parts: [Clip.ID(9)])) {
+      try project.choosingTake(Clip.ID(1))
+    }
+  }
+}
