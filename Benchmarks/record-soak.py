@@ -117,7 +117,8 @@ def judge_ramp(take, frames):
     data = data[:len(data) // 2 * 2].reshape(-1, 2)
     check(len(data) == frames, f"the take file holds {len(data):,} frames of data "
                                f"(expected {frames:,})")
-    nonzero = np.flatnonzero(np.any(data[: RATE * 30] != 0, axis=1))
+    # From the first frame both channels carry (jack_connect joins one port, then the other).
+    nonzero = np.flatnonzero(np.all(data[: RATE * 30] != 0, axis=1))
     if len(nonzero) == 0:
         check(False, "the ramp arrived within the take's first 30 s")
         return
@@ -133,7 +134,11 @@ def judge_ramp(take, frames):
             left_with = np.concatenate([[previous], left])
         else:
             left_with = left
-        breaks += int(np.count_nonzero((np.diff(left_with) % 65536) != 1))
+        steps = np.diff(left_with) % 65536
+        for at in np.flatnonzero(steps != 1)[:5]:
+            print(f"  break at take frame {start + at - (previous is not None):,} "
+                  f"({(start + at) / RATE:.3f} s): the ramp jumps by {steps[at]} frames", flush=True)
+        breaks += int(np.count_nonzero(steps != 1))
         mismatches += int(np.count_nonzero(right != -left - 1))
         previous = left[-1]
     print(f"ramp: first frame {first} ({first / RATE:.3f} s after the take began), "
