@@ -12,12 +12,12 @@ extension RecordTests {
     try Self.monitored(
       space: space, clicks: song,
       recorderArguments: [
-        "record", song, "Voice", "--device", "mic", "--monitor", "--duration", "7s",
+        "record", song, "Voice", "--device", "mic", "--monitor", "--duration", "12s",
       ])
   }
 
   /// With --play, the monitor is mixed into the play: an overdub of an empty project (it plays
-  /// silence to 7 s) hears the clicks it captures as the monitor without --play does.
+  /// silence to 12 s) hears the clicks it captures as the monitor without --play does.
   @Test func withPlayTheMonitorIsMixedIntoThePlay() throws {
     let space = try Workspace()
     let clicks = try Self.clickProject(space)
@@ -27,7 +27,7 @@ extension RecordTests {
     try Self.monitored(
       space: space, clicks: clicks,
       recorderArguments: [
-        "record", empty, "Voice", "--play", "--to", "7s", "--device", "mic", "--monitor",
+        "record", empty, "Voice", "--play", "--to", "12s", "--device", "mic", "--monitor",
       ])
   }
 
@@ -49,12 +49,14 @@ extension RecordTests {
       }
       """)
     let counter = try allocationCounter(in: space)
-    // jack_rec, started first on the silent system ports; the players' ports join it.
+    // jack_rec, started first on the silent system ports; the players' ports join it. It
+    // records a fixed time: 30 s, where the recorder and the player, each 7 s, may take
+    // seconds more to start on a loaded machine (at 12 s, a start 10 s late lost 5 clicks).
     let captured = space.path("heard.wav")
     let rec = Process()
     rec.executableURL = URL(fileURLWithPath: "/usr/bin/jack_rec")
     rec.arguments = [
-      "-f", captured, "-d", "12", "-b", "32", "-B", "\(13 * 48_000)", "system:capture_1",
+      "-f", captured, "-d", "30", "-b", "32", "-B", "\(31 * 48_000)", "system:capture_1",
       "system:capture_2",
     ]
     rec.environment = device.environment
