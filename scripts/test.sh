@@ -24,6 +24,16 @@ if grep -nE '^static [^(]*(=|;)' Sources/C*/*.h Sources/C*/include/*.h; then
   exit 1
 fi
 
+echo "test: conventions (sox noise in tests is repeatable: sox -R)" >&2
+# sox seeds its noise from the clock unless given -R: a test built on it hears another signal
+# each run (an impulse response of noise once took a render example over its true-peak limit
+# in CI only). A test's sox call that makes noise names -R within the 4 lines before.
+if grep -rnE -B4 '"(white|pink|brown)noise"' Tests --include=*.swift \
+  | awk '/"-R"/ { ok = 1 } /noise"/ { if (!ok) print; ok = 0 } /^--$/ { ok = 0 }' | grep .; then
+  echo "test: the lines above make sox noise without -R; add \"-R\" to its arguments" >&2
+  exit 1
+fi
+
 echo "test: swift build" >&2
 swift build --build-tests
 

@@ -728,7 +728,7 @@ extension ProcessHeavyTests {
       _ = try tool(
         "/usr/bin/sox",
         [
-          "-n", "-r", "48000", "-c", "1", "-b", "16", long, "synth", "20", "whitenoise", "vol",
+          "-R", "-n", "-r", "48000", "-c", "1", "-b", "16", long, "synth", "20", "whitenoise", "vol",
           "0.3",
         ])
       try space.tape("import", file, long)
