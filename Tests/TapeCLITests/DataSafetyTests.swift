@@ -406,7 +406,8 @@ extension ProcessHeavyTests {
       try tool(
         "/usr/bin/sox",
         [
-          "-R", "-n", "-r", "44100", "-c", "2", "-b", "24", long, "synth", "240", "pinknoise", "vol",
+          "-R", "-n", "-r", "44100", "-c", "2", "-b", "24", long, "synth", "240", "pinknoise",
+          "vol",
           "0.3",
         ])
       var rng = SystemRandomNumberGenerator()

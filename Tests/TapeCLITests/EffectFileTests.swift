@@ -24,7 +24,8 @@ struct EffectFileTests {
     try ReferenceRender.run(
       "/usr/bin/sox",
       [
-        "-R", "-n", "-r", "48000", "-c", "1", "-b", "32", "-e", "floating-point", ir, "synth", "0.005",
+        "-R", "-n", "-r", "48000", "-c", "1", "-b", "32", "-e", "floating-point", ir, "synth",
+        "0.005",
         "whitenoise", "fade", "q", "0", "0.005", "0.005", "vol", "0.1",
       ])
     return (file, ir)

@@ -3,25 +3,18 @@ import Synchronization
 import Testing
 
 /// `tape record --play` and `--calibrate` through a paced JACK loopback: the player's output
-/// ports connected (jack_connect) to the recorder's input ports, so that the take is what was
-/// played, delayed by the whole round trip. The project holds clicks at frames the test
-/// chose; the take, rendered, must have them at the same frames.
+/// comes back as the recorder's input (``PacedDevice/startLoopback()``), so that the take is
+/// what was played, delayed by the whole round trip. The project holds clicks at frames the
+/// test chose; the take, rendered, must have them at the same frames.
 extension RecordTests {
-  /// The clicks' frames: irregular, from 1 s on (the test connects the ports meanwhile).
+  /// The clicks' frames: irregular, from 1 s on.
   static let clickFrames = (0..<8).map { 48_000 + $0 * 7_001 + ($0 * $0 * 131) % 997 }
 
-  /// A JACK server on the dummy driver and `loop`, ALSA's jack PCM for both directions (its
-  /// own ports to the silent system ones; the test joins them).
-  static func pacedLoop() throws -> PacedDevice {
-    let device = try PacedDevice()
-    try device.definePCM(
-      """
-      pcm.loop {
-        type jack
-        playback_ports { 0 system:playback_1 1 system:playback_2 }
-        capture_ports { 0 system:capture_1 1 system:capture_2 }
-      }
-      """)
+  /// A JACK server on the dummy driver in cycles of `period` frames, and `loop` on it, ALSA's
+  /// jack PCM for both directions, its playback coming back as its capture.
+  static func pacedLoop(period: Int = 256) throws -> PacedDevice {
+    let device = try PacedDevice(period: period)
+    try device.startLoopback()
     return device
   }
 
@@ -47,42 +40,13 @@ extension RecordTests {
     return song
   }
 
-  /// Runs `tape record` with `arguments` on the loop, joining the player's output ports to the
-  /// recorder's input ports as soon as both exist (from another thread, with jack_connect).
+  /// Runs `tape record` with `arguments` on the loop.
   static func recordThroughLoop(
     _ arguments: [String], device: PacedDevice, environment extra: [String: String]
   ) throws -> TapeBinary.Result {
     var environment = device.environment
     environment.merge(extra) { $1 }
-    let joined = Flag()
-    let stop = Flag()
-    let jack = device.environment
-    let joiner = Thread {
-      while !stop.value.load(ordering: .relaxed) {
-        Thread.sleep(forTimeInterval: 0.01)
-        guard
-          let listed = try? TapeBinary.run(
-            URL(fileURLWithPath: "/usr/bin/jack_lsp"), [], environment: jack)
-        else { continue }
-        let ports = listed.stdout.split(separator: "\n").map(String.init)
-        let outputs = ports.filter { $0.hasPrefix("tape.P.") }.sorted()
-        let inputs = ports.filter { $0.hasPrefix("tape.C.") }.sorted()
-        guard outputs.count == 2, inputs.count == 2 else { continue }
-        for (from, to) in zip(outputs, inputs) {
-          _ = try? TapeBinary.run(
-            URL(fileURLWithPath: "/usr/bin/jack_connect"), [from, to],
-            environment: jack)
-        }
-        joined.value.store(true, ordering: .relaxed)
-        return
-      }
-    }
-    joiner.start()
-    defer { stop.value.store(true, ordering: .relaxed) }
-    let result = try TapeBinary.run(arguments, environment: environment, killAfter: 60)
-    let wasJoined = joined.value.load(ordering: .relaxed)
-    #expect(wasJoined, "the loop was never joined: \(result.stderr)")
-    return result
+    return try TapeBinary.run(arguments, environment: environment, killAfter: 60)
   }
 
   final class Flag: Sendable {
@@ -158,9 +122,9 @@ extension RecordTests {
     #expect(calibrated.status == 0, "\(calibrated.stderr)")
     let measured = try #require(try parseJSON(calibrated.stdout) as? [String: Any])
     let extra = try #require(measured["extraFrames"] as? Int)
-    // The test joins the loop while the clicks play: on a loaded machine the first click
-    // (0.5 s in) may go before it is joined; the command itself asks 9 of 12.
-    #expect((measured["clicksHeard"] as? Int ?? 0) >= 9, "\(calibrated.stderr)")
+    // The loop is whole before the first click: every one comes back, but for one in a cycle
+    // that jackd drops under load (its xrun at 256 frames; see ``PacedDevice/judgingPeriod``).
+    #expect((measured["clicksHeard"] as? Int ?? 0) >= 11, "\(calibrated.stderr)")
     // Both of JACK's clients run in the same cycle, the player first: nothing beyond what the
     // plugin reports.
     #expect(abs(extra) <= 1, "\(calibrated.stderr)")

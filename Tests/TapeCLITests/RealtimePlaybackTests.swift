@@ -36,6 +36,8 @@ final class PacedDevice {
   static let judgingPeriod = 1_024
   private let server: Process
   private var recorder: Process?
+  /// Clients this device started beside the server (``startLoopback()``'s `jack_thru`).
+  private var clients: [Process] = []
   let capture: String
   let serverLog: String
 
@@ -82,6 +84,14 @@ final class PacedDevice {
     if let recorder, recorder.isRunning {
       kill(recorder.processIdentifier, SIGTERM)
       recorder.waitUntilExit()
+    }
+    // jack_thru closes its client in its SIGTERM handler and may never return from it (it
+    // hung a run): a second, then SIGKILL; the server cleans up after a client it loses.
+    for client in clients where client.isRunning {
+      kill(client.processIdentifier, SIGTERM)
+      for _ in 0..<20 where client.isRunning { Thread.sleep(forTimeInterval: 0.05) }
+      if client.isRunning { kill(client.processIdentifier, SIGKILL) }
+      client.waitUntilExit()
     }
     stop()
     // What clients of a server that died leave behind.
@@ -154,6 +164,39 @@ final class PacedDevice {
       Thread.sleep(forTimeInterval: 0.05)
     }
     throw ReferenceError(message: "no player connected to jackrec:input1 within \(seconds) s")
+  }
+
+  /// A loopback on this server, and `loop`, ALSA's jack PCM for both directions, on it: what
+  /// a player plays on `loop` comes back as what a recorder captures from `loop`, in the same
+  /// JACK cycle (the client between them, `jack_thru` named `thru`, copies its inputs to its
+  /// outputs as it runs, after the player and before the recorder).
+  ///
+  /// Why: the PCM connects itself to `thru` as it opens, so the loop is whole before the first
+  /// sound. A test that joined the player's ports to the recorder's itself (jack_lsp and
+  /// jack_connect, polled from another thread) did it 1–2 s late on a loaded machine, and a
+  /// calibration that plays its 12 clicks over 2.2 s heard too few of them (CI).
+  func startLoopback() throws {
+    let thru = Process()
+    thru.executableURL = URL(fileURLWithPath: "/usr/bin/jack_thru")
+    thru.arguments = ["thru"]
+    thru.environment = environment
+    thru.standardOutput = FileHandle.nullDevice
+    thru.standardError = FileHandle.nullDevice
+    try thru.run()
+    clients.append(thru)
+    try definePCM(
+      """
+      pcm.loop {
+        type jack
+        playback_ports { 0 thru:input_1 1 thru:input_2 }
+        capture_ports { 0 thru:output_1 1 thru:output_2 }
+      }
+      """)
+    for _ in 0..<600 {
+      if try ports().contains("thru:output_2") { return }
+      Thread.sleep(forTimeInterval: 0.05)
+    }
+    throw ReferenceError(message: "jack_thru did not start on \(name)")
   }
 
   /// Adds an ALSA PCM `definition` to this device's ~/.asoundrc (beside `jackrec`).
@@ -728,7 +771,8 @@ extension ProcessHeavyTests {
       _ = try tool(
         "/usr/bin/sox",
         [
-          "-R", "-n", "-r", "48000", "-c", "1", "-b", "16", long, "synth", "20", "whitenoise", "vol",
+          "-R", "-n", "-r", "48000", "-c", "1", "-b", "16", long, "synth", "20", "whitenoise",
+          "vol",
           "0.3",
         ])
       try space.tape("import", file, long)

@@ -5,8 +5,7 @@ import Testing
 /// recovered lands where a finished one would; an overrun of the capture ring is a marker;
 /// a full disk stops the take and keeps it.
 extension RecordTests {
-  /// Starts `tape record` with `arguments` on the paced loop (the player's output ports joined
-  /// to the recorder's input ports as soon as both exist), waits until its pending note holds
+  /// Starts `tape record` with `arguments` on the paced loop, waits until its pending note holds
   /// the round trip (the two clocks met) and `seconds` have passed since, then kills it
   /// (SIGKILL). Returns what it said and the note as it was.
   static func killThroughLoop(
@@ -28,26 +27,10 @@ extension RecordTests {
     try process.run()
     defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
     let folder = song + "-recordings"
-    var joined = false
     var note: [String: Any]?
     let deadline = Date().addingTimeInterval(60)
     while Date() < deadline && process.isRunning && note == nil {
       Thread.sleep(forTimeInterval: 0.02)
-      if !joined {
-        let listed = try TapeBinary.run(
-          URL(fileURLWithPath: "/usr/bin/jack_lsp"), [], environment: device.environment)
-        let ports = listed.stdout.split(separator: "\n").map(String.init)
-        let outputs = ports.filter { $0.hasPrefix("tape.P.") }.sorted()
-        let inputs = ports.filter { $0.hasPrefix("tape.C.") }.sorted()
-        if outputs.count == 2 && inputs.count == 2 {
-          for (from, to) in zip(outputs, inputs) {
-            _ = try TapeBinary.run(
-              URL(fileURLWithPath: "/usr/bin/jack_connect"), [from, to],
-              environment: device.environment)
-          }
-          joined = true
-        }
-      }
       let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
       for name in names where name.hasSuffix(".pending") && !name.hasPrefix(".") {
         if let data = FileManager.default.contents(atPath: "\(folder)/\(name)"),

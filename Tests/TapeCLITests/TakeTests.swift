@@ -28,15 +28,7 @@ extension RecordTests {
   /// redo see the choice.
   @Test func aLoopOfThreePassesKeepsThreeTakesAndTakeUseChoosesWhatPlays() throws {
     // Its subject is the passes and the choice, not the period (docs/alsa-testing.md).
-    let device = try PacedDevice(period: PacedDevice.judgingPeriod)
-    try device.definePCM(
-      """
-      pcm.loop {
-        type jack
-        playback_ports { 0 system:playback_1 1 system:playback_2 }
-        capture_ports { 0 system:capture_1 1 system:capture_2 }
-      }
-      """)
+    let device = try Self.pacedLoop(period: PacedDevice.judgingPeriod)
     let space = try Workspace()
     let song = try Self.clickProject(space)
     let before = try space.head(of: song)

@@ -121,10 +121,14 @@ struct RandomSequenceTests {
         ]
       }
       // A take whose playing clip was split since is refused (TakeChoiceTests): a gain edit.
-      if value == 9, let take = project.takes.first,
-        let choice = try? project.choosingTake(take.id)
-      {
-        return choice
+      // Any other refusal is the model's fault, and fails the walk.
+      if value == 9, let take = project.takes.first {
+        let choice = Result { () throws(TimelineError) in try project.choosingTake(take.id) }
+        switch choice {
+        case .success(let commands): return commands
+        case .failure(.takeInParts): break
+        case .failure(let error): throw error
+        }
       }
       return try project.setClipGain(clip.id, Gain(decibels: Double(value) / 2))
     case 9:
