@@ -2,8 +2,9 @@
 # Installs what building, testing and playing Tape needs on Debian/Ubuntu: the C libraries
 # (libsndfile, ALSA, libsoxr, SQLite, lilv), the reference tools the tests compare against (sox,
 # ffmpeg), the ALSA/JACK pieces the real-playback tests use, rsvg-convert for PNG pictures,
-# and the OpenTimelineIO reference library the interchange tests read every export with (in a
-# virtualenv, .venv at the top of the checkout). Safe to run again.
+# and, in a virtualenv (.venv at the top of the checkout), the OpenTimelineIO reference library
+# the interchange tests read every export with and numpy for the tests' reference signals.
+# Safe to run again.
 set -euo pipefail
 
 packages=(
@@ -42,15 +43,16 @@ $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 
 # OpenTimelineIO 0.18.1 and its CMX3600 adapter from PyPI, which read what `tape export` writes
-# in the interchange tests (Tests/TapeCLITests/InterchangeTests.swift finds .venv/bin/python, or
-# TAPE_REFERENCE_PYTHON).
+# in the interchange tests, and numpy 2.4.6, which computes the punch test's reference splice
+# (Tests/TapeCLITests/InterchangeTests.swift finds .venv/bin/python, or TAPE_REFERENCE_PYTHON).
 venv="$(cd "$(dirname "$0")/.." && pwd)/.venv"
-check='import opentimelineio, otio_cmx3600_adapter; assert opentimelineio.__version__ == "0.18.1"'
+check='import numpy, opentimelineio, otio_cmx3600_adapter
+assert opentimelineio.__version__ == "0.18.1" and numpy.__version__ == "2.4.6"'
 if ! "$venv/bin/python" -c "$check" 2>/dev/null; then
-  echo "setup: installing opentimelineio 0.18.1 and otio-cmx3600-adapter into $venv" >&2
+  echo "setup: installing opentimelineio 0.18.1, otio-cmx3600-adapter and numpy 2.4.6 into $venv" >&2
   python3 -m venv "$venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-    opentimelineio==0.18.1 otio-cmx3600-adapter==1.0.0
+    opentimelineio==0.18.1 otio-cmx3600-adapter==1.0.0 numpy==2.4.6
   "$venv/bin/python" -c "$check"
 fi
 echo "setup: done" >&2

@@ -50,7 +50,10 @@ extension RecordTests {
     let take = try #require(
       try Self.clips(song, space).first { $0["id"] as? String == "c2" }, "\(result.stdout)")
     let seconds = Double(take["length"] as? Int ?? 0) / 48_000
-    #expect(seconds >= 6.95 && seconds <= 7.1, "the take covers the played range: \(seconds) s")
+    // It covers the played range, and not much more: the capture runs from before the play
+    // starts until the player's buffer (several JACK cycles of 1,024 frames: 7.104 s was seen)
+    // has drained.
+    #expect(seconds >= 6.95 && seconds <= 7.25, "the take covers the played range: \(seconds) s")
     // The clicks were at 4–5 s when the recording began, and at 4.5–5.5 s after the move.
     let rendered = try Self.renderedVoice(space, song)
     let (lag, each, peak) = Self.misalignment(Array(rendered.dropFirst(168_000)))

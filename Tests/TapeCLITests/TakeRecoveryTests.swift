@@ -7,7 +7,7 @@ extension RecordTests {
   /// whole passes, the third cut short under a second left out or kept as it lasts), aligned:
   /// each, chosen, renders the clicks on their frames.
   @Test func aLoopKilledAndRecoveredKeepsItsPassesAsTakes() throws {
-    let device = try Self.pacedLoop(period: PacedDevice.judgingPeriod)
+    let device = try Self.pacedLoop()
     let space = try Workspace()
     let song = try Self.clickProject(space)
     // Passes of 2 s from 0.2 s; the note holds the round trip about 0.2 s in: killed 4.5 s

@@ -28,7 +28,7 @@ extension RecordTests {
   /// redo see the choice.
   @Test func aLoopOfThreePassesKeepsThreeTakesAndTakeUseChoosesWhatPlays() throws {
     // Its subject is the passes and the choice, not the period (docs/alsa-testing.md).
-    let device = try Self.pacedLoop(period: PacedDevice.judgingPeriod)
+    let device = try Self.pacedLoop()
     let space = try Workspace()
     let song = try Self.clickProject(space)
     let before = try space.head(of: song)
