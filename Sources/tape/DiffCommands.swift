@@ -314,12 +314,16 @@ struct DiffWords {
     return lines
   }
 
-  /// `n1 added: t1 → t3 -6 dB pan C post-fader`, `n1 (t1 → t3) gain -6 dB → -3 dB, pre-fader`,
-  /// `n1 removed (t1 → t3)`.
+  /// `n1 added: t1 → t3 -6 dB pan C post-fader` (and its envelope, when it comes back with
+  /// one: `…, envelope 0:00.500 0 dB → 0:00.800 -12 dB`), `n1 (t1 → t3) gain -6 dB → -3 dB,
+  /// pre-fader`, `n1 removed (t1 → t3)`.
   private func sendWords(_ change: ProjectDiff.SendChange) -> String {
     let id = change.id
     func described(_ send: Send) -> String {
-      "\(send.from) → \(send.to) \(send.gain) pan \(formatPan(send.pan)) \(send.isPreFader ? "pre" : "post")-fader"
+      let envelope =
+        send.envelope.map { ", envelope \(envelopeText($0, sampleRate: sampleRate))" } ?? ""
+      return
+        "\(send.from) → \(send.to) \(send.gain) pan \(formatPan(send.pan)) \(send.isPreFader ? "pre" : "post")-fader\(envelope)"
     }
     switch (change.before, change.after) {
     case (nil, let new?): return "\(id) added: \(described(new))"

@@ -198,5 +198,16 @@ struct PanSendAutomationTests {
     #expect(log.contains("pan automation"), "\(log)")
     let sendLog = try space.tape("log", file, "n1").stdout
     #expect(sendLog.contains("envelope"), "\(sendLog)")
+    // A send that comes back (by undo) comes back with its envelope, and the words say so,
+    // as the JSON does.
+    try space.tape("send", "rm", file, "n1")
+    let removal = try #require(
+      try space.tape("log", file).stdout.firstMatch(of: /^v(\d+)/).flatMap { Int($0.1) })
+    let undone = try space.tape("undo", file)
+    let said = undone.stdout + undone.stderr
+    let envelope = "envelope 0:00.500 0 dB → 0:00.800 -12 dB"
+    #expect(said.contains("n1 added: t1 → t2") && said.contains(envelope), "\(said)")
+    let returned = try space.tape("diff", file, "\(removal)", "HEAD").stdout
+    #expect(returned.contains("n1 added: t1 → t2") && returned.contains(envelope), "\(returned)")
   }
 }
