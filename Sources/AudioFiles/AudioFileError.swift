@@ -37,6 +37,10 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
   case output(SafeFileError)
   /// A recording's take (or its note of what is pending) could not be written or repaired.
   case takeWrite(path: String, reason: String)
+  /// A recordings folder someone else could change under the recorder (a symbolic link, owned
+  /// by another user, or writable by others): no take is written or recovered there. `fix`
+  /// says what makes it safe.
+  case unsafeRecordingsFolder(path: String, reason: String, fix: String)
   /// The disk holding a recording's take is full: the take stopped there.
   case diskFull(path: String)
   /// Two mixes of different rates or channel counts, which a null test cannot subtract (each
@@ -54,6 +58,9 @@ public enum AudioFileError: Error, Sendable, Hashable, CustomStringConvertible {
     case .diskFull(let path):
       return
         "the disk holding \(path) is full; free some space there (or record onto another disk), then record again"
+    case .unsafeRecordingsFolder(let path, let reason, let fix):
+      return
+        "the recordings folder \(path) \(reason); a take is written and recovered only in a folder no one else may change: \(fix)"
     case .takeWrite(let path, let reason):
       return
         "the take \(path) could not be written (\(reason)); free some space or check the folder's permissions, then record again"

@@ -121,6 +121,7 @@ public struct PendingTake: Sendable, Hashable, Codable {
     if mkdir(folder, 0o755) != 0 && errno != EEXIST {
       throw .takeWrite(path: folder, reason: TakeFile.errorText())
     }
+    try Self.checkFolder(folder)
     let path = "\(folder)/\(take)\(Self.suffix)"
     let (temporary, text) = try encoded(for: path, in: folder)
     let descriptor = try Self.writeLocked(text, to: temporary, for: path)
@@ -143,11 +144,15 @@ public struct PendingTake: Sendable, Hashable, Codable {
     }
   }
 
-  /// Writes `text` into `temporary`, synced and locked; returns its open descriptor.
+  /// Writes `text` into `temporary`, synced and locked; returns its open descriptor. A file
+  /// already there (a crash's leftover) is replaced, never written through: created anew,
+  /// never following a symbolic link.
   static func writeLocked(
     _ text: Data, to temporary: String, for path: String
   ) throws(AudioFileError) -> Int32 {
-    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    unlink(temporary)
+    let descriptor = open(
+      temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
     guard descriptor >= 0 else { throw .takeWrite(path: path, reason: TakeFile.errorText()) }
     let wrote = text.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
     guard wrote == text.count, fsync(descriptor) == 0, flock(descriptor, LOCK_EX | LOCK_NB) == 0
@@ -169,19 +174,60 @@ public struct PendingTake: Sendable, Hashable, Codable {
     public var recording: Bool
   }
 
-  /// The notes in `folder` (none when it does not exist), oldest take name first.
-  public static func all(in folder: String) -> [Found] {
+  /// Refuses `folder` (which exists) unless only this user can change what is in it: a real
+  /// folder, not a symbolic link, owned by this user (or by root, when it is root that
+  /// records), that neither its group nor others may write. Another user who made the folder,
+  /// or may write in it, could link a take's name to any file of the recorder's (the recorder
+  /// would write over it) or plant a note that `--recover` would follow.
+  public static func checkFolder(_ folder: String) throws(AudioFileError) {
+    var info = stat()
+    guard lstat(folder, &info) == 0 else {
+      throw .takeWrite(path: folder, reason: TakeFile.errorText())
+    }
+    let kind = UInt32(info.st_mode) & UInt32(S_IFMT)
+    let quoted = "'\(folder)'"
+    if kind == UInt32(S_IFLNK) {
+      throw .unsafeRecordingsFolder(
+        path: folder, reason: "is a symbolic link",
+        fix: "remove the link (rm \(quoted)) and run it again; tape makes the folder itself")
+    }
+    guard kind == UInt32(S_IFDIR) else {
+      throw .unsafeRecordingsFolder(
+        path: folder, reason: "is not a folder",
+        fix: "move it away (mv \(quoted) elsewhere) and run it again")
+    }
+    let me = geteuid()
+    guard info.st_uid == me else {
+      throw .unsafeRecordingsFolder(
+        path: folder, reason: "belongs to another user (uid \(info.st_uid))",
+        fix:
+          "have its owner move it away (mv \(quoted) elsewhere), or keep the project in a folder of your own"
+      )
+    }
+    guard UInt32(info.st_mode) & 0o022 == 0 else {
+      throw .unsafeRecordingsFolder(
+        path: folder, reason: "may be written by its group or by others",
+        fix: "chmod go-w \(quoted), then run it again")
+    }
+  }
+
+  /// The notes in `folder` (none when it does not exist), oldest take name first; throws when
+  /// the folder is one no take may be recovered from (``checkFolder(_:)``).
+  public static func all(in folder: String) throws(AudioFileError) -> [Found] {
     // Most projects have no recordings folder: one system call says so.
-    guard access(folder, F_OK) == 0,
-      let names = try? FileManager.default.contentsOfDirectory(atPath: folder)
-    else {
+    var info = stat()
+    guard lstat(folder, &info) == 0 else { return [] }
+    try checkFolder(folder)
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else {
       return []
     }
     return names.filter { $0.hasSuffix(suffix) && !$0.hasPrefix(".") }.sorted().compactMap {
       name in
       let path = "\(folder)/\(name)"
       guard let data = FileManager.default.contents(atPath: path),
-        let note = try? JSONDecoder().decode(PendingTake.self, from: data)
+        let note = try? JSONDecoder().decode(PendingTake.self, from: data),
+        // A take is a file of this folder, named by its recorder: never a path elsewhere.
+        !note.take.contains("/"), !note.take.hasPrefix(".")
       else { return nil }
       return Found(
         note: note, notePath: path, takePath: "\(folder)/\(note.take)",

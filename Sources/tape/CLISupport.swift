@@ -166,6 +166,7 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
     case .cancelled, .decodeStopped: return (Exit.interrupted, error.description)
     case .output(let inner): return describe(inner)
     case .cache: return (Exit.ioError, error.description)
+    case .unsafeRecordingsFolder: return (Exit.noPermission, error.description)
     default: return (Exit.dataError, error.description)
     }
   case let error as SafeFileError:

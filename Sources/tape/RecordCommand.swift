@@ -554,7 +554,7 @@ struct Record: ParsableCommand {
   /// `--recover`: every take no recorder holds, added where it was to land, in one version.
   private func recoverTakes() throws {
     let folder = PendingTakes.folder(of: project.file)
-    let found = PendingTake.all(in: folder)
+    let found = try PendingTake.all(in: folder)
     for busy in found where busy.recording {
       writeOut(
         escaped("note: \(busy.note.take) is being recorded now by another tape record; left alone")
@@ -779,7 +779,9 @@ enum PendingTakes {
   /// The line every command on `file` says when a take waits to be recovered; nil when none.
   static func notice(for file: String) -> String? {
     guard !quiet else { return nil }
-    let waiting = PendingTake.all(in: folder(of: file)).filter { !$0.recording }.count
+    // A folder no take may be recovered from is `tape record`'s to refuse, not every command's.
+    let waiting = ((try? PendingTake.all(in: folder(of: file))) ?? []).filter { !$0.recording }
+      .count
     guard waiting > 0 else { return nil }
     return
       "\(waiting == 1 ? "a take waits" : "\(waiting) takes wait") to be recovered (a recording that did not finish); 'tape record \(file) --recover' adds \(waiting == 1 ? "it" : "them")"
