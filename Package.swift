@@ -18,6 +18,7 @@ let package = Package(
     .library(name: "Pictures", targets: ["Pictures"]),
     .library(name: "Effects", targets: ["Effects"]),
     .library(name: "Interchange", targets: ["Interchange"]),
+    .library(name: "Recording", targets: ["Recording"]),
   ],
   dependencies: [
     .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -114,6 +115,8 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
+    // Recorded takes joining a project: their names, and adding finished or recovered takes.
+    .target(name: "Recording", dependencies: ["Timeline", "TimelineStore", "AudioFiles"]),
     // LV2 plugins: the lilv world, discovery, running instances and their worker threads.
     .target(
       name: "Effects",
@@ -138,6 +141,7 @@ let package = Package(
         "Pictures",
         "Effects",
         "Interchange",
+        "Recording",
         "CStandardOutput",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),

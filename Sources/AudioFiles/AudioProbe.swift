@@ -127,4 +127,16 @@ extension RawPath {
     let folder = RawPath(bytes: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) })
     return folder.appending(self).normalized
   }
+
+  /// The absolute folder of the project file `project`: what its sources' relative paths are
+  /// relative to.
+  public static func folder(ofProject project: String) -> RawPath {
+    RawPath(project).absolute.folder
+  }
+
+  /// Where a source at this (absolute) path is kept in the project `project`: relative to the
+  /// project's folder when it lies inside it, so that the folder can move; absolute otherwise.
+  public func stored(inProject project: String) -> RawPath {
+    relative(to: .folder(ofProject: project)) ?? self
+  }
 }

@@ -83,6 +83,32 @@ extension TimelineStore {
     }
   }
 
+  /// ``commit(label:coalescingKey:_:)`` for an edit that works out its commands with code that
+  /// throws errors of its own (a time that does not parse, a file that is not audio): such an
+  /// error comes out as itself, for the caller to report as it reports it, rather than as
+  /// ``StoreError/internalFailure(_:)``. A `TimelineError` is the store's, as in `commit`.
+  @discardableResult
+  public func edit(
+    label: @autoclosure () -> String, _ edit: (Project, inout IDAllocator) throws -> [Command]
+  ) throws -> CommitResult {
+    var own: (any Error)?
+    do {
+      return try commit(label: label()) { project, ids in
+        do {
+          return try edit(project, &ids)
+        } catch let error as TimelineError {
+          throw error
+        } catch {
+          own = error
+          throw error
+        }
+      }
+    } catch {
+      if let own { throw own }
+      throw error
+    }
+  }
+
   /// Commits `commands` as they are.
   @discardableResult
   public func commit(

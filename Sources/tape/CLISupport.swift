@@ -295,32 +295,6 @@ struct DataError: Error, CustomStringConvertible {
   var description: String { message }
 }
 
-extension TimelineStore {
-  /// ``commit(label:coalescingKey:_:)`` for the commands: an error of the command's own thrown
-  /// while it works out the edit (a clip that would be empty, a bad time) comes out as itself,
-  /// with its exit code, not as the store's "internal error" (found by the fuzzer).
-  func edit(
-    label: @autoclosure () -> String, _ edit: (Project, inout IDAllocator) throws -> [Command]
-  ) throws -> CommitResult {
-    var own: (any Error)?
-    do {
-      return try commit(label: label()) { project, ids in
-        do {
-          return try edit(project, &ids)
-        } catch let error as TimelineError {
-          throw error
-        } catch {
-          own = error
-          throw error
-        }
-      }
-    } catch {
-      if let own { throw own }
-      throw error
-    }
-  }
-}
-
 /// The environment variable `name`, or nil. `ProcessInfo.processInfo.environment` builds a
 /// dictionary of the whole environment at each use, a cost every command paid at start.
 func environmentVariable(_ name: String) -> String? {

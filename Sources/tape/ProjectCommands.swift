@@ -263,13 +263,13 @@ func isMissing(_ source: Source, projectFolder: RawPath) -> Bool {
 /// The absolute folder of the project file `file`: what its sources' relative paths are
 /// relative to.
 func projectFolder(_ file: String) -> RawPath {
-  RawPath(file).absolute.folder
+  RawPath.folder(ofProject: file)
 }
 
-/// Where a source at `file` (absolute) is kept in the project `project`: relative to the
-/// project's folder when it lies inside it, so that the folder can move; absolute otherwise.
+/// Where a source at `file` (absolute) is kept in the project `project`
+/// (``RawPath/stored(inProject:)``).
 func storedPath(_ file: RawPath, project: String) -> RawPath {
-  file.relative(to: projectFolder(project)) ?? file
+  file.stored(inProject: project)
 }
 
 /// A track's settings as `ls --json` shows them (its clips aside).

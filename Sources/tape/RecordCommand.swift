@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioFiles
 import Foundation
 import Playback
+import Recording
 import SafeFiles
 import Synchronization
 import Timeline
@@ -265,7 +266,7 @@ struct Record: ParsableCommand {
         writerWaitsForCapture: ProcessInfo.processInfo.environment["TAPE_TEST_WRITER_WAITS"] == "1")
     )
     let folder = PendingTakes.folder(of: project.file)
-    let name = PendingTakes.newTakeName()
+    let name = Takes.newName()
     let punch = try punchRange(current).map { $0.start.frames..<$0.end.frames }
     let pending = PendingTake(
       take: name, track: trackID.rawValue, timelineStart: start.frames,
@@ -405,7 +406,7 @@ struct Record: ParsableCommand {
     let clip: (version: Int64, ids: [String], markers: [String])
     do {
       clip = try PendingTakes.add(
-        [(final, takePath)], to: store, file: project.file,
+        [(note: final, path: takePath)], to: store, file: project.file,
         label: options.message
           ?? (punchIn != nil
             ? "Punch \(name) on \(trackID)"
@@ -610,7 +611,7 @@ struct Record: ParsableCommand {
       return
     }
     let added = try PendingTakes.add(
-      takes, to: store, file: project.file,
+      takes.map { (note: $0.0, path: $0.1) }, to: store, file: project.file,
       label: options.message
         ?? (takes.count == 1 ? "Recover \(takes[0].0.take)" : "Recover \(takes.count) takes"))
     for (_, path) in takes { unlink(path + ".pending") }
@@ -639,141 +640,23 @@ enum PendingTakes {
     PendingTake.folder(forProject: project)
   }
 
-  /// `take-20261206-083012-3f2a.wav`: when it began (UTC), and a random tail.
-  static func newTakeName() -> String {
-    var now = time(nil)
-    var parts = tm()
-    gmtime_r(&now, &parts)
-    let stamp = String(
-      format: "%04d%02d%02d-%02d%02d%02d", parts.tm_year + 1_900, parts.tm_mon + 1,
-      parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec)
-    return "take-\(stamp)-\(String(format: "%04x", UInt16.random(in: 0...UInt16.max))).wav"
-  }
-
-  /// Adds each take (a note and the take's path) as a source and one clip where its note says
-  /// (only its punch, crossfaded in, when it is a punch), and a marker `overrunN` where each
-  /// of its gaps lands, in one version of `store`; returns the version and the clips' ids.
+  /// ``Takes/add(_:to:file:label:)``, its clips' ids and gaps in words: `marked overrun1 at
+  /// 0:01.000`, `take 2 of take-….wav has a gap at 0:03.000`.
   static func add(
-    _ takes: [(PendingTake, String)], to store: TimelineStore, file: String, label: String
+    _ takes: [(note: PendingTake, path: String)], to store: TimelineStore, file: String,
+    label: String
   ) throws -> (version: Int64, ids: [String], markers: [String]) {
-    var sources: [(PendingTake, AudioFileInfo)] = []
-    let cache = AudioCache(forProject: file)
+    let added = try Takes.add(takes, to: store, file: file, label: label)
     let rate = store.snapshot.project.sampleRate
-    for (note, path) in takes {
-      let info = try AudioProbe.probe(RawPath(path))
-      _ = try cache.load(
-        Source(
-          id: Source.ID(0), path: info.path, contentHash: info.contentHash,
-          sampleRate: info.sampleRate, channels: info.channels,
-          frameCount: FrameCount(info.frameCount)),
-        projectRate: rate)
-      sources.append((note, info))
-    }
-    var clips: [String] = []
-    var markers: [String] = []
-    var keptGaps: [String] = []
-    let result = try store.edit(label: label) { project, ids in
-      var changed = project
-      var commands: [Command] = []
-      clips = []
-      markers = []
-      keptGaps = []
-      for (note, info) in sources {
-        let source = Source(
-          id: ids.newSourceID(), path: storedPath(info.path, project: file),
-          contentHash: info.contentHash, sampleRate: info.sampleRate, channels: info.channels,
-          frameCount: FrameCount(info.frameCount))
-        var made: [Command] = [.setSource(source)]
-        changed = try changed.applying(made)
-        // A loop's passes: each a take of the range, from its stretch of the one capture.
-        let loop = note.loop.map {
-          FrameRange(start: FramePosition($0.lowerBound), end: FramePosition($0.upperBound))
-        }
-        let passes = loop.map {
-          Take.passes(
-            landing: note.timelineStart, range: $0, captured: info.frameCount,
-            minimumPartial: Int64(rate))
-        }
-        // The gaps that land on the timeline (a punch keeps only its own range; a loop, the
-        // pass that plays: a gap in a kept take is said, not marked), as markers numbered
-        // after the project's own overrunN.
-        let kept =
-          note.punch.map {
-            ($0.lowerBound - Int64(rate / 200))..<($0.upperBound + Int64(rate / 200))
-          }
-          ?? note.timelineStart..<(note.timelineStart + Int64(info.frameCount) + 1)
-        for gap in note.overruns ?? [] {
-          var position = note.timelineStart + gap
-          if let passes {
-            guard let placed = Take.place(gap: gap, in: passes) else { continue }
-            position = placed.position.frames
-            guard placed.pass == passes.count - 1 else {
-              let number = placed.pass + 1
-              keptGaps.append(
-                "take \(number) of \(note.take) has a gap at \(TimeDisplayOption.show(position, sampleRate: rate, frames: false))"
-              )
-              continue
-            }
-          } else if !kept.contains(position) {
-            continue
-          }
-          guard position >= 0 else { continue }
-          var number = 1
-          while changed.marker(named: "overrun\(number)") != nil { number += 1 }
-          let marker = try changed.addMarker(
-            ids.newMarkerID(), named: "overrun\(number)", at: FramePosition(position))
-          changed = try changed.applying(marker)
-          commands += marker
-          markers.append(
-            "marked overrun\(number) at \(TimeDisplayOption.show(position, sampleRate: rate, frames: false))"
-          )
-        }
-        if let punch = note.punch.map({
-          FrameRange(start: FramePosition($0.lowerBound), end: FramePosition($0.upperBound))
-        }) {
-          // Only the punched range, crossfaded (10 ms) into what was there.
-          let punched = try changed.punch(
-            source: source.id, track: Track.ID(note.track),
-            takeStart: FramePosition(note.timelineStart), range: punch,
-            crossfade: FrameCount(Int64(rate / 100)), clip: ids.newClipID()
-          ) { ids.newClipID() }
-          changed = try changed.applying(punched)
-          commands += made + punched
-          clips += punched.compactMap {
-            if case .setClip(let clip, _) = $0, clip.source == source.id {
-              return clip.id.description
-            }
-            return nil
-          }
-          continue
-        }
-        if let loop, let passes {
-          // One take per pass over the range, all from the one capture: the last plays.
-          let clipsMade = passes.map { pass in
-            Clip(
-              id: ids.newClipID(), source: source.id, timelineStart: pass.timelineStart,
-              sourceRange: pass.sourceRange)
-          }
-          made += try changed.addingTakes(clipsMade, track: Track.ID(note.track), range: loop)
-          changed = try changed.applying(Array(made.dropFirst()))
-          commands += made
-          clips += clipsMade.map(\.id.description)
-          continue
-        }
-        let clip = ids.newClipID()
-        // A take aligned to before the timeline's start (an overdub from 0 whose round trip
-        // reaches back past it) keeps what lands from frame 0 on.
-        made += try changed.addClip(
-          clip, source: source.id, track: Track.ID(note.track),
-          at: FramePosition(max(0, note.timelineStart)),
-          sourceStart: FramePosition(max(0, -note.timelineStart)))
-        changed = try changed.applying(Array(made.dropFirst()))
-        commands += made
-        clips.append(clip.description)
+    let words = added.gaps.map { gap in
+      switch gap {
+      case .marked(let name, let position):
+        "marked \(name) at \(TimeDisplayOption.show(position, sampleRate: rate, frames: false))"
+      case .inUnplayedPass(let take, let pass, let position):
+        "take \(pass) of \(take) has a gap at \(TimeDisplayOption.show(position, sampleRate: rate, frames: false))"
       }
-      return commands
     }
-    return (result.version, clips, markers + keptGaps)
+    return (added.version, added.clips.map(\.description), words)
   }
 
   /// The line every command on `file` says when a take waits to be recovered; nil when none.
