@@ -43,16 +43,17 @@ $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 
 # OpenTimelineIO 0.18.1 and its CMX3600 adapter from PyPI, which read what `tape export` writes
-# in the interchange tests, and numpy 2.4.6, which computes the punch test's reference splice
-# (Tests/TapeCLITests/InterchangeTests.swift finds .venv/bin/python, or TAPE_REFERENCE_PYTHON).
+# in the interchange tests; numpy 2.4.6, which computes the punch test's reference splice; and
+# pyebur128 0.1.1 (libebur128), the loudness tests' exact meter (Tests/Support/ebur128.py).
+# Tests/TapeCLITests/InterchangeTests.swift finds .venv/bin/python, or TAPE_REFERENCE_PYTHON.
 venv="$(cd "$(dirname "$0")/.." && pwd)/.venv"
-check='import numpy, opentimelineio, otio_cmx3600_adapter
+check='import numpy, opentimelineio, otio_cmx3600_adapter, pyebur128
 assert opentimelineio.__version__ == "0.18.1" and numpy.__version__ == "2.4.6"'
 if ! "$venv/bin/python" -c "$check" 2>/dev/null; then
-  echo "setup: installing opentimelineio 0.18.1, otio-cmx3600-adapter and numpy 2.4.6 into $venv" >&2
+  echo "setup: installing opentimelineio 0.18.1, otio-cmx3600-adapter, numpy 2.4.6 and pyebur128 0.1.1 into $venv" >&2
   python3 -m venv "$venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-    opentimelineio==0.18.1 otio-cmx3600-adapter==1.0.0 numpy==2.4.6
+    opentimelineio==0.18.1 otio-cmx3600-adapter==1.0.0 numpy==2.4.6 pyebur128==0.1.1
   "$venv/bin/python" -c "$check"
 fi
 echo "setup: done" >&2
