@@ -30,6 +30,20 @@ for target in $targets; do
   arguments+=(--target "$target")
 done
 
+# DocC copies its page template (the toolchain's share/docc/render) into every archive, and as
+# a user who does not own the toolchain that copy fails ("The operation could not be completed.
+# The file doesn't exist.", from `docc convert` on any catalog): it reads a copy of the template
+# that whoever runs this owns (DOCC_HTML_DIR, unless it is set already).
+if [ -z "${DOCC_HTML_DIR:-}" ]; then
+  template="$(dirname "$(readlink -f "$(command -v swift)")")/../share/docc/render"
+  if [ -d "$template" ]; then
+    rm -rf .build/docc-render
+    mkdir -p .build
+    cp -R "$template" .build/docc-render
+    export DOCC_HTML_DIR="$PWD/.build/docc-render"
+  fi
+fi
+
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 mkdir -p "$(dirname "$output")"
