@@ -175,8 +175,8 @@ public struct PendingTake: Sendable, Hashable, Codable {
   }
 
   /// Refuses `folder` (which exists) unless only this user can change what is in it: a real
-  /// folder, not a symbolic link, owned by this user (or by root, when it is root that
-  /// records), that neither its group nor others may write. Another user who made the folder,
+  /// folder, not a symbolic link, owned by the effective user (root's own folder when root
+  /// records, and no other), that neither its group nor others may write. Another user who made the folder,
   /// or may write in it, could link a take's name to any file of the recorder's (the recorder
   /// would write over it) or plant a note that `--recover` would follow.
   public static func checkFolder(_ folder: String) throws(AudioFileError) {
