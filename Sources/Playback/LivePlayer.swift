@@ -612,6 +612,10 @@ public final class LivePlayer: @unchecked Sendable {
     meter.begin(at: RealtimeThread.now(), cpu: RealtimeThread.threadCPUTime())
     let faultsBefore = RealtimeThread.pageFaults()
     var failure: PlaybackError?
+    // What ended the loop, as plain values: the error (its message a String) is built after
+    // `hooks.end`, off the realtime path, as the recorder's loop does.
+    var failedCode: Int32?
+    var stalled = false
     var deviceFrames: Int64 = 0
     let clock = self.clock?.writer
     // The clock's passes laid out (see ``clock``).
@@ -661,8 +665,8 @@ public final class LivePlayer: @unchecked Sendable {
           reported = true
           recoveredXruns.add(1, ordering: .relaxed)
           xruns.add(1, ordering: .relaxed)
-        case .failed(let code): failure = output.failure(code)
-        case .stalled: failure = output.stalled
+        case .failed(let code): failedCode = code
+        case .stalled: stalled = true
         }
         // One per write: a dropout ALSA reported is not counted again.
         if watch.dropouts > dropouts && !reported {
@@ -681,9 +685,11 @@ public final class LivePlayer: @unchecked Sendable {
             delay: delay)
         }
       }
-      if failure != nil || played < period { break }
+      if failedCode != nil || stalled || played < period { break }
     }
     hooks.end?()
+    if let failedCode { failure = output.failure(failedCode) }
+    if stalled { failure = output.stalled }
     let faultsAfter = RealtimeThread.pageFaults()
     if failure == nil {
       // A buffer of silence after the last frame (the end of the range, or a quit's fade-out),

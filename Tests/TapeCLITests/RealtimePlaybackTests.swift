@@ -912,14 +912,19 @@ extension ProcessHeavyTests {
     }
 
     /// A device that goes away while playing (its JACK server stops): playback ends within a
-    /// few seconds, with one line and exit 74, not a hang.
+    /// few seconds, with one line and exit 74, not a hang; the device thread allocates nothing
+    /// on its way out either (it built the error's message there: one malloc, seen by a CI
+    /// run's monitor test under load).
     @Test func aDeviceThatGoesAwayEndsThePlay() throws {
       let space = try Workspace()
       let file = try RenderCommandTests.project(in: space)
       let device = try PacedDevice()
       try device.record(seconds: 30)
+      var environment = device.environment
+      environment["LD_PRELOAD"] = try allocationCounter(in: space)
+      environment["TAPE_ALLOC_REPORT"] = space.path("allocations")
       let (player, _, errors) = try startTape(
-        ["play", file, "--device", "jackrec", "--loop"], environment: device.environment)
+        ["play", file, "--device", "jackrec", "--loop"], environment: environment)
       Thread.sleep(forTimeInterval: 1.5)
       let stopped = ContinuousClock.now
       device.stop()
@@ -934,6 +939,8 @@ extension ProcessHeavyTests {
           "error: the audio device 'jackrec' went away while playing (it took no audio for 2 s; its server may have stopped); playback stopped"
         ), "\(messages)")
       #expect(ContinuousClock.now - stopped < .seconds(8))
+      let counts = try String(contentsOfFile: space.path("allocations"), encoding: .utf8)
+      #expect(counts == "0 0\n", "mallocs, frees on the device thread")
     }
 
     /// A device that does not take float32 (ALSA's `linear` plugin over 16-bit) is played
