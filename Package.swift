@@ -190,7 +190,8 @@ let package = Package(
         "AudioFiles", "Mixing", "Pictures", "Timeline", "ReferenceRenders", "SafeFiles",
       ]),
     .testTarget(name: "EffectsTests", dependencies: ["Effects"]),
-    .testTarget(name: "PlaybackTests", dependencies: ["Playback", "Mixing", "Timeline"]),
+    .testTarget(
+      name: "PlaybackTests", dependencies: ["Playback", "Mixing", "Timeline", "ReferenceRenders"]),
     // What the command-line tests need another process for (a commit loop to kill, a held
     // write lock, the store's own check), kept out of the user's `tape`.
     .executableTarget(

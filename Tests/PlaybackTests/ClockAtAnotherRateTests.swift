@@ -1,5 +1,6 @@
 import Foundation
 import Mixing
+import ReferenceRenders
 import Synchronization
 import Testing
 import Timeline
@@ -11,8 +12,9 @@ import Timeline
 /// driver; ALSA's `jack` PCM for both directions, the player's output ports joined to the
 /// recorder's input ports), a 48 kHz project's clicks are captured at the 44.1 kHz frames the
 /// two clocks predict for them: the capture's frame read beside a playback reading, plus the
-/// timeline frames from that reading to the click, taken to 44.1 kHz.
-@Suite(.serialized)
+/// timeline frames from that reading to the click, taken to 44.1 kHz. Never beside another
+/// paced JACK server (``OneJACKServerAtATime``).
+@Suite(.serialized, .oneJACKServerAtATime)
 struct ClockAtAnotherRateTests {
   static let clicks = (0..<8).map { 48_000 + $0 * 4_801 + ($0 * $0 * 97) % 389 }
 

@@ -62,7 +62,9 @@ func startTape(
 /// Why: Swift Testing runs tests on the cooperative pool, one thread per core (two here); a test
 /// that waits for processes holds its thread, and two such suites side by side would hold both,
 /// starving every async test (a store subscriber waiting for an update) for as long as they run.
-@Suite(.serialized) struct ProcessHeavyTests {}
+/// Every suite that starts a paced JACK server is one of these (the recordings' too), and each
+/// of their test cases takes its turn with any other test that starts one (``OneJACKServerAtATime``).
+@Suite(.serialized, .oneJACKServerAtATime) struct ProcessHeavyTests {}
 
 extension ProcessHeavyTests {
   @Suite("Nothing the user owns is ever destroyed", .timeLimit(.minutes(10)))

@@ -6,7 +6,7 @@ import Testing
 /// comes back as the recorder's input (``PacedDevice/startLoopback()``), so that the take is
 /// what was played, delayed by the whole round trip. The project holds clicks at frames the
 /// test chose; the take, rendered, must have them at the same frames.
-extension RecordTests {
+extension ProcessHeavyTests.RecordTests {
   /// The clicks' frames: irregular, from 1 s on.
   static let clickFrames = (0..<8).map { 48_000 + $0 * 7_001 + ($0 * $0 * 131) % 997 }
 
@@ -173,7 +173,7 @@ extension RecordTests {
   }
 }
 
-extension RecordTests {
+extension ProcessHeavyTests.RecordTests {
   /// Hashed noise on the 16-bit grid at about −20 dBFS: 4 s, the same on both channels.
   static func noise(frame: Int) -> Float {
     var value = UInt64(frame) &* 0x9E37_79B9_7F4A_7C15

@@ -4,7 +4,7 @@ import Testing
 /// Recordings ended every way a session ends: Ctrl-C, SIGTERM, kill -9, and kill -9 followed
 /// by dropping the page cache (what the disk holds, as after a power cut, where the kernel
 /// lets the test drop it), each at a random moment, while another process commits edits.
-extension RecordTests {
+extension ProcessHeavyTests.RecordTests {
   /// How a recording is ended in one round.
   enum Ending: CaseIterable, CustomStringConvertible {
     case interrupt, terminate, kill, powerCut

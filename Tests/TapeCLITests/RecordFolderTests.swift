@@ -4,7 +4,7 @@ import Testing
 /// A recordings folder that another user could change under the recorder is refused: such a
 /// user could link a take's name to any file of the recorder's, or plant a note that
 /// `--recover` would follow.
-extension RecordTests {
+extension ProcessHeavyTests.RecordTests {
   /// A link, a folder others may write, another user's folder (when the test runs as root,
   /// which can make one): `tape record` and `tape record --recover` refuse each with exit 77
   /// before anything is captured, saying what makes it safe; the project is unchanged and

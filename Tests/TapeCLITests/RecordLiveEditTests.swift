@@ -4,7 +4,7 @@ import Testing
 
 /// Edits made from another shell while `tape record --play` runs: heard as `tape play` hears
 /// them, and never disturbing the capture.
-extension RecordTests {
+extension ProcessHeavyTests.RecordTests {
   /// The click clip is moved 0.5 s later while the take is being recorded (its clicks still
   /// 3 s ahead), and 20 gain edits land on a third track beside it. The take, rendered, has
   /// the clicks where the moved clip plays them, within a frame (so the player heard the move

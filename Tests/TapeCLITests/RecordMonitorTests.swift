@@ -5,7 +5,7 @@ import Testing
 /// recorder's capture ports; jack_rec records, side by side, the clicks as played (channel
 /// 1) and the recorder's monitor output (channel 2). The monitored clicks are the played
 /// ones, later by the latency the summary states, within a capture period.
-extension RecordTests {
+extension ProcessHeavyTests.RecordTests {
   @Test func theMonitorPlaysTheInputLaterByItsStatedLatency() throws {
     let space = try Workspace()
     let song = try Self.clickProject(space)

@@ -4,7 +4,7 @@ import Testing
 /// What a recording keeps when it goes wrong: an overdub or a punch killed (`kill -9`) and
 /// recovered lands where a finished one would; an overrun of the capture ring is a marker;
 /// a full disk stops the take and keeps it.
-extension RecordTests {
+extension ProcessHeavyTests.RecordTests {
   /// Starts `tape record` with `arguments` on the paced loop, waits until its pending note holds
   /// the round trip (the two clocks met) and `seconds` have passed since, then kills it
   /// (SIGKILL). Returns what it said and the note as it was.

@@ -3,8 +3,13 @@ import Testing
 
 /// `tape record` through real ALSA (docs/alsa-testing.md): the `file` PCM with an `infile`
 /// gives a known signal, unpaced, for bit-exact captures; JACK's dummy driver gives a paced
-/// device to kill a recorder on at a moment of the test's choosing.
-@Suite(.serialized) struct RecordTests {
+/// device to kill a recorder on at a moment of the test's choosing. One of the process-heavy
+/// suites, so never beside another paced JACK server (``OneJACKServerAtATime``).
+extension ProcessHeavyTests {
+  @Suite("tape record") struct RecordTests {}
+}
+
+extension ProcessHeavyTests.RecordTests {
   /// A project with one track, and a HOME whose ~/.asoundrc defines `capture`, the `file` PCM
   /// reading `in.raw`.
   final class Setup {

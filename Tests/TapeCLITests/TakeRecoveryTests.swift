@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-extension RecordTests {
+extension ProcessHeavyTests.RecordTests {
   /// A looped recording killed (kill -9) in its third pass is recovered as its passes: the
   /// pending note keeps the range, so `--recover` makes the takes a finished loop would (two
   /// whole passes, the third cut short under a second left out or kept as it lasts), aligned:

@@ -4,7 +4,7 @@ import Testing
 /// `tape record --loop` through the paced JACK loopback (as the overdub tests), and `tape take
 /// ls/use` on what it keeps: one take per pass, each pass's clicks where they belong, and the
 /// choice of take rendered, undone and redone.
-extension RecordTests {
+extension ProcessHeavyTests.RecordTests {
   /// The loop: 0.2 s–2.2 s of ``clickProject(_:)`` (its clicks are 1.0–2.03 s, away from the
   /// wrap's fades), 96,000 frames.
   static let loopRange = 9_600..<105_600
