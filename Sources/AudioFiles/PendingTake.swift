@@ -176,14 +176,20 @@ public struct PendingTake: Sendable, Hashable, Codable {
 
   /// Refuses `folder` (which exists) unless only this user can change what is in it: a real
   /// folder, not a symbolic link, owned by the effective user (root's own folder when root
-  /// records, and no other), that neither its group nor others may write. Another user who made the folder,
-  /// or may write in it, could link a take's name to any file of the recorder's (the recorder
-  /// would write over it) or plant a note that `--recover` would follow.
+  /// records, and no other), that neither its group nor others may write. Another user who
+  /// made the folder, or may write in it, could link a take's name to any file of the
+  /// recorder's (the recorder would write over it) or plant a note that `--recover` would
+  /// follow.
   public static func checkFolder(_ folder: String) throws(AudioFileError) {
     var info = stat()
     guard lstat(folder, &info) == 0 else {
       throw .takeWrite(path: folder, reason: TakeFile.errorText())
     }
+    try checkFolder(folder, info)
+  }
+
+  /// ``checkFolder(_:)`` on what `lstat` said of `folder`.
+  static func checkFolder(_ folder: String, _ info: stat) throws(AudioFileError) {
     let kind = UInt32(info.st_mode) & UInt32(S_IFMT)
     let quoted = "'\(folder)'"
     if kind == UInt32(S_IFLNK) {
@@ -217,7 +223,7 @@ public struct PendingTake: Sendable, Hashable, Codable {
     // Most projects have no recordings folder: one system call says so.
     var info = stat()
     guard lstat(folder, &info) == 0 else { return [] }
-    try checkFolder(folder)
+    try checkFolder(folder, info)
     guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else {
       return []
     }

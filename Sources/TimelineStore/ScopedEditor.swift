@@ -110,6 +110,15 @@ public final class ScopedEditor: Sendable {
     }
   }
 
+  /// ``commit(scope:label:_:)`` for an edit that works out its commands with code that throws
+  /// errors of its own: such an error comes out as itself, as from
+  /// ``TimelineStore/edit(label:_:)``.
+  public func edit(
+    scope: EditScope, label: String, _ edit: (Project, inout IDAllocator) throws -> [Command]?
+  ) throws -> ScopedCommit {
+    try passingEditErrors(edit) { try commit(scope: scope, label: label, $0) }
+  }
+
   /// The version `reference` names (``TimelineStore/resolveVersion(_:mustExist:)``; `HEAD~N`
   /// counts from the head at open).
   public func resolveVersion(_ reference: String) throws(StoreError) -> Int64 {

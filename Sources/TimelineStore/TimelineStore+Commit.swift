@@ -91,22 +91,7 @@ extension TimelineStore {
   public func edit(
     label: @autoclosure () -> String, _ edit: (Project, inout IDAllocator) throws -> [Command]
   ) throws -> CommitResult {
-    var own: (any Error)?
-    do {
-      return try commit(label: label()) { project, ids in
-        do {
-          return try edit(project, &ids)
-        } catch let error as TimelineError {
-          throw error
-        } catch {
-          own = error
-          throw error
-        }
-      }
-    } catch {
-      if let own { throw own }
-      throw error
-    }
+    try passingEditErrors(edit) { try commit(label: label(), $0) }
   }
 
   /// Commits `commands` as they are.
@@ -223,5 +208,34 @@ enum IDSequence {
         db.cachedStatement(sql: "SELECT \(column) FROM \(table) WHERE id = 1"))
     else { throw StoreError.corrupt(detail: "the \(kind) id sequence row is missing") }
     return try row.value(column, of: table)
+  }
+}
+
+/// Runs `commit` with `edit`, so that an error of the edit's own (anything but a
+/// `TimelineError`, which is the store's to report) comes out of it as itself rather than as
+/// ``StoreError/internalFailure(_:)``: what ``TimelineStore/edit(label:_:)`` and
+/// ``ScopedEditor/edit(scope:label:_:)`` share.
+func passingEditErrors<Input, Output, Result>(
+  _ edit: (Input, inout IDAllocator) throws -> Output,
+  through commit: ((Input, inout IDAllocator) throws -> Output) throws -> Result
+) throws -> Result {
+  var own: (any Error)?
+  // `commit` calls the edit once, and never keeps it: not an escape.
+  return try withoutActuallyEscaping(edit) { edit in
+    do {
+      return try commit { input, ids in
+        do {
+          return try edit(input, &ids)
+        } catch let error as TimelineError {
+          throw error
+        } catch {
+          own = error
+          throw error
+        }
+      }
+    } catch {
+      if let own { throw own }
+      throw error
+    }
   }
 }

@@ -178,27 +178,13 @@ extension EditingCommand {
     sayNotes(editor.notes)
     if let waiting = PendingTakes.notice(for: project.file) { sayNotes([waiting]) }
     let command = self
-    var own: (any Error)?
-    let outcome: ScopedEditor.ScopedCommit
-    do {
-      outcome = try editor.commit(scope: scope, label: options.message ?? label) { part, ids in
-        // A source that may need its SHA-256 identity (``sourceHashUpgrades(_:)``): the whole
-        // project's edit sees to it.
-        guard !part.sources.contains(where: { $0.contentHash.hasPrefix("xh64:") }) else {
-          return nil
-        }
-        do {
-          return try command.edit(part, &ids)
-        } catch let error as TimelineError {
-          throw error
-        } catch {
-          own = error
-          throw error
-        }
+    let outcome = try editor.edit(scope: scope, label: options.message ?? label) { part, ids in
+      // A source that may need its SHA-256 identity (``sourceHashUpgrades(_:)``): the whole
+      // project's edit sees to it.
+      guard !part.sources.contains(where: { $0.contentHash.hasPrefix("xh64:") }) else {
+        return nil
       }
-    } catch {
-      if let own { throw own }
-      throw error
+      return try command.edit(part, &ids)
     }
     guard case .committed(let result) = outcome else { return false }
     if result.changed.isEmpty, let note = unchanged(version: result.version) {
