@@ -11,6 +11,9 @@ import Synchronization
 ///   locks and writes nothing else: a full ring drops the period and counts it, never waits;
 /// - the **writer thread**: takes what the ring holds every 50 ms (or when woken) and passes
 ///   it to `write` (the take's file), then calls `tick` (which rewrites the file's header).
+///   Where the ring dropped periods, it writes as many frames of silence in their place, so
+///   that every frame after a gap is at the take frame it was captured at (what the clock and
+///   an overdub's alignment count in).
 ///
 /// It stops after `frames` frames (``Configuration/frames``), on ``stop()``, or when the
 /// device fails; ``wait()`` returns once the writer has written everything captured.
@@ -49,12 +52,12 @@ public final class Recorder: @unchecked Sendable {
 
   /// What happened during a recording.
   public struct Report: Sendable {
-    /// Frames handed to the writer (captured, less any dropped by a full ring).
+    /// Frames written to the take: every frame captured, those a full ring dropped as silence.
     public var frames: Int64
     /// Periods the device overran (the device thread was late; ALSA lost what it held).
     public var deviceOverruns: Int
     /// Periods dropped because the ring to the writer was full (the disk was late), and their
-    /// frames.
+    /// frames (silence in the take).
     public var ringOverruns: Int
     public var droppedFrames: Int64
     /// The loudest sample, as a share of full scale (1 = 0 dBFS), and samples at full scale.
@@ -126,9 +129,11 @@ public final class Recorder: @unchecked Sendable {
   public var overruns: Int {
     deviceOverrunCount.load(ordering: .relaxed) + ring.overruns.periods
   }
-  /// Where the take has gaps so far: the take frame after which each overrun (of the device,
-  /// or of the ring) lost audio, in order; periods lost one after another are one gap. At
-  /// most `OverrunLog.capacity` are kept (the count of overruns goes on). Any thread.
+  /// Where the take has gaps so far: the take frame at which each overrun (of the device, or
+  /// of the ring) lost audio, in order; periods lost one after another are one gap. A ring's
+  /// gap is silence in the take, as long as what it lost; a device's lost an unknown stretch
+  /// and what follows it is early by that. At most `OverrunLog.capacity` are kept (the count
+  /// of overruns goes on). Any thread.
   public var gapFrames: [Int64] { gaps.frames }
 
   /// The loudest sample since the last call (a share of full scale), and samples at full
@@ -211,9 +216,8 @@ public final class Recorder: @unchecked Sendable {
     let monitorFeed = monitor?.feed
     let hooks = RealtimeThread.audioThreadHooks()
     hooks.begin?()
+    // Frames read so far: the take frame of the next one (the writer fills a ring's gap).
     var captured: Int64 = 0
-    // Frames the take holds so far (captured less what the ring dropped).
-    var kept: Int64 = 0
     var failure: Int32?
     var stalled = false
     var idle: Int32 = 0
@@ -228,10 +232,8 @@ public final class Recorder: @unchecked Sendable {
         idle = 0
         levels.measure(buffer, count: count * channels, format: format)
         monitorFeed?.push(buffer, frames: count, format: format)
-        if ring.push(buffer, count: count * frameBytes) {
-          kept += Int64(count)
-        } else {
-          gaps.note(kept)
+        if !ring.push(buffer, count: count * frameBytes) {
+          gaps.note(captured, lost: Int64(count))
         }
         captured += Int64(count)
         capturedFrames.store(Int(captured), ordering: .relaxed)
@@ -242,7 +244,7 @@ public final class Recorder: @unchecked Sendable {
         Wakeup.signal(wake)
       case .overrun:
         deviceOverrunCount.add(1, ordering: .relaxed)
-        gaps.note(kept)
+        gaps.note(captured, lost: 0)
       case .failed(let code):
         failure = code
       }
@@ -257,17 +259,19 @@ public final class Recorder: @unchecked Sendable {
   // MARK: The writer thread
 
   private func runWriter(
-    write: @Sendable (UnsafeRawBufferPointer) throws -> Void, tick: @Sendable () throws -> Void
+    write: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void,
+    tick: @Sendable () throws -> Void
   ) {
-    let frameBytes = self.frameBytes
-    var bytes: Int64 = 0
     if configuration.writerWaitsForCapture {
       while !deviceDone.load(ordering: .acquiring) { writerWake.wait(milliseconds: 50) }
     }
+    var filler = GapFiller(gaps: gaps, frameBytes: frameBytes, write: write)
     while true {
       let ended = deviceDone.load(ordering: .acquiring)
       do {
-        bytes += Int64(try ring.pop { try write($0) })
+        _ = try ring.pop { try filler.hand($0) }
+        // A gap at the end: nothing more will come, so its length is final.
+        if ended { try filler.fillGapsHere() }
         try tick()
       } catch {
         writerFailure = error
@@ -279,50 +283,128 @@ public final class Recorder: @unchecked Sendable {
       if ended { break }
       writerWake.wait(milliseconds: 50)
     }
-    written = bytes / Int64(frameBytes)
+    written = filler.frames
   }
 }
 
-/// Where a take has gaps: the take frames at which overruns lost audio, logged by the device
-/// thread into slots allocated before it starts, read by any thread.
+/// The writer's side of the gaps: hands what the ring gives to `write`, and at each gap the
+/// ring dropped, as many frames of silence as it lost, so that the take's frames are the
+/// frames captured. A gap is filled once a frame after it has been handed (or the capture has
+/// ended): until then the device thread may still be adding lost periods to it.
+struct GapFiller {
+  let gaps: OverrunLog
+  let frameBytes: Int
+  let write: (UnsafeRawBufferPointer) throws -> Void
+  /// Take frames handed to `write` so far, silence included.
+  private(set) var frames: Int64 = 0
+  private var next = 0
+  private let silence: [UInt8]
+
+  init(gaps: OverrunLog, frameBytes: Int, write: @escaping (UnsafeRawBufferPointer) throws -> Void)
+  {
+    self.gaps = gaps
+    self.frameBytes = frameBytes
+    self.write = write
+    silence = [UInt8](repeating: 0, count: 4_096 * frameBytes)
+  }
+
+  /// Writes `data` (whole frames that follow what was handed before), silence first where a
+  /// gap lies before or inside it.
+  mutating func hand(_ data: UnsafeRawBufferPointer) throws {
+    var offset = 0
+    while offset < data.count {
+      // Data after the gap has come: the gap is whole.
+      try fillGapsHere()
+      var end = data.count
+      if let gap = gaps.entry(next) {
+        end = min(end, offset + Int(gap.frame - frames) * frameBytes)
+      }
+      try write(UnsafeRawBufferPointer(rebasing: data[offset..<end]))
+      frames += Int64((end - offset) / frameBytes)
+      offset = end
+    }
+  }
+
+  /// Fills the gaps noted at the frame reached (a device's overrun, which lost an unknown
+  /// stretch, fills nothing).
+  mutating func fillGapsHere() throws {
+    while let gap = gaps.entry(next), gap.frame <= frames {
+      var left = Int(gap.lost) * frameBytes
+      while left > 0 {
+        let count = min(left, silence.count)
+        try silence.withUnsafeBytes { try write(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        left -= count
+      }
+      frames += gap.lost
+      next += 1
+    }
+  }
+}
+
+/// Where a take has gaps: the take frames at which overruns lost audio, and how much (a
+/// ring's drop: its frames; a device's overrun: 0, not known), logged by the device thread
+/// into slots allocated before it starts, read by any thread. Beyond ``capacity`` gaps, later
+/// ones are neither kept nor filled (the count of overruns goes on).
 struct OverrunLog: @unchecked Sendable, BitwiseCopyable {
   /// Gaps kept at most.
   static let capacity = 256
-  private let slots: UnsafeMutablePointer<Atomic<Int64>>
+  private let starts: UnsafeMutablePointer<Atomic<Int64>>
+  private let lengths: UnsafeMutablePointer<Atomic<Int64>>
   private let count: UnsafeMutablePointer<Atomic<Int>>
 
   static func make() -> OverrunLog {
-    let slots = UnsafeMutablePointer<Atomic<Int64>>.allocate(capacity: capacity)
-    for index in 0..<capacity { (slots + index).initialize(to: Atomic(0)) }
+    let starts = UnsafeMutablePointer<Atomic<Int64>>.allocate(capacity: capacity)
+    let lengths = UnsafeMutablePointer<Atomic<Int64>>.allocate(capacity: capacity)
+    for index in 0..<capacity {
+      (starts + index).initialize(to: Atomic(0))
+      (lengths + index).initialize(to: Atomic(0))
+    }
     let count = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: 1)
     count.initialize(to: Atomic(0))
-    return OverrunLog(slots: slots, count: count)
+    return OverrunLog(starts: starts, lengths: lengths, count: count)
   }
 
   func deallocate() {
-    slots.deinitialize(count: Self.capacity)
-    slots.deallocate()
+    starts.deinitialize(count: Self.capacity)
+    starts.deallocate()
+    lengths.deinitialize(count: Self.capacity)
+    lengths.deallocate()
     count.deinitialize(count: 1)
     count.deallocate()
   }
 
-  /// Notes a gap after take frame `frame`: nothing when the last gap noted is there already
-  /// (periods lost one after another), or when the log is full.
+  /// Notes that `lost` frames were lost at take frame `frame`: added to the last gap when it
+  /// ends there (periods lost one after another are one gap), else a new gap; nothing when the
+  /// log is full. The writer fills a gap only once a frame after it was pushed into the ring
+  /// (whose push publishes this), or the capture has ended.
   ///
   /// - Note: Realtime-safe: no allocation, no locks.
   @_noLocks
-  func note(_ frame: Int64) {
+  func note(_ frame: Int64, lost: Int64) {
     let index = count.pointee.load(ordering: .relaxed)
-    if index > 0 && slots[index - 1].load(ordering: .relaxed) == frame { return }
+    if index > 0 {
+      let last = lengths[index - 1].load(ordering: .relaxed)
+      if starts[index - 1].load(ordering: .relaxed) + last == frame {
+        lengths[index - 1].store(last + lost, ordering: .releasing)
+        return
+      }
+    }
     guard index < Self.capacity else { return }
-    slots[index].store(frame, ordering: .relaxed)
+    starts[index].store(frame, ordering: .relaxed)
+    lengths[index].store(lost, ordering: .relaxed)
     count.pointee.store(index + 1, ordering: .releasing)
   }
 
-  /// The gaps noted so far, in order.
+  /// Gap `index`, when it has been noted.
+  func entry(_ index: Int) -> (frame: Int64, lost: Int64)? {
+    guard index < count.pointee.load(ordering: .acquiring) else { return nil }
+    return (starts[index].load(ordering: .relaxed), lengths[index].load(ordering: .acquiring))
+  }
+
+  /// Where the gaps noted so far start, in order.
   var frames: [Int64] {
     let total = count.pointee.load(ordering: .acquiring)
-    return (0..<total).map { slots[$0].load(ordering: .relaxed) }
+    return (0..<total).map { starts[$0].load(ordering: .relaxed) }
   }
 }
 

@@ -23,7 +23,8 @@ struct Record: ParsableCommand {
       tenth of a second and a CLIP warning once a sample reached full scale; the summary \
       (stderr) says the take's peak, its clipped samples and any overrun (a period the \
       device or the disk lost, never silent), and each gap becomes a marker (overrun1, …) \
-      where it lands, in the take's version. A full disk stops the take and keeps it: added, \
+      where it lands, in the take's version; what the disk's lateness dropped is silence in \
+      the take, so that what follows stays in place. A full disk stops the take and keeps it: added, \
       or, with no room left to add it, left for --recover, the line saying which.
       A recorder that died (kill -9, a power cut) leaves its take and a note of where it was \
       to land: 'tape record FILE --recover' adds every such take as its clip, with all it \
@@ -343,8 +344,8 @@ struct Record: ParsableCommand {
     } catch {
       failure = failure ?? error
     }
-    // What the take holds: what was captured less what the ring dropped, and less what a full
-    // disk did not take.
+    // What the take holds: what was captured (what the ring dropped as silence), less what a
+    // full disk did not take.
     let seconds = Double(take.frames) / Double(current.sampleRate)
     var summary =
       "tape record: recorded \(String(format: "%.3f", seconds)) s; peak \(Self.decibels(report.peak)), \(report.clipped) clipped samples, \(report.deviceOverruns + report.ringOverruns) overruns"
@@ -362,12 +363,12 @@ struct Record: ParsableCommand {
     }
     if report.deviceOverruns > 0 {
       writeOut(
-        "warning: the device overran \(report.deviceOverruns) times (the capture thread was late): the take has gaps there\n"
+        "warning: the device overran \(report.deviceOverruns) times (the capture thread was late): the take has gaps there, and what follows each is early by what it lost\n"
       )
     }
     if report.ringOverruns > 0 {
       writeOut(
-        "warning: \(report.ringOverruns) periods (\(String(format: "%.3f", Double(report.droppedFrames) / Double(current.sampleRate))) s) were dropped because the disk was late: the take has gaps there\n"
+        "warning: \(report.ringOverruns) periods (\(String(format: "%.3f", Double(report.droppedFrames) / Double(current.sampleRate))) s) were dropped because the disk was late: the take holds silence in their place\n"
       )
     }
     guard take.frames > 0 else {

@@ -102,7 +102,8 @@ extension ProcessHeavyTests.RecordTests {
   /// The test hook TAPE_TEST_WRITER_WAITS=1 keeps the writer from writing until the capture
   /// ends: 10 s captured through an 8 s ring keep exactly the first 8 s (384,000 frames, 375
   /// periods of 1,024), the rest dropped, one gap at take frame 384,000: a marker `overrun1`
-  /// there on the timeline, in the take's version.
+  /// there on the timeline, in the take's version, and the take 10 s long, silence where the
+  /// ring dropped (``GapFillerTests`` fill gaps in the middle of a take).
   @Test func aRingOverrunIsAMarkerWhereItsGapLands() throws {
     let setup = try Setup()
     let frames = 480_000
@@ -117,18 +118,24 @@ extension ProcessHeavyTests.RecordTests {
       environment: environment)
     print("ring overrun: \(result.stderr)")
     #expect(result.stderr.contains("94 overruns"), "\(result.stderr)")
-    #expect(result.stderr.contains("94 periods (2.000 s) were dropped"), "\(result.stderr)")
+    #expect(
+      result.stderr.contains(
+        "94 periods (2.000 s) were dropped because the disk was late: the take holds silence in their place"
+      ), "\(result.stderr)")
+    #expect(result.stderr.contains("recorded 10.000 s"), "\(result.stderr)")
     #expect(result.stderr.contains("marked overrun1"), "\(result.stderr)")
     #expect(try setup.space.head(of: setup.song) == before + 1, "one version")
     let clips = try setup.clips()
-    #expect(clips.count == 1 && clips.first?["length"] as? Int == 384_000)
+    #expect(clips.count == 1 && clips.first?["length"] as? Int == 480_000)
     let markers = try #require(try setup.project()["markers"] as? [[String: Any]])
     #expect(markers.count == 1)
     #expect(markers.first?["name"] as? String == "overrun1")
     #expect(markers.first?["frame"] as? Int == 48_000 + 384_000, "\(markers)")
     let path = try #require(try setup.sources().first?["path"] as? String)
     let take = try Self.wav(setup.space.path(path))
-    #expect(take.data == raw.prefix(384_000 * 8), "the take is the first 8 s, bit for bit")
+    #expect(
+      take.data == raw.prefix(384_000 * 8) + Data(count: 96_000 * 8),
+      "the take is the first 8 s, bit for bit, then 2 s of silence")
     try setup.space.tape("undo", setup.song)
     #expect((try setup.project()["markers"] as? [[String: Any]] ?? []).isEmpty)
   }
