@@ -60,6 +60,9 @@ public final class Recorder: @unchecked Sendable {
     /// frames (silence in the take).
     public var ringOverruns: Int
     public var droppedFrames: Int64
+    /// Of ``droppedFrames``, those dropped after the take had ``Recorder/gapsFilledAtMost``
+    /// gaps: not filled, so what follows them is early by them.
+    public var unfilledFrames: Int64
     /// The loudest sample, as a share of full scale (1 = 0 dBFS), and samples at full scale.
     public var peak: Float
     public var clipped: Int
@@ -132,9 +135,11 @@ public final class Recorder: @unchecked Sendable {
   /// Where the take has gaps so far: the take frame at which each overrun (of the device, or
   /// of the ring) lost audio, in order; periods lost one after another are one gap. A ring's
   /// gap is silence in the take, as long as what it lost; a device's lost an unknown stretch
-  /// and what follows it is early by that. At most `OverrunLog.capacity` are kept (the count
+  /// and what follows it is early by that. At most ``gapsFilledAtMost`` are kept (the count
   /// of overruns goes on). Any thread.
   public var gapFrames: [Int64] { gaps.frames }
+  /// How many gaps a take keeps and fills at most (see ``Report/unfilledFrames``).
+  public static let gapsFilledAtMost = OverrunLog.capacity
 
   /// The loudest sample since the last call (a share of full scale), and samples at full
   /// scale since the start.
@@ -190,6 +195,7 @@ public final class Recorder: @unchecked Sendable {
     return Report(
       frames: written, deviceOverruns: deviceOverrunCount.load(ordering: .relaxed),
       ringOverruns: overruns.periods, droppedFrames: Int64(overruns.bytes / frameBytes),
+      unfilledFrames: gaps.unlogged,
       peak: levels.peak, clipped: levels.clipped, realtimePriority: realtimePriority,
       failure: deviceFailure ?? writerFailure)
   }
@@ -344,13 +350,15 @@ struct GapFiller {
 /// Where a take has gaps: the take frames at which overruns lost audio, and how much (a
 /// ring's drop: its frames; a device's overrun: 0, not known), logged by the device thread
 /// into slots allocated before it starts, read by any thread. Beyond ``capacity`` gaps, later
-/// ones are neither kept nor filled (the count of overruns goes on).
+/// ones are neither kept nor filled: their frames are counted (``unlogged``), and the count
+/// of overruns goes on.
 struct OverrunLog: @unchecked Sendable, BitwiseCopyable {
   /// Gaps kept at most.
-  static let capacity = 256
+  static let capacity = 4_096
   private let starts: UnsafeMutablePointer<Atomic<Int64>>
   private let lengths: UnsafeMutablePointer<Atomic<Int64>>
   private let count: UnsafeMutablePointer<Atomic<Int>>
+  private let overflow: UnsafeMutablePointer<Atomic<Int64>>
 
   static func make() -> OverrunLog {
     let starts = UnsafeMutablePointer<Atomic<Int64>>.allocate(capacity: capacity)
@@ -361,7 +369,9 @@ struct OverrunLog: @unchecked Sendable, BitwiseCopyable {
     }
     let count = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: 1)
     count.initialize(to: Atomic(0))
-    return OverrunLog(starts: starts, lengths: lengths, count: count)
+    let overflow = UnsafeMutablePointer<Atomic<Int64>>.allocate(capacity: 1)
+    overflow.initialize(to: Atomic(0))
+    return OverrunLog(starts: starts, lengths: lengths, count: count, overflow: overflow)
   }
 
   func deallocate() {
@@ -371,11 +381,13 @@ struct OverrunLog: @unchecked Sendable, BitwiseCopyable {
     lengths.deallocate()
     count.deinitialize(count: 1)
     count.deallocate()
+    overflow.deinitialize(count: 1)
+    overflow.deallocate()
   }
 
   /// Notes that `lost` frames were lost at take frame `frame`: added to the last gap when it
-  /// ends there (periods lost one after another are one gap), else a new gap; nothing when the
-  /// log is full. The writer fills a gap only once a frame after it was pushed into the ring
+  /// ends there (periods lost one after another are one gap), else a new gap; when the log is
+  /// full, only counted (``unlogged``). The writer fills a gap only once a frame after it was pushed into the ring
   /// (whose push publishes this), or the capture has ended.
   ///
   /// - Note: Realtime-safe: no allocation, no locks.
@@ -389,7 +401,10 @@ struct OverrunLog: @unchecked Sendable, BitwiseCopyable {
         return
       }
     }
-    guard index < Self.capacity else { return }
+    guard index < Self.capacity else {
+      overflow.pointee.add(lost, ordering: .relaxed)
+      return
+    }
     starts[index].store(frame, ordering: .relaxed)
     lengths[index].store(lost, ordering: .relaxed)
     count.pointee.store(index + 1, ordering: .releasing)
@@ -400,6 +415,9 @@ struct OverrunLog: @unchecked Sendable, BitwiseCopyable {
     guard index < count.pointee.load(ordering: .acquiring) else { return nil }
     return (starts[index].load(ordering: .relaxed), lengths[index].load(ordering: .acquiring))
   }
+
+  /// Frames lost after the log was full: neither kept nor filled.
+  var unlogged: Int64 { overflow.pointee.load(ordering: .relaxed) }
 
   /// Where the gaps noted so far start, in order.
   var frames: [Int64] {

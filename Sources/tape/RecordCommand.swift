@@ -371,6 +371,11 @@ struct Record: ParsableCommand {
         "warning: \(report.ringOverruns) periods (\(String(format: "%.3f", Double(report.droppedFrames) / Double(current.sampleRate))) s) were dropped because the disk was late: the take holds silence in their place\n"
       )
     }
+    if report.unfilledFrames > 0 {
+      writeOut(
+        "warning: \(String(format: "%.3f", Double(report.unfilledFrames) / Double(current.sampleRate))) s of them came after the take's first \(Recorder.gapsFilledAtMost) gaps and are missing, not silence: what follows lands early by them\n"
+      )
+    }
     guard take.frames > 0 else {
       hold.release()
       unlink(takePath)

@@ -31,7 +31,9 @@ struct GapFillerTests {
     final class Sink: @unchecked Sendable { var bytes: [Int32] = [] }
     let sink = Sink()
     var filler = GapFiller(gaps: log, frameBytes: frameBytes) { data in
-      sink.bytes += data.bindMemory(to: Int32.self)
+      sink.bytes += (0..<data.count / 4).map {
+        data.loadUnaligned(fromByteOffset: $0 * 4, as: Int32.self)
+      }
     }
     var ring: [Int32] = []
     var captured: Int64 = 0
@@ -93,5 +95,20 @@ struct GapFillerTests {
       periods: 10, dropped: [6], overruns: [2, 6], pops: [1, 4, 7])
     #expect(take == Self.expected(periods: 10, dropped: [6]))
     #expect(gaps == [2 * Int64(Self.period), 6 * Int64(Self.period)])
+  }
+
+  /// Past ``OverrunLog/capacity`` gaps, a gap is neither kept nor filled, but its frames are
+  /// counted (what `tape record` warns of); one that continues the last kept gap still grows it.
+  @Test func gapsPastTheLogsCapacityAreCounted() {
+    let log = OverrunLog.make()
+    defer { log.deallocate() }
+    for index in 0..<OverrunLog.capacity { log.note(Int64(index) * 1_000, lost: 10) }
+    log.note(Int64(OverrunLog.capacity - 1) * 1_000 + 10, lost: 5)
+    log.note(Int64(OverrunLog.capacity) * 1_000, lost: 64)
+    log.note(Int64(OverrunLog.capacity) * 1_000 + 500, lost: 0)
+    #expect(log.frames.count == OverrunLog.capacity)
+    #expect(log.entry(OverrunLog.capacity - 1)?.lost == 15)
+    #expect(log.entry(OverrunLog.capacity) == nil)
+    #expect(log.unlogged == 64)
   }
 }

@@ -50,17 +50,19 @@ extension ProcessHeavyTests.RecordTests {
       """
       pcm.src {
         type jack
-        playback_ports { 0 thru:input_1 1 thru:input_1 }
+        playback_ports { 0 thru:input_1 1 thru:input_2 }
       }
       pcm.mic {
         type jack
         playback_ports { 0 jackrec:input2 1 jackrec:input2 }
-        capture_ports { 0 thru:output_1 1 thru:output_1 }
+        capture_ports { 0 thru:output_1 1 thru:output_2 }
       }
       """)
     let counter = try allocationCounter(in: space)
-    // jack_rec, started first, on the loop's output and a silent port; `mic` joins its
-    // second input. It records until it is killed (at most 120 s, its ring holding them).
+    // jack_rec, started first, on the loop's first output (the clicks as played, one channel
+    // of them) and a silent port; `mic` joins its second input (the monitor, both channels
+    // summed: the same clicks at twice the level, under full scale). It records until it is
+    // killed (at most 120 s, its ring holding them).
     let captured = space.path("heard.wav")
     let rec = Process()
     rec.executableURL = URL(fileURLWithPath: "/usr/bin/jack_rec")
@@ -158,6 +160,12 @@ extension ProcessHeavyTests.RecordTests {
     #expect(!delays.isEmpty && delays.allSatisfy { abs($0 - stated) <= period }, "\(delays)")
     // (Under load the delay may step by an output period where the monitor found the ring
     // a period short and played silence: still within a capture period of what is stated.)
+    // The monitor passes the input through unchanged: each click at the level played, its
+    // two channels summed into one port.
+    let levels = zip(playedClicks, heardClicks).map { (played[$0], heard[$1]) }
+    #expect(
+      !levels.isEmpty && levels.allSatisfy { abs($0.1 - 2 * $0.0) < 1e-4 && $0.0 > 0.4 },
+      "played and monitored click levels: \(levels)")
     #expect(counts == [0, 0], "mallocs, frees on the device threads")
   }
 }
