@@ -114,34 +114,37 @@ final class PacedDevice {
     ]
   }
 
-  /// Starts recording `seconds` of the capture ports (into which `jackrec` plays).
+  /// Starts recording `seconds` of `ports` (by default the capture ports, into which `jackrec`
+  /// plays) into ``capture``.
   ///
   /// jack_rec's process callback copies each cycle into a ring buffer that its disk thread (not
   /// realtime) writes out; what does not fit is lost ("jackrec failed with N overruns"). Its
   /// default ring (16,384 frames, a third of a second) overflowed while builds and the suite's
   /// other processes kept the disk busy, and a capture lost cycles that Tape had played: the
   /// ring holds the whole recording (plus a second) here, so a stalled disk costs nothing.
-  func record(seconds: Int) throws {
+  func record(
+    seconds: Int, from ports: [String] = ["system:capture_1", "system:capture_2"]
+  ) throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/jack_rec")
-    process.arguments = [
-      "-f", capture, "-d", "\(seconds)", "-b", "32", "-B", "\((seconds + 1) * rate)",
-      "system:capture_1", "system:capture_2",
-    ]
+    process.arguments =
+      ["-f", capture, "-d", "\(seconds)", "-b", "32", "-B", "\((seconds + 1) * rate)"] + ports
     process.environment = environment
     process.standardOutput = FileHandle.nullDevice
     _ = FileManager.default.createFile(atPath: recorderLog, contents: nil)
     process.standardError = FileHandle(forWritingAtPath: recorderLog)
     try process.run()
     recorder = process
-    // jack_rec's ports exist before the player connects to them.
-    for _ in 0..<50 {
+    // jack_rec's ports exist before the player connects to them (within a minute: a start
+    // on a loaded machine may take seconds).
+    let deadline = Date(timeIntervalSinceNow: 60)
+    while Date() < deadline {
       Thread.sleep(forTimeInterval: 0.05)
       let ports = try TapeBinary.run(
         URL(fileURLWithPath: "/usr/bin/jack_lsp"), [], environment: environment)
       if ports.stdout.contains("jackrec:input2") { return }
     }
-    throw ReferenceError(message: "jack_rec did not start")
+    throw ReferenceError(message: "jack_rec did not start within 60 s")
   }
 
   /// Waits until a player's ALSA `jack` PCM is connected to the recorder (its device is open,
@@ -221,6 +224,15 @@ final class PacedDevice {
     try waitForPlayer()
     return PacedPlay(
       player: player, out: out, errors: errors, allocations: space.path("allocations"))
+  }
+
+  /// Ends the recording now (SIGKILL: jack_rec would not see a SIGTERM, see `deinit`), its
+  /// WAV header unfinished: read ``capture`` with `sox --ignore-length`. What jack_rec's ring
+  /// took a second before is in the file (its disk thread writes it as it comes).
+  func stopRecording() {
+    guard let recorder, recorder.isRunning else { return }
+    kill(recorder.processIdentifier, SIGKILL)
+    recorder.waitUntilExit()
   }
 
   /// Waits for the recording to end and returns it as interleaved stereo floats.

@@ -63,23 +63,9 @@ extension ProcessHeavyTests.RecordTests {
     // of them) and a silent port; `mic` joins its second input (the monitor, both channels
     // summed: the same clicks at twice the level, under full scale). It records until it is
     // killed (at most 120 s, its ring holding them).
-    let captured = space.path("heard.wav")
-    let rec = Process()
-    rec.executableURL = URL(fileURLWithPath: "/usr/bin/jack_rec")
-    rec.arguments = [
-      "-f", captured, "-d", "120", "-b", "32", "-B", "\(121 * 48_000)", "thru:output_1",
-      "system:capture_2",
-    ]
-    rec.environment = device.environment
-    rec.standardOutput = FileHandle.nullDevice
-    rec.standardError = FileHandle.nullDevice
-    try rec.run()
-    defer { if rec.isRunning { kill(rec.processIdentifier, SIGKILL) } }
+    try device.record(seconds: 120, from: ["thru:output_1", "system:capture_2"])
+    let captured = device.capture
     let deadline = Date(timeIntervalSinceNow: 60)
-    while !(try device.ports()).contains("jackrec:input2") {
-      try #require(Date() < deadline, "jack_rec did not start")
-      Thread.sleep(forTimeInterval: 0.05)
-    }
     // The recorder, monitoring on `mic` (its capture and its output).
     let recorder = Process()
     recorder.executableURL = TapeBinary.url
@@ -117,14 +103,10 @@ extension ProcessHeavyTests.RecordTests {
     defer { if player.isRunning { kill(player.processIdentifier, SIGKILL) } }
     player.waitUntilExit()
     recorder.waitUntilExit()
-    // What the monitor played last reached jack_rec's ring in a cycle, and its disk thread
-    // writes what the ring holds as it comes: a second later the file has it. jack_rec is then
-    // killed (SIGKILL: it would never see a SIGTERM, which the test's thread has blocked and
-    // its children inherit blocked), its WAV header unfinished: sox reads the data to the end
-    // of the file (--ignore-length).
+    // What the monitor played last reached jack_rec's ring in a cycle: a second later the
+    // file has it.
     Thread.sleep(forTimeInterval: 1)
-    kill(rec.processIdentifier, SIGKILL)
-    rec.waitUntilExit()
+    device.stopRecording()
     let said = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
     #expect(recorder.terminationStatus == 0, "\(said)")
     let stated = try #require(
