@@ -201,7 +201,7 @@ let package = Package(
       name: "TapeCLITests",
       dependencies: [
         "tape", "tape-testing", "TimelineStore", "Timeline", "ReferenceRenders", "SafeFiles",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "Interchange", .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
   ]
 )

@@ -1,16 +1,23 @@
-/// A JSON value whose objects keep their keys in the order written or read, for OTIO
-/// documents: written in the order the reference implementation writes them, read with the
-/// errors a person can act on ("line 12: expected ',' or '}'").
+/// A JSON value whose objects keep their keys in the order written or read: OTIO documents,
+/// written in the order the reference implementation writes them and read with the errors a
+/// person can act on ("line 12: expected ',' or '}'"), and every `--json` output of `tape`
+/// (``line``), whose keys are a documented contract in the order docs/reference/json.md lists
+/// them.
 ///
 /// ```swift
 /// let value = try JSON(parsing: #"{"name": "edit", "rate": 48000.0}"#)
 /// value["rate"]?.number  // 48000
+/// JSON.object([("version", .integer(12)), ("gainDB", .number(-6))]).line
+/// // {"version": 12, "gainDB": -6.0}
 /// ```
 public enum JSON: Sendable, Hashable {
   case object([Member])
   case array([JSON])
   case string(String)
   case number(Double)
+  /// A count or a frame position: written without a fraction (`48000`, where ``number(_:)``
+  /// writes `48000.0`), so a typed reader takes it as an integer. Reading never makes one.
+  case integer(Int64)
   case bool(Bool)
   case null
 
@@ -30,15 +37,25 @@ public enum JSON: Sendable, Hashable {
     .object(members.map { Member($0.key, $0.value) })
   }
 
+  /// An object from its members in order, as (key, value) pairs: for members built one by one
+  /// (`fields + [("track", .string("t1"))]`).
+  public static func object(_ members: [(String, JSON)]) -> JSON {
+    .object(members.map { Member($0.0, $0.1) })
+  }
+
   /// The value of `key` when this is an object holding it (the first such member).
   public subscript(key: String) -> JSON? {
     guard case .object(let members) = self else { return nil }
     return members.first { $0.key == key }?.value
   }
 
+  /// The value of a number (an ``integer(_:)`` too, as a Double).
   public var number: Double? {
-    if case .number(let value) = self { return value }
-    return nil
+    switch self {
+    case .number(let value): value
+    case .integer(let value): Double(value)
+    default: nil
+    }
   }
 
   public var string: String? {
@@ -108,6 +125,42 @@ extension JSON {
       out += String(repeating: " ", count: indent) + "]"
     case .string(let text): Self.write(string: text, into: &out)
     case .number(let value): out += Self.text(of: value)
+    case .integer(let value): out += String(value)
+    case .bool(let value): out += value ? "true" : "false"
+    case .null: out += "null"
+    }
+  }
+
+  /// The value as one line of JSON, members separated by `, ` and keys by `: ` (what every
+  /// `tape … --json` prints): a ``number(_:)`` as Swift writes a Double (`-6.0`, `0.3`,
+  /// `1e-05`), `null` for one JSON cannot hold; an ``integer(_:)`` without a fraction.
+  public var line: String {
+    var out = ""
+    renderLine(into: &out)
+    return out
+  }
+
+  private func renderLine(into out: inout String) {
+    switch self {
+    case .object(let members):
+      out += "{"
+      for (index, member) in members.enumerated() {
+        if index > 0 { out += ", " }
+        Self.write(string: member.key, into: &out)
+        out += ": "
+        member.value.renderLine(into: &out)
+      }
+      out += "}"
+    case .array(let values):
+      out += "["
+      for (index, value) in values.enumerated() {
+        if index > 0 { out += ", " }
+        value.renderLine(into: &out)
+      }
+      out += "]"
+    case .string(let text): Self.write(string: text, into: &out)
+    case .number(let value): out += value.isFinite ? "\(value)" : "null"
+    case .integer(let value): out += String(value)
     case .bool(let value): out += value ? "true" : "false"
     case .null: out += "null"
     }

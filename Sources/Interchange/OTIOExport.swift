@@ -64,7 +64,7 @@ public enum OTIOExport {
       } ?? time(0, rate),
       "tracks": .object([
         "OTIO_SCHEMA": .string("Stack.1"),
-        "metadata": .object([]),
+        "metadata": .object([:]),
         "name": .string("tracks"),
         "source_range": .null,
         "effects": .array([]),
@@ -227,7 +227,7 @@ public enum OTIOExport {
         children.append(
           .object([
             "OTIO_SCHEMA": .string("Gap.1"),
-            "metadata": .object([]),
+            "metadata": .object([:]),
             "name": .string(""),
             "source_range": range(0, length, rate),
             "effects": .array([]),
@@ -239,7 +239,7 @@ public enum OTIOExport {
         children.append(
           .object([
             "OTIO_SCHEMA": .string("Transition.1"),
-            "metadata": .object([]),
+            "metadata": .object([:]),
             "name": .string(""),
             "in_offset": time(Double(inOffset), rate),
             "out_offset": time(Double(outOffset), rate),
@@ -374,7 +374,7 @@ public enum OTIOExport {
       if let source {
         .object([
           "OTIO_SCHEMA": .string("ExternalReference.1"),
-          "metadata": .object([]),
+          "metadata": .object([:]),
           "name": .string(fileName),
           "available_range": range(0, source.frameCount(atRate: project.sampleRate).frames, rate),
           "available_image_bounds": .null,
@@ -382,7 +382,7 @@ public enum OTIOExport {
         ])
       } else {
         .object([
-          "OTIO_SCHEMA": .string("MissingReference.1"), "metadata": .object([]),
+          "OTIO_SCHEMA": .string("MissingReference.1"), "metadata": .object([:]),
           "name": .string(""),
         ])
       }

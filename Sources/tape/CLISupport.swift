@@ -3,6 +3,7 @@ import AudioFiles
 import CStandardOutput
 import Effects
 import Foundation
+import Interchange
 import Mixing
 import Playback
 import SafeFiles
@@ -320,18 +321,6 @@ func busyTimeout() throws -> Double? {
   return seconds
 }
 
-/// `text` with control characters written as `\u{A}`: a name or label made before they were
-/// refused cannot break a listing.
-func escaped(_ text: String) -> String {
-  guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-    return text
-  }
-  return text.unicodeScalars.map { scalar in
-    scalar.properties.generalCategory == .control
-      ? "\\u{\(String(scalar.value, radix: 16, uppercase: true))}" : String(scalar)
-  }.joined()
-}
-
 /// Writes `text` whole to `descriptor` (stderr unless told), retrying short writes and EINTR;
 /// false when it could not.
 ///
@@ -367,7 +356,7 @@ func printError(_ message: String) {
   let prefix = colour ? "\u{1B}[1;31merror:\u{1B}[0m" : "error:"
   // A name with a newline, ESC or BEL in it (a file, a source) is shown as `ls` shows it, so
   // an error is always one line and never moves the cursor or rings the bell.
-  let safe = escaped(message)
+  let safe = ProjectWords.escaped(message)
   let shown =
     safe.count > 1_000
     ? "\(safe.prefix(700)) … \(safe.suffix(250))" : safe
@@ -375,8 +364,8 @@ func printError(_ message: String) {
 }
 
 /// Prints `value` as one line of JSON on stdout.
-func printJSON(_ value: JSONValue) {
-  print(value.rendered)
+func printJSON(_ value: JSON) {
+  print(value.line)
 }
 
 /// What every mutating command prints: the new ids alone, one per line, or with `--json`
@@ -392,7 +381,7 @@ struct MutationOutput {
       done
       ?? "the edit itself was committed as version \(version) and can be undone with 'tape undo'"
     if json {
-      printJSON(.object([("version", .int(version)), ("ids", .array(ids.map(JSONValue.string)))]))
+      printJSON(.object([("version", .integer(version)), ("ids", .array(ids.map(JSON.string)))]))
     } else {
       for id in ids { printLine(id) }
     }
@@ -637,7 +626,7 @@ func openStore(
 /// What opening a project did that its user should know (a log set aside: see
 /// ``TimelineStore/notes``), a `note:` line each on stderr.
 func sayNotes(_ notes: [String]) {
-  for note in notes { writeOut(escaped("note: \(note)") + "\n") }
+  for note in notes { writeOut(ProjectWords.escaped("note: \(note)") + "\n") }
 }
 
 /// The stores a command opened, closed when it has finished, just before the process exits

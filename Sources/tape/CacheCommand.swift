@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioFiles
 import Foundation
+import Interchange
 import Timeline
 import TimelineStore
 
@@ -55,15 +56,15 @@ struct CacheCommand: ParsableCommand {
       let gone = Set(removed.map(\.path))
       let shown = entries.filter { !gone.contains($0.path) }
       let formatter = ISO8601DateFormatter()
-      func json(_ entry: CacheListing) -> JSONValue {
+      func json(_ entry: CacheListing) -> JSON {
         .object([
           ("path", .string(entry.path)), ("kind", .string(entry.kind.rawValue)),
-          ("bytes", .int(entry.bytes)),
+          ("bytes", .integer(entry.bytes)),
           ("modified", .string(formatter.string(from: entry.modified))),
           ("sources", .array(entry.sources.map { .string($0.description) })),
           (
             "firstVersions",
-            .array(entry.sources.compactMap { first($0, entry) }.map(JSONValue.int))
+            .array(entry.sources.compactMap { first($0, entry) }.map(JSON.integer))
           ),
           ("usedByHead", .bool(entry.sources.contains { inHead($0, entry) })),
           ("unused", .bool(entry.sources.isEmpty)),
@@ -73,9 +74,9 @@ struct CacheCommand: ParsableCommand {
       let bytes = shown.reduce(Int64(0)) { $0 + $1.bytes }
       let unused = shown.filter(\.sources.isEmpty).reduce(Int64(0)) { $0 + $1.bytes }
       if output.json {
-        var fields: [(String, JSONValue)] = [
-          ("entries", .array(shown.map(json))), ("bytes", .int(bytes)),
-          ("unusedBytes", .int(unused)),
+        var fields: [(String, JSON)] = [
+          ("entries", .array(shown.map(json))), ("bytes", .integer(bytes)),
+          ("unusedBytes", .integer(unused)),
         ]
         if clean {
           fields.append(("removed", .array(removed.map(json))))

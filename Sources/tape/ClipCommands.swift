@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Interchange
 import Timeline
 import TimelineStore
 
@@ -110,7 +111,7 @@ struct ClipCommand: ParsableCommand {
           printJSON(
             .array(
               found.map { track, clip in
-                .object([("track", .string(track.description))] + clipFields(clip))
+                .object([("track", .string(track.description))] + ProjectJSON.clipFields(clip))
               }))
           return
         }

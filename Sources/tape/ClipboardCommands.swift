@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Interchange
 import Timeline
 import TimelineStore
 
@@ -176,23 +177,25 @@ struct CopyRange: ParsableCommand {
 }
 
 /// A clipboard as `copy --json` and `copy --list --json` show it, times in frames.
-func clipboardJSON(_ saved: SavedClipboard) -> JSONValue {
+func clipboardJSON(_ saved: SavedClipboard) -> JSON {
   let board = saved.clipboard
   let fade = { (fade: Fade) in
-    JSONValue.object([
-      ("length", .int(fade.length.frames)), ("curve", .string(fade.curve.rawValue)),
-      ("silentCut", .int(fade.silentCut.frames)), ("fullCut", .int(fade.fullCut.frames)),
+    JSON.object([
+      ("length", .integer(fade.length.frames)), ("curve", .string(fade.curve.rawValue)),
+      ("silentCut", .integer(fade.silentCut.frames)), ("fullCut", .integer(fade.fullCut.frames)),
     ])
   }
   return .object([
-    ("name", .string(board.name)), ("from", .int(board.range.start.frames)),
-    ("to", .int(board.range.end.frames)), ("length", .int(board.length.frames)),
-    ("version", .int(saved.version)),
+    ("name", .string(board.name)), ("from", .integer(board.range.start.frames)),
+    ("to", .integer(board.range.end.frames)), ("length", .integer(board.length.frames)),
+    ("version", .integer(saved.version)),
     (
       "tracks",
       .array(
         board.tracks.map {
-          .object([("id", .string($0.id.description)), ("envelope", envelopeJSON($0.envelope))])
+          .object([
+            ("id", .string($0.id.description)), ("envelope", ProjectJSON.envelope($0.envelope)),
+          ])
         })
     ),
     (
@@ -202,10 +205,11 @@ func clipboardJSON(_ saved: SavedClipboard) -> JSONValue {
           .object([
             ("copiedFrom", .string(piece.copiedFrom.description)),
             ("track", .string(piece.track.description)),
-            ("source", .string(piece.source.description)), ("offset", .int(piece.offset.frames)),
-            ("sourceStart", .int(piece.sourceRange.start.frames)),
-            ("length", .int(piece.sourceRange.count.frames)),
-            ("gainDB", .double(piece.gain.decibels)), ("fadeIn", fade(piece.fadeIn)),
+            ("source", .string(piece.source.description)),
+            ("offset", .integer(piece.offset.frames)),
+            ("sourceStart", .integer(piece.sourceRange.start.frames)),
+            ("length", .integer(piece.sourceRange.count.frames)),
+            ("gainDB", .number(piece.gain.decibels)), ("fadeIn", fade(piece.fadeIn)),
             ("fadeOut", fade(piece.fadeOut)),
           ])
         })

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioFiles
 import Foundation
+import Interchange
 import Mixing
 import SafeFiles
 import Timeline
@@ -107,7 +108,7 @@ struct Compare: ParsableCommand {
       let report = Report(
         a: a, b: b, result: try test.run(), isDefault: threshold == nil, output: output,
         times: times)
-      let text = json.json ? report.json.rendered + "\n" : report.text
+      let text = json.json ? report.json.line + "\n" : report.text
       if destination?.kind == .standardOutput {
         // The difference itself is on standard output: the report goes beside it.
         writeOut(text)
@@ -166,26 +167,26 @@ struct Report {
   }
 
   /// The `tape compare --json` contract (docs/reference/json.md); keep stable.
-  var json: JSONValue {
-    let decibels = { (value: Double) in Self.decibels(value).map(JSONValue.double) ?? .null }
+  var json: JSON {
+    let decibels = { (value: Double) in Self.decibels(value).map(JSON.number) ?? .null }
     return .object([
-      ("from", .int(a)), ("to", .int(b)), ("identical", .bool(result.isIdentical)),
-      ("rendered", .bool(result.rendered)), ("renderedFrames", .int(result.renderedFrames)),
-      ("projectFrames", .int(result.projectFrames)),
-      ("sampleRate", .int(Int64(result.sampleRate))),
+      ("from", .integer(a)), ("to", .integer(b)), ("identical", .bool(result.isIdentical)),
+      ("rendered", .bool(result.rendered)), ("renderedFrames", .integer(result.renderedFrames)),
+      ("projectFrames", .integer(result.projectFrames)),
+      ("sampleRate", .integer(Int64(result.sampleRate))),
       ("thresholdDBFS", decibels(result.threshold)),
       (
         "ranges",
         .array(
           result.ranges.map { range in
             .object([
-              ("start", .int(range.start)), ("end", .int(range.end)),
+              ("start", .integer(range.start)), ("end", .integer(range.end)),
               ("peakDBFS", decibels(Double(range.peak))), ("rmsDBFS", decibels(range.rms)),
-              ("blame", .array(range.blame.map(JSONValue.string))),
+              ("blame", .array(range.blame.map(JSON.string))),
             ])
           })
       ),
-      ("output", output.map(JSONValue.string) ?? .null),
+      ("output", output.map(JSON.string) ?? .null),
     ])
   }
 }

@@ -82,7 +82,8 @@ struct Draw: ParsableCommand {
   }
 
   func run() throws {
-    Termination.install(message: escaped("draw interrupted; \(output) was not written"))
+    Termination.install(
+      message: ProjectWords.escaped("draw interrupted; \(output) was not written"))
     try reportingErrors {
       let format = try Self.format(of: output)
       let destination: OutputDestination
@@ -132,7 +133,7 @@ struct Draw: ParsableCommand {
       // A source whose audio cannot be had is drawn without a waveform, said once on stderr.
       let found = try AudioCache(forProject: file).peaks(of: shown, in: range)
       for (id, error) in found.unavailable {
-        writeOut(escaped("note: \(id) is drawn without its waveform: \(error)") + "\n")
+        writeOut(ProjectWords.escaped("note: \(id) is drawn without its waveform: \(error)") + "\n")
       }
       let picture = TimelinePicture(
         project: shown, range: range, width: width, title: title, peaks: found.peaks,
@@ -149,7 +150,7 @@ struct Draw: ParsableCommand {
       }.count
       let rate = shown.sampleRate
       print(
-        "\(escaped(output)): \(format.rawValue), \(width) px wide, \(shown.tracks.count) track\(shown.tracks.count == 1 ? "" : "s"), \(clips) clip\(clips == 1 ? "" : "s"), \(TimeValue.clock(FrameCount(range.start.frames), sampleRate: rate))–\(TimeValue.clock(FrameCount(range.end.frames), sampleRate: rate))"
+        "\(ProjectWords.escaped(output)): \(format.rawValue), \(width) px wide, \(shown.tracks.count) track\(shown.tracks.count == 1 ? "" : "s"), \(clips) clip\(clips == 1 ? "" : "s"), \(TimeValue.clock(FrameCount(range.start.frames), sampleRate: rate))–\(TimeValue.clock(FrameCount(range.end.frames), sampleRate: rate))"
       )
     }
   }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioFiles
 import Foundation
+import Interchange
 import Timeline
 import TimelineStore
 
@@ -98,7 +99,7 @@ extension EditingCommand {
       let (result, notes) = try commit(to: store) { command.sourceHashUpgrades($0.sources) }
       // Not an error (a script may set what is already set), but worth a word: no version.
       if result.changed.isEmpty, let note = unchanged(version: result.version) {
-        writeOut(escaped(note) + "\n")
+        writeOut(ProjectWords.escaped(note) + "\n")
       }
       for note in notes { writeOut("note: \(note)\n") }
       try MutationOutput(version: result.version, ids: printed(created: result.newIDs)).print(
@@ -188,7 +189,7 @@ extension EditingCommand {
     }
     guard case .committed(let result) = outcome else { return false }
     if result.changed.isEmpty, let note = unchanged(version: result.version) {
-      writeOut(escaped(note) + "\n")
+      writeOut(ProjectWords.escaped(note) + "\n")
     }
     try MutationOutput(version: result.version, ids: printed(created: result.newIDs)).print(
       json: options.json)

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Effects
+import Interchange
+import Timeline
 
 struct FxPlugins: ParsableCommand {
   static let configuration = CommandConfiguration(
@@ -31,20 +33,20 @@ struct FxPlugins: ParsableCommand {
       }
       for plugin in plugins {
         print(
-          "\(escaped(plugin.uri))\t\(escaped(plugin.name))\t\(plugin.audioInputs) in, \(plugin.audioOutputs) out\t\(plugin.problem.map { "unusable: \(escaped($0))" } ?? "usable")"
+          "\(ProjectWords.escaped(plugin.uri))\t\(ProjectWords.escaped(plugin.name))\t\(plugin.audioInputs) in, \(plugin.audioOutputs) out\t\(plugin.problem.map { "unusable: \(ProjectWords.escaped($0))" } ?? "usable")"
         )
       }
     }
   }
 
-  static func json(_ plugin: PluginInfo) -> JSONValue {
+  static func json(_ plugin: PluginInfo) -> JSON {
     .object([
       ("uri", .string(plugin.uri)), ("name", .string(plugin.name)),
-      ("author", plugin.author.map(JSONValue.string) ?? .null),
-      ("audioInputs", .int(Int64(plugin.audioInputs))),
-      ("audioOutputs", .int(Int64(plugin.audioOutputs))),
+      ("author", plugin.author.map(JSON.string) ?? .null),
+      ("audioInputs", .integer(Int64(plugin.audioInputs))),
+      ("audioOutputs", .integer(Int64(plugin.audioOutputs))),
       ("usable", .bool(plugin.isUsable)),
-      ("problem", plugin.problem.map(JSONValue.string) ?? .null),
+      ("problem", plugin.problem.map(JSON.string) ?? .null),
     ])
   }
 }
@@ -80,24 +82,26 @@ struct FxInfo: ParsableCommand {
       }
       let yes = { (flag: Bool) in flag ? "yes" : "no" }
       var lines = [
-        escaped(plugin.uri),
-        "name: \(escaped(plugin.name))",
-        "author: \(plugin.author.map(escaped) ?? "unknown")",
+        ProjectWords.escaped(plugin.uri),
+        "name: \(ProjectWords.escaped(plugin.name))",
+        "author: \(plugin.author.map(ProjectWords.escaped) ?? "unknown")",
         "audio: \(plugin.audioInputs) in, \(plugin.audioOutputs) out",
         "reports latency: \(yes(plugin.reportsLatency))",
         "hard realtime: \(yes(plugin.isHardRTCapable))",
         "state: \(yes(plugin.hasState))",
-        "usable: \(plugin.problem.map { "no, it \(escaped($0))" } ?? "yes")",
+        "usable: \(plugin.problem.map { "no, it \(ProjectWords.escaped($0))" } ?? "yes")",
         "parameters: \(plugin.controls.count)",
       ]
       for control in plugin.controls {
-        let unit = control.unit.map { " \(escaped($0))" } ?? ""
+        let unit = control.unit.map { " \(ProjectWords.escaped($0))" } ?? ""
         var line =
-          "  \(escaped(control.symbol))\t\(escaped(control.name))\t\(control.display(control.minimum)) to \(control.display(control.maximum))\(unit)\tdefault \(control.display(control.defaultValue))\(unit)\t\(control.kind.rawValue)\(control.isLogarithmic ? ", logarithmic" : "")\(control.isSampleRateRelative ? ", × sample rate" : "")"
+          "  \(ProjectWords.escaped(control.symbol))\t\(ProjectWords.escaped(control.name))\t\(control.display(control.minimum)) to \(control.display(control.maximum))\(unit)\tdefault \(control.display(control.defaultValue))\(unit)\t\(control.kind.rawValue)\(control.isLogarithmic ? ", logarithmic" : "")\(control.isSampleRateRelative ? ", × sample rate" : "")"
         if !control.scalePoints.isEmpty {
           line +=
             "\t"
-            + control.scalePoints.map { "\(escaped($0.label))=\(Self.number($0.value))" }
+            + control.scalePoints.map {
+              "\(ProjectWords.escaped($0.label))=\(ProjectWords.number($0.value))"
+            }
             .joined(separator: ", ")
         }
         lines.append(line)
@@ -106,29 +110,26 @@ struct FxInfo: ParsableCommand {
         lines.append("files: \(plugin.fileParameters.count) (set with --file KEY=PATH)")
         for parameter in plugin.fileParameters {
           lines.append(
-            "  \(escaped(parameter.key))\t\(escaped(parameter.label))\t\(escaped(parameter.uri))")
+            "  \(ProjectWords.escaped(parameter.key))\t\(ProjectWords.escaped(parameter.label))\t\(ProjectWords.escaped(parameter.uri))"
+          )
         }
       }
       print(lines.joined(separator: "\n"))
     }
   }
 
-  static func number(_ value: Float) -> String {
-    value == value.rounded() && abs(value) < 1e9 ? String(Int(value)) : "\(value)"
-  }
-
-  static func json(_ plugin: PluginInfo) -> JSONValue {
+  static func json(_ plugin: PluginInfo) -> JSON {
     .object([
       ("uri", .string(plugin.uri)), ("name", .string(plugin.name)),
-      ("author", plugin.author.map(JSONValue.string) ?? .null),
-      ("audioInputs", .int(Int64(plugin.audioInputs))),
-      ("audioOutputs", .int(Int64(plugin.audioOutputs))),
+      ("author", plugin.author.map(JSON.string) ?? .null),
+      ("audioInputs", .integer(Int64(plugin.audioInputs))),
+      ("audioOutputs", .integer(Int64(plugin.audioOutputs))),
       ("reportsLatency", .bool(plugin.reportsLatency)),
       ("hardRTCapable", .bool(plugin.isHardRTCapable)),
       ("hasState", .bool(plugin.hasState)),
       ("usable", .bool(plugin.isUsable)),
-      ("problem", plugin.problem.map(JSONValue.string) ?? .null),
-      ("missingFeatures", .array(plugin.missingFeatures.map(JSONValue.string))),
+      ("problem", plugin.problem.map(JSON.string) ?? .null),
+      ("missingFeatures", .array(plugin.missingFeatures.map(JSON.string))),
       (
         "files",
         .array(
@@ -143,11 +144,11 @@ struct FxInfo: ParsableCommand {
         .array(
           plugin.controls.map { control in
             .object([
-              ("index", .int(Int64(control.index))), ("symbol", .string(control.symbol)),
-              ("name", .string(control.name)), ("minimum", .double(Double(control.minimum))),
-              ("maximum", .double(Double(control.maximum))),
-              ("default", .double(Double(control.defaultValue))),
-              ("unit", control.unit.map(JSONValue.string) ?? .null),
+              ("index", .integer(Int64(control.index))), ("symbol", .string(control.symbol)),
+              ("name", .string(control.name)), ("minimum", .number(Double(control.minimum))),
+              ("maximum", .number(Double(control.maximum))),
+              ("default", .number(Double(control.defaultValue))),
+              ("unit", control.unit.map(JSON.string) ?? .null),
               ("kind", .string(control.kind.rawValue)),
               ("logarithmic", .bool(control.isLogarithmic)),
               ("sampleRateRelative", .bool(control.isSampleRateRelative)),
@@ -155,7 +156,7 @@ struct FxInfo: ParsableCommand {
                 "scalePoints",
                 .array(
                   control.scalePoints.map {
-                    .object([("label", .string($0.label)), ("value", .double(Double($0.value)))])
+                    .object([("label", .string($0.label)), ("value", .number(Double($0.value)))])
                   })
               ),
             ])
@@ -193,15 +194,15 @@ struct FxPresets: ParsableCommand {
         return
       }
       if presets.isEmpty {
-        print("\(escaped(plugin.uri)) has no presets")
+        print("\(ProjectWords.escaped(plugin.uri)) has no presets")
         return
       }
       for preset in presets {
         print(
-          "\(escaped(preset.label))\t\(escaped(preset.uri))\(preset.hasState ? "\t(with state)" : "")"
+          "\(ProjectWords.escaped(preset.label))\t\(ProjectWords.escaped(preset.uri))\(preset.hasState ? "\t(with state)" : "")"
         )
         let values = Self.shown(preset, plugin).map { "\($0)=\($1)" }
-        if !values.isEmpty { print("    " + escaped(values.joined(separator: " "))) }
+        if !values.isEmpty { print("    " + ProjectWords.escaped(values.joined(separator: " "))) }
       }
     }
   }
@@ -213,14 +214,14 @@ struct FxPresets: ParsableCommand {
     }
   }
 
-  static func json(_ preset: Preset, _ plugin: PluginInfo) -> JSONValue {
+  static func json(_ preset: Preset, _ plugin: PluginInfo) -> JSON {
     .object([
       ("name", .string(preset.label)), ("uri", .string(preset.uri)),
       (
         "parameters",
         .object(
           plugin.controls.compactMap { port in
-            preset.values[port.symbol].map { (port.symbol, FxNames.json(Double($0))) }
+            preset.values[port.symbol].map { (port.symbol, ProjectJSON.parameter(Double($0))) }
           })
       ),
       ("hasState", .bool(preset.hasState)),

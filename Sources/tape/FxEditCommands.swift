@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioFiles
 import Effects
 import Foundation
+import Interchange
 import Mixing
 import SafeFiles
 import Timeline
@@ -114,7 +115,7 @@ struct FileSettings: ParsableArguments {
       guard path.withCString({ FileIdentity(cPath: $0) }) != nil else {
         throw MissingInput(
           message:
-            "the file \(escaped(text)) for \(parameter.key) (\(parameter.label)) does not exist; give the path of an audio file: --file \(parameter.key)=PATH"
+            "the file \(ProjectWords.escaped(text)) for \(parameter.key) (\(parameter.label)) does not exist; give the path of an audio file: --file \(parameter.key)=PATH"
         )
       }
       let info: AudioFileInfo
@@ -123,7 +124,7 @@ struct FileSettings: ParsableArguments {
       } catch {
         throw DataError(
           message:
-            "--file \(parameter.key)=\(escaped(text)): \(error); \(parameter.key) (\(parameter.label)) takes an audio file"
+            "--file \(parameter.key)=\(ProjectWords.escaped(text)): \(error); \(parameter.key) (\(parameter.label)) takes an audio file"
         )
       }
       files[parameter.key] = EffectFile(
@@ -225,7 +226,7 @@ enum FxNames {
     guard project.tracks.contains(where: { $0.name == text }) else {
       throw UsageError(
         message:
-          "'\(escaped(text))' is not a chain; name a track (t1, or its name) or master ('tape track ls' lists the tracks)"
+          "'\(ProjectWords.escaped(text))' is not a chain; name a track (t1, or its name) or master ('tape track ls' lists the tracks)"
       )
     }
     return .track(try resolveTrack(text, project))
@@ -241,7 +242,7 @@ enum FxNames {
     if let plugin, plugin.sidechainInputs == 0 {
       throw UsageError(
         message:
-          "\(escaped(plugin.name)) has no side-chain input; choose a plugin that has one (lsp's sc_compressor_stereo, say: 'tape fx info URI' shows its ports), or leave out --sidechain"
+          "\(ProjectWords.escaped(plugin.name)) has no side-chain input; choose a plugin that has one (lsp's sc_compressor_stereo, say: 'tape fx info URI' shows its ports), or leave out --sidechain"
       )
     }
     return source
@@ -252,20 +253,10 @@ enum FxNames {
   static func display(_ effect: Effect, _ plugin: PluginInfo?) -> [(String, String)] {
     effect.parameters.sorted { $0.key < $1.key }.map { symbol, value in
       let port = plugin?.controls.first { $0.symbol == symbol }
-      return (symbol, port.map { $0.display(Float(value)) } ?? FxInfo.number(Float(value)))
+      return (symbol, port.map { $0.display(Float(value)) } ?? ProjectWords.number(Float(value)))
     }
   }
 
-  /// A stored parameter value as `--json` prints it: a value that is a Float (a plugin's
-  /// ports are) as the shortest decimal that reads back as that Float, 0.3 rather than
-  /// 0.30000001192092896; any other as it is.
-  static func json(_ value: Double) -> JSONValue {
-    let float = Float(value)
-    guard Double(float) == value, let shortest = Double(float.description) else {
-      return .double(value)
-    }
-    return .double(shortest)
-  }
 }
 
 extension Fx {
@@ -599,25 +590,28 @@ extension Fx {
         }
         for (effect, owner, index) in snapshot.allEffects {
           let plugin = catalog.plugin(effect.plugin)
-          var line = "\(effect.id)  \(owner) #\(index)  \(escaped(plugin?.name ?? effect.plugin))"
+          var line =
+            "\(effect.id)  \(owner) #\(index)  \(ProjectWords.escaped(plugin?.name ?? effect.plugin))"
           if effect.isBypassed { line += "  (bypassed)" }
           if let source = effect.sidechain {
-            let name = snapshot.track(source).map { " (\(escaped($0.name)))" } ?? ""
+            let name = snapshot.track(source).map { " (\(ProjectWords.escaped($0.name)))" } ?? ""
             line += "  sidechain \(source)\(name)"
           }
-          if plugin == nil { line += "  (plugin not installed: \(escaped(effect.plugin)))" }
+          if plugin == nil {
+            line += "  (plugin not installed: \(ProjectWords.escaped(effect.plugin)))"
+          }
           print(line)
           let values = FxNames.display(effect, plugin).map { "\($0)=\($1)" }
-          if !values.isEmpty { print("    " + escaped(values.joined(separator: " "))) }
+          if !values.isEmpty { print("    " + ProjectWords.escaped(values.joined(separator: " "))) }
           for (symbol, envelope) in effect.automation.sorted(by: { $0.key < $1.key }) {
-            let text = automationText(envelope, sampleRate: snapshot.sampleRate)
-            print("    \(escaped(symbol)) automated: \(text)")
+            let text = ProjectWords.automation(envelope, sampleRate: snapshot.sampleRate)
+            print("    \(ProjectWords.escaped(symbol)) automated: \(text)")
           }
           let home = projectFolder(project.file)
           for (key, file) in effect.files.sorted(by: { $0.key < $1.key }) {
             let found = file.path.resolved(against: home).withCString { access($0, R_OK) } == 0
             print(
-              "    file " + escaped("\(key)=\(file.path.description)")
+              "    file " + ProjectWords.escaped("\(key)=\(file.path.description)")
                 + (found ? "" : "  (missing: 'tape relink \(project.file) \(effect.id) PATH')"))
           }
         }
@@ -650,23 +644,28 @@ enum EffectState {
 /// An effect as `ls --json` and `fx ls --json` show it.
 func effectJSON(
   _ effect: Effect, owner: ChainOwner, index: Int, _ catalog: PluginCatalog
-) -> JSONValue {
+) -> JSON {
   let plugin = catalog.plugin(effect.plugin)
   return .object([
     ("id", .string(effect.id.description)), ("chain", .string(owner.description)),
-    ("index", .int(Int64(index))), ("plugin", .string(effect.plugin)),
+    ("index", .integer(Int64(index))), ("plugin", .string(effect.plugin)),
     ("name", plugin.map { .string($0.name) } ?? .null), ("installed", .bool(plugin != nil)),
     ("bypassed", .bool(effect.isBypassed)),
     ("sidechain", effect.sidechain.map { .string($0.description) } ?? .null),
     (
       "parameters",
-      .object(effect.parameters.sorted { $0.key < $1.key }.map { ($0.key, FxNames.json($0.value)) })
+      .object(
+        effect.parameters.sorted { $0.key < $1.key }.map {
+          ($0.key, ProjectJSON.parameter($0.value))
+        })
     ),
     ("hasState", .bool(effect.state != nil)),
     (
       "automation",
       .object(
-        effect.automation.sorted { $0.key < $1.key }.map { ($0.key, automationJSON($0.value)) })
+        effect.automation.sorted { $0.key < $1.key }.map {
+          ($0.key, ProjectJSON.automation($0.value))
+        })
     ),
     (
       "files",

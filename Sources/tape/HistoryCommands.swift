@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Interchange
 import Timeline
 import TimelineStore
 
@@ -134,7 +135,7 @@ struct HeadMoveOutput {
     if json {
       printJSON(
         .object([
-          ("version", .int(to)), ("ids", .array([])), ("from", .int(from)),
+          ("version", .integer(to)), ("ids", .array([])), ("from", .integer(from)),
           ("label", .string(label)),
           ("changes", .array(diff.map { words.changesJSON($0) } ?? [])),
         ]))
@@ -238,24 +239,25 @@ struct HistoryCommand: ParsableCommand {
 /// versions listed (every one unless --limit); `omitted` counts the others.
 func historyJSON(
   head: Int64, shown: [HistoryEntry], omitted: Int, tags: [VersionTag] = []
-) -> JSONValue {
+) -> JSON {
   let names = Dictionary(grouping: tags, by: \.version).mapValues { $0.map(\.name) }
   let formatter = ISO8601DateFormatter()
   formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
   return .object([
-    ("head", .int(head)),
+    ("head", .integer(head)),
     (
       "versions",
       .array(
         shown.map { entry in
           .object([
-            ("version", .int(entry.version)), ("parent", entry.parent.map(JSONValue.int) ?? .null),
+            ("version", .integer(entry.version)),
+            ("parent", entry.parent.map(JSON.integer) ?? .null),
             ("label", .string(entry.label)), ("date", .string(formatter.string(from: entry.date))),
-            ("tags", .array((names[entry.version] ?? []).map(JSONValue.string))),
+            ("tags", .array((names[entry.version] ?? []).map(JSON.string))),
           ])
         })
     ),
-    ("omitted", .int(Int64(omitted))),
+    ("omitted", .integer(Int64(omitted))),
   ])
 }
 
@@ -286,10 +288,10 @@ struct HistoryDrawing {
       ($0, "", "")
     }
     while let (entry, prefix, branch) = stack.popLast() {
-      let named = (names[entry.version] ?? []).map { " [\(escaped($0))]" }.joined()
+      let named = (names[entry.version] ?? []).map { " [\(ProjectWords.escaped($0))]" }.joined()
       let marker = named + (entry.version == head ? "  ← head" : "")
       lines.append(
-        "\(prefix)\(branch)\(pad(String(entry.version), 5)) \(formatter.string(from: entry.date))  \(escaped(entry.label))\(marker)"
+        "\(prefix)\(branch)\(ProjectWords.padded(String(entry.version), 5)) \(formatter.string(from: entry.date))  \(ProjectWords.escaped(entry.label))\(marker)"
       )
       let kids = children[entry.version] ?? []
       let childPrefix = prefix + (branch == "├─ " ? "│  " : branch == "└─ " ? "   " : "")

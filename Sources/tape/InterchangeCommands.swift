@@ -157,9 +157,10 @@ struct Export: ParsableCommand {
           || export.documents.contains { $0.lanes.contains { $0.index > 0 } }
         if extra {
           let channels = zip(["A", "A2"], export.documents[index].lanes).map { channel, lane in
-            "\(channel) \(lane.track.id) \(escaped(lane.name))"
+            "\(channel) \(lane.track.id) \(ProjectWords.escaped(lane.name))"
           }
-          writeOut("note: \(escaped(name)) holds \(channels.joined(separator: ", "))\n")
+          writeOut(
+            "note: \(ProjectWords.escaped(name)) holds \(channels.joined(separator: ", "))\n")
         }
       }
       if let export {
@@ -291,7 +292,7 @@ struct ImportOTIO: ParsableCommand {
 
   func run() throws {
     Termination.install(
-      message: escaped("import-otio interrupted; \(project.file) was not created"))
+      message: ProjectWords.escaped("import-otio interrupted; \(project.file) was not created"))
     try reportingErrors {
       let file = project.file
       guard FileIdentity(path: file) == nil else {
@@ -308,7 +309,7 @@ struct ImportOTIO: ParsableCommand {
       else {
         throw MissingInput(message: "cannot read \(otio); give the path of an .otio file")
       }
-      let name = escaped((otio as NSString).lastPathComponent)
+      let name = ProjectWords.escaped((otio as NSString).lastPathComponent)
       guard let text = String(validating: data, as: UTF8.self) else {
         throw DataError(
           message: "\(name) is not text (not UTF-8); give an .otio file (OpenTimelineIO JSON)")
@@ -381,18 +382,19 @@ struct ImportOTIO: ParsableCommand {
         throw error
       }
       tokens.forEach(Termination.forget)
-      Termination.install(message: escaped("interrupted; \(file) was created all the same"))
+      Termination.install(
+        message: ProjectWords.escaped("interrupted; \(file) was created all the same"))
       if !timeline.skippedTracks.isEmpty {
         let count = timeline.skippedTracks.count
         writeOut(
-          escaped(
+          ProjectWords.escaped(
             "note: skipped \(count) track\(count == 1 ? "" : "s") that \(count == 1 ? "is" : "are") not audio: \(timeline.skippedTracks.joined(separator: ", "))"
           ) + "\n")
       }
-      for note in checked.notes { writeOut(escaped("note: \(note)") + "\n") }
+      for note in checked.notes { writeOut(ProjectWords.escaped("note: \(note)") + "\n") }
       if let start = timeline.startTimecode {
         writeOut(
-          escaped(
+          ProjectWords.escaped(
             "note: the timeline starts at \(start) (its global_start_time); Tape's starts at 0 and every time keeps its place from there ('tape export --start \(start)' writes it again)"
           ) + "\n")
       }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Interchange
 import Timeline
 import TimelineStore
 
@@ -100,14 +101,15 @@ struct Log: ParsableCommand {
   private func printRecent(_ store: TimelineStore) throws {
     let recent = try retryingReads { try store.recentChanges(last: limit ?? 30) }
     let words = DiffWords(sampleRate: store.snapshot.project.sampleRate)
-    var objects: [JSONValue] = []
+    var objects: [JSON] = []
     let formatter = ISO8601DateFormatter()
     formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
     for (entry, diff) in recent.versions.map({ ($0.entry, $0.diff) }) {
       if json.json {
         objects.append(
           .object([
-            ("version", .int(entry.version)), ("parent", entry.parent.map(JSONValue.int) ?? .null),
+            ("version", .integer(entry.version)),
+            ("parent", entry.parent.map(JSON.integer) ?? .null),
             ("date", .string(formatter.string(from: entry.date))), ("label", .string(entry.label)),
             ("changes", .array(diff.map { words.changesJSON($0) } ?? [])),
           ]))
@@ -122,8 +124,8 @@ struct Log: ParsableCommand {
     if json.json {
       printJSON(
         .object([
-          ("head", .int(recent.head)), ("versions", .array(objects)),
-          ("omitted", .int(Int64(omitted))),
+          ("head", .integer(recent.head)), ("versions", .array(objects)),
+          ("omitted", .integer(Int64(omitted))),
         ]))
     } else if omitted > 0 {
       print(
@@ -202,22 +204,23 @@ struct LogFormat {
     case (.integer(let decibels), .gain): return "\(Gain(decibels: Double(decibels)))"
     case (.integer(let number), _): return "\(number)"
     case (.real(let number), _): return String(format: "%g", number)
-    case (.text(let text), _): return "\"\(escaped(text))\""
-    case (.bytes(let bytes), .text): return "\"\(escaped(String(decoding: bytes, as: UTF8.self)))\""
+    case (.text(let text), _): return "\"\(ProjectWords.escaped(text))\""
+    case (.bytes(let bytes), .text):
+      return "\"\(ProjectWords.escaped(String(decoding: bytes, as: UTF8.self)))\""
     case (.bytes(let bytes), _): return "\(bytes.count) bytes"
     }
   }
 
-  private func json(_ value: LogValue?, _ kind: Kind) -> JSONValue {
+  private func json(_ value: LogValue?, _ kind: Kind) -> JSON {
     guard let value else { return .null }
     switch (value, kind) {
     case (.null, .chain): return .string("master")
     case (.null, _): return .null
     case (.integer(let id), .id), (.integer(let id), .chain): return .string(kind.prefix + "\(id)")
     case (.integer(let flag), .flag): return .bool(flag != 0)
-    case (.integer(let number), .gain): return .double(Double(number))
-    case (.integer(let number), _): return .int(number)
-    case (.real(let number), _): return .double(number)
+    case (.integer(let number), .gain): return .number(Double(number))
+    case (.integer(let number), _): return .integer(number)
+    case (.real(let number), _): return .number(number)
     case (.text(let text), _): return .string(text)
     case (.bytes(let bytes), _): return .string(bytes.map { String(format: "%02x", $0) }.joined())
     }
@@ -255,18 +258,18 @@ struct LogFormat {
   }
 
   /// The `tape log FILE ID --json` contract (docs/reference/json.md); keep stable.
-  func json(_ log: SubjectLog, all: Bool, omitted: Int) -> JSONValue {
+  func json(_ log: SubjectLog, all: Bool, omitted: Int) -> JSON {
     let formatter = ISO8601DateFormatter()
     formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
     return .object([
-      ("id", .string(subject.description)), ("head", .int(log.head)), ("all", .bool(all)),
+      ("id", .string(subject.description)), ("head", .integer(log.head)), ("all", .bool(all)),
       (
         "versions",
         .array(
           log.entries.map { entry in
             .object([
-              ("version", .int(entry.entry.version)),
-              ("parent", entry.entry.parent.map(JSONValue.int) ?? .null),
+              ("version", .integer(entry.entry.version)),
+              ("parent", entry.entry.parent.map(JSON.integer) ?? .null),
               ("date", .string(formatter.string(from: entry.entry.date))),
               ("label", .string(entry.entry.label)), ("change", .string(entry.change.rawValue)),
               ("onHeadLine", .bool(entry.isOnHeadLine)),
@@ -284,7 +287,7 @@ struct LogFormat {
             ])
           })
       ),
-      ("omitted", .int(Int64(omitted))),
+      ("omitted", .integer(Int64(omitted))),
     ])
   }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Interchange
 import Timeline
 import TimelineStore
 
@@ -196,29 +197,16 @@ extension MarkerCommand {
         let shown = try retryingReads { try openStore(project.file, access: .read).snapshot }
         let markers = shown.project.markers
         if output.json {
-          printJSON(.array(markers.map(markerJSON)))
+          printJSON(.array(markers.map(ProjectJSON.marker)))
           return
         }
         for marker in markers {
           let time = times.show(marker.position.frames, sampleRate: shown.project.sampleRate)
-          print("\(pad(marker.id.description, 4)) \(pad(time, 10)) \(escaped(marker.name))")
+          print(
+            "\(ProjectWords.padded(marker.id.description, 4)) \(ProjectWords.padded(time, 10)) \(ProjectWords.escaped(marker.name))"
+          )
         }
       }
     }
   }
-}
-
-/// A marker as `ls --json` and `marker ls --json` show it: `id`, `name`, `frame` (at the
-/// project rate).
-func markerJSON(_ marker: Marker) -> JSONValue {
-  .object([
-    ("id", .string(marker.id.description)), ("name", .string(marker.name)),
-    ("frame", .int(marker.position.frames)),
-  ])
-}
-
-/// The markers for people, as `tape ls` shows them: `m1 "chorus" 1:02.000 · m2 "outro" …`.
-func markersText(_ markers: [Marker], clock: (Int64) -> String) -> String {
-  markers.map { "\($0.id) \"\(escaped($0.name))\" \(clock($0.position.frames))" }
-    .joined(separator: " · ")
 }

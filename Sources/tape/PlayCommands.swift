@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioFiles
 import Foundation
+import Interchange
 import Mixing
 import Playback
 import SafeFiles
@@ -228,7 +229,7 @@ struct Play: ParsableCommand {
         }
         throw error
       }
-      for note in effects.notes() { writeOut(escaped("note: \(note)") + "\n") }
+      for note in effects.notes() { writeOut(ProjectWords.escaped("note: \(note)") + "\n") }
       // Another play of this user's on the device (which mixes both) is said.
       let claim = DeviceClaim(device: device, playing: self.project.file)
       defer { withExtendedLifetime(claim) {} }
@@ -400,7 +401,7 @@ final class PlaySession: @unchecked Sendable {
   func note(_ line: String) {
     let clear = terminal ? clearing() : ""
     drawnColumns = 0
-    writeOut("\(clear)tape play: \(escaped(line))\n")
+    writeOut("\(clear)tape play: \(ProjectWords.escaped(line))\n")
   }
 
   /// The columns the status line took when it was drawn (0: none is on the screen).
@@ -589,7 +590,8 @@ final class PlaySession: @unchecked Sendable {
     if let known = labels[version] { return known }
     // Escaped: a label holds what a file name or a script gave it, escapes included.
     let label =
-      (try? store.entry(version)).flatMap { $0 }.map { "\"\(escaped($0.label))\"" } ?? ""
+      (try? store.entry(version)).flatMap { $0 }.map { "\"\(ProjectWords.escaped($0.label))\"" }
+      ?? ""
     labels[version] = label
     return label
   }
@@ -603,50 +605,52 @@ final class PlaySession: @unchecked Sendable {
   }
 
   /// The `tape play --json` summary: documented in docs/reference/json.md; keep stable.
-  func reportJSON(_ report: LivePlayer.Report, range: FrameRange, following: Bool) -> JSONValue {
+  func reportJSON(_ report: LivePlayer.Report, range: FrameRange, following: Bool) -> JSON {
     .object([
-      ("device", .string(device)), ("frames", .int(report.frames)),
-      ("underruns", .int(Int64(report.xruns))), ("xruns", .int(Int64(report.xruns))),
-      ("period", .int(Int64(report.period))), ("bufferFrames", .int(Int64(report.bufferFrames))),
-      ("deviceRate", .int(Int64(report.deviceRate))),
+      ("device", .string(device)), ("frames", .integer(report.frames)),
+      ("underruns", .integer(Int64(report.xruns))), ("xruns", .integer(Int64(report.xruns))),
+      ("period", .integer(Int64(report.period))),
+      ("bufferFrames", .integer(Int64(report.bufferFrames))),
+      ("deviceRate", .integer(Int64(report.deviceRate))),
       (
         "rateConversion",
         report.conversion.map { conversion in
           .object([
-            ("by", .string("tape")), ("from", .int(Int64(conversion.inputRate))),
-            ("to", .int(Int64(conversion.outputRate))), ("taps", .int(Int64(conversion.taps))),
-            ("passbandHz", .double(conversion.passband)),
-            ("stopbandHz", .double(conversion.stopband)),
-            ("attenuationDB", .double(conversion.attenuation)),
+            ("by", .string("tape")), ("from", .integer(Int64(conversion.inputRate))),
+            ("to", .integer(Int64(conversion.outputRate))),
+            ("taps", .integer(Int64(conversion.taps))),
+            ("passbandHz", .number(conversion.passband)),
+            ("stopbandHz", .number(conversion.stopband)),
+            ("attenuationDB", .number(conversion.attenuation)),
           ])
         } ?? .null
       ),
-      ("deviceFrames", .int(report.deviceFrames)),
-      ("recoveredXruns", .int(Int64(report.recoveredXruns))),
-      ("unreportedXruns", .int(Int64(report.unreportedXruns))),
-      ("suspensions", .int(Int64(report.suspensions))),
+      ("deviceFrames", .integer(report.deviceFrames)),
+      ("recoveredXruns", .integer(Int64(report.recoveredXruns))),
+      ("unreportedXruns", .integer(Int64(report.unreportedXruns))),
+      ("suspensions", .integer(Int64(report.suspensions))),
       ("viaPlug", .bool(report.viaPlug)), ("realtimePriority", .bool(report.realtimePriority)),
-      ("following", .bool(following)), ("from", .int(range.start.frames)),
-      ("missingFrames", .int(Int64(report.missingFrames))),
+      ("following", .bool(following)), ("from", .integer(range.start.frames)),
+      ("missingFrames", .integer(Int64(report.missingFrames))),
       (
         "audioThreadPageFaults",
         .object([
-          ("major", .int(Int64(report.majorPageFaults))),
-          ("minor", .int(Int64(report.minorPageFaults))),
+          ("major", .integer(Int64(report.majorPageFaults))),
+          ("minor", .integer(Int64(report.minorPageFaults))),
         ])
       ),
-      ("cpuPeak", .double((report.peakLoad * 10_000).rounded() / 10_000)),
-      ("overs", .int(Int64(report.overs))),
-      ("cpuMean", .double((report.meanLoad * 10_000).rounded() / 10_000)),
+      ("cpuPeak", .number((report.peakLoad * 10_000).rounded() / 10_000)),
+      ("overs", .integer(Int64(report.overs))),
+      ("cpuMean", .number((report.meanLoad * 10_000).rounded() / 10_000)),
       (
         "swaps",
         .array(
           report.swaps.map { swap, cause, renderedAt in
             .object([
-              ("version", .int(swap.version)), ("cause", cause.map(JSONValue.string) ?? .null),
-              ("kind", .string("\(swap.kind)")), ("frame", .int(swap.frame)),
-              ("position", .int(swap.position)), ("length", .int(swap.length)),
-              ("renderedAt", .int(Int64(renderedAt))),
+              ("version", .integer(swap.version)), ("cause", cause.map(JSON.string) ?? .null),
+              ("kind", .string("\(swap.kind)")), ("frame", .integer(swap.frame)),
+              ("position", .integer(swap.position)), ("length", .integer(swap.length)),
+              ("renderedAt", .integer(Int64(renderedAt))),
             ])
           })
       ),
@@ -677,7 +681,7 @@ final class StartingLine: @unchecked Sendable {
   /// A decode reports (any thread).
   func update(_ progress: DecodeProgress) {
     // Escaped: a file's name may hold any byte.
-    let name = escaped(progress.source.path.lastComponent.description)
+    let name = ProjectWords.escaped(progress.source.path.lastComponent.description)
     state.withLock { state in
       if let index = state.sources.firstIndex(where: { $0.id == progress.source.id }) {
         state.sources[index].phase = progress.phase
@@ -975,7 +979,7 @@ enum EffectChecks {
       let line = file.map {
         warning.replacingOccurrences(of: "'tape fx set FILE ", with: "'tape fx set \($0) ")
       }
-      _ = writeOut(escaped("warning: \(line ?? warning)") + "\n")
+      _ = writeOut(ProjectWords.escaped("warning: \(line ?? warning)") + "\n")
     }
   }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioFiles
 import Foundation
+import Interchange
 import SafeFiles
 import TerminalViews
 import Timeline
@@ -19,11 +20,13 @@ struct New: ParsableCommand {
   @OptionGroup var output: JSONOption
 
   func run() throws {
-    Termination.install(message: escaped("new interrupted; \(project.file) was not created"))
+    Termination.install(
+      message: ProjectWords.escaped("new interrupted; \(project.file) was not created"))
     try reportingErrors {
       let store = try TimelineStore.create(at: project.file, sampleRate: rate, channels: channels)
       sayNotes(store.notes)
-      Termination.install(message: escaped("interrupted; \(project.file) was created all the same"))
+      Termination.install(
+        message: ProjectWords.escaped("interrupted; \(project.file) was created all the same"))
       try MutationOutput(
         version: store.snapshot.version, ids: [],
         done: "\(project.file) was created all the same"
@@ -120,139 +123,25 @@ struct List: ParsableCommand {
       if output.json {
         printJSON(projectJSON(shown, file: project.file))
       } else {
-        print(TimelineTable(shown, file: project.file, frames: times.frames).text, terminator: "")
+        let folder = projectFolder(project.file)
+        let missing = shown.project.sources.filter { isMissing($0, projectFolder: folder) }
+        print(
+          TimelineTable(
+            shown.project, version: shown.version, file: project.file, frames: times.frames,
+            missing: Set(missing.map(\.id))
+          ).text, terminator: "")
       }
     }
   }
 }
 
 /// The `tape ls --json` contract: every time in frames. Documented in docs/reference/json.md; keep stable.
-func projectJSON(_ snapshot: StoreSnapshot, file: String) -> JSONValue {
-  let project = snapshot.project
+func projectJSON(_ snapshot: StoreSnapshot, file: String) -> JSON {
   let folder = projectFolder(file)
-  return .object([
-    ("version", .int(snapshot.version)),
-    ("sampleRate", .int(Int64(project.sampleRate))),
-    ("channels", .int(Int64(project.channels))),
-    ("masterGainDB", .double(project.masterGain.decibels)),
-    (
-      "sources",
-      .array(
-        project.sources.map { source in
-          guard case .object(let fields) = sourceJSON(source, projectRate: project.sampleRate)
-          else { return .null }
-          return .object(
-            fields + [
-              ("absolutePath", .string(source.path.resolved(against: folder).description)),
-              ("missing", .bool(isMissing(source, projectFolder: folder))),
-            ])
-        })
-    ),
-    (
-      "tracks",
-      .array(
-        project.tracks.map { track in
-          .object(
-            trackFields(track) + [
-              ("clips", .array(track.clips.map(clipJSON))),
-              ("effects", .array(track.effects.map(effectFields))),
-            ])
-        })
-    ),
-    ("masterEffects", .array(project.masterEffects.map(effectFields))),
-    ("markers", .array(project.markers.map(markerJSON))),
-    ("sends", .array(project.sends.map(sendJSON))),
-    ("takes", .array(project.takeGroups().map(takeGroupJSON))),
-  ])
-}
-
-/// An effect as `ls --json` shows it: `id`, `plugin` (its LV2 URI), `bypassed`, `sidechain`
-/// (the track feeding its side-chain inputs, or null), `parameters` (port symbol → value) and
-/// `hasState` (the plugin's own state is stored with it).
-func effectFields(_ effect: Effect) -> JSONValue {
-  .object([
-    ("id", .string(effect.id.description)), ("plugin", .string(effect.plugin)),
-    ("bypassed", .bool(effect.isBypassed)),
-    ("sidechain", effect.sidechain.map { .string($0.description) } ?? .null),
-    (
-      "parameters",
-      .object(effect.parameters.sorted { $0.key < $1.key }.map { ($0.key, FxNames.json($0.value)) })
-    ),
-    ("hasState", .bool(effect.state != nil)),
-    (
-      "automation",
-      .object(
-        effect.automation.sorted { $0.key < $1.key }.map { ($0.key, automationJSON($0.value)) })
-    ),
-  ])
-}
-
-/// An automated parameter as `ls --json` shows it: its points in order, `frame` at the
-/// project rate, `value` in the port's units and `shape` (`linear` or `hold`: how the value
-/// runs to the next point).
-func automationJSON(_ envelope: ParameterEnvelope) -> JSONValue {
-  .array(
-    envelope.points.map { point in
-      .object([
-        ("frame", .int(point.time.frames)), ("value", FxNames.json(point.value)),
-        ("shape", .string(point.shape.rawValue)),
-      ])
-    })
-}
-
-/// An automated parameter for people: `0:02.000 0 → 0:04.000 -12`, a `hold` after the point
-/// it starts at (`0:02.000 1 hold → …`).
-func automationText(
-  _ envelope: ParameterEnvelope, sampleRate: Int, frames: Bool = false
-)
-  -> String
-{
-  envelope.points.enumerated().map { index, point in
-    let time =
-      frames
-      ? "\(point.time.frames)f"
-      : TimeValue.clock(FrameCount(point.time.frames), sampleRate: sampleRate)
-    let last = index == envelope.points.count - 1
-    let shape = last || point.shape == .linear ? "" : " hold"
-    return "\(time) \(FxInfo.number(Float(point.value)))\(shape)"
-  }.joined(separator: " → ")
-}
-
-/// The `ls` lines of the automated parameters of `effects`: `  automation f1 gain 0:02.000 0 →
-/// 0:04.000 -12`.
-func automationLines(_ effects: [Effect], sampleRate: Int, frames: Bool) -> [String] {
-  effects.flatMap { effect in
-    effect.automation.sorted { $0.key < $1.key }.map { symbol, envelope in
-      "  automation \(effect.id) \(escaped(symbol)) \(automationText(envelope, sampleRate: sampleRate, frames: frames))"
-    }
-  }
-}
-
-/// The `ls` lines of the side chains of `effects`: `  sidechain f1 ← t2 (voice)`, the track
-/// whose post-fader output keys the effect, as `fx ls` names it.
-func sidechainLines(_ effects: [Effect], _ project: Project) -> [String] {
-  effects.compactMap { effect in
-    effect.sidechain.map { source in
-      let name = project.track(source).map { " (\(escaped($0.name)))" } ?? ""
-      return "  sidechain \(effect.id) ← \(source)\(name)"
-    }
-  }
-}
-
-/// A source as `ls --json` and the diffs show it: `path` as the project holds it (relative to
-/// the project's folder, or absolute; bytes that are not UTF-8 written `\xE9`, their exact
-/// bytes then in `pathHex`), `frames` at the source's own `sampleRate`, `projectFrames` the same
-/// length at the project's rate (what `--length` takes).
-func sourceJSON(_ source: Source, projectRate: Int) -> JSONValue {
-  let hex: [(String, JSONValue)] =
-    source.path.string == nil
-    ? [("pathHex", .string(source.path.bytes.map { String(format: "%02x", $0) }.joined()))] : []
-  return .object(
-    [("id", .string(source.id.description)), ("path", .string(source.path.description))] + hex + [
-      ("sampleRate", .int(Int64(source.sampleRate))), ("channels", .int(Int64(source.channels))),
-      ("frames", .int(source.frameCount.frames)),
-      ("projectFrames", .int(source.frameCount(atRate: projectRate).frames)),
-    ])
+  return ProjectJSON.project(
+    snapshot.project, version: snapshot.version, folder: folder,
+    missing: Set(
+      snapshot.project.sources.filter { isMissing($0, projectFolder: folder) }.map(\.id)))
 }
 
 /// Whether a source's file is gone from where the project in `projectFolder` says it is.
@@ -270,216 +159,6 @@ func projectFolder(_ file: String) -> RawPath {
 /// (``RawPath/stored(inProject:)``).
 func storedPath(_ file: RawPath, project: String) -> RawPath {
   file.stored(inProject: project)
-}
-
-/// A track's settings as `ls --json` shows them (its clips aside).
-func trackFields(_ track: Track) -> [(String, JSONValue)] {
-  [
-    ("id", .string(track.id.description)), ("name", .string(track.name)),
-    ("gainDB", .double(track.gain.decibels)), ("pan", .double(track.pan)),
-    ("muted", .bool(track.isMuted)), ("solo", .bool(track.isSolo)),
-    ("envelope", envelopeJSON(track.envelope)),
-    ("output", .string(track.output?.description ?? "master")),
-    ("panAutomation", track.panEnvelope.map(automationJSON) ?? .null),
-  ]
-}
-
-/// An envelope as `ls --json` shows it: its points in order, `frame` at the project rate,
-/// `gainDB` (`null` for `-inf`, silence) and `shape` (`db`, `linear` or `hold`: how the gain
-/// runs to the next point); `null` for no envelope.
-func envelopeJSON(_ envelope: Envelope?) -> JSONValue {
-  guard let envelope else { return .null }
-  return .array(
-    envelope.points.map { point in
-      .object([
-        ("frame", .int(point.time.frames)),
-        ("gainDB", point.decibels.isFinite ? .double(point.decibels) : .null),
-        ("shape", .string(point.shape.rawValue)),
-      ])
-    })
-}
-
-/// An envelope for people: `0:00.000 0 dB → 0:10.000 -6 dB → 0:12.000 -inf dB`, a segment's
-/// shape after the point it starts at unless it is the default (`0:00.000 0 dB hold → …`).
-func envelopeText(_ envelope: Envelope, sampleRate: Int, frames: Bool = false) -> String {
-  envelope.points.enumerated().map { index, point in
-    let time =
-      frames
-      ? "\(point.time.frames)f"
-      : TimeValue.clock(FrameCount(point.time.frames), sampleRate: sampleRate)
-    let gain = point.decibels.isFinite ? Gain(decibels: point.decibels).description : "-inf dB"
-    let last = index == envelope.points.count - 1
-    let shape = last || point.shape == .decibels ? "" : " \(point.shape.rawValue)"
-    return "\(time) \(gain)\(shape)"
-  }.joined(separator: " → ")
-}
-
-/// A clip as `ls --json` shows it.
-func clipJSON(_ clip: Clip) -> JSONValue {
-  .object(clipFields(clip))
-}
-
-func clipFields(_ clip: Clip) -> [(String, JSONValue)] {
-  // `silentCut`/`fullCut`: the frames of a longer curve a range edit cut away (0, 0 for a
-  // whole fade).
-  let fade = { (fade: Fade) in
-    JSONValue.object([
-      ("length", .int(fade.length.frames)), ("curve", .string(fade.curve.rawValue)),
-      ("silentCut", .int(fade.silentCut.frames)), ("fullCut", .int(fade.fullCut.frames)),
-    ])
-  }
-  return [
-    ("id", .string(clip.id.description)), ("source", .string(clip.source.description)),
-    ("timelineStart", .int(clip.timelineStart.frames)),
-    ("sourceStart", .int(clip.sourceRange.start.frames)), ("length", .int(clip.length.frames)),
-    ("gainDB", .double(clip.gain.decibels)), ("fadeIn", fade(clip.fadeIn)),
-    ("fadeOut", fade(clip.fadeOut)), ("name", clip.name.map(JSONValue.string) ?? .null),
-  ]
-}
-
-/// `tape ls` for people: sources, then one table per track.
-struct TimelineTable {
-  let text: String
-
-  /// Times as `m:ss.mmm`, or as raw frames (`96000f`) when `frames` is set.
-  init(_ snapshot: StoreSnapshot, file: String = "FILE", frames inFrames: Bool = false) {
-    let project = snapshot.project
-    let rate = project.sampleRate
-    let clock = { (frames: Int64) in
-      inFrames ? "\(frames)f" : TimeValue.clock(FrameCount(frames), sampleRate: rate)
-    }
-    let folder = projectFolder(file)
-    let missing = Set(
-      project.sources.filter { isMissing($0, projectFolder: folder) }.map(\.id))
-    var lines = [
-      "version \(snapshot.version) · \(rate) Hz · \(project.channels == 1 ? "mono" : "stereo") · length \(clock(project.timelineEnd.frames))\(project.masterGain == .unity ? "" : " · master \(project.masterGain)")"
-    ]
-    if !project.markers.isEmpty {
-      lines.append("markers \(markersText(project.markers) { clock($0) })")
-    }
-    for group in project.takeGroups() {
-      let kept = group.takes.filter { $0.id != group.playing }.map(\.id.description)
-      lines.append(
-        "takes \(clock(group.range.start.frames))–\(clock(group.range.end.frames)) on \(group.track): \(group.playing) plays, \(kept.joined(separator: " ")) kept ('tape take ls FILE \(group.track)')"
-      )
-    }
-    lines.append("")
-    if project.sources.isEmpty {
-      lines.append("no sources yet: tape import FILE AUDIO...")
-    } else {
-      lines.append("sources")
-      for source in project.sources {
-        // At the project's rate, as --length and --from take it.
-        let length =
-          inFrames
-          ? "\(source.frameCount(atRate: rate).frames)f"
-          : TimeValue.clock(source.frameCount, sampleRate: source.sampleRate)
-        lines.append(
-          "  \(pad(source.id.description, 5)) \(length)  \(source.sampleRate) Hz \(source.channels == 1 ? "mono  " : "stereo")  \(escaped(source.path.description))\(missing.contains(source.id) ? "  (missing)" : "")"
-        )
-      }
-    }
-    if project.tracks.isEmpty {
-      lines.append("")
-      lines.append("no tracks yet: tape track add FILE NAME")
-    }
-    for track in project.tracks {
-      var flags: [String] = []
-      if track.isMuted { flags.append("muted") }
-      if track.isSolo { flags.append("solo") }
-      lines.append("")
-      lines.append(
-        "\(track.id) \(escaped(track.name))  gain \(track.gain)  pan \(formatPan(track.pan))\(flags.isEmpty ? "" : "  [" + flags.joined(separator: ", ") + "]")"
-      )
-      if let envelope = track.envelope {
-        lines.append("  envelope \(envelopeText(envelope, sampleRate: rate, frames: inFrames))")
-      }
-      if let lane = track.panEnvelope {
-        lines.append(
-          "  pan automation \(automationText(lane, sampleRate: rate, frames: inFrames))")
-      }
-      if !track.effects.isEmpty {
-        lines.append("  effects \(TimelineScreen.chain(track.effects, separator: " · "))")
-        lines += sidechainLines(track.effects, project)
-        lines += automationLines(track.effects, sampleRate: rate, frames: inFrames)
-      }
-      if let output = track.output {
-        lines.append("  output \(output)")
-      }
-      for send in project.sends where send.from == track.id {
-        lines.append("  send \(sendText(send))")
-        if let envelope = send.envelope {
-          lines.append(
-            "    envelope \(envelopeText(envelope, sampleRate: rate, frames: inFrames))")
-        }
-      }
-      if track.clips.isEmpty {
-        lines.append("  (no clips)")
-        continue
-      }
-      let time = { (frames: FrameCount) in
-        inFrames ? "\(frames.frames)f" : TimeValue.seconds(frames, sampleRate: rate)
-      }
-      // A fade a range edit cut: the part that plays, of how long a curve.
-      let fade = { (fade: Fade) in
-        fade.length.frames == 0
-          ? "-"
-          : fade.isPartial
-            ? "\(time(fade.length)) of \(time(fade.curveLength)) \(fade.curve.displayName)"
-            : "\(time(fade.length)) \(fade.curve.displayName)"
-      }
-      let rows = track.clips.map { clip in
-        [
-          clip.id.description, clip.source.description, clock(clip.timelineStart.frames),
-          clock(clip.timelineEnd.frames), clock(clip.sourceRange.start.frames),
-          clip.gain.description, fade(clip.fadeIn), fade(clip.fadeOut),
-        ]
-      }
-      // Each column as wide as its longest text, and at least as it always was: a long fade,
-      // gain or time pushed the rest of its line out of line.
-      let header = ["clip", "source", "start", "end", "from", "gain", "fade in", "fade out"]
-      let widths = zip([6, 7, 10, 10, 10, 8, 18, 0], header.indices).map { least, column in
-        rows.reduce(least) { max($0, $1[column].count) }
-      }
-      // The last column padded only where a name follows it.
-      let line = { (cells: [String], named: Bool) in
-        zip(cells, widths).enumerated().map { column, cell in
-          column == cells.count - 1 && !named ? cell.0 : pad(cell.0, cell.1)
-        }.joined(separator: " ")
-      }
-      lines.append("  " + line(header, false))
-      for (clip, row) in zip(track.clips, rows) {
-        lines.append(
-          "\(missing.contains(clip.source) ? "! " : "  ")\(line(row, clip.name != nil))\(clip.name.map { "  @\($0)" } ?? "")"
-        )
-      }
-    }
-    if !project.masterEffects.isEmpty {
-      lines.append("")
-      lines.append(
-        "master effects \(TimelineScreen.chain(project.masterEffects, separator: " · "))")
-      lines += automationLines(project.masterEffects, sampleRate: rate, frames: inFrames)
-    }
-    if !missing.isEmpty {
-      let ids = project.sources.filter { missing.contains($0.id) }.map(\.id.description)
-      let clips = project.tracks.flatMap(\.clips).filter { missing.contains($0.source) }.count
-      lines.append("")
-      lines.append(
-        "! \(ids.count == 1 ? "source \(ids[0]) is" : "sources \(ids.joined(separator: ", ")) are") missing (\(clips) clip\(clips == 1 ? "" : "s") marked !); point \(ids.count == 1 ? "it" : "each") at its file with 'tape relink \(file) \(ids[0]) PATH', or find \(ids.count == 1 ? "it" : "them all") in a folder with 'tape relink \(file) --folder DIR'"
-      )
-    }
-    text = lines.joined(separator: "\n") + "\n"
-  }
-}
-
-func pad(_ text: String, _ width: Int) -> String {
-  text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
-}
-
-func formatPan(_ pan: Double) -> String {
-  if pan == 0 { return "C" }
-  let percent = Int((abs(pan) * 100).rounded())
-  return pan < 0 ? "L\(percent)" : "R\(percent)"
 }
 
 struct Relink: EditingCommand {
@@ -657,18 +336,19 @@ struct Relink: EditingCommand {
       } else {
         let reason =
           candidates[name, default: []].isEmpty ? "no file of that name" : "only different audio"
-        notFound.append("\(source.id) (\(escaped(name.description)): \(reason))")
+        notFound.append("\(source.id) (\(ProjectWords.escaped(name.description)): \(reason))")
       }
     }
     guard !found.isEmpty else {
       throw MissingInput(
         message:
-          "no missing source was found under \(escaped(folder.description)): \(notFound.joined(separator: ", ")); relink them one by one with 'tape relink \(project.file) ID PATH'"
+          "no missing source was found under \(ProjectWords.escaped(folder.description)): \(notFound.joined(separator: ", ")); relink them one by one with 'tape relink \(project.file) ID PATH'"
       )
     }
     if !notFound.isEmpty {
       writeOut(
-        escaped("warning: not found under \(folder): \(notFound.joined(separator: ", "))") + "\n")
+        ProjectWords.escaped(
+          "warning: not found under \(folder): \(notFound.joined(separator: ", "))") + "\n")
     }
     return found
   }
@@ -744,7 +424,8 @@ struct Backup: ParsableCommand {
   }
 
   func run() throws {
-    Termination.install(message: escaped("backup interrupted; \(destination) was not written"))
+    Termination.install(
+      message: ProjectWords.escaped("backup interrupted; \(destination) was not written"))
     try reportingErrors {
       let store = try openStore(project.file, access: .read)
       let report = try store.backup(to: destination)
@@ -754,18 +435,18 @@ struct Backup: ParsableCommand {
         printJSON(
           .object([
             ("file", .string(project.file)), ("backup", .string(report.path)),
-            ("version", .int(report.version)), ("bytes", .int(report.bytes)),
+            ("version", .integer(report.version)), ("bytes", .integer(report.bytes)),
           ]))
       } else {
         print(
-          escaped(
+          ProjectWords.escaped(
             "\(report.path): version \(report.version) of \(project.file) and its history, \(megabytes(report.bytes))"
           ))
       }
       if moved, !relative.isEmpty {
         let ids = relative.map(\.id.description).joined(separator: ", ")
         writeOut(
-          escaped(
+          ProjectWords.escaped(
             "note: \(ids) \(relative.count == 1 ? "is" : "are") named relative to the project's folder; beside \(destination) \(relative.count == 1 ? "it is" : "they are") missing until the copy is put back there, or relinked (tape relink)"
           ) + "\n")
       }

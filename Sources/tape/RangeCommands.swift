@@ -41,8 +41,8 @@ func resolveTrack(_ text: String, _ project: Project) throws -> Track.ID {
   guard named.count == 1 else {
     throw UsageError(
       message: named.isEmpty
-        ? "'\(escaped(trimmed))' is neither a track id (t1) nor a track's name; 'tape track ls' lists them"
-        : "\(named.count) tracks are named '\(escaped(trimmed))' (\(named.map(\.id.description).joined(separator: ", "))); name one by its id"
+        ? "'\(ProjectWords.escaped(trimmed))' is neither a track id (t1) nor a track's name; 'tape track ls' lists them"
+        : "\(named.count) tracks are named '\(ProjectWords.escaped(trimmed))' (\(named.map(\.id.description).joined(separator: ", "))); name one by its id"
     )
   }
   return named[0].id

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioFiles
 import Foundation
+import Interchange
 import Playback
 import Recording
 import SafeFiles
@@ -288,7 +289,7 @@ struct Record: ParsableCommand {
     }
     let shownTake = storedPath(RawPath(takePath).absolute, project: project.file).description
     writeOut(
-      escaped(
+      ProjectWords.escaped(
         "tape record: recording \(device) (\(recorder.format.described), \(current.sampleRate) Hz, \(recorder.configuration.channels == 1 ? "mono" : "stereo")) into \(shownTake), to land on \(trackID) at \(TimeDisplayOption.show(start.frames, sampleRate: current.sampleRate, frames: false))"
       ) + "\n")
     let captureClock = StreamClock()
@@ -350,15 +351,15 @@ struct Record: ParsableCommand {
     var summary =
       "tape record: recorded \(String(format: "%.3f", seconds)) s; peak \(Self.decibels(report.peak)), \(report.clipped) clipped samples, \(report.deviceOverruns + report.ringOverruns) overruns"
     if !report.realtimePriority { summary += " (no realtime priority)" }
-    writeOut(escaped(summary) + "\n")
+    writeOut(ProjectWords.escaped(summary) + "\n")
     if let monitoring {
       let latency = monitoring.latency(capturePeriod: recorder.granted.period)
       writeOut(
-        escaped(
+        ProjectWords.escaped(
           "tape record: monitored on \(monitoring.device): latency \(latency) frames (\(String(format: "%.2f ms", Double(latency) / Double(current.sampleRate) * 1_000))): the capture's period \(recorder.granted.period) + the output's buffer \(monitoring.granted.bufferFrames)"
         ) + "\n")
       if let failure = monitoring.failure {
-        writeOut(escaped("warning: the monitor stopped early: \(failure)") + "\n")
+        writeOut(ProjectWords.escaped("warning: the monitor stopped early: \(failure)") + "\n")
       }
     }
     if report.deviceOverruns > 0 {
@@ -388,7 +389,7 @@ struct Record: ParsableCommand {
         if case .diskFull = $0 { true } else { false }
       } == true
     if let failure, !diskFull {
-      writeOut(escaped("warning: the recording stopped early: \(failure)") + "\n")
+      writeOut(ProjectWords.escaped("warning: the recording stopped early: \(failure)") + "\n")
     }
     var landing = start.frames
     var trip: Int64?
@@ -398,14 +399,14 @@ struct Record: ParsableCommand {
         at: start.frames)
       landing = aligned.timelineStart
       trip = aligned.trip?.offset
-      writeOut(escaped("tape record: \(aligned.said)") + "\n")
+      writeOut(ProjectWords.escaped("tape record: \(aligned.said)") + "\n")
       if playReport.xruns > 0 {
         writeOut(
           "warning: the play had \(playReport.xruns) dropouts: what was heard after one is out of step with the take by its length\n"
         )
       }
       if let failure = playReport.failure {
-        writeOut(escaped("warning: the play stopped early: \(failure)") + "\n")
+        writeOut(ProjectWords.escaped("warning: the play stopped early: \(failure)") + "\n")
       }
     }
     let final = progress.finished(timelineStart: landing, roundTrip: trip)
@@ -434,13 +435,13 @@ struct Record: ParsableCommand {
     hold.release()
     if !clip.markers.isEmpty {
       writeOut(
-        escaped(
+        ProjectWords.escaped(
           "tape record: the take's gaps (overruns): \(clip.markers.joined(separator: "; "))")
           + "\n")
     }
     if diskFull {
       writeOut(
-        escaped(
+        ProjectWords.escaped(
           TakeProgress.diskFull(
             take: shownTake, frames: take.frames, sampleRate: current.sampleRate,
             file: project.file, added: true)) + "\n")
@@ -530,7 +531,7 @@ struct Record: ParsableCommand {
     }
     let store = LatencyStore()
     writeOut(
-      escaped(
+      ProjectWords.escaped(
         "tape record: calibrating \(LatencyStore.key(input: device, output: playedTo)): \(LatencyCalibration.clickFrames(sampleRate: rate).count) clicks over 3 s at \(rate) Hz"
       ) + "\n")
     let measured = try LatencyCalibration.measure(
@@ -540,18 +541,20 @@ struct Record: ParsableCommand {
       String(format: "%.2f ms", Double(frames) / Double(rate) * 1_000)
     }
     writeOut(
-      escaped(
+      ProjectWords.escaped(
         "tape record: round trip \(measured.roundTripFrames) frames (\(milliseconds(measured.roundTripFrames))): the devices report \(measured.playbackDelay) (playback) + \(measured.captureDelay) (capture), \(measured.extraFrames) more measured; \(measured.clicksHeard) of \(measured.clicks) clicks heard; kept in \(store.path)"
       ) + "\n")
     if options.json {
       printJSON(
         .object([
           ("device", .string(LatencyStore.key(input: device, output: playedTo))),
-          ("sampleRate", .int(Int64(rate))), ("roundTripFrames", .int(measured.roundTripFrames)),
-          ("extraFrames", .int(measured.extraFrames)),
-          ("playbackDelay", .int(measured.playbackDelay)),
-          ("captureDelay", .int(measured.captureDelay)), ("clicks", .int(Int64(measured.clicks))),
-          ("clicksHeard", .int(Int64(measured.clicksHeard))), ("file", .string(store.path)),
+          ("sampleRate", .integer(Int64(rate))),
+          ("roundTripFrames", .integer(measured.roundTripFrames)),
+          ("extraFrames", .integer(measured.extraFrames)),
+          ("playbackDelay", .integer(measured.playbackDelay)),
+          ("captureDelay", .integer(measured.captureDelay)),
+          ("clicks", .integer(Int64(measured.clicks))),
+          ("clicksHeard", .integer(Int64(measured.clicksHeard))), ("file", .string(store.path)),
         ]))
     } else {
       print(measured.roundTripFrames)
@@ -564,7 +567,8 @@ struct Record: ParsableCommand {
     let found = try PendingTake.all(in: folder)
     for busy in found where busy.recording {
       writeOut(
-        escaped("note: \(busy.note.take) is being recorded now by another tape record; left alone")
+        ProjectWords.escaped(
+          "note: \(busy.note.take) is being recorded now by another tape record; left alone")
           + "\n")
     }
     let waiting = found.filter { !$0.recording }
@@ -611,7 +615,7 @@ struct Record: ParsableCommand {
       )
       takes.append((entry.note, entry.takePath))
     }
-    for line in lines { writeOut(escaped("tape record: \(line)") + "\n") }
+    for line in lines { writeOut(ProjectWords.escaped("tape record: \(line)") + "\n") }
     guard !takes.isEmpty else {
       try MutationOutput(version: store.snapshot.version, ids: []).print(json: options.json)
       return
@@ -623,7 +627,7 @@ struct Record: ParsableCommand {
     for (_, path) in takes { unlink(path + ".pending") }
     if !added.markers.isEmpty {
       writeOut(
-        escaped(
+        ProjectWords.escaped(
           "tape record: the takes' gaps (overruns): \(added.markers.joined(separator: "; "))")
           + "\n")
     }

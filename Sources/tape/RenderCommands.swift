@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioFiles
 import Effects
 import Foundation
+import Interchange
 import Mixing
 import SafeFiles
 import Synchronization
@@ -307,7 +308,7 @@ struct Render: ParsableCommand {
           "\(track.id) \(track.name) (\(track.isMuted ? "muted" : "not soloed"))"
         }.joined(separator: ", ")
         writeOut(
-          escaped(
+          ProjectWords.escaped(
             "note: no stem for \(named): the mix does not hear \(silent.count == 1 ? "it" : "them"); --all-tracks writes every track"
           ) + "\n")
       }
@@ -353,7 +354,7 @@ struct Render: ParsableCommand {
   ) throws {
     let output = target
     Termination.install(
-      message: escaped(
+      message: ProjectWords.escaped(
         "render interrupted; \(output == "-" ? "the output" : output) was not written"))
     try reportingErrors {
       try span.checkUnits(times)
@@ -391,7 +392,7 @@ struct Render: ParsableCommand {
         )
       }
       for (id, reason) in (rack?.skipped ?? [:]).sorted(by: { $0.key < $1.key }) {
-        writeOut(escaped("note: effect \(id) skipped: \(reason)") + "\n")
+        writeOut(ProjectWords.escaped("note: effect \(id) skipped: \(reason)") + "\n")
       }
       let preroll = try prerollFrames(for: project, range: range)
       var tail = try tailRule(for: project)
@@ -436,7 +437,7 @@ struct Render: ParsableCommand {
         json.json
         ? summaryJSON(
           summary, settings: settings, range: range, loudness: loudness, delivered: delivered
-        ).rendered + "\n"
+        ).line + "\n"
         : summaryText(
           summary, settings: settings, range: range, loudness: loudness, delivered: delivered)
       if let loudness, stem != nil, summary.truePeakDecibels > loudness.ceiling + 0.005 {
@@ -726,47 +727,47 @@ struct Render: ParsableCommand {
     _ summary: RenderSummary, settings: RenderSettings, range: FrameRange,
     loudness: LoudnessNormalization?, delivered: DeliveredAudio?
   )
-    -> JSONValue
+    -> JSON
   {
-    let finite = { (value: Double) in value.isFinite ? JSONValue.double(value) : .null }
-    let fields: [(String, JSONValue)] = [
+    let finite = { (value: Double) in value.isFinite ? JSON.number(value) : .null }
+    let fields: [(String, JSON)] = [
       ("output", .string(target)),
       ("format", .string(settings.format.rawValue)),
       ("bits", .string(settings.sampleFormat.rawValue)),
       ("dither", .string(settings.dither ? "tpdf" : "none")),
-      ("sampleRate", .int(Int64(summary.sampleRate))),
-      ("channels", .int(Int64(summary.channels))),
-      ("from", .int(range.start.frames)),
-      ("frames", .int(summary.frames)),
-      ("duration", .double(summary.durationSeconds)),
+      ("sampleRate", .integer(Int64(summary.sampleRate))),
+      ("channels", .integer(Int64(summary.channels))),
+      ("from", .integer(range.start.frames)),
+      ("frames", .integer(summary.frames)),
+      ("duration", .number(summary.durationSeconds)),
       ("peakDBFS", finite(rounded(summary.peakDecibels))),
       ("loudnessLUFS", finite(rounded(summary.loudness))),
-      ("clippedSamples", .int(Int64(summary.clippedSamples))),
-      ("nonFiniteSamples", .int(Int64(summary.nonFiniteSamples))),
+      ("clippedSamples", .integer(Int64(summary.clippedSamples))),
+      ("nonFiniteSamples", .integer(Int64(summary.nonFiniteSamples))),
       (
         "firstNonFiniteSeconds",
         summary.firstNonFiniteFrame.map {
-          .double(Double($0) / Double(summary.sampleRate))
+          .number(Double($0) / Double(summary.sampleRate))
         } ?? .null
       ),
-      ("wallSeconds", .double(rounded(summary.seconds, places: 4))),
+      ("wallSeconds", .number(rounded(summary.seconds, places: 4))),
       ("realtimeFactor", finite(rounded(summary.realtimeFactor, places: 1))),
     ]
     let seconds = { (frames: Int64) in
-      JSONValue.double(rounded(Double(frames) / Double(summary.sampleRate), places: 6))
+      JSON.number(rounded(Double(frames) / Double(summary.sampleRate), places: 6))
     }
-    let spanFields: [(String, JSONValue)] = [
-      ("prerollFrames", .int(summary.prerollFrames)),
+    let spanFields: [(String, JSON)] = [
+      ("prerollFrames", .integer(summary.prerollFrames)),
       ("prerollSeconds", seconds(summary.prerollFrames)),
-      ("tailFrames", .int(summary.tailFrames)),
+      ("tailFrames", .integer(summary.tailFrames)),
       ("tailSeconds", seconds(summary.tailFrames)),
       ("tailReachedLimit", .bool(summary.tailReachedLimit)),
     ]
-    let deliveredFields: [(String, JSONValue)] = [
+    let deliveredFields: [(String, JSON)] = [
       ("deliveredLoudnessLUFS", delivered.map { finite(rounded($0.loudness)) } ?? .null),
       ("deliveredTruePeakDBTP", delivered.map { finite(rounded($0.truePeakDecibels)) } ?? .null),
       ("deliveredPeakDBFS", delivered.map { finite(rounded($0.peakDecibels)) } ?? .null),
-      ("deliveredPasses", loudness.map { .int(Int64($0.passes)) } ?? .null),
+      ("deliveredPasses", loudness.map { .integer(Int64($0.passes)) } ?? .null),
     ]
     return .object(
       fields + loudnessJSON(summary, settings: settings, loudness: loudness) + spanFields
@@ -776,18 +777,18 @@ struct Render: ParsableCommand {
   /// The fields the loudness and encoder options added to the summary.
   private func loudnessJSON(
     _ summary: RenderSummary, settings: RenderSettings, loudness: LoudnessNormalization?
-  ) -> [(String, JSONValue)] {
-    let finite = { (value: Double) in value.isFinite ? JSONValue.double(value) : .null }
+  ) -> [(String, JSON)] {
+    let finite = { (value: Double) in value.isFinite ? JSON.number(value) : .null }
     let kbps = settings.encoding.bitrate
     return [
       ("truePeakDBTP", finite(rounded(summary.truePeakDecibels))),
-      ("loudnessRangeLU", .double(rounded(summary.loudnessRange))),
-      ("loudnessTargetLUFS", loudness?.target.map { .double($0) } ?? .null),
+      ("loudnessRangeLU", .number(rounded(summary.loudnessRange))),
+      ("loudnessTargetLUFS", loudness?.target.map { .number($0) } ?? .null),
       ("measuredLoudnessLUFS", loudness.map { finite(rounded($0.measured)) } ?? .null),
-      ("gainDB", .double(rounded(loudness?.gain ?? 0, places: 4))),
-      ("truePeakCeilingDBTP", loudness.map { .double($0.ceiling) } ?? .null),
-      ("fileSampleRate", .int(Int64(summary.fileSampleRate ?? summary.sampleRate))),
-      ("bitrateKbps", kbps.map { .int(Int64($0)) } ?? .null),
+      ("gainDB", .number(rounded(loudness?.gain ?? 0, places: 4))),
+      ("truePeakCeilingDBTP", loudness.map { .number($0.ceiling) } ?? .null),
+      ("fileSampleRate", .integer(Int64(summary.fileSampleRate ?? summary.sampleRate))),
+      ("bitrateKbps", kbps.map { .integer(Int64($0)) } ?? .null),
       ("title", settings.encoding.title.map { .string($0) } ?? .null),
       ("artist", settings.encoding.artist.map { .string($0) } ?? .null),
     ]
@@ -796,7 +797,7 @@ struct Render: ParsableCommand {
 
 /// Writes `warning: message` as one line on stderr.
 private func printWarning(_ message: String) {
-  _ = writeOut(escaped("warning: \(message)") + "\n")
+  _ = writeOut(ProjectWords.escaped("warning: \(message)") + "\n")
 }
 
 private func decibels(_ value: Double) -> String {

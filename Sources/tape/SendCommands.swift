@@ -1,4 +1,5 @@
 import ArgumentParser
+import Interchange
 import Timeline
 import TimelineStore
 
@@ -20,28 +21,11 @@ struct SendCommand: ParsableCommand {
 /// The send a command names: its id (`n1`).
 func parseSend(_ text: String, _ project: Project) throws -> Send.ID {
   guard let id = Send.ID(parsing: text) else {
-    throw UsageError(message: "'\(escaped(text))' is not a send id (n1); 'tape send ls' lists them")
+    throw UsageError(
+      message: "'\(ProjectWords.escaped(text))' is not a send id (n1); 'tape send ls' lists them")
   }
   guard project.send(id) != nil else { throw TimelineError.unknownSend(id) }
   return id
-}
-
-/// A send for people: `n1 → t5 "reverb" -6 dB pan 0 post`.
-func sendText(_ send: Send, project: Project? = nil) -> String {
-  let name = project?.track(send.to).map { " \"\(escaped($0.name))\"" } ?? ""
-  return
-    "\(send.id) → \(send.to)\(name) \(send.gain) pan \(formatPan(send.pan)) \(send.isPreFader ? "pre-fader" : "post-fader")"
-}
-
-/// A send as `ls --json` and `send ls --json` show it: `id`, `from`, `to` (track ids),
-/// `gainDB`, `pan`, `tap` (`post` or `pre`).
-func sendJSON(_ send: Send) -> JSONValue {
-  .object([
-    ("id", .string(send.id.description)), ("from", .string(send.from.description)),
-    ("to", .string(send.to.description)), ("gainDB", .double(send.gain.decibels)),
-    ("pan", .double(send.pan)), ("tap", .string(send.tap)),
-    ("envelope", envelopeJSON(send.envelope)),
-  ])
 }
 
 extension SendCommand {
@@ -207,15 +191,15 @@ extension SendCommand {
         let shown = try retryingReads { try openStore(project.file, access: .read).snapshot }
         let routed = shown.project
         if output.json {
-          printJSON(.array(routed.sends.map(sendJSON)))
+          printJSON(.array(routed.sends.map(ProjectJSON.send)))
           return
         }
         for send in routed.sends {
-          print("\(send.from) \(sendText(send, project: routed))")
+          print("\(send.from) \(ProjectWords.send(send, project: routed))")
         }
         for track in routed.tracks {
           guard let target = track.output else { continue }
-          let name = routed.track(target).map { " \"\(escaped($0.name))\"" } ?? ""
+          let name = routed.track(target).map { " \"\(ProjectWords.escaped($0.name))\"" } ?? ""
           print("\(track.id) output → \(target)\(name)")
         }
       }

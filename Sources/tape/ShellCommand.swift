@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Interchange
 import SafeFiles
 import Timeline
 import TimelineStore
@@ -127,7 +128,8 @@ struct ShellSession {
       if let name = parsed.name, let first = result.newIDs.first { named[name] = first }
       let ids = command.printed(created: result.newIDs)
       if result.changed.isEmpty, let note = command.unchanged(version: result.version) {
-        writeOut("note: line \(number): \(escaped(String(note.trimmingPrefix("note: "))))\n")
+        writeOut(
+          "note: line \(number): \(ProjectWords.escaped(String(note.trimmingPrefix("note: "))))\n")
       }
       for note in notes { writeOut("note: line \(number): \(note)\n") }
       StandardOutput.done =
@@ -135,8 +137,8 @@ struct ShellSession {
       if json {
         printJSON(
           .object([
-            ("line", .int(Int64(number))), ("version", .int(result.version)),
-            ("ids", .array(ids.map(JSONValue.string))),
+            ("line", .integer(Int64(number))), ("version", .integer(result.version)),
+            ("ids", .array(ids.map(JSON.string))),
             (
               "label",
               result.changed.isEmpty ? .null : .string(command.options.message ?? command.label)
@@ -160,9 +162,9 @@ struct ShellSession {
       if json {
         printJSON(
           .object([
-            ("line", .int(Int64(number))), ("version", .int(store.snapshot.version)),
+            ("line", .integer(Int64(number))), ("version", .integer(store.snapshot.version)),
             ("ids", .array([])), ("label", .null), ("changed", .bool(false)),
-            ("error", .object([("code", .int(Int64(code))), ("message", .string(message))])),
+            ("error", .object([("code", .integer(Int64(code))), ("message", .string(message))])),
           ]))
       }
       return code

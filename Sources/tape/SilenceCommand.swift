@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioFiles
 import Foundation
+import Interchange
 import Mixing
 import Timeline
 import TimelineStore
@@ -86,11 +87,11 @@ struct Silences: ParsableCommand {
 
   private func listing(_ ranges: [FrameRange], sampleRate: Int) -> String {
     if options.json {
-      return JSONValue.array(
+      return JSON.array(
         ranges.map {
-          .object([("start", .int($0.start.frames)), ("end", .int($0.end.frames))])
+          .object([("start", .integer($0.start.frames)), ("end", .integer($0.end.frames))])
         }
-      ).rendered + "\n"
+      ).line + "\n"
     }
     let show = { (frames: Int64) in times.show(frames, sampleRate: sampleRate) }
     return ranges.map {

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import Interchange
+import Timeline
 import TimelineStore
 
 /// `tape tag`: names a version (its default, ``Name``), lists (`ls`) and deletes (`rm`) names.
@@ -115,7 +117,7 @@ extension Tag {
           printJSON(.object([("tags", .array(zip(tags, labels).map(tagJSON)))]))
         } else {
           for (tag, label) in zip(tags, labels) {
-            print("\(tag.name)\tv\(tag.version)\t\(escaped(label))")
+            print("\(tag.name)\tv\(tag.version)\t\(ProjectWords.escaped(label))")
           }
         }
       }
@@ -143,11 +145,11 @@ extension Tag {
 }
 
 /// A tag as `tape tag --json` and `tape tag --list --json` show it.
-func tagJSON(_ tag: VersionTag, label: String) -> JSONValue {
+func tagJSON(_ tag: VersionTag, label: String) -> JSON {
   let formatter = ISO8601DateFormatter()
   formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
   return .object([
-    ("name", .string(tag.name)), ("version", .int(tag.version)), ("label", .string(label)),
+    ("name", .string(tag.name)), ("version", .integer(tag.version)), ("label", .string(label)),
     ("date", .string(formatter.string(from: tag.date))),
   ])
 }
@@ -231,19 +233,21 @@ struct HistoryPrune: ParsableCommand {
         printJSON(
           .object([
             ("dryRun", .bool(report.dryRun)),
-            ("versionsBefore", .int(Int64(report.versionsBefore))),
-            ("versionsAfter", .int(Int64(report.versionsAfter))),
-            ("versionsDropped", .int(Int64(report.dropped.count))),
+            ("versionsBefore", .integer(Int64(report.versionsBefore))),
+            ("versionsAfter", .integer(Int64(report.versionsAfter))),
+            ("versionsDropped", .integer(Int64(report.dropped.count))),
             (
               "dropped",
-              .array(Self.runs(report.dropped).map { .array([.int($0.first), .int($0.last)]) })
+              .array(
+                Self.runs(report.dropped).map { .array([.integer($0.first), .integer($0.last)]) })
             ),
-            ("root", .int(report.root)),
-            ("tagsDropped", .array(report.tagsDropped.map(JSONValue.string))),
-            ("bytesBefore", .int(report.bytesBefore)), ("bytesAfter", .int(report.bytesAfter)),
-            ("bytesFreed", .int(report.bytesBefore - report.bytesAfter)),
-            ("fileBytesBefore", .int(report.fileBytesBefore)),
-            ("fileBytesAfter", .int(report.fileBytesAfter)),
+            ("root", .integer(report.root)),
+            ("tagsDropped", .array(report.tagsDropped.map(JSON.string))),
+            ("bytesBefore", .integer(report.bytesBefore)),
+            ("bytesAfter", .integer(report.bytesAfter)),
+            ("bytesFreed", .integer(report.bytesBefore - report.bytesAfter)),
+            ("fileBytesBefore", .integer(report.fileBytesBefore)),
+            ("fileBytesAfter", .integer(report.fileBytesAfter)),
           ]))
         return
       }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Interchange
 import Timeline
 import TimelineStore
 
@@ -17,26 +18,6 @@ struct TakeCommand: ParsableCommand {
     subcommands: [List.self, Use.self])
 }
 
-/// A take group as `take ls --json` shows it: `track`, `start` and `length` (its range, in
-/// frames at the project rate), `playing` (the clip that plays) and `takes`: each take's
-/// clip fields (as `ls --json` shows a clip) with `take` (its number) and `playing`.
-func takeGroupJSON(_ group: TakeGroup) -> JSONValue {
-  .object([
-    ("track", .string(group.track.description)), ("start", .int(group.range.start.frames)),
-    ("length", .int(group.range.count.frames)), ("playing", .string(group.playing.description)),
-    (
-      "takes",
-      .array(
-        group.takes.enumerated().map { index, clip in
-          .object(
-            [("take", .int(Int64(index + 1)))] + clipFields(clip) + [
-              ("playing", .bool(clip.id == group.playing))
-            ])
-        })
-    ),
-  ])
-}
-
 /// The take groups for people: `0:01.000–0:03.000 on t2: 3 takes, take 3 (c6) plays`, then a
 /// line per take (`* ` before the one that plays).
 func takeGroupsText(_ groups: [TakeGroup], clock: (Int64) -> String) -> [String] {
@@ -48,7 +29,7 @@ func takeGroupsText(_ groups: [TakeGroup], clock: (Int64) -> String) -> [String]
     )
     for (index, clip) in group.takes.enumerated() {
       lines.append(
-        "\(clip.id == group.playing ? "*" : " ") \(pad(clip.id.description, 5)) take \(pad(String(index + 1), 3)) \(pad(clip.source.description, 4)) from \(pad(clock(clip.sourceRange.start.frames), 10)) length \(clock(clip.length.frames))"
+        "\(clip.id == group.playing ? "*" : " ") \(ProjectWords.padded(clip.id.description, 5)) take \(ProjectWords.padded(String(index + 1), 3)) \(ProjectWords.padded(clip.source.description, 4)) from \(ProjectWords.padded(clock(clip.sourceRange.start.frames), 10)) length \(clock(clip.length.frames))"
       )
     }
   }
@@ -79,7 +60,7 @@ extension TakeCommand {
         let trackID = try resolveTrack(track, shown.project)
         let groups = shown.project.takeGroups(on: trackID)
         if output.json {
-          printJSON(.array(groups.map(takeGroupJSON)))
+          printJSON(.array(groups.map(ProjectJSON.takeGroup)))
           return
         }
         if groups.isEmpty {

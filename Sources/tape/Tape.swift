@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import SafeFiles
+import Timeline
 
 /// The `tape` command: argument parsing and wiring only; the work lives in the libraries.
 @main
@@ -219,7 +220,7 @@ struct Tape: ParsableCommand {
       .sorted { $0.1 < $1.1 }.prefix(3).map { "'\(path) \($0.0)'" }
     let suggestion = near.isEmpty ? "" : "; did you mean \(near.joined(separator: " or "))?"
     return
-      "'\(escaped(word))' is not a command of \(path)\(suggestion) ('\(path) --help' lists them)"
+      "'\(ProjectWords.escaped(word))' is not a command of \(path)\(suggestion) ('\(path) --help' lists them)"
   }
 
   /// The commands a script runs most, by the words that name them: parsed on their own, without

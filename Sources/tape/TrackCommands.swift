@@ -1,4 +1,5 @@
 import ArgumentParser
+import Interchange
 import Timeline
 import TimelineStore
 
@@ -42,9 +43,9 @@ struct TrackCommand: ParsableCommand {
             .array(
               tracks.map { track in
                 .object(
-                  trackFields(track) + [
-                    ("clips", .int(Int64(track.clips.count))),
-                    ("effects", .array(track.effects.map(effectFields))),
+                  ProjectJSON.trackFields(track) + [
+                    ("clips", .integer(Int64(track.clips.count))),
+                    ("effects", .array(track.effects.map(ProjectJSON.effect))),
                   ])
               }))
           return
@@ -55,7 +56,7 @@ struct TrackCommand: ParsableCommand {
           let clips = "\(track.clips.count) clip\(track.clips.count == 1 ? "" : "s")"
           let effects = track.effects.isEmpty ? "" : ", \(track.effects.count) fx"
           print(
-            "\(track.id) \(escaped(track.name))  gain \(track.gain)  pan \(formatPan(track.pan))  \(clips)\(effects)\(flags.isEmpty ? "" : "  [" + flags.joined(separator: ", ") + "]")"
+            "\(track.id) \(ProjectWords.escaped(track.name))  gain \(track.gain)  pan \(ProjectWords.pan(track.pan))  \(clips)\(effects)\(flags.isEmpty ? "" : "  [" + flags.joined(separator: ", ") + "]")"
           )
         }
       }

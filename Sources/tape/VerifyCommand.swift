@@ -1,4 +1,5 @@
 import ArgumentParser
+import Interchange
 import Timeline
 import TimelineStore
 
@@ -74,19 +75,19 @@ struct Verify: ParsableCommand {
           .object(
             [
               ("file", .string(file)), ("ok", .bool(failed.isEmpty)),
-              ("version", .int(report.head)), ("versions", .int(Int64(report.versions))),
+              ("version", .integer(report.head)), ("versions", .integer(Int64(report.versions))),
               ("integrity", .string(report.integrity)),
-              ("foreignKeyViolations", .int(Int64(report.foreignKeyViolations))),
+              ("foreignKeyViolations", .integer(Int64(report.foreignKeyViolations))),
               ("undoToFirstVersionWorks", .bool(report.undoToFirstVersionWorks)),
-              ("historyBlocks", .int(Int64(report.historyBlocks))),
+              ("historyBlocks", .integer(Int64(report.historyBlocks))),
               ("historyBlocksMatch", .bool(report.historyBlocksMatch)),
-              ("pendingMoveRows", .int(Int64(report.pendingMoveRows))),
+              ("pendingMoveRows", .integer(Int64(report.pendingMoveRows))),
               ("pendingMoveMatches", .bool(report.pendingMoveMatches)),
               ("missingSources", .array(missing.map { .string($0.id.description) })),
             ]))
       } else {
         for check in checks {
-          print(escaped((check.ok ? "ok    " : "FAIL  ") + check.text))
+          print(ProjectWords.escaped((check.ok ? "ok    " : "FAIL  ") + check.text))
         }
       }
       guard failed.isEmpty else {
