@@ -16,7 +16,8 @@ public enum JSON: Sendable, Hashable {
   case string(String)
   case number(Double)
   /// A count or a frame position: written without a fraction (`48000`, where ``number(_:)``
-  /// writes `48000.0`), so a typed reader takes it as an integer. Reading never makes one.
+  /// writes `48000.0`), so a typed reader takes it as an integer. Reading never makes one: a
+  /// value holding one is not equal to itself written and read back.
   case integer(Int64)
   case bool(Bool)
   case null
@@ -38,7 +39,8 @@ public enum JSON: Sendable, Hashable {
   }
 
   /// An object from its members in order, as (key, value) pairs: for members built one by one
-  /// (`fields + [("track", .string("t1"))]`).
+  /// (`fields + [("track", .string("t1"))]`). An empty object is `.object([:])` (`[]` could be
+  /// either form).
   public static func object(_ members: [(String, JSON)]) -> JSON {
     .object(members.map { Member($0.0, $0.1) })
   }
@@ -85,8 +87,8 @@ public enum JSON: Sendable, Hashable {
 
 extension JSON {
   /// The value as indented JSON text (4 spaces, as the reference implementation writes),
-  /// ending in a newline. Integral numbers are written with `.0` so that every time value
-  /// reads as the double OTIO declares it.
+  /// ending in a newline. An integral ``number(_:)`` is written with `.0`, so that every time
+  /// value reads as the double OTIO declares it; an ``integer(_:)`` without.
   public func rendered() -> String {
     var out = ""
     render(into: &out, indent: 0)

@@ -1,9 +1,11 @@
 public import Timeline
 
 /// A project and its parts as `tape ls --json` shows them: every time in frames at the
-/// project's rate, keys in the order docs/reference/json.md lists them. The same objects are
-/// what `tape diff --json` and `tape watch --json` give as a change's `before` and `after`, and
-/// what `track ls`, `marker ls`, `send ls` and `take ls` print with `--json`.
+/// project's rate, keys in the order docs/reference/json.md lists them. `track ls`, `marker ls`,
+/// `send ls` and `take ls` print these with `--json`; a change's `before` and `after` in
+/// `tape diff --json` (``DiffWords/changesJSON(_:)``) are built from them, with what a change
+/// needs beside (a clip's `track`, an effect's `chain` and `index`, a track's `index` in place
+/// of its clips and effects).
 ///
 /// Rule: a shape here is a contract that users' scripts read; add keys, never rename one.
 ///
@@ -12,8 +14,8 @@ public import Timeline
 /// ```
 public enum ProjectJSON {
   /// The whole `tape ls --json` document of `project` at `version`: its format, master gain,
-  /// sources (each with `absolutePath`, resolved against `folder`, and `missing`, whether it
-  /// is in `missing`), tracks with their clips and effects, master effects, markers, sends and
+  /// sources (each with `absolutePath`, resolved against `folder`, the project's absolute
+  /// folder, and `missing`, whether it is in `missing`), tracks with their clips and effects, master effects, markers, sends and
   /// take groups.
   public static func project(
     _ project: Project, version: Int64, folder: RawPath, missing: Set<Source.ID>

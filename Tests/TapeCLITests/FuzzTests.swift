@@ -544,10 +544,11 @@ struct Fuzzer {
       .replacingOccurrences(of: Self.latin1E9, with: "\\xE9")
   }
 
-  /// What `ls --json` and `history --json` show of the project, read in this process through
-  /// the libraries they print (two `tape` processes a run made the fuzzer's 1,500 runs cost
-  /// 4,500 processes): the head and its project, the history and its tags, and whether each
-  /// source's file is there.
+  /// What `ls --json` and `history --json` show of the project, read in this process from
+  /// the store those commands read (two `tape` processes a run made the fuzzer's 1,500 runs
+  /// cost 4,500 processes): the head and its whole project, the history and its tags, and
+  /// whether each source's file is there. A project the store cannot open throws, which ends
+  /// the run with that error.
   struct ProjectState: Equatable {
     let head: StoreSnapshot
     let history: History

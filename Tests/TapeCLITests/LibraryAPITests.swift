@@ -67,7 +67,7 @@ struct LibraryAPITests {
     #expect((parsed["empty"] as? [String: Any])?.isEmpty == true)
     // Keys in the order written (Foundation's writer orders them arbitrarily on Linux).
     #expect(line.hasPrefix(#"{"text": "#) && line.hasSuffix(#""flags": [true, null]}"#))
-    // Interchange's own reader takes it back too.
+    // Interchange's own reader takes it back too, as a Double (reading makes no integers).
     #expect(try JSON(parsing: line)["frames"]?.number == 9_007_199_254_740_992)
   }
 }
