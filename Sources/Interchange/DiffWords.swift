@@ -418,14 +418,10 @@ public struct DiffWords: Sendable {
     }
     for change in diff.sources {
       items.append(
-        .object([
-          ("kind", .string("source")), ("id", .string(change.id.description)),
-          ("words", .string(lines(sourcesOnly(change)).first ?? "")),
-          (
-            "before", change.before.map { ProjectJSON.source($0, projectRate: sampleRate) } ?? .null
-          ),
-          ("after", change.after.map { ProjectJSON.source($0, projectRate: sampleRate) } ?? .null),
-        ]))
+        item(
+          "source", change.id.description, lines(sourcesOnly(change)).first ?? "",
+          before: change.before.map { ProjectJSON.source($0, projectRate: sampleRate) },
+          after: change.after.map { ProjectJSON.source($0, projectRate: sampleRate) }))
     }
     for change in diff.tracks {
       let settings = { (settings: ProjectDiff.TrackSettings) in
@@ -440,12 +436,9 @@ public struct DiffWords: Sendable {
         ])
       }
       items.append(
-        .object([
-          ("kind", .string("track")), ("id", .string(change.id.description)),
-          ("words", .string(trackWords(change))),
-          ("before", change.before.map(settings) ?? .null),
-          ("after", change.after.map(settings) ?? .null),
-        ]))
+        item(
+          "track", change.id.description, trackWords(change), before: change.before.map(settings),
+          after: change.after.map(settings)))
     }
     for change in diff.clips {
       let placed = { (placed: ProjectDiff.PlacedClip) in
@@ -453,12 +446,9 @@ public struct DiffWords: Sendable {
           ProjectJSON.clipFields(placed.clip) + [("track", .string(placed.track.description))])
       }
       items.append(
-        .object([
-          ("kind", .string("clip")), ("id", .string(change.id.description)),
-          ("words", .string(clipWords(change))),
-          ("before", change.before.map(placed) ?? .null),
-          ("after", change.after.map(placed) ?? .null),
-        ]))
+        item(
+          "clip", change.id.description, clipWords(change), before: change.before.map(placed),
+          after: change.after.map(placed)))
     }
     for change in diff.effects {
       // As `ls --json` shows an effect, with its `chain` and `index` there.
@@ -469,32 +459,36 @@ public struct DiffWords: Sendable {
           ])
       }
       items.append(
-        .object([
-          ("kind", .string("effect")), ("id", .string(change.id.description)),
-          ("words", .string(effectWords(change))),
-          ("before", change.before.map(placed) ?? .null),
-          ("after", change.after.map(placed) ?? .null),
-        ]))
+        item(
+          "effect", change.id.description, effectWords(change), before: change.before.map(placed),
+          after: change.after.map(placed)))
     }
     for change in diff.markers {
       items.append(
-        .object([
-          ("kind", .string("marker")), ("id", .string(change.id.description)),
-          ("words", .string(markerWords(change))),
-          ("before", change.before.map(ProjectJSON.marker) ?? .null),
-          ("after", change.after.map(ProjectJSON.marker) ?? .null),
-        ]))
+        item(
+          "marker", change.id.description, markerWords(change),
+          before: change.before.map(ProjectJSON.marker),
+          after: change.after.map(ProjectJSON.marker)))
     }
     for change in diff.sends {
       items.append(
-        .object([
-          ("kind", .string("send")), ("id", .string(change.id.description)),
-          ("words", .string(sendWords(change))),
-          ("before", change.before.map(ProjectJSON.send) ?? .null),
-          ("after", change.after.map(ProjectJSON.send) ?? .null),
-        ]))
+        item(
+          "send", change.id.description, sendWords(change),
+          before: change.before.map(ProjectJSON.send),
+          after: change.after.map(ProjectJSON.send)))
     }
     return items
+  }
+
+  /// One item of ``changesJSON(_:)``: its `kind`, `id`, `words`, and its values `before` and
+  /// `after` (null where it was added or removed).
+  private func item(
+    _ kind: String, _ id: String, _ words: String, before: JSON?, after: JSON?
+  ) -> JSON {
+    .object([
+      ("kind", .string(kind)), ("id", .string(id)), ("words", .string(words)),
+      ("before", before ?? .null), ("after", after ?? .null),
+    ])
   }
 
   private func sourcesOnly(_ change: ProjectDiff.SourceChange) -> ProjectDiff {
