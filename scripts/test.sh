@@ -37,6 +37,16 @@ fi
 echo "test: swift build" >&2
 swift build --build-tests
 
+echo "test: swift build -c release --product tape (the tape the command-line tests run)" >&2
+# The command-line tests run `tape` as users do, thousands of processes: the release build
+# (what scripts/install.sh installs) does their work in a fraction of the debug build's CPU,
+# and tests what ships (a release-only failure once passed every test of a debug build:
+# Package.swift, "--export-dynamic"). TAPE_BINARY names it (Tests/TapeCLITests/TapeBinary.swift);
+# `swift test` by hand, without it, runs the debug build next to the tests.
+swift build -c release --product tape
+TAPE_BINARY="$(swift build -c release --show-bin-path)/tape"
+export TAPE_BINARY
+
 echo "test: API documentation (DocC, no warnings)" >&2
 # About 2 minutes on the 2-core machine while it builds other things (CONTRIBUTING.md).
 scripts/docs.sh

@@ -199,6 +199,32 @@ final class PacedDevice {
     throw ReferenceError(message: "jack_thru did not start on \(name)")
   }
 
+  /// Starts one JACK client (Tests/Support/jack-wait-ports.py) that waits for `count` ports
+  /// whose names match `regex` (each connected, with `connected`) and stays open until
+  /// ``PortWatch/close()``: how a test waits for a process that opens several JACK clients
+  /// (`tape record --monitor`, `--play`).
+  ///
+  /// Why not poll `jack_lsp`: a client that closes while a process opens one of its clients
+  /// leaves its synchro in that process's table (libjack of jackd2 1.9.21), and the process's
+  /// next client, given the freed refnum, waits on the closed client's futex forever: jackd
+  /// logs it "not finished, state = Triggered" every cycle and nothing after it in the graph
+  /// runs. The monitor tests hung so in about half their runs with a release `tape`.
+  func watchPorts(_ regex: String, count: Int, connected: Bool = false) throws -> PortWatch {
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("../Support/jack-wait-ports.py").standardizedFileURL.path
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    process.arguments = [script, regex, "\(count)"] + (connected ? ["--connected"] : [])
+    process.environment = environment
+    let input = Pipe()
+    let output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    return PortWatch(process: process, input: input, output: output)
+  }
+
   /// Adds an ALSA PCM `definition` to this device's ~/.asoundrc (beside `jackrec`).
   func definePCM(_ definition: String) throws {
     let config = home.path(".asoundrc")
@@ -304,6 +330,57 @@ struct PacedPlay {
     #expect(player.terminationStatus == 0, "\(result.said)")
     return result
   }
+}
+
+/// A JACK client waiting for ports (``PacedDevice/watchPorts(_:count:connected:)``).
+///
+/// Sendable unchecked: one thread waits (it alone reads the output), another may close (it
+/// alone writes the input); both only read the immutable process.
+final class PortWatch: @unchecked Sendable {
+  private let process: Process
+  private let input: Pipe
+  private let output: Pipe
+
+  init(process: Process, input: Pipe, output: Pipe) {
+    self.process = process
+    self.input = input
+    self.output = output
+  }
+
+  /// Returns once the ports are there; throws what the watcher said if it gave up (60 s), or
+  /// if `alive` turns false first (the process that was to open them ended).
+  func wait(while alive: () -> Bool = { true }) throws {
+    let descriptor = output.fileHandleForReading.fileDescriptor
+    var said = Data()
+    while true {
+      var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+      if poll(&ready, 1, 50) > 0 {
+        let chunk = output.fileHandleForReading.availableData
+        said.append(chunk)
+        let text = String(decoding: said, as: UTF8.self)
+        if text.contains("ready\n") { return }
+        if chunk.isEmpty {
+          throw ReferenceError(message: "the port watcher gave up: \(text)")
+        }
+      }
+      if !alive() {
+        let text = String(decoding: said, as: UTF8.self)
+        throw ReferenceError(
+          message: "what was to open the ports ended first; the watcher said: \(text)")
+      }
+    }
+  }
+
+  /// Closes the watcher's client (once the processes it waited for have opened all theirs).
+  func close() {
+    guard process.isRunning else { return }
+    try? input.fileHandleForWriting.close()
+    for _ in 0..<100 where process.isRunning { Thread.sleep(forTimeInterval: 0.02) }
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+  }
+
+  deinit { close() }
 }
 
 /// See ``PacedDevice/verdict(differs:attempt:playerXruns:playerRealtime:serverXrunsBefore:)``.

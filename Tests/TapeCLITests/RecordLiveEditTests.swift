@@ -16,18 +16,15 @@ extension ProcessHeavyTests.RecordTests {
     let song = try Self.clickProject(space)
     try space.tape("clip", "move", song, "c1", "--to", "3s")
     try space.tape("track", "add", song, "Other")
-    let jack = device.environment
+    // The recorder's capture ports are awaited by one client that stays open until the
+    // recorder is done (no jack_lsp while it opens its two clients:
+    // ``PacedDevice/watchPorts(_:count:connected:)``).
+    let watch = try device.watchPorts(#"^tape\.C\."#, count: 2)
+    defer { watch.close() }
     let edited = Flag()
     let editor = Thread {
       // Once the recorder's ports exist (it plays from then on), give it half a second.
-      for _ in 0..<1_000 {
-        guard
-          let listed = try? TapeBinary.run(
-            URL(fileURLWithPath: "/usr/bin/jack_lsp"), [], environment: jack)
-        else { continue }
-        if listed.stdout.contains("tape.C.") { break }
-        Thread.sleep(forTimeInterval: 0.01)
-      }
+      guard (try? watch.wait()) != nil else { return }
       Thread.sleep(forTimeInterval: 0.5)
       guard (try? TapeBinary.run(["clip", "move", song, "c1", "--to", "3.5s"]))?.status == 0
       else { return }
