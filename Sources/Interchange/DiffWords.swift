@@ -115,11 +115,9 @@ public struct DiffWords: Sendable {
     }
     var grouped = Set<Clip.ID>()
     if bounded {
-      let formatter = NumberFormatter()
-      formatter.numberStyle = .decimal
       for group in shiftedClips(diff) {
         grouped.formUnion(group.ids)
-        let count = formatter.string(from: NSNumber(value: group.ids.count)) ?? "\(group.ids.count)"
+        let count = ProjectWords.grouped(group.ids.count)
         let length = TimeValue.seconds(FrameCount(abs(group.shift)), sampleRate: sampleRate)
         lines.append(
           "\(group.ids[0])…\(group.ids[group.ids.count - 1]) (\(count) clips) moved \(length) \(group.shift < 0 ? "left" : "right")"

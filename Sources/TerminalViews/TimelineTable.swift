@@ -13,12 +13,15 @@ public struct TimelineTable: Sendable {
 
   /// The listing of `project` at `version`: times as `m:ss.mmm`, or as raw frames (`96000f`)
   /// when `frames` is set; the sources in `missing` (their files gone) marked, with their clips,
-  /// and the `tape relink` command for `file` that finds them.
+  /// and the `tape relink` command for `file` that finds them (`file` is also in the other
+  /// commands it suggests: `tape take ls`, `tape import`, `tape track add`).
   public init(
     _ project: Project, version: Int64, file: String = "FILE", frames inFrames: Bool = false,
     missing: Set<Source.ID> = []
   ) {
     let rate = project.sampleRate
+    // In the commands it suggests, as every hint of the command line writes the file.
+    let shownFile = ProjectWords.escaped(file)
     let clock = { (frames: Int64) in
       inFrames ? "\(frames)f" : TimeValue.clock(FrameCount(frames), sampleRate: rate)
     }
@@ -31,12 +34,12 @@ public struct TimelineTable: Sendable {
     for group in project.takeGroups() {
       let kept = group.takes.filter { $0.id != group.playing }.map(\.id.description)
       lines.append(
-        "takes \(clock(group.range.start.frames))–\(clock(group.range.end.frames)) on \(group.track): \(group.playing) plays, \(kept.joined(separator: " ")) kept ('tape take ls FILE \(group.track)')"
+        "takes \(clock(group.range.start.frames))–\(clock(group.range.end.frames)) on \(group.track): \(group.playing) plays, \(kept.joined(separator: " ")) kept ('tape take ls \(shownFile) \(group.track)')"
       )
     }
     lines.append("")
     if project.sources.isEmpty {
-      lines.append("no sources yet: tape import FILE AUDIO...")
+      lines.append("no sources yet: tape import \(shownFile) AUDIO...")
     } else {
       lines.append("sources")
       for source in project.sources {
@@ -52,7 +55,7 @@ public struct TimelineTable: Sendable {
     }
     if project.tracks.isEmpty {
       lines.append("")
-      lines.append("no tracks yet: tape track add FILE NAME")
+      lines.append("no tracks yet: tape track add \(shownFile) NAME")
     }
     for track in project.tracks {
       var flags: [String] = []
@@ -122,7 +125,7 @@ public struct TimelineTable: Sendable {
       lines.append("  " + line(header, false))
       for (clip, row) in zip(track.clips, rows) {
         lines.append(
-          "\(missing.contains(clip.source) ? "! " : "  ")\(line(row, clip.name != nil))\(clip.name.map { "  @\($0)" } ?? "")"
+          "\(missing.contains(clip.source) ? "! " : "  ")\(line(row, clip.name != nil))\(clip.name.map { "  @\(ProjectWords.escaped($0))" } ?? "")"
         )
       }
     }
@@ -137,7 +140,7 @@ public struct TimelineTable: Sendable {
       let clips = project.tracks.flatMap(\.clips).filter { missing.contains($0.source) }.count
       lines.append("")
       lines.append(
-        "! \(ids.count == 1 ? "source \(ids[0]) is" : "sources \(ids.joined(separator: ", ")) are") missing (\(clips) clip\(clips == 1 ? "" : "s") marked !); point \(ids.count == 1 ? "it" : "each") at its file with 'tape relink \(file) \(ids[0]) PATH', or find \(ids.count == 1 ? "it" : "them all") in a folder with 'tape relink \(file) --folder DIR'"
+        "! \(ids.count == 1 ? "source \(ids[0]) is" : "sources \(ids.joined(separator: ", ")) are") missing (\(clips) clip\(clips == 1 ? "" : "s") marked !); point \(ids.count == 1 ? "it" : "each") at its file with 'tape relink \(shownFile) \(ids[0]) PATH', or find \(ids.count == 1 ? "it" : "them all") in a folder with 'tape relink \(shownFile) --folder DIR'"
       )
     }
     text = lines.joined(separator: "\n") + "\n"

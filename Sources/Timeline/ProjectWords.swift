@@ -24,6 +24,18 @@ public enum ProjectWords {
     }.joined()
   }
 
+  /// `count` with its thousands grouped by commas (`12,000`), whatever the locale: a listing
+  /// reads the same everywhere.
+  public static func grouped(_ count: Int) -> String {
+    let digits = Array(String(count.magnitude))
+    var text = ""
+    for (index, digit) in digits.enumerated() {
+      if index > 0 && (digits.count - index) % 3 == 0 { text.append(",") }
+      text.append(digit)
+    }
+    return (count < 0 ? "-" : "") + text
+  }
+
   /// `C` for the centre, `L25` and `R100` for a pan of −0.25 and 1.
   public static func pan(_ pan: Double) -> String {
     if pan == 0 { return "C" }

@@ -45,6 +45,69 @@ struct LibraryAPITests {
     #expect(try space.tape("ls", file, "--json").stdout == listed.line + "\n")
   }
 
+  /// `tape ls --json` of a project made by commands is the line docs/reference/json.md
+  /// describes, key for key and in its order, every value worked out here: the source's
+  /// frames as soxi counts them, 1 s and 10 ms and 0.5 s at 48 kHz.
+  @Test func lsJSONIsTheDocumentedLine() throws {
+    let space = try Workspace()
+    let audio = try space.copyTestAudio("speech-mono-48k-16.wav")
+    let file = space.path("song.tape")
+    try space.tape("new", file)
+    try space.tape("import", file, audio)
+    try space.tape("track", "add", file, "Voice")
+    try space.tape(
+      "clip", "add", file, "t1", "s1", "--at", "0", "--length", "1s", "--fade-in", "10ms")
+    try space.tape("clip", "set", file, "c1", "--name", "intro")
+    try space.tape("marker", "add", file, "0.5s", "chorus")
+    let frames = try tool("/usr/bin/soxi", ["-s", audio]).stdout
+      .trimmingCharacters(in: .whitespacesAndNewlines)
+    // The file is beside the project: its path is relative to the project's folder, and
+    // `absolutePath` is where it is.
+    let absolute = RawPath(audio).normalized.description
+    let fadeIn = #"{"length": 480, "curve": "linear", "silentCut": 0, "fullCut": 0}"#
+    let fadeOut = #"{"length": 0, "curve": "linear", "silentCut": 0, "fullCut": 0}"#
+    let expected =
+      #"{"version": 6, "sampleRate": 48000, "channels": 2, "masterGainDB": 0.0, "#
+      + #""sources": [{"id": "s1", "path": "speech-mono-48k-16.wav", "sampleRate": 48000, "#
+      + #""channels": 1, "#
+      + #""frames": \#(frames), "projectFrames": \#(frames), "absolutePath": "\#(absolute)", "#
+      + #""missing": false}], "#
+      + #""tracks": [{"id": "t1", "name": "Voice", "gainDB": 0.0, "pan": 0.0, "muted": false, "#
+      + #""solo": false, "envelope": null, "output": "master", "panAutomation": null, "#
+      + #""clips": [{"id": "c1", "source": "s1", "timelineStart": 0, "sourceStart": 0, "#
+      + #""length": 48000, "gainDB": 0.0, "fadeIn": \#(fadeIn), "fadeOut": \#(fadeOut), "#
+      + #""name": "intro"}], "effects": []}], "#
+      + #""masterEffects": [], "markers": [{"id": "m1", "name": "chorus", "frame": 24000}], "#
+      + #""sends": [], "takes": []}"#
+    let listed = try space.tape("ls", file, "--json").stdout
+    #expect(listed == expected + "\n", "\(listed)\n\(expected)")
+  }
+
+  /// Clips moved alike are one phrase whose count is grouped by commas in every locale (it was
+  /// the locale's grouping: `5.000` in German).
+  @Test func aMovedGroupIsCountedTheSameEverywhere() throws {
+    let count = 1_234
+    let source = Source(
+      id: Source.ID(1), path: "/a.wav", contentHash: "h", sampleRate: 48_000, channels: 1,
+      frameCount: FrameCount(Int64(count) * 100))
+    func project(shift: Int64) -> Project {
+      let clips = (1...count).map { index in
+        Clip(
+          id: Clip.ID(Int64(index)), source: source.id,
+          timelineStart: FramePosition(Int64(index) * 100 + shift),
+          sourceRange: FrameRange(start: FramePosition(Int64(index) * 100), count: 100))
+      }
+      return Project(
+        sampleRate: 48_000, channels: 2, sources: [source],
+        tracks: [Track(id: Track.ID(1), name: "A", clips: clips)])
+    }
+    let diff = ProjectDiff(from: project(shift: 0), to: project(shift: 4_800))
+    #expect(
+      DiffWords(sampleRate: 48_000).boundedLines(diff) == [
+        "c1…c1234 (1,234 clips) moved 0.1s right"
+      ])
+  }
+
   /// ``JSON/line`` is JSON another parser reads back to the same values: strings with quotes,
   /// backslashes, control characters and letters beyond ASCII; integers as integers (frames
   /// past 2^53 exact); numbers to the last bit; a number JSON cannot hold as null.
