@@ -353,6 +353,33 @@ extension ProcessHeavyTests {
       )
     }
 
+    /// A WAV or AIFF stream (Tape's own writer: `-o -`) holds the samples the file render holds
+    /// in every sample format, 16-bit dithered included (the dither is seeded by the block, so
+    /// both renders draw the same), its header read by sox as the format and length asked for.
+    @Test(arguments: ["wav", "aiff"], ["16", "24", "32f"])
+    func aStreamHoldsTheFilesSamples(format: String, bits: String) throws {
+      let space = try Workspace()
+      let file = try RenderCommandTests.project(in: space)
+      let streamed = space.path("streamed.\(format)")
+      try tool(
+        "/bin/bash",
+        [
+          "-c",
+          "\(shellQuoted(TapeBinary.url.path)) render \(shellQuoted(file)) -o - --format \(format) --bits \(bits) > \(shellQuoted(streamed)) 2>/dev/null",
+        ])
+      let written = space.path("file.\(format)")
+      try space.tape("render", file, "-o", written, "--bits", bits)
+      let info = try tool("/usr/bin/soxi", [streamed]).stdout
+      let precision = bits == "32f" ? "25-bit" : "\(bits)-bit"
+      #expect(info.contains("Precision      : \(precision)"), "\(info)")
+      #expect(
+        try tool("/usr/bin/soxi", ["-s", streamed]).stdout
+          == (try tool("/usr/bin/soxi", ["-s", written]).stdout))
+      let samples = try ReferenceRender.decode(streamed)
+      #expect(!samples.isEmpty && samples.contains { $0 != 0 })
+      #expect(samples == (try ReferenceRender.decode(written)))
+    }
+
     /// A symlink is followed: its target is replaced, the link kept.
     @Test func aSymlinkedOutputKeepsItsLink() throws {
       let space = try Workspace()

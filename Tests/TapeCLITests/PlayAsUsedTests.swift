@@ -41,6 +41,7 @@ extension ProcessHeavyTests {
         // is retried once (docs/alsa-testing.md); the player's own xruns always fail.
         for attempt in 1...2 {
           let serverXruns = device.serverXruns
+          let serverLines = device.serverLogLines
           try device.record(seconds: 3)
           let played = try TapeBinary.run(
             ["play", file, "--device", "jackrec", "--json"], environment: device.environment)
@@ -67,7 +68,7 @@ extension ProcessHeavyTests {
           }
           #expect(
             abs(heard - 48_000) < 480,
-            "\(rate) Hz, \(channels) channels: \(heard) frames heard (attempt \(attempt), jackd xruns \(device.serverXruns - serverXruns))"
+            "\(rate) Hz, \(channels) channels: \(heard) frames heard (attempt \(attempt), jackd xruns \(device.serverXruns - serverXruns): late clients \(device.serverXrunClients(after: serverLines)))"
           )
           break
         }

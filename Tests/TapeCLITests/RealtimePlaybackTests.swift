@@ -286,6 +286,28 @@ final class PacedDevice {
     ).filter { $0.lowercased().contains("xrun") }.count
   }
 
+  /// Lines of jackd's log so far (to summarise what it logs after a point).
+  var serverLogLines: Int {
+    ((try? String(contentsOfFile: serverLog, encoding: .utf8)) ?? "").split(separator: "\n").count
+  }
+
+  /// jackd's xrun lines after line `from` of its log, by the client each says was late
+  /// (`client = X was not finished`): `jackrec 12, tape.P.123.0 12`, or `none`. Who was late
+  /// tells a stalled player from a stalled recorder or server.
+  func serverXrunClients(after from: Int = 0) -> String {
+    let lines = ((try? String(contentsOfFile: serverLog, encoding: .utf8)) ?? "")
+      .split(separator: "\n").dropFirst(from).filter { $0.lowercased().contains("xrun") }
+    var counts: [String: Int] = [:]
+    for line in lines {
+      let client =
+        line.firstMatch(of: /client = (\S+)/).map { String($0.1) } ?? String(line.prefix(60))
+      counts[client, default: 0] += 1
+    }
+    if counts.isEmpty { return "none" }
+    return counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
+      separator: ", ")
+  }
+
   /// Whether jackd got realtime scheduling for its cycles (as a user who may not, it says so
   /// in its log and runs them at normal priority, where a loaded machine makes it skip cycles).
   var serverRealtime: Bool {
