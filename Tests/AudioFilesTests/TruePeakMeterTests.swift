@@ -198,4 +198,68 @@ struct TruePeakMeterTests {
     }
     return peak
   }
+
+  /// Blocks that cannot raise the peak are not filtered (``TruePeakMeter``'s `gainBound`), and
+  /// the reading is the same to the bit as a meter that filters every block: on the test
+  /// programme, on noise whose level jumps by up to 30 dB block to block, on a loud start then
+  /// a quiet rest, and through the renderer's meter of one channel of an interleaved mix. The
+  /// skip is taken (most blocks of the quiet rest), and not where each block is as loud.
+  @Test func quietBlocksAreSkippedAndTheReadingIsTheSame() throws {
+    var state: UInt64 = 99
+    func noise() -> Float {
+      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+      return Float(Double(Int64(bitPattern: state) >> 11) * 0x1.0p-52)
+    }
+    let jumping = (0..<400_000).map { i -> Float in
+      let level = Float(pow(10, -Double((i / 5_000 * 7) % 31) / 20))
+      return noise() * 0.9 * level
+    }
+    let loudThenQuiet = (0..<300_000).map { i in noise() * (i < 20_000 ? 0.8 : 0.1) }
+    let even = (0..<300_000).map { _ in noise() * 0.5 }
+    for (name, samples, channels) in [
+      ("programme", Self.programme(), 2), ("jumping", jumping, 1),
+      ("loud then quiet", loudThenQuiet, 1), ("even", even, 1),
+    ] {
+      let skipping = try TruePeakMeter(sampleRate: 48_000, channels: channels)
+      let filtering = try TruePeakMeter(
+        sampleRate: 48_000, channels: channels, skipsQuietBlocks: false)
+      try samples.withUnsafeBufferPointer { buffer in
+        let base = try #require(buffer.baseAddress)
+        try skipping.process(base, frames: samples.count / channels)
+        try filtering.process(base, frames: samples.count / channels)
+      }
+      try skipping.finish()
+      try filtering.finish()
+      #expect(skipping.peak == filtering.peak, "\(name)")
+      #expect(filtering.skippedBlocks == 0)
+      switch name {
+      case "loud then quiet":
+        // 73 blocks of 4,096 frames; the first five are loud.
+        #expect(skipping.skippedBlocks >= 65, "\(name): \(skipping.skippedBlocks)")
+      case "jumping": #expect(skipping.skippedBlocks > 0, "\(name)")
+      case "even": #expect(skipping.skippedBlocks < 3, "\(name): \(skipping.skippedBlocks)")
+      default: break
+      }
+    }
+    // The renderer's way: one meter per channel of the interleaved programme.
+    let programme = Self.programme()
+    for channel in 0..<2 {
+      let skipping = try TruePeakMeter(sampleRate: 48_000, channels: 1)
+      let filtering = try TruePeakMeter(sampleRate: 48_000, channels: 1, skipsQuietBlocks: false)
+      try programme.withUnsafeBufferPointer { buffer in
+        let base = try #require(buffer.baseAddress)
+        var done = 0
+        while done < programme.count / 2 {
+          let count = min(16_384, programme.count / 2 - done)
+          try skipping.process(base + 2 * done, frames: count, channel: channel, of: 2)
+          try filtering.process(base + 2 * done, frames: count, channel: channel, of: 2)
+          done += count
+        }
+      }
+      try skipping.finish()
+      try filtering.finish()
+      #expect(skipping.peak == filtering.peak, "channel \(channel)")
+      #expect(skipping.skippedBlocks > 0, "channel \(channel)")
+    }
+  }
 }
