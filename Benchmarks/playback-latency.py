@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """How soon an edit is heard: from a commit returning to the first frame rendered from the new
-plan, with `tape play` on a paced device (JACK's dummy driver, 256-frame periods at 48 kHz).
+plan, with `tape play` on a paced device (JACK's dummy driver, 256-frame periods at 48 kHz, or
+--period's: JACK's cycle and the player's period both, its buffer four of them).
 
 Three measurements in one run, each over N gain edits spaced 150 ms apart:
   - in-process: player and editor in one process (Benchmarks' PlaybackLatency executable);
@@ -10,7 +11,7 @@ Three measurements in one run, each over N gain edits spaced 150 ms apart:
 Both sides stamp CLOCK_MONOTONIC: the editor's store logs when its commit returned
 (TAPE_LOG=debug), the player reports when it rendered each swap's first frame (--json).
 
-    Benchmarks/playback-latency.py [--edits 50] [--work DIR]
+    Benchmarks/playback-latency.py [--edits 50] [--period 256] [--work DIR]
 """
 
 import argparse
@@ -39,11 +40,12 @@ def summary(name, delays):
             f"p99 {percentile(delays, 0.99):6.2f} ms  min {min(delays):6.2f}  max {max(delays):6.2f}")
 
 
-def across_processes(tape, project, env, edits, inotify):
+def across_processes(tape, project, env, edits, inotify, period):
     player_env = dict(env)
     if not inotify:
         player_env["TAPE_NO_INOTIFY"] = "1"
-    player = subprocess.Popen([tape, "play", project, "--device", "jackout", "--loop", "--json"],
+    player = subprocess.Popen([tape, "play", project, "--device", "jackout", "--loop", "--json",
+                               "--period", str(period)],
                               env=player_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(1.0)
     returned = []
@@ -66,6 +68,7 @@ def across_processes(tape, project, env, edits, inotify):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--edits", type=int, default=50)
+    parser.add_argument("--period", type=int, default=256, help="JACK's cycle and the player's period, in frames")
     parser.add_argument("--work", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "tape-latency-bench"))
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
@@ -97,14 +100,14 @@ def main():
         conf.write("pcm.jackout {\n  type jack\n  playback_ports { 0 system:playback_1 1 system:playback_2 }\n}\n")
     server = f"tape-latency-{os.getpid()}"
     env = dict(os.environ, HOME=home, JACK_DEFAULT_SERVER=server, JACK_NO_AUDIO_RESERVATION="1")
-    jackd = subprocess.Popen(["jackd", "-R", "-P", "70", "-n", server, "-d", "dummy", "-r", "48000", "-p", "256"],
+    jackd = subprocess.Popen(["jackd", "-R", "-P", "70", "-n", server, "-d", "dummy", "-r", "48000", "-p", str(args.period)],
                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         time.sleep(1.5)
-        inproc = subprocess.run([latency, project, "jackout", str(args.edits)], env=env,
+        inproc = subprocess.run([latency, project, "jackout", str(args.edits), str(args.period)], env=env,
                                 capture_output=True, text=True, check=True).stdout.strip()
-        notified, xruns_a = across_processes(tape, project, env, args.edits, inotify=True)
-        polled, xruns_b = across_processes(tape, project, env, args.edits, inotify=False)
+        notified, xruns_a = across_processes(tape, project, env, args.edits, inotify=True, period=args.period)
+        polled, xruns_b = across_processes(tape, project, env, args.edits, inotify=False, period=args.period)
     finally:
         jackd.send_signal(signal.SIGTERM)
         jackd.wait()
@@ -112,7 +115,7 @@ def main():
     print(inproc)
     print(summary("across processes, inotify:", notified) + f"  xruns {xruns_a}")
     print(summary("across processes, poll only:", polled) + f"  xruns {xruns_b}")
-    print(f"(a period is {256 / 48:.2f} ms; the device's buffer adds {1024 / 48:.1f} ms before a frame is heard)")
+    print(f"(a period is {args.period / 48:.2f} ms; the device's buffer adds {4 * args.period / 48:.1f} ms before a frame is heard)")
 
 
 if __name__ == "__main__":

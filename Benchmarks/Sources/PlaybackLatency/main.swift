@@ -3,10 +3,10 @@
 // the time from the commit returning to the first frame rendered from the new plan
 // (CLOCK_MONOTONIC on both sides), with the median and p99.
 //
-//   swift run -c release PlaybackLatency PROJECT.tape DEVICE [EDITS]
+//   swift run -c release PlaybackLatency PROJECT.tape DEVICE [EDITS [PERIOD]]
 //
-// Benchmarks/playback-latency.py runs it on JACK's dummy driver (paced, 256-frame periods),
-// beside the same measurement across processes.
+// Benchmarks/playback-latency.py runs it on JACK's dummy driver (paced, 256-frame periods by
+// default, --period to change), beside the same measurement across processes.
 import AudioFiles
 import Foundation
 import Mixing
@@ -22,17 +22,19 @@ func monotonic() -> UInt64 {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-  FileHandle.standardError.write(Data("usage: PlaybackLatency PROJECT.tape DEVICE [EDITS]\n".utf8))
+  FileHandle.standardError.write(
+    Data("usage: PlaybackLatency PROJECT.tape DEVICE [EDITS [PERIOD]]\n".utf8))
   exit(64)
 }
 let edits = arguments.count > 3 ? Int(arguments[3]) ?? 50 : 50
+let periodFrames = arguments.count > 4 ? Int(arguments[4]) ?? 256 : 256
 let store = try TimelineStore.open(at: arguments[1])
 let project = store.snapshot.project
 guard let track = project.tracks.first else { fatalError("the project needs a track") }
 let library = AudioLibrary(cache: AudioCache(forProject: arguments[1], lockingMemory: true))
 let player = try LivePlayer(
   LivePlayer.Configuration(
-    device: DeviceRequest(name: arguments[2], period: 256, periods: 4),
+    device: DeviceRequest(name: arguments[2], period: periodFrames, periods: 4),
     sampleRate: project.sampleRate, channels: project.channels, range: 0..<Int64.max, loop: true),
   compile: { project, version, sequence in
     try RenderPlan(
@@ -64,7 +66,7 @@ let swaps = report.swaps.dropFirst()
 let delays = zip(swaps, returned).map { swap, returned in
   Double(Int64(bitPattern: swap.renderedAt) - Int64(bitPattern: returned)) / 1e6
 }.sorted()
-let period = 256.0 / Double(project.sampleRate) * 1_000
+let period = Double(periodFrames) / Double(project.sampleRate) * 1_000
 func percentile(_ p: Double) -> Double {
   delays[min(delays.count - 1, Int(Double(delays.count) * p))]
 }
