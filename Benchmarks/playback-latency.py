@@ -11,7 +11,9 @@ Three measurements in one run, each over N gain edits spaced 150 ms apart:
 Both sides stamp CLOCK_MONOTONIC: the editor's store logs when its commit returned
 (TAPE_LOG=debug), the player reports when it rendered each swap's first frame (--json).
 
-    Benchmarks/playback-latency.py [--edits 50] [--period 256] [--work DIR]
+    Benchmarks/playback-latency.py [--edits 50] [--period 256] [--work DIR] [--tape PATH]
+
+With --tape, that binary plays and edits (the in-process figure is always this checkout's).
 """
 
 import argparse
@@ -69,14 +71,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--edits", type=int, default=50)
     parser.add_argument("--period", type=int, default=256, help="JACK's cycle and the player's period, in frames")
+    parser.add_argument("--tape", help="the tape binary that plays and edits across processes")
     parser.add_argument("--work", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "tape-latency-bench"))
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
 
     print("building tape and PlaybackLatency (release)", file=sys.stderr)
     run(["swift", "build", "-c", "release", "--product", "tape"], cwd=ROOT, stdout=subprocess.DEVNULL)
-    tape = os.path.join(run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT,
-                            capture_output=True, text=True).stdout.strip(), "tape")
+    tape = args.tape or os.path.join(run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT,
+                                         capture_output=True, text=True).stdout.strip(), "tape")
     bench = os.path.join(ROOT, "Benchmarks")
     run(["swift", "build", "-c", "release", "--product", "PlaybackLatency"], cwd=bench, stdout=subprocess.DEVNULL)
     latency = os.path.join(run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=bench,

@@ -27,7 +27,9 @@ threads included), also medians.
 
 import argparse
 import importlib.util
+import math
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -113,10 +115,14 @@ def main():
                 if os.path.exists(path):
                     os.remove(path)
             bench.run(setups["tape"](project, edits, tape_out), stdout=subprocess.DEVNULL)
-            bench.run(setups["floor -j2"](project, edits, floor_out))
-            difference = bench.difference_dbfs(tape_out, floor_out)
-            if difference >= -120:
-                sys.exit(f"tape and the floor disagree at {tracks} tracks: {difference} dBFS")
+            difference = -math.inf
+            for name in ("floor -j2", "floor -j2 -s -m"):
+                bench.run(setups[name](project, edits, floor_out))
+                difference = max(difference, bench.difference_dbfs(tape_out, floor_out))
+                if difference >= -120:
+                    sys.exit(f"tape and {name} disagree at {tracks} tracks: {difference} dBFS")
+            for path in (tape_out, floor_out):
+                os.remove(path)
             walls = {name: [] for name in setups}
             cpus = {name: [] for name in setups}
             for _ in range(args.runs):
@@ -146,6 +152,7 @@ def main():
               f"{tape_wall / m[best][0]:6.2f}x ({best})   {tape_cpu:.3f} / {m[best][1]:.3f} s = "
               f"{tape_cpu / m[best][1]:.2f}x {difference:8.1f} dBFS")
     print("issue 47's goal: tape at most 1.0x the comparable floor (two threads, durable: the faster of pread and mmap)")
+    shutil.rmtree(outputs["tmpfs"], ignore_errors=True)
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

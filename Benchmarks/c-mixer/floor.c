@@ -105,16 +105,42 @@ static void *render(void *argument) {
         break;
       }
       float *dst = mix + (from - at) * 2;
+      // The clip's frames i0 … i0 + n in three stretches, so that the body's loop has no
+      // branch and vectorizes: the fade-in (i < fadeIn), the body, the fade-out (i >=
+      // length - fadeOut); where the fades overlap, a frame gets both, as mix.c gives it.
       const long long fade_out_start = c->length - c->fade_out;
-      for (long long j = 0; j < n; j++) {
-        long long i = i0 + j;
-        float g = 1;
-        if (i < c->fade_in) g = (float)((double)i / (double)c->fade_in);
-        if (i >= fade_out_start) g *= (float)((double)(c->length - i) / (double)c->fade_out);
-        float l = sc == 1 ? from_source[j] : from_source[j * 2];
-        float r = sc == 1 ? from_source[j] : from_source[j * 2 + 1];
-        dst[j * 2] += l * (g * c->left);
-        dst[j * 2 + 1] += r * (g * c->right);
+      const long long end = i0 + n;
+      const long long body_from = c->fade_in > i0 ? (c->fade_in < end ? c->fade_in : end) : i0;
+      const long long body_to =
+          fade_out_start > body_from ? (fade_out_start < end ? fade_out_start : end) : body_from;
+      const float left = c->left, right = c->right;
+      for (int part = 0; part < 2; part++) {
+        long long first = part == 0 ? i0 : body_to, last = part == 0 ? body_from : end;
+        for (long long i = first; i < last; i++) {
+          float g = 1;
+          if (i < c->fade_in) g = (float)((double)i / (double)c->fade_in);
+          if (i >= fade_out_start) g *= (float)((double)(c->length - i) / (double)c->fade_out);
+          long long j = i - i0;
+          float l = sc == 1 ? from_source[j] : from_source[j * 2];
+          float r = sc == 1 ? from_source[j] : from_source[j * 2 + 1];
+          dst[j * 2] += l * (g * left);
+          dst[j * 2 + 1] += r * (g * right);
+        }
+      }
+      float *body = dst + (body_from - i0) * 2;
+      long long count = body_to - body_from;
+      if (sc == 1) {
+        const float *in_body = from_source + (body_from - i0);
+        for (long long j = 0; j < count; j++) {
+          body[j * 2] += in_body[j] * left;
+          body[j * 2 + 1] += in_body[j] * right;
+        }
+      } else {
+        const float *in_body = from_source + (body_from - i0) * 2;
+        for (long long j = 0; j < count; j++) {
+          body[j * 2] += in_body[j * 2] * left;
+          body[j * 2 + 1] += in_body[j * 2 + 1] * right;
+        }
       }
     }
     if (stretch->failed ||
@@ -169,7 +195,9 @@ int main(int argc, char **argv) {
     if (kind[0] == 'S') {
       char path[4096];
       int c;
-      if (fscanf(list, " %4095s %d", path, &c) != 2 || source_count == MAX_SOURCES) return 65;
+      if (fscanf(list, " %4095s %d", path, &c) != 2 || source_count == MAX_SOURCES || c < 1 ||
+          c > 2)
+        return 65;
       source_fds[source_count] = open(path, O_RDONLY);
       if (source_fds[source_count] < 0) {
         perror(path);
@@ -191,6 +219,9 @@ int main(int argc, char **argv) {
       Clip clip;
       if (fscanf(list, "%d %lld %lld %lld %lld %lld %f %f", &clip.source, &clip.crop, &clip.length,
                  &clip.start, &clip.fade_in, &clip.fade_out, &clip.left, &clip.right) != 8)
+        return 65;
+      if (clip.source < 0 || clip.source >= source_count || clip.length < 0 || clip.crop < 0 ||
+          clip.start < 0)
         return 65;
       if (clip_count == clip_capacity) {
         clip_capacity = clip_capacity ? clip_capacity * 2 : 64;

@@ -51,9 +51,9 @@ final class PCMStreamWriter: SampleWriter {
   func write(_ samples: UnsafePointer<Int32>, frames: Int) throws(AudioFileError) {
     let count = frames * channels
     let bigEndian = format == .aiff
-    let format = sampleFormat
-    try encode(count * format.bytes) { out in
-      switch format {
+    let sample = sampleFormat
+    try encode(count * sample.bytes) { out in
+      switch sample {
       case .int16:
         for i in 0..<count {
           let value = UInt16(bitPattern: Int16(truncatingIfNeeded: samples[i] >> 16))

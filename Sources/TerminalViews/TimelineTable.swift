@@ -20,7 +20,8 @@ public struct TimelineTable: Sendable {
     missing: Set<Source.ID> = []
   ) {
     let rate = project.sampleRate
-    // In the commands it suggests, as every hint of the command line writes the file.
+    // In the commands it suggests, as the relink hint wrote it (not shell-quoted: the hint is
+    // quoted as a whole, as the command line's hints are).
     let shownFile = ProjectWords.escaped(file)
     let clock = { (frames: Int64) in
       inFrames ? "\(frames)f" : TimeValue.clock(FrameCount(frames), sampleRate: rate)

@@ -56,12 +56,38 @@ extension TimelineStore {
         timer.resume()
         let name = (path as NSString).lastPathComponent
         let folder = RawPath(path).folder.description
+        // After a write to the log, a commit is visible only once its writer has synced the log
+        // and updated the shared index, which is memory (inotify sees no write to it): a check
+        // woken by the write may come too early and find nothing. It looks again soon after
+        // (these many microseconds after the first check), so the commit is heard as it lands,
+        // not when its writer closes the file (a `tape` process exiting) or the timer fires.
+        // A later write starts its own checks and ends these.
+        let followUps = [250, 500, 1_000, 2_000, 4_000, 8_000]
+        let writes = Mutex(0)
+        let changed: @Sendable () -> Bool = {
+          let before = lastDataVersion.withLock { $0 }
+          poll()
+          return lastDataVersion.withLock { $0 } != before
+        }
+        @Sendable func followUp(_ index: Int, after previous: Int, write: Int) {
+          guard index < followUps.count else { return }
+          queue.asyncAfter(deadline: .now() + .microseconds(followUps[index] - previous)) {
+            guard writes.withLock({ $0 }) == write, !changed() else { return }
+            followUp(index + 1, after: followUps[index], write: write)
+          }
+        }
         // TAPE_NO_INOTIFY=1 leaves only the timer (to measure what inotify gains).
         let watcher =
           ProcessInfo.processInfo.environment["TAPE_NO_INOTIFY"] != nil
           ? nil
           : FolderWatcher(folder: folder.isEmpty ? "." : folder, names: [name, name + "-wal"]) {
-            queue.async(execute: poll)
+            let write = writes.withLock {
+              $0 += 1
+              return $0
+            }
+            queue.async {
+              if !changed() { followUp(0, after: 0, write: write) }
+            }
           }
         state.poller = Poller(timer, watcher: watcher)
       }

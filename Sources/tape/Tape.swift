@@ -61,6 +61,14 @@ struct Tape: ParsableCommand {
       _ = open("/dev/null", descriptor == STDIN_FILENO ? O_WRONLY : O_RDONLY)
     }
     signal(SIGPIPE, SIG_IGN)
+    #if DEBUG
+      // The tests' check of the quick-command table against the command tree, every entry at
+      // once (QuickCommandTests): exit 70 with an internal error at the first wrong one.
+      if ProcessInfo.processInfo.environment["TAPE_CHECK_QUICK_COMMANDS"] != nil {
+        for words in quickCommands.keys { _ = quickParse(words) }
+        Foundation.exit(0)
+      }
+    #endif
     StandardOutput.divert()
     // Ctrl-\ quits at once, as it does any program: the Swift runtime would take it for a
     // crash, print a backtrace and wait for a key.
@@ -226,7 +234,8 @@ struct Tape: ParsableCommand {
   /// The commands a script runs most, by the words that name them: parsed on their own, without
   /// the whole command tree. Why: `parseAsRoot` builds every subcommand's parser, and the
   /// dynamic casts that takes scan the binary's protocol conformances, about 3 ms of a 13 ms
-  /// edit (Benchmarks/edit-latency.py). A test checks this table against the tree.
+  /// edit (Benchmarks/edit-latency.py). A test checks this table against the tree
+  /// (QuickCommandTests, with the debug build).
   static let quickCommands: [[String]: any ParsableCommand.Type] = [
     ["clip", "add"]: ClipCommand.Add.self, ["clip", "split"]: ClipCommand.Split.self,
     ["clip", "copy"]: ClipCommand.Copy.self, ["clip", "move"]: ClipCommand.Move.self,
@@ -264,7 +273,8 @@ struct Tape: ParsableCommand {
       let words = Array(arguments.prefix(length))
       guard let type = quickCommands[words] else { continue }
       #if DEBUG
-        // Debug builds (the ones the tests run) check the entry against the command tree.
+        // Debug builds check the entry against the command tree (the test command runs a
+        // release build; QuickCommandTests runs this check with the debug one).
         let found = subcommand(named: words)
         if found.length != words.count || ObjectIdentifier(found.command) != ObjectIdentifier(type)
           || type.configuration._superCommandName != CommandConfiguration.parsedAloneMark

@@ -262,4 +262,33 @@ struct TruePeakMeterTests {
       #expect(skipping.skippedBlocks > 0, "channel \(channel)")
     }
   }
+
+  /// The skip's bound is no lower than the filter can reach: a block of samples under the peak
+  /// whose signs follow one phase's weights (the worst case for that phase: its value is the
+  /// largest sample times the sum of the weights' magnitudes) raises the peak by 2 %, and is
+  /// filtered, for the half-sample phase (the largest sum) and the quarter-sample one. A bound
+  /// too small would skip it and read the old peak.
+  @Test func aBlockThatCanRaiseThePeakIsFiltered() throws {
+    let (quarter, middle) = TruePeakMeter.phases()
+    for (name, weights) in [("half-sample", middle), ("quarter-sample", quarter)] {
+      let reach = weights.reduce(0) { $0 + abs($1) }
+      var impulse = [Float](repeating: 0, count: 4_096)
+      impulse[2_048] = 0.5
+      var pattern = [Float](repeating: 0, count: 4_096)
+      let level = Float(0.5 / reach * 1.02)
+      for (i, weight) in weights.enumerated() { pattern[2_000 + i] = weight < 0 ? -level : level }
+      let skipping = try TruePeakMeter(sampleRate: 48_000, channels: 1)
+      let filtering = try TruePeakMeter(sampleRate: 48_000, channels: 1, skipsQuietBlocks: false)
+      for meter in [skipping, filtering] {
+        for block in [impulse, pattern] {
+          try block.withUnsafeBufferPointer { buffer in
+            try meter.process(try #require(buffer.baseAddress), frames: block.count)
+          }
+        }
+        try meter.finish()
+      }
+      #expect(filtering.peak > 0.509, "\(name): \(filtering.peak)")
+      #expect(skipping.peak == filtering.peak, "\(name): \(skipping.peak)")
+    }
+  }
 }

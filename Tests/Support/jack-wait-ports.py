@@ -5,7 +5,8 @@
 
 Polls the graph every 20 ms until at least COUNT ports whose full names match REGEX (Python's
 re.search) exist (and, with --connected, are each connected to some port), prints "ready" on
-standard output, then keeps its client open until its standard input ends (the test closes
+standard output ("open" first, once its own client is open), then keeps its client open until
+its standard input ends (the test closes
 it, or kills this process, once the processes it waited for are done opening theirs). After
 --timeout seconds (60 by default) it prints "timeout:" and the graph's ports, and exits 1.
 
@@ -55,8 +56,10 @@ def main() -> int:
     no_start_server = 0x01
     client = jack.jack_client_open(b"watch", no_start_server, ctypes.byref(status))
     if not client:
-        print(f"cannot open a JACK client (status {status.value:#x})", file=sys.stderr)
+        print(f"cannot open a JACK client (status {status.value:#x})", flush=True)
         return 1
+    # The caller starts what it waits for only now: no client opens while this one does.
+    print("open", flush=True)
 
     def ports() -> list[str]:
         names = jack.jack_get_ports(client, None, None, 0)

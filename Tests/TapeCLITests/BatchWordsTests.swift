@@ -159,14 +159,16 @@ struct BatchWordsTests {
     return NSDictionary(dictionary: listing)
   }
 
-  /// Runs `line` as a one-line batch in `folder`, with `environment`.
+  /// Runs `line` as a one-line batch in `folder`, with `environment`, by the debug build
+  /// (``TapeBinary/checking``: it checks each line's parse against swift-argument-parser's,
+  /// value for value, and stops with an internal error where they differ).
   static func batch(
     _ line: String, in folder: URL, environment: [String: String] = [:]
   ) throws -> TapeBinary.Result {
     try line.write(
       to: folder.appendingPathComponent("line.txt"), atomically: true, encoding: .utf8)
     return try TapeBinary.run(
-      ["batch", "song.tape", "line.txt"],
+      TapeBinary.checking, ["batch", "song.tape", "line.txt"],
       environment: environment.merging(["NO_COLOR": "1"]) { $1 },
       directory: folder)
   }

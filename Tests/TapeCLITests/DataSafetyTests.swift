@@ -365,8 +365,10 @@ extension ProcessHeavyTests {
         "/bin/bash",
         [
           "-c",
-          "\(shellQuoted(TapeBinary.url.path)) render \(shellQuoted(file)) -o - --format \(format) --bits \(bits) > \(shellQuoted(streamed)) 2>/dev/null",
+          "\(shellQuoted(TapeBinary.url.path)) render \(shellQuoted(file)) -o - --format \(format) --bits \(bits) > \(shellQuoted(streamed)) 2> \(shellQuoted(space.path("said")))",
         ])
+      let said = (try? String(contentsOfFile: space.path("said"), encoding: .utf8)) ?? ""
+      #expect(said.hasPrefix("-: "), "\(said)")
       let written = space.path("file.\(format)")
       try space.tape("render", file, "-o", written, "--bits", bits)
       let info = try tool("/usr/bin/soxi", [streamed]).stdout

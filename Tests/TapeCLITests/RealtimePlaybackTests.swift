@@ -222,7 +222,10 @@ final class PacedDevice {
     process.standardOutput = output
     process.standardError = output
     try process.run()
-    return PortWatch(process: process, input: input, output: output)
+    let watch = PortWatch(process: process, input: input, output: output)
+    // Its client is open before the caller starts what it waits for.
+    try watch.wait(for: "open")
+    return watch
   }
 
   /// Adds an ALSA PCM `definition` to this device's ~/.asoundrc (beside `jackrec`).
@@ -356,12 +359,14 @@ struct PacedPlay {
 
 /// A JACK client waiting for ports (``PacedDevice/watchPorts(_:count:connected:)``).
 ///
-/// Sendable unchecked: one thread waits (it alone reads the output), another may close (it
-/// alone writes the input); both only read the immutable process.
+/// Sendable unchecked: one thread waits (it alone reads the output and keeps what it said),
+/// another may close (it alone writes the input); both only read the immutable process.
 final class PortWatch: @unchecked Sendable {
   private let process: Process
   private let input: Pipe
   private let output: Pipe
+  /// What the watcher printed so far (read by the thread that waits).
+  private var said = Data()
 
   init(process: Process, input: Pipe, output: Pipe) {
     self.process = process
@@ -369,26 +374,33 @@ final class PortWatch: @unchecked Sendable {
     self.output = output
   }
 
-  /// Returns once the ports are there; throws what the watcher said if it gave up (60 s), or
-  /// if `alive` turns false first (the process that was to open them ended).
+  /// Returns once the ports are there; throws what the watcher said if it gave up (60 s), if
+  /// `alive` turns false first (the process that was to open them ended), or after 90 s.
   func wait(while alive: () -> Bool = { true }) throws {
+    try wait(for: "ready", while: alive)
+  }
+
+  /// Reads the watcher's output until the line `word`.
+  func wait(for word: String, while alive: () -> Bool = { true }) throws {
     let descriptor = output.fileHandleForReading.fileDescriptor
-    var said = Data()
+    let deadline = Date(timeIntervalSinceNow: 90)
     while true {
       var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
       if poll(&ready, 1, 50) > 0 {
         let chunk = output.fileHandleForReading.availableData
         said.append(chunk)
         let text = String(decoding: said, as: UTF8.self)
-        if text.contains("ready\n") { return }
+        if text.split(separator: "\n").contains(Substring(word)) { return }
         if chunk.isEmpty {
           throw ReferenceError(message: "the port watcher gave up: \(text)")
         }
       }
-      if !alive() {
+      if !alive() || Date() > deadline {
         let text = String(decoding: said, as: UTF8.self)
         throw ReferenceError(
-          message: "what was to open the ports ended first; the watcher said: \(text)")
+          message:
+            "\(Date() > deadline ? "no \(word) from the watcher in 90 s" : "what was to open the ports ended first"); it said: \(text)"
+        )
       }
     }
   }

@@ -22,9 +22,15 @@ extension ProcessHeavyTests.RecordTests {
     let watch = try device.watchPorts(#"^tape\.C\."#, count: 2)
     defer { watch.close() }
     let edited = Flag()
+    let watchFailure = Mutex<String?>(nil)
     let editor = Thread {
       // Once the recorder's ports exist (it plays from then on), give it half a second.
-      guard (try? watch.wait()) != nil else { return }
+      do {
+        try watch.wait()
+      } catch {
+        watchFailure.withLock { $0 = "\(error)" }
+        return
+      }
       Thread.sleep(forTimeInterval: 0.5)
       guard (try? TapeBinary.run(["clip", "move", song, "c1", "--to", "3.5s"]))?.status == 0
       else { return }
@@ -42,7 +48,7 @@ extension ProcessHeavyTests.RecordTests {
       Thread.sleep(forTimeInterval: 0.05)
     }
     let wasEdited = edited.value.load(ordering: .relaxed)
-    #expect(wasEdited, "the edits were made")
+    #expect(wasEdited, "the edits were made: \(watchFailure.withLock { $0 } ?? "")")
     #expect(result.stderr.contains(", 0 overruns"), "\(result.stderr)")
     let take = try #require(
       try Self.clips(song, space).first { $0["id"] as? String == "c2" }, "\(result.stdout)")

@@ -75,8 +75,8 @@ struct RenderCommandTests {
     let tmux = try Tmux(width: columns, height: 12)
     defer { tmux.kill() }
     // The summary goes to a file: the screen holds the bar alone. An hour into /dev/null:
-    // long enough to watch with a release build (which renders it in about 4 s; five
-    // minutes took 0.3 s, two screens), and no file that size on the disk.
+    // long enough to watch with a release build (half an hour of this project took 2.0 s;
+    // five minutes into a file, as before, was two screens in CI), and no such file on disk.
     try tmux.start(
       "\(shellQuoted(TapeBinary.url.path)) render \(shellQuoted(song)) -o /dev/null --format wav --to 60:00 --bits 32f > \(shellQuoted(ws.path("summary"))); touch \(shellQuoted(ws.path("done"))); sleep 30"
     )

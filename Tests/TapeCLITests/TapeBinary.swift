@@ -20,6 +20,12 @@ enum TapeBinary {
     return built("tape")
   }
 
+  /// The debug `tape` built beside the tests, whatever `TAPE_BINARY` says: the build whose
+  /// `#if DEBUG` self-checks run (the quick-command table against the command tree, each batch
+  /// line against swift-argument-parser's parse, value for value). The tests of those checks
+  /// run it; the rest run ``url`` (the test command's release build).
+  static var checking: URL { built("tape") }
+
   /// `tape-testing` (Tests/TestingTool): a commit loop to kill, a held write lock, the store's
   /// own check.
   static var testing: URL { built("tape-testing") }
