@@ -22,15 +22,19 @@ plugin with the same settings ran).
 """
 
 import argparse
+import importlib.util
 import os
-import re
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# render-vs-sox.py's helpers: running and timing a process, the median, sox's difference.
+_spec = importlib.util.spec_from_file_location("render_vs_sox", os.path.join(ROOT, "Benchmarks", "render-vs-sox.py"))
+bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench)
+run, median, difference_dbfs = bench.run, bench.median, bench.difference_dbfs
 RATE = 48_000
 SECONDS = 60
 EQ = "http://gareus.org/oss/lv2/fil4#mono"
@@ -39,27 +43,10 @@ EQ_SETTINGS = [("sec1", "1"), ("freq1", "250"), ("gain1", "-4"), ("sec2", "1"), 
 IDENTITY_SETTINGS = [("delay", "0")]
 
 
-def run(args, **kwargs):
-    return subprocess.run(args, check=True, **kwargs)
-
-
-def cpu_seconds(args, env=None):
+def cpu_seconds(args, env):
     """Runs a command (its output discarded); returns its CPU time, user + system."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
-def median(values):
-    values = sorted(values)
-    return values[len(values) // 2]
-
-
-def difference_dbfs(a, b):
-    stats = subprocess.run(["sox", "-D", "-m", "-v", "1", a, "-v", "-1", b, "-n", "stats"],
-                           capture_output=True, text=True, check=True).stderr
-    return float(re.search(r"^Pk lev dB\s+(\S+)", stats, re.M).group(1))
+    _, usage = bench.timed_with_usage(args, env=env, quiet=True)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main():

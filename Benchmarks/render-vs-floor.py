@@ -32,27 +32,11 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _spec = importlib.util.spec_from_file_location("render_vs_sox", os.path.join(ROOT, "Benchmarks", "render-vs-sox.py"))
 bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)
-
-
-def timed(args):
-    """Runs a command, its stdout discarded; returns (wall seconds, CPU seconds)."""
-    start = time.perf_counter()
-    pid = os.fork()
-    if pid == 0:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.execv(args[0], args)
-    _, status, usage = os.wait4(pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"failed: {' '.join(args)}")
-    return wall, usage.ru_utime + usage.ru_stime
 
 
 def build_floor(work):
@@ -131,7 +115,8 @@ def main():
                     # A fresh name each run: replacing a file costs the filesystem its blocks.
                     if os.path.exists(out):
                         os.remove(out)
-                    wall, cpu = timed(command(project, edits, out))
+                    wall, usage = bench.timed_with_usage(command(project, edits, out))
+                    cpu = usage.ru_utime + usage.ru_stime
                     walls[name].append(wall)
                     cpus[name].append(cpu)
                     os.remove(out)

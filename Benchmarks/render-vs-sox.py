@@ -54,18 +54,28 @@ def run(args, **kwargs):
     return subprocess.run(args, check=True, **kwargs)
 
 
-def timed_with_rusage(args):
-    """Runs a command, its stdout discarded; returns (wall seconds, its own peak RSS in KiB)."""
+def timed_with_usage(args, env=None, quiet=False):
+    """Runs a command (`env`, or this process's environment), its stdout discarded (and its
+    stderr, `quiet`); returns (wall seconds, its own resource usage: ru_maxrss in KiB,
+    ru_utime and ru_stime). Render-vs-floor.py and effect-host.py time with it too."""
     start = time.perf_counter()
     pid = os.fork()
     if pid == 0:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
-        os.execv(args[0], args)
+        if quiet:
+            os.dup2(devnull, 2)
+        os.execvpe(args[0], args, env if env is not None else os.environ)
     _, status, usage = os.wait4(pid, 0)
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"failed: {' '.join(args)}")
+    return wall, usage
+
+
+def timed_with_rusage(args):
+    """Runs a command, its stdout discarded; returns (wall seconds, its own peak RSS in KiB)."""
+    wall, usage = timed_with_usage(args)
     return wall, usage.ru_maxrss
 
 

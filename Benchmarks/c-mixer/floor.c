@@ -17,9 +17,7 @@
  * With -s the file is on the disk when it ends (fsync before close), as `tape render` promises
  * of every file it writes: on a disk, the comparable floor.
  *
- * Edit list (text), as mix.c reads it: `rate channels frames`, then per source `S path
- * channels` (here the raw float file), then per clip `C source crop length start fadeIn
- * fadeOut gainLeft gainRight` (frames; gains linear).
+ * The edit list is edits.h's (shared with mix.c), each source a raw float file.
  *
  *   cc -O3 -march=native -pthread -o floor floor.c && ./floor [-j 2] [-s] [-m] edits.txt out.wav
  */
@@ -34,31 +32,23 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { BLOCK = 16384, MAX_SOURCES = 64, MAX_THREADS = 16, HEADER = 46 };
+#include "edits.h"
 
-typedef struct {
-  int source;
-  long long crop, length, start, fade_in, fade_out;
-  float left, right;
-} Clip;
+enum { BLOCK = 16384, MAX_THREADS = 16, HEADER = 46 };
 
 static int source_fds[MAX_SOURCES];
 static int source_channels[MAX_SOURCES];
 /* With -m: each source mapped whole (MAP_POPULATE), read in place instead of by pread. */
 static const float *source_maps[MAX_SOURCES];
-static Clip *clips;
+static const Clip *clips;
 static int clip_count;
+static int mapped;
 static int out_fd;
 
 typedef struct {
   long long from, to;
   int failed;
 } Stretch;
-
-static int by_start(const void *a, const void *b) {
-  long long x = ((const Clip *)a)->start, y = ((const Clip *)b)->start;
-  return (x > y) - (x < y);
-}
 
 static int read_all(int fd, void *buffer, size_t bytes, off_t offset) {
   char *at = buffer;
@@ -158,8 +148,30 @@ static void put32(unsigned char *at, uint32_t value) {
   for (int i = 0; i < 4; i++) at[i] = (unsigned char)(value >> (8 * i));
 }
 
+/* Opens source `index` (edits.h): a raw float file, mapped whole with -m. */
+static int open_source(int index, const char *path, int channels) {
+  source_fds[index] = open(path, O_RDONLY);
+  if (source_fds[index] < 0) {
+    perror(path);
+    return 66;
+  }
+  if (mapped) {
+    struct stat info;
+    if (fstat(source_fds[index], &info)) return 66;
+    void *map =
+        mmap(NULL, (size_t)info.st_size, PROT_READ, MAP_SHARED | MAP_POPULATE, source_fds[index], 0);
+    if (map == MAP_FAILED) {
+      perror(path);
+      return 66;
+    }
+    source_maps[index] = map;
+  }
+  source_channels[index] = channels;
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  int threads = 1, durable = 0, mapped = 0;
+  int threads = 1, durable = 0;
   while (argc > 1 && argv[1][0] == '-') {
     if (strcmp(argv[1], "-s") == 0) {
       durable = 1;
@@ -178,60 +190,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: floor [-j N] [-s] [-m] EDITS OUT.wav\n");
     return 64;
   }
-  FILE *list = fopen(argv[1], "r");
-  if (!list) {
-    perror(argv[1]);
-    return 66;
-  }
-  int rate, channels;
-  long long frames;
-  if (fscanf(list, "%d %d %lld", &rate, &channels, &frames) != 3 || channels != 2) {
-    fprintf(stderr, "%s: bad header (stereo only)\n", argv[1]);
-    return 65;
-  }
-  int source_count = 0, clip_capacity = 0;
-  char kind[2];
-  while (fscanf(list, "%1s", kind) == 1) {
-    if (kind[0] == 'S') {
-      char path[4096];
-      int c;
-      if (fscanf(list, " %4095s %d", path, &c) != 2 || source_count == MAX_SOURCES || c < 1 ||
-          c > 2)
-        return 65;
-      source_fds[source_count] = open(path, O_RDONLY);
-      if (source_fds[source_count] < 0) {
-        perror(path);
-        return 66;
-      }
-      if (mapped) {
-        struct stat info;
-        if (fstat(source_fds[source_count], &info)) return 66;
-        void *map = mmap(NULL, (size_t)info.st_size, PROT_READ, MAP_SHARED | MAP_POPULATE,
-                         source_fds[source_count], 0);
-        if (map == MAP_FAILED) {
-          perror(path);
-          return 66;
-        }
-        source_maps[source_count] = map;
-      }
-      source_channels[source_count++] = c;
-    } else {
-      Clip clip;
-      if (fscanf(list, "%d %lld %lld %lld %lld %lld %f %f", &clip.source, &clip.crop, &clip.length,
-                 &clip.start, &clip.fade_in, &clip.fade_out, &clip.left, &clip.right) != 8)
-        return 65;
-      if (clip.source < 0 || clip.source >= source_count || clip.length < 0 || clip.crop < 0 ||
-          clip.start < 0)
-        return 65;
-      if (clip_count == clip_capacity) {
-        clip_capacity = clip_capacity ? clip_capacity * 2 : 64;
-        clips = realloc(clips, clip_capacity * sizeof *clips);
-      }
-      clips[clip_count++] = clip;
-    }
-  }
-  fclose(list);
-  qsort(clips, clip_count, sizeof *clips, by_start);
+  Edits edits;
+  int status = read_edits(argv[1], &edits, open_source);
+  if (status) return status;
+  const int rate = edits.rate;
+  const long long frames = edits.frames;
+  clips = edits.clips;
+  clip_count = edits.clip_count;
 
   out_fd = open(argv[2], O_CREAT | O_TRUNC | O_WRONLY, 0644);
   if (out_fd < 0) {

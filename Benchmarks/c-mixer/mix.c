@@ -11,8 +11,7 @@
  * gains (clip x track gain x pan law, computed by the caller), a mono source feeding both
  * outputs; so the output agrees with Tape's to float rounding.
  *
- * Edit list (text): `rate channels frames`, then per source `S path channels`, then per clip
- * `C source crop length start fadeIn fadeOut gainLeft gainRight` (frames; gains linear).
+ * The edit list is edits.h's (shared with floor.c).
  *
  *   cc -O3 -march=native -o mix mix.c -lsndfile && ./mix edits.txt out.wav
  */
@@ -21,17 +20,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { BLOCK = 4096, MAX_SOURCES = 64 };
+#include "edits.h"
 
-typedef struct {
-  int source;
-  long long crop, length, start, fade_in, fade_out;
-  float left, right;
-} Clip;
+enum { BLOCK = 4096 };
 
-static int by_start(const void *a, const void *b) {
-  long long x = ((const Clip *)a)->start, y = ((const Clip *)b)->start;
-  return (x > y) - (x < y);
+static SNDFILE *sources[MAX_SOURCES];
+static int source_channels[MAX_SOURCES];
+
+static int open_source(int index, const char *path, int channels) {
+  SF_INFO info = {0};
+  sources[index] = sf_open(path, SFM_READ, &info);
+  if (!sources[index]) {
+    fprintf(stderr, "%s: %s\n", path, sf_strerror(NULL));
+    return 66;
+  }
+  if (info.channels != channels) {
+    fprintf(stderr, "%s: %d channels, the list says %d\n", path, info.channels, channels);
+    return 65;
+  }
+  source_channels[index] = info.channels;
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -39,49 +47,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: mix EDITS OUT.wav\n");
     return 64;
   }
-  FILE *list = fopen(argv[1], "r");
-  if (!list) {
-    perror(argv[1]);
-    return 66;
-  }
-  int rate, channels;
-  long long frames;
-  if (fscanf(list, "%d %d %lld", &rate, &channels, &frames) != 3 || channels != 2) {
-    fprintf(stderr, "%s: bad header (stereo only)\n", argv[1]);
-    return 65;
-  }
-  SNDFILE *sources[MAX_SOURCES];
-  int source_channels[MAX_SOURCES];
-  int source_count = 0;
-  Clip *clips = NULL;
-  int clip_count = 0, clip_capacity = 0;
-  char kind[2];
-  while (fscanf(list, "%1s", kind) == 1) {
-    if (kind[0] == 'S') {
-      char path[4096];
-      int c;
-      if (fscanf(list, " %4095s %d", path, &c) != 2 || source_count == MAX_SOURCES) return 65;
-      SF_INFO info = {0};
-      sources[source_count] = sf_open(path, SFM_READ, &info);
-      if (!sources[source_count]) {
-        fprintf(stderr, "%s: %s\n", path, sf_strerror(NULL));
-        return 66;
-      }
-      source_channels[source_count++] = info.channels;
-    } else {
-      Clip clip;
-      if (fscanf(list, "%d %lld %lld %lld %lld %lld %f %f", &clip.source, &clip.crop, &clip.length,
-                 &clip.start, &clip.fade_in, &clip.fade_out, &clip.left, &clip.right) != 8)
-        return 65;
-      if (clip_count == clip_capacity) {
-        clip_capacity = clip_capacity ? clip_capacity * 2 : 64;
-        clips = realloc(clips, clip_capacity * sizeof *clips);
-      }
-      clips[clip_count++] = clip;
-    }
-  }
-  fclose(list);
-  qsort(clips, clip_count, sizeof *clips, by_start);
+  Edits edits;
+  int status = read_edits(argv[1], &edits, open_source);
+  if (status) return status;
+  const int rate = edits.rate, source_count = edits.source_count, clip_count = edits.clip_count;
+  const long long frames = edits.frames;
+  Clip *clips = edits.clips;
 
   SF_INFO out_info = {.samplerate = rate, .channels = 2, .format = SF_FORMAT_WAV | SF_FORMAT_FLOAT};
   SNDFILE *out = sf_open(argv[2], SFM_WRITE, &out_info);

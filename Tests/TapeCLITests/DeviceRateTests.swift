@@ -376,12 +376,12 @@ extension ProcessHeavyTests {
       }
       #expect(processState(pid) == "T", "the play did not stop")
       let serverXruns = device.serverXruns
-      let logged = Self.serverLog(device).count
+      let logged = device.serverLogLines.count
       let stopped = try device.ports(of: pid)
       Thread.sleep(forTimeInterval: 1)
       let stoppedXruns = device.serverXruns - serverXruns
       // jackd's xruns of this player's client while it was stopped.
-      let ours = Self.serverLog(device).dropFirst(logged).filter {
+      let ours = device.serverLogLines.dropFirst(logged).filter {
         $0.contains(".\(pid).") && $0.lowercased().contains("xrun")
       }
       kill(pid, SIGCONT)
@@ -486,11 +486,6 @@ extension ProcessHeavyTests {
       #expect(playing.count == 2, "\(playing)")
       #expect(stopped.isEmpty, "scrub's JACK ports while stopped: \(stopped)")
       #expect(again.count == 2, "\(again)")
-    }
-
-    static func serverLog(_ device: PacedDevice) -> [Substring] {
-      ((try? String(contentsOfFile: device.serverLog, encoding: .utf8)) ?? "").split(
-        separator: "\n")
     }
 
     /// A stall of the player that it cannot catch (SIGSTOP for 300 ms: its JACK client stops

@@ -41,7 +41,7 @@ extension ProcessHeavyTests {
         // is retried once (docs/alsa-testing.md); the player's own xruns always fail.
         for attempt in 1...2 {
           let serverXruns = device.serverXruns
-          let serverLines = device.serverLogLines
+          let serverLines = device.serverLogLines.count
           try device.record(seconds: 3)
           let played = try TapeBinary.run(
             ["play", file, "--device", "jackrec", "--json"], environment: device.environment)

@@ -284,22 +284,19 @@ final class PacedDevice {
 
   /// Lines where jackd reports an xrun of its own (environment noise on a loaded machine).
   var serverXruns: Int {
-    ((try? String(contentsOfFile: serverLog, encoding: .utf8)) ?? "").components(
-      separatedBy: "\n"
-    ).filter { $0.lowercased().contains("xrun") }.count
+    serverLogLines.filter { $0.lowercased().contains("xrun") }.count
   }
 
-  /// Lines of jackd's log so far (to summarise what it logs after a point).
-  var serverLogLines: Int {
-    ((try? String(contentsOfFile: serverLog, encoding: .utf8)) ?? "").split(separator: "\n").count
+  /// jackd's log so far, line by line.
+  var serverLogLines: [Substring] {
+    ((try? String(contentsOfFile: serverLog, encoding: .utf8)) ?? "").split(separator: "\n")
   }
 
   /// jackd's xrun lines after line `from` of its log, by the client each says was late
   /// (`client = X was not finished`): `jackrec 12, tape.P.123.0 12`, or `none`. Who was late
   /// tells a stalled player from a stalled recorder or server.
   func serverXrunClients(after from: Int = 0) -> String {
-    let lines = ((try? String(contentsOfFile: serverLog, encoding: .utf8)) ?? "")
-      .split(separator: "\n").dropFirst(from).filter { $0.lowercased().contains("xrun") }
+    let lines = serverLogLines.dropFirst(from).filter { $0.lowercased().contains("xrun") }
     var counts: [String: Int] = [:]
     for line in lines {
       let client =

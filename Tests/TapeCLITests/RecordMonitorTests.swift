@@ -135,8 +135,7 @@ extension ProcessHeavyTests.RecordTests {
     )
     // Which clients jackd said were late, and the end of its log (a client it never ran
     // again logs a line every cycle), and what jack_rec said.
-    let server = ((try? String(contentsOfFile: device.serverLog, encoding: .utf8)) ?? "")
-      .split(separator: "\n").suffix(40).joined(separator: "\n")
+    let server = device.serverLogLines.suffix(40).joined(separator: "\n")
     let jackRec = (try? String(contentsOfFile: device.recorderLog, encoding: .utf8)) ?? ""
     #expect(
       playedClicks.count == Self.clickFrames.count,
