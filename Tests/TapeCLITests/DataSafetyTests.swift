@@ -441,6 +441,23 @@ extension ProcessHeavyTests {
           "vol",
           "0.3",
         ])
+      // How long each takes here unsignalled, in a workspace of its own: the random moment
+      // falls within the first half of that. (With a release build the 2-hour render of this
+      // project or the import can end in under the 0.6 s this waited at most: 3 of 8 rounds
+      // had ended before their signal in CI.)
+      func span(importing: Bool) throws -> Double {
+        let trial = try Workspace()
+        let trialFile = try RenderCommandTests.project(in: trial)
+        let started = Date()
+        let result = try TapeBinary.run(
+          importing
+            ? ["import", trialFile, long]
+            : ["render", trialFile, "-o", trial.path("out.flac"), "--to", "2:00:00"])
+        #expect(result.status == 0, "\(result.stderr)")
+        return Date().timeIntervalSince(started)
+      }
+      let importSpan = try span(importing: true)
+      let renderSpan = try span(importing: false)
       var rng = SystemRandomNumberGenerator()
       var interrupted = 0
       for round in 0..<8 {
@@ -467,7 +484,8 @@ extension ProcessHeavyTests {
         {
           Thread.sleep(forTimeInterval: 0.01)
         }
-        Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.6, using: &rng))
+        let latest = max(0.06, min(0.6, (importing ? importSpan : renderSpan) / 2))
+        Thread.sleep(forTimeInterval: Double.random(in: 0.05...latest, using: &rng))
         guard process.isRunning else {
           // It finished first: nothing to interrupt this round.
           process.waitUntilExit()
