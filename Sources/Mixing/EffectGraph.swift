@@ -184,6 +184,8 @@ final class CompiledGraph: @unchecked Sendable {
   let preFaderTracks: Set<Track.ID>
   /// The sends the plan runs (ghosts of removed ones included): what the rack must keep.
   let sendKeys: Set<SendKey>
+  /// The side chains the plan runs (ghosts included): what the rack must keep.
+  let sidechainKeys: Set<SidechainKey>
 
   /// Compiles the graph of `project` from `rack`: `tracks` in the plan's bus order.
   init(project: Project, rack: EffectRack) throws(MixingError) {
@@ -288,31 +290,64 @@ final class CompiledGraph: @unchecked Sendable {
       throw .latencyTooLong(frames: longest, most: rack.maximumDelay)
     }
     for index in records.indices { records[index].delay = longest - latencies[index] }
+    // Destinations a player's switch may still be crossfading out of when this plan comes
+    // in (the last two plans' outputs, and a switch under way now): they still gather their
+    // input, after the track switching (see ``EffectKernel/route``).
+    var leaving: [(from: Track.ID, to: Track.ID)] = []
+    if rack.live {
+      for (index, track) in project.tracks.enumerated() {
+        // Read off the audio thread, as ``EffectRack/sendIsSounding(_:)`` reads: a stale
+        // value only keeps a destination gathering one plan longer.
+        let state = buses[index].route.pointee
+        var olds = [rack.lastOutputs[track.id], rack.earlierOutputs[track.id]].compactMap { $0 }
+        if state.destination > 0 { olds.append(Track.ID(state.destination)) }
+        if state.switchLeft > 0 && state.previous > 0 { olds.append(Track.ID(state.previous)) }
+        for old in Set(olds).sorted()
+        where old != track.output && old != track.id && project.track(old) != nil {
+          leaving.append((track.id, old))
+        }
+      }
+      rack.earlierOutputs = rack.lastOutputs
+      rack.lastOutputs = Dictionary(
+        uniqueKeysWithValues: project.tracks.compactMap { track in
+          track.output.map { (track.id, $0) }
+        })
+    }
     var routing: Routing?
-    if project.hasRouting || !rack.lastSends.isEmpty || !rack.lastSidechains.isEmpty {
+    if project.hasRouting || !rack.lastSends.isEmpty || !rack.lastSidechains.isEmpty
+      || !leaving.isEmpty
+    {
       let chainIndex = Dictionary(
         uniqueKeysWithValues: project.tracks.enumerated().map { ($1.id, $0) })
       var taps: [SidechainTap] = []
-      // A side chain removed while it still sounds ramps out from its old source (its effect
-      // still in its chain): a ghost, as a removed send is.
+      // A side chain removed, or switched to another source, while it still sounds ramps out
+      // from its old source (its effect still in its chain): a ghost, as a removed send is.
       var ghosts: [(effect: Effect, track: Track.ID, source: Track.ID, ghost: Bool)] = []
-      for (id, source) in rack.lastSidechains.sorted(by: { $0.key < $1.key })
-      where rack.sidechainIsSounding(id) {
-        guard let found = project.effect(id), case .track(let track) = found.owner,
-          found.effect.sidechain == nil, project.track(source) != nil
+      for key in rack.soundingSidechains {
+        guard let found = project.effect(key.effect), case .track(let track) = found.owner,
+          found.effect.sidechain != key.source, project.track(key.source) != nil
         else { continue }
+        let source = key.source
         ghosts.append((found.effect, track, source, true))
       }
       // The ghosts' sources still run before their effects' tracks (the effect reads its side
-      // chain when its chain runs); a ghost that would close a loop is let go of.
+      // chain when its chain runs), and the destinations being left after the tracks leaving
+      // them: edges of the order only (a stand-in effect keyed by the ghost's source, a
+      // stand-in send). Those that would close a loop are let go of: a ghost then, and a
+      // destination's share of a switch heard a period late.
       var ordering = project
       for ghost in ghosts {
-        guard let place = ordering.tracks.firstIndex(where: { $0.id == ghost.track }),
-          let slot = ordering.tracks[place].effects.firstIndex(where: { $0.id == ghost.effect.id })
-        else { continue }
-        ordering.tracks[place].effects[slot].sidechain = ghost.source
+        guard let place = ordering.tracks.firstIndex(where: { $0.id == ghost.track }) else {
+          continue
+        }
+        var standIn = ghost.effect
+        standIn.sidechain = ghost.source
+        ordering.tracks[place].effects.append(standIn)
       }
-      if !ghosts.isEmpty && ordering.routingLoop() != nil {
+      for (index, edge) in leaving.enumerated() {
+        ordering.sends.append(Send(id: Send.ID(-1 - Int64(index)), from: edge.from, to: edge.to))
+      }
+      if (!ghosts.isEmpty || !leaving.isEmpty) && ordering.routingLoop() != nil {
         ghosts = []
         ordering = project
       }
@@ -338,7 +373,8 @@ final class CompiledGraph: @unchecked Sendable {
       let keying = project.keyingTracks(for: audible).filter { project.track($0)?.isMuted == false }
       let made = try Routing(
         project: project, rack: rack, buses: buses, latencies: latencies, audible: audible,
-        keying: keying, order: ordering.routingOrder, sidechains: taps, records: &records)
+        keying: keying, order: ordering.routingOrder, sidechains: taps,
+        receivers: Set(leaving.map(\.to)), records: &records)
       longest = made.masterArrival
       routing = made
     }
@@ -351,6 +387,7 @@ final class CompiledGraph: @unchecked Sendable {
     }
     preFaderTracks = routing?.preFaderTracks ?? []
     sendKeys = routing?.sendKeys ?? []
+    sidechainKeys = routing?.sidechainKeys ?? []
     masterList = .allocate(capacity: max(masterChain.count, 1))
     for (index, processor) in masterChain.enumerated() {
       masterList.initializeElement(
@@ -816,16 +853,17 @@ public enum EffectKernel {
         state.left = live ? 0 : record.gain
         state.hasGain = true
       }
+      // Added, not stored: a side chain switched to another source ramps in while the old one
+      // ramps out into the same inputs (the effect clears them once it has read them).
       let step = max(abs(record.gain), abs(state.left), 1e-6) / Float(max(rampFrames, 1))
       for frame in 0..<frames {
         state.left = toward(state.left, record.gain, by: step)
         for channel in 0..<channels {
           let i = frame * channels + channel
-          record.target[i] = record.buffer[i] * state.left
+          let keyed = record.buffer[i] * state.left
+          record.target[i] += keyed
+          if let second = record.second { second[i] += keyed }
         }
-      }
-      if let second = record.second {
-        for sample in 0..<frames * channels { second[sample] = record.target[sample] }
       }
       record.state.pointee = state
     }
@@ -841,10 +879,16 @@ public enum EffectKernel {
     _ graph: GraphView, _ chain: ChainRecord, frames: Int, channels: Int,
     into output: UnsafeMutablePointer<Float>, rampFrames: Int, live: Bool
   ) {
-    let next = destinationBuffer(graph, track: chain.destinationTrack, output: output)
-    guard let route = chain.route, let next else { return }
+    guard let route = chain.route else { return }
     var state = route.pointee
-    if state.destination != chain.destinationTrack {
+    // A switch that comes while another is under way (two plans within one ramp) waits for it
+    // to end, the sound going on to where that one was taking it: starting it at once would
+    // drop what the first still gave its old destination, a step. Unless that destination has
+    // left the plan (nothing to finish the switch into).
+    let finishing =
+      state.switchLeft > 0 && state.destination != chain.destinationTrack
+      && destinationBuffer(graph, track: state.destination, output: output) != nil
+    if state.destination != chain.destinationTrack && !finishing {
       // A chain no routed plan has run yet went to the master (a plan without routing).
       let was = max(state.destination, 0)
       if live && was != chain.destinationTrack {
@@ -852,6 +896,9 @@ public enum EffectKernel {
         state.switchLeft = max(rampFrames, 1)
       }
       state.destination = chain.destinationTrack
+    }
+    guard let next = destinationBuffer(graph, track: state.destination, output: output) else {
+      return
     }
     let before =
       state.switchLeft > 0 ? destinationBuffer(graph, track: state.previous, output: output) : nil

@@ -46,8 +46,15 @@ public final class EffectRack: @unchecked Sendable {
   /// The side chains of the last plan compiled (effect → source): one removed ramps out from
   /// there, as a ghost at gain 0, while it still sounds.
   var lastSidechains: [Effect.ID: Track.ID] = [:]
-  /// Each side chain's working memory (its delay line, its gain reached), by its effect's id.
-  private var sidechainBuses: [Effect.ID: SendBus] = [:]
+  /// Where each track went in the last two plans compiled (tracks to the master left out): a
+  /// player's switch from one of those destinations may still be crossfading out of it when a
+  /// new plan comes, which must then still gather that destination's input.
+  var lastOutputs: [Track.ID: Track.ID] = [:]
+  var earlierOutputs: [Track.ID: Track.ID] = [:]
+  /// Each side chain's working memory (its delay line, its gain reached), by its effect's id
+  /// and its source: a side chain switched to another source ramps out from the old while it
+  /// ramps in from the new.
+  private var sidechainBuses: [SidechainKey: SendBus] = [:]
   /// The effects skipped so far because their plugin is missing or cannot run (with
   /// `bypassMissing`), with why ("its plugin URI is not installed").
   public private(set) var skipped: [Effect.ID: String] = [:]
@@ -477,24 +484,28 @@ public final class EffectRack: @unchecked Sendable {
   /// those of every plan still alive. Call it off the audio thread, after the plans that used
   /// the others are released.
   public func keepOnly(
-    effects: Set<Effect.ID>, owners: Set<ChainOwner>, sends: Set<SendKey>? = nil
+    effects: Set<Effect.ID>, owners: Set<ChainOwner>, sends: Set<SendKey>? = nil,
+    sidechains: Set<SidechainKey>? = nil
   ) {
     processors = processors.filter { effects.contains($0.key) }
     buses = buses.filter { owners.contains($0.key) }
     lastChains = lastChains.filter { owners.contains($0.key) }
     if let sends { sendBuses = sendBuses.filter { sends.contains($0.key) } }
-    sidechainBuses = sidechainBuses.filter { effects.contains($0.key) }
+    if let sidechains {
+      sidechainBuses = sidechainBuses.filter { sidechains.contains($0.key) }
+    } else {
+      sidechainBuses = sidechainBuses.filter { effects.contains($0.key.effect) }
+    }
   }
 
-  /// The working memory of effect `id`'s side chain, kept from plan to plan.
-  func sidechainBus(_ id: Effect.ID) -> SendBus { bus(id, in: &sidechainBuses) }
+  /// The working memory of a side chain, kept from plan to plan.
+  func sidechainBus(_ key: SidechainKey) -> SendBus { bus(key, in: &sidechainBuses) }
 
-  /// Whether effect `id`'s side chain has a bus whose gain has not yet ramped to silence (read
-  /// off the audio thread, as ``sendIsSounding(_:)``).
-  func sidechainIsSounding(_ id: Effect.ID) -> Bool {
-    guard let bus = sidechainBuses[id] else { return false }
-    let state = bus.state.pointee
-    return state.hasGain && state.left != 0
+  /// The side chains whose buses have not yet ramped to silence (read off the audio thread,
+  /// as ``sendIsSounding(_:)``), in order.
+  var soundingSidechains: [SidechainKey] {
+    sidechainBuses.filter { $0.value.state.pointee.hasGain && $0.value.state.pointee.left != 0 }
+      .map(\.key).sorted { ($0.effect, $0.source) < ($1.effect, $1.source) }
   }
 
   /// The bus of send `id` at its tap, kept from plan to plan (its delay line and gain with it).
@@ -516,6 +527,17 @@ public final class EffectRack: @unchecked Sendable {
     guard let bus = sendBuses[id] else { return false }
     let state = bus.state.pointee
     return state.hasGain && (state.left != 0 || state.right != 0)
+  }
+}
+
+/// A side chain from one source: what its working memory is kept by.
+public struct SidechainKey: Sendable, Hashable {
+  public let effect: Effect.ID
+  public let source: Track.ID
+
+  public init(effect: Effect.ID, source: Track.ID) {
+    self.effect = effect
+    self.source = source
   }
 }
 

@@ -316,14 +316,18 @@ public final class RenderPlan: @unchecked Sendable {
   }
 
   /// The effect ids and chains the plan runs, for its rack's
-  /// ``EffectRack/keepOnly(effects:owners:sends:)``.
+  /// ``EffectRack/keepOnly(effects:owners:sends:sidechains:)``.
   public var effectsInUse: (effects: Set<Effect.ID>, owners: Set<ChainOwner>) {
     (compiledGraph?.effectIDs ?? [], compiledGraph?.owners ?? [])
   }
 
   /// The sends the plan runs (ghosts of removed ones ramping out included), for its rack's
-  /// ``EffectRack/keepOnly(effects:owners:sends:)``.
+  /// ``EffectRack/keepOnly(effects:owners:sends:sidechains:)``.
   public var sendsInUse: Set<SendKey> { compiledGraph?.sendKeys ?? [] }
+
+  /// The side chains the plan runs (ghosts of removed or switched ones included), for its
+  /// rack's ``EffectRack/keepOnly(effects:owners:sends:sidechains:)``.
+  public var sidechainsInUse: Set<SidechainKey> { compiledGraph?.sidechainKeys ?? [] }
 
   deinit {
     records.deallocate()

@@ -28,6 +28,8 @@ final class Routing {
   let alignment: [Track.ID: Int]
   let preFaderTracks: Set<Track.ID>
   let sendKeys: Set<SendKey>
+  /// The side chains the plan runs (ghosts ramping out included): what the rack must keep.
+  let sidechainKeys: Set<SidechainKey>
   /// `M`: where every chain going to the master reaches it.
   let masterArrival: Int
 
@@ -36,7 +38,7 @@ final class Routing {
   init(
     project: Project, rack: EffectRack, buses: [ChainBus], latencies: [Int],
     audible: Set<Track.ID>, keying: Set<Track.ID> = [], order ordered: [Track.ID]? = nil,
-    sidechains taps: [SidechainTap],
+    sidechains taps: [SidechainTap], receivers: Set<Track.ID> = [],
     records: inout [ChainRecord]
   ) throws(MixingError) {
     /// Whether what `from` gives `to` (an output or a send) is heard: `from` sounds, or both
@@ -84,7 +86,7 @@ final class Routing {
     masterArrival = master
     let stereo = project.channels == 2
     var envelopes: [UnsafeMutableBufferPointer<EnvelopeSegment>] = []
-    let receiving = Set(tracks.compactMap(\.output)).union(all.map(\.send.to))
+    let receiving = Set(tracks.compactMap(\.output)).union(all.map(\.send.to)).union(receivers)
     let tapped = Set(all.filter(\.send.isPreFader).map(\.send.from))
     for (chain, track) in tracks.enumerated() {
       var record = records[chain]
@@ -136,7 +138,7 @@ final class Routing {
     var sidechainRecords: [SidechainRecord] = []
     var sidechainBuses: [SendBus] = []
     for tap in taps {
-      let bus = rack.sidechainBus(tap.effect)
+      let bus = rack.sidechainBus(SidechainKey(effect: tap.effect, source: tracks[tap.source].id))
       sidechainBuses.append(bus)
       let delay =
         arrival[tap.chain] + tap.before - arrival[tap.source] - latencies[tap.source]
@@ -171,6 +173,7 @@ final class Routing {
       })
     preFaderTracks = tapped
     sendKeys = Set(all.map { SendKey($0.send) })
+    sidechainKeys = Set(taps.map { SidechainKey(effect: $0.effect, source: tracks[$0.source].id) })
   }
 
   deinit {

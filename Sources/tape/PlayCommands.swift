@@ -928,7 +928,9 @@ final class LiveEffects: @unchecked Sendable {
       sequence: sequence, effects: rack)
     if let rack {
       let (effects, owners) = plan.effectsInUse
-      rack.keepOnly(effects: effects, owners: owners, sends: plan.sendsInUse)
+      rack.keepOnly(
+        effects: effects, owners: owners, sends: plan.sendsInUse,
+        sidechains: plan.sidechainsInUse)
       for (id, reason) in rack.skipped.sorted(by: { $0.key < $1.key })
       where warned.insert("skip \(id)").inserted {
         pending.append("effect \(id) skipped: \(reason)")

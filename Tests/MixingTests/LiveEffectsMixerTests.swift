@@ -52,7 +52,8 @@ final class EffectsHarness {
     version += 1
     let plan = try RenderPlan(project: project, audio: audio, version: version, effects: rack)
     let (effects, owners) = plan.effectsInUse
-    rack.keepOnly(effects: effects, owners: owners)
+    rack.keepOnly(
+      effects: effects, owners: owners, sends: plan.sendsInUse, sidechains: plan.sidechainsInUse)
     plans.append(plan)
     mixer.publish(plan)
     playing = project
