@@ -448,10 +448,16 @@ public final class EffectProcessor: @unchecked Sendable {
           }, mode: worker, asState: description.hasState)
         if description.hasState {
           // It says what it holds when it saves its state: each file's URI must be there.
-          let saved = world.saveState(info.uri, of: instances[0], features: features[0].pointer)
-          let text = saved.map { String(decoding: $0, as: UTF8.self) } ?? ""
-          for (_, path) in files.sorted(by: { $0.key < $1.key })
-          where !text.contains(fileURI(path)) {
+          let (first, firstFeatures) = (instances[0], features[0].pointer)
+          // The first file the saved state does not name, if any.
+          let missingFile = { (quietPaths: Bool) -> String? in
+            let saved = world.saveState(
+              info.uri, of: first, features: firstFeatures, quietPaths: quietPaths)
+            let text = saved.map { String(decoding: $0, as: UTF8.self) } ?? ""
+            return files.values.sorted().first { !text.contains(fileURI($0)) }
+          }
+          // A plugin that keeps a path as other than plain data is asked again the loud way.
+          if missingFile(true) != nil, let path = missingFile(false) {
             throw EffectError.fileNotApplied(plugin: info.uri, path: path)
           }
         }

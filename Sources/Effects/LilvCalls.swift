@@ -90,13 +90,20 @@ final class URIDMap: @unchecked Sendable {
   /// The map and unmap features' data, allocated once.
   let mapFeature: UnsafeMutablePointer<LV2_URID_Map>
   let unmapFeature: UnsafeMutablePointer<LV2_URID_Unmap>
+  /// The same map, except that it gives atom:Path an id no plugin is given
+  /// (``pathStandIn``), for `lilv_state_new_from_instance` alone (see
+  /// ``LilvWorld/saveState(_:of:features:quietPaths:)``).
+  let quietPathsFeature: UnsafeMutablePointer<LV2_URID_Map>
+  static let pathStandIn = UInt32.max - 1
 
   private init() {
     mapFeature = .allocate(capacity: 1)
     unmapFeature = .allocate(capacity: 1)
+    quietPathsFeature = .allocate(capacity: 1)
     let handle = UnsafeMutableRawPointer(Unmanaged.passUnretained(self).toOpaque())
     mapFeature.initialize(to: LV2_URID_Map(handle: handle, map: uridMapCallback))
     unmapFeature.initialize(to: LV2_URID_Unmap(handle: handle, unmap: uridUnmapCallback))
+    quietPathsFeature.initialize(to: LV2_URID_Map(handle: handle, map: quietPathsMapCallback))
   }
 
   func map(_ uri: String) -> UInt32 {
@@ -123,6 +130,15 @@ private func uridMapCallback(
 ) -> LV2_URID {
   guard let handle, let uri else { return 0 }
   return Unmanaged<URIDMap>.fromOpaque(handle).takeUnretainedValue().map(String(cString: uri))
+}
+
+private func quietPathsMapCallback(
+  _ handle: LV2_URID_Map_Handle?, _ uri: UnsafePointer<CChar>?
+) -> LV2_URID {
+  guard let handle, let uri else { return 0 }
+  let string = String(cString: uri)
+  if string == LV2URI.atomPath { return URIDMap.pathStandIn }
+  return Unmanaged<URIDMap>.fromOpaque(handle).takeUnretainedValue().map(string)
 }
 
 private func uridUnmapCallback(
@@ -508,13 +524,23 @@ final class LilvWorld: @unchecked Sendable {
 
   /// The instance's non-port state as Turtle text (lilv's serialization, URIs not URIDs, so it
   /// reads back in another process); nil when the plugin saved nothing.
+  ///
+  /// Rule: with `quietPaths`, lilv's state is made with a map that gives atom:Path another id
+  /// (``URIDMap/quietPathsFeature``), so that `lilv_state_to_string` writes a file's path as
+  /// the plain data it is (the same Turtle: its type is unmapped from the plugin's own id)
+  /// instead of printing "Writing absolute path …" on standard error for each, which lilv
+  /// 0.24 does for every path of a state serialized without a folder.
+  /// What if: a plugin that stores a path without `LV2_STATE_IS_POD` loses it that way (lilv
+  /// keeps only plain data): a caller that finds a path missing asks again without.
   func saveState(
-    _ uri: String, of instance: LV2Instance, features: UnsafePointer<UnsafePointer<LV2_Feature>?>
+    _ uri: String, of instance: LV2Instance, features: UnsafePointer<UnsafePointer<LV2_Feature>?>,
+    quietPaths: Bool = true
   ) -> [UInt8]? {
     lock.withLock { _ -> [UInt8]? in
+      let map = quietPaths ? URIDMap.shared.quietPathsFeature : URIDMap.shared.mapFeature
       guard let plugin = pluginsByURI[uri],
         let state = lilv_state_new_from_instance(
-          plugin, instance.pointer, URIDMap.shared.mapFeature, nil, nil, nil, nil, nil, nil,
+          plugin, instance.pointer, map, nil, nil, nil, nil, nil, nil,
           UInt32(LV2_STATE_IS_POD.rawValue | LV2_STATE_IS_PORTABLE.rawValue), features)
       else { return nil }
       defer { lilv_state_free(state) }

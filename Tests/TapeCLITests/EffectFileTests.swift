@@ -83,6 +83,8 @@ struct EffectFileTests {
     let added = try space.tape(
       "fx", "add", file, "t1", Self.convolver, "--file", "ir=\(ir)", "--json")
     #expect(added.stderr.contains("SF rate"), "the plugin printed nothing: nothing is shown")
+    // lilv 0.24 warned of each file's absolute path as Tape checked the plugin held it.
+    #expect(!added.stderr.contains("Writing absolute path"), "\(added.stderr)")
     #expect(!added.stdout.contains("SF rate"), "\(added.stdout)")
     #expect(try parseJSON(added.stdout) is [String: Any], "\(added.stdout)")
     try space.tape("render", file, "-o", space.path("file.wav"), "--bits", "32f", "--tail", "0")
