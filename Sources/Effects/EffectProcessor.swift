@@ -466,6 +466,9 @@ public final class EffectProcessor: @unchecked Sendable {
         throw error
       }
       for index in 0..<instanceCount { instances[index].deactivate() }
+      // What it was given (a player compares a plan's files with these: empty, every compile
+      // handed a running plugin its file again, and a replacement was started again).
+      self.files = files
     }
 
     // Learn the latency: one block of silence through a fresh instance, then a reset. A
@@ -1191,11 +1194,16 @@ public final class EffectProcessor: @unchecked Sendable {
     func handled() -> Int {
       workers.reduce(0) { $0 + ($1?.channel.pointee.handled.load(ordering: .acquiring) ?? 0) }
     }
+    // Requests waiting in a ring or being worked on by a worker thread (taken from the ring,
+    // not yet handled: a long impulse response loading). Counting only the ring's, a play's
+    // start took a convolver loading its file for idle and refused it as not taken.
     func queued() -> Bool {
       workers.contains { worker in
-        guard let requests = worker?.channel.pointee.requests else { return false }
-        return requests.write.load(ordering: .acquiring)
-          != requests.read.load(ordering: .acquiring)
+        guard let channel = worker?.channel.pointee else { return false }
+        return channel.requests.write.load(ordering: .acquiring)
+          != channel.requests.read.load(ordering: .acquiring)
+          || channel.taken.load(ordering: .acquiring)
+            != channel.handled.load(ordering: .acquiring)
       }
     }
     let started = ContinuousClock.now

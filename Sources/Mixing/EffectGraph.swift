@@ -42,11 +42,17 @@ public struct ChainRecord: @unchecked Sendable, BitwiseCopyable {
   /// clips are delayed by: see ``RenderPlan``); nil for none.
   public var envelope: UnsafePointer<EnvelopeSegment>? = nil
   public var envelopeCount = 0
+  /// What the envelope is (a hash of its segments; 0 for none): one that comes, goes or
+  /// changes while playing glides from the level reached, as a pan lane does (``panKey``).
+  public var envelopeKey = 0
   /// The track's pan automation on what it receives (a balance, ``PanLaw/stereoSource(pan:)``
   /// at the lane's value, frame by frame; ``inputLeft`` and ``inputRight`` then leave the pan
   /// out), shifted as ``envelope``; nil for none or a mono mix.
   public var pan: UnsafePointer<EnvelopeSegment>? = nil
   public var panCount = 0
+  /// What the pan lane is (a hash of its segments; 0 for none): a lane that changes while
+  /// playing glides from the balance reached (`RouteState.follow(lane:key:rampFrames:)`).
+  public var panKey = 0
   /// The gains reached on ``input`` and the destination the output went to.
   public var route: UnsafeMutablePointer<RouteState>? = nil
   /// Frames the track's clips are delayed by to line up with what it receives (routed
@@ -74,6 +80,8 @@ public struct SendRecord: @unchecked Sendable, BitwiseCopyable {
   /// the frames its target receives it at; nil for none.
   public var envelope: UnsafePointer<EnvelopeSegment>? = nil
   public var envelopeCount = 0
+  /// What the envelope is (a hash of its segments; 0 for none), as ``ChainRecord/panKey``.
+  public var envelopeKey = 0
 }
 
 /// One side chain of a routed plan as the kernel reads it: the source chain's output (after
@@ -661,9 +669,11 @@ public enum EffectKernel {
       var state = route.pointee
       if !state.hasGain {
         (state.left, state.right, state.hasGain) = (chain.inputLeft, chain.inputRight, true)
-        state.hadLane = chain.pan != nil
+        (state.hadLane, state.laneKey) = (chain.pan != nil, chain.panKey)
+        state.shapeKey = chain.envelopeKey
       }
-      state.follow(lane: chain.pan != nil, rampFrames: rampFrames)
+      state.follow(lane: chain.pan != nil, key: chain.panKey, rampFrames: rampFrames)
+      state.follow(envelope: chain.envelopeKey, rampFrames: rampFrames)
       let stepLeft =
         max(abs(chain.inputLeft), abs(state.left), 1e-6) / Float(max(rampFrames, 1))
       let stepRight =
@@ -671,7 +681,8 @@ public enum EffectKernel {
       let steady =
         chain.envelope == nil && chain.pan == nil && state.left == chain.inputLeft
         && state.right == chain.inputRight && (state.laneGlide == 0 || channels == 1)
-      if steady { (state.laneLeft, state.laneRight) = (1, 1) }
+        && state.shapeGlide == 0
+      if steady { (state.laneLeft, state.laneRight, state.shapeReached) = (1, 1, 1) }
       if steady && (channels == 1 || state.left == state.right) {
         // Steady gains, no envelope or pan lane: the loop below's products (its shape is 1).
         accumulate(input, times: state.left, into: chain.buffer, count: frames * channels)
@@ -687,14 +698,15 @@ public enum EffectKernel {
           state.left = toward(state.left, chain.inputLeft, by: stepLeft)
           state.right = toward(state.right, chain.inputRight, by: stepRight)
           let t = time + Int64(frame)
-          let shape = envelope.gain(at: t)
+          let shape = state.glide(shape: envelope.gain(at: t), rampFrames: rampFrames)
           if channels == 1 {
             chain.buffer[frame] += input[frame] * state.left * shape
           } else {
             var (left, right) = (state.left, state.right)
             let position = lane.value(at: t)
             if state.laneGlide > 0 {
-              // A lane come or gone: from the balance reached to the new one, over a ramp.
+              // A lane come, gone or changed: from the balance reached to the new one, over a
+              // ramp.
               var (panLeft, panRight): (Float, Float) = (1, 1)
               if let position {
                 let pan = PanLaw.stereoSource(pan: position)
@@ -795,9 +807,9 @@ public enum EffectKernel {
       if !state.hasGain {
         (state.left, state.right) = live ? (0, 0) : (send.gainLeft, send.gainRight)
         state.hasGain = true
-        state.hadLane = send.envelope != nil
+        (state.hadLane, state.laneKey) = (send.envelope != nil, send.envelopeKey)
       }
-      state.follow(lane: send.envelope != nil, rampFrames: rampFrames)
+      state.follow(lane: send.envelope != nil, key: send.envelopeKey, rampFrames: rampFrames)
       if send.envelope == nil && state.left == send.gainLeft && state.right == send.gainRight
         && (channels == 1 || state.left == state.right) && state.laneGlide == 0
       {
@@ -816,7 +828,8 @@ public enum EffectKernel {
         state.right = toward(state.right, send.gainRight, by: stepRight)
         var shape = envelope.gain(at: time + Int64(frame))
         if state.laneGlide > 0 {
-          // An envelope come or gone: from the level reached to the new one, over a ramp.
+          // An envelope come, gone or changed: from the level reached to the new one, over a
+          // ramp.
           shape = state.glide(shape, shape, rampFrames: rampFrames).0
         } else {
           (state.laneLeft, state.laneRight) = (shape, shape)

@@ -333,11 +333,16 @@ public final class EffectRack: @unchecked Sendable {
       for effect in effects {
         if let made = try entry(effect, fresh: false) { entries.append(made) }
       }
-    } else if let (prefix, suffix) = Self.reorder(old, effects, running) {
+    } else if let (prefix, suffix) =
+      Self.reorder(old, effects, running) ?? refiled(old, effects, running)
+    {
       // The same effects in another order, nothing else: the span that changed runs twice
       // (its old instances, and new ones in the new order), and the new order takes over once
       // it sounds as the old would (see ``ReorderRole``). Both have the same latency, so the
-      // two line up and nothing moves in time.
+      // two line up and nothing moves in time. The same for an effect given another file (an
+      // impulse response): a fresh instance with the new file runs beside the one playing and
+      // takes over by a crossfade (a plugin handed the file swaps it in at once: x42's
+      // convolver stepped from the one to the other in a sample).
       entries = Array(old[..<prefix])
       for var leaving in old[prefix..<(old.count - suffix)] {
         leaving.present = false
@@ -392,6 +397,26 @@ public final class EffectRack: @unchecked Sendable {
     if !missing.isEmpty { throw .pluginsMissing(missing) }
     lastChains[owner] = entries
     return entries
+  }
+
+  /// Whether `effects` (with `running`, the processor each would keep) is `old` in the same
+  /// order, every entry present, each running its old processor, and some given files their
+  /// processors do not have: the span from the first such effect to the last, as
+  /// ``reorder(_:_:_:)`` gives a reorder's (nil otherwise).
+  func refiled(
+    _ old: [ChainEntry], _ effects: [Effect], _ running: [EffectProcessor?]
+  ) -> (prefix: Int, suffix: Int)? {
+    guard old.count == effects.count, old.allSatisfy(\.present),
+      old.map(\.id) == effects.map(\.id)
+    else { return nil }
+    var changed: [Int] = []
+    for (index, effect) in effects.enumerated() {
+      guard let processor = running[index], processor === old[index].processor else { return nil }
+      let files = Self.files(of: effect, for: processor.plugin, projectFolder: projectFolder)
+      if files.contains(where: { processor.files[$0.key] != $0.value }) { changed.append(index) }
+    }
+    guard let first = changed.first, let last = changed.last else { return nil }
+    return (first, effects.count - 1 - last)
   }
 
   /// Whether `effects` (with `running`, the processor each would keep) is `old` reordered and
@@ -573,15 +598,53 @@ public struct RouteState: Sendable, BitwiseCopyable {
   var fromLeft: Float = 1
   var fromRight: Float = 1
   var laneGlide = 0
+  /// The last period's lane (its record's key: a hash of its segments).
+  var laneKey = 0
+  /// A bus's volume envelope on what it receives, as the lane above: the last period's key,
+  /// the factor applied last, and a crossfade of one ramp from the factor reached
+  /// (`shapeFrom`) when the envelope comes, goes or changes (`shapeGlide`: frames left).
+  var shapeKey = 0
+  var shapeReached: Float = 1
+  var shapeFrom: Float = 1
+  var shapeGlide = 0
 
-  /// Starts a crossfade of one ramp from the lane factors reached when the plan's lane comes
-  /// or goes (`hasLane` differs from the last period's).
+  /// Starts a crossfade of one ramp from the envelope factor reached when the plan's envelope
+  /// differs from the last period's (`key`).
   ///
   /// - Note: Realtime-safe: arithmetic only.
   @inline(__always)
-  mutating func follow(lane hasLane: Bool, rampFrames: Int) {
-    guard hasLane != hadLane else { return }
-    hadLane = hasLane
+  mutating func follow(envelope key: Int, rampFrames: Int) {
+    guard key != shapeKey else { return }
+    shapeKey = key
+    shapeFrom = shapeReached
+    shapeGlide = max(rampFrames, 1)
+  }
+
+  /// `shape`, the envelope's factor at this frame, blended with the one it glides from, and
+  /// kept as the factor reached.
+  ///
+  /// - Note: Realtime-safe: arithmetic only.
+  @inline(__always)
+  mutating func glide(shape: Float, rampFrames: Int) -> Float {
+    var shape = shape
+    if shapeGlide > 0 {
+      let share = Float(shapeGlide) / Float(max(rampFrames, 1))
+      shape = shapeFrom * share + shape * (1 - share)
+      shapeGlide -= 1
+    }
+    shapeReached = shape
+    return shape
+  }
+
+  /// Starts a crossfade of one ramp from the lane factors reached when the plan's lane comes,
+  /// goes or changes (`hasLane` differs from the last period's, or `key`): a lane edited under
+  /// the playhead would otherwise jump to its new value there.
+  ///
+  /// - Note: Realtime-safe: arithmetic only.
+  @inline(__always)
+  mutating func follow(lane hasLane: Bool, key: Int, rampFrames: Int) {
+    guard hasLane != hadLane || (hasLane && key != laneKey) else { return }
+    (hadLane, laneKey) = (hasLane, key)
     (fromLeft, fromRight) = (laneLeft, laneRight)
     laneGlide = max(rampFrames, 1)
   }

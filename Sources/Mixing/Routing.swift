@@ -108,9 +108,9 @@ final class Routing {
           stereo && lane == nil ? PanLaw.stereoSource(pan: track.pan) : (left: 1.0, right: 1.0)
         record.inputLeft = Float(track.gain.linear * pan.left)
         record.inputRight = Float(track.gain.linear * pan.right)
-        (record.envelope, record.envelopeCount) = Self.segments(
+        (record.envelope, record.envelopeCount, record.envelopeKey) = Self.segments(
           track.envelope?.segments(), shiftedBy: arrival[chain], into: &envelopes)
-        (record.pan, record.panCount) = Self.segments(
+        (record.pan, record.panCount, record.panKey) = Self.segments(
           lane?.curve.segments(), shiftedBy: arrival[chain], into: &envelopes)
       }
       if tapped.contains(track.id) { record.prefader = buses[chain].prefaderBuffer() }
@@ -131,7 +131,7 @@ final class Routing {
         gainLeft: Float(gain * pan.left), gainRight: Float(gain * pan.right),
         delay: arrival[to] - tap, buffer: bus.buffer, delayLine: bus.delay, state: bus.state)
       // The send's envelope on what it delivers, which plays at the target's arrival.
-      (record.envelope, record.envelopeCount) = Self.segments(
+      (record.envelope, record.envelopeCount, record.envelopeKey) = Self.segments(
         send.envelope?.segments(), shiftedBy: arrival[to], into: &envelopes)
       sendRecords.append(record)
     }
@@ -184,16 +184,19 @@ final class Routing {
   }
 
   /// `segments` moved `frames` later, in memory the plan keeps in `buffers` until it goes: the
-  /// address and count a record carries (nil and 0 for none).
+  /// address and count a record carries (nil and 0 for none), and a key that differs when the
+  /// lane does (a hash of the moved segments, never 0; 0 for none).
   static func segments(
     _ segments: [EnvelopeSegment]?, shiftedBy frames: Int,
     into buffers: inout [UnsafeMutableBufferPointer<EnvelopeSegment>]
-  ) -> (UnsafePointer<EnvelopeSegment>?, Int) {
-    guard let segments, !segments.isEmpty else { return (nil, 0) }
+  ) -> (UnsafePointer<EnvelopeSegment>?, Int, Int) {
+    guard let segments, !segments.isEmpty else { return (nil, 0, 0) }
+    let moved = segments.map { shifted($0, by: Int64(frames)) }
     let buffer = UnsafeMutableBufferPointer<EnvelopeSegment>.allocate(capacity: segments.count)
-    _ = buffer.initialize(from: segments.map { shifted($0, by: Int64(frames)) })
+    _ = buffer.initialize(from: moved)
     buffers.append(buffer)
-    return (UnsafePointer(buffer.baseAddress), buffer.count)
+    let key = moved.hashValue
+    return (UnsafePointer(buffer.baseAddress), buffer.count, key == 0 ? 1 : key)
   }
 
   /// `segment` moved `frames` later (its open ends stay open).

@@ -89,6 +89,52 @@ struct LiveLaneGlideTests {
     #expect(loudest(180 * Self.period, channel) < 0.6)
   }
 
+  /// A lane edited under the playhead (a send's envelope or a bus's volume envelope from −20
+  /// to 0 dB, a bus's pan lane from hard left to hard right) glides from the value playing to
+  /// the new one over 20 ms. Before, only a pan lane or a send's envelope that came or went
+  /// glided: a changed one jumped (the send's part of the sine stepped by 0.45 in one sample),
+  /// and so did a bus's volume envelope, whatever the change.
+  @Test(arguments: ["send envelope", "bus envelope", "bus pan lane"])
+  func aLaneChangedUnderThePlayheadGlides(lane: String) throws {
+    let audio = [Source.ID(1): sineSource(hertz: 100, channels: 2, frames: 200_000)]
+    let harness = EffectsHarness(audio: audio, period: Self.period)
+    let laned = { (value: Double) in
+      var project = Self.project()
+      switch lane {
+      case "send envelope": project.sends[0].envelope = Self.flat(value)
+      case "bus envelope": project.tracks[1].envelope = Self.flat(value)
+      default: project.tracks[1].panEnvelope = ParameterEnvelope(curve: Self.flat(value))
+      }
+      return project
+    }
+    let (before, after) = lane == "bus pan lane" ? (laned(-1), laned(1)) : (laned(-20), laned(0))
+    try harness.play(before)
+    let played = try harness.pull(periods: 200) { index in
+      if index == 100 { try harness.play(after) }
+    }
+    let largest = Self.largestSecondDifference(Array(played[(50 * Self.period * 2)...]))
+    let first = 160 * Self.period
+    let render = try EffectsHarness.offline(
+      after, audio: audio, from: Int64(first), frames: 40 * Self.period)
+    var worst: Float = 0
+    for index in render.indices {
+      worst = max(worst, abs(render[index] - played[first * 2 + index]))
+    }
+    let loudest = { (from: Int, channel: Int) in
+      (from..<(from + 4_800)).map { abs(played[$0 * 2 + channel]) }.max() ?? 0
+    }
+    // The send's part (0.5 at 0 dB) comes up in both channels; the bus's half moves from the
+    // left channel to the right.
+    let channel = lane == "bus pan lane" ? 1 : 0
+    print(
+      "\(lane) changed: largest second difference \(largest), settled vs render \(worst), peak before \(loudest(80 * Self.period, channel)) after \(loudest(180 * Self.period, channel))"
+    )
+    #expect(largest <= 0.003, "a click: a second difference of \(largest)")
+    #expect(worst < 1e-6, "settled, the play differs from the render by \(worst)")
+    #expect(loudest(80 * Self.period, channel) < 0.6)
+    #expect(loudest(180 * Self.period, channel) > 0.9)
+  }
+
   /// A side chain removed while playing ramps out (20 ms) instead of stopping in one sample:
   /// LSP's side-chain compressor listening to its side chain (`scl`: its output is the key)
   /// on t1, keyed by t2, a 100 Hz sine at half scale also heard itself; the mix is twice the

@@ -171,10 +171,7 @@ extension ProcessHeavyTests {
       try Plugins.require(AutomationTests.amp)
       for attempt in 1...2 {
         let space = try Workspace()
-        let file = try sineProject(in: space, hertz: 100)
-        try space.tape(
-          "clip", "add", file, "t1", "s1", "--at", "0", "--length", "9s", "--fade-in", "50ms",
-          "--fade-out", "50ms")
+        let file = try liveEditProject(in: space)
         try space.tape("fx", "add", file, "t1", AutomationTests.amp)
         let device = try PacedDevice(period: PacedDevice.judgingPeriod)
         // The changes are timed from the device's opening, not the launch.

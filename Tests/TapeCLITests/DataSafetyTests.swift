@@ -40,7 +40,8 @@ func listingWithoutLog(_ folder: String) -> [String] {
 
 /// Starts `tape` with `arguments`, its stdout and stderr captured.
 func startTape(
-  _ arguments: [String], environment: [String: String] = [:], executable: URL = TapeBinary.url
+  _ arguments: [String], environment: [String: String] = [:], executable: URL = TapeBinary.url,
+  errorLog: String? = nil
 ) throws -> (Process, stdout: Pipe, stderr: Pipe) {
   let process = Process()
   process.executableURL = executable
@@ -52,7 +53,17 @@ func startTape(
   let out = Pipe()
   let err = Pipe()
   process.standardOutput = out
-  process.standardError = err
+  if let errorLog {
+    // A file, not a pipe, for a process that may say more than a pipe holds before anyone
+    // reads it (a plugin's chatter, each time an instance loads: a full pipe blocked its
+    // worker thread, and the play with it).
+    guard FileManager.default.createFile(atPath: errorLog, contents: nil) else {
+      throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: errorLog])
+    }
+    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorLog))
+  } else {
+    process.standardError = err
+  }
   try process.run()
   return (process, out, err)
 }

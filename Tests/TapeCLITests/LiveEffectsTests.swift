@@ -497,6 +497,22 @@ func playReport(
   let output = out.fileHandleForReading.readDataToEndOfFile()
   player.waitUntilExit()
   let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+  return try playReport(output, said: said)
+}
+
+/// ``playReport(_:_:_:)`` for a play whose stderr went to the file `errorLog`.
+func playReport(
+  _ player: Process, _ out: Pipe, errorLog: String
+) throws -> (report: [String: Any], swaps: [[String: Any]], said: String) {
+  let output = out.fileHandleForReading.readDataToEndOfFile()
+  player.waitUntilExit()
+  return try playReport(output, said: try String(contentsOfFile: errorLog, encoding: .utf8))
+}
+
+/// The `--json` report `output` of a play that said `said` on stderr, and its swaps.
+func playReport(
+  _ output: Data, said: String
+) throws -> (report: [String: Any], swaps: [[String: Any]], said: String) {
   let report = try #require(
     try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(said)")
   return (report, try #require(report["swaps"] as? [[String: Any]]), said)

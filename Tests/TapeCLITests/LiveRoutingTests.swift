@@ -20,10 +20,7 @@ extension ProcessHeavyTests {
     @Test func routingChangesWhilePlayingNeverClickAndSettleOnTheRender() throws {
       for attempt in 1...2 {
         let space = try Workspace()
-        let file = try sineProject(in: space, hertz: 100)
-        try space.tape(
-          "clip", "add", file, "t1", "s1", "--at", "0", "--length", "9s", "--fade-in", "50ms",
-          "--fade-out", "50ms")
+        let file = try liveEditProject(in: space)
         // The bus 5 dB down: routing into it is heard, and must crossfade, not jump.
         try space.tape("track", "add", file, "Bus", "--gain", "-5")
         try space.tape("track", "add", file, "Aux")

@@ -19,10 +19,7 @@ extension ProcessHeavyTests {
       try Plugins.require(SidechainTests.compressor)
       for attempt in 1...2 {
         let space = try Workspace()
-        let file = try sineProject(in: space, hertz: 100)
-        try space.tape(
-          "clip", "add", file, "t1", "s1", "--at", "0", "--length", "9s", "--fade-in", "50ms",
-          "--fade-out", "50ms")
+        let file = try liveEditProject(in: space)
         let rate = 48_000
         let voice = (0..<(10 * rate)).flatMap { frame -> [Float] in
           let inside = frame % rate

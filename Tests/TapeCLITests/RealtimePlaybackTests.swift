@@ -247,12 +247,13 @@ final class PacedDevice {
     var environment = self.environment
     environment["LD_PRELOAD"] = counter
     environment["TAPE_ALLOC_REPORT"] = space.path("allocations")
-    let (player, out, errors) = try startTape(
+    let errorLog = space.path("play-\(UUID().uuidString).log")
+    let (player, out, _) = try startTape(
       ["play", file, "--device", "jackrec", "--period", "\(period)", "--json"] + extra,
-      environment: environment)
+      environment: environment, errorLog: errorLog)
     try waitForPlayer()
     return PacedPlay(
-      player: player, out: out, errors: errors, allocations: space.path("allocations"))
+      player: player, out: out, errorLog: errorLog, allocations: space.path("allocations"))
   }
 
   /// Ends the recording now (SIGKILL: jack_rec would not see a SIGTERM, see `deinit`), its
@@ -341,14 +342,15 @@ final class PacedDevice {
 struct PacedPlay {
   let player: Process
   let out: Pipe
-  let errors: Pipe
+  /// Where the play's stderr goes (a file: see ``startTape(_:environment:executable:errorLog:)``).
+  let errorLog: String
   /// The LD_PRELOAD counter's report: mallocs and frees on the audio thread.
   let allocations: String
 
   /// Waits for the play to end (it must end with status 0): its `--json` report, the swaps in
   /// it and what it said on stderr.
   func finish() throws -> (report: [String: Any], swaps: [[String: Any]], said: String) {
-    let result = try playReport(player, out, errors)
+    let result = try playReport(player, out, errorLog: errorLog)
     #expect(player.terminationStatus == 0, "\(result.said)")
     return result
   }
@@ -449,6 +451,16 @@ func sineProject(in space: Workspace, hertz: Int) throws -> String {
   try space.tape("new", file)
   try space.tape("import", file, sine)
   try space.tape("track", "add", file, "Sine")
+  return file
+}
+
+/// ``sineProject(in:hertz:)`` with its sine (100 Hz) on t1 for 9 s from 0, faded in and out
+/// over 50 ms: what the live-edit tests play while another process edits.
+func liveEditProject(in space: Workspace) throws -> String {
+  let file = try sineProject(in: space, hertz: 100)
+  try space.tape(
+    "clip", "add", file, "t1", "s1", "--at", "0", "--length", "9s", "--fade-in", "50ms",
+    "--fade-out", "50ms")
   return file
 }
 
