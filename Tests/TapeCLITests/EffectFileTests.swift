@@ -105,6 +105,26 @@ struct EffectFileTests {
         == ReferenceRender.decode(space.path("file.wav")))
   }
 
+  /// `tape play` starts a convolver whose impulse response takes a while to load (a second of
+  /// stereo noise): the player's instances load it on their worker threads, and the start
+  /// waits until they have. Before, a request a worker had taken from its ring no longer
+  /// showed, so the start took the worker for idle while it loaded, and refused the effect:
+  /// "did not take the file" (exit 65).
+  @Test func aPlayStartsWithAnImpulseResponseThatTakesAWhileToLoad() throws {
+    try Plugins.require(Self.convolver)
+    let space = try Workspace()
+    let (file, _) = try project(space)
+    let long = space.path("irs/hall.wav")
+    try ReferenceRender.run(
+      "/usr/bin/sox",
+      [
+        "-R", "-n", "-r", "48000", "-c", "2", "-b", "32", "-e", "floating-point", long, "synth",
+        "1", "whitenoise", "fade", "q", "0", "1", "0.9", "vol", "0.01",
+      ])
+    try space.tape("fx", "add", file, "t1", Self.convolver, "--file", "ir=\(long)")
+    for _ in 0..<3 { try space.tape("play", file, "--device", "null", "--to", "0.5s") }
+  }
+
   /// The file is kept relative to the project (the folder moved elsewhere renders the same);
   /// listed by `fx ls` and `--json`; a missing one is refused naming the file and relink,
   /// nothing written; relink to the moved file works; undo and redo restore each.
