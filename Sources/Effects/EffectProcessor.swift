@@ -1194,15 +1194,15 @@ public final class EffectProcessor: @unchecked Sendable {
     func handled() -> Int {
       workers.reduce(0) { $0 + ($1?.channel.pointee.handled.load(ordering: .acquiring) ?? 0) }
     }
-    // Requests waiting in a ring or being worked on by a worker thread (taken from the ring,
-    // not yet handled: a long impulse response loading). Counting only the ring's, a play's
-    // start took a convolver loading its file for idle and refused it as not taken.
+    // Requests waiting in a ring or being worked on by a worker thread (scheduled, not yet
+    // handled: a long impulse response loading). Counting only the ring's, a play's start
+    // took a convolver loading its file for idle and refused it as not taken.
     func queued() -> Bool {
       workers.contains { worker in
         guard let channel = worker?.channel.pointee else { return false }
         return channel.requests.write.load(ordering: .acquiring)
           != channel.requests.read.load(ordering: .acquiring)
-          || channel.taken.load(ordering: .acquiring)
+          || channel.scheduled.load(ordering: .acquiring)
             != channel.handled.load(ordering: .acquiring)
       }
     }

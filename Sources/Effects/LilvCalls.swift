@@ -2,6 +2,7 @@
 // host features handed to plugins (URID map, options, worker schedule), and an instance's
 // connect/activate/run/deactivate, worker and state entry points.
 
+import Atomics
 import CLilv
 import Glibc
 import Synchronization
@@ -531,10 +532,12 @@ final class LilvWorld: @unchecked Sendable {
   /// instead of printing "Writing absolute path …" on standard error for each, which lilv
   /// 0.24 does for every path of a state serialized without a folder.
   /// What if: a plugin that stores a path without `LV2_STATE_IS_POD` loses it that way (lilv
-  /// keeps only plain data): a caller that finds a path missing asks again without.
+  /// keeps only plain data, and says "Lost non-POD property"): so only a caller that can tell
+  /// a path is missing asks for it (the check that a plugin holds its files, which then asks
+  /// again without); state stored with an effect (a preset's) is made the loud way.
   func saveState(
     _ uri: String, of instance: LV2Instance, features: UnsafePointer<UnsafePointer<LV2_Feature>?>,
-    quietPaths: Bool = true
+    quietPaths: Bool = false
   ) -> [UInt8]? {
     lock.withLock { _ -> [UInt8]? in
       let map = quietPaths ? URIDMap.shared.quietPathsFeature : URIDMap.shared.mapFeature
@@ -741,6 +744,7 @@ private func workerSchedule(
   guard channel.pointee.requests.push(data, size: Int(size)) else {
     return LV2_WORKER_ERR_NO_SPACE
   }
+  channel.pointee.scheduled.wrappingIncrement(ordering: .releasing)
   tape_lv2_post(channel.pointee.wakeup)
   return LV2_WORKER_SUCCESS
 }

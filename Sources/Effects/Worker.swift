@@ -84,9 +84,10 @@ struct WorkerChannel: @unchecked Sendable {
   var stopping: UnsafeAtomic<Bool>
   /// How many requests `work` has handled (diagnostics and tests).
   var handled: UnsafeAtomic<Int>
-  /// How many requests the worker thread has taken from the ring: more than ``handled`` while
-  /// `work` runs (a request taken no longer shows in the ring, and is not done yet).
-  var taken: UnsafeAtomic<Int>
+  /// How many requests were scheduled (put in the ring): more than ``handled`` until `work`
+  /// has returned for each (a request taken from the ring no longer shows there while `work`
+  /// runs, and is not done yet).
+  var scheduled: UnsafeAtomic<Int>
   /// Where the audio thread copies a response before handing it to the plugin.
   var responseScratch: UnsafeMutableRawPointer
   /// Where an inline worker copies a request before handing it to `work`.
@@ -135,7 +136,7 @@ final class Worker: @unchecked Sendable {
       to: WorkerChannel(
         requests: .make(capacity: Self.ringCapacity),
         responses: .make(capacity: Self.ringCapacity), wakeup: wakeup, stopping: .create(false),
-        handled: .create(0), taken: .create(0),
+        handled: .create(0), scheduled: .create(0),
         responseScratch: .allocate(byteCount: Self.ringCapacity, alignment: 16),
         requestScratch: .allocate(byteCount: Self.ringCapacity, alignment: 16),
         inline: mode == .inline, instance: nil))
@@ -157,7 +158,6 @@ final class Worker: @unchecked Sendable {
         while sem_wait(channel.pointee.wakeup) != 0 && errno == EINTR {}
         if channel.pointee.stopping.load(ordering: .acquiring) { break }
         while let size = channel.pointee.requests.pop(into: buffer) {
-          channel.pointee.taken.wrappingIncrement(ordering: .releasing)
           channel.pointee.instance?.work(size: size, data: buffer, channel: channel)
           channel.pointee.handled.wrappingIncrement(ordering: .releasing)
         }
@@ -184,7 +184,7 @@ final class Worker: @unchecked Sendable {
     channel.pointee.responses.destroy()
     channel.pointee.stopping.destroy()
     channel.pointee.handled.destroy()
-    channel.pointee.taken.destroy()
+    channel.pointee.scheduled.destroy()
     channel.pointee.responseScratch.deallocate()
     channel.pointee.requestScratch.deallocate()
     sem_destroy(channel.pointee.wakeup)
@@ -203,7 +203,6 @@ func deliverWorkerResponses(
   if channel.pointee.inline {
     let request = channel.pointee.requestScratch
     while let size = channel.pointee.requests.pop(into: request) {
-      channel.pointee.taken.wrappingIncrement(ordering: .relaxed)
       instance.work(size: size, data: request, channel: channel)
       channel.pointee.handled.wrappingIncrement(ordering: .relaxed)
     }

@@ -299,15 +299,16 @@ final class CompiledGraph: @unchecked Sendable {
     }
     for index in records.indices { records[index].delay = longest - latencies[index] }
     // Destinations a player's switch may still be crossfading out of when this plan comes
-    // in (the last two plans' outputs, and a switch under way now): they still gather their
+    // in: the last plan's outputs (it may not have played yet), and where each track's output
+    // goes now and is switching from (read off the audio thread, as
+    // ``EffectRack/sendIsSounding(_:)`` reads: whether the player is on the plan before or
+    // has started the last one's switch, one of the two names it). They still gather their
     // input, after the track switching (see ``EffectKernel/route``).
     var leaving: [(from: Track.ID, to: Track.ID)] = []
     if rack.live {
       for (index, track) in project.tracks.enumerated() {
-        // Read off the audio thread, as ``EffectRack/sendIsSounding(_:)`` reads: a stale
-        // value only keeps a destination gathering one plan longer.
         let state = buses[index].route.pointee
-        var olds = [rack.lastOutputs[track.id], rack.earlierOutputs[track.id]].compactMap { $0 }
+        var olds = [rack.lastOutputs[track.id]].compactMap { $0 }
         if state.destination > 0 { olds.append(Track.ID(state.destination)) }
         if state.switchLeft > 0 && state.previous > 0 { olds.append(Track.ID(state.previous)) }
         for old in Set(olds).sorted()
@@ -315,7 +316,6 @@ final class CompiledGraph: @unchecked Sendable {
           leaving.append((track.id, old))
         }
       }
-      rack.earlierOutputs = rack.lastOutputs
       rack.lastOutputs = Dictionary(
         uniqueKeysWithValues: project.tracks.compactMap { track in
           track.output.map { (track.id, $0) }
@@ -323,7 +323,7 @@ final class CompiledGraph: @unchecked Sendable {
     }
     var routing: Routing?
     if project.hasRouting || !rack.lastSends.isEmpty || !rack.lastSidechains.isEmpty
-      || !leaving.isEmpty
+      || !rack.soundingSidechains.isEmpty || !leaving.isEmpty
     {
       let chainIndex = Dictionary(
         uniqueKeysWithValues: project.tracks.enumerated().map { ($1.id, $0) })
@@ -341,23 +341,31 @@ final class CompiledGraph: @unchecked Sendable {
       // The ghosts' sources still run before their effects' tracks (the effect reads its side
       // chain when its chain runs), and the destinations being left after the tracks leaving
       // them: edges of the order only (a stand-in effect keyed by the ghost's source, a
-      // stand-in send). Those that would close a loop are let go of: a ghost then, and a
-      // destination's share of a switch heard a period late.
+      // stand-in send), each kept only if it closes no loop. One that would is let go of: a
+      // ghost then stops at once, and a destination being left no longer gathers (its share
+      // of the crossfade is lost rather than fed back around the loop a period late).
       var ordering = project
+      var kept: [(effect: Effect, track: Track.ID, source: Track.ID, ghost: Bool)] = []
       for ghost in ghosts {
         guard let place = ordering.tracks.firstIndex(where: { $0.id == ghost.track }) else {
           continue
         }
+        var trial = ordering
         var standIn = ghost.effect
         standIn.sidechain = ghost.source
-        ordering.tracks[place].effects.append(standIn)
+        trial.tracks[place].effects.append(standIn)
+        guard trial.routingLoop() == nil else { continue }
+        ordering = trial
+        kept.append(ghost)
       }
+      ghosts = kept
+      var receivers: Set<Track.ID> = []
       for (index, edge) in leaving.enumerated() {
-        ordering.sends.append(Send(id: Send.ID(-1 - Int64(index)), from: edge.from, to: edge.to))
-      }
-      if (!ghosts.isEmpty || !leaving.isEmpty) && ordering.routingLoop() != nil {
-        ghosts = []
-        ordering = project
+        var trial = ordering
+        trial.sends.append(Send(id: Send.ID(-1 - Int64(index)), from: edge.from, to: edge.to))
+        guard trial.routingLoop() == nil else { continue }
+        ordering = trial
+        receivers.insert(edge.to)
       }
       for (effect, track, source, ghost) in project.sidechains.map({ ($0, $1, $2, false) }) + ghosts
       {
@@ -382,7 +390,7 @@ final class CompiledGraph: @unchecked Sendable {
       let made = try Routing(
         project: project, rack: rack, buses: buses, latencies: latencies, audible: audible,
         keying: keying, order: ordering.routingOrder, sidechains: taps,
-        receivers: Set(leaving.map(\.to)), records: &records)
+        receivers: receivers, records: &records)
       longest = made.masterArrival
       routing = made
     }

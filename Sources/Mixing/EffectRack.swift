@@ -46,11 +46,10 @@ public final class EffectRack: @unchecked Sendable {
   /// The side chains of the last plan compiled (effect → source): one removed ramps out from
   /// there, as a ghost at gain 0, while it still sounds.
   var lastSidechains: [Effect.ID: Track.ID] = [:]
-  /// Where each track went in the last two plans compiled (tracks to the master left out): a
-  /// player's switch from one of those destinations may still be crossfading out of it when a
-  /// new plan comes, which must then still gather that destination's input.
+  /// Where each track went in the last plan compiled (tracks to the master left out): a
+  /// player's switch from there may still be crossfading out of it when a new plan comes,
+  /// which must then still gather that destination's input.
   var lastOutputs: [Track.ID: Track.ID] = [:]
-  var earlierOutputs: [Track.ID: Track.ID] = [:]
   /// Each side chain's working memory (its delay line, its gain reached), by its effect's id
   /// and its source: a side chain switched to another source ramps out from the old while it
   /// ramps in from the new.
@@ -363,10 +362,18 @@ public final class EffectRack: @unchecked Sendable {
       }
     } else {
       // The longest common run of the old chain and the new one by the running processor
-      // each effect would keep.
+      // each effect would keep. An effect given another file keeps none: a fresh instance
+      // with the file enters while the running one leaves (handed the file, a running plugin
+      // may swap it in from one sample to the next).
+      let refiledIDs = Set(
+        effects.indices.filter { index in
+          running[index].map { hasNewFiles(effects[index], $0) } ?? false
+        }.map { effects[$0].id })
       let anchors = Self.longestCommonRun(
         old.map { ObjectIdentifier($0.processor) },
-        running.map { $0.map(ObjectIdentifier.init) })
+        effects.indices.map { index in
+          refiledIDs.contains(effects[index].id) ? nil : running[index].map(ObjectIdentifier.init)
+        })
       let inOld = Set(old.map { ObjectIdentifier($0.processor) })
       var (i, j) = (0, 0)
       func leave(upTo end: Int) {
@@ -380,7 +387,9 @@ public final class EffectRack: @unchecked Sendable {
       func enter(upTo end: Int) throws(MixingError) {
         while j < end {
           // An effect that moved: a new instance enters while the old one leaves.
-          let moved = running[j].map { inOld.contains(ObjectIdentifier($0)) } ?? false
+          let moved =
+            refiledIDs.contains(effects[j].id)
+            || (running[j].map { inOld.contains(ObjectIdentifier($0)) } ?? false)
           if let made = try entry(effects[j], fresh: moved) { entries.append(made) }
           j += 1
         }
@@ -399,6 +408,12 @@ public final class EffectRack: @unchecked Sendable {
     return entries
   }
 
+  /// Whether `effect` gives its file parameters files other than those `processor` has.
+  func hasNewFiles(_ effect: Effect, _ processor: EffectProcessor) -> Bool {
+    Self.files(of: effect, for: processor.plugin, projectFolder: projectFolder)
+      .contains { processor.files[$0.key] != $0.value }
+  }
+
   /// Whether `effects` (with `running`, the processor each would keep) is `old` in the same
   /// order, every entry present, each running its old processor, and some given files their
   /// processors do not have: the span from the first such effect to the last, as
@@ -412,8 +427,7 @@ public final class EffectRack: @unchecked Sendable {
     var changed: [Int] = []
     for (index, effect) in effects.enumerated() {
       guard let processor = running[index], processor === old[index].processor else { return nil }
-      let files = Self.files(of: effect, for: processor.plugin, projectFolder: projectFolder)
-      if files.contains(where: { processor.files[$0.key] != $0.value }) { changed.append(index) }
+      if hasNewFiles(effect, processor) { changed.append(index) }
     }
     guard let first = changed.first, let last = changed.last else { return nil }
     return (first, effects.count - 1 - last)
@@ -505,9 +519,12 @@ public final class EffectRack: @unchecked Sendable {
     return bus
   }
 
-  /// Lets go of the processors and buses no plan uses any more: `effects` and `owners` are
-  /// those of every plan still alive. Call it off the audio thread, after the plans that used
-  /// the others are released.
+  /// Lets go of what the newest plan does not use: processors of effects not in `effects`,
+  /// chains' buses not in `owners`, send buses not in `sends` and side-chain buses not in
+  /// `sidechains` (nil: send buses all kept, side-chain buses kept for every effect in
+  /// `effects`). Off the audio thread. A plan still sounding keeps what it uses alive on its
+  /// own (its compiled graph holds its processors and its routing its buses): the rack only
+  /// stops handing them to new plans.
   public func keepOnly(
     effects: Set<Effect.ID>, owners: Set<ChainOwner>, sends: Set<SendKey>? = nil,
     sidechains: Set<SidechainKey>? = nil

@@ -71,6 +71,28 @@ struct LiveSwitchTests {
     #expect(abs(peak(200 * Self.period) - 0.5 * 0.501) < 0.002)
   }
 
+  /// Two tracks swap which feeds which while playing: t1 (the sine) goes to the bus t2, then
+  /// t2 goes to t1 and t1 to the master. t2, being left by t1, now runs before it: it cannot
+  /// gather t1's share of the crossfade without a loop, so that share stops at once (a step,
+  /// documented) instead of coming back around through t1 a period later; the play settles on
+  /// the render exactly and nothing grows.
+  @Test func tracksThatSwapWhichFeedsWhichSettleWithoutALoop() throws {
+    let harness = EffectsHarness(audio: Self.audio, period: Self.period)
+    let first = Self.routed(to: 2)
+    var swapped = first
+    swapped.tracks[0].output = nil
+    swapped.tracks[1].output = Track.ID(1)
+    try harness.play(first)
+    let played = try harness.pull(periods: 300) { index in
+      if index == 100 { try harness.play(swapped) }
+    }
+    let worst = try Self.settled(played, on: swapped, before: 300)
+    let loudest = played.map(abs).max() ?? 0
+    print("tracks swapped: settled vs render \(worst), loudest \(loudest)")
+    #expect(worst < 1e-6, "settled, the play differs from the render by \(worst)")
+    #expect(loudest <= 0.5 + 1e-6, "louder than the sine: \(loudest)")
+  }
+
   /// LSP's side-chain compressor on t1 listening to its side chain (`scl`) with a peak
   /// detector (`scm` 0: its output is the rectified key), keyed by t2 (a 10 Hz sine at half
   /// scale: a rectified kink of 0.0013 at each zero crossing), switched to t3 (the same sine a

@@ -352,98 +352,117 @@ extension ProcessHeavyTests {
     /// is the source bit for bit up to the fade-out, the fade-out (256 frames), silence, the
     /// fade-in from the next frame, and the source bit for bit to its end. Before, the stopped
     /// client stayed in the graph: jackd logged 573 xruns in 2.5 s, and the play counted none.
+    /// The samples are judged again once when jackd dropped cycles of its own (a fresh-clone CI
+    /// run saw 121 xruns and 10 dropped cycles, none of the player's).
     @Test func ctrlZClosesTheDeviceAndPlaysOnFromWhereItWas() throws {
-      let space = try Workspace()
-      let noise = try writeHashedNoise(space.path("noise.wav"), frames: 48_000 * 5)
-      let file = space.path("noise.tape")
-      try space.tape("new", file)
-      try space.tape("import", file, space.path("noise.wav"))
-      try space.tape("track", "add", file, "Noise")
-      try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "4s")
-      let length = 4 * 48_000
-      let device = try PacedDevice()
-      try device.record(seconds: 9)
-      let (player, out, errors) = try startTape(
-        ["play", file, "--device", "jackrec", "--json"], environment: device.environment)
-      let pid = player.processIdentifier
-      Thread.sleep(forTimeInterval: 1.5)
-      let playing = try device.ports(of: pid)
-      kill(pid, SIGTSTP)
-      var waited = 0
-      while processState(pid) != "T" && waited < 100 {
-        Thread.sleep(forTimeInterval: 0.02)
-        waited += 1
-      }
-      #expect(processState(pid) == "T", "the play did not stop")
-      let serverXruns = device.serverXruns
-      let logged = device.serverLogLines.count
-      let stopped = try device.ports(of: pid)
-      Thread.sleep(forTimeInterval: 1)
-      let stoppedXruns = device.serverXruns - serverXruns
-      // jackd's xruns of this player's client while it was stopped.
-      let ours = device.serverLogLines.dropFirst(logged).filter {
-        $0.contains(".\(pid).") && $0.lowercased().contains("xrun")
-      }
-      kill(pid, SIGCONT)
-      let output = out.fileHandleForReading.readDataToEndOfFile()
-      player.waitUntilExit()
-      let stderr = String(
-        decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-      #expect(player.terminationStatus == 0, "\(stderr)")
-      let report = try #require(
-        try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(stderr)")
-      #expect(playing.count == 2, "the player's JACK ports while playing: \(playing)")
-      #expect(stopped.isEmpty, "the player's JACK ports while stopped: \(stopped)")
-      #expect(ours.isEmpty, "jackd's xruns of the stopped player: \(ours)")
-      #expect(report["suspensions"] as? Int == 1, "\(report)")
-      #expect(report["xruns"] as? Int == 0, "\(report)")
-      let captured = try device.recorded()
-      let start = try #require(onset(captured))
-      // Bit for bit up to the fade-out (across cycles JACK may have dropped).
-      let before = compareAcrossDroppedCycles(
-        captured, from: start, with: noise, tolerance: 1e-9, stopping: true)
-      let (fade, source) = try #require(before.stop, "no fade-out")
-      var worst: Float = 0
-      for i in 0..<256 {
-        let gain = Float(255 - i) / 256
-        for c in 0..<2 {
-          worst = max(worst, abs(captured[(fade + i) * 2 + c] - noise[(source + i) * 2 + c] * gain))
+      for attempt in 1...2 {
+        let space = try Workspace()
+        let noise = try writeHashedNoise(space.path("noise.wav"), frames: 48_000 * 5)
+        let file = space.path("noise.tape")
+        try space.tape("new", file)
+        try space.tape("import", file, space.path("noise.wav"))
+        try space.tape("track", "add", file, "Noise")
+        try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "4s")
+        let length = 4 * 48_000
+        let device = try PacedDevice()
+        try device.record(seconds: 9)
+        let (player, out, errors) = try startTape(
+          ["play", file, "--device", "jackrec", "--json"], environment: device.environment)
+        let pid = player.processIdentifier
+        Thread.sleep(forTimeInterval: 1.5)
+        let playing = try device.ports(of: pid)
+        kill(pid, SIGTSTP)
+        var waited = 0
+        while processState(pid) != "T" && waited < 100 {
+          Thread.sleep(forTimeInterval: 0.02)
+          waited += 1
         }
-      }
-      // Silence, then the fade-in from the frame after the fade-out (its first frame at gain
-      // 0), then the rest bit for bit to the end of the clip, then silence.
-      func sounds(_ frame: Int) -> Bool {
-        captured[frame * 2] != 0 || captured[frame * 2 + 1] != 0
-      }
-      let resumed = try #require(((fade + 256)..<(captured.count / 2)).first(where: sounds))
-      let back = resumed - 1
-      let gap = Double(back - fade - 256) / 48_000
-      for i in 0..<256 {
-        let gain = Float(i) / 256
-        for c in 0..<2 {
-          worst = max(
-            worst, abs(captured[(back + i) * 2 + c] - noise[(source + 256 + i) * 2 + c] * gain))
+        #expect(processState(pid) == "T", "the play did not stop")
+        let serverXruns = device.serverXruns
+        let logged = device.serverLogLines.count
+        let stopped = try device.ports(of: pid)
+        Thread.sleep(forTimeInterval: 1)
+        let stoppedXruns = device.serverXruns - serverXruns
+        // jackd's xruns of this player's client while it was stopped.
+        let ours = device.serverLogLines.dropFirst(logged).filter {
+          $0.contains(".\(pid).") && $0.lowercased().contains("xrun")
         }
+        kill(pid, SIGCONT)
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        player.waitUntilExit()
+        let stderr = String(
+          decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(player.terminationStatus == 0, "\(stderr)")
+        let report = try #require(
+          try JSONSerialization.jsonObject(with: output) as? [String: Any], "\(stderr)")
+        #expect(playing.count == 2, "the player's JACK ports while playing: \(playing)")
+        #expect(stopped.isEmpty, "the player's JACK ports while stopped: \(stopped)")
+        #expect(ours.isEmpty, "jackd's xruns of the stopped player: \(ours)")
+        #expect(report["suspensions"] as? Int == 1, "\(report)")
+        #expect(report["xruns"] as? Int == 0, "\(report)")
+        let captured = try device.recorded()
+        let start = try #require(onset(captured))
+        // Bit for bit up to the fade-out (across cycles JACK may have dropped).
+        let before = compareAcrossDroppedCycles(
+          captured, from: start, with: noise, tolerance: 1e-9, stopping: true)
+        let (fade, source) = try #require(before.stop, "no fade-out")
+        var worst: Float = 0
+        for i in 0..<256 {
+          let gain = Float(255 - i) / 256
+          for c in 0..<2 {
+            worst = max(
+              worst, abs(captured[(fade + i) * 2 + c] - noise[(source + i) * 2 + c] * gain))
+          }
+        }
+        // Silence, then the fade-in from the frame after the fade-out (its first frame at gain
+        // 0), then the rest bit for bit to the end of the clip, then silence.
+        func sounds(_ frame: Int) -> Bool {
+          captured[frame * 2] != 0 || captured[frame * 2 + 1] != 0
+        }
+        let resumed = try #require(((fade + 256)..<(captured.count / 2)).first(where: sounds))
+        let back = resumed - 1
+        let gap = Double(back - fade - 256) / 48_000
+        for i in 0..<256 {
+          let gain = Float(i) / 256
+          for c in 0..<2 {
+            worst = max(
+              worst, abs(captured[(back + i) * 2 + c] - noise[(source + 256 + i) * 2 + c] * gain))
+          }
+        }
+        let rest = Array(noise[((source + 512) * 2)..<(length * 2)])
+        let after = compareAcrossDroppedCycles(
+          captured, from: back + 256, with: rest, tolerance: 1e-9)
+        let shifts = before.shifts + after.shifts
+        let repeated = after.shifts.filter { $0 < 0 }.reduce(0, -)
+        let skipped = after.shifts.filter { $0 > 0 }.reduce(0, +)
+        let end = back + 256 + after.matched + repeated
+        let tail = captured[min(captured.count, end * 2)...]
+        let jackXruns = device.serverXruns + device.recorderOverruns
+        print(
+          "Ctrl-Z: fade-out \(source) frames in, \(String(format: "%.2f", gap)) s of silence, fades within \(worst), the rest \(after.worst == 0 ? "exact" : "differs by \(after.worst)")\(shifts.isEmpty ? "" : ", \(shifts.count) cycles dropped by JACK"); jackd xruns while stopped \(stoppedXruns), in all \(jackXruns)"
+        )
+        // The samples judged, unless jackd lost cycles of its own (a loaded machine) while the
+        // player counted none: then once more, as the other paced tests do (``PacedDevice/verdict``).
+        let differs =
+          !(gap > 0.9 && worst < 1e-6 && after.worst == 0
+          && after.matched + skipped == rest.count / 2 && tail.allSatisfy { $0 == 0 })
+        let verdict = device.verdict(
+          differs: differs, attempt: attempt, playerXruns: report["xruns"] as? Int ?? -1,
+          playerRealtime: report["realtimePriority"] as? Bool ?? false)
+        if verdict == .retry { continue }
+        if case .unjudged(let reason) = verdict {
+          print("Ctrl-Z: not judged: \(reason)")
+          return
+        }
+        #expect(source > 48_000 && source < 3 * 48_000)
+        #expect(gap > 0.9, "the silence is shorter than the stop")
+        #expect(worst < 1e-6)
+        #expect(after.worst == 0, "the play did not go on from where it faded out, bit for bit")
+        #expect(after.matched + skipped == rest.count / 2)
+        #expect(tail.allSatisfy { $0 == 0 }, "sound after the end")
+        #expect(shifts.count <= jackXruns)
+        return
       }
-      let rest = Array(noise[((source + 512) * 2)..<(length * 2)])
-      let after = compareAcrossDroppedCycles(
-        captured, from: back + 256, with: rest, tolerance: 1e-9)
-      let shifts = before.shifts + after.shifts
-      let repeated = after.shifts.filter { $0 < 0 }.reduce(0, -)
-      let skipped = after.shifts.filter { $0 > 0 }.reduce(0, +)
-      let end = back + 256 + after.matched + repeated
-      let tail = captured[min(captured.count, end * 2)...]
-      let jackXruns = device.serverXruns + device.recorderOverruns
-      print(
-        "Ctrl-Z: fade-out \(source) frames in, \(String(format: "%.2f", gap)) s of silence, fades within \(worst), the rest \(after.worst == 0 ? "exact" : "differs by \(after.worst)")\(shifts.isEmpty ? "" : ", \(shifts.count) cycles dropped by JACK"); jackd xruns while stopped \(stoppedXruns), in all \(jackXruns)"
-      )
-      #expect(source > 48_000 && source < 3 * 48_000)
-      #expect(gap > 0.9, "the silence is shorter than the stop")
-      #expect(worst < 1e-6)
-      #expect(after.worst == 0, "the play did not go on from where it faded out, bit for bit")
-      #expect(after.matched + skipped == rest.count / 2)
-      #expect(tail.allSatisfy { $0 == 0 }, "sound after the end")
-      #expect(shifts.count <= jackXruns)
     }
 
     /// `tape scrub` the same: playing on the paced device, Ctrl-Z (in an interactive shell)

@@ -506,7 +506,9 @@ func playReport(
 ) throws -> (report: [String: Any], swaps: [[String: Any]], said: String) {
   let output = out.fileHandleForReading.readDataToEndOfFile()
   player.waitUntilExit()
-  return try playReport(output, said: try String(contentsOfFile: errorLog, encoding: .utf8))
+  let said = String(
+    decoding: try Data(contentsOf: URL(fileURLWithPath: errorLog)), as: UTF8.self)
+  return try playReport(output, said: said)
 }
 
 /// The `--json` report `output` of a play that said `said` on stderr, and its swaps.

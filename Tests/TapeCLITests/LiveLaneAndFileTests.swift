@@ -13,21 +13,22 @@ extension ProcessHeavyTests {
     /// Renders the last version of `file`, ends `play` and judges its capture against that
     /// render from `settledAfter` frames after the last swap (a second at most, and never
     /// into the clip's fade-out); returns whether it was judged (false: try again) and the
-    /// render.
+    /// render and the capture.
     static func judge(
       _ name: String, _ file: String, in space: Workspace, device: PacedDevice, play: PacedPlay,
       changes: Int, settledAfter: Int, attempt: Int, alignWithin: Int = 0
-    ) throws -> (Bool, [Float]) {
+    ) throws -> (Bool, render: [Float], captured: [Float]) {
       let last = space.path("last.wav")
       try space.tape("render", file, "-o", last, "--bits", "32f", "--tail", "0")
       let render = try ReferenceRender.decode(last)
       let (report, swaps, said) = try play.finish()
+      let captured = try device.recorded()
       let judged = try judgeLiveEdits(
-        name, device: device, captured: try device.recorded(), render: render,
+        name, device: device, captured: captured, render: render,
         settled: { ($0 + settledAfter, min($0 + settledAfter + 48_000, 9 * 48_000 - 4_800)) },
         minimumCompared: 24_000, swaps: swaps, changes: changes, said: said, report: report,
         attempt: attempt, allocations: play.allocations, alignWithin: alignWithin)
-      return (judged, render)
+      return (judged, render, captured)
     }
 
     /// While a 100 Hz sine plays to the master and, through send n1, into the Aux bus, `tape
@@ -55,7 +56,7 @@ extension ProcessHeavyTests {
           try space.tape(change)
           Thread.sleep(forTimeInterval: 0.5)
         }
-        let (judged, _) = try Self.judge(
+        let (judged, _, _) = try Self.judge(
           "live lanes", file, in: space, device: device, play: play, changes: changes.count,
           settledAfter: 4_800, attempt: attempt)
         if !judged { continue }
@@ -91,13 +92,18 @@ extension ProcessHeavyTests {
         Thread.sleep(forTimeInterval: 1.5)
         try space.tape("fx", "set", file, "f1", "--file", "ir=\(impulses[1])")
         Thread.sleep(forTimeInterval: 1)
-        let (judged, render) = try Self.judge(
+        let (judged, render, captured) = try Self.judge(
           "live effect file", file, in: space, device: device, play: play, changes: 1,
           settledAfter: 24_000, attempt: attempt, alignWithin: 2)
         if !judged { continue }
-        // The new file is heard: the sine (0.5, −3 dB in each channel at the centre) at 0.7.
-        let peak = (5 * 48_000..<6 * 48_000).map { abs(render[$0 * 2]) }.max() ?? 0
-        #expect(abs(Double(peak) - 0.7 * 0.5 * 0.5.squareRoot()) < 0.002, "peak \(peak)")
+        // The new file is heard, in the render and in what was played: the sine (0.5, −3 dB
+        // in each channel at the centre) at 0.7, 5 s in.
+        let expected = 0.7 * 0.5 * 0.5.squareRoot()
+        let start = onset(captured) ?? 0
+        let played = (5 * 48_000..<6 * 48_000).map { abs(captured[(start + $0) * 2]) }.max() ?? 0
+        let rendered = (5 * 48_000..<6 * 48_000).map { abs(render[$0 * 2]) }.max() ?? 0
+        #expect(abs(Double(played) - expected) < 0.002, "played peak \(played)")
+        #expect(abs(Double(rendered) - expected) < 0.002, "rendered peak \(rendered)")
         return
       }
     }
