@@ -322,8 +322,9 @@ final class CompiledGraph: @unchecked Sendable {
         })
     }
     var routing: Routing?
-    if project.hasRouting || !rack.lastSends.isEmpty || !rack.lastSidechains.isEmpty
-      || !rack.soundingSidechains.isEmpty || !leaving.isEmpty
+    let soundingSidechains = rack.soundingSidechains
+    if project.hasRouting || !rack.lastSends.isEmpty || !soundingSidechains.isEmpty
+      || !leaving.isEmpty
     {
       let chainIndex = Dictionary(
         uniqueKeysWithValues: project.tracks.enumerated().map { ($1.id, $0) })
@@ -331,7 +332,7 @@ final class CompiledGraph: @unchecked Sendable {
       // A side chain removed, or switched to another source, while it still sounds ramps out
       // from its old source (its effect still in its chain): a ghost, as a removed send is.
       var ghosts: [(effect: Effect, track: Track.ID, source: Track.ID, ghost: Bool)] = []
-      for key in rack.soundingSidechains {
+      for key in soundingSidechains {
         guard let found = project.effect(key.effect), case .track(let track) = found.owner,
           found.effect.sidechain != key.source, project.track(key.source) != nil
         else { continue }
@@ -395,8 +396,6 @@ final class CompiledGraph: @unchecked Sendable {
       routing = made
     }
     rack.lastSends = Dictionary(uniqueKeysWithValues: project.sends.map { ($0.id, $0) })
-    rack.lastSidechains = Dictionary(
-      project.sidechains.map { ($0.effect.id, $0.source) }, uniquingKeysWith: { first, _ in first })
     alignment = routing?.alignment ?? [:]
     for (index, track) in project.tracks.enumerated() where index < records.count {
       records[index].inputDelay = alignment[track.id] ?? 0

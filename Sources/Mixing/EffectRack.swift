@@ -43,9 +43,6 @@ public final class EffectRack: @unchecked Sendable {
   /// The sends of the last plan compiled: one that a new plan no longer has ramps out there
   /// (a ghost at gain 0) while its gain has not reached 0.
   var lastSends: [Send.ID: Send] = [:]
-  /// The side chains of the last plan compiled (effect → source): one removed ramps out from
-  /// there, as a ghost at gain 0, while it still sounds.
-  var lastSidechains: [Effect.ID: Track.ID] = [:]
   /// Where each track went in the last plan compiled (tracks to the master left out): a
   /// player's switch from there may still be crossfading out of it when a new plan comes,
   /// which must then still gather that destination's input.

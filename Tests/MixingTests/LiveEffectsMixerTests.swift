@@ -12,6 +12,18 @@ enum LivePlugins {
   static let amp = ("http://plugin.org.uk/swh-plugins/amp", "swh-lv2")
   /// x42's EQ: IIR filters with state, and a gain that glides in after it starts.
   static let eq = ("http://gareus.org/oss/lv2/fil4#stereo", "x42-plugins")
+  /// LSP's side-chain compressor (stereo).
+  static let compressor = "http://lsp-plug.in/plugins/lv2/sc_compressor_stereo"
+
+  /// Requires LSP's side-chain compressor, naming the package that has it.
+  static func requireCompressor() throws {
+    try #require(
+      EffectRack.missingPlugins(
+        in: Project(
+          sampleRate: 48_000, channels: 2,
+          masterEffects: [Effect(id: Effect.ID(1), plugin: compressor)])
+      ).isEmpty, "install lsp-plugins-lv2 (scripts/setup.sh does)")
+  }
 }
 
 /// Drives a `LiveMixer` with effects by hand, period by period, as the player does: plans come
@@ -76,6 +88,23 @@ final class EffectsHarness {
       plans.removeAll { retired.contains(ObjectIdentifier($0)) }
     }
     return all
+  }
+
+  /// The largest difference between `played` (a live play, interleaved stereo, from frame 0)
+  /// and the offline render of `project` from the start (effects warmed up as in the play)
+  /// over the `periods` periods of `period` frames before period `end`: 0 once the play has
+  /// settled on that version.
+  static func settledDifference(
+    _ played: [Float], on project: Project, audio: [Source.ID: SourceAudio], period: Int,
+    before end: Int, periods: Int = 40
+  ) throws -> Float {
+    let first = (end - periods) * period
+    let render = try offline(project, audio: audio, frames: end * period)
+    var worst: Float = 0
+    for index in (first * 2)..<render.count {
+      worst = max(worst, abs(render[index] - played[index]))
+    }
+    return worst
   }
 
   /// `tape render --bits 32f` of `frames` frames of `project` from `from`: a fresh rack, its

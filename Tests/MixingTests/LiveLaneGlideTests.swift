@@ -68,12 +68,10 @@ struct LiveLaneGlideTests {
     // Settled on each version: the periods before each change against the offline render.
     var worst: Float = 0
     for (project, end) in [(laned, 200), (plain, 300)] {
-      let first = (end - 40) * Self.period
-      let render = try EffectsHarness.offline(
-        project, audio: audio, from: Int64(first), frames: 40 * Self.period)
-      for index in render.indices {
-        worst = max(worst, abs(render[index] - played[first * 2 + index]))
-      }
+      worst = max(
+        worst,
+        try EffectsHarness.settledDifference(
+          played, on: project, audio: audio, period: Self.period, before: end))
     }
     // The change is heard: the lane takes the send (or the bus's right) away.
     let loudest = { (from: Int, channel: Int) in
@@ -113,13 +111,8 @@ struct LiveLaneGlideTests {
       if index == 100 { try harness.play(after) }
     }
     let largest = Self.largestSecondDifference(Array(played[(50 * Self.period * 2)...]))
-    let first = 160 * Self.period
-    let render = try EffectsHarness.offline(
-      after, audio: audio, from: Int64(first), frames: 40 * Self.period)
-    var worst: Float = 0
-    for index in render.indices {
-      worst = max(worst, abs(render[index] - played[first * 2 + index]))
-    }
+    let worst = try EffectsHarness.settledDifference(
+      played, on: after, audio: audio, period: Self.period, before: 200)
     let loudest = { (from: Int, channel: Int) in
       (from..<(from + 4_800)).map { abs(played[$0 * 2 + channel]) }.max() ?? 0
     }
@@ -141,13 +134,8 @@ struct LiveLaneGlideTests {
   /// key until the side chain goes, then the key alone. Before, the compressor's half dropped
   /// out at once.
   @Test func aSidechainRemovedRampsOut() throws {
-    let compressor = "http://lsp-plug.in/plugins/lv2/sc_compressor_stereo"
-    try #require(
-      EffectRack.missingPlugins(
-        in: Project(
-          sampleRate: 48_000, channels: 2,
-          masterEffects: [Effect(id: Effect.ID(1), plugin: compressor)])
-      ).isEmpty, "install lsp-plugins-lv2 (scripts/setup.sh does)")
+    try LivePlugins.requireCompressor()
+    let compressor = LivePlugins.compressor
     let audio = [Source.ID(1): sineSource(hertz: 100, channels: 2, frames: 200_000)]
     let harness = EffectsHarness(audio: audio, period: Self.period)
     let clip = Clip(

@@ -32,19 +32,13 @@ struct LiveSwitchTests {
       ])
   }
 
-  /// The play against the render of `project` (from the start: effects warmed up) over the
-  /// `periods` periods before `end`.
+  /// The play against the render of `project` over the 40 periods before period `end`.
   static func settled(
-    _ played: [Float], on project: Project, before end: Int, periods: Int = 40,
+    _ played: [Float], on project: Project, before end: Int,
     audio: [Source.ID: SourceAudio] = audio
   ) throws -> Float {
-    let first = (end - periods) * period
-    let render = try EffectsHarness.offline(project, audio: audio, frames: end * period)
-    var worst: Float = 0
-    for index in (first * 2)..<render.count {
-      worst = max(worst, abs(render[index] - played[index]))
-    }
-    return worst
+    try EffectsHarness.settledDifference(
+      played, on: project, audio: audio, period: period, before: end)
   }
 
   /// t1 goes to t2, then to t3 at period 100 and, one period later (within the first
@@ -100,13 +94,8 @@ struct LiveSwitchTests {
   /// to t3 again (within the ramp). Before, one bus per effect carried whichever source it
   /// had: the key jumped from one source to the other at once (a second difference of 0.5).
   @Test func aSidechainSwitchedToAnotherSourceCrossfades() throws {
-    let compressor = "http://lsp-plug.in/plugins/lv2/sc_compressor_stereo"
-    try #require(
-      EffectRack.missingPlugins(
-        in: Project(
-          sampleRate: 48_000, channels: 2,
-          masterEffects: [Effect(id: Effect.ID(1), plugin: compressor)])
-      ).isEmpty, "install lsp-plugins-lv2 (scripts/setup.sh does)")
+    try LivePlugins.requireCompressor()
+    let compressor = LivePlugins.compressor
     // A 10 Hz sine, and the same a quarter of its period later.
     let audio = [Source.ID(1): sineSource(hertz: 10, channels: 2, frames: 202_000)]
     let later = Clip(
