@@ -19,6 +19,8 @@ let package = Package(
     .library(name: "Effects", targets: ["Effects"]),
     .library(name: "Interchange", targets: ["Interchange"]),
     .library(name: "Recording", targets: ["Recording"]),
+    // Where a render goes (OutputDestination): the AudioFiles API takes its types.
+    .library(name: "SafeFiles", targets: ["SafeFiles"]),
   ],
   dependencies: [
     .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),

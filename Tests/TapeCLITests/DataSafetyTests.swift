@@ -68,16 +68,25 @@ func startTape(
   return (process, out, err)
 }
 
-/// The suites that run many processes for long: one after the other, never beside each other.
+/// The suites that start a paced JACK server: one after the other, never beside each other,
+/// and run by the test command in a test process of their own (scripts/test.sh).
 ///
 /// Why: Swift Testing runs tests on the cooperative pool, one thread per core (two here); a test
 /// that waits for processes holds its thread, and two such suites side by side would hold both,
 /// starving every async test (a store subscriber waiting for an update) for as long as they run.
 /// Every suite that starts a paced JACK server is one of these (the recordings' too), and each
 /// of their test cases takes its turn with any other test that starts one (``OneJACKServerAtATime``).
+/// In a process of their own they start at once: behind the other tests in one pool, the first
+/// of them (29 s alone) took 217 s (CI of 886db5d), and they are the run's longest chain.
 @Suite(.serialized, .oneJACKServerAtATime) struct ProcessHeavyTests {}
 
-extension ProcessHeavyTests {
+/// The suites that run many processes for long without a paced device (the fuzzer's 1,500
+/// commands, the data-safety and one-file checks, the scoped edits' comparison): one after
+/// the other, beside the other tests, in the test process that does not run
+/// ``ProcessHeavyTests``, so that at most one such suite holds a pool thread there.
+@Suite(.serialized) struct ManyProcessesTests {}
+
+extension ManyProcessesTests {
   @Suite("Nothing the user owns is ever destroyed", .timeLimit(.minutes(10)))
   struct DataSafetyTests {
     // MARK: 1. An output that is a source, the project, its log or a cache file

@@ -16,7 +16,7 @@ import TimelineStore
 /// - every 100 runs and at the end, the store's own check (`tape-testing verify`) passes.
 ///
 /// `TAPE_FUZZ_SEED` replays a run; `TAPE_FUZZ_RUNS` sets how many (CI: 1,500).
-extension ProcessHeavyTests {
+extension ManyProcessesTests {
   @Suite("Fuzzing the command line", .timeLimit(.minutes(20)))
   struct FuzzTests {
     /// Run on a thread of its own: two minutes of waiting for processes would otherwise hold

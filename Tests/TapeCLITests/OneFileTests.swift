@@ -2,7 +2,7 @@ import Foundation
 import SafeFiles
 import Testing
 
-extension ProcessHeavyTests {
+extension ManyProcessesTests {
   /// A project is one file: whatever process closes it last (a player, a watcher, scrub, a
   /// reader, an editor), however it ends, the file alone holds every committed version, and a
   /// log that is not the file's is never applied to it (issue 43, item 1).

@@ -7,33 +7,42 @@ import Testing
 /// ones, later by the latency the summary states, within a capture period.
 extension ProcessHeavyTests.RecordTests {
   @Test func theMonitorPlaysTheInputLaterByItsStatedLatency() throws {
-    let space = try Workspace()
-    let song = try Self.clickProject(space)
-    try Self.monitored(
-      space: space, clicks: song,
-      recorderArguments: [
-        "record", song, "Voice", "--device", "mic", "--monitor", "--duration", "12s",
-      ])
+    for attempt in 1...2 {
+      let space = try Workspace()
+      let song = try Self.clickProject(space)
+      let judged = try Self.monitored(
+        space: space, clicks: song,
+        recorderArguments: [
+          "record", song, "Voice", "--device", "mic", "--monitor", "--duration", "12s",
+        ], attempt: attempt)
+      if judged { return }
+    }
   }
 
   /// With --play, the monitor is mixed into the play: an overdub of an empty project (it plays
   /// silence to 12 s) hears the clicks it captures as the monitor without --play does.
   @Test func withPlayTheMonitorIsMixedIntoThePlay() throws {
-    let space = try Workspace()
-    let clicks = try Self.clickProject(space)
-    let empty = space.path("empty.tape")
-    try space.tape("new", empty, "--rate", "48000", "--channels", "2")
-    try space.tape("track", "add", empty, "Voice")
-    try Self.monitored(
-      space: space, clicks: clicks,
-      recorderArguments: [
-        "record", empty, "Voice", "--play", "--to", "12s", "--device", "mic", "--monitor",
-      ])
+    for attempt in 1...2 {
+      let space = try Workspace()
+      let clicks = try Self.clickProject(space)
+      let empty = space.path("empty.tape")
+      try space.tape("new", empty, "--rate", "48000", "--channels", "2")
+      try space.tape("track", "add", empty, "Voice")
+      let judged = try Self.monitored(
+        space: space, clicks: clicks,
+        recorderArguments: [
+          "record", empty, "Voice", "--play", "--to", "12s", "--device", "mic", "--monitor",
+        ], attempt: attempt)
+      if judged { return }
+    }
   }
 
   /// Runs the recorder (`recorderArguments`, monitoring on `mic`) while `tape play` plays the
   /// project `clicks` into its capture, jack_rec recording both; checks the monitored clicks
-  /// against the played ones and the stated latency.
+  /// against the played ones and the stated latency. False (nothing judged) when the test is
+  /// to run again in a fresh workspace: jackd lost cycles of its own on the first attempt while
+  /// the recorder counted no overrun (a loaded machine: a CI run heard 7 of 8 clicks, delays off
+  /// by a server period), as the other paced tests do (``PacedDevice/verdict``).
   ///
   /// The clicks go through `jack_thru` (``PacedDevice/startLoopback()``), to which the PCMs
   /// join themselves as they open: `src` plays into it, `mic` captures from it, and jack_rec
@@ -41,7 +50,9 @@ extension ProcessHeavyTests.RecordTests {
   /// is joined by the test, and jack_rec records until the recorder and the player are done:
   /// no window of time a slow start on a loaded machine could miss (before, a fixed 30 s
   /// recording and ports joined by polling jack_lsp lost clicks under load).
-  static func monitored(space: Workspace, clicks song: String, recorderArguments: [String]) throws {
+  static func monitored(
+    space: Workspace, clicks song: String, recorderArguments: [String], attempt: Int
+  ) throws -> Bool {
     // 256-frame cycles: the measured delay is the stated one plus a cycle of the server (the
     // jack PCM's own), which must stay within the tolerance of a capture period.
     let device = try PacedDevice()
@@ -137,6 +148,23 @@ extension ProcessHeavyTests.RecordTests {
     // again logs a line every cycle), and what jack_rec said.
     let server = device.serverLogLines.suffix(40).joined(separator: "\n")
     let jackRec = (try? String(contentsOfFile: device.recorderLog, encoding: .utf8)) ?? ""
+    let differs =
+      playedClicks.count != Self.clickFrames.count || heardClicks.count != playedClicks.count
+      || delays.isEmpty || !delays.allSatisfy { abs($0 - stated) <= period }
+    // The recorder's own overruns, from its summary ("…, N overruns").
+    let overruns = said.firstMatch(of: /(\d+) overruns/).map { Int($0.1) ?? -1 } ?? -1
+    let verdict = device.verdict(
+      differs: differs, attempt: attempt, playerXruns: overruns, playerRealtime: false)
+    if verdict == .retry {
+      print(
+        "monitor: jackd logged \(device.serverXruns) xruns of its own (jack_rec's overruns \(device.recorderOverruns)), the recorder none; once more"
+      )
+      return false
+    }
+    if case .unjudged(let reason) = verdict {
+      print("monitor: not judged: \(reason)")
+      return true
+    }
     #expect(
       playedClicks.count == Self.clickFrames.count,
       "\(playedClicks); late clients by jackd: \(device.serverXrunClients()); the end of its log: \(server); jack_rec said: \(jackRec)"
@@ -152,5 +180,6 @@ extension ProcessHeavyTests.RecordTests {
       !levels.isEmpty && levels.allSatisfy { abs($0.1 - 2 * $0.0) < 1e-4 && $0.0 > 0.4 },
       "played and monitored click levels: \(levels)")
     #expect(counts == [0, 0], "mallocs, frees on the device threads")
+    return true
   }
 }

@@ -10,7 +10,7 @@ import Testing
 /// commands every tracked row, the history (each version's label and recorded change), the
 /// head, the id counters, the head's journal and `ls --json` of the two files.
 /// `TAPE_SCOPED_SEED` replays a run.
-extension ProcessHeavyTests {
+extension ManyProcessesTests {
   @Suite("Scoped edits") struct ScopedEditTests {
     @Test func scopedAndWholeProjectEditsMakeTheSameFiles() throws {
       let seed =
