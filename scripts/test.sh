@@ -89,6 +89,9 @@ scripts/docs.sh || status=$?
 step "the example app (Examples/): build, then its test, beside the paced suites"
 # A package of its own that depends on Tape by path, as an app would: its own build of the
 # libraries. ExampleHostTests runs it and judges what it did.
+# SwiftPM plans a path dependency's files once: a file added to a library since the last
+# build of Examples/ is not seen (its types "cannot be found") until the plan is made again.
+rm -f Examples/.build/debug.yaml
 swift build --package-path Examples || status=$?
 NO_COLOR=1 "$bundle" --testing-library swift-testing --filter "$example" \
   --xunit-output "$results/xunit-example.xml" 2>&1 | tee -a "$results/console.log" || status=$?

@@ -107,9 +107,43 @@ public enum TimelineError: Error, Sendable, Hashable, CustomStringConvertible {
   /// `tape take use` while the take that plays was split or cut inside its range: choosing
   /// would swap one part and leave the others playing over the chosen take.
   case takeInParts(playing: Clip.ID, parts: [Clip.ID])
+  /// Text given for an id of `entity` (`clip`, prefix `c`) that is no such id.
+  case notAnID(String, entity: String, prefix: String)
+  /// A nudge (`+10ms`, `-1s`) where there is no time to nudge from (``TimeExpression``).
+  case nudgeWithoutBase(String)
+  /// A place typed that comes to before the timeline's start, by `frames`.
+  case timeBeforeStart(String, frames: FrameCount, sampleRate: Int)
+  /// `@` alone, where a marker's name was wanted.
+  case noMarkerNamed
+  /// `@NAME` (as `given`) where no marker is named `name`; `nearest` is the name meant by a
+  /// typo, if one is close.
+  case unknownMarkerName(String, given: String, nearest: String?, projectHasMarkers: Bool)
+  /// A place on the timeline (a clip's edge, a marker, a nudge) given for a time into a source.
+  case timelinePlaceForSourceTime(String, option: String)
 
   public var description: String {
     switch self {
+    case .notAnID(let text, let entity, let prefix):
+      return
+        "'\(text)' is not a \(entity) id; \(entity) ids look like \(prefix)1 ('tape ls' lists them)"
+    case .nudgeWithoutBase(let text):
+      return
+        "'\(text)' is a nudge, and this option has no time to nudge from; give a time (1.5s, 1:02.5) or a clip's edge (c3.end, c3.start+2s)"
+    case .timeBeforeStart(let text, let frames, let rate):
+      return
+        "'\(text)' comes to \(TimeValue.seconds(frames, sampleRate: rate)) before the timeline's start; times are 0 or later"
+    case .noMarkerNamed:
+      return "'@' names no marker; write @NAME ('tape marker ls' lists them)"
+    case .unknownMarkerName(let name, let given, let nearest, let hasMarkers):
+      let what = "\(given): no marker '\(name)'"
+      guard hasMarkers else {
+        return "\(what); this project has no markers yet (tape marker add FILE TIME NAME)"
+      }
+      return what + (nearest.map { "; did you mean '\($0)'?" } ?? "")
+        + " ('tape marker ls' lists them)"
+    case .timelinePlaceForSourceTime(let text, let option):
+      return
+        "\(option) \(text) names a place on the timeline, but \(option) is a time in the source (from its start): give one, such as 2.5s or 1:02.5"
     case .invalidTime(let text) where text.trimmingPrefix(" ").hasPrefix("-"):
       return "'\(text)' is negative; times and lengths are 0 or more"
     case .invalidTime(let text):

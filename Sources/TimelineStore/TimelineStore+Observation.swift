@@ -46,8 +46,10 @@ extension TimelineStore {
         timer.schedule(
           deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
         let lastDataVersion = Mutex<Int64?>(nil)
+        let gate = PollGate()
         let poll: @Sendable () -> Void = { [weak self] in
-          guard let self else { return }
+          // Closed: the store's connection may be gone (``Poller/cancel()``).
+          guard gate.isOpen, let self else { return }
           let last = lastDataVersion.withLock { $0 }
           let now = self.pollForExternalChanges(since: last)
           lastDataVersion.withLock { $0 = now }
@@ -89,7 +91,7 @@ extension TimelineStore {
               if !changed() { followUp(0, after: 0, write: write) }
             }
           }
-        state.poller = Poller(timer, watcher: watcher)
+        state.poller = Poller(timer, watcher: watcher, queue: queue, gate: gate)
       }
     }
     return stream

@@ -219,7 +219,12 @@ public final class TimelineStore: Sendable {
   }
 
   deinit {
-    state.withLock { $0.poller?.cancel() }
+    // Outside the lock (``Poller/cancel()``); no check is on its way here (one holds the store).
+    let poller = state.withLock { state in
+      defer { state.poller = nil }
+      return state.poller
+    }
+    poller?.cancel()
     blockBuilder.close()
     // The connection's WAL hook points at the checkpointer: close the connection first.
     try? queue.close()
@@ -723,15 +728,17 @@ public final class TimelineStore: Sendable {
 
   /// Closes the file; later calls fail. Pending log pages are checkpointed into the main file.
   public func close() throws(StoreError) {
-    let (subscribers, wasClosed) = state.withLock { state in
-      state.poller?.cancel()
-      state.poller = nil
+    let (subscribers, wasClosed, poller) = state.withLock { state in
       defer {
+        state.poller = nil
         state.subscribers.removeAll()
         state.closed = true
       }
-      return (Array(state.subscribers.values), state.closed)
+      return (Array(state.subscribers.values), state.closed, state.poller)
     }
+    // Outside the lock: a check on its way may be waiting for it, and is let finish before the
+    // connection closes.
+    poller?.cancel()
     // Outside the lock: finishing runs each stream's onTermination, which takes the lock.
     for continuation in subscribers { continuation.finish() }
     if !wasClosed { foldPendingMove() }
@@ -1037,16 +1044,43 @@ extension TimelineStore {
 final class Poller: @unchecked Sendable {
   let timer: any DispatchSourceTimer
   let watcher: FolderWatcher?
+  /// The serial queue every check runs on (the timer's, the watcher's and their follow-ups').
+  let queue: DispatchQueue
+  let gate: PollGate
 
-  init(_ timer: any DispatchSourceTimer, watcher: FolderWatcher?) {
+  init(
+    _ timer: any DispatchSourceTimer, watcher: FolderWatcher?, queue: DispatchQueue,
+    gate: PollGate
+  ) {
     self.timer = timer
     self.watcher = watcher
+    self.queue = queue
+    self.gate = gate
+    queue.setSpecific(key: Self.onQueue, value: true)
   }
 
+  private static let onQueue = DispatchSpecificKey<Bool>()
+
+  /// Stops the checks, and returns once none is on its way: a check already running finishes
+  /// first, and none that was scheduled (a follow-up, a timer event) reads after this, so the
+  /// store may close its connection. A check that read a closed connection crashed `tape
+  /// watch` as it ended (SIGSEGV in SQLite, 2 runs in 60). Not to be called with the store's
+  /// state locked: a running check may be waiting for that lock.
   func cancel() {
     watcher?.cancel()
     timer.cancel()
+    if DispatchQueue.getSpecific(key: Self.onQueue) == true {
+      gate.isOpen = false
+    } else {
+      queue.sync { gate.isOpen = false }
+    }
   }
+}
+
+/// Whether a store's checks for other processes' commits may still read (see
+/// ``Poller/cancel()``): read and written on the checks' queue only.
+final class PollGate: @unchecked Sendable {
+  var isOpen = true
 }
 
 /// Descriptors that read project headers, one per file (device and inode), kept open while

@@ -154,7 +154,8 @@ private func describeInGeneral(_ error: any Error) -> (Int32, String) {
       .invalidEnvelopePoint, .emptyEnvelope, .invalidEnvelopeShape, .envelopeShapeCount,
       .envelopeShapeCountForAddedPoints,
       .envelopeShapeInPoint, .invalidClipboardName, .clipboardTrackCount, .trackNamedTwice,
-      .invalidSnap, .invalidClipName:
+      .invalidSnap, .invalidClipName, .notAnID, .nudgeWithoutBase, .timeBeforeStart,
+      .noMarkerNamed, .unknownMarkerName, .timelinePlaceForSourceTime:
       return (Exit.usage, error.description)
     default: return (Exit.dataError, error.description)
     }
@@ -418,10 +419,7 @@ func parseClipID(_ text: String, _ project: Project) throws -> Clip.ID {
 
 func parseID<Entity>(_ text: String, as _: EntityID<Entity>.Type) throws -> EntityID<Entity> {
   guard let id = EntityID<Entity>(parsing: text) else {
-    throw UsageError(
-      message:
-        "'\(text)' is not a \(Entity.entityName) id; \(Entity.entityName) ids look like \(Entity.idPrefix)1 ('tape ls' lists them)"
-    )
+    throw TimelineError.notAnID(text, entity: Entity.entityName, prefix: Entity.idPrefix)
   }
   return id
 }
@@ -435,143 +433,20 @@ func parseTime(_ text: String, _ project: Project, option: String? = nil) throws
   }
 }
 
-/// A timeline time as the command line takes it:
-/// - any time (`1.5`, `1.5s`, `250ms`, `1:02.5`, `96000f`);
-/// - an edge of a clip, `c3.start` or `c3.end`, with an offset if wanted (`c3.end-100ms`,
-///   `c3.start+2s`), the clip given by id or by name (`@verse.end`, ``namedClipEdge(_:_:)``);
-/// - where the option has a time to be relative to (`base`: a clip's own start for `clip move
-///   --to`, the range's start for `cut --to`…), a nudge from it: `+10ms`, `-1s`.
-///
-/// - a marker, `@chorus`, with an offset if wanted (`@chorus+2s`, `@chorus-500ms`); a name
-///   that itself ends in what reads as an offset (`take-2s`) is taken whole first.
-///
-/// A result before the timeline's start is refused.
+/// A timeline time as the command line takes it (``Timeline/TimeExpression``): a time, a
+/// clip's edge, a marker, or a nudge from `base`.
 func parsePosition(
   _ text: String, _ project: Project, relativeTo base: FramePosition? = nil,
   option: String? = nil
 ) throws -> FramePosition {
-  let trimmed = text.trimmingCharacters(in: .whitespaces)
-  let tooLarge = TimelineError.timeTooLarge(text, sampleRate: project.sampleRate, option: option)
-  func time(_ text: Substring) throws -> Int64 {
-    do {
-      return try parseTime(String(text), project).frames
-    } catch TimelineError.timeTooLarge {
-      throw tooLarge
-    }
-  }
-  let offset = { (sign: Character, text: Substring) throws -> Int64 in
-    let frames = try time(text)
-    return sign == "-" ? -frames : frames
-  }
-  var position: Int64
-  if let edge = clipEdge(trimmed) {
-    let id = try parseID(String(edge.1), as: Clip.ID.self)
-    guard let (clip, _) = project.clip(id) else { throw TimelineError.unknownClip(id) }
-    position = (edge.2 == "start" ? clip.timelineStart : clip.timelineEnd).frames
-    if let sign = edge.3?.first, let time = edge.4 { position += try offset(sign, time) }
-  } else if let edge = namedClipEdge(trimmed, project) {
-    guard let clip = project.clip(named: String(edge.1)) else {
-      throw TimelineError.unknownClipName(String(edge.1))
-    }
-    position = (edge.2 == "start" ? clip.timelineStart : clip.timelineEnd).frames
-    if let sign = edge.3?.first, let time = edge.4 { position += try offset(sign, time) }
-  } else if trimmed.hasPrefix("@") {
-    position = try markerPosition(trimmed, project, offset: offset)
-  } else if let sign = trimmed.first, sign == "+" || (sign == "-" && base != nil) {
-    guard let base else {
-      throw UsageError(
-        message:
-          "'\(text)' is a nudge, and this option has no time to nudge from; give a time (1.5s, 1:02.5) or a clip's edge (c3.end, c3.start+2s)"
-      )
-    }
-    position = base.frames + (try offset(sign, trimmed.dropFirst()))
-  } else {
-    position = try time(Substring(trimmed))
-  }
-  guard position <= TimeValue.maximumFrames.frames else { throw tooLarge }
-  guard position >= 0 else {
-    throw UsageError(
-      message:
-        "'\(text)' comes to \(TimeValue.seconds(FrameCount(-position), sampleRate: project.sampleRate)) before the timeline's start; times are 0 or later"
-    )
-  }
-  return FramePosition(position)
+  try TimeExpression.position(text, in: project, relativeTo: base, option: option)
 }
 
-/// A time into a source (`clip add --from`, `--to`): a time from the source's start, never a
-/// place on the timeline (a clip's edge, a marker, a nudge), which would be taken for one
-/// without a word.
+/// A time into a source (`clip add --from`, `--to`; ``Timeline/TimeExpression/sourceTime(_:option:in:)``).
 func parseSourceTime(
   _ text: String, option: String, _ project: Project
 ) throws -> FramePosition {
-  let trimmed = text.trimmingCharacters(in: .whitespaces)
-  if clipEdge(trimmed) != nil || trimmed.hasPrefix("@") || trimmed.hasPrefix("+") {
-    throw UsageError(
-      message:
-        "\(option) \(trimmed) names a place on the timeline, but \(option) is a time in the source (from its start): give one, such as 2.5s or 1:02.5"
-    )
-  }
-  return FramePosition(try parseTime(trimmed, project, option: option).frames)
-}
-
-/// `text` (trimmed) read as a clip's edge, `c3.end-100ms`: the clip id, the edge, and the
-/// offset's sign and time if any.
-func clipEdge(
-  _ text: String
-) -> Regex<(Substring, Substring, Substring, Substring?, Substring?)>.Match? {
-  // A regex literal is compiled anew each time it is evaluated: a third of a batch's clip
-  // adds went to compiling these two for times like `70s`, which cannot match.
-  guard text.first == "c", mayNameAnEdge(text) else { return nil }
-  return text.wholeMatch(of: /(c[0-9]+)\.(start|end)(?:([+-])(.+))?/)
-}
-
-/// Whether `text` holds `.start` or `.end`, as every clip edge does (a quick test before a
-/// regex that would cost far more).
-func mayNameAnEdge(_ text: String) -> Bool {
-  text.utf8.contains(UInt8(ascii: ".")) && (text.contains(".start") || text.contains(".end"))
-}
-
-/// `text` (trimmed) read as a named clip's edge, `@verse.end-100ms`: the clip's name, the edge,
-/// and the offset's sign and time if any; nil when it is no such form, or when a marker is
-/// called by the text after `@` (`@drop.end`), or by it up to the offset (`@drop.end+1s`):
-/// markers are read first, as a marker's name that reads as an offset is.
-func namedClipEdge(
-  _ text: String, _ project: Project
-) -> Regex<(Substring, Substring, Substring, Substring?, Substring?)>.Match? {
-  guard text.first == "@", mayNameAnEdge(text),
-    let edge = text.wholeMatch(of: /@(.+)\.(start|end)(?:([+-])(.+))?/),
-    project.marker(named: String(text.dropFirst())) == nil,
-    project.marker(named: "\(edge.1).\(edge.2)") == nil
-  else { return nil }
-  return edge
-}
-
-/// The frame `@NAME`, `@NAME+TIME` or `@NAME-TIME` names: the marker's position, offset.
-/// The whole text after `@` is tried as a name first, then each split at a `+` or `-` (the
-/// last first) whose right side is a time.
-private func markerPosition(
-  _ text: String, _ project: Project, offset: (Character, Substring) throws -> Int64
-) throws -> Int64 {
-  let body = text.dropFirst()
-  guard !body.isEmpty else {
-    throw UsageError(message: "'@' names no marker; write @NAME ('tape marker ls' lists them)")
-  }
-  if let marker = project.marker(named: String(body)) { return marker.position.frames }
-  var split = body.endIndex
-  var wanted = String(body)
-  while let sign = body[..<split].lastIndex(where: { $0 == "+" || $0 == "-" }) {
-    split = sign
-    let name = String(body[..<sign])
-    let time = body[body.index(after: sign)...]
-    guard let first = time.first, first.isASCII, first.isNumber else { continue }
-    if let marker = project.marker(named: name) {
-      return marker.position.frames + (try offset(body[sign], time))
-    }
-    if (try? TimeValue(parsing: String(time), sampleRate: project.sampleRate)) != nil {
-      wanted = name
-    }
-  }
-  throw UsageError(message: unknownMarkerName(wanted, project, given: text))
+  try TimeExpression.sourceTime(text, option: option, in: project)
 }
 
 func parseCurve(_ text: String) throws -> FadeCurve {
@@ -692,21 +567,3 @@ protocol ClosedAtExit: Sendable {
 extension TimelineStore: ClosedAtExit {}
 
 extension ScopedEditor: ClosedAtExit {}
-
-/// The Damerau–Levenshtein distance of two words (a swap of neighbours counts one).
-func editDistance(_ a: String, _ b: String) -> Int {
-  let a = Array(a), b = Array(b)
-  var rows = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
-  for i in 0...a.count { rows[i][0] = i }
-  for j in 0...b.count { rows[0][j] = j }
-  for i in stride(from: 1, through: a.count, by: 1) {
-    for j in stride(from: 1, through: b.count, by: 1) {
-      let cost = a[i - 1] == b[j - 1] ? 0 : 1
-      rows[i][j] = min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost)
-      if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
-        rows[i][j] = min(rows[i][j], rows[i - 2][j - 2] + 1)
-      }
-    }
-  }
-  return rows[a.count][b.count]
-}

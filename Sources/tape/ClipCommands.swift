@@ -652,13 +652,13 @@ func clipScope(_ text: String, times: [String?] = []) -> EditScope? {
   for time in times.compactMap({ $0 }) {
     let trimmed = time.trimmingCharacters(in: .whitespaces)
     // `@verse.end`: the clip called verse, if it is not a marker (markers are read whole).
-    if trimmed.first == "@", mayNameAnEdge(trimmed),
+    if trimmed.first == "@", TimeExpression.mayNameAnEdge(trimmed),
       let named = trimmed.wholeMatch(of: /@(.+)\.(?:start|end)(?:[+-].+)?/)
     {
       scope.clipNames.insert(String(named.1))
       continue
     }
-    guard let edge = clipEdge(trimmed) else { continue }
+    guard let edge = TimeExpression.clipEdge(trimmed) else { continue }
     guard let id = Clip.ID(parsing: String(edge.1)) else { return nil }
     scope.clips.insert(id)
   }

@@ -54,7 +54,7 @@ struct ParameterSettings: ParsableArguments {
     var values: [String: Double] = [:]
     for (symbol, text) in try pairs() {
       guard let port = plugin.controls.first(where: { $0.symbol == symbol }) else {
-        let nearest = FxNames.nearest(to: symbol, in: plugin.controls.map(\.symbol))
+        let nearest = NameSuggestion.nearest(to: symbol, in: plugin.controls.map(\.symbol))
         throw UsageError(
           message: "\(plugin.uri) has no parameter '\(symbol)'"
             + (nearest.map { "; did you mean '\($0)'?" } ?? "")
@@ -206,18 +206,6 @@ enum FxNames {
           + "(those work without it)")
     }
     return plugin
-  }
-
-  /// The candidate closest to `name` by edit distance, when it is close enough to be a typo.
-  static func nearest(to name: String, in candidates: [String]) -> String? {
-    let target = name.lowercased()
-    var best: (String, Int)?
-    for candidate in candidates {
-      let distance = editDistance(target, candidate.lowercased())
-      if distance < (best?.1 ?? Int.max) { best = (candidate, distance) }
-    }
-    guard let best, best.1 <= max(2, target.count / 3) else { return nil }
-    return best.0
   }
 
   /// `master`, or a track by id or name (``resolveTrack(_:_:)``), as the command line gives it.

@@ -21,17 +21,14 @@ func parseMarker(_ text: String, _ project: Project) throws -> Marker.ID {
   if let id = Marker.ID(parsing: text) { return id }
   let name = text.hasPrefix("@") ? String(text.dropFirst()) : text
   if let marker = project.marker(named: name) { return marker.id }
-  throw UsageError(message: unknownMarkerName(name, project, given: text, asID: true))
+  throw UsageError(message: unknownMarkerName(name, project, given: text))
 }
 
-/// The message for a marker name the project does not have, naming the nearest one.
-func unknownMarkerName(
-  _ name: String, _ project: Project, given: String, asID: Bool = false
-)
-  -> String
-{
-  let nearest = FxNames.nearest(to: name, in: project.markers.map(\.name))
-  let what = asID ? "'\(given)' is not a marker id (m1) or name" : "\(given): no marker '\(name)'"
+/// The message for text given as a marker's id or name that names none, naming the nearest
+/// name (a marker in a time, `@chorus+2s`, is ``Timeline/TimelineError/unknownMarkerName(_:given:nearest:projectHasMarkers:)``).
+func unknownMarkerName(_ name: String, _ project: Project, given: String) -> String {
+  let nearest = NameSuggestion.nearest(to: name, in: project.markers.map(\.name))
+  let what = "'\(given)' is not a marker id (m1) or name"
   if project.markers.isEmpty {
     return "\(what); this project has no markers yet (tape marker add FILE TIME NAME)"
   }

@@ -29,13 +29,14 @@ final class Overdub: @unchecked Sendable {
     let library = AudioLibrary(cache: AudioCache(forProject: file, lockingMemory: true))
     self.library = library
     try LiveEffects.check(project, bypassMissing: false, file: file)
-    let effects = LiveEffects(bypassMissing: false, projectFolder: projectFolder(file))
+    let effects = PlayerEffects(bypassMissing: false, projectFolder: projectFolder(file))
     player = try LivePlayer(
       LivePlayer.Configuration(
         device: request, sampleRate: project.sampleRate, channels: project.channels,
         range: range, loop: loop),
       compile: { project, version, sequence in
-        try effects.compile(project, version: version, sequence: sequence, library: library)
+        try effects.compile(
+          project, version: version, sequence: sequence, audio: library.audio(for: project))
       },
       load: { audio, chunk in try library.makeResident(audio, chunk) })
     guard player.deviceRate == project.sampleRate else {

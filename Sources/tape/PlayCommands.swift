@@ -194,7 +194,7 @@ struct Play: ParsableCommand {
       cache.progress = { starting.update($0) }
       let library = AudioLibrary(cache: cache)
       try LiveEffects.check(project, bypassMissing: bypassMissing, file: self.project.file)
-      let effects = LiveEffects(
+      let effects = PlayerEffects(
         bypassMissing: bypassMissing, projectFolder: projectFolder(self.project.file))
       let player = try LivePlayer(
         LivePlayer.Configuration(
@@ -202,7 +202,8 @@ struct Play: ParsableCommand {
           range: range.start.frames..<(span.to == nil ? Int64.max : range.end.frames),
           loop: loop, ringsOut: true),
         compile: { project, version, sequence in
-          try effects.compile(project, version: version, sequence: sequence, library: library)
+          try effects.compile(
+            project, version: version, sequence: sequence, audio: library.audio(for: project))
         },
         load: { audio, chunk in try library.makeResident(audio, chunk) })
       effects.prepare(for: player, project: project)
@@ -879,23 +880,8 @@ enum Interrupt {
   }
 }
 
-/// The effects of a play: one ``EffectRack`` for the player's whole life (so that an effect's
-/// plugin instance goes on through every edit), made once the device has said its period.
-final class LiveEffects: @unchecked Sendable {
-  private let bypassMissing: Bool
-  /// Set before the player starts, then used on the planner thread only.
-  private var rack: EffectRack?
-  private var warned: Set<String> = []
-  private var pending: [String] = []
-
-  /// Where the project's effects' files stored relative to it are.
-  let projectFolder: RawPath?
-
-  init(bypassMissing: Bool, projectFolder: RawPath? = nil) {
-    self.bypassMissing = bypassMissing
-    self.projectFolder = projectFolder
-  }
-
+/// The check a play makes of its project's effects before any device opens.
+enum LiveEffects {
   /// Refuses, before any device is opened, a project whose plugins are missing or cannot run
   /// (unless `bypassMissing`), and warns of stored values its plugins do not take (unless
   /// `!warn`: a full-screen view has no line to say it on).
@@ -904,50 +890,6 @@ final class LiveEffects: @unchecked Sendable {
   ) throws {
     guard !project.allEffects.isEmpty else { return }
     try EffectChecks.run(project, file: file, bypassMissing: bypassMissing, warn: warn)
-  }
-
-  /// Makes the rack for `player`'s device: processors take its period at most per call.
-  func prepare(for player: LivePlayer, project: Project) {
-    let rack = EffectRack(
-      sampleRate: project.sampleRate, channels: project.channels,
-      maximumFrames: player.mixFrames, bypassMissing: bypassMissing, live: true,
-      projectFolder: projectFolder)
-    self.rack = rack
-    // Effects that have left their chains are let go of by a plan compiled again.
-    player.refresh = { rack.hasFinishedLeaving }
-  }
-
-  /// The player's compile step: a plan whose effects come from the rack, which then lets go of
-  /// the processors of effects this version no longer has (plans still sounding keep theirs
-  /// alive until they are released, off the audio thread).
-  func compile(
-    _ project: Project, version: Int64, sequence: Int64, library: AudioLibrary
-  ) throws -> RenderPlan {
-    let plan = try RenderPlan(
-      project: project, audio: try library.audio(for: project), version: version,
-      sequence: sequence, effects: rack)
-    if let rack {
-      let (effects, owners) = plan.effectsInUse
-      rack.keepOnly(
-        effects: effects, owners: owners, sends: plan.sendsInUse,
-        sidechains: plan.sidechainsInUse)
-      for (id, reason) in rack.skipped.sorted(by: { $0.key < $1.key })
-      where warned.insert("skip \(id)").inserted {
-        pending.append("effect \(id) skipped: \(reason)")
-      }
-    }
-    for uri in plan.pluginsNotHardRT where warned.insert(uri).inserted {
-      pending.append(
-        "\(uri) does not say it is safe on an audio thread (lv2:hardRTCapable); it may cause dropouts"
-      )
-    }
-    return plan
-  }
-
-  /// What the compiles so far have to say (each thing once).
-  func notes() -> [String] {
-    defer { pending = [] }
-    return pending
   }
 }
 

@@ -455,11 +455,8 @@ struct Render: ParsableCommand {
     }
   }
 
-  /// Refuses an output that is (the same file as, by device and inode, whatever its name) a
-  /// source any version of the project uses, the project file, or a decoded-audio cache file;
-  /// or that is named as the project's `-wal`, `-shm` or `-journal`, or lies in its cache
-  /// folder, whether or not that file exists yet (SQLite may create it any moment). Standard
-  /// output is checked too when it is a file (`1<> song.tape` does not truncate it).
+  /// Refuses an output that would destroy a file of the project (``AudioFiles/ProtectedFiles``:
+  /// the project file, its side files, a source of any version, the decoded-audio cache).
   ///
   /// `stems`: the folder of `--stems`, when `target` is one of its files, for the message.
   /// `refusal`: the error for an output that is `what` (`path`), when not a render's.
@@ -467,82 +464,23 @@ struct Render: ParsableCommand {
     _ destination: OutputDestination, target: String, store: TimelineStore, cache: AudioCache,
     stems: String? = nil, refusal: ((_ what: String, _ path: String) -> UsageError)? = nil
   ) throws {
-    let file = store.path
-    func refuse(_ what: String, _ path: String) -> UsageError {
-      if let refusal { return refusal(what, path) }
-      let named = path == target ? "" : " (\(path))"
-      if let stems {
-        return UsageError(
-          message:
-            "--stems \(stems) would write the stem \(target), which is \(what)\(named); rendering there would destroy it, so give --stems another folder"
-        )
-      }
-      let shown = target == "-" ? "standard output" : "-o \(target)"
-      return UsageError(
+    let protected = ProtectedFiles(project: store.path, cache: cache) {
+      try store.sourcePathsInHistory()
+    }
+    guard let (what, path) = try protected.conflict(with: destination) else { return }
+    if let refusal { throw refusal(what, path) }
+    let named = path == target ? "" : " (\(path))"
+    if let stems {
+      throw UsageError(
         message:
-          "\(shown) is \(what)\(named); rendering there would destroy it, so choose another output name"
+          "--stems \(stems) would write the stem \(target), which is \(what)\(named); rendering there would destroy it, so give --stems another folder"
       )
     }
-    let sidecars = [
-      ("-wal", "the project's write-ahead log"), ("-shm", "the project's shared-memory index"),
-      ("-journal", "the project's journal"),
-    ]
-    // The project by the name given and by the file SQLite opens (a symlink resolved), whose
-    // side files are named from the resolved name.
-    let projects = [Self.resolvedPath(file), Self.realPath(file)].compactMap { $0 }
-    if destination.kind == .file {
-      let target = Self.resolvedPath(destination.target)
-      // The folder by identity, so that a bind mount or another path to it is the same folder.
-      let targetFolder = FileIdentity(path: (target as NSString).deletingLastPathComponent)
-      let targetName = (target as NSString).lastPathComponent
-      for (suffix, what) in sidecars {
-        for project in projects {
-          let projectFolder = FileIdentity(path: (project as NSString).deletingLastPathComponent)
-          let sameFolder =
-            targetFolder.flatMap { folder in projectFolder.map(folder.isSameFile) } ?? false
-          if target == project + suffix
-            || (sameFolder && targetName == (project as NSString).lastPathComponent + suffix)
-          {
-            throw refuse(what, (project == projects[0] ? file : project) + suffix)
-          }
-        }
-      }
-      for folder in cache.directories
-      where (target as NSString).deletingLastPathComponent == Self.resolvedPath(folder) {
-        throw refuse("inside the decoded-audio cache", folder)
-      }
-    }
-    guard let existing = destination.existing, existing.isRegularFile else { return }
-    var protected: [(path: RawPath, what: String)] = [(RawPath(file), "the project file itself")]
-    for project in [file] + projects {
-      protected += sidecars.map { (RawPath(project + $0.0), $0.1) }
-    }
-    protected += try store.sourcePathsInHistory().sorted().map {
-      ($0.resolved(against: cache.projectFolder), "a source of this project")
-    }
-    protected += cache.files.map { (RawPath($0), "a decoded-audio cache file") }
-    for (path, what) in protected {
-      guard let identity = path.withCString({ FileIdentity(cPath: $0) }),
-        identity.isSameFile(as: existing)
-      else { continue }
-      throw refuse(what, path.description)
-    }
-  }
-
-  /// `path` with its folder's symlinks, `.` and `..` resolved (the file itself need not exist).
-  /// `path` with every symlink resolved, the file's own included; nil when it does not exist.
-  private static func realPath(_ path: String) -> String? {
-    guard let real = realpath(path, nil) else { return nil }
-    defer { free(real) }
-    return String(cString: real)
-  }
-
-  private static func resolvedPath(_ path: String) -> String {
-    let folder = RawPath(path).folder.description
-    let name = (path as NSString).lastPathComponent
-    guard let real = realpath(folder.isEmpty ? "." : folder, nil) else { return path }
-    defer { free(real) }
-    return String(cString: real) + "/" + name
+    let shown = target == "-" ? "standard output" : "-o \(target)"
+    throw UsageError(
+      message:
+        "\(shown) is \(what)\(named); rendering there would destroy it, so choose another output name"
+    )
   }
 
   /// The settings `project` (its rate and channels) renders with.

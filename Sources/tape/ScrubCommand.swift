@@ -420,7 +420,7 @@ final class ScrubSession: @unchecked Sendable {
         cache: PlayStop.stoppable(AudioCache(forProject: file, lockingMemory: true)))
       do {
         try LiveEffects.check(project, bypassMissing: false, file: file, warn: false)
-        let effects = LiveEffects(bypassMissing: false, projectFolder: projectFolder(file))
+        let effects = PlayerEffects(bypassMissing: false, projectFolder: projectFolder(file))
         // A project shorter than the loop's wrap fades plays once: looped, it would click at
         // every wrap.
         let shortfall = Play.loopShortfall(
@@ -430,7 +430,8 @@ final class ScrubSession: @unchecked Sendable {
             device: DeviceRequest(name: device), sampleRate: project.sampleRate,
             channels: project.channels, range: 0..<Int64.max, loop: shortfall == nil),
           compile: { project, version, sequence in
-            try effects.compile(project, version: version, sequence: sequence, library: library)
+            try effects.compile(
+              project, version: version, sequence: sequence, audio: library.audio(for: project))
           },
           load: { audio, chunk in try library.makeResident(audio, chunk) })
         effects.prepare(for: started, project: project)

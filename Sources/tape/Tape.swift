@@ -223,7 +223,7 @@ struct Tape: ParsableCommand {
     let word = asked[length]
     let path = (["tape"] + asked.prefix(length)).joined(separator: " ")
     let names = subcommands.flatMap { [$0._commandName] + $0.configuration.aliases }
-    let near = names.map { ($0, editDistance($0, word)) }
+    let near = names.map { ($0, NameSuggestion.editDistance($0, word)) }
       .filter { $0.1 <= max(1, min(2, word.count / 3)) || $0.0.hasPrefix(word) }
       .sorted { $0.1 < $1.1 }.prefix(3).map { "'\(path) \($0.0)'" }
     let suggestion = near.isEmpty ? "" : "; did you mean \(near.joined(separator: " or "))?"

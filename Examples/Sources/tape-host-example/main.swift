@@ -175,9 +175,14 @@ enum TapeHostExample {
     let head = store.snapshot.project
     let audio = try cache.sources(for: head)
     let plan = try RenderPlan(project: head, audio: audio.audio)
+    // Never over a file of the project (its log, a source, the cache), by any name.
+    let destination = try OutputDestination.resolve(mix)
+    let protected = ProtectedFiles(project: file, cache: cache) { try store.sourcePathsInHistory() }
+    if let conflict = try protected.conflict(with: destination) {
+      throw ExampleError("\(mix) is \(conflict.what) (\(conflict.path)); not rendering over it")
+    }
     let summary = try OfflineRenderer.render(
-      plan, audio: audio, range: FrameRange(start: .zero, end: plan.end),
-      to: try OutputDestination.resolve(mix),
+      plan, audio: audio, range: FrameRange(start: .zero, end: plan.end), to: destination,
       settings: RenderSettings(format: .wav, sampleFormat: .int24, dither: false))
     print(
       "render: \(mix), \(String(format: "%.2f", summary.durationSeconds)) s, peak \(String(format: "%.1f", summary.peakDecibels)) dBFS, \(String(format: "%.1f", summary.loudness)) LUFS"
@@ -207,7 +212,10 @@ enum TapeHostExample {
 
     // 8. Play the first half second on an ALSA device, as `tape play` does; a player follows
     // the store too (offer each update), swapping plans in without a click.
+    // Its effects (none here, but a project may have any) come from one rack for the
+    // player's life, so that an edit never restarts a plugin.
     let library = AudioLibrary(cache: cache)
+    let effects = PlayerEffects(bypassMissing: true, projectFolder: RawPath(folder))
     let player: LivePlayer
     do {
       player = try LivePlayer(
@@ -215,9 +223,8 @@ enum TapeHostExample {
           device: DeviceRequest(name: options.device), sampleRate: head.sampleRate,
           channels: head.channels, range: 0..<24_000, loop: false),
         compile: { project, version, sequence in
-          try RenderPlan(
-            project: project, audio: library.audio(for: project), version: version,
-            sequence: sequence)
+          try effects.compile(
+            project, version: version, sequence: sequence, audio: library.audio(for: project))
         },
         load: { audio, chunk in try library.makeResident(audio, chunk) })
     } catch {
@@ -225,6 +232,7 @@ enum TapeHostExample {
       try store.close()
       return
     }
+    effects.prepare(for: player, project: head)
     try player.start(head, version: store.snapshot.version)
     let report = player.wait()
     print("play: \(report.frames) frames on \(options.device), \(report.xruns) dropouts")
