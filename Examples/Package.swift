@@ -1,6 +1,6 @@
 // swift-tools-version: 6.2
-// An app built on Tape's libraries, as the README's "Tape as a library" describes: it depends on
-// Tape by path and uses its library products the way a program with a timeline view would.
+// An app built on Tape's libraries (the README's last paragraph): it depends on Tape by path
+// and uses its library products the way a program with a timeline view would.
 // scripts/test.sh builds and runs it; run it yourself with
 //
 //   swift run --package-path Examples tape-host-example [FOLDER] [--device NAME]

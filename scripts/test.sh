@@ -72,19 +72,28 @@ example='ExampleHostTests'
 results=.build/test-results
 rm -rf "$results"
 mkdir -p "$results"
-NO_COLOR=1 "$bundle" --testing-library swift-testing --filter "$paced" \
-  --xunit-output "$results/xunit-paced.xml" >"$results/paced.log" 2>&1 &
+# In the background, its lines prefixed `paced: ` as they come (a run cut short still shows
+# them). A job started with `&` by a shell without job control ignores SIGINT and SIGQUIT, and
+# so would every program the tests start (jackd, tape): `env --default-signal` gives them
+# back their default, as `swift test` by hand has them.
+(
+  env --default-signal=INT,QUIT NO_COLOR=1 "$bundle" --testing-library swift-testing \
+    --filter "$paced" --xunit-output "$results/xunit-paced.xml" 2>&1 |
+    sed -u 's/^/paced: /' | tee "$results/paced.log"
+) &
 paced_pid=$!
-trap 'kill "$paced_pid" 2>/dev/null || true' EXIT
+# Stopped early (a failure, Ctrl-C): the paced process goes too, with the subshell.
+trap 'pkill -P "$paced_pid" 2>/dev/null; kill "$paced_pid" 2>/dev/null || true' EXIT
 status=0
 NO_COLOR=1 "$bundle" --testing-library swift-testing --skip "$paced|$example" \
   --xunit-output "$results/xunit-others.xml" 2>&1 | tee "$results/console.log" || status=$?
 
 # The paced suites wait in real time for most of their run: what follows is built meanwhile,
 # on the cores they leave idle, as the other tests' processes loaded them before.
+# At a lower priority than the tests' own processes.
 step "API documentation (DocC, no warnings), beside the paced suites"
 # About 2 minutes on the 2-core machine (CONTRIBUTING.md).
-scripts/docs.sh || status=$?
+nice -n 10 scripts/docs.sh || status=$?
 
 step "the example app (Examples/): build, then its test, beside the paced suites"
 # A package of its own that depends on Tape by path, as an app would: its own build of the
@@ -92,14 +101,13 @@ step "the example app (Examples/): build, then its test, beside the paced suites
 # SwiftPM plans a path dependency's files once: a file added to a library since the last
 # build of Examples/ is not seen (its types "cannot be found") until the plan is made again.
 rm -f Examples/.build/debug.yaml
-swift build --package-path Examples || status=$?
+nice -n 10 swift build --package-path Examples || status=$?
 NO_COLOR=1 "$bundle" --testing-library swift-testing --filter "$example" \
   --xunit-output "$results/xunit-example.xml" 2>&1 | tee -a "$results/console.log" || status=$?
 
-step "the paced suites' process (it ran beside the steps above)"
+step "waiting for the paced suites' process (its lines are those that start with paced:)"
 paced_status=0
 wait "$paced_pid" || paced_status=$?
-cat "$results/paced.log"
 cat "$results/paced.log" >>"$results/console.log"
 if [ "$status" -eq 0 ]; then status=$paced_status; fi
 scripts/test-times.py "$results/console.log" "$results"/xunit*.xml >&2 || true

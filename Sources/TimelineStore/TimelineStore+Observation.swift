@@ -10,7 +10,8 @@ extension TimelineStore {
   public static let pollInterval: Duration = .milliseconds(20)
 
   /// Every snapshot from now on: first the current one (its diff adds everything to an empty
-  /// project), then one per edit, undo, redo, checkout and commit by another process.
+  /// project), then one per edit, undo, redo, checkout and commit by another process. A store
+  /// that is closed gives a stream that ends at once.
   ///
   /// ```swift
   /// for await update in store.updates() {
@@ -20,6 +21,8 @@ extension TimelineStore {
   public func updates() -> AsyncStream<StoreUpdate> {
     let (stream, continuation) = AsyncStream.makeStream(of: StoreUpdate.self)
     state.withLock { state in
+      // A closed store has nothing to follow (and no connection a check could read).
+      guard !state.closed else { return continuation.finish() }
       let id = state.nextSubscriber
       state.nextSubscriber += 1
       let project = state.held.project

@@ -1056,10 +1056,11 @@ final class Poller: @unchecked Sendable {
     self.watcher = watcher
     self.queue = queue
     self.gate = gate
-    queue.setSpecific(key: Self.onQueue, value: true)
+    queue.setSpecific(key: onQueue, value: true)
   }
 
-  private static let onQueue = DispatchSpecificKey<Bool>()
+  /// Set on this poller's queue only (another store's poll queue is not this one's).
+  private let onQueue = DispatchSpecificKey<Bool>()
 
   /// Stops the checks, and returns once none is on its way: a check already running finishes
   /// first, and none that was scheduled (a follow-up, a timer event) reads after this, so the
@@ -1069,7 +1070,7 @@ final class Poller: @unchecked Sendable {
   func cancel() {
     watcher?.cancel()
     timer.cancel()
-    if DispatchQueue.getSpecific(key: Self.onQueue) == true {
+    if DispatchQueue.getSpecific(key: onQueue) == true {
       gate.isOpen = false
     } else {
       queue.sync { gate.isOpen = false }

@@ -184,6 +184,9 @@ struct Play: ParsableCommand {
       try request.validate()
       let follow = span.version == nil && !noFollow
       let store = try openStore(project.file, access: follow ? .follow : .read)
+      // What the path, its log and shared memory name now, as opened: the first version's
+      // decode may take seconds, and a log removed meanwhile is a log lost all the same.
+      let opened = PlaySession.opened(self.project.file)
       let chosen = try span.version(in: store)
       let version = chosen ?? store.snapshot.version
       let project = chosen != nil ? try store.project(at: version) : store.snapshot.project
@@ -237,7 +240,7 @@ struct Play: ParsableCommand {
       let session = PlaySession(
         player: player, store: store, device: device, sampleRate: project.sampleRate,
         times: times, json: json.json, notices: { library.takeNotices() })
-      session.watch(self.project.file)
+      session.watch(opened)
       let followsEnd = span.to == nil
       session.loopRange = { [store] in
         guard followsEnd else { return range }
@@ -343,11 +346,20 @@ final class PlaySession: @unchecked Sendable {
   private var lost = false
   private var lastLook = ContinuousClock.now
 
-  /// Remembers what `path` and its `-wal` and `-shm` name now, so that a project replaced
+  /// What `path` and its `-wal` and `-shm` name now (nil when the path names nothing).
+  static func opened(
+    _ path: String
+  ) -> (path: String, project: FileIdentity, log: FileIdentity?, shared: FileIdentity?)? {
+    guard let project = FileIdentity(path: path) else { return nil }
+    return (path, project, FileIdentity(path: path + "-wal"), FileIdentity(path: path + "-shm"))
+  }
+
+  /// Remembers the file played as it was opened (``opened(_:)``), so that a project replaced
   /// (`mv b.tape a.tape`), deleted, or whose log was removed, is noticed while it plays.
-  func watch(_ path: String) {
-    guard let project = FileIdentity(path: path) else { return }
-    file = (path, project, FileIdentity(path: path + "-wal"), FileIdentity(path: path + "-shm"))
+  func watch(
+    _ opened: (path: String, project: FileIdentity, log: FileIdentity?, shared: FileIdentity?)?
+  ) {
+    file = opened
   }
 
   /// Says once that the file played is gone or replaced, or its log removed: what was

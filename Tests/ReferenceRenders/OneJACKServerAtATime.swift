@@ -9,7 +9,9 @@ public import Testing
 /// recorder, made jackd drop cycles of both captures (a CI run logged 42 xruns in one play),
 /// and tests that judge where samples land failed by what the other test's server did: the
 /// recordings' suite had been a serialized suite of its own, run beside the other paced ones.
-/// Applied to a suite, the trait applies to every test case in it.
+/// Applied to a suite, the trait applies to every test case in it. The suites that hold a pool
+/// thread for long without a server (many processes) take it too, so that in one test process
+/// at most one such test holds a thread (TapeCLITests' `ManyProcessesTests`).
 public struct OneJACKServerAtATime: TestTrait, SuiteTrait, TestScoping {
   public var isRecursive: Bool { true }
 

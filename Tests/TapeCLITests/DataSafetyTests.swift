@@ -83,8 +83,11 @@ func startTape(
 /// The suites that run many processes for long without a paced device (the fuzzer's 1,500
 /// commands, the data-safety and one-file checks, the scoped edits' comparison): one after
 /// the other, beside the other tests, in the test process that does not run
-/// ``ProcessHeavyTests``, so that at most one such suite holds a pool thread there.
-@Suite(.serialized) struct ManyProcessesTests {}
+/// ``ProcessHeavyTests``, so that at most one such suite holds a pool thread there. Their test
+/// cases take turns with the paced ones too (``OneJACKServerAtATime``): in one process (`swift
+/// test` by hand) the two chains would otherwise hold both pool threads at once; in the test
+/// command's two processes the turns are each process's own, and they run beside each other.
+@Suite(.serialized, .oneJACKServerAtATime) struct ManyProcessesTests {}
 
 extension ManyProcessesTests {
   @Suite("Nothing the user owns is ever destroyed", .timeLimit(.minutes(10)))

@@ -34,24 +34,13 @@ struct ExampleHostTests {
     let space = try Workspace()
     let folder = space.path("app")
     let tap = try ALSATap()
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: binary)
-    process.arguments = [
-      folder, "--device", "tap", "--audio", TestAudio.path("speech-mono-48k-16.wav"),
-    ]
-    var environment = ProcessInfo.processInfo.environment
-    environment.merge(tap.environment) { $1 }
-    process.environment = environment
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0, "\(errors)")
-    #expect(errors.isEmpty, "\(errors)")
+    let result = try TapeBinary.run(
+      URL(fileURLWithPath: binary),
+      [folder, "--device", "tap", "--audio", TestAudio.path("speech-mono-48k-16.wav")],
+      environment: tap.environment, killAfter: 120)
+    let said = result.stdout
+    #expect(result.status == 0 && !result.killedBySignal, "\(result.stderr)")
+    #expect(result.stderr.isEmpty, "\(result.stderr)")
     let lines = said.split(separator: "\n").map(String.init)
 
     // The view saw every snapshot, in order, each with its cause.

@@ -87,15 +87,20 @@ extension ManyProcessesTests {
           command, environment: ["NO_COLOR": "1"], directory: fuzzer.space.url, killAfter: 30)
         counts[result.status, default: 0] += 1
         let shown = "run \(run): tape \(fuzzer.shown(command))"
-        if result.killedBySignal, let keep = environment["TAPE_FLIP_KEEP"] {
-          // Keeps the damaged file that killed the command, to replay it by hand.
+        if result.killedBySignal {
+          // The damaged file that killed the command is kept, to replay it by hand, and the
+          // command runs once more with Swift's backtracer, so that the failure says where it
+          // crashed (a CI run's `tape diff` died of SIGILL once, and its file was gone).
+          let keep =
+            environment["TAPE_FLIP_KEEP"] ?? (NSTemporaryDirectory() + "tape-flip-failures")
           try? FileManager.default.createDirectory(
             atPath: keep, withIntermediateDirectories: true)
-          try? bytes.write(to: URL(fileURLWithPath: keep + "/run-\(run).tape"))
-        }
-        if result.killedBySignal {
+          let kept = keep + "/seed-\(seed)-run-\(run).tape"
+          try? bytes.write(to: URL(fileURLWithPath: kept))
+          let trace = try Fuzzer.backtrace(of: command, in: fuzzer.space.url)
           failures.append(
-            "\(shown) → killed by signal \(result.status): \(result.stderr.prefix(300))")
+            "\(shown) → killed by signal \(result.status): \(result.stderr.prefix(300)); the damaged file is kept as \(kept); \(trace)"
+          )
         } else if !Fuzzer.documentedCodes.contains(result.status) {
           failures.append("\(shown) → exit \(result.status): \(result.stderr.prefix(300))")
         } else if result.status != 0 {
@@ -215,6 +220,36 @@ struct Fuzzer {
     try tape("clip", "add", file, "t3", "s1", "--at", "1s", "--from", "1s", "--length", "1s")
     try tape("marker", "add", file, "1s", "verse")
     listing = try list()
+  }
+
+  /// `command` run again with Swift's backtracer (the static runtime's, beside the `swift`
+  /// on PATH): the crashed thread's first frames, or why there are none.
+  static func backtrace(of command: [String], in directory: URL) throws -> String {
+    let swift = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+      .map { "\($0)/swift" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    guard let swift else { return "no swift on PATH, so no backtrace" }
+    let real = URL(fileURLWithPath: swift).resolvingSymlinksInPath()
+    let helper = real.deletingLastPathComponent()
+      .appendingPathComponent("../libexec/swift/linux/swift-backtrace-static").standardizedFileURL
+      .path
+    guard FileManager.default.isExecutableFile(atPath: helper) else {
+      return "no \(helper), so no backtrace"
+    }
+    let again = try TapeBinary.run(
+      command,
+      environment: [
+        "NO_COLOR": "1",
+        "SWIFT_BACKTRACE": "enable=yes,interactive=no,color=no,swift-backtrace=\(helper)",
+      ], directory: directory, killAfter: 60)
+    guard again.killedBySignal else {
+      return "run again it did not crash (exit \(again.status))"
+    }
+    let lines = again.stderr.split(separator: "\n")
+    guard let crashed = lines.firstIndex(where: { $0.contains(" crashed:") }) else {
+      return "run again it crashed too, with no backtrace: \(again.stderr.prefix(300))"
+    }
+    let head = lines.prefix { !$0.hasPrefix("Thread 0") }.prefix(3)
+    return "run again: " + (head + lines[crashed...].prefix(16)).joined(separator: "\n")
   }
 
   mutating func next(_ bound: Int) -> Int {

@@ -151,10 +151,18 @@ extension ProcessHeavyTests.RecordTests {
     let differs =
       playedClicks.count != Self.clickFrames.count || heardClicks.count != playedClicks.count
       || delays.isEmpty || !delays.allSatisfy { abs($0 - stated) <= period }
-    // The recorder's own overruns, from its summary ("…, N overruns").
+    // Tape's own dropouts are never jackd's: the recorder's overruns (its summary's "…, N
+    // overruns"), its play's ("the play had N dropouts", with --play), and the cycles jackd
+    // says a tape client was late for.
     let overruns = said.firstMatch(of: /(\d+) overruns/).map { Int($0.1) ?? -1 } ?? -1
+    let dropouts = said.firstMatch(of: /the play had (\d+) dropouts/).map { Int($0.1) ?? 1 } ?? 0
+    let lateTape = device.serverLogLines.filter {
+      $0.lowercased().contains("xrun") && $0.contains("client = tape.")
+    }.count
     let verdict = device.verdict(
-      differs: differs, attempt: attempt, playerXruns: overruns, playerRealtime: false)
+      differs: differs, attempt: attempt,
+      playerXruns: overruns < 0 ? -1 : overruns + dropouts + lateTape,
+      playerRealtime: !said.contains("no realtime priority"))
     if verdict == .retry {
       print(
         "monitor: jackd logged \(device.serverXruns) xruns of its own (jack_rec's overruns \(device.recorderOverruns)), the recorder none; once more"

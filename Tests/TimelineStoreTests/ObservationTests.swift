@@ -49,8 +49,6 @@ struct ObservationTests {
     #expect(checkedOut.diff.clips.allSatisfy { $0.after == nil })
   }
 
-  /// A commit through another connection to the same file (what another process does) reaches
-  /// subscribers through the same sequence, found by polling PRAGMA data_version.
   /// A store closed while its checks for other connections' commits are on their way (a commit
   /// by another connection has just woken them: at once, then 0.25 to 8 ms later) closes
   /// cleanly: no check reads its closed connection. One did, and `tape watch` crashed as it
@@ -73,6 +71,8 @@ struct ObservationTests {
     }
   }
 
+  /// A commit through another connection to the same file (what another process does) reaches
+  /// subscribers through the same sequence, found by polling PRAGMA data_version.
   @Test func anotherConnectionsCommitIsObserved() async throws {
     try await withTaskExecutorPreference(QueueTaskExecutor()) {
       try await observeAnotherConnection()

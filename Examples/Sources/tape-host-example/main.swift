@@ -210,8 +210,8 @@ enum TapeHostExample {
       "compare v\(redone.version) v\(named.version): \(try unchanged.run().isIdentical ? "identical, nothing rendered" : "differ")"
     )
 
-    // 8. Play the first half second on an ALSA device, as `tape play` does; a player follows
-    // the store too (offer each update), swapping plans in without a click.
+    // 8. Play the first half second on an ALSA device, as `tape play` does (which also offers
+    // the player each update from the store, and the player swaps it in without a click).
     // Its effects (none here, but a project may have any) come from one rack for the
     // player's life, so that an edit never restarts a plugin.
     let library = AudioLibrary(cache: cache)
