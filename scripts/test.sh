@@ -83,7 +83,9 @@ mkdir -p "$results"
 ) &
 paced_pid=$!
 # Stopped early (a failure, Ctrl-C): the paced process goes too, with the subshell.
-trap 'pkill -P "$paced_pid" 2>/dev/null; kill "$paced_pid" 2>/dev/null || true' EXIT
+# (Each command of the trap ends true: under `set -e` a failing one, pkill finding nothing,
+# would make the command's status 1 whatever the tests said.)
+trap 'pkill -P "$paced_pid" 2>/dev/null || true; kill "$paced_pid" 2>/dev/null || true' EXIT
 status=0
 NO_COLOR=1 "$bundle" --testing-library swift-testing --skip "$paced|$example" \
   --xunit-output "$results/xunit-others.xml" 2>&1 | tee "$results/console.log" || status=$?
