@@ -28,7 +28,7 @@ final class Overdub: @unchecked Sendable {
     version = store.snapshot.version
     let library = AudioLibrary(cache: AudioCache(forProject: file, lockingMemory: true))
     self.library = library
-    try LiveEffects.check(project, bypassMissing: false, file: file)
+    try EffectChecks.beforePlay(project, bypassMissing: false, file: file)
     let effects = PlayerEffects(bypassMissing: false, projectFolder: projectFolder(file))
     player = try LivePlayer(
       LivePlayer.Configuration(

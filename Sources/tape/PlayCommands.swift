@@ -196,7 +196,7 @@ struct Play: ParsableCommand {
       var cache = PlayStop.stoppable(AudioCache(forProject: self.project.file, lockingMemory: true))
       cache.progress = { starting.update($0) }
       let library = AudioLibrary(cache: cache)
-      try LiveEffects.check(project, bypassMissing: bypassMissing, file: self.project.file)
+      try EffectChecks.beforePlay(project, bypassMissing: bypassMissing, file: self.project.file)
       let effects = PlayerEffects(
         bypassMissing: bypassMissing, projectFolder: projectFolder(self.project.file))
       let player = try LivePlayer(
@@ -892,25 +892,22 @@ enum Interrupt {
   }
 }
 
-/// The check a play makes of its project's effects before any device opens.
-enum LiveEffects {
-  /// Refuses, before any device is opened, a project whose plugins are missing or cannot run
-  /// (unless `bypassMissing`), and warns of stored values its plugins do not take (unless
-  /// `!warn`: a full-screen view has no line to say it on).
-  static func check(
-    _ project: Project, bypassMissing: Bool, file: String? = nil, warn: Bool = true
-  ) throws {
-    guard !project.allEffects.isEmpty else { return }
-    try EffectChecks.run(project, file: file, bypassMissing: bypassMissing, warn: warn)
-  }
-}
-
 /// The check of a project's effects that a render or a play makes before it starts
 /// (``EffectRack/check(_:catalog:)``): missing and unusable plugins refused together, in one
 /// line; stored values the installed plugins do not take, one warning line per effect, each
 /// said once per process (a render with --loudness compiles the project more than once).
 enum EffectChecks {
   nonisolated(unsafe) private static var warned: Set<String> = []
+
+  /// What a play (or scrub, or `record --play`) checks before any device is opened: ``run(_:file:bypassMissing:warn:)``
+  /// for a project with effects; `!warn` for a full-screen view, which has no line to say a
+  /// warning on.
+  static func beforePlay(
+    _ project: Project, bypassMissing: Bool, file: String? = nil, warn: Bool = true
+  ) throws {
+    guard !project.allEffects.isEmpty else { return }
+    try run(project, file: file, bypassMissing: bypassMissing, warn: warn)
+  }
 
   static func run(
     _ project: Project, file: String?, bypassMissing: Bool, warn: Bool = true

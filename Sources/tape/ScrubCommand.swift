@@ -419,7 +419,7 @@ final class ScrubSession: @unchecked Sendable {
       let library = AudioLibrary(
         cache: PlayStop.stoppable(AudioCache(forProject: file, lockingMemory: true)))
       do {
-        try LiveEffects.check(project, bypassMissing: false, file: file, warn: false)
+        try EffectChecks.beforePlay(project, bypassMissing: false, file: file, warn: false)
         let effects = PlayerEffects(bypassMissing: false, projectFolder: projectFolder(file))
         // A project shorter than the loop's wrap fades plays once: looped, it would click at
         // every wrap.

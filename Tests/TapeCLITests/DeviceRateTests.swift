@@ -384,9 +384,7 @@ extension ProcessHeavyTests {
         Thread.sleep(forTimeInterval: 1)
         let stoppedXruns = device.serverXruns - serverXruns
         // jackd's xruns of this player's client while it was stopped.
-        let ours = device.serverLogLines.dropFirst(logged).filter {
-          $0.contains(".\(pid).") && $0.lowercased().contains("xrun")
-        }
+        let ours = device.serverXrunLines(after: logged).filter { $0.contains(".\(pid).") }
         kill(pid, SIGCONT)
         let output = out.fileHandleForReading.readDataToEndOfFile()
         player.waitUntilExit()

@@ -284,8 +284,11 @@ final class PacedDevice {
   }
 
   /// Lines where jackd reports an xrun of its own (environment noise on a loaded machine).
-  var serverXruns: Int {
-    serverLogLines.filter { $0.lowercased().contains("xrun") }.count
+  var serverXruns: Int { serverXrunLines().count }
+
+  /// jackd's lines about an xrun, after line `from` of its log.
+  func serverXrunLines(after from: Int = 0) -> [Substring] {
+    serverLogLines.dropFirst(from).filter { $0.lowercased().contains("xrun") }
   }
 
   /// jackd's log so far, line by line.
@@ -297,7 +300,7 @@ final class PacedDevice {
   /// (`client = X was not finished`): `jackrec 12, tape.P.123.0 12`, or `none`. Who was late
   /// tells a stalled player from a stalled recorder or server.
   func serverXrunClients(after from: Int = 0) -> String {
-    let lines = serverLogLines.dropFirst(from).filter { $0.lowercased().contains("xrun") }
+    let lines = serverXrunLines(after: from)
     var counts: [String: Int] = [:]
     for line in lines {
       let client =

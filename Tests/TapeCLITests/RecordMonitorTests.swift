@@ -156,9 +156,7 @@ extension ProcessHeavyTests.RecordTests {
     // says a tape client was late for.
     let overruns = said.firstMatch(of: /(\d+) overruns/).map { Int($0.1) ?? -1 } ?? -1
     let dropouts = said.firstMatch(of: /the play had (\d+) dropouts/).map { Int($0.1) ?? 1 } ?? 0
-    let lateTape = device.serverLogLines.filter {
-      $0.lowercased().contains("xrun") && $0.contains("client = tape.")
-    }.count
+    let lateTape = device.serverXrunLines().filter { $0.contains("client = tape.") }.count
     let verdict = device.verdict(
       differs: differs, attempt: attempt,
       playerXruns: overruns < 0 ? -1 : overruns + dropouts + lateTape,
