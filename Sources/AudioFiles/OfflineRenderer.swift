@@ -346,7 +346,8 @@ public enum OfflineRenderer {
           batchRange.upperBound + shift..<min(end, batchRange.upperBound + batchFrames) + shift)
       }
       let missing = batch.render(
-        view, from: position + shift, frames: frames, firstBlock: firstBlock)
+        view, twin: plan.twinView, from: position + shift, frames: frames,
+        firstBlock: firstBlock)
       precondition(missing == 0, "rendered \(missing) frames whose audio was not read")
       batch.from = position
       loader.release(before: batchRange.upperBound + shift)
@@ -501,7 +502,9 @@ private final class Batch: @unchecked Sendable {
   /// Mixes `frames` frames from `from`, in blocks rendered in parallel; `firstBlock` is the
   /// index of the first block from the start of the render, which seeds its dither. Returns the
   /// frames whose source chunks were not resident.
-  func render(_ view: PlanView, from: Int64, frames: Int, firstBlock: Int) -> Int {
+  func render(
+    _ view: PlanView, twin: PlanView?, from: Int64, frames: Int, firstBlock: Int
+  ) -> Int {
     self.frames = frames
     self.from = from
     let blockFrames = OfflineRenderer.blockFrames
@@ -515,15 +518,11 @@ private final class Batch: @unchecked Sendable {
     nonFinite.update(repeating: 0)
     firstNonFinite.update(repeating: -1)
     let missing = Atomic<Int>(0)
-    @Sendable func renderBlock(_ block: Int) {
+    /// What follows the mix of a block: gain, non-finite samples, peak, integers.
+    @Sendable func finishBlock(_ block: Int) {
       let offset = block * blockFrames
       let count = min(blockFrames, frames - offset)
       let samples = floats + offset * channels
-      missing.add(
-        EffectKernel.render(
-          view, from: from + Int64(offset), frames: count,
-          maximumFrames: EffectRack.offlineFrames, into: samples),
-        ordering: .relaxed)
       if gain != 1 {
         for i in 0..<count * channels { samples[i] *= gain }
       }
@@ -539,12 +538,52 @@ private final class Batch: @unchecked Sendable {
           samples, count: count * channels, into: integers + offset * channels)
       }
     }
-    // Effects keep state from block to block: a plan with effects renders its blocks in
-    // order, on this thread.
+    if let twin, let graph = view.graph?.pointee, let twinGraph = twin.graph?.pointee {
+      // Effects keep state from piece to piece: their chains run on the pieces in order, on
+      // this thread, while the next piece's clips are mixed beside them into the twin's
+      // buffers (the two views take turns).
+      let piece = EffectRack.offlineFrames
+      let pieces = (frames + piece - 1) / piece
+      @Sendable func mix(_ index: Int) {
+        let offset = index * piece
+        missing.add(
+          RenderKernel.render(
+            index % 2 == 0 ? view : twin, from: from + Int64(offset),
+            frames: min(piece, frames - offset), into: floats + offset * channels),
+          ordering: .relaxed)
+      }
+      @Sendable func chains(_ index: Int) {
+        let offset = index * piece
+        EffectKernel.finish(
+          index % 2 == 0 ? graph : twinGraph, frames: min(piece, frames - offset),
+          channels: channels, into: floats + offset * channels, clearing: false,
+          at: from + Int64(offset))
+      }
+      mix(0)
+      for index in 0..<pieces {
+        guard index + 1 < pieces else {
+          chains(index)
+          break
+        }
+        DispatchQueue.concurrentPerform(iterations: 2) { task in
+          if task == 0 { chains(index) } else { mix(index + 1) }
+        }
+      }
+      DispatchQueue.concurrentPerform(iterations: blocks) { finishBlock($0) }
+      return missing.load(ordering: .relaxed)
+    }
+    // A plan without effects mixes its blocks in parallel; one with effects but no twin (not
+    // made for a render) in order, on this thread.
     let sequential = view.graph != nil
     DispatchQueue.concurrentPerform(iterations: sequential ? 1 : blocks) { task in
       for block in sequential ? 0..<blocks : task..<task + 1 {
-        renderBlock(block)
+        let offset = block * blockFrames
+        missing.add(
+          EffectKernel.render(
+            view, from: from + Int64(offset), frames: min(blockFrames, frames - offset),
+            maximumFrames: EffectRack.offlineFrames, into: floats + offset * channels),
+          ordering: .relaxed)
+        finishBlock(block)
       }
     }
     return missing.load(ordering: .relaxed)

@@ -930,11 +930,10 @@ public final class EffectProcessor: @unchecked Sendable {
       let count = min(frames - done, step - fill)
       let block = buffer + done * channels
       let offset = fill * channels
-      for sample in 0..<count * channels {
-        let value = block[sample]
-        block[sample] = fifoOut[offset + sample]
-        fifoIn[offset + sample] = value
-      }
+      // In, then out: the FIFO's halves are memory of their own.
+      let (into, out) = (fifoIn + offset, fifoOut + offset)
+      for sample in 0..<count * channels { into[sample] = block[sample] }
+      for sample in 0..<count * channels { block[sample] = out[sample] }
       if sidechainsPerInstance > 0 {
         if done + count <= maximumFrames {
           let side = sidechainInput + done * channels
@@ -1045,7 +1044,13 @@ public final class EffectProcessor: @unchecked Sendable {
     let channels = self.channels
     let latency = pluginLatency
     if latency == 0 {
-      for sample in 0..<count * channels { dry[sample] = block[sample] }
+      // Read only while bypass is on or moving: a step that starts fully wet stays so (bypass
+      // changes at steps' starts, in ``beginStep(at:)``), and a plugin without latency keeps
+      // no history of its input.
+      // (Not `||`: its autoclosure trips the realtime checks.)
+      var read = run.pointee.bypassed
+      if run.pointee.wetPosition < rampFrames { read = true }
+      if read { for sample in 0..<count * channels { dry[sample] = block[sample] } }
       return
     }
     var index = run.pointee.delayIndex
@@ -1080,10 +1085,20 @@ public final class EffectProcessor: @unchecked Sendable {
   ) {
     let step = EffectProcessor.stepFrames
     let channels = self.channels
-    for instance in 0..<instanceCount {
+    let instances = instanceCount
+    if instances == 2 && ports == 1 {
+      // A mono plugin on a stereo track (one input each): the channels apart, in one pass.
+      let (left, right) = (buffers, buffers + step)
+      for frame in 0..<count {
+        left[frame] = block[frame &* 2]
+        right[frame] = block[frame &* 2 &+ 1]
+      }
+      return
+    }
+    for instance in 0..<instances {
       for input in 0..<ports {
         let target = buffers + (instance * ports + input) * step
-        if instanceCount == 2 {
+        if instances == 2 {
           for frame in 0..<count { target[frame] = block[frame * 2 + instance] }
         } else if ports == channels {
           for frame in 0..<count { target[frame] = block[frame * channels + input] }
@@ -1114,6 +1129,29 @@ public final class EffectProcessor: @unchecked Sendable {
     let full = rampFrames
     var position = run.pointee.wetPosition
     let bypassed = run.pointee.bypassed
+    let (instances, outputBuffers) = (instanceCount, self.outputBuffers)
+    if !bypassed && position == full {
+      // Wet throughout (every step of a render without bypass): the outputs, interleaved.
+      if channels == 1 {
+        if outputs == 1 {
+          for frame in 0..<count { block[frame] = outputBuffers[frame] }
+        } else {
+          for frame in 0..<count { block[frame] = wet(frame, 0) }
+        }
+      } else if instances == 2 || outputs == channels {
+        let (left, right) = (outputBuffers, outputBuffers + step)
+        for frame in 0..<count {
+          block[frame * 2] = left[frame]
+          block[frame * 2 + 1] = right[frame]
+        }
+      } else {
+        for frame in 0..<count {
+          block[frame * 2] = wet(frame, 0)
+          block[frame * 2 + 1] = wet(frame, 1)
+        }
+      }
+      return
+    }
     for frame in 0..<count {
       if bypassed {
         if position > 0 { position -= 1 }

@@ -52,7 +52,7 @@ public enum RenderKernel {
     // buffer, or its scratch buffer for a player's plan fading out.
     let buses = plan.graph?.pointee.chains
     if let buses, let count = plan.graph?.pointee.chainCount {
-      for bus in 0..<count {
+      for bus in 0..<count where !buses[bus].folded {
         (intoScratchBuses ? buses[bus].scratch : buses[bus].buffer).update(
           repeating: 0, count: frames * channels)
         if !intoScratchBuses, let prefader = buses[bus].prefader {
@@ -75,7 +75,14 @@ public enum RenderKernel {
       if clip.timelineStart + clip.length > from && (!silent || ramp.end != .min) {
         var target = output
         var skip = false
-        if clip.bus >= 0, let buses {
+        if clip.bus >= 0, clip.intoInput, let buses {
+          // A folded track's clip, into what its destination receives (offline plans only).
+          if !intoScratchBuses, let input = buses[Int(clip.bus)].input {
+            target = input
+          } else {
+            skip = true
+          }
+        } else if clip.bus >= 0, let buses {
           target = intoScratchBuses ? buses[Int(clip.bus)].scratch : buses[Int(clip.bus)].buffer
         } else if clip.bus <= -2, let buses {
           // A pre-fader tap (see ``ClipRecord/bus``): the plan fading out has none.

@@ -70,6 +70,9 @@ public struct ClipRecord: @unchecked Sendable, BitwiseCopyable {
   /// The chain bus the clip is mixed into (``GraphView/chains``' index), −1 for the output
   /// itself (a plan without effects), `−2 − i` for chain `i`'s pre-fader tap.
   public var bus: Int32 = -1
+  /// Mixed into chain ``bus``'s input (what its track receives) rather than its buffer: a
+  /// clip of a track an offline plan folds into its destination (see ``TrackFold``).
+  public var intoInput = false
 
   public var timelineEnd: Int64 { timelineStart + length }
 
@@ -150,6 +153,11 @@ public final class RenderPlan: @unchecked Sendable {
   /// The end of the project's last clip, audible or not: where a whole-project render stops.
   public let end: FramePosition
   public let view: PlanView
+  /// For an offline plan with effects: ``view`` on a second set of chain buffers, so that one
+  /// piece's clips can be mixed while the chains run on the piece before (see
+  /// ``EffectKernel/finish(_:frames:channels:into:rampFrames:clearing:at:)``; the two views
+  /// take turns, piece after piece). Nil for a plan without effects or a player's.
+  public let twinView: PlanView?
   private let records: UnsafeMutableBufferPointer<ClipRecord>
   private let runningEnd: UnsafeMutableBufferPointer<Int64>
   private let ramps: UnsafeMutableBufferPointer<ClipRamp>
@@ -202,10 +210,11 @@ public final class RenderPlan: @unchecked Sendable {
       // A track that receives sound of latency has its clips delayed to line up with it.
       let shift = Int64(compiledGraph?.alignment[track.id] ?? 0)
       let tapped = compiledGraph?.preFaderTracks.contains(track.id) == true
-      /// `segments` shifted with the track's clips, in memory the plan keeps, and a hash of
-      /// them (with `salt`) for the clips' layout; nil for none.
+      let fold = compiledGraph?.folds[track.id]
+      /// `segments` shifted with the track's clips (and `shift` more), in memory the plan
+      /// keeps, and a hash of them (with `salt`) for the clips' layout; nil for none.
       func lane(
-        _ segments: [EnvelopeSegment]?, salt: Int
+        _ segments: [EnvelopeSegment]?, salt: Int, shift: Int64 = shift
       ) -> (UnsafeMutableBufferPointer<EnvelopeSegment>, UInt64)? {
         guard var segments, !segments.isEmpty else { return nil }
         if shift != 0 { segments = segments.map { Routing.shifted($0, by: shift) } }
@@ -253,6 +262,32 @@ public final class RenderPlan: @unchecked Sendable {
           record.timelineStart += shift
           record.layout = (record.layout ^ UInt64(shift)) &* 0x100_0000_01B3
         }
+        if let fold {
+          // Where the chain would have sent it, when it would have: once per destination,
+          // its envelope and pan lane moved with it.
+          for (number, copy) in fold.copies.enumerated() {
+            var moved = record
+            if copy.delay != 0 {
+              let delay = Int64(copy.delay)
+              moved.timelineStart += delay
+              if let envelope = lane(track.envelope?.segments(), salt: 0, shift: shift + delay) {
+                moved.envelope = UnsafePointer(envelope.0.baseAddress)
+              }
+              if project.channels == 2,
+                let pan = lane(track.panEnvelope?.curve.segments(), salt: 1, shift: shift + delay)
+              {
+                moved.pan = UnsafePointer(pan.0.baseAddress)
+              }
+            }
+            moved.gainLeft *= copy.gainLeft
+            moved.gainRight *= copy.gainRight
+            moved.bus = Int32(copy.destination)
+            moved.intoInput = copy.destination >= 0
+            if number > 0 { moved.clipID = -clip.id.rawValue }
+            compiled.append((moved, index))
+          }
+          continue
+        }
         compiled.append((record, index))
         if tapped {
           // The pre-fader tap: the clip again at its clip gain alone (a mono clip at the
@@ -292,7 +327,7 @@ public final class RenderPlan: @unchecked Sendable {
     self.sources = sources
     self.envelopes = envelopes
     recordSources = compiled.map(\.source)
-    view = PlanView(
+    let view = PlanView(
       clips: UnsafePointer(records.baseAddress), runningEnd: UnsafePointer(runningEnd.baseAddress),
       count: compiled.count, outputChannels: project.channels, ramps: ramps.baseAddress,
       byID: UnsafePointer(byID.baseAddress), layoutHash: hash,
@@ -301,6 +336,14 @@ public final class RenderPlan: @unchecked Sendable {
       end: project.timelineEnd.frames + Int64(compiledGraph?.view.pointee.latency ?? 0),
       version: version, sequence: sequence,
       graph: compiledGraph.map { UnsafePointer($0.view) })
+    self.view = view
+    twinView = compiledGraph?.twin.map { twin in
+      PlanView(
+        clips: view.clips, runningEnd: view.runningEnd, count: view.count,
+        outputChannels: view.outputChannels, ramps: view.ramps, byID: view.byID,
+        layoutHash: view.layoutHash, end: view.end, version: version, sequence: sequence,
+        graph: UnsafePointer(twin))
+    }
   }
 
   /// The frames the plan's effects delay its sound by (0 without effects): a render feeds the

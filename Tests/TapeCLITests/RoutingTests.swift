@@ -265,6 +265,42 @@ struct RoutingTests {
     #expect((rest.max() ?? 0) < 1e-5)
   }
 
+  /// A track without effects is mixed straight into where its output and its sends go (an
+  /// offline render folds its chain away), its clips moved by the delay that aligns them:
+  /// its volume envelope, its pan automation and its fades must move with them. t1 (all
+  /// three, and the master at −2 dB) goes to the master and, by a post-fader send at −6 dB,
+  /// into a bus without effects, while a muted track behind a look-ahead limiter feeding the
+  /// bus delays every path. The mix is t1 as the same project without effects, sends or
+  /// routing renders it (no chains at all), times 1 + the send's gain.
+  @Test func aTrackFoldedIntoItsDestinationsKeepsItsAutomationAligned() throws {
+    try Plugins.require(Plugins.limiter)
+    let space = try Workspace()
+    let frames = 96_000
+    let file = try Self.project(
+      space,
+      signals: [Self.signal(frames: frames, seed: 3), Self.signal(frames: frames, seed: 4)])
+    try space.tape("track", "envelope", file, "a", "--set", "0.2s:0,0.9s:-12,1.5s:-3")
+    try space.tape("track", "envelope", file, "a", "--pan", "--set", "0.1s:-0.8,1.7s:0.6")
+    try space.tape("clip", "set", file, "c1", "--fade-in", "0.3s", "--fade-out", "0.25s")
+    try space.tape("master", file, "--gain", "-2")
+    let plain = try render(space, file, "plain.wav")
+    try space.tape("track", "set", file, "b", "--mute")
+    let before = try render(space, file, "muted.wav")
+    try space.tape("track", "add", file, "bus")
+    try space.tape("fx", "add", file, "b", Plugins.limiter, "--set", "threshold=0")
+    try space.tape("track", "set", file, "b", "--output", "bus")
+    try space.tape("send", "add", file, "a", "bus", "--gain", "-6")
+    let ours = try render(space, file, "ours.wav")
+    #expect(ours.count == frames * 2)
+    let scale = 1 + Self.decibels(-6)
+    let model = before.map { Float(Double($0) * scale) }
+    let worst = Self.worstDBFS(ours, model)
+    #expect(worst < -120, "\(worst) dBFS from the model")
+    // The model is not silent nor the plain mix: the envelope and the mute are in it.
+    #expect(Self.worstDBFS(before, plain) > -20)
+    #expect((model.map(abs).max() ?? 0) > 0.1)
+  }
+
   /// A project made by Tape before routing existed (TestAudio/project-before-routing.tape:
   /// migrations v1–v14, effects, an envelope, fades, a muted track, master gain) renders to
   /// the very bytes that Tape rendered of it then (its SHA-256 noted when it was made, by the
