@@ -21,6 +21,8 @@ let package = Package(
     .library(name: "Recording", targets: ["Recording"]),
     // Where a render goes (OutputDestination): the AudioFiles API takes its types.
     .library(name: "SafeFiles", targets: ["SafeFiles"]),
+    // tape view: a live page of the timeline, served on loopback (Hummingbird).
+    .library(name: "Viewer", targets: ["Viewer"]),
   ],
   dependencies: [
     .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -30,6 +32,9 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     // `swift package generate-documentation` (scripts/docs.sh): DocC for each library product.
     .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+    // The HTTP server of `tape view` (its default traits off: no swift-configuration).
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
   ],
   targets: [
     // C libraries, each behind one module map. libsndfile, ALSA, soxr, libcrypto and lilv are
@@ -129,6 +134,16 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
+    // The timeline in a browser, following every commit (tape view): an HTTP server bound to
+    // loopback, one page, its snapshots and a server-sent event stream.
+    .target(
+      name: "Viewer",
+      dependencies: [
+        "Timeline", "TimelineStore", "AudioFiles", "Pictures",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ]
+    ),
     // Argument parsing and wiring only.
     .executableTarget(
       name: "tape",
@@ -144,6 +159,7 @@ let package = Package(
         "Effects",
         "Interchange",
         "Recording",
+        "Viewer",
         "CStandardOutput",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),

@@ -55,6 +55,11 @@ if ! swift package --disable-sandbox generate-documentation \
   echo "docs: DocC failed (above)" >&2
   exit 1
 fi
+# SwiftPM's note on a dependency's own files (swift-distributed-tracing, under Hummingbird, has
+# a file it does not declare) is not ours to fix, nor DocC's: left out of the count.
+dependency="^warning: '[A-Za-z0-9._-]*': found [0-9]* file(s) which are unhandled"
+grep -v "$dependency" "$log" >"$log.ours" || true
+mv "$log.ours" "$log"
 warnings=$(grep -c '^warning:' "$log" || true)
 if [ "$warnings" -ne 0 ]; then
   # Each warning with its place and the lines around it, as DocC printed them.

@@ -21,6 +21,7 @@ packages=(
   man-db groff-base                                           # renders the installed manual pages in tests
   strace                                                      # the audio thread's system calls in tests
   librsvg2-bin fonts-dejavu-core                              # tape draw -o x.png (rsvg-convert) and its font
+  chromium                                                    # the browser the tape view tests drive (headless)
   python3 python3-venv                                        # the OTIO reference library's virtualenv
 )
 

@@ -9,6 +9,7 @@ import Synchronization
 import TerminalViews
 import Timeline
 import TimelineStore
+import Viewer
 
 /// What part of which version `render` and `play` work on.
 struct SpanOptions: ParsableArguments {
@@ -495,7 +496,16 @@ final class PlaySession: @unchecked Sendable {
     // Ctrl-Z (any SIGTSTP), on a terminal or not, closes the device before the process stops.
     Suspend.install()
     var lastDraw = ContinuousClock.now - .seconds(1)
+    // Where the play is, for `tape view` (the project's cache folder; never the project).
+    let playhead = PlayheadFile(projectPath: store.path)
+    defer { playhead.remove() }
+    var lastPlayhead = ContinuousClock.now - .seconds(1)
     while player.isPlaying {
+      if ContinuousClock.now - lastPlayhead >= .milliseconds(50) {
+        lastPlayhead = .now
+        let status = player.status
+        playhead.write(frame: status.position, paused: status.paused)
+      }
       if Interrupt.requested() {
         player.stop()
         break

@@ -37,7 +37,7 @@ struct Tape: ParsableCommand {
         name: "History",
         subcommands: [
           Undo.self, Redo.self, Checkout.self, HistoryGroup.self, Diff.self, Compare.self,
-          Log.self, Watch.self, Scrub.self, Tag.self, CacheCommand.self,
+          Log.self, Watch.self, View.self, Scrub.self, Tag.self, CacheCommand.self,
         ]),
       CommandGroup(
         name: "Render, play, record and draw",

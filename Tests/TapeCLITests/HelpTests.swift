@@ -43,7 +43,7 @@ struct HelpTests {
     ["marker", "move"], ["marker", "rename"], ["marker", "rm"], ["marker", "ls"], ["send", "add"],
     ["send", "set"], ["send", "rm"], ["send", "ls"],
     ["undo"], ["redo"], ["checkout"], ["history"], ["history", "prune"], ["diff"], ["compare"],
-    ["log"], ["watch"], ["tag"], ["cache"], ["batch"], ["shell"],
+    ["log"], ["watch"], ["view"], ["tag"], ["cache"], ["batch"], ["shell"],
     ["scrub"], ["render"], ["play"], ["record"], ["draw"], ["demo"], ["export"], ["import-otio"],
   ])
   func everyCommandsHelpIsClean(command: [String]) throws {

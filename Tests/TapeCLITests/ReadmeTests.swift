@@ -501,7 +501,7 @@ enum HelpExamples {
     case "scrub": return "needs a terminal"
     case "take" where words.dropFirst(2).first == "use":
       return "needs a looped recording; RecordTests records one"
-    case "watch": return "runs until stopped"
+    case "watch", "view": return "runs until stopped"
     case "demo": return "builds a demo in /tmp; DemoAndPlayTests runs it"
     case "render" where pipeline: return "sends the render to another host"
     default: return nil

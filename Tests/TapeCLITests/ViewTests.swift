@@ -1,0 +1,233 @@
+import Foundation
+import Testing
+
+/// `tape view` in a real browser: Debian's Chromium, headless, driven through its DevTools
+/// protocol (Tests/Support/cdp.py). The page shows every clip with its id and start; an edit,
+/// an undo and a checkout made by other processes move the clips in the page's DOM within a
+/// second; the history strip shows a past version without moving the head; a play's playhead
+/// is drawn; the server listens on loopback only and refuses every request without its token.
+@Suite("tape view in a browser", .serialized)
+struct ViewTests {
+  static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent()
+  static let script = root.appendingPathComponent("Tests/Support/cdp.py").path
+  static let chromium = "/usr/bin/chromium"
+
+  /// Runs Tests/Support/cdp.py with `arguments`; its standard output.
+  static func cdp(_ arguments: [String], allowFailure: Bool = false) throws -> String {
+    let result = try TapeBinary.run(
+      URL(fileURLWithPath: "/usr/bin/python3"), [script] + arguments, killAfter: 120)
+    if !allowFailure {
+      #expect(result.status == 0, "cdp.py \(arguments.prefix(3)): \(result.stderr)")
+    }
+    return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
+  /// A project of two tracks and three clips of the speech recording.
+  static func project(in space: Workspace) throws -> String {
+    let audio = try space.copyTestAudio("speech-mono-48k-16.wav")
+    let file = space.path("view.tape")
+    try space.tape("new", file)
+    try space.tape("import", file, audio)
+    try space.tape("track", "add", file, "Voice")
+    try space.tape("track", "add", file, "Echo")
+    try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "1s")
+    try space.tape("clip", "add", file, "t1", "s1", "--at", "1.5s", "--length", "1s")
+    try space.tape("clip", "add", file, "t2", "s1", "--at", "0.5s", "--length", "2s")
+    try space.tape("marker", "add", file, "2s", "chorus")
+    return file
+  }
+
+  /// Every clip of the head as `[id, start]`, sorted, from `tape ls --json`.
+  static func clips(_ space: Workspace, _ file: String) throws -> [[String]] {
+    let listed = try #require(
+      try parseJSON(space.tape("ls", file, "--json").stdout) as? [String: Any])
+    let tracks = try #require(listed["tracks"] as? [[String: Any]])
+    return tracks.flatMap { ($0["clips"] as? [[String: Any]]) ?? [] }.map {
+      ["\($0["id"] ?? "")", "\(($0["timelineStart"] as? Int) ?? -1)"]
+    }.sorted { $0[0] < $1[0] }
+  }
+
+  /// What the page's DOM shows: each `.clip` as `[id, start]`, sorted by id.
+  static let domClips = """
+    Array.from(document.querySelectorAll('#tracks .clip')).map(e => [e.dataset.id, e.dataset.start]).sort((a, b) => a[0] < b[0] ? -1 : 1)
+    """
+
+  /// The first line `tape view` prints (its URL), or nil after `seconds`.
+  static func firstLine(of pipe: Pipe, seconds: Double) -> String? {
+    let reader = pipe.fileHandleForReading
+    var said = ""
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+      var request = pollfd(fd: reader.fileDescriptor, events: Int16(POLLIN), revents: 0)
+      if poll(&request, 1, 100) > 0 {
+        let data = reader.availableData
+        if data.isEmpty { return nil }
+        said += String(decoding: data, as: UTF8.self)
+        if let end = said.firstIndex(of: "\n") { return String(said[..<end]) }
+      }
+    }
+    return nil
+  }
+
+  @Test func thePageFollowsEveryCommitAndNeedsItsToken() throws {
+    #expect(
+      FileManager.default.isExecutableFile(atPath: Self.chromium),
+      "Chromium is not installed: scripts/setup.sh installs it")
+    let space = try Workspace()
+    let file = try Self.project(in: space)
+    let (viewer, out, _) = try startTape(["view", file, "--port", "0", "--no-open"])
+    defer {
+      if viewer.isRunning { kill(viewer.processIdentifier, SIGTERM) }
+      viewer.waitUntilExit()
+    }
+    let url = try #require(Self.firstLine(of: out, seconds: 60), "tape view printed no URL")
+    let parts = try #require(URLComponents(string: url))
+    #expect(parts.host == "127.0.0.1")
+    let port = try #require(parts.port)
+    let token = try #require(parts.queryItems?.first { $0.name == "token" }?.value)
+    #expect(token.count == 32)
+
+    // Loopback only: the listening socket's address is 127.0.0.1 (/proc/net/tcp, in hex).
+    let sockets = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+    let listening = sockets.split(separator: "\n").filter {
+      $0.contains(String(format: ":%04X ", port)) && $0.contains(" 0A ")
+    }
+    #expect(!listening.isEmpty, "nothing listens on port \(port)")
+    #expect(listening.allSatisfy { $0.contains(String(format: "0100007F:%04X", port)) })
+
+    // Every request needs the token: the page, its data and its live channel.
+    let base = "http://127.0.0.1:\(port)"
+    for path in ["/", "/snapshot", "/history", "/version/1", "/events"] {
+      #expect(try Self.cdp(["get", base + path]) == "403", "\(path) without the token")
+      let wrong = (token.hasPrefix("0") ? "1" : "0") + token.dropFirst()
+      #expect(try Self.cdp(["get", base + path + "?token=" + wrong]) == "403", "\(path)")
+    }
+    #expect(try Self.cdp(["get", base + "/snapshot?token=" + token]) == "200")
+
+    // The browser: every clip of the head in the DOM, with its start.
+    let profile = space.path("chromium-profile")
+    let browser = Process()
+    browser.executableURL = URL(fileURLWithPath: Self.chromium)
+    browser.arguments = [
+      "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-crash-reporter",
+      "--no-first-run",
+      "--no-default-browser-check", "--remote-debugging-port=0", "--user-data-dir=\(profile)",
+      "--window-size=1400,900", url,
+    ]
+    // Its own home: Chromium keeps crash reports and settings there, not in the user's.
+    try FileManager.default.createDirectory(
+      atPath: space.path("home"), withIntermediateDirectories: true)
+    var environment = ProcessInfo.processInfo.environment
+    environment["HOME"] = space.path("home")
+    browser.environment = environment
+    browser.standardOutput = FileHandle.nullDevice
+    browser.standardError = FileHandle.nullDevice
+    try browser.run()
+    defer {
+      if browser.isRunning { kill(browser.processIdentifier, SIGKILL) }
+      browser.waitUntilExit()
+    }
+    var debugging: String?
+    for _ in 0..<600 where debugging == nil {
+      if let text = try? String(contentsOfFile: profile + "/DevToolsActivePort", encoding: .utf8),
+        let first = text.split(separator: "\n").first
+      {
+        debugging = String(first)
+      } else {
+        usleep(100_000)
+      }
+    }
+    let devtools = try #require(debugging, "Chromium opened no DevTools port")
+    func encoded(_ clips: [[String]]) throws -> String {
+      String(decoding: try JSONSerialization.data(withJSONObject: clips), as: UTF8.self)
+    }
+    let head = try Self.clips(space, file)
+    #expect(head.count == 3)
+    _ = try Self.cdp(["wait", devtools, Self.domClips, encoded(head), "60"])
+    // Names and markers as `tape draw` shows them.
+    #expect(
+      try Self.cdp([
+        "eval", devtools, "document.querySelector('#markers .marker span').textContent",
+      ])
+        == "\"chorus\"")
+    #expect(
+      try Self.cdp(["eval", devtools, "document.querySelectorAll('.track .name').length"]) == "2")
+
+    /// Runs `edit` in another process, then waits for the DOM to show the head's clips: the
+    /// seconds from the edit's end to the DOM showing them.
+    func commitAndWait(_ edit: [String]) throws -> Double {
+      try space.tape(edit)
+      let done = Date().timeIntervalSince1970
+      let wanted = try Self.clips(space, file)
+      let said = try Self.cdp(["wait", devtools, Self.domClips, encoded(wanted), "10"])
+      let reply = try #require(try parseJSON(said) as? [String: Any], "\(said)")
+      let at = try #require(reply["at"] as? Double, "the page never showed \(wanted): \(said)")
+      return at - done
+    }
+    let moved = try commitAndWait(["clip", "move", file, "c2", "--to", "3s", "--track", "t2"])
+    #expect(moved < 1, "the move reached the DOM after \(moved) s")
+    let undone = try commitAndWait(["undo", file])
+    #expect(undone < 1, "the undo reached the DOM after \(undone) s")
+    let checkedOut = try commitAndWait(["checkout", file, "6"])
+    #expect(checkedOut < 1, "the checkout reached the DOM after \(checkedOut) s")
+    _ = try commitAndWait(["checkout", file, "9"])
+
+    // The history strip shows version 5 (c2 and c3 not yet there) without moving the head.
+    let listed = try space.tape("ls", file, "--json").stdout
+    let history = try space.tape("history", file).stdout
+    _ = try Self.cdp([
+      "eval", devtools, "document.querySelector('#history button[data-version=\"5\"]').click()",
+    ])
+    _ = try Self.cdp(["wait", devtools, Self.domClips, "[[\"c1\",\"0\"]]", "10"])
+    #expect(try space.tape("ls", file, "--json").stdout == listed)
+
+    // A play's playhead: a `tape play` of the project (ALSA's null device, unpaced, looping)
+    // says where it is beside the project, and the page draws it there; gone when it ends.
+    let end = 3 * 48_000
+    let (play, _, _) = try startTape(["play", file, "--device", "null", "--loop"])
+    defer {
+      if play.isRunning { kill(play.processIdentifier, SIGKILL) }
+      play.waitUntilExit()
+    }
+    let drawn = """
+      (() => { const f = document.getElementById('playhead').dataset.frame; \
+      return f !== undefined && Number(f) >= 0 && Number(f) <= \(end) })()
+      """
+    _ = try Self.cdp(["wait", devtools, drawn, "true", "20"])
+    kill(play.processIdentifier, SIGTERM)
+    play.waitUntilExit()
+    _ = try Self.cdp([
+      "wait", devtools, "document.getElementById('playhead').dataset.frame || null", "null", "10",
+    ])
+
+    // The page wrote nothing: the head, its clips and the history are as the edits left them.
+    kill(viewer.processIdentifier, SIGTERM)
+    viewer.waitUntilExit()
+    #expect(viewer.terminationStatus == 0)
+    #expect(try space.tape("ls", file, "--json").stdout == listed)
+    #expect(try space.tape("history", file).stdout == history)
+  }
+
+  /// A port already taken is refused in one line naming the way out, and an impossible port
+  /// before anything is opened.
+  @Test func aTakenPortIsRefusedNamingTheFix() throws {
+    let space = try Workspace()
+    let file = try Self.project(in: space)
+    let (first, out, _) = try startTape(["view", file, "--port", "0", "--no-open"])
+    defer {
+      kill(first.processIdentifier, SIGTERM)
+      first.waitUntilExit()
+    }
+    let url = try #require(Self.firstLine(of: out, seconds: 60))
+    let port = try #require(URLComponents(string: url)?.port)
+    let second = try TapeBinary.run(
+      ["view", file, "--port", "\(port)", "--no-open"], killAfter: 60)
+    #expect(second.status != 0)
+    #expect(second.stderr.contains("port \(port) is already in use"), "\(second.stderr)")
+    #expect(second.stderr.contains("--port 0"), "\(second.stderr)")
+    let wrong = try TapeBinary.run(["view", file, "--port", "70000", "--no-open"], killAfter: 60)
+    #expect(wrong.status == 64)
+    #expect(wrong.stderr.contains("--port 70000 is not a port"), "\(wrong.stderr)")
+  }
+}
