@@ -139,7 +139,7 @@ let package = Package(
     .target(
       name: "Viewer",
       dependencies: [
-        "Timeline", "TimelineStore", "AudioFiles", "Pictures",
+        "Timeline", "TimelineStore", "AudioFiles", "Pictures", "SafeFiles",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]

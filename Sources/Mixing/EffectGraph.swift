@@ -436,7 +436,9 @@ final class CompiledGraph: @unchecked Sendable {
       // An offline plan without routing: a chain without effects only delays its track to
       // line up with the chains of most latency. Its clips are moved that much later
       // instead, with their envelopes: the same samples in its buffer, bit for bit, without a
-      // delay line's copies (a fifth of a render with a few effects on 64 tracks).
+      // delay line's copies (a fifth of a render with a few effects on 64 tracks). (A range's
+      // preroll now hears those tracks from its first frame, as a whole render does, where
+      // the empty delay line gave silence for its first `delay` frames.)
       for (index, track) in project.tracks.enumerated()
       where index < records.count && records[index].processorCount == 0 && records[index].delay > 0
       {

@@ -511,7 +511,7 @@ public final class EffectRack: @unchecked Sendable {
     // plays (see ``EffectKernel/nextLiveStep(_:latency:)``): twice the longest.
     let bus = ChainBus(
       channels: channels, maximumFrames: maximumFrames,
-      maximumDelay: live ? 2 * maximumDelay : maximumDelay)
+      maximumDelay: live ? 2 * maximumDelay : maximumDelay, touched: live)
     buses[owner] = bus
     return bus
   }
@@ -555,7 +555,7 @@ public final class EffectRack: @unchecked Sendable {
     if let bus = buses[key] { return bus }
     let bus = SendBus(
       channels: channels, maximumFrames: maximumFrames,
-      maximumDelay: live ? 2 * maximumDelay : maximumDelay)
+      maximumDelay: live ? 2 * maximumDelay : maximumDelay, touched: live)
     buses[key] = bus
     return bus
   }
@@ -689,12 +689,13 @@ final class SendBus: @unchecked Sendable {
   let state: UnsafeMutablePointer<RouteState>
   let bytes: Int
 
-  init(channels: Int, maximumFrames: Int, maximumDelay: Int) {
+  init(channels: Int, maximumFrames: Int, maximumDelay: Int, touched: Bool = true) {
     bytes = maximumFrames * channels * MemoryLayout<Float>.stride
     buffer = .allocate(capacity: maximumFrames * channels)
     buffer.initialize(repeating: 0, count: maximumFrames * channels)
     delay = .allocate(capacity: 1)
-    delay.initialize(to: DelayLine(channels: channels, capacity: maximumDelay + maximumFrames))
+    delay.initialize(
+      to: DelayLine(channels: channels, capacity: maximumDelay + maximumFrames, touched: touched))
     state = .allocate(capacity: 1)
     state.initialize(to: RouteState())
   }
@@ -768,14 +769,15 @@ final class ChainBus: @unchecked Sendable {
   let bytes: Int
   private let samples: Int
 
-  init(channels: Int, maximumFrames: Int, maximumDelay: Int) {
+  init(channels: Int, maximumFrames: Int, maximumDelay: Int, touched: Bool = true) {
     bytes = maximumFrames * channels * MemoryLayout<Float>.stride
     buffer = .allocate(capacity: maximumFrames * channels)
     buffer.initialize(repeating: 0, count: maximumFrames * channels)
     scratch = .allocate(capacity: maximumFrames * channels)
     scratch.initialize(repeating: 0, count: maximumFrames * channels)
     delay = .allocate(capacity: 1)
-    delay.initialize(to: DelayLine(channels: channels, capacity: maximumDelay + maximumFrames))
+    delay.initialize(
+      to: DelayLine(channels: channels, capacity: maximumDelay + maximumFrames, touched: touched))
     reorder = .allocate(capacity: 1)
     reorder.initialize(to: ReorderState())
     route = .allocate(capacity: 1)
@@ -852,17 +854,19 @@ public struct DelayLine: @unchecked Sendable {
   var gain: Float = 0
   var hasGain = false
 
-  init(channels: Int, capacity: Int) {
+  /// `touched`: every page written now (a player's: its audio thread must not fault a page in
+  /// even where locking the memory failed); otherwise the system zeroes each page when it is
+  /// first touched (an offline render's rings of delay 0 never are, see
+  /// `process(_:frames:delay:rampFrames:history:)`: writing the zeros was a fifth of a short
+  /// render through 72 chains).
+  init(channels: Int, capacity: Int, touched: Bool = true) {
     self.channels = channels
     self.capacity = capacity
-    // Zeroed by the system, page by page as they are first touched: a render's rings of delay
-    // 0 are never written (see `process(_:frames:delay:rampFrames:history:)`), and a player
-    // locks every page in (touching them) before it plays. Writing the zeros here was a
-    // fifth of a short render through 72 chains.
     guard let memory = calloc(capacity * channels, MemoryLayout<Float>.stride) else {
       preconditionFailure("out of memory for a delay line of \(capacity) frames")
     }
     ring = memory.bindMemory(to: Float.self, capacity: capacity * channels)
+    if touched { ring.update(repeating: 0, count: capacity * channels) }
   }
 
   func free() { Foundation.free(ring) }

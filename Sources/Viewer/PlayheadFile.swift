@@ -1,5 +1,6 @@
 import AudioFiles
 import Foundation
+import SafeFiles
 
 /// Where a `tape play` of a project says its playhead is, for `tape view` to draw: one record
 /// in the project's cache folder (`song.tape-cache/playhead`), rewritten in place as the play
@@ -26,22 +27,31 @@ public final class PlayheadFile: @unchecked Sendable {
   }
 
   public let path: String
+  private let folder: String
   /// The writer's descriptor (−1: not open, or not writable).
   private var descriptor: Int32 = -1
   private static let recordBytes = 80
 
   public init(projectPath: String) {
-    path = AudioCache.directory(forProject: projectPath) + "/playhead"
+    folder = AudioCache.directory(forProject: projectPath)
+    path = folder + "/playhead"
   }
+
+  /// Whether the cache folder is this user's (or root's) and no one else may write into it: a
+  /// record another user could write would draw a playhead no play has (the decoded-audio
+  /// cache trusts such a folder no more).
+  private var folderIsSafe: Bool { isOwnedSafely(path: folder, owners: [geteuid(), 0]) }
 
   deinit {
     if descriptor >= 0 { close(descriptor) }
   }
 
-  /// The play: `frame` (the project's frames) and whether it is paused, now. One writer per
-  /// file: the last play started wins.
+  /// The play: `frame` (the project's frames) and whether it is paused, now. Two plays of one
+  /// project write the same record in turn (a page shows whichever wrote last), and the first
+  /// to end leaves the record to the other.
   public func write(frame: Int64, paused: Bool) {
     if descriptor < 0 {
+      guard folderIsSafe else { return }
       descriptor = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
       if descriptor < 0 { return }
     }
@@ -52,16 +62,27 @@ public final class PlayheadFile: @unchecked Sendable {
     _ = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
   }
 
-  /// The play has ended: its record goes.
+  /// The play has ended: its record goes, unless another play has written it since. (One
+  /// killed with SIGKILL leaves its record, which readers ignore once it is 2 s old.)
   public func remove() {
     guard descriptor >= 0 else { return }
     close(descriptor)
     descriptor = -1
-    unlink(path)
+    if record()?.pid == getpid() { unlink(path) }
   }
 
   /// The position of a play of the project, or nil when none is playing.
   public func read() -> Position? {
+    guard folderIsSafe, let record = record() else { return nil }
+    let now = Int64(Date().timeIntervalSince1970 * 1_000)
+    guard abs(now - record.millis) < 2_000, kill(record.pid, 0) == 0 || errno == EPERM else {
+      return nil
+    }
+    return Position(frame: record.frame, playing: !record.paused)
+  }
+
+  /// The record as written: `tape-play PID FRAME PAUSED MILLIS`, padded.
+  private func record() -> (pid: Int32, frame: Int64, paused: Bool, millis: Int64)? {
     let file = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
     guard file >= 0 else { return nil }
     defer { close(file) }
@@ -74,8 +95,6 @@ public final class PlayheadFile: @unchecked Sendable {
     guard words.count >= 5, words[0] == "tape-play", let pid = Int32(words[1]),
       let frame = Int64(words[2]), let millis = Int64(words[4])
     else { return nil }
-    let now = Int64(Date().timeIntervalSince1970 * 1_000)
-    guard abs(now - millis) < 2_000, kill(pid, 0) == 0 || errno == EPERM else { return nil }
-    return Position(frame: frame, playing: words[3] == "0")
+    return (pid, frame, words[3] == "1", millis)
   }
 }

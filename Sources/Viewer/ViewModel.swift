@@ -94,7 +94,9 @@ public final class ViewModel: Sendable {
   public static let animationSteps = 12
 
   private let cache: AudioCache
-  private let known = Mutex<[Source.ID: Peaks]>([:])
+  /// Each source's peaks once read, and the sources that could not be read (a missing or
+  /// changed file: drawn without a waveform, not tried again on every update).
+  private let known = Mutex<(peaks: [Source.ID: Peaks], failed: Set<Source.ID>)>(([:], []))
 
   /// The model of the project at `path` (its cache gives the waveforms).
   public init(projectPath: String) {
@@ -167,16 +169,21 @@ public final class ViewModel: Sendable {
       })
   }
 
-  /// The sources' peaks, read once each (a source whose audio cannot be had: none).
+  /// The sources' peaks, read once each (a source whose audio cannot be had: none, and it is
+  /// not tried again). Reads files, and the first time decodes a source: call it off Swift's
+  /// cooperative threads (``ViewServer`` does).
   private func waveforms(_ project: Project) -> [Source.ID: Peaks] {
     let have = known.withLock { $0 }
     let wanted = Set(project.tracks.flatMap { $0.clips.map(\.source) })
-    if wanted.isSubset(of: have.keys) { return have }
+    if wanted.isSubset(of: Set(have.peaks.keys).union(have.failed)) { return have.peaks }
     let everything = FrameRange(start: .zero, count: FrameCount(max(project.timelineEnd.frames, 1)))
-    guard let found = try? cache.peaks(of: project, in: everything) else { return have }
+    let found = try? cache.peaks(of: project, in: everything)
     return known.withLock { known in
-      known.merge(found.peaks) { old, _ in old }
-      return known
+      known.peaks.merge(found?.peaks ?? [:]) { old, _ in old }
+      // A reading stopped or refused as a whole: every source not had is left for later.
+      let failed = found.map { Set($0.unavailable.map(\.source)) } ?? []
+      known.failed.formUnion(failed)
+      return known.peaks
     }
   }
 

@@ -235,14 +235,22 @@ public enum ViewPage {
     const events = new EventSource(withToken("/events"));
     events.addEventListener("open", () => { document.getElementById("status").textContent = "following"; });
     events.addEventListener("error", () => { document.getElementById("status").textContent = "reconnecting…"; });
+    // When the page last heard of a version (for whoever looks: the tests time a commit to
+    // the page with it).
+    function heard(version) {
+      document.body.dataset.version = String(version);
+      document.body.dataset.heardAt = String(Date.now());
+    }
     events.addEventListener("snapshot", e => {
       head = JSON.parse(e.data);
+      heard(head.version);
       if (viewing === null) draw(head);
       history();
     });
     events.addEventListener("update", e => {
       const update = JSON.parse(e.data);
       head = update.snapshot;
+      heard(head.version);
       document.getElementById("status").textContent = "following (last: " + update.cause + ")";
       animate(update);
       history();

@@ -65,7 +65,8 @@ public struct ViewServer: Sendable {
     }
     router.get("/snapshot") { _, _ in
       let head = store.snapshot
-      return try Self.json(model.snapshot(head.project, version: head.version))
+      return try Self.json(
+        await Self.offPool { model.snapshot(head.project, version: head.version) })
     }
     router.get("/history") { _, _ in
       try Self.json(ViewModel.history(store.history()))
@@ -75,23 +76,26 @@ public struct ViewServer: Sendable {
         return Self.response("not a version number\n", status: .badRequest)
       }
       do {
-        return try Self.json(model.snapshot(store.project(at: number), version: number))
+        let project = try store.project(at: number)
+        return try Self.json(await Self.offPool { model.snapshot(project, version: number) })
       } catch {
         return Self.response("version \(number): \(error)\n", status: .notFound)
       }
     }
     router.get("/events") { _, _ in
-      let updates = store.updates()
       let body = ResponseBody { writer in
-        let events = AsyncStream<String> { continuation in
+        // The newest events if the page falls behind (its next update redraws it whole).
+        let events = AsyncStream<String>(bufferingPolicy: .bufferingNewest(256)) { continuation in
           let following = Task {
-            for await update in updates {
-              if let moved = model.update(update) {
-                continuation.yield(Self.event("update", moved))
-              } else {
-                continuation.yield(
-                  Self.event("snapshot", model.snapshot(update.project, version: update.version)))
+            // Subscribed here, with the page there to read: a subscription no page reads
+            // would hold the store's updates for the life of the process.
+            for await update in store.updates() {
+              let event = await Self.offPool {
+                if let moved = model.update(update) { return Self.event("update", moved) }
+                return Self.event(
+                  "snapshot", model.snapshot(update.project, version: update.version))
               }
+              continuation.yield(event)
             }
             continuation.finish()
           }
@@ -144,6 +148,14 @@ public struct ViewServer: Sendable {
       },
       logger: logger)
     try await app.runService()
+  }
+
+  /// `work` on a thread of Dispatch's, not Swift's cooperative pool (two threads on two
+  /// cores): the first view of a source decodes it, for seconds.
+  static func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+      DispatchQueue.global(qos: .userInitiated).async { continuation.resume(returning: work()) }
+    }
   }
 
   static func response(

@@ -45,12 +45,13 @@ struct View: ParsableCommand {
       let done = DispatchSemaphore(value: 0)
       let failure = ErrorBox()
       let (port, open) = (port, !noOpen)
+      let opened = OpenedPage()
       Task.detached {
         do {
           try await server.run { url in
             print(url)
             try? StandardOutput.flush()
-            if open { View.openInBrowser(url) }
+            if open { opened.folder = View.openInBrowser(url) }
           }
         } catch {
           failure.error = error
@@ -58,6 +59,7 @@ struct View: ParsableCommand {
         done.signal()
       }
       done.wait()
+      if let folder = opened.folder { try? FileManager.default.removeItem(atPath: folder) }
       if let error = failure.error {
         let text = String(describing: error)
         if text.contains("Address already in use") || text.contains("EADDRINUSE") {
@@ -71,20 +73,51 @@ struct View: ParsableCommand {
     }
   }
 
-  /// Opens `url` with the desktop's opener (xdg-open), if there is one; quietly nothing if not.
-  static func openInBrowser(_ url: String) {
-    let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(
-      separator: ":")
+  /// Opens `url` with the desktop's opener (xdg-open), if there is one (quietly nothing if
+  /// not), through a page only this user may read that sends the browser on to `url`: the
+  /// token never appears on a command line, which every user of the machine may read
+  /// (/proc/PID/cmdline). Returns the folder holding that page, to remove when done.
+  static func openInBrowser(_ url: String) -> String? {
+    let environment = ProcessInfo.processInfo.environment
+    let paths = (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
     guard
       let opener = paths.map({ "\($0)/xdg-open" }).first(where: {
         FileManager.default.isExecutableFile(atPath: $0)
       })
-    else { return }
+    else { return nil }
+    var base = environment["XDG_RUNTIME_DIR"] ?? ""
+    if !base.hasPrefix("/") || !FileManager.default.fileExists(atPath: base) {
+      base = NSTemporaryDirectory()
+    }
+    var template = Array((base + "/tape-view-XXXXXX").utf8CString)
+    // mkdtemp makes the folder with mode 700.
+    let folder: String? = template.withUnsafeMutableBufferPointer { buffer in
+      guard let base = buffer.baseAddress, let made = mkdtemp(base) else { return nil }
+      return String(cString: made)
+    }
+    guard let folder else { return nil }
+    let page = folder + "/open.html"
+    let text =
+      "<!doctype html><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"0; url=\(url)\">"
+      + "<a href=\"\(url)\">tape view</a>\n"
+    guard
+      FileManager.default.createFile(
+        atPath: page, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+    else {
+      try? FileManager.default.removeItem(atPath: folder)
+      return nil
+    }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: opener)
-    process.arguments = [url]
+    process.arguments = [page]
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try? process.run()
+    return folder
   }
+}
+
+/// The folder of the page `tape view` opened the browser with, set once the server listens.
+private final class OpenedPage: @unchecked Sendable {
+  var folder: String?
 }

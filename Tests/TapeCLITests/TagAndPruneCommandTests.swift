@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Testing
 
@@ -218,8 +217,10 @@ struct TagAndPruneCommandTests {
     #expect(audio["sources"] as? [String] == ["s1"] && audio["firstVersions"] as? [Int] == [2])
     #expect(audio["usedByHead"] as? Bool == true && audio["unused"] as? Bool == false)
     let audioPath = try #require(audio["path"] as? String)
-    var info = stat()
-    #expect(stat(audioPath, &info) == 0 && audio["bytes"] as? Int == Int(info.st_size))
+    // Foundation's attributes, not stat(2): with the server libraries in the module graph,
+    // Swift's member-import rule may take `stat`'s fields as CDispatch's (a compile error).
+    let size = try FileManager.default.attributesOfItem(atPath: audioPath)[.size] as? Int
+    #expect(size != nil && audio["bytes"] as? Int == size)
     #expect(listing["unusedBytes"] as? Int == 0)
 
     // A leftover entry no version uses (as a relink to other audio leaves): listed as unused,
@@ -232,10 +233,9 @@ struct TagAndPruneCommandTests {
     text = try ws.tape("cache", song, "--clean").stdout
     #expect(text.contains("kept \(stale): in use"))
     #expect(FileManager.default.fileExists(atPath: stale))
-    var old = [
-      timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0),
-    ]
-    #expect(utimensat(AT_FDCWD, stale, &old, 0) == 0)
+    // Old enough to clean (the cache goes by a file's modification time).
+    let old: [FileAttributeKey: Any] = [.modificationDate: Date(timeIntervalSince1970: 1e9)]
+    try FileManager.default.setAttributes(old, ofItemAtPath: stale)
     let cleaned = try #require(
       try parseJSON(ws.tape("cache", song, "--clean", "--json").stdout) as? [String: Any])
     #expect((cleaned["removed"] as? [[String: Any]])?.map { $0["path"] as? String } == [stale])
@@ -323,10 +323,8 @@ struct TagAndPruneCommandTests {
     #expect(lines.filter { $0.hasSuffix("\ts1 since v5") }.count == 2, "\(text)")
 
     // Old enough to clean: none of them goes, and the render reads its source as checked.
-    var old = [
-      timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0),
-    ]
-    for entry in entries { #expect(utimensat(AT_FDCWD, file(entry), &old, 0) == 0) }
+    let old: [FileAttributeKey: Any] = [.modificationDate: Date(timeIntervalSince1970: 1e9)]
+    for entry in entries { try FileManager.default.setAttributes(old, ofItemAtPath: file(entry)) }
     let cleaned = try #require(
       try parseJSON(tape("cache", "p.tape", "--clean", "--json").stdout) as? [String: Any])
     #expect((cleaned["removed"] as? [[String: Any]])?.isEmpty == true, "\(cleaned)")
