@@ -229,6 +229,18 @@ public final class RenderPlan: @unchecked Sendable {
       let envelope = lane(track.envelope?.segments(), salt: 0)
       // A mono mix ignores pan, automated or not.
       let pan = project.channels == 2 ? lane(track.panEnvelope?.curve.segments(), salt: 1) : nil
+      // A folded track's lanes for each of its copies, moved with the copy's clips: made once
+      // for the track, not once per clip.
+      let copyLanes = (fold?.copies ?? []).map { copy in
+        let moved = shift + Int64(copy.delay)
+        return copy.delay == 0
+          ? (envelope, pan)
+          : (
+            lane(track.envelope?.segments(), salt: 0, shift: moved),
+            project.channels == 2
+              ? lane(track.panEnvelope?.curve.segments(), salt: 1, shift: moved) : nil
+          )
+      }
       for clip in track.clips where clip.length.frames > 0 {
         guard let source = audio[clip.source] else {
           if !isAudible { continue }
@@ -268,16 +280,10 @@ public final class RenderPlan: @unchecked Sendable {
           for (number, copy) in fold.copies.enumerated() {
             var moved = record
             if copy.delay != 0 {
-              let delay = Int64(copy.delay)
-              moved.timelineStart += delay
-              if let envelope = lane(track.envelope?.segments(), salt: 0, shift: shift + delay) {
-                moved.envelope = UnsafePointer(envelope.0.baseAddress)
-              }
-              if project.channels == 2,
-                let pan = lane(track.panEnvelope?.curve.segments(), salt: 1, shift: shift + delay)
-              {
-                moved.pan = UnsafePointer(pan.0.baseAddress)
-              }
+              moved.timelineStart += Int64(copy.delay)
+              let (envelope, pan) = copyLanes[number]
+              if let envelope { moved.envelope = UnsafePointer(envelope.0.baseAddress) }
+              if let pan { moved.pan = UnsafePointer(pan.0.baseAddress) }
             }
             moved.gainLeft *= copy.gainLeft
             moved.gainRight *= copy.gainRight

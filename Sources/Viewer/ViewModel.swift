@@ -131,11 +131,12 @@ public final class ViewModel: Sendable {
   /// which the page gets as its snapshot).
   public func update(_ update: StoreUpdate) -> Update? {
     guard let move = update.moves.last else { return nil }
-    let moved = update.diff.clips.filter { change in
-      guard let before = change.before, let after = change.after else { return false }
-      return before.track != after.track || before.clip.timelineStart != after.clip.timelineStart
-        || before.clip.length != after.clip.length
-    }.map(\.id)
+    let moved = Set(
+      update.diff.clips.filter { change in
+        guard let before = change.before, let after = change.after else { return false }
+        return before.track != after.track || before.clip.timelineStart != after.clip.timelineStart
+          || before.clip.length != after.clip.length
+      }.map(\.id))
     var steps: [[Place]] = []
     if !moved.isEmpty {
       for step in 1...Self.animationSteps {

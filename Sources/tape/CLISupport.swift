@@ -498,6 +498,20 @@ func openStore(
   return store
 }
 
+/// Opens `file` to follow its moves (`tape watch`, `tape view`), or refuses in one line when it
+/// can only be read here: following needs its log beside it. `verb` says what the user would do
+/// as another user ("watch", "view").
+func openStoreToFollow(_ file: String, verb: String) throws -> TimelineStore {
+  let store = try openStore(file, access: .follow)
+  guard store.canFollow else {
+    throw PermissionError(
+      message:
+        "\(file) can only be read here (its mode or its folder's, or a read-only mount), and following its moves needs its log beside it; \(verb) it as a user who may write its folder"
+    )
+  }
+  return store
+}
+
 /// What opening a project did that its user should know (a log set aside: see
 /// ``TimelineStore/notes``), a `note:` line each on stderr.
 func sayNotes(_ notes: [String]) {

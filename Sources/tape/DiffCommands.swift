@@ -30,13 +30,7 @@ struct Watch: ParsableCommand {
 
   func run() throws {
     try reportingErrors {
-      let store = try openStore(project.file, access: .follow)
-      guard store.canFollow else {
-        throw PermissionError(
-          message:
-            "\(project.file) can only be read here (its mode or its folder's, or a read-only mount), and following its moves needs its log beside it; watch it as a user who may write its folder"
-        )
-      }
+      let store = try openStoreToFollow(project.file, verb: "watch")
       guard let identity = FileIdentity(path: project.file) else {
         throw StoreError.notFound(path: project.file)
       }

@@ -34,13 +34,7 @@ struct View: ParsableCommand {
 
   func run() throws {
     try reportingErrors {
-      let store = try openStore(project.file, access: .follow)
-      guard store.canFollow else {
-        throw PermissionError(
-          message:
-            "\(project.file) can only be read here (its mode or its folder's, or a read-only mount), and following its moves needs its log beside it; view it as a user who may write its folder"
-        )
-      }
+      let store = try openStoreToFollow(project.file, verb: "view")
       let server = ViewServer(store: store, projectPath: project.file, port: port)
       let done = DispatchSemaphore(value: 0)
       let failure = ErrorBox()
