@@ -36,12 +36,14 @@ extension ProjectDiff {
         Self.tween(old.position.frames, new.position.frames, u))
     }
     if !markers.isEmpty { project.markers.sort(by: Marker.timelineOrder) }
-    // Clips: each changed one taken out and put back at its tweened place.
-    let changedIDs = Set(clips.map(\.id))
-    for index in project.tracks.indices {
-      project.tracks[index].clips.removeAll { changedIDs.contains($0.id) }
-    }
+    // Clips: each changed one taken out and put back at its tweened place, in the tracks
+    // the changes touch only (a view animating one clip of 100,000 redoes one track's list).
+    var placed: [Track.ID: [Clip]] = [:]
+    var leaving: [Track.ID: [Clip.ID]] = [:]
+    var ghosts: [Track] = []
+    var ghostIndex: [Track.ID: Int] = [:]
     for change in clips {
+      if let new = change.after { leaving[new.track, default: []].append(change.id) }
       let clip: Clip
       let track: Track.ID
       switch (change.before, change.after) {
@@ -58,18 +60,26 @@ extension ProjectDiff {
         continue
       }
       guard clip.length.frames > 0 else { continue }
-      if let index = project.tracks.firstIndex(where: { $0.id == track }) {
-        project.tracks[index].clips.append(clip)
+      if project.track(track) != nil {
+        placed[track, default: []].append(clip)
+      } else if let index = ghostIndex[track] {
+        ghosts[index].clips.insertInOrder(clip)
       } else if let old = before.track(track) {
         // A track that goes away with its clips: shown shrinking where it was.
         var ghost = old
         ghost.clips = [clip]
-        project.tracks.append(ghost)
+        ghostIndex[track] = ghosts.count
+        ghosts.append(ghost)
       }
     }
     for index in project.tracks.indices {
-      project.tracks[index].clips.sort(by: Clip.timelineOrder)
+      let id = project.tracks[index].id
+      let gone = leaving[id] ?? []
+      let back = placed[id] ?? []
+      if gone.isEmpty && back.isEmpty { continue }
+      project.tracks[index].clips.replace(removing: gone, inserting: back)
     }
+    project.tracks.append(contentsOf: ghosts)
     return project
   }
 

@@ -66,14 +66,46 @@ public final class ViewModel: Sendable {
     public var length: Int64
   }
 
-  /// A move of the head, as the page animates it: what moved it, the snapshot it ends on, and
-  /// the places of the clips that moved at evenly spaced steps of the diff's interpolation
-  /// (eased: ``/Timeline/Easing/smooth``), the last step the new places.
+  /// A move of the head, as the page animates it: what moved it, what changed, and the places
+  /// of the clips that moved at evenly spaced steps of the diff's interpolation (eased:
+  /// ``/Timeline/Easing/smooth``), the last step the new places.
+  ///
+  /// Rule: an update carries what changed (``Changes``), never the whole project, unless the
+  /// change is most of it. Why: a project of 100,000 clips is tens of megabytes drawn whole,
+  /// and one moved clip should cost the page what one clip costs. What if a page missed an
+  /// update (its version is not `from`): it reads the snapshot again and draws that.
   public struct Update: Codable, Sendable, Hashable {
     public var cause: String
+    /// The version the changes apply to: the version of the update before.
     public var from: Int64?
-    public var snapshot: Snapshot
+    public var version: Int64
+    /// The whole new version, when the change is most of the project or its rate changed
+    /// (then `changes` is nil).
+    public var snapshot: Snapshot?
+    public var changes: Changes?
+    /// Empty when no clip moved, or more moved than a page animates
+    /// (``ViewModel/animatedClipsAtMost``).
     public var steps: [[Place]]
+  }
+
+  /// What one move of the head changed, as the page draws it.
+  public struct Changes: Codable, Sendable, Hashable {
+    public var sampleRate: Int
+    /// The end of the last clip or marker, in frames.
+    public var end: Int64
+    /// How many clips the new version has (a page whose count differs has lost its way, and
+    /// reads the snapshot again).
+    public var clipCount: Int
+    /// Every track's id, in order.
+    public var order: [String]
+    /// The tracks added or changed, with their settings (their `clips` empty).
+    public var tracks: [TrackView]
+    public var removedTracks: [String]
+    /// The clips added or changed, as they now are.
+    public var clips: [ClipView]
+    public var removedClips: [String]
+    /// Every marker, when one changed; nil when none did.
+    public var markers: [MarkerView]?
   }
 
   /// One entry of the history strip.
@@ -92,6 +124,8 @@ public final class ViewModel: Sendable {
 
   /// Steps an animation is sent in.
   public static let animationSteps = 12
+  /// The most clips an update animates; a change that moves more is drawn at once.
+  public static let animatedClipsAtMost = 2_000
 
   private let cache: AudioCache
   /// Each source's peaks once read, and the sources that could not be read (a missing or
@@ -106,57 +140,121 @@ public final class ViewModel: Sendable {
   /// `project` at `version` as the page draws it.
   public func snapshot(_ project: Project, version: Int64) -> Snapshot {
     let peaks = waveforms(project)
-    let ends = [project.timelineEnd] + project.markers.map(\.position)
+    var tracks: [TrackView] = []
+    for track in project.tracks {
+      var view = Self.settings(track)
+      view.clips = track.clips.map { Self.clip($0, on: track.id, peaks[$0.source]) }
+      tracks.append(view)
+    }
     return Snapshot(
-      version: version, sampleRate: project.sampleRate, end: (ends.max() ?? .zero).frames,
-      tracks: project.tracks.map { track in
-        TrackView(
-          id: track.id.description, name: track.name, gain: track.gain.decibels, pan: track.pan,
-          muted: track.isMuted, solo: track.isSolo,
-          envelope: (track.envelope?.points ?? []).map { [Double($0.time.frames), $0.decibels] },
-          clips: track.clips.map { clip in
-            ClipView(
-              id: clip.id.description, name: clip.name, track: track.id.description,
-              start: clip.timelineStart.frames, length: clip.length.frames,
-              fadeIn: clip.fadeIn.length.frames, fadeOut: clip.fadeOut.length.frames,
-              gain: clip.gain.decibels, wave: Self.wave(of: clip, peaks[clip.source]))
-          })
-      },
-      markers: project.markers.map {
-        MarkerView(id: $0.id.description, name: $0.name, at: $0.position.frames)
-      })
+      version: version, sampleRate: project.sampleRate, end: Self.end(of: project),
+      tracks: tracks, markers: Self.markers(project))
   }
 
   /// A store's update as the page animates it; nil for one that moved no head (the first,
   /// which the page gets as its snapshot).
   public func update(_ update: StoreUpdate) -> Update? {
     guard let move = update.moves.last else { return nil }
-    let moved = Set(
-      update.diff.clips.filter { change in
-        guard let before = change.before, let after = change.after else { return false }
-        return before.track != after.track || before.clip.timelineStart != after.clip.timelineStart
-          || before.clip.length != after.clip.length
-      }.map(\.id))
+    let diff = update.diff
+    let project = update.project
+    var clipCount = 0
+    for track in project.tracks { clipCount += track.clips.count }
+    var moved: Set<Clip.ID> = []
+    for change in diff.clips {
+      guard let before = change.before, let after = change.after else { continue }
+      if before.track != after.track || before.clip.timelineStart != after.clip.timelineStart
+        || before.clip.length != after.clip.length
+      {
+        moved.insert(change.id)
+      }
+    }
     var steps: [[Place]] = []
-    if !moved.isEmpty {
+    if !moved.isEmpty && moved.count <= Self.animatedClipsAtMost {
       for step in 1...Self.animationSteps {
         let t = Double(step) / Double(Self.animationSteps)
-        let shown = update.diff.interpolated(at: t, easing: .smooth)
+        let shown = diff.interpolated(at: t, easing: .smooth)
         var places: [Place] = []
-        for track in shown.tracks {
-          for clip in track.clips where moved.contains(clip.id) {
-            places.append(
-              Place(
-                id: clip.id.description, track: track.id.description,
-                start: clip.timelineStart.frames, length: clip.length.frames))
-          }
+        for (id, place) in shown.locate(moved) {
+          places.append(
+            Place(
+              id: id.description, track: place.track.description,
+              start: place.clip.timelineStart.frames, length: place.clip.length.frames))
         }
+        places.sort { $0.id < $1.id }
         steps.append(places)
       }
     }
-    return Update(
-      cause: move.cause.rawValue, from: update.moves.first?.from,
-      snapshot: snapshot(update.project, version: update.version), steps: steps)
+    var result = Update(
+      cause: move.cause.rawValue, from: update.moves.first?.from, version: update.version,
+      snapshot: nil, changes: nil, steps: steps)
+    // Most of the project changed (or its rate, which moves every clip): sent whole.
+    if diff.formatChanged || diff.clips.count > max(1_000, clipCount / 2) {
+      result.snapshot = snapshot(project, version: update.version)
+      return result
+    }
+    var sources: Set<Source.ID> = []
+    for change in diff.clips {
+      if let after = change.after { sources.insert(after.clip.source) }
+    }
+    let peaks = waveforms(project, sources: sources)
+    var clips: [ClipView] = []
+    var removedClips: [String] = []
+    for change in diff.clips {
+      if let after = change.after {
+        clips.append(Self.clip(after.clip, on: after.track, peaks[after.clip.source]))
+      } else {
+        removedClips.append(change.id.description)
+      }
+    }
+    var tracks: [TrackView] = []
+    var removedTracks: [String] = []
+    for change in diff.tracks {
+      if change.after == nil {
+        removedTracks.append(change.id.description)
+      } else if let track = project.track(change.id) {
+        tracks.append(Self.settings(track))
+      }
+    }
+    var order: [String] = []
+    for track in project.tracks { order.append(track.id.description) }
+    result.changes = Changes(
+      sampleRate: project.sampleRate, end: Self.end(of: project), clipCount: clipCount,
+      order: order, tracks: tracks, removedTracks: removedTracks, clips: clips,
+      removedClips: removedClips, markers: diff.markers.isEmpty ? nil : Self.markers(project))
+    return result
+  }
+
+  private static func end(of project: Project) -> Int64 {
+    var end = project.timelineEnd
+    for marker in project.markers where marker.position > end { end = marker.position }
+    return end.frames
+  }
+
+  private static func settings(_ track: Track) -> TrackView {
+    var envelope: [[Double]] = []
+    for point in track.envelope?.points ?? [] {
+      envelope.append([Double(point.time.frames), point.decibels])
+    }
+    return TrackView(
+      id: track.id.description, name: track.name, gain: track.gain.decibels, pan: track.pan,
+      muted: track.isMuted, solo: track.isSolo, envelope: envelope, clips: [])
+  }
+
+  private static func clip(_ clip: Clip, on track: Track.ID, _ peaks: Peaks?) -> ClipView {
+    ClipView(
+      id: clip.id.description, name: clip.name, track: track.description,
+      start: clip.timelineStart.frames, length: clip.length.frames,
+      fadeIn: clip.fadeIn.length.frames, fadeOut: clip.fadeOut.length.frames,
+      gain: clip.gain.decibels, wave: wave(of: clip, peaks))
+  }
+
+  private static func markers(_ project: Project) -> [MarkerView] {
+    var markers: [MarkerView] = []
+    for marker in project.markers {
+      markers.append(
+        MarkerView(id: marker.id.description, name: marker.name, at: marker.position.frames))
+    }
+    return markers
   }
 
   /// The history strip's entries.
@@ -174,15 +272,32 @@ public final class ViewModel: Sendable {
   /// not tried again). Reads files, and the first time decodes a source: call it off Swift's
   /// cooperative threads (``ViewServer`` does).
   private func waveforms(_ project: Project) -> [Source.ID: Peaks] {
+    var sources: Set<Source.ID> = []
+    for track in project.tracks {
+      for clip in track.clips { sources.insert(clip.source) }
+    }
+    return waveforms(project, sources: sources)
+  }
+
+  /// The peaks of `sources` of `project` (and of every source read before).
+  private func waveforms(_ project: Project, sources: Set<Source.ID>) -> [Source.ID: Peaks] {
     let have = known.withLock { $0 }
-    let wanted = Set(project.tracks.flatMap { $0.clips.map(\.source) })
-    if wanted.isSubset(of: Set(have.peaks.keys).union(have.failed)) { return have.peaks }
-    let everything = FrameRange(start: .zero, count: FrameCount(max(project.timelineEnd.frames, 1)))
-    let found = try? cache.peaks(of: project, in: everything)
+    let wanted = sources.subtracting(have.peaks.keys).subtracting(have.failed)
+    if wanted.isEmpty { return have.peaks }
+    var found: [Source.ID: Peaks] = [:]
+    var failed: Set<Source.ID> = []
+    for id in wanted {
+      guard let source = project.source(id) else { continue }
+      do {
+        found[id] = try cache.peaks(for: source, projectRate: project.sampleRate)
+      } catch .decodeStopped, .cancelled {
+        // Stopped, not refused: left for the next look.
+      } catch {
+        failed.insert(id)
+      }
+    }
     return known.withLock { known in
-      known.peaks.merge(found?.peaks ?? [:]) { old, _ in old }
-      // A reading stopped or refused as a whole: every source not had is left for later.
-      let failed = found.map { Set($0.unavailable.map(\.source)) } ?? []
+      known.peaks.merge(found) { old, _ in old }
       known.failed.formUnion(failed)
       return known.peaks
     }

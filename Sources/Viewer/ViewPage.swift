@@ -34,11 +34,12 @@ public enum ViewPage {
       .track .name small { display: block; color: #888; }
       .track.muted .lane { opacity: 0.45; }
       .lane { position: absolute; left: var(--label); right: 0; top: 0; bottom: 0; }
-      .clip { position: absolute; top: 4px; bottom: 4px; background: #35506b; border: 1px solid #6a8db0; border-radius: 3px; overflow: hidden; box-sizing: border-box; }
+      #timeline { --scale: 0.001; }
+      .clip { position: absolute; top: 4px; bottom: 4px; left: calc(var(--start) * var(--scale) * 1px); width: max(2px, calc(var(--length) * var(--scale) * 1px)); background: #35506b; border: 1px solid #6a8db0; border-radius: 3px; overflow: hidden; box-sizing: border-box; }
       .clip svg { position: absolute; inset: 0; width: 100%; height: 100%; }
       .clip .label { position: absolute; left: 3px; top: 1px; font-size: 11px; color: #fff; text-shadow: 0 0 2px #000; white-space: nowrap; }
-      .envelope { position: absolute; inset: 0; pointer-events: none; }
-      .marker { position: absolute; top: 0; bottom: 0; border-left: 1px dashed #e0b050; pointer-events: none; }
+      .envelope { position: absolute; inset: 0; width: 100%; height: 100%; pointer-events: none; }
+      .marker { position: absolute; top: 0; bottom: 0; left: calc(var(--at) * var(--scale) * 1px); border-left: 1px dashed #e0b050; pointer-events: none; }
       .marker span { position: absolute; top: -16px; left: 2px; color: #e0b050; font-size: 11px; white-space: nowrap; }
       #markers { position: absolute; left: var(--label); right: 0; top: 18px; bottom: 0; pointer-events: none; }
       #playhead { position: absolute; top: 18px; bottom: 0; width: 0; border-left: 2px solid #e55; display: none; pointer-events: none; }
@@ -53,13 +54,35 @@ public enum ViewPage {
     "use strict";
     const token = new URLSearchParams(location.search).get("token") || "";
     const withToken = path => path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token);
+    // The head as the page keeps it (tracks in order, clips by id), changed in place by each
+    // update's changes; `shown` is what is drawn (the head, or a version of the history).
     let head = null, shown = null, viewing = null, playhead = null, animation = null;
+    let queue = Promise.resolve();
+    const later = work => { queue = queue.then(work).catch(error => console.error(error)); };
 
-    function pxPerFrame(snapshot) {
-      const lane = document.getElementById("timeline").clientWidth - 160;
-      const frames = Math.max(snapshot.end, snapshot.sampleRate * 10);
-      return Math.max(lane, 200) / frames;
+    function modelOf(snapshot) {
+      const model = { version: snapshot.version, sampleRate: snapshot.sampleRate, end: snapshot.end,
+        order: [], tracks: new Map(), clips: new Map(), markers: snapshot.markers };
+      for (const track of snapshot.tracks) {
+        model.order.push(track.id);
+        model.tracks.set(track.id, track);
+        for (const clip of track.clips) model.clips.set(clip.id, clip);
+        track.clips = [];
+      }
+      return model;
     }
+    function apply(model, version, changes) {
+      model.version = version;
+      model.sampleRate = changes.sampleRate;
+      model.end = changes.end;
+      model.order = changes.order;
+      for (const id of changes.removedTracks) model.tracks.delete(id);
+      for (const track of changes.tracks) model.tracks.set(track.id, track);
+      for (const id of changes.removedClips) model.clips.delete(id);
+      for (const clip of changes.clips) model.clips.set(clip.id, clip);
+      if (changes.markers) model.markers = changes.markers;
+    }
+    const total = model => Math.max(model.end, model.sampleRate * 10);
     function clock(frames, rate) {
       const seconds = frames / rate, m = Math.floor(seconds / 60), s = seconds - m * 60;
       return m + ":" + (s < 10 ? "0" : "") + s.toFixed(3);
@@ -69,11 +92,11 @@ public enum ViewPage {
       for (const [k, v] of Object.entries(attributes)) element.setAttribute(k, v);
       return element;
     }
-    function clipElement(clip, scale) {
+    function clipElement(clip) {
       const element = document.createElement("div");
       element.className = "clip";
       element.id = "clip-" + clip.id;
-      place(element, clip, scale);
+      place(element, clip);
       const picture = svg("svg", { viewBox: "0 0 1000 100", preserveAspectRatio: "none" });
       if (clip.wave.length > 1) {
         const n = clip.wave.length, top = [], bottom = [];
@@ -94,69 +117,132 @@ public enum ViewPage {
       element.appendChild(label);
       return element;
     }
-    function place(element, clip, scale) {
+    // Where a clip is: data-* for whoever reads the page, and the frames its place is drawn
+    // from (the pixels follow from --scale, so a new length of the project moves no clip).
+    function place(element, clip) {
       element.dataset.id = clip.id;
       element.dataset.track = clip.track;
       element.dataset.start = String(clip.start);
       element.dataset.length = String(clip.length);
-      element.style.left = (clip.start * scale) + "px";
-      element.style.width = Math.max(2, clip.length * scale) + "px";
+      element.style.setProperty("--start", String(clip.start));
+      element.style.setProperty("--length", String(clip.length));
     }
-    function draw(snapshot) {
-      shown = snapshot;
-      const scale = pxPerFrame(snapshot);
-      const tracks = document.getElementById("tracks");
-      tracks.textContent = "";
-      for (const track of snapshot.tracks) {
-        const row = document.createElement("div");
-        row.className = "track" + (track.muted ? " muted" : "");
-        row.dataset.id = track.id;
-        const name = document.createElement("div");
-        name.className = "name";
-        name.textContent = track.id + " " + track.name;
-        const detail = document.createElement("small");
-        detail.textContent = track.gain.toFixed(1) + " dB" + (track.pan ? " pan " + track.pan : "") + (track.muted ? " muted" : "") + (track.solo ? " solo" : "");
-        name.appendChild(detail);
-        row.appendChild(name);
-        const lane = document.createElement("div");
-        lane.className = "lane";
-        for (const clip of track.clips) lane.appendChild(clipElement(clip, scale));
-        if (track.envelope.length > 0) {
-          const width = Math.max(snapshot.end, snapshot.sampleRate * 10) * scale;
-          const line = svg("svg", { class: "envelope", viewBox: "0 0 " + width.toFixed(0) + " 64", preserveAspectRatio: "none" });
-          const y = db => Math.min(62, Math.max(2, 8 - db * 1.5));
-          const points = [[0, track.envelope[0][1]]].concat(track.envelope.map(p => [p[0] * scale, p[1]]));
-          points.push([width, track.envelope[track.envelope.length - 1][1]]);
-          line.appendChild(svg("polyline", { points: points.map(p => p[0].toFixed(1) + "," + y(p[1]).toFixed(1)).join(" "), fill: "none", stroke: "#f0c674", "stroke-width": "1.5" }));
-          lane.appendChild(line);
-        }
-        row.appendChild(lane);
-        tracks.appendChild(row);
+    const lane = id => document.querySelector('.track[data-id="' + id + '"] .lane');
+    function trackRow(track, model) {
+      const row = document.createElement("div");
+      row.className = "track" + (track.muted ? " muted" : "");
+      row.dataset.id = track.id;
+      const name = document.createElement("div");
+      name.className = "name";
+      name.textContent = track.id + " " + track.name;
+      const detail = document.createElement("small");
+      detail.textContent = track.gain.toFixed(1) + " dB" + (track.pan ? " pan " + track.pan : "") + (track.muted ? " muted" : "") + (track.solo ? " solo" : "");
+      name.appendChild(detail);
+      row.appendChild(name);
+      const lane = document.createElement("div");
+      lane.className = "lane";
+      row.appendChild(lane);
+      envelope(lane, track, model);
+      return row;
+    }
+    // A track's volume envelope, drawn in frames across the whole lane.
+    function envelope(lane, track, model) {
+      const old = lane.querySelector(".envelope");
+      if (old) old.remove();
+      if (track.envelope.length === 0) return;
+      const width = total(model);
+      const line = svg("svg", { class: "envelope", viewBox: "0 0 " + width + " 64", preserveAspectRatio: "none" });
+      const y = db => Math.min(62, Math.max(2, 8 - db * 1.5));
+      const points = [[0, track.envelope[0][1]]].concat(track.envelope);
+      points.push([width, track.envelope[track.envelope.length - 1][1]]);
+      line.appendChild(svg("polyline", { points: points.map(p => p[0] + "," + y(p[1]).toFixed(1)).join(" "), fill: "none", stroke: "#f0c674", "stroke-width": "1.5", "vector-effect": "non-scaling-stroke" }));
+      lane.appendChild(line);
+    }
+    // The pixels per frame, and what is drawn in them: the ruler and the envelopes.
+    let drawnTotal = null;
+    function scale(model, force) {
+      const width = Math.max(document.getElementById("timeline").clientWidth - 160, 200);
+      document.getElementById("timeline").style.setProperty("--scale", String(width / total(model)));
+      if (!force && drawnTotal === total(model)) return;
+      drawnTotal = total(model);
+      const ruler = document.getElementById("ruler");
+      ruler.textContent = "";
+      const frames = total(model), rate = model.sampleRate;
+      const step = [1, 2, 5, 10, 15, 30, 60, 120, 300].find(s => frames / rate / s <= 12) || 600;
+      for (let s = 0; s * rate <= frames; s += step) {
+        const tick = document.createElement("span");
+        tick.style.left = (s * rate * width / frames) + "px";
+        tick.textContent = clock(s * rate, rate);
+        ruler.appendChild(tick);
       }
+      if (!force) for (const id of model.order) { const l = lane(id); if (l) envelope(l, model.tracks.get(id), model); }
+    }
+    function drawMarkers(model) {
       const markers = document.getElementById("markers");
       markers.textContent = "";
-      for (const marker of snapshot.markers) {
+      for (const marker of model.markers) {
         const line = document.createElement("div");
         line.className = "marker";
         line.dataset.id = marker.id;
         line.dataset.at = String(marker.at);
-        line.style.left = (marker.at * scale) + "px";
+        line.style.setProperty("--at", String(marker.at));
         const name = document.createElement("span");
         name.textContent = marker.name;
         line.appendChild(name);
         markers.appendChild(line);
       }
-      const ruler = document.getElementById("ruler");
-      ruler.textContent = "";
-      const total = Math.max(snapshot.end, snapshot.sampleRate * 10);
-      const step = [1, 2, 5, 10, 15, 30, 60, 120, 300].find(s => total / snapshot.sampleRate / s <= 12) || 600;
-      for (let s = 0; s * snapshot.sampleRate <= total; s += step) {
-        const tick = document.createElement("span");
-        tick.style.left = (s * snapshot.sampleRate * scale) + "px";
-        tick.textContent = clock(s * snapshot.sampleRate, snapshot.sampleRate);
-        ruler.appendChild(tick);
+    }
+    function drawVersion(model) {
+      document.getElementById("version").textContent = "version " + model.version + (viewing === null ? " (head)" : "");
+    }
+    // The model drawn whole.
+    function draw(model) {
+      stopAnimation(false);
+      shown = model;
+      const tracks = document.getElementById("tracks");
+      tracks.textContent = "";
+      const lanes = new Map();
+      for (const id of model.order) {
+        const row = trackRow(model.tracks.get(id), model);
+        lanes.set(id, row.querySelector(".lane"));
+        tracks.appendChild(row);
       }
-      document.getElementById("version").textContent = "version " + snapshot.version + (viewing === null ? " (head)" : "");
+      for (const clip of model.clips.values()) {
+        const into = lanes.get(clip.track);
+        if (into) into.appendChild(clipElement(clip));
+      }
+      scale(model, true);
+      drawMarkers(model);
+      drawVersion(model);
+      drawPlayhead();
+    }
+    // The head's changes drawn where they are: the clips and tracks that changed, not the rest.
+    function patch(changes) {
+      shown = head;
+      const rows = Array.from(document.querySelectorAll("#tracks .track")).map(row => row.dataset.id);
+      if (rows.join(" ") !== head.order.join(" ")) { draw(head); return; }
+      for (const track of changes.tracks) {
+        const row = document.querySelector('.track[data-id="' + track.id + '"]');
+        if (!row) { draw(head); return; }
+        const fresh = trackRow(track, head);
+        const lane = row.querySelector(".lane");
+        fresh.replaceChild(lane, fresh.querySelector(".lane"));
+        envelope(lane, track, head);
+        row.replaceWith(fresh);
+      }
+      for (const id of changes.removedClips) {
+        const element = document.getElementById("clip-" + id);
+        if (element) element.remove();
+      }
+      for (const clip of changes.clips) {
+        const old = document.getElementById("clip-" + clip.id);
+        if (old) old.remove();
+        const into = lane(clip.track);
+        if (into) into.appendChild(clipElement(clip));
+      }
+      scale(head, false);
+      if (changes.markers) drawMarkers(head);
+      drawVersion(head);
       drawPlayhead();
     }
     function drawPlayhead() {
@@ -168,37 +254,43 @@ public enum ViewPage {
       }
       line.style.display = "block";
       line.dataset.frame = String(playhead.frame);
-      line.style.left = "calc(var(--label) + " + (playhead.frame * pxPerFrame(shown)) + "px)";
+      line.style.left = "calc(var(--label) + " + playhead.frame + " * var(--scale) * 1px)";
+    }
+    // An animation under way ends: at its end (drawing what it ends on), or dropped when the
+    // page is about to be drawn whole anyway.
+    function stopAnimation(finish) {
+      if (!animation) return;
+      clearInterval(animation.timer);
+      const end = animation.end;
+      animation = null;
+      if (finish) end();
     }
     // A move of the head: each moved clip takes its new data-* at once and slides there through
-    // the model's steps, then the new version is drawn whole.
+    // the model's steps; then what changed is drawn (or the version whole, sent whole).
     function animate(update) {
-      if (animation) { clearInterval(animation); animation = null; }
-      if (viewing !== null || !shown || update.steps.length === 0) { if (viewing === null) draw(update.snapshot); return; }
-      const scale = pxPerFrame(shown);
+      stopAnimation(true);
+      if (viewing !== null) return;
+      const end = () => update.changes ? patch(update.changes) : draw(head);
+      if (!shown || update.steps.length === 0) { end(); return; }
       const last = update.steps[update.steps.length - 1];
       for (const p of last) {
         const element = document.getElementById("clip-" + p.id);
         if (element) { element.dataset.start = String(p.start); element.dataset.track = p.track; element.dataset.length = String(p.length); }
       }
       let index = 0;
-      animation = setInterval(() => {
-        if (index >= update.steps.length) {
-          clearInterval(animation);
-          animation = null;
-          draw(update.snapshot);
-          return;
-        }
+      const timer = setInterval(() => {
+        if (index >= update.steps.length) { stopAnimation(true); return; }
         for (const p of update.steps[index]) {
           const element = document.getElementById("clip-" + p.id);
           if (!element) continue;
-          const lane = document.querySelector('.track[data-id="' + p.track + '"] .lane');
-          if (lane && element.parentElement !== lane) lane.appendChild(element);
-          element.style.left = (p.start * scale) + "px";
-          element.style.width = Math.max(2, p.length * scale) + "px";
+          const into = lane(p.track);
+          if (into && element.parentElement !== into) into.appendChild(element);
+          element.style.setProperty("--start", String(p.start));
+          element.style.setProperty("--length", String(p.length));
         }
         index += 1;
       }, 20);
+      animation = { timer, end };
     }
     async function history() {
       const response = await fetch(withToken("/history"));
@@ -213,7 +305,7 @@ public enum ViewPage {
         button.title = new Date(entry.date * 1000).toLocaleString();
         if (entry.version === list.head) button.classList.add("head");
         if (viewing === entry.version) button.classList.add("shown");
-        button.onclick = () => show(entry.version === list.head ? null : entry.version);
+        button.onclick = () => later(() => show(entry.version === list.head ? null : entry.version));
         strip.appendChild(button);
       }
     }
@@ -226,11 +318,19 @@ public enum ViewPage {
       } else {
         const response = await fetch(withToken("/version/" + version));
         if (!response.ok) return;
-        draw(await response.json());
+        draw(modelOf(await response.json()));
         banner.className = "on";
         banner.textContent = "Showing version " + version + " (reading only; the head is version " + (head ? head.version : "?") + "). Click the head's version to follow it again.";
       }
       history();
+    }
+    // The head fetched whole: for a page that has lost its way (an update it missed).
+    async function resync() {
+      const response = await fetch(withToken("/snapshot"));
+      if (!response.ok) return;
+      head = modelOf(await response.json());
+      heard(head.version);
+      if (viewing === null) draw(head);
     }
     const events = new EventSource(withToken("/events"));
     events.addEventListener("open", () => { document.getElementById("status").textContent = "following"; });
@@ -241,22 +341,31 @@ public enum ViewPage {
       document.body.dataset.version = String(version);
       document.body.dataset.heardAt = String(Date.now());
     }
-    events.addEventListener("snapshot", e => {
-      head = JSON.parse(e.data);
+    events.addEventListener("snapshot", e => later(() => {
+      head = modelOf(JSON.parse(e.data));
       heard(head.version);
       if (viewing === null) draw(head);
       history();
-    });
-    events.addEventListener("update", e => {
+    }));
+    events.addEventListener("update", e => later(async () => {
       const update = JSON.parse(e.data);
-      head = update.snapshot;
-      heard(head.version);
       document.getElementById("status").textContent = "following (last: " + update.cause + ")";
+      if (update.snapshot) {
+        head = modelOf(update.snapshot);
+      } else if (head && head.version === update.from) {
+        apply(head, update.version, update.changes);
+        if (head.clips.size !== update.changes.clipCount) { await resync(); history(); return; }
+      } else {
+        await resync();
+        history();
+        return;
+      }
+      heard(head.version);
       animate(update);
       history();
-    });
+    }));
     events.addEventListener("playhead", e => { playhead = JSON.parse(e.data); drawPlayhead(); });
-    addEventListener("resize", () => { if (shown) draw(shown); });
+    addEventListener("resize", () => { if (shown) scale(shown, true); });
     </script>
     </body>
     </html>

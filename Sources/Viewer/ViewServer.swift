@@ -84,7 +84,8 @@ public struct ViewServer: Sendable {
     }
     router.get("/events") { _, _ in
       let body = ResponseBody { writer in
-        // The newest events if the page falls behind (its next update redraws it whole).
+        // The newest events if the page falls behind (an update that does not start from the
+        // version the page has makes it fetch the snapshot).
         let events = AsyncStream<String>(bufferingPolicy: .bufferingNewest(256)) { continuation in
           let following = Task {
             // Subscribed here, with the page there to read: a subscription no page reads

@@ -6,6 +6,10 @@
     cdp.py wait PORT EXPR WANTED SECS   polls EXPR until its JSON equals WANTED (JSON);
                                         prints {"at": epoch seconds it held, "value": …},
                                         or exits 1 with the last value after SECS
+    cdp.py events URL SECS UPDATES      reads a server-sent event stream until UPDATES
+                                        `update` events or SECS: one JSON line per event
+                                        (its name, the bytes of its data, and for an
+                                        update whether it is whole and the clips it names)
 
 PORT is the browser's remote-debugging port (its DevToolsActivePort file's first line). The
 WebSocket client is the standard library's sockets (RFC 6455, client frames masked): no
@@ -116,9 +120,39 @@ def evaluate(connection, expression):
     return result.get("result", {}).get("value")
 
 
+def events(url, seconds, updates):
+    deadline = time.time() + seconds
+    seen = 0
+    name = None
+    with urllib.request.urlopen(url, timeout=seconds) as response:
+        for raw in response:
+            line = raw.decode().rstrip("\n")
+            if line.startswith("event: "):
+                name = line[len("event: "):]
+            elif line.startswith("data: ") and name is not None:
+                data = line[len("data: "):]
+                said = {"event": name, "bytes": len(data.encode())}
+                if name == "update":
+                    update = json.loads(data)
+                    changes = update.get("changes") or {}
+                    said["whole"] = update.get("snapshot") is not None
+                    said["clips"] = len(changes.get("clips", []))
+                    said["removedClips"] = len(changes.get("removedClips", []))
+                    said["steps"] = len(update.get("steps", []))
+                    seen += 1
+                print(json.dumps(said), flush=True)
+                name = None
+                if seen >= updates:
+                    return
+            if time.time() > deadline:
+                return
+
+
 def main():
     command = sys.argv[1]
-    if command == "get":
+    if command == "events":
+        events(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]))
+    elif command == "get":
         print(get(sys.argv[2]))
     elif command == "eval":
         print(json.dumps(evaluate(page(sys.argv[2]), sys.argv[3])))

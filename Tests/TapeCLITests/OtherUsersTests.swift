@@ -53,16 +53,37 @@ struct OtherUser {
 
 /// A user made for one test (`useradd --system`) and removed with it: two real users, so a
 /// test can play the victim and the attacker. Root only.
+///
+/// The name is one no user has (a run killed before its `userdel`, on a machine that runs
+/// the suite again and again, leaves its users behind: CI once failed on "user 'tapea11341'
+/// already exists"). Each user's comment names the test process that made it, so a later run
+/// removes the users of runs that have ended, and nobody else's.
 final class ThrowawayUser {
   let name: String
   let user: OtherUser
+  static let marker = "tape test throwaway, pid "
 
   init(_ space: Workspace, _ role: String) throws {
-    name = "tape\(role)\(UInt32.random(in: 10_000...99_999))"
-    let made = try TapeBinary.run(
-      URL(fileURLWithPath: "/usr/sbin/useradd"),
-      ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "--user-group", name])
-    guard made.status == 0 else { throw TmuxError(message: "useradd \(name): \(made.stderr)") }
+    Self.removeLeftovers()
+    var made: (name: String, result: TapeBinary.Result)?
+    for _ in 0..<8 {
+      let name = "tape\(role)\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+      let result = try TapeBinary.run(
+        URL(fileURLWithPath: "/usr/sbin/useradd"),
+        [
+          "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "--user-group",
+          "--comment", Self.marker + String(getpid()), name,
+        ])
+      made = (name, result)
+      // 9: a user or group has that name already; try another.
+      if result.status != 9 { break }
+    }
+    guard let made, made.result.status == 0 else {
+      throw TmuxError(
+        message: "useradd \(made?.name ?? "tape\(role)…"): \(made?.result.stderr ?? "no free name")"
+      )
+    }
+    name = made.name
     let uid = try TapeBinary.run(URL(fileURLWithPath: "/usr/bin/id"), ["-u", name]).stdout
     let gid = try TapeBinary.run(URL(fileURLWithPath: "/usr/bin/id"), ["-g", name]).stdout
     guard let uid = UInt32(uid.trimmingCharacters(in: .whitespacesAndNewlines)),
@@ -72,7 +93,27 @@ final class ThrowawayUser {
   }
 
   deinit {
-    _ = try? TapeBinary.run(URL(fileURLWithPath: "/usr/sbin/userdel"), [name])
+    Self.remove(name)
+  }
+
+  private static func remove(_ name: String) {
+    let userdel = URL(fileURLWithPath: "/usr/sbin/userdel")
+    // A process of the user still ending makes a plain userdel refuse; the user must go.
+    if (try? TapeBinary.run(userdel, [name]).status) != 0 {
+      _ = try? TapeBinary.run(userdel, ["--force", name])
+    }
+  }
+
+  /// Removes the throwaway users of test processes that have ended.
+  private static func removeLeftovers() {
+    guard let passwd = try? String(contentsOfFile: "/etc/passwd", encoding: .utf8) else { return }
+    for line in passwd.split(separator: "\n") {
+      let fields = line.split(separator: ":", omittingEmptySubsequences: false)
+      guard fields.count > 4, fields[0].hasPrefix("tape"), fields[4].hasPrefix(marker),
+        let pid = pid_t(fields[4].dropFirst(marker.count))
+      else { continue }
+      if kill(pid, 0) != 0 && errno == ESRCH { remove(String(fields[0])) }
+    }
   }
 }
 

@@ -65,6 +65,49 @@ struct ViewTests {
     process.waitUntilExit()
   }
 
+  static func encoded(_ clips: [[String]]) throws -> String {
+    String(decoding: try JSONSerialization.data(withJSONObject: clips), as: UTF8.self)
+  }
+
+  /// Chromium, headless, showing `url`: the process (the leader of a process group its helpers
+  /// join, so `killpg` ends them all) and its DevTools port.
+  static func openBrowser(_ url: String, in space: Workspace) throws -> (Process, String) {
+    let profile = space.path("chromium-profile")
+    let browser = Process()
+    browser.executableURL = URL(fileURLWithPath: Self.chromium)
+    browser.arguments = [
+      "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+      "--disable-crash-reporter", "--no-first-run",
+      "--no-default-browser-check", "--remote-debugging-port=0", "--user-data-dir=\(profile)",
+      "--window-size=1400,900", url,
+    ]
+    // Its own home: Chromium keeps crash reports and settings there, not in the user's.
+    try FileManager.default.createDirectory(
+      atPath: space.path("home"), withIntermediateDirectories: true)
+    var environment = ProcessInfo.processInfo.environment
+    environment["HOME"] = space.path("home")
+    browser.environment = environment
+    browser.standardOutput = FileHandle.nullDevice
+    browser.standardError = FileHandle.nullDevice
+    try browser.run()
+    var debugging: String?
+    for _ in 0..<600 where debugging == nil {
+      if let text = try? String(contentsOfFile: profile + "/DevToolsActivePort", encoding: .utf8),
+        let first = text.split(separator: "\n").first
+      {
+        debugging = String(first)
+      } else {
+        usleep(100_000)
+      }
+    }
+    guard let debugging else {
+      killpg(browser.processIdentifier, SIGKILL)
+      waitOrKill(browser, "Chromium")
+      throw TmuxError(message: "Chromium opened no DevTools port")
+    }
+    return (browser, debugging)
+  }
+
   /// The first line `tape view` prints (its URL), or nil after `seconds`.
   static func firstLine(of pipe: Pipe, seconds: Double) -> String? {
     let reader = pipe.fileHandleForReading
@@ -118,47 +161,14 @@ struct ViewTests {
     #expect(try Self.cdp(["get", base + "/snapshot?token=" + token]) == "200")
 
     // The browser: every clip of the head in the DOM, with its start.
-    let profile = space.path("chromium-profile")
-    // Foundation starts it as the leader of a process group of its own, which its helper
-    // processes join: killpg ends them all.
-    let browser = Process()
-    browser.executableURL = URL(fileURLWithPath: Self.chromium)
-    browser.arguments = [
-      "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-      "--disable-crash-reporter", "--no-first-run",
-      "--no-default-browser-check", "--remote-debugging-port=0", "--user-data-dir=\(profile)",
-      "--window-size=1400,900", url,
-    ]
-    // Its own home: Chromium keeps crash reports and settings there, not in the user's.
-    try FileManager.default.createDirectory(
-      atPath: space.path("home"), withIntermediateDirectories: true)
-    var environment = ProcessInfo.processInfo.environment
-    environment["HOME"] = space.path("home")
-    browser.environment = environment
-    browser.standardOutput = FileHandle.nullDevice
-    browser.standardError = FileHandle.nullDevice
-    try browser.run()
+    let (browser, devtools) = try Self.openBrowser(url, in: space)
     defer {
       killpg(browser.processIdentifier, SIGKILL)
       Self.waitOrKill(browser, "Chromium")
     }
-    var debugging: String?
-    for _ in 0..<600 where debugging == nil {
-      if let text = try? String(contentsOfFile: profile + "/DevToolsActivePort", encoding: .utf8),
-        let first = text.split(separator: "\n").first
-      {
-        debugging = String(first)
-      } else {
-        usleep(100_000)
-      }
-    }
-    let devtools = try #require(debugging, "Chromium opened no DevTools port")
-    func encoded(_ clips: [[String]]) throws -> String {
-      String(decoding: try JSONSerialization.data(withJSONObject: clips), as: UTF8.self)
-    }
     let head = try Self.clips(space, file)
     #expect(head.count == 3)
-    _ = try Self.cdp(["wait", devtools, Self.domClips, encoded(head), "60"])
+    _ = try Self.cdp(["wait", devtools, Self.domClips, Self.encoded(head), "60"])
     // Names and markers as `tape draw` shows them.
     #expect(
       try Self.cdp([
@@ -175,7 +185,7 @@ struct ViewTests {
       try space.tape(edit)
       let done = Date().timeIntervalSince1970
       let wanted = try Self.clips(space, file)
-      let said = try Self.cdp(["wait", devtools, Self.domClips, encoded(wanted), "10"])
+      let said = try Self.cdp(["wait", devtools, Self.domClips, Self.encoded(wanted), "10"])
       let reply = try #require(try parseJSON(said) as? [String: Any], "\(said)")
       #expect(reply["at"] as? Double != nil, "the page never showed \(wanted): \(said)")
       let heard = try Self.cdp(["eval", devtools, "Number(document.body.dataset.heardAt)"])
@@ -245,5 +255,90 @@ struct ViewTests {
     let wrong = try TapeBinary.run(["view", file, "--port", "70000", "--no-open"], killAfter: 60)
     #expect(wrong.status == 64)
     #expect(wrong.stderr.contains("--port 70000 is not a port"), "\(wrong.stderr)")
+  }
+
+  /// A project of 1,503 clips: each update names what changed (a moved clip, a removed one,
+  /// one put back, a track's gain), not the project (which a page would otherwise be sent
+  /// whole, tens of megabytes at 100,000 clips, for every edit); the page, changed in place by
+  /// each, shows exactly the head; a cut that moves every clip after it is sent whole.
+  @Test func aLargeProjectIsFollowedByWhatChanged() throws {
+    let space = try Workspace()
+    let file = try Self.project(in: space)
+    let script = space.path("many.txt")
+    try (0..<1_500).map { index in
+      "clip add t\(index % 2 + 1) s1 --at \(10 + index / 2)s --from \(index % 50 * 100)ms --length 0.5s"
+    }.joined(separator: "\n").write(toFile: script, atomically: true, encoding: .utf8)
+    try space.tape("batch", file, script)
+    let (viewer, out, _) = try startTape(["view", file, "--port", "0", "--no-open"])
+    defer {
+      if viewer.isRunning { kill(viewer.processIdentifier, SIGTERM) }
+      Self.waitOrKill(viewer, "tape view")
+    }
+    let url = try #require(Self.firstLine(of: out, seconds: 60), "tape view printed no URL")
+
+    // What the live channel sends, read beside the page.
+    let log = space.path("events.jsonl")
+    #expect(FileManager.default.createFile(atPath: log, contents: nil))
+    let reader = Process()
+    reader.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    reader.arguments = [
+      Self.script, "events", url.replacingOccurrences(of: "/?token=", with: "/events?token="),
+      "120", "5",
+    ]
+    reader.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+    try reader.run()
+    defer {
+      if reader.isRunning { kill(reader.processIdentifier, SIGKILL) }
+      Self.waitOrKill(reader, "the event reader")
+    }
+    func said() -> [[String: Any]] {
+      ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n")
+        .compactMap { try? parseJSON(String($0)) as? [String: Any] }
+    }
+    let deadline = Date().addingTimeInterval(60)
+    while said().isEmpty && Date() < deadline { usleep(50_000) }
+    let first = try #require(said().first, "the event stream sent nothing")
+    #expect(first["event"] as? String == "snapshot")
+    #expect((first["bytes"] as? Int ?? 0) > 100_000, "\(first)")
+
+    let (browser, devtools) = try Self.openBrowser(url, in: space)
+    defer {
+      killpg(browser.processIdentifier, SIGKILL)
+      Self.waitOrKill(browser, "Chromium")
+    }
+    let head = try Self.clips(space, file)
+    #expect(head.count == 1_503)
+    _ = try Self.cdp(["wait", devtools, Self.domClips, Self.encoded(head), "60"])
+    for edit in [
+      ["clip", "move", file, "c2", "--to", "3s", "--track", "t2"],
+      ["clip", "rm", file, "c500"],
+      ["undo", file],
+      ["track", "set", file, "t2", "--gain", "-6"],
+      ["cut", file, "--from", "5s", "--to", "6s", "--ripple"],
+    ] {
+      try space.tape(edit)
+      let wanted = try Self.clips(space, file)
+      let shown = try Self.cdp(["wait", devtools, Self.domClips, Self.encoded(wanted), "20"])
+      #expect((try? parseJSON(shown) as? [String: Any])?["at"] != nil, "after \(edit): \(shown)")
+    }
+    #expect(
+      try Self.cdp([
+        "eval", devtools,
+        "document.querySelector('.track[data-id=\"t2\"] .name small').textContent",
+      ]) == "\"-6.0 dB\"")
+
+    Self.waitOrKill(reader, seconds: 60, "the event reader")
+    let updates = said().filter { $0["event"] as? String == "update" }
+    try #require(updates.count == 5, "\(said())")
+    for update in updates.prefix(4) {
+      #expect(update["whole"] as? Bool == false, "\(update)")
+      #expect((update["bytes"] as? Int ?? .max) < 4_000, "\(update)")
+    }
+    #expect(updates[0]["clips"] as? Int == 1)
+    #expect(updates[0]["steps"] as? Int == 12)
+    #expect(updates[1]["removedClips"] as? Int == 1)
+    #expect(updates[2]["clips"] as? Int == 1)
+    #expect(updates[3]["clips"] as? Int == 0)
+    #expect(updates[4]["whole"] as? Bool == true, "\(updates[4])")
   }
 }

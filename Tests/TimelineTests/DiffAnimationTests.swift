@@ -125,4 +125,78 @@ struct DiffAnimationTests {
     #expect(newIndex == ClipIndex(new))
     index = newIndex
   }
+
+  /// Random moves, removals and additions over three tracks, the third removed with its clips
+  /// in half the seeds: at every step each track is in timeline order, a track no change
+  /// touches is the new snapshot's own, every clip no change touches is where it ends, each
+  /// changed clip is drawn once on its old track in the first half and its new one in the
+  /// second, and a removed track's shrinking clips are on one ghost of it, after the others.
+  @Test(arguments: [1, 2, 3, 4, 5, 6])
+  func stepsRedoOnlyTheTracksTheChangesTouch(seed: UInt64) throws {
+    var generator = SeededGenerator(seed: seed)
+    func random(_ id: Int64) -> Clip {
+      Fixture.clip(
+        id, start: Int64.random(in: 0..<400_000, using: &generator),
+        length: Int64.random(in: 100..<40_000, using: &generator))
+    }
+    var old = Fixture.project(
+      (1...100).map { random($0) }.sorted(by: Clip.timelineOrder),
+      secondTrack: (101...200).map { random($0) }.sorted(by: Clip.timelineOrder))
+    old.tracks.append(
+      Track(
+        id: Track.ID(3), name: "Third",
+        clips: ClipList((201...230).map { random($0) }.sorted(by: Clip.timelineOrder))))
+    var new = old
+    for _ in 0..<20 {
+      let id = Clip.ID(Int64.random(in: 1...260, using: &generator))
+      for track in new.tracks.indices { _ = new.tracks[track].clips.remove(id: id) }
+      if Bool.random(using: &generator) {
+        new.tracks[Int.random(in: 0..<3, using: &generator)].clips.insertInOrder(
+          random(id.rawValue))
+      }
+    }
+    let removesTrack = seed % 2 == 0
+    if removesTrack { new.tracks.removeLast() }
+    let diff = ProjectDiff(from: old, to: new)
+    let changed = Set(diff.clips.map(\.id))
+    var touched: Set<Track.ID> = []
+    for change in diff.clips {
+      if let track = change.before?.track { touched.insert(track) }
+      if let track = change.after?.track { touched.insert(track) }
+    }
+    for t in [0.1, 0.4, 0.6, 0.9] {
+      let shown = diff.interpolated(at: t, easing: .smooth)
+      #expect(shown.tracks.prefix(new.tracks.count).map(\.id) == new.tracks.map(\.id))
+      for track in shown.tracks {
+        #expect(Array(track.clips) == track.clips.sorted(by: Clip.timelineOrder))
+      }
+      for track in new.tracks where !touched.contains(track.id) {
+        #expect(shown.track(track.id) == track)
+      }
+      for (index, track) in new.tracks.enumerated() {
+        let kept = Array(shown.tracks[index].clips).filter { !changed.contains($0.id) }
+        #expect(kept == Array(track.clips).filter { !changed.contains($0.id) })
+      }
+      var seen: [Clip.ID: Int] = [:]
+      for track in shown.tracks {
+        for clip in track.clips where changed.contains(clip.id) { seen[clip.id, default: 0] += 1 }
+      }
+      #expect(seen.values.allSatisfy { $0 == 1 })
+      for change in diff.clips {
+        guard let before = change.before, let after = change.after else { continue }
+        let on = shown.locate([change.id])[change.id]?.track
+        #expect(on == (t < 0.5 ? before.track : after.track), "\(change.id) at \(t)")
+      }
+      // The removed track's clips shrink on its ghost, and those moved from it to another
+      // track are on it for the first half.
+      let leaving = diff.clips.filter { $0.before?.track == Track.ID(3) && $0.after != nil }
+      let onGhost = old.tracks[2].clips.count - (t < 0.5 ? 0 : leaving.count)
+      let ghosts = shown.tracks.dropFirst(new.tracks.count)
+      #expect(ghosts.count == (removesTrack && onGhost > 0 ? 1 : 0))
+      for ghost in ghosts {
+        #expect(ghost.id == Track.ID(3))
+        #expect(ghost.clips.count == onGhost)
+      }
+    }
+  }
 }
