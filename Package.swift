@@ -77,6 +77,8 @@ let package = Package(
       dependencies: [
         "Timeline",
         "SafeFiles",
+        // JSON and DiffWords: the history's outputs (HistoryJSON, LogFormat).
+        "Interchange",
         "CSQLiteSession",
         "CMemoryHints",
         .product(name: "GRDB", package: "GRDB.swift"),
@@ -122,8 +124,10 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
-    // Recorded takes joining a project: their names, and adding finished or recovered takes.
-    .target(name: "Recording", dependencies: ["Timeline", "TimelineStore", "AudioFiles"]),
+    // Recorded takes joining a project: their names, adding finished or recovered takes; a
+    // recording's play (Overdub, over Playback's player) and its pending note's progress.
+    .target(
+      name: "Recording", dependencies: ["Timeline", "TimelineStore", "AudioFiles", "Playback"]),
     // LV2 plugins: the lilv world, discovery, running instances and their worker threads.
     .target(
       name: "Effects",

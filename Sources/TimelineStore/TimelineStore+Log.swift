@@ -24,6 +24,30 @@ public enum LogSubject: Sendable, Hashable, CustomStringConvertible {
     }
   }
 
+  /// The subject an id names by its prefix: `c3` a clip, `t2` a track, `s1` a source, `m1` a
+  /// marker, `f1` an effect, `n1` a send; nil for anything else.
+  ///
+  /// ```swift
+  /// LogSubject(parsing: "c3")  // .clip(c3)
+  /// ```
+  public init?(parsing text: String) {
+    let kinds: [(String, (String) -> LogSubject?)] = [
+      ("c", { Clip.ID(parsing: $0).map(LogSubject.clip) }),
+      ("t", { Track.ID(parsing: $0).map(LogSubject.track) }),
+      ("s", { Source.ID(parsing: $0).map(LogSubject.source) }),
+      ("m", { Marker.ID(parsing: $0).map(LogSubject.marker) }),
+      ("f", { Effect.ID(parsing: $0).map(LogSubject.effect) }),
+      ("n", { Send.ID(parsing: $0).map(LogSubject.send) }),
+    ]
+    for (prefix, parse) in kinds where text.hasPrefix(prefix) {
+      if let subject = parse(text) {
+        self = subject
+        return
+      }
+    }
+    return nil
+  }
+
   /// The table the subject's own row lives in.
   var table: Int {
     switch self {

@@ -28,7 +28,7 @@ struct Undo: ParsableCommand {
   func run() throws {
     try reportingErrors {
       try HeadMoveOutput.move(
-        project.file, verb: "undo", scoped: { try $0.undo(steps: steps.steps) },
+        project.file, .undo, scoped: { try $0.undo(steps: steps.steps) },
         whole: { try $0.undo(steps: steps.steps) }
       ).print(json: output.json)
     }
@@ -49,7 +49,7 @@ struct Redo: ParsableCommand {
   func run() throws {
     try reportingErrors {
       try HeadMoveOutput.move(
-        project.file, verb: "redo", scoped: { try $0.redo(steps: steps.steps) },
+        project.file, .redo, scoped: { try $0.redo(steps: steps.steps) },
         whole: { try $0.redo(steps: steps.steps) }
       ).print(json: output.json)
     }
@@ -73,7 +73,7 @@ struct Checkout: ParsableCommand {
   func run() throws {
     try reportingErrors {
       try HeadMoveOutput.move(
-        project.file, verb: "checkout",
+        project.file, .checkout,
         scoped: { try $0.checkout($0.resolveVersion(version)) },
         whole: { try $0.checkout($0.resolveVersion(version)) }
       ).print(json: output.json)
@@ -81,37 +81,22 @@ struct Checkout: ParsableCommand {
   }
 }
 
-/// What undo, redo and checkout print: the version reached and what changed, as `tape watch`
-/// says it (`undo: back to v41 "Move c3" — c3 moved 0:05.000 → 0:03.000`) but bounded
-/// (``DiffWords/boundedLines(_:)``: a ripple edit's moved clips are one phrase); with `--json` the
-/// mutation object (`version`, `ids`) plus `from`, `label` and `changes` as `tape diff` gives
-/// them.
-struct HeadMoveOutput {
-  let verb: String
-  let from: Int64
-  let to: Int64
-  let label: String
-  /// Nil when what changed could not be read (the head has moved whatever happens).
-  let diff: ProjectDiff?
-  let sampleRate: Int
-
+/// Undo, redo and checkout: the move and what it prints (``HeadMoveReport``).
+enum HeadMoveOutput {
   /// Moves the head of `file` and says where to: by default reading only what the move
   /// changes (``ScopedEditor``, `scoped`: at 50,000 clips an undo read every row to build a
   /// project it then dropped); with `TAPE_SCOPED_EDITS=0` on the whole project (`whole`), as
   /// an app's store does (ScopedEditTests compares the two).
   static func move(
-    _ file: String, verb: String, scoped: (ScopedEditor) throws -> ScopedMove,
+    _ file: String, _ kind: HeadMoveReport.Kind, scoped: (ScopedEditor) throws -> ScopedMove,
     whole: (TimelineStore) throws -> StoreSnapshot
-  ) throws -> HeadMoveOutput {
+  ) throws -> HeadMoveReport {
     guard environmentVariable("TAPE_SCOPED_EDITS") == "0" else {
       let editor = try ScopedEditor(
         at: file, busyTimeout: try busyTimeout() ?? TimelineStore.defaultBusyTimeout)
       StoresClosedAtExit.keep(editor)
       sayNotes(editor.notes)
-      let move = try scoped(editor)
-      return HeadMoveOutput(
-        verb: verb, from: move.from, to: move.to, label: move.label, diff: move.diff,
-        sampleRate: move.sampleRate)
+      return HeadMoveReport(kind, try scoped(editor))
     }
     // The command exits right after its move: its rows are written at once.
     let store = try openStore(file, keepingLargeMovesPending: false)
@@ -121,35 +106,21 @@ struct HeadMoveOutput {
     // between opening the store and this move); the head seen at open otherwise.
     let recorded = (try? store.lastMove()).flatMap { $0 }
     let from = recorded.flatMap { $0.to == to ? $0.from : nil } ?? before
-    return HeadMoveOutput(
-      verb: verb, from: from, to: to, label: (try? store.entry(to))?.flatMap { $0 }?.label ?? "",
+    return HeadMoveReport(
+      kind, from: from, to: to, label: (try? store.entry(to))?.flatMap { $0 }?.label ?? "",
       // What changed is said from a read of both versions.
       diff: from == to ? nil : try? store.diff(from: from, to: to).diff,
       sampleRate: store.snapshot.project.sampleRate)
   }
+}
 
+extension HeadMoveReport {
   func print(json: Bool) throws {
     StandardOutput.done = "the head did move, to version \(to)"
-    let words = DiffWords(sampleRate: sampleRate)
-    let diff = from == to ? nil : diff
     if json {
-      printJSON(
-        .object([
-          ("version", .integer(to)), ("ids", .array([])), ("from", .integer(from)),
-          ("label", .string(label)),
-          ("changes", .array(diff.map { words.changesJSON($0) } ?? [])),
-        ]))
+      printJSON(self.json)
     } else {
-      let reached =
-        switch verb {
-        case "undo": "back to"
-        case "redo": "forward to"
-        default: "at"
-        }
-      let changes = diff.map { words.boundedLines($0) } ?? []
-      printLine(
-        "\(verb): \(reached) v\(to) \(words.quoted(label))\(changes.isEmpty ? "" : " — " + changes.joined(separator: "; "))"
-      )
+      printLine(line)
     }
   }
 }
@@ -207,7 +178,8 @@ struct HistoryCommand: ParsableCommand {
         let history = try retryingReads { try store.history() }
         if output.json {
           printJSON(
-            historyJSON(head: history.head, shown: history.versions, omitted: 0, tags: tags))
+            HistoryJSON.history(head: history.head, shown: history.versions, omitted: 0, tags: tags)
+          )
         } else {
           print(
             HistoryDrawing(head: history.head, versions: history.versions, tags: tags).text,
@@ -218,7 +190,8 @@ struct HistoryCommand: ParsableCommand {
       let omitted = window.total - window.entries.count
       if output.json {
         printJSON(
-          historyJSON(head: window.head, shown: window.entries, omitted: omitted, tags: tags))
+          HistoryJSON.history(
+            head: window.head, shown: window.entries, omitted: omitted, tags: tags))
         return
       }
       print(
@@ -232,77 +205,5 @@ struct HistoryCommand: ParsableCommand {
         "(\(omitted) more version\(omitted == 1 ? "" : "s") not shown: \(parts.joined(separator: ", ")); 'tape history \(project.file) --all' shows every version, --limit N the last N)"
       )
     }
-  }
-}
-
-/// The `tape history --json` contract. Documented in docs/reference/json.md; keep stable. `shown` are the
-/// versions listed (every one unless --limit); `omitted` counts the others.
-func historyJSON(
-  head: Int64, shown: [HistoryEntry], omitted: Int, tags: [VersionTag] = []
-) -> JSON {
-  let names = Dictionary(grouping: tags, by: \.version).mapValues { $0.map(\.name) }
-  let formatter = ISO8601DateFormatter()
-  formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-  return .object([
-    ("head", .integer(head)),
-    (
-      "versions",
-      .array(
-        shown.map { entry in
-          .object([
-            ("version", .integer(entry.version)),
-            ("parent", entry.parent.map(JSON.integer) ?? .null),
-            ("label", .string(entry.label)), ("date", .string(formatter.string(from: entry.date))),
-            ("tags", .array((names[entry.version] ?? []).map(JSON.string))),
-          ])
-        })
-    ),
-    ("omitted", .integer(Int64(omitted))),
-  ])
-}
-
-/// The history as a tree: a run of versions continues on one line of descent; where a version
-/// has several children, each branch is drawn below it, indented.
-struct HistoryDrawing {
-  let text: String
-
-  /// The tree of `versions` (each whose parent is not among them is drawn as a root), each
-  /// version with its tags.
-  init(head: Int64, versions: [HistoryEntry], tags: [VersionTag] = []) {
-    let names = Dictionary(grouping: tags, by: \.version).mapValues { $0.map(\.name) }
-    var children: [Int64: [HistoryEntry]] = [:]
-    var roots: [HistoryEntry] = []
-    let shown = Set(versions.map(\.version))
-    for entry in versions {
-      if let parent = entry.parent, shown.contains(parent) {
-        children[parent, default: []].append(entry)
-      } else {
-        roots.append(entry)
-      }
-    }
-    let formatter = DateFormatter()
-    formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-    var lines: [String] = []
-    // Explicit stack instead of recursion: a linear history may be 100,000 versions deep.
-    var stack: [(entry: HistoryEntry, prefix: String, branch: String)] = roots.reversed().map {
-      ($0, "", "")
-    }
-    while let (entry, prefix, branch) = stack.popLast() {
-      let named = (names[entry.version] ?? []).map { " [\(ProjectWords.escaped($0))]" }.joined()
-      let marker = named + (entry.version == head ? "  ← head" : "")
-      lines.append(
-        "\(prefix)\(branch)\(ProjectWords.padded(String(entry.version), 5)) \(formatter.string(from: entry.date))  \(ProjectWords.escaped(entry.label))\(marker)"
-      )
-      let kids = children[entry.version] ?? []
-      let childPrefix = prefix + (branch == "├─ " ? "│  " : branch == "└─ " ? "   " : "")
-      if kids.count == 1 {
-        stack.append((kids[0], childPrefix, ""))
-      } else {
-        for (index, kid) in kids.enumerated().reversed() {
-          stack.append((kid, childPrefix, index == kids.count - 1 ? "└─ " : "├─ "))
-        }
-      }
-    }
-    text = lines.joined(separator: "\n") + "\n"
   }
 }

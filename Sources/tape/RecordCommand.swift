@@ -267,7 +267,7 @@ struct Record: ParsableCommand {
         format: format.flatMap(CaptureFormat.init(rawValue:)), frames: limit,
         writerWaitsForCapture: ProcessInfo.processInfo.environment["TAPE_TEST_WRITER_WAITS"] == "1")
     )
-    let folder = PendingTakes.folder(of: project.file)
+    let folder = PendingTake.folder(forProject: project.file)
     let name = Takes.newName()
     let punch = try punchRange(current).map { $0.start.frames..<$0.end.frames }
     let pending = PendingTake(
@@ -298,9 +298,17 @@ struct Record: ParsableCommand {
     var monitoring: Monitor?
     do {
       if let range {
-        overdub = try Overdub(
-          store: store, file: project.file, project: current, range: range,
-          request: DeviceRequest(name: playedTo, period: period), loop: loop)
+        let request = DeviceRequest(name: playedTo, period: period)
+        // What a play checks before it opens a device (the overdub compiles what it finds).
+        try request.validate()
+        try EffectChecks.beforePlay(current, bypassMissing: false, file: project.file)
+        do {
+          overdub = try Overdub(
+            store: store, file: project.file, project: current, range: range, request: request,
+            loop: loop)
+        } catch let error as RecordingError {
+          throw UsageError(message: error.description)
+        }
       }
       monitoring = try startMonitor(recorder, project: current, player: overdub?.player)
       try recorder.start(write: { try take.append($0) }, tick: { try take.refresh() })
@@ -349,7 +357,7 @@ struct Record: ParsableCommand {
     // full disk did not take.
     let seconds = Double(take.frames) / Double(current.sampleRate)
     var summary =
-      "tape record: recorded \(String(format: "%.3f", seconds)) s; peak \(Self.decibels(report.peak)), \(report.clipped) clipped samples, \(report.deviceOverruns + report.ringOverruns) overruns"
+      "tape record: recorded \(String(format: "%.3f", seconds)) s; peak \(Takes.decibels(report.peak)), \(report.clipped) clipped samples, \(report.deviceOverruns + report.ringOverruns) overruns"
     if !report.realtimePriority { summary += " (no realtime priority)" }
     writeOut(ProjectWords.escaped(summary) + "\n")
     if let monitoring {
@@ -410,9 +418,9 @@ struct Record: ParsableCommand {
       }
     }
     let final = progress.finished(timelineStart: landing, roundTrip: trip)
-    let clip: (version: Int64, ids: [String], markers: [String])
+    let added: Takes.Added
     do {
-      clip = try PendingTakes.add(
+      added = try Takes.add(
         [(note: final, path: takePath)], to: store, file: project.file,
         label: options.message
           ?? (punchIn != nil
@@ -423,10 +431,14 @@ struct Record: ParsableCommand {
       progress.save(final)
       // A ToolFailure: exit 74 (an I/O error), its message as it is.
       throw ToolFailure(
-        message: TakeProgress.diskFull(
+        message: Takes.diskFullLine(
           take: shownTake, frames: take.frames, sampleRate: current.sampleRate,
           file: project.file, added: false))
     }
+    let clip = (
+      version: added.version, ids: added.clips.map(\.description),
+      markers: added.gaps.map { $0.said(sampleRate: current.sampleRate) }
+    )
     if loop {
       writeOut(
         "tape record: \(clip.ids.count) take\(clip.ids.count == 1 ? "" : "s") (\(clip.ids.joined(separator: " "))); \(clip.ids.last ?? "") plays ('tape take use \(project.file) ID' chooses another)\n"
@@ -442,7 +454,7 @@ struct Record: ParsableCommand {
     if diskFull {
       writeOut(
         ProjectWords.escaped(
-          TakeProgress.diskFull(
+          Takes.diskFullLine(
             take: shownTake, frames: take.frames, sampleRate: current.sampleRate,
             file: project.file, added: true)) + "\n")
     }
@@ -563,8 +575,7 @@ struct Record: ParsableCommand {
 
   /// `--recover`: every take no recorder holds, added where it was to land, in one version.
   private func recoverTakes() throws {
-    let folder = PendingTakes.folder(of: project.file)
-    let found = try PendingTake.all(in: folder)
+    let found = try PendingTake.all(in: PendingTake.folder(forProject: project.file))
     for busy in found where busy.recording {
       writeOut(
         ProjectWords.escaped(
@@ -579,105 +590,34 @@ struct Record: ParsableCommand {
       return
     }
     let rate = store.snapshot.project.sampleRate
-    var takes: [(PendingTake, String)] = []
-    var lines: [String] = []
-    for entry in waiting {
-      let stored = storedPath(RawPath(entry.takePath).absolute, project: project.file)
-      if store.snapshot.project.sources.contains(where: { $0.path == stored }) {
-        // Added before the recorder died (it died between the commit and removing the note).
-        unlink(entry.notePath)
-        lines.append("\(entry.note.take) was already added")
-        continue
-      }
-      guard FileManager.default.fileExists(atPath: entry.takePath) else {
-        unlink(entry.notePath)
-        lines.append("\(entry.note.take) was never written (the recorder died before it began)")
-        continue
-      }
-      let repaired = try TakeFile.repair(entry.takePath)
-      guard repaired.frames > 0 else {
-        unlink(entry.takePath)
-        unlink(entry.notePath)
-        lines.append("\(entry.note.take) held no audio; removed")
-        continue
-      }
-      let seconds = { (frames: Int64) in
-        String(format: "%.3f", Double(frames) / Double(entry.note.sampleRate))
-      }
-      let how = [
-        entry.note.roundTrip != nil
-          ? "aligned by the round trip measured while it recorded" : nil,
-        entry.note.punch != nil ? "only its punch kept" : nil,
-        entry.note.overruns.map { "\($0.count) overruns marked" },
-      ].compactMap { $0 }.map { "; \($0)" }.joined()
-      lines.append(
-        "recovered \(entry.note.take): \(seconds(repaired.frames)) s, to t\(entry.note.track) at \(TimeDisplayOption.show(entry.note.timelineStart, sampleRate: rate, frames: false))\(how) (its header said \(seconds(repaired.headerFrames)) s: \(seconds(repaired.frames - repaired.headerFrames)) s more were found written after it; what the recorder had captured but not yet written when it died, at most the last half second, is lost)"
-      )
-      takes.append((entry.note, entry.takePath))
-    }
-    for line in lines { writeOut(ProjectWords.escaped("tape record: \(line)") + "\n") }
-    guard !takes.isEmpty else {
+    guard
+      let added = try Takes.recover(
+        waiting, to: store, file: project.file, label: options.message,
+        say: { writeOut(ProjectWords.escaped("tape record: \($0)") + "\n") })
+    else {
       try MutationOutput(version: store.snapshot.version, ids: []).print(json: options.json)
       return
     }
-    let added = try PendingTakes.add(
-      takes.map { (note: $0.0, path: $0.1) }, to: store, file: project.file,
-      label: options.message
-        ?? (takes.count == 1 ? "Recover \(takes[0].0.take)" : "Recover \(takes.count) takes"))
-    for (_, path) in takes { unlink(path + ".pending") }
-    if !added.markers.isEmpty {
+    if !added.gaps.isEmpty {
       writeOut(
         ProjectWords.escaped(
-          "tape record: the takes' gaps (overruns): \(added.markers.joined(separator: "; "))")
-          + "\n")
+          "tape record: the takes' gaps (overruns): \(added.gaps.map { $0.said(sampleRate: rate) }.joined(separator: "; "))"
+        ) + "\n")
     }
-    try MutationOutput(version: added.version, ids: added.ids).print(json: options.json)
-  }
-
-  static func decibels(_ peak: Float) -> String {
-    guard peak > 0 else { return "-inf dBFS" }
-    return String(format: "%.1f dBFS", 20 * log10(Double(peak)))
+    try MutationOutput(version: added.version, ids: added.clips.map(\.description)).print(
+      json: options.json)
   }
 }
 
-/// The takes of a project's recordings folder: naming a new one, adding finished ones as
-/// clips, and the one-line notice every command gives when one waits to be recovered.
+/// The one-line notice every command gives when a take waits to be recovered.
 enum PendingTakes {
   /// Set by `tape record`, which says what it finds itself.
   nonisolated(unsafe) static var quiet = false
 
-  static func folder(of project: String) -> String {
-    PendingTake.folder(forProject: project)
-  }
-
-  /// ``Takes/add(_:to:file:label:)``, its clips' ids and gaps in words: `marked overrun1 at
-  /// 0:01.000`, `take 2 of take-….wav has a gap at 0:03.000`.
-  static func add(
-    _ takes: [(note: PendingTake, path: String)], to store: TimelineStore, file: String,
-    label: String
-  ) throws -> (version: Int64, ids: [String], markers: [String]) {
-    let added = try Takes.add(takes, to: store, file: file, label: label)
-    let rate = store.snapshot.project.sampleRate
-    let words = added.gaps.map { gap in
-      switch gap {
-      case .marked(let name, let position):
-        "marked \(name) at \(TimeDisplayOption.show(position, sampleRate: rate, frames: false))"
-      case .inUnplayedPass(let take, let pass, let position):
-        "take \(pass) of \(take) has a gap at \(TimeDisplayOption.show(position, sampleRate: rate, frames: false))"
-      }
-    }
-    return (added.version, added.clips.map(\.description), words)
-  }
-
-  /// The line every command on `file` says when a take waits to be recovered; nil when none.
+  /// The line every command on `file` says when a take waits to be recovered
+  /// (``Takes/waitingNotice(forProject:)``); nil when none, or with ``quiet``.
   static func notice(for file: String) -> String? {
-    guard !quiet else { return nil }
-    // A folder no take may be recovered from is `tape record`'s to refuse, not every command's.
-    let waiting = ((try? PendingTake.all(in: folder(of: file))) ?? []).filter { !$0.recording }
-      .count
-    guard waiting > 0 else { return nil }
-    return
-      "\(waiting == 1 ? "a take waits" : "\(waiting) takes wait") to be recovered (a recording that did not finish); 'tape record \(file) --recover' adds \(waiting == 1 ? "it" : "them")"
+    quiet ? nil : Takes.waitingNotice(forProject: file)
   }
 }
 
@@ -746,7 +686,7 @@ final class RecordSession {
     let time = TimeDisplayOption.show(recorder.frames, sampleRate: sampleRate, frames: false)
     let clip = levels.clipped > 0 ? "  CLIP \(levels.clipped)" : ""
     writeOut(
-      "\r\u{1B}[Krecording \(time)  peak \(Record.decibels(levels.peak))\(clip)  overruns \(recorder.overruns)  (q stop)"
+      "\r\u{1B}[Krecording \(time)  peak \(Takes.decibels(levels.peak))\(clip)  overruns \(recorder.overruns)  (q stop)"
     )
   }
 }

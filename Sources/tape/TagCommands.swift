@@ -114,10 +114,10 @@ extension Tag {
         let tags = try store.tags()
         let labels = try tags.map { try store.entry($0.version)?.label ?? "" }
         if json {
-          printJSON(.object([("tags", .array(zip(tags, labels).map(tagJSON)))]))
+          printJSON(.object([("tags", .array(zip(tags, labels).map(HistoryJSON.tag)))]))
         } else {
           for (tag, label) in zip(tags, labels) {
-            print("\(tag.name)\tv\(tag.version)\t\(ProjectWords.escaped(label))")
+            print(tag.listed(label: label))
           }
         }
       }
@@ -134,24 +134,14 @@ extension Tag {
         let (tag, verb) = try change(store)
         let label = try store.entry(tag.version)?.label ?? ""
         if json {
-          printJSON(tagJSON(tag, label: label))
+          printJSON(HistoryJSON.tag(tag, label: label))
         } else {
-          print("\(verb) \(tag.name): v\(tag.version) \(DiffWords(sampleRate: 1).quoted(label))")
+          print(tag.said(verb, label: label))
         }
       }
     }
   }
 
-}
-
-/// A tag as `tape tag --json` and `tape tag --list --json` show it.
-func tagJSON(_ tag: VersionTag, label: String) -> JSON {
-  let formatter = ISO8601DateFormatter()
-  formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-  return .object([
-    ("name", .string(tag.name)), ("version", .integer(tag.version)), ("label", .string(label)),
-    ("date", .string(formatter.string(from: tag.date))),
-  ])
 }
 
 /// `tape history prune`: drops old versions or abandoned branches, explicitly, after saying
@@ -196,29 +186,11 @@ struct HistoryPrune: ParsableCommand {
       throw ValidationError("give --keep-last or --before, not both")
     }
     if let keepLast, keepLast < 1 { throw ValidationError("--keep-last must be 1 or more") }
-    if let before, Self.date(before) == nil {
+    if let before, PruneRequest.date(before) == nil {
       throw ValidationError(
         "--before \(before) is not a date; write 2026-11-25 or 2026-11-25T14:00:00 (local time), or add a zone (Z, +01:00)"
       )
     }
-  }
-
-  /// `2026-11-25`, `2026-11-25T14:00[:00]` or with a space, in local time; or ISO 8601 with a
-  /// zone.
-  static func date(_ text: String) -> Date? {
-    let zoned = ISO8601DateFormatter()
-    if let date = zoned.date(from: text) { return date }
-    let local = DateFormatter()
-    local.locale = Locale(identifier: "en_US_POSIX")
-    local.timeZone = .current
-    for format in [
-      "yyyy-MM-dd", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd HH:mm:ss",
-      "yyyy-MM-dd HH:mm",
-    ] {
-      local.dateFormat = format
-      if let date = local.date(from: text) { return date }
-    }
-    return nil
   }
 
   func run() throws {
@@ -226,64 +198,14 @@ struct HistoryPrune: ParsableCommand {
       // A dry run only reads the project (it prunes a copy): a read-only project can be asked.
       let store = try openStore(project.file, access: dryRun ? .read : .write)
       let request = PruneRequest(
-        keepLast: keepLast, before: before.flatMap(Self.date), branches: branches,
+        keepLast: keepLast, before: before.flatMap(PruneRequest.date), branches: branches,
         dropTags: dropTags)
       let report = try store.prune(request, dryRun: dryRun)
       if output.json {
-        printJSON(
-          .object([
-            ("dryRun", .bool(report.dryRun)),
-            ("versionsBefore", .integer(Int64(report.versionsBefore))),
-            ("versionsAfter", .integer(Int64(report.versionsAfter))),
-            ("versionsDropped", .integer(Int64(report.dropped.count))),
-            (
-              "dropped",
-              .array(
-                Self.runs(report.dropped).map { .array([.integer($0.first), .integer($0.last)]) })
-            ),
-            ("root", .integer(report.root)),
-            ("tagsDropped", .array(report.tagsDropped.map(JSON.string))),
-            ("bytesBefore", .integer(report.bytesBefore)),
-            ("bytesAfter", .integer(report.bytesAfter)),
-            ("bytesFreed", .integer(report.bytesBefore - report.bytesAfter)),
-            ("fileBytesBefore", .integer(report.fileBytesBefore)),
-            ("fileBytesAfter", .integer(report.fileBytesAfter)),
-          ]))
-        return
-      }
-      let would = report.dryRun ? "would drop" : "dropped"
-      let versions =
-        report.dropped.isEmpty
-        ? "no version"
-        : "\(report.dropped.count) of \(report.versionsBefore) versions (\(Self.ranges(report.dropped)))"
-      var lines = ["\(report.dryRun ? "dry run: " : "")\(would) \(versions)"]
-      if !report.tagsDropped.isEmpty {
-        lines.append("\(would) tags \(report.tagsDropped.joined(separator: ", "))")
-      }
-      lines.append("the history \(report.dryRun ? "would start" : "starts") at v\(report.root)")
-      lines.append(
-        "database \(report.bytesBefore) → \(report.bytesAfter) bytes (\(report.dryRun ? "would free" : "freed") \(report.bytesBefore - report.bytesAfter)); on disk with its log \(report.fileBytesBefore) → \(report.fileBytesAfter) bytes"
-      )
-      print(lines.joined(separator: "\n"))
-    }
-  }
-
-  /// The runs of consecutive versions in `versions` (ascending): first and last of each.
-  static func runs(_ versions: [Int64]) -> [(first: Int64, last: Int64)] {
-    var runs: [(first: Int64, last: Int64)] = []
-    for version in versions {
-      if let last = runs.last, last.last + 1 == version {
-        runs[runs.count - 1].last = version
+        printJSON(HistoryJSON.prune(report))
       } else {
-        runs.append((version, version))
+        print(report.lines.joined(separator: "\n"))
       }
     }
-    return runs
-  }
-
-  /// `v1–v120, v130, v140–v141`.
-  static func ranges(_ versions: [Int64]) -> String {
-    runs(versions).map { $0.first == $0.last ? "v\($0.first)" : "v\($0.first)–v\($0.last)" }
-      .joined(separator: ", ")
   }
 }

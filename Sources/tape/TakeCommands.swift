@@ -1,5 +1,6 @@
 import ArgumentParser
 import Interchange
+import Recording
 import Timeline
 import TimelineStore
 
@@ -16,24 +17,6 @@ struct TakeCommand: ParsableCommand {
       with it; removed, its takes go with it. See docs/reference/recording.md.
       """,
     subcommands: [List.self, Use.self])
-}
-
-/// The take groups for people: `0:01.000–0:03.000 on t2: 3 takes, take 3 (c6) plays`, then a
-/// line per take (`* ` before the one that plays).
-func takeGroupsText(_ groups: [TakeGroup], clock: (Int64) -> String) -> [String] {
-  var lines: [String] = []
-  for group in groups {
-    let number = group.number(of: group.playing) ?? 0
-    lines.append(
-      "\(clock(group.range.start.frames))–\(clock(group.range.end.frames)) on \(group.track): \(group.takes.count) takes, take \(number) (\(group.playing)) plays"
-    )
-    for (index, clip) in group.takes.enumerated() {
-      lines.append(
-        "\(clip.id == group.playing ? "*" : " ") \(ProjectWords.padded(clip.id.description, 5)) take \(ProjectWords.padded(String(index + 1), 3)) \(ProjectWords.padded(clip.source.description, 4)) from \(ProjectWords.padded(clock(clip.sourceRange.start.frames), 10)) length \(clock(clip.length.frames))"
-      )
-    }
-  }
-  return lines
 }
 
 extension TakeCommand {
@@ -70,7 +53,7 @@ extension TakeCommand {
           return
         }
         let rate = shown.project.sampleRate
-        for line in takeGroupsText(groups, clock: { times.show($0, sampleRate: rate) }) {
+        for line in Takes.lines(groups, clock: { times.show($0, sampleRate: rate) }) {
           print(line)
         }
       }

@@ -1,6 +1,6 @@
-import AudioFiles
+public import AudioFiles
 import Foundation
-import Playback
+public import Playback
 
 /// What a recording learns while it runs, written into its pending note as soon as it is
 /// known, so that `tape record --recover` after a `kill -9` adds the take where a finished
@@ -8,11 +8,20 @@ import Playback
 /// meet, the note's `timelineStart` is the compensated frame) and the take's gaps (overruns).
 /// The punch is in the note from the start.
 ///
-/// Called from the recording's loop on the main thread (never a device thread); a note that
-/// cannot be rewritten (a full disk) keeps what it said before.
-final class TakeProgress {
-  private(set) var note: PendingTake
-  let hold: PendingTake.Hold
+/// ```swift
+/// let progress = TakeProgress(
+///   note: note, hold: hold, recorder: recorder, captureClock: clock, overdub: nil,
+///   calibration: nil, at: 0)
+/// while recorder.isCapturing { progress.update(); usleep(20_000) }
+/// ```
+///
+/// - Note: Called from the recording's loop on the main thread, never a device thread (it
+///   writes files); a note that cannot be rewritten (a full disk) keeps what it said before.
+public final class TakeProgress {
+  /// The note as last written.
+  public private(set) var note: PendingTake
+  /// The note's file, held while the recording runs.
+  public let hold: PendingTake.Hold
   private let recorder: Recorder
   private let captureClock: StreamClock
   private let overdub: Overdub?
@@ -20,7 +29,10 @@ final class TakeProgress {
   private let at: Int64
   private var lastLook = ContinuousClock.now
 
-  init(
+  /// Progress of the recording `recorder` (its capture clock `captureClock`) whose note
+  /// `note` is held by `hold`; with an `overdub`, its `calibration` and the take's place
+  /// `at` before alignment.
+  public init(
     note: PendingTake, hold: PendingTake.Hold, recorder: Recorder, captureClock: StreamClock,
     overdub: Overdub?, calibration: LatencyStore.Calibration?, at: Int64
   ) {
@@ -35,7 +47,7 @@ final class TakeProgress {
 
   /// Looks (at most 4 times a second) at the round trip and the gaps, and rewrites the note
   /// when either changed.
-  func update() {
+  public func update() {
     guard ContinuousClock.now - lastLook >= .milliseconds(250) else { return }
     lastLook = .now
     var changed = note
@@ -55,7 +67,7 @@ final class TakeProgress {
   }
 
   /// The note as the recording ended: where the take lands, and its gaps.
-  func finished(timelineStart: Int64, roundTrip: Int64?) -> PendingTake {
+  public func finished(timelineStart: Int64, roundTrip: Int64?) -> PendingTake {
     var final = note
     final.timelineStart = timelineStart
     final.roundTrip = roundTrip ?? note.roundTrip
@@ -66,22 +78,11 @@ final class TakeProgress {
 
   /// Rewrites the note when `changed` says more; a note that cannot be written keeps the
   /// old one (the next look tries again).
-  func save(_ changed: PendingTake) {
+  public func save(_ changed: PendingTake) {
     guard changed != note else { return }
     do {
       try hold.rewrite(changed)
       note = changed
     } catch {}
-  }
-
-  /// The one line a take stopped by a full disk ends with: kept and added, or kept and
-  /// waiting for `--recover` (the disk had no room left to add it).
-  static func diskFull(
-    take: String, frames: Int64, sampleRate: Int, file: String, added: Bool
-  ) -> String {
-    let seconds = String(format: "%.3f", Double(frames) / Double(sampleRate))
-    return added
-      ? "warning: the disk filled up: the take stopped after \(seconds) s and was added as it is (\(take)); free some space on that disk before recording again"
-      : "the disk filled up: the take stopped after \(seconds) s and is kept in \(take), waiting (there was no room left to add it); free some space on that disk, then run 'tape record \(file) --recover'"
   }
 }
