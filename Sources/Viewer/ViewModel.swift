@@ -117,9 +117,13 @@ public final class ViewModel: Sendable {
     public var date: Double
   }
 
+  /// The history strip: every version, or the last of the head's line (`earlier` then says
+  /// how many of the line come before them, and `total` how many versions there are).
   public struct HistoryView: Codable, Sendable, Hashable {
     public var head: Int64
     public var versions: [VersionView]
+    public var earlier: Int?
+    public var total: Int?
   }
 
   /// Steps an animation is sent in.
@@ -257,15 +261,24 @@ public final class ViewModel: Sendable {
     return markers
   }
 
-  /// The history strip's entries.
+  /// Every version of the history.
   public static func history(_ history: History) -> HistoryView {
     HistoryView(
-      head: history.head,
-      versions: history.versions.map {
-        VersionView(
-          version: $0.version, parent: $0.parent, label: $0.label,
-          date: $0.date.timeIntervalSince1970)
-      })
+      head: history.head, versions: history.versions.map(Self.version), earlier: nil, total: nil)
+  }
+
+  /// The last versions of the head's line (read without the rest of the history: what the
+  /// page shows, instant at a million versions).
+  public static func history(_ window: HeadLineWindow) -> HistoryView {
+    HistoryView(
+      head: window.head, versions: window.entries.map(Self.version), earlier: window.earlier,
+      total: window.total)
+  }
+
+  private static func version(_ entry: HistoryEntry) -> VersionView {
+    VersionView(
+      version: entry.version, parent: entry.parent, label: entry.label,
+      date: entry.date.timeIntervalSince1970)
   }
 
   /// The sources' peaks, read once each (a source whose audio cannot be had: none, and it is

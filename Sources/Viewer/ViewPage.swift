@@ -22,6 +22,7 @@ public enum ViewPage {
       header #status { color: #9a9; }
       #history { display: flex; gap: 4px; overflow-x: auto; padding: 6px 12px; background: #222427; }
       #history button { background: #333; color: #ccc; border: 1px solid #444; border-radius: 3px; padding: 2px 6px; cursor: pointer; white-space: nowrap; font: inherit; }
+      #history .earlier { color: #888; white-space: nowrap; align-self: center; }
       #history button.head { border-color: #8c8; color: #fff; }
       #history button.shown { background: #456; }
       #banner { display: none; padding: 4px 12px; background: #543; }
@@ -58,6 +59,8 @@ public enum ViewPage {
     // update's changes; `shown` is what is drawn (the head, or a version of the history).
     let head = null, shown = null, viewing = null, playhead = null, animation = null;
     let queue = Promise.resolve();
+    // The history strip shows the last versions of the head's line, not a million buttons.
+    const historyShown = 200;
     const later = work => { queue = queue.then(work).catch(error => console.error(error)); };
 
     function modelOf(snapshot) {
@@ -293,11 +296,17 @@ public enum ViewPage {
       animation = { timer, end };
     }
     async function history() {
-      const response = await fetch(withToken("/history"));
+      const response = await fetch(withToken("/history?last=" + historyShown));
       if (!response.ok) return;
       const list = await response.json();
       const strip = document.getElementById("history");
       strip.textContent = "";
+      if (list.earlier > 0) {
+        const more = document.createElement("span");
+        more.className = "earlier";
+        more.textContent = "… " + list.earlier + " earlier";
+        strip.appendChild(more);
+      }
       for (const entry of list.versions) {
         const button = document.createElement("button");
         button.dataset.version = String(entry.version);

@@ -68,8 +68,12 @@ public struct ViewServer: Sendable {
       return try Self.json(
         await Self.offPool { model.snapshot(head.project, version: head.version) })
     }
-    router.get("/history") { _, _ in
-      try Self.json(ViewModel.history(store.history()))
+    router.get("/history") { request, _ in
+      // ?last=N: the last N versions of the head's line, without reading the rest.
+      if let last = request.uri.queryParameters["last"].flatMap({ Int(String($0)) }), last > 0 {
+        return try Self.json(ViewModel.history(store.headLine(last: last)))
+      }
+      return try Self.json(ViewModel.history(store.history()))
     }
     router.get("/version/:number") { _, context in
       guard let number = context.parameters.get("number", as: Int64.self) else {

@@ -2,6 +2,7 @@
 """A headless Chromium driven through its DevTools protocol, for the `tape view` tests.
 
     cdp.py get URL                      prints the HTTP status of a GET (no redirects)
+    cdp.py body URL                     prints the body of a GET
     cdp.py eval PORT EXPR               prints the JSON value of EXPR in the first page
     cdp.py wait PORT EXPR WANTED SECS   polls EXPR until its JSON equals WANTED (JSON);
                                         prints {"at": epoch seconds it held, "value": …},
@@ -152,6 +153,9 @@ def main():
     command = sys.argv[1]
     if command == "events":
         events(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]))
+    elif command == "body":
+        with urllib.request.urlopen(sys.argv[2], timeout=10) as response:
+            sys.stdout.write(response.read().decode())
     elif command == "get":
         print(get(sys.argv[2]))
     elif command == "eval":

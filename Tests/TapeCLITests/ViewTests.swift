@@ -327,6 +327,32 @@ struct ViewTests {
         "document.querySelector('.track[data-id=\"t2\"] .name small').textContent",
       ]) == "\"-6.0 dB\"")
 
+    // The history strip's data: the last versions of the head's line, and how many there are.
+    let base = try #require(url.components(separatedBy: "/?token=").first)
+    let token = try #require(url.components(separatedBy: "/?token=").last)
+    let whole = try #require(
+      try parseJSON(Self.cdp(["body", base + "/history?token=" + token])) as? [String: Any])
+    let window = try #require(
+      try parseJSON(Self.cdp(["body", base + "/history?last=2&token=" + token]))
+        as? [String: Any])
+    let all = try #require(whole["versions"] as? [[String: Any]])
+    let last = try #require(window["versions"] as? [[String: Any]])
+    #expect(last.count == 2)
+    #expect(window["head"] as? Int == whole["head"] as? Int)
+    #expect(last.last?["version"] as? Int == whole["head"] as? Int)
+    #expect(window["total"] as? Int == all.count)
+    #expect((window["earlier"] as? Int ?? 0) + 2 <= all.count)
+    // The page's strip: the head's line (the version the undo left behind is on a branch).
+    let line = try #require(
+      try parseJSON(Self.cdp(["body", base + "/history?last=200&token=" + token]))
+        as? [String: Any])
+    let onLine = try #require(line["versions"] as? [[String: Any]]).count
+    #expect(onLine < all.count)
+    let strip = try Self.cdp([
+      "wait", devtools, "document.querySelectorAll('#history button').length", "\(onLine)", "10",
+    ])
+    #expect((try? parseJSON(strip) as? [String: Any])?["at"] != nil, "\(strip)")
+
     Self.waitOrKill(reader, seconds: 60, "the event reader")
     let updates = said().filter { $0["event"] as? String == "update" }
     try #require(updates.count == 5, "\(said())")
