@@ -59,6 +59,9 @@ public final class PlaySession: @unchecked Sendable {
   /// Where the play is, told every 50 ms while it plays (for `tape view`'s playhead).
   private let playhead: (_ frame: Int64, _ paused: Bool) -> Void
 
+  /// The device claimed for the play (``DeviceClaim``), kept as long as the session.
+  var claim: DeviceClaim?
+
   /// The range `l` would loop, as it is now (to the project's end as edits move it, without
   /// `--to`); nil, not checked.
   public var loopRange: (() -> FrameRange)?
@@ -66,6 +69,12 @@ public final class PlaySession: @unchecked Sendable {
   /// A session of `player`, started already, playing a project of `store`.
   ///
   /// - Parameters:
+  ///   - player: the player, started.
+  ///   - store: the store its project was read from.
+  ///   - device: the device's name, as the user gave it.
+  ///   - sampleRate: the project's rate.
+  ///   - showsFrames: times on the status line as frames (`96000f`).
+  ///   - json: the summary is JSON (the device's line is not said).
   ///   - notices: lines from the decoded audio's library, said as they come.
   ///   - playhead: told the position (the project's frames) and whether it is paused, every
   ///     50 ms while it plays.

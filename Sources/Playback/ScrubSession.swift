@@ -79,6 +79,9 @@ public final class ScrubSession: @unchecked Sendable {
   /// A session over `store`, opened from `file` to follow, played on `device`.
   ///
   /// - Parameters:
+  ///   - store: the project, opened to follow.
+  ///   - file: its path as the user gave it (compared with the file opened before any write).
+  ///   - device: the device space plays on.
   ///   - busyTimeout: how long Enter's checkout waits for another process's write lock (s).
   ///   - checkEffects: checks a project's effects before space plays it; what it throws is
   ///     said in the footer (`cannot play: …`).

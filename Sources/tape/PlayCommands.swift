@@ -5,8 +5,6 @@ import Interchange
 import Mixing
 import Playback
 import SafeFiles
-import Synchronization
-import TerminalViews
 import Timeline
 import TimelineStore
 import Viewer
@@ -193,73 +191,27 @@ struct Play: ParsableCommand {
       let project = chosen != nil ? try store.project(at: version) : store.snapshot.project
       let range = try span.range(of: project)
       if loop { try Self.checkLoop(range, sampleRate: project.sampleRate) }
-      let starting = StartingLine(json: json.json)
-      var cache = PlayStop.stoppable(AudioCache(forProject: self.project.file, lockingMemory: true))
-      cache.progress = { starting.update($0) }
-      let library = AudioLibrary(cache: cache)
-      try EffectChecks.beforePlay(project, bypassMissing: bypassMissing, file: self.project.file)
-      let effects = PlayerEffects(
-        bypassMissing: bypassMissing, projectFolder: projectFolder(self.project.file))
-      let player = try LivePlayer(
-        LivePlayer.Configuration(
-          device: request, sampleRate: project.sampleRate, channels: project.channels,
-          range: range.start.frames..<(span.to == nil ? Int64.max : range.end.frames),
-          loop: loop, ringsOut: true),
-        compile: { project, version, sequence in
-          try effects.compile(
-            project, version: version, sequence: sequence, audio: library.audio(for: project))
-        },
-        load: { audio, chunk in try library.makeResident(audio, chunk) })
-      effects.prepare(for: player, project: project)
-      // Keys while the first version decodes (a long source: seconds): `q` stops it.
-      let early = EarlyKeys()
-      starting.begin()
-      do {
-        try player.start(project, version: version)
-        starting.end()
-        early.end()
-      } catch {
-        starting.end()
-        early.end()
-        // A decode stopped by Ctrl-C or SIGTERM: the process ends with that signal, as after a
-        // play, having said so; by `q`: it ends as a play does.
-        if Interrupt.requested() {
-          writeOut(
-            "tape play: stopped before the first sound, while decoding; nothing was played\n")
-        }
-        Interrupt.reraiseIfRequested()
-        if case AudioFileError.decodeStopped = error, early.quit {
-          writeOut("tape play: \(error)\n")
-          return
-        }
-        throw error
-      }
-      for note in effects.notes() { writeOut(ProjectWords.escaped("note: \(note)") + "\n") }
-      // Another play of this user's on the device (which mixes both) is said.
-      let claim = DeviceClaim(device: device, playing: self.project.file)
-      defer { withExtendedLifetime(claim) {} }
       // Where the play is, for `tape view` (the project's cache folder; never the project).
       let playhead = PlayheadFile(projectPath: store.path)
-      let session = PlaySession(
-        player: player, store: store, device: device, sampleRate: project.sampleRate,
-        showsFrames: times.frames, json: json.json, notices: { library.takeNotices() },
-        playhead: { playhead.write(frame: $0, paused: $1) })
-      session.watch(opened)
-      let followsEnd = span.to == nil
-      session.loopRange = { [store] in
-        guard followsEnd else { return range }
-        let end = max(range.start, store.snapshot.project.timelineEnd)
-        return FrameRange(start: range.start, end: end)
+      let started: PlaySession?
+      do {
+        started = try PlaySession.start(
+          project, version: version, store: store, opened: opened,
+          request: PlaySession.Request(
+            file: self.project.file, device: request, range: range, followsEnd: span.to == nil,
+            loop: loop, bypassMissing: bypassMissing, follow: follow, showsFrames: times.frames,
+            json: json.json),
+          checkEffects: { [file = self.project.file, bypassMissing] in
+            try EffectChecks.beforePlay($0, bypassMissing: bypassMissing, file: file)
+          },
+          playhead: { playhead.write(frame: $0, paused: $1) })
+      } catch is PlaySession.StoppedBeforeFirstSound {
+        Interrupt.reraiseIfRequested()
+        return
       }
-      if let other = claim.otherPlayer {
-        session.note("\(device) is played by another tape play too (\(other)): both are heard")
-      }
-      if follow && !store.canFollow {
-        session.note(
-          "\(self.project.file) is opened read-only without its log, so edits made while it plays will not be heard"
-        )
-      }
-      if follow { session.follow(store, from: version) }
+      // `q` stopped the first decode: said, and nothing more to do.
+      guard let session = started else { return }
+      defer { withExtendedLifetime(session) {} }
       let report = session.run()
       playhead.remove()
       session.removeOrphans()

@@ -1,12 +1,7 @@
 import ArgumentParser
-import AudioFiles
 import Foundation
-import Mixing
 import Playback
 import SafeFiles
-import Synchronization
-import TerminalViews
-import Timeline
 import TimelineStore
 
 struct Scrub: ParsableCommand {
