@@ -117,6 +117,12 @@ let package = Package(
       dependencies: [
         "Timeline",
         "Mixing",
+        // A play session (PlaySession): the store it follows, the file it watches, the decoded
+        // audio's progress, and the terminal's keys and status line.
+        "TimelineStore",
+        "SafeFiles",
+        "AudioFiles",
+        "TerminalViews",
         "CALSA",
         "CLazyLibraries",
         "CRealtime",

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Playback
+import SafeFiles
 import Timeline
 import TimelineStore
 

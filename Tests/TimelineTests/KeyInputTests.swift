@@ -1,6 +1,5 @@
+import TerminalViews
 import Testing
-
-@testable import tape
 
 /// Keys that arrive faster than `play` and `scrub` read them: a 64-byte read can end in the
 /// middle of an arrow's ESC [ C, which was dropped (22 → pressed at once moved 21 × 5 s).
