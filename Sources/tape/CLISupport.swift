@@ -322,29 +322,10 @@ func busyTimeout() throws -> Double? {
   return seconds
 }
 
-/// Writes `text` whole to `descriptor` (stderr unless told), retrying short writes and EINTR;
-/// false when it could not.
-///
-/// Rule: messages go out through this, never `FileHandle.write`. Why: `FileHandle.write` traps
-/// when the write fails, so `tape ls nosuch 2>/dev/full` (or a closed stderr) crashed with
-/// SIGILL instead of exiting with the error's own code.
+/// Writes `text` whole to `descriptor` (stderr unless told): ``SafeFiles/writeWhole(_:to:)``.
 @discardableResult
 func writeOut(_ text: String, to descriptor: Int32 = STDERR_FILENO) -> Bool {
-  var bytes = Array(text.utf8)
-  var offset = 0
-  while offset < bytes.count {
-    let written = bytes.withUnsafeMutableBytes {
-      Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset)
-    }
-    if written > 0 {
-      offset += written
-    } else if written < 0 && errno == EINTR {
-      continue
-    } else {
-      return false
-    }
-  }
-  return true
+  writeWhole(text, to: descriptor)
 }
 
 /// Writes `error: message` to stderr, the prefix red on a terminal unless NO_COLOR is set. A
@@ -502,7 +483,7 @@ func openStore(
 /// can only be read here: following needs its log beside it. `verb` says what the user would do
 /// as another user ("watch", "view").
 func openStoreToFollow(_ file: String, verb: String) throws -> TimelineStore {
-  let store = try openStore(file, access: .follow)
+  let store = try retryingReads { try openStore(file, access: .follow) }
   guard store.canFollow else {
     throw PermissionError(
       message:

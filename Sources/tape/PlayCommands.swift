@@ -182,13 +182,22 @@ struct Play: ParsableCommand {
       let request = DeviceRequest(name: device, period: period, periods: periods)
       try request.validate()
       let follow = span.version == nil && !noFollow
-      let store = try openStore(project.file, access: follow ? .follow : .read)
+      // Read again across a writer's busy moment (the last editor removing the log as it
+      // closes), as the read commands do.
+      let store = try retryingReads {
+        try openStore(self.project.file, access: follow ? .follow : .read)
+      }
       // What the path, its log and shared memory name now, as opened: the first version's
       // decode may take seconds, and a log removed meanwhile is a log lost all the same.
       let opened = PlaySession.OpenedFile(path: self.project.file)
       let chosen = try span.version(in: store)
       let version = chosen ?? store.snapshot.version
-      let project = chosen != nil ? try store.project(at: version) : store.snapshot.project
+      let project: Project
+      if chosen != nil {
+        project = try retryingReads { try store.project(at: version) }
+      } else {
+        project = store.snapshot.project
+      }
       let range = try span.range(of: project)
       if loop { try Self.checkLoop(range, sampleRate: project.sampleRate) }
       // Where the play is, for `tape view` (the project's cache folder; never the project).

@@ -277,6 +277,50 @@ extension ManyProcessesTests {
       #expect(editor.isRunning, "the editor ran throughout")
     }
 
+    /// Plays (which follow the project) started while other processes edit it, each closing
+    /// (folding its log into the file and removing it) as it ends: every play starts. CI once
+    /// saw "project is busy" from a `tape play` started as another play quit: a reader that
+    /// opens while the last writer removes the log is told busy, and play did not read again
+    /// as the read commands do.
+    @Test func playsStartBesideEditsThatCloseTheLog() throws {
+      let space = try Workspace()
+      let file = space.path("busy.tape")
+      try space.tape("new", file)
+      try space.tape("import", file, try space.copyTestAudio("speech-mono-48k-16.wav"))
+      try space.tape("track", "add", file, "A")
+      try space.tape("clip", "add", file, "t1", "s1", "--at", "0", "--length", "0.1s")
+      final class Flag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var raised = false
+        var isRaised: Bool { lock.withLock { raised } }
+        func raise() { lock.withLock { raised = true } }
+      }
+      let stop = Flag()
+      let editing = DispatchGroup()
+      // Two editors, so that a log is being removed as often as the machine allows.
+      for _ in 0..<2 {
+        DispatchQueue.global().async(group: editing) {
+          var index = 0
+          while !stop.isRaised {
+            _ = try? TapeBinary.run(
+              ["track", "set", file, "t1", "--gain", "-\(index % 6)"], killAfter: 60)
+            index += 1
+          }
+        }
+      }
+      defer {
+        stop.raise()
+        editing.wait()
+      }
+      var failures: [String] = []
+      for _ in 0..<100 {
+        let play = try TapeBinary.run(
+          ["play", file, "--device", "null"], environment: ["NO_COLOR": "1"], killAfter: 60)
+        if play.status != 0 { failures.append(play.stderr) }
+      }
+      #expect(failures.isEmpty, "\(failures.count) of 100 plays failed: \(failures.prefix(3))")
+    }
+
     // MARK: 2. Devices, FIFOs, standard output and symlinks
 
     /// A character device stays a device: the render is written into it, never renamed over it.
