@@ -131,6 +131,19 @@ public enum ViewPage {
       element.style.setProperty("--length", String(clip.length));
     }
     const lane = id => document.querySelector('.track[data-id="' + id + '"] .lane');
+    const number = id => Number(id.slice(1));
+    const timelineOrder = (a, b) => a.start - b.start || number(a.id) - number(b.id);
+    // A clip's element put in its lane where timeline order puts it (overlapping clips stack
+    // as they do when the lane is drawn whole).
+    function putInLane(into, element, clip) {
+      for (const other of into.querySelectorAll(":scope > .clip")) {
+        if (other === element) continue;
+        const at = { start: Number(other.dataset.start), id: other.dataset.id };
+        if (timelineOrder(clip, at) < 0) { into.insertBefore(element, other); return; }
+      }
+      const envelope = into.querySelector(":scope > .envelope");
+      if (envelope) into.insertBefore(element, envelope); else into.appendChild(element);
+    }
     function trackRow(track, model) {
       const row = document.createElement("div");
       row.className = "track" + (track.muted ? " muted" : "");
@@ -210,7 +223,8 @@ public enum ViewPage {
         lanes.set(id, row.querySelector(".lane"));
         tracks.appendChild(row);
       }
-      for (const clip of model.clips.values()) {
+      // Each lane's clips in timeline order (start, then id), as tape draw stacks them.
+      for (const clip of Array.from(model.clips.values()).sort(timelineOrder)) {
         const into = lanes.get(clip.track);
         if (into) into.appendChild(clipElement(clip));
       }
@@ -241,7 +255,7 @@ public enum ViewPage {
         const old = document.getElementById("clip-" + clip.id);
         if (old) old.remove();
         const into = lane(clip.track);
-        if (into) into.appendChild(clipElement(clip));
+        if (into) putInLane(into, clipElement(clip), clip);
       }
       scale(head, false);
       if (changes.markers) drawMarkers(head);
@@ -281,8 +295,15 @@ public enum ViewPage {
         if (element) { element.dataset.start = String(p.start); element.dataset.track = p.track; element.dataset.length = String(p.length); }
       }
       let index = 0;
-      const timer = setInterval(() => {
-        if (index >= update.steps.length) { stopAnimation(true); return; }
+      const state = { timer: null, end };
+      state.timer = setInterval(() => {
+        if (index >= update.steps.length) {
+          // Its end drawn in turn with the events (never between an update's model and its
+          // drawing), and only if no later update has ended it already.
+          clearInterval(state.timer);
+          later(() => { if (animation === state) stopAnimation(true); });
+          return;
+        }
         for (const p of update.steps[index]) {
           const element = document.getElementById("clip-" + p.id);
           if (!element) continue;
@@ -293,12 +314,16 @@ public enum ViewPage {
         }
         index += 1;
       }, 20);
-      animation = { timer, end };
+      animation = state;
     }
+    // Only the newest request's answer is drawn (answers may come back in any order).
+    let historyAsked = 0;
     async function history() {
+      const asked = ++historyAsked;
       const response = await fetch(withToken("/history?last=" + historyShown));
       if (!response.ok) return;
       const list = await response.json();
+      if (asked !== historyAsked) return;
       const strip = document.getElementById("history");
       strip.textContent = "";
       if (list.earlier > 0) {
@@ -319,15 +344,17 @@ public enum ViewPage {
       }
     }
     async function show(version) {
-      viewing = version;
       const banner = document.getElementById("banner");
       if (version === null) {
+        viewing = null;
         banner.className = "";
         if (head) draw(head);
       } else {
         const response = await fetch(withToken("/version/" + version));
         if (!response.ok) return;
-        draw(modelOf(await response.json()));
+        const model = modelOf(await response.json());
+        viewing = version;
+        draw(model);
         banner.className = "on";
         banner.textContent = "Showing version " + version + " (reading only; the head is version " + (head ? head.version : "?") + "). Click the head's version to follow it again.";
       }
@@ -359,6 +386,8 @@ public enum ViewPage {
     events.addEventListener("update", e => later(async () => {
       const update = JSON.parse(e.data);
       document.getElementById("status").textContent = "following (last: " + update.cause + ")";
+      // The animation under way ends on the head it was made for, before this one changes it.
+      stopAnimation(true);
       if (update.snapshot) {
         head = modelOf(update.snapshot);
       } else if (head && head.version === update.from) {

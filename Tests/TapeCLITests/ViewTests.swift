@@ -43,14 +43,18 @@ struct ViewTests {
     let listed = try #require(
       try parseJSON(space.tape("ls", file, "--json").stdout) as? [String: Any])
     let tracks = try #require(listed["tracks"] as? [[String: Any]])
-    return tracks.flatMap { ($0["clips"] as? [[String: Any]]) ?? [] }.map {
-      ["\($0["id"] ?? "")", "\(($0["timelineStart"] as? Int) ?? -1)"]
+    return tracks.flatMap { track in
+      ((track["clips"] as? [[String: Any]]) ?? []).map {
+        ["\($0["id"] ?? "")", "\(($0["timelineStart"] as? Int) ?? -1)", "\(track["id"] ?? "")"]
+      }
     }.sorted { $0[0] < $1[0] }
   }
 
-  /// What the page's DOM shows: each `.clip` as `[id, start]`, sorted by id.
+  /// What the page's DOM shows: each `.clip` as `[id, start, the track of the lane it is
+  /// in]`, sorted by id; a clip whose drawn place (`--start`) is not its `data-start` shows as
+  /// start "drawn elsewhere".
   static let domClips = """
-    Array.from(document.querySelectorAll('#tracks .clip')).map(e => [e.dataset.id, e.dataset.start]).sort((a, b) => a[0] < b[0] ? -1 : 1)
+    Array.from(document.querySelectorAll('#tracks .clip')).map(e => [e.dataset.id, e.style.getPropertyValue('--start') === e.dataset.start ? e.dataset.start : 'drawn elsewhere', e.closest('.track').dataset.id]).sort((a, b) => a[0] < b[0] ? -1 : 1)
     """
 
   /// Waits for `process` to end, at most `seconds`; then kills it (and says so) rather than
@@ -205,7 +209,7 @@ struct ViewTests {
     _ = try Self.cdp([
       "eval", devtools, "document.querySelector('#history button[data-version=\"5\"]').click()",
     ])
-    _ = try Self.cdp(["wait", devtools, Self.domClips, "[[\"c1\",\"0\"]]", "10"])
+    _ = try Self.cdp(["wait", devtools, Self.domClips, "[[\"c1\",\"0\",\"t1\"]]", "10"])
     #expect(try space.tape("ls", file, "--json").stdout == listed)
 
     // A play's playhead: a `tape play` of the project (ALSA's null device, unpaced, looping)
@@ -309,23 +313,33 @@ struct ViewTests {
     let head = try Self.clips(space, file)
     #expect(head.count == 1_503)
     _ = try Self.cdp(["wait", devtools, Self.domClips, Self.encoded(head), "60"])
-    for edit in [
-      ["clip", "move", file, "c2", "--to", "3s", "--track", "t2"],
-      ["clip", "rm", file, "c500"],
-      ["undo", file],
-      ["track", "set", file, "t2", "--gain", "-6"],
-      ["cut", file, "--from", "5s", "--to", "6s", "--ripple"],
-    ] {
+    /// Makes `edit`, then waits for the page to have heard the version it made (so that no
+    /// two edits reach the server between two of its looks, which would be one update) and
+    /// for its DOM to show the head's clips, each in its track's lane.
+    func edit(_ edit: [String]) throws {
       try space.tape(edit)
+      let listed = try #require(
+        try parseJSON(space.tape("ls", file, "--json").stdout) as? [String: Any])
+      let version = try #require(listed["version"] as? Int)
+      let heard = try Self.cdp([
+        "wait", devtools, "document.body.dataset.version", "\"\(version)\"", "20",
+      ])
+      #expect((try? parseJSON(heard) as? [String: Any])?["at"] != nil, "after \(edit): \(heard)")
       let wanted = try Self.clips(space, file)
       let shown = try Self.cdp(["wait", devtools, Self.domClips, Self.encoded(wanted), "20"])
       #expect((try? parseJSON(shown) as? [String: Any])?["at"] != nil, "after \(edit): \(shown)")
     }
-    #expect(
-      try Self.cdp([
-        "eval", devtools,
-        "document.querySelector('.track[data-id=\"t2\"] .name small').textContent",
-      ]) == "\"-6.0 dB\"")
+    try edit(["clip", "move", file, "c2", "--to", "3s", "--track", "t2"])
+    try edit(["clip", "rm", file, "c500"])
+    try edit(["undo", file])
+    // A track's new gain: its row drawn again in place, its clips kept.
+    try edit(["track", "set", file, "t2", "--gain", "-6"])
+    let gain = try Self.cdp([
+      "wait", devtools, "document.querySelector('.track[data-id=\"t2\"] .name small').textContent",
+      "\"-6.0 dB\"", "20",
+    ])
+    #expect((try? parseJSON(gain) as? [String: Any])?["at"] != nil, "\(gain)")
+    try edit(["cut", file, "--from", "5s", "--to", "6s", "--ripple"])
 
     // The history strip's data: the last versions of the head's line, and how many there are.
     let base = try #require(url.components(separatedBy: "/?token=").first)
