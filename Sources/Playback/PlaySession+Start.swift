@@ -73,13 +73,14 @@ extension PlaySession {
   ///
   /// ```swift
   /// guard let session = try PlaySession.start(
-  ///   project, version: version, store: store, opened: opened, request: request)
+  ///   project, version: version, store: store, opened: opened, request: request,
+  ///   checkEffects: { try check($0) })
   /// else { return }
   /// let report = session.run()
   /// ```
   public static func start(
     _ project: Project, version: Int64, store: TimelineStore, opened: OpenedFile?,
-    request: Request, checkEffects: (Project) throws -> Void = { _ in },
+    request: Request, checkEffects: (Project) throws -> Void,
     playhead: @escaping (_ frame: Int64, _ paused: Bool) -> Void = { _, _ in }
   ) throws -> PlaySession? {
     let range = request.range
@@ -115,17 +116,17 @@ extension PlaySession {
       // A decode stopped by Ctrl-C or SIGTERM: the process ends with that signal, as after a
       // play, having said so; by `q`: it ends as a play does.
       if Interrupt.requested() {
-        writeToTerminal(
+        writeWhole(
           "tape play: stopped before the first sound, while decoding; nothing was played\n")
         throw StoppedBeforeFirstSound()
       }
       if case AudioFileError.decodeStopped = error, early.quit {
-        writeToTerminal("tape play: \(error)\n")
+        writeWhole("tape play: \(error)\n")
         return nil
       }
       throw error
     }
-    for note in effects.notes() { writeToTerminal(ProjectWords.escaped("note: \(note)") + "\n") }
+    for note in effects.notes() { writeWhole(ProjectWords.escaped("note: \(note)") + "\n") }
     // Another play of this user's on the device (which mixes both) is said.
     let claim = DeviceClaim(device: request.device.name, playing: request.file)
     let session = PlaySession(

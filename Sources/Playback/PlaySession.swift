@@ -180,7 +180,7 @@ public final class PlaySession: @unchecked Sendable {
   public func note(_ line: String) {
     let clear = terminal ? clearing() : ""
     drawnColumns = 0
-    writeToTerminal("\(clear)tape play: \(ProjectWords.escaped(line))\n")
+    writeWhole("\(clear)tape play: \(ProjectWords.escaped(line))\n")
   }
 
   /// The columns the status line took when it was drawn (0: none is on the screen).
@@ -255,7 +255,7 @@ public final class PlaySession: @unchecked Sendable {
       guard raw else { return }
       raw = false
       terminal = false
-      writeToTerminal(clearing())
+      writeWhole(clearing())
       drawnColumns = 0
       tcsetattr(STDIN_FILENO, TCSANOW, &saved)
       Termination.forgetTerminal()
@@ -365,7 +365,7 @@ public final class PlaySession: @unchecked Sendable {
     let shown = fitted(line)
     let clear = clearing()
     drawnColumns = TerminalText.width(shown)
-    writeToTerminal(clear + shown)
+    writeWhole(clear + shown)
   }
 
   /// The status line cut to the terminal's width, by columns (a wide character takes two): a

@@ -65,7 +65,7 @@ public final class StartingLine: @unchecked Sendable {
       state.started = nil
       return state.drawn
     }
-    if drawn { writeToTerminal("\r\u{1B}[K") }
+    if drawn { writeWhole("\r\u{1B}[K") }
   }
 
   private func look() {
@@ -93,7 +93,7 @@ public final class StartingLine: @unchecked Sendable {
         "tape play: decoding \(names) before the first sound (not in the decoded-audio cache yet)\n"
     }
     guard let line, !json else { return }
-    writeToTerminal(line)
+    writeWhole(line)
   }
 }
 

@@ -91,7 +91,7 @@ public final class ScrubSession: @unchecked Sendable {
   public init(
     store: TimelineStore, file: String, device: String,
     busyTimeout: Double = TimelineStore.defaultBusyTimeout,
-    checkEffects: @escaping (Project) throws -> Void = { _ in },
+    checkEffects: @escaping (Project) throws -> Void,
     describe: @escaping (any Error) -> String = { "\($0)" }
   ) throws {
     self.busyTimeout = busyTimeout
@@ -586,7 +586,7 @@ public final class ScrubSession: @unchecked Sendable {
   }
 
   private func write(_ text: String) {
-    writeToTerminal(text, to: STDOUT_FILENO)
+    writeWhole(text, to: STDOUT_FILENO)
   }
 }
 

@@ -1,45 +1,6 @@
 public import Glibc
 import Synchronization
 
-/// What has been typed on standard input, waiting up to `milliseconds` for it: at most 64
-/// bytes; nil when nothing came (or the input ended). `tape play` (``PlaySession``) and
-/// `tape record` read their keys through it, and hand them to a `KeyInput` (`TerminalViews`),
-/// which keeps an arrow split between two reads whole.
-public func typedBytes(waiting milliseconds: Int32) -> ArraySlice<UInt8>? {
-  var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
-  guard poll(&request, 1, milliseconds) > 0 else { return nil }
-  var buffer = [UInt8](repeating: 0, count: 64)
-  let got = read(STDIN_FILENO, &buffer, buffer.count)
-  guard got > 0 else { return nil }
-  return buffer[..<got]
-}
-
-/// Writes `text` whole to `descriptor` (stderr unless told), retrying short writes and EINTR;
-/// false when it could not.
-///
-/// Rule: a session's lines go out through this, never `FileHandle.write` or `print`. Why:
-/// `FileHandle.write` traps when the write fails (a closed stderr), and `print` buffers what
-/// a status line must show now.
-@discardableResult
-func writeToTerminal(_ text: String, to descriptor: Int32 = STDERR_FILENO) -> Bool {
-  var bytes = Array(text.utf8)
-  var offset = 0
-  while offset < bytes.count {
-    let written = bytes.withUnsafeMutableBytes { buffer -> Int in
-      guard let base = buffer.baseAddress else { return 0 }
-      return Glibc.write(descriptor, base + offset, buffer.count - offset)
-    }
-    if written > 0 {
-      offset += written
-    } else if written < 0 && errno == EINTR {
-      continue
-    } else {
-      return false
-    }
-  }
-  return true
-}
-
 /// SIGTSTP (Ctrl-Z): the loop has the player (if any) fade out and close its device, restores
 /// the terminal, stops the process for real, and, when the shell continues it (`fg`, `bg`),
 /// has the player open its device again and puts the terminal back in its mode.

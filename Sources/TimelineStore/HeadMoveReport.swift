@@ -18,6 +18,7 @@ public struct HeadMoveReport: Sendable {
     case undo, redo, checkout
   }
 
+  /// Which move it was.
   public let kind: Kind
   /// The head before the move.
   public let from: Int64
@@ -31,6 +32,8 @@ public struct HeadMoveReport: Sendable {
   /// The project's rate, to say the diff's times.
   public let sampleRate: Int
 
+  /// The report of a move of the head from `from` to `to` (a `label`ed version), with what it
+  /// changed when that could be read.
   public init(
     _ kind: Kind, from: Int64, to: Int64, label: String, diff: ProjectDiff?, sampleRate: Int
   ) {

@@ -22,6 +22,7 @@ public struct LogFormat: Sendable {
   /// Whether times are said as frames (`72000f`) rather than `m:ss.mmm`.
   public let frames: Bool
 
+  /// How `subject`'s log is said, its times at `sampleRate`, in frames when `frames`.
   public init(subject: LogSubject, sampleRate: Int, frames: Bool = false) {
     self.subject = subject
     self.sampleRate = sampleRate

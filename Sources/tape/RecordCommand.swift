@@ -6,6 +6,7 @@ import Playback
 import Recording
 import SafeFiles
 import Synchronization
+import TerminalViews
 import Timeline
 import TimelineStore
 
