@@ -350,7 +350,7 @@ public final class PlaySession: @unchecked Sendable {
 
   /// `frames` as the status line shows a time: `96000f` with ``showsFrames``, else `m:ss.mmm`.
   private func show(_ frames: Int64) -> String {
-    showsFrames ? "\(frames)f" : TimeValue.clock(FrameCount(frames), sampleRate: sampleRate)
+    TimeValue.shown(FrameCount(frames), sampleRate: sampleRate, inFrames: showsFrames)
   }
 
   /// The status line: position, version and its label, xruns, the mix's peak share of a period

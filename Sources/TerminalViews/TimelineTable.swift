@@ -24,7 +24,7 @@ public struct TimelineTable: Sendable {
     // quoted as a whole, as the command line's hints are).
     let shownFile = ProjectWords.escaped(file)
     let clock = { (frames: Int64) in
-      inFrames ? "\(frames)f" : TimeValue.clock(FrameCount(frames), sampleRate: rate)
+      TimeValue.shown(FrameCount(frames), sampleRate: rate, inFrames: inFrames)
     }
     var lines = [
       "version \(version) · \(rate) Hz · \(project.channels == 1 ? "mono" : "stereo") · length \(clock(project.timelineEnd.frames))\(project.masterGain == .unity ? "" : " · master \(project.masterGain)")"

@@ -146,6 +146,12 @@ public struct TimeValue: Sendable, Hashable {
     format(frames, sampleRate: sampleRate, style: .clock(hours: false, decimals: 3))
   }
 
+  /// A time as `--frames` asks for it: `96000f` when `inFrames`, else ``clock(_:sampleRate:)``
+  /// (`m:ss.mmm`). The one way every listing, log and status line says a time.
+  public static func shown(_ frames: FrameCount, sampleRate: Int, inFrames: Bool) -> String {
+    inFrames ? "\(frames.frames)f" : clock(frames, sampleRate: sampleRate)
+  }
+
   /// Seconds with up to three decimals and no trailing zeros, in the form the command line
   /// accepts (`4s`, `1.5s`, `0.01s`); used in messages.
   public static func seconds(_ frames: FrameCount, sampleRate: Int) -> String {

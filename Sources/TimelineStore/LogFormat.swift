@@ -84,7 +84,7 @@ public struct LogFormat: Sendable {
     case (.null, .gain): return "-inf dB"
     case (.null, _): return "none"
     case (.integer(let count), .time):
-      return frames ? "\(count)f" : TimeValue.clock(FrameCount(count), sampleRate: sampleRate)
+      return TimeValue.shown(FrameCount(count), sampleRate: sampleRate, inFrames: frames)
     case (.integer(let id), .id), (.integer(let id), .chain):
       return kind.prefix + "\(id)"
     case (.integer(let flag), .flag): return flag != 0 ? "yes" : "no"

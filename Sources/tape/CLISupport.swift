@@ -73,7 +73,7 @@ struct TimeDisplayOption: ParsableArguments {
 
   /// `count` frames as `m:ss.mmm`, or as `96000f` with `frames`.
   static func show(_ count: Int64, sampleRate: Int, frames: Bool) -> String {
-    frames ? "\(count)f" : TimeValue.clock(FrameCount(count), sampleRate: sampleRate)
+    TimeValue.shown(FrameCount(count), sampleRate: sampleRate, inFrames: frames)
   }
 }
 

@@ -566,7 +566,8 @@ extension Fx {
 
     func run() throws {
       try reportingErrors(readerMayStop: true) {
-        let snapshot = try openStore(project.file, access: .read).snapshot.project
+        let snapshot = try retryingReads { try openStore(project.file, access: .read) }.snapshot
+          .project
         let catalog = PluginCatalog.load()
         if json {
           printJSON(

@@ -427,7 +427,7 @@ struct Backup: ParsableCommand {
     Termination.install(
       message: ProjectWords.escaped("backup interrupted; \(destination) was not written"))
     try reportingErrors {
-      let store = try openStore(project.file, access: .read)
+      let store = try retryingReads { try openStore(project.file, access: .read) }
       let report = try store.backup(to: destination)
       let relative = store.snapshot.project.sources.filter { !$0.path.isAbsolute }
       let moved = projectFolder(project.file) != projectFolder(destination)

@@ -538,7 +538,7 @@ struct Record: ParsableCommand {
     var rate = 48_000
     var channelCount = channels ?? 2
     if let file {
-      let project = try openStore(file, access: .read).snapshot.project
+      let project = try retryingReads { try openStore(file, access: .read) }.snapshot.project
       rate = project.sampleRate
       channelCount = channels ?? project.channels
     }
